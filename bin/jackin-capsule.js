@@ -1,0 +1,3 @@
+#!/usr/bin/env node
+import { main } from '../dist/cli/jackin-capsule.js';
+main(process.argv);

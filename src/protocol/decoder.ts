@@ -1,0 +1,122 @@
+/**
+ * Streaming frame decoders. `push` accepts any slicing of the byte stream and returns what it completed:
+ * decoded frames, and payload errors for frames whose length was within the cap but whose payload was
+ * invalid (the stream is still in sync, so decoding goes on). A framing error (a declared length over the
+ * tag's cap) is thrown: the stream is lost, and the decoder refuses further input.
+ *
+ * The declared length is checked against the tag's cap as soon as the 5-byte header is complete, before
+ * any payload byte is buffered, so a hostile length can never make the reader allocate.
+ */
+import { decodeClientPayload, decodeServerPayload, tagName } from './decode-payload.ts';
+import { capForTag, type ClientFrame, type Direction, type ServerFrame } from './frames.ts';
+import { FRAME_HEADER_BYTES } from './limits.ts';
+import { PROTOCOL_CODES, ProtocolError } from './protocol-error.ts';
+
+export type DecodeItem<F> = { ok: true; frame: F } | { ok: false; error: ProtocolError };
+
+export class FrameDecoder<F> {
+  private chunks: Buffer[] = [];
+  private length = 0;
+  /** Header of the frame being read, once complete. */
+  private tag = -1;
+  private need = -1;
+  private broken: ProtocolError | null = null;
+
+  constructor(private readonly decodePayload: (tag: number, payload: Buffer) => F) {}
+
+  /** Bytes held while waiting for the rest of a frame (never more than a header plus the tag's cap). */
+  get bufferedBytes(): number {
+    return this.length;
+  }
+
+  push(chunk: Buffer): Array<DecodeItem<F>> {
+    if (this.broken) throw this.broken;
+    const out: Array<DecodeItem<F>> = [];
+    if (chunk.length > 0) {
+      this.chunks.push(chunk);
+      this.length += chunk.length;
+    }
+    for (;;) {
+      if (this.need < 0) {
+        if (this.length < FRAME_HEADER_BYTES) break;
+        const header = this.take(FRAME_HEADER_BYTES);
+        const tag = header[0]!;
+        const len = header.readUInt32BE(1);
+        const cap = capForTag(tag);
+        if (len > cap) {
+          this.broken = new ProtocolError(
+            PROTOCOL_CODES.frameTooLarge,
+            'framing',
+            `${tagName(tag)} frame declares ${len} bytes, over its cap of ${cap}`,
+            { tag },
+          );
+          this.chunks = [];
+          this.length = 0;
+          throw this.broken;
+        }
+        this.tag = tag;
+        this.need = len;
+      }
+      if (this.length < this.need) break;
+      const payload = this.take(this.need);
+      const tag = this.tag;
+      this.tag = -1;
+      this.need = -1;
+      try {
+        out.push({ ok: true, frame: this.decodePayload(tag, payload) });
+      } catch (e) {
+        if (!(e instanceof ProtocolError)) throw e;
+        out.push({ ok: false, error: e });
+      }
+    }
+    return out;
+  }
+
+  /** Ends the stream: EOF exactly at a frame boundary is a clean close, anything else is truncation. */
+  end(): void {
+    if (this.broken) throw this.broken;
+    if (this.length > 0 || this.need >= 0) {
+      const what = this.need >= 0 ? `${tagName(this.tag)} frame (${this.length} of ${this.need} payload bytes)` : `frame header (${this.length} of 5 bytes)`;
+      this.broken = new ProtocolError(PROTOCOL_CODES.truncated, 'framing', `stream ended inside a ${what}`, {
+        ...(this.tag >= 0 ? { tag: this.tag } : {}),
+      });
+      throw this.broken;
+    }
+  }
+
+  /** Removes and returns the first n buffered bytes, without copying when one chunk holds them all. */
+  private take(n: number): Buffer {
+    this.length -= n;
+    const first = this.chunks[0];
+    if (first !== undefined && first.length >= n) {
+      if (first.length === n) this.chunks.shift();
+      else this.chunks[0] = first.subarray(n);
+      return first.subarray(0, n);
+    }
+    const out = Buffer.allocUnsafe(n);
+    let filled = 0;
+    while (filled < n) {
+      const c = this.chunks[0]!;
+      const k = Math.min(c.length, n - filled);
+      c.copy(out, filled, 0, k);
+      filled += k;
+      if (k === c.length) this.chunks.shift();
+      else this.chunks[0] = c.subarray(k);
+    }
+    return out;
+  }
+}
+
+/** Decodes frames sent by a client (what the capsule reads). */
+export function createClientFrameDecoder(): FrameDecoder<ClientFrame> {
+  return new FrameDecoder(decodeClientPayload);
+}
+
+/** Decodes frames sent by a server (what the host reads). */
+export function createServerFrameDecoder(): FrameDecoder<ServerFrame> {
+  return new FrameDecoder(decodeServerPayload);
+}
+
+export function createDecoder(direction: Direction): FrameDecoder<ClientFrame | ServerFrame> {
+  return direction === 'client' ? createClientFrameDecoder() : createServerFrameDecoder();
+}

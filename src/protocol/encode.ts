@@ -1,0 +1,258 @@
+/**
+ * Frame encoders. The encoder trusts its caller's types but not its sizes: a frame that the peer's decoder
+ * would reject (a string over its bound, a payload over its tag's cap) is a programmer error (RangeError),
+ * never a frame on the wire.
+ */
+import { encodeFeatureList, WELCOME_EXTENSION_MAGIC } from './features.ts';
+import {
+  CLIENT_TAGS,
+  CONTROL_KINDS,
+  CONTROL_RESULTS,
+  IMAGE_FORMAT_CODES,
+  NOTICE_LEVELS,
+  SERVER_TAGS,
+  assertNever,
+  capForTag,
+  type AttachContext,
+  type ClientFrame,
+  type ControlBody,
+  type ImageChunk,
+  type ImageEnd,
+  type ImageStart,
+  type ImageWhole,
+  type Rgb,
+  type ServerFrame,
+  type TriState,
+} from './frames.ts';
+import { FRAME_HEADER_BYTES, SHA256_BYTES } from './limits.ts';
+
+const TRI: Record<TriState, number> = { unset: 0, false: 1, true: 2 };
+const IMAGE_PROTOCOL = { unset: 0, unsupported: 1, kitty: 2 } as const;
+
+/** A growable list of payload parts. */
+class Parts {
+  readonly list: Buffer[] = [];
+  u8(v: number): this {
+    this.list.push(Buffer.from([v]));
+    return this;
+  }
+  u16(v: number): this {
+    const b = Buffer.alloc(2);
+    b.writeUInt16BE(v);
+    this.list.push(b);
+    return this;
+  }
+  u32(v: number): this {
+    const b = Buffer.alloc(4);
+    b.writeUInt32BE(v);
+    this.list.push(b);
+    return this;
+  }
+  i32(v: number): this {
+    const b = Buffer.alloc(4);
+    b.writeInt32BE(v);
+    this.list.push(b);
+    return this;
+  }
+  u64(v: bigint | number): this {
+    const b = Buffer.alloc(8);
+    b.writeBigUInt64BE(BigInt(v));
+    this.list.push(b);
+    return this;
+  }
+  bytes(b: Buffer): this {
+    this.list.push(b);
+    return this;
+  }
+  text(s: string): this {
+    this.list.push(Buffer.from(s, 'utf8'));
+    return this;
+  }
+  /** u16 length + UTF-8 text. */
+  text16(s: string): this {
+    const b = Buffer.from(s, 'utf8');
+    if (b.length > 0xffff) throw new RangeError(`string of ${b.length} bytes does not fit a u16 length`);
+    return this.u16(b.length).bytes(b);
+  }
+  build(): Buffer {
+    return Buffer.concat(this.list);
+  }
+}
+
+function frame(tag: number, payload: Buffer | Buffer[]): Buffer {
+  const parts = Array.isArray(payload) ? payload : [payload];
+  const length = parts.reduce((n, p) => n + p.length, 0);
+  const cap = capForTag(tag);
+  if (length > cap) throw new RangeError(`payload of ${length} bytes exceeds the ${cap}-byte cap of tag 0x${tag.toString(16)}`);
+  const header = Buffer.alloc(FRAME_HEADER_BYTES);
+  header[0] = tag;
+  header.writeUInt32BE(length, 1);
+  return Buffer.concat([header, ...parts], FRAME_HEADER_BYTES + length);
+}
+
+function contextJson(c: AttachContext | null): string {
+  return JSON.stringify(c);
+}
+
+function colour(p: Parts, c: Rgb | null): void {
+  if (c === null) p.u8(0);
+  else p.u8(1).u8(c.r).u8(c.g).u8(c.b);
+}
+
+function whole(p: Parts, i: ImageWhole): void {
+  p.u8(IMAGE_FORMAT_CODES[i.format]).bytes(i.bytes);
+}
+function start(p: Parts, i: ImageStart): void {
+  p.u64(i.transferId).u8(IMAGE_FORMAT_CODES[i.format]).u64(i.size);
+}
+function chunk(p: Parts, i: ImageChunk): void {
+  p.u64(i.transferId).u64(i.offset).bytes(i.bytes);
+}
+function end(p: Parts, i: ImageEnd): void {
+  if (i.sha256.length !== SHA256_BYTES) throw new RangeError(`sha256 must be ${SHA256_BYTES} bytes, got ${i.sha256.length}`);
+  p.u64(i.transferId).bytes(i.sha256);
+}
+
+function controlBody(p: Parts, b: ControlBody): void {
+  switch (b.kind) {
+    case 'Detach':
+    case 'FocusIn':
+    case 'FocusOut':
+      return;
+    case 'ClipboardImage':
+      return whole(p, b);
+    case 'ClipboardImageStart':
+      return start(p, b);
+    case 'ClipboardImageChunk':
+      return chunk(p, b);
+    case 'ClipboardImageEnd':
+      return end(p, b);
+    case 'ClipboardImageError':
+      p.text(b.message);
+      return;
+    default:
+      assertNever(b);
+  }
+}
+
+export function encodeClientFrame(f: ClientFrame): Buffer {
+  const p = new Parts();
+  switch (f.type) {
+    case 'Hello': {
+      p.u16(f.rows).u16(f.cols);
+      switch (f.spawn.kind) {
+        case 'none':
+          p.u8(0).u16(0);
+          break;
+        case 'shell':
+          p.u8(1).u16(0);
+          break;
+        case 'agent':
+          p.u8(2).text16(f.spawn.agent);
+          break;
+        case 'agent-provider':
+          p.u8(3).text16(f.spawn.agent).text16(f.spawn.provider);
+          break;
+        default:
+          assertNever(f.spawn);
+      }
+      p.u16(f.env.length);
+      for (const [k, v] of f.env) {
+        const kb = Buffer.from(k, 'utf8');
+        const vb = Buffer.from(v, 'utf8');
+        p.u16(kb.length).u32(vb.length).bytes(kb).bytes(vb);
+      }
+      if (f.focus === null) p.u8(0);
+      else p.u8(1).u64(f.focus);
+      p.text16(f.term ?? '').text16(f.termProgram ?? '').text16(f.colorTerm ?? '');
+      colour(p, f.fg);
+      colour(p, f.bg);
+      const c = f.caps;
+      p.u8(TRI[c.pointerShapes]).u8(TRI[c.truecolor]).u8(TRI[c.synchronizedOutput]).u8(TRI[c.osc8]).u8(TRI[c.underlineStyle]);
+      p.u8(IMAGE_PROTOCOL[c.imageProtocol]);
+      p.text16(contextJson(f.context));
+      return frame(CLIENT_TAGS.Hello, p.list);
+    }
+    case 'Resize':
+      return frame(CLIENT_TAGS.Resize, p.u16(f.rows).u16(f.cols).list);
+    case 'Input':
+      return frame(CLIENT_TAGS.Input, f.bytes);
+    case 'Command':
+      return frame(CLIENT_TAGS.Command, f.bytes);
+    case 'Detach':
+    case 'FocusIn':
+    case 'FocusOut':
+    case 'Repaint':
+      return frame(CLIENT_TAGS[f.type], []);
+    case 'ClipboardImage':
+      whole(p, f);
+      return frame(CLIENT_TAGS.ClipboardImage, p.list);
+    case 'ClipboardImageStart':
+      start(p, f);
+      return frame(CLIENT_TAGS.ClipboardImageStart, p.list);
+    case 'ClipboardImageChunk':
+      chunk(p, f);
+      return frame(CLIENT_TAGS.ClipboardImageChunk, p.list);
+    case 'ClipboardImageEnd':
+      end(p, f);
+      return frame(CLIENT_TAGS.ClipboardImageEnd, p.list);
+    case 'ClipboardImageError':
+      return frame(CLIENT_TAGS.ClipboardImageError, p.text(f.message).list);
+    case 'HostNotice':
+      return frame(CLIENT_TAGS.HostNotice, p.text(f.text).list);
+    case 'AttachControl':
+      p.u8(CONTROL_KINDS[f.body.kind]).u64(f.requestId).text16(contextJson(f.context));
+      controlBody(p, f.body);
+      return frame(CLIENT_TAGS.AttachControl, p.list);
+    case 'ExtHello':
+      return frame(CLIENT_TAGS.ExtHello, encodeFeatureList(f.features));
+    default:
+      return assertNever(f);
+  }
+}
+
+export function encodeServerFrame(f: ServerFrame): Buffer {
+  const p = new Parts();
+  switch (f.type) {
+    case 'Welcome':
+      p.u32(f.sessions);
+      if (f.features !== null) p.bytes(WELCOME_EXTENSION_MAGIC).bytes(encodeFeatureList(f.features));
+      return frame(SERVER_TAGS.Welcome, p.list);
+    case 'Output':
+      return frame(SERVER_TAGS.Output, f.bytes);
+    case 'SessionList':
+      return frame(SERVER_TAGS.SessionList, p.text(f.json).list);
+    case 'Shutdown':
+      return frame(SERVER_TAGS.Shutdown, f.reason === null ? [] : p.text(f.reason).list);
+    case 'Bell':
+    case 'HostStageImageFromClipboardPath':
+    case 'HostPasteImageFromClipboard':
+    case 'HostStageImageFromClipboard':
+      return frame(SERVER_TAGS[f.type], []);
+    case 'HostOpenUrl':
+      return frame(SERVER_TAGS.HostOpenUrl, p.text(f.url).list);
+    case 'FileExportStart': {
+      const source = Buffer.from(f.source, 'utf8');
+      const name = Buffer.from(f.name, 'utf8');
+      p.u64(f.exportId).u64(f.size).u16(source.length).u16(name.length).u8(f.reveal ? 1 : 0).u8(f.open ? 1 : 0);
+      p.bytes(source).bytes(name);
+      return frame(SERVER_TAGS.FileExportStart, p.list);
+    }
+    case 'FileExportChunk':
+      chunk(p, { transferId: f.exportId, offset: f.offset, bytes: f.bytes });
+      return frame(SERVER_TAGS.FileExportChunk, p.list);
+    case 'FileExportEnd':
+      end(p, { transferId: f.exportId, sha256: f.sha256 });
+      return frame(SERVER_TAGS.FileExportEnd, p.list);
+    case 'HostRevealPath':
+      return frame(SERVER_TAGS.HostRevealPath, p.text(f.path).list);
+    case 'AttachControlResponse':
+      return frame(SERVER_TAGS.AttachControlResponse, p.u64(f.requestId).u8(CONTROL_RESULTS[f.result]).list);
+    case 'ExitStatus':
+      return frame(SERVER_TAGS.ExitStatus, p.i32(f.status).list);
+    case 'Notice':
+      return frame(SERVER_TAGS.Notice, p.u8(NOTICE_LEVELS.indexOf(f.level)).text(f.text).list);
+    default:
+      return assertNever(f);
+  }
+}
