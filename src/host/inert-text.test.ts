@@ -1,0 +1,26 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { cutColumns, inertText, padColumns, textWidth } from './inert-text.ts';
+
+test('inertText turns ESC, BEL, CSI and newlines into visible escapes', () => {
+  assert.equal(inertText('a\x1b[2Jb\x07c\nd'), 'a\\x1b[2Jb\\x07c\\nd');
+  assert.equal(inertText('evil\u202egnp.exe'), 'evil\\u202egnp.exe');
+  assert.equal(inertText('\x9b31m'), '\\x9b31m');
+});
+
+test('inertText never lets a control or bidi character through, and respects the column cap', () => {
+  fc.assert(
+    fc.property(fc.string({ unit: 'binary', maxLength: 300 }), fc.integer({ min: 2, max: 120 }), (s, max) => {
+      const out = inertText(s, max);
+      assert.doesNotMatch(out, /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/u);
+      assert.ok(textWidth(out) <= max);
+    }),
+  );
+});
+
+test('cutColumns counts wide characters as two columns', () => {
+  assert.equal(textWidth('日本'), 4);
+  assert.equal(cutColumns('日本語テキスト', 5), '日本…');
+  assert.equal(padColumns('ab', 4), 'ab  ');
+});

@@ -1,0 +1,64 @@
+/**
+ * Makes text that came from the container (file names, URLs, reasons) safe to draw on the operator's
+ * terminal: every C0/C1 control character, DEL, and the bidi override/isolate characters become visible
+ * escapes (`\x1b`, `\n`, `\u202e`), so no escape sequence, bell or line break can reach the terminal, and
+ * the result is cut to `maxColumns` characters.
+ */
+const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029\ufeff]/gu;
+
+export function inertText(s: string, maxColumns = 200): string {
+  const escaped = s.replace(UNSAFE, (c) => {
+    const code = c.codePointAt(0)!;
+    if (c === '\n') return '\\n';
+    if (c === '\r') return '\\r';
+    if (c === '\t') return '\\t';
+    return code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
+  });
+  return cutColumns(escaped, maxColumns);
+}
+
+/** Display width of one code point: 2 for East Asian wide/fullwidth and emoji ranges, 0 for combining marks. */
+export function charWidth(cp: number): number {
+  if (cp === 0) return 0;
+  if ((cp >= 0x300 && cp <= 0x36f) || (cp >= 0x200b && cp <= 0x200f) || (cp >= 0xfe00 && cp <= 0xfe0f)) return 0;
+  if (
+    (cp >= 0x1100 && cp <= 0x115f) ||
+    (cp >= 0x2e80 && cp <= 0xa4cf && cp !== 0x303f) ||
+    (cp >= 0xac00 && cp <= 0xd7a3) ||
+    (cp >= 0xf900 && cp <= 0xfaff) ||
+    (cp >= 0xfe30 && cp <= 0xfe4f) ||
+    (cp >= 0xff00 && cp <= 0xff60) ||
+    (cp >= 0xffe0 && cp <= 0xffe6) ||
+    (cp >= 0x1f300 && cp <= 0x1faff) ||
+    (cp >= 0x20000 && cp <= 0x3fffd)
+  ) {
+    return 2;
+  }
+  return 1;
+}
+
+export function textWidth(s: string): number {
+  let w = 0;
+  for (const ch of s) w += charWidth(ch.codePointAt(0)!);
+  return w;
+}
+
+/** Cuts `s` to at most `max` display columns, ending with `…` when cut. */
+export function cutColumns(s: string, max: number): string {
+  if (textWidth(s) <= max) return s;
+  let out = '';
+  let w = 0;
+  for (const ch of s) {
+    const cw = charWidth(ch.codePointAt(0)!);
+    if (w + cw > max - 1) break;
+    out += ch;
+    w += cw;
+  }
+  return `${out}…`;
+}
+
+/** Pads `s` with spaces to exactly `width` columns (cutting first if needed). */
+export function padColumns(s: string, width: number): string {
+  const cut = cutColumns(s, width);
+  return cut + ' '.repeat(Math.max(0, width - textWidth(cut)));
+}

@@ -1,0 +1,92 @@
+/**
+ * Transient notices for the outcome of every host action. A queue shown one at a time for NOTICE_MS each;
+ * when several wait, each is shown for a shorter time so a burst does not take minutes to drain. Text is
+ * made inert when posted: container-supplied names, URLs and reasons never reach the terminal as control
+ * or escape sequences.
+ */
+import type { NoticeLevel } from '../protocol/frames.ts';
+import { cutColumns, inertText, textWidth } from './inert-text.ts';
+
+/** How long a notice stays up: long enough to read a path, short enough not to be in the way. */
+export const NOTICE_MS = 3000;
+/** Shortest display time while others wait behind it. */
+export const NOTICE_MIN_MS = 1200;
+/** Notices kept waiting at most; older waiting ones are dropped first (the newest outcome matters most). */
+export const NOTICE_QUEUE_MAX = 8;
+/** Longest notice text kept, in columns, before drawing cuts it to the screen. */
+export const NOTICE_MAX_COLUMNS = 400;
+
+export interface Notice {
+  level: NoticeLevel;
+  text: string;
+}
+
+const GLYPH: Record<NoticeLevel, string> = { info: 'ℹ', success: '✓', warning: '!', error: '✗' };
+const STYLE: Record<NoticeLevel, string> = {
+  info: '\x1b[0;30;47m',
+  success: '\x1b[0;30;42m',
+  warning: '\x1b[0;30;43m',
+  error: '\x1b[0;97;41m',
+};
+
+export class NoticeQueue {
+  private queue: Notice[] = [];
+  private shown: { notice: Notice; until: number } | null = null;
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  /** Adds a notice (sanitised). Returns true when it became the shown notice at once. */
+  post(level: NoticeLevel, text: string): boolean {
+    const notice = { level, text: inertText(text, NOTICE_MAX_COLUMNS) };
+    if (this.shown === null) {
+      this.shown = { notice, until: this.now() + NOTICE_MS };
+      return true;
+    }
+    this.queue.push(notice);
+    if (this.queue.length > NOTICE_QUEUE_MAX) this.queue.shift();
+    // Shorten the current one so the queue moves.
+    this.shown.until = Math.min(this.shown.until, Math.max(this.now(), this.shown.until - NOTICE_MS + NOTICE_MIN_MS));
+    return false;
+  }
+
+  get current(): Notice | null {
+    return this.shown?.notice ?? null;
+  }
+
+  /** When the current notice ends (ms since epoch), or null. */
+  get deadline(): number | null {
+    return this.shown?.until ?? null;
+  }
+
+  /** Advances time: drops the current notice when due and shows the next. Returns true when it changed. */
+  tick(): boolean {
+    if (this.shown === null || this.now() < this.shown.until) return false;
+    const next = this.queue.shift();
+    this.shown = next ? { notice: next, until: this.now() + (this.queue.length > 0 ? NOTICE_MIN_MS : NOTICE_MS) } : null;
+    return true;
+  }
+
+  clear(): void {
+    this.queue = [];
+    this.shown = null;
+  }
+
+  get pending(): number {
+    return this.queue.length;
+  }
+}
+
+/** One line of the notice as plain text (for HostNotice frames and logs). */
+export function noticeLine(n: Notice): string {
+  return `${GLYPH[n.level]} ${n.text}`;
+}
+
+/**
+ * Escape sequences that draw a notice in the top-right corner without moving the program's cursor: save
+ * cursor (DECSC), draw, restore (DECRC).
+ */
+export function renderNotice(n: Notice, cols: number): string {
+  const text = cutColumns(` ${noticeLine(n)} `, Math.max(4, cols - 2));
+  const col = Math.max(1, cols - textWidth(text) + 1);
+  return `\x1b7\x1b[1;${col}H${STYLE[n.level]}${text}\x1b[0m\x1b8`;
+}

@@ -1,0 +1,76 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Palette, type PaletteAction } from './palette.ts';
+
+const actions: PaletteAction[] = [
+  { id: 'detach', title: 'Detach', key: 'd' },
+  { id: 'send-palette-key', title: 'Send Ctrl+\\', key: 'palette' },
+  { id: 'redraw', title: 'Redraw', key: 'r' },
+  { id: 'export', title: 'Export file…', key: 'e', prompt: 'Export which container path?' },
+];
+const b = (s: string) => Buffer.from(s, 'utf8');
+
+test('palette shortcut runs its action at once and closes', () => {
+  const p = new Palette(actions);
+  p.open();
+  const r = p.input(b('d'));
+  assert.equal(r.length, 1);
+  assert.equal(r[0]!.type, 'run');
+  assert.equal(r[0]!.type === 'run' && r[0]!.action.id, 'detach');
+  assert.equal(p.isOpen, false);
+});
+
+test('the palette key inside the palette sends the literal palette key', () => {
+  const p = new Palette(actions);
+  p.open();
+  const r = p.paletteKey();
+  assert.equal(r.type === 'run' && r.action.id, 'send-palette-key');
+});
+
+test('typing a non-shortcut key filters, arrows select, Enter runs the selection', () => {
+  const p = new Palette(actions);
+  p.open();
+  assert.deepEqual(p.input(b('x')), []);
+  assert.equal(p.visible().length, 1); // "Export file…" contains an x
+  p.input(b('\x7f'));
+  assert.equal(p.visible().length, 4);
+  p.input(b('/re'));
+  assert.deepEqual(p.visible().map((a) => a.id), ['redraw']);
+  const r = p.input(b('\r'));
+  assert.equal(r[0]?.type === 'run' && r[0].action.id, 'redraw');
+});
+
+test('Esc clears the filter first, then closes', () => {
+  const p = new Palette(actions);
+  p.open();
+  p.input(b('/zz'));
+  assert.deepEqual(p.input(b('\x1b')), []);
+  assert.equal(p.isOpen, true);
+  assert.deepEqual(p.input(b('\x1b')), [{ type: 'close' }]);
+  assert.equal(p.isOpen, false);
+});
+
+test('a prompt action collects a line with ordinary editing and returns it', () => {
+  const p = new Palette(actions);
+  p.open();
+  p.input(b('e'));
+  assert.equal(p.isOpen, true);
+  p.input(b('reprt.txt'));
+  p.input(b('\x1b[D'.repeat(6)));
+  p.input(b('o'));
+  p.input(b('\x1b[F!\x7f'));
+  const r = p.input(b('\r'));
+  assert.equal(r[0]?.type === 'run' && r[0].argument, 'report.txt');
+});
+
+test('render draws a box with every action and its key inside the screen', () => {
+  const p = new Palette(actions);
+  p.open();
+  const s = p.render(24, 80);
+  for (const a of actions) assert.ok(s.includes(a.title), a.title);
+  assert.ok(s.includes('Ctrl+\\'));
+  for (const m of s.matchAll(/\x1b\[(\d+);(\d+)H/g)) {
+    assert.ok(Number(m[1]) >= 1 && Number(m[1]) <= 24);
+    assert.ok(Number(m[2]) >= 1 && Number(m[2]) <= 80);
+  }
+});
