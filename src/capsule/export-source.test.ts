@@ -1,0 +1,310 @@
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { appendFileSync, chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { openExportSource, EXPORT_CHUNK_BYTES, type ExportContext, type ExportSource } from './export-source.ts';
+import { DEFAULT_POLICY, type Policy } from '../policy/schema.ts';
+import { JackinError } from '../errors.ts';
+
+const INSIDE = 'inside-bytes\n';
+const OUTSIDE = 'OUTSIDE-SECRET\n';
+
+// The workspace sits directly under /tmp so that `../../etc/passwd` from it is exactly /etc/passwd.
+let ws = '';
+let run = '';
+let out = '';
+let scratch = '';
+
+function policy(patch: Partial<Policy['export']> = {}): Policy {
+  return { version: 1, export: { ...DEFAULT_POLICY.export, ...patch } };
+}
+
+function ctx(p: Policy = policy(), extra: Partial<ExportContext> = {}): ExportContext {
+  return { policy: p, workspace: ws, runDir: run, ...extra };
+}
+
+async function readAll(src: ExportSource): Promise<Buffer> {
+  const parts: Buffer[] = [];
+  let expected = 0;
+  try {
+    for await (const c of src.chunks()) {
+      assert.equal(c.offset, expected);
+      assert.ok(c.bytes.length > 0 && c.bytes.length <= EXPORT_CHUNK_BYTES);
+      expected += c.bytes.length;
+      parts.push(c.bytes);
+    }
+  } finally {
+    await src.close();
+  }
+  const all = Buffer.concat(parts);
+  assert.equal(all.length, src.size);
+  assert.equal(src.digest().bytes, src.size);
+  assert.deepEqual(src.digest().sha256, createHash('sha256').update(all).digest());
+  return all;
+}
+
+async function refused(path: string, code: string, c: ExportContext = ctx()): Promise<void> {
+  await assert.rejects(openExportSource(path, c), (e: unknown) => {
+    assert.ok(e instanceof JackinError, String(e));
+    assert.equal(e.code, code, `${path}: ${e.message}`);
+    return true;
+  });
+}
+
+before(() => {
+  ws = mkdtempSync('/tmp/jk-ws-');
+  run = mkdtempSync('/tmp/jk-run-');
+  out = mkdtempSync('/tmp/jk-out-');
+  scratch = mkdtempSync('/tmp/jk-scratch-');
+  mkdirSync(join(run, 'clipboard'));
+  mkdirSync(join(run, 'uploads'));
+  writeFileSync(join(out, 'secret.txt'), OUTSIDE);
+  writeFileSync(join(ws, 'report.txt'), INSIDE);
+  mkdirSync(join(ws, 'sub'));
+  writeFileSync(join(ws, 'sub', 'x.txt'), INSIDE);
+  symlinkSync('/etc/hosts', join(ws, 'link-hosts'));
+  symlinkSync('report.txt', join(ws, 'link-in'));
+  symlinkSync(out, join(ws, 'dir-link'));
+  writeFileSync(join(ws, 'big.bin'), Buffer.alloc(4096, 1));
+  assert.equal(spawnSync('mkfifo', [join(ws, 'fifo')]).status, 0, 'mkfifo failed');
+  writeFileSync(join(run, 'clipboard', 'shot.png'), INSIDE);
+});
+
+after(() => {
+  for (const d of [ws, run, out, scratch]) rmSync(d, { recursive: true, force: true });
+});
+
+test('a file in the workspace exports byte-identical with its SHA-256, relative or absolute', async () => {
+  for (const p of ['report.txt', join(ws, 'report.txt'), 'sub/../report.txt']) {
+    const src = await openExportSource(p, ctx());
+    assert.equal(src.kind, 'file');
+    assert.equal(src.name, 'report.txt');
+    assert.equal((await readAll(src)).toString(), INSIDE);
+  }
+  assert.equal((await readAll(await openExportSource(join(run, 'clipboard', 'shot.png'), ctx()))).toString(), INSIDE);
+});
+
+test('a symlink that stays inside the roots exports its target', async () => {
+  const src = await openExportSource('link-in', ctx());
+  assert.equal(src.name, 'link-in');
+  assert.equal(src.realPath, join(ws, 'report.txt'));
+  assert.equal((await readAll(src)).toString(), INSIDE);
+});
+
+test('a multi-chunk file streams in 1 MiB chunks', async () => {
+  const data = randomBytes(2 * EXPORT_CHUNK_BYTES + 123);
+  writeFileSync(join(ws, 'multi.bin'), data);
+  const src = await openExportSource('multi.bin', ctx());
+  assert.deepEqual(await readAll(src), data);
+  rmSync(join(ws, 'multi.bin'));
+});
+
+test('refusals carry stable codes', async () => {
+  assert.equal(ws.split('/').length, 3, 'workspace must sit two levels below /');
+  await refused('../../etc/passwd', 'E_POLICY_DENIED');
+  await refused('/etc/hosts', 'E_POLICY_DENIED');
+  await refused('link-hosts', 'E_POLICY_DENIED');
+  await refused('dir-link/secret.txt', 'E_POLICY_DENIED');
+  await refused('/dev/zero', 'E_POLICY_DENIED');
+  await refused('nope.txt', 'E_NOT_FOUND');
+  await refused('/etc/no-such-file-here', 'E_POLICY_DENIED');
+  await refused('sub', 'E_DIR_DISABLED', ctx(policy({ directories: { ...DEFAULT_POLICY.export.directories, enabled: false } })));
+  await refused('big.bin', 'E_TOO_LARGE', ctx(policy({ maxFileBytes: 4095 })));
+  await refused('', 'E_BAD_PATH');
+});
+
+test('a FIFO is refused at once, without waiting for a writer', { timeout: 5000 }, async () => {
+  await refused('fifo', 'E_NOT_REGULAR');
+});
+
+test('a device inside an allowed root is refused as not regular', { timeout: 5000 }, async () => {
+  await refused('/dev/zero', 'E_NOT_REGULAR', ctx(policy({ roots: ['${workspace}', '/dev'] })));
+});
+
+test('outsideRoots=confirm asks first, then exports the confirmed file', async () => {
+  const p = policy({ outsideRoots: 'confirm' });
+  await refused(join(out, 'secret.txt'), 'E_NEEDS_CONFIRMATION', ctx(p));
+  const src = await openExportSource(join(out, 'secret.txt'), ctx(p, { confirmedOutside: true }));
+  assert.equal((await readAll(src)).toString(), OUTSIDE);
+});
+
+test('a file that grows, shrinks or is rewritten while streaming is refused', async () => {
+  const path = join(ws, 'changing.bin');
+  const cases: Array<[string, () => void]> = [
+    ['grow', () => appendFileSync(path, 'more')],
+    ['shrink', () => truncateSync(path, 10)],
+    ['rewrite', () => writeFileSync(path, Buffer.alloc(3 * EXPORT_CHUNK_BYTES, 7))],
+  ];
+  for (const [label, change] of cases) {
+    writeFileSync(path, Buffer.alloc(3 * EXPORT_CHUNK_BYTES, 1));
+    const src = await openExportSource('changing.bin', ctx());
+    let n = 0;
+    await assert.rejects(
+      (async () => {
+        for await (const _c of src.chunks()) {
+          if (n++ === 0) {
+            change();
+            // Make sure a same-size rewrite gets a new mtime even on a coarse clock.
+            if (label === 'rewrite') spawnSync('touch', ['-d', '2001-01-01', path]);
+          }
+        }
+      })(),
+      (e: unknown) => e instanceof JackinError && e.code === 'E_CHANGED_WHILE_READING',
+      label,
+    );
+    await src.close();
+  }
+  rmSync(path);
+});
+
+/** A child process that keeps swapping `link` between the inside file and the outside file, and swapping
+ * the real directory `swapdir` for a symlink to the outside directory. */
+function startSwapper(): ChildProcess {
+  const script = `
+    const fs = require('fs'); const p = require('path');
+    const [ws, out] = process.argv.slice(1);
+    const link = p.join(ws, 'link'), tmp = p.join(ws, 'link.tmp');
+    const dir = p.join(ws, 'swapdir'), bak = p.join(ws, 'swapdir.bak'), dlink = p.join(ws, 'swapdir.link');
+    fs.symlinkSync(out, dlink);
+    for (;;) {
+      for (const t of ['report.txt', p.join(out, 'secret.txt')]) {
+        try { fs.unlinkSync(tmp); } catch {}
+        fs.symlinkSync(t, tmp); fs.renameSync(tmp, link);
+      }
+      fs.renameSync(dir, bak); fs.renameSync(dlink, dir);
+      fs.renameSync(dir, dlink); fs.renameSync(bak, dir);
+    }`;
+  return spawn(process.execPath, ['-e', script, ws, out], { stdio: 'ignore' });
+}
+
+test('stress: swapping symlinks and directories during exports never yields an outside byte', { timeout: 120_000 }, async () => {
+  mkdirSync(join(ws, 'swapdir'));
+  writeFileSync(join(ws, 'swapdir', 'secret.txt'), INSIDE);
+  const swapper = startSwapper();
+  const seen = { ok: 0, refused: 0 };
+  try {
+    for (let i = 0; i < 3000; i++) {
+      for (const p of ['link', 'swapdir/secret.txt']) {
+        let src: ExportSource;
+        try {
+          src = await openExportSource(p, ctx());
+        } catch (e) {
+          assert.ok(e instanceof JackinError, String(e));
+          assert.ok(['E_POLICY_DENIED', 'E_NOT_FOUND'].includes(e.code), e.code);
+          seen.refused++;
+          continue;
+        }
+        const bytes = await readAll(src);
+        assert.equal(bytes.toString(), INSIDE, `${p} exported outside bytes from ${src.realPath}`);
+        assert.ok(src.realPath.startsWith(`${ws}/`), src.realPath);
+        seen.ok++;
+      }
+    }
+  } finally {
+    swapper.kill('SIGKILL');
+    await new Promise((r) => swapper.once('exit', r));
+    for (const n of ['link', 'link.tmp', 'swapdir.link']) rmSync(join(ws, n), { force: true });
+    rmSync(join(ws, 'swapdir'), { recursive: true, force: true });
+    rmSync(join(ws, 'swapdir.bak'), { recursive: true, force: true });
+  }
+  // Both outcomes must have happened, or the race was never exercised.
+  assert.ok(seen.ok > 0 && seen.refused > 0, JSON.stringify(seen));
+});
+
+test('property: random paths through `..`, `.`, empty segments and symlinks never export outside bytes', async () => {
+  const seg = fc.constantFrom('..', '.', '', 'sub', 'x.txt', 'report.txt', 'link-in', 'link-hosts', 'dir-link', 'secret.txt', 'etc', 'hosts', 'tmp', ws.slice(5), out.slice(5));
+  const off = policy({ directories: { ...DEFAULT_POLICY.export.directories, enabled: false } });
+  await fc.assert(
+    fc.asyncProperty(fc.array(seg, { minLength: 1, maxLength: 8 }), fc.boolean(), async (segs, absolute) => {
+      const p = (absolute ? '/' : '') + segs.join('/');
+      fc.pre(p.length > 0);
+      let src: ExportSource;
+      try {
+        src = await openExportSource(p, ctx(off));
+      } catch (e) {
+        assert.ok(e instanceof JackinError, String(e));
+        assert.ok(['E_POLICY_DENIED', 'E_NOT_FOUND', 'E_DIR_DISABLED', 'E_NOT_REGULAR', 'E_BAD_PATH'].includes(e.code), `${p}: ${e.code}`);
+        return;
+      }
+      const bytes = await readAll(src);
+      assert.ok(src.realPath.startsWith(`${ws}/`) || src.realPath.startsWith(`${run}/`), `${p} -> ${src.realPath}`);
+      assert.ok(!bytes.toString().includes('OUTSIDE'), p);
+    }),
+    { numRuns: 400 },
+  );
+});
+
+function tree(root: string): void {
+  mkdirSync(join(root, 'a', 'b'), { recursive: true });
+  writeFileSync(join(root, 'top.txt'), 'top\n');
+  writeFileSync(join(root, 'a', 'b', 'deep.txt'), 'deep\n');
+  writeFileSync(join(root, 'a', 'random.bin'), randomBytes(5 * 1024 * 1024 + 7));
+  writeFileSync(join(root, 'run.sh'), '#!/bin/sh\n');
+  chmodSync(join(root, 'run.sh'), 0o755);
+  mkdirSync(join(root, 'empty'));
+  writeFileSync(join(root, 'résumé-日本語.txt'), 'non-ascii\n');
+  const long = join(root, 'l'.repeat(60), 'o'.repeat(60), `${'n'.repeat(90)}.txt`);
+  mkdirSync(join(long, '..'), { recursive: true });
+  writeFileSync(long, 'long path\n');
+  symlinkSync('a/b/deep.txt', join(root, 'link-rel'));
+  symlinkSync('/etc/hosts', join(root, 'link-abs'));
+  symlinkSync('does-not-exist', join(root, 'link-dangling'));
+  symlinkSync('../a', join(root, 'a', 'b', 'link-dir'));
+  assert.equal(spawnSync('mkfifo', [join(root, 'pipe')]).status, 0);
+}
+
+test('a directory exports as tar.zst that GNU tar extracts identical', { timeout: 60_000 }, async () => {
+  const root = join(ws, 'tree');
+  tree(root);
+  const src = await openExportSource('tree', ctx());
+  assert.equal(src.kind, 'directory');
+  assert.equal(src.name, 'tree.tar.zst');
+  assert.deepEqual(src.archive?.skipped, ['pipe']);
+  const archive = join(scratch, 'tree.tar.zst');
+  writeFileSync(archive, await readAll(src));
+  assert.deepEqual(readdirSync(join(run, 'exports')), [], 'the temporary archive must not outlive the export');
+
+  const dest = join(scratch, 'extracted');
+  mkdirSync(dest);
+  const x = spawnSync('tar', ['--zstd', '-xf', archive, '-C', dest], { encoding: 'utf8' });
+  assert.equal(x.status, 0, x.stderr);
+  rmSync(join(root, 'pipe'));
+  const d = spawnSync('diff', ['-r', '--no-dereference', root, dest], { encoding: 'utf8' });
+  assert.equal(d.status, 0, d.stdout + d.stderr);
+  assert.equal(statSync(join(dest, 'run.sh')).mode & 0o777, 0o755);
+  const names = spawnSync('tar', ['--zstd', '-tf', archive], { encoding: 'utf8' }).stdout.split('\n').filter((l) => l !== '');
+  assert.ok(names.includes('empty') || names.includes('empty/'), names.join('\n'));
+  assert.ok(!names.some((l) => l.startsWith('/') || l.split('/').includes('..')), names.join('\n'));
+  rmSync(root, { recursive: true });
+  rmSync(dest, { recursive: true });
+});
+
+test('directory caps are enforced before anything is archived', async () => {
+  const root = join(ws, 'capped');
+  mkdirSync(root);
+  for (let i = 0; i < 5; i++) writeFileSync(join(root, `f${i}`), 'x'.repeat(100));
+  const dirs = DEFAULT_POLICY.export.directories;
+  await refused('capped', 'E_DIR_CAP', ctx(policy({ directories: { ...dirs, maxEntries: 4 } })));
+  await refused('capped', 'E_DIR_CAP', ctx(policy({ directories: { ...dirs, maxTotalBytes: 499 } })));
+  await readAll(await openExportSource('capped', ctx(policy({ directories: { ...dirs, maxEntries: 5, maxTotalBytes: 500 } }))));
+  rmSync(root, { recursive: true });
+});
+
+test('a symlinked directory inside the tree is stored as a link, never walked', async () => {
+  const root = join(ws, 'withlink');
+  mkdirSync(root);
+  symlinkSync(out, join(root, 'escape'));
+  const src = await openExportSource('withlink', ctx());
+  const archive = join(scratch, 'withlink.tar.zst');
+  writeFileSync(archive, await readAll(src));
+  const listing = spawnSync('tar', ['--zstd', '-tvf', archive], { encoding: 'utf8' });
+  assert.equal(listing.status, 0, listing.stderr);
+  assert.match(listing.stdout, /^l.* escape -> /m);
+  assert.ok(!listing.stdout.includes('secret'), listing.stdout);
+  const raw = spawnSync('zstd', ['-dc', archive]);
+  assert.ok(!raw.stdout.toString().includes('OUTSIDE'));
+  rmSync(root, { recursive: true });
+});

@@ -1,0 +1,207 @@
+/**
+ * The host's writer for one export. Bytes go to a 0600 temporary file in the destination directory, named
+ * `.<name>.jackin-partial-<random>` so a leftover is obviously partial; finish() checks byte count and
+ * SHA-256, fsyncs, and publishes with fs.link (which fails with EEXIST instead of replacing, unlike rename),
+ * moving on to `name-1.ext`, `name-2.ext`... until a name is free, then unlinks the temporary name. On any
+ * failure, or abort(), the temporary file is removed, so nothing ever appears under a final name unless it
+ * is complete and verified. The host-side size cap and free-space check apply whatever the capsule claims.
+ */
+import { createHash, randomBytes, type Hash } from 'node:crypto';
+import { constants } from 'node:fs';
+import { link, mkdir, open, statfs, unlink, type FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
+import { JackinError } from '../errors.ts';
+import { fitName, sanitizeExportName, splitExtension, truncateUtf8 } from './sanitize-name.ts';
+
+/** Host-side cap on one export unless the caller sets another. */
+export const DEFAULT_HOST_EXPORT_CAP = 64 * 1024 ** 3;
+/** Space left free on the destination filesystem beyond the file itself. */
+export const FREE_SPACE_MARGIN = 16 * 1024 * 1024;
+/** How many `name-N.ext` candidates to try before giving up. */
+export const MAX_NAME_ATTEMPTS = 10_000;
+
+export interface ExportSinkOptions {
+  /** Destination directory; created 0700 (with parents) when missing. */
+  readonly directory: string;
+  /** Largest export accepted; default DEFAULT_HOST_EXPORT_CAP. */
+  readonly maxBytes?: number;
+  /** Bytes to leave free beyond the export; default FREE_SPACE_MARGIN. */
+  readonly freeSpaceMargin?: number;
+}
+
+export interface ExportResult {
+  readonly destination: string;
+  readonly bytes: number;
+  readonly sha256hex: string;
+}
+
+export interface ExportSink {
+  /** Check size, cap and free space, then create the temporary file. Returns the sanitised name. */
+  begin(name: string, declaredSize: number): Promise<string>;
+  /** Append `bytes` at `offset` (must equal the bytes written so far). Resolves when written: await it for backpressure. */
+  write(offset: number, bytes: Uint8Array): Promise<void>;
+  /** Verify, fsync and publish under a name that did not exist. */
+  finish(sha256: Uint8Array | string): Promise<ExportResult>;
+  /** Drop the transfer and remove the temporary file. Safe to call at any time, more than once. */
+  abort(reason?: string): Promise<void>;
+}
+
+type State =
+  | { readonly kind: 'idle' }
+  | { readonly kind: 'open'; readonly handle: FileHandle; readonly temp: string; readonly name: string; readonly size: number; readonly hash: Hash }
+  | { readonly kind: 'done' };
+
+function errno(e: unknown): string | undefined {
+  return typeof e === 'object' && e !== null && 'code' in e && typeof e.code === 'string' ? e.code : undefined;
+}
+
+function ioError(what: string, e: unknown): JackinError {
+  if (e instanceof JackinError) return e;
+  if (errno(e) === 'ENOSPC' || errno(e) === 'EDQUOT') {
+    return new JackinError('E_NO_SPACE', `${what}: no space left on the destination; free some space or export with --to another disk`, { cause: e });
+  }
+  return new JackinError('E_EXPORT_WRITE', `${what}: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
+}
+
+export function createExportSink(options: ExportSinkOptions): ExportSink {
+  const cap = options.maxBytes ?? DEFAULT_HOST_EXPORT_CAP;
+  const margin = options.freeSpaceMargin ?? FREE_SPACE_MARGIN;
+  let state: State = { kind: 'idle' };
+  let expectedOffset = 0;
+  let written = 0;
+  // Writes run one after another even if a caller does not await; a failure poisons the chain.
+  let chain: Promise<void> = Promise.resolve();
+  let failure: JackinError | undefined;
+
+  async function cleanup(): Promise<void> {
+    const s = state;
+    state = { kind: 'done' };
+    if (s.kind !== 'open') return;
+    await s.handle.close().catch(() => undefined);
+    await unlink(s.temp).catch(() => undefined);
+  }
+
+  async function fail(e: unknown, what: string): Promise<never> {
+    const err = ioError(what, e);
+    failure ??= err;
+    await cleanup();
+    throw err;
+  }
+
+  return {
+    async begin(rawName, declaredSize) {
+      if (state.kind !== 'idle') throw new JackinError('E_EXPORT_STATE', 'export sink: begin() called twice');
+      if (!Number.isSafeInteger(declaredSize) || declaredSize < 0) {
+        throw new JackinError('E_SIZE_MISMATCH', `export declares an invalid size ${declaredSize}`);
+      }
+      if (declaredSize > cap) {
+        state = { kind: 'done' };
+        throw new JackinError('E_TOO_LARGE', `export ${JSON.stringify(rawName)} is ${declaredSize} bytes, over the host cap of ${cap} bytes`);
+      }
+      const name = sanitizeExportName(rawName);
+      const dir = options.directory;
+      try {
+        await mkdir(dir, { recursive: true, mode: 0o700 });
+        const fs = await statfs(dir);
+        const free = fs.bavail * fs.bsize;
+        if (declaredSize + margin > free) {
+          throw new JackinError('E_NO_SPACE', `export ${name} needs ${declaredSize} bytes but ${dir} has ${free} bytes free; free some space or use --to`);
+        }
+        // The temporary name keeps the final name readable but must itself fit in 255 bytes.
+        const temp = join(dir, `.${truncateUtf8(name, 200)}.jackin-partial-${randomBytes(4).toString('hex')}`);
+        const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
+        const handle = await open(temp, flags, 0o600);
+        state = { kind: 'open', handle, temp, name, size: declaredSize, hash: createHash('sha256') };
+        // umask can only remove bits, but make the mode exact anyway.
+        await handle.chmod(0o600);
+      } catch (e) {
+        return fail(e, `export ${name}`);
+      }
+      return name;
+    },
+
+    write(offset, bytes) {
+      if (failure !== undefined) return Promise.reject(failure);
+      const s = state;
+      if (s.kind !== 'open') return Promise.reject(new JackinError('E_EXPORT_STATE', 'export sink: write() before begin() or after finish()'));
+      if (offset !== expectedOffset) {
+        return fail(new JackinError('E_BAD_OFFSET', `export ${s.name}: chunk at offset ${offset}, expected ${expectedOffset}`), s.name);
+      }
+      if (bytes.byteLength === 0 || expectedOffset + bytes.byteLength > s.size) {
+        return fail(new JackinError('E_SIZE_MISMATCH', `export ${s.name}: chunk of ${bytes.byteLength} bytes at ${offset} passes the declared size ${s.size}`), s.name);
+      }
+      expectedOffset += bytes.byteLength;
+      chain = chain.then(async () => {
+        try {
+          let at = 0;
+          while (at < bytes.byteLength) {
+            const { bytesWritten } = await s.handle.write(bytes, at, bytes.byteLength - at);
+            at += bytesWritten;
+          }
+          s.hash.update(bytes);
+          written += bytes.byteLength;
+        } catch (e) {
+          await fail(e, `export ${s.name}`);
+        }
+      });
+      return chain;
+    },
+
+    async finish(sha256) {
+      await chain.catch(() => undefined);
+      if (failure !== undefined) throw failure;
+      const s = state;
+      if (s.kind !== 'open') throw new JackinError('E_EXPORT_STATE', 'export sink: finish() before begin() or after it ended');
+      try {
+        if (written !== s.size) {
+          throw new JackinError('E_SIZE_MISMATCH', `export ${s.name}: stream ended after ${written} of ${s.size} bytes`);
+        }
+        const actual = s.hash.digest('hex');
+        const claimed = typeof sha256 === 'string' ? sha256.toLowerCase() : Buffer.from(sha256).toString('hex');
+        if (actual !== claimed) {
+          throw new JackinError('E_DIGEST_MISMATCH', `export ${s.name}: SHA-256 is ${actual}, the capsule claimed ${claimed}; nothing was saved, export it again`);
+        }
+        await s.handle.sync();
+        await s.handle.close();
+        const destination = await publish(s.temp, options.directory, s.name);
+        await unlink(s.temp);
+        await syncDir(options.directory);
+        state = { kind: 'done' };
+        return { destination, bytes: written, sha256hex: actual };
+      } catch (e) {
+        return fail(e, `export ${s.name}`);
+      }
+    },
+
+    async abort(reason) {
+      failure ??= new JackinError('E_EXPORT_ABORTED', `export aborted${reason === undefined ? '' : `: ${reason}`}`);
+      await chain.catch(() => undefined);
+      await cleanup();
+    },
+  };
+}
+
+/** Hard-link `temp` under the first free name; never replaces an existing file. */
+async function publish(temp: string, dir: string, name: string): Promise<string> {
+  const { stem, ext } = splitExtension(name);
+  for (let n = 0; n < MAX_NAME_ATTEMPTS; n++) {
+    const candidate = join(dir, n === 0 ? name : fitName(stem, `-${n}`, ext));
+    try {
+      await link(temp, candidate);
+      return candidate;
+    } catch (e) {
+      if (errno(e) !== 'EEXIST') throw e;
+    }
+  }
+  throw new JackinError('E_EXPORT_WRITE', `no free name for ${name} in ${dir} after ${MAX_NAME_ATTEMPTS} tries; clean up the directory`);
+}
+
+/** Persist the directory entry too, so a crash after finish() cannot lose the published name. */
+async function syncDir(dir: string): Promise<void> {
+  const h = await open(dir, constants.O_RDONLY | constants.O_DIRECTORY);
+  try {
+    await h.sync();
+  } finally {
+    await h.close();
+  }
+}

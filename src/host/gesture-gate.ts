@@ -1,0 +1,65 @@
+/**
+ * Operator gestures the host saw in its own input stream (a palette key, a modifier-click). With an
+ * upstream capsule the palette runs inside the container, so the host cannot know which action a key
+ * led to; it only honours a capsule's HostOpenUrl / FileExport frame shortly after such a gesture, and
+ * at most once per gesture, so a capsule can never act on its own or turn one click into many actions.
+ */
+import { performance } from 'node:perf_hooks';
+
+/** How long after a gesture a capsule frame may still answer it: a palette round trip plus a slow link. */
+export const DEFAULT_GESTURE_WINDOW_MS = 3000;
+/** Gestures remembered at once; older ones are forgotten (a person does not click faster than this). */
+const MAX_PENDING_GESTURES = 16;
+
+export interface GestureGateOptions {
+  /** Monotonic clock in milliseconds; injected by tests. */
+  readonly now?: () => number;
+}
+
+export interface GestureGate<K extends string> {
+  /**
+   * Records one operator gesture at the current time. One gesture may authorise several kinds (a
+   * palette key may lead to an open or an export) but is used up by the first consume of any of them.
+   */
+  gesture(kinds: K | readonly K[]): void;
+  /**
+   * Uses up the newest unused gesture of `kind` made within the last `windowMs` and returns true, or
+   * returns false when there is none.
+   */
+  consume(kind: K, windowMs?: number): boolean;
+  /** Forgets every gesture (for example when the operator detaches). */
+  clear(): void;
+}
+
+interface Pending<K> {
+  readonly at: number;
+  readonly kinds: ReadonlySet<K>;
+}
+
+export function createGestureGate<K extends string>(options: GestureGateOptions = {}): GestureGate<K> {
+  const now = options.now ?? (() => performance.now());
+  let pending: Pending<K>[] = [];
+  return {
+    gesture(kinds) {
+      const set = new Set<K>(typeof kinds === 'string' ? [kinds as K] : (kinds as readonly K[]));
+      pending.push({ at: now(), kinds: set });
+      if (pending.length > MAX_PENDING_GESTURES) pending = pending.slice(-MAX_PENDING_GESTURES);
+    },
+    consume(kind, windowMs = DEFAULT_GESTURE_WINDOW_MS) {
+      const t = now();
+      for (let i = pending.length - 1; i >= 0; i--) {
+        const g = pending[i];
+        if (g === undefined) continue;
+        const age = t - g.at;
+        // A negative age would mean a clock going backwards; never treat that as fresh.
+        if (age < 0 || age > windowMs || !g.kinds.has(kind)) continue;
+        pending.splice(i, 1);
+        return true;
+      }
+      return false;
+    },
+    clear() {
+      pending = [];
+    },
+  };
+}
