@@ -55,6 +55,7 @@ const TRI: readonly TriState[] = ['unset', 'false', 'true'];
 const IMAGE_PROTOCOLS: readonly ImageProtocol[] = ['unset', 'unsupported', 'kitty'];
 const RESULTS: readonly ControlResult[] = ['success', 'invalid-correlation', 'rejected'];
 const SAFE_URL = /^(https?:\/\/|mailto:)/i;
+const fatal = new TextDecoder('utf-8', { fatal: true });
 
 export function tagName(tag: number): string {
   return CLIENT_NAMES.get(tag) ?? SERVER_NAMES.get(tag) ?? hex8(tag);
@@ -73,7 +74,15 @@ function imageFormat(r: PayloadReader): ImageFormat {
 
 function parseContextJson(r: PayloadReader, len: number, required: boolean, requestId?: bigint): AttachContext | null {
   const extra = requestId === undefined ? {} : { requestId };
-  const text = r.text(len, 'context');
+  // A context that is not UTF-8 is an invalid context like any other (AttachControl answers it with
+  // "invalid correlation"), so it gets the context code rather than the generic UTF-8 one.
+  const raw = r.bytes(len, 'context');
+  let text: string;
+  try {
+    text = fatal.decode(raw);
+  } catch (cause) {
+    return r.fail(PROTOCOL_CODES.badContext, 'context is not valid UTF-8', { ...extra, cause });
+  }
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -201,7 +210,6 @@ function boundedRest(r: PayloadReader, min: number, max: number, field: string):
   return decodeStrict(r, b, field);
 }
 
-const fatal = new TextDecoder('utf-8', { fatal: true });
 function decodeStrict(r: PayloadReader, b: Buffer, field: string): string {
   try {
     return fatal.decode(b);
@@ -220,11 +228,13 @@ function decodeAttachControl(r: PayloadReader): ClientFrame {
   const ctxLen = r.u16('context length');
   const failWithId = (code: (typeof PROTOCOL_CODES)[keyof typeof PROTOCOL_CODES], message: string): never =>
     r.fail(code, message, { requestId });
-  const context = parseContextJson(r, ctxLen, true, requestId) as AttachContext;
-  const kind = CONTROL_NAMES.get(kindByte);
-  if (kind === undefined) return failWithId(PROTOCOL_CODES.badEnum, `control kind ${kindByte} is not a known value`);
+  let context: AttachContext;
   let body: ControlBody;
   try {
+    // Inside the try: a context that overruns the payload must also carry the request id.
+    context = parseContextJson(r, ctxLen, true, requestId) as AttachContext;
+    const kind = CONTROL_NAMES.get(kindByte);
+    if (kind === undefined) return failWithId(PROTOCOL_CODES.badEnum, `control kind ${kindByte} is not a known value`);
     switch (kind) {
       case 'Detach':
       case 'FocusIn':
@@ -325,11 +335,20 @@ export function decodeServerPayload(tag: number, payload: Buffer): ServerFrame {
     case SERVER_TAGS.Welcome: {
       const sessions = r.u32('session count');
       if (r.remaining === 0) return { type: 'Welcome', sessions, features: null };
-      const magic = r.bytes(WELCOME_EXTENSION_MAGIC.length, 'extension magic');
-      if (!magic.equals(WELCOME_EXTENSION_MAGIC)) r.fail(PROTOCOL_CODES.badExtensions, 'extension block has no JX magic');
-      const features = readFeatureList(r);
-      r.end();
-      return { type: 'Welcome', sessions, features };
+      // Any defect in the block is E_BAD_EXTENSIONS (never a generic short/trailing code), so the host has
+      // one condition to test before treating the peer as upstream.
+      try {
+        const magic = r.bytes(WELCOME_EXTENSION_MAGIC.length, 'extension magic');
+        if (!magic.equals(WELCOME_EXTENSION_MAGIC)) r.fail(PROTOCOL_CODES.badExtensions, 'extension block has no JX magic');
+        const features = readFeatureList(r);
+        r.end();
+        return { type: 'Welcome', sessions, features };
+      } catch (e) {
+        if (e instanceof ProtocolError && e.code !== PROTOCOL_CODES.badExtensions) {
+          return r.fail(PROTOCOL_CODES.badExtensions, `malformed extension block: ${e.message}`, { cause: e });
+        }
+        throw e;
+      }
     }
     case SERVER_TAGS.Output:
       return { type: 'Output', bytes: r.rest() };

@@ -24,6 +24,11 @@ export class FrameDecoder<F> {
 
   constructor(private readonly decodePayload: (tag: number, payload: Buffer) => F) {}
 
+  /** The framing error that ended this stream, once one was found. */
+  get failure(): ProtocolError | null {
+    return this.broken;
+  }
+
   /** Bytes held while waiting for the rest of a frame (never more than a header plus the tag's cap). */
   get bufferedBytes(): number {
     return this.length;
@@ -52,6 +57,9 @@ export class FrameDecoder<F> {
           );
           this.chunks = [];
           this.length = 0;
+          // Frames completed before the bad header in this same read are delivered (an ExitStatus followed
+          // by garbage still tells the host the program's status); the error is thrown by the next call.
+          if (out.length > 0) return out;
           throw this.broken;
         }
         this.tag = tag;
@@ -72,7 +80,8 @@ export class FrameDecoder<F> {
     return out;
   }
 
-  /** Ends the stream: EOF exactly at a frame boundary is a clean close, anything else is truncation. */
+  /** Ends the stream: EOF exactly at a frame boundary is a clean close, anything else is truncation (or
+   * the framing error already found). */
   end(): void {
     if (this.broken) throw this.broken;
     if (this.length > 0 || this.need >= 0) {

@@ -1,7 +1,7 @@
 /**
- * Frame encoders. The encoder trusts its caller's types but not its sizes: a frame that the peer's decoder
- * would reject (a string over its bound, a payload over its tag's cap) is a programmer error (RangeError),
- * never a frame on the wire.
+ * Frame encoders. The encoder trusts its caller's types but checks sizes: a payload over its tag's cap, a
+ * text field outside its bounds, or a digest of the wrong length is a programmer error (RangeError), never
+ * a frame on the wire. Callers bound container-supplied text first (truncateUtf8).
  */
 import { encodeFeatureList, WELCOME_EXTENSION_MAGIC } from './features.ts';
 import {
@@ -24,7 +24,15 @@ import {
   type ServerFrame,
   type TriState,
 } from './frames.ts';
-import { FRAME_HEADER_BYTES, SHA256_BYTES } from './limits.ts';
+import {
+  FRAME_HEADER_BYTES,
+  MAX_EXPORT_NAME_BYTES,
+  MAX_EXPORT_SOURCE_BYTES,
+  MAX_HOST_NOTICE_BYTES,
+  MAX_IMAGE_ERROR_BYTES,
+  MAX_REVEAL_PATH_BYTES,
+  SHA256_BYTES,
+} from './limits.ts';
 
 const TRI: Record<TriState, number> = { unset: 0, false: 1, true: 2 };
 const IMAGE_PROTOCOL = { unset: 0, unsupported: 1, kitty: 2 } as const;
@@ -90,6 +98,12 @@ function frame(tag: number, payload: Buffer | Buffer[]): Buffer {
   return Buffer.concat([header, ...parts], FRAME_HEADER_BYTES + length);
 }
 
+function bounded(s: string, min: number, max: number, field: string): Buffer {
+  const b = Buffer.from(s, 'utf8');
+  if (b.length < min || b.length > max) throw new RangeError(`${field} is ${b.length} bytes, outside ${min}..${max}`);
+  return b;
+}
+
 function contextJson(c: AttachContext | null): string {
   return JSON.stringify(c);
 }
@@ -128,7 +142,7 @@ function controlBody(p: Parts, b: ControlBody): void {
     case 'ClipboardImageEnd':
       return end(p, b);
     case 'ClipboardImageError':
-      p.text(b.message);
+      p.bytes(bounded(b.message, 1, MAX_IMAGE_ERROR_BYTES, 'message'));
       return;
     default:
       assertNever(b);
@@ -197,9 +211,9 @@ export function encodeClientFrame(f: ClientFrame): Buffer {
       end(p, f);
       return frame(CLIENT_TAGS.ClipboardImageEnd, p.list);
     case 'ClipboardImageError':
-      return frame(CLIENT_TAGS.ClipboardImageError, p.text(f.message).list);
+      return frame(CLIENT_TAGS.ClipboardImageError, p.bytes(bounded(f.message, 1, MAX_IMAGE_ERROR_BYTES, 'message')).list);
     case 'HostNotice':
-      return frame(CLIENT_TAGS.HostNotice, p.text(f.text).list);
+      return frame(CLIENT_TAGS.HostNotice, p.bytes(bounded(f.text, 1, MAX_HOST_NOTICE_BYTES, 'notice text')).list);
     case 'AttachControl':
       p.u8(CONTROL_KINDS[f.body.kind]).u64(f.requestId).text16(contextJson(f.context));
       controlBody(p, f.body);
@@ -232,8 +246,8 @@ export function encodeServerFrame(f: ServerFrame): Buffer {
     case 'HostOpenUrl':
       return frame(SERVER_TAGS.HostOpenUrl, p.text(f.url).list);
     case 'FileExportStart': {
-      const source = Buffer.from(f.source, 'utf8');
-      const name = Buffer.from(f.name, 'utf8');
+      const source = bounded(f.source, 1, MAX_EXPORT_SOURCE_BYTES, 'export source');
+      const name = bounded(f.name, 1, MAX_EXPORT_NAME_BYTES, 'export name');
       p.u64(f.exportId).u64(f.size).u16(source.length).u16(name.length).u8(f.reveal ? 1 : 0).u8(f.open ? 1 : 0);
       p.bytes(source).bytes(name);
       return frame(SERVER_TAGS.FileExportStart, p.list);
@@ -245,13 +259,13 @@ export function encodeServerFrame(f: ServerFrame): Buffer {
       end(p, { transferId: f.exportId, sha256: f.sha256 });
       return frame(SERVER_TAGS.FileExportEnd, p.list);
     case 'HostRevealPath':
-      return frame(SERVER_TAGS.HostRevealPath, p.text(f.path).list);
+      return frame(SERVER_TAGS.HostRevealPath, p.bytes(bounded(f.path, 1, MAX_REVEAL_PATH_BYTES, 'path')).list);
     case 'AttachControlResponse':
       return frame(SERVER_TAGS.AttachControlResponse, p.u64(f.requestId).u8(CONTROL_RESULTS[f.result]).list);
     case 'ExitStatus':
       return frame(SERVER_TAGS.ExitStatus, p.i32(f.status).list);
     case 'Notice':
-      return frame(SERVER_TAGS.Notice, p.u8(NOTICE_LEVELS.indexOf(f.level)).text(f.text).list);
+      return frame(SERVER_TAGS.Notice, p.u8(NOTICE_LEVELS.indexOf(f.level)).bytes(bounded(f.text, 1, MAX_HOST_NOTICE_BYTES, 'notice text')).list);
     default:
       return assertNever(f);
   }

@@ -1,0 +1,45 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string };
+
+test('npm pack contains only what the package needs', () => {
+  const out = execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: root, encoding: 'utf8' });
+  const files = (JSON.parse(out) as Array<{ files: Array<{ path: string }> }>)[0]!.files.map((f) => f.path);
+  assert.ok(files.includes('bin/jackin.js'));
+  assert.ok(files.includes('bin/jackin-capsule.js'));
+  assert.ok(files.includes('dist/cli/jackin.js'));
+  assert.ok(files.includes('dist/cli/jackin-capsule.js'));
+  assert.ok(files.includes('policies/default.json'));
+  const unwanted = files.filter((f) => /(^|\/)(test|bench|scripts|node_modules|\.ci)\//.test(f) || /\.test\.(js|ts)$/.test(f) || /^src\//.test(f));
+  assert.deepEqual(unwanted, []);
+});
+
+test('the packed tarball installs into an empty prefix and both commands run', { timeout: 180_000 }, () => {
+  const work = mkdtempSync(join(tmpdir(), 'jackin-pack-'));
+  try {
+    const packed = execFileSync('npm', ['pack', '--json', '--pack-destination', work], { cwd: root, encoding: 'utf8' });
+    const tarball = join(work, (JSON.parse(packed.slice(packed.indexOf('['))) as Array<{ filename: string }>)[0]!.filename);
+    const prefix = join(work, 'prefix');
+    const install = spawnSync('npm', ['install', '--global', '--prefix', prefix, '--no-audit', '--no-fund', tarball], {
+      encoding: 'utf8',
+    });
+    assert.equal(install.status, 0, install.stderr);
+    for (const bin of ['jackin', 'jackin-capsule']) {
+      const v = spawnSync(join(prefix, 'bin', bin), ['--version'], { encoding: 'utf8' });
+      assert.equal(v.status, 0, `${bin} --version: ${v.stderr}`);
+      assert.equal(v.stdout.trim(), pkg.version);
+      const h = spawnSync(join(prefix, 'bin', bin), ['--help'], { encoding: 'utf8' });
+      assert.equal(h.status, 0, `${bin} --help: ${h.stderr}`);
+      assert.match(h.stdout, new RegExp(`Usage: ${bin}`));
+    }
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+});
