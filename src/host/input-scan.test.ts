@@ -1,0 +1,159 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { hasCode } from '../errors.ts';
+import { InputScanner, parseKeySpec, scannerOptionsFromEnv, type InputEvent } from './input-scan.ts';
+
+const b = (s: string): Buffer => Buffer.from(s, 'latin1');
+
+/** Feeds `input` split at `cuts`, then flushes, returning the events with adjacent bytes merged. */
+function scan(input: Buffer, cuts: number[] = [], opts = {}): InputEvent[] {
+  const s = new InputScanner(opts);
+  const events: InputEvent[] = [];
+  let at = 0;
+  for (const c of [...cuts].sort((x, y) => x - y)) {
+    events.push(...s.push(input.subarray(at, c)));
+    at = c;
+  }
+  events.push(...s.push(input.subarray(at)));
+  events.push(...s.flush({ endPaste: true }));
+  return merge(events);
+}
+
+function merge(events: InputEvent[]): InputEvent[] {
+  const out: InputEvent[] = [];
+  for (const e of events) {
+    const last = out.at(-1);
+    if (e.type === 'bytes' && last?.type === 'bytes') out[out.length - 1] = { type: 'bytes', bytes: Buffer.concat([last.bytes, e.bytes]) };
+    else out.push(e);
+  }
+  return out;
+}
+
+const rawOf = (e: InputEvent): Buffer => (e.type === 'bytes' ? e.bytes : e.raw);
+
+test('input scan: Ctrl+V in every encoding is a paste key, also amid other keystrokes', () => {
+  for (const [enc, source] of [
+    ['\x16', 'c0'],
+    ['\x1b[118;5u', 'csi-u'],
+    ['\x1b[118;5:1u', 'csi-u'],
+    ['\x1b[118:86;5u', 'csi-u'],
+    ['\x1b[118;69u', 'csi-u'], // Caps Lock on
+    ['\x1b[118;5;22u', 'csi-u'], // kitty with associated text
+    ['\x1b[27;5;118~', 'modify-other-keys'],
+  ] as const) {
+    assert.deepEqual(scan(b(`ab${enc}cd`)), [
+      { type: 'bytes', bytes: b('ab') },
+      { type: 'paste-key', source, raw: b(enc) },
+      { type: 'bytes', bytes: b('cd') },
+    ], JSON.stringify(enc));
+  }
+});
+
+test('input scan: other chords and key releases are not triggers and pass through', () => {
+  for (const enc of ['\x1b[118;6u', '\x1b[118;5:3u', '\x1b[118;5:2u', '\x1b[119;5u', '\x1b[27;6;118~', '\x1b\x16', '\x1bv', '\x1b[A', '\x1bOA']) {
+    assert.deepEqual(scan(b(enc)), [{ type: 'bytes', bytes: b(enc) }], JSON.stringify(enc));
+  }
+});
+
+test('input scan: the palette key is Ctrl+\\ by default, in C0, CSI-u and modifyOtherKeys forms', () => {
+  assert.deepEqual(scan(b('\x1c')), [{ type: 'palette-key', source: 'c0', raw: b('\x1c') }]);
+  assert.deepEqual(scan(b('\x1b[92;5u')), [{ type: 'palette-key', source: 'csi-u', raw: b('\x1b[92;5u') }]);
+  assert.deepEqual(scan(b('\x1b[27;5;92~')), [{ type: 'palette-key', source: 'modify-other-keys', raw: b('\x1b[27;5;92~') }]);
+});
+
+test('input scan: keys are configurable; none disables the paste key and its empty-paste trigger', () => {
+  const opts = scannerOptionsFromEnv({ JACKIN_PASTE_KEY: 'none', JACKIN_PALETTE_KEY: 'ctrl+g' });
+  assert.deepEqual(scan(b('\x16\x07\x1c'), [], opts), [
+    { type: 'bytes', bytes: b('\x16') },
+    { type: 'palette-key', source: 'c0', raw: b('\x07') },
+    { type: 'bytes', bytes: b('\x1c') },
+  ]);
+  assert.deepEqual(scan(b('\x1b[200~\x1b[201~'), [], opts), [{ type: 'paste', content: b(''), raw: b('\x1b[200~\x1b[201~') }]);
+  assert.deepEqual(parseKeySpec('Ctrl+V', 'X'), { spec: 'ctrl+v', c0: 0x16, codepoint: 118 });
+  for (const bad of ['ctrl+m', 'ctrl+i', 'ctrl+[', 'alt+v', 'v', 'ctrl+F1']) {
+    assert.throws(() => parseKeySpec(bad, 'JACKIN_PASTE_KEY'), (e) => hasCode(e, 'E_BAD_KEY_SPEC'), bad);
+  }
+  assert.throws(() => scannerOptionsFromEnv({ JACKIN_PASTE_KEY: 'ctrl+g', JACKIN_PALETTE_KEY: 'ctrl+g' }), (e) => hasCode(e, 'E_BAD_KEY_SPEC'));
+});
+
+test('input scan: a bracketed paste is one event; a 0x16 inside it is never a trigger; empty paste triggers', () => {
+  assert.deepEqual(scan(b('x\x1b[200~a\x16b\x1c\x1b[118;5u\x1b[201~y')), [
+    { type: 'bytes', bytes: b('x') },
+    { type: 'paste', content: b('a\x16b\x1c\x1b[118;5u'), raw: b('\x1b[200~a\x16b\x1c\x1b[118;5u\x1b[201~') },
+    { type: 'bytes', bytes: b('y') },
+  ]);
+  assert.deepEqual(scan(b('\x1b[200~\x1b[201~')), [{ type: 'paste-key', source: 'empty-paste', raw: b('\x1b[200~\x1b[201~') }]);
+});
+
+test('input scan: a paste over the cap streams through as bytes, end marker included', () => {
+  const input = b(`\x1b[200~${'z'.repeat(50)}\x16\x1b[201~\x16`);
+  assert.deepEqual(scan(input, [10, 30], { maxPasteBytes: 20 }), [
+    { type: 'bytes', bytes: b(`\x1b[200~${'z'.repeat(50)}\x16\x1b[201~`) },
+    { type: 'paste-key', source: 'c0', raw: b('\x16') },
+  ]);
+});
+
+test('input scan: SGR mouse reports become mouse events with modifiers', () => {
+  assert.deepEqual(scan(b('\x1b[<16;12;5M\x1b[<0;12;5m\x1b[<36;1;2M')), [
+    { type: 'mouse', button: 0, x: 12, y: 5, press: true, motion: false, shift: false, alt: false, ctrl: true, raw: b('\x1b[<16;12;5M') },
+    { type: 'mouse', button: 0, x: 12, y: 5, press: false, motion: false, shift: false, alt: false, ctrl: false, raw: b('\x1b[<0;12;5m') },
+    { type: 'mouse', button: 0, x: 1, y: 2, press: true, motion: true, shift: true, alt: false, ctrl: false, raw: b('\x1b[<36;1;2M') },
+  ]);
+});
+
+test('input scan: a partial sequence is held until complete, and a dangling ESC is released by flush', () => {
+  const s = new InputScanner();
+  assert.deepEqual(s.push(b('a\x1b[118')), [{ type: 'bytes', bytes: b('a') }]);
+  assert.equal(s.pending, true);
+  assert.deepEqual(s.push(b(';5u')), [{ type: 'paste-key', source: 'csi-u', raw: b('\x1b[118;5u') }]);
+  assert.deepEqual(s.push(b('\x1b')), []);
+  assert.deepEqual(s.flush(), [{ type: 'bytes', bytes: b('\x1b') }]);
+  assert.equal(s.pending, false);
+  // Inside a paste, flush() waits; flush({endPaste}) gives the bytes back unchanged.
+  assert.deepEqual(s.push(b('\x1b[200~/tmp/a\x1b[20')), []);
+  assert.deepEqual(s.flush(), []);
+  assert.deepEqual(s.flush({ endPaste: true }), [{ type: 'bytes', bytes: b('\x1b[200~/tmp/a\x1b[20') }]);
+});
+
+// Bytes likely to form sequences, so random inputs exercise the tokenizer's edges.
+const ALPHABET = [0x1b, 0x5b, 0x3c, 0x3b, 0x3a, 0x7e, 0x75, 0x4d, 0x6d, 0x31, 0x32, 0x30, 0x35, 0x37, 0x38, 0x39, 0x16, 0x1c, 0x61, 0x0d, 0xff, 0x00];
+const input = fc.oneof(
+  fc.uint8Array({ maxLength: 200 }),
+  fc.array(fc.constantFrom(...ALPHABET), { maxLength: 200 }).map((a) => Uint8Array.from(a)),
+  fc.array(fc.constantFrom('\x1b[200~', '\x1b[201~', '\x1b[118;5u', '\x1b[<0;3;4M', '\x16', 'ab', '\x1b', '\x1b[', '1;', '~'), { maxLength: 30 }).map((a) => Uint8Array.from(Buffer.from(a.join(''), 'latin1'))),
+);
+const withCuts = input.chain((u) => fc.tuple(fc.constant(Buffer.from(u)), fc.array(fc.integer({ min: 0, max: u.length }), { maxLength: 8 })));
+
+test('input scan (property): the raw bytes of all events are the input, byte for byte, for any split', () => {
+  fc.assert(
+    fc.property(withCuts, ([buf, cuts]) => {
+      assert.ok(Buffer.concat(scan(buf, cuts).map(rawOf)).equals(buf));
+    }),
+    { numRuns: 3000 },
+  );
+});
+
+test('input scan (property): the events do not depend on how the input was split', () => {
+  fc.assert(
+    fc.property(withCuts, ([buf, cuts]) => {
+      assert.deepEqual(scan(buf, cuts), scan(buf));
+    }),
+    { numRuns: 3000 },
+  );
+});
+
+test('input scan (property): input with no trigger comes out as bytes events only, equal to the input', () => {
+  const noTrigger = withCuts.filter(([buf]) => {
+    const s = buf.toString('latin1');
+    return !/[\x16\x1c]|\x1b\[200~|\x1b\[<|\x1b\[(118|86|92)[;:u]|\x1b\[27;\d+;(118|86|92)~/.test(s);
+  });
+  fc.assert(
+    fc.property(noTrigger, ([buf, cuts]) => {
+      const events = scan(buf, cuts);
+      assert.ok(events.every((e) => e.type === 'bytes'));
+      assert.ok(Buffer.concat(events.map(rawOf)).equals(buf));
+    }),
+    { numRuns: 3000 },
+  );
+});
