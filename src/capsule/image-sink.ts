@@ -1,0 +1,46 @@
+/**
+ * Where image frames go (legacy 0x08..0x0C and AttachControl kinds 4..8). The clipboard work implements a
+ * staging sink; until then the capsule rejects images, visibly.
+ */
+import type { AttachContext, ControlResult, ImageChunk, ImageEnd, ImageStart, ImageWhole, NoticeLevel } from '../protocol/index.ts';
+
+export type ImageOp =
+  | ({ kind: 'whole' } & ImageWhole)
+  | ({ kind: 'start' } & ImageStart)
+  | ({ kind: 'chunk' } & ImageChunk)
+  | ({ kind: 'end' } & ImageEnd)
+  | { kind: 'error'; message: string };
+
+export interface ImageRequest {
+  op: ImageOp;
+  /** The AttachControl request id, or null for a legacy frame (which gets no response). */
+  requestId: bigint | null;
+  context: AttachContext | null;
+}
+
+/** What a sink may do back on the connection the request came from. */
+export interface ImageReplies {
+  /** Sends an AttachControlResponse (only meaningful for AttachControl requests). */
+  respond(requestId: bigint, result: ControlResult): void;
+  /** Tells the operator (a Notice when the host negotiated notices). */
+  notify(level: NoticeLevel, text: string): void;
+}
+
+export interface ImageSink {
+  /** Handles one request. Per protocol.md section 4 the sink decides which responses to send and under
+   * which id (a chunked transfer answers under its Start's id). */
+  handle(request: ImageRequest, replies: ImageReplies): void | Promise<void>;
+  /** Drops every transfer of a connection that closed. */
+  connectionClosed?(): void;
+}
+
+/** The default: rejects whole images and transfer starts, with a notice; chunks of a transfer that was
+ * never accepted get no further answer (its End was already answered by the rejected Start). */
+export const rejectingImageSink: ImageSink = {
+  handle(request, replies) {
+    const { op, requestId } = request;
+    if (op.kind !== 'whole' && op.kind !== 'start') return;
+    replies.notify('error', 'image paste is not available in this capsule: image rejected');
+    if (requestId !== null) replies.respond(requestId, 'rejected');
+  },
+};

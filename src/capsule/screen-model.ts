@@ -1,0 +1,243 @@
+/**
+ * A headless model of the program's screen, used only to repaint a client that attaches or asks for a
+ * repaint. It is fed after the live relay has written the bytes to the client, so it is never on the
+ * relay's critical path; `settle()` waits until it has parsed everything fed so far.
+ *
+ * The serialize addon restores the cells (normal and alternate buffer) and most DECSET modes, but not the
+ * mouse encoding (?1005/?1006/?1015/?1016), cursor visibility (?25), cursor style (DECSCUSR) or the scroll
+ * region (DECSTBM), and it leaves the cursor with relative moves. Those are tracked here through the
+ * public parser hooks and written explicitly by `repaint()`.
+ */
+import xh from '@xterm/headless';
+import serializeAddon from '@xterm/addon-serialize';
+
+const { Terminal } = xh;
+const { SerializeAddon } = serializeAddon;
+
+export type MouseTracking = 'none' | 'x10' | 'vt200' | 'drag' | 'any';
+export type MouseEncoding = 'default' | 'utf8' | 'sgr' | 'urxvt' | 'sgr-pixels';
+
+/** The program's terminal modes that a client must mirror (or that later features react to). */
+export interface TerminalModes {
+  alternateScreen: boolean;
+  bracketedPaste: boolean;
+  focusReporting: boolean;
+  mouseTracking: MouseTracking;
+  mouseEncoding: MouseEncoding;
+  applicationCursorKeys: boolean;
+  applicationKeypad: boolean;
+  cursorVisible: boolean;
+  /** DECSCUSR parameter (0 = terminal default). */
+  cursorStyle: number;
+  insertMode: boolean;
+  originMode: boolean;
+  autoWrap: boolean;
+  reverseWraparound: boolean;
+  /** DECSTBM region as 1-based inclusive rows, or null for the full screen. */
+  scrollRegion: { top: number; bottom: number } | null;
+}
+
+const MOUSE_ENCODINGS: ReadonlyMap<number, MouseEncoding> = new Map([
+  [1005, 'utf8'],
+  [1006, 'sgr'],
+  [1015, 'urxvt'],
+  [1016, 'sgr-pixels'],
+]);
+
+const MOUSE_TRACKING_SET: Readonly<Record<MouseTracking, string>> = {
+  none: '',
+  x10: '\x1b[?9h',
+  vt200: '\x1b[?1000h',
+  drag: '\x1b[?1002h',
+  any: '\x1b[?1003h',
+};
+
+const MOUSE_ENCODING_SET: Readonly<Record<MouseEncoding, string>> = {
+  default: '',
+  utf8: '\x1b[?1005h',
+  sgr: '\x1b[?1006h',
+  urxvt: '\x1b[?1015h',
+  'sgr-pixels': '\x1b[?1016h',
+};
+
+/**
+ * Puts the client's terminal back to defaults without RIS (`ESC c`), which would also wipe the operator's
+ * scrollback and, in some terminals, the window title: leave the alternate screen, DECSTR soft reset
+ * (cursor visible, SGR, DECOM, DECAWM, IRM, DECCKM, scroll region), then turn off every mode DECSTR keeps.
+ */
+export const RESET_SEQUENCE =
+  '\x1b[?1049l' +
+  '\x1b[!p' +
+  '\x1b[?9l\x1b[?1000l\x1b[?1002l\x1b[?1003l' +
+  '\x1b[?1005l\x1b[?1006l\x1b[?1015l\x1b[?1016l' +
+  '\x1b[?1004l\x1b[?2004l\x1b[?1l\x1b>\x1b[?25h\x1b[0 q\x1b[r';
+
+export interface ScreenModelOptions {
+  rows: number;
+  cols: number;
+}
+
+export class ScreenModel {
+  private readonly term: InstanceType<typeof Terminal>;
+  private readonly serializer: InstanceType<typeof SerializeAddon>;
+  private mouseEncoding: MouseEncoding = 'default';
+  private cursorVisible = true;
+  private cursorStyle = 0;
+  private scrollRegion: { top: number; bottom: number } | null = null;
+  private pendingBytes = 0;
+
+  constructor(options: ScreenModelOptions) {
+    // Scrollback 0: a repaint shows the screen only (like tmux), and the model stays small and fast.
+    this.term = new Terminal({ rows: options.rows, cols: options.cols, scrollback: 0, allowProposedApi: true });
+    this.serializer = new SerializeAddon();
+    this.term.loadAddon(this.serializer as never);
+    // Returning false lets xterm's own handler run as well: these only observe.
+    this.term.parser.registerCsiHandler({ prefix: '?', final: 'h' }, (params) => this.onPrivateMode(params, true));
+    this.term.parser.registerCsiHandler({ prefix: '?', final: 'l' }, (params) => this.onPrivateMode(params, false));
+    this.term.parser.registerCsiHandler({ intermediates: ' ', final: 'q' }, (params) => {
+      const p = params[0];
+      this.cursorStyle = typeof p === 'number' ? p : 0;
+      return false;
+    });
+    this.term.parser.registerCsiHandler({ final: 'r' }, (params) => {
+      const top = typeof params[0] === 'number' && params[0] > 0 ? params[0] : 1;
+      const bottom = typeof params[1] === 'number' && params[1] > 0 ? params[1] : this.term.rows;
+      this.scrollRegion = top === 1 && bottom >= this.term.rows ? null : { top, bottom };
+      return false;
+    });
+    this.term.parser.registerCsiHandler({ intermediates: '!', final: 'p' }, () => {
+      this.resetTracked();
+      return false;
+    });
+    this.term.parser.registerEscHandler({ final: 'c' }, () => {
+      this.resetTracked();
+      return false;
+    });
+  }
+
+  /** Queues bytes for parsing; `onParsed` runs once they are applied. */
+  write(bytes: Uint8Array, onParsed?: () => void): void {
+    this.pendingBytes += bytes.length;
+    this.term.write(bytes, () => {
+      this.pendingBytes -= bytes.length;
+      onParsed?.();
+    });
+  }
+
+  /** Bytes fed but not yet parsed. */
+  get backlog(): number {
+    return this.pendingBytes;
+  }
+
+  /** Resolves once everything written so far has been parsed. */
+  settle(): Promise<void> {
+    return new Promise((resolve) => this.term.write('', resolve));
+  }
+
+  resize(rows: number, cols: number): void {
+    this.term.resize(cols, rows);
+    // A resize resets the scroll region in xterm (and in real terminals).
+    this.scrollRegion = null;
+  }
+
+  get rows(): number {
+    return this.term.rows;
+  }
+
+  get cols(): number {
+    return this.term.cols;
+  }
+
+  get modes(): TerminalModes {
+    const m = this.term.modes;
+    return {
+      alternateScreen: this.term.buffer.active.type === 'alternate',
+      bracketedPaste: m.bracketedPasteMode,
+      focusReporting: m.sendFocusMode,
+      mouseTracking: m.mouseTrackingMode,
+      mouseEncoding: this.mouseEncoding,
+      applicationCursorKeys: m.applicationCursorKeysMode,
+      applicationKeypad: m.applicationKeypadMode,
+      cursorVisible: this.cursorVisible,
+      cursorStyle: this.cursorStyle,
+      insertMode: m.insertMode,
+      originMode: m.originMode,
+      autoWrap: m.wraparoundMode,
+      reverseWraparound: m.reverseWraparoundMode,
+      scrollRegion: this.scrollRegion,
+    };
+  }
+
+  /** The visible text of the active screen, one string per row with trailing blanks removed. */
+  screenLines(): string[] {
+    const buf = this.term.buffer.active;
+    const out: string[] = [];
+    for (let y = 0; y < this.term.rows; y++) {
+      out.push(buf.getLine(buf.baseY + y)?.translateToString(true) ?? '');
+    }
+    return out;
+  }
+
+  /** Cursor position on the visible screen, 0-based. */
+  get cursor(): { x: number; y: number } {
+    const buf = this.term.buffer.active;
+    return { x: buf.cursorX, y: buf.cursorY };
+  }
+
+  /**
+   * Bytes that make a terminal of the same size show what the program's terminal shows: reset, clear, the
+   * screen contents (normal buffer, then the alternate one if active), the modes, and the cursor. Call after
+   * `settle()` for an exact picture.
+   */
+  repaint(): Buffer {
+    const modes = this.modes;
+    let s = RESET_SEQUENCE + '\x1b[H\x1b[2J';
+    s += this.serializer.serialize({ scrollback: 0, excludeModes: true });
+    s += '\x1b[0m';
+    if (modes.applicationCursorKeys) s += '\x1b[?1h';
+    if (modes.applicationKeypad) s += '\x1b=';
+    if (modes.bracketedPaste) s += '\x1b[?2004h';
+    if (modes.focusReporting) s += '\x1b[?1004h';
+    if (modes.insertMode) s += '\x1b[4h';
+    if (modes.reverseWraparound) s += '\x1b[?45h';
+    if (!modes.autoWrap) s += '\x1b[?7l';
+    s += MOUSE_TRACKING_SET[modes.mouseTracking] + MOUSE_ENCODING_SET[modes.mouseEncoding];
+    if (modes.cursorStyle !== 0) s += `\x1b[${modes.cursorStyle} q`;
+    // DECSTBM and DECOM both home the cursor, so they go before the final cursor position; under DECOM the
+    // position is relative to the region's top.
+    let top = 1;
+    if (modes.scrollRegion) {
+      s += `\x1b[${modes.scrollRegion.top};${modes.scrollRegion.bottom}r`;
+      if (modes.originMode) top = modes.scrollRegion.top;
+    }
+    if (modes.originMode) s += '\x1b[?6h';
+    const { x, y } = this.cursor;
+    s += `\x1b[${y + 2 - top};${x + 1}H`;
+    if (!modes.cursorVisible) s += '\x1b[?25l';
+    return Buffer.from(s, 'utf8');
+  }
+
+  dispose(): void {
+    this.term.dispose();
+  }
+
+  private onPrivateMode(params: ReadonlyArray<number | number[]>, set: boolean): boolean {
+    for (const p of params) {
+      if (typeof p !== 'number') continue;
+      if (p === 25) this.cursorVisible = set;
+      const enc = MOUSE_ENCODINGS.get(p);
+      if (enc !== undefined) {
+        if (set) this.mouseEncoding = enc;
+        else if (this.mouseEncoding === enc) this.mouseEncoding = 'default';
+      }
+    }
+    return false;
+  }
+
+  private resetTracked(): void {
+    this.mouseEncoding = 'default';
+    this.cursorVisible = true;
+    this.cursorStyle = 0;
+    this.scrollRegion = null;
+  }
+}

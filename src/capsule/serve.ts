@@ -1,0 +1,100 @@
+/**
+ * `jackin-capsule serve`: the program on a PTY, the socket server, `capsule.json`, and the exit path. The
+ * capsule exits with the program's status; on SIGTERM/SIGINT/SIGHUP it ends the program first.
+ */
+import { unlinkSync } from 'node:fs';
+import { unlink, writeFile } from 'node:fs/promises';
+import { basename, join, resolve } from 'node:path';
+import { CapsuleServer } from './server.ts';
+import { CAPSULE_INFO_NAME, prepareRunDir, SOCKET_NAME } from './run-dir.ts';
+import { Session } from './session.ts';
+import type { ImageSink } from './image-sink.ts';
+
+export const DEFAULT_RUN_DIR = '/jackin/run';
+
+export interface ServeOptions {
+  runDir: string;
+  workspace: string;
+  name?: string;
+  program: string[];
+  handshakeTimeoutMs?: number;
+  imageSink?: ImageSink;
+  log?: (line: string) => void;
+}
+
+export function defaultRunDir(env: NodeJS.ProcessEnv = process.env): string {
+  const v = env['JACKIN_RUN_DIR'];
+  return v !== undefined && v !== '' ? v : DEFAULT_RUN_DIR;
+}
+
+const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGTERM', 'SIGINT', 'SIGHUP'];
+
+/** Runs until the program exits; resolves with the status the capsule should exit with. */
+export async function serve(options: ServeOptions): Promise<number> {
+  const log = options.log ?? ((line: string) => process.stderr.write(`jackin-capsule: ${line}\n`));
+  const runDir = resolve(options.runDir);
+  const workspace = resolve(options.workspace);
+  const [file, ...args] = options.program;
+  if (file === undefined) throw new RangeError('serve needs a program to run');
+  await prepareRunDir(runDir);
+  const socketPath = join(runDir, SOCKET_NAME);
+  const infoPath = join(runDir, CAPSULE_INFO_NAME);
+
+  const session = Session.spawn({ file, args, cwd: workspace });
+  let server: CapsuleServer;
+  try {
+    server = await CapsuleServer.listen({
+      socketPath,
+      session,
+      info: { name: options.name ?? basename(file), program: options.program, workspace, pid: process.pid },
+      log,
+      ...(options.handshakeTimeoutMs !== undefined ? { handshakeTimeoutMs: options.handshakeTimeoutMs } : {}),
+      ...(options.imageSink !== undefined ? { imageSink: options.imageSink } : {}),
+    });
+  } catch (e) {
+    session.kill('SIGKILL');
+    await session.exited;
+    session.dispose();
+    throw e;
+  }
+  const info = {
+    pid: process.pid,
+    name: options.name ?? basename(file),
+    program: options.program,
+    workspace,
+    startedAt: new Date().toISOString(),
+  };
+  await writeFile(infoPath, JSON.stringify(info, null, 2) + '\n', { mode: 0o600 });
+
+  // Last resort if something throws past us: never leave a live socket file or an orphaned program.
+  const onProcessExit = (): void => {
+    try {
+      unlinkSync(socketPath);
+    } catch {
+      // already removed
+    }
+    try {
+      unlinkSync(infoPath);
+    } catch {
+      // already removed
+    }
+    session.kill('SIGHUP');
+  };
+  process.on('exit', onProcessExit);
+  let stopSignal: NodeJS.Signals | null = null;
+  const onSignal = (sig: NodeJS.Signals): void => {
+    if (stopSignal === null) log(`received ${sig}: stopping the program`);
+    stopSignal = sig;
+    void session.terminate();
+  };
+  for (const s of STOP_SIGNALS) process.on(s, onSignal);
+
+  const status = await session.exited;
+  log(`program exited with status ${status}`);
+  await server.shutdown(status, status === 0 ? 'program exited' : `program exited with status ${status}`);
+  await unlink(infoPath).catch(() => undefined);
+  for (const s of STOP_SIGNALS) process.off(s, onSignal);
+  process.off('exit', onProcessExit);
+  session.dispose();
+  return status;
+}

@@ -1,0 +1,202 @@
+/**
+ * The capsule's Unix socket server: dispatches each connection on its first byte (0x00 control channel,
+ * anything else attach frames starting with Hello), bounds connections and handshake time, and keeps at
+ * most one attached client (a new attach takes over).
+ */
+import { unlink } from 'node:fs/promises';
+import { createServer, type Server, type Socket } from 'node:net';
+import { ControlMessageDecoder, encodeControlMessage, HANDSHAKE_TIMEOUT_MS, type Features } from '../protocol/index.ts';
+import { AttachConnection, type AttachHost } from './attach-connection.ts';
+import { ControlMethods } from './control-methods.ts';
+import { rejectingImageSink, type ImageSink } from './image-sink.ts';
+import { NoticeQueue, type HostNoticeEvent } from './notice-queue.ts';
+import { clearStaleSocket, listenPrivate } from './run-dir.ts';
+import type { Disposable, Session } from './session.ts';
+
+export const MAX_CONNECTIONS = 16;
+export const MAX_PENDING_HANDSHAKES = 8;
+/** The extensions this capsule implements (docs/protocol.md, "Extensions"). */
+export const CAPSULE_FEATURES: Features = { 'exit-status': 1, notice: 1, repaint: 1 };
+
+export interface CapsuleInfo {
+  name: string;
+  program: string[];
+  workspace: string;
+  pid: number;
+}
+
+export interface CapsuleServerOptions {
+  socketPath: string;
+  session: Session;
+  info: CapsuleInfo;
+  handshakeTimeoutMs?: number;
+  maxConnections?: number;
+  maxPendingHandshakes?: number;
+  imageSink?: ImageSink;
+  features?: Features;
+  log?: (line: string) => void;
+}
+
+export class CapsuleServer {
+  readonly notices = new NoticeQueue();
+  readonly control = new ControlMethods();
+  readonly socketPath: string;
+  private readonly server: Server;
+  private readonly sockets = new Set<Socket>();
+  private readonly pending = new Map<Socket, NodeJS.Timeout>();
+  private readonly attachConns = new Set<AttachConnection>();
+  private current: AttachConnection | null = null;
+  private readonly host: AttachHost;
+  private readonly handshakeTimeoutMs: number;
+  private readonly maxConnections: number;
+  private readonly maxPending: number;
+  private closing = false;
+
+  private constructor(private readonly options: CapsuleServerOptions) {
+    this.socketPath = options.socketPath;
+    this.handshakeTimeoutMs = options.handshakeTimeoutMs ?? HANDSHAKE_TIMEOUT_MS;
+    this.maxConnections = options.maxConnections ?? MAX_CONNECTIONS;
+    this.maxPending = options.maxPendingHandshakes ?? MAX_PENDING_HANDSHAKES;
+    const log = options.log ?? (() => undefined);
+    this.host = {
+      session: options.session,
+      features: options.features ?? CAPSULE_FEATURES,
+      imageSink: options.imageSink ?? rejectingImageSink,
+      notices: this.notices,
+      log,
+      takeOver: (conn) => {
+        const prev = this.current;
+        this.current = conn;
+        options.session.setOutputSink(null);
+        if (prev && prev !== conn) prev.shutdown('another client attached');
+      },
+      isCurrent: (conn) => this.current === conn,
+      handshakeDone: (conn) => this.handshakeDone(conn),
+      closed: (conn) => {
+        this.attachConns.delete(conn);
+        if (this.current === conn) {
+          this.current = null;
+          options.session.setOutputSink(null);
+        }
+      },
+    };
+    this.control.register('status', () => ({
+      reply: {
+        ok: true,
+        name: options.info.name,
+        program: options.info.program,
+        pid: options.info.pid,
+        workspace: options.info.workspace,
+        attached: this.attached,
+        clients: this.clients,
+      },
+    }));
+    this.server = createServer({ allowHalfOpen: true, pauseOnConnect: false }, (s) => this.onConnection(s));
+  }
+
+  /** Replaces a stale socket, listens (0600) and returns the running server. */
+  static async listen(options: CapsuleServerOptions): Promise<CapsuleServer> {
+    await clearStaleSocket(options.socketPath);
+    const s = new CapsuleServer(options);
+    await listenPrivate(s.server, options.socketPath);
+    return s;
+  }
+
+  get attached(): boolean {
+    return this.current !== null && this.current.attached;
+  }
+
+  /** Attach clients that completed Hello and are still connected. */
+  get clients(): number {
+    let n = 0;
+    for (const c of this.attachConns) if (c.attached) n++;
+    return n;
+  }
+
+  onNotice(listener: (n: HostNoticeEvent) => void): Disposable {
+    return this.notices.onNotice(listener);
+  }
+
+  /**
+   * Tells attached clients the program ended (ExitStatus when negotiated, then Shutdown), stops listening,
+   * removes the socket and waits (bounded) for the connections to close.
+   */
+  async shutdown(exitStatus: number | null, reason: string | null): Promise<void> {
+    if (this.closing) return;
+    this.closing = true;
+    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    await unlink(this.socketPath).catch(() => undefined);
+    for (const c of [...this.attachConns]) c.shutdown(reason, exitStatus);
+    for (const s of this.sockets) if (this.pending.has(s)) s.destroy();
+    await closed;
+  }
+
+  private onConnection(socket: Socket): void {
+    if (this.closing || this.sockets.size >= this.maxConnections || this.pending.size >= this.maxPending) {
+      this.options.log?.(`refused a connection: ${this.sockets.size} open, ${this.pending.size} in handshake`);
+      socket.destroy();
+      return;
+    }
+    this.sockets.add(socket);
+    const timer = setTimeout(() => {
+      this.options.log?.(`closed a connection that sent no complete frame within ${this.handshakeTimeoutMs} ms`);
+      socket.destroy();
+    }, this.handshakeTimeoutMs);
+    this.pending.set(socket, timer);
+    socket.on('error', () => undefined);
+    socket.once('close', () => {
+      this.sockets.delete(socket);
+      const t = this.pending.get(socket);
+      if (t) clearTimeout(t);
+      this.pending.delete(socket);
+    });
+    socket.once('data', (first: Buffer) => {
+      if (first[0] === 0x00) this.serveControl(socket, first);
+      else {
+        // allowHalfOpen is for the control channel's streamed replies; an attach client's EOF is a detach.
+        socket.allowHalfOpen = false;
+        const conn = new AttachConnection(socket, this.host);
+        this.attachConns.add(conn);
+        conn.onData(first);
+      }
+    });
+  }
+
+  private handshakeDone(conn: AttachConnection | Socket): void {
+    const socket = conn instanceof AttachConnection ? conn.socket : conn;
+    const t = this.pending.get(socket);
+    if (t) clearTimeout(t);
+    this.pending.delete(socket);
+  }
+
+  private serveControl(socket: Socket, first: Buffer): void {
+    const decoder = new ControlMessageDecoder();
+    let handled = false;
+    const onData = (chunk: Buffer): void => {
+      if (handled) return;
+      let messages: unknown[];
+      try {
+        messages = decoder.push(chunk);
+      } catch (e) {
+        this.options.log?.(`control channel: ${(e as Error).message}`);
+        socket.destroy();
+        return;
+      }
+      const request = messages[0];
+      if (messages.length === 0) return;
+      handled = true;
+      this.handshakeDone(socket);
+      void this.control.dispatch(request, socket).then(async (outcome) => {
+        if (socket.destroyed) return;
+        socket.write(encodeControlMessage(outcome.reply));
+        if (outcome.stream) await outcome.stream(socket).catch((e: unknown) => this.options.log?.(`control stream: ${(e as Error).message}`));
+        socket.end(() => socket.destroy());
+      });
+    };
+    socket.on('data', onData);
+    socket.on('end', () => {
+      if (!handled) socket.destroy();
+    });
+    onData(first);
+  }
+}

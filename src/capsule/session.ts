@@ -1,0 +1,329 @@
+/**
+ * The program on a PTY, relayed as raw bytes. PTY output goes to the output sink (the attached client)
+ * first and to the screen model after; both can hold the PTY's output (pause reading it) instead of
+ * buffering without bound. Input is written as Buffers, never decoded, with backpressure reported to the
+ * caller.
+ */
+import { closeSync, constants as fsConstants, openSync, readSync } from 'node:fs';
+import type { Writable } from 'node:stream';
+import * as pty from '@lydell/node-pty';
+import { JackinError } from '../errors.ts';
+import { ScreenModel, type TerminalModes } from './screen-model.ts';
+
+/** Above this many unparsed bytes the model holds the PTY; it releases below the low mark. The model
+ * parses far faster than a terminal draws, so this only bounds memory during floods. */
+export const MODEL_BACKLOG_HIGH = 8 * 1024 * 1024;
+export const MODEL_BACKLOG_LOW = 1 * 1024 * 1024;
+/** Time a program gets between SIGHUP and SIGKILL when the capsule is told to stop. */
+export const TERMINATE_GRACE_MS = 3000;
+
+/**
+ * node-pty 1.1 destroys the PTY stream 200 ms after the child exits (DESTROY_SOCKET_TIMEOUT_MS in
+ * unixTerminal.js), discarding output still unread: output we left unread because a client was slow, or
+ * that the event loop had no time to read. So we check this often whether the child is gone, and once it
+ * is we read the rest synchronously (the stream's buffer, then the fd; the kernel's PTY buffer bounds it).
+ * This timer is due before node-pty's, so it runs first even when the loop was busy.
+ */
+export const EXIT_WATCH_MS = 50;
+
+export const DEFAULT_ROWS = 24;
+export const DEFAULT_COLS = 80;
+
+export interface SessionOptions {
+  file: string;
+  args: readonly string[];
+  cwd?: string;
+  env?: NodeJS.ProcessEnv;
+  rows?: number;
+  cols?: number;
+  /** TERM for the program; default `$TERM` or xterm-256color. */
+  term?: string;
+}
+
+/** Receives PTY output. A sink that cannot keep up calls `hold(name)` and later `release(name)`. */
+export type OutputSink = (chunk: Buffer) => void;
+
+export interface Disposable {
+  dispose(): void;
+}
+
+/** Exit status in shell convention: the exit code, or 128 + signal number. */
+export function shellStatus(exitCode: number, signal: number | undefined): number {
+  return signal !== undefined && signal > 0 ? 128 + signal : exitCode;
+}
+
+export class Session {
+  readonly pid: number;
+  readonly exited: Promise<number>;
+  private readonly proc: pty.IPty;
+  private readonly model: ScreenModel;
+  private readonly ptyStream: Writable | undefined;
+  private sink: OutputSink | null = null;
+  private readonly holds = new Set<string>();
+  private readonly drainListeners = new Set<() => void>();
+  private exitStatus: number | null = null;
+  private killTimer: NodeJS.Timeout | undefined;
+  private exitWatch: NodeJS.Timeout | undefined;
+  private childGone = false;
+  /** Our own descriptor on the PTY's slave side (see SLAVE_HOLD below). */
+  private slaveFd: number | null = null;
+
+  private constructor(options: SessionOptions) {
+    const rows = options.rows ?? DEFAULT_ROWS;
+    const cols = options.cols ?? DEFAULT_COLS;
+    const env = { ...(options.env ?? process.env) };
+    try {
+      this.proc = pty.spawn(options.file, [...options.args], {
+        name: options.term ?? env['TERM'] ?? 'xterm-256color',
+        rows,
+        cols,
+        cwd: options.cwd ?? process.cwd(),
+        env: env as Record<string, string>,
+        // null: deliver output as Buffers; decoding per chunk would split UTF-8 sequences.
+        encoding: null,
+      });
+    } catch (cause) {
+      throw new JackinError('E_SPAWN_FAILED', `could not start ${JSON.stringify(options.file)}: ${(cause as Error).message}`, { cause });
+    }
+    this.pid = this.proc.pid;
+    // SLAVE_HOLD: while any descriptor on the slave side is open, reading the master never reports EIO.
+    // Without ours, the program's exit closes the last one and the master can report EIO while the tail of
+    // its output is still queued in the kernel (seen here: the last few KiB lost under load). Holding it,
+    // the exit is noticed by the watch below, which reads to EAGAIN (everything) and only then lets go.
+    const ptsName = (this.proc as unknown as { ptsName?: unknown }).ptsName;
+    if (typeof ptsName === 'string' && ptsName.startsWith('/dev/')) {
+      try {
+        this.slaveFd = openSync(ptsName, fsConstants.O_RDWR | fsConstants.O_NOCTTY);
+      } catch {
+        this.slaveFd = null; // best effort: the drain on exit still covers most cases
+      }
+    }
+    this.exitWatch = setInterval(() => this.checkChildGone(), EXIT_WATCH_MS);
+    this.exitWatch.unref();
+    this.model = new ScreenModel({ rows, cols });
+    // node-pty's public write() drops the stream's write() result, so backpressure is read from the
+    // tty stream it wraps (node-pty 1.1 UnixTerminal._socket). Without it, writes still work unbounded.
+    const stream = (this.proc as unknown as { _socket?: Writable })._socket;
+    this.ptyStream = stream && typeof stream.write === 'function' ? stream : undefined;
+    this.ptyStream?.on('drain', () => {
+      for (const l of [...this.drainListeners]) l();
+    });
+    (this.proc.onData as unknown as pty.IEvent<Buffer>)((chunk) => this.onOutput(chunk));
+    this.exited = new Promise((resolve) => {
+      this.proc.onExit(({ exitCode, signal }) => {
+        if (this.killTimer) clearTimeout(this.killTimer);
+        this.stopExitWatch();
+        // Everything the program wrote must reach the sink before its exit is reported: callers end the
+        // session on `exited`, and output read after that (a held PTY's buffer) would be dropped.
+        this.childGone = true;
+        this.drainNow();
+        this.releaseSlave();
+        this.exitStatus = shellStatus(exitCode, signal);
+        resolve(this.exitStatus);
+      });
+    });
+  }
+
+  static spawn(options: SessionOptions): Session {
+    return new Session(options);
+  }
+
+  get rows(): number {
+    return this.model.rows;
+  }
+
+  get cols(): number {
+    return this.model.cols;
+  }
+
+  get modes(): TerminalModes {
+    return this.model.modes;
+  }
+
+  /** The status once the program exited, else null. */
+  get status(): number | null {
+    return this.exitStatus;
+  }
+
+  /** Sets (or clears) where live output goes. */
+  setOutputSink(sink: OutputSink | null): void {
+    this.sink = sink;
+  }
+
+  /** Stops reading the PTY until every hold is released. Holds are named so owners release only theirs. */
+  hold(reason: string): void {
+    if (this.holds.size === 0 && !this.childGone) this.pausePty();
+    this.holds.add(reason);
+  }
+
+  release(reason: string): void {
+    if (!this.holds.delete(reason)) return;
+    // Resume even after exit: node-pty reports the exit only once it has read the PTY to EOF.
+    if (this.holds.size === 0) this.resumePty();
+  }
+
+  private ptyHandle(): { reading?: boolean; readStop?: () => number; readStart?: () => number } | undefined {
+    return (this.ptyStream as unknown as { _handle?: { reading?: boolean; readStop?: () => number; readStart?: () => number } } | undefined)?._handle;
+  }
+
+  private resumePty(): void {
+    const handle = this.ptyHandle();
+    if (handle && typeof handle.readStart === 'function') {
+      if (handle.reading === false && !(this.ptyStream?.destroyed ?? true)) {
+        handle.reading = true;
+        handle.readStart();
+      }
+      return;
+    }
+    this.proc.resume();
+  }
+
+  /**
+   * Backpressure is applied at the libuv handle only (readStop), never by pausing the Node stream: a
+   * paused stream keeps what it already read in its buffer, and when the program exits the next read hits
+   * EIO, node-pty destroys the stream and that buffer is discarded (output lost at exit). With the handle
+   * stopped nothing is read, so nothing is buffered, and on release every read is emitted at once.
+   */
+  private pausePty(): void {
+    const handle = this.ptyHandle();
+    if (handle && typeof handle.readStop === 'function') {
+      if (handle.reading) {
+        handle.reading = false;
+        handle.readStop();
+      }
+      return;
+    }
+    this.proc.pause();
+  }
+
+  private checkChildGone(): void {
+    try {
+      process.kill(this.pid, 0);
+      return;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'EPERM') return;
+    }
+    // Reaped: no more output will be produced, so reading the rest cannot grow without bound.
+    this.childGone = true;
+    this.stopExitWatch();
+    this.drainNow();
+    this.releaseSlave();
+    this.resumePty();
+  }
+
+  /** Delivers everything the PTY still holds, in order, before node-pty can discard it. */
+  private drainNow(): void {
+    const stream = this.ptyStream as (Writable & { read?: () => unknown; readableLength?: number }) | undefined;
+    // In paused mode read() emits 'data' for what it returns, so buffered chunks reach onOutput in order.
+    while (stream?.read && (stream.readableLength ?? 0) > 0 && stream.read() !== null) {
+      // emitted through the 'data' listener
+    }
+    const fd = (this.proc as unknown as { fd?: unknown }).fd;
+    if (typeof fd !== 'number') return;
+    const buf = Buffer.allocUnsafe(64 * 1024);
+    for (;;) {
+      let n: number;
+      try {
+        n = readSync(fd, buf, 0, buf.length, null);
+      } catch {
+        break; // EAGAIN (nothing left for now), EIO (slave closed and drained) or EBADF (already closed)
+      }
+      if (n <= 0) break;
+      this.onOutput(Buffer.from(buf.subarray(0, n)));
+    }
+  }
+
+  private releaseSlave(): void {
+    if (this.slaveFd === null) return;
+    try {
+      closeSync(this.slaveFd);
+    } catch {
+      // already closed
+    }
+    this.slaveFd = null;
+  }
+
+  private stopExitWatch(): void {
+    if (this.exitWatch) clearInterval(this.exitWatch);
+    this.exitWatch = undefined;
+  }
+
+  /** Names of the holds currently pausing the PTY's output. */
+  get holdReasons(): string[] {
+    return [...this.holds];
+  }
+
+  /** Writes input bytes to the program. False means the PTY is not draining: wait for `onDrain`. */
+  write(bytes: Buffer): boolean {
+    if (this.exitStatus !== null || bytes.length === 0) return true;
+    if (this.ptyStream) return this.ptyStream.write(bytes);
+    this.proc.write(bytes as unknown as string);
+    return true;
+  }
+
+  onDrain(listener: () => void): Disposable {
+    this.drainListeners.add(listener);
+    return { dispose: () => this.drainListeners.delete(listener) };
+  }
+
+  resize(rows: number, cols: number): void {
+    if (!Number.isInteger(rows) || !Number.isInteger(cols) || rows < 1 || cols < 1) return;
+    if (rows === this.model.rows && cols === this.model.cols) return;
+    if (this.exitStatus === null) this.proc.resize(cols, rows);
+    this.model.resize(rows, cols);
+  }
+
+  /** Resolves once the model has parsed all output received so far. */
+  settle(): Promise<void> {
+    return this.model.settle();
+  }
+
+  /** Reset, modes, clear, screen and cursor (see ScreenModel.repaint); exact after `settle()`. */
+  repaint(): Buffer {
+    return this.model.repaint();
+  }
+
+  /** Visible text of the screen, one string per row. */
+  screenLines(): string[] {
+    return this.model.screenLines();
+  }
+
+  get cursor(): { x: number; y: number } {
+    return this.model.cursor;
+  }
+
+  /** Sends a signal to the program. */
+  kill(signal: NodeJS.Signals): void {
+    if (this.exitStatus !== null) return;
+    try {
+      this.proc.kill(signal);
+    } catch {
+      // Already gone: the exit event follows.
+    }
+  }
+
+  /** SIGHUP (what a closing terminal sends), then SIGKILL after a grace; resolves with the status. */
+  terminate(graceMs = TERMINATE_GRACE_MS): Promise<number> {
+    if (this.exitStatus === null) {
+      this.kill('SIGHUP');
+      this.killTimer ??= setTimeout(() => this.kill('SIGKILL'), graceMs);
+      this.killTimer.unref();
+    }
+    return this.exited;
+  }
+
+  dispose(): void {
+    if (this.killTimer) clearTimeout(this.killTimer);
+    this.stopExitWatch();
+    this.releaseSlave();
+    this.model.dispose();
+  }
+
+  private onOutput(chunk: Buffer): void {
+    this.sink?.(chunk);
+    this.model.write(chunk, () => {
+      if (this.model.backlog < MODEL_BACKLOG_LOW) this.release('model');
+    });
+    if (this.model.backlog > MODEL_BACKLOG_HIGH) this.hold('model');
+  }
+}

@@ -1,0 +1,196 @@
+/** `jackin-capsule serve` and `attach-proxy` as processes: the real built binary, a real PTY and socket. */
+import { test, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import {
+  createServerFrameDecoder,
+  encodeClientFrame,
+  encodeControlMessage,
+  ControlMessageDecoder,
+  type ServerFrame,
+} from '../src/protocol/index.ts';
+import { helloFrame, TestClient } from './helpers/capsule-client.ts';
+import { pollUntil } from './helpers/poll.ts';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const BIN = join(ROOT, 'bin', 'jackin-capsule.js');
+const START_TIMEOUT_MS = 20_000;
+
+interface Capsule {
+  child: ChildProcess;
+  runDir: string;
+  socketPath: string;
+  stderr: () => string;
+  exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+function startCapsule(t: TestContext, program: string[], extra: string[] = [], runDir?: string): Capsule {
+  const base = mkdtempSync(join(tmpdir(), 'capsule-proc-'));
+  const dir = runDir ?? join(base, 'run');
+  const child = spawn(process.execPath, [BIN, 'serve', '--run-dir', dir, '--workspace', base, '--name', 'proc', ...extra, '--', ...program], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let err = '';
+  child.stderr!.on('data', (b: Buffer) => (err += b.toString()));
+  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
+  t.after(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    rmSync(base, { recursive: true, force: true });
+  });
+  return { child, runDir: dir, socketPath: join(dir, 'jackin.sock'), stderr: () => err, exit };
+}
+
+async function waitListening(c: Capsule): Promise<void> {
+  await pollUntil('the capsule socket', () => existsSync(c.socketPath) && existsSync(join(c.runDir, 'capsule.json')), {
+    timeoutMs: START_TIMEOUT_MS,
+    last: c.stderr,
+  });
+}
+
+test('jackin-capsule serve: run dir 0700, socket 0600, capsule.json, and everything removed on exit', async (t) => {
+  const c = startCapsule(t, ['sh', '-c', 'read x; exit $x']);
+  await waitListening(c);
+  assert.equal(statSync(c.runDir).mode & 0o777, 0o700);
+  assert.equal(statSync(c.socketPath).mode & 0o777, 0o600);
+  assert.ok(statSync(c.socketPath).isSocket());
+  const infoPath = join(c.runDir, 'capsule.json');
+  assert.equal(statSync(infoPath).mode & 0o777, 0o600);
+  const info = JSON.parse(readFileSync(infoPath, 'utf8')) as Record<string, unknown>;
+  assert.equal(info['pid'], c.child.pid);
+  assert.equal(info['name'], 'proc');
+  assert.deepEqual(info['program'], ['sh', '-c', 'read x; exit $x']);
+  assert.equal(typeof info['startedAt'], 'string');
+
+  // The program's exit status reaches a client that negotiated exit-status, and becomes the capsule's.
+  const client = await TestClient.connect(c.socketPath);
+  t.after(() => client.close());
+  client.send(helloFrame());
+  await client.waitForFrame('Welcome');
+  client.send({ type: 'ExtHello', features: { 'exit-status': 1 } });
+  client.send({ type: 'Input', bytes: Buffer.from('7\r') });
+  await client.waitForFrame('Shutdown');
+  const types = client.types();
+  assert.deepEqual(types.slice(-2), ['ExitStatus', 'Shutdown']);
+  assert.deepEqual(client.frames.find((f) => f.type === 'ExitStatus'), { type: 'ExitStatus', status: 7 });
+  assert.deepEqual(await c.exit, { code: 7, signal: null });
+  assert.equal(existsSync(c.socketPath), false);
+  assert.equal(existsSync(infoPath), false);
+});
+
+test('jackin-capsule serve: a client without the extension gets only Shutdown; a signal-killed program exits 128+n', async (t) => {
+  const c = startCapsule(t, ['sh', '-c', 'read x; kill -TERM $$']);
+  await waitListening(c);
+  const client = await TestClient.connect(c.socketPath);
+  t.after(() => client.close());
+  client.send(helloFrame());
+  await client.waitForFrame('Welcome');
+  client.send({ type: 'Input', bytes: Buffer.from('go\r') });
+  await client.waitForFrame('Shutdown');
+  assert.ok(!client.types().includes('ExitStatus'));
+  assert.deepEqual(await c.exit, { code: 128 + 15, signal: null });
+});
+
+test('jackin-capsule serve: SIGTERM ends the program and removes the socket', async (t) => {
+  const c = startCapsule(t, ['sleep', '1000']);
+  await waitListening(c);
+  c.child.kill('SIGTERM');
+  const r = await c.exit;
+  assert.equal(r.code, 128 + 1, `the program got SIGHUP: ${c.stderr()}`);
+  assert.equal(existsSync(c.socketPath), false);
+});
+
+test('jackin-capsule serve: a stale socket is replaced, a live one is refused with E_CAPSULE_RUNNING', async (t) => {
+  const first = startCapsule(t, ['sleep', '1000']);
+  await waitListening(first);
+  const second = startCapsule(t, ['sleep', '1000'], [], first.runDir);
+  const r = await second.exit;
+  assert.equal(r.code, 1);
+  assert.match(second.stderr(), /E_CAPSULE_RUNNING/);
+  assert.equal(second.stderr().trim().split('\n').length, 1, 'one line on stderr');
+  first.child.kill('SIGKILL');
+  await first.exit;
+  assert.ok(existsSync(first.socketPath), 'SIGKILL leaves the socket file behind');
+  // Nothing answers on it any more: the next capsule replaces it.
+  const third = startCapsule(t, ['sh', '-c', 'exit 0'], [], first.runDir);
+  assert.deepEqual(await third.exit, { code: 0, signal: null });
+  assert.doesNotMatch(third.stderr(), /E_CAPSULE_RUNNING/);
+});
+
+test('jackin-capsule serve: a socket path that is a live non-capsule listener is not stolen', async (t) => {
+  const base = mkdtempSync(join(tmpdir(), 'capsule-live-'));
+  t.after(() => rmSync(base, { recursive: true, force: true }));
+  const other = createServer(() => undefined);
+  await new Promise<void>((r) => other.listen(join(base, 'jackin.sock'), r));
+  t.after(() => other.close());
+  const c = startCapsule(t, ['sleep', '1000'], [], base);
+  assert.equal((await c.exit).code, 1);
+  assert.match(c.stderr(), /E_CAPSULE_RUNNING/);
+});
+
+function runProxy(socketPath: string): { child: ChildProcess; frames: ServerFrame[]; raw: Buffer[]; stdoutEnded: Promise<void>; exit: Promise<number | null> } {
+  const child = spawn(process.execPath, [BIN, 'attach-proxy', '--socket', socketPath], { stdio: ['pipe', 'pipe', 'pipe'] });
+  const frames: ServerFrame[] = [];
+  const raw: Buffer[] = [];
+  const decoder = createServerFrameDecoder();
+  child.stdout!.on('data', (b: Buffer) => {
+    raw.push(b);
+    for (const item of decoder.push(b)) if (item.ok) frames.push(item.frame);
+  });
+  const stdoutEnded = new Promise<void>((r) => child.stdout!.once('end', () => r()));
+  const exit = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  return { child, frames, raw, stdoutEnded, exit };
+}
+
+test('jackin-capsule attach-proxy: relays a whole session byte for byte and ends when the capsule closes', async (t) => {
+  const c = startCapsule(t, ['bash', '--norc', '--noprofile', '-i']);
+  await waitListening(c);
+  const p = runProxy(c.socketPath);
+  t.after(() => p.child.kill('SIGKILL'));
+  const output = (): string =>
+    Buffer.concat(p.frames.flatMap((f) => (f.type === 'Output' ? [f.bytes] : []))).toString('latin1');
+  p.child.stdin!.write(encodeClientFrame(helloFrame()));
+  await pollUntil('Welcome through the proxy', () => p.frames[0]?.type === 'Welcome', { timeoutMs: START_TIMEOUT_MS });
+  p.child.stdin!.write(encodeClientFrame({ type: 'Input', bytes: Buffer.from('echo via-$((40+2))\r') }));
+  await pollUntil('echo through the proxy', () => output().includes('via-42'), { last: output });
+  p.child.stdin!.write(encodeClientFrame({ type: 'Detach' }));
+  await pollUntil('Shutdown through the proxy', () => p.frames.some((f) => f.type === 'Shutdown'));
+  // The capsule closed its side: the proxy closes stdout even though our stdin is still open...
+  await p.stdoutEnded;
+  // ...and exits once stdin ends too.
+  p.child.stdin!.end();
+  assert.equal(await p.exit, 0);
+  assert.equal(c.child.exitCode, null, 'the program keeps running after the detach');
+});
+
+test('jackin-capsule attach-proxy: stdin EOF half-closes, and the reply still comes back', async (t) => {
+  const c = startCapsule(t, ['sleep', '1000']);
+  await waitListening(c);
+  const p = runProxy(c.socketPath);
+  t.after(() => p.child.kill('SIGKILL'));
+  // Write the request and end stdin at once: the reply must still arrive after our EOF.
+  p.child.stdin!.end(encodeControlMessage({ method: 'status' }));
+  await p.stdoutEnded;
+  assert.equal(await p.exit, 0);
+  const [reply] = new ControlMessageDecoder().push(Buffer.concat(p.raw));
+  assert.equal((reply as Record<string, unknown>)['ok'], true);
+  assert.equal((reply as Record<string, unknown>)['name'], 'proc');
+});
+
+test('jackin-capsule attach-proxy: a missing socket is one line on stderr and a non-zero exit', async (t) => {
+  const base = mkdtempSync(join(tmpdir(), 'capsule-none-'));
+  t.after(() => rmSync(base, { recursive: true, force: true }));
+  const child = spawn(process.execPath, [BIN, 'attach-proxy', '--socket', join(base, 'nope.sock')], { stdio: ['pipe', 'pipe', 'pipe'] });
+  let err = '';
+  child.stderr!.on('data', (b: Buffer) => (err += b.toString()));
+  const code = await new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
+  assert.equal(code, 1);
+  assert.match(err, /^jackin-capsule: E_SOCKET_CONNECT: cannot connect to .*nope\.sock: ENOENT/);
+  assert.equal(err.trim().split('\n').length, 1);
+});
