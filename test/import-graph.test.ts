@@ -1,5 +1,5 @@
 /**
- * Keeps the layering rules of docs (conventions, "Layout") true: src/protocol and src/policy are pure (no
+ * Keeps the layering rules of docs (conventions, "Layout") true: src/protocol, src/policy and src/ui are pure (no
  * Node I/O modules), and host code never imports capsule code or the reverse. Test files are not shipped,
  * so they are outside the purity rule (the vector tests read their JSON with node:fs).
  */
@@ -64,8 +64,8 @@ test('the specifier scanner finds every import form (so the checks below cannot 
   for (const ok of ['node:path', 'node:crypto', './fs.ts', 'fast-check']) assert.ok(!FORBIDDEN_IN_PURE.test(ok), ok);
 });
 
-test('src/protocol and src/policy import no node:fs, node:net or node:child_process', () => {
-  const files = [...sourceFiles(join(src, 'protocol')), ...sourceFiles(join(src, 'policy'))].filter((f) => !isTest(f));
+test('src/protocol, src/policy and src/ui import no node:fs, node:net or node:child_process', () => {
+  const files = ['protocol', 'policy', 'ui'].flatMap((d) => sourceFiles(join(src, d))).filter((f) => !isTest(f));
   assert.ok(files.some((f) => f.endsWith(join('protocol', 'decoder.ts'))), 'the protocol sources were found');
   const offences: string[] = [];
   for (const f of files) {

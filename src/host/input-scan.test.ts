@@ -157,3 +157,12 @@ test('input scan (property): input with no trigger comes out as bytes events onl
     { numRuns: 3000 },
   );
 });
+
+test('ESC right before the palette key is passed on, and the palette key still counts', () => {
+  const s = new InputScanner();
+  const ev = s.push(Buffer.from([0x1b, 0x1c, 0x1c, 0x61]));
+  assert.deepEqual(
+    ev.map((e) => (e.type === 'bytes' ? `bytes:${e.bytes.toString('hex')}` : e.type)),
+    ['bytes:1b', 'palette-key', 'palette-key', 'bytes:61'],
+  );
+});

@@ -225,7 +225,9 @@ export class InputScanner {
     // ESC
     if (i + 1 >= data.length) return this.#keep(data, i);
     const next = data[i + 1]!;
-    if (next === ESC) {
+    // ESC before the palette key is not Alt+palette: the palette key keeps working after any byte (so the
+    // doubled form sends a literal palette byte whatever was typed before it).
+    if (next === ESC || (this.#paletteKey !== null && next === this.#paletteKey.c0)) {
       this.#bytes(data.subarray(i, i + 1));
       return i + 1;
     }

@@ -74,3 +74,16 @@ test('render draws a box with every action and its key inside the screen', () =>
     assert.ok(Number(m[2]) >= 1 && Number(m[2]) <= 80);
   }
 });
+
+test('the box keeps its height whatever the filter, so no stale border is left', () => {
+  const p = new Palette(actions);
+  p.open();
+  const rowsOf = (s: string) => [...s.matchAll(/\x1b\[(\d+);\d+H/g)].map((m) => Number(m[1]));
+  const full = rowsOf(p.render(24, 80));
+  p.input(b('/zzz'));
+  assert.deepEqual(rowsOf(p.render(24, 80)), full);
+  p.input(b('\x1b\x1b'));
+  p.open();
+  p.input(b('e'));
+  assert.deepEqual(rowsOf(p.render(24, 80)).slice(0, full.length), full);
+});

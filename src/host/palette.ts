@@ -8,7 +8,7 @@
  * closes. An action with a prompt opens a one-line text field (ordinary editing; Enter submits, Esc cancels).
  */
 import { decodeKeys, type Key } from './keys.ts';
-import { cutColumns, padColumns, textWidth } from './inert-text.ts';
+import { cutColumns, padColumns, textWidth } from '../ui/inert-text.ts';
 
 export interface PaletteAction {
   id: string;
@@ -226,6 +226,8 @@ export class Palette {
     if (this.prompt) {
       lines.push({ text: ` ${this.prompt.action.prompt ?? this.prompt.action.title}`, style: body });
       lines.push({ text: ` > ${this.prompt.text}`, style: body });
+      const fullHeight = 1 + Math.min(this.actions.length, maxItems);
+      while (lines.length < fullHeight) lines.push({ text: '', style: body });
       lines.push({ text: ' Enter run · Esc back', style: dim });
     } else {
       const f = this.filtering ? `/${this.filter}` : 'type to filter';
@@ -236,6 +238,9 @@ export class Palette {
         const text = ` ${padColumns(key, 7)} ${a.title}`;
         lines.push({ text, style: first + i === this.selected ? sel : body });
       });
+      // The box keeps the height of the full list, so a narrower filter never leaves old borders behind.
+      const fullHeight = 1 + Math.min(this.actions.length, maxItems);
+      while (lines.length < fullHeight) lines.push({ text: '', style: body });
       lines.push({ text: ' ↑↓ select · Enter run · Esc close', style: dim });
     }
     const height = lines.length + 2;

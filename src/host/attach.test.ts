@@ -1,0 +1,172 @@
+import { test, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough, Writable } from 'node:stream';
+import { createClientFrameDecoder, encodeServerFrame, type ClientFrame, type ServerFrame } from '../protocol/index.ts';
+import { connectSocket, socketTransport } from '../transport/socket.ts';
+import { pollUntil } from '../../test/helpers/poll.ts';
+import { AttachSession, negotiateFeatures, outcomeExit } from './attach.ts';
+import { HostTerminal } from './terminal.ts';
+
+/** A capsule stand-in on a real Unix socket: records the client's frames, sends what the test says. */
+async function fakeCapsule(t: TestContext) {
+  const dir = mkdtempSync(join(tmpdir(), 'jackin-attach-'));
+  const path = join(dir, 'jackin.sock');
+  const frames: ClientFrame[] = [];
+  let conn: Socket | undefined;
+  const server = createServer((c) => {
+    conn = c;
+    const dec = createClientFrameDecoder();
+    c.on('data', (b: Buffer) => {
+      for (const item of dec.push(b)) if (item.ok) frames.push(item.frame);
+    });
+    c.on('error', () => {});
+  });
+  await new Promise<void>((r) => server.listen(path, r));
+  t.after(() => {
+    conn?.destroy();
+    server.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const client = socketTransport(await connectSocket(path), path);
+  await pollUntil('the fake capsule to accept', () => conn);
+  return {
+    client,
+    frames,
+    send: (f: ServerFrame) => conn!.write(encodeServerFrame(f)),
+    raw: (b: Buffer) => conn!.write(b),
+    end: () => conn!.end(),
+    destroy: () => conn!.destroy(),
+    waitFor: (type: ClientFrame['type']) => pollUntil(`a ${type} frame`, () => frames.find((f) => f.type === type), { last: () => frames.map((f) => f.type) }),
+  };
+}
+
+function fakeTerminal() {
+  const stdin = new PassThrough();
+  const out: Buffer[] = [];
+  const stdout = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      out.push(chunk);
+      cb();
+    },
+  });
+  const terminal = new HostTerminal({ stdin, stdout });
+  return { terminal, stdin, written: () => Buffer.concat(out).toString('latin1') };
+}
+
+test('attach: sends Hello with the terminal size and TERM fields, forwards input, writes output and BEL', async (t) => {
+  const cap = await fakeCapsule(t);
+  const term = fakeTerminal();
+  const session = new AttachSession({ transport: cap.client, terminal: term.terminal, name: 'x', env: { TERM: 'xterm-256color', COLORTERM: 'truecolor' } });
+  const done = session.start();
+  const hello = await cap.waitFor('Hello');
+  assert.equal(cap.frames[0]?.type, 'Hello', 'Hello comes first');
+  assert.ok(hello.type === 'Hello');
+  assert.deepEqual([hello.rows, hello.cols, hello.term, hello.termProgram, hello.colorTerm, hello.context], [24, 80, 'xterm-256color', null, 'truecolor', null]);
+  const all = Buffer.from(Array.from({ length: 256 }, (_, i) => i).filter((b) => b !== 0x1c));
+  term.stdin.write(all);
+  await pollUntil('all input bytes', () => {
+    const got = Buffer.concat(cap.frames.flatMap((f) => (f.type === 'Input' ? [f.bytes] : [])));
+    return got.equals(all);
+  });
+  cap.send({ type: 'Welcome', sessions: 1, features: null });
+  cap.send({ type: 'Output', bytes: Buffer.from('hello\r\n') });
+  cap.send({ type: 'Bell' });
+  await pollUntil('output and BEL on the terminal', () => term.written() === 'hello\r\n\x07');
+  assert.equal(cap.frames.some((f) => f.type === 'ExtHello'), false, 'no ExtHello to an upstream capsule');
+  cap.send({ type: 'Shutdown', reason: null });
+  assert.deepEqual(await done, { kind: 'shutdown', reason: null });
+});
+
+test('attach: negotiates extensions, and the program exit status ends the session', async (t) => {
+  const cap = await fakeCapsule(t);
+  const term = fakeTerminal();
+  const session = new AttachSession({ transport: cap.client, terminal: term.terminal, name: 'x' });
+  const notices: unknown[] = [];
+  session.on('notice', (n) => notices.push(n));
+  const done = session.start();
+  await cap.waitFor('Hello');
+  cap.send({ type: 'Welcome', sessions: 1, features: { 'exit-status': 1, notice: 1, repaint: 2, other: 1 } });
+  const ext = await cap.waitFor('ExtHello');
+  assert.deepEqual(ext, { type: 'ExtHello', features: { 'exit-status': 1, notice: 1, repaint: 1 } });
+  cap.send({ type: 'Notice', level: 'warning', text: 'careful' });
+  cap.send({ type: 'ExitStatus', status: 42 });
+  cap.send({ type: 'Shutdown', reason: 'program exited' });
+  assert.deepEqual(await done, { kind: 'exited', status: 42 });
+  assert.deepEqual(notices, [{ level: 'warning', text: 'careful' }]);
+  assert.match(term.written(), /^\x1b7\x1b\[1;\d+H.* ! careful .*\x1b8$/, 'the notice is drawn without moving the cursor');
+});
+
+test('attach: Ctrl+\\ d sends AttachControl Detach with context {v:1} and ends detached', async (t) => {
+  const cap = await fakeCapsule(t);
+  const term = fakeTerminal();
+  const done = new AttachSession({ transport: cap.client, terminal: term.terminal, name: 'x' }).start();
+  await cap.waitFor('Hello');
+  cap.send({ type: 'Welcome', sessions: 1, features: { repaint: 1 } });
+  await cap.waitFor('ExtHello');
+  term.stdin.write(Buffer.from('ls\x1c'));
+  await pollUntil('the palette drawn', () => term.written().includes('Detach'));
+  term.stdin.write(Buffer.from('d'));
+  const req = await cap.waitFor('AttachControl');
+  assert.deepEqual(req, { type: 'AttachControl', requestId: 1n, context: { v: 1 }, body: { kind: 'Detach' } });
+  cap.send({ type: 'AttachControlResponse', requestId: 1n, result: 'success' });
+  cap.send({ type: 'Shutdown', reason: null });
+  assert.deepEqual(await done, { kind: 'detached' });
+  const input = Buffer.concat(cap.frames.flatMap((f) => (f.type === 'Input' ? [f.bytes] : []))).toString();
+  assert.equal(input, 'ls');
+});
+
+test('attach: with an upstream capsule the palette key is forwarded and notices go out as HostNotice', async (t) => {
+  const cap = await fakeCapsule(t);
+  const term = fakeTerminal();
+  const session = new AttachSession({ transport: cap.client, terminal: term.terminal, name: 'x' });
+  const done = session.start();
+  await cap.waitFor('Hello');
+  cap.send({ type: 'Welcome', sessions: 1, features: null });
+  await pollUntil('welcome handled', () => session.listenerCount('welcome') >= 0 && cap.frames.length >= 1);
+  term.stdin.write(Buffer.from('a\x1cd'));
+  await pollUntil('input forwarded', () => Buffer.concat(cap.frames.flatMap((f) => (f.type === 'Input' ? [f.bytes] : []))).toString() === 'a\x1cd');
+  session.notify('error', 'Image rejected: \x1b[2Jbad');
+  const n = await cap.waitFor('HostNotice');
+  assert.deepEqual(n, { type: 'HostNotice', text: '✗ Image rejected: \\x1b[2Jbad' });
+  assert.equal(term.written(), '', 'the host draws nothing of its own over an upstream capsule');
+  cap.send({ type: 'Shutdown', reason: null });
+  await done;
+});
+
+test('attach: a closed connection without Shutdown is a lost connection', async (t) => {
+  const cap = await fakeCapsule(t);
+  const term = fakeTerminal();
+  const done = new AttachSession({ transport: cap.client, terminal: term.terminal, name: 'x' }).start();
+  await cap.waitFor('Hello');
+  cap.destroy();
+  assert.deepEqual(await done, { kind: 'lost', reason: 'the capsule closed the connection' });
+});
+
+test('attach: a malformed frame is skipped; a framing error ends the session', async (t) => {
+  const cap = await fakeCapsule(t);
+  const term = fakeTerminal();
+  const logs: string[] = [];
+  const done = new AttachSession({ transport: cap.client, terminal: term.terminal, name: 'x', log: (l) => logs.push(l) }).start();
+  await cap.waitFor('Hello');
+  // HostOpenUrl with a javascript: URL: in sync, invalid payload.
+  const bad = Buffer.from('javascript:alert(1)');
+  cap.raw(Buffer.concat([Buffer.from([0x86, 0, 0, 0, bad.length]), bad]));
+  cap.send({ type: 'Output', bytes: Buffer.from('still here') });
+  await pollUntil('output after the skipped frame', () => term.written() === 'still here');
+  assert.ok(logs.some((l) => l.startsWith('skipped a malformed frame')), JSON.stringify(logs));
+  cap.raw(Buffer.from([0x82, 0xff, 0xff, 0xff, 0xff]));
+  const outcome = await done;
+  assert.equal(outcome.kind, 'lost');
+  assert.match((outcome as { reason: string }).reason, /^protocol error: .*cap/);
+});
+
+test('negotiateFeatures and outcomeExit', () => {
+  assert.deepEqual(negotiateFeatures({ notice: 1 }), { notice: 1 });
+  assert.deepEqual(outcomeExit({ kind: 'exited', status: 3 }, 'x'), { status: 3, message: null });
+  assert.deepEqual(outcomeExit({ kind: 'detached' }, 'x'), { status: 0, message: 'detached from x' });
+  assert.equal(outcomeExit({ kind: 'lost', reason: 'r' }, 'x').status, 1);
+});
