@@ -1,0 +1,59 @@
+// Output throughput: the program writes a large text file to its terminal; time from the go key until the
+// end marker printed after it reaches the operator's side (tmux may coalesce screen updates, so the
+// marker, not a byte count, is what ends the measurement for every variant alike).
+import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
+import { once } from 'node:events';
+import { randomBytes } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { median } from './stats.mjs';
+
+const END_MARKER = 'BENCH-END-OF-OUTPUT';
+const MIB = 1024 * 1024;
+
+/** Writes `mib` MiB of base64 text in 76-column lines (what `base64` prints) and returns its path. */
+export async function makeTextFile(mib) {
+  const dir = mkdtempSync(join(tmpdir(), 'jackin-bench-data-'));
+  const path = join(dir, 'output.txt');
+  const out = createWriteStream(path);
+  let written = 0;
+  const total = mib * MIB;
+  while (written < total) {
+    const lines = [];
+    let chunk = 0;
+    while (chunk < 64 * 1024 && written + chunk < total) {
+      const line = `${randomBytes(57).toString('base64')}\n`;
+      lines.push(line);
+      chunk += line.length;
+    }
+    const text = lines.join('').slice(0, total - written);
+    written += text.length;
+    if (!out.write(text)) await once(out, 'drain');
+  }
+  out.end();
+  await once(out, 'finish');
+  return { path, bytes: total, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** Runs `cat file` through `variant` `runs` times; reports the median rate in MiB/s. */
+export async function measureThroughput(variant, file, { runs, timeoutMs = 120_000 }) {
+  // The program stays alive after the marker (`read stop`): node-pty drops output still unread when the
+  // program exits and the PTY closes, which would lose the marker.
+  const program = ['sh', '-c', `stty -echo; printf "BENCH-%s\\n" READY; read go; cat "$0"; printf "\\nBENCH-END-OF-%s\\n" OUTPUT; read stop`, file.path];
+  const rates = [];
+  for (let r = 0; r < runs; r++) {
+    const session = await variant.start(program);
+    try {
+      await session.pty.waitForText('BENCH-READY', { timeoutMs: 20_000 });
+      const done = session.pty.waitForText(END_MARKER, { timeoutMs });
+      const t0 = process.hrtime.bigint();
+      session.pty.write('\r');
+      await done;
+      const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+      rates.push(file.bytes / MIB / seconds);
+    } finally {
+      await session.stop();
+    }
+  }
+  return { mibPerSecond: median(rates), runs: rates.length, mib: file.bytes / MIB };
+}

@@ -1,0 +1,124 @@
+// The ways of putting a program in front of the operator that the benchmark compares. Each variant starts
+// `argv` so that the bench process's PTY is the operator's terminal, and stops everything it started.
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { spawnOnPty } from './pty-process.mjs';
+
+export const REPO_ROOT = new URL('../..', import.meta.url).pathname;
+const JACKIN_BIN = join(REPO_ROOT, 'bin', 'jackin.js');
+
+function baseEnv(extra = {}) {
+  return {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    HOME: process.env.HOME ?? '/root',
+    LANG: 'C.UTF-8',
+    TERM: 'xterm-256color',
+    ...extra,
+  };
+}
+
+/** The baseline: the program itself on the PTY. */
+export const direct = {
+  id: 'direct',
+  label: 'direct PTY',
+  async start(argv) {
+    const [file, ...args] = argv;
+    const p = spawnOnPty(file, args, { env: baseEnv() });
+    return { pty: p, async stop() { p.kill(); } };
+  },
+};
+
+/** The second baseline: the program in a tmux session whose client is attached to the PTY. */
+export const tmux = {
+  id: 'tmux',
+  label: 'tmux',
+  async start(argv) {
+    const socket = `jackin-bench-${process.pid}-${Date.now()}`;
+    const command = argv.map(shq).join(' ');
+    const p = spawnOnPty('tmux', [
+      '-L', socket, '-f', '/dev/null',
+      'start-server', ';', 'set-option', '-g', 'status', 'off', ';',
+      'set-option', '-g', 'default-terminal', 'xterm-256color', ';',
+      'new-session', command,
+    ], { env: baseEnv() });
+    return {
+      pty: p,
+      async stop() {
+        try {
+          execFileSync('tmux', ['-L', socket, 'kill-server'], { stdio: 'ignore' });
+        } catch {
+          // The session ended with its program.
+        }
+        p.kill();
+      },
+    };
+  },
+};
+
+/** The subject: `jackin run` (capsule spawned locally, host attached to the PTY). */
+export const jackin = {
+  id: 'jackin',
+  label: 'jackin run',
+  async start(argv) {
+    if (!existsSync(join(REPO_ROOT, 'dist', 'cli', 'jackin.js'))) {
+      throw new Error(`dist/cli/jackin.js is missing: run \`npm run build\` in ${REPO_ROOT}`);
+    }
+    const home = mkdtempSync(join(tmpdir(), 'jackin-bench-'));
+    const name = `bench-${process.pid}`;
+    const p = spawnOnPty(process.execPath, [JACKIN_BIN, 'run', '--name', name, '--', ...argv], {
+      env: baseEnv({ JACKIN_HOME: home, JACKIN_PASTE_KEY: 'none' }),
+    });
+    return {
+      pty: p,
+      async stop() {
+        // The capsule is detached from the PTY by design (it survives a detach), so stop it explicitly.
+        for (const pid of capsulePids(home)) signal(pid, 'SIGTERM');
+        for (let i = 0; i < 100 && capsulePids(home).some(isAlive); i++) await sleep(20);
+        for (const pid of capsulePids(home)) signal(pid, 'SIGKILL');
+        p.kill();
+        rmSync(home, { recursive: true, force: true });
+      },
+    };
+  },
+};
+
+export const ALL_VARIANTS = [direct, tmux, jackin];
+
+function capsulePids(home) {
+  const dir = join(home, 'sockets');
+  if (!existsSync(dir)) return [];
+  const pids = [];
+  for (const name of readdirSync(dir)) {
+    try {
+      const info = JSON.parse(readFileSync(join(dir, name, 'capsule.json'), 'utf8'));
+      if (Number.isInteger(info.pid) && info.pid > 0) pids.push(info.pid);
+    } catch {
+      // No capsule.json (yet): nothing to stop there.
+    }
+  }
+  return pids;
+}
+
+function isAlive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function signal(pid, sig) {
+  try {
+    process.kill(pid, sig);
+  } catch {
+    // Already gone.
+  }
+}
+
+export function shq(s) {
+  return /^[A-Za-z0-9_./=:-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
+}

@@ -1,0 +1,85 @@
+// Issue 3: keystroke round trip and output throughput of `jackin run`, against the same program on a
+// direct PTY and inside tmux, all measured in this run.
+import { ALL_VARIANTS } from '../lib/variants.mjs';
+import { measureLatency } from '../lib/latency.mjs';
+import { makeTextFile, measureThroughput } from '../lib/throughput.mjs';
+import { fmt, ratio } from '../lib/stats.mjs';
+
+export const id = 'attach';
+export const title = 'Attach: keystroke round trip and output throughput';
+
+export async function run({ quick, log }) {
+  const latencySamples = quick ? 200 : 2000;
+  const mib = quick ? 16 : 64;
+  const runs = quick ? 1 : 3;
+  const results = {};
+  const file = await makeTextFile(mib);
+  try {
+    for (const v of ALL_VARIANTS) {
+      const r = { label: v.label };
+      try {
+        log(`attach: ${v.label}: ${latencySamples} keystrokes`);
+        r.latency = await measureLatency(v, { samples: latencySamples });
+        log(`attach: ${v.label}: p50 ${fmt(r.latency.p50, 3)} ms, p99 ${fmt(r.latency.p99, 3)} ms`);
+        log(`attach: ${v.label}: ${runs} × cat of ${mib} MiB`);
+        r.throughput = await measureThroughput(v, file, { runs });
+        log(`attach: ${v.label}: ${fmt(r.throughput.mibPerSecond, 1)} MiB/s`);
+      } catch (e) {
+        r.error = e instanceof Error ? e.message : String(e);
+        log(`attach: ${v.label}: failed: ${r.error}`);
+      }
+      results[v.id] = r;
+    }
+  } finally {
+    file.cleanup();
+  }
+  return { data: results, markdown: render(results, { latencySamples, mib, runs }) };
+}
+
+function render(res, { latencySamples, mib, runs }) {
+  const d = res.direct ?? {};
+  const t = res.tmux ?? {};
+  const j = res.jackin ?? {};
+  const row = (name, get, digits) => {
+    const [dv, tv, jv] = [get(d), get(t), get(j)];
+    return `| ${name} | ${fmt(dv, digits)} | ${fmt(tv, digits)} | ${fmt(jv, digits)} | ${ratio(jv, dv)} | ${ratio(jv, tv)} |`;
+  };
+  const p50 = (r) => r.latency?.p50;
+  const p99 = (r) => r.latency?.p99;
+  const tput = (r) => r.throughput?.mibPerSecond;
+  const lines = [
+    '| measure | direct PTY | tmux | jackin run | jackin / direct | jackin / tmux |',
+    '|---|---:|---:|---:|---:|---:|',
+    row('keystroke round trip p50 (ms)', p50, 3),
+    row('keystroke round trip p99 (ms)', p99, 3),
+    row(`output throughput, cat of ${mib} MiB (MiB/s)`, tput, 1),
+    '',
+  ];
+  const overhead = p50(j) - p50(d);
+  const targets = [
+    `- p50 round-trip overhead over the direct PTY: ${fmt(overhead, 3)} ms (target < 1 ms): ${verdict(overhead, overhead < 1)}`,
+    `- throughput against tmux: ${ratio(tput(j), tput(t))} (target ≥ 1×): ${verdict(tput(j) / tput(t), tput(j) >= tput(t))}`,
+    `- throughput against the direct PTY: ${ratio(tput(j), tput(d))} (aim ≥ 0.70×): ${verdict(tput(j) / tput(d), tput(j) >= 0.7 * tput(d))}`,
+  ];
+  const errors = Object.values(res).filter((r) => r.error).map((r) => `- ${r.label} failed: ${r.error}`);
+  return [
+    ...lines,
+    'Targets (reported, not asserted):',
+    '',
+    ...targets,
+    ...(errors.length ? ['', 'Failures:', '', ...errors] : []),
+    '',
+    'Method: the bench process owns a PTY (`@lydell/node-pty`, 120×30) and plays the operator\'s terminal. ' +
+      `Round trip: \`sh -c 'stty raw -echo; exec cat'\`; ${latencySamples} keys (after 20 warm-up keys), 5 ms apart; ` +
+      'time from writing one byte to the PTY until the echoed byte is read back. ' +
+      `Throughput: \`cat\` of ${mib} MiB of base64 text lines in a cooked terminal, median of ${runs} run(s); ` +
+      'time from the go key until an end marker printed after the file is read back. ' +
+      'tmux 3.3 runs with `-f /dev/null`, status line off, its client attached to the PTY; ' +
+      '`jackin run` starts its capsule locally and attaches to it.',
+  ].join('\n');
+}
+
+function verdict(value, ok) {
+  if (!Number.isFinite(value)) return 'n/a';
+  return ok ? 'met' : 'not met';
+}

@@ -1,0 +1,62 @@
+#!/usr/bin/env node
+// Runs the benchmark sections and writes bench/RESULTS.md (raw numbers to bench/out/results.json).
+// Usage: npm run bench [-- --quick] [-- --only attach[,other]] [-- --out FILE]
+// Each section (bench/sections/*.mjs) exports { id, title, run({ quick, log }) → { data, markdown } };
+// later issues add clipboard, export and fairness sections to SECTIONS.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import * as attach from '../bench/sections/attach.mjs';
+import { writeReport } from '../bench/lib/report.mjs';
+
+const SECTIONS = [attach];
+const root = fileURLToPath(new URL('..', import.meta.url));
+
+const { values } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    only: { type: 'string' },
+    out: { type: 'string' },
+    'no-build': { type: 'boolean', default: false },
+  },
+});
+const only = values.only ? new Set(values.only.split(',')) : null;
+const unknown = only ? [...only].filter((id) => !SECTIONS.some((s) => s.id === id)) : [];
+if (unknown.length > 0) {
+  console.error(`run-bench: unknown section ${unknown.join(', ')}; known: ${SECTIONS.map((s) => s.id).join(', ')}`);
+  process.exit(2);
+}
+
+// The jackin variant runs the built binaries.
+if (!values['no-build']) {
+  const build = spawnSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
+  if (build.status !== 0) {
+    console.error('run-bench: the build failed; fix it or pass --no-build to measure the existing dist/');
+    process.exit(build.status ?? 1);
+  }
+}
+
+const started = new Date();
+const log = (msg) => console.error(`[bench ${((Date.now() - started.getTime()) / 1000).toFixed(1)}s] ${msg}`);
+const results = [];
+for (const section of SECTIONS) {
+  if (only && !only.has(section.id)) continue;
+  log(`section ${section.id}: ${section.title}`);
+  const { data, markdown } = await section.run({ quick: values.quick, log });
+  results.push({ id: section.id, title: section.title, data, markdown });
+}
+
+const argv = process.argv.slice(2);
+const command = `npm run bench${argv.length ? ` -- ${argv.join(' ')}` : ''}`;
+const outFile = values.out ?? join(root, 'bench', 'RESULTS.md');
+writeReport(outFile, { command, started, sections: results });
+mkdirSync(join(root, 'bench', 'out'), { recursive: true });
+writeFileSync(
+  join(root, 'bench', 'out', 'results.json'),
+  `${JSON.stringify({ started: started.toISOString(), command, quick: values.quick, sections: results.map(({ markdown, ...r }) => r) }, null, 2)}\n`,
+);
+log(`wrote ${outFile}`);
+// node-pty and child handles may keep the loop alive after every session stopped.
+process.exit(0);

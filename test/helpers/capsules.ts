@@ -1,0 +1,77 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pollUntil } from './poll.ts';
+
+/** What `jackin-capsule serve` writes to `<run>/capsule.json` (backbone contract). */
+export interface CapsuleInfo {
+  pid: number;
+  name: string;
+  program: string[];
+  workspace: string;
+  startedAt: string;
+}
+
+export function runDir(jackinHome: string, name: string): string {
+  return join(jackinHome, 'sockets', name);
+}
+
+export function readCapsuleInfo(jackinHome: string, name: string): CapsuleInfo | undefined {
+  const file = join(runDir(jackinHome, name), 'capsule.json');
+  if (!existsSync(file)) return undefined;
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as CapsuleInfo;
+  } catch {
+    // Being written right now: the caller polls again.
+    return undefined;
+  }
+}
+
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Waits for the capsule `name` to publish its capsule.json and returns its pid. */
+export async function capsulePid(jackinHome: string, name: string, timeoutMs = 10_000): Promise<number> {
+  return pollUntil(
+    `capsule ${name} to write ${join(runDir(jackinHome, name), 'capsule.json')}`,
+    () => {
+      const info = readCapsuleInfo(jackinHome, name);
+      return info !== undefined && Number.isInteger(info.pid) && info.pid > 0 ? info.pid : undefined;
+    },
+    { timeoutMs },
+  );
+}
+
+/**
+ * Stops every capsule a test started under `jackinHome`. Capsules run detached from the terminal (they must
+ * survive a detach), so killing tmux does not end them: without this, each test would leak a daemon.
+ * SIGTERM first so a capsule removes its socket, SIGKILL if it is still there after two seconds.
+ */
+export async function stopCapsules(jackinHome: string): Promise<void> {
+  const socketsDir = join(jackinHome, 'sockets');
+  if (!existsSync(socketsDir)) return;
+  const pids: number[] = [];
+  for (const name of readdirSync(socketsDir)) {
+    const info = readCapsuleInfo(jackinHome, name);
+    if (info !== undefined && Number.isInteger(info.pid) && info.pid > 0 && isAlive(info.pid)) pids.push(info.pid);
+  }
+  for (const pid of pids) signal(pid, 'SIGTERM');
+  try {
+    await pollUntil('capsules to stop after SIGTERM', () => pids.every((p) => !isAlive(p)), { timeoutMs: 2000 });
+  } catch {
+    for (const pid of pids) signal(pid, 'SIGKILL');
+  }
+}
+
+function signal(pid: number, sig: NodeJS.Signals): void {
+  try {
+    process.kill(pid, sig);
+  } catch {
+    // Exited in the meantime.
+  }
+}

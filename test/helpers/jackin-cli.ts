@@ -1,0 +1,70 @@
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { TestContext } from 'node:test';
+import { TmuxPane, shellQuote, type TmuxOptions } from './tmux.ts';
+
+/** Root of this checkout: e2e tests run the built binaries under bin/ (the test runner builds dist/ first). */
+export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+/** `jackin` as a shell command line, with the absolute node so the pane's PATH does not matter. */
+export const JACKIN = `${shellQuote(process.execPath)} ${shellQuote(join(REPO_ROOT, 'bin', 'jackin.js'))}`;
+
+/** A fixture script under test/fixtures/attach/, as a shell command line run by this node. */
+export function fixtureCommand(script: string, ...args: string[]): string {
+  const path = join(REPO_ROOT, 'test', 'fixtures', 'attach', script);
+  return [process.execPath, path, ...args].map(shellQuote).join(' ');
+}
+
+/**
+ * The program most tests run inside the capsule: a bash with no startup files and a prompt that cannot be
+ * mistaken for the outer shell's `$ `.
+ */
+export const INNER_SHELL = `env PS1='in$ ' bash --norc --noprofile`;
+/** A screen line that is exactly the inner prompt (tmux trims trailing blanks). */
+export const INNER_PROMPT = /^in\$$/m;
+/** A screen line that is exactly the outer shell's prompt. */
+export const OUTER_PROMPT = /^\$$/m;
+
+/** Time for node to start twice (jackin, then the capsule it spawns) on a loaded 2-core CI machine. */
+export const START_TIMEOUT_MS = 20_000;
+
+export function jackinRun(name: string, program: string = INNER_SHELL): string {
+  return `${JACKIN} run --name ${shellQuote(name)} -- ${program}`;
+}
+
+export function jackinAttach(name: string): string {
+  return `${JACKIN} attach ${shellQuote(name)}`;
+}
+
+/** Starts a pane for one test and makes sure it (and any capsule it started) is gone when the test ends. */
+export async function paneFor(t: TestContext, opts: TmuxOptions = {}): Promise<TmuxPane> {
+  const pane = await TmuxPane.start({
+    ...opts,
+    // The image-paste trigger (a later issue) would take 0x16 out of the byte stream.
+    env: { JACKIN_PASTE_KEY: 'none', ...opts.env },
+  });
+  t.after(() => pane.kill());
+  if (opts.command === undefined) await pane.waitForText(OUTER_PROMPT);
+  return pane;
+}
+
+/**
+ * Starts `jackin run` for `program` in the pane's shell and waits until the program's screen shows `ready`.
+ * Output of the shell after jackin exits (its status) is printed as `jackin-rc=<n>`.
+ */
+export async function startSession(
+  pane: TmuxPane,
+  name: string,
+  ready: string | RegExp = INNER_PROMPT,
+  program: string = INNER_SHELL,
+): Promise<string> {
+  await pane.typeLine(`clear; ${jackinRun(name, program)}; echo "jackin-rc=$?"`);
+  return pane.waitForText(ready, { timeoutMs: START_TIMEOUT_MS });
+}
+
+/** Waits for the outer shell to print jackin's exit status (see `startSession`) and returns it. */
+export async function waitForJackinExit(pane: TmuxPane, timeoutMs = 10_000): Promise<number> {
+  const screen = await pane.waitForText(/^jackin-rc=\d+$/m, { timeoutMs });
+  const m = /^jackin-rc=(\d+)$/m.exec(screen);
+  return Number(m?.[1]);
+}
