@@ -292,6 +292,11 @@ export class AttachConnection {
           }
         });
         return;
+      case 'Resolve':
+      case 'StageOnly':
+        // Not advertised yet: a host must not send them, so they are ignored.
+        this.host.log(`client ${this.id}: ignored ${f.type} (not negotiated)`);
+        return;
       default:
         assertNever(f);
     }

@@ -512,6 +512,9 @@ export class AttachSession extends EventEmitter<AttachEvents> {
       case 'HostPasteImageFromClipboard':
       case 'HostStageImageFromClipboard':
       case 'HostRevealPath':
+      case 'Resolved':
+      case 'ImageStaged':
+      case 'Modes':
         if (this.listenerCount('frame') === 0) this.o.log?.(`ignored ${f.type} frame (not handled by this host)`);
         this.emit('frame', f);
         return;

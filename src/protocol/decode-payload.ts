@@ -9,8 +9,12 @@ import {
   CLIENT_TAGS,
   CONTROL_KINDS,
   IMAGE_FORMATS,
+  MODE_BITS,
   NOTICE_LEVELS,
+  RESOLVED_KINDS,
+  RESOLVE_TARGETS,
   SERVER_TAGS,
+  type ProgramModes,
   type AttachContext,
   type Capabilities,
   type ClientFrame,
@@ -39,8 +43,10 @@ import {
   MAX_HOST_NOTICE_BYTES,
   MAX_IMAGE_ERROR_BYTES,
   MAX_IMAGE_TRANSFER_BYTES,
+  MAX_RESOLVED_TEXT_BYTES,
   MAX_REVEAL_PATH_BYTES,
   MAX_SINGLE_IMAGE_BYTES,
+  MAX_STAGED_PATH_BYTES,
   SHA256_BYTES,
 } from './limits.ts';
 import { PayloadReader } from './payload-reader.ts';
@@ -319,6 +325,20 @@ export function decodeClientPayload(tag: number, payload: Buffer): ClientFrame {
     case CLIENT_TAGS.Repaint:
       empty(r);
       return { type: 'Repaint' };
+    case CLIENT_TAGS.Resolve: {
+      const requestId = r.u64('request id');
+      const target = enumByte(r, RESOLVE_TARGETS, 'resolve target', 1);
+      const row = r.u16('row');
+      const col = r.u16('col');
+      r.end();
+      const cursor = row === 0xffff && col === 0xffff;
+      return { type: 'Resolve', requestId, target, at: cursor ? null : { row, col } };
+    }
+    case CLIENT_TAGS.StageOnly: {
+      const requestId = r.u64('request id');
+      r.end();
+      return { type: 'StageOnly', requestId };
+    }
     default:
       throw new ProtocolError(PROTOCOL_CODES.unknownTag, 'payload', `unknown client frame tag ${hex8(tag)}`, { tag });
   }
@@ -412,6 +432,26 @@ export function decodeServerPayload(tag: number, payload: Buffer): ServerFrame {
     case SERVER_TAGS.Notice: {
       const level = enumByte(r, NOTICE_LEVELS, 'notice level');
       return { type: 'Notice', level, text: boundedRest(r, 1, MAX_HOST_NOTICE_BYTES, 'notice text') };
+    }
+    case SERVER_TAGS.Resolved: {
+      const requestId = r.u64('request id');
+      const kind = enumByte(r, RESOLVED_KINDS, 'resolved kind');
+      const text = boundedRest(r, kind === 'none' ? 0 : 1, kind === 'none' ? 0 : MAX_RESOLVED_TEXT_BYTES, 'resolved text');
+      return { type: 'Resolved', requestId, kind, text };
+    }
+    case SERVER_TAGS.ImageStaged: {
+      const requestId = r.u64('request id');
+      const bytes = r.u64Number('bytes');
+      const pasted = enumByte(r, [false, true], 'pasted flag');
+      const path = boundedRest(r, 1, MAX_STAGED_PATH_BYTES, 'staged path');
+      return { type: 'ImageStaged', requestId, bytes, pasted, path };
+    }
+    case SERVER_TAGS.Modes: {
+      const flags = r.u16('mode flags');
+      r.end();
+      if (flags >> MODE_BITS.length !== 0) r.fail(PROTOCOL_CODES.badValue, `mode flags 0x${flags.toString(16)} set unknown bits`);
+      const modes = Object.fromEntries(MODE_BITS.map((name, bit) => [name, (flags & (1 << bit)) !== 0])) as unknown as ProgramModes;
+      return { type: 'Modes', ...modes };
     }
     default:
       throw new ProtocolError(PROTOCOL_CODES.unknownTag, 'payload', `unknown server frame tag ${hex8(tag)}`, { tag });

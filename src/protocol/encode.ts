@@ -9,7 +9,10 @@ import {
   CONTROL_KINDS,
   CONTROL_RESULTS,
   IMAGE_FORMAT_CODES,
+  MODE_BITS,
   NOTICE_LEVELS,
+  RESOLVED_KINDS,
+  RESOLVE_TARGETS,
   SERVER_TAGS,
   assertNever,
   capForTag,
@@ -30,7 +33,9 @@ import {
   MAX_EXPORT_SOURCE_BYTES,
   MAX_HOST_NOTICE_BYTES,
   MAX_IMAGE_ERROR_BYTES,
+  MAX_RESOLVED_TEXT_BYTES,
   MAX_REVEAL_PATH_BYTES,
+  MAX_STAGED_PATH_BYTES,
   SHA256_BYTES,
 } from './limits.ts';
 
@@ -220,6 +225,13 @@ export function encodeClientFrame(f: ClientFrame): Buffer {
       return frame(CLIENT_TAGS.AttachControl, p.list);
     case 'ExtHello':
       return frame(CLIENT_TAGS.ExtHello, encodeFeatureList(f.features));
+    case 'Resolve':
+      p.u64(f.requestId).u8(RESOLVE_TARGETS.indexOf(f.target) + 1);
+      if (f.at === null) p.u16(0xffff).u16(0xffff);
+      else p.u16(f.at.row).u16(f.at.col);
+      return frame(CLIENT_TAGS.Resolve, p.list);
+    case 'StageOnly':
+      return frame(CLIENT_TAGS.StageOnly, p.u64(f.requestId).list);
     default:
       return assertNever(f);
   }
@@ -264,6 +276,20 @@ export function encodeServerFrame(f: ServerFrame): Buffer {
       return frame(SERVER_TAGS.AttachControlResponse, p.u64(f.requestId).u8(CONTROL_RESULTS[f.result]).list);
     case 'ExitStatus':
       return frame(SERVER_TAGS.ExitStatus, p.i32(f.status).list);
+    case 'Resolved':
+      p.u64(f.requestId).u8(RESOLVED_KINDS.indexOf(f.kind));
+      p.bytes(bounded(f.text, f.kind === 'none' ? 0 : 1, f.kind === 'none' ? 0 : MAX_RESOLVED_TEXT_BYTES, 'resolved text'));
+      return frame(SERVER_TAGS.Resolved, p.list);
+    case 'ImageStaged':
+      p.u64(f.requestId).u64(f.bytes).u8(f.pasted ? 1 : 0).bytes(bounded(f.path, 1, MAX_STAGED_PATH_BYTES, 'staged path'));
+      return frame(SERVER_TAGS.ImageStaged, p.list);
+    case 'Modes': {
+      let flags = 0;
+      MODE_BITS.forEach((name, bit) => {
+        if (f[name]) flags |= 1 << bit;
+      });
+      return frame(SERVER_TAGS.Modes, p.u16(flags).list);
+    }
     case 'Notice':
       return frame(SERVER_TAGS.Notice, p.u8(NOTICE_LEVELS.indexOf(f.level)).bytes(bounded(f.text, 1, MAX_HOST_NOTICE_BYTES, 'notice text')).list);
     default:

@@ -9,6 +9,8 @@ import {
   CHUNK_FRAME_CAP,
   DEFAULT_FRAME_CAP,
   LARGE_FRAME_CAP,
+  MAX_RESOLVED_TEXT_BYTES,
+  MAX_STAGED_PATH_BYTES,
 } from './limits.ts';
 
 /** Client → server tags (0x01..0x7F). */
@@ -30,6 +32,8 @@ export const CLIENT_TAGS = {
   // Extensions (0x20..0x3F), sent only after the capsule advertised them.
   ExtHello: 0x20,
   Repaint: 0x21,
+  Resolve: 0x22,
+  StageOnly: 0x23,
 } as const;
 
 /** Server → client tags (top bit set). */
@@ -51,6 +55,9 @@ export const SERVER_TAGS = {
   // Extensions (0xA0..0xBF), sent only to a host that announced them in ExtHello.
   ExitStatus: 0xa0,
   Notice: 0xa1,
+  Resolved: 0xa2,
+  ImageStaged: 0xa3,
+  Modes: 0xa4,
 } as const;
 
 export type ClientFrameType = keyof typeof CLIENT_TAGS;
@@ -67,6 +74,11 @@ export const FRAME_CAPS: ReadonlyMap<number, number> = new Map<number, number>([
   [CLIENT_TAGS.Repaint, 0],
   [SERVER_TAGS.ExitStatus, 4],
   [SERVER_TAGS.Notice, 4096],
+  [CLIENT_TAGS.Resolve, 13],
+  [CLIENT_TAGS.StageOnly, 8],
+  [SERVER_TAGS.Resolved, 8 + 1 + MAX_RESOLVED_TEXT_BYTES],
+  [SERVER_TAGS.ImageStaged, 8 + 8 + 1 + MAX_STAGED_PATH_BYTES],
+  [SERVER_TAGS.Modes, 2],
 ]);
 
 /** The payload cap of a tag. */
@@ -187,6 +199,24 @@ export type ControlBody =
   | ({ kind: 'ClipboardImageEnd' } & ImageEnd)
   | { kind: 'ClipboardImageError'; message: string };
 
+/** What a Resolve request asks for: the link or path at a cell (or the cursor), or the latest offer. */
+export const RESOLVE_TARGETS = ['link', 'path', 'offered-link', 'offered-file'] as const;
+export type ResolveTarget = (typeof RESOLVE_TARGETS)[number];
+/** Where a Resolved answer came from; `none` carries no text. */
+export const RESOLVED_KINDS = ['none', 'osc8', 'text', 'offer'] as const;
+export type ResolvedKind = (typeof RESOLVED_KINDS)[number];
+
+/** The program's terminal modes that the host needs (mouse capture, paste, focus). */
+export interface ProgramModes {
+  mouseTracking: boolean;
+  sgrMouse: boolean;
+  bracketedPaste: boolean;
+  focusReporting: boolean;
+  alternateScreen: boolean;
+}
+/** Bit of each mode in the Modes frame's u16, in order from bit 0. */
+export const MODE_BITS: readonly (keyof ProgramModes)[] = ['mouseTracking', 'sgrMouse', 'bracketedPaste', 'focusReporting', 'alternateScreen'];
+
 /** A feature this side supports, with its version (docs/protocol.md, "Extensions"). */
 export type Features = Record<string, number>;
 
@@ -206,7 +236,11 @@ export type ClientFrame =
   | { type: 'HostNotice'; text: string }
   | { type: 'AttachControl'; requestId: bigint; context: AttachContext; body: ControlBody }
   | { type: 'ExtHello'; features: Features }
-  | { type: 'Repaint' };
+  | { type: 'Repaint' }
+  /** Cell is viewport-relative and 0-based; null means the program's cursor. */
+  | { type: 'Resolve'; requestId: bigint; target: ResolveTarget; at: { row: number; col: number } | null }
+  /** The AttachControl image request with this id is staged but not typed into the program. */
+  | { type: 'StageOnly'; requestId: bigint };
 
 export type ControlResult = 'success' | 'invalid-correlation' | 'rejected';
 export const CONTROL_RESULTS: Readonly<Record<ControlResult, number>> = {
@@ -242,7 +276,10 @@ export type ServerFrame =
   | { type: 'HostRevealPath'; path: string }
   | { type: 'AttachControlResponse'; requestId: bigint; result: ControlResult }
   | { type: 'ExitStatus'; status: number }
-  | { type: 'Notice'; level: NoticeLevel; text: string };
+  | { type: 'Notice'; level: NoticeLevel; text: string }
+  | { type: 'Resolved'; requestId: bigint; kind: ResolvedKind; text: string }
+  | { type: 'ImageStaged'; requestId: bigint; bytes: number; pasted: boolean; path: string }
+  | ({ type: 'Modes' } & ProgramModes);
 
 export type Frame = ClientFrame | ServerFrame;
 

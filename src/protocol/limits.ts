@@ -37,6 +37,9 @@ export const MAX_HOST_NOTICE_BYTES = 2048;
 export const MAX_EXPORT_SOURCE_BYTES = 4096;
 export const MAX_EXPORT_NAME_BYTES = 255;
 export const MAX_REVEAL_PATH_BYTES = 4096;
+/** Extension frames: text of a Resolved answer, path of an ImageStaged report. */
+export const MAX_RESOLVED_TEXT_BYTES = 4096;
+export const MAX_STAGED_PATH_BYTES = 4096;
 
 /** Control channel (section 7): one JSON message, length u32 whose first byte is 0, so at most 16 MiB - 1;
  * upstream limits requests to 4 MiB and so do we, in both directions. */

@@ -13,6 +13,7 @@ import {
   MAX_CHUNK_BYTES,
   MAX_IMAGE_TRANSFER_BYTES,
   NOTICE_LEVELS,
+  RESOLVE_TARGETS,
   SERVER_TAGS,
   capForTag,
   createClientFrameDecoder,
@@ -156,6 +157,14 @@ const clientFrames: { [K in ClientFrame['type']]: fc.Arbitrary<Of<ClientFrame, K
   }),
   ExtHello: rec({ type: fc.constant('ExtHello' as const), features }),
   Repaint: fc.constant({ type: 'Repaint' }),
+  Resolve: rec({
+    type: fc.constant('Resolve' as const),
+    requestId: u64,
+    target: fc.constantFrom(...RESOLVE_TARGETS),
+    // 0xFFFF/0xFFFF is the cursor's encoding, so a cell never uses both.
+    at: fc.option(rec({ row: fc.integer({ min: 0, max: 0xfffe }), col: u16 }), { nil: null }),
+  }),
+  StageOnly: rec({ type: fc.constant('StageOnly' as const), requestId: u64 }),
 };
 
 const serverFrames: { [K in ServerFrame['type']]: fc.Arbitrary<Of<ServerFrame, K>> } = {
@@ -194,6 +203,19 @@ const serverFrames: { [K in ServerFrame['type']]: fc.Arbitrary<Of<ServerFrame, K
   }),
   ExitStatus: rec({ type: fc.constant('ExitStatus' as const), status: fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 }) }),
   Notice: rec({ type: fc.constant('Notice' as const), level: fc.constantFrom(...NOTICE_LEVELS), text: text(1, 2048) }),
+  Resolved: fc.oneof(
+    rec({ type: fc.constant('Resolved' as const), requestId: u64, kind: fc.constant('none' as const), text: fc.constant('') }),
+    rec({ type: fc.constant('Resolved' as const), requestId: u64, kind: fc.constantFrom('osc8' as const, 'text' as const, 'offer' as const), text: text(1, 4096) }),
+  ),
+  ImageStaged: rec({ type: fc.constant('ImageStaged' as const), requestId: u64, bytes: safeU64, pasted: fc.boolean(), path: text(1, 4096) }),
+  Modes: rec({
+    type: fc.constant('Modes' as const),
+    mouseTracking: fc.boolean(),
+    sgrMouse: fc.boolean(),
+    bracketedPaste: fc.boolean(),
+    focusReporting: fc.boolean(),
+    alternateScreen: fc.boolean(),
+  }),
 };
 
 const anyClientFrame = fc.oneof(...Object.values(clientFrames)) as fc.Arbitrary<ClientFrame>;

@@ -241,6 +241,15 @@ function clientFrame(m: Meaning): ClientFrame {
       };
     case 'ExtHello':
       return { type, features: m.get('features') as Features };
+    case 'Resolve':
+      return {
+        type,
+        requestId: m.big('request_id'),
+        target: m.str('target') as 'link',
+        at: m.get('at') as { row: number; col: number } | null,
+      };
+    case 'StageOnly':
+      return { type, requestId: m.big('request_id') };
     default:
       throw new Error(`vector client frame type ${type} is not known`);
   }
@@ -286,6 +295,19 @@ function serverFrame(m: Meaning): ServerFrame {
       return { type, status: m.num('status') };
     case 'Notice':
       return { type, level: m.str('level') as NoticeLevel, text: m.str('text') };
+    case 'Resolved':
+      return { type, requestId: m.big('request_id'), kind: m.str('kind') as 'none', text: m.str('text') };
+    case 'ImageStaged':
+      return { type, requestId: m.big('request_id'), bytes: m.num('bytes'), pasted: m.get('pasted') as boolean, path: m.str('path') };
+    case 'Modes':
+      return {
+        type,
+        mouseTracking: m.get('mouseTracking') as boolean,
+        sgrMouse: m.get('sgrMouse') as boolean,
+        bracketedPaste: m.get('bracketedPaste') as boolean,
+        focusReporting: m.get('focusReporting') as boolean,
+        alternateScreen: m.get('alternateScreen') as boolean,
+      };
     default:
       throw new Error(`vector server frame type ${type} is not known`);
   }
