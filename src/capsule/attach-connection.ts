@@ -21,6 +21,7 @@ import {
 } from '../protocol/index.ts';
 import type { ImageOp, ImageReplies, ImageSink } from './image-sink.ts';
 import type { NoticeQueue } from './notice-queue.ts';
+import { OverlayNotices } from './overlay-notices.ts';
 import type { Session } from './session.ts';
 
 /** Largest Output frame we send: keeps a repaint from delaying a keystroke's echo behind one huge write. */
@@ -58,6 +59,13 @@ export class AttachConnection {
   private inputBlocked = false;
   private closeTimer: NodeJS.Timeout | undefined;
   private readonly holdName = `client:${this.id}`;
+  private readonly overlay = new OverlayNotices({
+    write: (bytes) => {
+      if (this.state === 'attached') this.send({ type: 'Output', bytes });
+    },
+    repaint: () => this.repaintExact(),
+    cols: () => this.host.session.cols,
+  });
   private readonly replies: ImageReplies = {
     respond: (requestId, result) => this.respond(requestId, result),
     notify: (level, text) => this.notify(level, text),
@@ -139,6 +147,7 @@ export class AttachConnection {
     for (let off = 0; off < chunk.length; off += MAX_OUTPUT_FRAME_BYTES) {
       ok = this.send({ type: 'Output', bytes: chunk.subarray(off, off + MAX_OUTPUT_FRAME_BYTES) });
     }
+    this.overlay.afterOutput();
     if (!ok && !this.waitingDrain) {
       this.waitingDrain = true;
       this.host.session.hold(this.holdName);
@@ -227,6 +236,19 @@ export class AttachConnection {
     });
   }
 
+  /** Repaints from a settled model, with the PTY held so nothing is drawn twice or missed. */
+  private async repaintExact(): Promise<void> {
+    const session = this.host.session;
+    const hold = `repaint:${this.id}`;
+    session.hold(hold);
+    try {
+      await session.settle();
+      if (this.state === 'attached') this.sendRepaint();
+    } finally {
+      session.release(hold);
+    }
+  }
+
   private sendRepaint(): void {
     const bytes = this.host.session.repaint();
     for (let off = 0; off < bytes.length; off += MAX_OUTPUT_FRAME_BYTES) {
@@ -272,7 +294,9 @@ export class AttachConnection {
         this.image({ kind: 'error', message: f.message }, null);
         return;
       case 'HostNotice':
+        // An upstream host asks us to show the operator something: drawn like our own notices.
         this.host.notices.push(f.text);
+        this.notify('info', f.text);
         return;
       case 'AttachControl':
         this.control(f);
@@ -281,16 +305,7 @@ export class AttachConnection {
         this.hostFeatures = { ...f.features };
         return;
       case 'Repaint':
-        this.runExclusive(async () => {
-          const hold = `repaint:${this.id}`;
-          session.hold(hold);
-          try {
-            await session.settle();
-            if (this.state === 'attached') this.sendRepaint();
-          } finally {
-            session.release(hold);
-          }
-        });
+        this.runExclusive(() => this.repaintExact());
         return;
       case 'Resolve':
       case 'StageOnly':
@@ -365,10 +380,15 @@ export class AttachConnection {
     this.send({ type: 'AttachControlResponse', requestId, result });
   }
 
-  private notify(level: NoticeLevel, text: string): void {
+  /** Tells the operator: a Notice frame for a host that draws notices, else drawn by the capsule. */
+  notify(level: NoticeLevel, text: string): void {
     this.host.log(`client ${this.id}: notice (${level}): ${text}`);
-    if (this.state !== 'attached' || this.hostFeatures['notice'] === undefined) return;
-    this.send({ type: 'Notice', level, text: truncateUtf8(text, MAX_NOTICE_TEXT_BYTES) });
+    if (this.state !== 'attached') return;
+    if (this.hostFeatures['notice'] !== undefined) {
+      this.send({ type: 'Notice', level, text: truncateUtf8(text, MAX_NOTICE_TEXT_BYTES) });
+      return;
+    }
+    this.overlay.post(level, text);
   }
 
   private detachFromSession(): void {
@@ -379,6 +399,7 @@ export class AttachConnection {
   }
 
   private onClose(): void {
+    this.overlay.dispose();
     if (this.closeTimer) clearTimeout(this.closeTimer);
     this.state = 'closed';
     this.detachFromSession();

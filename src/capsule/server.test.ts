@@ -343,3 +343,45 @@ test('capsule server: a client that does not read pauses the PTY, and no output 
   assert.equal(body.length, total);
   assert.match(body, /^a+$/);
 });
+
+test('capsule server: an upstream host (no notice feature) sees its HostNotice drawn by the capsule, then repainted away', async (t) => {
+  const f = await start(t, BASH);
+  const c = await f.attach();
+  await pollUntil('the first repaint', () => c.output().includes('\x1b[2J'));
+  const before = c.output().length;
+  c.send({ type: 'HostNotice', text: 'saved to Downloads' });
+  await pollUntil('the notice drawn over the screen', () => c.output().slice(before).includes('saved to Downloads'));
+  const drawn = c.output().slice(before);
+  assert.match(drawn, /\x1b7\x1b\[1;\d+H.*saved to Downloads.*\x1b8/, 'drawn in place, cursor saved and restored');
+  // It expires by itself: a repaint from the screen model follows.
+  await pollUntil('a repaint removing the notice', () => c.output().slice(before).split('\x1b[2J').length >= 2, { timeoutMs: 8000 });
+});
+
+test('capsule server: container text in a notice is inert (the notice control method, hostile text)', async (t) => {
+  const f = await start(t, BASH);
+  const c = await f.attach();
+  await pollUntil('the first repaint', () => c.output().includes('\x1b[2J'));
+  const before = c.output().length;
+  const hostile = 'evil\x1b]0;pwned\x07name\n\x1b[2Jgone\x9b31m';
+  const reply = (await controlRequest(f.socketPath, { method: 'notice', level: 'error', text: hostile })) as Record<string, unknown>;
+  assert.equal(reply['ok'], true);
+  await pollUntil('the notice', () => c.output().slice(before).includes('name'));
+  const drawn = c.output().slice(before);
+  assert.ok(drawn.includes('evil\\x1b]0;pwned\\x07name\\n\\x1b[2Jgone\\x9b31m'), JSON.stringify(drawn));
+  assert.ok(!drawn.includes('\x07'), 'no BEL reached the terminal');
+  assert.ok(!drawn.includes(']0;pwned'.replace(']', '\x1b]')), 'no OSC reached the terminal');
+  const bad = (await controlRequest(f.socketPath, { method: 'notice', text: '' })) as Record<string, unknown>;
+  assert.equal(bad['code'], 'E_BAD_REQUEST');
+});
+
+test('capsule server: a host that negotiated notices gets Notice frames instead of a drawing', async (t) => {
+  const f = await start(t, BASH);
+  const c = await f.attach();
+  c.send({ type: 'ExtHello', features: { notice: 1 } });
+  await pollUntil('the first repaint', () => c.output().includes('\x1b[2J'));
+  const before = c.output().length;
+  await controlRequest(f.socketPath, { method: 'notice', level: 'success', text: 'offered: out.png' });
+  const n = await c.waitForFrame('Notice');
+  assert.deepEqual(n, { type: 'Notice', level: 'success', text: 'offered: out.png' });
+  assert.ok(!c.output().slice(before).includes('offered'), 'the capsule drew nothing itself');
+});

@@ -5,7 +5,7 @@
  */
 import { unlink } from 'node:fs/promises';
 import { createServer, type Server, type Socket } from 'node:net';
-import { ControlMessageDecoder, encodeControlMessage, HANDSHAKE_TIMEOUT_MS, type Features } from '../protocol/index.ts';
+import { ControlMessageDecoder, encodeControlMessage, HANDSHAKE_TIMEOUT_MS, type Features, type NoticeLevel } from '../protocol/index.ts';
 import { AttachConnection, type AttachHost } from './attach-connection.ts';
 import { ControlMethods } from './control-methods.ts';
 import { rejectingImageSink, type ImageSink } from './image-sink.ts';
@@ -91,6 +91,19 @@ export class CapsuleServer {
         clients: this.clients,
       },
     }));
+    // Lets a script in the container tell the operator something (shown as a notice, text made inert).
+    this.control.register('notice', (req) => {
+      const text = req['text'];
+      const level = req['level'] ?? 'info';
+      if (typeof text !== 'string' || text.length === 0) {
+        return { reply: { ok: false, code: 'E_BAD_REQUEST', message: 'notice needs a non-empty string "text"' } };
+      }
+      if (level !== 'info' && level !== 'success' && level !== 'warning' && level !== 'error') {
+        return { reply: { ok: false, code: 'E_BAD_REQUEST', message: `notice level ${JSON.stringify(level)} is not info, success, warning or error` } };
+      }
+      this.notify(level, text);
+      return { reply: { ok: true, shown: this.attached } };
+    });
     this.server = createServer({ allowHalfOpen: true, pauseOnConnect: false }, (s) => this.onConnection(s));
   }
 
@@ -111,6 +124,11 @@ export class CapsuleServer {
     let n = 0;
     for (const c of this.attachConns) if (c.attached) n++;
     return n;
+  }
+
+  /** Tells the operator of the attached client (drawn by their host or by us); a no-op when detached. */
+  notify(level: NoticeLevel, text: string): void {
+    this.current?.notify(level, text);
   }
 
   onNotice(listener: (n: HostNoticeEvent) => void): Disposable {
