@@ -170,3 +170,41 @@ test('negotiateFeatures and outcomeExit', () => {
   assert.deepEqual(outcomeExit({ kind: 'detached' }, 'x'), { status: 0, message: 'detached from x' });
   assert.equal(outcomeExit({ kind: 'lost', reason: 'r' }, 'x').status, 1);
 });
+
+test('attach: a Welcome with a malformed extension block is treated as upstream, with a notice', async (t) => {
+  const cap = await fakeCapsule(t);
+  const term = fakeTerminal();
+  const session = new AttachSession({ transport: cap.client, terminal: term.terminal, name: 'x' });
+  const done = session.start();
+  await cap.waitFor('Hello');
+  // Session count, "JX", list version 1, count 1, then a name that overruns the payload.
+  cap.raw(Buffer.from('810000000a000000014a5801010977', 'hex').subarray(0, 15));
+  const n = await cap.waitFor('HostNotice');
+  assert.match((n as { text: string }).text, /malformed extension block \(E_BAD_EXTENSIONS\); extensions disabled/);
+  assert.equal(cap.frames.some((f) => f.type === 'ExtHello'), false);
+  assert.equal(session.features, null);
+  term.stdin.write(Buffer.from([0x1c]));
+  await pollUntil('the palette key forwarded as to an upstream capsule', () =>
+    cap.frames.some((f) => f.type === 'Input' && f.bytes.equals(Buffer.from([0x1c]))),
+  );
+  cap.send({ type: 'Shutdown', reason: null });
+  await done;
+});
+
+test('attach: malformed frames in sync are skipped with a notice, and a flood of them is told only a few times', async (t) => {
+  const cap = await fakeCapsule(t);
+  const term = fakeTerminal();
+  const session = new AttachSession({ transport: cap.client, terminal: term.terminal, name: 'x' });
+  const done = session.start();
+  await cap.waitFor('Hello');
+  cap.send({ type: 'Welcome', sessions: 1, features: null });
+  const bad = Buffer.from([0xfe, 0, 0, 0, 1, 0x41]); // unknown tag, in sync
+  for (let i = 0; i < 50; i++) cap.raw(bad);
+  cap.send({ type: 'Output', bytes: Buffer.from('alive') });
+  await pollUntil('output after the bad frames', () => term.written().includes('alive'));
+  const notices = cap.frames.filter((f) => f.type === 'HostNotice');
+  assert.ok(notices.length >= 1 && notices.length <= 3, `told ${notices.length} times`);
+  assert.match((notices[0] as { text: string }).text, /skipped a malformed frame from the capsule: E_UNKNOWN_TAG/);
+  cap.send({ type: 'Shutdown', reason: null });
+  await done;
+});

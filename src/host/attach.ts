@@ -16,7 +16,9 @@ import {
   type ServerFrame,
 } from '../protocol/index.ts';
 import { truncateUtf8, MAX_HOST_NOTICE_BYTES } from '../protocol/index.ts';
+import { SERVER_TAGS } from '../protocol/index.ts';
 import type { Transport } from '../transport/transport.ts';
+import { createRateLimiter } from './rate-limiter.ts';
 import { inertText } from '../ui/inert-text.ts';
 import { NOTICE_MAX_COLUMNS, NoticeQueue, noticeLine, renderNotice } from '../ui/notices.ts';
 import { InputScanner, scannerOptionsFromEnv, type InputEvent, type InputScannerOptions } from './input-scan.ts';
@@ -129,6 +131,8 @@ export class AttachSession extends EventEmitter<AttachEvents> {
   private detaching = false;
   private negotiated: Features | null = null;
   private welcomed = false;
+  /** Malformed frames are each skipped, but told to the operator at most this often (a flood stays quiet). */
+  private readonly skippedNotices = createRateLimiter({ max: 3, windowMs: 10_000 });
   private outputPaused = false;
   private inputPaused = false;
   private detachTimer: NodeJS.Timeout | undefined;
@@ -453,8 +457,16 @@ export class AttachSession extends EventEmitter<AttachEvents> {
     for (const item of items) {
       if (this.finished) return;
       if (!item.ok) {
-        // The stream is still in sync: skip the frame (protocol.md section 5).
+        // The stream is still in sync: skip the frame (protocol.md section 5) and say so.
         this.o.log?.(`skipped a malformed frame from the capsule: ${item.error.message}`);
+        if (item.error.tag === SERVER_TAGS.Welcome && !this.welcomed) {
+          // A Welcome whose extension block is malformed: talk to it as to an upstream capsule.
+          this.welcomed = true;
+          this.emit('welcome', { sessions: 0, features: null });
+          this.notify('warning', `the capsule sent a malformed extension block (${item.error.code}); extensions disabled`);
+        } else if (this.skippedNotices.tryTake()) {
+          this.notify('warning', `skipped a malformed frame from the capsule: ${item.error.code} ${item.error.message}`);
+        }
         continue;
       }
       this.onFrame(item.frame);
