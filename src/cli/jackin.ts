@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { Command, CommanderError, Option } from 'commander';
 import { describeError, JackinError } from '../errors.ts';
 import { AttachSession, outcomeExit } from '../host/attach.ts';
+import { formatChecks, runDoctor } from '../host/doctor.ts';
 import { jackinHome, listInstances, probeInstance, socketAnswers, type InstanceInfo } from '../host/instances.ts';
 import { HostTerminal, signalExitStatus } from '../host/terminal.ts';
 import { ENGINES, checkInstanceName, instanceRunDir, selectTransport, type Engine, type Selection } from '../transport/select.ts';
@@ -216,6 +217,7 @@ Examples:
   jackin ls                          list local instances
   jackin attach bash                 reattach (detach again with Ctrl+\\ then d)
   jackin attach agent --via docker   attach to the capsule in container "agent"
+  jackin doctor                      check clipboard, opener, downloads and instances
 
 Environment: JACKIN_HOME (default ~/.jackin) holds sockets/<instance>/jackin.sock.`,
     );
@@ -273,7 +275,21 @@ Examples:
     .addHelpText('after', '\nExamples:\n  jackin ls\n  jackin ls --json')
     .action(async (flags: { json?: boolean }) => setStatus(await lsCommand(flags)));
 
+  program
+    .command('doctor')
+    .description('check the clipboard backend, the link opener, the download directory, the keys and each instance, with the fix for each problem')
+    .option('--json', 'print one JSON object: {"ok":bool,"checks":[{name,status,detail,fix?}]}')
+    .addHelpText('after', '\nExit status: 0 when nothing is an error (warnings allowed), 1 otherwise.\n\nExamples:\n  jackin doctor\n  jackin doctor --json')
+    .action(async (flags: { json?: boolean }) => setStatus(await doctorCommand(flags)));
+
   return program;
+}
+
+async function doctorCommand(flags: { json?: boolean }): Promise<number> {
+  const checks = await runDoctor();
+  const ok = checks.every((c) => c.status !== 'error');
+  await writeAll(process.stdout, flags.json === true ? JSON.stringify({ ok, checks }) + '\n' : formatChecks(checks));
+  return ok ? 0 : 1;
 }
 
 /** Runs the CLI and returns the exit status (errors are printed here). */
