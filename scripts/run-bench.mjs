@@ -9,9 +9,11 @@ import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import * as attach from '../bench/sections/attach.mjs';
+import * as paste from '../bench/sections/paste.mjs';
+import * as exportSection from '../bench/sections/export.mjs';
 import { writeReport } from '../bench/lib/report.mjs';
 
-const SECTIONS = [attach];
+const SECTIONS = [attach, paste, exportSection];
 const root = fileURLToPath(new URL('..', import.meta.url));
 
 const { values } = parseArgs({

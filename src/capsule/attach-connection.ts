@@ -21,6 +21,8 @@ import {
 } from '../protocol/index.ts';
 import type { ImageOp, ImageReplies, ImageSink } from './image-sink.ts';
 import type { NoticeQueue } from './notice-queue.ts';
+import type { Offers } from './offers.ts';
+import { resolveRequest } from './resolver.ts';
 import { OverlayNotices } from './overlay-notices.ts';
 import type { Session } from './session.ts';
 
@@ -35,6 +37,8 @@ export interface AttachHost {
   readonly features: Features;
   readonly imageSink: ImageSink;
   readonly notices: NoticeQueue;
+  /** Link and file offers, read by Resolve requests. */
+  readonly offers: Offers;
   log(line: string): void;
   /** Makes this connection the attached one, shutting down the previous one. */
   takeOver(conn: AttachConnection): void;
@@ -59,6 +63,7 @@ export class AttachConnection {
   private inputBlocked = false;
   private closeTimer: NodeJS.Timeout | undefined;
   private readonly holdName = `client:${this.id}`;
+  private modesSub: { dispose(): void } | null = null;
   private readonly overlay = new OverlayNotices({
     write: (bytes) => {
       if (this.state === 'attached') this.send({ type: 'Output', bytes });
@@ -69,6 +74,11 @@ export class AttachConnection {
   private readonly replies: ImageReplies = {
     respond: (requestId, result) => this.respond(requestId, result),
     notify: (level, text) => this.notify(level, text),
+    imageStaged: (requestId, bytes, pasted, path) => {
+      if (this.hostFeatures['image-staged'] === undefined || this.state !== 'attached') return false;
+      this.send({ type: 'ImageStaged', requestId, bytes, pasted, path });
+      return true;
+    },
   };
 
   constructor(
@@ -230,6 +240,7 @@ export class AttachConnection {
         this.sendRepaint();
         this.state = 'attached';
         session.setOutputSink((chunk) => this.sendOutput(chunk));
+        this.modesSub = session.onModesChange(() => this.sendModes());
       } finally {
         session.release(hold);
       }
@@ -254,6 +265,26 @@ export class AttachConnection {
     for (let off = 0; off < bytes.length; off += MAX_OUTPUT_FRAME_BYTES) {
       this.send({ type: 'Output', bytes: bytes.subarray(off, off + MAX_OUTPUT_FRAME_BYTES) });
     }
+    // A repaint resets the terminal's mouse modes: a host capturing the mouse re-applies its capture on Modes.
+    this.sendModes();
+  }
+
+  /** Modes (extension `modes`) to a host that negotiated it. */
+  private sendModes(): void {
+    if (this.hostFeatures['modes'] === undefined || this.state === 'closed') return;
+    this.send({ type: 'Modes', ...this.host.session.programModes });
+  }
+
+  /** Answers one Resolve request (extension `resolve`) with exactly one Resolved under its id. */
+  private resolve(f: Extract<ClientFrame, { type: 'Resolve' }>): void {
+    resolveRequest(this.host.session, this.host.offers, f.target, f.at)
+      .catch((e: unknown) => {
+        this.host.log(`client ${this.id}: resolve failed: ${(e as Error).message}`);
+        return { kind: 'none' as const, text: '' };
+      })
+      .then((a) => {
+        if (this.state === 'attached') this.send({ type: 'Resolved', requestId: f.requestId, kind: a.kind, text: a.text });
+      }, () => undefined);
   }
 
   private handleAttached(f: ClientFrame): void {
@@ -303,14 +334,26 @@ export class AttachConnection {
         return;
       case 'ExtHello':
         this.hostFeatures = { ...f.features };
+        // The attach repaint went out before the host said it wants Modes.
+        this.sendModes();
         return;
       case 'Repaint':
         this.runExclusive(() => this.repaintExact());
         return;
       case 'Resolve':
+        if (this.host.features['resolve'] === undefined) {
+          this.host.log(`client ${this.id}: ignored Resolve (not advertised)`);
+          return;
+        }
+        this.resolve(f);
+        return;
       case 'StageOnly':
-        // Not advertised yet: a host must not send them, so they are ignored.
-        this.host.log(`client ${this.id}: ignored ${f.type} (not negotiated)`);
+        if (this.host.features['stage-only'] === undefined || this.host.imageSink.stageOnly === undefined) {
+          this.host.log(`client ${this.id}: ignored StageOnly (not advertised)`);
+          return;
+        }
+        // Handled in frame order, so it is recorded before the image request that follows it.
+        this.host.imageSink.stageOnly(f.requestId);
         return;
       default:
         assertNever(f);
@@ -392,6 +435,8 @@ export class AttachConnection {
   }
 
   private detachFromSession(): void {
+    this.modesSub?.dispose();
+    this.modesSub = null;
     if (this.waitingDrain) {
       this.waitingDrain = false;
       this.host.session.release(this.holdName);

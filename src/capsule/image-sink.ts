@@ -24,6 +24,11 @@ export interface ImageReplies {
   respond(requestId: bigint, result: ControlResult): void;
   /** Tells the operator (a Notice when the host negotiated notices). */
   notify(level: NoticeLevel, text: string): void;
+  /**
+   * Sends ImageStaged when the host negotiated `image-staged` (it then tells the operator itself);
+   * returns false without sending otherwise.
+   */
+  imageStaged?(requestId: bigint, bytes: number, pasted: boolean, path: string): boolean;
 }
 
 export interface ImageSink {
@@ -32,6 +37,8 @@ export interface ImageSink {
   handle(request: ImageRequest, replies: ImageReplies): void | Promise<void>;
   /** Drops every transfer of a connection that closed. */
   connectionClosed?(): void;
+  /** StageOnly (0x23): the image request with this id is staged but its path is not typed. */
+  stageOnly?(requestId: bigint): void;
 }
 
 /** The default: rejects whole images and transfer starts, with a notice; chunks of a transfer that was

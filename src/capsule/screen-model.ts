@@ -10,6 +10,8 @@
  */
 import xh from '@xterm/headless';
 import serializeAddon from '@xterm/addon-serialize';
+import type { ProgramModes } from '../protocol/index.ts';
+import { createOsc8Tracker, resolveLinkAt, resolvePathAt, type Osc8Tracker, type ResolvedLink, type ResolvedPath, type ResolveOptions } from './links.ts';
 
 const { Terminal } = xh;
 const { SerializeAddon } = serializeAddon;
@@ -85,12 +87,15 @@ export class ScreenModel {
   private cursorStyle = 0;
   private scrollRegion: { top: number; bottom: number } | null = null;
   private pendingBytes = 0;
+  private readonly links: Osc8Tracker;
 
   constructor(options: ScreenModelOptions) {
     // Scrollback 0: a repaint shows the screen only (like tmux), and the model stays small and fast.
     this.term = new Terminal({ rows: options.rows, cols: options.cols, scrollback: 0, allowProposedApi: true });
     this.serializer = new SerializeAddon();
     this.term.loadAddon(this.serializer as never);
+    // OSC 8 targets live only in xterm's private cell attributes: the tracker records them as they pass.
+    this.links = createOsc8Tracker(this.term);
     // Returning false lets xterm's own handler run as well: these only observe.
     this.term.parser.registerCsiHandler({ prefix: '?', final: 'h' }, (params) => this.onPrivateMode(params, true));
     this.term.parser.registerCsiHandler({ prefix: '?', final: 'l' }, (params) => this.onPrivateMode(params, false));
@@ -178,6 +183,28 @@ export class ScreenModel {
     return out;
   }
 
+  /** The modes a host reacts to (mouse capture, paste, focus), as the Modes frame carries them. */
+  get programModes(): ProgramModes {
+    const m = this.term.modes;
+    return {
+      mouseTracking: m.mouseTrackingMode !== 'none',
+      sgrMouse: this.mouseEncoding === 'sgr',
+      bracketedPaste: m.bracketedPasteMode,
+      focusReporting: m.sendFocusMode,
+      alternateScreen: this.term.buffer.active.type === 'alternate',
+    };
+  }
+
+  /** The link at a viewport cell (0-based): its OSC 8 target, else the URL token shown there. */
+  linkAt(row: number, col: number, options: ResolveOptions = {}): ResolvedLink | null {
+    return resolveLinkAt(this.term, this.links, row, col, options);
+  }
+
+  /** The file path at a viewport cell (0-based): an OSC 8 `file:` target, else the path token shown there. */
+  pathAt(row: number, col: number, options: ResolveOptions = {}): ResolvedPath | null {
+    return resolvePathAt(this.term, this.links, row, col, options);
+  }
+
   /** Cursor position on the visible screen, 0-based. */
   get cursor(): { x: number; y: number } {
     const buf = this.term.buffer.active;
@@ -218,6 +245,7 @@ export class ScreenModel {
   }
 
   dispose(): void {
+    this.links.dispose();
     this.term.dispose();
   }
 

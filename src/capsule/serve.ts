@@ -2,13 +2,16 @@
  * `jackin-capsule serve`: the program on a PTY, the socket server, `capsule.json`, and the exit path. The
  * capsule exits with the program's status; on SIGTERM/SIGINT/SIGHUP it ends the program first.
  */
-import { unlinkSync } from 'node:fs';
+import { rmSync, unlinkSync } from 'node:fs';
 import { unlink, writeFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { CapsuleServer } from './server.ts';
 import { CAPSULE_INFO_NAME, prepareRunDir, SOCKET_NAME } from './run-dir.ts';
 import { Session } from './session.ts';
 import type { ImageSink } from './image-sink.ts';
+import { ImageFeature } from './image-feature.ts';
+import { registerExportMethods } from './export-methods.ts';
+import { loadPolicyFile } from './policy-file.ts';
 
 export const DEFAULT_RUN_DIR = '/jackin/run';
 
@@ -19,6 +22,8 @@ export interface ServeOptions {
   program: string[];
   handshakeTimeoutMs?: number;
   imageSink?: ImageSink;
+  /** Export policy file (default: the package's policies/default.json); invalid fails the start. */
+  policyPath?: string;
   log?: (line: string) => void;
 }
 
@@ -36,11 +41,16 @@ export async function serve(options: ServeOptions): Promise<number> {
   const workspace = resolve(options.workspace);
   const [file, ...args] = options.program;
   if (file === undefined) throw new RangeError('serve needs a program to run');
+  // Before anything starts: a bad policy must fail the start, naming the key, not the first export.
+  const policy = await loadPolicyFile(options.policyPath);
   await prepareRunDir(runDir);
   const socketPath = join(runDir, SOCKET_NAME);
   const infoPath = join(runDir, CAPSULE_INFO_NAME);
 
-  const session = Session.spawn({ file, args, cwd: workspace });
+  // JACKIN_RUN_DIR lets `jackin-capsule open-url` / `offer` run inside the session find this capsule.
+  const session = Session.spawn({ file, args, cwd: workspace, env: { ...process.env, JACKIN_RUN_DIR: runDir } });
+  // Pasted images are staged under <run>/clipboard/ and removed when the capsule exits.
+  const images = options.imageSink === undefined ? new ImageFeature({ runDir, session, log }) : null;
   let server: CapsuleServer;
   try {
     server = await CapsuleServer.listen({
@@ -49,7 +59,7 @@ export async function serve(options: ServeOptions): Promise<number> {
       info: { name: options.name ?? basename(file), program: options.program, workspace, pid: process.pid },
       log,
       ...(options.handshakeTimeoutMs !== undefined ? { handshakeTimeoutMs: options.handshakeTimeoutMs } : {}),
-      ...(options.imageSink !== undefined ? { imageSink: options.imageSink } : {}),
+      imageSink: options.imageSink ?? images!,
     });
   } catch (e) {
     session.kill('SIGKILL');
@@ -57,6 +67,7 @@ export async function serve(options: ServeOptions): Promise<number> {
     session.dispose();
     throw e;
   }
+  registerExportMethods(server.control, { policy, workspace, runDir, notify: (level, text) => server.notify(level, text), log });
   const info = {
     pid: process.pid,
     name: options.name ?? basename(file),
@@ -78,6 +89,7 @@ export async function serve(options: ServeOptions): Promise<number> {
     } catch {
       // already removed
     }
+    if (images !== null) rmSync(images.staging.dir, { recursive: true, force: true });
     session.kill('SIGHUP');
   };
   process.on('exit', onProcessExit);
@@ -95,6 +107,7 @@ export async function serve(options: ServeOptions): Promise<number> {
   await unlink(infoPath).catch(() => undefined);
   for (const s of STOP_SIGNALS) process.off(s, onSignal);
   process.off('exit', onProcessExit);
+  await images?.dispose();
   session.dispose();
   return status;
 }

@@ -10,13 +10,14 @@ import { AttachConnection, type AttachHost } from './attach-connection.ts';
 import { ControlMethods } from './control-methods.ts';
 import { rejectingImageSink, type ImageSink } from './image-sink.ts';
 import { NoticeQueue, type HostNoticeEvent } from './notice-queue.ts';
+import { Offers, registerOfferMethods } from './offers.ts';
 import { clearStaleSocket, listenPrivate } from './run-dir.ts';
 import type { Disposable, Session } from './session.ts';
 
 export const MAX_CONNECTIONS = 16;
 export const MAX_PENDING_HANDSHAKES = 8;
 /** The extensions this capsule implements (docs/protocol.md, "Extensions"). */
-export const CAPSULE_FEATURES: Features = { 'exit-status': 1, notice: 1, repaint: 1 };
+export const CAPSULE_FEATURES: Features = { 'exit-status': 1, notice: 1, repaint: 1, resolve: 1, modes: 1, 'image-staged': 1, 'stage-only': 1 };
 
 export interface CapsuleInfo {
   name: string;
@@ -40,6 +41,7 @@ export interface CapsuleServerOptions {
 export class CapsuleServer {
   readonly notices = new NoticeQueue();
   readonly control = new ControlMethods();
+  readonly offers = new Offers();
   readonly socketPath: string;
   private readonly server: Server;
   private readonly sockets = new Set<Socket>();
@@ -63,6 +65,7 @@ export class CapsuleServer {
       features: options.features ?? CAPSULE_FEATURES,
       imageSink: options.imageSink ?? rejectingImageSink,
       notices: this.notices,
+      offers: this.offers,
       log,
       takeOver: (conn) => {
         const prev = this.current;
@@ -104,6 +107,7 @@ export class CapsuleServer {
       this.notify(level, text);
       return { reply: { ok: true, shown: this.attached } };
     });
+    registerOfferMethods(this.control, this.offers, (level, text) => this.notify(level, text));
     this.server = createServer({ allowHalfOpen: true, pauseOnConnect: false }, (s) => this.onConnection(s));
   }
 

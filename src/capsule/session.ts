@@ -8,6 +8,8 @@ import { closeSync, constants as fsConstants, openSync, readSync } from 'node:fs
 import type { Writable } from 'node:stream';
 import * as pty from '@lydell/node-pty';
 import { JackinError } from '../errors.ts';
+import type { ProgramModes } from '../protocol/index.ts';
+import type { ResolvedLink, ResolvedPath, ResolveOptions } from './links.ts';
 import { ScreenModel, type TerminalModes } from './screen-model.ts';
 
 /** Above this many unparsed bytes the model holds the PTY; it releases below the low mark. The model
@@ -61,6 +63,9 @@ export class Session {
   private sink: OutputSink | null = null;
   private readonly holds = new Set<string>();
   private readonly drainListeners = new Set<() => void>();
+  private readonly modesListeners = new Set<(modes: ProgramModes) => void>();
+  /** A fresh terminal has every one of these modes off. */
+  private lastModes = '00000';
   private exitStatus: number | null = null;
   private killTimer: NodeJS.Timeout | undefined;
   private exitWatch: NodeJS.Timeout | undefined;
@@ -138,6 +143,27 @@ export class Session {
 
   get modes(): TerminalModes {
     return this.model.modes;
+  }
+
+  /** The modes a host reacts to, from the model (exact after `settle()`). */
+  get programModes(): ProgramModes {
+    return this.model.programModes;
+  }
+
+  /** Called after parsed output changed one of the program modes (mouse, paste, focus, alt screen). */
+  onModesChange(listener: (modes: ProgramModes) => void): Disposable {
+    this.modesListeners.add(listener);
+    return { dispose: () => this.modesListeners.delete(listener) };
+  }
+
+  /** The link at a viewport cell, from the model (call after `settle()`). */
+  linkAt(row: number, col: number, options: ResolveOptions = {}): ResolvedLink | null {
+    return this.model.linkAt(row, col, options);
+  }
+
+  /** The file path at a viewport cell, from the model (call after `settle()`). */
+  pathAt(row: number, col: number, options: ResolveOptions = {}): ResolvedPath | null {
+    return this.model.pathAt(row, col, options);
   }
 
   /** The status once the program exited, else null. */
@@ -319,10 +345,20 @@ export class Session {
     this.model.dispose();
   }
 
+  /** Compares the modes after each parsed chunk: five booleans, far cheaper than the parse itself. */
+  private checkModes(): void {
+    const modes = this.model.programModes;
+    const key = `${+modes.mouseTracking}${+modes.sgrMouse}${+modes.bracketedPaste}${+modes.focusReporting}${+modes.alternateScreen}`;
+    if (key === this.lastModes) return;
+    this.lastModes = key;
+    for (const l of [...this.modesListeners]) l(modes);
+  }
+
   private onOutput(chunk: Buffer): void {
     this.sink?.(chunk);
     this.model.write(chunk, () => {
       if (this.model.backlog < MODEL_BACKLOG_LOW) this.release('model');
+      this.checkModes();
     });
     if (this.model.backlog > MODEL_BACKLOG_HIGH) this.hold('model');
   }

@@ -9,6 +9,7 @@ import { describeError, JackinError } from '../errors.ts';
 import { runAttachProxy } from '../capsule/attach-proxy.ts';
 import { SOCKET_NAME } from '../capsule/run-dir.ts';
 import { defaultRunDir, serve } from '../capsule/serve.ts';
+import { offerFileCommand, openUrlCommand } from './offer-commands.ts';
 
 function packageVersion(): string {
   try {
@@ -46,17 +47,19 @@ function buildProgram(result: { status: number }): Command {
     .option('--workspace <dir>', 'working directory of the program (default: the current directory)')
     .option('--name <name>', 'instance name reported by status (default: the command\'s basename)')
     .option('--handshake-timeout-ms <ms>', 'time a new connection has to send its first frame', positiveInt)
+    .option('--policy <file>', 'export policy JSON (default: the shipped policies/default.json; see docs/policy.md)')
     .argument('<cmd>', 'program to run')
     .argument('[args...]', 'its arguments (put -- before <cmd> when they start with -)')
     .passThroughOptions()
     .addHelpText('after', '\nExample:\n  jackin-capsule serve --run-dir /jackin/run -- claude --continue')
-    .action(async (cmd: string, args: string[], opts: { runDir?: string; workspace?: string; name?: string; handshakeTimeoutMs?: number }) => {
+    .action(async (cmd: string, args: string[], opts: { runDir?: string; workspace?: string; name?: string; handshakeTimeoutMs?: number; policy?: string }) => {
       result.status = await serve({
         runDir: opts.runDir ?? defaultRunDir(),
         workspace: opts.workspace ?? process.cwd(),
         program: [cmd, ...args],
         ...(opts.name !== undefined ? { name: opts.name } : {}),
         ...(opts.handshakeTimeoutMs !== undefined ? { handshakeTimeoutMs: opts.handshakeTimeoutMs } : {}),
+        ...(opts.policy !== undefined ? { policyPath: opts.policy } : {}),
       });
     });
 
@@ -68,6 +71,25 @@ function buildProgram(result: { status: number }): Command {
     .option('--socket <path>', `socket to connect to (default: <run-dir>/${SOCKET_NAME})`)
     .action(async (opts: { socket?: string }) => {
       result.status = await runAttachProxy({ socketPath: opts.socket ?? join(defaultRunDir(), SOCKET_NAME) });
+    });
+
+  program
+    .command('open-url')
+    .description('Offer a link to the operator (install as BROWSER and as xdg-open): nothing opens until they choose "Open offered link".')
+    .option('--run-dir <dir>', 'run directory of the capsule (default: $JACKIN_RUN_DIR or /jackin/run)')
+    .argument('<url>', 'http, https or mailto link (put -- before it when it starts with -)')
+    .addHelpText('after', '\nExample:\n  BROWSER=jackin-capsule-browser gh auth login\n  jackin-capsule open-url -- https://example.com/login')
+    .action(async (url: string, opts: { runDir?: string }) => {
+      await openUrlCommand(url, opts.runDir ?? defaultRunDir());
+    });
+
+  program
+    .command('offer')
+    .description('Offer a file to the operator: nothing is copied until they pull it ("Pull offered file" or `jackin export --offered`).')
+    .option('--run-dir <dir>', 'run directory of the capsule (default: $JACKIN_RUN_DIR or /jackin/run)')
+    .argument('<path>', 'the file (relative to the current directory)')
+    .action(async (path: string, opts: { runDir?: string }) => {
+      await offerFileCommand(path, opts.runDir ?? defaultRunDir());
     });
 
   return program;

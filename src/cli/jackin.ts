@@ -14,7 +14,12 @@ import { AttachSession, outcomeExit } from '../host/attach.ts';
 import { formatChecks, runDoctor } from '../host/doctor.ts';
 import { jackinHome, listInstances, probeInstance, socketAnswers, type InstanceInfo } from '../host/instances.ts';
 import { HostTerminal, signalExitStatus } from '../host/terminal.ts';
-import { ENGINES, checkInstanceName, instanceRunDir, selectTransport, type Engine, type Selection } from '../transport/select.ts';
+import { installPasteFeature } from '../host/paste-feature.ts';
+import { installLinkFeature } from '../host/link-feature.ts';
+import { installExportFeature } from '../host/export-feature.ts';
+import { registerExportCommand } from './export-command.ts';
+import type { Transport } from '../transport/transport.ts';
+import { ENGINES, checkInstanceName, instanceRunDir, selectTransport, type Engine, type Selection, type SelectOptions } from '../transport/select.ts';
 import { connectSocket, socketTransport } from '../transport/socket.ts';
 
 /** How long `jackin run` waits for a new capsule's socket. Starting Node and a PTY takes ~100 ms. */
@@ -51,15 +56,29 @@ interface AttachFlags {
   container?: string;
   exec?: string;
   verbose?: boolean;
+  /** false with --no-mouse. */
+  mouse?: boolean;
 }
 
 /** Attaches the process's terminal through `selection`; returns jackin's exit status. */
-async function attachTerminal(selection: Selection, name: string, verbose: boolean): Promise<number> {
+async function attachTerminal(
+  selection: Selection,
+  name: string,
+  verbose: boolean,
+  features: { noMouse?: boolean; connect?: () => Promise<Transport> } = {},
+): Promise<number> {
   const terminal = new HostTerminal();
   // While raw, "\n" no longer returns the carriage: diagnostics end lines with CRLF.
   const log = verbose ? (line: string) => void process.stderr.write(`jackin: ${line}\r\n`) : undefined;
   log?.(`transport: ${selection.choice}, because ${selection.reason} (${selection.transport.description})`);
   const session = new AttachSession({ transport: selection.transport, terminal, name, ...(log ? { log } : {}) });
+  installPasteFeature(session);
+  const exportFeature = features.connect !== undefined ? installExportFeature(session, { instance: name, connect: features.connect }) : undefined;
+  installLinkFeature(session, {
+    noMouse: features.noMouse === true,
+    // A modifier-click on a file path (not a link) exports that file.
+    ...(exportFeature !== undefined ? { exportFeature: { exportPath: (path: string) => exportFeature.exportFromClick(path) } } : {}),
+  });
 
   const fail = (message: string, status: number) => {
     session.abort(message);
@@ -88,7 +107,7 @@ async function attachTerminal(selection: Selection, name: string, verbose: boole
 }
 
 async function attachCommand(instance: string, flags: AttachFlags): Promise<number> {
-  const selection = await selectTransport({
+  const selectOptions: SelectOptions = {
     instance,
     jackinHome: jackinHome(),
     ...(flags.socket !== undefined ? { socket: flags.socket } : {}),
@@ -96,8 +115,11 @@ async function attachCommand(instance: string, flags: AttachFlags): Promise<numb
     ...(flags.namespace !== undefined ? { namespace: flags.namespace } : {}),
     ...(flags.container !== undefined ? { container: flags.container } : {}),
     ...(flags.exec !== undefined ? { exec: flags.exec } : {}),
-  });
-  return attachTerminal(selection, instance, flags.verbose === true);
+  };
+  const selection = await selectTransport(selectOptions);
+  // Exports open their own control connection the same way (socket, or another exec relay).
+  const connect = async (): Promise<Transport> => (await selectTransport(selectOptions)).transport;
+  return attachTerminal(selection, instance, flags.verbose === true, { noMouse: flags.mouse === false, connect });
 }
 
 /** A name usable as an instance directory, from a command path. */
@@ -127,6 +149,8 @@ interface RunFlags {
   name?: string;
   workspace?: string;
   verbose?: boolean;
+  /** false with --no-mouse. */
+  mouse?: boolean;
 }
 
 async function runCommand(command: string[], flags: RunFlags): Promise<number> {
@@ -169,7 +193,8 @@ async function runCommand(command: string[], flags: RunFlags): Promise<number> {
     try {
       const sock = await connectSocket(socket);
       const selection: Selection = { transport: socketTransport(sock, socket), choice: 'socket', reason: `jackin run started capsule ${name}` };
-      return await attachTerminal(selection, name, flags.verbose === true);
+      const connect = async (): Promise<Transport> => socketTransport(await connectSocket(socket), socket);
+      return await attachTerminal(selection, name, flags.verbose === true, { noMouse: flags.mouse === false, connect });
     } catch (e) {
       if (!(e instanceof JackinError) || e.code !== 'E_SOCKET_UNAVAILABLE') throw e;
     }
@@ -232,6 +257,7 @@ Environment: JACKIN_HOME (default ~/.jackin) holds sockets/<instance>/jackin.soc
     .option('-c, --container <name>', 'container in the pod (with --via kubectl)')
     .option('--exec <command>', 'run this relay command with `sh -c`; its stdin/stdout must reach the capsule socket')
     .option('-v, --verbose', 'print the chosen transport and why, and protocol diagnostics, on stderr')
+    .option('--no-mouse', 'never capture the mouse (no Ctrl/Alt+click on links; the palette still works; also JACKIN_MOUSE=off)')
     .addHelpText(
       'after',
       `
@@ -255,6 +281,7 @@ Examples:
     .option('--name <name>', 'instance name (default: the command name, then -2, -3… if taken)')
     .option('--workspace <dir>', 'working directory of the program (default: the current directory)')
     .option('-v, --verbose', 'print diagnostics on stderr')
+    .option('--no-mouse', 'never capture the mouse (no Ctrl/Alt+click on links; the palette still works; also JACKIN_MOUSE=off)')
     .passThroughOptions()
     .addHelpText(
       'after',
@@ -281,6 +308,8 @@ Examples:
     .option('--json', 'print one JSON object: {"ok":bool,"checks":[{name,status,detail,fix?}]}')
     .addHelpText('after', '\nExit status: 0 when nothing is an error (warnings allowed), 1 otherwise.\n\nExamples:\n  jackin doctor\n  jackin doctor --json')
     .action(async (flags: { json?: boolean }) => setStatus(await doctorCommand(flags)));
+
+  registerExportCommand(program, setStatus);
 
   return program;
 }

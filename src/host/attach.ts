@@ -26,7 +26,7 @@ import { Palette, type PaletteAction, type PaletteResult } from './palette.ts';
 import type { HostTerminal } from './terminal.ts';
 
 /** Extensions this host uses, with the version it speaks. */
-export const HOST_FEATURES: Readonly<Features> = { 'exit-status': 1, notice: 1, repaint: 1 };
+export const HOST_FEATURES: Readonly<Features> = { 'exit-status': 1, notice: 1, repaint: 1, 'image-staged': 1, 'stage-only': 1, resolve: 1, modes: 1 };
 /** After asking to detach, how long to wait for the capsule's Shutdown before just closing (a close is a detach too). */
 export const DETACH_REPLY_TIMEOUT_MS = 2_000;
 /** How long to wait for a relay to report why it ended, before giving the reason without it. */
@@ -222,6 +222,30 @@ export class AttachSession extends EventEmitter<AttachEvents> {
   /** Extensions agreed with the capsule (null for an upstream capsule or before Welcome). */
   get features(): Features | null {
     return this.negotiated;
+  }
+
+  /**
+   * Resolves once the transport takes more bytes (after a sendFrame that returned false), or when the
+   * session ends. Features sending megabytes await it between frames, so output and keys keep flowing.
+   */
+  drained(): Promise<void> {
+    const w = this.o.transport.writable;
+    if (this.finished || !w.writableNeedDrain) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = (): void => {
+        w.off('drain', done);
+        w.off('close', done);
+        resolve();
+      };
+      w.once('drain', done);
+      w.once('close', done);
+      void this.done.then(done);
+    });
+  }
+
+  /** Writes terminal control sequences of our own (mouse capture) to the operator's terminal. */
+  writeTerminal(bytes: Buffer): void {
+    if (!this.finished) this.o.terminal.write(bytes);
   }
 
   /** Sends Hello and starts relaying. Returns `done`. */
@@ -514,6 +538,8 @@ export class AttachSession extends EventEmitter<AttachEvents> {
         return;
       case 'AttachControlResponse':
         this.o.log?.(`attach-control response ${f.requestId}: ${f.result}`);
+        // Features that sent a request (image paste) wait for its answer.
+        this.emit('frame', f);
         return;
       case 'SessionList':
       case 'HostOpenUrl':

@@ -148,7 +148,7 @@ export function fuzzDirection(direction: 'client' | 'server', frames: number, se
       parts.push(rng.int(3) === 0 ? f : mutate(rng, f));
     }
     stats.frames += n;
-    let stream = Buffer.concat(parts);
+    let stream: Buffer = Buffer.concat(parts);
     if (rng.int(10) === 0) stream = mutate(rng, stream);
     const d = direction === 'client' ? createClientFrameDecoder() : createServerFrameDecoder();
     let at = 0;

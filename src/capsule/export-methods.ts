@@ -1,0 +1,158 @@
+/**
+ * The `export` control method (docs/protocol.md section 7): resolve the requested path under the policy
+ * (export-source.ts), reply `{"ok":true,"exportId",...}` and stream FileExportStart, FileExportChunk (1 MiB
+ * at most) and FileExportEnd attach frames on the same connection, or reply `{"ok":false,"code","message"}`.
+ *
+ * Memory stays bounded whatever the file size: one chunk is read, written, and the next read waits until
+ * the socket drains, so a slow host disk slows the capsule's reads instead of filling its memory.
+ * A failure after the reply (the file changed while streaming, a read error) cannot become an `ok:false`
+ * reply any more; the capsule then sends a Notice frame (level error) whose text starts with the stable
+ * code (`E_CHANGED_WHILE_READING: ...`) instead of FileExportEnd, and closes. A host treats any stream that
+ * ends without FileExportEnd as failed.
+ */
+import type { Socket } from 'node:net';
+import { JackinError } from '../errors.ts';
+import { encodeServerFrame, MAX_EXPORT_NAME_BYTES, MAX_EXPORT_SOURCE_BYTES, MAX_HOST_NOTICE_BYTES, truncateUtf8, type NoticeLevel, type ServerFrame } from '../protocol/index.ts';
+import type { Policy } from '../policy/schema.ts';
+import type { ControlMethods, ControlOutcome, ControlRequest } from './control-methods.ts';
+import { openExportSource, type ExportSource } from './export-source.ts';
+
+export interface ExportMethodsOptions {
+  readonly policy: Policy;
+  readonly workspace: string;
+  readonly runDir: string;
+  /** Tells an attached operator (server.notify). */
+  readonly notify: (level: NoticeLevel, text: string) => void;
+  readonly log?: (line: string) => void;
+}
+
+/** Bytes allowed to wait in the socket's send buffer before the next chunk is read. */
+export const EXPORT_SEND_BUFFER_BYTES = 4 * 1024 * 1024;
+
+/** Export ids are unique per capsule process; the host matches every frame's id against the reply's. */
+let nextExportId = BigInt(Date.now()) * 1000n;
+
+function codeOf(e: unknown): string {
+  return e instanceof JackinError ? e.code : 'E_EXPORT_IO';
+}
+
+function messageOf(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+/** Human-readable byte count for notices. */
+export function formatBytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
+  let v = n / 1024;
+  let i = 0;
+  while (v >= 1024 && i < units.length - 1) {
+    v /= 1024;
+    i++;
+  }
+  return `${v.toFixed(v < 10 ? 1 : 0)} ${units[i]}`;
+}
+
+/** Writes one frame, waiting for the socket to drain when its buffer is full. */
+async function writeFrame(socket: Socket, frame: ServerFrame): Promise<void> {
+  if (socket.destroyed || !socket.writable) throw new JackinError('E_EXPORT_CLOSED', 'the host closed the export connection');
+  socket.write(encodeServerFrame(frame));
+  // Let a few chunks queue in the socket so reading the next chunk overlaps sending this one; past that,
+  // wait for the host, which is how its disk slows our reads (memory stays under this bound + a chunk).
+  if (socket.writableLength <= EXPORT_SEND_BUFFER_BYTES) return;
+  await new Promise<void>((resolve, reject) => {
+    const done = (): void => {
+      socket.off('drain', onDrain);
+      socket.off('close', onClose);
+    };
+    const onDrain = (): void => {
+      done();
+      resolve();
+    };
+    const onClose = (): void => {
+      done();
+      reject(new JackinError('E_EXPORT_CLOSED', 'the host closed the export connection'));
+    };
+    socket.on('drain', onDrain);
+    socket.on('close', onClose);
+  });
+}
+
+/** Streams an opened source as Start, Chunk... and End frames; on failure a Notice frame replaces End. */
+export async function streamExport(socket: Socket, source: ExportSource, exportId: bigint, reveal: boolean, open: boolean): Promise<void> {
+  try {
+    await writeFrame(socket, {
+      type: 'FileExportStart',
+      exportId,
+      size: source.size,
+      source: truncateUtf8(source.requested, MAX_EXPORT_SOURCE_BYTES),
+      name: truncateUtf8(source.name, MAX_EXPORT_NAME_BYTES),
+      reveal,
+      open,
+    });
+    for await (const c of source.chunks()) {
+      await writeFrame(socket, { type: 'FileExportChunk', exportId, offset: c.offset, bytes: c.bytes });
+    }
+    await writeFrame(socket, { type: 'FileExportEnd', exportId, sha256: source.digest().sha256 });
+  } catch (e) {
+    if (!socket.destroyed && socket.writable) {
+      const text = truncateUtf8(`${codeOf(e)}: ${messageOf(e)}`, MAX_HOST_NOTICE_BYTES);
+      socket.write(encodeServerFrame({ type: 'Notice', level: 'error', text }));
+    }
+    throw e;
+  } finally {
+    await source.close();
+  }
+}
+
+function bad(message: string): ControlOutcome {
+  return { reply: { ok: false, code: 'E_BAD_REQUEST', message } };
+}
+
+function flag(req: ControlRequest, key: string): boolean | undefined | null {
+  const v = req[key];
+  if (v === undefined) return undefined;
+  return typeof v === 'boolean' ? v : null;
+}
+
+/** Registers `export` on the capsule's control channel. */
+export function registerExportMethods(control: ControlMethods, o: ExportMethodsOptions): void {
+  control.register('export', async (req, socket) => {
+    const path = req['path'];
+    if (typeof path !== 'string' || path.length === 0) return bad('export needs a non-empty string "path", e.g. {"method":"export","path":"report.txt"}');
+    const reveal = flag(req, 'reveal');
+    const open = flag(req, 'open');
+    const confirmOutside = flag(req, 'confirmOutside');
+    if (reveal === null || open === null || confirmOutside === null) return bad('export: "reveal", "open" and "confirmOutside" must be true or false');
+    if (reveal === true && open === true) return bad('export: ask for "reveal" or "open", not both');
+    let source: ExportSource;
+    try {
+      source = await openExportSource(path, {
+        policy: o.policy,
+        workspace: o.workspace,
+        runDir: o.runDir,
+        confirmedOutside: confirmOutside === true,
+      });
+    } catch (e) {
+      const code = codeOf(e);
+      o.log?.(`export ${JSON.stringify(path)} refused: ${code}: ${messageOf(e)}`);
+      o.notify('warning', `Export of ${path} refused: ${messageOf(e)}`);
+      return { reply: { ok: false, code, message: messageOf(e) } };
+    }
+    // The server skips the stream when the host is already gone: release the descriptor then too.
+    socket.once('close', () => void source.close());
+    const exportId = nextExportId++;
+    return {
+      reply: { ok: true, exportId: exportId.toString(), name: source.name, size: source.size, kind: source.kind },
+      stream: async (s) => {
+        try {
+          await streamExport(s, source, exportId, reveal === true, open === true);
+          o.notify('success', `Exported ${path} (${formatBytes(source.size)}) to the host`);
+        } catch (e) {
+          o.notify('error', `Export of ${path} failed: ${messageOf(e)}`);
+          throw e;
+        }
+      },
+    };
+  });
+}

@@ -1,0 +1,188 @@
+/**
+ * `jackin export [--from INSTANCE] <container-path>... [--to DIR] [--reveal | --open] [--json] [--offered]`:
+ * pulls container files over the control channel, so it works whether or not someone is attached and never
+ * takes over a session. Results on stdout (one line, or one JSON object, per path); progress and errors on
+ * stderr; exit status 1 when any path failed, 130 when interrupted.
+ */
+import { Command, Option } from 'commander';
+import { describeError, JackinError } from '../errors.ts';
+import { exportDirectory } from '../host/download-dir.ts';
+import { controlCall, exportFile, type ExportProgress } from '../host/export-client.ts';
+import { jackinHome, listInstances } from '../host/instances.ts';
+import { createOpener } from '../host/opener.ts';
+import { ENGINES, checkInstanceName, selectTransport, type Engine, type SelectOptions } from '../transport/select.ts';
+import type { Transport } from '../transport/transport.ts';
+
+/** Redraw the progress line at most this often. */
+const PROGRESS_INTERVAL_MS = 200;
+
+interface ExportFlags {
+  from?: string;
+  to?: string;
+  reveal?: boolean;
+  open?: boolean;
+  json?: boolean;
+  offered?: boolean;
+  socket?: string;
+  via?: Engine;
+  namespace?: string;
+  container?: string;
+  exec?: string;
+}
+
+function usage(message: string): JackinError {
+  return new JackinError('E_USAGE', message, { exitCode: 2 });
+}
+
+function formatBytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
+  let v = n / 1024;
+  let i = 0;
+  while (v >= 1024 && i < units.length - 1) {
+    v /= 1024;
+    i++;
+  }
+  return `${v.toFixed(1)} ${units[i]}`;
+}
+
+/** `--from`, or the only live instance. */
+async function pickInstance(flags: ExportFlags): Promise<string> {
+  if (flags.from !== undefined) return checkInstanceName(flags.from);
+  if (flags.via !== undefined || flags.exec !== undefined) throw usage('--via and --exec need --from INSTANCE (the container or pod to export from)');
+  const live = (await listInstances(jackinHome())).filter((i) => i.state === 'live');
+  if (live.length === 1 && live[0] !== undefined) return live[0].name;
+  if (live.length === 0) throw new JackinError('E_NO_INSTANCE', 'no instance is running; start one with `jackin run`, or name a container with --from NAME --via docker');
+  throw usage(`${live.length} instances are running (${live.map((i) => i.name).join(', ')}): pick one with --from`);
+}
+
+/** A one-line progress meter on stderr: bytes, rate, ETA. */
+function progressMeter(stream: NodeJS.WriteStream): { update(p: ExportProgress): void; clear(): void } {
+  let started = 0;
+  let last = 0;
+  let shown = false;
+  return {
+    update(p) {
+      const now = Date.now();
+      if (p.bytes === 0) started = now;
+      if (now - last < PROGRESS_INTERVAL_MS && p.bytes !== p.total) return;
+      last = now;
+      const secs = Math.max((now - started) / 1000, 0.001);
+      const rate = p.bytes / secs;
+      const eta = rate > 0 ? Math.ceil((p.total - p.bytes) / rate) : 0;
+      const pct = p.total === 0 ? 100 : Math.floor((p.bytes / p.total) * 100);
+      const line = `${p.name}: ${formatBytes(p.bytes)} / ${formatBytes(p.total)} (${pct}%)  ${formatBytes(rate)}/s  ETA ${eta}s`;
+      stream.write(`\r\x1b[K${line.slice(0, Math.max(20, (stream.columns || 80) - 1))}`);
+      shown = true;
+    },
+    clear() {
+      if (shown) stream.write('\r\x1b[K');
+      shown = false;
+    },
+  };
+}
+
+async function exportCommand(paths: string[], flags: ExportFlags): Promise<number> {
+  if (flags.reveal === true && flags.open === true) throw usage('--reveal and --open cannot be combined: pick one');
+  if (paths.length === 0 && flags.offered !== true) throw usage('name at least one container path, or pass --offered');
+  const instance = await pickInstance(flags);
+  const select: SelectOptions = {
+    instance,
+    jackinHome: jackinHome(),
+    ...(flags.socket !== undefined ? { socket: flags.socket } : {}),
+    ...(flags.via !== undefined ? { via: flags.via } : {}),
+    ...(flags.namespace !== undefined ? { namespace: flags.namespace } : {}),
+    ...(flags.container !== undefined ? { container: flags.container } : {}),
+    ...(flags.exec !== undefined ? { exec: flags.exec } : {}),
+  };
+  const connect = async (): Promise<Transport> => (await selectTransport(select)).transport;
+  const directory = await exportDirectory(instance, flags.to);
+  const mode = flags.open === true ? 'open' : flags.reveal === true ? 'reveal' : undefined;
+  const json = flags.json === true;
+  const out = (line: string): void => void process.stdout.write(line + '\n');
+
+  const sources = [...paths];
+  if (flags.offered === true) {
+    const reply = await controlCall(connect, { method: 'offers' });
+    const file = reply['file'];
+    if (typeof file !== 'string' || file === '') {
+      throw new JackinError('E_NO_OFFER', `instance ${instance} offers no file (inside the container: jackin-capsule offer <path>)`);
+    }
+    sources.push(file);
+  }
+
+  const stop = new AbortController();
+  const onSignal = (): void => stop.abort();
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  process.on('SIGHUP', onSignal);
+  const meter = process.stderr.isTTY && !json ? progressMeter(process.stderr) : undefined;
+  let failed = 0;
+  try {
+    for (const source of sources) {
+      if (stop.signal.aborted) break;
+      try {
+        const r = await exportFile(
+          { path: source, reveal: mode === 'reveal', open: mode === 'open' },
+          { connect, directory, signal: stop.signal, ...(meter ? { onProgress: (p: ExportProgress) => meter.update(p) } : {}) },
+        );
+        meter?.clear();
+        if (json) out(JSON.stringify({ ok: true, source, destination: r.destination, bytes: r.bytes, sha256: r.sha256 }));
+        else out(`${r.destination}  (${r.bytes} bytes, sha256 ${r.sha256})`);
+        if (mode !== undefined) {
+          try {
+            await createOpener().openFile(r.destination, mode);
+          } catch (e) {
+            process.stderr.write(`jackin: could not ${mode} ${r.destination}: ${describeError(e)}\n`);
+          }
+        }
+      } catch (e) {
+        meter?.clear();
+        failed++;
+        const code = e instanceof JackinError ? e.code : 'E_INTERNAL';
+        if (json) out(JSON.stringify({ ok: false, source, code, message: describeError(e) }));
+        else process.stderr.write(`jackin: export ${source}: ${describeError(e)} (${code})\n`);
+      }
+    }
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    process.off('SIGHUP', onSignal);
+  }
+  if (stop.signal.aborted) return 130;
+  return failed > 0 ? 1 : 0;
+}
+
+/** Adds `jackin export` to the CLI. */
+export function registerExportCommand(program: Command, setStatus: (n: number) => void): void {
+  program
+    .command('export')
+    .description('copy files or directories out of a capsule into <downloads>/jackin/<instance>/ (policy-checked, verified, never overwriting)')
+    .argument('[paths...]', 'container paths; relative paths resolve against the capsule workspace')
+    .option('--from <instance>', 'instance to export from (default: the only running one)')
+    .option('--to <dir>', 'destination directory (default: $JACKIN_DOWNLOAD_DIR, XDG download dir or ~/Downloads, then jackin/<instance>)')
+    .addOption(new Option('--reveal', 'show each exported file in the file manager').conflicts('open'))
+    .addOption(new Option('--open', 'open each exported file with its default application').conflicts('reveal'))
+    .option('--json', 'print one JSON object per path on stdout')
+    .option('--offered', 'also export the file the capsule offers (jackin-capsule offer <path>)')
+    .option('--socket <path>', 'connect to this Unix socket instead of $JACKIN_HOME/sockets/<instance>/jackin.sock')
+    .addOption(new Option('--via <engine>', 'reach the capsule through `<engine> exec -i <instance> jackin-capsule attach-proxy`').choices(ENGINES))
+    .option('-n, --namespace <ns>', 'Kubernetes namespace (with --via kubectl)')
+    .option('-c, --container <name>', 'container in the pod (with --via kubectl)')
+    .option('--exec <command>', 'relay command whose stdin/stdout reach the capsule socket')
+    .addHelpText(
+      'after',
+      `
+Directories arrive as <name>.tar.zst. Each file is written to a 0600 temporary file, checked for size and
+SHA-256, then published under a new name (report-1.txt if report.txt exists); nothing is ever replaced.
+With --json each path prints {"ok":true,"source","destination","bytes","sha256"} or
+{"ok":false,"source","code","message"}. Exit status: 0 when every path was exported, 1 otherwise.
+
+Examples:
+  jackin export report.txt                       from the only running instance
+  jackin export --from agent out/ shot.png --json
+  jackin export --from agent build.log --to /tmp --open
+  jackin export --offered                        pull what the agent offered`,
+    )
+    .action(async (paths: string[], flags: ExportFlags) => setStatus(await exportCommand(paths, flags)));
+}

@@ -1,0 +1,43 @@
+/**
+ * `jackin-capsule open-url <url>` and `jackin-capsule offer <path>`: run inside the container (as BROWSER,
+ * as an `xdg-open` shim, or by an agent) to offer the operator a link or a file. They only record an
+ * offer in the capsule through its control channel; nothing opens or is written on the host until the
+ * operator acts.
+ */
+import { join, resolve } from 'node:path';
+import { JackinError } from '../errors.ts';
+import { SOCKET_NAME } from '../capsule/run-dir.ts';
+import { controlRequest } from '../transport/control-request.ts';
+
+/** Text that reads as a file path rather than a URL: `xdg-open ./report.html`, `/tmp/x`, `~/x`, `file:`. */
+export function looksLikeFilePath(arg: string): boolean {
+  return /^(?:\/|\.{1,2}(?:\/|$)|~(?:\/|$))/u.test(arg) || /^file:/iu.test(arg);
+}
+
+async function send(runDir: string, request: Record<string, unknown>): Promise<void> {
+  const socketPath = join(runDir, SOCKET_NAME);
+  let reply: unknown;
+  try {
+    reply = await controlRequest(socketPath, request);
+  } catch (e) {
+    throw new JackinError('E_NO_CAPSULE', `no capsule answers at ${socketPath} (${e instanceof Error ? e.message : String(e)}); set JACKIN_RUN_DIR or pass --run-dir`, { cause: e });
+  }
+  const r = reply as { ok?: unknown; code?: unknown; message?: unknown };
+  if (r.ok !== true) {
+    const code = typeof r.code === 'string' ? r.code : 'E_CONTROL_REPLY';
+    throw new JackinError(code, typeof r.message === 'string' ? r.message : `the capsule refused the offer: ${JSON.stringify(reply)}`);
+  }
+}
+
+/** Offers a URL; refuses file paths (offer those with `jackin-capsule offer`). */
+export async function openUrlCommand(url: string, runDir: string): Promise<void> {
+  if (looksLikeFilePath(url)) {
+    throw new JackinError('E_URL_SCHEME', `${JSON.stringify(url)} is a file path, not a link; offer a file with: jackin-capsule offer <path>`);
+  }
+  await send(runDir, { method: 'offer-url', url });
+}
+
+/** Offers a file; a relative path resolves against `cwd`. */
+export async function offerFileCommand(path: string, runDir: string, cwd: string = process.cwd()): Promise<void> {
+  await send(runDir, { method: 'offer-file', path: resolve(cwd, path) });
+}

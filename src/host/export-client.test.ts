@@ -1,0 +1,97 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { createServer, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { JackinError } from '../errors.ts';
+import { encodeControlMessage, encodeServerFrame, type ServerFrame } from '../protocol/index.ts';
+import { connectSocket, socketTransport } from '../transport/socket.ts';
+import { controlCall, exportFile } from './export-client.ts';
+
+/** A fake capsule: answers every connection with `script` (a reply, then frames), then closes or hangs. */
+async function fakeCapsule(t: { after: (f: () => void) => void }, script: (s: Socket) => void) {
+  const dir = mkdtempSync(join(tmpdir(), 'jackin-fake-export-'));
+  const path = join(dir, 'sock');
+  const server = createServer((s) => s.once('data', () => script(s)));
+  await new Promise<void>((r) => server.listen(path, r));
+  t.after(() => server.close());
+  return { connect: async () => socketTransport(await connectSocket(path), path), dest: join(dir, 'dest') };
+}
+
+const body = Buffer.from('hello export\n');
+const digest = createHash('sha256').update(body).digest();
+const frames = (id: bigint, f: Array<ServerFrame>) => Buffer.concat(f.map((x) => encodeServerFrame(x)));
+const start = (id: bigint, size = body.length): ServerFrame => ({ type: 'FileExportStart', exportId: id, size, source: 'a.txt', name: 'a.txt', reveal: false, open: false });
+
+function files(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
+
+test('exportFile: reply, Start, Chunk, End in one write become a verified file', async (t) => {
+  const f = await fakeCapsule(t, (s) => {
+    s.end(Buffer.concat([encodeControlMessage({ ok: true, exportId: '7' }), frames(7n, [start(7n), { type: 'FileExportChunk', exportId: 7n, offset: 0, bytes: body }, { type: 'FileExportEnd', exportId: 7n, sha256: digest }])]));
+  });
+  const r = await exportFile({ path: 'a.txt' }, { connect: f.connect, directory: f.dest });
+  assert.deepEqual(readFileSync(r.destination), body);
+  assert.equal(r.sha256, digest.toString('hex'));
+});
+
+test('exportFile: a wrong digest is E_DIGEST_MISMATCH and leaves nothing', async (t) => {
+  const f = await fakeCapsule(t, (s) => {
+    s.end(Buffer.concat([encodeControlMessage({ ok: true, exportId: '1' }), frames(1n, [start(1n), { type: 'FileExportChunk', exportId: 1n, offset: 0, bytes: body }, { type: 'FileExportEnd', exportId: 1n, sha256: Buffer.alloc(32) }])]));
+  });
+  await assert.rejects(exportFile({ path: 'a.txt' }, { connect: f.connect, directory: f.dest }), (e: unknown) => e instanceof JackinError && e.code === 'E_DIGEST_MISMATCH');
+  assert.deepEqual(files(f.dest), []);
+});
+
+test('exportFile: a short stream (End before all bytes, or a close) leaves nothing', async (t) => {
+  const half = body.subarray(0, 5);
+  const f1 = await fakeCapsule(t, (s) => {
+    s.end(Buffer.concat([encodeControlMessage({ ok: true, exportId: '2' }), frames(2n, [start(2n), { type: 'FileExportChunk', exportId: 2n, offset: 0, bytes: half }, { type: 'FileExportEnd', exportId: 2n, sha256: digest }])]));
+  });
+  await assert.rejects(exportFile({ path: 'a.txt' }, { connect: f1.connect, directory: f1.dest }), (e: unknown) => e instanceof JackinError && e.code === 'E_SIZE_MISMATCH');
+  assert.deepEqual(files(f1.dest), []);
+  const f2 = await fakeCapsule(t, (s) => {
+    s.end(Buffer.concat([encodeControlMessage({ ok: true, exportId: '3' }), frames(3n, [start(3n), { type: 'FileExportChunk', exportId: 3n, offset: 0, bytes: half }])]));
+  });
+  await assert.rejects(exportFile({ path: 'a.txt' }, { connect: f2.connect, directory: f2.dest }), (e: unknown) => e instanceof JackinError && e.code === 'E_EXPORT_INTERRUPTED' && /after 5 of 13 bytes/.test(e.message));
+  assert.deepEqual(files(f2.dest), []);
+});
+
+test('exportFile: frames for another export id, and an in-stream error Notice, fail with nothing written', async (t) => {
+  const f1 = await fakeCapsule(t, (s) => {
+    s.end(Buffer.concat([encodeControlMessage({ ok: true, exportId: '4' }), frames(5n, [start(5n)])]));
+  });
+  await assert.rejects(exportFile({ path: 'a.txt' }, { connect: f1.connect, directory: f1.dest }), (e: unknown) => e instanceof JackinError && e.code === 'E_EXPORT_PROTOCOL');
+  const f2 = await fakeCapsule(t, (s) => {
+    s.end(Buffer.concat([encodeControlMessage({ ok: true, exportId: '6' }), frames(6n, [start(6n), { type: 'Notice', level: 'error', text: 'E_CHANGED_WHILE_READING: a.txt changed' }])]));
+  });
+  await assert.rejects(exportFile({ path: 'a.txt' }, { connect: f2.connect, directory: f2.dest }), (e: unknown) => e instanceof JackinError && e.code === 'E_CHANGED_WHILE_READING');
+  assert.deepEqual(files(f2.dest), []);
+});
+
+test('exportFile: an ok:false reply keeps its code; an abort removes the temporary file', async (t) => {
+  const f1 = await fakeCapsule(t, (s) => s.end(encodeControlMessage({ ok: false, code: 'E_POLICY_DENIED', message: 'no' })));
+  await assert.rejects(exportFile({ path: 'x' }, { connect: f1.connect, directory: f1.dest }), (e: unknown) => e instanceof JackinError && e.code === 'E_POLICY_DENIED');
+  // A capsule that sends Start and part of the data, then stalls: the operator interrupts.
+  const f2 = await fakeCapsule(t, (s) => {
+    s.write(Buffer.concat([encodeControlMessage({ ok: true, exportId: '8' }), frames(8n, [start(8n), { type: 'FileExportChunk', exportId: 8n, offset: 0, bytes: body.subarray(0, 4) }])]));
+  });
+  const ac = new AbortController();
+  const p = exportFile({ path: 'a.txt' }, { connect: f2.connect, directory: f2.dest, signal: ac.signal, onProgress: (pr) => pr.bytes === 4 && setImmediate(() => ac.abort()) });
+  await assert.rejects(p, (e: unknown) => e instanceof JackinError && e.code === 'E_EXPORT_ABORTED');
+  assert.deepEqual(files(f2.dest), []);
+});
+
+test('controlCall returns an ok reply and throws the code of a refusal', async (t) => {
+  const f = await fakeCapsule(t, (s) => s.end(encodeControlMessage({ ok: true, file: '/w/out.png', url: null })));
+  assert.deepEqual(await controlCall(f.connect, { method: 'offers' }), { ok: true, file: '/w/out.png', url: null });
+  const g = await fakeCapsule(t, (s) => s.end(encodeControlMessage({ ok: false, code: 'E_UNKNOWN_METHOD', message: 'x' })));
+  await assert.rejects(controlCall(g.connect, { method: 'offers' }), (e: unknown) => e instanceof JackinError && e.code === 'E_UNKNOWN_METHOD');
+});

@@ -1,0 +1,249 @@
+/**
+ * The host's side of one `export` request on the control channel (docs/protocol.md section 7): open a
+ * fresh connection to the capsule (a socket or the session's exec relay; the caller says how), send the
+ * request, read the JSON reply, then feed the FileExportStart/Chunk/End frames that follow into an
+ * ExportSink, which verifies byte count and SHA-256 and publishes without ever replacing a file.
+ *
+ * Backpressure runs from the host's disk to the capsule: the connection is read with `for await`, so no
+ * further bytes are pulled while a chunk is being written; the capsule's socket then stops draining and its
+ * reads wait. Any failure, an abort (SIGINT), a capsule that dies, a wrong digest or a short stream removes
+ * the temporary file: nothing appears under a final name unless it is complete and verified.
+ */
+import { JackinError } from '../errors.ts';
+import {
+  createServerFrameDecoder,
+  encodeControlMessage,
+  MAX_CONTROL_MESSAGE_BYTES,
+  type ServerFrame,
+} from '../protocol/index.ts';
+import type { Transport } from '../transport/transport.ts';
+import { createExportSink } from './export-sink.ts';
+
+/** Silence on the connection longer than this fails the export. Generous: a directory is archived before the reply. */
+export const EXPORT_IDLE_TIMEOUT_MS = 5 * 60_000;
+/** Bytes of chunks handed to the sink before waiting for its writes (bounds host memory). */
+export const EXPORT_WRITE_QUEUE_BYTES = 8 * 1024 * 1024;
+/** A plain control request (offers, status) answers at once. */
+export const CONTROL_CALL_TIMEOUT_MS = 5_000;
+
+export interface ExportRequest {
+  /** Container path; relative resolves against the capsule's workspace. */
+  readonly path: string;
+  readonly reveal?: boolean;
+  readonly open?: boolean;
+  /** The operator confirmed a path outside the roots (policy outsideRoots = confirm). */
+  readonly confirmOutside?: boolean;
+}
+
+export interface ExportProgress {
+  readonly name: string;
+  readonly bytes: number;
+  readonly total: number;
+}
+
+export interface ExportClientOptions {
+  /** Opens a new connection to the capsule (never the attach connection itself). */
+  readonly connect: () => Promise<Transport>;
+  /** Destination directory (created 0700). */
+  readonly directory: string;
+  /** Host-side cap; default the sink's. */
+  readonly maxBytes?: number;
+  readonly freeSpaceMargin?: number;
+  readonly onProgress?: (p: ExportProgress) => void;
+  readonly signal?: AbortSignal;
+  readonly idleTimeoutMs?: number;
+}
+
+export interface ExportedFile {
+  /** The container path as requested. */
+  readonly source: string;
+  readonly destination: string;
+  readonly bytes: number;
+  /** Lower-case hex. */
+  readonly sha256: string;
+}
+
+/** Reads the first u32-length JSON message off a byte stream; the rest are frames. */
+class ReplyReader {
+  private buf: Buffer = Buffer.alloc(0);
+  push(chunk: Buffer): { value: unknown; rest: Buffer } | undefined {
+    this.buf = this.buf.length === 0 ? chunk : Buffer.concat([this.buf, chunk]);
+    if (this.buf.length < 4) return undefined;
+    const len = this.buf.readUInt32BE(0);
+    if (len > MAX_CONTROL_MESSAGE_BYTES) throw new JackinError('E_CONTROL_REPLY', `control reply declares ${len} bytes, over ${MAX_CONTROL_MESSAGE_BYTES}`);
+    if (this.buf.length < 4 + len) return undefined;
+    let value: unknown;
+    try {
+      value = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(this.buf.subarray(4, 4 + len)));
+    } catch (e) {
+      throw new JackinError('E_CONTROL_REPLY', 'control reply is not UTF-8 JSON', { cause: e });
+    }
+    return { value, rest: this.buf.subarray(4 + len) };
+  }
+}
+
+function record(v: unknown): Record<string, unknown> | null {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
+}
+
+/** Turns an `ok:false` reply into its JackinError; returns the record of an `ok:true` reply. */
+export function checkReply(value: unknown, what: string): Record<string, unknown> {
+  const r = record(value);
+  if (r === null || typeof r['ok'] !== 'boolean') throw new JackinError('E_CONTROL_REPLY', `${what}: malformed reply ${JSON.stringify(value)?.slice(0, 200)}`);
+  if (r['ok'] === true) return r;
+  const code = typeof r['code'] === 'string' && /^E_[A-Z0-9_]+$/.test(r['code']) ? r['code'] : 'E_CONTROL_REPLY';
+  const message = typeof r['message'] === 'string' ? r['message'] : `${what} failed`;
+  throw new JackinError(code, message);
+}
+
+/** A capsule's in-stream failure: a Notice frame whose text is `E_CODE: message`. */
+function streamFailure(text: string): JackinError {
+  const m = /^(E_[A-Z0-9_]+): ([\s\S]*)$/.exec(text);
+  return m ? new JackinError(m[1] ?? 'E_EXPORT_FAILED', m[2] ?? text) : new JackinError('E_EXPORT_FAILED', `the capsule reported: ${text}`);
+}
+
+/** Runs `body` over the transport's bytes with an idle timer and the abort signal; closes the transport after. */
+async function withConnection<T>(
+  t: Transport,
+  signal: AbortSignal | undefined,
+  idleMs: number,
+  body: (chunks: AsyncIterable<Buffer>, touch: () => void) => Promise<T>,
+): Promise<T> {
+  let stopped: JackinError | undefined;
+  const stop = (e: JackinError): void => {
+    stopped ??= e;
+    t.close();
+  };
+  let timer: NodeJS.Timeout | undefined;
+  const touch = (): void => {
+    clearTimeout(timer);
+    timer = setTimeout(() => stop(new JackinError('E_EXPORT_TIMEOUT', `no data from the capsule for ${idleMs} ms (${t.description})`)), idleMs);
+  };
+  const onAbort = (): void => stop(new JackinError('E_EXPORT_ABORTED', 'export interrupted; nothing was saved', { exitCode: 130 }));
+  if (signal?.aborted === true) onAbort();
+  signal?.addEventListener('abort', onAbort, { once: true });
+  touch();
+  try {
+    const result = await body(t.readable as AsyncIterable<Buffer>, touch);
+    if (stopped !== undefined) throw stopped;
+    return result;
+  } catch (e) {
+    throw stopped ?? e;
+  } finally {
+    clearTimeout(timer);
+    signal?.removeEventListener('abort', onAbort);
+    t.close();
+  }
+}
+
+/** Sends one control request on a fresh connection and returns its (checked) reply. */
+export async function controlCall(connect: () => Promise<Transport>, request: { method: string; [k: string]: unknown }, timeoutMs = CONTROL_CALL_TIMEOUT_MS): Promise<Record<string, unknown>> {
+  const t = await connect();
+  t.writable.write(encodeControlMessage(request));
+  return withConnection(t, undefined, timeoutMs, async (chunks) => {
+    const reader = new ReplyReader();
+    for await (const chunk of chunks) {
+      const got = reader.push(chunk);
+      if (got !== undefined) return checkReply(got.value, request.method);
+    }
+    const detail = await t.failureDetail();
+    throw new JackinError('E_CONTROL_REPLY', `the capsule closed the control channel without answering ${request.method}${detail === null ? '' : ` (${detail})`}`);
+  });
+}
+
+/** Exports one container path to `options.directory`. */
+export async function exportFile(request: ExportRequest, options: ExportClientOptions): Promise<ExportedFile> {
+  const t = await options.connect();
+  const sink = createExportSink({
+    directory: options.directory,
+    ...(options.maxBytes !== undefined ? { maxBytes: options.maxBytes } : {}),
+    ...(options.freeSpaceMargin !== undefined ? { freeSpaceMargin: options.freeSpaceMargin } : {}),
+  });
+  t.writable.write(
+    encodeControlMessage({
+      method: 'export',
+      path: request.path,
+      reveal: request.reveal === true,
+      open: request.open === true,
+      ...(request.confirmOutside === true ? { confirmOutside: true } : {}),
+    }),
+  );
+  try {
+    return await withConnection(t, options.signal, options.idleTimeoutMs ?? EXPORT_IDLE_TIMEOUT_MS, async (chunks, touch) => {
+      const reader = new ReplyReader();
+      let exportId: bigint | undefined;
+      const decoder = createServerFrameDecoder();
+      let started: { name: string; size: number } | undefined;
+      let received = 0;
+      let queued = 0;
+
+      const onFrame = async (f: ServerFrame): Promise<ExportedFile | undefined> => {
+        switch (f.type) {
+          case 'FileExportStart':
+          case 'FileExportChunk':
+          case 'FileExportEnd':
+            if (f.exportId !== exportId) throw new JackinError('E_EXPORT_PROTOCOL', `frame for export ${f.exportId}, expected ${exportId}`);
+            break;
+          case 'Notice':
+            throw streamFailure(f.text);
+          default:
+            throw new JackinError('E_EXPORT_PROTOCOL', `unexpected ${f.type} frame on the export connection`);
+        }
+        if (f.type === 'FileExportStart') {
+          if (started !== undefined) throw new JackinError('E_EXPORT_PROTOCOL', 'a second FileExportStart on one export');
+          started = { name: f.name, size: f.size };
+          await sink.begin(f.name, f.size);
+          options.onProgress?.({ name: f.name, bytes: 0, total: f.size });
+          return undefined;
+        }
+        if (started === undefined) throw new JackinError('E_EXPORT_PROTOCOL', `${f.type} before FileExportStart`);
+        if (f.type === 'FileExportChunk') {
+          // The sink runs writes in order; keep a few in flight so the disk and the socket overlap, and wait
+          // (which stops reading the connection: backpressure) once too much is queued. A failure surfaces
+          // here on the next wait or in finish().
+          const w = sink.write(f.offset, f.bytes);
+          w.catch(() => undefined);
+          queued += f.bytes.length;
+          if (queued >= EXPORT_WRITE_QUEUE_BYTES) {
+            await w;
+            queued = 0;
+          }
+          received += f.bytes.length;
+          options.onProgress?.({ name: started.name, bytes: received, total: started.size });
+          return undefined;
+        }
+        const done = await sink.finish(f.sha256);
+        return { source: request.path, destination: done.destination, bytes: done.bytes, sha256: done.sha256hex };
+      };
+
+      for await (const raw of chunks) {
+        touch();
+        let chunk: Buffer = raw;
+        if (exportId === undefined) {
+          const got = reader.push(chunk);
+          if (got === undefined) continue;
+          const reply = checkReply(got.value, 'export');
+          const id = reply['exportId'];
+          if (typeof id !== 'string' || !/^\d{1,20}$/.test(id)) throw new JackinError('E_CONTROL_REPLY', `export reply has no valid exportId: ${JSON.stringify(id)}`);
+          exportId = BigInt(id);
+          chunk = got.rest;
+        }
+        for (const item of decoder.push(chunk)) {
+          if (!item.ok) throw new JackinError('E_EXPORT_PROTOCOL', `bad frame from the capsule: ${item.error.message}`, { cause: item.error });
+          const done = await onFrame(item.frame);
+          touch();
+          if (done !== undefined) return done;
+        }
+      }
+      const detail = await Promise.race([t.failureDetail(), new Promise<null>((r) => setTimeout(() => r(null), 1000).unref())]);
+      const where = started === undefined ? 'before the transfer started' : `after ${received} of ${started.size} bytes`;
+      throw new JackinError(
+        exportId === undefined ? 'E_CONTROL_REPLY' : 'E_EXPORT_INTERRUPTED',
+        `the capsule closed the connection ${where}${detail === null ? '' : ` (${detail})`}; nothing was saved, export it again`,
+      );
+    });
+  } catch (e) {
+    await sink.abort(e instanceof Error ? e.message : String(e));
+    throw e;
+  }
+}

@@ -1,0 +1,166 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { EventEmitter } from 'node:events';
+import type { ClientFrame, ProgramModes, ServerFrame } from '../protocol/index.ts';
+import type { UrlCheckOk } from '../policy/url-safety.ts';
+import { createGestureGate } from './gesture-gate.ts';
+import type { InputHook } from './attach.ts';
+import type { InputEvent } from './input-scan.ts';
+import { installLinkFeature, MOUSE_CAPTURE_ON, mouseCaptureEnabled } from './link-feature.ts';
+import type { Opener } from './opener.ts';
+import { pollUntil } from '../../test/helpers/poll.ts';
+
+/** An AttachSession stand-in: records frames, notices, terminal writes; a capsule answers Resolve from `screen`. */
+class FakeSession extends EventEmitter {
+  readonly notices: string[] = [];
+  readonly written: string[] = [];
+  readonly gestures: string[] = [];
+  readonly actions = new Map<string, () => unknown>();
+  hook: InputHook | undefined;
+  screen = new Map<string, { kind: 'osc8' | 'text'; text: string }>();
+  paths = new Map<string, string>();
+  constructor(readonly features: Record<string, number> | null) {
+    super();
+    this.on('gesture', (g: string) => this.gestures.push(g));
+  }
+  sendFrame(f: ClientFrame): boolean {
+    if (f.type !== 'Resolve') return true;
+    const key = f.at === null ? 'cursor' : `${f.at.row},${f.at.col}`;
+    const hit = f.target === 'link' ? this.screen.get(key) : f.target === 'path' && this.paths.has(key) ? { kind: 'text' as const, text: this.paths.get(key)! } : undefined;
+    queueMicrotask(() => this.emit('frame', { type: 'Resolved', requestId: f.requestId, kind: hit?.kind ?? 'none', text: hit?.text ?? '' }));
+    return true;
+  }
+  notify(_level: string, text: string): void {
+    this.notices.push(text);
+  }
+  registerAction(a: { id: string; run: () => unknown }): void {
+    this.actions.set(a.id, a.run);
+  }
+  setHook(_kind: string, hook: InputHook): void {
+    this.hook = hook;
+  }
+  writeTerminal(b: Buffer): void {
+    this.written.push(b.toString('latin1'));
+  }
+  modes(m: Partial<ProgramModes>): void {
+    this.emit('frame', { type: 'Modes', mouseTracking: false, sgrMouse: false, bracketedPaste: false, focusReporting: false, alternateScreen: false, ...m } satisfies ServerFrame);
+  }
+}
+
+function mouse(x: number, y: number, mods: { ctrl?: boolean; alt?: boolean } = {}, press = true): InputEvent {
+  return { type: 'mouse', button: 0, x, y, press, motion: false, shift: false, alt: mods.alt ?? false, ctrl: mods.ctrl ?? false, raw: Buffer.from('raw') };
+}
+
+function recordingOpener(): Opener & { opened: string[] } {
+  const opened: string[] = [];
+  return {
+    opened,
+    async openUrl(u: string | UrlCheckOk) {
+      opened.push(typeof u === 'string' ? u : u.href);
+      return { command: 'rec', state: 'exited' as const };
+    },
+    async openFile() {
+      return { command: 'rec', state: 'exited' as const };
+    },
+  };
+}
+
+function setup(features: Record<string, number> | null = { resolve: 1, modes: 1 }, env: Record<string, string> = {}) {
+  const s = new FakeSession(features);
+  const opener = recordingOpener();
+  const exported: string[] = [];
+  const feature = installLinkFeature(s as never, { env, opener, exportFeature: { exportPath: (p) => void exported.push(p) } });
+  return { s, opener, exported, feature };
+}
+
+test('link feature: captures the mouse only while the program does not track it, re-applied on every Modes', () => {
+  const { s, feature } = setup();
+  s.modes({});
+  assert.deepEqual(s.written, [MOUSE_CAPTURE_ON]);
+  assert.equal(feature.capturing, true);
+  s.modes({ mouseTracking: true });
+  assert.equal(feature.capturing, false);
+  assert.deepEqual(s.written.slice(1), ['\x1b[?1006l'], 'our SGR encoding does not outlive our capture');
+  s.modes({});
+  assert.equal(s.written.at(-1), MOUSE_CAPTURE_ON);
+});
+
+test('link feature: --no-mouse and JACKIN_MOUSE=off never capture', () => {
+  assert.equal(mouseCaptureEnabled({ JACKIN_MOUSE: 'OFF' }), false);
+  assert.equal(mouseCaptureEnabled({}, true), false);
+  assert.equal(mouseCaptureEnabled({}), true);
+  const { s } = setup({ resolve: 1, modes: 1 }, { JACKIN_MOUSE: 'off' });
+  s.modes({});
+  assert.deepEqual(s.written, []);
+  assert.equal(s.hook?.(mouse(1, 1, { ctrl: true })), false, 'reports pass through untouched');
+});
+
+test('link feature: a Ctrl+click opens the link at that cell; a plain click is swallowed; a click on a path exports it', async () => {
+  const { s, opener, exported } = setup();
+  s.modes({});
+  s.screen.set('2,4', { kind: 'osc8', text: 'https://other.example' });
+  s.paths.set('5,0', '/work/out.txt');
+  assert.equal(s.hook?.(mouse(5, 3, { ctrl: true })), true);
+  assert.deepEqual(s.gestures, ['click']);
+  await pollUntil('the open', () => opener.opened.length === 1);
+  assert.deepEqual(opener.opened, ['https://other.example/']);
+  await pollUntil('the notice', () => s.notices.includes('Opened https://other.example (hyperlink target)'), { last: () => s.notices });
+  assert.equal(s.hook?.(mouse(5, 3)), true, 'plain click swallowed');
+  assert.equal(s.hook?.(mouse(5, 3, { ctrl: true }, false)), true, 'release swallowed');
+  assert.equal(opener.opened.length, 1);
+  assert.equal(s.hook?.(mouse(1, 6, { alt: true })), true);
+  await pollUntil('the export', () => exported.length === 1);
+  assert.deepEqual(exported, ['/work/out.txt']);
+  s.modes({ mouseTracking: true, sgrMouse: true });
+  assert.equal(s.hook?.(mouse(5, 3, { ctrl: true })), false, 'the program tracking the mouse gets the click');
+});
+
+test('link feature: refused links and JACKIN_OPEN_LINKS=deny open nothing and say why', async () => {
+  const { s, opener } = setup();
+  s.modes({});
+  s.screen.set('0,0', { kind: 'osc8', text: 'javascript:alert(1)' });
+  s.hook?.(mouse(1, 1, { ctrl: true }));
+  await pollUntil('the refusal', () => s.notices.some((n) => n.startsWith('Link refused: scheme "javascript"')), { last: () => s.notices });
+  const denied = setup({ resolve: 1, modes: 1 }, { JACKIN_OPEN_LINKS: 'FALSE' });
+  denied.s.modes({});
+  denied.s.screen.set('0,0', { kind: 'text', text: 'https://example.com/' });
+  denied.s.hook?.(mouse(1, 1, { ctrl: true }));
+  await pollUntil('the notice', () => denied.s.notices.some((n) => n.includes('turned off')), { last: () => denied.s.notices });
+  assert.deepEqual([...opener.opened, ...denied.opener.opened], []);
+});
+
+test('link feature: palette actions open the link under the cursor and the offered link', async () => {
+  const { s, opener } = setup();
+  s.screen.set('cursor', { kind: 'text', text: 'https://example.com/typed' });
+  await s.actions.get('open-link-under-cursor')?.();
+  assert.deepEqual(opener.opened, ['https://example.com/typed']);
+  await s.actions.get('open-offered-link')?.();
+  assert.equal(s.notices.at(-1), 'No link has been offered (inside the session: jackin-capsule open-url <url>)');
+});
+
+test('link feature: HostOpenUrl from an upstream capsule needs a fresh gesture, one open per gesture', async () => {
+  const s = new FakeSession(null);
+  const opener = recordingOpener();
+  let now = 0;
+  installLinkFeature(s as never, { env: {}, opener, gate: createGestureGate({ now: () => now }) });
+  const open = (url: string) => s.emit('frame', { type: 'HostOpenUrl', url } satisfies ServerFrame);
+  open('https://example.com/a');
+  assert.match(s.notices.at(-1) ?? '', /no click or palette key/);
+  s.emit('gesture', 'palette-key');
+  open('https://example.com/b');
+  open('https://example.com/c');
+  await pollUntil('one open', () => opener.opened.length === 1);
+  s.emit('gesture', 'palette-key');
+  now += 10_000;
+  open('https://example.com/late');
+  // A modified click forwarded to an upstream capsule is a gesture too (and the report still goes through).
+  assert.equal(s.hook?.(mouse(1, 1, { alt: true })), false);
+  open('javascript:alert(1)');
+  await pollUntil('the refusal', () => s.notices.some((n) => n.startsWith('Link refused')), { last: () => s.notices });
+  assert.deepEqual(opener.opened, ['https://example.com/b']);
+  // Our own capsule never asks: HostOpenUrl is ignored even right after a gesture.
+  const ours = setup();
+  ours.s.emit('gesture', 'palette-key');
+  ours.s.emit('frame', { type: 'HostOpenUrl', url: 'https://example.com/x' } satisfies ServerFrame);
+  assert.deepEqual(ours.opener.opened, []);
+});

@@ -1,0 +1,207 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { JackinError } from '../errors.ts';
+import type { ClientFrame, Features, NoticeLevel, ServerFrame } from '../protocol/index.ts';
+import type { ClipboardContent, ClipboardReader } from './clipboard/types.ts';
+import { imageFrames, installPasteFeature, pasteImagePathsEnabled, type PasteSession } from './paste-feature.ts';
+import { InputScanner } from './input-scan.ts';
+
+const png = readFileSync(new URL('../../test/fixtures/images/sample.png', import.meta.url));
+
+class FakeSession extends EventEmitter implements PasteSession {
+  frames: ClientFrame[] = [];
+  /** Everything that reached the program, in order: typed bytes, and held bytes once released. */
+  program: Buffer[] = [];
+  notices: Array<{ level: NoticeLevel; text: string }> = [];
+  actions = new Map<string, { key?: string; run: (a?: string) => void | Promise<void> }>();
+  hooks: Record<string, (ev: never) => boolean> = {};
+  held: Buffer[] | null = null;
+  features: Features | null;
+  /** What the fake capsule answers to an image request. */
+  answer: (requestId: bigint) => ServerFrame[] = (id) => [
+    { type: 'ImageStaged', requestId: id, bytes: 1, pasted: true, path: '/run/clipboard/x.png' },
+    { type: 'AttachControlResponse', requestId: id, result: 'success' },
+  ];
+  constructor(features: Features | null) {
+    super();
+    this.features = features;
+  }
+  registerAction(a: { id: string; key?: string; run: (a?: string) => void | Promise<void> }): void {
+    this.actions.set(a.id, a);
+  }
+  setHook(kind: 'pasteKey' | 'paste', hook: (ev: never) => boolean): void {
+    this.hooks[kind] = hook;
+  }
+  holds = 0;
+  holdInput(): () => void {
+    this.holds++;
+    this.held ??= [];
+    return () => {
+      if (--this.holds > 0) return;
+      const h = this.held ?? [];
+      this.held = null;
+      this.program.push(...h);
+    };
+  }
+  notify(level: NoticeLevel, text: string): void {
+    this.notices.push({ level, text });
+  }
+  sendFrame(f: ClientFrame): boolean {
+    this.frames.push(f);
+    const done = f.type === 'AttachControl' && (f.body.kind === 'ClipboardImage' || f.body.kind === 'ClipboardImageEnd');
+    if (done) setImmediate(() => this.answer(f.requestId).forEach((r) => this.emit('frame', r)));
+    return true;
+  }
+  sendInput(bytes: Buffer): void {
+    this.program.push(bytes);
+  }
+  drained(): Promise<void> {
+    return Promise.resolve();
+  }
+  /** The operator types: held while a paste runs. */
+  type(bytes: string): void {
+    if (this.held !== null) this.held.push(Buffer.from(bytes));
+    else this.program.push(Buffer.from(bytes));
+  }
+}
+
+function reader(content: ClipboardContent | null | Error, path: string | null = null): ClipboardReader {
+  return {
+    name: 'command',
+    reason: 'test',
+    readImage: async () => {
+      if (content instanceof Error) throw content;
+      return content;
+    },
+    readPath: async () => path,
+  };
+}
+
+const OURS: Features = { notice: 1, repaint: 1, 'image-staged': 1, 'stage-only': 1 };
+const key = (raw = Buffer.from([0x16])) => ({ type: 'paste-key' as const, source: 'c0' as const, raw });
+
+test('Ctrl+V with an image: one AttachControl ClipboardImage, held keys after, a staged notice', async () => {
+  const s = new FakeSession(OURS);
+  const f = installPasteFeature(s, { reader: reader({ kind: 'image', bytes: png, mimeType: 'image/png', offered: ['image/png'] }) });
+  assert.equal(s.hooks['pasteKey']!(key() as never), true);
+  s.type('abc');
+  await f.trigger({ kind: 'action', source: 'clipboard' }, 'paste'); // queued behind the key's paste
+  assert.equal(s.frames[0]?.type, 'AttachControl');
+  const body = s.frames[0]?.type === 'AttachControl' ? s.frames[0].body : null;
+  assert.equal(body?.kind, 'ClipboardImage');
+  assert.equal(Buffer.concat(s.program).toString(), 'abc', 'no 0x16, the held keys after');
+  assert.match(s.notices[0]!.text, /^Image staged: \/run\/clipboard\/x\.png \(/);
+});
+
+test('Ctrl+V without an image: the raw key reaches the program before the held keys, silently', async () => {
+  const s = new FakeSession(OURS);
+  const f = installPasteFeature(s, { reader: reader(null) });
+  const raw = Buffer.from('\x1b[118;5u');
+  s.hooks['pasteKey']!(key(raw) as never);
+  s.type('x');
+  while (s.held !== null) await new Promise((r) => setImmediate(r));
+  assert.equal(Buffer.concat(s.program).toString('latin1'), '\x1b[118;5ux');
+  await f.trigger({ kind: 'key', raw: Buffer.from([0x16]) }, 'paste');
+  assert.equal(Buffer.concat(s.program).toString('latin1'), '\x1b[118;5ux\x16');
+  assert.equal(s.frames.length, 0);
+  assert.deepEqual(s.notices, []);
+});
+
+test('empty bracketed paste and palette without an image: a notice', async () => {
+  const s = new FakeSession(OURS);
+  const f = installPasteFeature(s, { reader: reader(null) });
+  await f.trigger({ kind: 'empty-paste', raw: Buffer.from('\x1b[200~\x1b[201~') }, 'paste');
+  await f.trigger({ kind: 'action', source: 'clipboard' }, 'stage-only');
+  assert.equal(s.notices.length, 2);
+  assert.match(s.notices[1]!.text, /no image on the host clipboard/);
+});
+
+test('stage-only sends StageOnly first only when negotiated; upstream gets only upstream frames', async () => {
+  const img = { kind: 'image' as const, bytes: png, mimeType: 'image/png', offered: [] };
+  const ours = new FakeSession(OURS);
+  await installPasteFeature(ours, { reader: reader(img) }).trigger({ kind: 'action', source: 'clipboard' }, 'stage-only');
+  assert.deepEqual(ours.frames.map((f) => f.type), ['StageOnly', 'AttachControl']);
+
+  const up = new FakeSession(null);
+  up.answer = (id) => [{ type: 'AttachControlResponse', requestId: id, result: 'success' }];
+  const feature = installPasteFeature(up, { reader: reader(img) });
+  up.emit('frame', { type: 'HostStageImageFromClipboard' });
+  await feature.trigger({ kind: 'action', source: 'clipboard' }, 'paste');
+  assert.deepEqual(up.frames.map((f) => f.type), ['AttachControl', 'AttachControl']);
+  assert.match(up.notices[0]!.text, /Image sent to the capsule/);
+});
+
+test('failures are told: backend missing (with the install hint), too large, unsupported', async () => {
+  for (const [code, msg] of [
+    ['E_CLIPBOARD_BACKEND_MISSING', 'clipboard helper "xclip" is not installed; install it: apt-get install xclip'],
+    ['E_IMAGE_TOO_LARGE', 'image of 70000000 bytes exceeds the cap'],
+    ['E_UNSUPPORTED_IMAGE', 'the clipboard offers only image/svg+xml'],
+  ] as const) {
+    const s = new FakeSession(OURS);
+    const f = installPasteFeature(s, { reader: reader(new JackinError(code, msg)) });
+    const out = await f.trigger({ kind: 'action', source: 'clipboard' }, 'paste');
+    assert.equal(out.kind === 'failed' && out.code, code);
+    assert.equal(s.notices[0]?.level, 'error');
+    assert.ok(s.notices[0]?.text.includes(msg));
+    assert.equal(s.frames.length, 0);
+  }
+});
+
+test('a rejected answer and a silent capsule end the paste and release the keys', async () => {
+  const s = new FakeSession(null);
+  s.answer = (id) => [{ type: 'AttachControlResponse', requestId: id, result: 'rejected' }];
+  const f = installPasteFeature(s, { reader: reader({ kind: 'image', bytes: png, mimeType: 'image/png', offered: [] }), responseTimeoutMs: 50 });
+  assert.equal((await f.trigger({ kind: 'action', source: 'clipboard' }, 'paste')).kind, 'rejected');
+  s.answer = () => [];
+  const p = f.trigger({ kind: 'action', source: 'clipboard' }, 'paste');
+  s.type('k');
+  assert.equal((await p).kind, 'timeout');
+  assert.equal(Buffer.concat(s.program).toString(), 'k');
+  assert.match(s.notices.at(-1)!.text, /did not answer/);
+});
+
+test('pasted paths: one real image path is staged; anything else passes byte for byte', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'jackin-paste-path-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  writeFileSync(join(dir, 'my shot.png'), png);
+  writeFileSync(join(dir, 'notes.txt'), 'hello');
+  const s = new FakeSession(OURS);
+  const f = installPasteFeature(s, { reader: reader(null), env: {} });
+  const scanner = new InputScanner();
+  const paste = (text: string) => {
+    const [ev] = scanner.push(Buffer.from(`\x1b[200~${text}\x1b[201~`));
+    return ev!;
+  };
+  assert.equal(s.hooks['paste']!(paste(`'${dir}/my shot.png'\n`) as never), true);
+  await f.trigger({ kind: 'action', source: 'clipboard' }, 'paste'); // waits for the path's paste
+  const staged = s.frames.find((fr) => fr.type === 'AttachControl');
+  assert.ok(staged?.type === 'AttachControl' && staged.body.kind === 'ClipboardImage' && staged.body.bytes.equals(png));
+  assert.equal(s.program.length, 0);
+
+  for (const text of [`${dir}/notes.txt`, 'relative/a.png', `${dir}/my\\ shot.png ${dir}/my\\ shot.png`, `${dir}/missing.png`]) {
+    const ev = paste(text);
+    const claimed = s.hooks['paste']!(ev as never);
+    if (claimed) await f.trigger({ kind: 'action', source: 'clipboard' }, 'paste');
+    else s.program.push(ev.type === 'paste' ? ev.raw : Buffer.alloc(0));
+    assert.equal(s.program.pop()?.toString(), `\x1b[200~${text}\x1b[201~`);
+  }
+  assert.equal(s.frames.filter((fr) => fr.type === 'AttachControl').length, 1);
+  assert.equal(pasteImagePathsEnabled({ JACKIN_PASTE_IMAGE_PATHS: 'Off' }), false);
+  assert.equal(pasteImagePathsEnabled({}), true);
+});
+
+test('large images go Start / 1 MiB chunks / End with the SHA-256 of the whole', () => {
+  const big = Buffer.alloc(2.5 * 1024 * 1024, 7);
+  const frames = [...imageFrames(5n, 'png', big, { stageOnly: false, singleMax: 1024 })];
+  const bodies = frames.map((f) => (f.type === 'AttachControl' ? f.body : null));
+  assert.deepEqual(bodies.map((b) => b?.kind), ['ClipboardImageStart', 'ClipboardImageChunk', 'ClipboardImageChunk', 'ClipboardImageChunk', 'ClipboardImageEnd']);
+  assert.deepEqual(bodies.slice(1, 4).map((b) => (b?.kind === 'ClipboardImageChunk' ? b.offset : -1)), [0, 1048576, 2097152]);
+  const end = bodies[4];
+  assert.ok(end?.kind === 'ClipboardImageEnd' && end.sha256.equals(createHash('sha256').update(big).digest()));
+  assert.ok(frames.every((f) => f.type === 'AttachControl' && f.requestId === 5n && f.context.v === 1));
+});

@@ -1,0 +1,371 @@
+/**
+ * The host side of "paste screenshots": the triggers (the paste key, an empty bracketed paste, a pasted
+ * image path, three palette actions, and an upstream capsule's 0x8A/0x8B/0x8C requests), the clipboard
+ * read, validation, and the transfer to the capsule (protocol.md section 4) with its answer.
+ *
+ * While a paste is in progress, typed input is held (AttachSession.holdInput) and released after the
+ * capsule answered, so keys typed meanwhile reach the program after the pasted path, in order. When the
+ * clipboard holds no image, the trigger's own bytes go to the program before the held keys (Vim's Ctrl+V
+ * keeps working). Program output keeps flowing throughout: the clipboard read is a child process, and a
+ * large image goes in 1 MiB chunks, each sent after the transport drained.
+ */
+import { createHash } from 'node:crypto';
+import { JackinError } from '../errors.ts';
+import type { AttachContext, ClientFrame, ControlResult, Features, ImageFormat, NoticeLevel, ServerFrame } from '../protocol/index.ts';
+import { LARGE_FRAME_CAP, MAX_CHUNK_BYTES, MAX_SINGLE_IMAGE_BYTES } from '../protocol/limits.ts';
+import { DEFAULT_MAX_IMAGE_BYTES } from '../policy/image-signature.ts';
+import { acquireClipboardImage } from './clipboard/acquire.ts';
+import { readImageFile } from './clipboard/read-image-file.ts';
+import { selectClipboardReader } from './clipboard/select.ts';
+import type { ClipboardReader } from './clipboard/types.ts';
+import type { InputEvent } from './input-scan.ts';
+import { parsePastedPath } from './pasted-path.ts';
+
+/** What the feature uses of AttachSession (a structural subset, so tests can drive it with a fake). */
+export interface PasteSession {
+  registerAction(action: { id: string; title: string; key?: string; run: (argument?: string) => void | Promise<void> }): void;
+  setHook(kind: 'pasteKey' | 'paste', hook: (ev: InputEvent) => boolean): void;
+  holdInput(): () => void;
+  notify(level: NoticeLevel, text: string): void;
+  sendFrame(frame: ClientFrame): boolean;
+  sendInput(bytes: Buffer): void;
+  drained(): Promise<void>;
+  readonly features: Features | null;
+  on(event: 'frame', listener: (f: ServerFrame) => void): unknown;
+}
+
+export interface PasteFeatureOptions {
+  env?: NodeJS.ProcessEnv;
+  /** The clipboard backend; default chosen from `env` on first use. */
+  reader?: ClipboardReader;
+  /** Largest image accepted (default 64 MiB, the transfer cap). */
+  maxBytes?: number;
+  /** How long to wait for the capsule's answer after the last byte was sent. */
+  responseTimeoutMs?: number;
+}
+
+/** What one paste does with the image: type its path, or only stage it. */
+export type PasteMode = 'paste' | 'stage-only';
+
+/** Where a paste came from; decides what happens when there is no image. */
+export type PasteTrigger =
+  /** The paste key: no image → its raw bytes go to the program, silently. */
+  | { kind: 'key'; raw: Buffer }
+  /** An empty bracketed paste (Cmd+V over an image-only clipboard): no image → raw bytes and a notice. */
+  | { kind: 'empty-paste'; raw: Buffer }
+  /** A bracketed paste that is one absolute path: not a readable image → the paste goes through as is. */
+  | { kind: 'pasted-path'; raw: Buffer; path: string }
+  /** A palette action or an upstream capsule's request: no image → a notice. */
+  | { kind: 'action'; source: 'clipboard' | 'clipboard-path' };
+
+export type PasteOutcome =
+  | { kind: 'staged'; requestId: bigint; bytes: number; format: ImageFormat; path: string | null; pasted: boolean }
+  | { kind: 'passed-through' }
+  | { kind: 'no-image' }
+  | { kind: 'failed'; code: string; message: string }
+  | { kind: 'rejected'; requestId: bigint; result: ControlResult }
+  | { kind: 'timeout'; requestId: bigint };
+
+export const DEFAULT_RESPONSE_TIMEOUT_MS = 30_000;
+/** A pasted path that fails with one of these is ordinary text (no file, not a file, not an image). */
+const NOT_AN_IMAGE_CODES: ReadonlySet<string> = new Set(['E_PATH_NOT_FOUND', 'E_NOT_A_FILE', 'E_UNSUPPORTED_IMAGE', 'E_NO_CLIPBOARD_IMAGE', 'E_PATH_UNREADABLE']);
+const CONTEXT: AttachContext = { v: 1 };
+/** kind u8 + request id u64 + context length u16 + context + format u8: what an AttachControl image adds. */
+const CONTROL_IMAGE_OVERHEAD = 1 + 8 + 2 + Buffer.byteLength(JSON.stringify(CONTEXT)) + 1;
+/** Largest image sent as one AttachControl ClipboardImage frame; larger ones go chunked. */
+export const SINGLE_FRAME_MAX_BYTES = Math.min(MAX_SINGLE_IMAGE_BYTES, LARGE_FRAME_CAP - CONTROL_IMAGE_OVERHEAD);
+
+/** `JACKIN_PASTE_IMAGE_PATHS`: on unless 0/false/no/off (any case). */
+export function pasteImagePathsEnabled(env: NodeJS.ProcessEnv): boolean {
+  const v = env['JACKIN_PASTE_IMAGE_PATHS']?.trim().toLowerCase();
+  return !(v === '0' || v === 'false' || v === 'no' || v === 'off');
+}
+
+/** "1.2 MiB" style sizes for notices. */
+export function formatBytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;
+  return `${(n / (1024 * 1024)).toFixed(1)} MiB`;
+}
+
+/** The frames of one image request, in order: [StageOnly], then one ClipboardImage or Start/Chunks/End. */
+export function* imageFrames(
+  requestId: bigint,
+  format: ImageFormat,
+  bytes: Buffer,
+  opts: { stageOnly: boolean; singleMax?: number; chunkBytes?: number },
+): Generator<ClientFrame> {
+  if (opts.stageOnly) yield { type: 'StageOnly', requestId };
+  const control = (body: Extract<ClientFrame, { type: 'AttachControl' }>['body']): ClientFrame => ({
+    type: 'AttachControl',
+    requestId,
+    context: CONTEXT,
+    body,
+  });
+  if (bytes.length <= (opts.singleMax ?? SINGLE_FRAME_MAX_BYTES)) {
+    yield control({ kind: 'ClipboardImage', format, bytes });
+    return;
+  }
+  // The transfer id only has to be unique among our transfers in progress: the request id is.
+  const transferId = requestId;
+  const step = opts.chunkBytes ?? MAX_CHUNK_BYTES;
+  yield control({ kind: 'ClipboardImageStart', transferId, format, size: bytes.length });
+  const hash = createHash('sha256');
+  for (let offset = 0; offset < bytes.length; offset += step) {
+    const part = bytes.subarray(offset, offset + step);
+    hash.update(part);
+    yield control({ kind: 'ClipboardImageChunk', transferId, offset, bytes: part });
+  }
+  yield control({ kind: 'ClipboardImageEnd', transferId, sha256: hash.digest() });
+}
+
+interface Pending {
+  resolve: (result: ControlResult) => void;
+  staged: { bytes: number; pasted: boolean; path: string } | null;
+}
+
+export class PasteFeature {
+  readonly #s: PasteSession;
+  readonly #env: NodeJS.ProcessEnv;
+  readonly #maxBytes: number;
+  readonly #timeoutMs: number;
+  #reader: ClipboardReader | undefined;
+  readonly #pending = new Map<bigint, Pending>();
+  /** Pastes run one at a time, in trigger order. */
+  #queue: Promise<unknown> = Promise.resolve();
+  #nextId = 0x5041_0000n; // "PA": apart from the session's own request ids (Detach is 1)
+  #missingTold = false;
+
+  constructor(session: PasteSession, opts: PasteFeatureOptions = {}) {
+    this.#s = session;
+    this.#env = opts.env ?? process.env;
+    this.#reader = opts.reader;
+    this.#maxBytes = opts.maxBytes ?? DEFAULT_MAX_IMAGE_BYTES;
+    this.#timeoutMs = opts.responseTimeoutMs ?? DEFAULT_RESPONSE_TIMEOUT_MS;
+    session.on('frame', (f) => this.#onFrame(f));
+  }
+
+  /**
+   * Starts one paste now: input is held from this moment (call it synchronously from the trigger), the
+   * paste runs after any earlier one, and the promise gives its outcome (already told to the operator).
+   */
+  trigger(trigger: PasteTrigger, mode: PasteMode): Promise<PasteOutcome> {
+    const release = this.#s.holdInput();
+    const run = this.#queue.then(() => this.#run(trigger, mode));
+    this.#queue = run.catch(() => undefined);
+    return run.finally(release);
+  }
+
+  /** The hook for paste-key events (the key and an empty bracketed paste). */
+  onPasteKey(ev: InputEvent): boolean {
+    if (ev.type !== 'paste-key') return false;
+    const trigger: PasteTrigger = ev.source === 'empty-paste' ? { kind: 'empty-paste', raw: ev.raw } : { kind: 'key', raw: ev.raw };
+    void this.trigger(trigger, 'paste');
+    return true;
+  }
+
+  /** The hook for bracketed pastes: claims only a paste that is exactly one absolute path. */
+  onPaste(ev: InputEvent): boolean {
+    if (ev.type !== 'paste' || !pasteImagePathsEnabled(this.#env)) return false;
+    const path = parsePastedPath(ev.content);
+    if (path === null) return false;
+    void this.trigger({ kind: 'pasted-path', raw: ev.raw, path }, 'paste');
+    return true;
+  }
+
+  #reader_(): ClipboardReader {
+    this.#reader ??= selectClipboardReader(this.#env);
+    return this.#reader;
+  }
+
+  async #run(trigger: PasteTrigger, mode: PasteMode): Promise<PasteOutcome> {
+    let image: { format: ImageFormat; bytes: Buffer } | null;
+    try {
+      image = await this.#acquire(trigger);
+    } catch (e) {
+      return this.#acquireFailed(trigger, e);
+    }
+    if (image === null) {
+      switch (trigger.kind) {
+        case 'key':
+          this.#s.sendInput(trigger.raw);
+          return { kind: 'passed-through' };
+        case 'empty-paste':
+          this.#s.sendInput(trigger.raw);
+          this.#s.notify('warning', 'Image not pasted: no image on the host clipboard');
+          return { kind: 'no-image' };
+        case 'pasted-path':
+          this.#s.sendInput(trigger.raw);
+          return { kind: 'passed-through' };
+        case 'action':
+          this.#s.notify(
+            'warning',
+            trigger.source === 'clipboard-path'
+              ? 'Image not staged: the host clipboard names no image file (copy a file, or one absolute path)'
+              : 'Image not pasted: no image on the host clipboard',
+          );
+          return { kind: 'no-image' };
+        default: {
+          const never: never = trigger;
+          throw new TypeError(`unexpected trigger ${JSON.stringify(never)}`);
+        }
+      }
+    }
+    return this.#send(image, mode);
+  }
+
+  async #acquire(trigger: PasteTrigger): Promise<{ format: ImageFormat; bytes: Buffer } | null> {
+    switch (trigger.kind) {
+      case 'pasted-path':
+        try {
+          return await readImageFile(trigger.path, this.#maxBytes);
+        } catch (e) {
+          // Not a readable image (missing, a directory, text): the paste is ordinary text.
+          if (e instanceof JackinError && NOT_AN_IMAGE_CODES.has(e.code)) return null;
+          throw e;
+        }
+      case 'action':
+        if (trigger.source === 'clipboard-path') {
+          const path = await this.#reader_().readPath();
+          return path === null ? null : readImageFile(path, this.#maxBytes);
+        }
+        return acquireClipboardImage(this.#reader_(), this.#maxBytes);
+      case 'key':
+      case 'empty-paste':
+        return acquireClipboardImage(this.#reader_(), this.#maxBytes);
+      default: {
+        const never: never = trigger;
+        throw new TypeError(`unexpected trigger ${JSON.stringify(never)}`);
+      }
+    }
+  }
+
+  #acquireFailed(trigger: PasteTrigger, e: unknown): PasteOutcome {
+    const code = e instanceof JackinError ? e.code : 'E_INTERNAL';
+    const message = e instanceof Error ? e.message : String(e);
+    const missing = code === 'E_CLIPBOARD_BACKEND_MISSING' || code === 'E_BAD_CLIPBOARD_BACKEND';
+    if (trigger.kind === 'pasted-path') {
+      // A real image we cannot send (too large): the text still goes through, and the operator learns why.
+      this.#s.sendInput(trigger.raw);
+      this.#s.notify('warning', `Pasted path not staged: ${message}`);
+      return { kind: 'failed', code, message };
+    }
+    if (trigger.kind === 'key' && missing) {
+      // No clipboard tool here (an SSH session): the key keeps its meaning for the program; said once.
+      this.#s.sendInput(trigger.raw);
+      if (this.#missingTold) return { kind: 'failed', code, message };
+      this.#missingTold = true;
+    }
+    this.#s.notify('error', `Image not pasted: ${message}`);
+    return { kind: 'failed', code, message };
+  }
+
+  async #send(image: { format: ImageFormat; bytes: Buffer }, mode: PasteMode): Promise<PasteOutcome> {
+    const requestId = this.#nextId++;
+    const features = this.#s.features;
+    let pending!: Pending;
+    const answer = new Promise<ControlResult>((resolve) => {
+      pending = { resolve, staged: null };
+      this.#pending.set(requestId, pending);
+    });
+    let answered = false;
+    void answer.then(() => (answered = true));
+    try {
+      const stageOnly = mode === 'stage-only' && features?.['stage-only'] !== undefined;
+      for (const frame of imageFrames(requestId, image.format, image.bytes, { stageOnly })) {
+        // A rejected Start (or an early chunk error) is answered at once: stop sending the rest.
+        if (answered) break;
+        if (!this.#s.sendFrame(frame)) await this.#s.drained();
+      }
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<'timeout'>((resolve) => {
+        timer = setTimeout(() => resolve('timeout'), this.#timeoutMs);
+      });
+      const result = await Promise.race([answer, timeout]);
+      clearTimeout(timer);
+      if (result === 'timeout') {
+        this.#s.notify('error', `Image not confirmed: the capsule did not answer within ${Math.round(this.#timeoutMs / 1000)} s`);
+        return { kind: 'timeout', requestId };
+      }
+      if (result !== 'success') {
+        // Our capsule told the operator why (a Notice); an upstream one may not have.
+        if (features === null) this.#s.notify('error', `Image rejected by the capsule (${result})`);
+        return { kind: 'rejected', requestId, result };
+      }
+      const staged = pending.staged;
+      const size = `${formatBytes(image.bytes.length)} ${image.format}`;
+      if (staged !== null) {
+        this.#s.notify(
+          'success',
+          staged.pasted
+            ? `Image staged: ${staged.path} (${size})`
+            : `Image staged, not pasted (stage only): ${staged.path} (${size})`,
+        );
+      } else if (features?.['image-staged'] === undefined) {
+        // The capsule does not report the path (upstream): it showed its own notice; this one is ours.
+        this.#s.notify('success', `Image sent to the capsule (${size})`);
+      }
+      return {
+        kind: 'staged',
+        requestId,
+        bytes: image.bytes.length,
+        format: image.format,
+        path: staged?.path ?? null,
+        pasted: staged?.pasted ?? mode === 'paste',
+      };
+    } finally {
+      this.#pending.delete(requestId);
+    }
+  }
+
+  #onFrame(f: ServerFrame): void {
+    switch (f.type) {
+      case 'AttachControlResponse':
+        this.#pending.get(f.requestId)?.resolve(f.result);
+        return;
+      case 'ImageStaged': {
+        const p = this.#pending.get(f.requestId);
+        if (p !== undefined) p.staged = { bytes: f.bytes, pasted: f.pasted, path: f.path };
+        return;
+      }
+      // An upstream capsule's palette asks us to read the clipboard (the operator chose it there).
+      case 'HostPasteImageFromClipboard':
+        void this.trigger({ kind: 'action', source: 'clipboard' }, 'paste');
+        return;
+      case 'HostStageImageFromClipboard':
+        void this.trigger({ kind: 'action', source: 'clipboard' }, 'stage-only');
+        return;
+      case 'HostStageImageFromClipboardPath':
+        void this.trigger({ kind: 'action', source: 'clipboard-path' }, 'stage-only');
+        return;
+      default:
+        return;
+    }
+  }
+}
+
+/** Installs the paste feature on a session (before `start()`): hooks, palette actions, capsule requests. */
+export function installPasteFeature(session: PasteSession, opts: PasteFeatureOptions = {}): PasteFeature {
+  const feature = new PasteFeature(session, opts);
+  session.setHook('pasteKey', (ev) => feature.onPasteKey(ev));
+  session.setHook('paste', (ev) => feature.onPaste(ev));
+  session.registerAction({
+    id: 'paste-image',
+    title: 'Paste image from host clipboard',
+    key: 'v',
+    run: () => void feature.trigger({ kind: 'action', source: 'clipboard' }, 'paste'),
+  });
+  session.registerAction({
+    id: 'stage-image',
+    title: 'Stage image without pasting',
+    key: 's',
+    run: () => void feature.trigger({ kind: 'action', source: 'clipboard' }, 'stage-only'),
+  });
+  session.registerAction({
+    id: 'stage-image-path',
+    title: 'Stage image from clipboard path',
+    key: 'p',
+    run: () => void feature.trigger({ kind: 'action', source: 'clipboard-path' }, 'stage-only'),
+  });
+  return feature;
+}

@@ -1,0 +1,76 @@
+// Starts `jackin-capsule serve` directly (no tmux) under a private JACKIN_HOME, for export tests.
+import { spawn, execFile, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import type { TestContext } from 'node:test';
+import { REPO_ROOT } from './jackin-cli.ts';
+import { pollUntil } from './poll.ts';
+import { connectSocket, socketTransport } from '../../src/transport/socket.ts';
+import type { Transport } from '../../src/transport/transport.ts';
+
+const execFileP = promisify(execFile);
+export const CAPSULE_BIN = join(REPO_ROOT, 'bin', 'jackin-capsule.js');
+export const JACKIN_BIN = join(REPO_ROOT, 'bin', 'jackin.js');
+
+export interface ExportCapsule {
+  readonly home: string;
+  readonly name: string;
+  readonly workspace: string;
+  readonly downloads: string;
+  readonly runDir: string;
+  readonly socket: string;
+  readonly child: ChildProcess;
+  readonly env: NodeJS.ProcessEnv;
+  connect(): Promise<Transport>;
+  /** Runs `jackin` with this capsule's environment; never throws on a non-zero status. */
+  jackin(args: string[]): Promise<{ code: number; stdout: string; stderr: string }>;
+}
+
+export async function startExportCapsule(t: TestContext, name: string, policy?: object): Promise<ExportCapsule> {
+  const base = mkdtempSync(join(tmpdir(), 'jackin-export-'));
+  const home = join(base, 'home');
+  const workspace = join(base, 'ws');
+  const downloads = join(base, 'dl');
+  mkdirSync(workspace, { recursive: true });
+  mkdirSync(downloads, { recursive: true });
+  const runDir = join(home, 'sockets', name);
+  const args = [CAPSULE_BIN, 'serve', '--run-dir', runDir, '--workspace', workspace, '--name', name];
+  if (policy !== undefined) {
+    const p = join(base, 'policy.json');
+    writeFileSync(p, JSON.stringify(policy));
+    args.push('--policy', p);
+  }
+  args.push('--', 'sleep', '100000');
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr!.on('data', (b: Buffer) => (stderr += b.toString()));
+  t.after(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  });
+  const socket = join(runDir, 'jackin.sock');
+  await pollUntil(`capsule ${name} to listen on ${socket}`, async () => {
+    if (child.exitCode !== null) throw new Error(`capsule exited: ${stderr}`);
+    try {
+      (await connectSocket(socket)).destroy();
+      return true;
+    } catch {
+      return false;
+    }
+  }, { timeoutMs: 20_000, last: () => stderr });
+  const env = { ...process.env, JACKIN_HOME: home, JACKIN_DOWNLOAD_DIR: downloads };
+  return {
+    home, name, workspace, downloads, runDir, socket, child, env,
+    connect: async () => socketTransport(await connectSocket(socket), socket),
+    async jackin(a) {
+      try {
+        const r = await execFileP(process.execPath, [JACKIN_BIN, ...a], { env, maxBuffer: 16 * 1024 * 1024 });
+        return { code: 0, stdout: r.stdout, stderr: r.stderr };
+      } catch (e) {
+        const x = e as { code?: number; stdout?: string; stderr?: string };
+        return { code: typeof x.code === 'number' ? x.code : -1, stdout: x.stdout ?? '', stderr: x.stderr ?? '' };
+      }
+    },
+  };
+}

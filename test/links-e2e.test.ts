@@ -1,0 +1,264 @@
+// End-to-end: opening links on the host (issue 7 acceptance), tmux as the operator's terminal and
+// JACKIN_OPENER pointed at a recorder script. tmux cannot synthesize clicks, so the tests type the SGR
+// mouse reports a terminal would send (ESC [ < b ; x ; y M / m; b: 16 = Ctrl, 8 = Alt, 0 = plain left).
+import { test, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createClientFrameDecoder, encodeServerFrame, type ClientFrame, type ServerFrame } from '../src/protocol/index.ts';
+import { fixtureCommand, JACKIN, paneFor, REPO_ROOT, startSession, START_TIMEOUT_MS } from './helpers/jackin-cli.ts';
+import { pollUntil } from './helpers/poll.ts';
+import { shellQuote, type TmuxPane } from './helpers/tmux.ts';
+
+const PALETTE_KEY = [0x1c];
+const CTRL = 16;
+const ALT = 8;
+const JACKIN_CAPSULE = `${shellQuote(process.execPath)} ${shellQuote(join(REPO_ROOT, 'bin', 'jackin-capsule.js'))}`;
+
+/** A recorder opener: appends its last argument (the URL) as one line to a file. */
+function recorder(t: TestContext): { env: Record<string, string>; opened: () => string[] } {
+  const dir = mkdtempSync(join(tmpdir(), 'jackin-links-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const log = join(dir, 'opened.txt');
+  const script = join(dir, 'record-opener');
+  writeFileSync(script, `#!/bin/sh\nprintf '%s\\n' "$1" >> ${shellQuote(log)}\n`);
+  chmodSync(script, 0o755);
+  return {
+    env: { JACKIN_OPENER: script },
+    opened: () => (existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter((l) => l !== '') : []),
+  };
+}
+
+/** Bytes of one SGR mouse report (press `M` or release `m`) at a 0-based cell. */
+function sgr(button: number, row: number, col: number, press: boolean): number[] {
+  return [...Buffer.from(`\x1b[<${button};${col + 1};${row + 1}${press ? 'M' : 'm'}`, 'latin1')];
+}
+
+async function click(pane: TmuxPane, button: number, row: number, col: number): Promise<void> {
+  await pane.sendBytes([...sgr(button, row, col, true), ...sgr(button, row, col, false)]);
+}
+
+/** 0-based row and column of the first screen line matching `line`, at the start of `needle` in it. */
+async function cellOf(pane: TmuxPane, line: RegExp, needle: string): Promise<{ row: number; col: number }> {
+  const lines = await pane.screenLines();
+  const row = lines.findIndex((l) => line.test(l));
+  assert.ok(row >= 0, `no screen line matches ${line}:\n${lines.join('\n')}`);
+  const col = lines[row]!.indexOf(needle);
+  assert.ok(col >= 0, `${needle} not on line ${row}`);
+  return { row, col };
+}
+
+/** Waits until the host captures the mouse (tmux reports the pane's mouse mode). */
+async function waitForCapture(pane: TmuxPane, on = true): Promise<void> {
+  await pollUntil(`the pane's mouse reporting to be ${on ? 'on' : 'off'}`, async () => (await pane.modes()).mouseAny === on, { timeoutMs: 10_000 });
+}
+
+test('links: Ctrl+click and Alt+click open the URL token; a plain click opens nothing and is swallowed', async (t) => {
+  const rec = recorder(t);
+  const pane = await paneFor(t, { env: rec.env });
+  await startSession(pane, 'links-click');
+  await waitForCapture(pane);
+  await pane.typeLine(`clear; printf 'see https://example.com/a_(b)).\\n'`);
+  await pane.waitForText(/^see https:\/\/example\.com\/a_\(b\)\)\.$/m);
+  const at = await cellOf(pane, /^see https/, 'https');
+
+  await click(pane, CTRL, at.row, at.col + 10);
+  await pollUntil('the Ctrl+click to reach the opener', () => rec.opened().length === 1, { last: rec.opened });
+  assert.deepEqual(rec.opened(), ['https://example.com/a_(b)']);
+  await pane.waitForText('Opened https://example.com');
+
+  await click(pane, ALT, at.row, at.col + 2);
+  await pollUntil('the Alt+click to reach the opener', () => rec.opened().length === 2, { last: rec.opened });
+  assert.deepEqual(rec.opened(), ['https://example.com/a_(b)', 'https://example.com/a_(b)']);
+
+  // Without a modifier: the program did not ask for the mouse (bash), so the report we captured for
+  // ourselves is swallowed, not forwarded: bash would otherwise print it as typed text.
+  await click(pane, 0, at.row, at.col + 4);
+  await pane.typeLine('echo after-$((40 + 2))');
+  const screen = await pane.waitForText(/^after-42$/m);
+  assert.doesNotMatch(screen, /\[<0;/, 'the plain click did not reach bash as text');
+  assert.equal(rec.opened().length, 2, 'a plain click opens nothing');
+
+  // A click on the trailing punctuation is not on the link: nothing opens.
+  await click(pane, CTRL, at.row, at.col + 'https://example.com/a_(b)'.length + 1);
+  await pane.waitForText('No link or file path under the pointer');
+  assert.equal(rec.opened().length, 2);
+});
+
+test('links: an OSC 8 hyperlink opens its target, named in the notice; unsafe targets are refused with the reason', async (t) => {
+  const rec = recorder(t);
+  const pane = await paneFor(t, { env: rec.env });
+  await startSession(pane, 'links-osc8');
+  await waitForCapture(pane);
+  const links: Array<[label: string, target: string, reason: RegExp]> = [
+    ['GOOD', 'https://other.example', /Opened https:\/\/other\.example/],
+    ['JS', 'javascript:alert(1)', /scheme "javascript" is not allowed/],
+    ['FILE', 'file:///etc/passwd', /scheme "file" is not allowed/],
+    ['DATA', 'data:text/html,hi', /scheme "data" is not allowed/],
+    ['VBS', 'vbscript:msgbox', /scheme "vbscript" is not allowed/],
+    ['CUSTOM', 'custom-app://do/thing', /scheme "custom-app" is not allowed/],
+    ['DASH', '-https://example.com', /starts with "-"/],
+    ['CREDS', 'https://user:secret@example.com/', /carries a user name or password/],
+    ['BIDI', 'https://example.com/\u202egnp.exe', /control, whitespace or bidi character \(U\+202E/],
+  ];
+  // printf with %b-free escapes: each line is "<LABEL>-LINK <OSC 8 hyperlink labelled https://good.example>".
+  const printf = links
+    .map(([label, target]) => `${label}-LINK \\033]8;;${target.replace(/\u202e/g, '\\342\\200\\256')}\\033\\\\https://good.example\\033]8;;\\033\\\\\\n`)
+    .join('');
+  await pane.typeLine(`clear; printf '${printf}'`);
+  await pane.waitForText(/^BIDI-LINK https:\/\/good\.example$/m);
+  let expected = 0;
+  for (const [label, , reason] of links) {
+    const at = await cellOf(pane, new RegExp(`^${label}-LINK `), 'https://good');
+    await click(pane, CTRL, at.row, at.col + 3);
+    await pane.waitForText(reason);
+    if (label === 'GOOD') expected = 1;
+    assert.equal(rec.opened().length, expected, `after clicking ${label}: ${JSON.stringify(rec.opened())}`);
+  }
+  assert.deepEqual(rec.opened(), ['https://other.example/'], 'the target opened, never the label');
+
+  // A printed URL with credentials is refused the same way.
+  await pane.typeLine(`clear; printf 'creds https://bob:pw@example.com/x\\n'`);
+  await pane.waitForText(/^creds https/m);
+  const at = await cellOf(pane, /^creds https/, 'https');
+  await click(pane, ALT, at.row, at.col + 1);
+  await pane.waitForText(/Link refused: link to https:\/\/example\.com carries a user name/);
+  assert.equal(rec.opened().length, 1);
+});
+
+test('links: JACKIN_OPEN_LINKS=deny opens nothing and says so', async (t) => {
+  const rec = recorder(t);
+  const pane = await paneFor(t, { env: { ...rec.env, JACKIN_OPEN_LINKS: 'Deny' } });
+  await startSession(pane, 'links-deny');
+  await waitForCapture(pane);
+  await pane.typeLine(`clear; printf 'go https://example.com/denied\\n'`);
+  await pane.waitForText(/^go https/m);
+  const at = await cellOf(pane, /^go https/, 'https');
+  await click(pane, CTRL, at.row, at.col + 1);
+  await pane.waitForText('opening links is turned off');
+  // The palette route too: the URL typed at the prompt, under the cursor.
+  await pane.type('clear; # https://example.com/typed-denied');
+  await pane.waitForText('typed-denied');
+  await pane.sendBytes(PALETTE_KEY);
+  await pane.waitForText('Open link under cursor');
+  await pane.sendKeys('l');
+  await pane.waitForText('opening links is turned off');
+  assert.deepEqual(rec.opened(), []);
+});
+
+test('links: open-url inside the session only offers; "Open offered link" opens it; file paths are refused', async (t) => {
+  const rec = recorder(t);
+  const pane = await paneFor(t, { env: rec.env });
+  await startSession(pane, 'links-offer');
+  await pane.typeLine(`clear; ${JACKIN_CAPSULE} open-url -- https://example.com/login?state=s3cret; echo "offer-rc=$?"`);
+  // The notice is drawn at the right end of the top row, next to this line.
+  await pane.waitForText(/^offer-rc=0\b/m);
+  await pane.waitForText('Link offered: https://example.com/login');
+  assert.doesNotMatch(await pane.capture(), /s3cret/, 'the notice leaves out the query');
+  assert.deepEqual(rec.opened(), [], 'an offer opens nothing by itself');
+
+  await pane.typeLine(`${JACKIN_CAPSULE} open-url ./report.html; echo "file-rc=$?"`);
+  const refused = await pane.waitForText(/^file-rc=\d+/m);
+  assert.match(refused, /^file-rc=[1-9]\d*\b/m);
+  assert.match(refused, /is a file path, not a link/);
+
+  await pane.sendBytes(PALETTE_KEY);
+  await pane.waitForText('Open offered link');
+  await pane.sendKeys('u');
+  await pollUntil('the offered link to reach the opener', () => rec.opened().length === 1, { last: rec.opened });
+  assert.deepEqual(rec.opened(), ['https://example.com/login?state=s3cret']);
+});
+
+test('links: "Open link under cursor" opens the URL just typed at the prompt', async (t) => {
+  const rec = recorder(t);
+  const pane = await paneFor(t, { env: rec.env });
+  await startSession(pane, 'links-cursor');
+  await pane.type('clear; # https://example.com/typed');
+  await pane.waitForText('https://example.com/typed');
+  await pane.sendBytes(PALETTE_KEY);
+  await pane.waitForText('Open link under cursor');
+  await pane.sendKeys('l');
+  await pollUntil('the link under the cursor to reach the opener', () => rec.opened().length === 1, { last: rec.opened });
+  assert.deepEqual(rec.opened(), ['https://example.com/typed']);
+});
+
+test('links: a program with mouse reporting on receives the modified click itself', async (t) => {
+  const rec = recorder(t);
+  const pane = await paneFor(t, { env: rec.env });
+  const dir = mkdtempSync(join(tmpdir(), 'jackin-mouse-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const out = join(dir, 'input.bin');
+  await startSession(pane, 'links-mouse', 'MOUSE-RECORDER-READY', fixtureCommand('../links/mouse-recorder.mjs', out));
+  const at = await cellOf(pane, /^MOUSE-URL /, 'https');
+  const report = Buffer.from(sgr(CTRL, at.row, at.col + 2, true)).toString('latin1');
+  // The program's ?1000h reaches the host as a Modes frame just after its output: click until it lands.
+  await pollUntil(
+    'the program to receive the Ctrl+click report',
+    async () => {
+      if (!readFileSync(out, 'latin1').includes(report)) await click(pane, CTRL, at.row, at.col + 2);
+      return readFileSync(out, 'latin1').includes(report);
+    },
+    { timeoutMs: 10_000, intervalMs: 300 },
+  );
+  assert.deepEqual(rec.opened(), [], 'a click the program asked for never opens anything');
+  assert.ok(readFileSync(out, 'latin1').startsWith(report), 'the report arrived unchanged');
+});
+
+/** A capsule stand-in speaking the upstream protocol (Welcome without features) on a real socket. */
+async function upstreamCapsule(t: TestContext) {
+  const dir = mkdtempSync(join(tmpdir(), 'jackin-fake-'));
+  const path = join(dir, 'fake.sock');
+  const frames: ClientFrame[] = [];
+  let conn: Socket | undefined;
+  const send = (f: ServerFrame) => conn?.write(encodeServerFrame(f));
+  const onInput: Array<(bytes: Buffer) => void> = [];
+  const server = createServer((c) => {
+    conn = c;
+    const dec = createClientFrameDecoder();
+    c.on('data', (b: Buffer) => {
+      for (const item of dec.push(b)) {
+        if (!item.ok) continue;
+        frames.push(item.frame);
+        if (item.frame.type === 'Hello') {
+          send({ type: 'Welcome', sessions: 1, features: null });
+          send({ type: 'Output', bytes: Buffer.from('FAKE-CAPSULE-READY\r\n') });
+        }
+        if (item.frame.type === 'Input') for (const l of onInput) l(item.frame.bytes);
+      }
+    });
+    c.on('error', () => {});
+  });
+  await new Promise<void>((r) => server.listen(path, r));
+  t.after(() => {
+    conn?.destroy();
+    server.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const notices = () => frames.filter((f): f is Extract<ClientFrame, { type: 'HostNotice' }> => f.type === 'HostNotice').map((f) => f.text);
+  return { path, send, frames, notices, onInput };
+}
+
+test('links: a capsule sending HostOpenUrl without a gesture, or many after one, gets at most one open', async (t) => {
+  const rec = recorder(t);
+  const fake = await upstreamCapsule(t);
+  const pane = await paneFor(t, { env: rec.env });
+  await pane.typeLine(`clear; ${JACKIN} attach fake --socket ${shellQuote(fake.path)}`);
+  await pane.waitForText('FAKE-CAPSULE-READY', { timeoutMs: START_TIMEOUT_MS });
+
+  for (let i = 0; i < 3; i++) fake.send({ type: 'HostOpenUrl', url: `https://example.com/unasked-${i}` });
+  await pollUntil('three refusals sent back as HostNotice', () => fake.notices().filter((n) => n.includes('no click or palette key')).length === 3, { last: fake.notices });
+  assert.deepEqual(rec.opened(), []);
+
+  // The palette key is a gesture the host sees (an upstream capsule's palette runs in the container).
+  fake.onInput.push((bytes) => {
+    if (bytes.includes(0x1c)) for (let i = 0; i < 5; i++) fake.send({ type: 'HostOpenUrl', url: `https://example.com/flood-${i}` });
+  });
+  await pane.sendBytes(PALETTE_KEY);
+  await pollUntil('four more refusals', () => fake.notices().filter((n) => n.includes('no click or palette key')).length === 7, { last: fake.notices });
+  await pollUntil('the one allowed open', () => rec.opened().length === 1, { last: rec.opened });
+  assert.deepEqual(rec.opened(), ['https://example.com/flood-0']);
+  await pollUntil('the opened notice', () => fake.notices().some((n) => n.includes('Opened https://example.com')), { last: fake.notices });
+  assert.equal(rec.opened().length, 1);
+});
