@@ -167,8 +167,9 @@ test('hostile client: a flood of image frames leaves files only under <run>/clip
     timeoutMs: 30_000,
     last: () => client.frames.filter((f) => f.type === 'AttachControlResponse').length,
   });
+  // The staged paths were typed into the program's line (never Enter): the next Enter submits them all.
   client.send({ type: 'Input', bytes: Buffer.from('after-flood\r') });
-  await client.waitForOutput('echo:after-flood', 15_000);
+  await pollUntil('the program to answer after the flood', () => /echo:[^\n]*after-flood/.test(client.output()), { timeoutMs: 15_000 });
   const after = snapshot(c.base);
   const added = [...after.keys()].filter((k) => !before.has(k));
   const outside = added.filter((k) => !k.startsWith(join('run', 'clipboard') + '/') && k !== join('run', 'capsule.log'));

@@ -114,6 +114,9 @@ export class AttachConnection {
     let items: Array<DecodeItem<ClientFrame>>;
     try {
       items = this.decoder.push(chunk);
+      // A framing error after complete frames in the same read is held by the decoder: the stream is lost
+      // all the same, so the connection goes now rather than at the next read (which may never come).
+      if (this.decoder.failure) throw this.decoder.failure;
     } catch (e) {
       // A framing error: the stream is lost, so only this connection goes.
       this.host.log(`client ${this.id}: dropping connection: ${(e as Error).message}`);

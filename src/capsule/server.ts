@@ -166,6 +166,12 @@ export class CapsuleServer {
     }, this.handshakeTimeoutMs);
     this.pending.set(socket, timer);
     socket.on('error', () => undefined);
+    // The server allows half-open sockets (control replies stream after the request), but an EOF before a
+    // complete first frame or request means the client is gone: free its handshake slot now, not at the
+    // timeout, or a crowd of vanished clients would lock out a real one.
+    socket.once('end', () => {
+      if (this.pending.has(socket)) socket.destroy();
+    });
     socket.once('close', () => {
       this.sockets.delete(socket);
       const t = this.pending.get(socket);

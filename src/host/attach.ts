@@ -495,6 +495,10 @@ export class AttachSession extends EventEmitter<AttachEvents> {
       }
       this.onFrame(item.frame);
     }
+    // Frames before a framing error in the same read were handled above (an ExitStatus still counts);
+    // the stream itself is lost.
+    const failure = this.decoder.failure;
+    if (failure && !this.finished) void this.lose(`protocol error: ${failure.message}`);
   }
 
   private onFrame(f: ServerFrame): void {

@@ -234,6 +234,8 @@ export async function exportFile(request: ExportRequest, options: ExportClientOp
           touch();
           if (done !== undefined) return done;
         }
+        const failure = decoder.failure;
+        if (failure) throw new JackinError('E_EXPORT_PROTOCOL', `bad stream from the capsule: ${failure.message}`, { cause: failure });
       }
       const detail = await Promise.race([t.failureDetail(), new Promise<null>((r) => setTimeout(() => r(null), 1000).unref())]);
       const where = started === undefined ? 'before the transfer started' : `after ${received} of ${started.size} bytes`;
