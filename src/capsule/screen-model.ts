@@ -88,6 +88,19 @@ export class ScreenModel {
   private scrollRegion: { top: number; bottom: number } | null = null;
   private pendingBytes = 0;
   private readonly links: Osc8Tracker;
+  /**
+   * Set when parsed output contained a sequence that can change a program mode (DECSET/DECRST, soft or
+   * full reset); cleared by `takeModesChanged`. Lets the session skip comparing modes after every chunk of
+   * a flood of plain text, where that comparison was a measurable share of the capsule's work.
+   */
+  private modesMayHaveChanged = true;
+
+  /** True (once) when modes may have changed since the last call. */
+  takeModesChanged(): boolean {
+    const v = this.modesMayHaveChanged;
+    this.modesMayHaveChanged = false;
+    return v;
+  }
 
   constructor(options: ScreenModelOptions) {
     // Scrollback 0: a repaint shows the screen only (like tmux), and the model stays small and fast.
@@ -250,6 +263,7 @@ export class ScreenModel {
   }
 
   private onPrivateMode(params: ReadonlyArray<number | number[]>, set: boolean): boolean {
+    this.modesMayHaveChanged = true;
     for (const p of params) {
       if (typeof p !== 'number') continue;
       if (p === 25) this.cursorVisible = set;
@@ -263,6 +277,7 @@ export class ScreenModel {
   }
 
   private resetTracked(): void {
+    this.modesMayHaveChanged = true;
     this.mouseEncoding = 'default';
     this.cursorVisible = true;
     this.cursorStyle = 0;

@@ -345,8 +345,9 @@ export class Session {
     this.model.dispose();
   }
 
-  /** Compares the modes after each parsed chunk: five booleans, far cheaper than the parse itself. */
+  /** Compares the modes after a parsed chunk that may have changed them (see ScreenModel.takeModesChanged). */
   private checkModes(): void {
+    if (!this.model.takeModesChanged()) return;
     const modes = this.model.programModes;
     const key = `${+modes.mouseTracking}${+modes.sgrMouse}${+modes.bracketedPaste}${+modes.focusReporting}${+modes.alternateScreen}`;
     if (key === this.lastModes) return;
