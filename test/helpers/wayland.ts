@@ -1,0 +1,100 @@
+/**
+ * A real headless Wayland compositor for clipboard tests: sway with the headless backend and the pixman
+ * renderer, run as an unprivileged user (sway refuses to run as root), and `wl-copy` as that user owning the
+ * clipboard. Needs Debian's sway and wl-clipboard, and root to create the user; a missing piece fails the
+ * test with the reason, never skips it.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { chmodSync, chownSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pollUntil } from './poll.ts';
+
+const USER = 'jackin-wayland';
+
+export interface Wayland {
+  /** Absolute path of the compositor socket: a valid WAYLAND_DISPLAY for any client that can reach it. */
+  display: string;
+  runtimeDir: string;
+  stop(): Promise<void>;
+}
+
+function ids(): { uid: number; gid: number } {
+  let r = spawnSync('id', ['-u', USER], { encoding: 'utf8' });
+  if (r.status !== 0) {
+    const add = spawnSync('useradd', ['--system', '--create-home', USER], { encoding: 'utf8' });
+    if (add.status !== 0) throw new Error(`cannot create user ${USER} for the Wayland compositor (needs root): ${add.stderr}`);
+    r = spawnSync('id', ['-u', USER], { encoding: 'utf8' });
+  }
+  const g = spawnSync('id', ['-g', USER], { encoding: 'utf8' });
+  return { uid: Number(r.stdout.trim()), gid: Number(g.stdout.trim()) };
+}
+
+function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+  });
+}
+
+export async function startWayland(): Promise<Wayland> {
+  for (const tool of ['sway', 'wl-copy', 'wl-paste']) {
+    if (spawnSync('sh', ['-c', `command -v ${tool}`]).status !== 0) {
+      throw new Error(`${tool} is not installed: apt-get install sway wl-clipboard`);
+    }
+  }
+  const { uid, gid } = ids();
+  const runtimeDir = mkdtempSync(join(tmpdir(), 'jackin-wl-'));
+  chownSync(runtimeDir, uid, gid);
+  chmodSync(runtimeDir, 0o700);
+  const config = join(runtimeDir, 'sway.conf');
+  writeFileSync(config, '');
+  chownSync(config, uid, gid);
+  const env = {
+    PATH: process.env['PATH'] ?? '/usr/bin:/bin',
+    HOME: runtimeDir,
+    XDG_RUNTIME_DIR: runtimeDir,
+    WLR_BACKENDS: 'headless',
+    WLR_RENDERER: 'pixman',
+    WLR_LIBINPUT_NO_DEVICES: '1',
+  };
+  const sway = spawn('sway', ['-c', config], { uid, gid, env, stdio: ['ignore', 'ignore', 'pipe'] });
+  let log = '';
+  sway.stderr!.on('data', (b: Buffer) => (log = (log + b.toString()).slice(-4000)));
+  const socket = await pollUntil(
+    'the sway socket',
+    () => {
+      if (sway.exitCode !== null) throw new Error(`sway exited with ${sway.exitCode}: ${log}`);
+      return readdirSync(runtimeDir).find((n) => /^wayland-\d+$/.test(n));
+    },
+    { timeoutMs: 15_000, last: () => log },
+  );
+  return {
+    display: join(runtimeDir, socket),
+    runtimeDir,
+    async stop() {
+      spawnSync('pkill', ['-u', String(uid), 'wl-copy']);
+      await stopChild(sway);
+      rmSync(runtimeDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Makes `data` the clipboard's content as `type`, owned by a wl-copy of the compositor's user. */
+export async function waylandCopy(w: Wayland, type: string, data: Buffer): Promise<void> {
+  const { uid, gid } = ids();
+  const child = spawn('wl-copy', ['--type', type], {
+    uid,
+    gid,
+    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', XDG_RUNTIME_DIR: w.runtimeDir, WAYLAND_DISPLAY: w.display },
+    stdio: ['pipe', 'ignore', 'ignore'],
+  });
+  child.stdin!.end(data);
+  await new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  // wl-copy forks a child that serves the clipboard; wait until the compositor offers the type.
+  await pollUntil(`the Wayland clipboard to offer ${type}`, () => {
+    const r = spawnSync('wl-paste', ['--list-types'], { env: { ...process.env, WAYLAND_DISPLAY: w.display, XDG_RUNTIME_DIR: w.runtimeDir }, encoding: 'utf8' });
+    return r.status === 0 && r.stdout.split('\n').includes(type);
+  });
+}
