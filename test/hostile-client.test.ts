@@ -144,6 +144,19 @@ test('hostile client: many concurrent connections are bounded and the capsule ke
   });
   for (const s of sockets) s.destroy();
   assert.equal(c.child.exitCode, null);
+  // The crowd's slots are freed as the capsule sees each close; a client arriving in that instant may
+  // still be refused, so a fresh client retries until it is served (as an operator would).
+  await pollUntil('a fresh client to be served after the crowd left', async () => {
+    try {
+      const client = await TestClient.connect(c.socketPath);
+      client.send(helloFrame());
+      await client.waitForFrame('Welcome', 2000);
+      client.socket.destroy();
+      return true;
+    } catch {
+      return false;
+    }
+  }, { timeoutMs: 20_000 });
   await programAnswers(c, 'after-crowd');
 });
 
