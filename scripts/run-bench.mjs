@@ -11,9 +11,10 @@ import { parseArgs } from 'node:util';
 import * as attach from '../bench/sections/attach.mjs';
 import * as paste from '../bench/sections/paste.mjs';
 import * as exportSection from '../bench/sections/export.mjs';
+import * as fairness from '../bench/sections/fairness.mjs';
 import { writeReport } from '../bench/lib/report.mjs';
 
-const SECTIONS = [attach, paste, exportSection];
+const SECTIONS = [attach, paste, exportSection, fairness];
 const root = fileURLToPath(new URL('..', import.meta.url));
 
 const { values } = parseArgs({

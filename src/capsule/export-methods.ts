@@ -3,8 +3,11 @@
  * (export-source.ts), reply `{"ok":true,"exportId",...}` and stream FileExportStart, FileExportChunk (1 MiB
  * at most) and FileExportEnd attach frames on the same connection, or reply `{"ok":false,"code","message"}`.
  *
- * Memory stays bounded whatever the file size: one chunk is read, written, and the next read waits until
- * the socket drains, so a slow host disk slows the capsule's reads instead of filling its memory.
+ * Memory stays bounded whatever the file size: a chunk is read (the next one already being read ahead),
+ * written as header + data without copying, and once the socket holds EXPORT_SEND_BUFFER_BYTES the next
+ * read waits until it drains, so a slow host disk slows the capsule's reads instead of filling its memory.
+ * Chunk buffers are recycled once the socket is done with them. Every chunk awaits a real read, so the
+ * event loop (the agent's terminal traffic) gets a turn between chunks.
  * A failure after the reply (the file changed while streaming, a read error) cannot become an `ok:false`
  * reply any more; the capsule then sends a Notice frame (level error) whose text starts with the stable
  * code (`E_CHANGED_WHILE_READING: ...`) instead of FileExportEnd, and closes. A host treats any stream that
@@ -12,10 +15,10 @@
  */
 import type { Socket } from 'node:net';
 import { JackinError } from '../errors.ts';
-import { encodeServerFrame, MAX_EXPORT_NAME_BYTES, MAX_EXPORT_SOURCE_BYTES, MAX_HOST_NOTICE_BYTES, truncateUtf8, type NoticeLevel, type ServerFrame } from '../protocol/index.ts';
+import { encodeExportChunkHeader, encodeServerFrame, MAX_EXPORT_NAME_BYTES, MAX_EXPORT_SOURCE_BYTES, MAX_HOST_NOTICE_BYTES, truncateUtf8, type NoticeLevel, type ServerFrame } from '../protocol/index.ts';
 import type { Policy } from '../policy/schema.ts';
 import type { ControlMethods, ControlOutcome, ControlRequest } from './control-methods.ts';
-import { openExportSource, type ExportSource } from './export-source.ts';
+import { EXPORT_CHUNK_BYTES, openExportSource, type ExportSource } from './export-source.ts';
 
 export interface ExportMethodsOptions {
   readonly policy: Policy;
@@ -53,10 +56,46 @@ export function formatBytes(n: number): string {
   return `${v.toFixed(v < 10 ? 1 : 0)} ${units[i]}`;
 }
 
+function checkOpen(socket: Socket): void {
+  if (socket.destroyed || !socket.writable) throw new JackinError('E_EXPORT_CLOSED', 'the host closed the export connection');
+}
+
 /** Writes one frame, waiting for the socket to drain when its buffer is full. */
 async function writeFrame(socket: Socket, frame: ServerFrame): Promise<void> {
-  if (socket.destroyed || !socket.writable) throw new JackinError('E_EXPORT_CLOSED', 'the host closed the export connection');
+  checkOpen(socket);
   socket.write(encodeServerFrame(frame));
+  await roomToWrite(socket);
+}
+
+/**
+ * Chunk buffers handed back once the socket has passed them to the kernel (the write callback), so a
+ * long export reuses a handful of 1 MiB buffers instead of leaving one garbage buffer per MiB for the GC.
+ */
+class ChunkPool {
+  readonly #free: Buffer[] = [];
+  take = (bytes: number): Buffer => (bytes === EXPORT_CHUNK_BYTES ? this.#free.pop() : undefined) ?? Buffer.allocUnsafe(bytes);
+  give(b: Buffer): void {
+    // More than the send buffer can hold is never in flight at once.
+    if (b.length === EXPORT_CHUNK_BYTES && this.#free.length < EXPORT_SEND_BUFFER_BYTES / EXPORT_CHUNK_BYTES + 2) this.#free.push(b);
+  }
+}
+
+/**
+ * Writes a FileExportChunk frame as header + data in one writev, without copying the data. It waits for
+ * room before writing rather than after, so the previous chunk is hashed while the socket flushes.
+ */
+async function writeChunk(socket: Socket, exportId: bigint, offset: number, bytes: Buffer, pool: ChunkPool): Promise<void> {
+  await roomToWrite(socket);
+  checkOpen(socket);
+  socket.cork();
+  socket.write(encodeExportChunkHeader(exportId, offset, bytes.length));
+  socket.write(bytes, (err) => {
+    if (err === null || err === undefined) pool.give(bytes);
+  });
+  socket.uncork();
+}
+
+async function roomToWrite(socket: Socket): Promise<void> {
   // Let a few chunks queue in the socket so reading the next chunk overlaps sending this one; past that,
   // wait for the host, which is how its disk slows our reads (memory stays under this bound + a chunk).
   if (socket.writableLength <= EXPORT_SEND_BUFFER_BYTES) return;
@@ -90,8 +129,9 @@ export async function streamExport(socket: Socket, source: ExportSource, exportI
       reveal,
       open,
     });
-    for await (const c of source.chunks()) {
-      await writeFrame(socket, { type: 'FileExportChunk', exportId, offset: c.offset, bytes: c.bytes });
+    const pool = new ChunkPool();
+    for await (const c of source.chunks(pool.take)) {
+      await writeChunk(socket, exportId, c.offset, c.bytes, pool);
     }
     await writeFrame(socket, { type: 'FileExportEnd', exportId, sha256: source.digest().sha256 });
   } catch (e) {

@@ -45,8 +45,9 @@ export interface ExportSource {
   readonly size: number;
   /** For a directory: what the archive holds. */
   readonly archive: ArchiveSummary | undefined;
-  /** One pass of chunks; throws E_CHANGED_WHILE_READING rather than completing when the file changed. */
-  chunks(): AsyncGenerator<ExportChunk, void, undefined>;
+  /** One pass of chunks; throws E_CHANGED_WHILE_READING rather than completing when the file changed.
+   * `allocate` supplies chunk buffers (a sender recycles them once written); default fresh buffers. */
+  chunks(allocate?: (bytes: number) => Buffer): AsyncGenerator<ExportChunk, void, undefined>;
   /** Byte count and SHA-256 of everything yielded; call after chunks() completed. */
   digest(): ExportDigest;
   /** Release the descriptor (and with it a directory's temporary archive). Safe to call twice. */
@@ -142,7 +143,7 @@ function sourceOf(
     name,
     size,
     archive,
-    chunks: () => reader.chunks(),
+    chunks: (allocate) => reader.chunks(allocate),
     digest: () => reader.digest(),
     async close() {
       if (closed) return;

@@ -17,6 +17,14 @@ import { FdChunkReader } from './fd-chunk-reader.ts';
 import { openInsideRoots } from './safe-open.ts';
 import { createZstdCompressor } from './zstd-compressor.ts';
 
+/** Files up to this size are read whole, ahead of packing. */
+const SMALL_FILE_BYTES = 1024 * 1024;
+/** Read-ahead window: files and bytes. */
+const PREFETCH_FILES = 8;
+const PREFETCH_BYTES = 2 * 1024 * 1024;
+/** How far tar-stream's output may run ahead of the compressor. */
+const PACK_AHEAD_BYTES = 4 * 1024 * 1024;
+
 export interface DirectoryCaps {
   readonly maxEntries: number;
   readonly maxTotalBytes: number;
@@ -89,8 +97,18 @@ export async function writeDirectoryArchive(root: string, shown: string, out: Fi
   const compressor = await createZstdCompressor();
   const pack = tarStream.pack();
 
+  // tar-stream queues whole entries without backpressure, so the producer waits while the consumer is more
+  // than PACK_AHEAD_BYTES behind (memory stays bounded whatever the tree).
+  let produced = 0;
+  let consumed = 0;
+  let wake: (() => void) | undefined;
   const consumer = (async () => {
     for await (const chunk of pack as AsyncIterable<Uint8Array>) {
+      consumed += chunk.byteLength;
+      if (wake !== undefined && produced - consumed < PACK_AHEAD_BYTES / 2) {
+        wake();
+        wake = undefined;
+      }
       for (const frame of compressor.push(chunk)) await writeAll(out, frame);
     }
     for (const frame of compressor.end()) await writeAll(out, frame);
@@ -98,7 +116,7 @@ export async function writeDirectoryArchive(root: string, shown: string, out: Fi
   // A failed write (say, a full disk) must stop the producer, which would otherwise wait for a drain forever;
   // the producer failing first must not leave the consumer's rejection unhandled.
   let writeError: unknown;
-  const consumed = consumer.then(
+  const consumerDone = consumer.then(
     () => undefined,
     (e: unknown) => {
       writeError = e;
@@ -106,9 +124,35 @@ export async function writeDirectoryArchive(root: string, shown: string, out: Fi
     },
   );
 
+  const caughtUp = async (): Promise<void> => {
+    while (produced - consumed > PACK_AHEAD_BYTES && writeError === undefined) {
+      await Promise.race([new Promise<void>((resolve) => (wake = resolve)), consumerDone]);
+    }
+  };
+
+  // Small files are opened and read ahead, several at once, while earlier entries are packed: one at a
+  // time, each file's open/stat/read/close round trips through the thread pool made the walk latency-bound.
+  const prefetched = new Map<number, Promise<Buffer>>();
+  let prefetchedBytes = 0;
+  let nextPrefetch = 0;
+  const topUp = (from: number): void => {
+    nextPrefetch = Math.max(nextPrefetch, from);
+    while (nextPrefetch < listed.length && prefetched.size < PREFETCH_FILES && prefetchedBytes < PREFETCH_BYTES) {
+      const e = listed[nextPrefetch];
+      if (e !== undefined && e.type === 'file' && e.size > 0 && e.size <= SMALL_FILE_BYTES) {
+        const p = readSmallFile(root, shown, e.rel, e.size);
+        p.catch(() => undefined);
+        prefetched.set(nextPrefetch, p);
+        prefetchedBytes += e.size;
+      }
+      nextPrefetch++;
+    }
+  };
+
   let contentBytes = 0;
   try {
-    for (const e of listed) {
+    for (const [i, e] of listed.entries()) {
+      topUp(i);
       const base = { name: e.rel, mode: e.mode, mtime: e.mtime, uid: 0, gid: 0, uname: '', gname: '' };
       switch (e.type) {
         case 'directory':
@@ -117,9 +161,23 @@ export async function writeDirectoryArchive(root: string, shown: string, out: Fi
         case 'symlink':
           await addEntry(pack, { ...base, type: 'symlink', linkname: e.target });
           break;
-        case 'file':
-          contentBytes += await addFile(pack, root, shown, e.rel, { ...base, type: 'file', size: e.size });
+        case 'file': {
+          const header = { ...base, type: 'file' as const, size: e.size };
+          const ahead = prefetched.get(i);
+          if (ahead !== undefined) {
+            prefetched.delete(i);
+            const content = await ahead;
+            prefetchedBytes -= e.size;
+            produced += content.length;
+            await addEntry(pack, header, content);
+            contentBytes += e.size;
+          } else {
+            produced += e.size;
+            contentBytes += await addFile(pack, root, shown, e.rel, header);
+          }
+          await caughtUp();
           break;
+        }
         default: {
           const never: never = e;
           throw new TypeError(`unknown entry ${JSON.stringify(never)}`);
@@ -129,19 +187,40 @@ export async function writeDirectoryArchive(root: string, shown: string, out: Fi
     pack.finalize();
   } catch (e) {
     pack.destroy(e instanceof Error ? e : new Error(String(e)));
-    await consumed;
+    // Let every read ahead finish and close its descriptor before the caller closes the archive.
+    await Promise.allSettled(prefetched.values());
+    await consumerDone;
     // A write failure is the real cause when it stopped the producer.
     throw writeError ?? e;
   }
-  await consumed;
+  await consumerDone;
   if (writeError !== undefined) throw writeError;
   return { entries: listed.length, contentBytes, skipped };
 }
 
-function addEntry(pack: Pack, header: Partial<Header> & Pick<Header, 'name'>): Promise<void> {
+function addEntry(pack: Pack, header: Partial<Header> & Pick<Header, 'name'>, content?: Buffer): Promise<void> {
   return new Promise((resolve, reject) => {
-    pack.entry(header, (err) => (err ? reject(err) : resolve()));
+    const cb = (err?: Error | null): void => (err ? reject(err) : resolve());
+    if (content === undefined) pack.entry(header, cb);
+    else pack.entry(header, content, cb);
   });
+}
+
+/** Opens one file of the tree (never leaving it) and reads its `size` bytes, refusing a file that changed. */
+async function readSmallFile(root: string, shown: string, rel: string, size: number): Promise<Buffer> {
+  const entryShown = `${shown}/${rel}`;
+  const opened = await openInsideRoots(posix.join(root, rel), entryShown, { realRoots: [root], outside: 'deny', confirmedOutside: false });
+  try {
+    if (opened.kind !== 'file' || opened.stat.size !== BigInt(size)) {
+      throw new JackinError('E_CHANGED_WHILE_READING', `${entryShown} changed while the directory was exported; export it again once it stops changing`);
+    }
+    const reader = new FdChunkReader({ handle: opened.handle, size, mtimeNs: opened.stat.mtimeNs, shown: entryShown, hash: false });
+    const parts: Buffer[] = [];
+    for await (const { bytes } of reader.chunks()) parts.push(bytes);
+    return parts.length === 1 && parts[0] !== undefined ? parts[0] : Buffer.concat(parts);
+  } finally {
+    await opened.handle.close();
+  }
 }
 
 async function addFile(pack: Pack, root: string, shown: string, rel: string, header: Partial<Header> & Pick<Header, 'name'> & { size: number }): Promise<number> {
@@ -157,7 +236,7 @@ async function addFile(pack: Pack, root: string, shown: string, rel: string, hea
       sink = pack.entry(header, (err) => (err ? reject(err) : resolve()));
     });
     done.catch(() => undefined);
-    const reader = new FdChunkReader({ handle: opened.handle, size: header.size, mtimeNs: opened.stat.mtimeNs, shown: entryShown });
+    const reader = new FdChunkReader({ handle: opened.handle, size: header.size, mtimeNs: opened.stat.mtimeNs, shown: entryShown, hash: false });
     for await (const { bytes } of reader.chunks()) {
       // Hold until tar-stream drains (backpressure), or until the entry fails, so an error never hangs here.
       if (!sink.write(bytes)) await Promise.race([new Promise<void>((resolve) => sink.once('drain', () => resolve())), done]);

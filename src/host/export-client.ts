@@ -176,6 +176,7 @@ export async function exportFile(request: ExportRequest, options: ExportClientOp
       let started: { name: string; size: number } | undefined;
       let received = 0;
       let queued = 0;
+      const inFlight: Array<{ done: Promise<void>; bytes: number }> = [];
 
       const onFrame = async (f: ServerFrame): Promise<ExportedFile | undefined> => {
         switch (f.type) {
@@ -198,15 +199,18 @@ export async function exportFile(request: ExportRequest, options: ExportClientOp
         }
         if (started === undefined) throw new JackinError('E_EXPORT_PROTOCOL', `${f.type} before FileExportStart`);
         if (f.type === 'FileExportChunk') {
-          // The sink runs writes in order; keep a few in flight so the disk and the socket overlap, and wait
-          // (which stops reading the connection: backpressure) once too much is queued. A failure surfaces
-          // here on the next wait or in finish().
+          // Keep several writes in flight so the disk, the hash and the socket overlap, and wait for the
+          // oldest (which stops reading the connection: backpressure) once too much is queued. A failure
+          // surfaces here on the next wait or in finish().
           const w = sink.write(f.offset, f.bytes);
           w.catch(() => undefined);
+          inFlight.push({ done: w, bytes: f.bytes.length });
           queued += f.bytes.length;
-          if (queued >= EXPORT_WRITE_QUEUE_BYTES) {
-            await w;
-            queued = 0;
+          while (queued >= EXPORT_WRITE_QUEUE_BYTES) {
+            const oldest = inFlight.shift();
+            if (oldest === undefined) break;
+            await oldest.done;
+            queued -= oldest.bytes;
           }
           received += f.bytes.length;
           options.onProgress?.({ name: started.name, bytes: received, total: started.size });

@@ -6,17 +6,20 @@
  * failure, or abort(), the temporary file is removed, so nothing ever appears under a final name unless it
  * is complete and verified. The host-side size cap and free-space check apply whatever the capsule claims.
  */
-import { createHash, randomBytes, type Hash } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import { link, mkdir, open, statfs, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { JackinError } from '../errors.ts';
+import { TransferHash } from '../protocol/transfer-hash.ts';
 import { fitName, sanitizeExportName, splitExtension, truncateUtf8 } from './sanitize-name.ts';
 
 /** Host-side cap on one export unless the caller sets another. */
 export const DEFAULT_HOST_EXPORT_CAP = 64 * 1024 ** 3;
 /** Space left free on the destination filesystem beyond the file itself. */
 export const FREE_SPACE_MARGIN = 16 * 1024 * 1024;
+/** Bytes written between two background writebacks (fdatasync) while a transfer runs. */
+export const EARLY_WRITEBACK_BYTES = 64 * 1024 * 1024;
 /** How many `name-N.ext` candidates to try before giving up. */
 export const MAX_NAME_ATTEMPTS = 10_000;
 
@@ -38,7 +41,8 @@ export interface ExportResult {
 export interface ExportSink {
   /** Check size, cap and free space, then create the temporary file. Returns the sanitised name. */
   begin(name: string, declaredSize: number): Promise<string>;
-  /** Append `bytes` at `offset` (must equal the bytes written so far). Resolves when written: await it for backpressure. */
+  /** Append `bytes` at `offset` (must equal the end of the previous chunk). Resolves when written: await it
+   * for backpressure. Several writes may be in flight; `bytes` must not change until this resolves. */
   write(offset: number, bytes: Uint8Array): Promise<void>;
   /** Verify, fsync and publish under a name that did not exist. */
   finish(sha256: Uint8Array | string): Promise<ExportResult>;
@@ -48,7 +52,7 @@ export interface ExportSink {
 
 type State =
   | { readonly kind: 'idle' }
-  | { readonly kind: 'open'; readonly handle: FileHandle; readonly temp: string; readonly name: string; readonly size: number; readonly hash: Hash }
+  | { readonly kind: 'open'; readonly handle: FileHandle; readonly temp: string; readonly name: string; readonly size: number; readonly hash: TransferHash }
   | { readonly kind: 'done' };
 
 function errno(e: unknown): string | undefined {
@@ -69,9 +73,34 @@ export function createExportSink(options: ExportSinkOptions): ExportSink {
   let state: State = { kind: 'idle' };
   let expectedOffset = 0;
   let written = 0;
-  // Writes run one after another even if a caller does not await; a failure poisons the chain.
-  let chain: Promise<void> = Promise.resolve();
+  // Hashing is queued as chunks arrive (in order: write() checks offsets), while the writes themselves run
+  // positionally in libuv's pool, several at once, so the disk, the hash and the socket overlap. A failure poisons
+  // every later write; finish() and abort() wait for all of them.
+  const pending = new Set<Promise<void>>();
   let failure: JackinError | undefined;
+  const settled = async (): Promise<void> => {
+    while (pending.size > 0) await Promise.allSettled([...pending]);
+  };
+  // Start writing back to the disk every EARLY_WRITEBACK_BYTES, in the background, so the final fsync has
+  // little left to do instead of the whole file (that fsync is still what makes the file durable).
+  let unsynced = 0;
+  let writeback: Promise<void> | undefined;
+  const kickWriteback = (s: Extract<State, { kind: 'open' }>): void => {
+    if (unsynced < EARLY_WRITEBACK_BYTES || writeback !== undefined) return;
+    unsynced = 0;
+    const w = s.handle.datasync().then(
+      () => {
+        writeback = undefined;
+      },
+      async (e: unknown) => {
+        writeback = undefined;
+        await fail(e, `export ${s.name}`).catch(() => undefined);
+      },
+    );
+    writeback = w;
+    pending.add(w);
+    void w.then(() => pending.delete(w));
+  };
 
   async function cleanup(): Promise<void> {
     const s = state;
@@ -111,7 +140,7 @@ export function createExportSink(options: ExportSinkOptions): ExportSink {
         const temp = join(dir, `.${truncateUtf8(name, 200)}.jackin-partial-${randomBytes(4).toString('hex')}`);
         const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
         const handle = await open(temp, flags, 0o600);
-        state = { kind: 'open', handle, temp, name, size: declaredSize, hash: createHash('sha256') };
+        state = { kind: 'open', handle, temp, name, size: declaredSize, hash: new TransferHash() };
         // umask can only remove bits, but make the mode exact anyway.
         await handle.chmod(0o600);
       } catch (e) {
@@ -131,24 +160,35 @@ export function createExportSink(options: ExportSinkOptions): ExportSink {
         return fail(new JackinError('E_SIZE_MISMATCH', `export ${s.name}: chunk of ${bytes.byteLength} bytes at ${offset} passes the declared size ${s.size}`), s.name);
       }
       expectedOffset += bytes.byteLength;
-      chain = chain.then(async () => {
+      // Hashing is queued in arrival order and runs in slices between socket reads (transfer-hash.ts).
+      const hashed = s.hash.update(bytes);
+      hashed.catch(() => undefined);
+      const w = (async () => {
         try {
           let at = 0;
           while (at < bytes.byteLength) {
-            const { bytesWritten } = await s.handle.write(bytes, at, bytes.byteLength - at);
+            if (failure !== undefined) throw failure;
+            const { bytesWritten } = await s.handle.write(bytes, at, bytes.byteLength - at, offset + at);
             at += bytesWritten;
           }
-          s.hash.update(bytes);
           written += bytes.byteLength;
+          unsynced += bytes.byteLength;
+          kickWriteback(s);
+          await hashed;
         } catch (e) {
           await fail(e, `export ${s.name}`);
         }
-      });
-      return chain;
+      })();
+      pending.add(w);
+      void w.then(
+        () => pending.delete(w),
+        () => pending.delete(w),
+      );
+      return w;
     },
 
     async finish(sha256) {
-      await chain.catch(() => undefined);
+      await settled();
       if (failure !== undefined) throw failure;
       const s = state;
       if (s.kind !== 'open') throw new JackinError('E_EXPORT_STATE', 'export sink: finish() before begin() or after it ended');
@@ -156,7 +196,7 @@ export function createExportSink(options: ExportSinkOptions): ExportSink {
         if (written !== s.size) {
           throw new JackinError('E_SIZE_MISMATCH', `export ${s.name}: stream ended after ${written} of ${s.size} bytes`);
         }
-        const actual = s.hash.digest('hex');
+        const actual = (await s.hash.digest()).toString('hex');
         const claimed = typeof sha256 === 'string' ? sha256.toLowerCase() : Buffer.from(sha256).toString('hex');
         if (actual !== claimed) {
           throw new JackinError('E_DIGEST_MISMATCH', `export ${s.name}: SHA-256 is ${actual}, the capsule claimed ${claimed}; nothing was saved, export it again`);
@@ -175,7 +215,7 @@ export function createExportSink(options: ExportSinkOptions): ExportSink {
 
     async abort(reason) {
       failure ??= new JackinError('E_EXPORT_ABORTED', `export aborted${reason === undefined ? '' : `: ${reason}`}`);
-      await chain.catch(() => undefined);
+      await settled();
       await cleanup();
     },
   };

@@ -30,6 +30,7 @@ import {
 import {
   FRAME_HEADER_BYTES,
   MAX_EXPORT_NAME_BYTES,
+  MAX_CHUNK_BYTES,
   MAX_EXPORT_SOURCE_BYTES,
   MAX_HOST_NOTICE_BYTES,
   MAX_IMAGE_ERROR_BYTES,
@@ -101,6 +102,26 @@ function frame(tag: number, payload: Buffer | Buffer[]): Buffer {
   header[0] = tag;
   header.writeUInt32BE(length, 1);
   return Buffer.concat([header, ...parts], FRAME_HEADER_BYTES + length);
+}
+
+/** Bytes before the data of a FileExportChunk frame: frame header, export id, offset. */
+export const EXPORT_CHUNK_HEADER_BYTES = FRAME_HEADER_BYTES + 16;
+
+/**
+ * Everything of a FileExportChunk frame except its data, so a sender can write the header and the data
+ * buffer as two writes (one writev) instead of copying each 1 MiB chunk into a concatenated frame.
+ * `header + data` is byte-identical to encodeServerFrame({type:'FileExportChunk',...}).
+ */
+export function encodeExportChunkHeader(exportId: bigint, offset: number, dataBytes: number): Buffer {
+  if (!Number.isSafeInteger(dataBytes) || dataBytes < 1 || dataBytes > MAX_CHUNK_BYTES) {
+    throw new RangeError(`export chunk of ${dataBytes} bytes is outside 1..${MAX_CHUNK_BYTES}`);
+  }
+  const b = Buffer.allocUnsafe(EXPORT_CHUNK_HEADER_BYTES);
+  b[0] = SERVER_TAGS.FileExportChunk;
+  b.writeUInt32BE(16 + dataBytes, 1);
+  b.writeBigUInt64BE(exportId, 5);
+  b.writeBigUInt64BE(BigInt(offset), 13);
+  return b;
 }
 
 function bounded(s: string, min: number, max: number, field: string): Buffer {
