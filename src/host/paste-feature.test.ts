@@ -1,4 +1,5 @@
 import { test } from 'node:test';
+import { pollUntil } from '../../test/helpers/poll.ts';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
@@ -130,6 +131,7 @@ test('stage-only sends StageOnly first only when negotiated; upstream gets only 
   const up = new FakeSession(null);
   up.answer = (id) => [{ type: 'AttachControlResponse', requestId: id, result: 'success' }];
   const feature = installPasteFeature(up, { reader: reader(img) });
+  up.emit('gesture', 'palette-key'); // the upstream capsule's palette runs in the container
   up.emit('frame', { type: 'HostStageImageFromClipboard' });
   await feature.trigger({ kind: 'action', source: 'clipboard' }, 'paste');
   assert.deepEqual(up.frames.map((f) => f.type), ['AttachControl', 'AttachControl']);
@@ -204,4 +206,35 @@ test('large images go Start / 1 MiB chunks / End with the SHA-256 of the whole',
   const end = bodies[4];
   assert.ok(end?.kind === 'ClipboardImageEnd' && end.sha256.equals(createHash('sha256').update(big).digest()));
   assert.ok(frames.every((f) => f.type === 'AttachControl' && f.requestId === 5n && f.context.v === 1));
+});
+
+test('a capsule cannot make the host read the clipboard: no gesture, our capsule, or a second request per gesture', async () => {
+  const img = { kind: 'image' as const, bytes: png, mimeType: 'image/png', offered: [] };
+  let reads = 0;
+  const counting: ClipboardReader = { ...reader(img), readImage: async () => (reads++, img) };
+
+  // Refusals are decided synchronously, before any clipboard read could start.
+  const up = new FakeSession(null);
+  up.answer = (id) => [{ type: 'AttachControlResponse', requestId: id, result: 'success' }];
+  installPasteFeature(up, { reader: counting });
+  up.emit('frame', { type: 'HostPasteImageFromClipboard' });
+  up.emit('frame', { type: 'HostStageImageFromClipboardPath' });
+  assert.equal(reads, 0, 'no gesture: the clipboard was not read');
+  assert.deepEqual(up.frames, []);
+  assert.equal(up.notices.filter((n) => /Refused a clipboard request from the capsule/.test(n.text)).length, 2);
+
+  up.emit('gesture', 'palette-key');
+  up.emit('frame', { type: 'HostPasteImageFromClipboard' });
+  up.emit('frame', { type: 'HostPasteImageFromClipboard' });
+  assert.equal(up.notices.filter((n) => /Refused a clipboard request/.test(n.text)).length, 3, 'the second request on one gesture is refused');
+  await pollUntil('the one allowed paste to be sent', () => up.frames.length === 1);
+  assert.equal(reads, 1, 'one palette key, one clipboard read');
+
+  const ours = new FakeSession(OURS);
+  installPasteFeature(ours, { reader: counting });
+  ours.emit('gesture', 'palette-key');
+  ours.emit('frame', { type: 'HostPasteImageFromClipboard' });
+  assert.match(ours.notices[0]!.text, /Ignored a clipboard request from the capsule/);
+  assert.deepEqual(ours.frames, []);
+  assert.equal(reads, 1, 'our capsule never gets the clipboard by asking');
 });

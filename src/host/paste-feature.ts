@@ -10,6 +10,7 @@
  * large image goes in 1 MiB chunks, each sent after the transport drained.
  */
 import { createHash } from 'node:crypto';
+import { createGestureGate } from './gesture-gate.ts';
 import { JackinError } from '../errors.ts';
 import type { AttachContext, ClientFrame, ControlResult, Features, ImageFormat, NoticeLevel, ServerFrame } from '../protocol/index.ts';
 import { LARGE_FRAME_CAP, MAX_CHUNK_BYTES, MAX_SINGLE_IMAGE_BYTES } from '../protocol/limits.ts';
@@ -32,7 +33,15 @@ export interface PasteSession {
   drained(): Promise<void>;
   readonly features: Features | null;
   on(event: 'frame', listener: (f: ServerFrame) => void): unknown;
+  on(event: 'gesture', listener: (g: 'palette-key' | 'palette-action' | 'click') => void): unknown;
 }
+
+/**
+ * How long after the operator's palette key an upstream capsule may ask for the clipboard (its palette runs
+ * inside the container, so the request is the operator's choice there; without that key it is the
+ * capsule's alone, and the host never reads the clipboard for the capsule).
+ */
+export const CLIPBOARD_REQUEST_WINDOW_MS = 15_000;
 
 export interface PasteFeatureOptions {
   env?: NodeJS.ProcessEnv;
@@ -143,6 +152,25 @@ export class PasteFeature {
     this.#maxBytes = opts.maxBytes ?? DEFAULT_MAX_IMAGE_BYTES;
     this.#timeoutMs = opts.responseTimeoutMs ?? DEFAULT_RESPONSE_TIMEOUT_MS;
     session.on('frame', (f) => this.#onFrame(f));
+    session.on('gesture', (g) => {
+      if (g === 'palette-key') this.#gate.gesture('clipboard');
+    });
+  }
+
+  readonly #gate = createGestureGate<'clipboard'>();
+
+  /** A clipboard request from the capsule: honoured only from an upstream capsule, once per palette key. */
+  #capsuleAsks(mode: PasteMode, source: 'clipboard' | 'clipboard-path'): void {
+    if (this.#s.features !== null) {
+      // Our capsule's palette runs on the host; a capsule that speaks our extensions never needs to ask.
+      this.#s.notify('warning', 'Ignored a clipboard request from the capsule: the host reads the clipboard only when you ask');
+      return;
+    }
+    if (!this.#gate.consume('clipboard', CLIPBOARD_REQUEST_WINDOW_MS)) {
+      this.#s.notify('warning', 'Refused a clipboard request from the capsule: no palette key was pressed just before');
+      return;
+    }
+    void this.trigger({ kind: 'action', source }, mode);
   }
 
   /**
@@ -328,15 +356,16 @@ export class PasteFeature {
         if (p !== undefined) p.staged = { bytes: f.bytes, pasted: f.pasted, path: f.path };
         return;
       }
-      // An upstream capsule's palette asks us to read the clipboard (the operator chose it there).
+      // An upstream capsule's palette asks us to read the clipboard (the operator chose it there): only
+      // right after the operator's palette key, once (see #capsuleAsks).
       case 'HostPasteImageFromClipboard':
-        void this.trigger({ kind: 'action', source: 'clipboard' }, 'paste');
+        this.#capsuleAsks('paste', 'clipboard');
         return;
       case 'HostStageImageFromClipboard':
-        void this.trigger({ kind: 'action', source: 'clipboard' }, 'stage-only');
+        this.#capsuleAsks('stage-only', 'clipboard');
         return;
       case 'HostStageImageFromClipboardPath':
-        void this.trigger({ kind: 'action', source: 'clipboard-path' }, 'stage-only');
+        this.#capsuleAsks('stage-only', 'clipboard-path');
         return;
       default:
         return;
