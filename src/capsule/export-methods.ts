@@ -19,6 +19,7 @@ import { encodeExportChunkHeader, encodeServerFrame, MAX_EXPORT_NAME_BYTES, MAX_
 import type { Policy } from '../policy/schema.ts';
 import type { ControlMethods, ControlOutcome, ControlRequest } from './control-methods.ts';
 import { EXPORT_CHUNK_BYTES, openExportSource, type ExportSource } from './export-source.ts';
+import { formatBytes } from '../ui/format-bytes.ts';
 
 export interface ExportMethodsOptions {
   readonly policy: Policy;
@@ -41,19 +42,6 @@ function codeOf(e: unknown): string {
 
 function messageOf(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
-}
-
-/** Human-readable byte count for notices. */
-export function formatBytes(n: number): string {
-  if (n < 1024) return `${n} B`;
-  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
-  let v = n / 1024;
-  let i = 0;
-  while (v >= 1024 && i < units.length - 1) {
-    v /= 1024;
-    i++;
-  }
-  return `${v.toFixed(v < 10 ? 1 : 0)} ${units[i]}`;
 }
 
 function checkOpen(socket: Socket): void {

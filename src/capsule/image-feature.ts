@@ -13,6 +13,7 @@ import type { ImageFormat } from '../protocol/frames.ts';
 import type { ImageReplies, ImageRequest, ImageSink } from './image-sink.ts';
 import { ImageTransfers, type Correlation, type TransferStep } from './image-transfers.ts';
 import { ImageStaging, type StagedImage } from './staging.ts';
+import { formatBytes } from '../ui/format-bytes.ts';
 
 /** What the feature needs of the program's session. */
 export interface PasteTarget {
@@ -37,13 +38,6 @@ const PASTE_END = '\x1b[201~';
 /** The bytes typed into the program for a staged path. */
 export function pasteBytes(path: string, bracketed: boolean): Buffer {
   return Buffer.from(bracketed ? `${PASTE_START}${path}${PASTE_END}` : path, 'utf8');
-}
-
-/** "1.2 MiB" style sizes for notices. */
-export function formatBytes(n: number): string {
-  if (n < 1024) return `${n} B`;
-  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;
-  return `${(n / (1024 * 1024)).toFixed(1)} MiB`;
 }
 
 export class ImageFeature implements ImageSink {

@@ -10,8 +10,9 @@ import { exportDirectory } from '../host/download-dir.ts';
 import { controlCall, exportFile, type ExportProgress } from '../host/export-client.ts';
 import { jackinHome, listInstances } from '../host/instances.ts';
 import { createOpener } from '../host/opener.ts';
-import { ENGINES, checkInstanceName, selectTransport, type Engine, type SelectOptions } from '../transport/select.ts';
+import { ENGINES, checkInstanceName, selectOptionsFromFlags, selectTransport, type Engine, type SelectOptions } from '../transport/select.ts';
 import type { Transport } from '../transport/transport.ts';
+import { formatBytes } from '../ui/format-bytes.ts';
 
 /** Redraw the progress line at most this often. */
 const PROGRESS_INTERVAL_MS = 200;
@@ -32,18 +33,6 @@ interface ExportFlags {
 
 function usage(message: string): JackinError {
   return new JackinError('E_USAGE', message, { exitCode: 2 });
-}
-
-function formatBytes(n: number): string {
-  if (n < 1024) return `${n} B`;
-  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
-  let v = n / 1024;
-  let i = 0;
-  while (v >= 1024 && i < units.length - 1) {
-    v /= 1024;
-    i++;
-  }
-  return `${v.toFixed(1)} ${units[i]}`;
 }
 
 /** `--from`, or the only live instance. */
@@ -86,15 +75,7 @@ async function exportCommand(paths: string[], flags: ExportFlags): Promise<numbe
   if (flags.reveal === true && flags.open === true) throw usage('--reveal and --open cannot be combined: pick one');
   if (paths.length === 0 && flags.offered !== true) throw usage('name at least one container path, or pass --offered');
   const instance = await pickInstance(flags);
-  const select: SelectOptions = {
-    instance,
-    jackinHome: jackinHome(),
-    ...(flags.socket !== undefined ? { socket: flags.socket } : {}),
-    ...(flags.via !== undefined ? { via: flags.via } : {}),
-    ...(flags.namespace !== undefined ? { namespace: flags.namespace } : {}),
-    ...(flags.container !== undefined ? { container: flags.container } : {}),
-    ...(flags.exec !== undefined ? { exec: flags.exec } : {}),
-  };
+  const select: SelectOptions = selectOptionsFromFlags(instance, jackinHome(), flags);
   const connect = async (): Promise<Transport> => (await selectTransport(select)).transport;
   const directory = await exportDirectory(instance, flags.to);
   const mode = flags.open === true ? 'open' : flags.reveal === true ? 'reveal' : undefined;

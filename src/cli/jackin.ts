@@ -19,7 +19,7 @@ import { installLinkFeature } from '../host/link-feature.ts';
 import { installExportFeature } from '../host/export-feature.ts';
 import { registerExportCommand } from './export-command.ts';
 import type { Transport } from '../transport/transport.ts';
-import { ENGINES, checkInstanceName, instanceRunDir, selectTransport, type Engine, type Selection, type SelectOptions } from '../transport/select.ts';
+import { ENGINES, checkInstanceName, instanceRunDir, selectOptionsFromFlags, selectTransport, type Engine, type Selection, type SelectOptions } from '../transport/select.ts';
 import { connectSocket, socketTransport } from '../transport/socket.ts';
 
 /** How long `jackin run` waits for a new capsule's socket. Starting Node and a PTY takes ~100 ms. */
@@ -107,15 +107,7 @@ async function attachTerminal(
 }
 
 async function attachCommand(instance: string, flags: AttachFlags): Promise<number> {
-  const selectOptions: SelectOptions = {
-    instance,
-    jackinHome: jackinHome(),
-    ...(flags.socket !== undefined ? { socket: flags.socket } : {}),
-    ...(flags.via !== undefined ? { via: flags.via } : {}),
-    ...(flags.namespace !== undefined ? { namespace: flags.namespace } : {}),
-    ...(flags.container !== undefined ? { container: flags.container } : {}),
-    ...(flags.exec !== undefined ? { exec: flags.exec } : {}),
-  };
+  const selectOptions: SelectOptions = selectOptionsFromFlags(instance, jackinHome(), flags);
   const selection = await selectTransport(selectOptions);
   // Exports open their own control connection the same way (socket, or another exec relay).
   const connect = async (): Promise<Transport> => (await selectTransport(selectOptions)).transport;

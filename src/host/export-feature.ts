@@ -20,6 +20,7 @@ import { createExportSink, type ExportSink } from './export-sink.ts';
 import { createGestureGate, DEFAULT_GESTURE_WINDOW_MS, type GestureGate } from './gesture-gate.ts';
 import { createOpener, type Opener } from './opener.ts';
 import { requestResolve } from './resolver.ts';
+import { formatBytes } from '../ui/format-bytes.ts';
 
 export type ExportMode = 'save' | 'reveal' | 'open';
 
@@ -49,18 +50,6 @@ export interface ExportFeature {
 
 function describe(e: unknown): string {
   return e instanceof JackinError ? `${e.message} (${e.code})` : e instanceof Error ? e.message : String(e);
-}
-
-function formatBytes(n: number): string {
-  if (n < 1024) return `${n} B`;
-  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
-  let v = n / 1024;
-  let i = 0;
-  while (v >= 1024 && i < units.length - 1) {
-    v /= 1024;
-    i++;
-  }
-  return `${v.toFixed(v < 10 ? 1 : 0)} ${units[i]}`;
 }
 
 export function installExportFeature(session: AttachSession, opts: ExportFeatureOptions): ExportFeature {

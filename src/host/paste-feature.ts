@@ -21,6 +21,7 @@ import { selectClipboardReader } from './clipboard/select.ts';
 import type { ClipboardReader } from './clipboard/types.ts';
 import type { InputEvent } from './input-scan.ts';
 import { parsePastedPath } from './pasted-path.ts';
+import { formatBytes } from '../ui/format-bytes.ts';
 
 /** What the feature uses of AttachSession (a structural subset, so tests can drive it with a fake). */
 export interface PasteSession {
@@ -88,13 +89,6 @@ export const SINGLE_FRAME_MAX_BYTES = Math.min(MAX_SINGLE_IMAGE_BYTES, LARGE_FRA
 export function pasteImagePathsEnabled(env: NodeJS.ProcessEnv): boolean {
   const v = env['JACKIN_PASTE_IMAGE_PATHS']?.trim().toLowerCase();
   return !(v === '0' || v === 'false' || v === 'no' || v === 'off');
-}
-
-/** "1.2 MiB" style sizes for notices. */
-export function formatBytes(n: number): string {
-  if (n < 1024) return `${n} B`;
-  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;
-  return `${(n / (1024 * 1024)).toFixed(1)} MiB`;
 }
 
 /** The frames of one image request, in order: [StageOnly], then one ClipboardImage or Start/Chunks/End. */

@@ -23,6 +23,23 @@ export interface SelectOptions {
   exec?: string;
 }
 
+/** The transport flags shared by `jackin attach` and `jackin export`, as selection options. */
+export function selectOptionsFromFlags(
+  instance: string,
+  jackinHome: string,
+  flags: { socket?: string; via?: Engine; namespace?: string; container?: string; exec?: string },
+): SelectOptions {
+  return {
+    instance,
+    jackinHome,
+    ...(flags.socket !== undefined ? { socket: flags.socket } : {}),
+    ...(flags.via !== undefined ? { via: flags.via } : {}),
+    ...(flags.namespace !== undefined ? { namespace: flags.namespace } : {}),
+    ...(flags.container !== undefined ? { container: flags.container } : {}),
+    ...(flags.exec !== undefined ? { exec: flags.exec } : {}),
+  };
+}
+
 export type Plan =
   | { kind: 'socket'; path: string; reason: string }
   | { kind: 'relay'; spec: RelaySpec; reason: string }
