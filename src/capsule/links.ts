@@ -210,7 +210,8 @@ export function createOsc8Tracker(term: Terminal, options: Osc8TrackerOptions = 
     }),
     term.onScroll(() => {
       // Alternate-screen scrolling moves rows without markers (its scroll region is not observable).
-      if (term.buffer.active.type === 'alternate') dropAlternate();
+      // Checked only when there is something to drop: this runs for every scrolled line of a flood.
+      if ((records.length > 0 || open !== null) && term.buffer.active.type === 'alternate') dropAlternate();
     }),
     term.onResize(() => {
       // Reflow moves cells between rows: spans measured at the old width mean nothing now.
