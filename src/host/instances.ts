@@ -3,7 +3,7 @@
  * `jackin.sock`. An instance is live when its socket answers; its `status` reply says whether a client is
  * attached. A directory whose socket does not answer is stale (the capsule died without cleaning up).
  */
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { controlRequest } from '../transport/control-request.ts';
@@ -106,5 +106,9 @@ export async function listInstances(home: string): Promise<InstanceInfo[]> {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw e;
   }
-  return Promise.all(names.map((n) => probeInstance(home, n)));
+  // A capsule that ended cleanly removed its socket and capsule.json (its log stays for diagnosis): that
+  // is a finished instance, not a stale one. A crashed capsule leaves them behind and is listed as stale.
+  const present = (dir: string, file: string) => stat(join(home, 'sockets', dir, file)).then(() => true, () => false);
+  const kept = await Promise.all(names.map(async (n) => (await present(n, 'jackin.sock')) || (await present(n, 'capsule.json'))));
+  return Promise.all(names.filter((_, i) => kept[i]).map((n) => probeInstance(home, n)));
 }
