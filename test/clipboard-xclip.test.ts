@@ -5,13 +5,12 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { deflateSync, crc32 } from 'node:zlib';
-import { randomBytes } from 'node:crypto';
 import { ownClipboard, startXvfb, type Xvfb } from './helpers/xvfb.ts';
 import { hasCode } from '../src/errors.ts';
 import { acquireClipboardImage } from '../src/host/clipboard/acquire.ts';
 import { createReader } from '../src/host/clipboard/select.ts';
 import type { ClipboardReader } from '../src/host/clipboard/types.ts';
+import { bigPng } from './helpers/png.ts';
 
 const fixture = (name: string): Buffer => readFileSync(new URL(`./fixtures/images/${name}`, import.meta.url));
 const MAX = 64 * 1024 * 1024;
@@ -37,29 +36,6 @@ async function withClipboard<T>(type: string, data: Buffer, fn: () => Promise<T>
   } finally {
     await owner.stop();
   }
-}
-
-/** A structurally valid PNG of about `size` bytes (stored, incompressible IDAT), big enough for INCR. */
-function bigPng(size: number): Buffer {
-  const chunk = (type: string, data: Buffer): Buffer => {
-    const head = Buffer.alloc(8);
-    head.writeUInt32BE(data.length, 0);
-    head.write(type, 4, 'latin1');
-    const crc = Buffer.alloc(4);
-    crc.writeUInt32BE(crc32(Buffer.concat([head.subarray(4), data])), 0);
-    return Buffer.concat([head, data, crc]);
-  };
-  const ihdr = Buffer.alloc(13);
-  ihdr.writeUInt32BE(1024, 0);
-  ihdr.writeUInt32BE(Math.ceil(size / 3 / 1024), 4);
-  ihdr[8] = 8;
-  ihdr[9] = 2;
-  return Buffer.concat([
-    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
-    chunk('IHDR', ihdr),
-    chunk('IDAT', deflateSync(randomBytes(size), { level: 0 })),
-    chunk('IEND', Buffer.alloc(0)),
-  ]);
 }
 
 for (const [type, name, format] of [

@@ -3,17 +3,16 @@
 // Debian packages: xvfb, xclip, tmux.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { crc32, deflateSync } from 'node:zlib';
 import { runDir } from './helpers/capsules.ts';
 import { paneFor, startSession } from './helpers/jackin-cli.ts';
 import { pollUntil } from './helpers/poll.ts';
 import type { TmuxPane } from './helpers/tmux.ts';
 import { ownClipboard, startXvfb, type Xvfb } from './helpers/xvfb.ts';
+import { bigPng } from './helpers/png.ts';
 
 const fixture = (name: string): Buffer => readFileSync(new URL(`./fixtures/images/${name}`, import.meta.url));
 const PALETTE_KEY = [0x1c];
@@ -30,29 +29,6 @@ after(async () => {
   await x.stop();
   rmSync(files, { recursive: true, force: true });
 });
-
-/** A structurally valid PNG of about `size` bytes (a stored, incompressible IDAT). */
-function bigPng(size: number): Buffer {
-  const chunk = (type: string, data: Buffer): Buffer => {
-    const head = Buffer.alloc(8);
-    head.writeUInt32BE(data.length, 0);
-    head.write(type, 4, 'latin1');
-    const crc = Buffer.alloc(4);
-    crc.writeUInt32BE(crc32(Buffer.concat([head.subarray(4), data])), 0);
-    return Buffer.concat([head, data, crc]);
-  };
-  const ihdr = Buffer.alloc(13);
-  ihdr.writeUInt32BE(1024, 0);
-  ihdr.writeUInt32BE(Math.ceil(size / 3 / 1024), 4);
-  ihdr[8] = 8;
-  ihdr[9] = 2;
-  return Buffer.concat([
-    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
-    chunk('IHDR', ihdr),
-    chunk('IDAT', deflateSync(randomBytes(size), { level: 0 })),
-    chunk('IEND', Buffer.alloc(0)),
-  ]);
-}
 
 /** One session for the whole file: starting node twice per scenario would dominate the run. */
 async function session(t: Parameters<typeof paneFor>[0]): Promise<{ pane: TmuxPane; staging: string }> {

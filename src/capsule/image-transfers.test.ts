@@ -4,11 +4,10 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { deflateSync, crc32 } from 'node:zlib';
-import { randomBytes } from 'node:crypto';
 import { ImageTransfers, type Correlation, type TransferStep } from './image-transfers.ts';
 import { ImageStaging } from './staging.ts';
 import { MAX_CHUNK_BYTES } from '../protocol/limits.ts';
+import { bigPng } from '../../test/helpers/png.ts';
 
 const fixture = (name: string): Buffer => readFileSync(new URL(`../../test/fixtures/images/${name}`, import.meta.url));
 const sha = (b: Buffer): Buffer => createHash('sha256').update(b).digest();
@@ -53,23 +52,6 @@ function setup(opts: { maxBytes?: number; maxConcurrent?: number } = {}) {
 }
 
 const A: Correlation = { requestId: 7n, context: { v: 1, session_id: 's1' } };
-
-function bigPng(size: number): Buffer {
-  const chunk = (type: string, data: Buffer): Buffer => {
-    const head = Buffer.alloc(8);
-    head.writeUInt32BE(data.length, 0);
-    head.write(type, 4, 'latin1');
-    const crc = Buffer.alloc(4);
-    crc.writeUInt32BE(crc32(Buffer.concat([head.subarray(4), data])), 0);
-    return Buffer.concat([head, data, crc]);
-  };
-  const ihdr = Buffer.alloc(13);
-  ihdr.writeUInt32BE(1024, 0);
-  ihdr.writeUInt32BE(1024, 4);
-  ihdr[8] = 8;
-  ihdr[9] = 2;
-  return Buffer.concat([Buffer.from('89504e470d0a1a0a', 'hex'), chunk('IHDR', ihdr), chunk('IDAT', deflateSync(randomBytes(size), { level: 0 })), chunk('IEND', Buffer.alloc(0))]);
-}
 
 function send(t: ImageTransfers, from: Correlation, id: bigint, data: Buffer, chunk = MAX_CHUNK_BYTES): TransferStep[] {
   const steps = [t.start(from, { transferId: id, format: 'png', size: data.length })];
