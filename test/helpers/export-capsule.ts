@@ -42,7 +42,9 @@ export async function startExportCapsule(t: TestContext, name: string, policy?: 
     writeFileSync(p, JSON.stringify(policy));
     args.push('--policy', p);
   }
-  args.push('--', 'sleep', '100000');
+  // A program that ends when its terminal hangs up (`read` gets EOF): tests SIGKILL the capsule, and a
+  // `sleep` left behind would outlive the test run.
+  args.push('--', 'sh', '-c', 'read line');
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr!.on('data', (b: Buffer) => (stderr += b.toString()));
