@@ -65,5 +65,5 @@ test('tmux driver: pasteFile delivers a file exactly, resize changes the size, e
   await pane.waitForText(/^40 100$/m);
 
   await pane.typeLine('exit 7');
-  assert.equal(await pane.waitForExit(), 7);
+  assert.equal(await pane.waitForExit({ timeoutMs: 20_000 }), 7);
 });
