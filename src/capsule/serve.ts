@@ -51,32 +51,8 @@ export async function serve(options: ServeOptions): Promise<number> {
   const session = Session.spawn({ file, args, cwd: workspace, env: { ...process.env, JACKIN_RUN_DIR: runDir } });
   // Pasted images are staged under <run>/clipboard/ and removed when the capsule exits.
   const images = options.imageSink === undefined ? new ImageFeature({ runDir, session, log }) : null;
-  let server: CapsuleServer;
-  try {
-    server = await CapsuleServer.listen({
-      socketPath,
-      session,
-      info: { name: options.name ?? basename(file), program: options.program, workspace, pid: process.pid },
-      log,
-      ...(options.handshakeTimeoutMs !== undefined ? { handshakeTimeoutMs: options.handshakeTimeoutMs } : {}),
-      imageSink: options.imageSink ?? images!,
-    });
-  } catch (e) {
-    session.kill('SIGKILL');
-    await session.exited;
-    session.dispose();
-    throw e;
-  }
-  registerExportMethods(server.control, { policy, workspace, runDir, notify: (level, text) => server.notify(level, text), log });
-  const info = {
-    pid: process.pid,
-    name: options.name ?? basename(file),
-    program: options.program,
-    workspace,
-    startedAt: new Date().toISOString(),
-  };
-  await writeFile(infoPath, JSON.stringify(info, null, 2) + '\n', { mode: 0o600 });
-
+  // Installed before the socket and capsule.json exist, so a SIGTERM from anyone who saw them (an operator,
+  // a supervisor, a test) is always handled: the program is stopped and everything is cleaned up.
   // Last resort if something throws past us: never leave a live socket file or an orphaned program.
   const onProcessExit = (): void => {
     try {
@@ -100,6 +76,35 @@ export async function serve(options: ServeOptions): Promise<number> {
     void session.terminate();
   };
   for (const s of STOP_SIGNALS) process.on(s, onSignal);
+  let server: CapsuleServer;
+  try {
+    server = await CapsuleServer.listen({
+      socketPath,
+      session,
+      info: { name: options.name ?? basename(file), program: options.program, workspace, pid: process.pid },
+      log,
+      ...(options.handshakeTimeoutMs !== undefined ? { handshakeTimeoutMs: options.handshakeTimeoutMs } : {}),
+      imageSink: options.imageSink ?? images!,
+    });
+  } catch (e) {
+    // Not ours to clean: the socket and capsule.json may belong to a capsule that is already running.
+    process.off('exit', onProcessExit);
+    for (const s of STOP_SIGNALS) process.off(s, onSignal);
+    session.kill('SIGKILL');
+    await session.exited;
+    session.dispose();
+    throw e;
+  }
+  registerExportMethods(server.control, { policy, workspace, runDir, notify: (level, text) => server.notify(level, text), log });
+  const info = {
+    pid: process.pid,
+    name: options.name ?? basename(file),
+    program: options.program,
+    workspace,
+    startedAt: new Date().toISOString(),
+  };
+  await writeFile(infoPath, JSON.stringify(info, null, 2) + '\n', { mode: 0o600 });
+
 
   const status = await session.exited;
   log(`program exited with status ${status}`);
