@@ -1,11 +1,12 @@
 // The ways of putting a program in front of the operator that the benchmark compares. Each variant starts
 // `argv` so that the bench process's PTY is the operator's terminal, and stops everything it started.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { spawnOnPty } from './pty-process.mjs';
+import { capsulePids, isAlive, signal } from './processes.mjs';
 
 export const REPO_ROOT = new URL('../..', import.meta.url).pathname;
 const JACKIN_BIN = join(REPO_ROOT, 'bin', 'jackin.js');
@@ -87,37 +88,8 @@ export const jackin = {
 
 export const ALL_VARIANTS = [direct, tmux, jackin];
 
-function capsulePids(home) {
-  const dir = join(home, 'sockets');
-  if (!existsSync(dir)) return [];
-  const pids = [];
-  for (const name of readdirSync(dir)) {
-    try {
-      const info = JSON.parse(readFileSync(join(dir, name, 'capsule.json'), 'utf8'));
-      if (Number.isInteger(info.pid) && info.pid > 0) pids.push(info.pid);
-    } catch {
-      // No capsule.json (yet): nothing to stop there.
-    }
-  }
-  return pids;
-}
 
-function isAlive(pid) {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
-function signal(pid, sig) {
-  try {
-    process.kill(pid, sig);
-  } catch {
-    // Already gone.
-  }
-}
 
 export function shq(s) {
   return /^[A-Za-z0-9_./=:-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { fmt } from '../lib/stats.mjs';
+import { writeRandomFile } from '../lib/files.mjs';
 
 export const id = 'export';
 export const title = 'Export: file and directory throughput, peak memory';
@@ -26,15 +27,6 @@ function vmHwmKiB(pid) {
   }
 }
 
-function writeRandomFile(path, bytes) {
-  const fd = openSync(path, 'w');
-  const buf = Buffer.alloc(16 * MiB);
-  for (let left = bytes; left > 0; left -= buf.length) {
-    randomFillSync(buf);
-    writeSync(fd, buf, 0, Math.min(buf.length, left));
-  }
-  closeSync(fd);
-}
 
 /** A tree of compressible text and random files, like a build output. */
 function writeTree(dir, totalMiB) {

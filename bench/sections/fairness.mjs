@@ -2,14 +2,15 @@
 // instance and continuous program output run at the same time, against the same measurement with nothing
 // else running (and with the output alone, to tell the two loads apart). Target: p99 < 20 ms under load.
 import { spawn } from 'node:child_process';
-import { randomFillSync } from 'node:crypto';
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { spawnOnPty } from '../lib/pty-process.mjs';
 import { fmt, quantile } from '../lib/stats.mjs';
+import { writeRandomFile } from '../lib/files.mjs';
+import { capsulePids, isAlive } from '../lib/processes.mjs';
 
 export const id = 'fairness';
 export const title = 'Fairness: keystroke round trip under a concurrent export and program output';
@@ -34,39 +35,8 @@ function baseEnv(extra) {
   return { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/root', LANG: 'C.UTF-8', TERM: 'xterm-256color', ...extra };
 }
 
-function writeRandomFile(path, bytes) {
-  const fd = openSync(path, 'w');
-  const buf = Buffer.alloc(16 * MiB);
-  for (let left = bytes; left > 0; left -= buf.length) {
-    randomFillSync(buf);
-    writeSync(fd, buf, 0, Math.min(buf.length, left));
-  }
-  closeSync(fd);
-}
 
-function capsulePids(home) {
-  const dir = join(home, 'sockets');
-  if (!existsSync(dir)) return [];
-  const pids = [];
-  for (const name of readdirSync(dir)) {
-    try {
-      const info = JSON.parse(readFileSync(join(dir, name, 'capsule.json'), 'utf8'));
-      if (Number.isInteger(info.pid) && info.pid > 0) pids.push(info.pid);
-    } catch {
-      // No capsule.json yet.
-    }
-  }
-  return pids;
-}
 
-function alive(pid) {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** `jackin run` of the program in `ws`, with a known JACKIN_HOME so `jackin export --from` can reach it. */
 async function startSession(base, name, flood) {
@@ -88,7 +58,7 @@ async function startSession(base, name, flood) {
           // Already gone.
         }
       }
-      for (let i = 0; i < 100 && capsulePids(home).some(alive); i++) await sleep(20);
+      for (let i = 0; i < 100 && capsulePids(home).some(isAlive); i++) await sleep(20);
       for (const pid of capsulePids(home)) {
         try {
           process.kill(pid, 'SIGKILL');
