@@ -117,7 +117,7 @@ test('notices: a notice appears, disappears within a few seconds, and leaves the
   const reply = await control(sock, { method: 'notice', level: 'success', text: 'Exported report.txt' });
   assert.equal(reply['ok'], true);
   const shown = await pane.waitForText('Exported report.txt');
-  assert.match(shown.split('\n')[0]!, /✓ Exported report\.txt/, 'drawn on the top line');
+  assert.match(shown.split('\n')[0]!, /✓ capsule: Exported report\.txt/, 'drawn on the top line, marked as said by the capsule');
   const started = Date.now();
   await pollUntil('the notice to go away', async () => (await screen(pane)) === before, { timeoutMs: 8000 });
   assert.ok(Date.now() - started < 8000);

@@ -534,7 +534,8 @@ export class AttachSession extends EventEmitter<AttachEvents> {
         return;
       case 'Notice':
         this.emit('notice', { level: f.level, text: f.text });
-        this.notify(f.level, f.text);
+        // Said by the container, which is untrusted: marked so it cannot pass for the host's own notice.
+        this.notify(f.level, `capsule: ${f.text}`);
         return;
       case 'Shutdown':
         this.o.log?.(`shutdown${f.reason === null ? '' : `: ${f.reason}`}`);
