@@ -11,8 +11,13 @@
  *     descriptor cannot change what it refers to.
  * Without /proc (macOS for a local `jackin run`), step 4 compares the descriptor's dev/inode with a fresh
  * lstat of the checked real path instead, which proves the same thing for a path with no symlinks in it.
+ *
+ * openInsideRootsSync takes the same steps with synchronous calls, for the many entries of a directory
+ * export: each promise-based fs call costs about 40 us of thread-pool round trip against about 5 us
+ * synchronously, which made a 1,800-file tree spend half a second just opening and checking. The steps
+ * that decide anything (precheck, kindOf, checkLocation) are shared by both.
  */
-import { constants, existsSync } from 'node:fs';
+import { closeSync, constants, existsSync, fstatSync, lstatSync, openSync, readlinkSync, realpathSync } from 'node:fs';
 import { lstat, open, readlink, realpath, type FileHandle } from 'node:fs/promises';
 import type { BigIntStats } from 'node:fs';
 import { JackinError } from '../errors.ts';
@@ -106,8 +111,33 @@ function kindOf(shown: string, st: BigIntStats): OpenedKind {
 /** Where the opened descriptor really is (step 4). */
 async function descriptorLocation(handle: FileHandle, checkedReal: string, st: BigIntStats): Promise<string> {
   if (hasProcFd) return readlink(`${PROC_FD}/${handle.fd}`);
-  const again = await lstat(checkedReal, { bigint: true });
+  return sameFile(checkedReal, st, await lstat(checkedReal, { bigint: true }));
+}
+
+function descriptorLocationSync(fd: number, checkedReal: string, st: BigIntStats): string {
+  if (hasProcFd) return readlinkSync(`${PROC_FD}/${fd}`);
+  return sameFile(checkedReal, st, lstatSync(checkedReal, { bigint: true }));
+}
+
+function sameFile(checkedReal: string, st: BigIntStats, again: BigIntStats): string {
   return again.dev === st.dev && again.ino === st.ino ? checkedReal : `(a different file than ${checkedReal})`;
+}
+
+/** A realpath that failed: refused as outside when it is, so the answer says nothing about what exists there. */
+function unresolved(absPath: string, shown: string, opts: SafeOpenOptions, e: unknown): JackinError {
+  if (opts.outside === 'deny' && decideLocation(absPath, opts.realRoots, 'deny').kind !== 'allow') {
+    return outsideError(shown, absPath, opts.realRoots);
+  }
+  return fsError(shown, e);
+}
+
+/** The authoritative check (step 4) on the opened descriptor's real location. */
+function checkLocation(shown: string, real: string, location: string, opts: SafeOpenOptions): void {
+  // After a confirmed outside export the descriptor must still be the file that was resolved and shown.
+  const d = decideLocation(location, opts.realRoots, 'deny');
+  if (d.kind !== 'allow' && !(opts.confirmedOutside && opts.outside === 'confirm' && location === real)) {
+    throw outsideError(shown, location, opts.realRoots);
+  }
 }
 
 /**
@@ -119,12 +149,7 @@ export async function openInsideRoots(absPath: string, shown: string, opts: Safe
   try {
     real = await realpath(absPath);
   } catch (e) {
-    // Under `deny`, a path outside the roots is refused as such whether or not it exists, so the answer
-    // reveals nothing about what exists outside them.
-    if (opts.outside === 'deny' && decideLocation(absPath, opts.realRoots, 'deny').kind !== 'allow') {
-      throw outsideError(shown, absPath, opts.realRoots);
-    }
-    throw fsError(shown, e);
+    throw unresolved(absPath, shown, opts, e);
   }
   precheck(shown, real, opts);
 
@@ -138,14 +163,46 @@ export async function openInsideRoots(absPath: string, shown: string, opts: Safe
     const st = await handle.stat({ bigint: true });
     const kind = kindOf(shown, st);
     const location = await descriptorLocation(handle, real, st);
-    // After a confirmed outside export the descriptor must still be the file that was resolved and shown.
-    const d = decideLocation(location, opts.realRoots, 'deny');
-    if (d.kind !== 'allow' && !(opts.confirmedOutside && opts.outside === 'confirm' && location === real)) {
-      throw outsideError(shown, location, opts.realRoots);
-    }
+    checkLocation(shown, real, location, opts);
     return { handle, realPath: location, kind, stat: st };
   } catch (e) {
     await handle.close();
+    throw e;
+  }
+}
+
+export interface OpenedFd {
+  /** A raw descriptor; the caller closes it (closeSync). */
+  readonly fd: number;
+  readonly realPath: string;
+  readonly kind: OpenedKind;
+  readonly stat: BigIntStats;
+}
+
+/** openInsideRoots with synchronous calls (see the header): the same steps, a raw descriptor. */
+export function openInsideRootsSync(absPath: string, shown: string, opts: SafeOpenOptions): OpenedFd {
+  let real: string;
+  try {
+    real = realpathSync.native(absPath);
+  } catch (e) {
+    throw unresolved(absPath, shown, opts, e);
+  }
+  precheck(shown, real, opts);
+
+  let fd: number;
+  try {
+    fd = openSync(real, OPEN_FLAGS);
+  } catch (e) {
+    throw fsError(shown, e);
+  }
+  try {
+    const st = fstatSync(fd, { bigint: true });
+    const kind = kindOf(shown, st);
+    const location = descriptorLocationSync(fd, real, st);
+    checkLocation(shown, real, location, opts);
+    return { fd, realPath: location, kind, stat: st };
+  } catch (e) {
+    closeSync(fd);
     throw e;
   }
 }

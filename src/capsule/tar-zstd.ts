@@ -9,21 +9,36 @@
  * Caps are checked on the whole listing before any byte is archived, and file sizes are declared in the
  * tar headers, so a file that changes meanwhile fails the export (E_CHANGED_WHILE_READING).
  */
-import { lstat, readdir, readlink, type FileHandle } from 'node:fs/promises';
+import { closeSync, fstatSync, lstatSync, readdirSync, readlinkSync, readSync } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
 import { posix } from 'node:path';
 import tarStream, { type Header, type Pack } from 'tar-stream';
 import { JackinError } from '../errors.ts';
-import { FdChunkReader } from './fd-chunk-reader.ts';
-import { openInsideRoots } from './safe-open.ts';
+import { openInsideRootsSync } from './safe-open.ts';
 import { createZstdCompressor } from './zstd-compressor.ts';
 
-/** Files up to this size are read whole, ahead of packing. */
-const SMALL_FILE_BYTES = 1024 * 1024;
-/** Read-ahead window: files and bytes. */
-const PREFETCH_FILES = 8;
-const PREFETCH_BYTES = 2 * 1024 * 1024;
+const fstatSyncBig = (fd: number) => fstatSync(fd, { bigint: true });
+
+/** Bytes read per call from one file of the tree. */
+const READ_BYTES = 1024 * 1024;
 /** How far tar-stream's output may run ahead of the compressor. */
 const PACK_AHEAD_BYTES = 4 * 1024 * 1024;
+/** Synchronous work (listing, opening, reading) done between two turns of the event loop. */
+const SLICE_MS = 4;
+
+/**
+ * The walk uses synchronous fs calls, in slices of SLICE_MS with a turn of the event loop between them, so
+ * the agent's terminal traffic keeps flowing: each promise-based call costs about 40 us of thread-pool round
+ * trip against about 5 us synchronously, and a tree has several calls per entry.
+ */
+class Slicer {
+  #since = performance.now();
+  async turn(): Promise<void> {
+    if (performance.now() - this.#since < SLICE_MS) return;
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    this.#since = performance.now();
+  }
+}
 
 export interface DirectoryCaps {
   readonly maxEntries: number;
@@ -49,18 +64,19 @@ function capError(shown: string, what: string): JackinError {
 }
 
 /** Every entry below `root`, sorted per directory so archives are reproducible; caps enforced as it goes. */
-async function listTree(root: string, shown: string, caps: DirectoryCaps): Promise<{ listed: Listed[]; skipped: string[] }> {
+async function listTree(root: string, shown: string, caps: DirectoryCaps, slicer: Slicer): Promise<{ listed: Listed[]; skipped: string[] }> {
   const listed: Listed[] = [];
   const skipped: string[] = [];
   let total = 0;
   const pending: string[] = [''];
   while (pending.length > 0) {
     const relDir = pending.pop() ?? '';
-    const names = (await readdir(posix.join(root, relDir))).sort();
+    const names = readdirSync(posix.join(root, relDir)).sort();
     const subdirs: string[] = [];
     for (const name of names) {
       const rel = relDir === '' ? name : `${relDir}/${name}`;
-      const st = await lstat(posix.join(root, rel));
+      await slicer.turn();
+      const st = lstatSync(posix.join(root, rel));
       const mode = st.mode & 0o777;
       if (st.isDirectory()) {
         listed.push({ type: 'directory', rel, mode, mtime: st.mtime });
@@ -69,7 +85,7 @@ async function listTree(root: string, shown: string, caps: DirectoryCaps): Promi
         listed.push({ type: 'file', rel, mode, mtime: st.mtime, size: st.size });
         total += st.size;
       } else if (st.isSymbolicLink()) {
-        listed.push({ type: 'symlink', rel, mode, mtime: st.mtime, target: await readlink(posix.join(root, rel)) });
+        listed.push({ type: 'symlink', rel, mode, mtime: st.mtime, target: readlinkSync(posix.join(root, rel)) });
       } else {
         skipped.push(rel);
         continue;
@@ -93,7 +109,8 @@ async function writeAll(out: FileHandle, data: Uint8Array): Promise<void> {
 
 /** Archive real directory `root` into `out` (written from its current position). */
 export async function writeDirectoryArchive(root: string, shown: string, out: FileHandle, caps: DirectoryCaps): Promise<ArchiveSummary> {
-  const { listed, skipped } = await listTree(root, shown, caps);
+  const slicer = new Slicer();
+  const { listed, skipped } = await listTree(root, shown, caps, slicer);
   const compressor = await createZstdCompressor();
   const pack = tarStream.pack();
 
@@ -130,29 +147,10 @@ export async function writeDirectoryArchive(root: string, shown: string, out: Fi
     }
   };
 
-  // Small files are opened and read ahead, several at once, while earlier entries are packed: one at a
-  // time, each file's open/stat/read/close round trips through the thread pool made the walk latency-bound.
-  const prefetched = new Map<number, Promise<Buffer>>();
-  let prefetchedBytes = 0;
-  let nextPrefetch = 0;
-  const topUp = (from: number): void => {
-    nextPrefetch = Math.max(nextPrefetch, from);
-    while (nextPrefetch < listed.length && prefetched.size < PREFETCH_FILES && prefetchedBytes < PREFETCH_BYTES) {
-      const e = listed[nextPrefetch];
-      if (e !== undefined && e.type === 'file' && e.size > 0 && e.size <= SMALL_FILE_BYTES) {
-        const p = readSmallFile(root, shown, e.rel, e.size);
-        p.catch(() => undefined);
-        prefetched.set(nextPrefetch, p);
-        prefetchedBytes += e.size;
-      }
-      nextPrefetch++;
-    }
-  };
-
   let contentBytes = 0;
   try {
-    for (const [i, e] of listed.entries()) {
-      topUp(i);
+    for (const e of listed) {
+      await slicer.turn();
       const base = { name: e.rel, mode: e.mode, mtime: e.mtime, uid: 0, gid: 0, uname: '', gname: '' };
       switch (e.type) {
         case 'directory':
@@ -163,18 +161,8 @@ export async function writeDirectoryArchive(root: string, shown: string, out: Fi
           break;
         case 'file': {
           const header = { ...base, type: 'file' as const, size: e.size };
-          const ahead = prefetched.get(i);
-          if (ahead !== undefined) {
-            prefetched.delete(i);
-            const content = await ahead;
-            prefetchedBytes -= e.size;
-            produced += content.length;
-            await addEntry(pack, header, content);
-            contentBytes += e.size;
-          } else {
-            produced += e.size;
-            contentBytes += await addFile(pack, root, shown, e.rel, header);
-          }
+          produced += e.size;
+          contentBytes += await addFile(pack, root, shown, e.rel, header, slicer);
           await caughtUp();
           break;
         }
@@ -187,8 +175,6 @@ export async function writeDirectoryArchive(root: string, shown: string, out: Fi
     pack.finalize();
   } catch (e) {
     pack.destroy(e instanceof Error ? e : new Error(String(e)));
-    // Let every read ahead finish and close its descriptor before the caller closes the archive.
-    await Promise.allSettled(prefetched.values());
     await consumerDone;
     // A write failure is the real cause when it stopped the producer.
     throw writeError ?? e;
@@ -206,29 +192,36 @@ function addEntry(pack: Pack, header: Partial<Header> & Pick<Header, 'name'>, co
   });
 }
 
-/** Opens one file of the tree (never leaving it) and reads its `size` bytes, refusing a file that changed. */
-async function readSmallFile(root: string, shown: string, rel: string, size: number): Promise<Buffer> {
+/**
+ * Opens one file of the tree (never leaving it: the directory is the only root) and adds its `size` bytes
+ * as an entry, refusing a file that changed since it was listed (size or mtime, a short read, a byte past
+ * the end). A file that fits in one read is added whole; a larger one is streamed with tar-stream's
+ * backpressure, turning the event loop between reads.
+ */
+async function addFile(pack: Pack, root: string, shown: string, rel: string, header: Partial<Header> & Pick<Header, 'name'> & { size: number }, slicer: Slicer): Promise<number> {
   const entryShown = `${shown}/${rel}`;
-  const opened = await openInsideRoots(posix.join(root, rel), entryShown, { realRoots: [root], outside: 'deny', confirmedOutside: false });
+  const changed = (what: string): JackinError =>
+    new JackinError('E_CHANGED_WHILE_READING', `${entryShown} changed while the directory was exported (${what}); export it again once it stops changing`);
+  const size = header.size;
+  const opened = openInsideRootsSync(posix.join(root, rel), entryShown, { realRoots: [root], outside: 'deny', confirmedOutside: false });
   try {
-    if (opened.kind !== 'file' || opened.stat.size !== BigInt(size)) {
-      throw new JackinError('E_CHANGED_WHILE_READING', `${entryShown} changed while the directory was exported; export it again once it stops changing`);
-    }
-    const reader = new FdChunkReader({ handle: opened.handle, size, mtimeNs: opened.stat.mtimeNs, shown: entryShown, hash: false });
-    const parts: Buffer[] = [];
-    for await (const { bytes } of reader.chunks()) parts.push(bytes);
-    return parts.length === 1 && parts[0] !== undefined ? parts[0] : Buffer.concat(parts);
-  } finally {
-    await opened.handle.close();
-  }
-}
-
-async function addFile(pack: Pack, root: string, shown: string, rel: string, header: Partial<Header> & Pick<Header, 'name'> & { size: number }): Promise<number> {
-  const entryShown = `${shown}/${rel}`;
-  const opened = await openInsideRoots(posix.join(root, rel), entryShown, { realRoots: [root], outside: 'deny', confirmedOutside: false });
-  try {
-    if (opened.kind !== 'file' || opened.stat.size !== BigInt(header.size)) {
-      throw new JackinError('E_CHANGED_WHILE_READING', `${entryShown} changed while the directory was exported; export it again once it stops changing`);
+    if (opened.kind !== 'file' || opened.stat.size !== BigInt(size)) throw changed('no longer the listed file');
+    const readAt = (at: number): Buffer => {
+      const want = Math.min(READ_BYTES, size - at);
+      const buf = Buffer.allocUnsafe(want);
+      let filled = 0;
+      while (filled < want) {
+        const n = readSync(opened.fd, buf, filled, want - filled, at + filled);
+        if (n === 0) throw changed(`shrank to ${at + filled} of ${size} bytes`);
+        filled += n;
+      }
+      return buf;
+    };
+    if (size <= READ_BYTES) {
+      const content = size === 0 ? Buffer.alloc(0) : readAt(0);
+      checkUnchanged(opened.fd, size, opened.stat.mtimeNs, changed);
+      await addEntry(pack, header, content);
+      return size;
     }
     let done!: Promise<void>;
     let sink!: ReturnType<Pack['entry']>;
@@ -236,15 +229,31 @@ async function addFile(pack: Pack, root: string, shown: string, rel: string, hea
       sink = pack.entry(header, (err) => (err ? reject(err) : resolve()));
     });
     done.catch(() => undefined);
-    const reader = new FdChunkReader({ handle: opened.handle, size: header.size, mtimeNs: opened.stat.mtimeNs, shown: entryShown, hash: false });
-    for await (const { bytes } of reader.chunks()) {
-      // Hold until tar-stream drains (backpressure), or until the entry fails, so an error never hangs here.
-      if (!sink.write(bytes)) await Promise.race([new Promise<void>((resolve) => sink.once('drain', () => resolve())), done]);
+    try {
+      for (let at = 0; at < size; ) {
+        const bytes = readAt(at);
+        at += bytes.length;
+        // Hold until tar-stream drains (backpressure), or until the entry fails, so an error never hangs here.
+        if (!sink.write(bytes)) await Promise.race([new Promise<void>((resolve) => sink.once('drain', () => resolve())), done]);
+        await slicer.turn();
+      }
+      checkUnchanged(opened.fd, size, opened.stat.mtimeNs, changed);
+    } catch (e) {
+      sink.destroy(e instanceof Error ? e : new Error(String(e)));
+      throw e;
     }
     sink.end(null); // streamx types require an argument; null writes nothing
     await done;
-    return header.size;
+    return size;
   } finally {
-    await opened.handle.close();
+    closeSync(opened.fd);
   }
+}
+
+/** After the last read: nothing past the listed size, and the same size and mtime as when opened. */
+function checkUnchanged(fd: number, size: number, mtimeNs: bigint, changed: (what: string) => JackinError): void {
+  if (readSync(fd, Buffer.alloc(1), 0, 1, size) !== 0) throw changed(`grew past ${size} bytes`);
+  const st = fstatSyncBig(fd);
+  if (st.size !== BigInt(size)) throw changed(`size is now ${st.size}, was ${size}`);
+  if (st.mtimeNs !== mtimeNs) throw changed('modified');
 }
