@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { JackinError } from '../errors.ts';
 import { encodeControlMessage, encodeServerFrame, type ServerFrame } from '../protocol/index.ts';
 import { connectSocket, socketTransport } from '../transport/socket.ts';
-import { controlCall, exportFile } from './export-client.ts';
+import { controlCall, exportFile, FramePool } from './export-client.ts';
 
 /** A fake capsule: answers every connection with `script` (a reply, then frames), then closes or hangs. */
 async function fakeCapsule(t: { after: (f: () => void) => void }, script: (s: Socket) => void) {
@@ -94,4 +94,47 @@ test('controlCall returns an ok reply and throws the code of a refusal', async (
   assert.deepEqual(await controlCall(f.connect, { method: 'offers' }), { ok: true, file: '/w/out.png', url: null });
   const g = await fakeCapsule(t, (s) => s.end(encodeControlMessage({ ok: false, code: 'E_UNKNOWN_METHOD', message: 'x' })));
   await assert.rejects(controlCall(g.connect, { method: 'offers' }), (e: unknown) => e instanceof JackinError && e.code === 'E_UNKNOWN_METHOD');
+});
+
+test('FramePool reuses only its own chunk-sized buffers, and only after release', () => {
+  const pool = new FramePool(2);
+  const a = pool.allocate(1024 * 1024 + 16);
+  assert.equal(a.length, 1024 * 1024 + 16);
+  const b = pool.allocate(300 * 1024);
+  assert.ok(a.buffer !== b.buffer, 'a buffer still in use is never handed out again');
+  pool.release(a.subarray(17));
+  assert.ok(pool.allocate(200 * 1024).buffer === a.buffer, 'a released buffer comes back');
+  assert.ok(pool.allocate(1024 * 1024 + 17).buffer.byteLength === 1024 * 1024 + 17, 'over the largest frame: not pooled');
+  // Small payloads and foreign buffers stay with the garbage collector.
+  assert.equal(pool.allocate(100).buffer.byteLength >= 100, true);
+  pool.release(Buffer.alloc(a.buffer.byteLength));
+  assert.equal(pool.pooled, 0);
+  pool.release(b);
+  pool.release(pool.allocate(70 * 1024));
+  pool.release(pool.allocate(70 * 1024));
+  assert.ok(pool.pooled <= 2, 'the free list is bounded');
+});
+
+test('exportFile: a multi-chunk file sent in 64 KiB slices arrives byte-identical (pooled frame buffers)', async (t) => {
+  const data = randomBytes(5 * 1024 * 1024 + 12345);
+  const sha = createHash('sha256').update(data).digest();
+  const f = await fakeCapsule(t, (s) => {
+    const parts: Buffer[] = [encodeControlMessage({ ok: true, exportId: '9' }), encodeServerFrame(start(9n, data.length))];
+    for (let at = 0; at < data.length; at += 1024 * 1024) {
+      parts.push(encodeServerFrame({ type: 'FileExportChunk', exportId: 9n, offset: at, bytes: data.subarray(at, at + 1024 * 1024) }));
+    }
+    parts.push(encodeServerFrame({ type: 'FileExportEnd', exportId: 9n, sha256: sha }));
+    const all = Buffer.concat(parts);
+    const send = (at: number): void => {
+      if (at >= all.length) {
+        s.end();
+        return;
+      }
+      s.write(all.subarray(at, at + 64 * 1024), () => setImmediate(() => send(at + 64 * 1024)));
+    };
+    send(0);
+  });
+  const r = await exportFile({ path: 'big.bin' }, { connect: f.connect, directory: f.dest });
+  assert.ok(readFileSync(r.destination).equals(data));
+  assert.equal(r.sha256, sha.toString('hex'));
 });

@@ -14,15 +14,21 @@ import {
   createServerFrameDecoder,
   encodeControlMessage,
   MAX_CONTROL_MESSAGE_BYTES,
+  capForTag,
+  SERVER_TAGS,
   type ServerFrame,
 } from '../protocol/index.ts';
 import type { Transport } from '../transport/transport.ts';
 import { createExportSink } from './export-sink.ts';
 
+/** Payload bytes of a full FileExportChunk frame, and its data part. */
+const FILE_EXPORT_CHUNK_FRAME_BYTES = capForTag(SERVER_TAGS.FileExportChunk);
+const EXPORT_CHUNK_DATA_BYTES = 1024 * 1024;
+
 /** Silence on the connection longer than this fails the export. Generous: a directory is archived before the reply. */
 export const EXPORT_IDLE_TIMEOUT_MS = 5 * 60_000;
 /** Bytes of chunks handed to the sink before waiting for its writes (bounds host memory). */
-export const EXPORT_WRITE_QUEUE_BYTES = 8 * 1024 * 1024;
+export const EXPORT_WRITE_QUEUE_BYTES = 4 * 1024 * 1024;
 /** A plain control request (offers, status) answers at once. */
 export const CONTROL_CALL_TIMEOUT_MS = 5_000;
 
@@ -61,6 +67,44 @@ export interface ExportedFile {
   readonly bytes: number;
   /** Lower-case hex. */
   readonly sha256: string;
+}
+
+/** Payload buffers of this size (a full FileExportChunk frame) are pooled. */
+const POOLED_FRAME_BYTES = FILE_EXPORT_CHUNK_FRAME_BYTES;
+
+/**
+ * Payload buffers for the frame decoder, handed back once a chunk is written and hashed: a 1 GiB export
+ * then reuses a few buffers instead of leaving 1,024 to the garbage collector, which had let the host's
+ * RSS and its page faults grow with the file.
+ */
+export class FramePool {
+  readonly #free: Buffer[] = [];
+  readonly #ours = new WeakSet<ArrayBufferLike>();
+  readonly #keep: number;
+
+  constructor(keep: number) {
+    this.#keep = keep;
+  }
+
+  allocate = (n: number): Buffer => {
+    if (n < 64 * 1024 || n > POOLED_FRAME_BYTES) return Buffer.allocUnsafe(n);
+    let b = this.#free.pop();
+    if (b === undefined) {
+      b = Buffer.allocUnsafeSlow(POOLED_FRAME_BYTES);
+      this.#ours.add(b.buffer);
+    }
+    return b.subarray(0, n);
+  };
+
+  /** Give back the buffer under `bytes` (a view into a pooled payload); anything else is left to the GC. */
+  release(bytes: Uint8Array): void {
+    if (!this.#ours.has(bytes.buffer) || this.#free.length >= this.#keep) return;
+    this.#free.push(Buffer.from(bytes.buffer, 0, POOLED_FRAME_BYTES));
+  }
+
+  get pooled(): number {
+    return this.#free.length;
+  }
 }
 
 /** Reads the first u32-length JSON message off a byte stream; the rest are frames. */
@@ -172,7 +216,8 @@ export async function exportFile(request: ExportRequest, options: ExportClientOp
     return await withConnection(t, options.signal, options.idleTimeoutMs ?? EXPORT_IDLE_TIMEOUT_MS, async (chunks, touch) => {
       const reader = new ReplyReader();
       let exportId: bigint | undefined;
-      const decoder = createServerFrameDecoder();
+      const pool = new FramePool(EXPORT_WRITE_QUEUE_BYTES / EXPORT_CHUNK_DATA_BYTES + 2);
+      const decoder = createServerFrameDecoder(pool.allocate);
       let started: { name: string; size: number } | undefined;
       let received = 0;
       let queued = 0;
@@ -203,7 +248,8 @@ export async function exportFile(request: ExportRequest, options: ExportClientOp
           // oldest (which stops reading the connection: backpressure) once too much is queued. A failure
           // surfaces here on the next wait or in finish().
           const w = sink.write(f.offset, f.bytes);
-          w.catch(() => undefined);
+          const bytes = f.bytes;
+          w.then(() => pool.release(bytes), () => undefined);
           inFlight.push({ done: w, bytes: f.bytes.length });
           queued += f.bytes.length;
           while (queued >= EXPORT_WRITE_QUEUE_BYTES) {

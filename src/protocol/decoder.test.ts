@@ -297,3 +297,18 @@ test('Hello rejects out-of-range lengths with E_BAD_LENGTH and bad enumerations 
   const p3 = Buffer.concat([Buffer.from('00180050030001610000', 'hex'), minimal.subarray(7)]);
   assert.equal(payloadError(createClientFrameDecoder().push(rawFrame(0x01, p3))).code, PROTOCOL_CODES.badLength);
 });
+
+test('a payload spanning pushes is assembled in a buffer from the given allocator; one inside a push is a view', () => {
+  const sizes: number[] = [];
+  const decoder = createServerFrameDecoder((n) => {
+    sizes.push(n);
+    return Buffer.alloc(n);
+  });
+  const frame = encodeServerFrame({ type: 'Output', bytes: Buffer.from('abcdefgh') });
+  assert.deepEqual(decoder.push(frame).map((i) => (i.ok ? i.frame.type : 'error')), ['Output']);
+  assert.deepEqual(sizes, []);
+  decoder.push(frame.subarray(0, 8));
+  const items = decoder.push(frame.subarray(8));
+  assert.deepEqual(sizes, [frame.length - 5]);
+  assert.ok(items[0]?.ok && items[0].frame.type === 'Output' && Buffer.from(items[0].frame.bytes).toString() === 'abcdefgh');
+});

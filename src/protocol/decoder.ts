@@ -22,7 +22,15 @@ export class FrameDecoder<F> {
   private need = -1;
   private broken: ProtocolError | null = null;
 
-  constructor(private readonly decodePayload: (tag: number, payload: Buffer) => F) {}
+  /**
+   * `allocate` supplies the buffer for a payload that spans several pushed chunks (a payload inside one
+   * chunk is a view of it). An exporter passes a pool, so 1 MiB chunk frames reuse a few buffers instead of
+   * leaving one to the garbage collector per MiB. It must return exactly `n` bytes.
+   */
+  constructor(
+    private readonly decodePayload: (tag: number, payload: Buffer) => F,
+    private readonly allocate: (n: number) => Buffer = Buffer.allocUnsafe,
+  ) {}
 
   /** The framing error that ended this stream, once one was found. */
   get failure(): ProtocolError | null {
@@ -102,7 +110,7 @@ export class FrameDecoder<F> {
       else this.chunks[0] = first.subarray(n);
       return first.subarray(0, n);
     }
-    const out = Buffer.allocUnsafe(n);
+    const out = this.allocate(n);
     let filled = 0;
     while (filled < n) {
       const c = this.chunks[0]!;
@@ -122,8 +130,8 @@ export function createClientFrameDecoder(): FrameDecoder<ClientFrame> {
 }
 
 /** Decodes frames sent by a server (what the host reads). */
-export function createServerFrameDecoder(): FrameDecoder<ServerFrame> {
-  return new FrameDecoder(decodeServerPayload);
+export function createServerFrameDecoder(allocate?: (n: number) => Buffer): FrameDecoder<ServerFrame> {
+  return new FrameDecoder(decodeServerPayload, allocate);
 }
 
 export function createDecoder(direction: Direction): FrameDecoder<ClientFrame | ServerFrame> {
