@@ -28,6 +28,11 @@ import type { Session } from './session.ts';
 
 /** Largest Output frame we send: keeps a repaint from delaying a keystroke's echo behind one huge write. */
 export const MAX_OUTPUT_FRAME_BYTES = 256 * 1024;
+/** Output gathering during a flood (see sendOutput): at most this long, at most this many bytes. */
+export const OUTPUT_COALESCE_MS = 1;
+export const OUTPUT_COALESCE_BYTES = 64 * 1024;
+/** Output this long after the previous flush is sent at once. */
+export const OUTPUT_QUIET_MS = 2;
 /** After Shutdown and end(), a peer that never reads is cut off after this long. */
 export const CLOSE_GRACE_MS = 2000;
 const MAX_NOTICE_TEXT_BYTES = 2048;
@@ -153,15 +158,52 @@ export class AttachConnection {
     this.detachFromSession();
   }
 
-  /** Sends one chunk of PTY output, holding the PTY while the socket is not draining. */
+  /**
+   * Sends PTY output, holding the PTY while the socket is not draining. Output after a quiet moment goes out
+   * at once (a keystroke's echo is never delayed); while the program floods the terminal, reads are
+   * gathered for up to OUTPUT_COALESCE_MS or OUTPUT_COALESCE_BYTES into one frame. The PTY hands over about
+   * 4 KiB per read, and one socket write per read woke the host for every 4 KiB: the two processes then
+   * spent their time waking each other (measured: the capsule alone relays 65 MiB/s, the host alone 58,
+   * the two together 28). Any other frame first flushes what is pending, so nothing overtakes output.
+   */
   sendOutput(chunk: Buffer): void {
     if (this.state !== 'attached') return;
+    this.pendingOutput.push(chunk);
+    this.pendingOutputBytes += chunk.length;
+    if (this.pendingOutputBytes >= OUTPUT_COALESCE_BYTES) {
+      this.flushOutput();
+      return;
+    }
+    if (this.outputTimer !== null) return;
+    if (performance.now() - this.lastOutputFlush >= OUTPUT_QUIET_MS) {
+      this.flushOutput();
+      return;
+    }
+    this.outputTimer = setTimeout(() => this.flushOutput(), OUTPUT_COALESCE_MS);
+  }
+
+  private pendingOutput: Buffer[] = [];
+  private pendingOutputBytes = 0;
+  private outputTimer: NodeJS.Timeout | null = null;
+  private lastOutputFlush = 0;
+
+  private flushOutput(): void {
+    if (this.outputTimer !== null) {
+      clearTimeout(this.outputTimer);
+      this.outputTimer = null;
+    }
+    this.lastOutputFlush = performance.now();
+    if (this.pendingOutput.length === 0) return;
+    const parts = this.pendingOutput;
+    const chunk = parts.length === 1 ? parts[0]! : Buffer.concat(parts, this.pendingOutputBytes);
+    this.pendingOutput = [];
+    this.pendingOutputBytes = 0;
     let ok = true;
     for (let off = 0; off < chunk.length; off += MAX_OUTPUT_FRAME_BYTES) {
-      ok = this.send({ type: 'Output', bytes: chunk.subarray(off, off + MAX_OUTPUT_FRAME_BYTES) });
+      ok = this.writeFrame({ type: 'Output', bytes: chunk.subarray(off, off + MAX_OUTPUT_FRAME_BYTES) });
     }
     this.overlay.afterOutput();
-    if (!ok && !this.waitingDrain) {
+    if (!ok && !this.waitingDrain && this.state === 'attached') {
       this.waitingDrain = true;
       this.host.session.hold(this.holdName);
       this.socket.once('drain', () => {
@@ -171,7 +213,13 @@ export class AttachConnection {
     }
   }
 
+  /** Every frame but gathered output: what is pending goes first. */
   private send(frame: ServerFrame): boolean {
+    if (this.pendingOutput.length > 0) this.flushOutput();
+    return this.writeFrame(frame);
+  }
+
+  private writeFrame(frame: ServerFrame): boolean {
     if (this.socket.destroyed || this.socket.writableEnded) return false;
     return this.socket.write(encodeServerFrame(frame));
   }
@@ -438,6 +486,10 @@ export class AttachConnection {
   }
 
   private detachFromSession(): void {
+    if (this.outputTimer !== null) clearTimeout(this.outputTimer);
+    this.outputTimer = null;
+    this.pendingOutput = [];
+    this.pendingOutputBytes = 0;
     this.modesSub?.dispose();
     this.modesSub = null;
     if (this.waitingDrain) {
