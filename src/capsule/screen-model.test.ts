@@ -82,3 +82,70 @@ test('screen model: modes are off again after the program resets them, and RIS c
   assert.equal(m.modes.cursorVisible, true);
   m.dispose();
 });
+
+// A plain-text flood skipped up to what can still be seen (plain-text-cut.ts) must leave the model exactly
+// where parsing every byte does: same repaint (text, attributes, cursor, modes), same link and path lookups.
+const ESCAPES = ['\x1b[1;31m', '\x1b[0m', '\x1b[44m', '\x1b[4m', '\x1b[7;3H', '\x1b[2J', '\x1b[K', '\x1b[?7l', '\x1b[?7h', '\x1b[4h', '\x1b[4l', '\x1b[?1049h', '\x1b[?1049l', '\x1b[20h', '\x1b[20l', '\t', '\x1b]8;;https://example.com/x\x1b\\', '\x1b]8;;\x1b\\', 'é漢', '\x1b(0', '\x1b(B'];
+
+test('screen model: skipping a plain-text flood ends with the same screen as parsing all of it (property)', async () => {
+  const fc = (await import('fast-check')).default;
+  let skipped = 0;
+  const printable = fc.string({ unit: fc.constantFrom(...'abcxyz 0189-/._~'.split('')), maxLength: 120 });
+  const line = fc.tuple(printable, fc.constantFrom('\r\n', '\r\n', '\r\n', '\n', '\r', '')).map(([t, e]) => t + e);
+  // Now and then a flood line carries an escape or a tab: the skip must stop before it.
+  const floodLine = fc.oneof({ weight: 60, arbitrary: line }, { weight: 1, arbitrary: fc.tuple(fc.constantFrom(...ESCAPES), line).map(([e, l]) => e + l) });
+  const before = fc.array(fc.oneof(printable, fc.constantFrom(...ESCAPES), line), { maxLength: 30 }).map((a) => a.join(''));
+  await fc.assert(
+    fc.asyncProperty(
+      fc.integer({ min: 2, max: 12 }),
+      fc.integer({ min: 10, max: 90 }),
+      before,
+      fc.oneof(fc.array(floodLine, { maxLength: 30 }), fc.array(floodLine, { minLength: 40, maxLength: 200 })).map((a) => a.join('')),
+      before,
+      async (rows, cols, head, flood, tail) => {
+        const fast = new ScreenModel({ rows, cols, fastForwardMinBytes: 0 });
+        const slow = new ScreenModel({ rows, cols, fastForward: false });
+        // The flood arrives as one batch after everything before it was parsed (the state is exact).
+        for (const m of [fast, slow]) {
+          await feed(m, head);
+          m.write(Buffer.from(flood, 'latin1'));
+          await feed(m, tail);
+        }
+        if (fast.skippedBytes > 0) skipped++;
+        assert.equal(fast.repaint().toString('latin1'), slow.repaint().toString('latin1'));
+        assert.deepEqual(fast.cursor, slow.cursor);
+        for (let r = 0; r < rows; r++) {
+          for (const c of [0, Math.floor(cols / 2), cols - 1]) {
+            assert.deepEqual(fast.linkAt(r, c), slow.linkAt(r, c));
+          }
+        }
+        fast.dispose();
+        slow.dispose();
+      },
+    ),
+    { numRuns: 300 },
+  );
+  assert.ok(skipped >= 60, `only ${skipped} of 300 runs skipped anything: the property would not test the cut`);
+});
+
+test('screen model: a flood of plain lines is skipped, one with escapes or under a scroll region is parsed whole', async () => {
+  const lines = Array.from({ length: 3000 }, (_, i) => `line ${i} of the build log\r\n`).join('');
+  const m = new ScreenModel({ rows: 10, cols: 40 });
+  m.write(Buffer.from(lines));
+  await m.settle();
+  assert.ok(m.skippedBytes > lines.length * 0.9, `skipped ${m.skippedBytes} of ${lines.length}`);
+  assert.equal(m.screenLines()[8]?.trimEnd(), 'line 2999 of the build log');
+
+  const colored = lines.replaceAll('build', '\x1b[32mbuild\x1b[0m');
+  const c = new ScreenModel({ rows: 10, cols: 40 });
+  c.write(Buffer.from(colored));
+  await c.settle();
+  assert.equal(c.skippedBytes, 0);
+
+  const region = new ScreenModel({ rows: 10, cols: 40 });
+  await feed(region, '\x1b[2;8r');
+  region.write(Buffer.from(lines));
+  await region.settle();
+  assert.equal(region.skippedBytes, 0, 'a scroll region keeps rows outside it: nothing is skipped');
+  for (const x of [m, c, region]) x.dispose();
+});

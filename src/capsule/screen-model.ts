@@ -11,6 +11,7 @@
 import xh from '@xterm/headless';
 import serializeAddon from '@xterm/addon-serialize';
 import type { ProgramModes } from '../protocol/index.ts';
+import { plainTextCut } from './plain-text-cut.ts';
 import { createOsc8Tracker, resolveLinkAt, resolvePathAt, type Osc8Tracker, type ResolvedLink, type ResolvedPath, type ResolveOptions } from './links.ts';
 
 const { Terminal } = xh;
@@ -77,7 +78,14 @@ export const RESET_SEQUENCE =
 export interface ScreenModelOptions {
   rows: number;
   cols: number;
+  /** Skip the part of a plain-text flood that can no longer be seen (plain-text-cut.ts); default true. */
+  fastForward?: boolean;
+  /** Smallest batch worth looking at; default FAST_FORWARD_MIN_BYTES (tests lower it). */
+  fastForwardMinBytes?: number;
 }
+
+/** A batch shorter than this is parsed whole: looking for a cut would cost more than it saves. */
+export const FAST_FORWARD_MIN_BYTES = 16 * 1024;
 
 export class ScreenModel {
   private readonly term: InstanceType<typeof Terminal>;
@@ -87,6 +95,13 @@ export class ScreenModel {
   private cursorStyle = 0;
   private scrollRegion: { top: number; bottom: number } | null = null;
   private pendingBytes = 0;
+  /** Output waiting for the batch being parsed (see write). */
+  private queued: Array<{ bytes: Uint8Array; done: (() => void) | undefined }> = [];
+  private parsing = false;
+  private readonly fastForward: boolean;
+  private readonly fastForwardMinBytes: number;
+  /** Bytes of plain-text floods that were never parsed because they could no longer be seen. */
+  skippedBytes = 0;
   private readonly links: Osc8Tracker;
   /**
    * Set when parsed output contained a sequence that can change a program mode (DECSET/DECRST, soft or
@@ -105,6 +120,8 @@ export class ScreenModel {
   constructor(options: ScreenModelOptions) {
     // Scrollback 0: a repaint shows the screen only (like tmux), and the model stays small and fast.
     this.term = new Terminal({ rows: options.rows, cols: options.cols, scrollback: 0, allowProposedApi: true });
+    this.fastForward = options.fastForward ?? true;
+    this.fastForwardMinBytes = options.fastForwardMinBytes ?? FAST_FORWARD_MIN_BYTES;
     this.serializer = new SerializeAddon();
     this.term.loadAddon(this.serializer as never);
     // OSC 8 targets live only in xterm's private cell attributes: the tracker records them as they pass.
@@ -133,13 +150,15 @@ export class ScreenModel {
     });
   }
 
-  /** Queues bytes for parsing; `onParsed` runs once they are applied. */
+  /**
+   * Queues bytes for parsing; `onParsed` runs once they are applied. Output that arrives while a batch is
+   * being parsed waits and goes to xterm as the next batch, in one write: so the state is exact when a batch
+   * starts, which is what lets a batch that begins with a plain-text flood skip what can no longer be seen.
+   */
   write(bytes: Uint8Array, onParsed?: () => void): void {
     this.pendingBytes += bytes.length;
-    this.term.write(bytes, () => {
-      this.pendingBytes -= bytes.length;
-      onParsed?.();
-    });
+    this.queued.push({ bytes, done: onParsed });
+    this.parseNext();
   }
 
   /** Bytes fed but not yet parsed. */
@@ -149,7 +168,33 @@ export class ScreenModel {
 
   /** Resolves once everything written so far has been parsed. */
   settle(): Promise<void> {
-    return new Promise((resolve) => this.term.write('', resolve));
+    return new Promise((resolve) => {
+      this.queued.push({ bytes: new Uint8Array(0), done: resolve });
+      this.parseNext();
+    });
+  }
+
+  private parseNext(): void {
+    if (this.parsing || this.queued.length === 0) return;
+    const batch = this.queued;
+    this.queued = [];
+    let total = 0;
+    for (const e of batch) total += e.bytes.length;
+    let data = batch.length === 1 ? batch[0]!.bytes : Buffer.concat(batch.map((e) => e.bytes), total);
+    if (this.fastForward && this.scrollRegion === null && data.length >= this.fastForwardMinBytes) {
+      const cut = plainTextCut(data, this.term.rows);
+      if (cut > 0) {
+        data = data.subarray(cut);
+        this.skippedBytes += cut;
+      }
+    }
+    this.parsing = true;
+    this.term.write(data, () => {
+      this.parsing = false;
+      this.pendingBytes -= total;
+      for (const e of batch) e.done?.();
+      this.parseNext();
+    });
   }
 
   resize(rows: number, cols: number): void {
