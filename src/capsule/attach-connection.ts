@@ -29,8 +29,8 @@ import type { Session } from './session.ts';
 /** Largest Output frame we send: keeps a repaint from delaying a keystroke's echo behind one huge write. */
 export const MAX_OUTPUT_FRAME_BYTES = 256 * 1024;
 /** Output gathering during a flood (see sendOutput): at most this long, at most this many bytes. */
-export const OUTPUT_COALESCE_MS = 1;
-export const OUTPUT_COALESCE_BYTES = 64 * 1024;
+export const OUTPUT_COALESCE_MS = 4;
+export const OUTPUT_COALESCE_BYTES = 256 * 1024;
 /** Output this long after the previous flush is sent at once. */
 export const OUTPUT_QUIET_MS = 2;
 /** After Shutdown and end(), a peer that never reads is cut off after this long. */
