@@ -83,6 +83,18 @@ test("jackin run: the program's exit status becomes jackin's and the terminal is
   const stty = await pane.waitForText(/\bicanon\b/);
   assert.match(stty, /(^|\s)echo(\s|$)/m);
   assert.match(stty, /(^|\s)icanon(\s|$)/m);
+  // Output post-processing, turned off during the session, is back on.
+  assert.match(stty, /(^|\s)opost(\s|$)/m);
+});
+
+test('jackin run: output reaches the terminal as the program wrote it (a bare LF moves down, not to column 0)', async (t) => {
+  const pane = await paneFor(t);
+  await startSession(pane, 'bare-lf');
+  // With its own PTY in raw output mode the program's LF is only a line feed; a second pass of output
+  // processing on the operator's terminal would have turned it into CR LF.
+  await pane.typeLine("clear; stty -opost; printf 'left\\nbelow\\r\\n'; stty opost; echo printed");
+  const screen = await pane.waitForText(/^printed$/m);
+  assert.match(screen, /^left\n {4}below$/m, screen);
 });
 
 // The program exits before the host has attached: its status must still come through.

@@ -2,11 +2,18 @@
  * The operator's terminal: raw mode, size, output with backpressure, and its restoration on every path
  * (normal exit, Shutdown, lost connection, exception, SIGTERM/SIGHUP/SIGINT/SIGQUIT).
  *
+ * Raw mode also turns output post-processing off (`stty -opost`), as ssh and tmux do: the program's own
+ * PTY already applied its output settings, so a second pass on the operator's terminal would be wrong (a
+ * program that moves the cursor down with a bare LF, as curses does with onlcr off, would see a CR added)
+ * and slow (with onlcr on, the kernel handles every line of output separately: measured as most of the
+ * host's CPU while a program floods the terminal).
+ *
  * Restoring means two things: the termios settings (Node's setRawMode(false) puts back exactly what it
- * saved when raw mode was entered) and the terminal modes the program may have switched on through its
+ * saved when raw mode was entered, output post-processing included) and the terminal modes the program may have switched on through its
  * output. For the latter a fixed "sane" sequence is written, never a full reset (RIS), which would clear
  * the operator's screen and scrollback and reset their colours and tab stops.
  */
+import { spawnSync } from 'node:child_process';
 import type { ReadStream, WriteStream } from 'node:tty';
 import type { Readable, Writable } from 'node:stream';
 import { ScreenModeTracker } from './screen-mode-tracker.ts';
@@ -89,8 +96,17 @@ export class HostTerminal {
     if (this.stdin.isTTY === true && this.stdin.setRawMode !== undefined) {
       this.stdin.setRawMode(true);
       this.raw = true;
+      // Node has no termios call for output flags; stty acts on its stdin, our terminal. Without stty the
+      // session still works, with the terminal's own output processing (the previous behaviour).
+      const fd = (this.stdin as { fd?: unknown }).fd;
+      if (typeof fd === 'number' && this.stdout.isTTY === true) {
+        this.outputRaw = spawnSync('stty', ['-opost'], { stdio: [fd, 'ignore', 'ignore'], timeout: 2000 }).status === 0;
+      }
     }
   }
+
+  /** Whether output post-processing was turned off (see the header). */
+  outputRaw = false;
 
   /** Calls `cb` with the new size on every SIGWINCH. Returns the unsubscribe function. */
   onResize(cb: (size: { rows: number; cols: number }) => void): () => void {
