@@ -124,7 +124,9 @@ export async function streamExport(socket: Socket, source: ExportSource, exportI
     for await (const c of source.chunks(chunkPool.take)) {
       await writeChunk(socket, exportId, c.offset, c.bytes, chunkPool);
     }
-    await writeFrame(socket, { type: 'FileExportEnd', exportId, sha256: source.digest().sha256 });
+    const digest = source.digest();
+    if (source.streamed) await writeFrame(socket, { type: 'FileExportLength', exportId, size: digest.bytes });
+    await writeFrame(socket, { type: 'FileExportEnd', exportId, sha256: digest.sha256 });
   } catch (e) {
     if (!socket.destroyed && socket.writable) {
       const text = truncateUtf8(`${codeOf(e)}: ${messageOf(e)}`, MAX_HOST_NOTICE_BYTES);
@@ -154,7 +156,10 @@ export function registerExportMethods(control: ControlMethods, o: ExportMethodsO
     const reveal = flag(req, 'reveal');
     const open = flag(req, 'open');
     const confirmOutside = flag(req, 'confirmOutside');
-    if (reveal === null || open === null || confirmOutside === null) return bad('export: "reveal", "open" and "confirmOutside" must be true or false');
+    const streamSize = flag(req, 'streamSize');
+    if (reveal === null || open === null || confirmOutside === null || streamSize === null) {
+      return bad('export: "reveal", "open", "confirmOutside" and "streamSize" must be true or false');
+    }
     if (reveal === true && open === true) return bad('export: ask for "reveal" or "open", not both');
     let source: ExportSource;
     try {
@@ -163,6 +168,7 @@ export function registerExportMethods(control: ControlMethods, o: ExportMethodsO
         workspace: o.workspace,
         runDir: o.runDir,
         confirmedOutside: confirmOutside === true,
+        streamSize: streamSize === true,
       });
     } catch (e) {
       const code = codeOf(e);
@@ -174,7 +180,7 @@ export function registerExportMethods(control: ControlMethods, o: ExportMethodsO
     socket.once('close', () => void source.close());
     const exportId = nextExportId++;
     return {
-      reply: { ok: true, exportId: exportId.toString(), name: source.name, size: source.size, kind: source.kind },
+      reply: { ok: true, exportId: exportId.toString(), name: source.name, size: source.size, kind: source.kind, ...(source.streamed ? { streamed: true } : {}) },
       stream: async (s) => {
         try {
           await streamExport(s, source, exportId, reveal === true, open === true);

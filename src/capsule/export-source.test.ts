@@ -2,7 +2,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { appendFileSync, chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { openExportSource, EXPORT_CHUNK_BYTES, type ExportContext, type ExportSource } from './export-source.ts';
@@ -40,8 +40,10 @@ async function readAll(src: ExportSource): Promise<Buffer> {
     await src.close();
   }
   const all = Buffer.concat(parts);
-  assert.equal(all.length, src.size);
-  assert.equal(src.digest().bytes, src.size);
+  // A streamed archive declares an upper bound; everything else its exact size.
+  if (src.streamed) assert.ok(all.length <= src.size);
+  else assert.equal(all.length, src.size);
+  assert.equal(src.digest().bytes, all.length);
   assert.deepEqual(src.digest().sha256, createHash('sha256').update(all).digest());
   return all;
 }
@@ -256,30 +258,52 @@ function tree(root: string): void {
   assert.equal(spawnSync('mkfifo', [join(root, 'pipe')]).status, 0);
 }
 
-test('a directory exports as tar.zst that GNU tar extracts identical', { timeout: 60_000 }, async () => {
-  const root = join(ws, 'tree');
-  tree(root);
-  const src = await openExportSource('tree', ctx());
-  assert.equal(src.kind, 'directory');
-  assert.equal(src.name, 'tree.tar.zst');
-  assert.deepEqual(src.archive?.skipped, ['pipe']);
-  const archive = join(scratch, 'tree.tar.zst');
-  writeFileSync(archive, await readAll(src));
-  assert.deepEqual(readdirSync(join(run, 'exports')), [], 'the temporary archive must not outlive the export');
+for (const streamSize of [false, true]) {
+  test(`a directory exports as tar.zst that GNU tar extracts identical (${streamSize ? 'archived while it streams' : 'archived first'})`, { timeout: 60_000 }, async () => {
+    const root = join(ws, 'tree');
+    tree(root);
+    const src = await openExportSource('tree', ctx(policy(), { streamSize }));
+    assert.equal(src.kind, 'directory');
+    assert.equal(src.name, 'tree.tar.zst');
+    assert.equal(src.streamed, streamSize);
+    assert.deepEqual(src.skipped, ['pipe']);
+    const archive = join(scratch, 'tree.tar.zst');
+    const bytes = await readAll(src);
+    writeFileSync(archive, bytes);
+    assert.equal(src.digest().bytes, bytes.length);
+    assert.deepEqual(src.digest().sha256, createHash('sha256').update(bytes).digest());
+    if (streamSize) assert.ok(src.size >= bytes.length, `declared bound ${src.size} < ${bytes.length}`);
+    else assert.equal(src.size, bytes.length);
+    assert.deepEqual(existsSync(join(run, 'exports')) ? readdirSync(join(run, 'exports')) : [], [], 'no temporary archive outlives the export');
 
-  const dest = join(scratch, 'extracted');
-  mkdirSync(dest);
-  const x = spawnSync('tar', ['--zstd', '-xf', archive, '-C', dest], { encoding: 'utf8' });
-  assert.equal(x.status, 0, x.stderr);
-  rmSync(join(root, 'pipe'));
-  const d = spawnSync('diff', ['-r', '--no-dereference', root, dest], { encoding: 'utf8' });
-  assert.equal(d.status, 0, d.stdout + d.stderr);
-  assert.equal(statSync(join(dest, 'run.sh')).mode & 0o777, 0o755);
-  const names = spawnSync('tar', ['--zstd', '-tf', archive], { encoding: 'utf8' }).stdout.split('\n').filter((l) => l !== '');
-  assert.ok(names.includes('empty') || names.includes('empty/'), names.join('\n'));
-  assert.ok(!names.some((l) => l.startsWith('/') || l.split('/').includes('..')), names.join('\n'));
+    const dest = join(scratch, 'extracted');
+    mkdirSync(dest);
+    const x = spawnSync('tar', ['--zstd', '-xf', archive, '-C', dest], { encoding: 'utf8' });
+    assert.equal(x.status, 0, x.stderr);
+    rmSync(join(root, 'pipe'));
+    const d = spawnSync('diff', ['-r', '--no-dereference', root, dest], { encoding: 'utf8' });
+    assert.equal(d.status, 0, d.stdout + d.stderr);
+    assert.equal(statSync(join(dest, 'run.sh')).mode & 0o777, 0o755);
+    const names = spawnSync('tar', ['--zstd', '-tf', archive], { encoding: 'utf8' }).stdout.split('\n').filter((l) => l !== '');
+    assert.ok(names.includes('empty') || names.includes('empty/'), names.join('\n'));
+    assert.ok(!names.some((l) => l.startsWith('/') || l.split('/').includes('..')), names.join('\n'));
+    rmSync(root, { recursive: true });
+    rmSync(dest, { recursive: true });
+  });
+}
+
+test('a streamed directory archive stays within its declared bound, even for incompressible content and long names', { timeout: 60_000 }, async () => {
+  const root = join(ws, 'bound');
+  mkdirSync(join(root, 'n'.repeat(120), 'é'.repeat(60)), { recursive: true });
+  for (let i = 0; i < 40; i++) writeFileSync(join(root, 'n'.repeat(120), 'é'.repeat(60), `r${i}`), randomBytes(i * 997));
+  writeFileSync(join(root, 'big'), randomBytes(3 * 1024 * 1024 + 5));
+  symlinkSync('t'.repeat(200), join(root, 'l'.repeat(150)));
+  const src = await openExportSource('bound', ctx(policy(), { streamSize: true }));
+  const bytes = await readAll(src);
+  assert.ok(bytes.length <= src.size, `${bytes.length} > bound ${src.size}`);
+  // Tight enough to be an honest free-space estimate: random content barely compresses.
+  assert.ok(src.size < bytes.length * 1.1, `bound ${src.size} is far over ${bytes.length}`);
   rmSync(root, { recursive: true });
-  rmSync(dest, { recursive: true });
 });
 
 test('directory caps are enforced before anything is archived', async () => {
@@ -306,5 +330,16 @@ test('a symlinked directory inside the tree is stored as a link, never walked', 
   assert.ok(!listing.stdout.includes('secret'), listing.stdout);
   const raw = spawnSync('zstd', ['-dc', archive]);
   assert.ok(!raw.stdout.toString().includes('OUTSIDE'));
+  rmSync(root, { recursive: true });
+});
+
+test('a file that changes after a streamed directory was listed fails the stream with E_CHANGED_WHILE_READING', async () => {
+  const root = join(ws, 'changing');
+  mkdirSync(root);
+  writeFileSync(join(root, 'a'), 'x'.repeat(5000));
+  writeFileSync(join(root, 'b'), randomBytes(2 * 1024 * 1024));
+  const src = await openExportSource('changing', ctx(policy(), { streamSize: true }));
+  truncateSync(join(root, 'b'), 10);
+  await assert.rejects(readAll(src), (e: unknown) => e instanceof JackinError && e.code === 'E_CHANGED_WHILE_READING');
   rmSync(root, { recursive: true });
 });

@@ -3,12 +3,14 @@
  * moves (safe-open.ts), then offer its bytes as chunks of at most 1 MiB with the final byte count and
  * SHA-256.
  *
- * Size is always known before the first chunk, because FileExportStart declares it: a regular file has its
- * fstat size; a directory is first archived as tar.zst into a 0600 temporary file under `<run>/exports/`,
- * which is unlinked as soon as it is created (the open descriptor keeps it alive), so nothing is left behind
- * even if the capsule is killed, and then streamed like a file. This costs disk space in the run directory
- * (bounded by the directory caps) and a delay before the first chunk, in exchange for a protocol whose
- * every transfer declares its size up front.
+ * FileExportStart declares a size before the first chunk. A regular file has its fstat size. A directory is
+ * listed first (caps checked before any byte moves), then:
+ *  - for a host that accepts a streamed size (`streamSize`, docs/protocol.md section 7), archived as tar.zst
+ *    while it streams: Start declares an upper bound (archiveBound), and the exact size follows the last
+ *    chunk in a FileExportLength frame. Archiving and sending overlap, and nothing touches the disk;
+ *  - otherwise archived into a 0600 temporary file under `<run>/exports/`, unlinked as soon as it is
+ *    created (the open descriptor keeps it alive, so nothing is left behind even if the capsule is killed),
+ *    and then streamed like a file with its exact size.
  */
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
@@ -19,7 +21,9 @@ import { containerPath, decideDirectory, decideFileSize, expandRoots } from '../
 import type { Policy } from '../policy/schema.ts';
 import { FdChunkReader, type ExportChunk, type ExportDigest } from './fd-chunk-reader.ts';
 import { openInsideRoots, realRoots } from './safe-open.ts';
-import { writeDirectoryArchive, type ArchiveSummary } from './tar-zstd.ts';
+import { archiveBound, fileSink, listDirectory, writeDirectoryArchive, type DirectoryListing } from './tar-zstd.ts';
+import { TransferHash } from '../protocol/transfer-hash.ts';
+import { EXPORT_CHUNK_BYTES } from './fd-chunk-reader.ts';
 
 export { EXPORT_CHUNK_BYTES, type ExportChunk, type ExportDigest } from './fd-chunk-reader.ts';
 
@@ -31,6 +35,8 @@ export interface ExportContext {
   readonly runDir: string;
   /** The operator confirmed this export although it leaves the roots (policy outsideRoots = confirm). */
   readonly confirmedOutside?: boolean;
+  /** The host accepts a directory whose exact size comes after the last chunk (FileExportLength). */
+  readonly streamSize?: boolean;
 }
 
 export interface ExportSource {
@@ -41,10 +47,12 @@ export interface ExportSource {
   readonly realPath: string;
   /** Suggested name on the host (the host sanitises it again): the file's name, or `<dir>.tar.zst`. */
   readonly name: string;
-  /** Exact number of bytes chunks() yields. */
+  /** Exact number of bytes chunks() yields; when `streamed`, an upper bound (the exact count is digest().bytes). */
   readonly size: number;
-  /** For a directory: what the archive holds. */
-  readonly archive: ArchiveSummary | undefined;
+  /** A directory archived while it streams: send FileExportLength with digest().bytes before FileExportEnd. */
+  readonly streamed: boolean;
+  /** For a directory: special files (FIFOs, sockets, devices) left out, relative to it. */
+  readonly skipped: readonly string[];
   /** One pass of chunks; throws E_CHANGED_WHILE_READING rather than completing when the file changed.
    * `allocate` supplies chunk buffers (a sender recycles them once written); default fresh buffers. */
   chunks(allocate?: (bytes: number) => Buffer): AsyncGenerator<ExportChunk, void, undefined>;
@@ -79,7 +87,7 @@ export async function openExportSource(requested: string, ctx: ExportContext): P
           throw new JackinError('E_TOO_LARGE', `${requested} is ${size} bytes, over the export cap of ${d.cap} bytes (export.maxFileBytes in the policy)`);
         }
         const reader = new FdChunkReader({ handle: opened.handle, size, mtimeNs: opened.stat.mtimeNs, shown: requested });
-        return sourceOf('file', requested, opened.realPath, suggestedName(abs, opened.realPath), size, undefined, reader, opened.handle);
+        return sourceOf('file', requested, opened.realPath, suggestedName(abs, opened.realPath), size, reader, opened.handle);
       }
       case 'directory': {
         await opened.handle.close();
@@ -101,17 +109,119 @@ async function openDirectory(requested: string, abs: string, real: string, ctx: 
   if (d.kind === 'disabled') {
     throw new JackinError('E_DIR_DISABLED', `${requested} is a directory and directory export is off (export.directories.enabled in the policy); export its files one by one`);
   }
+  const listing = await listDirectory(real, requested, ctx.policy.export.directories);
+  const name = `${suggestedName(abs, real)}.tar.zst`;
+  if (ctx.streamSize === true) return streamedArchive(requested, real, name, listing);
   const tmp = await createUnlinkedTemp(ctx.runDir);
   try {
-    const archive = await writeDirectoryArchive(real, requested, tmp, ctx.policy.export.directories);
+    await writeDirectoryArchive(listing, fileSink(tmp));
     const size = Number((await tmp.stat({ bigint: true })).size);
     // Our own file, unlinked, so nobody else can change it: no mtime check.
     const reader = new FdChunkReader({ handle: tmp, size, mtimeNs: undefined, shown: requested });
-    return sourceOf('directory', requested, real, `${suggestedName(abs, real)}.tar.zst`, size, archive, reader, tmp);
+    return sourceOf('directory', requested, real, name, size, reader, tmp, listing.skipped);
   } catch (e) {
     await tmp.close().catch(() => undefined);
     throw e;
   }
+}
+
+/** Archive bytes allowed to wait for the sender before the archiver pauses (memory bound). */
+export const STREAMED_ARCHIVE_QUEUE_BYTES = 4 * 1024 * 1024;
+
+/**
+ * A directory archived as it is sent: the archiver runs alongside chunks(), handing its output over through
+ * a queue of at most STREAMED_ARCHIVE_QUEUE_BYTES, so a slow host slows the archiver. The chunks are hashed
+ * like a file's; an archive that would pass the declared bound fails instead (it cannot, see archiveBound).
+ */
+function streamedArchive(requested: string, real: string, name: string, listing: DirectoryListing): ExportSource {
+  const bound = archiveBound(listing);
+  let digest: ExportDigest | undefined;
+  let started = false;
+  let stop: (() => void) | undefined;
+  return {
+    kind: 'directory',
+    requested,
+    realPath: real,
+    name,
+    size: bound,
+    streamed: true,
+    skipped: listing.skipped,
+    async *chunks(allocate) {
+      if (started) throw new Error('chunks() may run only once');
+      started = true;
+      const alloc = allocate ?? ((n: number) => Buffer.allocUnsafe(n));
+      const hash = new TransferHash();
+      const queue: Uint8Array[] = [];
+      let queued = 0;
+      let finished = false;
+      let stopped = false;
+      let failure: unknown;
+      let wakeSender: (() => void) | undefined;
+      let wakeArchiver: (() => void) | undefined;
+      stop = () => {
+        stopped = true;
+        wakeArchiver?.();
+      };
+      const archiver = writeDirectoryArchive(listing, async (bytes) => {
+        queue.push(bytes);
+        queued += bytes.byteLength;
+        wakeSender?.();
+        while (queued > STREAMED_ARCHIVE_QUEUE_BYTES && !stopped) await new Promise<void>((resolve) => (wakeArchiver = resolve));
+        if (stopped) throw new JackinError('E_EXPORT_CLOSED', `export of ${requested} stopped`);
+      }).then(
+        () => undefined,
+        (e: unknown) => {
+          failure = e;
+        },
+      );
+      void archiver.finally(() => {
+        finished = true;
+        wakeSender?.();
+      });
+      let offset = 0;
+      try {
+        for (;;) {
+          if (failure !== undefined) throw failure;
+          if (queued === 0) {
+            if (finished) break;
+            await new Promise<void>((resolve) => (wakeSender = resolve));
+            wakeSender = undefined;
+            continue;
+          }
+          // One chunk of up to 1 MiB, copied out of the archiver's frames.
+          const n = Math.min(EXPORT_CHUNK_BYTES, queued);
+          if (offset + n > bound) throw new JackinError('E_EXPORT_IO', `${requested}: the archive passed its declared bound of ${bound} bytes`);
+          const chunk = alloc(n);
+          let filled = 0;
+          while (filled < n) {
+            const head = queue[0]!;
+            const k = Math.min(head.byteLength, n - filled);
+            chunk.set(head.subarray(0, k), filled);
+            filled += k;
+            if (k === head.byteLength) queue.shift();
+            else queue[0] = head.subarray(k);
+          }
+          queued -= n;
+          if (queued <= STREAMED_ARCHIVE_QUEUE_BYTES) wakeArchiver?.();
+          yield { offset, bytes: chunk };
+          offset += n;
+          await hash.update(chunk);
+        }
+        digest = { bytes: offset, sha256: await hash.digest() };
+      } finally {
+        stop();
+        await archiver;
+      }
+    },
+    digest() {
+      if (digest === undefined) throw new Error('digest() called before chunks() completed');
+      return digest;
+    },
+    close() {
+      stop?.();
+      return Promise.resolve();
+    },
+  };
 }
 
 /** A 0600 file under `<run>/exports/` (0700), unlinked at once so no path ever outlives the export. */
@@ -131,9 +241,9 @@ function sourceOf(
   realPath: string,
   name: string,
   size: number,
-  archive: ArchiveSummary | undefined,
   reader: FdChunkReader,
   handle: FileHandle,
+  skipped: readonly string[] = [],
 ): ExportSource {
   let closed = false;
   return {
@@ -142,7 +252,8 @@ function sourceOf(
     realPath,
     name,
     size,
-    archive,
+    streamed: false,
+    skipped,
     chunks: (allocate) => reader.chunks(allocate),
     digest: () => reader.digest(),
     async close() {

@@ -15,16 +15,49 @@ import { posix } from 'node:path';
 import tarStream, { type Header, type Pack } from 'tar-stream';
 import { JackinError } from '../errors.ts';
 import { openInsideRootsSync } from './safe-open.ts';
-import { createZstdCompressor } from './zstd-compressor.ts';
+import { createZstdCompressor, ZSTD_BLOCK_BYTES } from './zstd-compressor.ts';
 
 const fstatSyncBig = (fd: number) => fstatSync(fd, { bigint: true });
 
 /** Bytes read per call from one file of the tree. */
 const READ_BYTES = 1024 * 1024;
 /** How far tar-stream's output may run ahead of the compressor. */
-const PACK_AHEAD_BYTES = 4 * 1024 * 1024;
+const PACK_AHEAD_BYTES = 2 * 1024 * 1024;
 /** Synchronous work (listing, opening, reading) done between two turns of the event loop. */
 const SLICE_MS = 4;
+
+/**
+ * Read buffers lent to tar-stream and handed back once the compressor has copied them, in power-of-two
+ * classes. A fresh buffer per file left a 256 MiB tree's worth of garbage for the collector, which let the
+ * capsule's peak RSS grow by about 40 MiB during a directory export. A chunk comes back only when it is
+ * exactly the buffer lent (tar-stream pushes content buffers as they are); anything else is left to the GC.
+ * One set serves every export of the process, so repeated exports reuse the same memory.
+ */
+class ReadBuffers {
+  readonly #free = new Map<number, Buffer[]>();
+  readonly #lent = new WeakMap<ArrayBufferLike, { size: number; length: number }>();
+  /** Free bytes kept per class. */
+  static readonly KEEP_BYTES = 4 * 1024 * 1024;
+
+  take(length: number): Buffer {
+    let size = 64 * 1024;
+    while (size < length) size *= 2;
+    const b = this.#free.get(size)?.pop() ?? Buffer.allocUnsafeSlow(size);
+    this.#lent.set(b.buffer, { size, length });
+    return b.subarray(0, length);
+  }
+
+  give(chunk: Uint8Array): void {
+    const lent = this.#lent.get(chunk.buffer);
+    if (lent === undefined || chunk.byteOffset !== 0 || chunk.byteLength !== lent.length) return;
+    this.#lent.delete(chunk.buffer);
+    const list = this.#free.get(lent.size) ?? [];
+    if ((list.length + 1) * lent.size <= ReadBuffers.KEEP_BYTES) list.push(Buffer.from(chunk.buffer, 0, lent.size));
+    this.#free.set(lent.size, list);
+  }
+}
+
+const buffers = new ReadBuffers();
 
 /**
  * The walk uses synchronous fs calls, in slices of SLICE_MS with a turn of the event loop between them, so
@@ -99,18 +132,58 @@ async function listTree(root: string, shown: string, caps: DirectoryCaps, slicer
   return { listed, skipped };
 }
 
-async function writeAll(out: FileHandle, data: Uint8Array): Promise<void> {
-  let at = 0;
-  while (at < data.byteLength) {
-    const { bytesWritten } = await out.write(data, at, data.byteLength - at);
-    at += bytesWritten;
-  }
+/** A directory's entries, listed (caps checked) before any byte is archived. */
+export interface DirectoryListing {
+  readonly root: string;
+  readonly shown: string;
+  readonly listed: readonly Listed[];
+  readonly skipped: readonly string[];
 }
 
-/** Archive real directory `root` into `out` (written from its current position). */
-export async function writeDirectoryArchive(root: string, shown: string, out: FileHandle, caps: DirectoryCaps): Promise<ArchiveSummary> {
+/** Lists real directory `root`; throws E_DIR_CAP when it is over a cap. */
+export async function listDirectory(root: string, shown: string, caps: DirectoryCaps): Promise<DirectoryListing> {
+  const { listed, skipped } = await listTree(root, shown, caps, new Slicer());
+  return { root, shown, listed, skipped };
+}
+
+const TAR_BLOCK = 512;
+const roundUp = (n: number, to: number): number => Math.ceil(n / to) * to;
+
+/**
+ * The most bytes the tar.zst of `listing` can take, for a host that accepts a streamed size (the exact
+ * size follows the last chunk): every entry as a header, a pax extended header with its name and link
+ * target, and its content padded to 512 bytes; then the end blocks; then zstd's worst case for that input
+ * (ZSTD_COMPRESSBOUND, per block of ZSTD_BLOCK_BYTES), with room to spare. A file that grows after the
+ * listing fails the export anyway (E_CHANGED_WHILE_READING).
+ */
+export function archiveBound(listing: DirectoryListing): number {
+  let tar = 20 * TAR_BLOCK;
+  for (const e of listing.listed) {
+    const names = Buffer.byteLength(e.rel) + (e.type === 'symlink' ? Buffer.byteLength(e.target) : 0);
+    tar += 2 * TAR_BLOCK + roundUp(names + 128, TAR_BLOCK) + (e.type === 'file' ? roundUp(e.size, TAR_BLOCK) : 0);
+  }
+  const frames = Math.ceil(tar / ZSTD_BLOCK_BYTES) + 1;
+  return tar + Math.ceil(tar / 256) + frames * 1024;
+}
+
+/** Receives the archive's bytes in order; the archiver waits for each call (backpressure). */
+export type ArchiveSink = (bytes: Uint8Array) => Promise<void>;
+
+/** A sink appending to an open file. */
+export function fileSink(out: FileHandle): ArchiveSink {
+  return async (data) => {
+    let at = 0;
+    while (at < data.byteLength) {
+      const { bytesWritten } = await out.write(data, at, data.byteLength - at);
+      at += bytesWritten;
+    }
+  };
+}
+
+/** Archive a listed directory as tar.zst into `sink`. */
+export async function writeDirectoryArchive(listing: DirectoryListing, sink: ArchiveSink): Promise<ArchiveSummary> {
+  const { root, shown, listed, skipped } = listing;
   const slicer = new Slicer();
-  const { listed, skipped } = await listTree(root, shown, caps, slicer);
   const compressor = await createZstdCompressor();
   const pack = tarStream.pack();
 
@@ -126,9 +199,11 @@ export async function writeDirectoryArchive(root: string, shown: string, out: Fi
         wake();
         wake = undefined;
       }
-      for (const frame of compressor.push(chunk)) await writeAll(out, frame);
+      const frames = compressor.push(chunk);
+      buffers.give(chunk);
+      for (const frame of frames) await sink(frame);
     }
-    for (const frame of compressor.end()) await writeAll(out, frame);
+    for (const frame of compressor.end()) await sink(frame);
   })();
   // A failed write (say, a full disk) must stop the producer, which would otherwise wait for a drain forever;
   // the producer failing first must not leave the consumer's rejection unhandled.
@@ -208,7 +283,7 @@ async function addFile(pack: Pack, root: string, shown: string, rel: string, hea
     if (opened.kind !== 'file' || opened.stat.size !== BigInt(size)) throw changed('no longer the listed file');
     const readAt = (at: number): Buffer => {
       const want = Math.min(READ_BYTES, size - at);
-      const buf = Buffer.allocUnsafe(want);
+      const buf = buffers.take(want);
       let filled = 0;
       while (filled < want) {
         const n = readSync(opened.fd, buf, filled, want - filled, at + filled);

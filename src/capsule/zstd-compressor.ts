@@ -14,7 +14,7 @@ import { compress, init } from '@bokuweb/zstd-wasm';
 
 /** Input bytes per frame. 2 MiB is several times level 1's window, so the ratio loses little against one
  * long frame, while memory stays small (4 MiB blocks measured more peak RSS). */
-export const ZSTD_BLOCK_BYTES = 2 * 1024 * 1024;
+export const ZSTD_BLOCK_BYTES = 1024 * 1024;
 /** Level 1, zstd's fast level: on a 256 MiB tree of source text and binaries the WASM build took 0.26 s at
  * level 1 against 0.55 s at level 3, for an archive 0.04% larger. Compression was the largest part of a
  * directory export. (Compressing on worker threads instead was measured too: 0.05 s faster but 40 MiB more

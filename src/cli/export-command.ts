@@ -60,7 +60,11 @@ function progressMeter(stream: NodeJS.WriteStream): { update(p: ExportProgress):
       const rate = p.bytes / secs;
       const eta = rate > 0 ? Math.ceil((p.total - p.bytes) / rate) : 0;
       const pct = p.total === 0 ? 100 : Math.floor((p.bytes / p.total) * 100);
-      const line = `${p.name}: ${formatBytes(p.bytes)} / ${formatBytes(p.total)} (${pct}%)  ${formatBytes(rate)}/s  ETA ${eta}s`;
+      // A directory archived while it streams knows only an upper bound: no percentage or ETA then.
+      const line =
+        p.atMost === true
+          ? `${p.name}: ${formatBytes(p.bytes)} (archive of at most ${formatBytes(p.total)})  ${formatBytes(rate)}/s`
+          : `${p.name}: ${formatBytes(p.bytes)} / ${formatBytes(p.total)} (${pct}%)  ${formatBytes(rate)}/s  ETA ${eta}s`;
       stream.write(`\r\x1b[K${line.slice(0, Math.max(20, (stream.columns || 80) - 1))}`);
       shown = true;
     },

@@ -558,6 +558,7 @@ export class AttachSession extends EventEmitter<AttachEvents> {
       case 'Resolved':
       case 'ImageStaged':
       case 'Modes':
+      case 'FileExportLength':
         if (this.listenerCount('frame') === 0) this.o.log?.(`ignored ${f.type} frame (not handled by this host)`);
         this.emit('frame', f);
         return;

@@ -138,3 +138,43 @@ test('exportFile: a multi-chunk file sent in 64 KiB slices arrives byte-identica
   assert.ok(readFileSync(r.destination).equals(data));
   assert.equal(r.sha256, sha.toString('hex'));
 });
+
+test('exportFile: a streamed export (bound in Start, exact size in FileExportLength) is verified and kept; every misuse of the length leaves nothing', async (t) => {
+  const chunk: ServerFrame = { type: 'FileExportChunk', exportId: 11n, offset: 0, bytes: body };
+  const end: ServerFrame = { type: 'FileExportEnd', exportId: 11n, sha256: digest };
+  const length = (size: number): ServerFrame => ({ type: 'FileExportLength', exportId: 11n, size });
+  const run = async (reply: Record<string, unknown>, f: ServerFrame[]) => {
+    let request: Record<string, unknown> | undefined;
+    const cap = await fakeCapsule(t, (s) => {
+      s.end(Buffer.concat([encodeControlMessage({ ok: true, exportId: '11', ...reply }), frames(11n, f)]));
+    });
+    const connect = async () => {
+      const tr = await cap.connect();
+      const write = tr.writable.write.bind(tr.writable);
+      tr.writable.write = ((b: Buffer) => {
+        request = JSON.parse(b.subarray(4).toString('utf8')) as Record<string, unknown>;
+        return write(b);
+      }) as typeof tr.writable.write;
+      return tr;
+    };
+    const result = exportFile({ path: 'dir' }, { connect, directory: cap.dest });
+    return { result, dest: cap.dest, request: () => request };
+  };
+  const ok = await run({ streamed: true }, [start(11n, 4096), chunk, length(body.length), end]);
+  const r = await ok.result;
+  assert.deepEqual(readFileSync(r.destination), body);
+  assert.equal(ok.request()?.['streamSize'], true, 'the host asks for a streamed size');
+
+  const bad: Array<[string, Record<string, unknown>, ServerFrame[], string]> = [
+    ['no FileExportLength on a streamed export', { streamed: true }, [start(11n, 4096), chunk, end], 'E_EXPORT_PROTOCOL'],
+    ['a length that is not what arrived', { streamed: true }, [start(11n, 4096), chunk, length(body.length + 1), end], 'E_SIZE_MISMATCH'],
+    ['more bytes than the declared bound', { streamed: true }, [start(11n, 8), chunk, length(body.length), end], 'E_SIZE_MISMATCH'],
+    ['a length on an export of exact size', {}, [start(11n), chunk, length(body.length), end], 'E_EXPORT_PROTOCOL'],
+    ['a chunk after the length', { streamed: true }, [start(11n, 4096), chunk, length(body.length), { ...chunk, offset: body.length }, end], 'E_EXPORT_PROTOCOL'],
+  ];
+  for (const [why, reply, f, code] of bad) {
+    const b = await run(reply, f);
+    await assert.rejects(b.result, (e: unknown) => e instanceof JackinError && e.code === code, why);
+    assert.deepEqual(files(b.dest), [], why);
+  }
+});

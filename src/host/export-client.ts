@@ -45,6 +45,8 @@ export interface ExportProgress {
   readonly name: string;
   readonly bytes: number;
   readonly total: number;
+  /** `total` is an upper bound (a directory archived while it streams), not the exact size. */
+  readonly atMost?: boolean;
 }
 
 export interface ExportClientOptions {
@@ -210,6 +212,9 @@ export async function exportFile(request: ExportRequest, options: ExportClientOp
       reveal: request.reveal === true,
       open: request.open === true,
       ...(request.confirmOutside === true ? { confirmOutside: true } : {}),
+      // A directory may be archived while it streams: Start then declares an upper bound and
+      // FileExportLength the exact size (docs/protocol.md section 7).
+      streamSize: true,
     }),
   );
   try {
@@ -219,6 +224,8 @@ export async function exportFile(request: ExportRequest, options: ExportClientOp
       const pool = new FramePool(EXPORT_WRITE_QUEUE_BYTES / EXPORT_CHUNK_DATA_BYTES + 2);
       const decoder = createServerFrameDecoder(pool.allocate);
       let started: { name: string; size: number } | undefined;
+      let streamed = false;
+      let exactSize: number | undefined;
       let received = 0;
       let queued = 0;
       const inFlight: Array<{ done: Promise<void>; bytes: number }> = [];
@@ -227,6 +234,7 @@ export async function exportFile(request: ExportRequest, options: ExportClientOp
         switch (f.type) {
           case 'FileExportStart':
           case 'FileExportChunk':
+          case 'FileExportLength':
           case 'FileExportEnd':
             if (f.exportId !== exportId) throw new JackinError('E_EXPORT_PROTOCOL', `frame for export ${f.exportId}, expected ${exportId}`);
             break;
@@ -239,10 +247,20 @@ export async function exportFile(request: ExportRequest, options: ExportClientOp
           if (started !== undefined) throw new JackinError('E_EXPORT_PROTOCOL', 'a second FileExportStart on one export');
           started = { name: f.name, size: f.size };
           await sink.begin(f.name, f.size);
-          options.onProgress?.({ name: f.name, bytes: 0, total: f.size });
+          options.onProgress?.({ name: f.name, bytes: 0, total: f.size, atMost: streamed });
           return undefined;
         }
         if (started === undefined) throw new JackinError('E_EXPORT_PROTOCOL', `${f.type} before FileExportStart`);
+        if (f.type === 'FileExportLength') {
+          if (!streamed) throw new JackinError('E_EXPORT_PROTOCOL', 'FileExportLength on an export whose size was declared exactly');
+          if (exactSize !== undefined) throw new JackinError('E_EXPORT_PROTOCOL', 'a second FileExportLength on one export');
+          if (f.size !== received || f.size > started.size) {
+            throw new JackinError('E_SIZE_MISMATCH', `export ${started.name}: the capsule says ${f.size} bytes, ${received} arrived (declared at most ${started.size})`);
+          }
+          exactSize = f.size;
+          return undefined;
+        }
+        if (exactSize !== undefined && f.type === 'FileExportChunk') throw new JackinError('E_EXPORT_PROTOCOL', 'FileExportChunk after FileExportLength');
         if (f.type === 'FileExportChunk') {
           // Keep several writes in flight so the disk, the hash and the socket overlap, and wait for the
           // oldest (which stops reading the connection: backpressure) once too much is queued. A failure
@@ -259,10 +277,11 @@ export async function exportFile(request: ExportRequest, options: ExportClientOp
             queued -= oldest.bytes;
           }
           received += f.bytes.length;
-          options.onProgress?.({ name: started.name, bytes: received, total: started.size });
+          options.onProgress?.({ name: started.name, bytes: received, total: started.size, atMost: streamed });
           return undefined;
         }
-        const done = await sink.finish(f.sha256);
+        if (streamed && exactSize === undefined) throw new JackinError('E_EXPORT_PROTOCOL', 'FileExportEnd without FileExportLength on a streamed export');
+        const done = await sink.finish(f.sha256, exactSize);
         return { source: request.path, destination: done.destination, bytes: done.bytes, sha256: done.sha256hex };
       };
 
@@ -276,6 +295,7 @@ export async function exportFile(request: ExportRequest, options: ExportClientOp
           const id = reply['exportId'];
           if (typeof id !== 'string' || !/^\d{1,20}$/.test(id)) throw new JackinError('E_CONTROL_REPLY', `export reply has no valid exportId: ${JSON.stringify(id)}`);
           exportId = BigInt(id);
+          streamed = reply['streamed'] === true;
           chunk = got.rest;
         }
         for (const item of decoder.push(chunk)) {

@@ -39,13 +39,15 @@ export interface ExportResult {
 }
 
 export interface ExportSink {
-  /** Check size, cap and free space, then create the temporary file. Returns the sanitised name. */
+  /** Check size, cap and free space, then create the temporary file. Returns the sanitised name.
+   * `declaredSize` is exact, or an upper bound when finish() will be given the exact size. */
   begin(name: string, declaredSize: number): Promise<string>;
   /** Append `bytes` at `offset` (must equal the end of the previous chunk). Resolves when written: await it
    * for backpressure. Several writes may be in flight; `bytes` must not change until this resolves. */
   write(offset: number, bytes: Uint8Array): Promise<void>;
-  /** Verify, fsync and publish under a name that did not exist. */
-  finish(sha256: Uint8Array | string): Promise<ExportResult>;
+  /** Verify, fsync and publish under a name that did not exist. `exactSize`: for a streamed export, the size
+   * sent after the last chunk (at most the declared bound); otherwise the declared size must be met. */
+  finish(sha256: Uint8Array | string, exactSize?: number): Promise<ExportResult>;
   /** Drop the transfer and remove the temporary file. Safe to call at any time, more than once. */
   abort(reason?: string): Promise<void>;
 }
@@ -103,12 +105,19 @@ export function createExportSink(options: ExportSinkOptions): ExportSink {
     void w.then(() => pending.delete(w));
   };
 
-  async function cleanup(): Promise<void> {
+  // Every caller waits for the same removal: a failed write starts it, and abort() (which the client calls
+  // right after) must not resolve while the temporary file still exists.
+  let cleaning: Promise<void> | undefined;
+  function cleanup(): Promise<void> {
+    if (cleaning !== undefined) return cleaning;
     const s = state;
     state = { kind: 'done' };
-    if (s.kind !== 'open') return;
-    await s.handle.close().catch(() => undefined);
-    await unlink(s.temp).catch(() => undefined);
+    cleaning = (async () => {
+      if (s.kind !== 'open') return;
+      await s.handle.close().catch(() => undefined);
+      await unlink(s.temp).catch(() => undefined);
+    })();
+    return cleaning;
   }
 
   async function fail(e: unknown, what: string): Promise<never> {
@@ -194,14 +203,15 @@ export function createExportSink(options: ExportSinkOptions): ExportSink {
       return w;
     },
 
-    async finish(sha256) {
+    async finish(sha256, exactSize) {
       await settled();
       if (failure !== undefined) throw failure;
       const s = state;
       if (s.kind !== 'open') throw new JackinError('E_EXPORT_STATE', 'export sink: finish() before begin() or after it ended');
       try {
-        if (written !== s.size) {
-          throw new JackinError('E_SIZE_MISMATCH', `export ${s.name}: stream ended after ${written} of ${s.size} bytes`);
+        const expected = exactSize ?? s.size;
+        if (expected > s.size || written !== expected) {
+          throw new JackinError('E_SIZE_MISMATCH', `export ${s.name}: stream ended after ${written} of ${expected} bytes`);
         }
         const actual = (await s.hash.digest()).toString('hex');
         const claimed = typeof sha256 === 'string' ? sha256.toLowerCase() : Buffer.from(sha256).toString('hex');

@@ -453,6 +453,12 @@ export function decodeServerPayload(tag: number, payload: Buffer): ServerFrame {
       const modes = Object.fromEntries(MODE_BITS.map((name, bit) => [name, (flags & (1 << bit)) !== 0])) as unknown as ProgramModes;
       return { type: 'Modes', ...modes };
     }
+    case SERVER_TAGS.FileExportLength: {
+      const exportId = r.u64('export id');
+      const size = r.u64Number('export size');
+      r.end();
+      return { type: 'FileExportLength', exportId, size };
+    }
     default:
       throw new ProtocolError(PROTOCOL_CODES.unknownTag, 'payload', `unknown server frame tag ${hex8(tag)}`, { tag });
   }

@@ -311,6 +311,8 @@ export function encodeServerFrame(f: ServerFrame): Buffer {
       });
       return frame(SERVER_TAGS.Modes, p.u16(flags).list);
     }
+    case 'FileExportLength':
+      return frame(SERVER_TAGS.FileExportLength, p.u64(f.exportId).u64(f.size).list);
     case 'Notice':
       return frame(SERVER_TAGS.Notice, p.u8(NOTICE_LEVELS.indexOf(f.level)).bytes(bounded(f.text, 1, MAX_HOST_NOTICE_BYTES, 'notice text')).list);
     default:

@@ -58,6 +58,7 @@ export const SERVER_TAGS = {
   Resolved: 0xa2,
   ImageStaged: 0xa3,
   Modes: 0xa4,
+  FileExportLength: 0xa5,
 } as const;
 
 export type ClientFrameType = keyof typeof CLIENT_TAGS;
@@ -79,6 +80,7 @@ export const FRAME_CAPS: ReadonlyMap<number, number> = new Map<number, number>([
   [SERVER_TAGS.Resolved, 8 + 1 + MAX_RESOLVED_TEXT_BYTES],
   [SERVER_TAGS.ImageStaged, 8 + 8 + 1 + MAX_STAGED_PATH_BYTES],
   [SERVER_TAGS.Modes, 2],
+  [SERVER_TAGS.FileExportLength, 16],
 ]);
 
 /** The payload cap of a tag. */
@@ -279,7 +281,8 @@ export type ServerFrame =
   | { type: 'Notice'; level: NoticeLevel; text: string }
   | { type: 'Resolved'; requestId: bigint; kind: ResolvedKind; text: string }
   | { type: 'ImageStaged'; requestId: bigint; bytes: number; pasted: boolean; path: string }
-  | ({ type: 'Modes' } & ProgramModes);
+  | ({ type: 'Modes' } & ProgramModes)
+  | { type: 'FileExportLength'; exportId: bigint; size: number };
 
 export type Frame = ClientFrame | ServerFrame;
 

@@ -208,6 +208,7 @@ const serverFrames: { [K in ServerFrame['type']]: fc.Arbitrary<Of<ServerFrame, K
     rec({ type: fc.constant('Resolved' as const), requestId: u64, kind: fc.constantFrom('osc8' as const, 'text' as const, 'offer' as const), text: text(1, 4096) }),
   ),
   ImageStaged: rec({ type: fc.constant('ImageStaged' as const), requestId: u64, bytes: safeU64, pasted: fc.boolean(), path: text(1, 4096) }),
+  FileExportLength: rec({ type: fc.constant('FileExportLength' as const), exportId: u64, size: safeU64 }),
   Modes: rec({
     type: fc.constant('Modes' as const),
     mouseTracking: fc.boolean(),

@@ -299,6 +299,8 @@ function serverFrame(m: Meaning): ServerFrame {
       return { type, requestId: m.big('request_id'), kind: m.str('kind') as 'none', text: m.str('text') };
     case 'ImageStaged':
       return { type, requestId: m.big('request_id'), bytes: m.num('bytes'), pasted: m.get('pasted') as boolean, path: m.str('path') };
+    case 'FileExportLength':
+      return { type, exportId: m.id(), size: m.num('size') };
     case 'Modes':
       return {
         type,
