@@ -126,7 +126,7 @@ async function openDirectory(requested: string, abs: string, real: string, ctx: 
 }
 
 /** Archive bytes allowed to wait for the sender before the archiver pauses (memory bound). */
-export const STREAMED_ARCHIVE_QUEUE_BYTES = 4 * 1024 * 1024;
+export const STREAMED_ARCHIVE_QUEUE_BYTES = 2 * 1024 * 1024;
 
 /**
  * A directory archived as it is sent: the archiver runs alongside chunks(), handing its output over through

@@ -36,13 +36,16 @@ const SLICE_MS = 4;
 class ReadBuffers {
   readonly #free = new Map<number, Buffer[]>();
   readonly #lent = new WeakMap<ArrayBufferLike, { size: number; length: number }>();
-  /** Free bytes kept per class. */
-  static readonly KEEP_BYTES = 4 * 1024 * 1024;
+  #kept = 0;
+  /** Free bytes kept over all classes: about what the pack may hold ahead of the compressor. */
+  static readonly KEEP_BYTES = 3 * 1024 * 1024;
 
   take(length: number): Buffer {
     let size = 64 * 1024;
     while (size < length) size *= 2;
-    const b = this.#free.get(size)?.pop() ?? Buffer.allocUnsafeSlow(size);
+    let b = this.#free.get(size)?.pop();
+    if (b !== undefined) this.#kept -= size;
+    else b = Buffer.allocUnsafeSlow(size);
     this.#lent.set(b.buffer, { size, length });
     return b.subarray(0, length);
   }
@@ -51,9 +54,11 @@ class ReadBuffers {
     const lent = this.#lent.get(chunk.buffer);
     if (lent === undefined || chunk.byteOffset !== 0 || chunk.byteLength !== lent.length) return;
     this.#lent.delete(chunk.buffer);
+    if (this.#kept + lent.size > ReadBuffers.KEEP_BYTES) return;
     const list = this.#free.get(lent.size) ?? [];
-    if ((list.length + 1) * lent.size <= ReadBuffers.KEEP_BYTES) list.push(Buffer.from(chunk.buffer, 0, lent.size));
+    list.push(Buffer.from(chunk.buffer, 0, lent.size));
     this.#free.set(lent.size, list);
+    this.#kept += lent.size;
   }
 }
 
