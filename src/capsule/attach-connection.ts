@@ -31,8 +31,8 @@ export const MAX_OUTPUT_FRAME_BYTES = 256 * 1024;
 /** Output gathering during a flood (see sendOutput): at most this long, at most this many bytes. */
 export const OUTPUT_COALESCE_MS = 4;
 export const OUTPUT_COALESCE_BYTES = 256 * 1024;
-/** Output this long after the previous flush is sent at once. */
-export const OUTPUT_QUIET_MS = 2;
+/** A PTY read at least this large starts gathering; a smaller one is sent at once. */
+export const OUTPUT_FLOOD_READ_BYTES = 2048;
 /** After Shutdown and end(), a peer that never reads is cut off after this long. */
 export const CLOSE_GRACE_MS = 2000;
 const MAX_NOTICE_TEXT_BYTES = 2048;
@@ -159,12 +159,13 @@ export class AttachConnection {
   }
 
   /**
-   * Sends PTY output, holding the PTY while the socket is not draining. Output after a quiet moment goes out
-   * at once (a keystroke's echo is never delayed); while the program floods the terminal, reads are
-   * gathered for up to OUTPUT_COALESCE_MS or OUTPUT_COALESCE_BYTES into one frame. The PTY hands over about
-   * 4 KiB per read, and one socket write per read woke the host for every 4 KiB: the two processes then
-   * spent their time waking each other (measured: the capsule alone relays 65 MiB/s, the host alone 58,
-   * the two together 28). Any other frame first flushes what is pending, so nothing overtakes output.
+   * Sends PTY output, holding the PTY while the socket is not draining. A small read goes out at once (a
+   * keystroke's echo, a line of output: never delayed). A large read means the program writes faster than
+   * the PTY is read, a flood: then reads are gathered for up to OUTPUT_COALESCE_MS or OUTPUT_COALESCE_BYTES
+   * into one frame. The PTY hands over about 4 KiB per read, and one socket write per read woke the host
+   * for every 4 KiB: the two processes then spent their time waking each other (measured: the capsule alone
+   * relays 65 MiB/s, the host alone 58, the two together 28). Any other frame first flushes what is
+   * pending, so nothing overtakes output.
    */
   sendOutput(chunk: Buffer): void {
     if (this.state !== 'attached') return;
@@ -175,7 +176,7 @@ export class AttachConnection {
       return;
     }
     if (this.outputTimer !== null) return;
-    if (performance.now() - this.lastOutputFlush >= OUTPUT_QUIET_MS) {
+    if (chunk.length < OUTPUT_FLOOD_READ_BYTES) {
       this.flushOutput();
       return;
     }
@@ -185,14 +186,12 @@ export class AttachConnection {
   private pendingOutput: Buffer[] = [];
   private pendingOutputBytes = 0;
   private outputTimer: NodeJS.Timeout | null = null;
-  private lastOutputFlush = 0;
 
   private flushOutput(): void {
     if (this.outputTimer !== null) {
       clearTimeout(this.outputTimer);
       this.outputTimer = null;
     }
-    this.lastOutputFlush = performance.now();
     if (this.pendingOutput.length === 0) return;
     const parts = this.pendingOutput;
     const chunk = parts.length === 1 ? parts[0]! : Buffer.concat(parts, this.pendingOutputBytes);

@@ -182,12 +182,13 @@ function streamedArchive(requested: string, real: string, name: string, listing:
       try {
         for (;;) {
           if (failure !== undefined) throw failure;
-          if (queued === 0) {
-            if (finished) break;
+          // Full 1 MiB chunks (the sender recycles those), except the last.
+          if (queued < EXPORT_CHUNK_BYTES && !finished) {
             await new Promise<void>((resolve) => (wakeSender = resolve));
             wakeSender = undefined;
             continue;
           }
+          if (queued === 0) break;
           // One chunk of up to 1 MiB, copied out of the archiver's frames.
           const n = Math.min(EXPORT_CHUNK_BYTES, queued);
           if (offset + n > bound) throw new JackinError('E_EXPORT_IO', `${requested}: the archive passed its declared bound of ${bound} bytes`);

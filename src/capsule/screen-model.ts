@@ -84,6 +84,9 @@ export interface ScreenModelOptions {
   fastForwardMinBytes?: number;
 }
 
+/** Bytes per write to xterm, which yields to the event loop between writes once its time budget is spent. */
+const PARSE_SLICE_BYTES = 16 * 1024;
+
 /** A batch shorter than this is parsed whole: looking for a cut would cost more than it saves. */
 export const FAST_FORWARD_MIN_BYTES = 16 * 1024;
 
@@ -189,7 +192,13 @@ export class ScreenModel {
       }
     }
     this.parsing = true;
-    this.term.write(data, () => {
+    // Handed over in slices: xterm checks its time budget between writes, not inside one, so a large batch
+    // in one write would hold the event loop (and with it the relay and the keyboard) until it is parsed.
+    for (let at = PARSE_SLICE_BYTES; at < data.length; at += PARSE_SLICE_BYTES) {
+      this.term.write(data.subarray(at - PARSE_SLICE_BYTES, at));
+    }
+    const lastAt = data.length === 0 ? 0 : Math.floor((data.length - 1) / PARSE_SLICE_BYTES) * PARSE_SLICE_BYTES;
+    this.term.write(data.subarray(lastAt), () => {
       this.parsing = false;
       this.pendingBytes -= total;
       for (const e of batch) e.done?.();

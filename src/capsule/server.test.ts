@@ -342,6 +342,19 @@ test('capsule server: a flood is gathered into frames larger than one PTY read, 
   assert.ok(c.output().indexOf('END-go') < c.output().indexOf('AFTER-z'));
 });
 
+test('capsule server: output that is not a flood is sent read by read, never held back to be gathered', async (t) => {
+  // A line every millisecond or two, as an agent streaming its answer: each read is small, so each goes out at once.
+  const f = await start(t, ['sh', '-c', 'read x; i=0; while [ $i -lt 60 ]; do printf "line-%03d-$x\\n" $i; sleep 0.001; i=$((i+1)); done; echo DONE-$x']);
+  const c = await f.attach();
+  const before = c.frames.length;
+  c.send({ type: 'Input', bytes: Buffer.from('go\r') });
+  await pollUntil('DONE-go', () => c.output().includes('DONE-go'), { timeoutMs: 20_000, last: () => c.output().slice(-80) });
+  const sizes = c.frames.slice(before).flatMap((fr) => (fr.type === 'Output' ? [fr.bytes.length] : [])).sort((a, b) => a - b);
+  const median = sizes[Math.floor(sizes.length / 2)] ?? 0;
+  // One line is 13 bytes and its CR LF; gathered output would put several lines in most frames.
+  assert.ok(median <= 16, `median Output frame ${median} bytes over ${sizes.length} frames`);
+});
+
 test('capsule server: a client that does not read pauses the PTY, and no output is lost', async (t) => {
   const total = 2 * 1024 * 1024;
   const f = await start(t, ['sh', '-c', `read x; head -c ${total} /dev/zero | tr '\\000' a; echo; echo END-$x`]);
