@@ -21,13 +21,22 @@ const MiB = 1024 * 1024;
 const LETTERS = 'abcdefghijklmnopqrstuvwxyz';
 
 // The program: raw mode; each key comes back as `<k>`; with FLOOD_BYTES set, a line of digits (never `<`)
-// every FLOOD_MS as well. Markers and flood cannot be confused, so a round trip is the marker's arrival.
+// every FLOOD_MS as well, from the first key on (the warm-up keys), so the flood cannot scroll the READY
+// marker away before the operator's side has attached. Markers and flood cannot be confused, so a round
+// trip is the marker's arrival.
 const PROGRAM = `
 const bytes = Number(process.env.FLOOD_BYTES || 0);
 const every = Number(process.env.FLOOD_MS || 2);
+let flooding = false;
 process.stdin.setRawMode(true);
-process.stdin.on('data', (b) => { for (const c of b.toString('latin1')) process.stdout.write('<' + c + '>'); });
-if (bytes > 0) { const line = '0123456789 '.repeat(Math.ceil(bytes / 11)).slice(0, bytes - 1) + '\\n'; setInterval(() => process.stdout.write(line), every); }
+process.stdin.on('data', (b) => {
+  for (const c of b.toString('latin1')) process.stdout.write('<' + c + '>');
+  if (bytes > 0 && !flooding) {
+    flooding = true;
+    const line = '0123456789 '.repeat(Math.ceil(bytes / 11)).slice(0, bytes - 1) + '\\n';
+    setInterval(() => process.stdout.write(line), every);
+  }
+});
 process.stdout.write('BENCH-' + 'READY\\n');
 `;
 
