@@ -55,8 +55,7 @@ async function startSession(base, name, flood) {
     cwd: ws,
     env: baseEnv({ JACKIN_HOME: home, JACKIN_PASTE_KEY: 'none', FLOOD_BYTES: String(flood.bytes), FLOOD_MS: String(flood.everyMs) }),
   });
-  await p.waitForText('BENCH-READY', { timeoutMs: 30_000 });
-  return {
+  const session = {
     pty: p,
     home,
     async stop() {
@@ -78,6 +77,14 @@ async function startSession(base, name, flood) {
       p.kill();
     },
   };
+  try {
+    await p.waitForText('BENCH-READY', { timeoutMs: 30_000 });
+  } catch (e) {
+    // Leave no capsule or program running (a flooding program would skew every later measurement).
+    await session.stop();
+    throw e;
+  }
+  return session;
 }
 
 async function keystrokes(pty, { samples, warmup = 20, gapMs = 5 }) {
