@@ -3,7 +3,7 @@
 import { ALL_VARIANTS } from '../lib/variants.mjs';
 import { measureLatency } from '../lib/latency.mjs';
 import { makeTextFile, measureThroughput } from '../lib/throughput.mjs';
-import { fmt, ratio } from '../lib/stats.mjs';
+import { fmt, median, ratio } from '../lib/stats.mjs';
 
 export const id = 'attach';
 export const title = 'Attach: keystroke round trip and output throughput';
@@ -11,24 +11,41 @@ export const title = 'Attach: keystroke round trip and output throughput';
 export async function run({ quick, log }) {
   const latencySamples = quick ? 200 : 2000;
   const mib = quick ? 16 : 64;
-  const runs = quick ? 1 : 3;
+  const runs = quick ? 1 : 5;
   const results = {};
   const file = await makeTextFile(mib);
   try {
     for (const v of ALL_VARIANTS) {
-      const r = { label: v.label };
+      const r = { label: v.label, rates: [] };
       try {
         log(`attach: ${v.label}: ${latencySamples} keystrokes`);
         r.latency = await measureLatency(v, { samples: latencySamples });
         log(`attach: ${v.label}: p50 ${fmt(r.latency.p50, 3)} ms, p99 ${fmt(r.latency.p99, 3)} ms`);
-        log(`attach: ${v.label}: ${runs} × cat of ${mib} MiB`);
-        r.throughput = await measureThroughput(v, file, { runs });
-        log(`attach: ${v.label}: ${fmt(r.throughput.mibPerSecond, 1)} MiB/s`);
       } catch (e) {
         r.error = e instanceof Error ? e.message : String(e);
         log(`attach: ${v.label}: failed: ${r.error}`);
       }
       results[v.id] = r;
+    }
+    // Throughput runs take turns (direct, tmux, jackin, direct, ...), so a machine that gets slower or
+    // faster during the run affects every variant alike; each variant's figure is the median of its runs.
+    for (let i = 0; i < runs; i++) {
+      for (const v of ALL_VARIANTS) {
+        const r = results[v.id];
+        if (r.error !== undefined) continue;
+        try {
+          const one = await measureThroughput(v, file, { runs: 1 });
+          r.rates.push(one.mibPerSecond);
+          log(`attach: ${v.label}: cat of ${mib} MiB, run ${i + 1}/${runs}: ${fmt(one.mibPerSecond, 1)} MiB/s`);
+        } catch (e) {
+          r.error = e instanceof Error ? e.message : String(e);
+          log(`attach: ${v.label}: failed: ${r.error}`);
+        }
+      }
+    }
+    for (const v of ALL_VARIANTS) {
+      const r = results[v.id];
+      if (r.rates.length > 0) r.throughput = { mibPerSecond: median(r.rates), runs: r.rates.length, mib };
     }
   } finally {
     file.cleanup();
@@ -54,6 +71,9 @@ function render(res, { latencySamples, mib, runs }) {
     row('keystroke round trip p99 (ms)', p99, 3),
     row(`output throughput, cat of ${mib} MiB (MiB/s)`, tput, 1),
     '',
+    `Throughput of each run (MiB/s): direct ${(d.rates ?? []).map((x) => fmt(x, 1)).join(', ')}; ` +
+      `tmux ${(t.rates ?? []).map((x) => fmt(x, 1)).join(', ')}; jackin ${(j.rates ?? []).map((x) => fmt(x, 1)).join(', ')}.`,
+    '',
   ];
   const overhead = p50(j) - p50(d);
   const targets = [
@@ -72,7 +92,7 @@ function render(res, { latencySamples, mib, runs }) {
     'Method: the bench process owns a PTY (`@lydell/node-pty`, 120×30) and plays the operator\'s terminal. ' +
       `Round trip: \`sh -c 'stty raw -echo; exec cat'\`; ${latencySamples} keys (after 20 warm-up keys), 5 ms apart; ` +
       'time from writing one byte to the PTY until the echoed byte is read back. ' +
-      `Throughput: \`cat\` of ${mib} MiB of base64 text lines in a cooked terminal, median of ${runs} run(s); ` +
+      `Throughput: \`cat\` of ${mib} MiB of base64 text lines in a cooked terminal, median of ${runs} run(s), the variants taking turns; ` +
       'time from the go key until an end marker printed after the file is read back. ' +
       'tmux 3.3 runs with `-f /dev/null`, status line off, its client attached to the PTY; ' +
       '`jackin run` starts its capsule locally and attaches to it.',
