@@ -13,7 +13,8 @@
  *    last `rows` rows, the cursor and the wrap state come from the bytes after the cut alone;
  *  - what was skipped could only have reached the scrollback, which the model does not keep (scrollback 0).
  * The caller must check the rest of that argument: everything before the batch is already parsed (so its
- * state is exact) and no scroll region is set. screen-model.test.ts checks the equivalence on random
+ * state is exact), the parser is between sequences (a read can end inside one), and no scroll region is
+ * set. screen-model.test.ts checks the equivalence on random
  * screens and floods against a model that parses every byte.
  */
 

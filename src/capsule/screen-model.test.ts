@@ -95,19 +95,23 @@ test('screen model: skipping a plain-text flood ends with the same screen as par
   // Now and then a flood line carries an escape or a tab: the skip must stop before it.
   const floodLine = fc.oneof({ weight: 60, arbitrary: line }, { weight: 1, arbitrary: fc.tuple(fc.constantFrom(...ESCAPES), line).map(([e, l]) => e + l) });
   const before = fc.array(fc.oneof(printable, fc.constantFrom(...ESCAPES), line), { maxLength: 30 }).map((a) => a.join(''));
+  // A PTY read can end inside a sequence: the head sometimes stops partway through one.
+  const head = fc
+    .tuple(before, fc.oneof({ weight: 3, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: fc.tuple(fc.constantFrom(...ESCAPES.filter((e) => e.startsWith('\x1b'))), fc.nat()) }))
+    .map(([b, cut]) => (cut === null ? b : b + cut[0].slice(0, 1 + (cut[1] % (cut[0].length - 1)))));
   await fc.assert(
     fc.asyncProperty(
       fc.integer({ min: 2, max: 12 }),
       fc.integer({ min: 10, max: 90 }),
-      before,
+      head,
       fc.oneof(fc.array(floodLine, { maxLength: 30 }), fc.array(floodLine, { minLength: 40, maxLength: 200 })).map((a) => a.join('')),
       before,
-      async (rows, cols, head, flood, tail) => {
+      async (rows, cols, headBytes, flood, tail) => {
         const fast = new ScreenModel({ rows, cols, fastForwardMinBytes: 0 });
         const slow = new ScreenModel({ rows, cols, fastForward: false });
         // The flood arrives as one batch after everything before it was parsed (the state is exact).
         for (const m of [fast, slow]) {
-          await feed(m, head);
+          await feed(m, headBytes);
           m.write(Buffer.from(flood, 'latin1'));
           await feed(m, tail);
         }
@@ -148,4 +152,19 @@ test('screen model: a flood of plain lines is skipped, one with escapes or under
   await region.settle();
   assert.equal(region.skippedBytes, 0, 'a scroll region keeps rows outside it: nothing is skipped');
   for (const x of [m, c, region]) x.dispose();
+});
+
+test('screen model: a batch that starts inside an escape sequence is parsed whole', async () => {
+  const lines = Array.from({ length: 400 }, (_, i) => `line ${i}\r\n`).join('');
+  const fast = new ScreenModel({ rows: 5, cols: 30, fastForwardMinBytes: 0 });
+  const slow = new ScreenModel({ rows: 5, cols: 30, fastForward: false });
+  for (const m of [fast, slow]) {
+    await feed(m, 'start\r\n\x1b[3');
+    m.write(Buffer.from(`1m${lines}done`));
+    await m.settle();
+  }
+  assert.equal(fast.skippedBytes, 0);
+  assert.equal(fast.repaint().toString('latin1'), slow.repaint().toString('latin1'));
+  fast.dispose();
+  slow.dispose();
 });

@@ -155,8 +155,8 @@ export class ScreenModel {
 
   /**
    * Queues bytes for parsing; `onParsed` runs once they are applied. Output that arrives while a batch is
-   * being parsed waits and goes to xterm as the next batch, in one write: so the state is exact when a batch
-   * starts, which is what lets a batch that begins with a plain-text flood skip what can no longer be seen.
+   * being parsed waits and goes to xterm as the next batch: so the state is exact when a batch starts, which
+   * is what lets a batch that begins with a plain-text flood skip what can no longer be seen.
    */
   write(bytes: Uint8Array, onParsed?: () => void): void {
     this.pendingBytes += bytes.length;
@@ -184,7 +184,7 @@ export class ScreenModel {
     let total = 0;
     for (const e of batch) total += e.bytes.length;
     let data = batch.length === 1 ? batch[0]!.bytes : Buffer.concat(batch.map((e) => e.bytes), total);
-    if (this.fastForward && this.scrollRegion === null && data.length >= this.fastForwardMinBytes) {
+    if (this.fastForward && this.scrollRegion === null && data.length >= this.fastForwardMinBytes && this.parserAtGround()) {
       const cut = plainTextCut(data, this.term.rows);
       if (cut > 0) {
         data = data.subarray(cut);
@@ -204,6 +204,16 @@ export class ScreenModel {
       for (const e of batch) e.done?.();
       this.parseNext();
     });
+  }
+
+  /**
+   * Whether xterm's parser is between sequences. A PTY read can end inside one (`ESC [ 3` | `1m...`), and
+   * then the next batch's first bytes belong to it: skipping them would leave the parser in another state.
+   * xterm keeps this state private; an xterm without it (the version is pinned) just never skips.
+   */
+  private parserAtGround(): boolean {
+    const parser = (this.term as unknown as { _core?: { _inputHandler?: { _parser?: { currentState?: unknown } } } })._core?._inputHandler?._parser;
+    return parser?.currentState === 0;
   }
 
   resize(rows: number, cols: number): void {
