@@ -216,6 +216,52 @@ test('stress: swapping symlinks and directories during exports never yields an o
   assert.ok(seen.ok > 0 && seen.refused > 0, JSON.stringify(seen));
 });
 
+test('stress: swapping a tree\'s file and subdirectory for outside symlinks while it is archived never archives an outside byte', { timeout: 120_000 }, async () => {
+  // The tree's entries are opened with the synchronous opener (openInsideRootsSync): same guarantee.
+  const root = join(ws, 'swaptree');
+  mkdirSync(join(root, 'sub'), { recursive: true });
+  writeFileSync(join(root, 'file.txt'), INSIDE);
+  writeFileSync(join(root, 'sub', 'secret.txt'), INSIDE);
+  const script = `
+    const fs = require('fs'); const p = require('path');
+    const [root, out] = process.argv.slice(1);
+    const f = p.join(root, 'file.txt'), fbak = p.join(root, 'file.bak'), flink = p.join(root, 'file.link');
+    const d = p.join(root, 'sub'), dbak = p.join(root, 'sub.bak'), dlink = p.join(root, 'sub.link');
+    fs.symlinkSync(p.join(out, 'secret.txt'), flink); fs.symlinkSync(out, dlink);
+    for (;;) {
+      fs.renameSync(f, fbak); fs.renameSync(flink, f); fs.renameSync(f, flink); fs.renameSync(fbak, f);
+      fs.renameSync(d, dbak); fs.renameSync(dlink, d); fs.renameSync(d, dlink); fs.renameSync(dbak, d);
+    }`;
+  const swapper = spawn(process.execPath, ['-e', script, root, out], { stdio: 'ignore' });
+  const seen = { ok: 0, failed: 0 };
+  try {
+    for (let i = 0; i < 150; i++) {
+      for (const streamSize of [true, false]) {
+        let bytes: Buffer;
+        try {
+          bytes = await readAll(await openExportSource('swaptree', ctx(policy(), { streamSize })));
+        } catch (e) {
+          assert.ok(e instanceof JackinError, String(e));
+          seen.failed++;
+          continue;
+        }
+        seen.ok++;
+        const archive = join(scratch, 'swap.tar.zst');
+        writeFileSync(archive, bytes);
+        // Every byte GNU tar can extract from the archive: regular files' contents only (links stay links).
+        const dump = spawnSync('tar', ['--zstd', '-xOf', archive], { maxBuffer: 1 << 24 });
+        assert.equal(dump.status, 0, String(dump.stderr));
+        assert.ok(!dump.stdout.toString('latin1').includes(OUTSIDE.trim()), 'an outside file was archived');
+      }
+    }
+  } finally {
+    swapper.kill('SIGKILL');
+    await new Promise((r) => swapper.once('exit', r));
+    rmSync(root, { recursive: true, force: true });
+  }
+  assert.ok(seen.ok > 0, JSON.stringify(seen));
+});
+
 test('property: random paths through `..`, `.`, empty segments and symlinks never export outside bytes', async () => {
   const seg = fc.constantFrom('..', '.', '', 'sub', 'x.txt', 'report.txt', 'link-in', 'link-hosts', 'dir-link', 'secret.txt', 'etc', 'hosts', 'tmp', ws.slice(5), out.slice(5));
   const off = policy({ directories: { ...DEFAULT_POLICY.export.directories, enabled: false } });

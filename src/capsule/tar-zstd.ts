@@ -101,6 +101,19 @@ function capError(shown: string, what: string): JackinError {
   return new JackinError('E_DIR_CAP', `${shown}: ${what}; export a smaller directory or raise export.directories in the policy`);
 }
 
+/** A name that vanished or changed kind between readdir and lstat (the tree is changing): a clear, stable error. */
+function listingCall<T>(shown: string, rel: string, call: () => T): T {
+  try {
+    return call();
+  } catch (e) {
+    const code = typeof e === 'object' && e !== null && 'code' in e ? (e as { code?: unknown }).code : undefined;
+    if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'EINVAL') {
+      throw new JackinError('E_CHANGED_WHILE_READING', `${rel === '' ? shown : `${shown}/${rel}`} changed while the directory was listed; export it again once it stops changing`, { cause: e });
+    }
+    throw e;
+  }
+}
+
 /** Every entry below `root`, sorted per directory so archives are reproducible; caps enforced as it goes. */
 async function listTree(root: string, shown: string, caps: DirectoryCaps, slicer: Slicer): Promise<{ listed: Listed[]; skipped: string[] }> {
   const listed: Listed[] = [];
@@ -109,12 +122,12 @@ async function listTree(root: string, shown: string, caps: DirectoryCaps, slicer
   const pending: string[] = [''];
   while (pending.length > 0) {
     const relDir = pending.pop() ?? '';
-    const names = readdirSync(posix.join(root, relDir)).sort();
+    const names = listingCall(shown, relDir, () => readdirSync(posix.join(root, relDir))).sort();
     const subdirs: string[] = [];
     for (const name of names) {
       const rel = relDir === '' ? name : `${relDir}/${name}`;
       await slicer.turn();
-      const st = lstatSync(posix.join(root, rel));
+      const st = listingCall(shown, rel, () => lstatSync(posix.join(root, rel)));
       const mode = st.mode & 0o777;
       if (st.isDirectory()) {
         listed.push({ type: 'directory', rel, mode, mtime: st.mtime });
@@ -123,7 +136,7 @@ async function listTree(root: string, shown: string, caps: DirectoryCaps, slicer
         listed.push({ type: 'file', rel, mode, mtime: st.mtime, size: st.size });
         total += st.size;
       } else if (st.isSymbolicLink()) {
-        listed.push({ type: 'symlink', rel, mode, mtime: st.mtime, target: readlinkSync(posix.join(root, rel)) });
+        listed.push({ type: 'symlink', rel, mode, mtime: st.mtime, target: listingCall(shown, rel, () => readlinkSync(posix.join(root, rel))) });
       } else {
         skipped.push(rel);
         continue;
