@@ -87,6 +87,10 @@ export interface ScreenModelOptions {
 /** Bytes per write to xterm, which yields to the event loop between writes once its time budget is spent. */
 const PARSE_SLICE_BYTES = 16 * 1024;
 
+/** A read at least this large (a flood) waits GATHER_MS for more before its batch starts. */
+const FLOOD_READ_BYTES = 2048;
+const GATHER_MS = 4;
+
 /** A batch shorter than this is parsed whole: looking for a cut would cost more than it saves. */
 export const FAST_FORWARD_MIN_BYTES = 16 * 1024;
 
@@ -161,6 +165,17 @@ export class ScreenModel {
   write(bytes: Uint8Array, onParsed?: () => void): void {
     this.pendingBytes += bytes.length;
     this.queued.push({ bytes, done: onParsed });
+    if (this.parsing || this.gatherTimer !== undefined) return;
+    // A large read means a flood: wait a moment so the batch is big enough to skip what scrolls away
+    // (otherwise a model that keeps up would parse every byte in small batches). Small output, a keystroke's
+    // echo, is parsed at once so the model stays current for lookups.
+    if (bytes.length >= FLOOD_READ_BYTES) {
+      this.gatherTimer = setTimeout(() => {
+        this.gatherTimer = undefined;
+        this.parseNext();
+      }, GATHER_MS);
+      return;
+    }
     this.parseNext();
   }
 
@@ -177,7 +192,13 @@ export class ScreenModel {
     });
   }
 
+  private gatherTimer: NodeJS.Timeout | undefined;
+
   private parseNext(): void {
+    if (this.gatherTimer !== undefined) {
+      clearTimeout(this.gatherTimer);
+      this.gatherTimer = undefined;
+    }
     if (this.parsing || this.queued.length === 0) return;
     const batch = this.queued;
     this.queued = [];
@@ -322,6 +343,8 @@ export class ScreenModel {
   }
 
   dispose(): void {
+    if (this.gatherTimer !== undefined) clearTimeout(this.gatherTimer);
+    this.gatherTimer = undefined;
     this.links.dispose();
     this.term.dispose();
   }
