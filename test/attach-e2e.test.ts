@@ -141,6 +141,7 @@ test('SIGKILL of the capsule leaves a sane terminal, a one-line reason on stderr
   assert.match(stty, /(^|\s)echo(\s|$)/m, `echo is on:\n${stty}`);
   assert.match(stty, /(^|\s)icanon(\s|$)/m, `icanon is on:\n${stty}`);
   assert.match(stty, /(^|\s)isig(\s|$)/m, `isig is on:\n${stty}`);
+  assert.match(stty, /(^|\s)opost(\s|$)/m, `opost is on:\n${stty}`);
   // And the terminal works: typed text echoes and the shell runs it.
   await pane.typeLine('clear; echo "works-$((1 + 1))"');
   await pane.waitForText(/^works-2$/m);
