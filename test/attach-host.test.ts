@@ -77,7 +77,12 @@ function operator(t: TestContext, line: string, env: Record<string, string>) {
   return {
     pty: p,
     output: () => out,
-    waitFor: (re: RegExp) => pollUntil(`${re} on the operator terminal`, () => re.test(out), { timeoutMs: START_TIMEOUT_MS, last: () => out.slice(-400) }),
+    /** The output with CSI sequences taken out: the host writes its own (mouse capture after a Modes frame)
+     * between the program's bytes wherever a frame ends, so text is matched without them. */
+    waitForText: (re: RegExp) => {
+      const text = (): string => out.replace(/\x1b\[[0-9;?]*[ -\/]*[@-~]/g, '');
+      return pollUntil(`${re} in the operator terminal's text`, () => re.test(text()), { timeoutMs: START_TIMEOUT_MS, last: () => text().slice(-400) });
+    },
     exited,
   };
 }
@@ -101,15 +106,15 @@ for (const engine of ['docker', 'podman', 'kubectl'] as const) {
       JACKIN_TEST_ARGV: argvFile,
       JACKIN_TEST_SOCKET: socket,
     });
-    await op.waitFor(/in\$ /);
+    await op.waitForText(/in\$ /);
     // While attached the operator's terminal is raw: no echo, no line discipline.
     const raw = sttyOf((op.pty as unknown as { _pty: string })._pty);
     assert.match(raw, /-icanon/);
     assert.match(raw, /-echo\b/);
     op.pty.write('echo $((6*7))\r');
-    await op.waitFor(/\r42\r/);
+    await op.waitForText(/\r42\r\n/);
     op.pty.write('exit 7\r');
-    await op.waitFor(/END/);
+    await op.waitForText(/END/);
     const expected =
       engine === 'kubectl'
         ? ['kubectl', 'exec', '-i', 'agent', '-n', 'dev', '-c', 'main', '--', 'jackin-capsule', 'attach-proxy']
@@ -131,13 +136,13 @@ test('without a flag and without a local socket, jackin attach --verbose falls b
     JACKIN_TEST_ARGV: join(home, 'argv'),
     JACKIN_TEST_SOCKET: socket,
   });
-  await op.waitFor(/in\$ /);
+  await op.waitForText(/in\$ /);
   assert.ok(
     op.output().includes(`jackin: transport: docker, because no socket at ${join(opHome, 'sockets', 'agent', 'jackin.sock')}; falling back to docker exec`),
     op.output(),
   );
   op.pty.write('\x1cd');
-  await op.waitFor(/END/);
+  await op.waitForText(/END/);
   assert.match(op.output(), /jackin: detached from agent\r\n/);
   assert.match(op.output(), /rc=0\r\n/);
 });
@@ -146,12 +151,12 @@ test('a SIGKILLed capsule leaves a sane terminal (alternate screen left, echo/ic
   const { home } = setup(t);
   const { pid } = await startCapsule(home, 'victim');
   const op = operator(t, `node ${q(JACKIN)} attach victim${AFTER}`, { JACKIN_HOME: home });
-  await op.waitFor(/in\$ /);
+  await op.waitForText(/in\$ /);
   op.pty.write(`printf '\\033[?1049h\\033[?1000h\\033[?25lALT'\r`);
-  await op.waitFor(/ALT/);
+  await op.waitForText(/ALT/);
   const before = op.output().length;
   process.kill(pid, 'SIGKILL');
-  await op.waitFor(/END/);
+  await op.waitForText(/END/);
   const tail = op.output().slice(before);
   assert.ok(tail.includes('\x1b[?1049l'), 'left the alternate screen');
   assert.ok(tail.includes('\x1b[?1000l') && tail.includes('\x1b[?25h'), 'mouse off, cursor shown');
@@ -165,7 +170,7 @@ test('SIGTERM to jackin restores the terminal and exits 143; the program keeps r
   const { home } = setup(t);
   const { pid } = await startCapsule(home, 'keep');
   const op = operator(t, `node ${q(JACKIN)} attach keep${AFTER}`, { JACKIN_HOME: home });
-  await op.waitFor(/in\$ /);
+  await op.waitForText(/in\$ /);
   const jackinPid = await pollUntil('the jackin process', () => {
     try {
       return Number(execFileSync('pgrep', ['-P', String(op.pty.pid), '-f', 'jackin.js attach'], { encoding: 'utf8' }).trim().split('\n')[0]) || undefined;
@@ -174,7 +179,7 @@ test('SIGTERM to jackin restores the terminal and exits 143; the program keeps r
     }
   });
   process.kill(jackinPid, 'SIGTERM');
-  await op.waitFor(/END/);
+  await op.waitForText(/END/);
   assert.match(op.output(), /jackin: terminated by SIGTERM\r\n/);
   assert.match(op.output(), /rc=143\r\n/);
   assert.match(op.output(), /[^-]icanon/);
