@@ -100,6 +100,7 @@ async function attachTerminal(
   process.on('unhandledRejection', onCrash);
 
   terminal.enterRawMode();
+  if (process.stdin.isTTY === true && process.stdout.isTTY === true && !terminal.outputRaw) log?.('could not turn output processing off (stty -opost); the program\'s output passes through the terminal\'s own');
   let outcome;
   try {
     outcome = await session.start();
