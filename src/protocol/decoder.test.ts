@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { helloFrame } from '../../test/helpers/capsule-client.ts';
 import {
   CHUNK_FRAME_CAP,
   CLIENT_TAGS,
@@ -263,21 +264,7 @@ test('Welcome: 4 bytes is upstream (features null); a malformed block is always 
 });
 
 test('Hello rejects out-of-range lengths with E_BAD_LENGTH and bad enumerations with E_BAD_ENUM', () => {
-  const minimal = encodeClientFrame({
-    type: 'Hello',
-    rows: 24,
-    cols: 80,
-    spawn: { kind: 'none' },
-    env: [],
-    focus: null,
-    term: null,
-    termProgram: null,
-    colorTerm: null,
-    fg: null,
-    bg: null,
-    caps: { pointerShapes: 'unset', truecolor: 'unset', synchronizedOutput: 'unset', osc8: 'unset', underlineStyle: 'unset', imageProtocol: 'unset' },
-    context: null,
-  }).subarray(FRAME_HEADER_BYTES);
+  const minimal = encodeClientFrame(helloFrame(24, 80)).subarray(FRAME_HEADER_BYTES);
   assert.equal(minimal.length, 30);
   const hello = (mutate: (p: Buffer) => Buffer) => createClientFrameDecoder().push(rawFrame(0x01, mutate(Buffer.from(minimal))));
   const set = (i: number, v: number) => (p: Buffer) => {
