@@ -8,6 +8,7 @@ import fc from 'fast-check';
 import { openExportSource, EXPORT_CHUNK_BYTES, type ExportContext, type ExportSource } from './export-source.ts';
 import { DEFAULT_POLICY, type Policy } from '../policy/schema.ts';
 import { JackinError } from '../errors.ts';
+import { pollUntil } from '../../test/helpers/poll.ts';
 
 const INSIDE = 'inside-bytes\n';
 const OUTSIDE = 'OUTSIDE-SECRET\n';
@@ -387,5 +388,24 @@ test('a file that changes after a streamed directory was listed fails the stream
   const src = await openExportSource('changing', ctx(policy(), { streamSize: true }));
   truncateSync(join(root, 'b'), 10);
   await assert.rejects(readAll(src), (e: unknown) => e instanceof JackinError && e.code === 'E_CHANGED_WHILE_READING');
+  rmSync(root, { recursive: true });
+});
+
+test('a streamed directory whose reader stops early (the host went away) stops its archiver and leaves nothing open', { timeout: 20_000 }, async () => {
+  const root = join(ws, 'abandoned');
+  mkdirSync(root);
+  for (let i = 0; i < 12; i++) writeFileSync(join(root, `r${i}`), randomBytes(1024 * 1024));
+  const fdsBefore = readdirSync('/proc/self/fd').length;
+  const src = await openExportSource('abandoned', ctx(policy(), { streamSize: true }));
+  let got = 0;
+  for await (const c of src.chunks()) {
+    got += c.bytes.length;
+    break; // as streamExport does when the socket closes
+  }
+  await src.close();
+  assert.ok(got > 0);
+  assert.throws(() => src.digest(), /before chunks\(\) completed/);
+  // Every file the archiver opened is closed again (the archiver was stopped, not left waiting).
+  await pollUntil('descriptors to be closed', () => readdirSync('/proc/self/fd').length <= fdsBefore, { timeoutMs: 5000, last: () => readdirSync('/proc/self/fd').length });
   rmSync(root, { recursive: true });
 });
