@@ -25,3 +25,8 @@ export function describeError(e: unknown): string {
   if (e instanceof Error) return e.message;
   return String(e);
 }
+
+/** The `code` of a Node system error (`ENOENT`, `ENOSPC`...), or undefined for anything else. */
+export function errnoOf(e: unknown): string | undefined {
+  return typeof e === 'object' && e !== null && 'code' in e && typeof e.code === 'string' ? e.code : undefined;
+}

@@ -20,7 +20,7 @@
 import { closeSync, constants, existsSync, fstatSync, lstatSync, openSync, readlinkSync, realpathSync } from 'node:fs';
 import { lstat, open, readlink, realpath, type FileHandle } from 'node:fs/promises';
 import type { BigIntStats } from 'node:fs';
-import { JackinError } from '../errors.ts';
+import { errnoOf, JackinError } from '../errors.ts';
 import { decideLocation } from '../policy/decide.ts';
 import type { OutsideRootsMode } from '../policy/schema.ts';
 
@@ -47,16 +47,13 @@ const hasProcFd = existsSync(PROC_FD);
 
 const OPEN_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY;
 
-function errno(e: unknown): string | undefined {
-  return typeof e === 'object' && e !== null && 'code' in e && typeof e.code === 'string' ? e.code : undefined;
-}
 
 function notFound(shown: string, e: unknown): JackinError {
-  return new JackinError('E_NOT_FOUND', `${shown}: no such file or directory in the container (${errno(e) ?? 'error'})`, { cause: e });
+  return new JackinError('E_NOT_FOUND', `${shown}: no such file or directory in the container (${errnoOf(e) ?? 'error'})`, { cause: e });
 }
 
 function fsError(shown: string, e: unknown): JackinError {
-  switch (errno(e)) {
+  switch (errnoOf(e)) {
     case 'ENOENT':
     case 'ENOTDIR':
       return notFound(shown, e);
@@ -215,7 +212,7 @@ export async function realRoots(roots: readonly string[]): Promise<string[]> {
       const real = await realpath(r);
       if (!out.includes(real)) out.push(real);
     } catch (e) {
-      if (errno(e) !== 'ENOENT' && errno(e) !== 'ENOTDIR') throw e;
+      if (errnoOf(e) !== 'ENOENT' && errnoOf(e) !== 'ENOTDIR') throw e;
     }
   }
   return out;

@@ -13,7 +13,7 @@ import { closeSync, fstatSync, lstatSync, readdirSync, readlinkSync, readSync } 
 import type { FileHandle } from 'node:fs/promises';
 import { posix } from 'node:path';
 import tarStream, { type Header, type Pack } from 'tar-stream';
-import { JackinError } from '../errors.ts';
+import { errnoOf, JackinError } from '../errors.ts';
 import { openInsideRootsSync } from './safe-open.ts';
 import { createZstdCompressor, ZSTD_BLOCK_BYTES } from './zstd-compressor.ts';
 
@@ -106,7 +106,7 @@ function listingCall<T>(shown: string, rel: string, call: () => T): T {
   try {
     return call();
   } catch (e) {
-    const code = typeof e === 'object' && e !== null && 'code' in e ? (e as { code?: unknown }).code : undefined;
+    const code = errnoOf(e);
     if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'EINVAL') {
       throw new JackinError('E_CHANGED_WHILE_READING', `${rel === '' ? shown : `${shown}/${rel}`} changed while the directory was listed; export it again once it stops changing`, { cause: e });
     }

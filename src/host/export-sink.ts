@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import { link, mkdir, open, statfs, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import { JackinError } from '../errors.ts';
+import { errnoOf, JackinError } from '../errors.ts';
 import { TransferHash } from '../protocol/transfer-hash.ts';
 import { fitName, sanitizeExportName, splitExtension, truncateUtf8 } from './sanitize-name.ts';
 
@@ -57,13 +57,10 @@ type State =
   | { readonly kind: 'open'; readonly handle: FileHandle; readonly temp: string; readonly name: string; readonly size: number; readonly hash: TransferHash }
   | { readonly kind: 'done' };
 
-function errno(e: unknown): string | undefined {
-  return typeof e === 'object' && e !== null && 'code' in e && typeof e.code === 'string' ? e.code : undefined;
-}
 
 function ioError(what: string, e: unknown): JackinError {
   if (e instanceof JackinError) return e;
-  if (errno(e) === 'ENOSPC' || errno(e) === 'EDQUOT') {
+  if (errnoOf(e) === 'ENOSPC' || errnoOf(e) === 'EDQUOT') {
     return new JackinError('E_NO_SPACE', `${what}: no space left on the destination; free some space or export with --to another disk`, { cause: e });
   }
   return new JackinError('E_EXPORT_WRITE', `${what}: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
@@ -247,7 +244,7 @@ async function publish(temp: string, dir: string, name: string): Promise<string>
       await link(temp, candidate);
       return candidate;
     } catch (e) {
-      if (errno(e) !== 'EEXIST') throw e;
+      if (errnoOf(e) !== 'EEXIST') throw e;
     }
   }
   throw new JackinError('E_EXPORT_WRITE', `no free name for ${name} in ${dir} after ${MAX_NAME_ATTEMPTS} tries; clean up the directory`);
