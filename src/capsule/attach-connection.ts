@@ -33,6 +33,8 @@ export const OUTPUT_COALESCE_MS = 4;
 export const OUTPUT_COALESCE_BYTES = 256 * 1024;
 /** A PTY read at least this large starts gathering; a smaller one is sent at once. */
 export const OUTPUT_FLOOD_READ_BYTES = 2048;
+/** How long a shutdown waits for the ExtHello of a host that was just welcomed (see shutdown). */
+export const EXT_HELLO_GRACE_MS = 300;
 /** After Shutdown and end(), a peer that never reads is cut off after this long. */
 export const CLOSE_GRACE_MS = 2000;
 const MAX_NOTICE_TEXT_BYTES = 2048;
@@ -133,8 +135,37 @@ export class AttachConnection {
     this.pump();
   }
 
-  /** Sends ExitStatus (when negotiated) and Shutdown, then closes. */
+  /**
+   * Sends ExitStatus (when negotiated) and Shutdown, then closes. A host answers Welcome with ExtHello, and
+   * a program that exits at once can end between the two: an ExtHello already received but still queued
+   * counts, and one not yet received is waited for up to EXT_HELLO_GRACE_MS, so the exit status still
+   * reaches the host (an upstream host, which sends none, gets Shutdown after that grace).
+   */
   shutdown(reason: string | null, exitStatus: number | null = null): void {
+    if (this.state === 'closed' || this.awaitingExtHello !== null) return;
+    for (const item of this.queue) if (item.ok && item.frame.type === 'ExtHello') this.noteExtHello(item.frame.features);
+    if (this.state === 'attached' && !this.extHelloSeen && exitStatus !== null && this.host.features['exit-status'] !== undefined && !this.socket.destroyed) {
+      const timer = setTimeout(() => this.finishShutdown(reason, exitStatus), EXT_HELLO_GRACE_MS);
+      this.awaitingExtHello = () => {
+        clearTimeout(timer);
+        this.finishShutdown(reason, exitStatus);
+      };
+      return;
+    }
+    this.finishShutdown(reason, exitStatus);
+  }
+
+  private extHelloSeen = false;
+  /** Set while shutdown waits for ExtHello: finishes the shutdown. */
+  private awaitingExtHello: (() => void) | null = null;
+
+  private noteExtHello(features: Features): void {
+    this.hostFeatures = { ...features };
+    this.extHelloSeen = true;
+  }
+
+  private finishShutdown(reason: string | null, exitStatus: number | null): void {
+    this.awaitingExtHello = null;
     if (this.state === 'closed') return;
     const wasAttached = this.state !== 'handshake';
     this.state = 'closed';
@@ -339,6 +370,8 @@ export class AttachConnection {
 
   private handleAttached(f: ClientFrame): void {
     const session = this.host.session;
+    // The program is gone and only ExtHello is awaited (see shutdown).
+    if (this.awaitingExtHello !== null && f.type !== 'ExtHello') return;
     switch (f.type) {
       case 'Hello':
         this.host.log(`client ${this.id}: ignored a second Hello`);
@@ -383,7 +416,11 @@ export class AttachConnection {
         this.control(f);
         return;
       case 'ExtHello':
-        this.hostFeatures = { ...f.features };
+        this.noteExtHello(f.features);
+        if (this.awaitingExtHello !== null) {
+          this.awaitingExtHello();
+          return;
+        }
         // The attach repaint went out before the host said it wants Modes.
         this.sendModes();
         return;

@@ -355,6 +355,34 @@ test('capsule server: output that is not a flood is sent read by read, never hel
   assert.ok(median <= 16, `median Output frame ${median} bytes over ${sizes.length} frames`);
 });
 
+test('capsule server: a program that exits before the host\'s ExtHello still gets its status to the host', async (t) => {
+  const f = await start(t, ['sh', '-c', 'read x; exit 5']);
+  // Welcomed, but the host's ExtHello is late: the program exits first.
+  const c = await f.attach();
+  c.send({ type: 'Input', bytes: Buffer.from('go\r') });
+  // What serve does when the program ends.
+  const status = await f.session.exited;
+  const shutdown = f.server.shutdown(status, `program exited with status ${status}`);
+  await new Promise((r) => setTimeout(r, 100));
+  c.send({ type: 'ExtHello', features: { 'exit-status': 1 } });
+  await c.waitForFrame('Shutdown');
+  await shutdown;
+  const kinds = c.frames.map((fr) => fr.type);
+  assert.ok(kinds.includes('ExitStatus'), kinds.join(' '));
+  assert.deepEqual(c.frames.find((fr) => fr.type === 'ExitStatus'), { type: 'ExitStatus', status: 5 });
+  assert.ok(kinds.indexOf('ExitStatus') < kinds.indexOf('Shutdown'));
+});
+
+test('capsule server: an upstream host (no ExtHello) still gets Shutdown when the program exits', async (t) => {
+  const f = await start(t, ['sh', '-c', 'read x; exit 5']);
+  const c = await f.attach();
+  c.send({ type: 'Input', bytes: Buffer.from('go\r') });
+  const status = await f.session.exited;
+  await f.server.shutdown(status, `program exited with status ${status}`);
+  await c.waitForFrame('Shutdown');
+  assert.ok(!c.frames.some((fr) => fr.type === 'ExitStatus'));
+});
+
 test('capsule server: a client that does not read pauses the PTY, and no output is lost', async (t) => {
   const total = 2 * 1024 * 1024;
   const f = await start(t, ['sh', '-c', `read x; head -c ${total} /dev/zero | tr '\\000' a; echo; echo END-$x`]);
