@@ -93,3 +93,36 @@ test('src/host never imports src/capsule, and src/capsule never imports src/host
   }
   assert.deepEqual(offences, []);
 });
+
+/** Specifiers of static imports and re-exports only (what loads when the module loads), type imports excluded. */
+function staticSpecifiers(code: string): string[] {
+  const out: string[] = [];
+  for (const m of code.matchAll(/^(?:import|export)\s+(?!type\b)[^'";]*?\bfrom\s*['"]([^'"]+)['"]/gm)) out.push(m[1]!);
+  for (const m of code.matchAll(/^import\s*['"]([^'"]+)['"]/gm)) out.push(m[1]!);
+  return out;
+}
+
+/** Every module a file loads statically, followed through relative imports; packages listed by name. */
+function staticGraph(entry: string): Set<string> {
+  const seen = new Set<string>();
+  const walk = (file: string): void => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    for (const s of staticSpecifiers(readFileSync(file, 'utf8'))) {
+      if (s.startsWith('.')) walk(resolve(dirname(file), s));
+      else seen.add(s);
+    }
+  };
+  walk(entry);
+  return seen;
+}
+
+test('`jackin` loads the attached session, doctor and the `open` package only when a command needs them', () => {
+  // Start-up time of every `jackin export`, `ls` or `--help`: these modules were a third of it.
+  assert.deepEqual(staticSpecifiers("import { a } from './a.ts';\nimport type { B } from './b.ts';\nconst c = await import('./c.ts');\nimport 'node:fs';"), ['./a.ts', 'node:fs']);
+  const graph = staticGraph(join(src, 'cli', 'jackin.ts'));
+  assert.ok(graph.has(join(src, 'host', 'export-client.ts')), 'the graph follows relative imports');
+  assert.ok(graph.has('commander'), 'the graph lists packages');
+  const lazy = ['host/attach.ts', 'host/terminal.ts', 'host/doctor.ts', 'host/paste-feature.ts', 'host/link-feature.ts', 'host/export-feature.ts'].map((p) => join(src, ...p.split('/')));
+  assert.deepEqual([...lazy, 'open'].filter((m) => graph.has(m)).map((m) => relative(root, m)), []);
+});

@@ -10,13 +10,7 @@ import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command, CommanderError, Option } from 'commander';
 import { describeError, JackinError } from '../errors.ts';
-import { AttachSession, outcomeExit } from '../host/attach.ts';
-import { formatChecks, runDoctor } from '../host/doctor.ts';
 import { jackinHome, listInstances, probeInstance, socketAnswers, type InstanceInfo } from '../host/instances.ts';
-import { HostTerminal, signalExitStatus } from '../host/terminal.ts';
-import { installPasteFeature } from '../host/paste-feature.ts';
-import { installLinkFeature } from '../host/link-feature.ts';
-import { installExportFeature } from '../host/export-feature.ts';
 import { registerExportCommand } from './export-command.ts';
 import type { Transport } from '../transport/transport.ts';
 import { ENGINES, checkInstanceName, instanceRunDir, selectOptionsFromFlags, selectTransport, type Engine, type Selection, type SelectOptions } from '../transport/select.ts';
@@ -74,6 +68,15 @@ async function attachTerminal(
   verbose: boolean,
   features: { noMouse?: boolean; connect?: () => Promise<Transport> } = {},
 ): Promise<number> {
+  // Loaded here, not at the top: `jackin export`, `ls` and `--help` start without the session's modules
+  // (about a third of the CLI's start-up time).
+  const [{ AttachSession, outcomeExit }, { HostTerminal, signalExitStatus }, { installPasteFeature }, { installLinkFeature }, { installExportFeature }] = await Promise.all([
+    import('../host/attach.ts'),
+    import('../host/terminal.ts'),
+    import('../host/paste-feature.ts'),
+    import('../host/link-feature.ts'),
+    import('../host/export-feature.ts'),
+  ]);
   const terminal = new HostTerminal();
   // While raw, "\n" no longer returns the carriage: diagnostics end lines with CRLF.
   const log = verbose ? (line: string) => void process.stderr.write(`jackin: ${line}\r\n`) : undefined;
@@ -315,6 +318,7 @@ Examples:
 }
 
 async function doctorCommand(flags: { json?: boolean }): Promise<number> {
+  const { formatChecks, runDoctor } = await import('../host/doctor.ts');
   const checks = await runDoctor();
   const ok = checks.every((c) => c.status !== 'error');
   await writeAll(process.stdout, flags.json === true ? JSON.stringify({ ok, checks }) + '\n' : formatChecks(checks));

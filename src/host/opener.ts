@@ -7,7 +7,6 @@
  */
 import { spawn } from 'node:child_process';
 import { dirname, isAbsolute } from 'node:path';
-import open from 'open';
 import { JackinError } from '../errors.ts';
 import { checkUrl, linksEnabled, redactUrlForLog, type UrlCheckOk } from '../policy/url-safety.ts';
 import { createRateLimiter, DEFAULT_OPEN_RATE, type RateLimiter } from './rate-limiter.ts';
@@ -178,7 +177,8 @@ async function runOpenPackage(target: string, platform: NodeJS.Platform, settleM
     timer = setTimeout(() => resolve({ command, state: 'running' }), settleMs);
   });
   try {
-    const launched = open(target, { wait: true }).then(
+    // `open` is loaded on first use: importing it costs every jackin command about 25 ms of start-up.
+    const launched = import('open').then(({ default: open }) => open(target, { wait: true })).then(
       (): OpenResult => ({ command, state: 'exited' }),
       (e: unknown) => {
         const m = e instanceof Error ? /code (\d+)/u.exec(e.message) : null;
