@@ -10,7 +10,7 @@ import { hasCode } from '../src/errors.ts';
 import { acquireClipboardImage } from '../src/host/clipboard/acquire.ts';
 import { createReader } from '../src/host/clipboard/select.ts';
 import type { ClipboardReader } from '../src/host/clipboard/types.ts';
-import { bigPng } from './helpers/png.ts';
+import { bigPng } from './helpers/png.mjs';
 
 const fixture = (name: string): Buffer => readFileSync(new URL(`./fixtures/images/${name}`, import.meta.url));
 const MAX = 64 * 1024 * 1024;

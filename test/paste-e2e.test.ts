@@ -12,7 +12,7 @@ import { paneFor, startSession } from './helpers/jackin-cli.ts';
 import { pollUntil } from './helpers/poll.ts';
 import type { TmuxPane } from './helpers/tmux.ts';
 import { ownClipboard, startXvfb, type Xvfb } from './helpers/xvfb.ts';
-import { bigPng } from './helpers/png.ts';
+import { bigPng } from './helpers/png.mjs';
 
 const fixture = (name: string): Buffer => readFileSync(new URL(`./fixtures/images/${name}`, import.meta.url));
 const PALETTE_KEY = [0x1c];

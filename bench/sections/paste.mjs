@@ -3,44 +3,20 @@
 // real one (imageFrames: one frame up to 16 MiB, else Start / 1 MiB chunks / End with SHA-256, writes
 // awaiting drain); the capsule is a real `jackin-capsule serve -- cat` whose PTY echoes the typed path.
 import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { crc32, deflateSync } from 'node:zlib';
 import { REPO_ROOT } from '../lib/variants.mjs';
 import { fmt, quantile } from '../lib/stats.mjs';
+import { bigPng } from '../../test/helpers/png.mjs';
 
 export const id = 'paste';
 export const title = 'Paste: trigger to path in the program (clipboard read excluded)';
 
 const MiB = 1024 * 1024;
 
-function bigPng(size) {
-  const chunk = (type, data) => {
-    const head = Buffer.alloc(8);
-    head.writeUInt32BE(data.length, 0);
-    head.write(type, 4, 'latin1');
-    const crc = Buffer.alloc(4);
-    crc.writeUInt32BE(crc32(Buffer.concat([head.subarray(4), data])), 0);
-    return Buffer.concat([head, data, crc]);
-  };
-  const ihdr = Buffer.alloc(13);
-  ihdr.writeUInt32BE(1024, 0);
-  ihdr.writeUInt32BE(Math.ceil(size / 3 / 1024), 4);
-  ihdr[8] = 8;
-  ihdr[9] = 2;
-  // Sized so the whole file is `size` bytes less a little: 64 MiB must stay under the 64 MiB cap.
-  const raw = randomBytes(size - 16 * 1024);
-  return Buffer.concat([
-    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
-    chunk('IHDR', ihdr),
-    chunk('IDAT', deflateSync(raw, { level: 0 })),
-    chunk('IEND', Buffer.alloc(0)),
-  ]);
-}
 
 export async function run({ quick, log }) {
   const proto = await import(join(REPO_ROOT, 'dist/protocol/index.js'));
@@ -87,7 +63,8 @@ export async function run({ quick, log }) {
     await write({ type: 'ExtHello', features: { 'image-staged': 1 } });
     let requestId = 1000n;
     for (const mib of [1, 16, 64]) {
-      const img = bigPng(mib * MiB);
+      // 16 KiB under the size, so the 64 MiB image stays under the 64 MiB cap.
+      const img = bigPng(mib * MiB - 16 * 1024);
       const times = [];
       for (let i = 0; i < samples; i++) {
         const id = requestId++;

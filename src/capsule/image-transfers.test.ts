@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { ImageTransfers, type Correlation, type TransferStep } from './image-transfers.ts';
 import { ImageStaging } from './staging.ts';
 import { MAX_CHUNK_BYTES } from '../protocol/limits.ts';
-import { bigPng } from '../../test/helpers/png.ts';
+import { bigPng } from '../../test/helpers/png.mjs';
 
 const fixture = (name: string): Buffer => readFileSync(new URL(`../../test/fixtures/images/${name}`, import.meta.url));
 const sha = (b: Buffer): Buffer => createHash('sha256').update(b).digest();

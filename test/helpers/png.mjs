@@ -1,12 +1,15 @@
+// Plain JavaScript so the bench (bench/sections/paste.mjs), which runs without a TypeScript loader, shares it
+// with the tests. Types: png.d.mts.
 import { randomBytes } from 'node:crypto';
 import { crc32, deflateSync } from 'node:zlib';
 
 /**
  * A structurally valid PNG of about `size` bytes: a 1024-pixel-wide RGB image whose IDAT stores random
- * (incompressible) bytes, so tests get large images that pass signature and structure checks.
+ * (incompressible) bytes, so tests get large images that pass signature and structure checks. The file is
+ * a few hundred bytes over `size` (the IDAT holds `size` random bytes plus its headers).
  */
-export function bigPng(size: number): Buffer {
-  const chunk = (type: string, data: Buffer): Buffer => {
+export function bigPng(size) {
+  const chunk = (type, data) => {
     const head = Buffer.alloc(8);
     head.writeUInt32BE(data.length, 0);
     head.write(type, 4, 'latin1');
