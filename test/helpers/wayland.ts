@@ -4,11 +4,12 @@
  * clipboard. Needs Debian's sway and wl-clipboard, and root to create the user; a missing piece fails the
  * test with the reason, never skips it.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pollUntil } from './poll.ts';
+import { stopChild } from './stop-child.ts';
 
 const USER = 'jackin-wayland';
 
@@ -28,14 +29,6 @@ function ids(): { uid: number; gid: number } {
   }
   const g = spawnSync('id', ['-g', USER], { encoding: 'utf8' });
   return { uid: Number(r.stdout.trim()), gid: Number(g.stdout.trim()) };
-}
-
-function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    child.once('exit', () => resolve());
-    child.kill('SIGTERM');
-  });
 }
 
 export async function startWayland(): Promise<Wayland> {

@@ -2,22 +2,15 @@
  * A private X server (Xvfb) and a real X11 clipboard owned by `xclip` for tests. Debian packages: xvfb,
  * xclip. Every process started here is stopped by its own pid.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { pollUntil } from './poll.ts';
+import { stopChild } from './stop-child.ts';
 
 export interface Xvfb {
   display: string;
   /** process.env with DISPLAY set to this server and WAYLAND_DISPLAY removed. */
   env: NodeJS.ProcessEnv;
   stop(): Promise<void>;
-}
-
-function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    child.once('exit', () => resolve());
-    child.kill('SIGTERM');
-  });
 }
 
 /**
