@@ -309,44 +309,51 @@ test('hostile capsule: a malformed Welcome block means upstream; framing errors 
   await waitForNotice(c0, 'the refused open', (n) => n.includes('no click or palette key'));
   await assertAlive(pane, c0, 'alive-after-welcome');
   c0.socket.end();
-  let r = await attachEnded(pane, 'welcome');
+  const r = await attachEnded(pane, 'welcome');
   await assertModesRestored(pane, 'welcome');
   assert.notEqual(r.status, 0);
   assert.match(r.lastLine, /^jackin: lost connection to broken: the capsule closed the connection$/);
 
+  // Connections 1 to 3 each break the stream their own way once the program's modes are on; the session
+  // must end with one line naming the cause, a non-zero status and the operator's terminal restored.
+  const breakWith = async (i: number, label: string, send: (c: FakeConnection) => void, lastLine: RegExp): Promise<void> => {
+    await attach(pane, 'broken', label);
+    const c = await fake.connection(i, START_TIMEOUT_MS);
+    await pane.waitForText(`FAKE-READY-${i}`, WAIT);
+    await programModesOn(pane, c);
+    send(c);
+    const ended = await attachEnded(pane, label);
+    await assertModesRestored(pane, label);
+    assert.notEqual(ended.status, 0, label);
+    assert.match(ended.lastLine, lastLine);
+  };
+
   // 1: an Output frame declaring one byte over the cap: a framing error.
-  await attach(pane, 'broken', 'oversized');
-  const c1 = await fake.connection(1, START_TIMEOUT_MS);
-  await pane.waitForText('FAKE-READY-1', WAIT);
-  await programModesOn(pane, c1);
-  c1.raw(rawFrame(SERVER_TAGS.Output, Buffer.from('x'.repeat(64)), DEFAULT_FRAME_CAP + 1));
-  r = await attachEnded(pane, 'oversized');
-  await assertModesRestored(pane, 'oversized');
-  assert.notEqual(r.status, 0);
-  assert.match(r.lastLine, new RegExp(`^jackin: lost connection to broken: protocol error: Output frame declares ${DEFAULT_FRAME_CAP + 1} bytes, over its cap of ${DEFAULT_FRAME_CAP}$`));
+  await breakWith(
+    1,
+    'oversized',
+    (c) => c.raw(rawFrame(SERVER_TAGS.Output, Buffer.from('x'.repeat(64)), DEFAULT_FRAME_CAP + 1)),
+    new RegExp(`^jackin: lost connection to broken: protocol error: Output frame declares ${DEFAULT_FRAME_CAP + 1} bytes, over its cap of ${DEFAULT_FRAME_CAP}$`),
+  );
 
   // 2: an upstream capsule's FileExportChunk over the chunk cap (the large tags have their own caps).
-  await attach(pane, 'broken', 'chunk');
-  const c2 = await fake.connection(2, START_TIMEOUT_MS);
-  await pane.waitForText('FAKE-READY-2', WAIT);
-  await programModesOn(pane, c2);
-  c2.raw(rawFrame(SERVER_TAGS.FileExportChunk, Buffer.alloc(1024), chunkCap + 1));
-  r = await attachEnded(pane, 'chunk');
-  await assertModesRestored(pane, 'chunk');
-  assert.notEqual(r.status, 0);
-  assert.match(r.lastLine, new RegExp(`^jackin: lost connection to broken: protocol error: FileExportChunk frame declares ${chunkCap + 1} bytes, over its cap of ${chunkCap}$`));
+  await breakWith(
+    2,
+    'chunk',
+    (c) => c.raw(rawFrame(SERVER_TAGS.FileExportChunk, Buffer.alloc(1024), chunkCap + 1)),
+    new RegExp(`^jackin: lost connection to broken: protocol error: FileExportChunk frame declares ${chunkCap + 1} bytes, over its cap of ${chunkCap}$`),
+  );
 
   // 3: a length within the cap that lies: 1000 bytes promised, 20 sent, then the stream ends.
-  await attach(pane, 'broken', 'truncated');
-  const c3 = await fake.connection(3, START_TIMEOUT_MS);
-  await pane.waitForText('FAKE-READY-3', WAIT);
-  await programModesOn(pane, c3);
-  c3.raw(rawFrame(SERVER_TAGS.HostOpenUrl, Buffer.from('https://example.com/'), 1000));
-  c3.socket.end();
-  r = await attachEnded(pane, 'truncated');
-  await assertModesRestored(pane, 'truncated');
-  assert.notEqual(r.status, 0);
-  assert.match(r.lastLine, /^jackin: lost connection to broken: the stream ended inside a frame \(.*HostOpenUrl frame \(20 of 1000 payload bytes\)\)$/);
+  await breakWith(
+    3,
+    'truncated',
+    (c) => {
+      c.raw(rawFrame(SERVER_TAGS.HostOpenUrl, Buffer.from('https://example.com/'), 1000));
+      c.socket.end();
+    },
+    /^jackin: lost connection to broken: the stream ended inside a frame \(.*HostOpenUrl frame \(20 of 1000 payload bytes\)\)$/,
+  );
 
   assert.ok(!existsSync(host.recorderLog), 'the opener never ran');
   assert.deepEqual(host.written(), []);
