@@ -89,7 +89,9 @@ export class FramePool {
   }
 
   allocate = (n: number): Buffer => {
-    if (n < 64 * 1024 || n > POOLED_FRAME_BYTES) return Buffer.allocUnsafe(n);
+    // Only payloads near the full size share the pooled buffers: the write queue counts payload bytes, so a
+    // capsule sending small chunks must not pin a whole 1 MiB buffer for each (at most twice the bytes).
+    if (n < POOLED_FRAME_BYTES / 2 || n > POOLED_FRAME_BYTES) return Buffer.allocUnsafe(n);
     let b = this.#free.pop();
     if (b === undefined) {
       b = Buffer.allocUnsafeSlow(POOLED_FRAME_BYTES);
