@@ -248,3 +248,19 @@ test('a file that changes while it streams fails with E_CHANGED_WHILE_READING an
   );
   assert.deepEqual(listAll(dir), []);
 });
+
+test('concurrent exports from one capsule each arrive with the right digest (chunk buffers are shared)', async (t) => {
+  const c = await startExportCapsule(t, 'C');
+  const files = ['a.bin', 'b.bin', 'c.bin'].map((name) => {
+    const content = randomBytes(24 * 1024 * 1024 + 7);
+    writeFileSync(join(c.workspace, name), content);
+    return { name, content };
+  });
+  const results = await Promise.all(files.map((f) => c.jackin(['export', '--from', 'C', f.name, '--json'])));
+  for (const [i, r] of results.entries()) {
+    assert.equal(r.code, 0, `${files[i]!.name}: ${r.stdout} ${r.stderr}`);
+    const line = JSON.parse(r.stdout.trim()) as Record<string, unknown>;
+    assert.equal(line['sha256'], sha(files[i]!.content));
+    assert.deepEqual(readFileSync(line['destination'] as string), files[i]!.content);
+  }
+});

@@ -56,7 +56,8 @@ async function writeFrame(socket: Socket, frame: ServerFrame): Promise<void> {
 }
 
 /**
- * Chunk buffers handed back once the socket has passed them to the kernel (the write callback), so a
+ * Chunk buffers handed back once the socket has passed them to the kernel and the source has hashed them
+ * (see streamExport), so a
  * long export reuses a handful of 1 MiB buffers instead of leaving one garbage buffer per MiB for the GC.
  * One pool serves every export of the process: fresh buffers per export left the malloc heap growing by
  * several MiB with each export (measured: a capsule's peak RSS rose from 84 to 127 MiB over five exports).
@@ -76,13 +77,13 @@ const chunkPool = new ChunkPool();
  * Writes a FileExportChunk frame as header + data in one writev, without copying the data. It waits for
  * room before writing rather than after, so the previous chunk is hashed while the socket flushes.
  */
-async function writeChunk(socket: Socket, exportId: bigint, offset: number, bytes: Buffer, pool: ChunkPool): Promise<void> {
+async function writeChunk(socket: Socket, exportId: bigint, offset: number, bytes: Buffer, onWritten: () => void): Promise<void> {
   await roomToWrite(socket);
   checkOpen(socket);
   socket.cork();
   socket.write(encodeExportChunkHeader(exportId, offset, bytes.length));
   socket.write(bytes, (err) => {
-    if (err === null || err === undefined) pool.give(bytes);
+    if (err === null || err === undefined) onWritten();
   });
   socket.uncork();
 }
@@ -121,8 +122,30 @@ export async function streamExport(socket: Socket, source: ExportSource, exportI
       reveal,
       open,
     });
+    // A chunk's buffer goes back to the pool (shared by every export of the process) only once the socket
+    // has written it and the source has hashed it. A source hashes a chunk after yielding it, so that is
+    // done when the next chunk, or the end, arrives. Given back on the write alone, a buffer could be
+    // refilled by a concurrent export while still being hashed: a wrong digest.
+    type Held = { readonly bytes: Buffer; written: boolean; hashed: boolean };
+    const giveBack = (h: Held): void => {
+      if (h.written && h.hashed) chunkPool.give(h.bytes);
+    };
+    let last: Held | undefined;
     for await (const c of source.chunks(chunkPool.take)) {
-      await writeChunk(socket, exportId, c.offset, c.bytes, chunkPool);
+      if (last !== undefined) {
+        last.hashed = true;
+        giveBack(last);
+      }
+      const held: Held = { bytes: c.bytes, written: false, hashed: false };
+      last = held;
+      await writeChunk(socket, exportId, c.offset, c.bytes, () => {
+        held.written = true;
+        giveBack(held);
+      });
+    }
+    if (last !== undefined) {
+      last.hashed = true;
+      giveBack(last);
     }
     const digest = source.digest();
     if (source.streamed) await writeFrame(socket, { type: 'FileExportLength', exportId, size: digest.bytes });
