@@ -61,22 +61,31 @@ interface AttachFlags {
   mouse?: boolean;
 }
 
-/** Attaches the process's terminal through `selection`; returns jackin's exit status. */
-async function attachTerminal(
-  selection: Selection,
-  name: string,
-  verbose: boolean,
-  features: { noMouse?: boolean; connect?: () => Promise<Transport> } = {},
-): Promise<number> {
-  // Loaded here, not at the top: `jackin export`, `ls` and `--help` start without the session's modules
-  // (about a third of the CLI's start-up time).
-  const [{ AttachSession, outcomeExit }, { HostTerminal, signalExitStatus }, { installPasteFeature }, { installLinkFeature }, { installExportFeature }] = await Promise.all([
+/**
+ * The attached session's modules, loaded by `run` and `attach` only: `jackin export`, `ls` and `--help`
+ * start without them (about a third of the CLI's start-up time). Both commands start loading them before
+ * they connect, so the connection never waits on them: a program that exits at once would otherwise be
+ * shut down while the capsule still waits for our Hello, and its status lost.
+ */
+function loadSessionModules() {
+  return Promise.all([
     import('../host/attach.ts'),
     import('../host/terminal.ts'),
     import('../host/paste-feature.ts'),
     import('../host/link-feature.ts'),
     import('../host/export-feature.ts'),
   ]);
+}
+
+/** Attaches the process's terminal through `selection`; returns jackin's exit status. */
+async function attachTerminal(
+  modules: ReturnType<typeof loadSessionModules>,
+  selection: Selection,
+  name: string,
+  verbose: boolean,
+  features: { noMouse?: boolean; connect?: () => Promise<Transport> } = {},
+): Promise<number> {
+  const [{ AttachSession, outcomeExit }, { HostTerminal, signalExitStatus }, { installPasteFeature }, { installLinkFeature }, { installExportFeature }] = await modules;
   const terminal = new HostTerminal();
   // While raw, "\n" no longer returns the carriage: diagnostics end lines with CRLF.
   const log = verbose ? (line: string) => void process.stderr.write(`jackin: ${line}\r\n`) : undefined;
@@ -119,10 +128,12 @@ async function attachTerminal(
 
 async function attachCommand(instance: string, flags: AttachFlags): Promise<number> {
   const selectOptions: SelectOptions = selectOptionsFromFlags(instance, jackinHome(), flags);
+  const modules = loadSessionModules();
+  await modules;
   const selection = await selectTransport(selectOptions);
   // Exports open their own control connection the same way (socket, or another exec relay).
   const connect = async (): Promise<Transport> => (await selectTransport(selectOptions)).transport;
-  return attachTerminal(selection, instance, flags.verbose === true, { noMouse: flags.mouse === false, connect });
+  return attachTerminal(modules, selection, instance, flags.verbose === true, { noMouse: flags.mouse === false, connect });
 }
 
 /** A name usable as an instance directory, from a command path. */
@@ -158,6 +169,7 @@ interface RunFlags {
 
 async function runCommand(command: string[], flags: RunFlags): Promise<number> {
   const home = jackinHome();
+  const modules = loadSessionModules();
   const argv = command.length > 0 ? command : [process.env['SHELL'] || '/bin/sh'];
   const workspace = resolve(flags.workspace ?? process.cwd());
   try {
@@ -191,13 +203,14 @@ async function runCommand(command: string[], flags: RunFlags): Promise<number> {
   child.once('error', (e) => (exited = `could not start (${e.message})`));
   child.unref();
 
+  await modules;
   const deadline = Date.now() + CAPSULE_START_TIMEOUT_MS;
   for (;;) {
     try {
       const sock = await connectSocket(socket);
       const selection: Selection = { transport: socketTransport(sock, socket), choice: 'socket', reason: `jackin run started capsule ${name}` };
       const connect = async (): Promise<Transport> => socketTransport(await connectSocket(socket), socket);
-      return await attachTerminal(selection, name, flags.verbose === true, { noMouse: flags.mouse === false, connect });
+      return await attachTerminal(modules, selection, name, flags.verbose === true, { noMouse: flags.mouse === false, connect });
     } catch (e) {
       if (!(e instanceof JackinError) || e.code !== 'E_SOCKET_UNAVAILABLE') throw e;
     }
