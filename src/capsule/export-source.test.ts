@@ -6,6 +6,7 @@ import { appendFileSync, chmodSync, existsSync, mkdirSync, mkdtempSync, readdirS
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { openExportSource, EXPORT_CHUNK_BYTES, type ExportContext, type ExportSource } from './export-source.ts';
+import { writeDirectoryArchive } from './tar-zstd.ts';
 import { DEFAULT_POLICY, type Policy } from '../policy/schema.ts';
 import { JackinError } from '../errors.ts';
 import { pollUntil } from '../../test/helpers/poll.ts';
@@ -408,4 +409,23 @@ test('a streamed directory whose reader stops early (the host went away) stops i
   // Every file the archiver opened is closed again (the archiver was stopped, not left waiting).
   await pollUntil('descriptors to be closed', () => readdirSync('/proc/self/fd').length <= fdsBefore, { timeoutMs: 5000, last: () => readdirSync('/proc/self/fd').length });
   rmSync(root, { recursive: true });
+});
+
+test('the archiver waits for a stalled reader even when the tree is only symlinks (headers count against its queue)', { timeout: 30_000 }, async () => {
+  // 20,000 symlinks with 4,000-byte targets: about 100 MiB of tar headers and no file content at all.
+  const target = 't'.repeat(4000);
+  const entries = Array.from({ length: 20_000 }, (_, i) => ({ type: 'symlink' as const, rel: `link-${i}`, mode: 0o777, mtime: new Date(0), target }));
+  let taken = 0;
+  const counted = { *[Symbol.iterator]() { for (const e of entries) { taken++; yield e; } } };
+  const listing = { root: ws, shown: 'links', listed: counted as unknown as typeof entries, skipped: [] };
+  // A host that stopped reading: the first write never completes.
+  const archiving = writeDirectoryArchive(listing, () => new Promise<void>(() => undefined));
+  archiving.catch(() => undefined);
+  let last = -1;
+  await pollUntil('the archiver to stop taking entries', () => {
+    const still = taken === last;
+    last = taken;
+    return still && taken > 0;
+  }, { timeoutMs: 20_000, intervalMs: 300, last: () => taken });
+  assert.ok(taken < entries.length / 4, `the archiver took ${taken} of ${entries.length} entries for a reader that never read`);
 });

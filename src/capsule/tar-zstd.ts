@@ -206,7 +206,9 @@ export async function writeDirectoryArchive(listing: DirectoryListing, sink: Arc
   const pack = tarStream.pack();
 
   // tar-stream queues whole entries without backpressure, so the producer waits while the consumer is more
-  // than PACK_AHEAD_BYTES behind (memory stays bounded whatever the tree).
+  // than PACK_AHEAD_BYTES behind (memory stays bounded whatever the tree). `produced` counts each entry's
+  // content and the least its headers take (headerFloor): never more than tar-stream emits, so the wait
+  // always ends, and a tree of nothing but directories and long symlinks is bounded too.
   let produced = 0;
   let consumed = 0;
   let wake: (() => void) | undefined;
@@ -245,6 +247,7 @@ export async function writeDirectoryArchive(listing: DirectoryListing, sink: Arc
     for (const e of listed) {
       await slicer.turn();
       const base = { name: e.rel, mode: e.mode, mtime: e.mtime, uid: 0, gid: 0, uname: '', gname: '' };
+      produced += headerFloor(e);
       switch (e.type) {
         case 'directory':
           await addEntry(pack, { ...base, type: 'directory' });
@@ -256,7 +259,6 @@ export async function writeDirectoryArchive(listing: DirectoryListing, sink: Arc
           const header = { ...base, type: 'file' as const, size: e.size };
           produced += e.size;
           contentBytes += await addFile(pack, root, shown, e.rel, header, slicer);
-          await caughtUp();
           break;
         }
         default: {
@@ -264,6 +266,7 @@ export async function writeDirectoryArchive(listing: DirectoryListing, sink: Arc
           throw new TypeError(`unknown entry ${JSON.stringify(never)}`);
         }
       }
+      await caughtUp();
     }
     pack.finalize();
   } catch (e) {
@@ -275,6 +278,18 @@ export async function writeDirectoryArchive(listing: DirectoryListing, sink: Arc
   await consumerDone;
   if (writeError !== undefined) throw writeError;
   return { entries: listed.length, contentBytes, skipped };
+}
+
+/**
+ * The fewest header bytes tar-stream writes for an entry: its 512-byte header, and when the name or link
+ * target cannot fit a ustar header for certain (a name over 255 bytes, a target over 100), a pax header
+ * block plus pax records holding both in full (so at least their bytes, padded to a block).
+ */
+function headerFloor(e: Listed): number {
+  const name = Buffer.byteLength(e.rel);
+  const target = e.type === 'symlink' ? Buffer.byteLength(e.target) : 0;
+  if (name <= 255 && target <= 100) return TAR_BLOCK;
+  return 2 * TAR_BLOCK + roundUp(name + target, TAR_BLOCK);
 }
 
 function addEntry(pack: Pack, header: Partial<Header> & Pick<Header, 'name'>, content?: Buffer): Promise<void> {
