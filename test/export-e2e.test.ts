@@ -4,11 +4,14 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, statSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { exportFile } from '../src/host/export-client.ts';
 import { JackinError } from '../src/errors.ts';
+import { encodeControlMessage } from '../src/protocol/index.ts';
+import { pollUntil } from './helpers/poll.ts';
 import { startExportCapsule, CAPSULE_BIN } from './helpers/export-capsule.ts';
 
 function sha(b: Buffer): string {
@@ -263,4 +266,28 @@ test('concurrent exports from one capsule each arrive with the right digest (chu
     assert.equal(line['sha256'], sha(files[i]!.content));
     assert.deepEqual(readFileSync(line['destination'] as string), files[i]!.content);
   }
+});
+
+test('a host that leaves while its directory is archived (no streamSize) leaves no descriptor open in the capsule', async (t) => {
+  const c = await startExportCapsule(t, 'L');
+  const tree = join(c.workspace, 'tree');
+  mkdirSync(tree);
+  for (let i = 0; i < 40; i++) writeFileSync(join(tree, `f${i}.bin`), randomBytes(1024 * 1024));
+  const pid = c.child.pid!;
+  const archives = (): string[] =>
+    readdirSync(`/proc/${pid}/fd`).flatMap((fd) => {
+      try {
+        const target = readlinkSync(`/proc/${pid}/fd/${fd}`);
+        return target.includes('.archive-') ? [target] : [];
+      } catch {
+        return [];
+      }
+    });
+  const sock = connect(c.socket);
+  await new Promise<void>((resolve, reject) => sock.once('connect', resolve).once('error', reject));
+  // An older host's request (no streamSize): the capsule archives the whole tree before it replies.
+  sock.write(encodeControlMessage({ method: 'export', path: 'tree' }));
+  await pollUntil('the capsule to start archiving', () => archives().length > 0, { timeoutMs: 10_000 });
+  sock.destroy();
+  await pollUntil('the archive descriptor to be closed', () => archives().length === 0, { timeoutMs: 10_000, last: archives });
 });

@@ -199,8 +199,12 @@ export function registerExportMethods(control: ControlMethods, o: ExportMethodsO
       o.notify('warning', `Export of ${path} refused: ${messageOf(e)}`);
       return { reply: { ok: false, code, message: messageOf(e) } };
     }
-    // The server skips the stream when the host is already gone: release the descriptor then too.
-    socket.once('close', () => void source.close());
+    // The server skips the stream when the host is already gone: release the descriptor then too. The host
+    // may have gone while the source was opened (archiving a directory for an older host takes a while), and
+    // then 'close' has already fired.
+    const release = (): void => void source.close().catch(() => undefined);
+    socket.once('close', release);
+    if (socket.destroyed) release();
     const exportId = nextExportId++;
     return {
       reply: { ok: true, exportId: exportId.toString(), name: source.name, size: source.size, kind: source.kind, ...(source.streamed ? { streamed: true } : {}) },
