@@ -89,6 +89,17 @@ test('exportFile: an ok:false reply keeps its code; an abort removes the tempora
   assert.deepEqual(files(f2.dest), []);
 });
 
+test('exportFile: an interrupt while the last frames are handled stops before the publish: nothing saved, as it says', async (t) => {
+  // The last chunk and End arrive in one read; the operator interrupts as the last chunk is counted.
+  const f = await fakeCapsule(t, (s) => {
+    s.end(Buffer.concat([encodeControlMessage({ ok: true, exportId: '11' }), frames(11n, [start(11n), { type: 'FileExportChunk', exportId: 11n, offset: 0, bytes: body }, { type: 'FileExportEnd', exportId: 11n, sha256: digest }])]));
+  });
+  const ac = new AbortController();
+  const p = exportFile({ path: 'a.txt' }, { connect: f.connect, directory: f.dest, signal: ac.signal, onProgress: (pr) => pr.bytes === body.length && ac.abort() });
+  await assert.rejects(p, (e: unknown) => e instanceof JackinError && e.code === 'E_EXPORT_ABORTED' && /nothing was saved/.test(e.message));
+  assert.deepEqual(files(f.dest), [], 'the message says nothing was saved: nothing is there');
+});
+
 test('controlCall returns an ok reply and throws the code of a refusal', async (t) => {
   const f = await fakeCapsule(t, (s) => s.end(encodeControlMessage({ ok: true, file: '/w/out.png', url: null })));
   assert.deepEqual(await controlCall(f.connect, { method: 'offers' }), { ok: true, file: '/w/out.png', url: null });

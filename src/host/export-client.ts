@@ -155,7 +155,7 @@ async function withConnection<T>(
   t: Transport,
   signal: AbortSignal | undefined,
   idleMs: number,
-  body: (chunks: AsyncIterable<Buffer>, touch: () => void) => Promise<T>,
+  body: (chunks: AsyncIterable<Buffer>, touch: () => void, stoppedBy: () => JackinError | undefined) => Promise<T>,
 ): Promise<T> {
   let stopped: JackinError | undefined;
   const stop = (e: JackinError): void => {
@@ -172,9 +172,10 @@ async function withConnection<T>(
   signal?.addEventListener('abort', onAbort, { once: true });
   touch();
   try {
-    const result = await body(t.readable as AsyncIterable<Buffer>, touch);
-    if (stopped !== undefined) throw stopped;
-    return result;
+    // A result is returned even when a stop came while it was being made: the body finished (an export was
+    // verified and published), so saying it was interrupted would be untrue. The body checks stoppedBy()
+    // before anything it cannot take back.
+    return await body(t.readable as AsyncIterable<Buffer>, touch, () => stopped);
   } catch (e) {
     throw stopped ?? e;
   } finally {
@@ -220,7 +221,7 @@ export async function exportFile(request: ExportRequest, options: ExportClientOp
     }),
   );
   try {
-    return await withConnection(t, options.signal, options.idleTimeoutMs ?? EXPORT_IDLE_TIMEOUT_MS, async (chunks, touch) => {
+    return await withConnection(t, options.signal, options.idleTimeoutMs ?? EXPORT_IDLE_TIMEOUT_MS, async (chunks, touch, stoppedBy) => {
       const reader = new ReplyReader();
       let exportId: bigint | undefined;
       const pool = new FramePool(EXPORT_WRITE_QUEUE_BYTES / EXPORT_CHUNK_DATA_BYTES + 2);
@@ -283,6 +284,10 @@ export async function exportFile(request: ExportRequest, options: ExportClientOp
           return undefined;
         }
         if (streamed && exactSize === undefined) throw new JackinError('E_EXPORT_PROTOCOL', 'FileExportEnd without FileExportLength on a streamed export');
+        // An interrupt (or the idle timeout) that came while the last frames were handled still wins here,
+        // before the publish; once the publish has started, the file is reported as saved (withConnection).
+        const stop = stoppedBy();
+        if (stop !== undefined) throw stop;
         const done = await sink.finish(f.sha256, exactSize);
         return { source: request.path, destination: done.destination, bytes: done.bytes, sha256: done.sha256hex };
       };
