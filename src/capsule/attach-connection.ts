@@ -35,6 +35,8 @@ export const OUTPUT_COALESCE_BYTES = 256 * 1024;
 export const OUTPUT_FLOOD_READ_BYTES = 2048;
 /** How long a shutdown waits for the ExtHello of a host that was just welcomed (see shutdown). */
 export const EXT_HELLO_GRACE_MS = 300;
+/** How long a shutdown waits for a connected host to finish its Hello and be welcomed (see shutdown). */
+export const HELLO_GRACE_MS = 1000;
 /** After Shutdown and end(), a peer that never reads is cut off after this long. */
 export const CLOSE_GRACE_MS = 2000;
 const MAX_NOTICE_TEXT_BYTES = 2048;
@@ -142,7 +144,21 @@ export class AttachConnection {
    * reaches the host (an upstream host, which sends none, gets Shutdown after that grace).
    */
   shutdown(reason: string | null, exitStatus: number | null = null): void {
-    if (this.state === 'closed' || this.awaitingExtHello !== null) return;
+    if (this.state === 'closed' || this.awaitingExtHello !== null || this.awaitingWelcome !== null) return;
+    // A host that connected but is not welcomed yet (its Hello is on the way, or the attach is settling)
+    // would otherwise be cut off with nothing: it gets HELLO_GRACE_MS to be welcomed, and then the status.
+    if ((this.state === 'handshake' || this.state === 'attaching') && !this.socket.destroyed) {
+      const timer = setTimeout(() => {
+        this.awaitingWelcome = null;
+        this.finishShutdown(reason, exitStatus);
+      }, HELLO_GRACE_MS);
+      this.awaitingWelcome = () => {
+        clearTimeout(timer);
+        this.awaitingWelcome = null;
+        this.shutdown(reason, exitStatus);
+      };
+      return;
+    }
     for (const item of this.queue) if (item.ok && item.frame.type === 'ExtHello') this.noteExtHello(item.frame.features);
     if (this.state === 'attached' && !this.extHelloSeen && exitStatus !== null && this.host.features['exit-status'] !== undefined && !this.socket.destroyed) {
       const timer = setTimeout(() => this.finishShutdown(reason, exitStatus), EXT_HELLO_GRACE_MS);
@@ -155,6 +171,8 @@ export class AttachConnection {
     this.finishShutdown(reason, exitStatus);
   }
 
+  /** Set while shutdown waits for this host to be welcomed: goes on with the shutdown. */
+  private awaitingWelcome: (() => void) | null = null;
   private extHelloSeen = false;
   /** Set while shutdown waits for ExtHello: finishes the shutdown. */
   private awaitingExtHello: (() => void) | null = null;
@@ -322,6 +340,8 @@ export class AttachConnection {
         this.state = 'attached';
         session.setOutputSink((chunk) => this.sendOutput(chunk));
         this.modesSub = session.onModesChange(() => this.sendModes());
+        // The program ended while this host was being welcomed: now it can be told.
+        this.awaitingWelcome?.();
       } finally {
         session.release(hold);
       }

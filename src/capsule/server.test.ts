@@ -373,6 +373,34 @@ test('capsule server: a program that exits before the host\'s ExtHello still get
   assert.ok(kinds.indexOf('ExitStatus') < kinds.indexOf('Shutdown'));
 });
 
+test('capsule server: a host that connected but sent Hello only after the program exited is welcomed, then gets the status', async (t) => {
+  const f = await start(t, ['sh', '-c', 'echo last words; exit 5']);
+  // Connected (as `jackin run` does as soon as the socket answers), Hello not sent yet.
+  const c = await f.connect();
+  const status = await f.session.exited;
+  const shutdown = f.server.shutdown(status, `program exited with status ${status}`);
+  await new Promise((r) => setTimeout(r, 150));
+  c.send(helloFrame());
+  await c.waitForFrame('Welcome');
+  c.send({ type: 'ExtHello', features: { 'exit-status': 1 } });
+  await c.waitForFrame('Shutdown');
+  await shutdown;
+  const kinds = c.frames.map((fr) => fr.type);
+  assert.deepEqual(c.frames.find((fr) => fr.type === 'ExitStatus'), { type: 'ExitStatus', status: 5 }, kinds.join(' '));
+  assert.ok(kinds.indexOf('Welcome') < kinds.indexOf('ExitStatus') && kinds.indexOf('ExitStatus') < kinds.indexOf('Shutdown'), kinds.join(' '));
+  assert.match((await c.screenLines()).join('\n'), /last words/, 'the repaint shows what the program printed');
+});
+
+test('capsule server: a connection that never sends Hello does not hold a shutdown past its grace', async (t) => {
+  const f = await start(t, ['sh', '-c', 'exit 0']);
+  const c = await f.connect();
+  const status = await f.session.exited;
+  const t0 = Date.now();
+  await f.server.shutdown(status, 'program exited');
+  await c.waitClosed();
+  assert.ok(Date.now() - t0 < 5000);
+});
+
 test('capsule server: an upstream host (no ExtHello) still gets Shutdown when the program exits', async (t) => {
   const f = await start(t, ['sh', '-c', 'read x; exit 5']);
   const c = await f.attach();

@@ -6,7 +6,7 @@
 import { unlink } from 'node:fs/promises';
 import { createServer, type Server, type Socket } from 'node:net';
 import { ControlMessageDecoder, encodeControlMessage, HANDSHAKE_TIMEOUT_MS, type Features, type NoticeLevel } from '../protocol/index.ts';
-import { AttachConnection, type AttachHost } from './attach-connection.ts';
+import { AttachConnection, HELLO_GRACE_MS, type AttachHost } from './attach-connection.ts';
 import { ControlMethods } from './control-methods.ts';
 import { rejectingImageSink, type ImageSink } from './image-sink.ts';
 import { NoticeQueue, type HostNoticeEvent } from './notice-queue.ts';
@@ -53,6 +53,8 @@ export class CapsuleServer {
   private readonly maxConnections: number;
   private readonly maxPending: number;
   private closing = false;
+  /** What shutdown() was told, for a host that completes its Hello during the shutdown. */
+  private closingWith: { exitStatus: number | null; reason: string | null } | null = null;
 
   private constructor(private readonly options: CapsuleServerOptions) {
     this.socketPath = options.socketPath;
@@ -148,8 +150,14 @@ export class CapsuleServer {
     this.closing = true;
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     await unlink(this.socketPath).catch(() => undefined);
+    this.closingWith = { exitStatus, reason };
     for (const c of [...this.attachConns]) c.shutdown(reason, exitStatus);
-    for (const s of this.sockets) if (this.pending.has(s)) s.destroy();
+    // A connection that has sent nothing yet may be a host whose Hello is on the way (`jackin run` of a
+    // program that exits at once): it gets HELLO_GRACE_MS to send it (see onConnection), then goes.
+    for (const [s, t] of this.pending) {
+      clearTimeout(t);
+      this.pending.set(s, setTimeout(() => s.destroy(), HELLO_GRACE_MS));
+    }
     await closed;
   }
 
@@ -179,13 +187,18 @@ export class CapsuleServer {
       this.pending.delete(socket);
     });
     socket.once('data', (first: Buffer) => {
-      if (first[0] === 0x00) this.serveControl(socket, first);
-      else {
+      if (first[0] === 0x00) {
+        // No new control requests once the program has ended.
+        if (this.closingWith !== null) socket.destroy();
+        else this.serveControl(socket, first);
+      } else {
         // allowHalfOpen is for the control channel's streamed replies; an attach client's EOF is a detach.
         socket.allowHalfOpen = false;
         const conn = new AttachConnection(socket, this.host);
         this.attachConns.add(conn);
         conn.onData(first);
+        // Connected before the program ended: welcomed, then told (AttachConnection.shutdown waits for that).
+        if (this.closingWith !== null) conn.shutdown(this.closingWith.reason, this.closingWith.exitStatus);
       }
     });
   }
