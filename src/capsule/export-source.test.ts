@@ -6,7 +6,7 @@ import { appendFileSync, chmodSync, existsSync, mkdirSync, mkdtempSync, readdirS
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { openExportSource, EXPORT_CHUNK_BYTES, type ExportContext, type ExportSource } from './export-source.ts';
-import { writeDirectoryArchive } from './tar-zstd.ts';
+import { listDirectory, writeDirectoryArchive } from './tar-zstd.ts';
 import { DEFAULT_POLICY, type Policy } from '../policy/schema.ts';
 import { JackinError } from '../errors.ts';
 import { pollUntil } from '../../test/helpers/poll.ts';
@@ -218,23 +218,29 @@ test('stress: swapping symlinks and directories during exports never yields an o
   assert.ok(seen.ok > 0 && seen.refused > 0, JSON.stringify(seen));
 });
 
-test('stress: swapping a tree\'s file and subdirectory for outside symlinks while it is archived never archives an outside byte', { timeout: 120_000 }, async () => {
-  // The tree's entries are opened with the synchronous opener (openInsideRootsSync): same guarantee.
+test('stress: swapping a tree\'s file and subdirectory for outside symlinks while it is archived never archives an outside byte or name', { timeout: 120_000 }, async () => {
+  // The tree's entries are opened with the synchronous opener (openInsideRootsSync): same guarantee. The
+  // outside directory the swapped-in subdirectory symlink points to holds only a directory and a symlink:
+  // entries archived without being opened, so only the listing itself can keep their names out (an outside
+  // regular file would fail the export when opened).
   const root = join(ws, 'swaptree');
   mkdirSync(join(root, 'sub'), { recursive: true });
   writeFileSync(join(root, 'file.txt'), INSIDE);
   writeFileSync(join(root, 'sub', 'secret.txt'), INSIDE);
+  const outTree = mkdtempSync('/tmp/jk-outtree-');
+  mkdirSync(join(outTree, 'outside-only-dir'));
+  symlinkSync('/etc/outside-only-target', join(outTree, 'outside-only-link'));
   const script = `
     const fs = require('fs'); const p = require('path');
     const [root, out] = process.argv.slice(1);
     const f = p.join(root, 'file.txt'), fbak = p.join(root, 'file.bak'), flink = p.join(root, 'file.link');
     const d = p.join(root, 'sub'), dbak = p.join(root, 'sub.bak'), dlink = p.join(root, 'sub.link');
-    fs.symlinkSync(p.join(out, 'secret.txt'), flink); fs.symlinkSync(out, dlink);
+    fs.symlinkSync(p.join(out, 'secret.txt'), flink); fs.symlinkSync(process.argv[3], dlink);
     for (;;) {
       fs.renameSync(f, fbak); fs.renameSync(flink, f); fs.renameSync(f, flink); fs.renameSync(fbak, f);
       fs.renameSync(d, dbak); fs.renameSync(dlink, d); fs.renameSync(d, dlink); fs.renameSync(dbak, d);
     }`;
-  const swapper = spawn(process.execPath, ['-e', script, root, out], { stdio: 'ignore' });
+  const swapper = spawn(process.execPath, ['-e', script, root, out, outTree], { stdio: 'ignore' });
   const seen = { ok: 0, failed: 0 };
   try {
     for (let i = 0; i < 150; i++) {
@@ -254,12 +260,16 @@ test('stress: swapping a tree\'s file and subdirectory for outside symlinks whil
         const dump = spawnSync('tar', ['--zstd', '-xOf', archive], { maxBuffer: 1 << 24 });
         assert.equal(dump.status, 0, String(dump.stderr));
         assert.ok(!dump.stdout.toString('latin1').includes(OUTSIDE.trim()), 'an outside file was archived');
+        const names = spawnSync('tar', ['--zstd', '-tvf', archive], { maxBuffer: 1 << 24 });
+        assert.equal(names.status, 0, String(names.stderr));
+        assert.doesNotMatch(names.stdout.toString(), /outside-only/, 'an outside name was archived');
       }
     }
   } finally {
     swapper.kill('SIGKILL');
     await new Promise((r) => swapper.once('exit', r));
     rmSync(root, { recursive: true, force: true });
+    rmSync(outTree, { recursive: true, force: true });
   }
   assert.ok(seen.ok > 0, JSON.stringify(seen));
 });
@@ -428,4 +438,29 @@ test('the archiver waits for a stalled reader even when the tree is only symlink
     return still && taken > 0;
   }, { timeoutMs: 20_000, intervalMs: 300, last: () => taken });
   assert.ok(taken < entries.length / 4, `the archiver took ${taken} of ${entries.length} entries for a reader that never read`);
+});
+
+test('a directory swapped for a symlink after it was checked is refused, never listed through the link', async () => {
+  // listDirectory gets the directory's checked real path; by the time it lists, the agent may have swapped
+  // that directory (or one above it) for a symlink to somewhere else. Nothing from there may be listed.
+  const elsewhere = mkdtempSync('/tmp/jk-elsewhere-');
+  mkdirSync(join(elsewhere, 'inner'));
+  symlinkSync('/etc/outside-only-target', join(elsewhere, 'inner', 'outside-only-link'));
+  symlinkSync('/etc/outside-only-target', join(elsewhere, 'outside-only-link'));
+  const caps = DEFAULT_POLICY.export.directories;
+  try {
+    // The directory itself is now a symlink.
+    symlinkSync(elsewhere, join(ws, 'swapped-dir'));
+    await assert.rejects(listDirectory(join(ws, 'swapped-dir'), 'swapped-dir', caps), (e: unknown) => e instanceof JackinError && e.code === 'E_CHANGED_WHILE_READING');
+    // A directory above it is now a symlink: the last name is a real directory, somewhere else.
+    symlinkSync(elsewhere, join(ws, 'swapped-parent'));
+    await assert.rejects(listDirectory(join(ws, 'swapped-parent', 'inner'), 'swapped-parent/inner', caps), (e: unknown) => e instanceof JackinError && e.code === 'E_CHANGED_WHILE_READING');
+    // The same directory, not swapped, lists normally.
+    const listing = await listDirectory(join(elsewhere, 'inner'), 'inner', caps);
+    assert.deepEqual(listing.listed.map((e) => e.rel), ['outside-only-link']);
+  } finally {
+    rmSync(join(ws, 'swapped-dir'), { force: true });
+    rmSync(join(ws, 'swapped-parent'), { force: true });
+    rmSync(elsewhere, { recursive: true, force: true });
+  }
 });

@@ -9,7 +9,7 @@
  * Caps are checked on the whole listing before any byte is archived, and file sizes are declared in the
  * tar headers, so a file that changes meanwhile fails the export (E_CHANGED_WHILE_READING).
  */
-import { closeSync, fstatSync, lstatSync, readdirSync, readlinkSync, readSync } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readlinkSync, readSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { posix } from 'node:path';
 import tarStream, { type Header, type Pack } from 'tar-stream';
@@ -101,17 +101,41 @@ function capError(shown: string, what: string): JackinError {
   return new JackinError('E_DIR_CAP', `${shown}: ${what}; export a smaller directory or raise export.directories in the policy`);
 }
 
+function changedWhileListed(shown: string, rel: string, cause: unknown): JackinError {
+  return new JackinError('E_CHANGED_WHILE_READING', `${rel === '' ? shown : `${shown}/${rel}`} changed while the directory was listed; export it again once it stops changing`, { cause });
+}
+
 /** A name that vanished or changed kind between readdir and lstat (the tree is changing): a clear, stable error. */
 function listingCall<T>(shown: string, rel: string, call: () => T): T {
   try {
     return call();
   } catch (e) {
     const code = errnoOf(e);
-    if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'EINVAL') {
-      throw new JackinError('E_CHANGED_WHILE_READING', `${rel === '' ? shown : `${shown}/${rel}`} changed while the directory was listed; export it again once it stops changing`, { cause: e });
-    }
+    if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'EINVAL' || code === 'ELOOP') throw changedWhileListed(shown, rel, e);
     throw e;
   }
+}
+
+/**
+ * Opens directory `rel` of the tree for listing, and makes sure it is the one at that place inside `root`:
+ * the final name is never followed (O_NOFOLLOW), and the opened directory's real location must be exactly
+ * root/rel, so a directory on the way swapped for a symlink is refused (E_CHANGED_WHILE_READING) instead of
+ * listed. The caller lists through /proc/self/fd/N, which stays that directory whatever is renamed later.
+ */
+function openListedDirectory(root: string, shown: string, rel: string): number {
+  const fd = listingCall(shown, rel, () => openSync(posix.join(root, rel), constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW));
+  let real: string;
+  try {
+    real = readlinkSync(`/proc/self/fd/${fd}`);
+  } catch (e) {
+    closeSync(fd);
+    throw e;
+  }
+  if (real !== posix.join(root, rel)) {
+    closeSync(fd);
+    throw changedWhileListed(shown, rel, new Error(`opened ${real}, not ${posix.join(root, rel)}`));
+  }
+  return fd;
 }
 
 /** Every entry below `root`, sorted per directory so archives are reproducible; caps enforced as it goes. */
@@ -122,30 +146,36 @@ async function listTree(root: string, shown: string, caps: DirectoryCaps, slicer
   const pending: string[] = [''];
   while (pending.length > 0) {
     const relDir = pending.pop() ?? '';
-    const names = listingCall(shown, relDir, () => readdirSync(posix.join(root, relDir))).sort();
-    const subdirs: string[] = [];
-    for (const name of names) {
-      const rel = relDir === '' ? name : `${relDir}/${name}`;
-      await slicer.turn();
-      const st = listingCall(shown, rel, () => lstatSync(posix.join(root, rel)));
-      const mode = st.mode & 0o777;
-      if (st.isDirectory()) {
-        listed.push({ type: 'directory', rel, mode, mtime: st.mtime });
-        subdirs.push(rel);
-      } else if (st.isFile()) {
-        listed.push({ type: 'file', rel, mode, mtime: st.mtime, size: st.size });
-        total += st.size;
-      } else if (st.isSymbolicLink()) {
-        listed.push({ type: 'symlink', rel, mode, mtime: st.mtime, target: listingCall(shown, rel, () => readlinkSync(posix.join(root, rel))) });
-      } else {
-        skipped.push(rel);
-        continue;
+    const dirFd = openListedDirectory(root, shown, relDir);
+    try {
+      const here = `/proc/self/fd/${dirFd}`;
+      const names = listingCall(shown, relDir, () => readdirSync(here)).sort();
+      const subdirs: string[] = [];
+      for (const name of names) {
+        const rel = relDir === '' ? name : `${relDir}/${name}`;
+        await slicer.turn();
+        const st = listingCall(shown, rel, () => lstatSync(posix.join(here, name)));
+        const mode = st.mode & 0o777;
+        if (st.isDirectory()) {
+          listed.push({ type: 'directory', rel, mode, mtime: st.mtime });
+          subdirs.push(rel);
+        } else if (st.isFile()) {
+          listed.push({ type: 'file', rel, mode, mtime: st.mtime, size: st.size });
+          total += st.size;
+        } else if (st.isSymbolicLink()) {
+          listed.push({ type: 'symlink', rel, mode, mtime: st.mtime, target: listingCall(shown, rel, () => readlinkSync(posix.join(here, name))) });
+        } else {
+          skipped.push(rel);
+          continue;
+        }
+        if (listed.length > caps.maxEntries) throw capError(shown, `more than ${caps.maxEntries} entries`);
+        if (total > caps.maxTotalBytes) throw capError(shown, `more than ${caps.maxTotalBytes} bytes of file content`);
       }
-      if (listed.length > caps.maxEntries) throw capError(shown, `more than ${caps.maxEntries} entries`);
-      if (total > caps.maxTotalBytes) throw capError(shown, `more than ${caps.maxTotalBytes} bytes of file content`);
+      // Depth-first in sorted order: push in reverse so the first name is walked first.
+      for (let i = subdirs.length - 1; i >= 0; i--) pending.push(subdirs[i] ?? '');
+    } finally {
+      closeSync(dirFd);
     }
-    // Depth-first in sorted order: push in reverse so the first name is walked first.
-    for (let i = subdirs.length - 1; i >= 0; i--) pending.push(subdirs[i] ?? '');
   }
   return { listed, skipped };
 }
