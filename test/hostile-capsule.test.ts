@@ -20,6 +20,7 @@ import {
   startHostileCapsule,
   welcomeFrame,
   type FakeConnection,
+  type HostileCapsuleOptions,
 } from './helpers/hostile-capsule.ts';
 import { JACKIN, paneFor, START_TIMEOUT_MS } from './helpers/jackin-cli.ts';
 import { pollUntil } from './helpers/poll.ts';
@@ -97,6 +98,15 @@ async function attach(pane: TmuxPane, name: string, tag: string): Promise<void> 
  * Waits for the attach started by `attach(…, tag)` to end; returns its status, the screen, and jackin's last
  * line (the one right above the status: a multi-line message would not match a whole reason there).
  */
+/** Starts fake capsule `o.name`, attaches jackin to it in `pane` (as `tag`) and waits for the program's READY line. */
+async function attachToFake(t: TestContext, pane: TmuxPane, o: Omit<HostileCapsuleOptions, 'home'>, tag: string = o.name): Promise<FakeConnection> {
+  const fake = await startHostileCapsule(t, { home: pane.jackinHome, ...o });
+  await attach(pane, o.name, tag);
+  const c = await fake.connection(0, START_TIMEOUT_MS);
+  await pane.waitForText('FAKE-READY-0', WAIT);
+  return c;
+}
+
 async function attachEnded(pane: TmuxPane, tag: string): Promise<{ status: number; screen: string; lastLine: string }> {
   await pane.waitForText(new RegExp(`^stty-${tag}=[a-z,-]*$`, "m"), WAIT);
   const screen = await joinedScreen(pane);
@@ -137,10 +147,7 @@ async function assertModesRestored(pane: TmuxPane, what: string): Promise<void> 
 test('hostile capsule (upstream): unsolicited HostOpenUrl and FileExport frames open and write nothing; in-sync bad frames are skipped with a HostNotice', async (t) => {
   const host = hostSide(t);
   const pane = await paneFor(t, { ...PANE, env: host.env });
-  const fake = await startHostileCapsule(t, { home: pane.jackinHome, name: 'upstream', welcome: () => welcomeFrame(null), echo: true });
-  await attach(pane, 'upstream', 'up');
-  const c = await fake.connection(0, START_TIMEOUT_MS);
-  await pane.waitForText('FAKE-READY-0', WAIT);
+  const c = await attachToFake(t, pane, { name: 'upstream', welcome: () => welcomeFrame(null), echo: true }, 'up');
 
   // Unsolicited: nobody clicked or pressed anything.
   c.send({ type: 'HostOpenUrl', url: 'https://example.com/unasked' });
@@ -183,10 +190,7 @@ function lyingExportStart(): Buffer {
 test('hostile capsule (ours, extensions negotiated): host requests are refused even right after a palette key; bad frames and escape sequences are shown inert', async (t) => {
   const host = hostSide(t);
   const pane = await paneFor(t, { ...PANE, env: host.env });
-  const fake = await startHostileCapsule(t, { home: pane.jackinHome, name: 'ours', welcome: () => welcomeFrame(OUR_FEATURES), echo: true });
-  await attach(pane, 'ours', 'ours');
-  const c = await fake.connection(0, START_TIMEOUT_MS);
-  await pane.waitForText('FAKE-READY-0', WAIT);
+  const c = await attachToFake(t, pane, { name: 'ours', welcome: () => welcomeFrame(OUR_FEATURES), echo: true });
   await pollUntil('the host to negotiate extensions', () => c.received.some((f) => f.type === 'ExtHello'), WAIT);
 
   c.send({ type: 'HostOpenUrl', url: 'https://example.com/unasked' });
@@ -250,10 +254,7 @@ test('hostile capsule (upstream): export names with separators, dot-dot, control
     ['.bashrc', 'bashrc'],
     ['report.txt', 'report-1.txt'],
   ];
-  const fake = await startHostileCapsule(t, { home: pane.jackinHome, name: 'names', welcome: () => welcomeFrame(null) });
-  await attach(pane, 'names', 'names');
-  const c = await fake.connection(0, START_TIMEOUT_MS);
-  await pane.waitForText('FAKE-READY-0', WAIT);
+  const c = await attachToFake(t, pane, { name: 'names', welcome: () => welcomeFrame(null) });
 
   // Each palette key (forwarded to the upstream capsule, whose palette it is) opens the window for one export.
   let keys = 0;
@@ -362,10 +363,7 @@ test('hostile capsule: a malformed Welcome block means upstream; framing errors 
 test('hostile capsule: an endless 1-byte-per-100-ms stream and a capsule that never answers Detach; Ctrl+\\ d still detaches', async (t) => {
   const host = hostSide(t);
   const pane = await paneFor(t, { ...PANE, env: host.env });
-  const fake = await startHostileCapsule(t, { home: pane.jackinHome, name: 'slow', welcome: () => welcomeFrame(OUR_FEATURES) });
-  await attach(pane, 'slow', 'slow');
-  const c = await fake.connection(0, START_TIMEOUT_MS);
-  await pane.waitForText('FAKE-READY-0', WAIT);
+  const c = await attachToFake(t, pane, { name: 'slow', welcome: () => welcomeFrame(OUR_FEATURES) });
   await programModesOn(pane, c);
   const trickle = setInterval(() => c.send({ type: 'Output', bytes: Buffer.from('.') }), 100);
   t.after(() => clearInterval(trickle));
@@ -384,10 +382,7 @@ test('hostile capsule: an endless 1-byte-per-100-ms stream and a capsule that ne
 test('hostile capsule: a 50 MiB flood of output; typed input reaches the capsule, and the palette and detach work afterwards', async (t) => {
   const host = hostSide(t);
   const pane = await paneFor(t, { ...PANE, env: host.env });
-  const fake = await startHostileCapsule(t, { home: pane.jackinHome, name: 'flood', welcome: () => welcomeFrame(OUR_FEATURES) });
-  await attach(pane, 'flood', 'flood');
-  const c = await fake.connection(0, START_TIMEOUT_MS);
-  await pane.waitForText('FAKE-READY-0', WAIT);
+  const c = await attachToFake(t, pane, { name: 'flood', welcome: () => welcomeFrame(OUR_FEATURES) });
   await programModesOn(pane, c);
   const FLOOD_BYTES = 50 * 1024 * 1024;
   const line = `${'flood-0123456789-'.repeat(6)}\r\n`;
