@@ -13,6 +13,10 @@ import { createOpener } from '../host/opener.ts';
 import { ENGINES, checkInstanceName, selectOptionsFromFlags, selectTransport, type Engine, type SelectOptions } from '../transport/select.ts';
 import type { Transport } from '../transport/transport.ts';
 import { formatBytes } from '../ui/format-bytes.ts';
+import { inertJson, inertText } from '../ui/inert-text.ts';
+
+/** Longest container path or message shown in one line (inertText cuts the rest). */
+const MAX_SHOWN_COLUMNS = 1000;
 
 /** Redraw the progress line at most this often. */
 const PROGRESS_INTERVAL_MS = 200;
@@ -60,11 +64,13 @@ function progressMeter(stream: NodeJS.WriteStream): { update(p: ExportProgress):
       const rate = p.bytes / secs;
       const eta = rate > 0 ? Math.ceil((p.total - p.bytes) / rate) : 0;
       const pct = p.total === 0 ? 100 : Math.floor((p.bytes / p.total) * 100);
-      // A directory archived while it streams knows only an upper bound: no percentage or ETA then.
+      // A directory archived while it streams knows only an upper bound: no percentage or ETA then. The name
+      // is the one the file is published under (never the capsule's raw name), and shown inert all the same.
+      const name = inertText(p.name, 80);
       const line =
         p.atMost === true
-          ? `${p.name}: ${formatBytes(p.bytes)} (archive of at most ${formatBytes(p.total)})  ${formatBytes(rate)}/s`
-          : `${p.name}: ${formatBytes(p.bytes)} / ${formatBytes(p.total)} (${pct}%)  ${formatBytes(rate)}/s  ETA ${eta}s`;
+          ? `${name}: ${formatBytes(p.bytes)} (archive of at most ${formatBytes(p.total)})  ${formatBytes(rate)}/s`
+          : `${name}: ${formatBytes(p.bytes)} / ${formatBytes(p.total)} (${pct}%)  ${formatBytes(rate)}/s  ETA ${eta}s`;
       stream.write(`\r\x1b[K${line.slice(0, Math.max(20, (stream.columns || 80) - 1))}`);
       shown = true;
     },
@@ -112,21 +118,24 @@ async function exportCommand(paths: string[], flags: ExportFlags): Promise<numbe
           { connect, directory, signal: stop.signal, ...(meter ? { onProgress: (p: ExportProgress) => meter.update(p) } : {}) },
         );
         meter?.clear();
-        if (json) out(JSON.stringify({ ok: true, source, destination: r.destination, bytes: r.bytes, sha256: r.sha256 }));
-        else out(`${r.destination}  (${r.bytes} bytes, sha256 ${r.sha256})`);
+        if (json) out(inertJson({ ok: true, source, destination: r.destination, bytes: r.bytes, sha256: r.sha256 }));
+        else out(`${inertText(r.destination, MAX_SHOWN_COLUMNS)}  (${r.bytes} bytes, sha256 ${r.sha256})`);
         if (mode !== undefined) {
           try {
-            await createOpener().openFile(r.destination, mode);
+            const opened = await createOpener().openFile(r.destination, mode);
+            if (opened.revealedInstead !== undefined) {
+              process.stderr.write(`jackin: revealed ${inertText(r.destination, MAX_SHOWN_COLUMNS)} instead of opening it: ${opened.revealedInstead}\n`);
+            }
           } catch (e) {
-            process.stderr.write(`jackin: could not ${mode} ${r.destination}: ${describeError(e)}\n`);
+            process.stderr.write(`jackin: could not ${mode} ${inertText(r.destination, MAX_SHOWN_COLUMNS)}: ${inertText(describeError(e), MAX_SHOWN_COLUMNS)}\n`);
           }
         }
       } catch (e) {
         meter?.clear();
         failed++;
         const code = e instanceof JackinError ? e.code : 'E_INTERNAL';
-        if (json) out(JSON.stringify({ ok: false, source, code, message: describeError(e) }));
-        else process.stderr.write(`jackin: export ${source}: ${describeError(e)} (${code})\n`);
+        if (json) out(inertJson({ ok: false, source, code, message: describeError(e) }));
+        else process.stderr.write(`jackin: export ${inertText(source, MAX_SHOWN_COLUMNS)}: ${inertText(describeError(e), MAX_SHOWN_COLUMNS)} (${inertText(code, 64)})\n`);
       }
     }
   } finally {
@@ -158,7 +167,9 @@ export function registerExportCommand(program: Command, setStatus: (n: number) =
     .addHelpText(
       'after',
       `
-Directories arrive as <name>.tar.zst. Each file is written to a 0600 temporary file, checked for size and
+Directories arrive as <name>.tar.zst; a file keeps the name (and extension) of the path you asked for.
+--open never opens a file that would run something (.desktop, .exe, .sh, .app, .lnk, .url, a script or
+program by its first bytes...): it is revealed instead, with a note saying why. Each file is written to a 0600 temporary file, checked for size and
 SHA-256, then published under a new name (report-1.txt if report.txt exists); nothing is ever replaced.
 With --json each path prints {"ok":true,"source","destination","bytes","sha256"} or
 {"ok":false,"source","code","message"}. Exit status: 0 when every path was exported, 1 otherwise.

@@ -15,6 +15,10 @@ import { registerExportCommand } from './export-command.ts';
 import type { Transport } from '../transport/transport.ts';
 import { ENGINES, checkInstanceName, instanceRunDir, selectOptionsFromFlags, selectTransport, type Engine, type Selection, type SelectOptions } from '../transport/select.ts';
 import { connectSocket, socketTransport } from '../transport/socket.ts';
+import { inertJson, inertText, padColumns, textWidth } from '../ui/inert-text.ts';
+
+/** Longest reason (a capsule's Shutdown text, a relay's stderr line) shown on one line. */
+const MAX_REASON_COLUMNS = 1000;
 
 /** How long `jackin run` waits for a new capsule's socket. Starting Node and a PTY takes ~100 ms. */
 export const CAPSULE_START_TIMEOUT_MS = 10_000;
@@ -102,7 +106,7 @@ async function attachTerminal(
   const fail = (message: string, status: number) => {
     session.abort(message);
     terminal.restore();
-    process.stderr.write(`\r\njackin: ${message}\n`, () => process.exit(status));
+    process.stderr.write(`\r\njackin: ${inertText(message, MAX_REASON_COLUMNS)}\n`, () => process.exit(status));
     // If stderr is gone (hangup), do not wait on it.
     setTimeout(() => process.exit(status), 500).unref();
   };
@@ -122,7 +126,8 @@ async function attachTerminal(
     process.off('unhandledRejection', onCrash);
   }
   const { status, message } = outcomeExit(outcome, name);
-  if (message !== null) await writeAll(process.stderr, `\r\njackin: ${message}\n`);
+  // The reason may be the capsule's Shutdown text or a relay's last stderr line: container text.
+  if (message !== null) await writeAll(process.stderr, `\r\njackin: ${inertText(message, MAX_REASON_COLUMNS)}\n`);
   return status;
 }
 
@@ -229,15 +234,17 @@ function formatInstances(list: InstanceInfo[]): string {
   if (list.length === 0) return 'no instances (start one with `jackin run -- <command>`)\n';
   const rows = [['NAME', 'STATE', 'ATTACHED', 'PROGRAM', 'SOCKET']];
   for (const i of list) {
-    rows.push([i.name, i.state, i.attached === null ? '-' : i.attached ? 'yes' : 'no', i.program?.join(' ') ?? '-', i.socket]);
+    // The program comes from the capsule (or capsule.json, which a container can write): shown inert.
+    const cells = [i.name, i.state, i.attached === null ? '-' : i.attached ? 'yes' : 'no', i.program?.join(' ') ?? '-', i.socket];
+    rows.push(cells.map((cell, c) => inertText(cell, c === 3 ? 60 : MAX_REASON_COLUMNS)));
   }
-  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
-  return rows.map((r) => r.map((cell, c) => (c === r.length - 1 ? cell : cell.padEnd(widths[c]!))).join('  ')).join('\n') + '\n';
+  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => textWidth(r[c]!))));
+  return rows.map((r) => r.map((cell, c) => (c === r.length - 1 ? cell : padColumns(cell, widths[c]!))).join('  ')).join('\n') + '\n';
 }
 
 async function lsCommand(flags: { json?: boolean }): Promise<number> {
   const list = await listInstances(jackinHome());
-  await writeAll(process.stdout, flags.json === true ? JSON.stringify(list) + '\n' : formatInstances(list));
+  await writeAll(process.stdout, flags.json === true ? inertJson(list) + '\n' : formatInstances(list));
   return 0;
 }
 
@@ -334,7 +341,7 @@ async function doctorCommand(flags: { json?: boolean }): Promise<number> {
   const { formatChecks, runDoctor } = await import('../host/doctor.ts');
   const checks = await runDoctor();
   const ok = checks.every((c) => c.status !== 'error');
-  await writeAll(process.stdout, flags.json === true ? JSON.stringify({ ok, checks }) + '\n' : formatChecks(checks));
+  await writeAll(process.stdout, flags.json === true ? inertJson({ ok, checks }) + '\n' : formatChecks(checks));
   return ok ? 0 : 1;
 }
 
@@ -353,7 +360,8 @@ export async function run(argv: string[]): Promise<number> {
     }
     const code = e instanceof JackinError ? e.code : 'E_INTERNAL';
     const exitCode = e instanceof JackinError ? e.exitCode : 70;
-    const line = json ? JSON.stringify({ error: { code, message: describeError(e) } }) : `jackin: ${describeError(e)}`;
+    // Messages can carry container text (a capsule's refusal, a relay's stderr): never raw to the terminal.
+    const line = json ? inertJson({ error: { code, message: describeError(e) } }) : `jackin: ${inertText(describeError(e), MAX_REASON_COLUMNS)}`;
     await writeAll(process.stderr, line + '\n');
     return exitCode;
   }

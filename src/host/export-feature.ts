@@ -20,6 +20,7 @@ import { createExportSink, type ExportSink } from './export-sink.ts';
 import { createGestureGate, DEFAULT_GESTURE_WINDOW_MS, type GestureGate } from './gesture-gate.ts';
 import { createOpener, type Opener } from './opener.ts';
 import { requestResolve } from './resolver.ts';
+import { exportNameFor } from './sanitize-name.ts';
 import { formatBytes } from '../ui/format-bytes.ts';
 
 export type ExportMode = 'save' | 'reveal' | 'open';
@@ -64,7 +65,8 @@ export function installExportFeature(session: AttachSession, opts: ExportFeature
   async function reveal(path: string, mode: ExportMode): Promise<void> {
     if (mode === 'save') return;
     try {
-      await getOpener().openFile(path, mode);
+      const r = await getOpener().openFile(path, mode);
+      if (r.revealedInstead !== undefined) session.notify('warning', `Revealed ${basename(path)} instead of opening it: ${r.revealedInstead}`);
     } catch (e) {
       session.notify('error', `Could not ${mode} ${path}: ${describe(e)}`);
     }
@@ -211,11 +213,13 @@ function installUpstreamGate(
         if (transfers.size >= MAX_UPSTREAM_EXPORTS) return refuse(f.exportId, `already ${MAX_UPSTREAM_EXPORTS} exports in progress`);
         if (!gate.consume('export', o.window)) return refuse(f.exportId, 'it did not follow a palette key or a click of yours');
         const mode: ExportMode = f.open ? 'open' : f.reveal ? 'reveal' : 'save';
-        const t: UpstreamTransfer = { sink: undefined, name: f.name, mode, chain: Promise.resolve(), failed: false };
+        // The published extension follows the path the transfer names, not a differing suggested name.
+        const name = exportNameFor(f.source, /\.tar\.zst$/iu.test(f.name) ? 'directory' : 'file', f.name);
+        const t: UpstreamTransfer = { sink: undefined, name, mode, chain: Promise.resolve(), failed: false };
         transfers.set(f.exportId, t);
         t.chain = o.destination().then(async (directory) => {
           t.sink = createExportSink({ directory });
-          await t.sink.begin(f.name, f.size);
+          await t.sink.begin(name, f.size);
         });
         t.chain.catch((e: unknown) => fail(f.exportId, t, e));
         return;
