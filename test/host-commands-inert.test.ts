@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pty from '@lydell/node-pty';
 import { ControlMessageDecoder, createClientFrameDecoder, encodeControlMessage, encodeServerFrame } from '../src/protocol/index.ts';
+import { readActions } from '../src/host/action-log.ts';
 import { REPO_ROOT } from './helpers/jackin-cli.ts';
 
 const JACKIN = join(REPO_ROOT, 'bin', 'jackin.js');
@@ -158,6 +159,10 @@ test('jackin export prints a capsule\'s refusal inert, as text and as JSON', asy
   const j = await jackin(['export', '--from', 'evil', '--json', 'nope.txt'], env);
   assertInert('jackin export --json', j.stdout);
   assert.equal(JSON.parse(j.stdout.toString()).message, HOSTILE);
+  // Each attempt is in the host's own log, with the capsule's text kept exactly (shown inert by jackin log).
+  const logged = await readActions(home, 'evil');
+  assert.deepEqual(logged.map((r) => [r.action, r.target, r.result]), [['export', 'nope.txt', 'refused'], ['export', 'nope.txt', 'refused']]);
+  assert.equal(logged[0]?.detail, `E_POLICY_DENIED: ${HOSTILE}`);
 });
 
 test('jackin export --offered on a terminal: the offered path, the progress line and a stream failure are inert', async (t) => {

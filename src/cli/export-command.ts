@@ -8,6 +8,7 @@ import { Command, Option } from 'commander';
 import { describeError, JackinError } from '../errors.ts';
 import { exportDirectory } from '../host/download-dir.ts';
 import { controlCall, exportFile, type ExportProgress } from '../host/export-client.ts';
+import { appendAction } from '../host/action-log.ts';
 import { jackinHome, listInstances } from '../host/instances.ts';
 import { createOpener } from '../host/opener.ts';
 import { ENGINES, checkInstanceName, selectOptionsFromFlags, selectTransport, type Engine, type SelectOptions } from '../transport/select.ts';
@@ -118,15 +119,19 @@ async function exportCommand(paths: string[], flags: ExportFlags): Promise<numbe
           { connect, directory, signal: stop.signal, ...(meter ? { onProgress: (p: ExportProgress) => meter.update(p) } : {}) },
         );
         meter?.clear();
+        await appendAction(jackinHome(), { instance, action: 'export', target: source, result: 'ok', detail: r.destination });
         if (json) out(inertJson({ ok: true, source, destination: r.destination, bytes: r.bytes, sha256: r.sha256 }));
         else out(`${inertText(r.destination, MAX_SHOWN_COLUMNS)}  (${r.bytes} bytes, sha256 ${r.sha256})`);
         if (mode !== undefined) {
           try {
             const opened = await createOpener().openFile(r.destination, mode);
+            const done = opened.revealedInstead === undefined ? mode : 'reveal';
+            await appendAction(jackinHome(), { instance, action: `${done}-file`, target: r.destination, result: 'ok', ...(opened.revealedInstead !== undefined ? { detail: `not opened: ${opened.revealedInstead}` } : {}) });
             if (opened.revealedInstead !== undefined) {
               process.stderr.write(`jackin: revealed ${inertText(r.destination, MAX_SHOWN_COLUMNS)} instead of opening it: ${opened.revealedInstead}\n`);
             }
           } catch (e) {
+            await appendAction(jackinHome(), { instance, action: `${mode}-file`, target: r.destination, result: 'failed', detail: describeError(e) });
             process.stderr.write(`jackin: could not ${mode} ${inertText(r.destination, MAX_SHOWN_COLUMNS)}: ${inertText(describeError(e), MAX_SHOWN_COLUMNS)}\n`);
           }
         }
@@ -134,6 +139,8 @@ async function exportCommand(paths: string[], flags: ExportFlags): Promise<numbe
         meter?.clear();
         failed++;
         const code = e instanceof JackinError ? e.code : 'E_INTERNAL';
+        const refused = /^E_(POLICY|PATH|OUTSIDE|TOO_LARGE|NOT_FOUND)/u.test(code);
+        await appendAction(jackinHome(), { instance, action: 'export', target: source, result: refused ? 'refused' : 'failed', detail: `${code}: ${describeError(e)}` });
         if (json) out(inertJson({ ok: false, source, code, message: describeError(e) }));
         else process.stderr.write(`jackin: export ${inertText(source, MAX_SHOWN_COLUMNS)}: ${inertText(describeError(e), MAX_SHOWN_COLUMNS)} (${inertText(code, 64)})\n`);
       }

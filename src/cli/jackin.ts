@@ -12,6 +12,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { describeError, JackinError } from '../errors.ts';
 import { jackinHome, listInstances, probeInstance, socketAnswers, type InstanceInfo } from '../host/instances.ts';
 import { registerExportCommand } from './export-command.ts';
+import { registerLogCommand } from './log-command.ts';
 import type { Transport } from '../transport/transport.ts';
 import { ENGINES, checkInstanceName, instanceRunDir, selectOptionsFromFlags, selectTransport, type Engine, type Selection, type SelectOptions } from '../transport/select.ts';
 import { connectSocket, socketTransport } from '../transport/socket.ts';
@@ -333,6 +334,7 @@ Examples:
     .action(async (flags: { json?: boolean }) => setStatus(await doctorCommand(flags)));
 
   registerExportCommand(program, setStatus);
+  registerLogCommand(program, setStatus);
 
   return program;
 }
