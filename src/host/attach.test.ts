@@ -97,7 +97,7 @@ test('attach: negotiates extensions, and the program exit status ends the sessio
   cap.send({ type: 'Shutdown', reason: 'program exited' });
   assert.deepEqual(await done, { kind: 'exited', status: 42 });
   assert.deepEqual(notices, [{ level: 'warning', text: 'careful' }]);
-  assert.match(term.written(), /^\x1b7\x1b\[1;\d+H.* ! capsule: careful .*\x1b8$/, 'the notice is drawn without moving the cursor, marked as from the capsule');
+  assert.match(term.written(), /^\x1b7[^\n]*?\x1b\[1;\d+H.* ! capsule: careful .*\x1b8$/, 'the notice is drawn without moving the cursor, marked as from the capsule');
 });
 
 test('attach: Ctrl+\\ d sends AttachControl Detach with context {v:1} and ends detached', async (t) => {
