@@ -5,7 +5,7 @@
  */
 import { unlink } from 'node:fs/promises';
 import { createServer, type Server, type Socket } from 'node:net';
-import { ControlMessageDecoder, encodeControlMessage, HANDSHAKE_TIMEOUT_MS, type Features, type NoticeLevel } from '../protocol/index.ts';
+import { ControlMessageDecoder, encodeControlMessage, HANDSHAKE_TIMEOUT_MS, type Features, type FeatureVersions, type NoticeLevel } from '../protocol/index.ts';
 import { AttachConnection, HELLO_GRACE_MS, type AttachHost } from './attach-connection.ts';
 import { ControlMethods } from './control-methods.ts';
 import { rejectingImageSink, type ImageSink } from './image-sink.ts';
@@ -17,7 +17,7 @@ import type { Disposable, Session } from './session.ts';
 export const MAX_CONNECTIONS = 16;
 export const MAX_PENDING_HANDSHAKES = 8;
 /** The extensions this capsule implements (docs/protocol.md, "Extensions"). */
-export const CAPSULE_FEATURES: Features = { 'exit-status': 1, notice: 1, repaint: 1, resolve: 1, modes: 1, 'image-staged': 1, 'stage-only': 1 };
+export const CAPSULE_FEATURES: FeatureVersions = { 'exit-status': 1, notice: 1, repaint: 1, resolve: 1, modes: 1, 'image-staged': 1, 'stage-only': 1 };
 
 export interface CapsuleInfo {
   name: string;
