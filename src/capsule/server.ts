@@ -9,10 +9,9 @@ import { ControlMessageDecoder, encodeControlMessage, HANDSHAKE_TIMEOUT_MS, type
 import { AttachConnection, HELLO_GRACE_MS, type AttachHost } from './attach-connection.ts';
 import { ControlMethods } from './control-methods.ts';
 import { rejectingImageSink, type ImageSink } from './image-sink.ts';
-import { NoticeQueue, type HostNoticeEvent } from './notice-queue.ts';
 import { Offers, registerOfferMethods } from './offers.ts';
 import { clearStaleSocket, listenPrivate } from './run-dir.ts';
-import type { Disposable, Session } from './session.ts';
+import type { Session } from './session.ts';
 
 export const MAX_CONNECTIONS = 16;
 export const MAX_PENDING_HANDSHAKES = 8;
@@ -39,7 +38,6 @@ export interface CapsuleServerOptions {
 }
 
 export class CapsuleServer {
-  readonly notices = new NoticeQueue();
   readonly control = new ControlMethods();
   readonly offers = new Offers();
   readonly socketPath: string;
@@ -66,7 +64,6 @@ export class CapsuleServer {
       session: options.session,
       features: options.features ?? CAPSULE_FEATURES,
       imageSink: options.imageSink ?? rejectingImageSink,
-      notices: this.notices,
       offers: this.offers,
       log,
       takeOver: (conn) => {
@@ -135,10 +132,6 @@ export class CapsuleServer {
   /** Tells the operator of the attached client (drawn by their host or by us); a no-op when detached. */
   notify(level: NoticeLevel, text: string): void {
     this.current?.notify(level, text);
-  }
-
-  onNotice(listener: (n: HostNoticeEvent) => void): Disposable {
-    return this.notices.onNotice(listener);
   }
 
   /**
