@@ -13,7 +13,7 @@ import { basename, dirname } from 'node:path';
 import { JackinError } from '../errors.ts';
 import { hasFeature, type ServerFrame } from '../protocol/index.ts';
 import type { Transport } from '../transport/transport.ts';
-import { DisposableStore, type Disposable } from '../disposable.ts';
+import { DisposableStore, toDisposable, type Disposable } from '../disposable.ts';
 import type { FeatureSession } from './feature-session.ts';
 import { exportDirectory } from './download-dir.ts';
 import { controlCall, exportFile, type ExportedFile } from './export-client.ts';
@@ -59,9 +59,10 @@ export function installExportFeature(session: FeatureSession, opts: ExportFeatur
   let opener = opts.opener;
   const getOpener = (): Opener => (opener ??= createOpener({ env }));
   const destination = (): Promise<string> => (opts.directory !== undefined ? Promise.resolve(opts.directory) : exportDirectory(opts.instance, undefined, env));
-  // Exports in flight end (and remove their temporary files) when the session ends.
+  // Exports in flight end (and remove their temporary files) when the session or the feature ends.
   const stop = new AbortController();
   void session.done.then(() => stop.abort());
+  store.add(toDisposable(() => stop.abort()));
 
   async function reveal(path: string, mode: ExportMode): Promise<void> {
     if (mode === 'save') return;
