@@ -3,18 +3,16 @@
  * image path, three palette actions, and an upstream capsule's 0x8A/0x8B/0x8C requests), the clipboard
  * read, validation, and the transfer to the capsule (protocol.md section 4) with its answer.
  *
- * While a paste is in progress, typed input is held (AttachSession.holdInput) and released after the
+ * While a paste is in progress, typed input is held (FeatureSession.holdInput) and released after the
  * capsule answered, so keys typed meanwhile reach the program after the pasted path, in order. When the
  * clipboard holds no image, the trigger's own bytes go to the program before the held keys (Vim's Ctrl+V
  * keeps working). Program output keeps flowing throughout: the clipboard read is a child process, and a
  * large image goes in 1 MiB chunks, each sent after the transport drained.
  */
-import { createHash } from 'node:crypto';
 import { createGestureGate } from './gesture-gate.ts';
 import { JackinError } from '../errors.ts';
 import { DisposableStore, type Disposable } from '../disposable.ts';
-import { hasFeature, type AttachContext, type ClientFrame, type ControlResult, type ImageFormat, type ServerFrame } from '../protocol/index.ts';
-import { LARGE_FRAME_CAP, MAX_CHUNK_BYTES, MAX_SINGLE_IMAGE_BYTES } from '../protocol/limits.ts';
+import { hasFeature, type ControlResult, type ImageFormat, type ServerFrame } from '../protocol/index.ts';
 import { DEFAULT_MAX_IMAGE_BYTES } from '../policy/image-signature.ts';
 import { acquireClipboardImage } from './clipboard/acquire.ts';
 import { readImageFile } from './clipboard/read-image-file.ts';
@@ -22,6 +20,7 @@ import { selectClipboardReader } from './clipboard/select.ts';
 import type { ClipboardReader } from './clipboard/types.ts';
 import type { FeatureSession } from './feature-session.ts';
 import type { InputEvent } from './input-scan.ts';
+import { imageFrames } from './image-frames.ts';
 import { parsePastedPath } from './pasted-path.ts';
 import { formatBytes } from '../ui/format-bytes.ts';
 
@@ -67,50 +66,16 @@ export type PasteOutcome =
   | { kind: 'rejected'; requestId: bigint; result: ControlResult }
   | { kind: 'timeout'; requestId: bigint };
 
+export { imageFrames, SINGLE_FRAME_MAX_BYTES } from './image-frames.ts';
+
 export const DEFAULT_RESPONSE_TIMEOUT_MS = 30_000;
 /** A pasted path that fails with one of these is ordinary text (no file, not a file, not an image). */
 const NOT_AN_IMAGE_CODES: ReadonlySet<string> = new Set(['E_PATH_NOT_FOUND', 'E_NOT_A_FILE', 'E_UNSUPPORTED_IMAGE', 'E_NO_CLIPBOARD_IMAGE', 'E_PATH_UNREADABLE']);
-const CONTEXT: AttachContext = { v: 1 };
-/** kind u8 + request id u64 + context length u16 + context + format u8: what an AttachControl image adds. */
-const CONTROL_IMAGE_OVERHEAD = 1 + 8 + 2 + Buffer.byteLength(JSON.stringify(CONTEXT)) + 1;
-/** Largest image sent as one AttachControl ClipboardImage frame; larger ones go chunked. */
-export const SINGLE_FRAME_MAX_BYTES = Math.min(MAX_SINGLE_IMAGE_BYTES, LARGE_FRAME_CAP - CONTROL_IMAGE_OVERHEAD);
 
 /** `JACKIN_PASTE_IMAGE_PATHS`: on unless 0/false/no/off (any case). */
 export function pasteImagePathsEnabled(env: NodeJS.ProcessEnv): boolean {
   const v = env['JACKIN_PASTE_IMAGE_PATHS']?.trim().toLowerCase();
   return !(v === '0' || v === 'false' || v === 'no' || v === 'off');
-}
-
-/** The frames of one image request, in order: [StageOnly], then one ClipboardImage or Start/Chunks/End. */
-export function* imageFrames(
-  requestId: bigint,
-  format: ImageFormat,
-  bytes: Buffer,
-  opts: { stageOnly: boolean; singleMax?: number; chunkBytes?: number },
-): Generator<ClientFrame> {
-  if (opts.stageOnly) yield { type: 'StageOnly', requestId };
-  const control = (body: Extract<ClientFrame, { type: 'AttachControl' }>['body']): ClientFrame => ({
-    type: 'AttachControl',
-    requestId,
-    context: CONTEXT,
-    body,
-  });
-  if (bytes.length <= (opts.singleMax ?? SINGLE_FRAME_MAX_BYTES)) {
-    yield control({ kind: 'ClipboardImage', format, bytes });
-    return;
-  }
-  // The transfer id only has to be unique among our transfers in progress: the request id is.
-  const transferId = requestId;
-  const step = opts.chunkBytes ?? MAX_CHUNK_BYTES;
-  yield control({ kind: 'ClipboardImageStart', transferId, format, size: bytes.length });
-  const hash = createHash('sha256');
-  for (let offset = 0; offset < bytes.length; offset += step) {
-    const part = bytes.subarray(offset, offset + step);
-    hash.update(part);
-    yield control({ kind: 'ClipboardImageChunk', transferId, offset, bytes: part });
-  }
-  yield control({ kind: 'ClipboardImageEnd', transferId, sha256: hash.digest() });
 }
 
 interface Pending {
