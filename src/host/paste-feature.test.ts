@@ -114,10 +114,15 @@ test('failures are told: backend missing (with the install hint), too large, uns
 test('a rejected answer and a silent capsule end the paste and release the keys', async () => {
   const s = new FakeSession(null);
   s.answer = (id) => [{ type: 'AttachControlResponse', requestId: id, result: 'rejected' }];
-  const f = installPasteFeature(s, { reader: reader({ kind: 'image', bytes: png, mimeType: 'image/png', offered: [] }), responseTimeoutMs: 50 });
+  const image = reader({ kind: 'image', bytes: png, mimeType: 'image/png', offered: [] });
+  // The default answer timeout: the rejection must win whatever the load on the machine.
+  const f = installPasteFeature(s, { reader: image });
   assert.equal((await f.trigger({ kind: 'action', source: 'clipboard' }, 'paste')).kind, 'rejected');
+  f.dispose();
+  assert.equal(s.actions.size + s.hooks.size, 0, 'disposing the feature removed its actions and hooks');
+  const silent = installPasteFeature(s, { reader: image, responseTimeoutMs: 50 });
   s.answer = () => [];
-  const p = f.trigger({ kind: 'action', source: 'clipboard' }, 'paste');
+  const p = silent.trigger({ kind: 'action', source: 'clipboard' }, 'paste');
   s.type('k');
   assert.equal((await p).kind, 'timeout');
   assert.equal(Buffer.concat(s.program).toString(), 'k');
