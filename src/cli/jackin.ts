@@ -64,6 +64,7 @@ interface AttachFlags {
   verbose?: boolean;
   /** false with --no-mouse. */
   mouse?: boolean;
+  allowUpstreamRequests?: boolean;
 }
 
 /**
@@ -88,14 +89,14 @@ async function attachTerminal(
   selection: Selection,
   name: string,
   verbose: boolean,
-  features: { noMouse?: boolean; connect?: () => Promise<Transport> } = {},
+  features: { noMouse?: boolean; connect?: () => Promise<Transport>; allowUpstreamRequests?: boolean } = {},
 ): Promise<number> {
   const [{ AttachSession, outcomeExit }, { HostTerminal, signalExitStatus }, { installPasteFeature }, { installLinkFeature }, { installExportFeature }] = await modules;
   const terminal = new HostTerminal();
   // While raw, "\n" no longer returns the carriage: diagnostics end lines with CRLF.
   const log = verbose ? (line: string) => void process.stderr.write(`jackin: ${line}\r\n`) : undefined;
   log?.(`transport: ${selection.choice}, because ${selection.reason} (${selection.transport.description})`);
-  const session = new AttachSession({ transport: selection.transport, terminal, name, ...(log ? { log } : {}) });
+  const session = new AttachSession({ transport: selection.transport, terminal, name, allowUpstreamRequests: features.allowUpstreamRequests === true, ...(log ? { log } : {}) });
   installPasteFeature(session);
   const exportFeature = features.connect !== undefined ? installExportFeature(session, { instance: name, connect: features.connect }) : undefined;
   installLinkFeature(session, {
@@ -139,7 +140,7 @@ async function attachCommand(instance: string, flags: AttachFlags): Promise<numb
   const selection = await selectTransport(selectOptions);
   // Exports open their own control connection the same way (socket, or another exec relay).
   const connect = async (): Promise<Transport> => (await selectTransport(selectOptions)).transport;
-  return attachTerminal(modules, selection, instance, flags.verbose === true, { noMouse: flags.mouse === false, connect });
+  return attachTerminal(modules, selection, instance, flags.verbose === true, { noMouse: flags.mouse === false, connect, allowUpstreamRequests: flags.allowUpstreamRequests === true });
 }
 
 /** A name usable as an instance directory, from a command path. */
@@ -282,6 +283,7 @@ Environment: JACKIN_HOME (default ~/.jackin) holds sockets/<instance>/jackin.soc
     .option('--exec <command>', 'run this relay command with `sh -c`; its stdin/stdout must reach the capsule socket')
     .option('-v, --verbose', 'print the chosen transport and why, and protocol diagnostics, on stderr')
     .option('--no-mouse', 'never capture the mouse (no Ctrl/Alt+click on links; the palette still works; also JACKIN_MOUSE=off)')
+    .option('--allow-upstream-requests', 'honour link, export and clipboard requests from a capsule without jackin\'s extensions, one per palette key or click (also JACKIN_UPSTREAM_REQUESTS=allow)')
     .addHelpText(
       'after',
       `

@@ -78,6 +78,17 @@ export const GESTURE_AUTHORISES: Readonly<Record<'palette-key' | 'click', readon
 };
 
 /**
+ * How long after a gesture an upstream capsule's request may answer it. A clipboard read follows the
+ * palette key only after the operator found the action in the capsule's palette; a click's open or export
+ * follows at once.
+ */
+export const UPSTREAM_REQUEST_WINDOW_MS: Readonly<Record<HostRequestKind, number>> = {
+  open: DEFAULT_GESTURE_WINDOW_MS,
+  export: DEFAULT_GESTURE_WINDOW_MS,
+  clipboard: 15_000,
+};
+
+/**
  * The one gate of a session: every feature consumes from it, so one gesture lets exactly one host request
  * through, whichever feature asks first (Node runs one frame handler at a time, so the consume is atomic).
  * Only the palette key and a modifier-click count: a key chosen in our own palette runs its action on the
@@ -101,7 +112,7 @@ export class SessionGestures {
   }
 
   /** Uses up the newest gesture that may authorise `kind`; false when there is none. */
-  consume(kind: HostRequestKind, windowMs = DEFAULT_GESTURE_WINDOW_MS): boolean {
+  consume(kind: HostRequestKind, windowMs = UPSTREAM_REQUEST_WINDOW_MS[kind]): boolean {
     return this.#gate.consume(kind, windowMs);
   }
 
