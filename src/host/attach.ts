@@ -10,19 +10,20 @@
  * - input-router.ts: the keyboard (scanner, flush timers, held input, the features' input hooks);
  * - palette-controller.ts: the palette and its actions; notice-overlay.ts: the host's notices;
  * - handshake.ts: Hello and the extensions; attach-outcome.ts: how a session ends.
+ * - host-requests.ts: the one gesture gate, confirmations and the host action log.
  * Features use it through the FeatureSession interface (feature-session.ts).
+ * (Over 350 lines on purpose: it is only the wiring of these parts and the FeatureSession surface they
+ * share; each part's logic lives in its own module.)
  */
 import { DisposableStore, Emitter, toDisposable, type Disposable } from '../disposable.ts';
 import { hasFeature, SERVER_TAGS, type ClientFrame, type Features, type NoticeLevel, type ProtocolError, type ServerFrame } from '../protocol/index.ts';
 import type { Transport } from '../transport/transport.ts';
-import { appendAction } from './action-log.ts';
 import type { AttachOutcome } from './attach-outcome.ts';
-import { ConfirmController } from './confirm-controller.ts';
+import type { ConfirmController } from './confirm-controller.ts';
 import type { ConfirmRequest } from './confirm-prompt.ts';
 import type { FeatureSession, Gesture, HostActionRecord, InputHook, InputHookKind, SessionAction } from './feature-session.ts';
-import { SessionGestures, type HostRequestKind } from './gesture-gate.ts';
-import { confirmCapsuleTargets, upstreamRequestsAllowed } from './host-request-policy.ts';
-import { jackinHome } from './instances.ts';
+import type { HostRequestKind } from './gesture-gate.ts';
+import { HostRequests } from './host-requests.ts';
 import { FrameRelay } from './frame-relay.ts';
 import { helloFrame, negotiateFeatures } from './handshake.ts';
 import { scannerOptionsFromEnv, type InputScannerOptions } from './input-scan.ts';
@@ -73,8 +74,8 @@ export class AttachSession implements FeatureSession {
   private readonly input: InputRouter;
   private readonly overlay: NoticeOverlay;
   private readonly confirmer: ConfirmController;
-  /** One gate for every feature: one gesture lets exactly one upstream request through. */
-  private readonly gestures = new SessionGestures();
+  /** One gesture gate for every feature, the operator's switches, confirmations and the action log. */
+  private readonly requests: HostRequests;
   private readonly noticeEmitter = this.store.add(new Emitter<{ level: NoticeLevel; text: string }>());
   private readonly frameEmitter = this.store.add(new Emitter<ServerFrame>());
   private readonly welcomeEmitter = this.store.add(new Emitter<{ sessions: number; features: Features | null }>());
@@ -111,15 +112,20 @@ export class AttachSession implements FeatureSession {
     );
     this.store.add(this.palette.onChoose(() => this.gesture('palette-action')));
     this.onPaletteOpen = this.palette.onOpen;
-    this.confirmer = this.store.add(
-      new ConfirmController({
-        terminal,
-        closed: () => {
+    this.requests = this.store.add(
+      new HostRequests({
+        ...o,
+        env: o.env ?? process.env,
+        notify: (level, text) => this.notify(level, text),
+        // The capsule repaints the program's screen, which kept updating under the prompt.
+        confirmClosed: () => {
           this.repaint();
           this.overlay.redrawSoon();
         },
+        ended: () => this.finished,
       }),
     );
+    this.confirmer = this.requests.confirmer;
     this.overlay = this.store.add(
       new NoticeOverlay({ terminal, paletteOpen: () => this.palette.isOpen || this.confirmer.isOpen, repaint: () => this.repaint(), ...(o.now ? { now: o.now } : {}) }),
     );
@@ -151,33 +157,14 @@ export class AttachSession implements FeatureSession {
 
   /** Records an operator gesture (features report modifier-clicks). */
   gesture(g: Gesture): void {
-    this.gestures.record(g);
+    this.requests.gestures.record(g);
     this.gestureEmitter.fire(g);
   }
 
-  logAction(record: HostActionRecord): void {
-    this.o.log?.(`host action ${record.action} ${record.target}: ${record.result}${record.detail === undefined ? '' : ` (${record.detail})`}`);
-    void appendAction(this.o.home ?? jackinHome(this.o.env ?? process.env), { instance: this.o.name, ...record });
-  }
-
-  admitUpstream(kind: HostRequestKind, action: string, target: string): boolean {
-    const refuse = (why: string): false => {
-      this.notify('warning', `Refused a request from the capsule (${action} ${target}): ${why}`);
-      this.logAction({ action, target, result: 'refused', detail: why });
-      return false;
-    };
-    if (!upstreamRequestsAllowed(this.o.env ?? process.env, this.o.allowUpstreamRequests === true)) {
-      return refuse('this capsule did not negotiate jackin\'s extensions; allow its requests with --allow-upstream-requests');
-    }
-    if (!this.gestures.consume(kind)) return refuse('no palette key or click of yours was left for it (one gesture, one action)');
-    return true;
-  }
-
-  confirm(request: ConfirmRequest): Promise<boolean> {
-    if (this.finished) return Promise.resolve(false);
-    if (!confirmCapsuleTargets(this.o.env ?? process.env)) return Promise.resolve(true);
-    return this.confirmer.ask(request);
-  }
+  // Decisions on host requests and capsule-chosen targets, and the action log (host-requests.ts).
+  readonly logAction = (record: HostActionRecord): void => this.requests.logAction(record);
+  readonly admitUpstream = (kind: HostRequestKind, action: string, target: string): boolean => this.requests.admitUpstream(kind, action, target);
+  readonly confirm = (request: ConfirmRequest): Promise<boolean> => this.requests.confirm(request);
 
   retitleAction(id: string, title: string): void {
     this.palette.retitle(id, title);

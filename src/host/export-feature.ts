@@ -19,7 +19,9 @@ import { exportDirectory } from './download-dir.ts';
 import { controlCall, exportFile, type ExportedFile } from './export-client.ts';
 import { createExportSink, type ExportSink } from './export-sink.ts';
 import { createOpener, type Opener } from './opener.ts';
+import { PALETTE_MAX_TITLE_COLUMNS } from './palette.ts';
 import { requestResolve } from './resolver.ts';
+import { inertText, textWidth } from '../ui/inert-text.ts';
 import { exportNameFor } from './sanitize-name.ts';
 import { formatBytes } from '../ui/format-bytes.ts';
 
@@ -141,8 +143,11 @@ export function installExportFeature(session: FeatureSession, opts: ExportFeatur
       void controlCall(opts.connect, { method: 'offers' }).then(
         (reply) => {
           const file = reply['file'];
-          shownOffer = typeof file === 'string' && file !== '' ? file : null;
-          session.retitleAction('pull-offered-file', shownOffer === null ? OFFERED_TITLE : `${OFFERED_TITLE}: ${shownOffer}`);
+          const offered = typeof file === 'string' && file !== '' ? file : null;
+          const title = offered === null ? OFFERED_TITLE : `${OFFERED_TITLE}: ${inertText(offered, 400)}`;
+          // Only a path shown whole (and without characters made visible) counts as seen; else the prompt shows it.
+          shownOffer = offered !== null && textWidth(title) <= PALETTE_MAX_TITLE_COLUMNS && inertText(offered, 400) === offered ? offered : null;
+          session.retitleAction('pull-offered-file', title);
         },
         () => undefined,
       );

@@ -195,3 +195,13 @@ test('link feature: the offered link is shown in its palette entry; choosing tha
   assert.deepEqual(s.confirms, [{ kind: 'url', target: 'https://evil.example/swap', hyperlink: false }]);
   assert.deepEqual(opener.opened, ['https://example.com/offer']);
 });
+
+test('link feature: an offered link too long to show whole in its entry is confirmed in the prompt', async () => {
+  const { s, opener } = setup();
+  s.offered = `https://example.com/${'x'.repeat(80)}`;
+  s.paletteOpenEmitter.fire();
+  await pollUntil('the entry to show the offer', () => s.actions.get('open-offered-link')?.title.startsWith('Open offered link: https://example.com/x'));
+  await s.actions.get('open-offered-link')?.run();
+  assert.deepEqual(s.confirms.map((c) => c.target), [s.offered]);
+  assert.deepEqual(opener.opened, [s.offered]);
+});

@@ -22,7 +22,9 @@ import type { ExportFeature } from './export-feature.ts';
 import type { FeatureSession } from './feature-session.ts';
 import type { InputEvent } from './input-scan.ts';
 import { createOpener, type Opener } from './opener.ts';
+import { PALETTE_MAX_TITLE_COLUMNS } from './palette.ts';
 import { requestResolve, type ResolveResult } from './resolver.ts';
+import { textWidth } from '../ui/inert-text.ts';
 
 /** Normal tracking (press and release) with SGR encoding: enough for a click, no motion flood. */
 export const MOUSE_CAPTURE_ON = '\x1b[?1000h\x1b[?1006h';
@@ -145,8 +147,10 @@ export function installLinkFeature(session: FeatureSession, options: LinkFeature
     } catch {
       href = null;
     }
-    shownOffer = href;
-    session.retitleAction('open-offered-link', href === null ? OFFERED_TITLE : `${OFFERED_TITLE}: ${href}`);
+    const title = href === null ? OFFERED_TITLE : `${OFFERED_TITLE}: ${href}`;
+    // Only a target shown whole in the entry counts as seen; a longer one is confirmed in the prompt.
+    shownOffer = textWidth(title) <= PALETTE_MAX_TITLE_COLUMNS ? href : null;
+    session.retitleAction('open-offered-link', title);
   };
 
   const openOfferedLink = async (): Promise<void> => {

@@ -10,6 +10,11 @@
 import { decodeKeys, type Key } from './keys.ts';
 import { cutColumns, padColumns, textWidth } from '../ui/inert-text.ts';
 
+/** Widest the palette box gets (columns, borders included). */
+export const PALETTE_MAX_WIDTH = 64;
+/** Longest action title shown whole in a box of the widest size: inside the borders, a space, the key column and a space. */
+export const PALETTE_MAX_TITLE_COLUMNS = PALETTE_MAX_WIDTH - 2 - 1 - 7 - 1;
+
 export interface PaletteAction {
   id: string;
   title: string;
@@ -217,7 +222,7 @@ export class Palette {
 
   /** Escape sequences that draw the palette as a box in the middle of a rows × cols screen. */
   render(rows: number, cols: number): string {
-    const width = Math.max(20, Math.min(cols - 2, 64));
+    const width = Math.max(20, Math.min(cols - 2, PALETTE_MAX_WIDTH));
     const inner = width - 2;
     const list = this.visible();
     const maxItems = Math.max(1, rows - 7);
