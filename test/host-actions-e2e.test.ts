@@ -143,3 +143,22 @@ test('keys in the same read right after a paste\'s end are typed bytes: a pasted
   await pane.waitForText('Detach (the program keeps running)', WAIT);
   await pane.sendKeys('Escape');
 });
+
+test('a program rewriting row 1 every 5 ms cannot hide a host notice', async (t) => {
+  const pane = await paneFor(t, { rows: 30, cols: 120 });
+  // Row 1 rewritten with a full line of X every 5 ms, for ever.
+  const program = `${shellQuote(process.execPath)} -e ${shellQuote("setInterval(() => process.stdout.write('\\x1b7\\x1b[1;1H' + 'X'.repeat(120) + '\\x1b8'), 5)")}`;
+  await startSession(pane, 'row1', /^X{120}$/m, program);
+  // A host notice: the outcome of an export of a path that does not exist.
+  await pane.sendBytes([0x1c]);
+  await pane.waitForText('Export file…', WAIT);
+  await pane.sendKeys('e');
+  await pane.waitForText('Container path to export', WAIT);
+  await pane.type('/no/such/file.txt');
+  await pane.sendKeys('Enter');
+  await pane.waitForText(/Export of \/no\/such\/file\.txt failed/, WAIT);
+  // Sampled while it is up: the program's writes never keep it away for long.
+  let seen = 0;
+  for (let i = 0; i < 10; i++) if (/Export of \/no\/such\/file\.txt failed/.test((await pane.screenLines())[0] ?? '')) seen++;
+  assert.ok(seen >= 3, `the notice was on row 1 in ${seen} of 10 samples`);
+});

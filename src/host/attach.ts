@@ -287,8 +287,8 @@ export class AttachSession implements FeatureSession {
         // While the palette or a confirmation is up the program's output only updates the capsule's screen
         // model; closing it repaints from there, so nothing is lost and nothing draws over the host's box.
         if (this.palette.isOpen || this.confirmer.isOpen) return;
-        this.overlay.redrawSoon();
         this.relay.writeOutput(f.bytes);
+        this.overlay.afterOutput();
         return;
       case 'Welcome':
         this.o.log?.(`welcome: ${f.sessions} session(s), features ${f.features === null ? 'none (upstream capsule)' : JSON.stringify(f.features)}`);

@@ -2,9 +2,8 @@
  * The host's notice overlay (the counterpart of capsule/overlay-notices.ts): a NoticeBoard (the host's own
  * notices, and the container's in their own rate-limited queue) drawn in the top-right corner of the
  * operator's terminal over the program's screen, with its timers. A notice is removed by asking the capsule
- * to repaint the program's screen, and redrawn shortly after program output draws over it: at most
- * NOTICE_REDRAW_MS after the first write, however often the program writes (a program that rewrote row 1
- * every 5 ms used to keep a waiting redraw from ever running). Nothing is drawn while the palette or a
+ * to repaint the program's screen, and drawn again right after each batch of program output (a program
+ * that rewrote row 1 every 5 ms used to keep a redraw that waited for quiet output from ever running). Nothing is drawn while the palette or a
  * confirmation is up. An upstream capsule cannot repaint: there a notice stays until the program draws over it.
  */
 import { DisposableStore, toDisposable, type Disposable } from '../disposable.ts';
@@ -13,7 +12,7 @@ import { renderNotice } from '../ui/notices.ts';
 import { NoticeBoard, type NoticeSource } from './notice-board.ts';
 import type { HostTerminal } from './terminal.ts';
 
-/** After program output, the notice is redrawn this long after the first write (not after the last). */
+/** After the screen under the overlay changed (a resize, the palette closed), the notice is redrawn this long after. */
 export const NOTICE_REDRAW_MS = 30;
 
 export interface NoticeOverlayOptions {
@@ -30,6 +29,7 @@ export class NoticeOverlay implements Disposable {
   private readonly store = new DisposableStore();
   private expiryTimer: NodeJS.Timeout | undefined;
   private redrawTimer: NodeJS.Timeout | undefined;
+  private immediate: NodeJS.Immediate | undefined;
 
   constructor(private readonly o: NoticeOverlayOptions) {
     this.queue = new NoticeBoard(o.now);
@@ -37,6 +37,7 @@ export class NoticeOverlay implements Disposable {
       toDisposable(() => {
         clearTimeout(this.expiryTimer);
         clearTimeout(this.redrawTimer);
+        clearImmediate(this.immediate);
       }),
     );
   }
@@ -48,7 +49,19 @@ export class NoticeOverlay implements Disposable {
     this.scheduleExpiry();
   }
 
-  /** The screen under the overlay changed (output, resize, the palette closed): redraw shortly. */
+  /**
+   * Program output was just written and may have drawn over the notice: draw it again right after, once
+   * per turn of the event loop (all the frames of one read), so output cannot keep it hidden.
+   */
+  afterOutput(): void {
+    if (this.queue.current === null || this.store.isDisposed || this.immediate !== undefined) return;
+    this.immediate = setImmediate(() => {
+      this.immediate = undefined;
+      this.draw();
+    });
+  }
+
+  /** The screen under the overlay changed (resize, the palette closed): redraw shortly. */
   redrawSoon(): void {
     if (this.queue.current === null || this.store.isDisposed || this.redrawTimer !== undefined) return;
     this.redrawTimer = setTimeout(() => {
