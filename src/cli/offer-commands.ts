@@ -6,7 +6,7 @@
  */
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { JackinError } from '../errors.ts';
+import { isErrorCode, JackinError } from '../errors.ts';
 import { SOCKET_NAME } from '../capsule/run-dir.ts';
 import { defaultRunDir } from '../capsule/serve.ts';
 import { controlRequest } from '../transport/control-request.ts';
@@ -26,8 +26,8 @@ async function send(runDir: string, request: Record<string, unknown>): Promise<v
   }
   const r = reply as { ok?: unknown; code?: unknown; message?: unknown };
   if (r.ok !== true) {
-    const code = typeof r.code === 'string' ? r.code : 'E_CONTROL_REPLY';
-    throw new JackinError(code, typeof r.message === 'string' ? r.message : `the capsule refused the offer: ${JSON.stringify(reply)}`);
+    const message = typeof r.message === 'string' ? r.message : `the capsule refused the offer: ${JSON.stringify(reply)}`;
+    throw new JackinError(isErrorCode(r.code) ? r.code : 'E_CONTROL_REPLY', message);
   }
 }
 

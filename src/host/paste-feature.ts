@@ -11,7 +11,7 @@
  */
 import { createHash } from 'node:crypto';
 import { createGestureGate } from './gesture-gate.ts';
-import { JackinError } from '../errors.ts';
+import { JackinError, type ErrorCode } from '../errors.ts';
 import type { AttachContext, ClientFrame, ControlResult, Features, ImageFormat, NoticeLevel, ServerFrame } from '../protocol/index.ts';
 import { LARGE_FRAME_CAP, MAX_CHUNK_BYTES, MAX_SINGLE_IMAGE_BYTES } from '../protocol/limits.ts';
 import { DEFAULT_MAX_IMAGE_BYTES } from '../policy/image-signature.ts';
@@ -72,13 +72,13 @@ export type PasteOutcome =
   | { kind: 'staged'; requestId: bigint; bytes: number; format: ImageFormat; path: string | null; pasted: boolean }
   | { kind: 'passed-through' }
   | { kind: 'no-image' }
-  | { kind: 'failed'; code: string; message: string }
+  | { kind: 'failed'; code: ErrorCode; message: string }
   | { kind: 'rejected'; requestId: bigint; result: ControlResult }
   | { kind: 'timeout'; requestId: bigint };
 
 export const DEFAULT_RESPONSE_TIMEOUT_MS = 30_000;
 /** A pasted path that fails with one of these is ordinary text (no file, not a file, not an image). */
-const NOT_AN_IMAGE_CODES: ReadonlySet<string> = new Set(['E_PATH_NOT_FOUND', 'E_NOT_A_FILE', 'E_UNSUPPORTED_IMAGE', 'E_NO_CLIPBOARD_IMAGE', 'E_PATH_UNREADABLE']);
+const NOT_AN_IMAGE_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['E_PATH_NOT_FOUND', 'E_NOT_A_FILE', 'E_UNSUPPORTED_IMAGE', 'E_NO_CLIPBOARD_IMAGE', 'E_PATH_UNREADABLE']);
 const CONTEXT: AttachContext = { v: 1 };
 /** kind u8 + request id u64 + context length u16 + context + format u8: what an AttachControl image adds. */
 const CONTROL_IMAGE_OVERHEAD = 1 + 8 + 2 + Buffer.byteLength(JSON.stringify(CONTEXT)) + 1;
