@@ -42,3 +42,23 @@ test('every E_ code written in the sources is in ERROR_CODES', () => {
   }
   assert.deepEqual([...unknown], []);
 });
+
+test('a code from the other side of a connection is kept only when it is one of ours', async () => {
+  const { checkReply } = await import('../src/host/export-client.ts');
+  const { JackinError } = await import('../src/errors.ts');
+  const thrown = (reply: unknown): InstanceType<typeof JackinError> => {
+    try {
+      checkReply(reply, 'export');
+    } catch (e) {
+      assert.ok(e instanceof JackinError, String(e));
+      return e;
+    }
+    return assert.fail('no error');
+  };
+  assert.equal(thrown({ ok: false, code: 'E_TOO_LARGE', message: 'big' }).code, 'E_TOO_LARGE');
+  const unknown = thrown({ ok: false, code: 'E_FROM_A_NEWER_CAPSULE', message: 'new' });
+  assert.equal(unknown.code, 'E_CONTROL_REPLY');
+  assert.equal(unknown.message, '"E_FROM_A_NEWER_CAPSULE": new');
+  assert.equal(thrown({ ok: false, code: 42, message: 'odd' }).code, 'E_CONTROL_REPLY');
+  assert.ok(!isErrorCode('E_FROM_A_NEWER_CAPSULE') && isErrorCode('E_USAGE') && !isErrorCode(undefined));
+});
