@@ -14,7 +14,7 @@
  * ends without FileExportEnd as failed.
  */
 import type { Socket } from 'node:net';
-import { JackinError } from '../errors.ts';
+import { JackinError, type ErrorCode } from '../errors.ts';
 import { encodeExportChunkHeader, encodeServerFrame, MAX_EXPORT_NAME_BYTES, MAX_EXPORT_SOURCE_BYTES, MAX_HOST_NOTICE_BYTES, truncateUtf8, type NoticeLevel, type ServerFrame } from '../protocol/index.ts';
 import type { Policy } from '../policy/schema.ts';
 import type { ControlMethods, ControlOutcome, ControlRequest } from './control-methods.ts';
@@ -36,7 +36,7 @@ export const EXPORT_SEND_BUFFER_BYTES = 4 * 1024 * 1024;
 /** Export ids are unique per capsule process; the host matches every frame's id against the reply's. */
 let nextExportId = BigInt(Date.now()) * 1000n;
 
-function codeOf(e: unknown): string {
+function codeOf(e: unknown): ErrorCode {
   return e instanceof JackinError ? e.code : 'E_EXPORT_IO';
 }
 
