@@ -2,7 +2,7 @@
  * HostNotice texts from clients, kept until the palette/notices work renders them. Bounded: the oldest
  * notice is dropped when a client floods.
  */
-import type { Disposable } from './session.ts';
+import type { Disposable } from '../disposable.ts';
 
 export const MAX_QUEUED_NOTICES = 64;
 
