@@ -1,7 +1,7 @@
 /**
  * Frame dispatch of one attach connection after its Hello: every client frame type has its case here
  * (the switch is exhaustive, so a new frame type in protocol/frames.ts does not compile until it is
- * handled). Handlers reach the connection only through FrameContext: `send` for any server frame,
+ * handled); the image operations, in either frame form, go to the image sink through one function. Handlers reach the connection only through FrameContext: `send` for any server frame,
  * `respond` for an AttachControlResponse, `notify` for the operator.
  */
 import { assertNever, type AttachContext, type ClientFrame, type ControlResult, type NoticeLevel, type ServerFrame } from '../protocol/index.ts';
@@ -9,7 +9,7 @@ import type { AttachHost } from './attach-connection.ts';
 import type { AttachHandshake } from './attach-handshake.ts';
 import type { AttachInput } from './attach-input.ts';
 import type { AttachShutdown } from './attach-shutdown.ts';
-import { imageOp, type ImageFrame, type ImageBody, type ImageReplies } from './image-sink.ts';
+import { imageOp, isImageBody, isImageFrame, type ImageFrame, type ImageBody, type ImageReplies } from './image-sink.ts';
 import { resolveRequest } from './resolver.ts';
 
 /** What a frame handler may use of its connection. */
@@ -41,6 +41,10 @@ export function dispatchFrame(f: ClientFrame, c: FrameContext): void {
   const { host, shutdown } = c;
   // The program is gone and only ExtHello is awaited (see attach-shutdown.ts).
   if (shutdown.awaitingExtHello && f.type !== 'ExtHello') return;
+  if (isImageFrame(f)) {
+    image(c, f, null, null);
+    return;
+  }
   switch (f.type) {
     case 'Hello':
       host.log(`client ${c.id}: ignored a second Hello`);
@@ -60,13 +64,6 @@ export function dispatchFrame(f: ClientFrame, c: FrameContext): void {
     case 'FocusIn':
     case 'FocusOut':
       c.input.focus(f.type === 'FocusIn');
-      return;
-    case 'ClipboardImage':
-    case 'ClipboardImageStart':
-    case 'ClipboardImageChunk':
-    case 'ClipboardImageEnd':
-    case 'ClipboardImageError':
-      image(c, f, null, null);
       return;
     case 'HostNotice':
       // An upstream host asks us to show the operator something: drawn like our own notices.
@@ -107,6 +104,10 @@ export function dispatchFrame(f: ClientFrame, c: FrameContext): void {
 
 function control(c: FrameContext, f: ControlFrame): void {
   const { body, requestId, context } = f;
+  if (isImageBody(body)) {
+    image(c, body, requestId, context);
+    return;
+  }
   switch (body.kind) {
     case 'Detach':
       c.respond(requestId, 'success');
@@ -116,13 +117,6 @@ function control(c: FrameContext, f: ControlFrame): void {
     case 'FocusOut':
       c.input.focus(body.kind === 'FocusIn');
       c.respond(requestId, 'success');
-      return;
-    case 'ClipboardImage':
-    case 'ClipboardImageStart':
-    case 'ClipboardImageChunk':
-    case 'ClipboardImageEnd':
-    case 'ClipboardImageError':
-      image(c, body, requestId, context);
       return;
     default:
       assertNever(body);

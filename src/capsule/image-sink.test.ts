@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { imageOp, type ImageBody, type ImageFrame } from './image-sink.ts';
+import { imageOp, isImageBody, isImageFrame, type ImageBody, type ImageFrame } from './image-sink.ts';
 
 const sha256 = Buffer.alloc(32, 7);
 const bodies: ImageBody[] = [
@@ -24,5 +24,14 @@ test('image ops: the legacy frame and the AttachControl body of each operation m
     const frame = { type: kind, ...fields } as ImageFrame;
     assert.deepEqual(imageOp(body), expected[i], `${kind} as an AttachControl body`);
     assert.deepEqual(imageOp(frame), expected[i], `${kind} as a legacy frame`);
+    assert.equal(isImageBody(body), true);
+    assert.equal(isImageFrame(frame), true);
   });
+});
+
+test('image ops: other frames and bodies are not image operations', () => {
+  assert.equal(isImageFrame({ type: 'Detach' }), false);
+  assert.equal(isImageFrame({ type: 'StageOnly', requestId: 1n }), false);
+  assert.equal(isImageBody({ kind: 'Detach' }), false);
+  assert.equal(isImageBody({ kind: 'FocusIn' }), false);
 });

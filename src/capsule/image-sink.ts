@@ -11,11 +11,21 @@ export type ImageOp =
   | ({ kind: 'end' } & ImageEnd)
   | { kind: 'error'; message: string };
 
-type ImageName = 'ClipboardImage' | 'ClipboardImageStart' | 'ClipboardImageChunk' | 'ClipboardImageEnd' | 'ClipboardImageError';
+const IMAGE_NAMES = ['ClipboardImage', 'ClipboardImageStart', 'ClipboardImageChunk', 'ClipboardImageEnd', 'ClipboardImageError'] as const;
+type ImageName = (typeof IMAGE_NAMES)[number];
+const isImageName = (name: string): boolean => (IMAGE_NAMES as readonly string[]).includes(name);
 /** An image operation in its legacy frame form (0x08..0x0C). */
 export type ImageFrame = Extract<ClientFrame, { type: ImageName }>;
 /** An image operation in its AttachControl body form (kinds 4..8). */
 export type ImageBody = Extract<ControlBody, { kind: ImageName }>;
+
+export function isImageFrame(f: ClientFrame): f is ImageFrame {
+  return isImageName(f.type);
+}
+
+export function isImageBody(b: ControlBody): b is ImageBody {
+  return isImageName(b.kind);
+}
 
 /** The one mapping of both frame forms to the operation a sink handles (the fields are the same). */
 export function imageOp(src: ImageFrame | ImageBody): ImageOp {
