@@ -12,7 +12,7 @@
  * - attach-shutdown.ts: how the connection ends (grace for a host not welcomed yet, or for its ExtHello).
  */
 import type { Socket } from 'node:net';
-import { DisposableStore, toDisposable } from '../disposable.ts';
+import { DisposableStore, onEvent, toDisposable } from '../disposable.ts';
 import {
   CLIENT_TAGS,
   createClientFrameDecoder,
@@ -90,7 +90,13 @@ export class AttachConnection {
     this.output = this.relay.add(
       new OutputCoalescer({
         writeOutput: (bytes) => this.writeFrame({ type: 'Output', bytes }),
-        onceDrain: (fn) => socket.once('drain', fn),
+        onceDrain: (fn) => {
+          const sub = onEvent(socket, 'drain', () => {
+            sub.dispose();
+            fn();
+          });
+          return sub;
+        },
         holdPty: () => host.session.hold(`client:${this.id}`),
         releasePty: () => host.session.release(`client:${this.id}`),
         afterFlush: () => this.overlay.afterOutput(),
@@ -140,18 +146,20 @@ export class AttachConnection {
       repaint: () => this.repaintExact(),
       sendModes: () => this.sendModes(),
     };
-    socket.on('data', (chunk: Buffer) => this.onData(chunk));
-    socket.on('end', () => {
-      try {
-        this.decoder.end();
-      } catch (e) {
-        this.host.log(`client ${this.id}: ${(e as Error).message}`);
-      }
-      // A closed connection is a detach; the program keeps running.
-      socket.destroy();
-    });
-    socket.on('error', (e) => this.host.log(`client ${this.id}: socket error: ${e.message}`));
-    socket.on('close', () => this.onClose());
+    this.lifetime.add(onEvent(socket, 'data', (chunk: Buffer) => this.onData(chunk)));
+    this.lifetime.add(
+      onEvent(socket, 'end', () => {
+        try {
+          this.decoder.end();
+        } catch (e) {
+          this.host.log(`client ${this.id}: ${(e as Error).message}`);
+        }
+        // A closed connection is a detach; the program keeps running.
+        socket.destroy();
+      }),
+    );
+    this.lifetime.add(onEvent(socket, 'error', (e: Error) => this.host.log(`client ${this.id}: socket error: ${e.message}`)));
+    this.lifetime.add(onEvent(socket, 'close', () => this.onClose()));
   }
 
   get attached(): boolean {

@@ -29,8 +29,8 @@ export function forEachOutputFrame(bytes: Buffer, write: (slice: Buffer) => bool
 export interface CoalescerTarget {
   /** Writes one Output frame; false when the socket asks the writer to wait for 'drain'. */
   writeOutput(bytes: Buffer): boolean;
-  /** Calls `fn` once on the socket's next 'drain'. */
-  onceDrain(fn: () => void): void;
+  /** Calls `fn` once on the socket's next 'drain'; the Disposable cancels that. */
+  onceDrain(fn: () => void): Disposable;
   /** Holds / releases the PTY's output (Session.hold/release under one name). */
   holdPty(): void;
   releasePty(): void;
@@ -44,7 +44,8 @@ export class OutputCoalescer implements Disposable {
   private pending: Buffer[] = [];
   private pendingBytes = 0;
   private timer: NodeJS.Timeout | null = null;
-  private waitingDrain = false;
+  /** Set while the PTY is held until the socket drains. */
+  private drainWait: Disposable | null = null;
 
   constructor(private readonly target: CoalescerTarget) {}
 
@@ -76,10 +77,9 @@ export class OutputCoalescer implements Disposable {
     this.pendingBytes = 0;
     const ok = forEachOutputFrame(chunk, (slice) => this.target.writeOutput(slice));
     this.target.afterFlush();
-    if (!ok && !this.waitingDrain && this.target.relaying()) {
-      this.waitingDrain = true;
+    if (!ok && this.drainWait === null && this.target.relaying()) {
       this.target.holdPty();
-      this.target.onceDrain(() => this.releaseDrainHold());
+      this.drainWait = this.target.onceDrain(() => this.releaseDrainHold());
     }
   }
 
@@ -92,8 +92,9 @@ export class OutputCoalescer implements Disposable {
   }
 
   private releaseDrainHold(): void {
-    if (!this.waitingDrain) return;
-    this.waitingDrain = false;
+    if (this.drainWait === null) return;
+    this.drainWait.dispose();
+    this.drainWait = null;
     this.target.releasePty();
   }
 

@@ -6,7 +6,7 @@
  */
 import { closeSync, constants as fsConstants, openSync, readSync } from 'node:fs';
 import * as pty from '@lydell/node-pty';
-import { Emitter, type Disposable } from '../disposable.ts';
+import { DisposableStore, Emitter, onEvent, toDisposable, type Disposable } from '../disposable.ts';
 import { JackinError } from '../errors.ts';
 import type { ProgramModes } from '../protocol/index.ts';
 import type { ResolvedLink, ResolvedPath, ResolveOptions } from './links.ts';
@@ -65,8 +65,10 @@ export class Session {
   /** A fresh terminal has every one of these modes off. */
   private lastModes = '00000';
   private exitStatus: number | null = null;
-  private killTimer: NodeJS.Timeout | undefined;
-  private exitWatch: NodeJS.Timeout | undefined;
+  private killTimer: Disposable | undefined;
+  private exitWatch: Disposable | undefined;
+  /** Listeners and timers, released together by dispose(). */
+  private readonly store = new DisposableStore();
   private childGone = false;
   /** Our own descriptor on the PTY's slave side (see SLAVE_HOLD below). */
   private slaveFd: number | null = null;
@@ -102,16 +104,21 @@ export class Session {
         this.slaveFd = null; // best effort: the drain on exit still covers most cases
       }
     }
-    this.exitWatch = setInterval(() => this.checkChildGone(), EXIT_WATCH_MS);
-    this.exitWatch.unref();
+    const exitWatch = setInterval(() => this.checkChildGone(), EXIT_WATCH_MS);
+    exitWatch.unref();
+    this.exitWatch = this.store.add(toDisposable(() => clearInterval(exitWatch)));
+    this.store.add(this.drainEmitter);
+    this.store.add(this.modesEmitter);
     this.model = new ScreenModel({ rows, cols });
     // node-pty's public write() drops the stream's write() result, so backpressure is read from the
     // tty stream it wraps (node-pty 1.1 UnixTerminal._socket). Without it, writes still work unbounded.
-    this.internals.stream?.on('drain', () => this.drainEmitter.fire());
-    (this.proc.onData as unknown as pty.IEvent<Buffer>)((chunk) => this.onOutput(chunk));
+    const stream = this.internals.stream;
+    if (stream) this.store.add(onEvent(stream, 'drain', () => this.drainEmitter.fire()));
+    this.store.add((this.proc.onData as unknown as pty.IEvent<Buffer>)((chunk) => this.onOutput(chunk)));
+    // Not in the store: `exited` resolves whenever the program ends, also after dispose().
     this.exited = new Promise((resolve) => {
       this.proc.onExit(({ exitCode, signal }) => {
-        if (this.killTimer) clearTimeout(this.killTimer);
+        this.killTimer?.dispose();
         this.stopExitWatch();
         // Everything the program wrote must reach the sink before its exit is reported: callers end the
         // session on `exited`, and output read after that (a held PTY's buffer) would be dropped.
@@ -232,7 +239,7 @@ export class Session {
   }
 
   private stopExitWatch(): void {
-    if (this.exitWatch) clearInterval(this.exitWatch);
+    this.exitWatch?.dispose();
     this.exitWatch = undefined;
   }
 
@@ -293,15 +300,17 @@ export class Session {
   terminate(graceMs = TERMINATE_GRACE_MS): Promise<number> {
     if (this.exitStatus === null) {
       this.kill('SIGHUP');
-      this.killTimer ??= setTimeout(() => this.kill('SIGKILL'), graceMs);
-      this.killTimer.unref();
+      if (this.killTimer === undefined) {
+        const timer = setTimeout(() => this.kill('SIGKILL'), graceMs);
+        timer.unref();
+        this.killTimer = this.store.add(toDisposable(() => clearTimeout(timer)));
+      }
     }
     return this.exited;
   }
 
   dispose(): void {
-    if (this.killTimer) clearTimeout(this.killTimer);
-    this.stopExitWatch();
+    this.store.dispose();
     this.releaseSlave();
     this.model.dispose();
   }
