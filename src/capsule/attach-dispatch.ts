@@ -1,8 +1,9 @@
 /**
  * Frame dispatch of one attach connection after its Hello: every client frame type has its case here
  * (the switch is exhaustive, so a new frame type in protocol/frames.ts does not compile until it is
- * handled); the image operations, in either frame form, go to the image sink through one function. Handlers reach the connection only through FrameContext: `send` for any server frame,
- * `respond` for an AttachControlResponse, `notify` for the operator.
+ * handled); the image operations, in either frame form, go to the image sink through one function.
+ * Handlers reach the connection only through FrameContext: `send` for any server frame, `respond` for an
+ * AttachControlResponse, `notify` for the operator.
  */
 import { assertNever, type AttachContext, type ClientFrame, type ControlResult, type NoticeLevel, type ServerFrame } from '../protocol/index.ts';
 import type { AttachHost } from './attach-connection.ts';
