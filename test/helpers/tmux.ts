@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { pollUntil } from './poll.ts';
 import { isAlive, stopCapsules } from './capsules.ts';
+import { testRunEnv } from './test-run.ts';
 
 const run = promisify(execFile);
 
@@ -72,6 +73,7 @@ export class TmuxPane {
       LANG: 'C.UTF-8',
       // No ~/.bash_history written while kill() removes HOME.
       HISTFILE: '',
+      ...testRunEnv(),
       ...opts.env,
     };
     const command = opts.command ?? 'bash --norc --noprofile';
@@ -106,7 +108,8 @@ export class TmuxPane {
   async tmux(...args: string[]): Promise<string> {
     const { stdout } = await run('tmux', ['-L', this.socketName, '-f', NO_CONFIG, ...args], {
       maxBuffer: MAX_TMUX_OUTPUT,
-      env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: this.home },
+      // The server's socket (tmux leaves it behind when the server exits) goes under `root`, removed by kill().
+      env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: this.home, TMUX_TMPDIR: this.root, ...testRunEnv() },
     });
     return stdout;
   }

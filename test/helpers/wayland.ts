@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pollUntil } from './poll.ts';
 import { stopChild } from './stop-child.ts';
+import { testRunEnv } from './test-run.ts';
 
 const USER = 'jackin-wayland';
 
@@ -51,6 +52,8 @@ export async function startWayland(): Promise<Wayland> {
     WLR_BACKENDS: 'headless',
     WLR_RENDERER: 'pixman',
     WLR_LIBINPUT_NO_DEVICES: '1',
+    // The run's marker only: its TMPDIR belongs to root, and this user cannot write there.
+    JACKIN_TEST_RUN: testRunEnv()['JACKIN_TEST_RUN'] ?? '',
   };
   const sway = spawn('sway', ['-c', config], { uid, gid, env, stdio: ['ignore', 'ignore', 'pipe'] });
   let log = '';
@@ -80,7 +83,7 @@ export async function waylandCopy(w: Wayland, type: string, data: Buffer): Promi
   const child = spawn('wl-copy', ['--type', type], {
     uid,
     gid,
-    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', XDG_RUNTIME_DIR: w.runtimeDir, WAYLAND_DISPLAY: w.display },
+    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', XDG_RUNTIME_DIR: w.runtimeDir, WAYLAND_DISPLAY: w.display, JACKIN_TEST_RUN: testRunEnv()['JACKIN_TEST_RUN'] ?? '' },
     stdio: ['pipe', 'ignore', 'ignore'],
   });
   child.stdin!.end(data);
