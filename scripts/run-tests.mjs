@@ -39,7 +39,8 @@ const build = spawnSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: root
 if (build.status !== 0) process.exit(build.status ?? 1);
 
 const marker = randomBytes(8).toString('hex');
-const runTmp = mkdtempSync(join(tmpdir(), 'jackin-test-run-'));
+// A short name: end-to-end tests show paths under it on a 120-column pane and match them on one line.
+const runTmp = mkdtempSync(join(tmpdir(), 'jt-'));
 // Others may pass through (not list): the Wayland tests run the compositor as an unprivileged user, in a
 // directory of its own under this one.
 chmodSync(runTmp, 0o711);
@@ -97,7 +98,8 @@ function listTree(dir, prefix = '') {
 // A process stopped at the end of a test may take a moment to exit: give leftovers time to go on their own.
 let procs = ourProcesses();
 for (const deadline = Date.now() + 10_000; procs.length > 0 && Date.now() < deadline; procs = ourProcesses()) await sleep(200);
-const entries = readdirSync(runTmp);
+// tsx keeps its compile cache in the temporary directory (`tsx-<uid>`): the runner's, not a test's.
+const entries = readdirSync(runTmp).filter((e) => !/^tsx-\d+$/.test(e));
 if (procs.length === 0 && entries.length === 0) {
   rmSync(runTmp, { recursive: true, force: true });
   process.exit(status);

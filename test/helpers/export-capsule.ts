@@ -1,12 +1,13 @@
 // Starts `jackin-capsule serve` directly (no tmux) under a private JACKIN_HOME, for export tests.
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { TestContext } from 'node:test';
 import { REPO_ROOT } from './jackin-cli.ts';
 import { pollUntil } from './poll.ts';
+import { stopChild } from './stop-child.ts';
 import { connectSocket, socketTransport } from '../../src/transport/socket.ts';
 import type { Transport } from '../../src/transport/transport.ts';
 
@@ -48,8 +49,10 @@ export async function startExportCapsule(t: TestContext, name: string, policy?: 
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr!.on('data', (b: Buffer) => (stderr += b.toString()));
-  t.after(() => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  // Registered before anything can fail, so the capsule and its directories always go.
+  t.after(async () => {
+    await stopChild(child, 'SIGKILL');
+    rmSync(base, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
   });
   const socket = join(runDir, 'jackin.sock');
   await pollUntil(`capsule ${name} to listen on ${socket}`, async () => {

@@ -40,7 +40,8 @@ export interface PaneModes {
 /**
  * One private tmux server (`tmux -L <unique>`) with one pane: the operator's terminal in end-to-end tests.
  * The pane starts with a clean environment (HOME and JACKIN_HOME in a fresh temporary directory,
- * TERM=xterm-256color, PS1='$ '), so tests see neither the developer's shell setup nor their instances.
+ * TERM=xterm-256color, PS1='$ ', and the test run's TMPDIR and marker: see test-run.ts), so tests see neither
+ * the developer's shell setup nor their instances.
  */
 export class TmuxPane {
   readonly socketName: string;
