@@ -102,24 +102,28 @@ test('symlink swap stress through the control channel: no exported byte comes fr
     const targets = ['allowed.txt', ${JSON.stringify(join(outsideDir, 'secret.txt'))}]; let i = 0;
     for (;;) { const tmp = ws + '/.swap-tmp'; try { fs.unlinkSync(tmp); } catch {} fs.symlinkSync(targets[i++ % 2], tmp); fs.renameSync(tmp, ws + '/swap'); }
   `], { stdio: 'ignore' });
-  t.after(() => stopChild(swapper, 'SIGKILL'));
-  // The race is on once the link has pointed outside at least once.
-  await pollUntil('the swapper to point the link outside', () => readlinkSync(join(c.workspace, 'swap')) !== 'allowed.txt');
   const dir = join(c.downloads, 'stress');
   let ok = 0;
   let refused = 0;
-  // At least 60 exports, and on until both outcomes were seen: an export that ran while the link pointed
-  // inside, and one refused because it pointed outside. Only one kind means the race did not happen.
-  for (let i = 0; i < 60 || ((ok === 0 || refused === 0) && i < 600); i++) {
-    try {
-      const r = await exportFile({ path: 'swap' }, { connect: c.connect, directory: dir });
-      assert.deepEqual(readFileSync(r.destination), allowed, 'an exported file holds only the allowed bytes');
-      ok++;
-    } catch (e) {
-      assert.ok(e instanceof JackinError, String(e));
-      assert.ok(['E_POLICY_DENIED', 'E_NOT_FOUND'].includes(e.code), `${e.code}: ${e.message}`);
-      refused++;
+  // Stopped here, not after the test: it writes in the workspace, which the capsule's cleanup removes first.
+  try {
+    // The race is on once the link has pointed outside at least once.
+    await pollUntil('the swapper to point the link outside', () => readlinkSync(join(c.workspace, 'swap')) !== 'allowed.txt');
+    // At least 60 exports, and on until both outcomes were seen: an export that ran while the link pointed
+    // inside, and one refused because it pointed outside. Only one kind means the race did not happen.
+    for (let i = 0; i < 60 || ((ok === 0 || refused === 0) && i < 600); i++) {
+      try {
+        const r = await exportFile({ path: 'swap' }, { connect: c.connect, directory: dir });
+        assert.deepEqual(readFileSync(r.destination), allowed, 'an exported file holds only the allowed bytes');
+        ok++;
+      } catch (e) {
+        assert.ok(e instanceof JackinError, String(e));
+        assert.ok(['E_POLICY_DENIED', 'E_NOT_FOUND'].includes(e.code), `${e.code}: ${e.message}`);
+        refused++;
+      }
     }
+  } finally {
+    await stopChild(swapper, 'SIGKILL');
   }
   t.diagnostic(`${ok} exported, ${refused} refused`);
   assert.ok(ok > 0 && refused > 0, `both outcomes of the race: ${ok} exported, ${refused} refused`);

@@ -1,12 +1,13 @@
 // Starts `jackin-capsule serve` directly (no tmux) under a private JACKIN_HOME, for export tests.
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { TestContext } from 'node:test';
 import { REPO_ROOT } from './jackin-cli.ts';
 import { pollUntil } from './poll.ts';
+import { removeTestDir } from './test-run.ts';
 import { stopChild } from './stop-child.ts';
 import { connectSocket, socketTransport } from '../../src/transport/socket.ts';
 import type { Transport } from '../../src/transport/transport.ts';
@@ -52,7 +53,7 @@ export async function startExportCapsule(t: TestContext, name: string, policy?: 
   // Registered before anything can fail, so the capsule and its directories always go.
   t.after(async () => {
     await stopChild(child, 'SIGKILL');
-    rmSync(base, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
+    removeTestDir(base);
   });
   const socket = join(runDir, 'jackin.sock');
   await pollUntil(`capsule ${name} to listen on ${socket}`, async () => {

@@ -5,7 +5,7 @@
 // the HostNotice frames an upstream capsule would show. A control-channel connection (first byte 0x00) gets
 // the test's `control` answer. At the end of the test it closes every connection and the server and removes
 // its temporary directory.
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,6 +19,7 @@ import {
   type ServerFrame,
 } from '../../src/protocol/index.ts';
 import { pollUntil } from './poll.ts';
+import { removeTestDir } from './test-run.ts';
 
 /** What "our" capsule advertises in these tests: enough for the host to draw its own palette and notices. */
 export const OUR_FEATURES: Readonly<Features> = { 'exit-status': 1, notice: 1, repaint: 1 };
@@ -195,7 +196,7 @@ export async function startFakeCapsule(t: TestContext, o: FakeCapsuleOptions = {
   };
   t.after(async () => {
     await close();
-    rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
+    removeTestDir(dir);
   });
   return {
     dir,

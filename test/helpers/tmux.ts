@@ -1,11 +1,11 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, mkdirSync, rmSync, realpathSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { pollUntil } from './poll.ts';
 import { isAlive, stopCapsules } from './capsules.ts';
-import { testRunEnv } from './test-run.ts';
+import { removeTestDir, testRunEnv } from './test-run.ts';
 
 const run = promisify(execFile);
 
@@ -273,7 +273,7 @@ export class TmuxPane {
       // Already gone (the pane's command ended and nothing else held the server): nothing to stop.
     }
     // A capsule that was still stopping may write its log as we remove the tree: retry on ENOTEMPTY.
-    rmSync(this.root, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
+    removeTestDir(this.root);
   }
 }
 
