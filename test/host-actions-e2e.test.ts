@@ -1,5 +1,5 @@
 // Trustworthy host actions, end to end: a real `jackin` in tmux against a capsule that lies (the scripted
-// fake of test/helpers/hostile-capsule.ts) or our own capsule running a hostile program, with a recording
+// fake of test/helpers/fake-capsule.ts) or our own capsule running a hostile program, with a recording
 // opener (JACKIN_OPENER), a private download directory and a clipboard command that prints a real PNG.
 // - one palette key answered with an open, an export and a clipboard read: exactly one happens;
 // - without --allow-upstream-requests none happens, each refusal is drawn by the host, nothing goes back
@@ -13,7 +13,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readActions } from '../src/host/action-log.ts';
-import { startHostileCapsule, welcomeFrame, type FakeConnection } from './helpers/hostile-capsule.ts';
+import { startFakeCapsule, welcomeFrame, type FakeConnection } from './helpers/fake-capsule.ts';
 import { fixtureCommand, JACKIN, paneFor, REPO_ROOT, startSession, START_TIMEOUT_MS } from './helpers/jackin-cli.ts';
 import { pollUntil } from './helpers/poll.ts';
 import { shellQuote, type TmuxPane } from './helpers/tmux.ts';
@@ -45,7 +45,7 @@ function hostSide(t: TestContext): HostSide {
 
 /** An upstream capsule that answers every palette key with three host requests at once. */
 async function greedyCapsule(t: TestContext, pane: TmuxPane, name: string, flags: string): Promise<FakeConnection> {
-  const fake = await startHostileCapsule(t, { home: pane.jackinHome, name, welcome: () => welcomeFrame(null) });
+  const fake = await startFakeCapsule(t, { home: pane.jackinHome, name, welcome: () => welcomeFrame(null) });
   let n = 0;
   await pane.typeLine(`clear; ${JACKIN} attach ${shellQuote(name)} ${flags}; echo "rc=$?"`);
   const c = await fake.connection(0, START_TIMEOUT_MS);

@@ -14,7 +14,8 @@ import { join } from 'node:path';
 import { errnoOf, JackinError } from '../errors.ts';
 import { parseSize } from '../policy/size.ts';
 import { TransferHash } from '../protocol/transfer-hash.ts';
-import { fitName, sanitizeExportName, splitExtension, truncateUtf8 } from './sanitize-name.ts';
+import { truncateUtf8 } from '../protocol/text.ts';
+import { fitName, sanitizeExportName, splitExtension } from './sanitize-name.ts';
 
 /**
  * Host-side cap on one export unless JACKIN_EXPORT_MAX_BYTES or the caller sets another: 4 GiB, beyond
@@ -221,7 +222,7 @@ export function createExportSink(options: ExportSinkOptions): ExportSink {
         }
         // The temporary name keeps the final name readable but must itself fit in 255 bytes.
         // The pid tells a later export whether the writer is still alive (removeStalePartials).
-        const temp = join(dir, `.${truncateUtf8(name, 200)}.jackin-partial-${process.pid}-${randomBytes(4).toString('hex')}`);
+        const temp = join(dir, `.${truncateUtf8(name, 200, '')}.jackin-partial-${process.pid}-${randomBytes(4).toString('hex')}`);
         const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
         const handle = await open(temp, flags, 0o600);
         state = { kind: 'open', handle, temp, name, size: declaredSize, hash: new TransferHash() };

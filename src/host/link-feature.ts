@@ -15,6 +15,7 @@
  * Every outcome is a host notice and a line in the host's action log. Notices name scheme and host only;
  * nothing here logs a query string or fragment.
  */
+import { hasCode } from '../errors.ts';
 import type { ProgramModes, ServerFrame } from '../protocol/index.ts';
 import { checkUrl, linksEnabled, redactUrlForLog, type UrlCheckOk } from '../policy/url-safety.ts';
 import { DisposableStore, type Disposable } from '../disposable.ts';
@@ -106,10 +107,9 @@ export function installLinkFeature(session: FeatureSession, options: LinkFeature
       session.notify('success', `Opened ${checked.display}${what}`);
       session.logAction({ action: 'open-url', target, result: 'ok', ...(what === '' ? {} : { detail: what.trim() }) });
     } catch (e) {
-      const code = (e as { code?: unknown }).code;
       const message = e instanceof Error ? e.message : String(e);
-      session.notify('error', code === 'E_RATE_LIMITED' ? `Link not opened: ${message}` : `Could not open ${checked.display}: ${message}`);
-      session.logAction({ action: 'open-url', target, result: code === 'E_RATE_LIMITED' ? 'refused' : 'failed', detail: message });
+      session.notify('error', hasCode(e, 'E_RATE_LIMITED') ? `Link not opened: ${message}` : `Could not open ${checked.display}: ${message}`);
+      session.logAction({ action: 'open-url', target, result: hasCode(e, 'E_RATE_LIMITED') ? 'refused' : 'failed', detail: message });
     }
   };
 
