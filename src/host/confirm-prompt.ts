@@ -7,7 +7,8 @@
  * Pure state and rendering; the session draws it and routes keys to it.
  */
 import { domainToUnicode } from 'node:url';
-import { charWidth, inertText, textWidth } from '../ui/inert-text.ts';
+import { drawBox } from '../ui/box.ts';
+import { charWidth, inertText } from '../ui/inert-text.ts';
 
 export interface ConfirmRequest {
   /** `url`: a link to open on the host; `export`: a container path to export (and maybe open). */
@@ -145,16 +146,6 @@ export class ConfirmPrompt {
     const width = Math.max(24, Math.min(cols - 2, 76));
     const inner = width - 2;
     const lines = this.lines(inner).slice(0, Math.max(3, rows - 2));
-    const height = lines.length + 2;
-    const top = Math.max(1, Math.floor((rows - height) / 2) + 1);
-    const left = Math.max(1, Math.floor((cols - width) / 2) + 1);
-    const title = ' jackin: confirm ';
-    let s = '\x1b[?25l';
-    s += `\x1b[${top};${left}H${BORDER}┌─${title}${'─'.repeat(Math.max(0, inner - 1 - textWidth(title)))}┐`;
-    lines.forEach((l, i) => {
-      s += `\x1b[${top + 1 + i};${left}H${BORDER}│${BODY}${draw(l, inner)}${BORDER}│`;
-    });
-    s += `\x1b[${top + height - 1};${left}H${BORDER}└${'─'.repeat(inner)}┘\x1b[0m`;
-    return s;
+    return drawBox({ rows, cols, width, title: ' jackin: confirm ', border: BORDER, inner: lines.map((l) => `${BODY}${draw(l, inner)}`) }).text;
   }
 }
