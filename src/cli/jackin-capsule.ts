@@ -7,9 +7,14 @@ import { join } from 'node:path';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { describeError, JackinError } from '../errors.ts';
 import { runAttachProxy } from '../capsule/attach-proxy.ts';
-import { SOCKET_NAME } from '../capsule/run-dir.ts';
-import { defaultRunDir, serve } from '../capsule/serve.ts';
+import { defaultRunDir, SOCKET_NAME } from '../capsule/run-dir.ts';
 import { offerFileCommand, openUrlCommand } from './offer-commands.ts';
+
+/**
+ * Only `serve` loads the PTY (node-pty's native module) and the screen model: every other subcommand works
+ * in an image whose native module cannot load, and `attach-proxy`, started for each `--via` relay, starts
+ * as fast as Node itself. serve.ts imports node-pty, so it is loaded here on demand.
+ */
 
 function packageVersion(): string {
   try {
@@ -46,18 +51,23 @@ function buildProgram(result: { status: number }): Command {
     .option('--run-dir <dir>', 'run directory (default: $JACKIN_RUN_DIR or /jackin/run)')
     .option('--workspace <dir>', 'working directory of the program (default: the current directory)')
     .option('--name <name>', 'instance name reported by status (default: the command\'s basename)')
+    .option('--rows <n>', 'first terminal height of the program (default 24; an attaching host resizes it)', positiveInt)
+    .option('--cols <n>', 'first terminal width of the program (default 80)', positiveInt)
     .option('--handshake-timeout-ms <ms>', 'time a new connection has to send its first frame', positiveInt)
     .option('--policy <file>', 'export policy JSON (default: the shipped policies/default.json; see docs/policy.md)')
     .argument('<cmd>', 'program to run')
     .argument('[args...]', 'its arguments (put -- before <cmd> when they start with -)')
     .passThroughOptions()
     .addHelpText('after', '\nExample:\n  jackin-capsule serve --run-dir /jackin/run -- claude --continue')
-    .action(async (cmd: string, args: string[], opts: { runDir?: string; workspace?: string; name?: string; handshakeTimeoutMs?: number; policy?: string }) => {
+    .action(async (cmd: string, args: string[], opts: { runDir?: string; workspace?: string; name?: string; rows?: number; cols?: number; handshakeTimeoutMs?: number; policy?: string }) => {
+      const { serve } = await import('../capsule/serve.ts');
       result.status = await serve({
         runDir: opts.runDir ?? defaultRunDir(),
         workspace: opts.workspace ?? process.cwd(),
         program: [cmd, ...args],
         ...(opts.name !== undefined ? { name: opts.name } : {}),
+        ...(opts.rows !== undefined ? { rows: opts.rows } : {}),
+        ...(opts.cols !== undefined ? { cols: opts.cols } : {}),
         ...(opts.handshakeTimeoutMs !== undefined ? { handshakeTimeoutMs: opts.handshakeTimeoutMs } : {}),
         ...(opts.policy !== undefined ? { policyPath: opts.policy } : {}),
       });

@@ -10,8 +10,10 @@ import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command, CommanderError, Option } from 'commander';
 import { describeError, JackinError } from '../errors.ts';
-import { jackinHome, listInstances, probeInstance, socketAnswers, type InstanceInfo } from '../host/instances.ts';
+import { describeState, jackinHome, listInstances, probeInstance, socketAnswers, type InstanceInfo } from '../host/instances.ts';
 import { registerExportCommand } from './export-command.ts';
+import { addRunImageOptions, refuseImageOnlyFlags, runImageCommand, type RunImageFlags } from './run-image-command.ts';
+import { registerStopCommand } from './stop-command.ts';
 import type { Transport } from '../transport/transport.ts';
 import { ENGINES, checkInstanceName, instanceRunDir, selectOptionsFromFlags, selectTransport, type Engine, type Selection, type SelectOptions } from '../transport/select.ts';
 import { connectSocket, socketTransport } from '../transport/socket.ts';
@@ -159,7 +161,7 @@ function logTail(logPath: string): string {
   }
 }
 
-interface RunFlags {
+interface RunFlags extends RunImageFlags {
   name?: string;
   workspace?: string;
   verbose?: boolean;
@@ -170,6 +172,10 @@ interface RunFlags {
 async function runCommand(command: string[], flags: RunFlags): Promise<number> {
   const home = jackinHome();
   const modules = loadSessionModules();
+  if (flags.image !== undefined) {
+    return runImageCommand(command, flags, home, (selection, name, connect) => attachTerminal(modules, selection, name, flags.verbose === true, { noMouse: flags.mouse === false, connect }));
+  }
+  refuseImageOnlyFlags(flags);
   const argv = command.length > 0 ? command : [process.env['SHELL'] || '/bin/sh'];
   const workspace = resolve(flags.workspace ?? process.cwd());
   try {
@@ -229,7 +235,7 @@ function formatInstances(list: InstanceInfo[]): string {
   if (list.length === 0) return 'no instances (start one with `jackin run -- <command>`)\n';
   const rows = [['NAME', 'STATE', 'ATTACHED', 'PROGRAM', 'SOCKET']];
   for (const i of list) {
-    rows.push([i.name, i.state, i.attached === null ? '-' : i.attached ? 'yes' : 'no', i.program?.join(' ') ?? '-', i.socket]);
+    rows.push([i.name, describeState(i), i.attached === null ? '-' : i.attached ? 'yes' : 'no', i.program?.join(' ') ?? '-', i.socket]);
   }
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
   return rows.map((r) => r.map((cell, c) => (c === r.length - 1 ? cell : cell.padEnd(widths[c]!))).join('  ')).join('\n') + '\n';
@@ -290,9 +296,9 @@ Examples:
     )
     .action(async (instance: string, flags: AttachFlags) => setStatus(await attachCommand(instance, flags)));
 
-  program
-    .command('run')
-    .description('start a command in a local capsule (it survives detaching) and attach to it')
+  addRunImageOptions(program
+    .command('run'))
+    .description('start a command in a local capsule (it survives detaching), or with --image in a container, and attach to it')
     .argument('[command...]', 'the program and its arguments (default: $SHELL, else /bin/sh)')
     .option('--name <name>', 'instance name (default: the command name, then -2, -3… if taken)')
     .option('--workspace <dir>', 'working directory of the program (default: the current directory)')
@@ -307,13 +313,15 @@ The capsule's run directory is $JACKIN_HOME/sockets/<name>/ (socket, capsule.jso
 Examples:
   jackin run                         your shell
   jackin run -- bash -l
-  jackin run --name review -- claude`,
+  jackin run --name review -- claude
+  jackin run --image node:20-bookworm --name agent -- bash
+  jackin run --image my-agent --engine podman --dry-run -- claude`,
     )
     .action(async (command: string[], flags: RunFlags) => setStatus(await runCommand(command, flags)));
 
   program
     .command('ls')
-    .description('list local instances: name, state (live/stale), attached, program, socket')
+    .description('list local instances: name, state (live, stale, or not accessible to your user), attached, program, socket')
     .option('--json', 'print a JSON array')
     .addHelpText('after', '\nExamples:\n  jackin ls\n  jackin ls --json')
     .action(async (flags: { json?: boolean }) => setStatus(await lsCommand(flags)));
@@ -326,6 +334,7 @@ Examples:
     .action(async (flags: { json?: boolean }) => setStatus(await doctorCommand(flags)));
 
   registerExportCommand(program, setStatus);
+  registerStopCommand(program, setStatus);
 
   return program;
 }

@@ -51,8 +51,8 @@ export interface SessionAction extends PaletteAction {
 }
 
 export type AttachOutcome =
-  /** The program exited with `status` (known from ExitStatus). */
-  | { kind: 'exited'; status: number }
+  /** The program exited with `status` (known from ExitStatus); `reason` is the capsule's Shutdown text, if any. */
+  | { kind: 'exited'; status: number; reason?: string | null }
   /** The operator detached; the program keeps running. */
   | { kind: 'detached' }
   /** The capsule ended the session without an exit status (takeover, upstream capsule, shutdown). */
@@ -97,7 +97,11 @@ export function negotiateFeatures(offered: Features): Features {
 export function outcomeExit(outcome: AttachOutcome, name: string): { status: number; message: string | null } {
   switch (outcome.kind) {
     case 'exited':
-      return { status: outcome.status, message: null };
+      // A program that ended on its own says why itself; anything else (a stopped container) gets one line.
+      return {
+        status: outcome.status,
+        message: outcome.status !== 0 && outcome.reason != null && !/^program exited\b/.test(outcome.reason) ? `${name}: ${inertText(outcome.reason)}` : null,
+      };
     case 'detached':
       return { status: 0, message: `detached from ${name}` };
     case 'shutdown':
@@ -571,7 +575,7 @@ export class AttachSession extends EventEmitter<AttachEvents> {
 
   /** How the session ends when the capsule says so (Shutdown, or a clean close). */
   private endOutcome(reason: string | null): AttachOutcome {
-    if (this.exitStatus !== null) return { kind: 'exited', status: this.exitStatus };
+    if (this.exitStatus !== null) return { kind: 'exited', status: this.exitStatus, reason };
     if (this.detaching) return { kind: 'detached' };
     return { kind: 'shutdown', reason };
   }
