@@ -114,6 +114,7 @@ export async function serve(options: ServeOptions): Promise<number> {
     session.dispose();
     throw e;
   }
+  await handToRunDirOwner(runDir, [socketPath]);
   registerExportMethods(server.control, { policy, workspace, runDir, notify: (level, text) => server.notify(level, text), log });
   const info = {
     pid: process.pid,
@@ -127,7 +128,7 @@ export async function serve(options: ServeOptions): Promise<number> {
   // A capsule.json left by a capsule that ran as another user (root, then killed) is not writable by us.
   await removeForeign(infoPath);
   await writeFile(infoPath, JSON.stringify(info, null, 2) + '\n', { mode: 0o600 });
-  await handToRunDirOwner(runDir, [socketPath, infoPath]);
+  await handToRunDirOwner(runDir, [infoPath]);
 
 
   const status = await session.exited;

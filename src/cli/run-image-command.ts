@@ -14,7 +14,7 @@ import { socketAnswers } from '../host/instances.ts';
 import { CONTAINER_ENGINES, containerState, detectEngine, engineCommand, type ContainerEngine } from '../transport/container-engine.ts';
 import { removeContainerRecord, writeContainerRecord } from '../transport/container-record.ts';
 import { formatArgv } from '../transport/exec-args.ts';
-import { checkInstanceName, instanceRunDir, type Selection } from '../transport/select.ts';
+import { checkInstanceName, instanceRunDir, SOCKET_HANDOVER_GRACE_MS, type Selection } from '../transport/select.ts';
 import { connectSocket, isPermissionDenied, socketTransport } from '../transport/socket.ts';
 import { inertText } from '../ui/inert-text.ts';
 import type { Transport } from '../transport/transport.ts';
@@ -83,7 +83,7 @@ async function imagePath(engine: ContainerEngine, image: string): Promise<string
 /** The container's last log lines, one line, for an error message. */
 async function logTail(engine: ContainerEngine, name: string): Promise<string> {
   try {
-    const out = await engineCommand(engine, ['logs', name]);
+    const out = await engineCommand(engine, ['logs', name], undefined, { both: true });
     // The container's words: made inert before they reach the operator's terminal.
     return inertText(out.split('\n').map((l) => l.trim()).filter((l) => l.length > 0).slice(-LOG_TAIL_LINES).join(' | '), 400);
   } catch (e) {
@@ -187,12 +187,14 @@ export async function runImageCommand(command: string[], flags: RunImageFlags, h
 async function waitForCapsule(engine: ContainerEngine, name: string, socket: string, capsule: CapsuleSource['kind'], image: string) {
   const deadline = Date.now() + CONTAINER_START_TIMEOUT_MS;
   let nextState = Date.now() + STATE_POLL_MS;
+  let handover = Infinity;
   for (;;) {
     try {
       return await connectSocket(socket);
     } catch (e) {
       if (!(e instanceof JackinError) || e.code !== 'E_SOCKET_UNAVAILABLE') throw e;
-      if (isPermissionDenied(e)) throw new JackinError('E_SOCKET_PERMISSION', e.message, { cause: e });
+      if (isPermissionDenied(e)) handover = Math.min(handover, Date.now() + SOCKET_HANDOVER_GRACE_MS);
+      if (isPermissionDenied(e) && Date.now() > handover) throw new JackinError('E_SOCKET_PERMISSION', e.message, { cause: e });
     }
     if (Date.now() >= nextState) {
       nextState = Date.now() + STATE_POLL_MS;

@@ -51,11 +51,14 @@ export async function chooseEngine(installed: readonly ContainerEngine[], docker
   throw new JackinError('E_ENGINE_MISSING', 'neither docker nor podman is installed (or on PATH): install one (apt-get install podman, or Docker Engine), or pass --engine');
 }
 
-/** Runs one engine command; resolves with stdout, rejects with stderr's last line. */
-export function engineCommand(engine: ContainerEngine, args: readonly string[], timeoutMs = ENGINE_COMMAND_TIMEOUT_MS): Promise<string> {
+/**
+ * Runs one engine command; resolves with stdout (and stderr after it with `both`: `logs` replays the
+ * container's stderr on its own), rejects with stderr's last line.
+ */
+export function engineCommand(engine: ContainerEngine, args: readonly string[], timeoutMs = ENGINE_COMMAND_TIMEOUT_MS, { both = false }: { both?: boolean } = {}): Promise<string> {
   return new Promise((resolve, reject) => {
     execFile(engine, [...args], { timeout: timeoutMs, maxBuffer: 4 * 1024 * 1024, encoding: 'utf8' }, (err, stdout, stderr) => {
-      if (err === null) return resolve(stdout);
+      if (err === null) return resolve(both ? stdout + stderr : stdout);
       const said = stderr.split('\n').map((l) => l.trim()).filter((l) => l.length > 0).at(-1);
       const why = (err as NodeJS.ErrnoException).code === 'ENOENT' ? `${engine} is not installed or not on PATH` : (said ?? err.message);
       reject(new JackinError('E_ENGINE_COMMAND', `${engine} ${args[0] ?? ''} failed: ${why}`, { cause: err }));

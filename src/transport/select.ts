@@ -22,6 +22,8 @@ export const ENGINES = ['docker', 'podman', 'kubectl'] as const;
  */
 export const SOCKET_APPEAR_TIMEOUT_MS = 10_000;
 const SOCKET_APPEAR_POLL_MS = 50;
+/** How long a permission refusal is taken for a socket being handed over (see connectSoon), not a real one. */
+export const SOCKET_HANDOVER_GRACE_MS = 2_000;
 /** How often the engine is asked, while waiting, whether the container still runs. */
 const CONTAINER_CHECK_MS = 1_000;
 export type Engine = (typeof ENGINES)[number];
@@ -136,12 +138,15 @@ async function connectSoon(o: SelectOptions, path: string): Promise<Awaited<Retu
   const runDir = dirname(path);
   const starting = record !== null || (existsSync(runDir) && !existsSync(join(runDir, 'capsule.log')));
   const deadline = Date.now() + SOCKET_APPEAR_TIMEOUT_MS;
+  const permissionGrace = Date.now() + SOCKET_HANDOVER_GRACE_MS;
   let nextCheck = 0;
   for (;;) {
     try {
       return await connectSocket(path);
     } catch (e) {
-      if (!starting || !isNotListening(e) || Date.now() > deadline) throw e;
+      // A capsule running as root hands its new socket to the run directory's owner a moment after binding it.
+      const handingOver = isPermissionDenied(e) && Date.now() < permissionGrace;
+      if (!starting || !(isNotListening(e) || handingOver) || Date.now() > deadline) throw e;
     }
     if (record !== null && Date.now() >= nextCheck) {
       nextCheck = Date.now() + CONTAINER_CHECK_MS;
