@@ -589,7 +589,9 @@ export class AttachSession extends EventEmitter<AttachEvents> {
       return;
     }
     if (this.exitStatus !== null || this.detaching) this.finish(this.endOutcome(null));
-    else void this.lose('the capsule closed the connection');
+    // Before the capsule said anything, the carrier failed to reach it (its own account follows), rather
+    // than a capsule that closed a session.
+    else void this.lose(this.welcomed ? 'the capsule closed the connection' : 'the connection closed before the capsule answered');
   }
 
   private async lose(reason: string): Promise<void> {
