@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { INNER_PROMPT, INNER_SHELL, JACKIN, paneFor, waitForJackinExit } from './helpers/jackin-cli.ts';
-import { containerName, glibcTestImage, noGlibcTestImage, removeContainer } from './helpers/podman-image.ts';
+import { containerName, glibcTestImage, noGlibcTestImage, removeContainer } from './helpers/podman-image.mjs';
 import { pollUntil } from './helpers/poll.ts';
 import { shellQuote, type TmuxPane } from './helpers/tmux.ts';
 import { ownClipboard, startXvfb } from './helpers/xvfb.ts';
