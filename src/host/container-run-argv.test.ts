@@ -63,3 +63,21 @@ test('explainStartFailure: an entrypoint that cannot exec names the fix for each
   assert.ok(hasCode(explainStartFailure(logs, 'image', 'alpine'), 'E_IMAGE_NO_CAPSULE'));
   assert.equal(explainStartFailure('jackin-capsule: E_POLICY: bad key', 'host', 'x'), null);
 });
+
+test('docs/guide.md: the hand-written docker run is exactly what --dry-run prints for it', async () => {
+  const { readFileSync } = await import('node:fs');
+  const { formatArgv } = await import('../transport/exec-args.ts');
+  const guide = readFileSync(new URL('../../docs/guide.md', import.meta.url), 'utf8');
+  const block = /<!-- generated: jackin run --image --dry-run[^\n]*\n```sh\n([\s\S]*?)```/.exec(guide)?.[1];
+  assert.ok(block !== undefined, 'the generated block is in the guide');
+  const lines = block.replace(/ \\\n\s*/g, ' ').trim().split('\n');
+  const { rows: _r, cols: _c, ...spec } = base;
+  const argv = containerRunArgv({
+    ...spec,
+    image: 'my-agent',
+    workspace: '/home/op/project',
+    program: ['claude'],
+    capsule: { kind: 'host', node: '/usr/bin/node', packageRoot: '/usr/lib/node_modules/jackin-bridge', imagePath: DEFAULT_IMAGE_PATH },
+  });
+  assert.deepEqual(lines, [`mkdir -p -m 700 ${spec.runDir}`, formatArgv(argv), 'jackin attach agent']);
+});
