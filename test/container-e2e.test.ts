@@ -14,6 +14,7 @@ import { containerName, glibcTestImage, noGlibcTestImage, removeContainer } from
 import { pollUntil } from './helpers/poll.ts';
 import { shellQuote, type TmuxPane } from './helpers/tmux.ts';
 import { ownClipboard, startXvfb } from './helpers/xvfb.ts';
+import { recordingOpener } from './helpers/recording-opener.ts';
 import { bigPng } from './helpers/png.mjs';
 
 const execFileP = promisify(execFile);
@@ -112,12 +113,9 @@ test('jackin run --image: paste an image (Xvfb + xclip), export a file and a dir
   t.after(() => x.stop());
   const rec = mkdtempSync(join(tmpdir(), 'jackin-ctr-rec-'));
   t.after(() => rmSync(rec, { recursive: true, force: true }));
-  const opened = join(rec, 'opened.txt');
-  const opener = join(rec, 'record-opener');
-  writeFileSync(opener, `#!/bin/sh\nprintf '%s\\n' "$1" >> ${shellQuote(opened)}\n`);
-  chmodSync(opener, 0o755);
+  const opener = recordingOpener(t);
   const downloads = join(rec, 'downloads');
-  const pane = await paneFor(t, { env: { DISPLAY: x.display, JACKIN_PASTE_KEY: 'ctrl+v', JACKIN_OPENER: opener, JACKIN_DOWNLOAD_DIR: downloads } });
+  const pane = await paneFor(t, { env: { DISPLAY: x.display, JACKIN_PASTE_KEY: 'ctrl+v', ...opener.env, JACKIN_DOWNLOAD_DIR: downloads } });
   const name = named(t, 'affordances');
   const ws = workspace(t);
   await pane.typeLine(await runImageLine(name, ws));
@@ -162,7 +160,7 @@ test('jackin run --image: paste an image (Xvfb + xclip), export a file and a dir
   await pollUntil('the host to capture the mouse', async () => (await pane.modes()).mouseAny, { timeoutMs: 10_000 });
   const at = (press: boolean) => [...Buffer.from(`\x1b[<${CTRL};${'see '.length + 6};${row + 1}${press ? 'M' : 'm'}`, 'latin1')];
   await pane.sendBytes([...at(true), ...at(false)]);
-  await pollUntil('the Ctrl+click to reach the opener', () => existsSync(opened) && readFileSync(opened, 'utf8').includes('https://example.com/container-ok'), { timeoutMs: 15_000 });
+  await pollUntil('the Ctrl+click to reach the opener', () => opener.opened().includes('https://example.com/container-ok'), { timeoutMs: 15_000, last: opener.opened });
 
   await pane.typeLine('exit 0');
   assert.equal(await waitForJackinExit(pane, 30_000), 0);
