@@ -135,7 +135,8 @@ export async function runImageCommand(command: string[], flags: RunImageFlags, h
     user,
     term: process.env['TERM'] || 'xterm-256color',
     capsule,
-    ...(process.stdout.isTTY === true ? { rows: process.stdout.rows, cols: process.stdout.columns } : {}),
+    // The operator's size now; a printed command (--dry-run) is run later, in another terminal, so it has none.
+    ...(process.stdout.isTTY === true && flags.dryRun !== true ? { rows: process.stdout.rows, cols: process.stdout.columns } : {}),
   };
   const argv = containerRunArgv(spec);
   if (flags.dryRun === true) {
@@ -177,6 +178,10 @@ export async function runImageCommand(command: string[], flags: RunImageFlags, h
   // The program has exited (not a detach): its container has nothing left to run.
   const state = await containerState(engine, name);
   if (state !== null && state !== 'running') {
+    // Killed from outside (kill -9, an OOM kill, a host shutdown), the container's status is not the
+    // program's: say that the container stopped, which the lost connection alone does not tell.
+    const code = (await engineCommand(engine, ['inspect', '--type', 'container', '--format', '{{.State.ExitCode}}', name]).catch(() => '')).trim();
+    if (code !== '' && Number(code) !== status) say(`container ${name} stopped (${engine}: ${state}, exit code ${code})`);
     await engineCommand(engine, ['rm', '-f', name]).catch(() => undefined);
     removeContainerRecord(home, name);
   }
