@@ -9,13 +9,14 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readActions } from '../src/host/action-log.ts';
 import { startFakeCapsule, welcomeFrame, type FakeConnection } from './helpers/fake-capsule.ts';
 import { fixtureCommand, JACKIN, paneFor, REPO_ROOT, startSession, START_TIMEOUT_MS } from './helpers/jackin-cli.ts';
 import { pollUntil } from './helpers/poll.ts';
+import { recordingOpener } from './helpers/recording-opener.ts';
 import { shellQuote, type TmuxPane } from './helpers/tmux.ts';
 
 const WAIT = { timeoutMs: 20_000 };
@@ -32,14 +33,11 @@ function hostSide(t: TestContext): HostSide {
   t.after(() => rmSync(root, { recursive: true, force: true }));
   const downloads = join(root, 'downloads');
   mkdirSync(downloads);
-  const log = join(root, 'opened.txt');
-  const opener = join(root, 'record-opener');
-  writeFileSync(opener, `#!/bin/sh\nprintf '%s\\n' "$@" >> ${shellQuote(log)}\n`);
-  chmodSync(opener, 0o755);
+  const rec = recordingOpener(t);
   return {
-    env: { JACKIN_OPENER: opener, JACKIN_DOWNLOAD_DIR: downloads, JACKIN_CLIPBOARD: `command:cat ${PNG}`, JACKIN_PASTE_KEY: 'ctrl+v' },
+    env: { ...rec.env, JACKIN_DOWNLOAD_DIR: downloads, JACKIN_CLIPBOARD: `command:cat ${PNG}`, JACKIN_PASTE_KEY: 'ctrl+v' },
     downloads,
-    opened: () => (existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter((l) => l !== '') : []),
+    opened: rec.opened,
   };
 }
 

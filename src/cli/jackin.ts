@@ -14,6 +14,7 @@ import { registerLogCommand } from './log-command.ts';
 import { registerLsCommand } from './ls-command.ts';
 import { registerRunCommand } from './run-command.ts';
 import { inertJson, inertText } from '../ui/inert-text.ts';
+import { registerStopCommand } from './stop-command.ts';
 
 /** The commands, in the order `jackin --help` lists them. */
 const COMMANDS: ReadonlyArray<(program: Command, setStatus: SetStatus) => void> = [
@@ -22,6 +23,7 @@ const COMMANDS: ReadonlyArray<(program: Command, setStatus: SetStatus) => void> 
   registerLsCommand,
   registerDoctorCommand,
   registerExportCommand,
+  registerStopCommand,
   registerLogCommand,
 ];
 

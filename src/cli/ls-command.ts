@@ -1,6 +1,6 @@
 /** `jackin ls [--json]`: lists local instances. */
 import type { Command } from 'commander';
-import { jackinHome, listInstances, type InstanceInfo } from '../host/instances.ts';
+import { describeState, jackinHome, listInstances, type InstanceInfo } from '../host/instances.ts';
 import { inertJson, inertText, padColumns, textWidth } from '../ui/inert-text.ts';
 import { writeAll, type SetStatus } from './command-kit.ts';
 
@@ -9,7 +9,7 @@ function formatInstances(list: InstanceInfo[]): string {
   const rows = [['NAME', 'STATE', 'ATTACHED', 'PROGRAM', 'SOCKET']];
   for (const i of list) {
     // The program comes from the capsule (or capsule.json, which a container can write): shown inert.
-    const cells = [i.name, i.state, i.attached === null ? '-' : i.attached ? 'yes' : 'no', i.program?.join(' ') ?? '-', i.socket];
+    const cells = [i.name, describeState(i), i.attached === null ? '-' : i.attached ? 'yes' : 'no', i.program?.join(' ') ?? '-', i.socket];
     rows.push(cells.map((cell, c) => inertText(cell, c === 3 ? 60 : 1000)));
   }
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => textWidth(r[c]!))));
@@ -25,7 +25,7 @@ async function lsCommand(flags: { json?: boolean }): Promise<number> {
 export function registerLsCommand(program: Command, setStatus: SetStatus): void {
   program
     .command('ls')
-    .description('list local instances: name, state (live/stale), attached, program, socket')
+    .description('list local instances: name, state (live, stale, or not accessible to your user), attached, program, socket')
     .option('--json', 'print a JSON array')
     .addHelpText('after', '\nExamples:\n  jackin ls\n  jackin ls --json')
     .action(async (flags: { json?: boolean }) => setStatus(await lsCommand(flags)));
