@@ -36,6 +36,7 @@ export class HostRequests implements Disposable {
   readonly gestures = new SessionGestures();
   /** The host's confirmation prompt; while it is up, input goes to it and output is held. */
   readonly confirmer: ConfirmController;
+  private logged: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly o: HostRequestsOptions) {
     this.confirmer = new ConfirmController({ terminal: o.terminal, closed: o.confirmClosed });
@@ -47,7 +48,9 @@ export class HostRequests implements Disposable {
 
   logAction(record: HostActionRecord): void {
     this.o.log?.(`host action ${record.action} ${record.target}: ${record.result}${record.detail === undefined ? '' : ` (${record.detail})`}`);
-    void appendAction(this.o.home ?? jackinHome(this.o.env), { instance: this.o.name, ...record });
+    // One append after the other, so the log keeps the order the actions happened in.
+    const entry = { instance: this.o.name, time: new Date().toISOString(), ...record };
+    this.logged = this.logged.then(() => appendAction(this.o.home ?? jackinHome(this.o.env), entry));
   }
 
   admitUpstream(kind: HostRequestKind, action: string, target: string): boolean {
