@@ -12,6 +12,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { describeError, JackinError } from '../errors.ts';
 import { jackinHome, listInstances, probeInstance, socketAnswers, type InstanceInfo } from '../host/instances.ts';
 import { registerExportCommand } from './export-command.ts';
+import { registerStageCommand } from './stage-command.ts';
 import type { Transport } from '../transport/transport.ts';
 import { ENGINES, checkInstanceName, instanceRunDir, selectOptionsFromFlags, selectTransport, type Engine, type Selection, type SelectOptions } from '../transport/select.ts';
 import { connectSocket, socketTransport } from '../transport/socket.ts';
@@ -326,6 +327,7 @@ Examples:
     .action(async (flags: { json?: boolean }) => setStatus(await doctorCommand(flags)));
 
   registerExportCommand(program, setStatus);
+  registerStageCommand(program, setStatus);
 
   return program;
 }

@@ -1,0 +1,165 @@
+/**
+ * The `stage` control method (docs/protocol.md sections 7 and 8.14): the host asks
+ * `{"method":"stage","name":N,"size":S}`; the capsule checks name, size and space, opens a partial file and
+ * replies `{"ok":true,"transferId":"<u64>","chunkBytes":1048576}`; the host then sends FileStageChunk frames
+ * at consecutive offsets and one FileStageEnd with the SHA-256; the capsule answers FileStaged with the
+ * staged path, or a Notice `E_CODE: message` when anything failed, and closes.
+ *
+ * Backpressure: the connection is paused while a chunk is being written, so a slow disk slows the host's
+ * sends and memory stays bounded by one read. A connection that closes before FileStageEnd, or stays silent
+ * for TRANSFER_IDLE_MS, drops the transfer and its partial file.
+ */
+import type { Socket } from 'node:net';
+import { JackinError } from '../errors.ts';
+import {
+  createStageClientDecoder,
+  encodeStageServerFrame,
+  MAX_CHUNK_BYTES,
+  MAX_HOST_NOTICE_BYTES,
+  TRANSFER_IDLE_MS,
+  truncateUtf8,
+  type NoticeLevel,
+  type StageClientFrame,
+} from '../protocol/index.ts';
+import { formatBytes } from '../ui/format-bytes.ts';
+import type { ControlMethods } from './control-methods.ts';
+import { FileStaging, type FileStageTransfer, type StagedFile } from './file-staging.ts';
+
+/** Files arriving at once; more are refused (E_TOO_MANY_TRANSFERS). */
+export const MAX_CONCURRENT_STAGES = 4;
+
+export interface StageMethodOptions {
+  readonly runDir: string;
+  /** This capsule's cap on one file. */
+  readonly maxBytes: number;
+  readonly notify: (level: NoticeLevel, text: string) => void;
+  readonly log?: (line: string) => void;
+  readonly idleMs?: number;
+}
+
+let nextTransferId = BigInt(Date.now()) * 1000n;
+
+function codeOf(e: unknown): string {
+  return e instanceof JackinError ? e.code : 'E_STAGING_FAILED';
+}
+
+function messageOf(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+/** Receives the frames of one transfer on `socket` until FileStaged is sent; throws on any failure. */
+function receive(socket: Socket, transfer: FileStageTransfer, transferId: bigint, idleMs: number): Promise<StagedFile> {
+  return new Promise<StagedFile>((resolve, reject) => {
+    const decoder = createStageClientDecoder();
+    let settled = false;
+    let timer: NodeJS.Timeout | undefined;
+    const queue: Buffer[] = [];
+    let working = false;
+    const cleanup = (): void => {
+      clearTimeout(timer);
+      socket.off('data', onData);
+      socket.off('close', onClose);
+    };
+    const fail = (e: unknown): void => {
+      if (settled) return;
+      settled = true;
+      cleanup();
+      void transfer.abort();
+      if (!socket.destroyed && socket.writable) {
+        socket.write(encodeStageServerFrame({ type: 'Notice', level: 'error', text: truncateUtf8(`${codeOf(e)}: ${messageOf(e)}`, MAX_HOST_NOTICE_BYTES) }));
+      }
+      reject(e);
+    };
+    const touch = (): void => {
+      clearTimeout(timer);
+      timer = setTimeout(() => fail(new JackinError('E_TRANSFER_IDLE', `no data from the host for ${idleMs} ms; ${transfer.name} dropped`)), idleMs);
+      timer.unref();
+    };
+    const onFrame = async (f: StageClientFrame): Promise<StagedFile | undefined> => {
+      if (f.transferId !== transferId) throw new JackinError('E_TRANSFER_CORRELATION', `frame for transfer ${f.transferId}, expected ${transferId}`);
+      if (f.type === 'FileStageChunk') {
+        await transfer.write(f.offset, f.bytes);
+        return undefined;
+      }
+      return transfer.finish(f.sha256);
+    };
+    const work = async (): Promise<void> => {
+      working = true;
+      socket.pause();
+      try {
+        while (!settled && queue.length > 0) {
+          for (const item of decoder.push(queue.shift()!)) {
+            if (!item.ok) throw new JackinError('E_TRANSFER_PROTOCOL', `bad frame from the host: ${item.error.message}`, { cause: item.error });
+            const done = await onFrame(item.frame);
+            if (done !== undefined) {
+              settled = true;
+              cleanup();
+              socket.write(encodeStageServerFrame({ type: 'FileStaged', transferId, bytes: done.bytes, path: done.path }));
+              resolve(done);
+              return;
+            }
+          }
+        }
+      } catch (e) {
+        fail(e);
+      } finally {
+        working = false;
+        if (!settled) socket.resume();
+      }
+    };
+    const onData = (chunk: Buffer): void => {
+      touch();
+      queue.push(chunk);
+      if (!working) void work();
+    };
+    const onClose = (): void => {
+      fail(new JackinError('E_TRANSFER_INTERRUPTED', `the host closed the connection after ${transfer.received} of ${transfer.size} bytes of ${transfer.name}; nothing was staged`));
+    };
+    socket.on('data', onData);
+    socket.once('close', onClose);
+    touch();
+  });
+}
+
+/** Registers `stage`; returns the staging area (the capsule removes it when it exits). */
+export function registerStageMethod(control: ControlMethods, o: StageMethodOptions): FileStaging {
+  const staging = new FileStaging(o.runDir, { maxBytes: o.maxBytes });
+  let active = 0;
+  control.register('stage', async (req, socket) => {
+    const quiet = req['notify'] === false;
+    if (active >= MAX_CONCURRENT_STAGES) {
+      return { reply: { ok: false, code: 'E_TOO_MANY_TRANSFERS', message: `${active} files are being staged already; try again when they are done` } };
+    }
+    let transfer: FileStageTransfer;
+    try {
+      transfer = await staging.begin(req['name'], req['size']);
+    } catch (e) {
+      o.log?.(`stage ${JSON.stringify(req['name'])?.slice(0, 300)} refused: ${codeOf(e)}: ${messageOf(e)}`);
+      return { reply: { ok: false, code: codeOf(e), message: messageOf(e) } };
+    }
+    active++;
+    const release = (): void => {
+      active--;
+      void transfer.abort();
+    };
+    // The host may go before the stream starts (the server then skips it): drop the partial file then too.
+    socket.once('close', release);
+    if (socket.destroyed) release();
+    const transferId = nextTransferId++;
+    return {
+      reply: { ok: true, transferId: transferId.toString(), chunkBytes: MAX_CHUNK_BYTES },
+      stream: async (s) => {
+        try {
+          const staged = await receive(s, transfer, transferId, o.idleMs ?? TRANSFER_IDLE_MS);
+          o.log?.(`staged ${staged.path} (${staged.bytes} bytes, sha256 ${staged.sha256})`);
+          if (!quiet) o.notify('success', `Host file staged: ${staged.path} (${formatBytes(staged.bytes)})`);
+        } catch (e) {
+          o.log?.(`stage of ${transfer.name} failed: ${codeOf(e)}: ${messageOf(e)}`);
+          if (!quiet) o.notify('error', `Staging ${transfer.name} failed: ${messageOf(e)}`);
+          throw e;
+        }
+      },
+    };
+  });
+  return staging;
+}
