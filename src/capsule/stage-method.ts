@@ -59,6 +59,7 @@ function receive(socket: Socket, transfer: FileStageTransfer, transferId: bigint
       clearTimeout(timer);
       socket.off('data', onData);
       socket.off('close', onClose);
+      socket.off('end', onClose);
     };
     const fail = (e: unknown): void => {
       if (settled) return;
@@ -116,6 +117,8 @@ function receive(socket: Socket, transfer: FileStageTransfer, transferId: bigint
       fail(new JackinError('E_TRANSFER_INTERRUPTED', `the host closed the connection after ${transfer.received} of ${transfer.size} bytes of ${transfer.name}; nothing was staged`));
     };
     socket.on('data', onData);
+    // The server allows half-open sockets: a host that is gone shows as 'end' first, and 'close' may wait.
+    socket.once('end', onClose);
     socket.once('close', onClose);
     touch();
   });
