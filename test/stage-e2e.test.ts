@@ -173,3 +173,18 @@ process.stdin.on('data', (b) => {
   await pollUntil('the partial file to be removed', () => stagedFiles(c.runDir).length === 0, { timeoutMs: 20_000, last: () => stagedFiles(c.runDir).join(', ') });
   assert.deepEqual(stagedFiles(c.runDir), []);
 });
+
+test('staged files are removed when the capsule exits', async (t) => {
+  const c = await startExportCapsule(t, 'stage-exit-i17');
+  const src = hostDir(t);
+  const file = join(src, 'gone soon.txt');
+  writeFileSync(file, 'bye\n');
+  const r = await c.jackin(['stage', '--to', c.name, '--json', file]);
+  assert.equal(r.code, 0, r.stderr);
+  const dest = String(jsonLines(r.stdout)[0]!['destination']);
+  assert.equal(readFileSync(dest, 'utf8'), 'bye\n');
+  const exited = new Promise((resolve) => c.child.once('exit', resolve));
+  c.child.kill('SIGTERM');
+  await exited;
+  assert.equal(existsSync(join(c.runDir, 'files')), false);
+});

@@ -132,7 +132,9 @@ export function renderPath(path: string, quoting: PathQuoting): string {
     case 'double':
       return `"${path.replace(/["\\$`]/g, '\\$&')}"`;
     case 'uri':
-      return pathToFileURL(path).href;
+      // pathToFileURL leaves sub-delimiters such as ' and $ as they are; encode every character a shell
+      // would read specially, so the URL is one word however the program splits its input.
+      return pathToFileURL(path).href.replace(/[^A-Za-z0-9\-._~/:%@]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`);
     case 'plain':
       return path.replace(/[^A-Za-z0-9_\-.,:/@%+=\u0080-\uffff]/g, '\\$&');
     default: {
