@@ -11,10 +11,11 @@ import { parseArgs } from 'node:util';
 import * as attach from '../bench/sections/attach.mjs';
 import * as paste from '../bench/sections/paste.mjs';
 import * as exportSection from '../bench/sections/export.mjs';
+import * as stage from '../bench/sections/stage.mjs';
 import * as fairness from '../bench/sections/fairness.mjs';
 import { writeReport } from '../bench/lib/report.mjs';
 
-const SECTIONS = [attach, paste, exportSection, fairness];
+const SECTIONS = [attach, paste, exportSection, stage, fairness];
 const root = fileURLToPath(new URL('..', import.meta.url));
 
 const { values } = parseArgs({

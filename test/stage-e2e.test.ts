@@ -13,6 +13,9 @@ import { join } from 'node:path';
 import { CAPSULE_BIN, JACKIN_BIN, startExportCapsule } from './helpers/export-capsule.ts';
 import { shellQuote } from './helpers/tmux.ts';
 import { pollUntil } from './helpers/poll.ts';
+import { createStageServerDecoder, encodeControlMessage, encodeStageClientFrame, type StageServerFrame } from '../src/protocol/index.ts';
+import { ReplyReader } from '../src/host/export-client.ts';
+import { connectSocket } from '../src/transport/socket.ts';
 
 function hostDir(t: { after: (fn: () => void) => void }): string {
   const d = mkdtempSync(join(tmpdir(), 'jackin-stage-src-'));
@@ -187,4 +190,64 @@ test('staged files are removed when the capsule exits', async (t) => {
   c.child.kill('SIGTERM');
   await exited;
   assert.equal(existsSync(join(c.runDir, 'files')), false);
+});
+
+/** Speaks the stage protocol by hand: the request, then `frames` once the reply came; returns the reply and the capsule's frames. */
+async function rawStage(socketPath: string, request: object, frames: (transferId: bigint) => Buffer[]): Promise<{ reply: Record<string, unknown>; answers: StageServerFrame[] }> {
+  const sock = await connectSocket(socketPath);
+  try {
+    sock.write(encodeControlMessage(request));
+    const reader = new ReplyReader();
+    const decoder = createStageServerDecoder();
+    let reply: Record<string, unknown> | undefined;
+    const answers: StageServerFrame[] = [];
+    for await (const raw of sock as AsyncIterable<Buffer>) {
+      let chunk = raw;
+      if (reply === undefined) {
+        const got = reader.push(chunk);
+        if (got === undefined) continue;
+        reply = got.value as Record<string, unknown>;
+        if (reply['ok'] !== true) return { reply, answers };
+        for (const f of frames(BigInt(String(reply['transferId'])))) sock.write(f);
+        chunk = got.rest;
+      }
+      for (const item of decoder.push(chunk)) if (item.ok) answers.push(item.frame);
+    }
+    return { reply: reply ?? {}, answers };
+  } finally {
+    sock.destroy();
+  }
+}
+
+test('a hostile host on the stage connection: wrong digest, offset, transfer id or name is refused with its code, nothing published', async (t) => {
+  const c = await startExportCapsule(t, 'stage-hostile-i17');
+  const data = Buffer.from('0123456789');
+  const chunk = (id: bigint, offset: number, bytes: Buffer): Buffer => encodeStageClientFrame({ type: 'FileStageChunk', transferId: id, offset, bytes });
+  const end = (id: bigint, d: Buffer): Buffer => encodeStageClientFrame({ type: 'FileStageEnd', transferId: id, sha256: createHash('sha256').update(d).digest() });
+  const cases: Array<[string, (id: bigint) => Buffer[]]> = [
+    ['E_DIGEST_MISMATCH', (id) => [chunk(id, 0, data), end(id, Buffer.from('other'))]],
+    ['E_TRANSFER_OFFSET', (id) => [chunk(id, 5, data)]],
+    ['E_TRANSFER_CORRELATION', (id) => [chunk(id + 1n, 0, data)]],
+    ['E_TRANSFER_SIZE_MISMATCH', (id) => [chunk(id, 0, Buffer.concat([data, data]))]],
+    ['E_TRANSFER_SIZE_MISMATCH', (id) => [chunk(id, 0, data.subarray(0, 3)), end(id, data.subarray(0, 3))]],
+  ];
+  for (const [code, frames] of cases) {
+    const { reply, answers } = await rawStage(c.socket, { method: 'stage', name: 'x.txt', size: data.length }, frames);
+    assert.equal(reply['ok'], true);
+    assert.equal(answers.length, 1, code);
+    const a = answers[0]!;
+    assert.ok(a.type === 'Notice' && a.text.startsWith(`${code}: `), `${code}: ${JSON.stringify(a)}`);
+  }
+  for (const [name, code] of [['../x', 'E_BAD_STAGE_NAME'], ['a\nb', 'E_BAD_STAGE_NAME'], ['.partial-00', 'E_BAD_STAGE_NAME']] as const) {
+    const { reply } = await rawStage(c.socket, { method: 'stage', name, size: 1 }, () => []);
+    assert.equal(reply['code'], code, name);
+  }
+  const tooBig = await rawStage(c.socket, { method: 'stage', name: 'a', size: 2 * 1024 ** 3 }, () => []);
+  assert.equal(tooBig.reply['code'], 'E_STAGE_TOO_LARGE');
+  await pollUntil('no partial file left', () => stagedFiles(c.runDir).length === 0, { last: () => stagedFiles(c.runDir).join(', ') });
+  // And a good one on the same capsule still works.
+  const ok = await rawStage(c.socket, { method: 'stage', name: 'x.txt', size: data.length }, (id) => [chunk(id, 0, data.subarray(0, 4)), chunk(id, 4, data.subarray(4)), end(id, data)]);
+  const staged = ok.answers[0];
+  assert.ok(staged?.type === 'FileStaged' && staged.bytes === 10);
+  assert.deepEqual(readFileSync(staged.path), data);
 });

@@ -18,7 +18,7 @@ const CAPSULE = join(root, 'bin', 'jackin-capsule.js');
 const JACKIN = join(root, 'bin', 'jackin.js');
 const MiB = 1024 * 1024;
 
-function vmHwmKiB(pid) {
+export function vmHwmKiB(pid) {
   try {
     const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
     return m ? Number(m[1]) : undefined;
@@ -47,7 +47,7 @@ function writeTree(dir, totalMiB) {
   return written;
 }
 
-async function waitForSocket(path, child) {
+export async function waitForSocket(path, child) {
   const deadline = Date.now() + 20_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error('capsule exited before listening');
@@ -62,7 +62,7 @@ async function waitForSocket(path, child) {
   }
 }
 
-async function startCapsule(home, name, workspace) {
+export async function startCapsule(home, name, workspace) {
   const runDir = join(home, 'sockets', name);
   // Started as `jackin run` starts a capsule (CAPSULE_NODE_FLAGS in src/cli/jackin.ts).
   const child = spawn(process.execPath, ['--max-semi-space-size=2', CAPSULE, 'serve', '--run-dir', runDir, '--workspace', workspace, '--name', name, '--', 'sleep', '100000'], { stdio: 'ignore' });
@@ -93,7 +93,7 @@ function timed(fn) {
   return (performance.now() - t0) / 1000;
 }
 
-function median(xs) {
+export function median(xs) {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.floor(s.length / 2)];
 }

@@ -5,8 +5,8 @@
  * at consecutive offsets and one FileStageEnd with the SHA-256; the capsule answers FileStaged with the
  * staged path, or a Notice `E_CODE: message` when anything failed, and closes.
  *
- * Backpressure: the connection is paused while a chunk is being written, so a slow disk slows the host's
- * sends and memory stays bounded by one read. A connection that closes before FileStageEnd, or stays silent
+ * Backpressure: the connection is paused while more than STAGE_WRITE_QUEUE_BYTES wait for the disk, so a
+ * slow disk slows the host's sends and memory stays bounded. A connection that closes before FileStageEnd, or stays silent
  * for TRANSFER_IDLE_MS, drops the transfer and its partial file.
  */
 import type { Socket } from 'node:net';
@@ -27,6 +27,8 @@ import { FileStaging, type FileStageTransfer, type StagedFile } from './file-sta
 
 /** Files arriving at once; more are refused (E_TOO_MANY_TRANSFERS). */
 export const MAX_CONCURRENT_STAGES = 4;
+/** Bytes of chunks waiting for the disk before the connection is paused (backpressure to the host). */
+export const STAGE_WRITE_QUEUE_BYTES = 8 * 1024 * 1024;
 
 export interface StageMethodOptions {
   readonly runDir: string;
@@ -47,14 +49,19 @@ function messageOf(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
 
-/** Receives the frames of one transfer on `socket` until FileStaged is sent; throws on any failure. */
+/**
+ * Receives the frames of one transfer on `socket` until FileStaged is sent; throws on any failure. Chunks
+ * are checked and hashed as they are decoded and their writes issued at once (positioned writes, so they
+ * may complete in any order); the connection is paused only while more than STAGE_WRITE_QUEUE_BYTES wait
+ * for the disk, so the network and the disk overlap and memory stays bounded.
+ */
 function receive(socket: Socket, transfer: FileStageTransfer, transferId: bigint, idleMs: number): Promise<StagedFile> {
   return new Promise<StagedFile>((resolve, reject) => {
     const decoder = createStageClientDecoder();
     let settled = false;
     let timer: NodeJS.Timeout | undefined;
-    const queue: Buffer[] = [];
-    let working = false;
+    let queued = 0;
+    const writes = new Set<Promise<void>>();
     const cleanup = (): void => {
       clearTimeout(timer);
       socket.off('data', onData);
@@ -65,7 +72,8 @@ function receive(socket: Socket, transfer: FileStageTransfer, transferId: bigint
       if (settled) return;
       settled = true;
       cleanup();
-      void transfer.abort();
+      // The partial file goes once the writes already issued are done with it.
+      void Promise.allSettled([...writes]).then(() => transfer.abort());
       if (!socket.destroyed && socket.writable) {
         socket.write(encodeStageServerFrame({ type: 'Notice', level: 'error', text: truncateUtf8(`${codeOf(e)}: ${messageOf(e)}`, MAX_HOST_NOTICE_BYTES) }));
       }
@@ -76,42 +84,50 @@ function receive(socket: Socket, transfer: FileStageTransfer, transferId: bigint
       timer = setTimeout(() => fail(new JackinError('E_TRANSFER_IDLE', `no data from the host for ${idleMs} ms; ${transfer.name} dropped`)), idleMs);
       timer.unref();
     };
-    const onFrame = async (f: StageClientFrame): Promise<StagedFile | undefined> => {
-      if (f.transferId !== transferId) throw new JackinError('E_TRANSFER_CORRELATION', `frame for transfer ${f.transferId}, expected ${transferId}`);
-      if (f.type === 'FileStageChunk') {
-        await transfer.write(f.offset, f.bytes);
-        return undefined;
-      }
-      return transfer.finish(f.sha256);
+    const write = (offset: number, bytes: Buffer): void => {
+      // write() checks and hashes synchronously and throws (rejects) before its first await.
+      const w = transfer.write(offset, bytes);
+      queued += bytes.length;
+      writes.add(w);
+      if (queued > STAGE_WRITE_QUEUE_BYTES) socket.pause();
+      w.then(
+        () => {
+          writes.delete(w);
+          queued -= bytes.length;
+          if (!settled && queued <= STAGE_WRITE_QUEUE_BYTES) socket.resume();
+        },
+        (e: unknown) => {
+          writes.delete(w);
+          fail(e);
+        },
+      );
     };
-    const work = async (): Promise<void> => {
-      working = true;
+    const finish = async (sha256: Buffer): Promise<void> => {
       socket.pause();
+      await Promise.all([...writes]);
+      const staged = await transfer.finish(sha256);
+      if (settled) return;
+      settled = true;
+      cleanup();
+      socket.write(encodeStageServerFrame({ type: 'FileStaged', transferId, bytes: staged.bytes, path: staged.path }));
+      resolve(staged);
+    };
+    const onFrame = (f: StageClientFrame): void => {
+      if (f.transferId !== transferId) throw new JackinError('E_TRANSFER_CORRELATION', `frame for transfer ${f.transferId}, expected ${transferId}`);
+      if (f.type === 'FileStageChunk') write(f.offset, f.bytes);
+      else finish(f.sha256).catch(fail);
+    };
+    const onData = (chunk: Buffer): void => {
+      if (settled) return;
+      touch();
       try {
-        while (!settled && queue.length > 0) {
-          for (const item of decoder.push(queue.shift()!)) {
-            if (!item.ok) throw new JackinError('E_TRANSFER_PROTOCOL', `bad frame from the host: ${item.error.message}`, { cause: item.error });
-            const done = await onFrame(item.frame);
-            if (done !== undefined) {
-              settled = true;
-              cleanup();
-              socket.write(encodeStageServerFrame({ type: 'FileStaged', transferId, bytes: done.bytes, path: done.path }));
-              resolve(done);
-              return;
-            }
-          }
+        for (const item of decoder.push(chunk)) {
+          if (!item.ok) throw new JackinError('E_TRANSFER_PROTOCOL', `bad frame from the host: ${item.error.message}`, { cause: item.error });
+          onFrame(item.frame);
         }
       } catch (e) {
         fail(e);
-      } finally {
-        working = false;
-        if (!settled) socket.resume();
       }
-    };
-    const onData = (chunk: Buffer): void => {
-      touch();
-      queue.push(chunk);
-      if (!working) void work();
     };
     const onClose = (): void => {
       fail(new JackinError('E_TRANSFER_INTERRUPTED', `the host closed the connection after ${transfer.received} of ${transfer.size} bytes of ${transfer.name}; nothing was staged`));

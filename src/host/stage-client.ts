@@ -25,6 +25,8 @@ import type { StageSource } from './stage-source.ts';
 
 /** Silence longer than this fails the transfer (the capsule checks space before it replies). */
 export const STAGE_IDLE_TIMEOUT_MS = 60_000;
+/** Bytes allowed to wait in the connection's send buffer before the next chunk is read. */
+export const STAGE_SEND_QUEUE_BYTES = 8 * 1024 * 1024;
 
 export interface StageClientOptions {
   /** Opens a new connection to the capsule (never the attach connection itself). */
@@ -91,7 +93,9 @@ async function sendFile(w: Writable, src: StageSource, transferId: bigint, touch
     offset += want;
     touch();
     onProgress?.(offset, src.size);
-    if (!more) await waitDrain(w);
+    // Let a few chunks queue so reading the next one overlaps sending this one; past that, wait for the
+    // capsule (which pauses while its disk is behind): memory stays under this bound plus a chunk.
+    if (!more && w.writableLength > STAGE_SEND_QUEUE_BYTES) await waitDrain(w);
   }
   const extra = await src.handle.read(Buffer.alloc(1), 0, 1, src.size);
   if (extra.bytesRead !== 0) throw new JackinError('E_CHANGED_WHILE_READING', `${src.path} grew past ${src.size} bytes while it was sent`);
