@@ -1,13 +1,13 @@
 // Issue 17: `jackin stage` of a 256 MiB file into a capsule against `cp` of the same file into the same
 // file system, in the same run, with the CPU time each one costs (host `jackin stage`, capsule, `cp`).
-import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { fmt } from '../lib/stats.mjs';
 import { writeRandomFile } from '../lib/files.mjs';
-import { median, startCapsule, vmHwmKiB } from './export.mjs';
+import { cpuOf, timedChild, vmHwmKiB } from '../lib/processes.mjs';
+import { median, startCapsule } from './export.mjs';
 
 export const id = 'stage';
 export const title = 'Stage: a host file into the capsule against cp';
@@ -15,37 +15,6 @@ export const title = 'Stage: a host file into the capsule against cp';
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const JACKIN = join(root, 'bin', 'jackin.js');
 const MiB = 1024 * 1024;
-const TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
-
-/** CPU seconds (user + system) of a live process, from /proc. */
-function cpuOf(pid) {
-  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(f[11]) + Number(f[12])) / TICKS;
-}
-
-/** CPU seconds of this process's children that have been waited for (cutime + cstime). */
-function childrenCpu() {
-  const f = readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ');
-  return (Number(f[13]) + Number(f[14])) / TICKS;
-}
-
-async function timedChild(argv, env) {
-  const c0 = childrenCpu();
-  const t0 = performance.now();
-  const child = spawn(argv[0], argv.slice(1), { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (b) => (out += b));
-  child.stderr.on('data', (b) => (err += b));
-  let peak = 0;
-  const timer = setInterval(() => (peak = Math.max(peak, vmHwmKiB(child.pid) ?? 0)), 20);
-  const code = await new Promise((r) => child.once('exit', (c) => r(c)));
-  clearInterval(timer);
-  const seconds = (performance.now() - t0) / 1000;
-  if (code !== 0) throw new Error(`${argv.join(' ')} failed (${code}): ${out} ${err}`);
-  return { seconds, cpu: childrenCpu() - c0, peakKiB: peak, out };
-}
-
 export async function run({ quick, log }) {
   const fileMiB = 256;
   const runs = quick ? 1 : 5;

@@ -138,9 +138,19 @@ async function exportCommand(paths: string[], flags: ExportFlags): Promise<numbe
   return failed > 0 ? 1 : 0;
 }
 
+/** The flags that choose how a one-shot command reaches its capsule (as `jackin attach` does). */
+export function addTransportOptions(cmd: Command): Command {
+  return cmd
+    .option('--socket <path>', 'connect to this Unix socket instead of $JACKIN_HOME/sockets/<instance>/jackin.sock')
+    .addOption(new Option('--via <engine>', 'reach the capsule through `<engine> exec -i <instance> jackin-capsule attach-proxy`').choices(ENGINES))
+    .option('-n, --namespace <ns>', 'Kubernetes namespace (with --via kubectl)')
+    .option('-c, --container <name>', 'container in the pod (with --via kubectl)')
+    .option('--exec <command>', 'relay command whose stdin/stdout reach the capsule socket');
+}
+
 /** Adds `jackin export` to the CLI. */
 export function registerExportCommand(program: Command, setStatus: (n: number) => void): void {
-  program
+  const cmd = program
     .command('export')
     .description('copy files or directories out of a capsule into <downloads>/jackin/<instance>/ (policy-checked, verified, never overwriting)')
     .argument('[paths...]', 'container paths; relative paths resolve against the capsule workspace')
@@ -149,12 +159,8 @@ export function registerExportCommand(program: Command, setStatus: (n: number) =
     .addOption(new Option('--reveal', 'show each exported file in the file manager').conflicts('open'))
     .addOption(new Option('--open', 'open each exported file with its default application').conflicts('reveal'))
     .option('--json', 'print one JSON object per path on stdout')
-    .option('--offered', 'also export the file the capsule offers (jackin-capsule offer <path>)')
-    .option('--socket <path>', 'connect to this Unix socket instead of $JACKIN_HOME/sockets/<instance>/jackin.sock')
-    .addOption(new Option('--via <engine>', 'reach the capsule through `<engine> exec -i <instance> jackin-capsule attach-proxy`').choices(ENGINES))
-    .option('-n, --namespace <ns>', 'Kubernetes namespace (with --via kubectl)')
-    .option('-c, --container <name>', 'container in the pod (with --via kubectl)')
-    .option('--exec <command>', 'relay command whose stdin/stdout reach the capsule socket')
+    .option('--offered', 'also export the file the capsule offers (jackin-capsule offer <path>)');
+  addTransportOptions(cmd)
     .addHelpText(
       'after',
       `

@@ -6,15 +6,15 @@
  * interrupted. The same host checks as a pasted path: regular files only, no secret locations, within
  * JACKIN_STAGE_MAX_BYTES per file and for the whole command.
  */
-import { Command, Option } from 'commander';
+import type { Command } from 'commander';
 import { describeError, JackinError } from '../errors.ts';
 import { jackinHome } from '../host/instances.ts';
 import { stageFile } from '../host/stage-client.ts';
 import { closeSources, openStageSources } from '../host/stage-source.ts';
 import { stageMaxBytes } from '../policy/stage-limits.ts';
-import { ENGINES, selectOptionsFromFlags, selectTransport, type Engine } from '../transport/select.ts';
+import { selectOptionsFromFlags, selectTransport, type Engine } from '../transport/select.ts';
 import type { Transport } from '../transport/transport.ts';
-import { pickInstance } from './export-command.ts';
+import { addTransportOptions, pickInstance } from './export-command.ts';
 
 interface StageFlags {
   to?: string;
@@ -75,17 +75,13 @@ async function stageCommand(paths: string[], flags: StageFlags): Promise<number>
 
 /** Adds `jackin stage` to the CLI. */
 export function registerStageCommand(program: Command, setStatus: (n: number) => void): void {
-  program
+  const cmd = program
     .command('stage')
     .description('copy host files into a capsule at <run>/files/<random>/<name> and print their container paths')
     .argument('[paths...]', 'host files (regular files; directories and secret locations are refused)')
     .option('--to <instance>', 'instance to stage into (default: the only running one)')
-    .option('--json', 'print one JSON object per path on stdout')
-    .option('--socket <path>', 'connect to this Unix socket instead of $JACKIN_HOME/sockets/<instance>/jackin.sock')
-    .addOption(new Option('--via <engine>', 'reach the capsule through `<engine> exec -i <instance> jackin-capsule attach-proxy`').choices(ENGINES))
-    .option('-n, --namespace <ns>', 'Kubernetes namespace (with --via kubectl)')
-    .option('-c, --container <name>', 'container in the pod (with --via kubectl)')
-    .option('--exec <command>', 'relay command whose stdin/stdout reach the capsule socket')
+    .option('--json', 'print one JSON object per path on stdout');
+  addTransportOptions(cmd)
     .addHelpText(
       'after',
       `
