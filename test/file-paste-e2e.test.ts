@@ -4,7 +4,7 @@
 // Debian packages: xvfb, xclip, tmux.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -85,6 +85,17 @@ test('pasted and dropped host files end to end (jackin run -- bash in tmux, X11 
     assert.deepEqual(readFileSync(got!), bytes);
     assert.equal(statSync(got!).mode & 0o777, 0o600);
     assert.equal(statSync(join(got!, '..')).mode & 0o777, 0o700);
+    await pane.waitForText(/Staged .*report.*\.pdf as /);
+  });
+
+  await t.test('a symlink is resolved on the host, staged under the pasted name, and the notice names its target', async () => {
+    const target = hostFile('real-target.log', 'target bytes\n');
+    const link = join(files, 'latest.log');
+    symlinkSync(target, link);
+    const [got] = await pasteThroughPrintf(pane, 'LINK', link, (l) => l.includes('/files/'));
+    assert.equal(got!.split('/').at(-1), 'latest.log');
+    assert.equal(readFileSync(got!, 'utf8'), 'target bytes\n');
+    await pane.waitForText(/symlink to .*real-target\.log/);
   });
 
   await t.test('three paths (escaped, double-quoted, single-quoted) become three container paths in order', async () => {
@@ -119,6 +130,11 @@ test('pasted and dropped host files end to end (jackin run -- bash in tmux, X11 
     await pane.waitForText(/Not staged.*credentials directory/);
     const missing = join(files, 'no such file.txt').replace(/ /g, '\\ ');
     assert.deepEqual(await pasteThroughPrintf(pane, 'MISSING', missing, (l) => l === missing), [join(files, 'no such file.txt')]);
+    const sub = join(files, 'a directory');
+    mkdirSync(sub, { recursive: true });
+    const escaped = sub.replace(/ /g, '\\ ');
+    assert.deepEqual(await pasteThroughPrintf(pane, 'DIR', escaped, (l) => l === escaped), [sub]);
+    await pane.waitForText(/Not staged.*is a directory/);
     const prose = `see ${hostFile('x.txt', 'x')}`;
     assert.deepEqual(await pasteThroughPrintf(pane, 'PROSE', prose, (l) => l === prose), ['see', join(files, 'x.txt')]);
     assert.deepEqual(staged(dir), before, 'nothing staged');
@@ -152,6 +168,23 @@ test('pasted and dropped host files end to end (jackin run -- bash in tmux, X11 
       assert.equal(readFileSync(got[1]!, 'utf8'), '# two\n');
       assert.match(got[0]!, stagedPath);
       assert.equal(got[0]!.split('/').at(-1), 'copied one.txt');
+    } finally {
+      await owner.stop();
+    }
+  });
+
+  await t.test('Ctrl+V over a GNOME copy (x-special/gnome-copied-files) types the container paths', async () => {
+    const a = hostFile('gnome copied.txt', 'gnome\n');
+    const owner = await ownClipboard(x, 'x-special/gnome-copied-files', Buffer.from(`copy\n${pathToFileURL(a).href}`));
+    try {
+      await pane.type(`printf 'GNOME%s\\n' `);
+      await pane.sendKeys('C-v');
+      await pollUntil('a staged path on the command line', async () => (await commandLine(pane)).includes('/files/'), { timeoutMs: 30_000 });
+      await pane.sendKeys('Enter');
+      const screen = await pane.waitForText(/^GNOME/m);
+      const got = screen.split('\n').filter((l) => l.startsWith('GNOME')).map((l) => l.slice(5));
+      assert.equal(got.length, 1);
+      assert.equal(readFileSync(got[0]!, 'utf8'), 'gnome\n');
     } finally {
       await owner.stop();
     }
