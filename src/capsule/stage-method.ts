@@ -10,7 +10,7 @@
  * for TRANSFER_IDLE_MS, drops the transfer and its partial file.
  */
 import type { Socket } from 'node:net';
-import { JackinError } from '../errors.ts';
+import { JackinError, type ErrorCode } from '../errors.ts';
 import {
   createStageClientDecoder,
   encodeStageServerFrame,
@@ -41,7 +41,7 @@ export interface StageMethodOptions {
 
 let nextTransferId = BigInt(Date.now()) * 1000n;
 
-function codeOf(e: unknown): string {
+function codeOf(e: unknown): ErrorCode {
   return e instanceof JackinError ? e.code : 'E_STAGING_FAILED';
 }
 

@@ -12,18 +12,15 @@ import { jackinHome } from '../host/instances.ts';
 import { stageFile } from '../host/stage-client.ts';
 import { closeSources, openStageSources } from '../host/stage-source.ts';
 import { stageMaxBytes } from '../policy/stage-limits.ts';
-import { selectOptionsFromFlags, selectTransport, type Engine } from '../transport/select.ts';
+import { selectOptionsFromFlags, selectTransport } from '../transport/select.ts';
 import type { Transport } from '../transport/transport.ts';
-import { addTransportOptions, pickInstance } from './export-command.ts';
+import type { SetStatus } from './command-kit.ts';
+import { pickInstance } from './export-command.ts';
+import { addTransportOptions, type TransportFlags } from './transport-options.ts';
 
-interface StageFlags {
+interface StageFlags extends TransportFlags {
   to?: string;
   json?: boolean;
-  socket?: string;
-  via?: Engine;
-  namespace?: string;
-  container?: string;
-  exec?: string;
 }
 
 async function stageCommand(paths: string[], flags: StageFlags): Promise<number> {
@@ -74,7 +71,7 @@ async function stageCommand(paths: string[], flags: StageFlags): Promise<number>
 }
 
 /** Adds `jackin stage` to the CLI. */
-export function registerStageCommand(program: Command, setStatus: (n: number) => void): void {
+export function registerStageCommand(program: Command, setStatus: SetStatus): void {
   const cmd = program
     .command('stage')
     .description('copy host files into a capsule at <run>/files/<random>/<name> and print their container paths')

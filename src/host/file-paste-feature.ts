@@ -13,14 +13,16 @@
  */
 import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
+import { DisposableStore, type Disposable } from '../disposable.ts';
 import { describeError, JackinError } from '../errors.ts';
-import type { Features, NoticeLevel, ServerFrame } from '../protocol/index.ts';
+import { hasFeature } from '../protocol/index.ts';
 import { signatureFormat } from '../policy/image-signature.ts';
 import { stageMaxBytes } from '../policy/stage-limits.ts';
 import type { Transport } from '../transport/transport.ts';
 import { formatBytes } from '../ui/format-bytes.ts';
 import { createPrimedReader, type PrimedReader } from './clipboard/primed-reader.ts';
 import { selectClipboardReader } from './clipboard/select.ts';
+import type { FeatureSession } from './feature-session.ts';
 import type { InputEvent } from './input-scan.ts';
 import { installPasteFeature, pasteImagePathsEnabled, type PasteFeature } from './paste-feature.ts';
 import { parsePastedPaths, renderPath, rewritePaste, type PastedPaths } from './pasted-paths.ts';
@@ -31,20 +33,13 @@ const PASTE_START = Buffer.from('\x1b[200~');
 const PASTE_END = Buffer.from('\x1b[201~');
 
 /** What the feature uses of AttachSession. */
-export interface FilePasteSession {
-  setHook(kind: 'pasteKey' | 'paste', hook: (ev: InputEvent) => boolean): void;
-  holdInput(): () => void;
-  notify(level: NoticeLevel, text: string): void;
-  sendInput(bytes: Buffer): void;
-  on(event: 'welcome', listener: (w: { sessions: number; features: Features | null }) => void): unknown;
-  on(event: 'frame', listener: (f: ServerFrame) => void): unknown;
-}
+export type FilePasteSession = Pick<FeatureSession, 'features' | 'onFrame' | 'addInputHook' | 'holdInput' | 'notify' | 'sendInput'>;
 
 export interface FilePasteOptions {
   /** Opens a new connection to the same capsule. */
   readonly connect: () => Promise<Transport>;
-  /** The image paste feature, which keeps images. */
-  readonly images: Pick<PasteFeature, 'onPaste' | 'onPasteKey' | 'trigger'>;
+  /** The image paste feature, which keeps images (its hooks are asked after ours). */
+  readonly images: Pick<PasteFeature, 'trigger'>;
   /** The clipboard reader shared with the image feature. */
   readonly clipboard: PrimedReader;
   readonly env?: NodeJS.ProcessEnv;
@@ -75,42 +70,50 @@ async function looksLikeImage(path: string): Promise<boolean> {
   }
 }
 
-export class FilePasteFeature {
+export class FilePasteFeature implements Disposable {
   readonly #s: FilePasteSession;
   readonly #o: FilePasteOptions;
   readonly #env: NodeJS.ProcessEnv;
-  #capsuleStages = false;
+  readonly #store = new DisposableStore();
   #bracketed = false;
 
+  /** Install after the image feature: the newest hook is asked first, and ours let what they leave through. */
   constructor(session: FilePasteSession, o: FilePasteOptions) {
     this.#s = session;
     this.#o = o;
     this.#env = o.env ?? process.env;
-    session.on('welcome', (w) => (this.#capsuleStages = w.features?.['file-stage'] !== undefined));
-    session.on('frame', (f) => {
-      if (f.type === 'Modes') this.#bracketed = f.bracketedPaste;
-    });
+    this.#store.add(
+      session.onFrame((f) => {
+        if (f.type === 'Modes') this.#bracketed = f.bracketedPaste;
+      }),
+    );
+    this.#store.add(session.addInputHook('paste', (ev) => this.onPaste(ev)));
+    this.#store.add(session.addInputHook('pasteKey', (ev) => this.onPasteKey(ev)));
+  }
+
+  dispose(): void {
+    this.#store.dispose();
   }
 
   #active(): boolean {
-    return this.#capsuleStages && pasteFilePathsEnabled(this.#env);
+    return hasFeature(this.#s.features, 'file-stage') && pasteFilePathsEnabled(this.#env);
   }
 
-  /** The paste hook: claims a paste of paths only; everything else is the image feature's (or the program's). */
+  /** The paste hook: claims a paste of paths only; anything else goes on to the image feature (or the program). */
   onPaste(ev: InputEvent): boolean {
-    if (ev.type !== 'paste' || !this.#active()) return this.#o.images.onPaste(ev);
+    if (ev.type !== 'paste' || !this.#active()) return false;
     const parsed = parsePastedPaths(ev.content);
-    if (parsed === null) return this.#o.images.onPaste(ev);
-    const release = this.#s.holdInput();
-    void this.#pastedPaths(parsed, ev.raw).finally(release);
+    if (parsed === null) return false;
+    const hold = this.#s.holdInput();
+    void this.#pastedPaths(parsed, ev.raw).finally(() => hold.dispose());
     return true;
   }
 
   /** The paste-key hook: a copied file list is staged; an image (or nothing) goes to the image feature. */
   onPasteKey(ev: InputEvent): boolean {
-    if (ev.type !== 'paste-key' || !this.#active()) return this.#o.images.onPasteKey(ev);
-    const release = this.#s.holdInput();
-    void this.#pasteKey(ev).finally(release);
+    if (ev.type !== 'paste-key' || !this.#active()) return false;
+    const hold = this.#s.holdInput();
+    void this.#pasteKey(ev).finally(() => hold.dispose());
     return true;
   }
 
@@ -201,25 +204,20 @@ export class FilePasteFeature {
   }
 }
 
-/** Installs file staging on pastes (after installPasteFeature, whose hooks it wraps). */
-export function installFilePasteFeature(session: FilePasteSession, o: FilePasteOptions): FilePasteFeature {
-  const feature = new FilePasteFeature(session, o);
-  session.setHook('paste', (ev) => feature.onPaste(ev));
-  session.setHook('pasteKey', (ev) => feature.onPasteKey(ev));
-  return feature;
-}
-
 /**
  * Installs both paste features on an attach session: images (paste-feature.ts) and, when the session can
  * open connections of its own, files. They share one clipboard reader, so one Ctrl+V reads it once.
  */
 export function installPasteFeatures(
-  session: FilePasteSession & Parameters<typeof installPasteFeature>[0],
+  session: FeatureSession,
   o: { connect?: () => Promise<Transport>; env?: NodeJS.ProcessEnv; record?: (line: string) => void },
-): void {
+): Disposable {
   const env = o.env ?? process.env;
   const clipboard = createPrimedReader(() => selectClipboardReader(env));
-  const images = installPasteFeature(session, { env, reader: clipboard });
-  if (o.connect === undefined) return;
-  installFilePasteFeature(session, { connect: o.connect, images, clipboard, env, ...(o.record !== undefined ? { record: o.record } : {}) });
+  const store = new DisposableStore();
+  const images = store.add(installPasteFeature(session, { env, reader: clipboard }));
+  if (o.connect !== undefined) {
+    store.add(new FilePasteFeature(session, { connect: o.connect, images, clipboard, env, ...(o.record !== undefined ? { record: o.record } : {}) }));
+  }
+  return store;
 }
