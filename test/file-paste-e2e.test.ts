@@ -3,13 +3,14 @@
 // what was typed, so each test checks that the container paths arrive quoted the way the host paths were.
 // Debian packages: xvfb, xclip, tmux.
 import { after, before, test } from 'node:test';
+import { spawnSync } from 'node:child_process';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { runDir } from './helpers/capsules.ts';
-import { paneFor, startSession } from './helpers/jackin-cli.ts';
+import { REPO_ROOT, paneFor, startSession } from './helpers/jackin-cli.ts';
 import { pollUntil } from './helpers/poll.ts';
 import type { TmuxPane } from './helpers/tmux.ts';
 import { ownClipboard, startXvfb, type Xvfb } from './helpers/xvfb.ts';
@@ -149,6 +150,20 @@ test('pasted and dropped host files end to end (jackin run -- bash in tmux, X11 
     const h2 = hostFile('half2.bin', Buffer.alloc(CAP / 2 + 1));
     assert.deepEqual(await pasteThroughPrintf(pane, 'PAIR', `${h1} ${h2}`, (l) => l === `${h1} ${h2}`), [h1, h2]);
     assert.deepEqual(staged(dir), before, 'nothing staged');
+  });
+
+  await t.test('jackin stage while someone is attached: the file is staged and the attached operator is told', async () => {
+    const host = hostFile('from the cli.txt', 'cli\n');
+    const r = spawnSync(process.execPath, [join(REPO_ROOT, 'bin', 'jackin.js'), 'stage', '--to', NAME, '--json', host], {
+      env: { ...process.env, JACKIN_HOME: pane.jackinHome },
+      encoding: 'utf8',
+    });
+    assert.equal(r.status, 0, r.stderr);
+    const line = JSON.parse(r.stdout.trim()) as { ok: boolean; destination: string };
+    assert.equal(line.ok, true);
+    assert.match(line.destination, stagedPath);
+    assert.equal(readFileSync(line.destination, 'utf8'), 'cli\n');
+    await pane.waitForText(/Host file staged: .*from the cli\.txt/);
   });
 
   await t.test('Ctrl+V over a copied file list (X11 text/uri-list) types the container paths', async () => {
