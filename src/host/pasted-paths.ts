@@ -5,16 +5,17 @@
  * relative path, a URL of another host) is not, and the caller forwards it byte for byte.
  *
  * Each word keeps its position and quoting style, so the caller can put container paths in place of the
- * host paths, quoted the same way (renderPath), inside the same paste (rewritePaste). Shell quoting only:
- * no expansion of any kind ($VAR, ~, globs).
+ * host paths, quoted the same way (renderPath), inside the same paste (rewritePaste). The words are
+ * shell-words.ts's (quoting only, no expansion of any kind).
  */
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { shellWords, type ShellWord } from './shell-words.ts';
 
 /** How one path was written: the style of its first quoted part, or a file URL. */
 export type PathQuoting = 'plain' | 'single' | 'double' | 'uri';
 
 export interface PastedPathWord {
-  /** UTF-16 offsets of the word in the paste's text. */
+  /** UTF-16 offsets of the word in `PastedPaths.text`. */
   readonly start: number;
   readonly end: number;
   readonly path: string;
@@ -22,6 +23,7 @@ export interface PastedPathWord {
 }
 
 export interface PastedPaths {
+  /** The paste as text, line ends (CR, CRLF) made LF. */
   readonly text: string;
   readonly words: readonly PastedPathWord[];
 }
@@ -32,51 +34,6 @@ export const MAX_PASTED_PATHS_BYTES = 64 * 1024;
 export const MAX_PASTED_PATHS = 64;
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
-const BLANK = /[ \t\r\n]/;
-
-/** One shell word at `i` (not a blank): its decoded text, end offset and first part's quoting; null when unterminated. */
-function readWord(s: string, i: number): { word: string; end: number; quoting: 'plain' | 'single' | 'double' } | null {
-  let word = '';
-  let quoting: 'plain' | 'single' | 'double' | undefined;
-  while (i < s.length && !BLANK.test(s[i]!)) {
-    const c = s[i]!;
-    if (c === "'") {
-      const end = s.indexOf("'", i + 1);
-      if (end < 0) return null;
-      word += s.slice(i + 1, end);
-      quoting ??= 'single';
-      i = end + 1;
-    } else if (c === '"') {
-      quoting ??= 'double';
-      i++;
-      for (;;) {
-        if (i >= s.length) return null;
-        const d = s[i]!;
-        if (d === '"') {
-          i++;
-          break;
-        }
-        if (d === '\\' && i + 1 < s.length && '\\"$`'.includes(s[i + 1]!)) {
-          word += s[i + 1];
-          i += 2;
-        } else {
-          word += d;
-          i++;
-        }
-      }
-    } else if (c === '\\') {
-      if (i + 1 >= s.length || s[i + 1] === '\n') return null;
-      word += s[i + 1];
-      quoting ??= 'plain';
-      i += 2;
-    } else {
-      word += c;
-      quoting ??= 'plain';
-      i++;
-    }
-  }
-  return { word, end: i, quoting: quoting ?? 'plain' };
-}
 
 function localPath(word: string, quoting: PathQuoting): { path: string; quoting: PathQuoting } | null {
   if (/^file:/i.test(word)) {
@@ -105,23 +62,24 @@ export function parsePastedPaths(content: Buffer | string, maxBytes = MAX_PASTED
       return null;
     }
   }
-  // Blanks and line ends separate words; any other control character means this is not a list of paths.
+  // Blanks and line ends separate words (a terminal sends a pasted line end as CR); any other control
+  // character means this is not a list of paths.
   if (/[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/.test(text)) return null;
-  const words: PastedPathWord[] = [];
-  let i = 0;
-  while (i < text.length) {
-    if (BLANK.test(text[i]!)) {
-      i++;
-      continue;
-    }
-    const w = readWord(text, i);
-    if (w === null) return null;
-    const p = localPath(w.word, w.quoting);
-    if (p === null || words.length >= MAX_PASTED_PATHS) return null;
-    words.push({ start: i, end: w.end, path: p.path, quoting: p.quoting });
-    i = w.end;
+  text = text.replace(/\r\n?/g, '\n');
+  let words: ShellWord[];
+  try {
+    words = shellWords(text);
+  } catch {
+    return null;
   }
-  return words.length === 0 ? null : { text, words };
+  if (words.length === 0 || words.length > MAX_PASTED_PATHS) return null;
+  const out: PastedPathWord[] = [];
+  for (const w of words) {
+    const p = localPath(w.word, w.quoting);
+    if (p === null) return null;
+    out.push({ start: w.start, end: w.end, path: p.path, quoting: p.quoting });
+  }
+  return { text, words: out };
 }
 
 /** `path` written in `quoting`, so the program reads it back as the same path. */
@@ -156,5 +114,5 @@ export function rewritePaste(parsed: PastedPaths, replacements: readonly string[
     at = w.end;
   });
   out += parsed.text.slice(at);
-  return out.replace(/[\r\n]+$/, '').replace(/\r\n|[\r\n]/g, ' ');
+  return out.replace(/\n+$/, '').replace(/\n/g, ' ');
 }
