@@ -33,7 +33,7 @@ function usage(message: string): JackinError {
 }
 
 /** `--from` (or the given flag, `--to` for `jackin stage`), or the only live instance. */
-export async function pickInstance(flags: Pick<ExportFlags, 'from' | 'via' | 'exec'>, flag = '--from'): Promise<string> {
+export async function pickInstance(flags: { from?: string; via?: TransportFlags['via']; exec?: string }, flag = `--from`): Promise<string> {
   if (flags.from !== undefined) return checkInstanceName(flags.from);
   if (flags.via !== undefined || flags.exec !== undefined) throw usage(`--via and --exec need ${flag} INSTANCE (the container or pod to reach)`);
   const live = (await listInstances(jackinHome())).filter((i) => i.state === 'live');

@@ -12,6 +12,7 @@ import { jackinHome } from '../host/instances.ts';
 import { stageFile } from '../host/stage-client.ts';
 import { closeSources, openStageSources } from '../host/stage-source.ts';
 import { stageMaxBytes } from '../policy/stage-limits.ts';
+import { inertText } from '../ui/inert-text.ts';
 import { selectOptionsFromFlags, selectTransport } from '../transport/select.ts';
 import type { Transport } from '../transport/transport.ts';
 import type { SetStatus } from './command-kit.ts';
@@ -55,7 +56,8 @@ async function stageCommand(paths: string[], flags: StageFlags): Promise<number>
         const r = await stageFile(o.source, { connect, signal: stop.signal });
         const via = r.resolved === null ? '' : ` (symlink to ${r.resolved})`;
         if (json) out(JSON.stringify({ ok: true, source: r.source, destination: r.destination, bytes: r.bytes, sha256: r.sha256 }));
-        else out(`${r.destination}  (${r.bytes} bytes, sha256 ${r.sha256})${via}`);
+        // The container path comes from the capsule: printed inert (JSON output escapes it already).
+        else out(`${inertText(r.destination, 8192)}  (${r.bytes} bytes, sha256 ${r.sha256})${via}`);
         if (!json && r.resolved !== null) process.stderr.write(`jackin: ${r.source} is a symlink; staged its target ${r.resolved}\n`);
       } catch (e) {
         failures++;

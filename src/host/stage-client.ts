@@ -123,6 +123,8 @@ export async function stageFile(src: StageSource, o: StageClientOptions): Promis
         if (f.transferId !== transferId) throw new JackinError('E_TRANSFER_PROTOCOL', `FileStaged for transfer ${f.transferId}, expected ${transferId}`);
         const sha256 = await sending!;
         if (f.bytes !== src.size) throw new JackinError('E_TRANSFER_PROTOCOL', `the capsule says it staged ${f.bytes} bytes, ${src.size} were sent`);
+        // The path is typed into the program and shown to the operator: an absolute path, nothing else.
+        if (!f.path.startsWith('/') || /[\x00-\x1f\x7f-\x9f]/.test(f.path)) throw new JackinError('E_TRANSFER_PROTOCOL', `the capsule answered a staged path that is not a plain absolute path: ${JSON.stringify(f.path).slice(0, 200)}`);
         return { source: src.path, resolved: src.resolved, destination: f.path, bytes: f.bytes, sha256: sha256.toString('hex') };
       };
       for await (const raw of chunks) {
