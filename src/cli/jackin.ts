@@ -13,6 +13,7 @@ import { registerExportCommand } from './export-command.ts';
 import { registerStageCommand } from './stage-command.ts';
 import { registerLsCommand } from './ls-command.ts';
 import { registerRunCommand } from './run-command.ts';
+import { registerStopCommand } from './stop-command.ts';
 
 /** The commands, in the order `jackin --help` lists them. */
 const COMMANDS: ReadonlyArray<(program: Command, setStatus: SetStatus) => void> = [
@@ -21,6 +22,7 @@ const COMMANDS: ReadonlyArray<(program: Command, setStatus: SetStatus) => void> 
   registerLsCommand,
   registerDoctorCommand,
   registerExportCommand,
+  registerStopCommand,
   registerStageCommand,
 ];
 
