@@ -102,6 +102,16 @@ export const ERROR_CODES = [
   'E_TRANSFER_CORRELATION',
   'E_TRANSFER_IDLE',
   'E_TRANSFER_ABORTED',
+  // Files in: jackin stage, pasted and dropped host files
+  'E_BAD_STAGE_MAX_BYTES',
+  'E_SECRET_PATH',
+  'E_STAGE_DIRECTORY',
+  'E_STAGE_TOO_LARGE',
+  'E_BAD_STAGE_NAME',
+  'E_TRANSFER_PROTOCOL',
+  'E_TRANSFER_INTERRUPTED',
+  'E_STAGE_TIMEOUT',
+  'E_STAGE_ABORTED',
   // Links and opening
   'E_URL_SCHEME',
   'E_URL_INVALID',

@@ -17,7 +17,7 @@ export function loadSessionModules() {
   return Promise.all([
     import('../host/attach.ts'),
     import('../host/terminal.ts'),
-    import('../host/paste-feature.ts'),
+    import('../host/file-paste-feature.ts'),
     import('../host/link-feature.ts'),
     import('../host/export-feature.ts'),
   ]);
@@ -33,13 +33,14 @@ export async function attachTerminal(
   verbose: boolean,
   features: { noMouse?: boolean; connect?: () => Promise<Transport> } = {},
 ): Promise<number> {
-  const [{ AttachSession, outcomeExit }, { HostTerminal, signalExitStatus }, { installPasteFeature }, { installLinkFeature }, { installExportFeature }] = await modules;
+  const [{ AttachSession, outcomeExit }, { HostTerminal, signalExitStatus }, { installPasteFeatures }, { installLinkFeature }, { installExportFeature }] = await modules;
   const terminal = new HostTerminal();
   // While raw, "\n" no longer returns the carriage: diagnostics end lines with CRLF.
   const log = verbose ? (line: string) => void process.stderr.write(`jackin: ${line}\r\n`) : undefined;
   log?.(`transport: ${selection.choice}, because ${selection.reason} (${selection.transport.description})`);
   const session = new AttachSession({ transport: selection.transport, terminal, name, ...(log ? { log } : {}) });
-  installPasteFeature(session);
+  // Images and host files (pasted paths, dropped files, copied file lists) on paste.
+  installPasteFeatures(session, { ...(features.connect !== undefined ? { connect: features.connect } : {}), ...(log ? { record: log } : {}) });
   const exportFeature = features.connect !== undefined ? installExportFeature(session, { instance: name, connect: features.connect }) : undefined;
   installLinkFeature(session, {
     noMouse: features.noMouse === true,

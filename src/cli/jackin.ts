@@ -10,6 +10,7 @@ import { registerAttachCommand } from './attach-command.ts';
 import { packageVersion, writeAll, type SetStatus } from './command-kit.ts';
 import { registerDoctorCommand } from './doctor-command.ts';
 import { registerExportCommand } from './export-command.ts';
+import { registerStageCommand } from './stage-command.ts';
 import { registerLsCommand } from './ls-command.ts';
 import { registerRunCommand } from './run-command.ts';
 import { registerStopCommand } from './stop-command.ts';
@@ -22,6 +23,7 @@ const COMMANDS: ReadonlyArray<(program: Command, setStatus: SetStatus) => void> 
   registerDoctorCommand,
   registerExportCommand,
   registerStopCommand,
+  registerStageCommand,
 ];
 
 function buildProgram(setStatus: SetStatus): Command {
