@@ -100,6 +100,11 @@ export class TerminalFilter implements FilterContext {
     this.notifications = createRateLimiter({ ...NOTIFY_RATE, ...(options.now === undefined ? {} : { now: options.now }) });
   }
 
+  /** Bytes the filter holds for unfinished sequences (capacity); bounded by the OSC 52 cap. */
+  get heldBytes(): number {
+    return this.#osc.length + this.#seq.length;
+  }
+
   /** The modes the operator's terminal is in for the composed modes (mouse, SGR mouse, bracketed paste). */
   get composed(): Readonly<ComposedModes> {
     return this.#applied;
@@ -313,6 +318,8 @@ export class TerminalFilter implements FilterContext {
 
   /** Drops the sequence before `i`; the byte at `i` is read again in the ground state. */
   #abort(i: number): number {
+    this.#need = 0;
+    this.#c2 = false;
     if (this.#seqStart >= 0) this.#cut(this.#seqStart);
     this.#runStart = i;
     this.#state = St.Ground;
@@ -321,6 +328,8 @@ export class TerminalFilter implements FilterContext {
 
   /** Ends the sequence (or string) whose last byte is at `i` with `d`. */
   #complete(d: Decision, i: number, next: St = St.Ground): number {
+    this.#need = 0;
+    this.#c2 = false;
     if (d === PASS && this.#seqStart >= 0 && !this.#seqC1) {
       // Already inside the run of input bytes being passed.
     } else {
@@ -478,6 +487,8 @@ export class TerminalFilter implements FilterContext {
       return this.#escByte(c, i);
     }
     if (c < 0x20) {
+      this.#need = 0; // a control byte ends any character in progress
+      this.#c2 = false;
       if (c === ESC) {
         this.#strEsc = true;
         return i + 1;
