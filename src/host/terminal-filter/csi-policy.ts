@@ -9,7 +9,8 @@ import { MAX_KITTY_DEPTH, type MouseTracking } from './modes.ts';
  * CSI sequences without a private marker or intermediate that pass as they are: cursor movement, erase,
  * insert/delete, scroll, SGR, scroll region, cursor save/restore, tabs forward/back, repeat.
  */
-const PLAIN_PASS = new Set('@ABCDEFGHIJKLMPSXZ`abdefmrsu'.split(''));
+export const PLAIN_PASS_FINALS = '@ABCDEFGHIJKLMPSXZ`abdefmrsu';
+const PLAIN_PASS = new Set(PLAIN_PASS_FINALS.split(''));
 
 type DecClass = 'pass' | 'alt' | 'mouse' | 'sgr-mouse' | 'paste' | 'focus';
 /** DECSET/DECRST allowlist: every other private mode is dropped. */

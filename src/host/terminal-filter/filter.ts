@@ -15,7 +15,7 @@
 import { isUtf8 } from 'node:buffer';
 import { createRateLimiter, type RateLimiter } from '../rate-limiter.ts';
 import { DROP, PASS, type Decision, type FilterContext, type FilterEvent, type TerminalFilterOptions } from './context.ts';
-import { csiDecision, escDecision } from './csi-policy.ts';
+import { csiDecision, escDecision, PLAIN_PASS_FINALS } from './csi-policy.ts';
 import {
   composeModes,
   composedDiff,
@@ -37,6 +37,11 @@ export const NOTIFY_RATE = { max: 3, windowMs: 10_000 } as const;
 const SEQ_CAP = 256;
 
 const ESC = 0x1b;
+/** Final bytes of the CSI sequences that pass with plain parameters (the ground loop skips them inline). */
+const FAST_FINAL = new Uint8Array(128);
+for (const ch of PLAIN_PASS_FINALS) FAST_FINAL[ch.charCodeAt(0)] = 1;
+/** Longest CSI the inline path takes; longer ones go through the state machine. */
+const FAST_CSI_MAX = 64;
 const C2_BYTE = Buffer.from([0xc2]);
 const ST_BYTES = Buffer.from('\x1b\\', 'latin1');
 
@@ -242,6 +247,16 @@ export class TerminalFilter implements FilterContext {
         need = 0;
         if (c >= 0x20 || c === 0x0a || c === 0x0d) continue;
         if (c === ESC) {
+          // Fast path: a complete `CSI digits;: final` that passes as it is stays in the run.
+          if (b[i + 1] === 0x5b) {
+            let j = i + 2;
+            const limit = Math.min(n, i + FAST_CSI_MAX);
+            while (j < limit && b[j]! >= 0x30 && b[j]! <= 0x3b) j++;
+            if (j < limit && FAST_FINAL[b[j]!] === 1) {
+              i = j;
+              continue;
+            }
+          }
           this.#need = 0;
           this.#c2 = false;
           this.#begin(i, false);
