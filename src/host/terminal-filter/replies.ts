@@ -107,3 +107,31 @@ export function shouldForwardReply(kind: ReplyKind, expectations: ReplyExpectati
       return expectations.take(kind);
   }
 }
+
+/** A string reply found on the input: its bytes are `data[start, end)`, its content between the markers. */
+export interface StringReply {
+  kind: ReplyKind;
+  end: number;
+}
+
+/**
+ * Looks for a string reply (DCS, OSC, APC, PM, SOS) starting at `data[i]` (an ESC). Returns it when its
+ * terminator (ST, or BEL for OSC) is in `data`; 'partial' when it is not yet but such a reply is due (hold
+ * the bytes); null when this is no reply (Alt+P, Alt+] and the like are keys). A due reply longer than
+ * MAX_STRING_REPLY_BYTES is given up as 'other' up to where it has arrived.
+ */
+export function scanStringReply(data: Buffer, i: number, expectations: ReplyExpectations): StringReply | 'partial' | null {
+  const intro = data[i + 1];
+  if (intro !== 0x50 && intro !== 0x5d && intro !== 0x5f && intro !== 0x5e && intro !== 0x58) return null;
+  for (let j = i + 2; j < data.length; j++) {
+    const c = data[j]!;
+    if ((c === 0x07 && intro === 0x5d) || c === 0x9c) return { kind: classifyStringReply(intro, data.subarray(i + 2, j)), end: j + 1 };
+    if (c === 0x1b) {
+      if (j + 1 >= data.length) break;
+      if (data[j + 1] === 0x5c) return { kind: classifyStringReply(intro, data.subarray(i + 2, j)), end: j + 2 };
+      return null; // ESC and something else: not a string reply after all
+    }
+  }
+  if (!expectations.stringDue(intro)) return null;
+  return data.length - i > MAX_STRING_REPLY_BYTES ? { kind: 'other', end: data.length } : 'partial';
+}
