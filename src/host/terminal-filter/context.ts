@@ -8,8 +8,11 @@ import type { ReplyExpectations } from './replies.ts';
 
 /** Something the host acts on, found in the program's output. */
 export type FilterEvent =
-  /** An OSC 52 write that passed every check: valid base64, UTF-8, at most MAX_COPY_BYTES decoded. */
-  | { type: 'copy-offer'; text: string; bytes: number }
+  /**
+   * An OSC 52 write that passed every check: valid base64, UTF-8, at most MAX_COPY_BYTES decoded. `text`
+   * is what a copy puts on the clipboard (control characters but tab, LF and CR removed, `removed` of them).
+   */
+  | { type: 'copy-offer'; text: string; bytes: number; removed: number }
   /** An OSC 52 write that did not pass (the reason is the host's own words). */
   | { type: 'copy-refused'; reason: string }
   /** An OSC 52 query: nothing is answered. */

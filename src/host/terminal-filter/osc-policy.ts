@@ -150,8 +150,26 @@ function clipboard(ctx: FilterContext, body: Buffer): Decision {
     ctx.event({ type: 'copy-refused', reason: 'the text is not valid UTF-8' });
     return DROP;
   }
-  ctx.event({ type: 'copy-offer', text, bytes: bytes.length });
+  const clean = offerableText(text);
+  ctx.event({ type: 'copy-offer', text: clean.text, bytes: bytes.length, removed: clean.removed });
   return DROP;
+}
+
+/** Control characters other than tab, line feed and carriage return: C0, DEL, C1. */
+const OFFER_CONTROLS = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]/g;
+
+/**
+ * The text a copy offer puts on the clipboard: the offered text without control characters other than
+ * tab, line feed and carriage return, so a copied text can never carry an escape sequence (a bracketed
+ * paste end, palette keys) into a later paste. `removed` counts what was taken out.
+ */
+export function offerableText(text: string): { text: string; removed: number } {
+  let removed = 0;
+  const out = text.replace(OFFER_CONTROLS, () => {
+    removed++;
+    return '';
+  });
+  return { text: out, removed };
 }
 
 /** OSC 9 ; text, OSC 99 ; metadata ; text, OSC 777 ; notify ; title ; body: inert, rate limited, or off. */
