@@ -9,6 +9,7 @@ import { describeError, JackinError } from '../errors.ts';
 import { runAttachProxy } from '../capsule/attach-proxy.ts';
 import { SOCKET_NAME } from '../capsule/run-dir.ts';
 import { defaultRunDir, serve } from '../capsule/serve.ts';
+import { copyCommand } from './copy-command.ts';
 import { offerFileCommand, openUrlCommand } from './offer-commands.ts';
 
 function packageVersion(): string {
@@ -90,6 +91,18 @@ function buildProgram(result: { status: number }): Command {
     .argument('<path>', 'the file (relative to the current directory)')
     .action(async (path: string, opts: { runDir?: string }) => {
       await offerFileCommand(path, opts.runDir ?? defaultRunDir());
+    });
+
+  program
+    .command('copy')
+    .description(
+      'Offer text for the operator\'s clipboard (from the arguments, else stdin; UTF-8, at most 1 MiB): ' +
+        'nothing is copied until they choose "Copy offered text" (or run jackin with JACKIN_COPY=allow).',
+    )
+    .argument('[text...]', 'the text (joined with spaces); read from stdin when absent')
+    .addHelpText('after', '\nExample:\n  git log -1 --format=%H | jackin-capsule copy\n  jackin-capsule copy -- "some text"')
+    .action(async (words: string[]) => {
+      await copyCommand(words, process.stdin);
     });
 
   return program;
