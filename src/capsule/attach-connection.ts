@@ -20,7 +20,6 @@ import {
   type ServerFrame,
 } from '../protocol/index.ts';
 import type { ImageOp, ImageReplies, ImageSink } from './image-sink.ts';
-import type { NoticeQueue } from './notice-queue.ts';
 import type { Offers } from './offers.ts';
 import { resolveRequest } from './resolver.ts';
 import { OverlayNotices } from './overlay-notices.ts';
@@ -45,7 +44,6 @@ export interface AttachHost {
   readonly session: Session;
   readonly features: Features;
   readonly imageSink: ImageSink;
-  readonly notices: NoticeQueue;
   /** Link and file offers, read by Resolve requests. */
   readonly offers: Offers;
   log(line: string): void;
@@ -429,7 +427,6 @@ export class AttachConnection {
         return;
       case 'HostNotice':
         // An upstream host asks us to show the operator something: drawn like our own notices.
-        this.host.notices.push(f.text);
         this.notify('info', f.text);
         return;
       case 'AttachControl':

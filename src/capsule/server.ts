@@ -5,19 +5,18 @@
  */
 import { unlink } from 'node:fs/promises';
 import { createServer, type Server, type Socket } from 'node:net';
-import { ControlMessageDecoder, encodeControlMessage, HANDSHAKE_TIMEOUT_MS, type Features, type NoticeLevel } from '../protocol/index.ts';
+import { ControlMessageDecoder, encodeControlMessage, HANDSHAKE_TIMEOUT_MS, type Features, type FeatureVersions, type NoticeLevel } from '../protocol/index.ts';
 import { AttachConnection, HELLO_GRACE_MS, type AttachHost } from './attach-connection.ts';
 import { ControlMethods } from './control-methods.ts';
 import { rejectingImageSink, type ImageSink } from './image-sink.ts';
-import { NoticeQueue, type HostNoticeEvent } from './notice-queue.ts';
 import { Offers, registerOfferMethods } from './offers.ts';
 import { clearStaleSocket, listenPrivate } from './run-dir.ts';
-import type { Disposable, Session } from './session.ts';
+import type { Session } from './session.ts';
 
 export const MAX_CONNECTIONS = 16;
 export const MAX_PENDING_HANDSHAKES = 8;
 /** The extensions this capsule implements (docs/protocol.md, "Extensions"). */
-export const CAPSULE_FEATURES: Features = { 'exit-status': 1, notice: 1, repaint: 1, resolve: 1, modes: 1, 'image-staged': 1, 'stage-only': 1 };
+export const CAPSULE_FEATURES: FeatureVersions = { 'exit-status': 1, notice: 1, repaint: 1, resolve: 1, modes: 1, 'image-staged': 1, 'stage-only': 1 };
 
 export interface CapsuleInfo {
   name: string;
@@ -39,7 +38,6 @@ export interface CapsuleServerOptions {
 }
 
 export class CapsuleServer {
-  readonly notices = new NoticeQueue();
   readonly control = new ControlMethods();
   readonly offers = new Offers();
   readonly socketPath: string;
@@ -66,7 +64,6 @@ export class CapsuleServer {
       session: options.session,
       features: options.features ?? CAPSULE_FEATURES,
       imageSink: options.imageSink ?? rejectingImageSink,
-      notices: this.notices,
       offers: this.offers,
       log,
       takeOver: (conn) => {
@@ -135,10 +132,6 @@ export class CapsuleServer {
   /** Tells the operator of the attached client (drawn by their host or by us); a no-op when detached. */
   notify(level: NoticeLevel, text: string): void {
     this.current?.notify(level, text);
-  }
-
-  onNotice(listener: (n: HostNoticeEvent) => void): Disposable {
-    return this.notices.onNotice(listener);
   }
 
   /**

@@ -96,7 +96,7 @@ async function attachTerminal(
   installLinkFeature(session, {
     noMouse: features.noMouse === true,
     // A modifier-click on a file path (not a link) exports that file.
-    ...(exportFeature !== undefined ? { exportFeature: { exportPath: (path: string) => exportFeature.exportFromClick(path) } } : {}),
+    ...(exportFeature !== undefined ? { exportFeature } : {}),
   });
 
   const fail = (message: string, status: number) => {

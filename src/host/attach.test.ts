@@ -86,7 +86,7 @@ test('attach: negotiates extensions, and the program exit status ends the sessio
   const term = fakeTerminal();
   const session = new AttachSession({ transport: cap.client, terminal: term.terminal, name: 'x' });
   const notices: unknown[] = [];
-  session.on('notice', (n) => notices.push(n));
+  session.onNotice((n) => notices.push(n));
   const done = session.start();
   await cap.waitFor('Hello');
   cap.send({ type: 'Welcome', sessions: 1, features: { 'exit-status': 1, notice: 1, repaint: 2, other: 1 } });
@@ -123,10 +123,12 @@ test('attach: with an upstream capsule the palette key is forwarded and notices 
   const cap = await fakeCapsule(t);
   const term = fakeTerminal();
   const session = new AttachSession({ transport: cap.client, terminal: term.terminal, name: 'x' });
+  let welcomed = false;
+  session.onWelcome(() => (welcomed = true));
   const done = session.start();
   await cap.waitFor('Hello');
   cap.send({ type: 'Welcome', sessions: 1, features: null });
-  await pollUntil('welcome handled', () => session.listenerCount('welcome') >= 0 && cap.frames.length >= 1);
+  await pollUntil('welcome handled', () => welcomed);
   term.stdin.write(Buffer.from('a\x1cd'));
   await pollUntil('input forwarded', () => Buffer.concat(cap.frames.flatMap((f) => (f.type === 'Input' ? [f.bytes] : []))).toString() === 'a\x1cd');
   session.notify('error', 'Image rejected: \x1b[2Jbad');
@@ -202,6 +204,9 @@ test('attach: malformed frames in sync are skipped with a notice, and a flood of
   for (let i = 0; i < 50; i++) cap.raw(bad);
   cap.send({ type: 'Output', bytes: Buffer.from('alive') });
   await pollUntil('output after the bad frames', () => term.written().includes('alive'));
+  // Typed after the notices were sent on the same connection: once it arrives, so have they.
+  term.stdin.write('z');
+  await cap.waitFor('Input');
   const notices = cap.frames.filter((f) => f.type === 'HostNotice');
   assert.ok(notices.length >= 1 && notices.length <= 3, `told ${notices.length} times`);
   assert.match((notices[0] as { text: string }).text, /skipped a malformed frame from the capsule: E_UNKNOWN_TAG/);

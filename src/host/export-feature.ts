@@ -11,9 +11,10 @@
  */
 import { basename, dirname } from 'node:path';
 import { JackinError } from '../errors.ts';
-import type { ServerFrame } from '../protocol/index.ts';
+import { hasFeature, type ServerFrame } from '../protocol/index.ts';
 import type { Transport } from '../transport/transport.ts';
-import type { AttachSession } from './attach.ts';
+import { DisposableStore, toDisposable, type Disposable } from '../disposable.ts';
+import type { FeatureSession } from './feature-session.ts';
 import { exportDirectory } from './download-dir.ts';
 import { controlCall, exportFile, type ExportedFile } from './export-client.ts';
 import { createExportSink, type ExportSink } from './export-sink.ts';
@@ -37,11 +38,11 @@ export interface ExportFeatureOptions {
   readonly env?: NodeJS.ProcessEnv;
   readonly opener?: Opener;
   /** The path token under the program's cursor, or null; default a Resolve{target:'path', at:null} round trip. */
-  readonly resolvePathAtCursor?: (session: AttachSession) => Promise<string | null>;
+  readonly resolvePathAtCursor?: (session: FeatureSession) => Promise<string | null>;
   readonly gestureWindowMs?: number;
 }
 
-export interface ExportFeature {
+export interface ExportFeature extends Disposable {
   /** Exports one container path; tells the operator the outcome. Resolves undefined on failure. */
   exportPath(path: string, mode: ExportMode): Promise<ExportedFile | undefined>;
   /** For the links feature: a modifier-click on a visible path (records the gesture, then exports it). */
@@ -52,14 +53,16 @@ function describe(e: unknown): string {
   return e instanceof JackinError ? `${e.message} (${e.code})` : e instanceof Error ? e.message : String(e);
 }
 
-export function installExportFeature(session: AttachSession, opts: ExportFeatureOptions): ExportFeature {
+export function installExportFeature(session: FeatureSession, opts: ExportFeatureOptions): ExportFeature {
+  const store = new DisposableStore();
   const env = opts.env ?? process.env;
   let opener = opts.opener;
   const getOpener = (): Opener => (opener ??= createOpener({ env }));
   const destination = (): Promise<string> => (opts.directory !== undefined ? Promise.resolve(opts.directory) : exportDirectory(opts.instance, undefined, env));
-  // Exports in flight end (and remove their temporary files) when the session ends.
+  // Exports in flight end (and remove their temporary files) when the session or the feature ends.
   const stop = new AbortController();
   void session.done.then(() => stop.abort());
+  store.add(toDisposable(() => stop.abort()));
 
   async function reveal(path: string, mode: ExportMode): Promise<void> {
     if (mode === 'save') return;
@@ -97,7 +100,7 @@ export function installExportFeature(session: AttachSession, opts: ExportFeature
     });
 
   async function underCursor(mode: ExportMode): Promise<void> {
-    if (session.features?.['resolve'] === undefined) {
+    if (!hasFeature(session.features, 'resolve')) {
       session.notify('warning', 'Export file under cursor needs a jackin capsule (this one does not resolve paths)');
       return;
     }
@@ -137,32 +140,33 @@ export function installExportFeature(session: AttachSession, opts: ExportFeature
     { mode: 'open', suffix: ' and open', idSuffix: '-open' },
   ];
   for (const v of variants) {
-    session.registerAction({
+    store.add(session.registerAction({
       id: `export-file${v.idSuffix}`,
       title: `Export file…${v.suffix}`,
       ...(v.mode === 'save' ? { key: 'e' } : {}),
       prompt: 'Container path to export',
       run: (argument) => void exportPath(argument ?? '', v.mode),
-    });
+    }));
   }
   for (const v of variants) {
-    session.registerAction({
+    store.add(session.registerAction({
       id: `export-cursor${v.idSuffix}`,
       title: `Export file under cursor${v.suffix}`,
       ...(v.mode === 'save' ? { key: 'x' } : {}),
       run: () => underCursor(v.mode),
-    });
+    }));
   }
-  session.registerAction({ id: 'pull-offered-file', title: 'Pull offered file', key: 'f', run: () => pullOffered() });
+  store.add(session.registerAction({ id: 'pull-offered-file', title: 'Pull offered file', key: 'f', run: () => pullOffered() }));
 
-  installUpstreamGate(session, { destination, reveal, window: opts.gestureWindowMs ?? DEFAULT_GESTURE_WINDOW_MS, signal: stop.signal });
+  installUpstreamGate(session, store, { destination, reveal, window: opts.gestureWindowMs ?? DEFAULT_GESTURE_WINDOW_MS, signal: stop.signal });
 
   return {
     exportPath,
     exportFromClick(path) {
-      session.emit('gesture', 'click');
+      session.gesture('click');
       void exportPath(path, 'save');
     },
+    dispose: () => store.dispose(),
   };
 }
 
@@ -178,11 +182,12 @@ interface UpstreamTransfer {
 
 /** Accepts an upstream capsule's FileExport* frames only right after an operator gesture. */
 function installUpstreamGate(
-  session: AttachSession,
+  session: FeatureSession,
+  store: DisposableStore,
   o: { destination: () => Promise<string>; reveal: (path: string, mode: ExportMode) => Promise<void>; window: number; signal: AbortSignal },
 ): void {
   const gate: GestureGate<'export'> = createGestureGate();
-  session.on('gesture', () => gate.gesture('export'));
+  store.add(session.onGesture(() => gate.gesture('export')));
   const transfers = new Map<bigint, UpstreamTransfer>();
   const refusedIds = new Set<bigint>();
   const refuse = (id: bigint, why: string): void => {
@@ -203,7 +208,7 @@ function installUpstreamGate(
     transfers.clear();
   });
 
-  session.on('frame', (f: ServerFrame) => {
+  store.add(session.onFrame((f: ServerFrame) => {
     switch (f.type) {
       case 'FileExportStart': {
         if (session.features !== null) return refuse(f.exportId, 'this capsule sends exports only on request, never on the session');
@@ -243,5 +248,5 @@ function installUpstreamGate(
       default:
         return;
     }
-  });
+  }));
 }

@@ -1,49 +1,34 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { EventEmitter } from 'node:events';
 import type { ClientFrame, ProgramModes, ServerFrame } from '../protocol/index.ts';
 import type { UrlCheckOk } from '../policy/url-safety.ts';
 import { createGestureGate } from './gesture-gate.ts';
-import type { InputHook } from './attach.ts';
+import type { InputHook } from './feature-session.ts';
+import { FakeFeatureSession } from '../../test/helpers/fake-feature-session.ts';
 import type { InputEvent } from './input-scan.ts';
 import { installLinkFeature, MOUSE_CAPTURE_ON, mouseCaptureEnabled } from './link-feature.ts';
 import type { Opener } from './opener.ts';
 import { pollUntil } from '../../test/helpers/poll.ts';
 
-/** An AttachSession stand-in: records frames, notices, terminal writes; a capsule answers Resolve from `screen`. */
-class FakeSession extends EventEmitter {
-  readonly notices: string[] = [];
-  readonly written: string[] = [];
-  readonly gestures: string[] = [];
-  readonly actions = new Map<string, () => unknown>();
-  hook: InputHook | undefined;
+/** A session stand-in: a capsule answers Resolve from `screen`. */
+class FakeSession extends FakeFeatureSession {
   screen = new Map<string, { kind: 'osc8' | 'text'; text: string }>();
   paths = new Map<string, string>();
-  constructor(readonly features: Record<string, number> | null) {
-    super();
-    this.on('gesture', (g: string) => this.gestures.push(g));
+  get texts(): string[] {
+    return this.notices.map((n) => n.text);
   }
-  sendFrame(f: ClientFrame): boolean {
+  get hook(): InputHook | undefined {
+    return this.hooks.get('mouse');
+  }
+  override sendFrame(f: ClientFrame): boolean {
     if (f.type !== 'Resolve') return true;
     const key = f.at === null ? 'cursor' : `${f.at.row},${f.at.col}`;
     const hit = f.target === 'link' ? this.screen.get(key) : f.target === 'path' && this.paths.has(key) ? { kind: 'text' as const, text: this.paths.get(key)! } : undefined;
-    queueMicrotask(() => this.emit('frame', { type: 'Resolved', requestId: f.requestId, kind: hit?.kind ?? 'none', text: hit?.text ?? '' }));
+    queueMicrotask(() => this.emitFrame({ type: 'Resolved', requestId: f.requestId, kind: hit?.kind ?? 'none', text: hit?.text ?? '' }));
     return true;
   }
-  notify(_level: string, text: string): void {
-    this.notices.push(text);
-  }
-  registerAction(a: { id: string; run: () => unknown }): void {
-    this.actions.set(a.id, a.run);
-  }
-  setHook(_kind: string, hook: InputHook): void {
-    this.hook = hook;
-  }
-  writeTerminal(b: Buffer): void {
-    this.written.push(b.toString('latin1'));
-  }
   modes(m: Partial<ProgramModes>): void {
-    this.emit('frame', { type: 'Modes', mouseTracking: false, sgrMouse: false, bracketedPaste: false, focusReporting: false, alternateScreen: false, ...m } satisfies ServerFrame);
+    this.emitFrame({ type: 'Modes', mouseTracking: false, sgrMouse: false, bracketedPaste: false, focusReporting: false, alternateScreen: false, ...m } satisfies ServerFrame);
   }
 }
 
@@ -69,7 +54,7 @@ function setup(features: Record<string, number> | null = { resolve: 1, modes: 1 
   const s = new FakeSession(features);
   const opener = recordingOpener();
   const exported: string[] = [];
-  const feature = installLinkFeature(s as never, { env, opener, exportFeature: { exportPath: (p) => void exported.push(p) } });
+  const feature = installLinkFeature(s, { env, opener, exportFeature: { exportFromClick: (p) => void exported.push(p) } });
   return { s, opener, exported, feature };
 }
 
@@ -104,7 +89,7 @@ test('link feature: a Ctrl+click opens the link at that cell; a plain click is s
   assert.deepEqual(s.gestures, ['click']);
   await pollUntil('the open', () => opener.opened.length === 1);
   assert.deepEqual(opener.opened, ['https://other.example/']);
-  await pollUntil('the notice', () => s.notices.includes('Opened https://other.example (hyperlink target)'), { last: () => s.notices });
+  await pollUntil('the notice', () => s.texts.includes('Opened https://other.example (hyperlink target)'), { last: () => s.texts });
   assert.equal(s.hook?.(mouse(5, 3)), true, 'plain click swallowed');
   assert.equal(s.hook?.(mouse(5, 3, { ctrl: true }, false)), true, 'release swallowed');
   assert.equal(opener.opened.length, 1);
@@ -120,47 +105,47 @@ test('link feature: refused links and JACKIN_OPEN_LINKS=deny open nothing and sa
   s.modes({});
   s.screen.set('0,0', { kind: 'osc8', text: 'javascript:alert(1)' });
   s.hook?.(mouse(1, 1, { ctrl: true }));
-  await pollUntil('the refusal', () => s.notices.some((n) => n.startsWith('Link refused: scheme "javascript"')), { last: () => s.notices });
+  await pollUntil('the refusal', () => s.texts.some((n) => n.startsWith('Link refused: scheme "javascript"')), { last: () => s.texts });
   const denied = setup({ resolve: 1, modes: 1 }, { JACKIN_OPEN_LINKS: 'FALSE' });
   denied.s.modes({});
   denied.s.screen.set('0,0', { kind: 'text', text: 'https://example.com/' });
   denied.s.hook?.(mouse(1, 1, { ctrl: true }));
-  await pollUntil('the notice', () => denied.s.notices.some((n) => n.includes('turned off')), { last: () => denied.s.notices });
+  await pollUntil('the notice', () => denied.s.texts.some((n) => n.includes('turned off')), { last: () => denied.s.texts });
   assert.deepEqual([...opener.opened, ...denied.opener.opened], []);
 });
 
 test('link feature: palette actions open the link under the cursor and the offered link', async () => {
   const { s, opener } = setup();
   s.screen.set('cursor', { kind: 'text', text: 'https://example.com/typed' });
-  await s.actions.get('open-link-under-cursor')?.();
+  await s.actions.get('open-link-under-cursor')?.run();
   assert.deepEqual(opener.opened, ['https://example.com/typed']);
-  await s.actions.get('open-offered-link')?.();
-  assert.equal(s.notices.at(-1), 'No link has been offered (inside the session: jackin-capsule open-url <url>)');
+  await s.actions.get('open-offered-link')?.run();
+  assert.equal(s.texts.at(-1), 'No link has been offered (inside the session: jackin-capsule open-url <url>)');
 });
 
 test('link feature: HostOpenUrl from an upstream capsule needs a fresh gesture, one open per gesture', async () => {
   const s = new FakeSession(null);
   const opener = recordingOpener();
   let now = 0;
-  installLinkFeature(s as never, { env: {}, opener, gate: createGestureGate({ now: () => now }) });
-  const open = (url: string) => s.emit('frame', { type: 'HostOpenUrl', url } satisfies ServerFrame);
+  installLinkFeature(s, { env: {}, opener, gate: createGestureGate({ now: () => now }) });
+  const open = (url: string) => s.emitFrame({ type: 'HostOpenUrl', url } satisfies ServerFrame);
   open('https://example.com/a');
-  assert.match(s.notices.at(-1) ?? '', /no click or palette key/);
-  s.emit('gesture', 'palette-key');
+  assert.match(s.texts.at(-1) ?? '', /no click or palette key/);
+  s.gesture('palette-key');
   open('https://example.com/b');
   open('https://example.com/c');
   await pollUntil('one open', () => opener.opened.length === 1);
-  s.emit('gesture', 'palette-key');
+  s.gesture('palette-key');
   now += 10_000;
   open('https://example.com/late');
   // A modified click forwarded to an upstream capsule is a gesture too (and the report still goes through).
   assert.equal(s.hook?.(mouse(1, 1, { alt: true })), false);
   open('javascript:alert(1)');
-  await pollUntil('the refusal', () => s.notices.some((n) => n.startsWith('Link refused')), { last: () => s.notices });
+  await pollUntil('the refusal', () => s.texts.some((n) => n.startsWith('Link refused')), { last: () => s.texts });
   assert.deepEqual(opener.opened, ['https://example.com/b']);
   // Our own capsule never asks: HostOpenUrl is ignored even right after a gesture.
   const ours = setup();
-  ours.s.emit('gesture', 'palette-key');
-  ours.s.emit('frame', { type: 'HostOpenUrl', url: 'https://example.com/x' } satisfies ServerFrame);
+  ours.s.gesture('palette-key');
+  ours.s.emitFrame({ type: 'HostOpenUrl', url: 'https://example.com/x' } satisfies ServerFrame);
   assert.deepEqual(ours.opener.opened, []);
 });

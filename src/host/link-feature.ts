@@ -13,7 +13,9 @@
  */
 import type { ProgramModes, ServerFrame } from '../protocol/index.ts';
 import { checkUrl, linksEnabled, redactUrlForLog, type UrlCheckOk } from '../policy/url-safety.ts';
-import type { AttachSession } from './attach.ts';
+import { DisposableStore, type Disposable } from '../disposable.ts';
+import type { ExportFeature } from './export-feature.ts';
+import type { FeatureSession } from './feature-session.ts';
 import { createGestureGate, type GestureGate } from './gesture-gate.ts';
 import type { InputEvent } from './input-scan.ts';
 import { createOpener, type Opener } from './opener.ts';
@@ -33,16 +35,12 @@ export function mouseCaptureEnabled(env: Readonly<Record<string, string | undefi
   return v === undefined || !MOUSE_OFF_VALUES.has(v.trim().toLowerCase());
 }
 
-export interface ExportFeature {
-  exportPath(path: string): void | Promise<void>;
-}
-
 export interface LinkFeatureOptions {
   env?: Readonly<Record<string, string | undefined>>;
   /** `--no-mouse`: no mouse capture (modifier-clicks do nothing; the palette still works). */
   noMouse?: boolean;
   /** The export feature, for clicks on a file path. */
-  exportFeature?: ExportFeature;
+  exportFeature?: Pick<ExportFeature, 'exportFromClick'>;
   opener?: Opener;
   /** Operator-configured extra URL schemes. */
   extraSchemes?: readonly string[];
@@ -50,12 +48,7 @@ export interface LinkFeatureOptions {
   resolveTimeoutMs?: number;
 }
 
-type LinkSession = Pick<
-  AttachSession,
-  'features' | 'sendFrame' | 'on' | 'off' | 'emit' | 'notify' | 'registerAction' | 'setHook' | 'writeTerminal'
->;
-
-export interface LinkFeature {
+export interface LinkFeature extends Disposable {
   /** Opens the link at a viewport cell (0-based), or under the program's cursor when null. */
   openLinkAt(at: { row: number; col: number } | null): Promise<void>;
   openOfferedLink(): Promise<void>;
@@ -63,7 +56,8 @@ export interface LinkFeature {
   readonly capturing: boolean;
 }
 
-export function installLinkFeature(session: LinkSession, options: LinkFeatureOptions = {}): LinkFeature {
+export function installLinkFeature(session: FeatureSession, options: LinkFeatureOptions = {}): LinkFeature {
+  const store = new DisposableStore();
   const env = options.env ?? process.env;
   const extra = options.extraSchemes === undefined ? {} : { extraSchemes: options.extraSchemes };
   const opener = options.opener ?? createOpener({ env, ...extra });
@@ -73,7 +67,7 @@ export function installLinkFeature(session: LinkSession, options: LinkFeatureOpt
   let capturing = false;
 
   const resolve = (target: 'link' | 'path' | 'offered-link', at: { row: number; col: number } | null): Promise<ResolveResult> =>
-    requestResolve(session as never, target, at, options.resolveTimeoutMs);
+    requestResolve(session, target, at, options.resolveTimeoutMs);
 
   /** Checks and opens one URL; every outcome is a notice. */
   const openUrl = async (raw: string, origin: 'osc8' | 'text' | 'offer' | 'capsule'): Promise<void> => {
@@ -118,7 +112,7 @@ export function installLinkFeature(session: LinkSession, options: LinkFeatureOpt
     }
     const p = options.exportFeature === undefined ? null : await resolve('path', at);
     if (p !== null && p.kind !== 'none' && options.exportFeature !== undefined) {
-      await options.exportFeature.exportPath(p.text);
+      options.exportFeature.exportFromClick(p.text);
       return;
     }
     session.notify('info', 'No link or file path under the pointer');
@@ -147,20 +141,22 @@ export function installLinkFeature(session: LinkSession, options: LinkFeatureOpt
     }
   };
 
-  session.on('frame', (f: ServerFrame) => {
-    switch (f.type) {
-      case 'Modes': {
-        const { type: _type, ...modes } = f;
-        applyCapture(modes);
-        return;
+  store.add(
+    session.onFrame((f: ServerFrame) => {
+      switch (f.type) {
+        case 'Modes': {
+          const { type: _type, ...modes } = f;
+          applyCapture(modes);
+          return;
+        }
+        case 'HostOpenUrl':
+          onHostOpenUrl(f.url);
+          return;
+        default:
+          return;
       }
-      case 'HostOpenUrl':
-        onHostOpenUrl(f.url);
-        return;
-      default:
-        return;
-    }
-  });
+    }),
+  );
 
   const onHostOpenUrl = (url: string): void => {
     // Our own capsule never asks: its links are resolved on our gestures. Only an upstream capsule, whose
@@ -176,40 +172,32 @@ export function installLinkFeature(session: LinkSession, options: LinkFeatureOpt
     void openUrl(url, 'capsule').catch(failed('Open link'));
   };
 
-  session.on('gesture', (g) => {
-    if (g === 'palette-key' || g === 'click') gate.gesture('open');
-  });
+  store.add(
+    session.onGesture((g) => {
+      if (g === 'palette-key' || g === 'click') gate.gesture('open');
+    }),
+  );
 
-  session.setHook('mouse', (ev: InputEvent): boolean => {
+  const onMouse = (ev: InputEvent): boolean => {
     if (ev.type !== 'mouse') return false;
     const modifiedClick = ev.button === 0 && ev.press && !ev.motion && (ev.ctrl || ev.alt);
     if (session.features === null) {
       // Upstream capsule: it handles its own clicks; we only note the gesture for its HostOpenUrl.
-      if (modifiedClick) session.emit('gesture', 'click');
+      if (modifiedClick) session.gesture('click');
       return false;
     }
     // The program asked for the mouse (or we never captured it): its reports, unchanged.
     if (!capturing || programModes === null || programModes.mouseTracking) return false;
     if (modifiedClick) {
-      session.emit('gesture', 'click');
+      session.gesture('click');
       void openLinkAt({ row: ev.y - 1, col: ev.x - 1 }).catch(failed('Open link'));
     }
     // Everything else we captured (plain clicks, releases, wheel) was reported only because of us.
     return true;
-  });
-
-  session.registerAction({
-    id: 'open-link-under-cursor',
-    title: 'Open link under cursor',
-    key: 'l',
-    run: () => openLinkAt(null),
-  });
-  session.registerAction({
-    id: 'open-offered-link',
-    title: 'Open offered link',
-    key: 'u',
-    run: () => openOfferedLink(),
-  });
+  };
+  store.add(session.addInputHook('mouse', onMouse));
+  store.add(session.registerAction({ id: 'open-link-under-cursor', title: 'Open link under cursor', key: 'l', run: () => openLinkAt(null) }));
+  store.add(session.registerAction({ id: 'open-offered-link', title: 'Open offered link', key: 'u', run: () => openOfferedLink() }));
 
   return {
     openLinkAt,
@@ -217,6 +205,7 @@ export function installLinkFeature(session: LinkSession, options: LinkFeatureOpt
     get capturing() {
       return capturing;
     },
+    dispose: () => store.dispose(),
   };
 }
 

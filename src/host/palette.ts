@@ -50,6 +50,11 @@ export class Palette {
     else this.actions.push(action);
   }
 
+  unregister(id: string): void {
+    this.actions = this.actions.filter((a) => a.id !== id);
+    this.selected = 0;
+  }
+
   get isOpen(): boolean {
     return this.openState;
   }

@@ -2,72 +2,29 @@ import { test } from 'node:test';
 import { pollUntil } from '../../test/helpers/poll.ts';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { EventEmitter } from 'node:events';
+import { FakeFeatureSession } from '../../test/helpers/fake-feature-session.ts';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { JackinError } from '../errors.ts';
 import type { ClientFrame, Features, NoticeLevel, ServerFrame } from '../protocol/index.ts';
 import type { ClipboardContent, ClipboardReader } from './clipboard/types.ts';
-import { imageFrames, installPasteFeature, pasteImagePathsEnabled, type PasteSession } from './paste-feature.ts';
+import { imageFrames, installPasteFeature, pasteImagePathsEnabled } from './paste-feature.ts';
 import { InputScanner } from './input-scan.ts';
 
 const png = readFileSync(new URL('../../test/fixtures/images/sample.png', import.meta.url));
 
-class FakeSession extends EventEmitter implements PasteSession {
-  frames: ClientFrame[] = [];
-  /** Everything that reached the program, in order: typed bytes, and held bytes once released. */
-  program: Buffer[] = [];
-  notices: Array<{ level: NoticeLevel; text: string }> = [];
-  actions = new Map<string, { key?: string; run: (a?: string) => void | Promise<void> }>();
-  hooks: Record<string, (ev: never) => boolean> = {};
-  held: Buffer[] | null = null;
-  features: Features | null;
+class FakeSession extends FakeFeatureSession {
   /** What the fake capsule answers to an image request. */
   answer: (requestId: bigint) => ServerFrame[] = (id) => [
     { type: 'ImageStaged', requestId: id, bytes: 1, pasted: true, path: '/run/clipboard/x.png' },
     { type: 'AttachControlResponse', requestId: id, result: 'success' },
   ];
-  constructor(features: Features | null) {
-    super();
-    this.features = features;
-  }
-  registerAction(a: { id: string; key?: string; run: (a?: string) => void | Promise<void> }): void {
-    this.actions.set(a.id, a);
-  }
-  setHook(kind: 'pasteKey' | 'paste', hook: (ev: never) => boolean): void {
-    this.hooks[kind] = hook;
-  }
-  holds = 0;
-  holdInput(): () => void {
-    this.holds++;
-    this.held ??= [];
-    return () => {
-      if (--this.holds > 0) return;
-      const h = this.held ?? [];
-      this.held = null;
-      this.program.push(...h);
-    };
-  }
-  notify(level: NoticeLevel, text: string): void {
-    this.notices.push({ level, text });
-  }
-  sendFrame(f: ClientFrame): boolean {
-    this.frames.push(f);
+  override sendFrame(f: ClientFrame): boolean {
+    super.sendFrame(f);
     const done = f.type === 'AttachControl' && (f.body.kind === 'ClipboardImage' || f.body.kind === 'ClipboardImageEnd');
-    if (done) setImmediate(() => this.answer(f.requestId).forEach((r) => this.emit('frame', r)));
+    if (done) setImmediate(() => this.answer(f.requestId).forEach((r) => this.emitFrame(r)));
     return true;
-  }
-  sendInput(bytes: Buffer): void {
-    this.program.push(bytes);
-  }
-  drained(): Promise<void> {
-    return Promise.resolve();
-  }
-  /** The operator types: held while a paste runs. */
-  type(bytes: string): void {
-    if (this.held !== null) this.held.push(Buffer.from(bytes));
-    else this.program.push(Buffer.from(bytes));
   }
 }
 
@@ -89,11 +46,11 @@ const key = (raw = Buffer.from([0x16])) => ({ type: 'paste-key' as const, source
 test('Ctrl+V with an image: one AttachControl ClipboardImage, held keys after, a staged notice', async () => {
   const s = new FakeSession(OURS);
   const f = installPasteFeature(s, { reader: reader({ kind: 'image', bytes: png, mimeType: 'image/png', offered: ['image/png'] }) });
-  assert.equal(s.hooks['pasteKey']!(key() as never), true);
+  assert.equal(s.hooks.get('pasteKey')!(key() as never), true);
   s.type('abc');
   await f.trigger({ kind: 'action', source: 'clipboard' }, 'paste'); // queued behind the key's paste
-  assert.equal(s.frames[0]?.type, 'AttachControl');
-  const body = s.frames[0]?.type === 'AttachControl' ? s.frames[0].body : null;
+  assert.equal(s.sent[0]?.type, 'AttachControl');
+  const body = s.sent[0]?.type === 'AttachControl' ? s.sent[0].body : null;
   assert.equal(body?.kind, 'ClipboardImage');
   assert.equal(Buffer.concat(s.program).toString(), 'abc', 'no 0x16, the held keys after');
   assert.match(s.notices[0]!.text, /^Image staged: \/run\/clipboard\/x\.png \(/);
@@ -103,13 +60,13 @@ test('Ctrl+V without an image: the raw key reaches the program before the held k
   const s = new FakeSession(OURS);
   const f = installPasteFeature(s, { reader: reader(null) });
   const raw = Buffer.from('\x1b[118;5u');
-  s.hooks['pasteKey']!(key(raw) as never);
+  s.hooks.get('pasteKey')!(key(raw) as never);
   s.type('x');
   while (s.held !== null) await new Promise((r) => setImmediate(r));
   assert.equal(Buffer.concat(s.program).toString('latin1'), '\x1b[118;5ux');
   await f.trigger({ kind: 'key', raw: Buffer.from([0x16]) }, 'paste');
   assert.equal(Buffer.concat(s.program).toString('latin1'), '\x1b[118;5ux\x16');
-  assert.equal(s.frames.length, 0);
+  assert.equal(s.sent.length, 0);
   assert.deepEqual(s.notices, []);
 });
 
@@ -126,15 +83,15 @@ test('stage-only sends StageOnly first only when negotiated; upstream gets only 
   const img = { kind: 'image' as const, bytes: png, mimeType: 'image/png', offered: [] };
   const ours = new FakeSession(OURS);
   await installPasteFeature(ours, { reader: reader(img) }).trigger({ kind: 'action', source: 'clipboard' }, 'stage-only');
-  assert.deepEqual(ours.frames.map((f) => f.type), ['StageOnly', 'AttachControl']);
+  assert.deepEqual(ours.sent.map((f) => f.type), ['StageOnly', 'AttachControl']);
 
   const up = new FakeSession(null);
   up.answer = (id) => [{ type: 'AttachControlResponse', requestId: id, result: 'success' }];
   const feature = installPasteFeature(up, { reader: reader(img) });
-  up.emit('gesture', 'palette-key'); // the upstream capsule's palette runs in the container
-  up.emit('frame', { type: 'HostStageImageFromClipboard' });
+  up.gesture('palette-key'); // the upstream capsule's palette runs in the container
+  up.emitFrame({ type: 'HostStageImageFromClipboard' });
   await feature.trigger({ kind: 'action', source: 'clipboard' }, 'paste');
-  assert.deepEqual(up.frames.map((f) => f.type), ['AttachControl', 'AttachControl']);
+  assert.deepEqual(up.sent.map((f) => f.type), ['AttachControl', 'AttachControl']);
   assert.match(up.notices[0]!.text, /Image sent to the capsule/);
 });
 
@@ -150,17 +107,22 @@ test('failures are told: backend missing (with the install hint), too large, uns
     assert.equal(out.kind === 'failed' && out.code, code);
     assert.equal(s.notices[0]?.level, 'error');
     assert.ok(s.notices[0]?.text.includes(msg));
-    assert.equal(s.frames.length, 0);
+    assert.equal(s.sent.length, 0);
   }
 });
 
 test('a rejected answer and a silent capsule end the paste and release the keys', async () => {
   const s = new FakeSession(null);
   s.answer = (id) => [{ type: 'AttachControlResponse', requestId: id, result: 'rejected' }];
-  const f = installPasteFeature(s, { reader: reader({ kind: 'image', bytes: png, mimeType: 'image/png', offered: [] }), responseTimeoutMs: 50 });
+  const image = reader({ kind: 'image', bytes: png, mimeType: 'image/png', offered: [] });
+  // The default answer timeout: the rejection must win whatever the load on the machine.
+  const f = installPasteFeature(s, { reader: image });
   assert.equal((await f.trigger({ kind: 'action', source: 'clipboard' }, 'paste')).kind, 'rejected');
+  f.dispose();
+  assert.equal(s.actions.size + s.hooks.size, 0, 'disposing the feature removed its actions and hooks');
+  const silent = installPasteFeature(s, { reader: image, responseTimeoutMs: 50 });
   s.answer = () => [];
-  const p = f.trigger({ kind: 'action', source: 'clipboard' }, 'paste');
+  const p = silent.trigger({ kind: 'action', source: 'clipboard' }, 'paste');
   s.type('k');
   assert.equal((await p).kind, 'timeout');
   assert.equal(Buffer.concat(s.program).toString(), 'k');
@@ -179,20 +141,20 @@ test('pasted paths: one real image path is staged; anything else passes byte for
     const [ev] = scanner.push(Buffer.from(`\x1b[200~${text}\x1b[201~`));
     return ev!;
   };
-  assert.equal(s.hooks['paste']!(paste(`'${dir}/my shot.png'\n`) as never), true);
+  assert.equal(s.hooks.get('paste')!(paste(`'${dir}/my shot.png'\n`) as never), true);
   await f.trigger({ kind: 'action', source: 'clipboard' }, 'paste'); // waits for the path's paste
-  const staged = s.frames.find((fr) => fr.type === 'AttachControl');
+  const staged = s.sent.find((fr) => fr.type === 'AttachControl');
   assert.ok(staged?.type === 'AttachControl' && staged.body.kind === 'ClipboardImage' && staged.body.bytes.equals(png));
   assert.equal(s.program.length, 0);
 
   for (const text of [`${dir}/notes.txt`, 'relative/a.png', `${dir}/my\\ shot.png ${dir}/my\\ shot.png`, `${dir}/missing.png`]) {
     const ev = paste(text);
-    const claimed = s.hooks['paste']!(ev as never);
+    const claimed = s.hooks.get('paste')!(ev as never);
     if (claimed) await f.trigger({ kind: 'action', source: 'clipboard' }, 'paste');
     else s.program.push(ev.type === 'paste' ? ev.raw : Buffer.alloc(0));
     assert.equal(s.program.pop()?.toString(), `\x1b[200~${text}\x1b[201~`);
   }
-  assert.equal(s.frames.filter((fr) => fr.type === 'AttachControl').length, 1);
+  assert.equal(s.sent.filter((fr) => fr.type === 'AttachControl').length, 1);
   assert.equal(pasteImagePathsEnabled({ JACKIN_PASTE_IMAGE_PATHS: 'Off' }), false);
   assert.equal(pasteImagePathsEnabled({}), true);
 });
@@ -217,24 +179,24 @@ test('a capsule cannot make the host read the clipboard: no gesture, our capsule
   const up = new FakeSession(null);
   up.answer = (id) => [{ type: 'AttachControlResponse', requestId: id, result: 'success' }];
   installPasteFeature(up, { reader: counting });
-  up.emit('frame', { type: 'HostPasteImageFromClipboard' });
-  up.emit('frame', { type: 'HostStageImageFromClipboardPath' });
+  up.emitFrame({ type: 'HostPasteImageFromClipboard' });
+  up.emitFrame({ type: 'HostStageImageFromClipboardPath' });
   assert.equal(reads, 0, 'no gesture: the clipboard was not read');
-  assert.deepEqual(up.frames, []);
+  assert.deepEqual(up.sent, []);
   assert.equal(up.notices.filter((n) => /Refused a clipboard request from the capsule/.test(n.text)).length, 2);
 
-  up.emit('gesture', 'palette-key');
-  up.emit('frame', { type: 'HostPasteImageFromClipboard' });
-  up.emit('frame', { type: 'HostPasteImageFromClipboard' });
+  up.gesture('palette-key');
+  up.emitFrame({ type: 'HostPasteImageFromClipboard' });
+  up.emitFrame({ type: 'HostPasteImageFromClipboard' });
   assert.equal(up.notices.filter((n) => /Refused a clipboard request/.test(n.text)).length, 3, 'the second request on one gesture is refused');
-  await pollUntil('the one allowed paste to be sent', () => up.frames.length === 1);
+  await pollUntil('the one allowed paste to be sent', () => up.sent.length === 1);
   assert.equal(reads, 1, 'one palette key, one clipboard read');
 
   const ours = new FakeSession(OURS);
   installPasteFeature(ours, { reader: counting });
-  ours.emit('gesture', 'palette-key');
-  ours.emit('frame', { type: 'HostPasteImageFromClipboard' });
+  ours.gesture('palette-key');
+  ours.emitFrame({ type: 'HostPasteImageFromClipboard' });
   assert.match(ours.notices[0]!.text, /Ignored a clipboard request from the capsule/);
-  assert.deepEqual(ours.frames, []);
+  assert.deepEqual(ours.sent, []);
   assert.equal(reads, 1, 'our capsule never gets the clipboard by asking');
 });

@@ -3,39 +3,29 @@
  * image path, three palette actions, and an upstream capsule's 0x8A/0x8B/0x8C requests), the clipboard
  * read, validation, and the transfer to the capsule (protocol.md section 4) with its answer.
  *
- * While a paste is in progress, typed input is held (AttachSession.holdInput) and released after the
+ * While a paste is in progress, typed input is held (FeatureSession.holdInput) and released after the
  * capsule answered, so keys typed meanwhile reach the program after the pasted path, in order. When the
  * clipboard holds no image, the trigger's own bytes go to the program before the held keys (Vim's Ctrl+V
  * keeps working). Program output keeps flowing throughout: the clipboard read is a child process, and a
  * large image goes in 1 MiB chunks, each sent after the transport drained.
  */
-import { createHash } from 'node:crypto';
 import { createGestureGate } from './gesture-gate.ts';
 import { JackinError } from '../errors.ts';
-import type { AttachContext, ClientFrame, ControlResult, Features, ImageFormat, NoticeLevel, ServerFrame } from '../protocol/index.ts';
-import { LARGE_FRAME_CAP, MAX_CHUNK_BYTES, MAX_SINGLE_IMAGE_BYTES } from '../protocol/limits.ts';
+import { DisposableStore, type Disposable } from '../disposable.ts';
+import { hasFeature, type ControlResult, type ImageFormat, type ServerFrame } from '../protocol/index.ts';
 import { DEFAULT_MAX_IMAGE_BYTES } from '../policy/image-signature.ts';
 import { acquireClipboardImage } from './clipboard/acquire.ts';
 import { readImageFile } from './clipboard/read-image-file.ts';
 import { selectClipboardReader } from './clipboard/select.ts';
 import type { ClipboardReader } from './clipboard/types.ts';
+import type { FeatureSession } from './feature-session.ts';
 import type { InputEvent } from './input-scan.ts';
+import { imageFrames } from './image-frames.ts';
 import { parsePastedPath } from './pasted-path.ts';
 import { formatBytes } from '../ui/format-bytes.ts';
 
-/** What the feature uses of AttachSession (a structural subset, so tests can drive it with a fake). */
-export interface PasteSession {
-  registerAction(action: { id: string; title: string; key?: string; run: (argument?: string) => void | Promise<void> }): void;
-  setHook(kind: 'pasteKey' | 'paste', hook: (ev: InputEvent) => boolean): void;
-  holdInput(): () => void;
-  notify(level: NoticeLevel, text: string): void;
-  sendFrame(frame: ClientFrame): boolean;
-  sendInput(bytes: Buffer): void;
-  drained(): Promise<void>;
-  readonly features: Features | null;
-  on(event: 'frame', listener: (f: ServerFrame) => void): unknown;
-  on(event: 'gesture', listener: (g: 'palette-key' | 'palette-action' | 'click') => void): unknown;
-}
+/** What the feature uses of the session (FeatureSession: tests drive it with a fake). */
+export type PasteSession = FeatureSession;
 
 /**
  * How long after the operator's palette key an upstream capsule may ask for the clipboard (its palette runs
@@ -76,14 +66,11 @@ export type PasteOutcome =
   | { kind: 'rejected'; requestId: bigint; result: ControlResult }
   | { kind: 'timeout'; requestId: bigint };
 
+export { imageFrames, SINGLE_FRAME_MAX_BYTES } from './image-frames.ts';
+
 export const DEFAULT_RESPONSE_TIMEOUT_MS = 30_000;
 /** A pasted path that fails with one of these is ordinary text (no file, not a file, not an image). */
 const NOT_AN_IMAGE_CODES: ReadonlySet<string> = new Set(['E_PATH_NOT_FOUND', 'E_NOT_A_FILE', 'E_UNSUPPORTED_IMAGE', 'E_NO_CLIPBOARD_IMAGE', 'E_PATH_UNREADABLE']);
-const CONTEXT: AttachContext = { v: 1 };
-/** kind u8 + request id u64 + context length u16 + context + format u8: what an AttachControl image adds. */
-const CONTROL_IMAGE_OVERHEAD = 1 + 8 + 2 + Buffer.byteLength(JSON.stringify(CONTEXT)) + 1;
-/** Largest image sent as one AttachControl ClipboardImage frame; larger ones go chunked. */
-export const SINGLE_FRAME_MAX_BYTES = Math.min(MAX_SINGLE_IMAGE_BYTES, LARGE_FRAME_CAP - CONTROL_IMAGE_OVERHEAD);
 
 /** `JACKIN_PASTE_IMAGE_PATHS`: on unless 0/false/no/off (any case). */
 export function pasteImagePathsEnabled(env: NodeJS.ProcessEnv): boolean {
@@ -91,44 +78,14 @@ export function pasteImagePathsEnabled(env: NodeJS.ProcessEnv): boolean {
   return !(v === '0' || v === 'false' || v === 'no' || v === 'off');
 }
 
-/** The frames of one image request, in order: [StageOnly], then one ClipboardImage or Start/Chunks/End. */
-export function* imageFrames(
-  requestId: bigint,
-  format: ImageFormat,
-  bytes: Buffer,
-  opts: { stageOnly: boolean; singleMax?: number; chunkBytes?: number },
-): Generator<ClientFrame> {
-  if (opts.stageOnly) yield { type: 'StageOnly', requestId };
-  const control = (body: Extract<ClientFrame, { type: 'AttachControl' }>['body']): ClientFrame => ({
-    type: 'AttachControl',
-    requestId,
-    context: CONTEXT,
-    body,
-  });
-  if (bytes.length <= (opts.singleMax ?? SINGLE_FRAME_MAX_BYTES)) {
-    yield control({ kind: 'ClipboardImage', format, bytes });
-    return;
-  }
-  // The transfer id only has to be unique among our transfers in progress: the request id is.
-  const transferId = requestId;
-  const step = opts.chunkBytes ?? MAX_CHUNK_BYTES;
-  yield control({ kind: 'ClipboardImageStart', transferId, format, size: bytes.length });
-  const hash = createHash('sha256');
-  for (let offset = 0; offset < bytes.length; offset += step) {
-    const part = bytes.subarray(offset, offset + step);
-    hash.update(part);
-    yield control({ kind: 'ClipboardImageChunk', transferId, offset, bytes: part });
-  }
-  yield control({ kind: 'ClipboardImageEnd', transferId, sha256: hash.digest() });
-}
-
 interface Pending {
   resolve: (result: ControlResult) => void;
   staged: { bytes: number; pasted: boolean; path: string } | null;
 }
 
-export class PasteFeature {
+export class PasteFeature implements Disposable {
   readonly #s: PasteSession;
+  readonly #store = new DisposableStore();
   readonly #env: NodeJS.ProcessEnv;
   readonly #maxBytes: number;
   readonly #timeoutMs: number;
@@ -145,10 +102,25 @@ export class PasteFeature {
     this.#reader = opts.reader;
     this.#maxBytes = opts.maxBytes ?? DEFAULT_MAX_IMAGE_BYTES;
     this.#timeoutMs = opts.responseTimeoutMs ?? DEFAULT_RESPONSE_TIMEOUT_MS;
-    session.on('frame', (f) => this.#onFrame(f));
-    session.on('gesture', (g) => {
-      if (g === 'palette-key') this.#gate.gesture('clipboard');
-    });
+    const store = this.#store;
+    store.add(session.onFrame((f) => this.#onFrame(f)));
+    store.add(
+      session.onGesture((g) => {
+        if (g === 'palette-key') this.#gate.gesture('clipboard');
+      }),
+    );
+    store.add(session.addInputHook('pasteKey', (ev) => this.onPasteKey(ev)));
+    store.add(session.addInputHook('paste', (ev) => this.onPaste(ev)));
+    const action = (id: string, title: string, key: string, trigger: PasteTrigger, mode: PasteMode) =>
+      store.add(session.registerAction({ id, title, key, run: () => void this.trigger(trigger, mode) }));
+    action('paste-image', 'Paste image from host clipboard', 'v', { kind: 'action', source: 'clipboard' }, 'paste');
+    action('stage-image', 'Stage image without pasting', 's', { kind: 'action', source: 'clipboard' }, 'stage-only');
+    action('stage-image-path', 'Stage image from clipboard path', 'p', { kind: 'action', source: 'clipboard-path' }, 'stage-only');
+  }
+
+  /** Removes the feature's hooks, actions and listeners. */
+  dispose(): void {
+    this.#store.dispose();
   }
 
   readonly #gate = createGestureGate<'clipboard'>();
@@ -172,10 +144,10 @@ export class PasteFeature {
    * paste runs after any earlier one, and the promise gives its outcome (already told to the operator).
    */
   trigger(trigger: PasteTrigger, mode: PasteMode): Promise<PasteOutcome> {
-    const release = this.#s.holdInput();
+    const hold = this.#s.holdInput();
     const run = this.#queue.then(() => this.#run(trigger, mode));
     this.#queue = run.catch(() => undefined);
-    return run.finally(release);
+    return run.finally(() => hold.dispose());
   }
 
   /** The hook for paste-key events (the key and an empty bracketed paste). */
@@ -293,7 +265,7 @@ export class PasteFeature {
     let answered = false;
     void answer.then(() => (answered = true));
     try {
-      const stageOnly = mode === 'stage-only' && features?.['stage-only'] !== undefined;
+      const stageOnly = mode === 'stage-only' && hasFeature(features, 'stage-only');
       for (const frame of imageFrames(requestId, image.format, image.bytes, { stageOnly })) {
         // A rejected Start (or an early chunk error) is answered at once: stop sending the rest.
         if (answered) break;
@@ -323,7 +295,7 @@ export class PasteFeature {
             ? `Image staged: ${staged.path} (${size})`
             : `Image staged, not pasted (stage only): ${staged.path} (${size})`,
         );
-      } else if (features?.['image-staged'] === undefined) {
+      } else if (!hasFeature(features, 'image-staged')) {
         // The capsule does not report the path (upstream): it showed its own notice; this one is ours.
         this.#s.notify('success', `Image sent to the capsule (${size})`);
       }
@@ -369,26 +341,5 @@ export class PasteFeature {
 
 /** Installs the paste feature on a session (before `start()`): hooks, palette actions, capsule requests. */
 export function installPasteFeature(session: PasteSession, opts: PasteFeatureOptions = {}): PasteFeature {
-  const feature = new PasteFeature(session, opts);
-  session.setHook('pasteKey', (ev) => feature.onPasteKey(ev));
-  session.setHook('paste', (ev) => feature.onPaste(ev));
-  session.registerAction({
-    id: 'paste-image',
-    title: 'Paste image from host clipboard',
-    key: 'v',
-    run: () => void feature.trigger({ kind: 'action', source: 'clipboard' }, 'paste'),
-  });
-  session.registerAction({
-    id: 'stage-image',
-    title: 'Stage image without pasting',
-    key: 's',
-    run: () => void feature.trigger({ kind: 'action', source: 'clipboard' }, 'stage-only'),
-  });
-  session.registerAction({
-    id: 'stage-image-path',
-    title: 'Stage image from clipboard path',
-    key: 'p',
-    run: () => void feature.trigger({ kind: 'action', source: 'clipboard-path' }, 'stage-only'),
-  });
-  return feature;
+  return new PasteFeature(session, opts);
 }

@@ -4,7 +4,8 @@
  * checkUrl, a path through the export policy.
  */
 import { JackinError } from '../errors.ts';
-import type { ClientFrame, ResolvedKind, ResolveTarget, ServerFrame } from '../protocol/index.ts';
+import { hasFeature, type ResolvedKind, type ResolveTarget } from '../protocol/index.ts';
+import type { FeatureSession } from './feature-session.ts';
 
 /** A local capsule answers in milliseconds; a loaded relay in well under this. */
 export const RESOLVE_TIMEOUT_MS = 3000;
@@ -14,13 +15,8 @@ export interface ResolveResult {
   readonly text: string;
 }
 
-/** The part of AttachSession a resolve needs (kept narrow so tests can drive it without a terminal). */
-export interface ResolveSession {
-  readonly features: Record<string, number> | null;
-  sendFrame(f: ClientFrame): boolean;
-  on(event: 'frame', listener: (f: ServerFrame) => void): unknown;
-  off(event: 'frame', listener: (f: ServerFrame) => void): unknown;
-}
+/** The part of a session a resolve needs (kept narrow so tests can drive it without a terminal). */
+export type ResolveSession = Pick<FeatureSession, 'features' | 'sendFrame' | 'onFrame'>;
 
 // Ids start high, away from the small fixed ids of AttachControl requests (detach is 1), to ease reading logs.
 let nextRequestId = 1n << 32n;
@@ -36,25 +32,24 @@ export function requestResolve(
   at: { row: number; col: number } | null,
   timeoutMs: number = RESOLVE_TIMEOUT_MS,
 ): Promise<ResolveResult> {
-  if (session.features?.['resolve'] === undefined) {
+  if (!hasFeature(session.features, 'resolve')) {
     return Promise.reject(new JackinError('E_RESOLVE_UNSUPPORTED', 'this capsule cannot resolve links or paths (no "resolve" extension); update jackin-capsule in the container'));
   }
   const requestId = nextRequestId++;
   return new Promise((resolve, reject) => {
-    const onFrame = (f: ServerFrame): void => {
+    const sub = session.onFrame((f) => {
       if (f.type !== 'Resolved' || f.requestId !== requestId) return;
       cleanup();
       resolve({ kind: f.kind, text: f.text });
-    };
+    });
     const timer = setTimeout(() => {
       cleanup();
       reject(new JackinError('E_RESOLVE_TIMEOUT', `the capsule did not answer a ${target} lookup within ${timeoutMs} ms; try again, or check the connection`));
     }, timeoutMs);
     const cleanup = (): void => {
       clearTimeout(timer);
-      session.off('frame', onFrame);
+      sub.dispose();
     };
-    session.on('frame', onFrame);
     const at16 = at === null ? null : { row: Math.min(Math.max(0, at.row), 0xfffe), col: Math.min(Math.max(0, at.col), 0xfffe) };
     // A false return is only backpressure (the frame is queued); an ended session runs into the timeout.
     session.sendFrame({ type: 'Resolve', requestId, target, at: at16 });

@@ -16,6 +16,7 @@
 import { spawnSync } from 'node:child_process';
 import type { ReadStream, WriteStream } from 'node:tty';
 import type { Readable, Writable } from 'node:stream';
+import { DisposableStore, toDisposable, type Disposable } from '../disposable.ts';
 import { ScreenModeTracker } from './screen-mode-tracker.ts';
 
 /** Leave the alternate screen (restores the cursor saved when it was entered). Sent only when it is on. */
@@ -67,7 +68,8 @@ export class HostTerminal {
   readonly modes = new ScreenModeTracker();
   private raw = false;
   private restored = false;
-  private readonly cleanups: Array<() => void> = [];
+  /** Listeners this terminal installed (stream and signal handlers); released on restore. */
+  private readonly store = new DisposableStore();
 
   constructor(streams: TerminalStreams = { stdin: process.stdin, stdout: process.stdout }) {
     this.stdin = streams.stdin;
@@ -75,7 +77,7 @@ export class HostTerminal {
     // EPIPE/EIO on the operator's terminal (it went away: SIGHUP, closed pane) must not crash before restore.
     const onError = () => {};
     this.stdout.on('error', onError);
-    this.cleanups.push(() => this.stdout.off('error', onError));
+    this.store.add(toDisposable(() => this.stdout.off('error', onError)));
   }
 
   get isTTY(): boolean {
@@ -108,13 +110,17 @@ export class HostTerminal {
   /** Whether output post-processing was turned off (see the header). */
   outputRaw = false;
 
-  /** Calls `cb` with the new size on every SIGWINCH. Returns the unsubscribe function. */
-  onResize(cb: (size: { rows: number; cols: number }) => void): () => void {
+  /** Calls `cb` with the new size on every SIGWINCH, until the result is disposed (or the terminal restored). */
+  onResize(cb: (size: { rows: number; cols: number }) => void): Disposable {
     const handler = () => cb(this.size());
     this.stdout.on('resize', handler);
-    const off = () => this.stdout.off('resize', handler);
-    this.cleanups.push(off);
-    return off;
+    return this.store.add(toDisposable(() => this.stdout.off('resize', handler)));
+  }
+
+  /** Calls `cb` with every chunk the operator types, until the result is disposed (or the terminal restored). */
+  onData(cb: (chunk: Buffer) => void): Disposable {
+    this.stdin.on('data', cb);
+    return this.store.add(toDisposable(() => this.stdin.off('data', cb)));
   }
 
   /**
@@ -138,7 +144,7 @@ export class HostTerminal {
     for (const sig of FATAL_SIGNALS) {
       const h = () => onSignal(sig);
       process.on(sig, h);
-      this.cleanups.push(() => process.off(sig, h));
+      this.store.add(toDisposable(() => process.off(sig, h)));
     }
   }
 
@@ -160,7 +166,7 @@ export class HostTerminal {
       // Same: a hung-up TTY rejects tcsetattr.
     }
     this.raw = false;
-    for (const c of this.cleanups.splice(0)) c();
+    this.store.dispose();
     this.stdin.pause();
   }
 }

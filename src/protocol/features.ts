@@ -13,6 +13,20 @@ export const MAX_FEATURES = 64;
 export const MAX_FEATURE_NAME = 32;
 const NAME = /^[a-z0-9][a-z0-9-]*$/;
 
+/**
+ * Every extension this project defines (docs/protocol.md, "Extensions"). The host's HOST_FEATURES and the
+ * capsule's CAPSULE_FEATURES are typed from this list, so a name is added, renamed or dropped in one place.
+ */
+export const FEATURE_NAMES = ['exit-status', 'notice', 'repaint', 'image-staged', 'stage-only', 'resolve', 'modes'] as const;
+export type FeatureName = (typeof FEATURE_NAMES)[number];
+/** The extensions one side speaks, each with the version it speaks. */
+export type FeatureVersions = Readonly<Record<FeatureName, number>>;
+
+/** Whether a feature list (offered or agreed; null for an upstream peer) has `name`. */
+export function hasFeature(features: Features | null, name: FeatureName): boolean {
+  return features?.[name] !== undefined;
+}
+
 export function isFeatureName(name: string): boolean {
   return name.length >= 1 && name.length <= MAX_FEATURE_NAME && NAME.test(name);
 }

@@ -1,0 +1,58 @@
+/**
+ * What a host feature (paste, links, export, and the next ones) may use of the attach session: the one
+ * shape every feature is plumbed through. A feature is `installXFeature(session, options)`, returns an
+ * object that is also a Disposable, and registers everything it adds here in a DisposableStore:
+ * - palette actions: `registerAction` (shown in the palette, run on the operator's choice);
+ * - input: `addInputHook` claims paste-key, paste or mouse events (return true to consume the bytes);
+ * - capsule frames the session does not handle itself: `onFrame`; operator gestures: `onGesture`;
+ * - the operator: `notify` (drawn as a notice, or sent to an upstream capsule as a HostNotice).
+ * AttachSession implements it; unit tests drive features with a small fake of it.
+ */
+import type { Disposable, Emitter } from '../disposable.ts';
+import type { ClientFrame, Features, NoticeLevel, ServerFrame } from '../protocol/index.ts';
+import type { InputEvent } from './input-scan.ts';
+import type { PaletteAction } from './palette.ts';
+
+/** A subscription point: call it with a listener, dispose the result to unsubscribe. */
+export type Event<T> = Emitter<T>['event'];
+
+/** Something a feature does with an input event it claimed; return false to let the bytes through. */
+export type InputHook = (ev: InputEvent) => boolean;
+/** The input events a feature can claim. */
+export type InputHookKind = 'pasteKey' | 'paste' | 'mouse';
+
+/** An operator gesture: lets an upstream capsule's request that follows it through (gesture-gate.ts). */
+export type Gesture = 'palette-key' | 'palette-action' | 'click';
+
+export interface SessionAction extends PaletteAction {
+  run: (argument?: string) => void | Promise<void>;
+}
+
+export interface FeatureSession {
+  /** Extensions agreed with the capsule (null for an upstream capsule or before Welcome). */
+  readonly features: Features | null;
+  /** Settles when the session ends. */
+  readonly done: Promise<unknown>;
+  /** Server frames the session does not handle itself (host requests, answers to features' requests). */
+  readonly onFrame: Event<ServerFrame>;
+  /** The operator made a gesture (palette key, palette action, modifier-click). */
+  readonly onGesture: Event<Gesture>;
+  /** Records a gesture a feature saw (a modifier-click). */
+  gesture(g: Gesture): void;
+  /** Adds a palette action; disposing removes it. */
+  registerAction(action: SessionAction): Disposable;
+  /** Claims one kind of input event (the newest hook of a kind is asked first); disposing releases it. */
+  addInputHook(kind: InputHookKind, hook: InputHook): Disposable;
+  /** Holds typed input until disposed (an image paste in progress): keys reach the program after it, in order. */
+  holdInput(): Disposable;
+  /** Tells the operator the outcome of a host action. */
+  notify(level: NoticeLevel, text: string): void;
+  /** Sends a client frame; false means the transport is full (await `drained`) or the session ended. */
+  sendFrame(f: ClientFrame): boolean;
+  /** Sends bytes to the program as typed input. */
+  sendInput(bytes: Buffer): void;
+  /** Resolves once the transport takes more bytes, or when the session ends. */
+  drained(): Promise<void>;
+  /** Writes terminal control sequences of our own (mouse capture) to the operator's terminal. */
+  writeTerminal(bytes: Buffer): void;
+}

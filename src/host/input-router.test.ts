@@ -1,0 +1,113 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Gesture } from './feature-session.ts';
+import { InputRouter } from './input-router.ts';
+import { PaletteController } from './palette-controller.ts';
+
+function setup(drawsOverlay = true) {
+  const typed: string[] = [];
+  const gestures: Gesture[] = [];
+  const drawn: string[] = [];
+  const notices: string[] = [];
+  let active = true;
+  const palette = new PaletteController({
+    terminal: { write: (b: Buffer) => drawn.push(b.toString('utf8')) > 0, size: () => ({ rows: 24, cols: 80 }) },
+    closed: () => undefined,
+    notify: (_l, text) => notices.push(text),
+  });
+  const router = new InputRouter({
+    scanner: {},
+    palette,
+    sendInput: (b) => typed.push(b.toString('latin1')),
+    active: () => active,
+    drawsOverlay: () => drawsOverlay,
+    gesture: (g) => gestures.push(g),
+  });
+  return { router, palette, typed, gestures, drawn, notices, stop: () => (active = false) };
+}
+
+test('input router: typed bytes go to the program; nothing once the session is inactive', () => {
+  const s = setup();
+  s.router.push(Buffer.from('ls\r'));
+  assert.deepEqual(s.typed, ['ls\r']);
+  s.stop();
+  s.router.push(Buffer.from('x'));
+  assert.deepEqual(s.typed, ['ls\r']);
+});
+
+test('input router: hooks of a kind are asked newest first; an unclaimed event goes through; a disposed hook is not asked', () => {
+  const s = setup();
+  const asked: string[] = [];
+  const older = s.router.addHook('pasteKey', () => (asked.push('older'), true));
+  const newer = s.router.addHook('pasteKey', () => (asked.push('newer'), false));
+  s.router.push(Buffer.from([0x16]));
+  assert.deepEqual(asked, ['newer', 'older']);
+  assert.deepEqual(s.typed, [], 'claimed by the older hook');
+  older.dispose();
+  s.router.push(Buffer.from([0x16]));
+  assert.deepEqual(asked, ['newer', 'older', 'newer']);
+  assert.deepEqual(s.typed, ['\x16'], 'unclaimed: the raw bytes reach the program');
+  newer.dispose();
+  s.router.push(Buffer.from([0x16]));
+  assert.deepEqual(asked, ['newer', 'older', 'newer']);
+  assert.deepEqual(s.typed, ['\x16', '\x16']);
+});
+
+test('input router: input held while a hold is open follows in order when the last one is released', () => {
+  const s = setup();
+  let hold1 = { dispose: () => undefined as void };
+  // A hook that starts holding: the rest of the same read waits with later keys.
+  s.router.addHook('pasteKey', () => {
+    hold1 = s.router.hold();
+    return true;
+  });
+  s.router.push(Buffer.from('a\x16b'));
+  const hold2 = s.router.hold();
+  s.router.push(Buffer.from('c'));
+  assert.deepEqual(s.typed, ['a']);
+  hold1.dispose();
+  hold1.dispose();
+  assert.deepEqual(s.typed, ['a'], 'still held by the second hold; a second dispose changes nothing');
+  hold2.dispose();
+  assert.deepEqual(s.typed.join(''), 'abc');
+});
+
+test('input router: the palette key opens our palette (a gesture) and the palette takes the keys while open', () => {
+  const s = setup(true);
+  let ran = 0;
+  s.palette.register({ id: 'x', title: 'X', key: 'x', run: () => void ran++ });
+  s.router.push(Buffer.from([0x1c]));
+  assert.deepEqual(s.gestures, ['palette-key']);
+  assert.equal(s.palette.isOpen, true);
+  assert.ok(s.drawn.length > 0, 'the palette was drawn');
+  s.router.push(Buffer.from('x'));
+  assert.equal(ran, 1);
+  assert.equal(s.palette.isOpen, false);
+  assert.deepEqual(s.typed, [], 'no key reached the program');
+});
+
+test('input router: with an upstream capsule the palette key goes to the program', () => {
+  const s = setup(false);
+  s.router.push(Buffer.from([0x1c]));
+  assert.deepEqual(s.gestures, ['palette-key']);
+  assert.equal(s.palette.isOpen, false);
+  assert.deepEqual(s.typed, ['\x1c']);
+});
+
+test('palette controller: a disposed action leaves the palette; a failing action becomes an error notice', async () => {
+  const s = setup();
+  const chosen: string[] = [];
+  s.palette.onChoose((a) => chosen.push(a.id));
+  const gone = s.palette.register({ id: 'gone', title: 'Gone', key: 'g', run: () => undefined });
+  s.palette.register({ id: 'fails', title: 'Fails', key: 'f', run: () => Promise.reject(new Error('no such file')) });
+  gone.dispose();
+  s.palette.open();
+  s.palette.handle({ type: 'bytes', bytes: Buffer.from('g') });
+  assert.equal(s.palette.isOpen, true, 'g is no shortcut any more: it filters');
+  s.palette.handle({ type: 'palette-key', source: 'c0', raw: Buffer.from([0x1c]) });
+  s.palette.open();
+  s.palette.handle({ type: 'bytes', bytes: Buffer.from('f') });
+  assert.deepEqual(chosen.slice(-1), ['fails']);
+  await new Promise((r) => setImmediate(r));
+  assert.deepEqual(s.notices, ['Fails: no such file']);
+});

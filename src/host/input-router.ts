@@ -1,0 +1,131 @@
+/**
+ * Routes the operator's keyboard to where it belongs: the input scanner splits it into events; while the
+ * palette is open every event goes to it; the palette key opens it (or goes to an upstream capsule, which
+ * has its own); paste-key, paste and mouse events are offered to the features' hooks; everything else is
+ * typed input for the program. Two timers flush what the scanner holds back (a lone ESC, a paste whose
+ * end marker never comes), and while a feature holds input (an image paste) it waits and follows, in order.
+ */
+import { DisposableStore, toDisposable, type Disposable } from '../disposable.ts';
+import type { Gesture, InputHook, InputHookKind } from './feature-session.ts';
+import { InputScanner, type InputEvent, type InputScannerOptions } from './input-scan.ts';
+import type { PaletteController } from './palette-controller.ts';
+
+/**
+ * A lone ESC (or the start of a sequence) is held this long for the rest of its sequence before it is sent
+ * as typed: terminals write a whole sequence at once, so only a real Escape key waits, and only this long.
+ */
+export const ESCAPE_FLUSH_MS = 15;
+/** A bracketed paste whose end marker never comes is passed through after this much silence. */
+export const PASTE_FLUSH_MS = 500;
+
+export interface InputRouterOptions {
+  scanner: InputScannerOptions;
+  palette: PaletteController;
+  /** Typed input for the program. */
+  sendInput: (bytes: Buffer) => void;
+  /** False once the session detaches or ends: input is dropped. */
+  active: () => boolean;
+  /** True when this host draws its own palette (our capsule); else the palette key goes to the capsule. */
+  drawsOverlay: () => boolean;
+  gesture: (g: Gesture) => void;
+}
+
+export class InputRouter implements Disposable {
+  private readonly scanner: InputScanner;
+  private readonly hooks: Record<InputHookKind, InputHook[]> = { pasteKey: [], paste: [], mouse: [] };
+  private readonly store = new DisposableStore();
+  private flushTimer: NodeJS.Timeout | undefined;
+  /** While held (an image paste in progress), typed input waits here and is sent after, in order. */
+  private held: Buffer[] | null = null;
+  private holds = 0;
+
+  constructor(private readonly o: InputRouterOptions) {
+    this.scanner = new InputScanner(o.scanner);
+    this.store.add(toDisposable(() => clearTimeout(this.flushTimer)));
+  }
+
+  addHook(kind: InputHookKind, hook: InputHook): Disposable {
+    const list = this.hooks[kind];
+    list.unshift(hook);
+    return toDisposable(() => {
+      const at = list.indexOf(hook);
+      if (at >= 0) list.splice(at, 1);
+    });
+  }
+
+  /** Holds typed input until the result is disposed; holds nest. */
+  hold(): Disposable {
+    this.holds += 1;
+    this.held ??= [];
+    return toDisposable(() => {
+      this.holds -= 1;
+      if (this.holds > 0) return;
+      const held = this.held ?? [];
+      this.held = null;
+      for (const chunk of held) this.push(chunk);
+    });
+  }
+
+  /** Bytes read from the operator's terminal. */
+  push(chunk: Buffer): void {
+    if (!this.o.active() || this.store.isDisposed) return;
+    if (this.held !== null) {
+      this.held.push(chunk);
+      return;
+    }
+    clearTimeout(this.flushTimer);
+    this.dispatch(this.scanner.push(chunk));
+    if (this.scanner.pending) {
+      const inPaste = this.scanner.inPaste;
+      this.flushTimer = setTimeout(() => this.dispatch(this.scanner.flush({ endPaste: inPaste })), inPaste ? PASTE_FLUSH_MS : ESCAPE_FLUSH_MS);
+    }
+  }
+
+  dispose(): void {
+    this.store.dispose();
+  }
+
+  private dispatch(events: InputEvent[]): void {
+    for (const ev of events) {
+      if (!this.o.active() || this.store.isDisposed) return;
+      if (this.held !== null) {
+        // A hook started holding input: what follows in this read waits with the rest.
+        this.held.push(ev.type === 'bytes' ? ev.bytes : ev.raw);
+        continue;
+      }
+      if (this.o.palette.isOpen) {
+        this.o.palette.handle(ev);
+        continue;
+      }
+      switch (ev.type) {
+        case 'bytes':
+          this.o.sendInput(ev.bytes);
+          break;
+        case 'palette-key':
+          this.o.gesture('palette-key');
+          if (this.o.drawsOverlay()) this.o.palette.open();
+          else this.o.sendInput(ev.raw); // an upstream capsule has its own palette
+          break;
+        case 'paste-key':
+          this.offer('pasteKey', ev);
+          break;
+        case 'paste':
+          this.offer('paste', ev);
+          break;
+        case 'mouse':
+          this.offer('mouse', ev);
+          break;
+        default: {
+          const never: never = ev;
+          throw new TypeError(`unexpected input event ${JSON.stringify(never)}`);
+        }
+      }
+    }
+  }
+
+  /** Offers an event to the hooks of its kind, newest first; unclaimed, its bytes go to the program. */
+  private offer(kind: InputHookKind, ev: Extract<InputEvent, { raw: Buffer }>): void {
+    for (const hook of [...this.hooks[kind]]) if (hook(ev)) return;
+    this.o.sendInput(ev.raw);
+  }
+}

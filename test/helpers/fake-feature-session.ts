@@ -1,0 +1,74 @@
+/**
+ * A FeatureSession for unit tests of host features: records notices, palette actions, input hooks, sent
+ * frames, typed input and terminal writes; `emitFrame` plays a server frame to the feature.
+ */
+import { Emitter, toDisposable, type Disposable } from '../../src/disposable.ts';
+import type { ClientFrame, Features, NoticeLevel, ServerFrame } from '../../src/protocol/index.ts';
+import type { FeatureSession, Gesture, InputHook, InputHookKind, SessionAction } from '../../src/host/feature-session.ts';
+
+export class FakeFeatureSession implements FeatureSession {
+  readonly done = new Promise<never>(() => {});
+  readonly frameEmitter = new Emitter<ServerFrame>();
+  readonly gestureEmitter = new Emitter<Gesture>();
+  readonly onFrame = this.frameEmitter.event;
+  readonly onGesture = this.gestureEmitter.event;
+  readonly notices: Array<{ level: NoticeLevel; text: string }> = [];
+  readonly gestures: Gesture[] = [];
+  readonly actions = new Map<string, SessionAction>();
+  readonly hooks = new Map<InputHookKind, InputHook>();
+  readonly sent: ClientFrame[] = [];
+  readonly written: string[] = [];
+  /** Everything that reached the program, in order: typed bytes, and held bytes once released. */
+  readonly program: Buffer[] = [];
+  held: Buffer[] | null = null;
+  holds = 0;
+
+  constructor(public features: Features | null) {}
+
+  emitFrame(f: ServerFrame): void {
+    this.frameEmitter.fire(f);
+  }
+  gesture(g: Gesture): void {
+    this.gestures.push(g);
+    this.gestureEmitter.fire(g);
+  }
+  registerAction(action: SessionAction): Disposable {
+    this.actions.set(action.id, action);
+    return toDisposable(() => this.actions.delete(action.id));
+  }
+  addInputHook(kind: InputHookKind, hook: InputHook): Disposable {
+    this.hooks.set(kind, hook);
+    return toDisposable(() => this.hooks.delete(kind));
+  }
+  holdInput(): Disposable {
+    this.holds++;
+    this.held ??= [];
+    return toDisposable(() => {
+      if (--this.holds > 0) return;
+      const h = this.held ?? [];
+      this.held = null;
+      this.program.push(...h);
+    });
+  }
+  notify(level: NoticeLevel, text: string): void {
+    this.notices.push({ level, text });
+  }
+  sendFrame(f: ClientFrame): boolean {
+    this.sent.push(f);
+    return true;
+  }
+  sendInput(bytes: Buffer): void {
+    this.program.push(bytes);
+  }
+  drained(): Promise<void> {
+    return Promise.resolve();
+  }
+  writeTerminal(bytes: Buffer): void {
+    this.written.push(bytes.toString('latin1'));
+  }
+  /** The operator types: held while a paste runs. */
+  type(bytes: string): void {
+    if (this.held !== null) this.held.push(Buffer.from(bytes));
+    else this.program.push(Buffer.from(bytes));
+  }
+}
