@@ -27,6 +27,7 @@ import { NoticeOverlay } from './notice-overlay.ts';
 import { PaletteController } from './palette-controller.ts';
 import { createRateLimiter } from './rate-limiter.ts';
 import type { HostTerminal } from './terminal.ts';
+import type { HostNeeds, ProgramModes } from './terminal-filter/modes.ts';
 
 export { HOST_FEATURES, negotiateFeatures } from './handshake.ts';
 export { outcomeExit, type AttachOutcome } from './attach-outcome.ts';
@@ -107,6 +108,9 @@ export class AttachSession implements FeatureSession {
         active: () => !this.detaching && !this.finished,
         drawsOverlay: () => this.drawsOverlay,
         gesture: (g) => this.gesture(g),
+        replies: terminal.filter.expectations,
+        programModes: () => terminal.filter.program,
+        ...(o.log ? { log: o.log } : {}),
       }),
     );
     this.registerAction({ id: 'detach', title: 'Detach (the program keeps running)', key: 'd', run: () => this.detach() });
@@ -180,15 +184,38 @@ export class AttachSession implements FeatureSession {
     return this.relay.drained();
   }
 
-  /** Writes terminal control sequences of our own (mouse capture) to the operator's terminal. */
+  /** Writes terminal control sequences of our own to the operator's terminal. */
   writeTerminal(bytes: Buffer): void {
     if (!this.finished) this.o.terminal.write(bytes);
+  }
+
+  get programModes(): Readonly<ProgramModes> {
+    return this.o.terminal.filter.program;
+  }
+
+  /** The host's needs: bracketed paste always (paste detection), click capture when a feature asks. */
+  private hostNeeds: HostNeeds = { mouseCapture: false, bracketedPaste: true };
+
+  setHostNeeds(needs: Partial<HostNeeds>): void {
+    this.hostNeeds = { ...this.hostNeeds, ...needs };
+    if (!this.finished) this.o.terminal.setHostNeeds(this.hostNeeds);
+  }
+
+  /** Copy offers, clipboard queries and the rest the terminal filter found in the program's output. */
+  get onTerminalEvent(): FeatureSession['onTerminalEvent'] {
+    return this.o.terminal.onFilterEvent;
   }
 
   /** Sends Hello and starts relaying. Returns `done`. */
   start(): Promise<AttachOutcome> {
     const { terminal } = this.o;
     this.relay.send(helloFrame(terminal.size(), this.o.env ?? process.env));
+    terminal.setHostNeeds(this.hostNeeds);
+    this.store.add(
+      terminal.onFilterEvent((e) => {
+        if (e.type === 'dropped') this.o.log?.(`terminal filter dropped ${e.what}`);
+      }),
+    );
     this.store.add(this.relay.onFrame((f) => this.onServerFrame(f)));
     this.store.add(this.relay.onSkipped((e) => this.onSkipped(e)));
     this.store.add(this.relay.onBroken((reason) => void this.lose(reason)));

@@ -614,3 +614,14 @@ export class TerminalFilter implements FilterContext {
     if (this.#osc.length > 64 * 1024) this.#osc = Buffer.alloc(0);
   }
 }
+
+/** Values of JACKIN_NOTIFY that turn program notifications off (any case). */
+const NOTIFY_OFF = new Set(['deny', 'off', 'no', '0', 'false']);
+
+/** Filter options from the environment: JACKIN_NOTIFY (notifications), JACKIN_GRAPHICS=allow (sixel, kitty). */
+export function filterOptionsFromEnv(env: Readonly<Record<string, string | undefined>>): Pick<TerminalFilterOptions, 'notify' | 'graphics'> {
+  return {
+    notify: !NOTIFY_OFF.has((env['JACKIN_NOTIFY'] ?? '').trim().toLowerCase()),
+    graphics: (env['JACKIN_GRAPHICS'] ?? '').trim().toLowerCase() === 'allow',
+  };
+}
