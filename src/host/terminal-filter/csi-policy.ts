@@ -150,6 +150,7 @@ function decModes(ctx: FilterContext, p: string, set: boolean): Decision {
     switch (cls) {
       case 'pass':
         passed.push(s);
+        if (n === 6) ctx.tracked.origin = set;
         break;
       case 'alt':
         passed.push(s);

@@ -159,7 +159,11 @@ test('terminal filter: the restore undoes what was tracked, also when each enabl
   assert.ok(r.includes('\x1b[<2u'), 'two kitty levels left pushed');
   assert.ok(r.includes('\x1b]104\x1b\\') && r.includes('\x1b]111\x1b\\') && !r.includes('\x1b]110'));
   assert.ok(r.includes('\x1b[23;0t'));
-  for (const s of ['\x1b[?2004l', '\x1b[?1004l', '\x1b[?1000l', '\x1b[?6l', '\x1b7\x1b[r\x1b8', '\x1b[4l', '\x1b[?5l', '\x1b[>4m', '\x1b(B', '\x0f', '\x1b[0 q']) {
+  assert.ok(!r.includes('\x1b[?6l'), 'origin mode was never on: the cursor stays');
+  f.push(Buffer.from('\x1b[?'));
+  f.push(Buffer.from('6h'));
+  assert.ok(f.restoreSequence().includes('\x1b[?6l\x1b[9999;1H'));
+  for (const s of ['\x1b[?2004l', '\x1b[?1004l', '\x1b[?1000l', '\x1b7\x1b[r\x1b8', '\x1b[4l', '\x1b[?5l', '\x1b[>4m', '\x1b(B', '\x0f', '\x1b[0 q']) {
     assert.ok(r.includes(s), JSON.stringify(s));
   }
   // Popping more than was pushed cannot pop the operator's own levels.

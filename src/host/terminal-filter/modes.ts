@@ -82,10 +82,12 @@ export interface TrackedState {
   cursorColor: boolean;
   /** The host pushed the operator's title before the program's first title. */
   titlePushed: boolean;
+  /** Origin mode (DECOM) is on. */
+  origin: boolean;
 }
 
 export function initialTrackedState(): TrackedState {
-  return { alt: 0, kittyDepth: 0, kittySetAtBase: false, palette: false, foreground: false, background: false, cursorColor: false, titlePushed: false };
+  return { alt: 0, kittyDepth: 0, kittySetAtBase: false, palette: false, foreground: false, background: false, cursorColor: false, titlePushed: false, origin: false };
 }
 
 /** Kitty keyboard levels tracked at most (terminals keep a bounded stack too). */
@@ -96,14 +98,16 @@ export const MAX_KITTY_DEPTH = 64;
  * scrollback). Modes that cost nothing to reset are reset always; the rest only when tracked as changed:
  * leaving an alternate screen that is not on would restore a stale saved cursor, and resetting colours
  * nobody changed would undo the operator's own. Order matters: origin mode goes before the scroll region,
- * whose reset homes the cursor and is therefore wrapped in DECSC/DECRC.
+ * whose reset homes the cursor and is therefore wrapped in DECSC/DECRC. Leaving origin mode homes the
+ * cursor too (and DECRC would restore the mode), so it is reset only when it is on, and the cursor then
+ * goes to the last row, where what follows cannot overwrite the program's last lines.
  */
 export function restoreSequence(t: TrackedState): string {
   const parts: string[] = [];
   if (t.alt !== 0) parts.push(`\x1b[?${t.alt}l`);
+  parts.push('\x1b[?2026l'); // end synchronized output, or the terminal freezes until its timeout
+  if (t.origin) parts.push('\x1b[?6l\x1b[9999;1H');
   parts.push(
-    '\x1b[?2026l', // end synchronized output, or the terminal freezes until its timeout
-    '\x1b[?6l', // origin mode
     '\x1b7\x1b[r\x1b8', // full-screen scroll region, cursor kept in place
     '\x1b[?69l', // left and right margins
     '\x1b[0m', // default colours and attributes
