@@ -173,3 +173,16 @@ test('firewall: without a clipboard, Copy offered text reaches the outer termina
   await pane.typeLine('exit');
   await waitForJackinExit(pane);
 });
+
+test('firewall: a terminal reply nobody asked for never acts as keys (0x1c and 0x16 inside it open nothing)', async (t) => {
+  const pane = await clipboardPane(t, { JACKIN_PASTE_KEY: 'ctrl+v' });
+  await startSession(pane, 'fw-reply');
+  await pane.sendBytes([...Buffer.from('\x1bP>|evil', 'latin1'), 0x1c, 0x16, ...Buffer.from('term\x1b\\', 'latin1')]);
+  await pane.sendBytes([...Buffer.from('\x1b]52;c;T1BFUkFUT1I=\x07\x1b[?64;1c', 'latin1')]);
+  await pane.typeLine('echo after-$((6*7))');
+  const screen = await pane.waitForText(/^after-42$/m);
+  assert.match(screen, /^in\$ echo after-\$\(\(6\*7\)\)$/m, 'nothing of the replies reached the command line');
+  assert.doesNotMatch(screen, /Detach|Redraw the screen/, 'the palette never opened');
+  await pane.typeLine('exit');
+  await waitForJackinExit(pane);
+});

@@ -145,4 +145,13 @@ test('input router: an unclaimed paste goes in brackets only when the program as
   s.program.bracketedPaste = true;
   s.router.push(Buffer.from('\x1b[200~again\x1b[201~'));
   assert.deepEqual(s.typed, ['pasted', '\x1b[200~again\x1b[201~']);
+  // A paste too long to hold streams through, with its markers only when the program asked for them.
+  const big = 'x'.repeat(1024 * 1024 + 10);
+  for (const bracketed of [false, true]) {
+    s.program.bracketedPaste = bracketed;
+    s.typed.length = 0;
+    s.router.push(Buffer.from(`\x1b[200~${big}\x1b[201~`));
+    const got = s.typed.join('');
+    assert.equal(got, bracketed ? `\x1b[200~${big}\x1b[201~` : big, `bracketed: ${bracketed}`);
+  }
 });

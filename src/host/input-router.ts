@@ -50,7 +50,7 @@ export class InputRouter implements Disposable {
   private holds = 0;
 
   constructor(private readonly o: InputRouterOptions) {
-    this.scanner = new InputScanner({ ...o.scanner, replies: o.replies });
+    this.scanner = new InputScanner({ ...o.scanner, replies: o.replies, pasteBrackets: () => o.programModes().bracketedPaste });
     this.store.add(toDisposable(() => clearTimeout(this.flushTimer)));
   }
 

@@ -109,6 +109,11 @@ export interface InputScannerOptions {
   maxPasteBytes?: number;
   /** Replies due (shared with the output filter); decides whether `CSI r;c R` is a report or a key. */
   replies?: ReplyExpectations;
+  /**
+   * Whether a paste passed through as typed bytes (too long to hold, or never ended) keeps its bracket
+   * markers: only when the program asked for bracketed paste (the host keeps it on for itself). Default yes.
+   */
+  pasteBrackets?: () => boolean;
 }
 
 /** Scanner options from JACKIN_PASTE_KEY and JACKIN_PALETTE_KEY; throws E_BAD_KEY_SPEC (also when equal). */
@@ -128,6 +133,7 @@ export class InputScanner {
   readonly #paletteKey: KeySpec | null;
   readonly #maxPaste: number;
   readonly #replies: ReplyExpectations;
+  readonly #brackets: () => boolean;
   #mode: Mode = 'normal';
   /** Bytes that may start a sequence (normal) or the end marker (paste modes). */
   #pending: Buffer = Buffer.alloc(0);
@@ -141,6 +147,7 @@ export class InputScanner {
     this.#paletteKey = opts.paletteKey === undefined ? parseKeySpec(DEFAULT_PALETTE_KEY, 'palette key') : opts.paletteKey;
     this.#maxPaste = opts.maxPasteBytes ?? DEFAULT_MAX_PASTE_BYTES;
     this.#replies = opts.replies ?? new ReplyExpectations();
+    this.#brackets = opts.pasteBrackets ?? (() => true);
   }
 
   /** True while bytes are held: a partial sequence, or a bracketed paste not yet ended. */
@@ -176,7 +183,7 @@ export class InputScanner {
       else this.#bytes(p);
       this.#pending = Buffer.alloc(0);
     } else if (opts.endPaste) {
-      if (this.#mode === 'paste') this.#bytes(PASTE_START);
+      if (this.#mode === 'paste' && this.#brackets()) this.#bytes(PASTE_START);
       for (const p of this.#paste) this.#bytes(p);
       this.#bytes(this.#pending);
       this.#pending = Buffer.alloc(0);
@@ -339,7 +346,7 @@ export class InputScanner {
     }
     this.#pasteData(data.subarray(i, end));
     if (this.#mode === 'paste-passthrough') {
-      this.#bytes(PASTE_END);
+      if (this.#brackets()) this.#bytes(PASTE_END);
     } else {
       const content = Buffer.concat(this.#paste, this.#pasteSize);
       if (content.length === 0 && this.#pasteKey !== null) {
@@ -364,7 +371,7 @@ export class InputScanner {
     this.#pasteSize += b.length;
     if (this.#pasteSize > this.#maxPaste) {
       // Too long to be a path: stop holding it and let it stream to the program as typed.
-      this.#bytes(PASTE_START);
+      if (this.#brackets()) this.#bytes(PASTE_START);
       for (const p of this.#paste) this.#bytes(p);
       this.#paste = [];
       this.#pasteSize = 0;
