@@ -126,11 +126,6 @@ export class TerminalFilter implements FilterContext {
     return restoreSequence(this.tracked);
   }
 
-  /** The host's own composed modes (for the start of a session, before any output). */
-  initialSequence(): Buffer {
-    return Buffer.from(this.#sync(), 'latin1');
-  }
-
   event(ev: FilterEvent): void {
     this.#onEvent?.(ev);
   }
