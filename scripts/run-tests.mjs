@@ -2,10 +2,19 @@
 // Runs every test file through tsx's node:test integration.
 // Node 20's `--test` finds no .ts files when given a folder or a quoted glob (and still exits 0), so the
 // files are listed here explicitly. Usage: node scripts/run-tests.mjs [name-filter...]
-import { readdirSync, statSync } from 'node:fs';
+//
+// Tests must clean up after themselves, so the run ends with a check: the tests get a temporary directory
+// of their own (TMPDIR) and a marker in their environment (JACKIN_TEST_RUN, passed on by the test helpers
+// to the processes they start with a clean environment). Afterwards that directory must be empty and no
+// process may carry the marker, run under that directory or name it on its command line. Anything left is
+// listed, the run fails, and then the leftovers are removed (processes by pid).
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 function walk(dir) {
@@ -28,9 +37,86 @@ if (files.length === 0) {
 // End-to-end tests run the built binaries, so build first.
 const build = spawnSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
 if (build.status !== 0) process.exit(build.status ?? 1);
+
+const marker = randomBytes(8).toString('hex');
+// A short name: end-to-end tests show paths under it on a 120-column pane and match them on one line.
+const runTmp = mkdtempSync(join(tmpdir(), 'jt-'));
+// Others may pass through (not list): the Wayland tests run the compositor as an unprivileged user, in a
+// directory of its own under this one.
+chmodSync(runTmp, 0o711);
 const r = spawnSync(
   process.execPath,
   ['--import', 'tsx', '--test', '--test-reporter=spec', '--test-concurrency=2', ...files],
-  { cwd: root, stdio: 'inherit' },
+  { cwd: root, stdio: 'inherit', env: { ...process.env, TMPDIR: runTmp, JACKIN_TEST_RUN: marker } },
 );
-process.exit(r.status ?? 1);
+const status = r.status ?? 1;
+
+/** Processes this run started that still exist (zombies excluded: they hold nothing and their parent reaps them). */
+function ourProcesses() {
+  const found = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
+    const read = (f) => {
+      try {
+        return readFileSync(`/proc/${name}/${f}`, 'latin1');
+      } catch {
+        return '';
+      }
+    };
+    const stat = read('stat');
+    if (stat === '' || / Z /.test(stat.slice(stat.lastIndexOf(')')))) continue;
+    const cmdline = read('cmdline').split('\0').filter((a) => a !== '');
+    let cwd = '';
+    try {
+      cwd = readlinkSync(`/proc/${name}/cwd`);
+    } catch {
+      // Gone, or not ours to read.
+    }
+    const marked = read('environ').split('\0').includes(`JACKIN_TEST_RUN=${marker}`);
+    const inTmp = cwd === runTmp || cwd.startsWith(`${runTmp}/`) || cmdline.some((a) => a.includes(runTmp));
+    if (marked || inTmp) found.push({ pid: Number(name), cmdline: cmdline.join(' '), cwd });
+  }
+  return found;
+}
+
+function listTree(dir, prefix = '') {
+  const out = [];
+  let names = [];
+  try {
+    names = readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return out;
+  }
+  for (const d of names) {
+    const p = join(prefix, d.name);
+    out.push(d.isDirectory() ? `${p}/` : p);
+    if (d.isDirectory() && out.length < 200) out.push(...listTree(join(dir, d.name), p));
+  }
+  return out;
+}
+
+// A process stopped at the end of a test may take a moment to exit: give leftovers time to go on their own.
+let procs = ourProcesses();
+for (const deadline = Date.now() + 10_000; procs.length > 0 && Date.now() < deadline; procs = ourProcesses()) await sleep(200);
+// tsx keeps its compile cache in the temporary directory (`tsx-<uid>`): the runner's, not a test's.
+const entries = readdirSync(runTmp).filter((e) => !/^tsx-\d+$/.test(e));
+if (procs.length === 0 && entries.length === 0) {
+  rmSync(runTmp, { recursive: true, force: true });
+  process.exit(status);
+}
+console.error(`\nrun-tests: the tests left things behind (temporary directory of this run: ${runTmp})`);
+for (const p of procs) console.error(`  process ${p.pid} (cwd ${p.cwd || '?'}): ${p.cmdline}`);
+for (const e of entries) {
+  const tree = listTree(join(runTmp, e), e);
+  console.error(`  ${e}${tree.length > 0 ? '/' : ''}${tree.length > 0 ? ` (${tree.length} entries: ${tree.slice(0, 5).join(', ')}${tree.length > 5 ? ', ...' : ''})` : ''}`);
+}
+// Clean up after the report so leftovers do not pile up: the processes by pid, then the directory.
+for (const p of procs) {
+  try {
+    process.kill(p.pid, 'SIGKILL');
+  } catch {
+    // Exited in the meantime.
+  }
+}
+rmSync(runTmp, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+process.exit(status === 0 ? 1 : status);

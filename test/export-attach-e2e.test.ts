@@ -1,52 +1,45 @@
 // A real `jackin attach` in tmux against a fake capsule that sends FileExport* frames (issue 6, point 8):
 // unrequested frames write nothing; an upstream capsule's export right after the operator's palette key is
 // accepted and verified.
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
-import { createServer, type Socket } from 'node:net';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createClientFrameDecoder, encodeServerFrame, type ClientFrame, type Features } from '../src/protocol/index.ts';
+import type { ClientFrame, Features } from '../src/protocol/index.ts';
+import { OUR_FEATURES, startFakeCapsule, welcomeFrame, type FakeConnection } from './helpers/fake-capsule.ts';
 import { JACKIN, paneFor } from './helpers/jackin-cli.ts';
 import { pollUntil } from './helpers/poll.ts';
 
 const payload = Buffer.from('exported by the capsule\n');
 const digest = createHash('sha256').update(payload).digest();
 
-function sendExport(s: Socket, id: bigint, name: string): void {
-  s.write(encodeServerFrame({ type: 'FileExportStart', exportId: id, size: payload.length, source: `/w/${name}`, name, reveal: false, open: false }));
-  s.write(encodeServerFrame({ type: 'FileExportChunk', exportId: id, offset: 0, bytes: payload }));
-  s.write(encodeServerFrame({ type: 'FileExportEnd', exportId: id, sha256: digest }));
+function sendExport(c: FakeConnection, id: bigint, name: string): void {
+  c.send({ type: 'FileExportStart', exportId: id, size: payload.length, source: `/w/${name}`, name, reveal: false, open: false });
+  c.send({ type: 'FileExportChunk', exportId: id, offset: 0, bytes: payload });
+  c.send({ type: 'FileExportEnd', exportId: id, sha256: digest });
 }
 
-/** Listens as instance `name` under `home`; records the client frames it receives. */
-async function fakeCapsule(home: string, name: string, features: Features | null, t: { after: (f: () => void) => void }) {
-  const dir = join(home, 'sockets', name);
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const received: ClientFrame[] = [];
-  const server = createServer((s) => {
-    const dec = createClientFrameDecoder();
-    s.on('error', () => undefined);
-    s.on('data', (chunk: Buffer) => {
-      for (const item of dec.push(chunk)) {
-        if (!item.ok) continue;
-        const f = item.frame;
-        received.push(f);
-        if (f.type === 'Hello') {
-          s.write(encodeServerFrame({ type: 'Welcome', sessions: 1, features }));
-          s.write(encodeServerFrame({ type: 'Output', bytes: Buffer.from('FAKE-READY\r\n') }));
-          // Unrequested: nobody pressed anything.
-          sendExport(s, 1n, 'unrequested.txt');
-        }
-        if (f.type === 'Input' && f.bytes.includes(0x1c)) sendExport(s, 2n, 'requested.txt');
-      }
-    });
+/**
+ * A pane whose download directory is removed with the test, and instance `name` under its JACKIN_HOME
+ * (test/helpers/fake-capsule.ts): right after its Welcome it sends an export nobody asked for, and one more
+ * when the palette key arrives.
+ */
+async function attachToFake(t: TestContext, name: string, features: Features | null) {
+  const downloads = mkdtempSync(join(tmpdir(), 'jackin-fake-dl-'));
+  t.after(() => rmSync(downloads, { recursive: true, force: true }));
+  const pane = await paneFor(t, { env: { JACKIN_DOWNLOAD_DIR: downloads } });
+  const fake = await startFakeCapsule(t, { home: pane.jackinHome, name, welcome: () => welcomeFrame(features) });
+  await pane.typeLine(`${JACKIN} attach ${name}; echo "jackin-rc=$?"`);
+  const c = await fake.connection(0);
+  // Unrequested: nobody pressed anything.
+  sendExport(c, 1n, 'unrequested.txt');
+  c.onInput((bytes) => {
+    if (bytes.includes(0x1c)) sendExport(c, 2n, 'requested.txt');
   });
-  await new Promise<void>((r) => server.listen(join(dir, 'jackin.sock'), r));
-  t.after(() => server.close());
-  return received;
+  await pane.waitForText('FAKE-READY-0', { timeoutMs: 20_000 });
+  return { pane, downloads, received: c.received };
 }
 
 function noticeTexts(received: ClientFrame[]): string[] {
@@ -54,12 +47,7 @@ function noticeTexts(received: ClientFrame[]): string[] {
 }
 
 test('jackin attach: an upstream capsule\'s unrequested export writes nothing; one right after the palette key is saved', async (t) => {
-  const home = mkdtempSync(join(tmpdir(), 'jackin-fake-home-'));
-  const downloads = mkdtempSync(join(tmpdir(), 'jackin-fake-dl-'));
-  const received = await fakeCapsule(home, 'fake', null, t);
-  const pane = await paneFor(t, { env: { JACKIN_HOME: home, JACKIN_DOWNLOAD_DIR: downloads } });
-  await pane.typeLine(`${JACKIN} attach fake; echo "jackin-rc=$?"`);
-  await pane.waitForText('FAKE-READY', { timeoutMs: 20_000 });
+  const { pane, downloads, received } = await attachToFake(t, 'fake', null);
   await pollUntil('a refusal notice sent to the upstream capsule', () => noticeTexts(received).some((n) => /Refused a file export/.test(n)), { timeoutMs: 10_000, last: () => noticeTexts(received) });
   const dest = join(downloads, 'jackin', 'fake');
   const listing = (): string[] => {
@@ -79,12 +67,7 @@ test('jackin attach: an upstream capsule\'s unrequested export writes nothing; o
 });
 
 test('jackin attach: a jackin capsule (extensions negotiated) never gets an export written from the session', async (t) => {
-  const home = mkdtempSync(join(tmpdir(), 'jackin-fake-home-'));
-  const downloads = mkdtempSync(join(tmpdir(), 'jackin-fake-dl-'));
-  await fakeCapsule(home, 'ours', { 'exit-status': 1, notice: 1, repaint: 1 }, t);
-  const pane = await paneFor(t, { env: { JACKIN_HOME: home, JACKIN_DOWNLOAD_DIR: downloads } });
-  await pane.typeLine(`${JACKIN} attach ours; echo "jackin-rc=$?"`);
-  await pane.waitForText('FAKE-READY', { timeoutMs: 20_000 });
+  const { pane, downloads } = await attachToFake(t, 'ours', OUR_FEATURES);
   // The host draws its own notices for such a capsule.
   await pane.waitForText(/Refused a file export/, { timeoutMs: 10_000 });
   assert.deepEqual(readdirSync(downloads), []);

@@ -1,4 +1,4 @@
-// Hostile capsule suite (issue 8, item 1): a scripted fake capsule (test/helpers/hostile-capsule.ts) against
+// Hostile capsule suite (issue 8, item 1): a scripted fake capsule (test/helpers/fake-capsule.ts) against
 // a real `jackin attach` in tmux, with JACKIN_OPENER pointed at a recorder and JACKIN_DOWNLOAD_DIR at a
 // temporary directory. What must hold whatever the capsule sends:
 // - no URL opened and no file written without a matching operator gesture;
@@ -17,11 +17,11 @@ import {
   malformedWelcomeFrame,
   OUR_FEATURES,
   rawFrame,
-  startHostileCapsule,
+  startFakeCapsule,
   welcomeFrame,
   type FakeConnection,
-  type HostileCapsuleOptions,
-} from './helpers/hostile-capsule.ts';
+  type FakeCapsuleOptions,
+} from './helpers/fake-capsule.ts';
 import { JACKIN, paneFor, START_TIMEOUT_MS } from './helpers/jackin-cli.ts';
 import { pollUntil } from './helpers/poll.ts';
 import { shellQuote, type TmuxPane } from './helpers/tmux.ts';
@@ -99,8 +99,8 @@ async function attach(pane: TmuxPane, name: string, tag: string): Promise<void> 
  * line (the one right above the status: a multi-line message would not match a whole reason there).
  */
 /** Starts fake capsule `o.name`, attaches jackin to it in `pane` (as `tag`) and waits for the program's READY line. */
-async function attachToFake(t: TestContext, pane: TmuxPane, o: Omit<HostileCapsuleOptions, 'home'>, tag: string = o.name): Promise<FakeConnection> {
-  const fake = await startHostileCapsule(t, { home: pane.jackinHome, ...o });
+async function attachToFake(t: TestContext, pane: TmuxPane, o: Omit<FakeCapsuleOptions, 'home'> & { name: string }, tag: string = o.name): Promise<FakeConnection> {
+  const fake = await startFakeCapsule(t, { home: pane.jackinHome, ...o });
   await attach(pane, o.name, tag);
   const c = await fake.connection(0, START_TIMEOUT_MS);
   await pane.waitForText('FAKE-READY-0', WAIT);
@@ -293,7 +293,7 @@ test('hostile capsule: a malformed Welcome block means upstream; framing errors 
   const host = hostSide(t);
   const pane = await paneFor(t, { ...PANE, env: host.env });
   const chunkCap = FRAME_CAPS.get(SERVER_TAGS.FileExportChunk)!;
-  const fake = await startHostileCapsule(t, {
+  const fake = await startFakeCapsule(t, {
     home: pane.jackinHome,
     name: 'broken',
     welcome: (i) => (i === 0 ? malformedWelcomeFrame() : welcomeFrame(i === 2 ? null : OUR_FEATURES)),

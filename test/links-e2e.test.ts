@@ -4,10 +4,9 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createClientFrameDecoder, encodeServerFrame, type ClientFrame, type ServerFrame } from '../src/protocol/index.ts';
+import { startFakeCapsule, welcomeFrame } from './helpers/fake-capsule.ts';
 import { fixtureCommand, JACKIN, paneFor, REPO_ROOT, startSession, START_TIMEOUT_MS } from './helpers/jackin-cli.ts';
 import { pollUntil } from './helpers/poll.ts';
 import { shellQuote, type TmuxPane } from './helpers/tmux.ts';
@@ -206,53 +205,21 @@ test('links: a program with mouse reporting on receives the modified click itsel
   assert.ok(readFileSync(out, 'latin1').startsWith(report), 'the report arrived unchanged');
 });
 
-/** A capsule stand-in speaking the upstream protocol (Welcome without features) on a real socket. */
-async function upstreamCapsule(t: TestContext) {
-  const dir = mkdtempSync(join(tmpdir(), 'jackin-fake-'));
-  const path = join(dir, 'fake.sock');
-  const frames: ClientFrame[] = [];
-  let conn: Socket | undefined;
-  const send = (f: ServerFrame) => conn?.write(encodeServerFrame(f));
-  const onInput: Array<(bytes: Buffer) => void> = [];
-  const server = createServer((c) => {
-    conn = c;
-    const dec = createClientFrameDecoder();
-    c.on('data', (b: Buffer) => {
-      for (const item of dec.push(b)) {
-        if (!item.ok) continue;
-        frames.push(item.frame);
-        if (item.frame.type === 'Hello') {
-          send({ type: 'Welcome', sessions: 1, features: null });
-          send({ type: 'Output', bytes: Buffer.from('FAKE-CAPSULE-READY\r\n') });
-        }
-        if (item.frame.type === 'Input') for (const l of onInput) l(item.frame.bytes);
-      }
-    });
-    c.on('error', () => {});
-  });
-  await new Promise<void>((r) => server.listen(path, r));
-  t.after(() => {
-    conn?.destroy();
-    server.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
-  const notices = () => frames.filter((f): f is Extract<ClientFrame, { type: 'HostNotice' }> => f.type === 'HostNotice').map((f) => f.text);
-  return { path, send, frames, notices, onInput };
-}
-
 test('links: a capsule sending HostOpenUrl without a gesture, or many after one, gets at most one open', async (t) => {
   const rec = recorder(t);
-  const fake = await upstreamCapsule(t);
+  // A capsule stand-in speaking the upstream protocol (Welcome without features).
+  const upstream = await startFakeCapsule(t, { welcome: () => welcomeFrame(null) });
   const pane = await paneFor(t, { env: rec.env });
-  await pane.typeLine(`clear; ${JACKIN} attach fake --socket ${shellQuote(fake.path)}`);
-  await pane.waitForText('FAKE-CAPSULE-READY', { timeoutMs: START_TIMEOUT_MS });
+  await pane.typeLine(`clear; ${JACKIN} attach fake --socket ${shellQuote(upstream.socketPath)}`);
+  const fake = await upstream.connection(0, START_TIMEOUT_MS);
+  await pane.waitForText('FAKE-READY-0', { timeoutMs: START_TIMEOUT_MS });
 
   for (let i = 0; i < 3; i++) fake.send({ type: 'HostOpenUrl', url: `https://example.com/unasked-${i}` });
   await pollUntil('three refusals sent back as HostNotice', () => fake.notices().filter((n) => n.includes('no click or palette key')).length === 3, { last: fake.notices });
   assert.deepEqual(rec.opened(), []);
 
   // The palette key is a gesture the host sees (an upstream capsule's palette runs in the container).
-  fake.onInput.push((bytes) => {
+  fake.onInput((bytes) => {
     if (bytes.includes(0x1c)) for (let i = 0; i < 5; i++) fake.send({ type: 'HostOpenUrl', url: `https://example.com/flood-${i}` });
   });
   await pane.sendBytes(PALETTE_KEY);

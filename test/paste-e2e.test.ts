@@ -32,8 +32,9 @@ after(async () => {
 
 /** One session for the whole file: starting node twice per scenario would dominate the run. */
 async function session(t: Parameters<typeof paneFor>[0]): Promise<{ pane: TmuxPane; staging: string }> {
-  // The pane has DISPLAY (our Xvfb) and the real trigger (jackin-cli's default disables it).
-  const pane = await paneFor(t, { env: { DISPLAY: x.display, JACKIN_PASTE_KEY: 'ctrl+v' } });
+  // The pane has DISPLAY (our Xvfb) and the real trigger (jackin-cli's default disables it). Wide enough
+  // for a staged path under a long temporary directory and the keys typed after it on one line.
+  const pane = await paneFor(t, { cols: 200, env: { DISPLAY: x.display, JACKIN_PASTE_KEY: 'ctrl+v' } });
   await startSession(pane, NAME);
   return { pane, staging: join(runDir(pane.jackinHome, NAME), 'clipboard') };
 }

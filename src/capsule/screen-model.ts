@@ -1,4 +1,8 @@
 /**
+ * Longer than the ~350-line rule on purpose: the batch parser, the modes xterm does not restore, and the
+ * repaint that writes them back share one Terminal and its tracked state. The pure part (the mode tables,
+ * RESET_SEQUENCE and the mode suffix of `repaint()`) is the seam to move out when this file next grows.
+ *
  * A headless model of the program's screen, used only to repaint a client that attaches or asks for a
  * repaint. It is fed after the live relay has written the bytes to the client, so it is never on the
  * relay's critical path; `settle()` waits until it has parsed everything fed so far.
@@ -12,6 +16,7 @@ import xh from '@xterm/headless';
 import serializeAddon from '@xterm/addon-serialize';
 import type { ProgramModes } from '../protocol/index.ts';
 import { plainTextCut } from './plain-text-cut.ts';
+import { XtermParserState } from './xterm-internals.ts';
 import { createOsc8Tracker, resolveLinkAt, resolvePathAt, type Osc8Tracker, type ResolvedLink, type ResolvedPath, type ResolveOptions } from './links.ts';
 
 const { Terminal } = xh;
@@ -110,6 +115,8 @@ export class ScreenModel {
   /** Bytes of plain-text floods that were never parsed because they could no longer be seen. */
   skippedBytes = 0;
   private readonly links: Osc8Tracker;
+  /** xterm's parser state, a private piece (see xterm-internals.ts for its fallback). */
+  private readonly parserState: XtermParserState;
   /**
    * Set when parsed output contained a sequence that can change a program mode (DECSET/DECRST, soft or
    * full reset); cleared by `takeModesChanged`. Lets the session skip comparing modes after every chunk of
@@ -129,6 +136,7 @@ export class ScreenModel {
     this.term = new Terminal({ rows: options.rows, cols: options.cols, scrollback: 0, allowProposedApi: true });
     this.fastForward = options.fastForward ?? true;
     this.fastForwardMinBytes = options.fastForwardMinBytes ?? FAST_FORWARD_MIN_BYTES;
+    this.parserState = new XtermParserState(this.term);
     this.serializer = new SerializeAddon();
     this.term.loadAddon(this.serializer as never);
     // OSC 8 targets live only in xterm's private cell attributes: the tracker records them as they pass.
@@ -233,8 +241,7 @@ export class ScreenModel {
    * xterm keeps this state private; an xterm without it (the version is pinned) just never skips.
    */
   private parserAtGround(): boolean {
-    const parser = (this.term as unknown as { _core?: { _inputHandler?: { _parser?: { currentState?: unknown } } } })._core?._inputHandler?._parser;
-    return parser?.currentState === 0;
+    return this.parserState.atGround();
   }
 
   resize(rows: number, cols: number): void {

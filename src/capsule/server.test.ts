@@ -1,6 +1,6 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -351,6 +351,15 @@ test('capsule server: output that is not a flood is sent read by read, never hel
   assert.ok(median <= 16, `median Output frame ${median} bytes over ${sizes.length} frames`);
 });
 
+/**
+ * Waits until `server.shutdown()` has told the connections (what a late Hello or ExtHello must arrive after):
+ * it removes the socket first and tells them in the same turn, so: the socket gone, then one more turn.
+ */
+async function shutdownBegun(f: Fixture): Promise<void> {
+  await pollUntil('the shutdown to remove the socket', () => !existsSync(f.socketPath));
+  await new Promise((r) => setImmediate(r));
+}
+
 test('capsule server: a program that exits before the host\'s ExtHello still gets its status to the host', async (t) => {
   const f = await start(t, ['sh', '-c', 'read x; exit 5']);
   // Welcomed, but the host's ExtHello is late: the program exits first.
@@ -359,7 +368,7 @@ test('capsule server: a program that exits before the host\'s ExtHello still get
   // What serve does when the program ends.
   const status = await f.session.exited;
   const shutdown = f.server.shutdown(status, `program exited with status ${status}`);
-  await new Promise((r) => setTimeout(r, 100));
+  await shutdownBegun(f);
   c.send({ type: 'ExtHello', features: { 'exit-status': 1 } });
   await c.waitForFrame('Shutdown');
   await shutdown;
@@ -375,7 +384,7 @@ test('capsule server: a host that connected but sent Hello only after the progra
   const c = await f.connect();
   const status = await f.session.exited;
   const shutdown = f.server.shutdown(status, `program exited with status ${status}`);
-  await new Promise((r) => setTimeout(r, 150));
+  await shutdownBegun(f);
   c.send(helloFrame());
   await c.waitForFrame('Welcome');
   c.send({ type: 'ExtHello', features: { 'exit-status': 1 } });

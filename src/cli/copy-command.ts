@@ -7,6 +7,7 @@
  */
 import { openSync, closeSync, writeSync } from 'node:fs';
 import type { Readable } from 'node:stream';
+import type { Command } from 'commander';
 import { JackinError } from '../errors.ts';
 
 /** The host refuses larger offers; refusing here says so at once. Same value as the host's MAX_COPY_BYTES. */
@@ -49,4 +50,18 @@ export async function copyCommand(words: readonly string[], stdin: Readable, tty
   } finally {
     closeSync(fd);
   }
+}
+
+export function registerCopyCommand(program: Command): void {
+  program
+    .command('copy')
+    .description(
+      'Offer text for the operator\'s clipboard (from the arguments, else stdin; UTF-8, at most 1 MiB): ' +
+        'nothing is copied until they choose "Copy offered text" (or run jackin with JACKIN_COPY=allow).',
+    )
+    .argument('[text...]', 'the text (joined with spaces); read from stdin when absent')
+    .addHelpText('after', '\nExample:\n  git log -1 --format=%H | jackin-capsule copy\n  jackin-capsule copy -- "some text"')
+    .action(async (words: string[]) => {
+      await copyCommand(words, process.stdin);
+    });
 }

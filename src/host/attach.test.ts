@@ -1,46 +1,34 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { PassThrough, Writable } from 'node:stream';
-import { createClientFrameDecoder, encodeServerFrame, type ClientFrame, type ServerFrame } from '../protocol/index.ts';
+import type { ClientFrame, ServerFrame } from '../protocol/index.ts';
 import { connectSocket, socketTransport } from '../transport/socket.ts';
+import { startFakeCapsule, type FakeConnection } from '../../test/helpers/fake-capsule.ts';
 import { pollUntil } from '../../test/helpers/poll.ts';
 import { AttachSession, negotiateFeatures, outcomeExit } from './attach.ts';
 import { HostTerminal } from './terminal.ts';
 
-/** A capsule stand-in on a real Unix socket: records the client's frames, sends what the test says. */
+/** A capsule stand-in on a real Unix socket (test/helpers/fake-capsule.ts): records the client's frames, sends what the test says. */
 async function fakeCapsule(t: TestContext) {
-  const dir = mkdtempSync(join(tmpdir(), 'jackin-attach-'));
-  const path = join(dir, 'jackin.sock');
-  const frames: ClientFrame[] = [];
-  let conn: Socket | undefined;
-  const server = createServer((c) => {
-    conn = c;
-    const dec = createClientFrameDecoder();
-    c.on('data', (b: Buffer) => {
-      for (const item of dec.push(b)) if (item.ok) frames.push(item.frame);
-    });
-    c.on('error', () => {});
-  });
-  await new Promise<void>((r) => server.listen(path, r));
-  t.after(() => {
-    conn?.destroy();
-    server.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
-  const client = socketTransport(await connectSocket(path), path);
-  await pollUntil('the fake capsule to accept', () => conn);
+  const fake = await startFakeCapsule(t);
+  const client = socketTransport(await connectSocket(fake.socketPath), fake.socketPath);
+  // The session's connection: the first that said Hello (tests wait for it before they send anything).
+  const conn = (): FakeConnection => {
+    const c = fake.connections[0];
+    if (c === undefined) throw new Error('the client has not said Hello yet');
+    return c;
+  };
+  const frames = (): ClientFrame[] => fake.connections[0]?.received ?? [];
   return {
     client,
-    frames,
-    send: (f: ServerFrame) => conn!.write(encodeServerFrame(f)),
-    raw: (b: Buffer) => conn!.write(b),
-    end: () => conn!.end(),
-    destroy: () => conn!.destroy(),
-    waitFor: (type: ClientFrame['type']) => pollUntil(`a ${type} frame`, () => frames.find((f) => f.type === type), { last: () => frames.map((f) => f.type) }),
+    get frames() {
+      return frames();
+    },
+    send: (f: ServerFrame) => conn().send(f),
+    raw: (b: Buffer) => conn().raw(b),
+    end: () => conn().socket.end(),
+    destroy: () => conn().socket.destroy(),
+    waitFor: (type: ClientFrame['type']) => pollUntil(`a ${type} frame`, () => frames().find((f) => f.type === type), { last: () => frames().map((f) => f.type) }),
   };
 }
 
@@ -123,18 +111,18 @@ test('attach: with an upstream capsule the palette key is forwarded and notices 
   const cap = await fakeCapsule(t);
   const term = fakeTerminal();
   const session = new AttachSession({ transport: cap.client, terminal: term.terminal, name: 'x' });
-  let welcomed = false;
-  session.onWelcome(() => (welcomed = true));
   const done = session.start();
   await cap.waitFor('Hello');
   cap.send({ type: 'Welcome', sessions: 1, features: null });
-  await pollUntil('welcome handled', () => welcomed);
+  // Frames are handled in order: once the Output after the Welcome is on the terminal, the Welcome was.
+  cap.send({ type: 'Output', bytes: Buffer.from('after-welcome') });
+  await pollUntil('the Welcome handled', () => term.written() === 'after-welcome', { last: term.written });
   term.stdin.write(Buffer.from('a\x1cd'));
   await pollUntil('input forwarded', () => Buffer.concat(cap.frames.flatMap((f) => (f.type === 'Input' ? [f.bytes] : []))).toString() === 'a\x1cd');
   session.notify('error', 'Image rejected: \x1b[2Jbad');
   const n = await cap.waitFor('HostNotice');
   assert.deepEqual(n, { type: 'HostNotice', text: '✗ Image rejected: \\x1b[2Jbad' });
-  assert.equal(term.written(), '', 'the host draws nothing of its own over an upstream capsule');
+  assert.equal(term.written(), 'after-welcome', 'the host draws nothing of its own over an upstream capsule');
   cap.send({ type: 'Shutdown', reason: null });
   await done;
 });

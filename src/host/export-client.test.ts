@@ -1,23 +1,19 @@
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
-import { createServer, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync } from 'node:fs';
+import type { Socket } from 'node:net';
 import { join } from 'node:path';
 import { JackinError } from '../errors.ts';
 import { encodeControlMessage, encodeServerFrame, type ServerFrame } from '../protocol/index.ts';
 import { connectSocket, socketTransport } from '../transport/socket.ts';
+import { startFakeCapsule } from '../../test/helpers/fake-capsule.ts';
 import { controlCall, exportFile, FramePool } from './export-client.ts';
 
-/** A fake capsule: answers every connection with `script` (a reply, then frames), then closes or hangs. */
-async function fakeCapsule(t: { after: (f: () => void) => void }, script: (s: Socket) => void) {
-  const dir = mkdtempSync(join(tmpdir(), 'jackin-fake-export-'));
-  const path = join(dir, 'sock');
-  const server = createServer((s) => s.once('data', () => script(s)));
-  await new Promise<void>((r) => server.listen(path, r));
-  t.after(() => server.close());
-  return { connect: async () => socketTransport(await connectSocket(path), path), dest: join(dir, 'dest') };
+/** A fake capsule (test/helpers/fake-capsule.ts): answers every control request with `script` (a reply, then frames), then closes or hangs. */
+async function fakeCapsule(t: TestContext, script: (s: Socket) => void) {
+  const fake = await startFakeCapsule(t, { control: (s) => script(s) });
+  return { connect: async () => socketTransport(await connectSocket(fake.socketPath), fake.socketPath), dest: join(fake.dir, 'dest') };
 }
 
 const body = Buffer.from('hello export\n');

@@ -7,6 +7,8 @@ import { promisify } from 'node:util';
 import type { TestContext } from 'node:test';
 import { REPO_ROOT } from './jackin-cli.ts';
 import { pollUntil } from './poll.ts';
+import { removeTestDir } from './test-run.ts';
+import { stopChild } from './stop-child.ts';
 import { connectSocket, socketTransport } from '../../src/transport/socket.ts';
 import type { Transport } from '../../src/transport/transport.ts';
 
@@ -48,8 +50,10 @@ export async function startExportCapsule(t: TestContext, name: string, policy?: 
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr!.on('data', (b: Buffer) => (stderr += b.toString()));
-  t.after(() => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  // Registered before anything can fail, so the capsule and its directories always go.
+  t.after(async () => {
+    await stopChild(child, 'SIGKILL');
+    removeTestDir(base);
   });
   const socket = join(runDir, 'jackin.sock');
   await pollUntil(`capsule ${name} to listen on ${socket}`, async () => {

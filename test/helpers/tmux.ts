@@ -1,10 +1,11 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, mkdirSync, rmSync, realpathSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { pollUntil } from './poll.ts';
 import { isAlive, stopCapsules } from './capsules.ts';
+import { removeTestDir, testRunEnv } from './test-run.ts';
 
 const run = promisify(execFile);
 
@@ -39,7 +40,8 @@ export interface PaneModes {
 /**
  * One private tmux server (`tmux -L <unique>`) with one pane: the operator's terminal in end-to-end tests.
  * The pane starts with a clean environment (HOME and JACKIN_HOME in a fresh temporary directory,
- * TERM=xterm-256color, PS1='$ '), so tests see neither the developer's shell setup nor their instances.
+ * TERM=xterm-256color, PS1='$ ', and the test run's TMPDIR and marker: see test-run.ts), so tests see neither
+ * the developer's shell setup nor their instances.
  */
 export class TmuxPane {
   readonly socketName: string;
@@ -72,6 +74,7 @@ export class TmuxPane {
       LANG: 'C.UTF-8',
       // No ~/.bash_history written while kill() removes HOME.
       HISTFILE: '',
+      ...testRunEnv(),
       ...opts.env,
     };
     const command = opts.command ?? 'bash --norc --noprofile';
@@ -106,7 +109,8 @@ export class TmuxPane {
   async tmux(...args: string[]): Promise<string> {
     const { stdout } = await run('tmux', ['-L', this.socketName, '-f', NO_CONFIG, ...args], {
       maxBuffer: MAX_TMUX_OUTPUT,
-      env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: this.home },
+      // The server's socket (tmux leaves it behind when the server exits) goes under `root`, removed by kill().
+      env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: this.home, TMUX_TMPDIR: this.root, ...testRunEnv() },
     });
     return stdout;
   }
@@ -269,7 +273,7 @@ export class TmuxPane {
       // Already gone (the pane's command ended and nothing else held the server): nothing to stop.
     }
     // A capsule that was still stopping may write its log as we remove the tree: retry on ENOTEMPTY.
-    rmSync(this.root, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
+    removeTestDir(this.root);
   }
 }
 

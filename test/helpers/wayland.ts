@@ -4,12 +4,13 @@
  * clipboard. Needs Debian's sway and wl-clipboard, and root to create the user; a missing piece fails the
  * test with the reason, never skips it.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, chownSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pollUntil } from './poll.ts';
 import { stopChild } from './stop-child.ts';
+import { testRunEnv } from './test-run.ts';
 
 const USER = 'jackin-wayland';
 
@@ -17,6 +18,8 @@ export interface Wayland {
   /** Absolute path of the compositor socket: a valid WAYLAND_DISPLAY for any client that can reach it. */
   display: string;
   runtimeDir: string;
+  /** The `wl-copy` processes waylandCopy started (each serves the clipboard until replaced), stopped by stop(). */
+  readonly owners: ChildProcess[];
   stop(): Promise<void>;
 }
 
@@ -51,6 +54,8 @@ export async function startWayland(): Promise<Wayland> {
     WLR_BACKENDS: 'headless',
     WLR_RENDERER: 'pixman',
     WLR_LIBINPUT_NO_DEVICES: '1',
+    // The run's marker only: its TMPDIR belongs to root, and this user cannot write there.
+    JACKIN_TEST_RUN: testRunEnv()['JACKIN_TEST_RUN'] ?? '',
   };
   const sway = spawn('sway', ['-c', config], { uid, gid, env, stdio: ['ignore', 'ignore', 'pipe'] });
   let log = '';
@@ -63,11 +68,14 @@ export async function startWayland(): Promise<Wayland> {
     },
     { timeoutMs: 15_000, last: () => log },
   );
+  const owners: ChildProcess[] = [];
   return {
     display: join(runtimeDir, socket),
     runtimeDir,
+    owners,
     async stop() {
-      spawnSync('pkill', ['-u', String(uid), 'wl-copy']);
+      // Only what these tests started, by pid.
+      await Promise.all(owners.map((c) => stopChild(c)));
       await stopChild(sway);
       rmSync(runtimeDir, { recursive: true, force: true });
     },
@@ -77,16 +85,17 @@ export async function startWayland(): Promise<Wayland> {
 /** Makes `data` the clipboard's content as `type`, owned by a wl-copy of the compositor's user. */
 export async function waylandCopy(w: Wayland, type: string, data: Buffer): Promise<void> {
   const { uid, gid } = ids();
-  const child = spawn('wl-copy', ['--type', type], {
+  // In the foreground (no fork), so the process serving the clipboard is the one whose pid we hold.
+  const child = spawn('wl-copy', ['--foreground', '--type', type], {
     uid,
     gid,
-    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', XDG_RUNTIME_DIR: w.runtimeDir, WAYLAND_DISPLAY: w.display },
+    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', XDG_RUNTIME_DIR: w.runtimeDir, WAYLAND_DISPLAY: w.display, JACKIN_TEST_RUN: testRunEnv()['JACKIN_TEST_RUN'] ?? '' },
     stdio: ['pipe', 'ignore', 'ignore'],
   });
+  w.owners.push(child);
   child.stdin!.end(data);
-  await new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  // wl-copy forks a child that serves the clipboard; wait until the compositor offers the type.
   await pollUntil(`the Wayland clipboard to offer ${type}`, () => {
+    if (child.exitCode !== null) throw new Error(`wl-copy exited with ${child.exitCode}`);
     const r = spawnSync('wl-paste', ['--list-types'], { env: { ...process.env, WAYLAND_DISPLAY: w.display, XDG_RUNTIME_DIR: w.runtimeDir }, encoding: 'utf8' });
     return r.status === 0 && r.stdout.split('\n').includes(type);
   });

@@ -1,10 +1,13 @@
-// A scripted fake capsule for hostile-peer tests: it listens where `jackin attach <name>` looks
+// The one fake capsule for tests: it listens where `jackin attach <name>` looks
 // (`$JACKIN_HOME/sockets/<name>/jackin.sock`, directory 0700), answers Hello with a Welcome of the test's
-// choosing, and lets the test send any frame, well-formed (src/protocol encoders) or not (raw bytes).
-// Everything the host sends back is decoded and recorded, so tests can assert the HostNotice frames an
-// upstream capsule would show.
-import { mkdirSync } from 'node:fs';
+// choosing (or lets the test send its own), and lets the test send any frame, well-formed (src/protocol
+// encoders) or not (raw bytes). Everything the host sends back is decoded and recorded, so tests can assert
+// the HostNotice frames an upstream capsule would show. A control-channel connection (first byte 0x00) gets
+// the test's `control` answer. At the end of the test it closes every connection and the server and removes
+// its temporary directory.
+import { mkdirSync, mkdtempSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import {
@@ -16,6 +19,7 @@ import {
   type ServerFrame,
 } from '../../src/protocol/index.ts';
 import { pollUntil } from './poll.ts';
+import { removeTestDir } from './test-run.ts';
 
 /** What "our" capsule advertises in these tests: enough for the host to draw its own palette and notices. */
 export const OUR_FEATURES: Readonly<Features> = { 'exit-status': 1, notice: 1, repaint: 1 };
@@ -62,31 +66,40 @@ export interface FakeConnection {
   readonly closed: boolean;
 }
 
-export interface HostileCapsuleOptions {
-  /** JACKIN_HOME of the pane that runs `jackin attach`. */
-  home: string;
-  name: string;
+export interface FakeCapsuleOptions {
+  /** JACKIN_HOME to listen under (the pane's, usually); default `home` inside the fake's own directory. */
+  home?: string;
+  /** Instance name; default `fake`. */
+  name?: string;
   /**
    * The Welcome to send for each connection (raw bytes, see welcomeFrame / malformedWelcomeFrame), then
-   * `FAKE-READY-<index>` as Output. Called with the connection's index.
+   * `FAKE-READY-<index>` as Output. Called with the connection's index. Without it the test sends its own.
    */
-  welcome: (index: number) => Buffer;
+  welcome?: (index: number) => Buffer;
   /** Echo typed printable input back as Output (Enter as CRLF), like a program with a shell prompt would. */
   echo?: boolean;
+  /** Answers a control-channel connection once its first bytes arrived; without it such a connection is closed. */
+  control?: (socket: Socket, first: Buffer) => void;
 }
 
-export interface HostileCapsule {
+export interface FakeCapsule {
+  /** A temporary directory of the fake's own, removed at the end of the test (the default home is in it). */
+  readonly dir: string;
+  readonly home: string;
   readonly socketPath: string;
   readonly connections: FakeConnection[];
-  /** Waits for attach number `index` to have said Hello (and been welcomed). */
+  /** Waits for attach number `index` to have said Hello (and been welcomed, when `welcome` is set). */
   connection(index: number, timeoutMs?: number): Promise<FakeConnection>;
-  close(): void;
+  /** Closes every connection and stops listening (the end of the test does it too). */
+  close(): Promise<void>;
 }
 
-export async function startHostileCapsule(t: TestContext, o: HostileCapsuleOptions): Promise<HostileCapsule> {
-  const dir = join(o.home, 'sockets', o.name);
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const socketPath = join(dir, 'jackin.sock');
+export async function startFakeCapsule(t: TestContext, o: FakeCapsuleOptions = {}): Promise<FakeCapsule> {
+  const dir = mkdtempSync(join(tmpdir(), 'jackin-fake-'));
+  const home = o.home ?? join(dir, 'home');
+  const socketDir = join(home, 'sockets', o.name ?? 'fake');
+  mkdirSync(socketDir, { recursive: true, mode: 0o700 });
+  const socketPath = join(socketDir, 'jackin.sock');
   const connections: FakeConnection[] = [];
   const sockets = new Set<Socket>();
   let next = 0;
@@ -125,10 +138,12 @@ export async function startHostileCapsule(t: TestContext, o: HostileCapsuleOptio
     };
     socket.on('close', () => (closed = true));
     const decoder = createClientFrameDecoder();
-    socket.on('data', (chunk: Buffer) => {
-      // A control-channel connection (first byte 0x00) is not something these tests exercise.
+    const onData = (chunk: Buffer): void => {
+      // A control-channel connection (first byte 0x00): the test's answer, or closed.
       if (index < 0 && received.length === 0 && decoder.bufferedBytes === 0 && chunk[0] === 0x00) {
-        socket.destroy();
+        socket.off('data', onData);
+        if (o.control !== undefined) o.control(socket, chunk);
+        else socket.destroy();
         return;
       }
       let items;
@@ -148,8 +163,10 @@ export async function startHostileCapsule(t: TestContext, o: HostileCapsuleOptio
         if (f.type === 'Hello' && index < 0) {
           index = next++;
           connections[index] = conn;
-          socket.write(o.welcome(index));
-          socket.write(encodeServerFrame({ type: 'Output', bytes: Buffer.from(`FAKE-READY-${index}\r\n`) }));
+          if (o.welcome !== undefined) {
+            socket.write(o.welcome(index));
+            socket.write(encodeServerFrame({ type: 'Output', bytes: Buffer.from(`FAKE-READY-${index}\r\n`) }));
+          }
         }
         if (f.type === 'Input') {
           for (const l of inputListeners) l(f.bytes);
@@ -159,7 +176,8 @@ export async function startHostileCapsule(t: TestContext, o: HostileCapsuleOptio
           }
         }
       }
-    });
+    };
+    socket.on('data', onData);
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -168,12 +186,21 @@ export async function startHostileCapsule(t: TestContext, o: HostileCapsuleOptio
       resolve();
     });
   });
-  const close = (): void => {
-    for (const s of sockets) s.destroy();
-    server.close();
+  let stopped: Promise<void> | undefined;
+  const close = (): Promise<void> => {
+    stopped ??= new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      for (const s of sockets) s.destroy();
+    });
+    return stopped;
   };
-  t.after(close);
+  t.after(async () => {
+    await close();
+    removeTestDir(dir);
+  });
   return {
+    dir,
+    home,
     socketPath,
     connections,
     connection: (index, timeoutMs = 20_000) =>
