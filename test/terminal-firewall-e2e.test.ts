@@ -186,3 +186,16 @@ test('firewall: a terminal reply nobody asked for never acts as keys (0x1c and 0
   await pane.typeLine('exit');
   await waitForJackinExit(pane);
 });
+
+test('firewall: a program\'s title is made inert and the operator\'s title comes back at exit', async (t) => {
+  const pane = await clipboardPane(t);
+  await pane.typeLine(`printf '\\033]2;operator-title\\033\\\\'; clear`);
+  await pollUntil('the operator title', async () => (await pane.display('#{pane_title}')) === 'operator-title');
+  await startSession(pane, 'fw-title');
+  await pane.typeLine(`printf '\\033]2;agent\\177title\\007'; echo title-$((1+1))`);
+  await pane.waitForText(/^title-2$/m);
+  await pollUntil('the program title, inert', async () => (await pane.display('#{pane_title}')) === 'agent\\x7ftitle');
+  await pane.typeLine('exit');
+  await waitForJackinExit(pane);
+  await pollUntil('the operator title back', async () => (await pane.display('#{pane_title}')) === 'operator-title');
+});
