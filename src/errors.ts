@@ -15,6 +15,16 @@ export const ERROR_CODES = [
   'E_INSTANCE_UNREACHABLE',
   'E_NO_INSTANCE',
   'E_CAPSULE_START',
+  'E_STOP_TIMEOUT',
+  // Containers (jackin run --image, reaching a container)
+  'E_SOCKET_PERMISSION',
+  'E_CONTAINER_STOPPED',
+  'E_ENGINE_MISSING',
+  'E_ENGINE_COMMAND',
+  'E_CONTAINER_EXISTS',
+  'E_CONTAINER_START',
+  'E_IMAGE_NOT_GLIBC',
+  'E_IMAGE_NO_CAPSULE',
   // Transport and control channel
   'E_SOCKET_UNAVAILABLE',
   'E_SOCKET_CONNECT',

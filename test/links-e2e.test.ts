@@ -10,25 +10,12 @@ import { startFakeCapsule, welcomeFrame } from './helpers/fake-capsule.ts';
 import { fixtureCommand, JACKIN, paneFor, REPO_ROOT, startSession, START_TIMEOUT_MS } from './helpers/jackin-cli.ts';
 import { pollUntil } from './helpers/poll.ts';
 import { shellQuote, type TmuxPane } from './helpers/tmux.ts';
+import { recordingOpener } from './helpers/recording-opener.ts';
 
 const PALETTE_KEY = [0x1c];
 const CTRL = 16;
 const ALT = 8;
 const JACKIN_CAPSULE = `${shellQuote(process.execPath)} ${shellQuote(join(REPO_ROOT, 'bin', 'jackin-capsule.js'))}`;
-
-/** A recorder opener: appends its last argument (the URL) as one line to a file. */
-function recorder(t: TestContext): { env: Record<string, string>; opened: () => string[] } {
-  const dir = mkdtempSync(join(tmpdir(), 'jackin-links-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  const log = join(dir, 'opened.txt');
-  const script = join(dir, 'record-opener');
-  writeFileSync(script, `#!/bin/sh\nprintf '%s\\n' "$1" >> ${shellQuote(log)}\n`);
-  chmodSync(script, 0o755);
-  return {
-    env: { JACKIN_OPENER: script },
-    opened: () => (existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter((l) => l !== '') : []),
-  };
-}
 
 /** Bytes of one SGR mouse report (press `M` or release `m`) at a 0-based cell. */
 function sgr(button: number, row: number, col: number, press: boolean): number[] {
@@ -55,7 +42,7 @@ async function waitForCapture(pane: TmuxPane, on = true): Promise<void> {
 }
 
 test('links: Ctrl+click and Alt+click open the URL token; a plain click opens nothing and is swallowed', async (t) => {
-  const rec = recorder(t);
+  const rec = recordingOpener(t);
   const pane = await paneFor(t, { env: rec.env });
   await startSession(pane, 'links-click');
   await waitForCapture(pane);
@@ -87,7 +74,7 @@ test('links: Ctrl+click and Alt+click open the URL token; a plain click opens no
 });
 
 test('links: an OSC 8 hyperlink opens its target, named in the notice; unsafe targets are refused with the reason', async (t) => {
-  const rec = recorder(t);
+  const rec = recordingOpener(t);
   const pane = await paneFor(t, { env: rec.env });
   await startSession(pane, 'links-osc8');
   await waitForCapture(pane);
@@ -128,7 +115,7 @@ test('links: an OSC 8 hyperlink opens its target, named in the notice; unsafe ta
 });
 
 test('links: JACKIN_OPEN_LINKS=deny opens nothing and says so', async (t) => {
-  const rec = recorder(t);
+  const rec = recordingOpener(t);
   const pane = await paneFor(t, { env: { ...rec.env, JACKIN_OPEN_LINKS: 'Deny' } });
   await startSession(pane, 'links-deny');
   await waitForCapture(pane);
@@ -148,7 +135,7 @@ test('links: JACKIN_OPEN_LINKS=deny opens nothing and says so', async (t) => {
 });
 
 test('links: open-url inside the session only offers; "Open offered link" opens it; file paths are refused', async (t) => {
-  const rec = recorder(t);
+  const rec = recordingOpener(t);
   const pane = await paneFor(t, { env: rec.env });
   await startSession(pane, 'links-offer');
   await pane.typeLine(`clear; ${JACKIN_CAPSULE} open-url -- https://example.com/login?state=s3cret; echo "offer-rc=$?"`);
@@ -171,7 +158,7 @@ test('links: open-url inside the session only offers; "Open offered link" opens 
 });
 
 test('links: "Open link under cursor" opens the URL just typed at the prompt', async (t) => {
-  const rec = recorder(t);
+  const rec = recordingOpener(t);
   const pane = await paneFor(t, { env: rec.env });
   await startSession(pane, 'links-cursor');
   await pane.type('clear; # https://example.com/typed');
@@ -184,7 +171,7 @@ test('links: "Open link under cursor" opens the URL just typed at the prompt', a
 });
 
 test('links: a program with mouse reporting on receives the modified click itself', async (t) => {
-  const rec = recorder(t);
+  const rec = recordingOpener(t);
   const pane = await paneFor(t, { env: rec.env });
   const dir = mkdtempSync(join(tmpdir(), 'jackin-mouse-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
@@ -206,7 +193,7 @@ test('links: a program with mouse reporting on receives the modified click itsel
 });
 
 test('links: a capsule sending HostOpenUrl without a gesture, or many after one, gets at most one open', async (t) => {
-  const rec = recorder(t);
+  const rec = recordingOpener(t);
   // A capsule stand-in speaking the upstream protocol (Welcome without features).
   const upstream = await startFakeCapsule(t, { welcome: () => welcomeFrame(null) });
   const pane = await paneFor(t, { env: rec.env });

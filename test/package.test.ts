@@ -44,6 +44,11 @@ test('npm pack contains only what the package needs', () => {
   assert.ok(files.includes('dist/cli/jackin.js'));
   assert.ok(files.includes('dist/cli/jackin-capsule.js'));
   assert.ok(files.includes('policies/default.json'));
+  assert.ok(files.includes('LICENSE'));
+  // The shim `jackin run --image` puts on the container's PATH.
+  assert.ok(files.includes('container-bin/jackin-capsule'));
+  // Source maps would point at src/, which is not shipped.
+  assert.deepEqual(files.filter((f) => f.endsWith('.map')), []);
   const unwanted = files.filter((f) => /(^|\/)(test|bench|scripts|node_modules|\.ci)\//.test(f) || /\.test\.(js|ts)$/.test(f) || /^src\//.test(f));
   assert.deepEqual(unwanted, []);
 });
@@ -66,6 +71,10 @@ test('the packed tarball installs into an empty prefix and both commands run', {
       assert.equal(h.status, 0, `${bin} --help: ${h.stderr}`);
       assert.match(h.stdout, new RegExp(`Usage: ${bin}`));
     }
+    // The installed capsule runs a program on a PTY (node-pty loads from the installed package).
+    const runDir = join(work, 'run');
+    const serve = spawnSync(join(prefix, 'bin', 'jackin-capsule'), ['serve', '--run-dir', runDir, '--', 'sh', '-c', 'exit 3'], { encoding: 'utf8', timeout: 60_000 });
+    assert.equal(serve.status, 3, serve.stderr);
   } finally {
     rmSync(work, { recursive: true, force: true });
   }

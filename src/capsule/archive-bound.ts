@@ -16,8 +16,10 @@ export function archiveBound(listing: DirectoryListing): number {
   let tar = 20 * TAR_BLOCK;
   for (const e of listing.listed) {
     const names = Buffer.byteLength(e.rel) + (e.type === 'symlink' ? Buffer.byteLength(e.target) : 0);
-    tar += 2 * TAR_BLOCK + roundUp(names + 128, TAR_BLOCK) + (e.type === 'file' ? roundUp(e.size, TAR_BLOCK) : 0);
+    // + 256: every name is under the archive's top-level folder (a file name, at most 255 bytes, and "/").
+    tar += 2 * TAR_BLOCK + roundUp(names + 128 + 256, TAR_BLOCK) + (e.type === 'file' ? roundUp(e.size, TAR_BLOCK) : 0);
   }
+  tar += 2 * TAR_BLOCK + roundUp(256 + 128, TAR_BLOCK);
   const frames = Math.ceil(tar / ZSTD_BLOCK_BYTES) + 1;
   return tar + Math.ceil(tar / 256) + frames * 1024;
 }

@@ -116,7 +116,7 @@ async function openDirectory(requested: string, abs: string, real: string, ctx: 
   if (ctx.streamSize === true) return streamedArchive(requested, real, name, listing);
   const tmp = await createUnlinkedTemp(ctx.runDir);
   try {
-    await writeDirectoryArchive(listing, fileSink(tmp));
+    await writeDirectoryArchive(listing, fileSink(tmp), suggestedName(abs, real));
     const size = Number((await tmp.stat({ bigint: true })).size);
     // Our own file, unlinked, so nobody else can change it: no mtime check.
     const reader = new FdChunkReader({ handle: tmp, size, mtimeNs: undefined, shown: requested });
@@ -170,7 +170,7 @@ function streamedArchive(requested: string, real: string, name: string, listing:
         wakeSender?.();
         while (queued > STREAMED_ARCHIVE_QUEUE_BYTES && !stopped) await new Promise<void>((resolve) => (wakeArchiver = resolve));
         if (stopped) throw new JackinError('E_EXPORT_CLOSED', `export of ${requested} stopped`);
-      }).then(
+      }, name.slice(0, -'.tar.zst'.length)).then(
         () => undefined,
         (e: unknown) => {
           failure = e;

@@ -2,12 +2,18 @@
  * The run directory and its socket (design.md section 5): directory 0700, socket 0600 from the moment it
  * exists, and a leftover socket file replaced only when nothing answers on it.
  */
-import { chmod, lstat, mkdir, unlink } from 'node:fs/promises';
+import { chmod, chown, lstat, mkdir, stat, unlink } from 'node:fs/promises';
 import { connect, type Server } from 'node:net';
 import { JackinError } from '../errors.ts';
 
 export const SOCKET_NAME = 'jackin.sock';
 export const CAPSULE_INFO_NAME = 'capsule.json';
+export const DEFAULT_RUN_DIR = '/jackin/run';
+
+export function defaultRunDir(env: NodeJS.ProcessEnv = process.env): string {
+  const v = env['JACKIN_RUN_DIR'];
+  return v !== undefined && v !== '' ? v : DEFAULT_RUN_DIR;
+}
 /** How long a probe of a leftover socket may take before we call it live but stuck. */
 const STALE_PROBE_TIMEOUT_MS = 1000;
 
@@ -33,7 +39,7 @@ export async function clearStaleSocket(path: string): Promise<void> {
   if (!st.isSocket()) {
     throw new JackinError('E_SOCKET_PATH', `${path} exists and is not a socket; remove it or pass another --run-dir`);
   }
-  const outcome = await new Promise<'refused' | 'live' | 'gone'>((resolve) => {
+  const outcome = await new Promise<'refused' | 'live' | 'gone' | 'forbidden'>((resolve) => {
     const s = connect(path);
     const timer = setTimeout(() => {
       s.destroy();
@@ -46,13 +52,40 @@ export async function clearStaleSocket(path: string): Promise<void> {
     });
     s.once('error', (e: NodeJS.ErrnoException) => {
       clearTimeout(timer);
-      resolve(e.code === 'ECONNREFUSED' ? 'refused' : e.code === 'ENOENT' ? 'gone' : 'live');
+      resolve(e.code === 'ECONNREFUSED' ? 'refused' : e.code === 'ENOENT' ? 'gone' : e.code === 'EACCES' || e.code === 'EPERM' ? 'forbidden' : 'live');
     });
   });
   if (outcome === 'live') {
     throw new JackinError('E_CAPSULE_RUNNING', `another capsule is already listening on ${path}; stop it or pass another --run-dir`);
   }
+  // A socket we may not connect to (left by a capsule that ran as another user, typically root before a
+  // SIGKILL) cannot be told live from stale, and waiting would block this start for good: it is replaced.
+  // The directory is ours (0700), so only a capsule started in the same run directory loses its socket.
+  if (outcome === 'forbidden') await removeForeign(path);
   if (outcome === 'refused') await unlink(path).catch(() => undefined);
+}
+
+/** Unlinks a file another user left in the run directory; a clear error when even that is refused. */
+export async function removeForeign(path: string): Promise<void> {
+  try {
+    await unlink(path);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return;
+    throw new JackinError('E_RUN_DIR', `cannot replace ${path} left by another user (${code}): remove it as its owner (sudo rm ${path}) or pass another --run-dir`, { cause: e });
+  }
+}
+
+/**
+ * A capsule running as root (the default user of most images) hands the files the host opens (the socket,
+ * capsule.json) to the owner of the run directory: the operator, whose host user could not open a root-owned
+ * 0600 socket otherwise, nor replace it after a crash. No-op when not root or when the owner is root.
+ */
+export async function handToRunDirOwner(runDir: string, paths: readonly string[]): Promise<void> {
+  if (typeof process.getuid !== 'function' || process.getuid() !== 0) return;
+  const owner = await stat(runDir);
+  if (owner.uid === 0) return;
+  for (const p of paths) await chown(p, owner.uid, owner.gid);
 }
 
 /** Listens on a Unix socket that is 0600 from creation: the umask covers the bind, chmod makes sure. */

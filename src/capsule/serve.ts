@@ -2,25 +2,27 @@
  * `jackin-capsule serve`: the program on a PTY, the socket server, `capsule.json`, and the exit path. The
  * capsule exits with the program's status; on SIGTERM/SIGINT/SIGHUP it ends the program first.
  */
-import { rmSync, unlinkSync } from 'node:fs';
+import { readlinkSync, rmSync, unlinkSync } from 'node:fs';
 import { unlink, writeFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { DisposableStore, onEvent } from '../disposable.ts';
 import { CapsuleServer } from './server.ts';
-import { CAPSULE_INFO_NAME, prepareRunDir, SOCKET_NAME } from './run-dir.ts';
+import { CAPSULE_INFO_NAME, handToRunDirOwner, prepareRunDir, removeForeign, SOCKET_NAME } from './run-dir.ts';
 import { Session } from './session.ts';
 import type { ImageSink } from './image-sink.ts';
 import { ImageFeature } from './image-feature.ts';
 import { registerExportMethods } from './export-methods.ts';
 import { loadPolicyFile } from './policy-file.ts';
 
-export const DEFAULT_RUN_DIR = '/jackin/run';
 
 export interface ServeOptions {
   runDir: string;
   workspace: string;
   name?: string;
   program: string[];
+  /** The program's first terminal size (the operator's, so it does not start at 80x24 and redraw). */
+  rows?: number;
+  cols?: number;
   handshakeTimeoutMs?: number;
   imageSink?: ImageSink;
   /** Export policy file (default: the package's policies/default.json); invalid fails the start. */
@@ -28,10 +30,18 @@ export interface ServeOptions {
   log?: (line: string) => void;
 }
 
-export function defaultRunDir(env: NodeJS.ProcessEnv = process.env): string {
-  const v = env['JACKIN_RUN_DIR'];
-  return v !== undefined && v !== '' ? v : DEFAULT_RUN_DIR;
+/** This process's PID namespace (`pid:[4026531836]`), or null off Linux. */
+function pidNamespace(): string | null {
+  try {
+    return readlinkSync('/proc/self/ns/pid');
+  } catch {
+    return null;
+  }
 }
+
+/** Said once at start when the capsule is PID 1: nothing reaps the agent's orphaned children then. */
+export const PID1_WARNING =
+  'running as PID 1 without an init: orphaned processes of the program will stay as zombies; start the container with --init (docker/podman run --init, compose `init: true`) or use `jackin run --image`, which does';
 
 const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGTERM', 'SIGINT', 'SIGHUP'];
 
@@ -48,8 +58,17 @@ export async function serve(options: ServeOptions): Promise<number> {
   const socketPath = join(runDir, SOCKET_NAME);
   const infoPath = join(runDir, CAPSULE_INFO_NAME);
 
+  if (process.pid === 1) log(PID1_WARNING);
+
   // JACKIN_RUN_DIR lets `jackin-capsule open-url` / `offer` run inside the session find this capsule.
-  const session = Session.spawn({ file, args, cwd: workspace, env: { ...process.env, JACKIN_RUN_DIR: runDir } });
+  const session = Session.spawn({
+    file,
+    args,
+    cwd: workspace,
+    env: { ...process.env, JACKIN_RUN_DIR: runDir },
+    ...(options.rows !== undefined ? { rows: options.rows } : {}),
+    ...(options.cols !== undefined ? { cols: options.cols } : {}),
+  });
   // Pasted images are staged under <run>/clipboard/ and removed when the capsule exits.
   const images = options.imageSink === undefined ? new ImageFeature({ runDir, session, log }) : null;
   // Installed before the socket and capsule.json exist, so a SIGTERM from anyone who saw them (an operator,
@@ -97,6 +116,7 @@ export async function serve(options: ServeOptions): Promise<number> {
     session.dispose();
     throw e;
   }
+  await handToRunDirOwner(runDir, [socketPath]);
   registerExportMethods(server.control, { policy, workspace, runDir, notify: (level, text) => server.notify(level, text), log });
   const info = {
     pid: process.pid,
@@ -104,13 +124,21 @@ export async function serve(options: ServeOptions): Promise<number> {
     program: options.program,
     workspace,
     startedAt: new Date().toISOString(),
+    // Tells the host whether `pid` is one of its own pids or a container's (another PID namespace).
+    pidNamespace: pidNamespace(),
   };
+  // A capsule.json left by a capsule that ran as another user (root, then killed) is not writable by us.
+  await removeForeign(infoPath);
   await writeFile(infoPath, JSON.stringify(info, null, 2) + '\n', { mode: 0o600 });
+  await handToRunDirOwner(runDir, [infoPath]);
 
 
   const status = await session.exited;
   log(`program exited with status ${status}`);
-  await server.shutdown(status, status === 0 ? 'program exited' : `program exited with status ${status}`);
+  // Told to the attached host, which prints it: a stopped container otherwise looks like the program failing.
+  const stoppedBy = stopSignal as NodeJS.Signals | null;
+  const reason = stoppedBy !== null ? `the capsule received ${stoppedBy} (its container or supervisor is stopping) and ended the program` : status === 0 ? 'program exited' : `program exited with status ${status}`;
+  await server.shutdown(status, reason);
   await unlink(infoPath).catch(() => undefined);
   processHooks.dispose();
   await images?.dispose();

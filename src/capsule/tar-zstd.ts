@@ -49,9 +49,19 @@ export function fileSink(out: FileHandle): ArchiveSink {
   };
 }
 
-/** Archive a listed directory as tar.zst into `sink`. */
-export async function writeDirectoryArchive(listing: DirectoryListing, sink: ArchiveSink): Promise<ArchiveSummary> {
+/**
+ * The one top-level folder every entry of an archive sits in, so `tar -xf` makes one folder instead of
+ * spilling the tree into the current directory: the exported directory's name (never "", "." or "..").
+ */
+export function archiveTopFolder(name: string): string {
+  const base = posix.basename(name);
+  return base === '' || base === '.' || base === '..' ? 'root' : base;
+}
+
+/** Archive a listed directory as tar.zst into `sink`, every entry under the folder `top`. */
+export async function writeDirectoryArchive(listing: DirectoryListing, sink: ArchiveSink, top: string = archiveTopFolder(listing.root)): Promise<ArchiveSummary> {
   const { root, shown, listed, skipped } = listing;
+  const folder = archiveTopFolder(top);
   const slicer = new Slicer();
   const compressor = await createZstdCompressor();
   const pack = tarStream.pack();
@@ -95,9 +105,10 @@ export async function writeDirectoryArchive(listing: DirectoryListing, sink: Arc
 
   let contentBytes = 0;
   try {
+    await addEntry(pack, { name: folder, type: 'directory', mode: 0o755, mtime: new Date(), uid: 0, gid: 0, uname: '', gname: '' });
     for (const e of listed) {
       await slicer.turn();
-      const base = { name: e.rel, mode: e.mode, mtime: e.mtime, uid: 0, gid: 0, uname: '', gname: '' };
+      const base = { name: `${folder}/${e.rel}`, mode: e.mode, mtime: e.mtime, uid: 0, gid: 0, uname: '', gname: '' };
       produced += headerFloor(e);
       switch (e.type) {
         case 'directory':

@@ -2,8 +2,7 @@
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { runAttachProxy } from '../capsule/attach-proxy.ts';
-import { SOCKET_NAME } from '../capsule/run-dir.ts';
-import { defaultRunDir } from '../capsule/serve.ts';
+import { defaultRunDir, SOCKET_NAME } from '../capsule/run-dir.ts';
 import type { SetStatus } from './command-kit.ts';
 
 export function registerAttachProxyCommand(program: Command, setStatus: SetStatus): void {

@@ -12,6 +12,7 @@ import { registerDoctorCommand } from './doctor-command.ts';
 import { registerExportCommand } from './export-command.ts';
 import { registerLsCommand } from './ls-command.ts';
 import { registerRunCommand } from './run-command.ts';
+import { registerStopCommand } from './stop-command.ts';
 
 /** The commands, in the order `jackin --help` lists them. */
 const COMMANDS: ReadonlyArray<(program: Command, setStatus: SetStatus) => void> = [
@@ -20,6 +21,7 @@ const COMMANDS: ReadonlyArray<(program: Command, setStatus: SetStatus) => void> 
   registerLsCommand,
   registerDoctorCommand,
   registerExportCommand,
+  registerStopCommand,
 ];
 
 function buildProgram(setStatus: SetStatus): Command {

@@ -7,8 +7,7 @@
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { isErrorCode, JackinError } from '../errors.ts';
-import { SOCKET_NAME } from '../capsule/run-dir.ts';
-import { defaultRunDir } from '../capsule/serve.ts';
+import { defaultRunDir, SOCKET_NAME } from '../capsule/run-dir.ts';
 import { controlRequest } from '../transport/control-request.ts';
 
 /** Text that reads as a file path rather than a URL: `xdg-open ./report.html`, `/tmp/x`, `~/x`, `file:`. */

@@ -12,6 +12,7 @@ import { checkInstanceName, instanceRunDir, type Selection } from '../transport/
 import { connectSocket, socketTransport } from '../transport/socket.ts';
 import type { Transport } from '../transport/transport.ts';
 import { attachTerminal, loadSessionModules, NO_MOUSE_HELP } from './attach-terminal.ts';
+import { addRunImageOptions, refuseImageOnlyFlags, runImageCommand, type RunImageFlags } from './run-image-command.ts';
 import { PACKAGE_ROOT, type SetStatus } from './command-kit.ts';
 
 /** How long `jackin run` waits for a new capsule's socket. Starting Node and a PTY takes ~100 ms. */
@@ -53,7 +54,7 @@ function logTail(logPath: string): string {
   }
 }
 
-interface RunFlags {
+interface RunFlags extends RunImageFlags {
   name?: string;
   workspace?: string;
   verbose?: boolean;
@@ -64,6 +65,10 @@ interface RunFlags {
 async function runCommand(command: string[], flags: RunFlags): Promise<number> {
   const home = jackinHome();
   const modules = loadSessionModules();
+  if (flags.image !== undefined) {
+    return runImageCommand(command, flags, home, (selection, name, connect) => attachTerminal(modules, selection, name, flags.verbose === true, { noMouse: flags.mouse === false, connect }));
+  }
+  refuseImageOnlyFlags(flags);
   const argv = command.length > 0 ? command : [process.env['SHELL'] || '/bin/sh'];
   const workspace = resolve(flags.workspace ?? process.cwd());
   try {
@@ -120,9 +125,8 @@ async function runCommand(command: string[], flags: RunFlags): Promise<number> {
 }
 
 export function registerRunCommand(program: Command, setStatus: SetStatus): void {
-  program
-    .command('run')
-    .description('start a command in a local capsule (it survives detaching) and attach to it')
+  addRunImageOptions(program.command('run'))
+    .description('start a command in a local capsule (it survives detaching), or with --image in a container, and attach to it')
     .argument('[command...]', 'the program and its arguments (default: $SHELL, else /bin/sh)')
     .option('--name <name>', 'instance name (default: the command name, then -2, -3… if taken)')
     .option('--workspace <dir>', 'working directory of the program (default: the current directory)')
@@ -137,7 +141,9 @@ The capsule's run directory is $JACKIN_HOME/sockets/<name>/ (socket, capsule.jso
 Examples:
   jackin run                         your shell
   jackin run -- bash -l
-  jackin run --name review -- claude`,
+  jackin run --name review -- claude
+  jackin run --image node:20-bookworm --name agent -- bash
+  jackin run --image my-agent --engine podman --dry-run -- claude`,
     )
     .action(async (command: string[], flags: RunFlags) => setStatus(await runCommand(command, flags)));
 }

@@ -1,7 +1,11 @@
 /** `jackin-capsule serve [options] -- <cmd> [args...]`: runs the program on a PTY behind the attach socket. */
 import { InvalidArgumentError, type Command } from 'commander';
-import { defaultRunDir, serve } from '../capsule/serve.ts';
+import { defaultRunDir } from '../capsule/run-dir.ts';
 import type { SetStatus } from './command-kit.ts';
+
+// Only `serve` loads the PTY (node-pty's native module) and the screen model: every other subcommand works
+// in an image whose native module cannot load, and `attach-proxy`, started for each `--via` relay, starts
+// as fast as Node itself. serve.ts imports node-pty, so it is loaded in the action, on demand.
 
 function positiveInt(value: string): number {
   const n = Number(value);
@@ -13,6 +17,8 @@ interface ServeFlags {
   runDir?: string;
   workspace?: string;
   name?: string;
+  rows?: number;
+  cols?: number;
   handshakeTimeoutMs?: number;
   policy?: string;
 }
@@ -27,6 +33,8 @@ export function registerServeCommand(program: Command, setStatus: SetStatus): vo
     .option('--run-dir <dir>', 'run directory (default: $JACKIN_RUN_DIR or /jackin/run)')
     .option('--workspace <dir>', 'working directory of the program (default: the current directory)')
     .option('--name <name>', 'instance name reported by status (default: the command\'s basename)')
+    .option('--rows <n>', 'first terminal height of the program (default 24; an attaching host resizes it)', positiveInt)
+    .option('--cols <n>', 'first terminal width of the program (default 80)', positiveInt)
     .option('--handshake-timeout-ms <ms>', 'time a new connection has to send its first frame', positiveInt)
     .option('--policy <file>', 'export policy JSON (default: the shipped policies/default.json; see docs/policy.md)')
     .argument('<cmd>', 'program to run')
@@ -34,12 +42,15 @@ export function registerServeCommand(program: Command, setStatus: SetStatus): vo
     .passThroughOptions()
     .addHelpText('after', '\nExample:\n  jackin-capsule serve --run-dir /jackin/run -- claude --continue')
     .action(async (cmd: string, args: string[], opts: ServeFlags) => {
+      const { serve } = await import('../capsule/serve.ts');
       setStatus(
         await serve({
           runDir: opts.runDir ?? defaultRunDir(),
           workspace: opts.workspace ?? process.cwd(),
           program: [cmd, ...args],
           ...(opts.name !== undefined ? { name: opts.name } : {}),
+          ...(opts.rows !== undefined ? { rows: opts.rows } : {}),
+          ...(opts.cols !== undefined ? { cols: opts.cols } : {}),
           ...(opts.handshakeTimeoutMs !== undefined ? { handshakeTimeoutMs: opts.handshakeTimeoutMs } : {}),
           ...(opts.policy !== undefined ? { policyPath: opts.policy } : {}),
         }),

@@ -1,8 +1,9 @@
 /** How an attach session ends, and what `jackin` says and returns for each ending. */
+import { inertText } from '../ui/inert-text.ts';
 
 export type AttachOutcome =
-  /** The program exited with `status` (known from ExitStatus). */
-  | { kind: 'exited'; status: number }
+  /** The program exited with `status` (known from ExitStatus); `reason` is the capsule's Shutdown text, if any. */
+  | { kind: 'exited'; status: number; reason?: string | null }
   /** The operator detached; the program keeps running. */
   | { kind: 'detached' }
   /** The capsule ended the session without an exit status (takeover, upstream capsule, shutdown). */
@@ -14,7 +15,11 @@ export type AttachOutcome =
 export function outcomeExit(outcome: AttachOutcome, name: string): { status: number; message: string | null } {
   switch (outcome.kind) {
     case 'exited':
-      return { status: outcome.status, message: null };
+      // A program that ended on its own says why itself; anything else (a stopped container) gets one line.
+      return {
+        status: outcome.status,
+        message: outcome.status !== 0 && outcome.reason != null && !/^program exited\b/.test(outcome.reason) ? `${name}: ${inertText(outcome.reason)}` : null,
+      };
     case 'detached':
       return { status: 0, message: `detached from ${name}` };
     case 'shutdown':

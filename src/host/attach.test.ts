@@ -83,7 +83,7 @@ test('attach: negotiates extensions, and the program exit status ends the sessio
   cap.send({ type: 'Notice', level: 'warning', text: 'careful' });
   cap.send({ type: 'ExitStatus', status: 42 });
   cap.send({ type: 'Shutdown', reason: 'program exited' });
-  assert.deepEqual(await done, { kind: 'exited', status: 42 });
+  assert.deepEqual(await done, { kind: 'exited', status: 42, reason: 'program exited' });
   assert.deepEqual(notices, [{ level: 'warning', text: 'careful' }]);
   assert.match(term.written(), /^\x1b7\x1b\[1;\d+H.* ! capsule: careful .*\x1b8$/, 'the notice is drawn without moving the cursor, marked as from the capsule');
 });
@@ -133,7 +133,7 @@ test('attach: a closed connection without Shutdown is a lost connection', async 
   const done = new AttachSession({ transport: cap.client, terminal: term.terminal, name: 'x' }).start();
   await cap.waitFor('Hello');
   cap.destroy();
-  assert.deepEqual(await done, { kind: 'lost', reason: 'the capsule closed the connection' });
+  assert.deepEqual(await done, { kind: 'lost', reason: 'the connection closed before the capsule answered' });
 });
 
 test('attach: a malformed frame is skipped; a framing error ends the session', async (t) => {
@@ -157,6 +157,12 @@ test('attach: a malformed frame is skipped; a framing error ends the session', a
 test('negotiateFeatures and outcomeExit', () => {
   assert.deepEqual(negotiateFeatures({ notice: 1 }), { notice: 1 });
   assert.deepEqual(outcomeExit({ kind: 'exited', status: 3 }, 'x'), { status: 3, message: null });
+  assert.deepEqual(outcomeExit({ kind: 'exited', status: 3, reason: 'program exited with status 3' }, 'x'), { status: 3, message: null });
+  // A program ended from outside (a stopped container) gets one line, the capsule's text made inert.
+  assert.deepEqual(outcomeExit({ kind: 'exited', status: 129, reason: 'the capsule received SIGTERM\x1b[2J' }, 'x'), {
+    status: 129,
+    message: 'x: the capsule received SIGTERM\\x1b[2J',
+  });
   assert.deepEqual(outcomeExit({ kind: 'detached' }, 'x'), { status: 0, message: 'detached from x' });
   assert.equal(outcomeExit({ kind: 'lost', reason: 'r' }, 'x').status, 1);
 });

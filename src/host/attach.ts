@@ -333,7 +333,7 @@ export class AttachSession implements FeatureSession {
 
   /** How the session ends when the capsule says so (Shutdown, or a clean close). */
   private endOutcome(reason: string | null): AttachOutcome {
-    if (this.exitStatus !== null) return { kind: 'exited', status: this.exitStatus };
+    if (this.exitStatus !== null) return { kind: 'exited', status: this.exitStatus, reason };
     if (this.detaching) return { kind: 'detached' };
     return { kind: 'shutdown', reason };
   }
@@ -341,7 +341,9 @@ export class AttachSession implements FeatureSession {
   private onServerEnd(): void {
     if (this.finished) return;
     if (this.exitStatus !== null || this.detaching) this.finish(this.endOutcome(null));
-    else void this.lose('the capsule closed the connection');
+    // Before the capsule said anything, the carrier failed to reach it (its own account follows), rather
+    // than a capsule that closed a session.
+    else void this.lose(this.welcomed ? 'the capsule closed the connection' : 'the connection closed before the capsule answered');
   }
 
   private async lose(reason: string): Promise<void> {

@@ -11,7 +11,7 @@ import { chooseBackend, detectWsl } from './clipboard/select.ts';
 import { runHelper } from './clipboard/run-helper.ts';
 import { findDownloadsDir } from './download-dir.ts';
 import { scannerOptionsFromEnv } from './input-scan.ts';
-import { jackinHome, listInstances } from './instances.ts';
+import { describeState, jackinHome, listInstances } from './instances.ts';
 import { splitCommandLine } from './opener.ts';
 
 export type CheckStatus = 'ok' | 'warning' | 'error';
@@ -187,6 +187,14 @@ async function checkInstances(env: NodeJS.ProcessEnv): Promise<Check[]> {
     if (i.state === 'live') {
       const attached = i.attached === null ? '' : i.attached ? ', attached' : ', not attached';
       return { name: `instance:${i.name}`, status: 'ok', detail: `reached through its socket ${i.socket}${attached}` };
+    }
+    if (i.state === 'inaccessible') {
+      return {
+        name: `instance:${i.name}`,
+        status: 'error',
+        detail: `${describeState(i)}: ${i.socket} refuses your user, so it cannot be told live or stale; do not remove it while its capsule may run`,
+        fix: 'start the container with --user "$(id -u):$(id -g)" (jackin run --image does), or update jackin-capsule in the image (a capsule running as root hands its socket to the owner of the run directory), or check it as that user',
+      };
     }
     return {
       name: `instance:${i.name}`,

@@ -1,15 +1,18 @@
 /**
  * Local instances: one directory per instance under $JACKIN_HOME/sockets/, holding `capsule.json` and
  * `jackin.sock`. An instance is live when its socket answers; its `status` reply says whether a client is
- * attached. A directory whose socket does not answer is stale (the capsule died without cleaning up).
+ * attached. A directory whose socket does not answer is stale (the capsule died without cleaning up); one
+ * whose socket refuses us (another user's, typically a capsule running as root in a container) is
+ * inaccessible: it may well be live, and must never be called stale or removed.
  */
+import { readlinkSync } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { controlRequest } from '../transport/control-request.ts';
-import { connectSocket } from '../transport/socket.ts';
+import { connectSocket, isPermissionDenied, socketOwner } from '../transport/socket.ts';
 
-export type InstanceState = 'live' | 'stale';
+export type InstanceState = 'live' | 'stale' | 'inaccessible';
 
 export interface InstanceInfo {
   name: string;
@@ -18,11 +21,21 @@ export interface InstanceInfo {
   runDir: string;
   /** The program's argv, from the status reply or capsule.json. */
   program: string[] | null;
+  /** The capsule's pid on this host; null when unknown or when it runs in another PID namespace (a container). */
   pid: number | null;
+  /** The capsule's pid inside its container, when it runs in another PID namespace; else null. */
+  containerPid: number | null;
   workspace: string | null;
   startedAt: string | null;
   /** From the status reply; null when the capsule did not answer the control request. */
   attached: boolean | null;
+  /** The socket's owner uid when the state is inaccessible, else null. */
+  owner: number | null;
+}
+
+/** The STATE column of `jackin ls` (and doctor's wording). */
+export function describeState(i: Pick<InstanceInfo, 'state' | 'owner'>): string {
+  return i.state === 'inaccessible' ? `not accessible (owned by uid ${i.owner ?? '?'})` : i.state;
 }
 
 /** $JACKIN_HOME, default ~/.jackin. */
@@ -74,17 +87,34 @@ export async function probeInstance(home: string, name: string): Promise<Instanc
     runDir,
     program: argv(meta?.['program']),
     pid: typeof meta?.['pid'] === 'number' ? meta['pid'] : null,
+    containerPid: null,
     workspace: str(meta?.['workspace']),
     startedAt: str(meta?.['startedAt']),
     attached: null,
+    owner: null,
+  };
+  // capsule.json says which PID namespace the capsule is in; only a pid of ours is reported as `pid`.
+  const ns = str(meta?.['pidNamespace']);
+  const foreignPid = ns !== null && ns !== ownPidNamespace();
+  const place = (): InstanceInfo => {
+    if (foreignPid) {
+      info.containerPid = info.pid;
+      info.pid = null;
+    }
+    return info;
   };
   let status: Record<string, unknown> | null = null;
   try {
     status = asRecord(await controlRequest(socket, { method: 'status' }, { timeoutMs: PROBE_TIMEOUT_MS }));
-  } catch {
+  } catch (e) {
+    if (isPermissionDenied(e)) {
+      info.state = 'inaccessible';
+      info.owner = socketOwner(socket);
+      return place();
+    }
     // A capsule without the control channel still counts as live if it accepts connections.
     if (await socketAnswers(socket)) info.state = 'live';
-    return info;
+    return place();
   }
   info.state = 'live';
   if (status?.['ok'] === true) {
@@ -93,7 +123,19 @@ export async function probeInstance(home: string, name: string): Promise<Instanc
     if (typeof status['pid'] === 'number') info.pid = status['pid'];
     info.workspace = str(status['workspace']) ?? info.workspace;
   }
-  return info;
+  return place();
+}
+
+let ownNs: string | null | undefined;
+function ownPidNamespace(): string | null {
+  if (ownNs === undefined) {
+    try {
+      ownNs = readlinkSync('/proc/self/ns/pid');
+    } catch {
+      ownNs = null;
+    }
+  }
+  return ownNs;
 }
 
 /** Every instance directory under $JACKIN_HOME/sockets, sorted by name. */

@@ -76,6 +76,26 @@ function lastLine(text: string): string | null {
   return lines.at(-1) ?? null;
 }
 
+/**
+ * The usual reasons an engine's exec fails, said plainly with the fix; null for anything else. Matched on
+ * docker's, podman's and kubectl's own wording.
+ */
+export function relayHint(said: string): string | null {
+  if (/no such container|no container with name or id|not found: no such container|pods? ".*" not found/i.test(said)) {
+    return 'no such container (or pod) is running: check the name (docker ps / podman ps / kubectl get pods)';
+  }
+  if (/cannot connect to the docker daemon|is the docker daemon running|error during connect/i.test(said)) {
+    return 'the docker engine is not reachable: start it, or pass --via podman if podman runs the container';
+  }
+  if (/is not running|container state improper|can only (create exec sessions on|exec into) running containers/i.test(said)) {
+    return 'the container is not running: start it again (jackin run --image, or your engine\'s start)';
+  }
+  if (/jackin-capsule.*(not found|no such file)|executable file .* not found/i.test(said)) {
+    return 'jackin-capsule is not on the container\'s PATH: install it in the image, or start the container with jackin run --image';
+  }
+  return null;
+}
+
 /** Wraps a relay as a Transport. */
 export function relayTransport(exec: Exec): Transport {
   return {
@@ -90,7 +110,9 @@ export function relayTransport(exec: Exec): Transport {
       const { code, signal } = await exec.exited;
       const status = signal !== null ? `killed by ${signal}` : `exited with status ${code}`;
       const said = lastLine(exec.stderrTail());
-      return said === null ? `relay ${status}` : `relay ${status}: ${said}`;
+      if (said === null) return `relay ${status}`;
+      const hint = relayHint(said);
+      return hint === null ? `relay ${status}: ${said}` : `${hint} (relay ${status}: ${said})`;
     },
   };
 }

@@ -79,7 +79,7 @@ test('selectTransport: no socket and no docker is one error naming both causes',
   t.after(() => (process.env['PATH'] = oldPath));
   await assert.rejects(selectTransport({ instance: 'ghost', jackinHome: dir }), (e) => {
     assert.ok(hasCode(e, 'E_INSTANCE_UNREACHABLE'));
-    assert.match((e as Error).message, /no socket at .*docker is not installed/);
+    assert.match((e as Error).message, /no socket at .*neither docker nor podman is installed/);
     return true;
   });
 });

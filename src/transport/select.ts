@@ -3,14 +3,29 @@
  * --socket PATH, --via ENGINE or --exec CMD when given (at most one); otherwise the instance's socket under
  * $JACKIN_HOME when it accepts a connection, else `docker exec` on a container of that name.
  */
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { JackinError } from '../errors.ts';
+import { containerState, onPath } from './container-engine.ts';
+import { readContainerRecord } from './container-record.ts';
 import { relayArgv, type RelaySpec } from './exec-args.ts';
 import { relayTransport, spawnRelay } from './exec-relay.ts';
-import { connectSocket, socketTransport } from './socket.ts';
+import { connectSocket, isNotListening, isPermissionDenied, socketTransport } from './socket.ts';
 import type { Transport } from './transport.ts';
 
 export const ENGINES = ['docker', 'podman', 'kubectl'] as const;
+
+/**
+ * How long `attach` and `export` wait for a socket that is about to appear: a container started with
+ * `run -d` a moment ago whose capsule has not opened it yet (Node and the PTY take a few hundred ms).
+ */
+export const SOCKET_APPEAR_TIMEOUT_MS = 10_000;
+const SOCKET_APPEAR_POLL_MS = 50;
+/** How long a permission refusal is taken for a socket being handed over (see connectSoon), not a real one. */
+export const SOCKET_HANDOVER_GRACE_MS = 2_000;
+/** How often the engine is asked, while waiting, whether the container still runs. */
+const CONTAINER_CHECK_MS = 1_000;
 export type Engine = (typeof ENGINES)[number];
 
 export interface SelectOptions {
@@ -104,7 +119,50 @@ async function startRelay(spec: RelaySpec, reason: string): Promise<Selection> {
   return { transport: relayTransport(exec), choice: spec.kind, reason };
 }
 
-/** Connects as planned. Errors: E_USAGE, E_BAD_TARGET, E_SOCKET_UNAVAILABLE, E_RELAY_SPAWN. */
+/** The relay to try when the socket does not answer: the recorded engine, else an installed one. */
+function fallbackRelay(o: SelectOptions): RelaySpec | null {
+  const record = readContainerRecord(o.jackinHome, o.instance);
+  if (record !== null) return { kind: record.engine, target: record.container };
+  if (onPath('docker')) return { kind: 'docker', target: o.instance };
+  if (onPath('podman')) return { kind: 'podman', target: o.instance };
+  return null;
+}
+
+/**
+ * Connects to the instance's socket. When it is not there yet but the instance is starting (a container
+ * `jackin run --image` recorded that still runs, or a run directory a container mounts with no local
+ * capsule's log in it), waits for it up to SOCKET_APPEAR_TIMEOUT_MS.
+ */
+async function connectSoon(o: SelectOptions, path: string): Promise<Awaited<ReturnType<typeof connectSocket>>> {
+  const record = readContainerRecord(o.jackinHome, o.instance);
+  const runDir = dirname(path);
+  const starting = record !== null || (existsSync(runDir) && !existsSync(join(runDir, 'capsule.log')));
+  const deadline = Date.now() + SOCKET_APPEAR_TIMEOUT_MS;
+  const permissionGrace = Date.now() + SOCKET_HANDOVER_GRACE_MS;
+  let nextCheck = 0;
+  for (;;) {
+    try {
+      return await connectSocket(path);
+    } catch (e) {
+      // A capsule running as root hands its new socket to the run directory's owner a moment after binding it.
+      const handingOver = isPermissionDenied(e) && Date.now() < permissionGrace;
+      if (!starting || !(isNotListening(e) || handingOver) || Date.now() > deadline) throw e;
+    }
+    if (record !== null && Date.now() >= nextCheck) {
+      nextCheck = Date.now() + CONTAINER_CHECK_MS;
+      const state = await containerState(record.engine, record.container);
+      if (state !== 'running' && state !== 'created') {
+        throw new JackinError(
+          'E_CONTAINER_STOPPED',
+          `container ${record.container} of instance ${o.instance} is ${state === null ? 'gone' : `not running (${record.engine} says: ${state})`}: start it again with \`jackin run --image ${record.image} --name ${o.instance}\``,
+        );
+      }
+    }
+    await sleep(SOCKET_APPEAR_POLL_MS);
+  }
+}
+
+/** Connects as planned. Errors: E_USAGE, E_BAD_TARGET, E_SOCKET_UNAVAILABLE, E_SOCKET_PERMISSION, E_CONTAINER_STOPPED, E_INSTANCE_UNREACHABLE, E_RELAY_SPAWN. */
 export async function selectTransport(o: SelectOptions): Promise<Selection> {
   const plan = planTransport(o);
   switch (plan.kind) {
@@ -117,14 +175,25 @@ export async function selectTransport(o: SelectOptions): Promise<Selection> {
     case 'auto': {
       let why: string;
       try {
-        const sock = await connectSocket(plan.path);
+        const sock = await connectSoon(o, plan.path);
         return { transport: socketTransport(sock, plan.path), choice: 'socket', reason: `socket ${plan.path} accepted a connection` };
       } catch (e) {
         if (!(e instanceof JackinError)) throw e;
+        // A socket that refuses us belongs to a capsule running as another user: an exec relay would only
+        // hide that behind an unrelated error (and a missing docker), so say it.
+        if (isPermissionDenied(e)) throw new JackinError('E_SOCKET_PERMISSION', e.message, { cause: e });
+        if (e.code === 'E_CONTAINER_STOPPED') throw e;
         why = e.message;
       }
+      const fallback = fallbackRelay(o);
+      if (fallback === null) {
+        throw new JackinError(
+          'E_INSTANCE_UNREACHABLE',
+          `cannot reach instance ${JSON.stringify(o.instance)}: ${why}, and neither docker nor podman is installed to reach a container of that name; start it with \`jackin run --name ${o.instance}\` or pass --socket/--via/--exec`,
+        );
+      }
       try {
-        return await startRelay(plan.fallback, `${why}; falling back to docker exec`);
+        return await startRelay(fallback, `${why}; falling back to ${fallback.kind} exec`);
       } catch (e) {
         if (e instanceof JackinError && e.code === 'E_RELAY_SPAWN') {
           throw new JackinError(

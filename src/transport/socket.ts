@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { JackinError } from '../errors.ts';
 import type { Transport } from './transport.ts';
@@ -16,12 +17,42 @@ function explain(path: string, code: string | undefined): string {
       return `nothing is listening on ${path} (stale socket: the capsule is not running)`;
     case 'EACCES':
     case 'EPERM':
-      return `permission denied on ${path}: run jackin as the user that owns the capsule`;
+      return permissionDenied(path);
     case 'ENOTSOCK':
       return `${path} is not a socket`;
     default:
       return `cannot connect to ${path}${code === undefined ? '' : ` (${code})`}`;
   }
+}
+
+/** The uid owning `path` (the socket or, when it cannot be read, its directory), or null. */
+export function socketOwner(path: string): number | null {
+  try {
+    return statSync(path).uid;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * EACCES on a capsule socket almost always means the capsule runs as another user than the operator: a
+ * container whose capsule runs as root (the default user of most images) made a 0600 socket owned by root.
+ */
+function permissionDenied(path: string): string {
+  const owner = socketOwner(path);
+  const me = typeof process.getuid === 'function' ? process.getuid() : null;
+  const who = owner === null ? '' : ` (owned by uid ${owner}${me === null ? '' : `, you are uid ${me}`})`;
+  return (
+    `permission denied on ${path}${who}: the capsule runs as another user. Start the container with ` +
+    '`--user "$(id -u):$(id -g)"` (or use `jackin run --image`, which does), or use a jackin-capsule that hands ' +
+    'its socket to the owner of the run directory, or attach as that user'
+  );
+}
+
+/** True when the error is a permission refusal on the socket (not a missing or dead capsule). */
+export function isPermissionDenied(e: unknown): boolean {
+  const cause = e instanceof Error ? (e.cause as NodeJS.ErrnoException | undefined) : undefined;
+  return cause?.code === 'EACCES' || cause?.code === 'EPERM';
 }
 
 /** Connects to a Unix socket. Rejects with E_SOCKET_UNAVAILABLE (message names the cause and the path). */

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { pollUntil } from './poll.ts';
 
@@ -9,6 +9,8 @@ export interface CapsuleInfo {
   program: string[];
   workspace: string;
   startedAt: string;
+  /** The capsule's PID namespace: a capsule in a container reports a pid of that namespace. */
+  pidNamespace?: string | null;
 }
 
 export function runDir(jackinHome: string, name: string): string {
@@ -58,6 +60,9 @@ export async function stopCapsules(jackinHome: string): Promise<void> {
   const pids: number[] = [];
   for (const name of readdirSync(socketsDir)) {
     const info = readCapsuleInfo(jackinHome, name);
+    // A capsule in a container reports its pid there (often 1 or 2): never signal that host pid. Containers
+    // are removed by the tests that started them, by name.
+    if (info?.pidNamespace != null && info.pidNamespace !== readlinkSync('/proc/self/ns/pid')) continue;
     if (info !== undefined && Number.isInteger(info.pid) && info.pid > 0 && isAlive(info.pid)) pids.push(info.pid);
   }
   for (const pid of pids) signal(pid, 'SIGTERM');

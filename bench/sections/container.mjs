@@ -1,0 +1,221 @@
+// Issue 16: the agent in a real container (Podman, scripts/setup-podman.sh), reached three ways from the
+// operator's terminal: `podman exec -it` (the baseline), `jackin attach` over the bind-mounted socket, and
+// `jackin attach --via podman` (an exec relay). Keystroke round trip, output throughput, time to first
+// prompt, and the capsule's peak RSS during the throughput run.
+import { execFile, execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { glibcTestImage } from '../../test/helpers/podman-image.mjs';
+import { measureLatency } from '../lib/latency.mjs';
+import { makeTextFile, measureThroughput } from '../lib/throughput.mjs';
+import { spawnOnPty } from '../lib/pty-process.mjs';
+import { fmt, median, ratio } from '../lib/stats.mjs';
+import { REPO_ROOT } from '../lib/variants.mjs';
+
+export const id = 'container';
+export const title = 'Container: podman exec -it against jackin attach (socket) and --via podman';
+
+const execFileP = promisify(execFile);
+const JACKIN_BIN = join(REPO_ROOT, 'bin', 'jackin.js');
+/** Where the benchmark's data directory appears inside the container. */
+const DATA = '/bench-data';
+const PROMPT = 'bench$ ';
+const SHELL = ['env', `PS1=${PROMPT}`, 'bash', '--norc', '--noprofile'];
+let counter = 0;
+
+function env(extra = {}) {
+  return { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/root', LANG: 'C.UTF-8', TERM: 'xterm-256color', ...extra };
+}
+
+/** Host paths under the data directory, as the container sees them. */
+function inContainer(argv, dataDir) {
+  return argv.map((a) => (a.startsWith(dataDir) ? DATA + a.slice(dataDir.length) : a));
+}
+
+async function socketAnswers(path) {
+  return new Promise((resolve) => {
+    const s = connect(path);
+    s.once('connect', () => { s.destroy(); resolve(true); });
+    s.once('error', () => resolve(false));
+  });
+}
+
+/**
+ * Starts a container for one session the way `jackin run --image` does (its own argv builder, from the
+ * built package), with the benchmark's data mounted read-only, and waits for the capsule's socket.
+ */
+async function startContainer(image, argv, dataDir) {
+  const { containerRunArgv, DEFAULT_IMAGE_PATH } = await import('../../dist/host/container-run-argv.js');
+  const name = `jackin-bench-${process.pid}-${++counter}`;
+  const home = mkdtempSync(join(tmpdir(), 'jackin-bench-ctr-'));
+  const runDir = join(home, 'sockets', name);
+  mkdirSync(runDir, { recursive: true, mode: 0o700 });
+  const run = containerRunArgv({
+    engine: 'podman', name, image, runDir, workspace: home, program: inContainer(argv, dataDir), user: null, term: 'xterm-256color',
+    rows: 30, cols: 120,
+    capsule: { kind: 'host', node: process.execPath, packageRoot: REPO_ROOT, imagePath: DEFAULT_IMAGE_PATH },
+  });
+  run.splice(2, 0, '-v', `${dataDir}:${DATA}:ro`);
+  await execFileP(run[0], run.slice(1));
+  const socket = join(runDir, 'jackin.sock');
+  for (let i = 0; !(await socketAnswers(socket)); i++) {
+    if (i > 600) throw new Error(`container ${name}: no socket after 30 s`);
+    await sleep(50);
+  }
+  return {
+    name,
+    home,
+    async remove() {
+      await execFileP('podman', ['rm', '-f', '-t', '0', name]).catch(() => undefined);
+      rmSync(home, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The capsule's peak RSS (VmHWM, MiB): the child of the container's init on this host. */
+function capsulePeakRssMiB(name) {
+  const init = execFileSync('podman', ['inspect', '--format', '{{.State.Pid}}', name], { encoding: 'utf8' }).trim();
+  const children = readFileSync(`/proc/${init}/task/${init}/children`, 'utf8').trim().split(/\s+/);
+  for (const pid of children) {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    if (!/^Name:\s+node/m.test(status)) continue;
+    const m = /^VmHWM:\s+(\d+) kB/m.exec(status);
+    if (m) return Number(m[1]) / 1024;
+  }
+  return Number.NaN;
+}
+
+function variants(image, dataDir) {
+  const attach = (id, label, extra) => ({
+    id,
+    label,
+    async start(argv) {
+      const c = await startContainer(image, argv, dataDir);
+      const t0 = process.hrtime.bigint();
+      const pty = spawnOnPty(process.execPath, [JACKIN_BIN, 'attach', c.name, ...extra], { env: env({ JACKIN_HOME: c.home, JACKIN_PASTE_KEY: 'none' }) });
+      return { pty, t0, container: c.name, async stop() { pty.kill(); await c.remove(); } };
+    },
+  });
+  return [
+    {
+      id: 'exec',
+      label: 'podman exec -it',
+      async start(argv) {
+        // The same kind of container (its capsule idles); the program runs through the engine's own TTY.
+        const c = await startContainer(image, ['sleep', 'infinity'], dataDir);
+        const t0 = process.hrtime.bigint();
+        const pty = spawnOnPty('podman', ['exec', '-it', '-e', 'TERM=xterm-256color', c.name, ...inContainer(argv, dataDir)], { env: env() });
+        return { pty, t0, container: c.name, async stop() { pty.kill(); await c.remove(); } };
+      },
+    },
+    attach('socket', 'jackin attach (socket)', []),
+    attach('via', 'jackin attach --via podman', ['--via', 'podman']),
+  ];
+}
+
+export async function run({ quick, log }) {
+  const latencySamples = quick ? 100 : 1000;
+  const mib = quick ? 16 : 64;
+  const runs = quick ? 1 : 3;
+  const prompts = quick ? 2 : 5;
+  const image = (await glibcTestImage()).ref;
+  const file = await makeTextFile(mib);
+  const dataDir = dirname(file.path);
+  const all = variants(image, dataDir);
+  const results = Object.fromEntries(all.map((v) => [v.id, { label: v.label, rates: [], prompts: [], rss: [] }]));
+  try {
+    for (const v of all) {
+      const r = results[v.id];
+      try {
+        for (let i = 0; i < prompts; i++) {
+          const s = await v.start(SHELL);
+          try {
+            await s.pty.waitForText(PROMPT, { timeoutMs: 30_000 });
+            r.prompts.push(Number(process.hrtime.bigint() - s.t0) / 1e6);
+          } finally {
+            await s.stop();
+          }
+        }
+        log(`container: ${v.label}: first prompt ${r.prompts.map((x) => fmt(x, 0)).join(', ')} ms`);
+        r.latency = await measureLatency(v, { samples: latencySamples });
+        log(`container: ${v.label}: p50 ${fmt(r.latency.p50, 3)} ms, p99 ${fmt(r.latency.p99, 3)} ms`);
+      } catch (e) {
+        r.error = e instanceof Error ? e.message : String(e);
+        log(`container: ${v.label}: failed: ${r.error}`);
+      }
+    }
+    for (let i = 0; i < runs; i++) {
+      for (const v of all) {
+        const r = results[v.id];
+        if (r.error !== undefined) continue;
+        // Wraps start() to read the capsule's peak RSS just before the session is stopped.
+        const measured = {
+          ...v,
+          async start(argv) {
+            const s = await v.start(argv);
+            return { ...s, async stop() { if (v.id !== 'exec') r.rss.push(capsulePeakRssMiB(s.container)); await s.stop(); } };
+          },
+        };
+        try {
+          const one = await measureThroughput(measured, file, { runs: 1 });
+          r.rates.push(one.mibPerSecond);
+          log(`container: ${v.label}: cat of ${mib} MiB, run ${i + 1}/${runs}: ${fmt(one.mibPerSecond, 1)} MiB/s`);
+        } catch (e) {
+          r.error = e instanceof Error ? e.message : String(e);
+          log(`container: ${v.label}: failed: ${r.error}`);
+        }
+      }
+    }
+  } finally {
+    file.cleanup();
+  }
+  return { data: results, markdown: render(results, { latencySamples, mib, runs, prompts }) };
+}
+
+function render(res, { latencySamples, mib, runs, prompts }) {
+  const e = res.exec;
+  const s = res.socket;
+  const v = res.via;
+  const get = {
+    p50: (r) => r.latency?.p50,
+    p99: (r) => r.latency?.p99,
+    tput: (r) => (r.rates.length ? median(r.rates) : undefined),
+    prompt: (r) => (r.prompts.length ? median(r.prompts) : undefined),
+    rss: (r) => (r.rss.length ? Math.max(...r.rss) : undefined),
+  };
+  const row = (name, f, digits) => `| ${name} | ${fmt(f(e), digits)} | ${fmt(f(s), digits)} | ${fmt(f(v), digits)} | ${ratio(f(s), f(e))} | ${ratio(f(v), f(e))} |`;
+  const verdict = (ok, value) => (Number.isFinite(value) ? (ok ? 'met' : 'not met') : 'n/a');
+  const over = get.p50(s) - get.p50(e);
+  const rss = Math.max(get.rss(s) ?? Number.NaN, get.rss(v) ?? Number.NaN);
+  const errors = Object.values(res).filter((r) => r.error).map((r) => `- ${r.label} failed: ${r.error}`);
+  return [
+    '| measure | podman exec -it | jackin attach (socket) | jackin --via podman | socket / exec | via / exec |',
+    '|---|---:|---:|---:|---:|---:|',
+    row('keystroke round trip p50 (ms)', get.p50, 3),
+    row('keystroke round trip p99 (ms)', get.p99, 3),
+    row(`output throughput, cat of ${mib} MiB (MiB/s)`, get.tput, 1),
+    row('time to first prompt, median (ms)', get.prompt, 0),
+    row('capsule peak RSS in the throughput run (MiB)', get.rss, 1),
+    '',
+    'Targets (reported, not asserted):',
+    '',
+    `- throughput over the socket against podman exec -it: ${ratio(get.tput(s), get.tput(e))} (target ≥ 1.0×): ${verdict(get.tput(s) >= get.tput(e), get.tput(s))}`,
+    `- p50 round-trip overhead over podman exec -it: ${fmt(over, 3)} ms (target ≤ 0.5 ms): ${verdict(over <= 0.5, over)}`,
+    `- first prompt via podman against podman exec -it: ${ratio(get.prompt(v), get.prompt(e))} (target ≤ 2×): ${verdict(get.prompt(v) <= 2 * get.prompt(e), get.prompt(v))}`,
+    `- capsule peak RSS during the throughput run: ${fmt(rss, 1)} MiB (target < 100 MiB): ${verdict(rss < 100, rss)}`,
+    ...(errors.length ? ['', 'Failures:', '', ...errors] : []),
+    '',
+    'Method: Podman with crun, an image built here from host binaries (no jackin and no Node inside); each ' +
+      'session gets a new container started with the argv `jackin run --image` builds (host Node and package ' +
+      'mounted read-only, `--init`), the data file mounted read-only. The bench process owns a PTY (120×30). ' +
+      '`podman exec -it` runs the program in such a container (its capsule idle); jackin attaches to the ' +
+      'capsule that runs it, over the bind-mounted socket or through `podman exec -i … jackin-capsule attach-proxy`. ' +
+      `Round trip: ${latencySamples} keys as in the attach section. Throughput: cat of ${mib} MiB, median of ${runs} run(s), ` +
+      `variants taking turns. First prompt: from spawning the command to the prompt of bash appearing, median of ${prompts}. ` +
+      'Peak RSS: VmHWM of the capsule process, read on the host before the session ends.',
+  ].join('\n');
+}

@@ -1,0 +1,217 @@
+/**
+ * `jackin run --image IMAGE`: the agent in a container, with no jackin in the image. Starts the container
+ * (argv from host/container-run-argv.ts), waits for its capsule's socket, attaches, and removes the
+ * container once the program has exited. `--dry-run` prints the engine command instead.
+ */
+import { chownSync, lstatSync, mkdirSync, realpathSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { Option, type Command } from 'commander';
+import { JackinError } from '../errors.ts';
+import { CONTAINER_LABEL, containerRunArgv, explainStartFailure, imagePathFromEnv, DEFAULT_IMAGE_PATH, type CapsuleSource, type ContainerRunSpec } from '../host/container-run-argv.ts';
+import { socketAnswers } from '../host/instances.ts';
+import { CONTAINER_ENGINES, containerState, detectEngine, engineCommand, type ContainerEngine } from '../transport/container-engine.ts';
+import { removeContainerRecord, writeContainerRecord } from '../transport/container-record.ts';
+import { formatArgv } from '../transport/exec-args.ts';
+import { checkInstanceName, instanceRunDir, SOCKET_HANDOVER_GRACE_MS, type Selection } from '../transport/select.ts';
+import { connectSocket, isPermissionDenied, socketTransport } from '../transport/socket.ts';
+import { inertText } from '../ui/inert-text.ts';
+import type { Transport } from '../transport/transport.ts';
+
+/** A container start: the engine creates it (~0.3 s), then Node and the PTY start inside (~0.3 s), or an image pull. */
+export const CONTAINER_START_TIMEOUT_MS = 60_000;
+const SOCKET_POLL_MS = 50;
+/** How often the engine is asked whether the container is still running while the socket is awaited. */
+const STATE_POLL_MS = 500;
+/** Lines of the container's log quoted when its capsule fails to start. */
+const LOG_TAIL_LINES = 5;
+
+const PACKAGE_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+export interface RunImageFlags {
+  image?: string;
+  engine?: ContainerEngine;
+  name?: string;
+  workspace?: string;
+  user?: string;
+  capsule?: CapsuleSource['kind'];
+  dryRun?: boolean;
+  verbose?: boolean;
+}
+
+/** Adds the container options to `jackin run`. */
+export function addRunImageOptions(cmd: Command): Command {
+  return cmd
+    .option('--image <image>', 'run the program in a new container of this image (no jackin needed in it)')
+    .addOption(new Option('--engine <engine>', 'with --image: container engine (default: whichever of docker and podman is installed)').choices(CONTAINER_ENGINES))
+    .option('--user <user>', 'with --image: user in the container (default: yours, uid:gid; as root, the image\'s)')
+    .addOption(new Option('--capsule <source>', 'with --image: lend this host\'s Node and jackin (host, the default on Linux) or use the image\'s jackin-capsule (image)').choices(['host', 'image']))
+    .option('--dry-run', 'with --image: print the engine command and exit');
+}
+
+/** The container options mean nothing to a local `jackin run`: refuse them rather than ignore them. */
+export function refuseImageOnlyFlags(flags: RunImageFlags): void {
+  const given = (['engine', 'user', 'capsule', 'dryRun'] as const).filter((k) => flags[k] !== undefined);
+  if (given.length > 0) {
+    const names = given.map((k) => (k === 'dryRun' ? '--dry-run' : `--${k}`)).join(', ');
+    throw new JackinError('E_USAGE', `${names} apply only with --image`, { exitCode: 2 });
+  }
+}
+
+/** Can this host's Node and native modules run in a Linux container? Only a Linux glibc build can. */
+function hostCanLend(): boolean {
+  const header = (process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined)?.header;
+  return process.platform === 'linux' && typeof header?.glibcVersionRuntime === 'string';
+}
+
+/** The default instance name: the image's repository name (`ghcr.io/acme/agent:1` → `agent`). */
+export function imageInstanceName(image: string): string {
+  const last = image.split('@')[0]!.split('/').at(-1) ?? '';
+  const base = last.split(':')[0]!.replace(/[^A-Za-z0-9._-]/g, '-').replace(/^[-.]+/, '');
+  return base.length > 0 ? base.slice(0, 64) : 'agent';
+}
+
+async function imagePath(engine: ContainerEngine, image: string): Promise<string> {
+  try {
+    return imagePathFromEnv(await engineCommand(engine, ['image', 'inspect', '--format', '{{json .Config.Env}}', image]));
+  } catch {
+    return DEFAULT_IMAGE_PATH; // not pulled yet: `run` pulls it
+  }
+}
+
+/** The container's last log lines, one line, for an error message. */
+async function logTail(engine: ContainerEngine, name: string): Promise<string> {
+  try {
+    const out = await engineCommand(engine, ['logs', name], undefined, { both: true });
+    // The container's words: made inert before they reach the operator's terminal.
+    return inertText(out.split('\n').map((l) => l.trim()).filter((l) => l.length > 0).slice(-LOG_TAIL_LINES).join(' | '), 400);
+  } catch (e) {
+    return e instanceof Error ? e.message : String(e);
+  }
+}
+
+/** A stopped container of that name that we started is removed; anything else of that name is refused. */
+async function clearOldContainer(engine: ContainerEngine, name: string): Promise<void> {
+  const state = await containerState(engine, name);
+  if (state === null) return;
+  const label = (await engineCommand(engine, ['inspect', '--type', 'container', '--format', `{{index .Config.Labels "${CONTAINER_LABEL}"}}`, name]).catch(() => '')).trim();
+  if (label !== name) {
+    throw new JackinError('E_CONTAINER_EXISTS', `a container named ${name} already exists and was not started by jackin: pick another --name or remove it (${engine} rm ${name})`);
+  }
+  if (state === 'running') {
+    throw new JackinError('E_INSTANCE_EXISTS', `instance ${name} is already running in a container: attach with \`jackin attach ${name}\`, or \`jackin stop ${name}\` first`);
+  }
+  await engineCommand(engine, ['rm', '-f', name]);
+}
+
+export type AttachFn = (selection: Selection, name: string, connect: () => Promise<Transport>) => Promise<number>;
+
+export async function runImageCommand(command: string[], flags: RunImageFlags, home: string, attach: AttachFn): Promise<number> {
+  const image = flags.image!;
+  const say = (line: string) => process.stderr.write(`jackin: ${line}\n`);
+  const engineChoice = flags.engine !== undefined ? { engine: flags.engine, reason: '--engine was given' } : await detectEngine();
+  const engine = engineChoice.engine;
+  if (flags.engine === undefined && flags.dryRun !== true) say(`using ${engine}: ${engineChoice.reason}`);
+  const name = checkInstanceName(flags.name ?? imageInstanceName(image));
+  const workspace = resolve(flags.workspace ?? process.cwd());
+  const runDir = instanceRunDir(home, name);
+  const source = flags.capsule ?? (hostCanLend() ? 'host' : 'image');
+  if (source === 'host' && !hostCanLend()) {
+    throw new JackinError('E_USAGE', `--capsule host needs a Linux glibc host (this is ${process.platform}): its Node cannot run in a Linux container; install jackin-bridge in the image and use --capsule image`, { exitCode: 2 });
+  }
+  const capsule: CapsuleSource =
+    source === 'host' ? { kind: 'host', node: realpathSync(process.execPath), packageRoot: realpathSync(PACKAGE_ROOT), imagePath: await imagePath(engine, image) } : { kind: 'image' };
+  const uid = typeof process.getuid === 'function' ? process.getuid() : null;
+  const gid = typeof process.getgid === 'function' ? process.getgid() : null;
+  const user = flags.user ?? (uid !== null && uid !== 0 && gid !== null ? `${uid}:${gid}` : null);
+  const spec: ContainerRunSpec = {
+    engine,
+    name,
+    image,
+    runDir,
+    workspace,
+    program: command.length > 0 ? command : ['/bin/sh'],
+    user,
+    term: process.env['TERM'] || 'xterm-256color',
+    capsule,
+    // The operator's size now; a printed command (--dry-run) is run later, in another terminal, so it has none.
+    ...(process.stdout.isTTY === true && flags.dryRun !== true ? { rows: process.stdout.rows, cols: process.stdout.columns } : {}),
+  };
+  const argv = containerRunArgv(spec);
+  if (flags.dryRun === true) {
+    process.stdout.write(`mkdir -p -m 700 ${formatArgv([runDir])}\n${formatArgv(argv)}\n`);
+    return 0;
+  }
+
+  try {
+    if (!lstatSync(workspace).isDirectory()) throw new Error('not a directory');
+  } catch (cause) {
+    throw new JackinError('E_USAGE', `workspace ${workspace} is not a directory: pass an existing --workspace`, { cause, exitCode: 2 });
+  }
+  if (await socketAnswers(join(runDir, 'jackin.sock'))) {
+    throw new JackinError('E_INSTANCE_EXISTS', `instance ${name} is already running: attach with \`jackin attach ${name}\` or pick another --name`);
+  }
+  await clearOldContainer(engine, name);
+  mkdirSync(runDir, { recursive: true, mode: 0o700 });
+  // Owner fix: as root, a container user given by number gets the run directory, or its capsule could not
+  // create the socket in it (a root capsule hands its files to the directory's owner instead).
+  const numeric = /^(\d+)(?::(\d+))?$/.exec(user ?? '');
+  if (uid === 0 && numeric !== null && numeric[1] !== '0') chownSync(runDir, Number(numeric[1]), Number(numeric[2] ?? numeric[1]));
+  writeContainerRecord(home, name, { engine, container: name, image });
+  if (flags.verbose === true) say(formatArgv(argv));
+  try {
+    await engineCommand(engine, argv.slice(1), CONTAINER_START_TIMEOUT_MS);
+  } catch (e) {
+    removeContainerRecord(home, name);
+    throw new JackinError('E_CONTAINER_START', `could not start the container: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
+  }
+
+  const socket = join(runDir, 'jackin.sock');
+  const sock = await waitForCapsule(engine, name, socket, capsule.kind, image).catch(async (e: unknown) => {
+    await engineCommand(engine, ['rm', '-f', name]).catch(() => undefined);
+    removeContainerRecord(home, name);
+    throw e;
+  });
+  const selection: Selection = { transport: socketTransport(sock, socket), choice: 'socket', reason: `jackin run --image started container ${name} (${engine})` };
+  const status = await attach(selection, name, async () => socketTransport(await connectSocket(socket), socket));
+  // The program has exited (not a detach): its container has nothing left to run.
+  const state = await containerState(engine, name);
+  if (state !== null && state !== 'running') {
+    // Killed from outside (kill -9, an OOM kill, a host shutdown), the container's status is not the
+    // program's: say that the container stopped, which the lost connection alone does not tell.
+    const code = (await engineCommand(engine, ['inspect', '--type', 'container', '--format', '{{.State.ExitCode}}', name]).catch(() => '')).trim();
+    if (code !== '' && Number(code) !== status) say(`container ${name} stopped (${engine}: ${state}, exit code ${code})`);
+    await engineCommand(engine, ['rm', '-f', name]).catch(() => undefined);
+    removeContainerRecord(home, name);
+  }
+  return status;
+}
+
+/** Polls the socket until the capsule answers; fails at once, with the reason, when the container stops. */
+async function waitForCapsule(engine: ContainerEngine, name: string, socket: string, capsule: CapsuleSource['kind'], image: string) {
+  const deadline = Date.now() + CONTAINER_START_TIMEOUT_MS;
+  let nextState = Date.now() + STATE_POLL_MS;
+  let handover = Infinity;
+  for (;;) {
+    try {
+      return await connectSocket(socket);
+    } catch (e) {
+      if (!(e instanceof JackinError) || e.code !== 'E_SOCKET_UNAVAILABLE') throw e;
+      if (isPermissionDenied(e)) handover = Math.min(handover, Date.now() + SOCKET_HANDOVER_GRACE_MS);
+      if (isPermissionDenied(e) && Date.now() > handover) throw new JackinError('E_SOCKET_PERMISSION', e.message, { cause: e });
+    }
+    if (Date.now() >= nextState) {
+      nextState = Date.now() + STATE_POLL_MS;
+      const state = await containerState(engine, name);
+      if (state !== 'running' && state !== 'created') {
+        const tail = await logTail(engine, name);
+        throw explainStartFailure(tail, capsule, image) ?? new JackinError('E_CAPSULE_START', `container ${name} stopped (${state ?? 'gone'}) before its capsule opened ${socket}${tail ? `: ${tail}` : ''}`);
+      }
+    }
+    if (Date.now() > deadline) {
+      throw new JackinError('E_CAPSULE_START', `the capsule in container ${name} did not open ${socket} within ${CONTAINER_START_TIMEOUT_MS} ms (see ${engine} logs ${name})`);
+    }
+    await sleep(SOCKET_POLL_MS);
+  }
+}

@@ -1,0 +1,60 @@
+/**
+ * `jackin stop NAME`: stops an instance. A container `jackin run --image` started is stopped and removed
+ * through its engine (its init forwards SIGTERM to the capsule, which ends the program); a local capsule
+ * gets SIGTERM, once its socket has confirmed the pid.
+ */
+import type { Command } from 'commander';
+import { JackinError } from '../errors.ts';
+import { jackinHome, probeInstance } from '../host/instances.ts';
+import { engineCommand } from '../transport/container-engine.ts';
+import { readContainerRecord, removeContainerRecord } from '../transport/container-record.ts';
+import { checkInstanceName, instanceSocketPath } from '../transport/select.ts';
+import { socketAnswers } from '../host/instances.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+/** A local capsule ends its program (SIGHUP, then SIGKILL after its grace) well within this. */
+export const LOCAL_STOP_TIMEOUT_MS = 15_000;
+const LOCAL_STOP_POLL_MS = 50;
+
+async function stopCommand(name: string): Promise<number> {
+  const home = jackinHome();
+  checkInstanceName(name);
+  const record = readContainerRecord(home, name);
+  if (record !== null) {
+    // `stop` gives the init's SIGTERM 10 s; `rm -f` then removes it (and succeeds if it is already gone).
+    await engineCommand(record.engine, ['stop', '-t', '10', record.container]).catch(() => undefined);
+    await engineCommand(record.engine, ['rm', '-f', record.container]);
+    removeContainerRecord(home, name);
+    process.stdout.write(`stopped ${name} (${record.engine} container ${record.container})\n`);
+    return 0;
+  }
+  const info = await probeInstance(home, name);
+  if (info.state === 'live' && info.pid === null && info.containerPid !== null) {
+    throw new JackinError('E_NO_INSTANCE', `the capsule of ${name} runs in a container jackin did not start: stop that container (docker/podman stop <container>)`);
+  }
+  if (info.state !== 'live' || info.pid === null) {
+    throw new JackinError('E_NO_INSTANCE', `no running instance ${name}: ${info.state === 'inaccessible' ? `its socket is owned by uid ${info.owner ?? '?'}` : 'nothing answers on its socket'} (for a container you started yourself: docker/podman stop ${name})`);
+  }
+  try {
+    process.kill(info.pid, 'SIGTERM');
+  } catch (e) {
+    throw new JackinError('E_NO_INSTANCE', `cannot signal the capsule of ${name} (pid ${info.pid}): ${(e as NodeJS.ErrnoException).code ?? String(e)}; it may run in a container: stop that container`, { cause: e });
+  }
+  const socket = instanceSocketPath(home, name);
+  const deadline = Date.now() + LOCAL_STOP_TIMEOUT_MS;
+  while (await socketAnswers(socket)) {
+    if (Date.now() > deadline) throw new JackinError('E_STOP_TIMEOUT', `${name} (pid ${info.pid}) still answers ${LOCAL_STOP_TIMEOUT_MS} ms after SIGTERM`);
+    await sleep(LOCAL_STOP_POLL_MS);
+  }
+  process.stdout.write(`stopped ${name}\n`);
+  return 0;
+}
+
+export function registerStopCommand(program: Command, setStatus: (n: number) => void): void {
+  program
+    .command('stop')
+    .description('stop an instance: its container (from jackin run --image), or its local capsule; the program ends')
+    .argument('<instance>', 'instance name')
+    .addHelpText('after', '\nExamples:\n  jackin stop agent')
+    .action(async (name: string) => setStatus(await stopCommand(name)));
+}

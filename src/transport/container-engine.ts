@@ -1,0 +1,82 @@
+/**
+ * Which container engine to use when the operator did not say: docker or podman, whichever is installed,
+ * and the reason, which the CLI prints. Also the engine's own one-shot commands (inspect, logs, rm) that
+ * `jackin run --image` and `jackin stop` need, each a bounded child process.
+ */
+import { execFile } from 'node:child_process';
+import { accessSync, constants } from 'node:fs';
+import { delimiter, join } from 'node:path';
+import { JackinError } from '../errors.ts';
+
+export const CONTAINER_ENGINES = ['docker', 'podman'] as const;
+export type ContainerEngine = (typeof CONTAINER_ENGINES)[number];
+
+/** A docker client with no reachable engine answers `docker version` with an error within this. */
+export const ENGINE_PROBE_TIMEOUT_MS = 5_000;
+/** inspect/logs/rm/stop are quick; `stop` waits for the container's own grace period (10 s) at most. */
+export const ENGINE_COMMAND_TIMEOUT_MS = 30_000;
+
+/** True when `program` is an executable file in one of PATH's directories. */
+export function onPath(program: string, env: NodeJS.ProcessEnv = process.env): boolean {
+  for (const dir of (env['PATH'] ?? '').split(delimiter)) {
+    if (dir === '') continue;
+    try {
+      accessSync(join(dir, program), constants.X_OK);
+      return true;
+    } catch {
+      // not here
+    }
+  }
+  return false;
+}
+
+export interface EngineChoice {
+  engine: ContainerEngine;
+  reason: string;
+}
+
+/**
+ * Pure: the engine from what is installed. With both, docker wins unless its engine does not answer (a
+ * docker client alone, as on machines where only Podman runs containers).
+ */
+export async function chooseEngine(installed: readonly ContainerEngine[], dockerAnswers: () => Promise<boolean>): Promise<EngineChoice> {
+  const docker = installed.includes('docker');
+  const podman = installed.includes('podman');
+  if (docker && podman) {
+    if (await dockerAnswers()) return { engine: 'docker', reason: 'docker and podman are both installed and docker\'s engine answers (pass --engine podman for podman)' };
+    return { engine: 'podman', reason: 'docker is installed but its engine does not answer, podman is installed' };
+  }
+  if (docker) return { engine: 'docker', reason: 'docker is installed (podman is not)' };
+  if (podman) return { engine: 'podman', reason: 'podman is installed (docker is not)' };
+  throw new JackinError('E_ENGINE_MISSING', 'neither docker nor podman is installed (or on PATH): install one (apt-get install podman, or Docker Engine), or pass --engine');
+}
+
+/**
+ * Runs one engine command; resolves with stdout (and stderr after it with `both`: `logs` replays the
+ * container's stderr on its own), rejects with stderr's last line.
+ */
+export function engineCommand(engine: ContainerEngine, args: readonly string[], timeoutMs = ENGINE_COMMAND_TIMEOUT_MS, { both = false }: { both?: boolean } = {}): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(engine, [...args], { timeout: timeoutMs, maxBuffer: 4 * 1024 * 1024, encoding: 'utf8' }, (err, stdout, stderr) => {
+      if (err === null) return resolve(both ? stdout + stderr : stdout);
+      const said = stderr.split('\n').map((l) => l.trim()).filter((l) => l.length > 0).at(-1);
+      const why = (err as NodeJS.ErrnoException).code === 'ENOENT' ? `${engine} is not installed or not on PATH` : (said ?? err.message);
+      reject(new JackinError('E_ENGINE_COMMAND', `${engine} ${args[0] ?? ''} failed: ${why}`, { cause: err }));
+    });
+  });
+}
+
+/** The engines installed here, and the choice among them (asking docker's engine only when both are). */
+export function detectEngine(env: NodeJS.ProcessEnv = process.env): Promise<EngineChoice> {
+  const installed = CONTAINER_ENGINES.filter((e) => onPath(e, env));
+  return chooseEngine(installed, () => engineCommand('docker', ['version', '--format', '{{.Server.Version}}'], ENGINE_PROBE_TIMEOUT_MS).then(() => true, () => false));
+}
+
+/** The container's state (`running`, `exited`, …), or null when there is no container of that name. */
+export async function containerState(engine: ContainerEngine, name: string): Promise<string | null> {
+  try {
+    return (await engineCommand(engine, ['inspect', '--type', 'container', '--format', '{{.State.Status}}', name])).trim();
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,144 @@
+/**
+ * Container images for the real-engine tests, built with no registry: a root filesystem of this host's own
+ * binaries (bash, coreutils, the libraries `ldd` lists for them, libutil for node-pty) imported with
+ * `podman import`. There is no jackin and no Node inside: `jackin run --image` must bring its own.
+ *
+ * An image is named by a hash of everything that goes into it, so it is built once per content and reused
+ * by every test and every later run until a binary changes. Tests never remove it (it is the cache); they
+ * remove only the containers they start, by the exact name they gave them.
+ *
+ * Plain JavaScript (with podman-image.d.mts for the tests) so that bench/ builds the same image.
+ */
+import { execFile, execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
+const execFileP = promisify(execFile);
+/** Programs the test images carry (besides the dynamic loader and libraries they need). */
+const PROGRAMS = ['bash', 'sh', 'cat', 'sleep', 'true', 'env', 'id', 'ls', 'stat', 'sha256sum', 'stty', 'head', 'mkdir', 'rm', 'ps', 'printf', 'tail'];
+/** node-pty's native module links libutil, which no program above needs. */
+const EXTRA_LIBS = ['libutil.so.1'];
+/** Bumped when the recipe below changes in a way the file list does not show. */
+const RECIPE = 'jackin-test-rootfs-1';
+const PASSWD = 'root:x:0:0:root:/root:/bin/bash\nop:x:1000:1000:operator:/home/op:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/bin/sh\n';
+const GROUP = 'root:x:0:\nop:x:1000:\nnogroup:x:65534:\n';
+/** The program's file on PATH (not a shell builtin of the same name), or '' when there is none. */
+function which(program) {
+    for (const dir of (process.env['PATH'] ?? '/usr/bin:/bin').split(':')) {
+        const path = join(dir, program);
+        if (existsSync(path))
+            return path;
+    }
+    return '';
+}
+/** Absolute paths of the shared libraries (and loader) `ldd` lists for `binary`. */
+function libsOf(binary) {
+    let out;
+    try {
+        out = execFileSync('ldd', [binary], { encoding: 'utf8' });
+    }
+    catch {
+        return []; // static: "not a dynamic executable"
+    }
+    const paths = [];
+    for (const line of out.split('\n')) {
+        const m = /=>\s+(\/\S+)/.exec(line) ?? /^\s*(\/\S+)\s+\(/.exec(line);
+        if (m)
+            paths.push(m[1]);
+    }
+    return paths;
+}
+function libDirOf() {
+    // Where this host keeps libutil (Debian: /lib/x86_64-linux-gnu).
+    const libc = libsOf(which('bash')).find((p) => /\/libc\.so\.6$/.test(p));
+    if (libc === undefined)
+        throw new Error('cannot find libc.so.6 in `ldd bash`');
+    return dirname(libc);
+}
+/** Every file of the glibc test image: in-image path → host file to copy. */
+function glibcFiles() {
+    const files = new Map();
+    for (const p of PROGRAMS) {
+        const path = which(p);
+        if (path === '')
+            throw new Error(`${p} is not installed (needed for the test image)`);
+        files.set(path, path);
+        for (const lib of libsOf(path))
+            files.set(lib, lib);
+    }
+    const libDir = libDirOf();
+    for (const lib of EXTRA_LIBS) {
+        files.set(join(libDir, lib), join(libDir, lib));
+        // node's own libraries, in case a later Node links more than this one (it must run from the mount).
+        for (const l of libsOf(process.execPath))
+            files.set(l, l);
+    }
+    return files;
+}
+/** Builds (or finds, by content hash) an image from `files` plus passwd/group and the usual empty dirs. */
+async function ensureImage(repo, files) {
+    const sorted = [...files.entries()].sort(([a], [b]) => a.localeCompare(b));
+    const hash = createHash('sha256').update(RECIPE).update(PASSWD).update(GROUP);
+    for (const [inImage, host] of sorted)
+        hash.update(inImage).update('\0').update(readFileSync(host)).update('\0');
+    const ref = `localhost/${repo}:${hash.digest('hex').slice(0, 16)}`;
+    const exists = await execFileP('podman', ['image', 'exists', ref]).then(() => true, () => false);
+    if (exists)
+        return { ref };
+    const root = mkdtempSync(join(tmpdir(), `${repo}-`));
+    try {
+        for (const d of ['proc', 'sys', 'dev', 'run', 'etc', 'root', 'home/op', 'jackin/run'])
+            mkdirSync(join(root, d), { recursive: true });
+        mkdirSync(join(root, 'tmp'), { mode: 0o1777 });
+        chmodSync(join(root, 'tmp'), 0o1777);
+        writeFileSync(join(root, 'etc', 'passwd'), PASSWD);
+        writeFileSync(join(root, 'etc', 'group'), GROUP);
+        for (const [inImage, host] of sorted) {
+            const dest = join(root, inImage);
+            mkdirSync(dirname(dest), { recursive: true });
+            copyFileSync(realpathSync(host), dest);
+            chmodSync(dest, 0o755);
+        }
+        // Debian's /bin and /lib are symlinks to /usr/...: the programs found there must also be reachable.
+        for (const [link, target] of [['bin', 'usr/bin'], ['lib', 'usr/lib'], ['lib64', 'usr/lib64'], ['sbin', 'usr/sbin']]) {
+            mergeUsr(root, link, target);
+        }
+        await execFileP('sh', ['-c', 'tar -C "$1" -cf - . | podman import --change \'CMD ["sleep","infinity"]\' - "$2" >/dev/null', 'sh', root, ref], {
+            maxBuffer: 1 << 20,
+        });
+    }
+    finally {
+        rmSync(root, { recursive: true, force: true });
+    }
+    return { ref };
+}
+/** Moves `root/link` into `root/target` (merged /usr) and leaves a symlink, as Debian 12 does. */
+function mergeUsr(root, link, target) {
+    execFileSync('sh', ['-c', 'cd "$1" && if [ -d "$2" ] && [ ! -L "$2" ]; then mkdir -p "$3" && cp -a "$2"/. "$3"/ && rm -rf "$2"; fi; [ -e "$2" ] || ln -s "$3" "$2"', 'sh', root, link, target]);
+}
+let glibc;
+/** A glibc image with bash and coreutils and no jackin, no Node. */
+export function glibcTestImage() {
+    glibc ??= ensureImage('jackin-test-glibc', glibcFiles());
+    return glibc;
+}
+let noGlibc;
+/**
+ * An image without glibc's loader, standing in for Alpine (musl): only the static
+ * init, so the host's Node cannot run in it.
+ */
+export function noGlibcTestImage() {
+    const files = new Map([['/usr/bin/catatonit', which('catatonit')]]);
+    noGlibc ??= ensureImage('jackin-test-noglibc', files);
+    return noGlibc;
+}
+/** A container name unique to this test run, with the branch-neutral prefix tests clean up by. */
+export function containerName(label) {
+    return `jackin-test-${label}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+}
+/** Removes a container a test started, by its exact name; a container already gone is fine. */
+export async function removeContainer(name) {
+    await execFileP('podman', ['rm', '-f', '-t', '0', name]).catch(() => undefined);
+}
