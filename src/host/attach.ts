@@ -108,8 +108,7 @@ export class AttachSession implements FeatureSession {
         active: () => !this.detaching && !this.finished,
         drawsOverlay: () => this.drawsOverlay,
         gesture: (g) => this.gesture(g),
-        replies: terminal.filter.expectations,
-        programModes: () => terminal.filter.program,
+        filter: terminal.filter,
         ...(o.log ? { log: o.log } : {}),
       }),
     );
@@ -189,33 +188,18 @@ export class AttachSession implements FeatureSession {
     if (!this.finished) this.o.terminal.write(bytes);
   }
 
-  get programModes(): Readonly<ProgramModes> {
-    return this.o.terminal.filter.program;
-  }
-
-  /** The host's needs: bracketed paste always (paste detection), click capture when a feature asks. */
-  private hostNeeds: HostNeeds = { mouseCapture: false, bracketedPaste: true };
-
-  setHostNeeds(needs: Partial<HostNeeds>): void {
-    this.hostNeeds = { ...this.hostNeeds, ...needs };
-    if (!this.finished) this.o.terminal.setHostNeeds(this.hostNeeds);
-  }
-
-  /** Copy offers, clipboard queries and the rest the terminal filter found in the program's output. */
-  get onTerminalEvent(): FeatureSession['onTerminalEvent'] {
-    return this.o.terminal.onFilterEvent;
-  }
+  // The terminal filter's view of the program, and the host's own needs of the terminal (feature-session.ts).
+  get programModes(): Readonly<ProgramModes> { return this.o.terminal.filter.program; }
+  get onTerminalEvent(): FeatureSession['onTerminalEvent'] { return this.o.terminal.onFilterEvent; }
+  setHostNeeds(needs: Partial<HostNeeds>): void { if (!this.finished) this.o.terminal.setHostNeeds(needs); }
 
   /** Sends Hello and starts relaying. Returns `done`. */
   start(): Promise<AttachOutcome> {
     const { terminal } = this.o;
     this.relay.send(helloFrame(terminal.size(), this.o.env ?? process.env));
-    terminal.setHostNeeds(this.hostNeeds);
-    this.store.add(
-      terminal.onFilterEvent((e) => {
-        if (e.type === 'dropped') this.o.log?.(`terminal filter dropped ${e.what}`);
-      }),
-    );
+    // Bracketed paste always: the host tells pastes from typing (docs/terminal-policy.md, "Modes").
+    terminal.setHostNeeds({ bracketedPaste: true });
+    this.store.add(terminal.onFilterEvent((e) => void (e.type === 'dropped' && this.o.log?.(`terminal filter dropped ${e.what}`))));
     this.store.add(this.relay.onFrame((f) => this.onServerFrame(f)));
     this.store.add(this.relay.onSkipped((e) => this.onSkipped(e)));
     this.store.add(this.relay.onBroken((reason) => void this.lose(reason)));

@@ -26,8 +26,7 @@ function setup(drawsOverlay = true) {
     active: () => active,
     drawsOverlay: () => drawsOverlay,
     gesture: (g) => gestures.push(g),
-    replies,
-    programModes: () => program,
+    filter: { expectations: replies, program },
   });
   return { router, palette, typed, gestures, drawn, notices, replies, program, stop: () => (active = false) };
 }

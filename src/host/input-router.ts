@@ -32,10 +32,8 @@ export interface InputRouterOptions {
   /** True when this host draws its own palette (our capsule); else the palette key goes to the capsule. */
   drawsOverlay: () => boolean;
   gesture: (g: Gesture) => void;
-  /** Replies due (the terminal filter records the queries it let out). */
-  replies: ReplyExpectations;
-  /** The modes the program asked for, as the terminal filter saw them. */
-  programModes: () => Readonly<ProgramModes>;
+  /** The terminal filter: the replies due (the queries it let out) and the modes the program asked for. */
+  filter: { readonly expectations: ReplyExpectations; readonly program: Readonly<ProgramModes> };
   /** Diagnostics for dropped replies. */
   log?: (line: string) => void;
 }
@@ -50,7 +48,7 @@ export class InputRouter implements Disposable {
   private holds = 0;
 
   constructor(private readonly o: InputRouterOptions) {
-    this.scanner = new InputScanner({ ...o.scanner, replies: o.replies, pasteBrackets: () => o.programModes().bracketedPaste });
+    this.scanner = new InputScanner({ ...o.scanner, replies: o.filter.expectations, pasteBrackets: () => o.filter.program.bracketedPaste });
     this.store.add(toDisposable(() => clearTimeout(this.flushTimer)));
   }
 
@@ -104,7 +102,7 @@ export class InputRouter implements Disposable {
         continue;
       }
       if (ev.type === 'reply') {
-        if (shouldForwardReply(ev.kind, this.o.replies, this.o.programModes().focus)) this.o.sendInput(ev.raw);
+        if (shouldForwardReply(ev.kind, this.o.filter.expectations, this.o.filter.program.focus)) this.o.sendInput(ev.raw);
         else this.o.log?.(`dropped a terminal reply (${ev.kind}) that no query let out`);
         continue;
       }
@@ -125,7 +123,7 @@ export class InputRouter implements Disposable {
           this.offer('pasteKey', ev);
           break;
         case 'paste':
-          this.offer('paste', ev, this.o.programModes().bracketedPaste ? ev.raw : ev.content);
+          this.offer('paste', ev, this.o.filter.program.bracketedPaste ? ev.raw : ev.content);
           break;
         case 'mouse':
           this.offer('mouse', ev);

@@ -121,9 +121,12 @@ export class HostTerminal {
     return this.stdout.write(bytes);
   }
 
+  private hostNeeds: HostNeeds = { mouseCapture: false, bracketedPaste: false };
+
   /** Changes what the host needs from the terminal (click capture, bracketed paste); writes the change. */
-  setHostNeeds(needs: HostNeeds): void {
-    const diff = this.filter.setHostNeeds(needs);
+  setHostNeeds(needs: Partial<HostNeeds>): void {
+    this.hostNeeds = { ...this.hostNeeds, ...needs };
+    const diff = this.filter.setHostNeeds(this.hostNeeds);
     // Like the restore, only for a real terminal: a pipe gets no mode sequences of ours.
     if (diff.length > 0 && !this.restored && this.stdout.isTTY === true) this.stdout.write(diff);
   }
