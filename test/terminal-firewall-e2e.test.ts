@@ -4,12 +4,13 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fixtureCommand, INNER_PROMPT, INNER_SHELL, JACKIN, OUTER_PROMPT, paneFor, REPO_ROOT, startSession, START_TIMEOUT_MS, waitForJackinExit } from './helpers/jackin-cli.ts';
 import { pollUntil } from './helpers/poll.ts';
 import { shellQuote, type TmuxPane } from './helpers/tmux.ts';
+import { recordingOpener } from './helpers/recording-opener.ts';
 import { ownClipboard, startXvfb } from './helpers/xvfb.ts';
 
 const PALETTE_KEY = [0x1c];
@@ -119,13 +120,8 @@ test('firewall: modes switched on in pieces across frames are restored at exit (
 });
 
 test('firewall: a program\'s ?1000l does not switch off click capture; a Ctrl+click still opens the link', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'jackin-fw-open-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  const opened = join(dir, 'opened.txt');
-  const script = join(dir, 'opener');
-  writeFileSync(script, `#!/bin/sh\nprintf '%s\\n' "$1" >> ${shellQuote(opened)}\n`);
-  chmodSync(script, 0o755);
-  const pane = await clipboardPane(t, { JACKIN_OPENER: script });
+  const rec = recordingOpener(t);
+  const pane = await clipboardPane(t, rec.env);
   await startSession(pane, 'fw-mouse');
   await pollUntil('click capture on', async () => (await pane.modes()).mouseAny);
   await pane.typeLine(`clear; printf '\\033[?1000l\\033[?1006l\\033[?1002lvisit https://click.example/x now\\n'`);
@@ -136,7 +132,7 @@ test('firewall: a program\'s ?1000l does not switch off click capture; a Ctrl+cl
   const col = lines[row]!.indexOf('https') + 2;
   const report = (press: boolean) => [...Buffer.from(`\x1b[<16;${col + 1};${row + 1}${press ? 'M' : 'm'}`, 'latin1')];
   await pane.sendBytes([...report(true), ...report(false)]);
-  await pollUntil('the link to open', () => existsSync(opened) && readFileSync(opened, 'utf8').includes('https://click.example/x'));
+  await pollUntil('the link to open', () => rec.opened().includes('https://click.example/x'));
   await pane.typeLine('exit');
   await waitForJackinExit(pane);
 });
