@@ -20,6 +20,8 @@ export function loadSessionModules() {
     import('../host/file-paste-feature.ts'),
     import('../host/link-feature.ts'),
     import('../host/export-feature.ts'),
+    import('../host/copy-feature.ts'),
+    import('../host/terminal-filter/filter.ts'),
   ]);
 }
 
@@ -33,8 +35,17 @@ export async function attachTerminal(
   verbose: boolean,
   features: { noMouse?: boolean; connect?: () => Promise<Transport> } = {},
 ): Promise<number> {
-  const [{ AttachSession, outcomeExit }, { HostTerminal, signalExitStatus }, { installPasteFeatures }, { installLinkFeature }, { installExportFeature }] = await modules;
-  const terminal = new HostTerminal();
+  const [
+    { AttachSession, outcomeExit },
+    { HostTerminal, signalExitStatus },
+    { installPasteFeatures },
+    { installLinkFeature },
+    { installExportFeature },
+    { installCopyFeature },
+    { filterOptionsFromEnv },
+  ] = await modules;
+  // Program output reaches this terminal only through the host's filter (docs/terminal-policy.md).
+  const terminal = new HostTerminal(undefined, filterOptionsFromEnv(process.env));
   // While raw, "\n" no longer returns the carriage: diagnostics end lines with CRLF.
   const log = verbose ? (line: string) => void process.stderr.write(`jackin: ${line}\r\n`) : undefined;
   log?.(`transport: ${selection.choice}, because ${selection.reason} (${selection.transport.description})`);
@@ -47,6 +58,7 @@ export async function attachTerminal(
     // A modifier-click on a file path (not a link) exports that file.
     ...(exportFeature !== undefined ? { exportFeature } : {}),
   });
+  installCopyFeature(session);
 
   const fail = (message: string, status: number) => {
     session.abort(message);

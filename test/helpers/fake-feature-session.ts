@@ -5,6 +5,8 @@
 import { Emitter, toDisposable, type Disposable } from '../../src/disposable.ts';
 import type { ClientFrame, Features, NoticeLevel, ServerFrame } from '../../src/protocol/index.ts';
 import type { FeatureSession, Gesture, InputHook, InputHookKind, SessionAction } from '../../src/host/feature-session.ts';
+import type { FilterEvent } from '../../src/host/terminal-filter/context.ts';
+import { initialProgramModes, type HostNeeds } from '../../src/host/terminal-filter/modes.ts';
 
 export class FakeFeatureSession implements FeatureSession {
   readonly done = new Promise<never>(() => {});
@@ -12,6 +14,12 @@ export class FakeFeatureSession implements FeatureSession {
   readonly gestureEmitter = new Emitter<Gesture>();
   readonly onFrame = this.frameEmitter.event;
   readonly onGesture = this.gestureEmitter.event;
+  readonly terminalEmitter = new Emitter<FilterEvent>();
+  readonly onTerminalEvent = this.terminalEmitter.event;
+  /** The program's modes as the host's filter would have read them; tests change them directly. */
+  readonly programModes = initialProgramModes();
+  /** Every setHostNeeds call, in order. */
+  readonly hostNeeds: Array<Partial<HostNeeds>> = [];
   readonly notices: Array<{ level: NoticeLevel; text: string }> = [];
   readonly gestures: Gesture[] = [];
   readonly actions = new Map<string, SessionAction>();
@@ -62,6 +70,9 @@ export class FakeFeatureSession implements FeatureSession {
   }
   drained(): Promise<void> {
     return Promise.resolve();
+  }
+  setHostNeeds(needs: Partial<HostNeeds>): void {
+    this.hostNeeds.push(needs);
   }
   writeTerminal(bytes: Buffer): void {
     this.written.push(bytes.toString('latin1'));
