@@ -1,7 +1,7 @@
 // jackin clipboard helper for macOS, run by the host as:
 //   osascript -l JavaScript macos-clipboard.js <image|text> <outDir>
 // Prints ONE line of JSON on stdout (see src/host/clipboard/native-contract.ts):
-//   {"kind":"file","path":...} | {"kind":"image","format":...,"path":...,"types":[...]}
+//   {"kind":"file","path":...,"paths":[...]} | {"kind":"image","format":...,"path":...,"types":[...]}
 //   {"kind":"text","text":...} | {"kind":"none"} | {"kind":"error","message":...}
 // A copied file (Finder) is reported as its path, never as the icon image Finder also puts on the
 // pasteboard. Image bytes are written unchanged to <outDir> (a private directory the host removes).
@@ -23,11 +23,13 @@ function emit(obj) {
   $.NSFileHandle.fileHandleWithStandardOutput.writeData(s.dataUsingEncoding($.NSUTF8StringEncoding));
 }
 
-function copiedFile(pb) {
+function copiedFiles(pb) {
   var opts = $.NSDictionary.dictionaryWithObjectForKey(true, $.NSPasteboardURLReadingFileURLsOnlyKey);
   var urls = pb.readObjectsForClassesOptions($.NSArray.arrayWithObject($.NSURL), opts);
   if (urls.isNil() || urls.count === 0) return null;
-  return ObjC.unwrap(urls.objectAtIndex(0).path);
+  var paths = [];
+  for (var i = 0; i < urls.count; i++) paths.push(ObjC.unwrap(urls.objectAtIndex(i).path));
+  return paths;
 }
 
 function run(argv) {
@@ -36,9 +38,9 @@ function run(argv) {
     var outDir = argv[1] || '';
     var pb = $.NSPasteboard.generalPasteboard;
     var types = ObjC.deepUnwrap(pb.types) || [];
-    var file = copiedFile(pb);
-    if (file !== null) {
-      emit({ kind: 'file', path: file });
+    var files = copiedFiles(pb);
+    if (files !== null) {
+      emit({ kind: 'file', path: files[0], paths: files });
       return;
     }
     if (mode === 'text') {

@@ -1,7 +1,7 @@
 # jackin clipboard helper for Windows and WSL. The host runs it as
 #   powershell.exe -NoProfile -NonInteractive -Sta -EncodedCommand <"$JackinMode = 'image'|'text'" + this file>
 # and reads ONE line of JSON from stdout (see src/host/clipboard/native-contract.ts):
-#   {"kind":"file","path":...} | {"kind":"image","format":...,"path":...,"types":[...]}
+#   {"kind":"file","path":...,"paths":[...]} | {"kind":"image","format":...,"path":...,"types":[...]}
 #   {"kind":"text","text":...} | {"kind":"none"} | {"kind":"error","message":...}
 # A copied file (Explorer) is reported as its path, never as its thumbnail. A "PNG" clipboard format
 # (browsers, Snipping Tool) is written unchanged; only a bare bitmap (which has no original file bytes)
@@ -27,7 +27,7 @@ try {
 
   if ([Windows.Forms.Clipboard]::ContainsFileDropList()) {
     $files = [Windows.Forms.Clipboard]::GetFileDropList()
-    if ($files.Count -gt 0) { Emit @{ kind = 'file'; path = $files[0] }; exit 0 }
+    if ($files.Count -gt 0) { Emit @{ kind = 'file'; path = $files[0]; paths = @($files) }; exit 0 }
   }
 
   if ($JackinMode -eq 'text') {

@@ -11,11 +11,12 @@ import { parseArgs } from 'node:util';
 import * as attach from '../bench/sections/attach.mjs';
 import * as paste from '../bench/sections/paste.mjs';
 import * as exportSection from '../bench/sections/export.mjs';
+import * as stage from '../bench/sections/stage.mjs';
 import * as fairness from '../bench/sections/fairness.mjs';
 import * as container from '../bench/sections/container.mjs';
 import { writeReport } from '../bench/lib/report.mjs';
 
-const SECTIONS = [attach, paste, exportSection, fairness, container];
+const SECTIONS = [attach, paste, exportSection, stage, fairness, container];
 const root = fileURLToPath(new URL('..', import.meta.url));
 
 const { values } = parseArgs({

@@ -83,7 +83,7 @@ test('xclip reader: a text/uri-list clipboard names the file, and acquiring read
   writeFileSync(file, fixture('sample.png'));
   const list = Buffer.from(`# copied by a test\r\n${pathToFileURL(file).href}\r\n`);
   await withClipboard('text/uri-list', list, async () => {
-    assert.deepEqual(await reader.readImage(), { kind: 'file', path: file, offered: ['TARGETS', 'text/uri-list'] });
+    assert.deepEqual(await reader.readImage(), { kind: 'file', path: file, paths: [file], offered: ['TARGETS', 'text/uri-list'] });
     const img = await acquireClipboardImage(reader, MAX);
     assert.deepEqual(img?.origin, { kind: 'file', backend: 'xclip', path: file });
     assert.ok(img?.bytes.equals(fixture('sample.png')));

@@ -92,12 +92,15 @@ test('jackin run --image: no jackin in the image; init as PID 1 reaps orphans; d
   assert.equal(entry?.pid, null, 'a container pid is not reported as a host pid');
   assert.equal(typeof entry?.containerPid, 'number');
 
-  await pane.typeLine(`clear; ${JACKIN} attach ${name} --verbose; echo "jackin-rc=$?"`);
-  await pane.waitForText(/transport: socket/);
+  // The verbose lines go to a file: the reattach repaint would draw over them on the screen.
+  const verboseLog = join(ws, 'attach-verbose.log');
+  await pane.typeLine(`clear; ${JACKIN} attach ${name} --verbose 2>${shellQuote(verboseLog)}; printf '\\njackin-rc=%s\\n' "$?"`);
+  await pane.waitForText(INNER_PROMPT);
   await pane.typeLine('echo again-$((6*7))');
   await pane.waitForText(/^again-42$/m);
   await pane.sendBytes([...PALETTE_KEY, ...Buffer.from('d')]);
   assert.equal(await waitForJackinExit(pane), 0);
+  assert.match(readFileSync(verboseLog, 'utf8'), /transport: socket/);
 
   // Through the engine: `podman exec -i NAME jackin-capsule attach-proxy` finds the capsule on PATH.
   await pane.typeLine(`clear; ${JACKIN} attach ${name} --via podman; echo "jackin-rc=$?"`);

@@ -123,6 +123,6 @@ test('`jackin` loads the attached session, doctor and the `open` package only wh
   const graph = staticGraph(join(src, 'cli', 'jackin.ts'));
   assert.ok(graph.has(join(src, 'host', 'export-client.ts')), 'the graph follows relative imports');
   assert.ok(graph.has('commander'), 'the graph lists packages');
-  const lazy = ['host/attach.ts', 'host/terminal.ts', 'host/doctor.ts', 'host/paste-feature.ts', 'host/link-feature.ts', 'host/export-feature.ts'].map((p) => join(src, ...p.split('/')));
+  const lazy = ['host/attach.ts', 'host/terminal.ts', 'host/doctor.ts', 'host/paste-feature.ts', 'host/link-feature.ts', 'host/export-feature.ts', 'host/copy-feature.ts', 'host/terminal-filter/filter.ts'].map((p) => join(src, ...p.split('/')));
   assert.deepEqual([...lazy, 'open'].filter((m) => graph.has(m)).map((m) => relative(root, m)), []);
 });

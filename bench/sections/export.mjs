@@ -2,13 +2,14 @@
 // GNU `tar --zstd -cf` of the same tree, and peak RSS (VmHWM) of the capsule and of `jackin export`.
 import { spawn, spawnSync } from 'node:child_process';
 import { randomFillSync } from 'node:crypto';
-import { closeSync, fsyncSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, mkdirSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { fmt } from '../lib/stats.mjs';
 import { writeRandomFile } from '../lib/files.mjs';
+import { timedChild, vmHwmKiB } from '../lib/processes.mjs';
 
 export const id = 'export';
 export const title = 'Export: file and directory throughput, peak memory';
@@ -18,14 +19,6 @@ const CAPSULE = join(root, 'bin', 'jackin-capsule.js');
 const JACKIN = join(root, 'bin', 'jackin.js');
 const MiB = 1024 * 1024;
 
-function vmHwmKiB(pid) {
-  try {
-    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 
 /** A tree of compressible text and random files, like a build output. */
@@ -47,7 +40,7 @@ function writeTree(dir, totalMiB) {
   return written;
 }
 
-async function waitForSocket(path, child) {
+export async function waitForSocket(path, child) {
   const deadline = Date.now() + 20_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error('capsule exited before listening');
@@ -62,7 +55,7 @@ async function waitForSocket(path, child) {
   }
 }
 
-async function startCapsule(home, name, workspace) {
+export async function startCapsule(home, name, workspace) {
   const runDir = join(home, 'sockets', name);
   // Started as `jackin run` starts a capsule (CAPSULE_NODE_FLAGS in src/cli/run-command.ts).
   const child = spawn(process.execPath, ['--max-semi-space-size=2', CAPSULE, 'serve', '--run-dir', runDir, '--workspace', workspace, '--name', name, '--', 'sleep', '100000'], { stdio: 'ignore' });
@@ -72,19 +65,8 @@ async function startCapsule(home, name, workspace) {
 
 /** Runs `jackin export`, sampling its VmHWM until it exits. */
 async function timedExport(env, args) {
-  const t0 = performance.now();
-  const child = spawn(process.execPath, [JACKIN, 'export', ...args, '--json'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (b) => (out += b));
-  child.stderr.on('data', (b) => (err += b));
-  let peak = 0;
-  const timer = setInterval(() => (peak = Math.max(peak, vmHwmKiB(child.pid) ?? 0)), 20);
-  const code = await new Promise((r) => child.once('exit', (c) => r(c)));
-  clearInterval(timer);
-  const seconds = (performance.now() - t0) / 1000;
-  if (code !== 0) throw new Error(`jackin export failed (${code}): ${out} ${err}`);
-  return { seconds, peakKiB: peak, result: JSON.parse(out.trim().split('\n')[0]) };
+  const r = await timedChild([process.execPath, JACKIN, 'export', ...args, '--json'], env);
+  return { seconds: r.seconds, peakKiB: r.peakKiB, result: JSON.parse(r.out.trim().split('\n')[0]) };
 }
 
 function timed(fn) {
@@ -93,7 +75,7 @@ function timed(fn) {
   return (performance.now() - t0) / 1000;
 }
 
-function median(xs) {
+export function median(xs) {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.floor(s.length / 2)];
 }

@@ -12,6 +12,9 @@ import { Session } from './session.ts';
 import type { ImageSink } from './image-sink.ts';
 import { ImageFeature } from './image-feature.ts';
 import { registerExportMethods } from './export-methods.ts';
+import { registerStageMethod } from './stage-method.ts';
+import { FILES_DIR_NAME } from './file-staging.ts';
+import { stageMaxBytes } from '../policy/stage-limits.ts';
 import { loadPolicyFile } from './policy-file.ts';
 
 
@@ -54,6 +57,7 @@ export async function serve(options: ServeOptions): Promise<number> {
   if (file === undefined) throw new RangeError('serve needs a program to run');
   // Before anything starts: a bad policy must fail the start, naming the key, not the first export.
   const policy = await loadPolicyFile(options.policyPath);
+  const stageCap = stageMaxBytes(process.env);
   await prepareRunDir(runDir);
   const socketPath = join(runDir, SOCKET_NAME);
   const infoPath = join(runDir, CAPSULE_INFO_NAME);
@@ -86,6 +90,7 @@ export async function serve(options: ServeOptions): Promise<number> {
       // already removed
     }
     if (images !== null) rmSync(images.staging.dir, { recursive: true, force: true });
+    rmSync(join(runDir, FILES_DIR_NAME), { recursive: true, force: true });
     session.kill('SIGHUP');
   };
   // Removed once the capsule is done (or failed to start), so nothing runs twice in a long-lived process.
@@ -118,6 +123,8 @@ export async function serve(options: ServeOptions): Promise<number> {
   }
   await handToRunDirOwner(runDir, [socketPath]);
   registerExportMethods(server.control, { policy, workspace, runDir, notify: (level, text) => server.notify(level, text), log });
+  // Host files (`jackin stage`, pasted paths) go to <run>/files/ and are removed when the capsule exits.
+  const files = registerStageMethod(server.control, { runDir, maxBytes: stageCap, notify: (level, text) => server.notify(level, text), log });
   const info = {
     pid: process.pid,
     name: options.name ?? basename(file),
@@ -142,6 +149,7 @@ export async function serve(options: ServeOptions): Promise<number> {
   await unlink(infoPath).catch(() => undefined);
   processHooks.dispose();
   await images?.dispose();
+  await files.cleanup();
   session.dispose();
   return status;
 }

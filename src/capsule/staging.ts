@@ -44,6 +44,24 @@ export function stagedName(format: ImageFormat, when: Date, random: Buffer): str
   return `clip-${stamp}-${random.toString('hex')}.${IMAGE_EXTENSIONS[format]}`;
 }
 
+/**
+ * Creates `dir` 0700 if missing; refuses (E_STAGING_UNSAFE) a symlink or non-directory in its place or one
+ * owned by someone else, and tightens a wider mode left by someone else. Shared by every staging area.
+ */
+export async function ensurePrivateDir(dir: string): Promise<void> {
+  await mkdir(dir, { mode: 0o700 }).catch((e: NodeJS.ErrnoException) => {
+    if (e.code !== 'EEXIST') throw new JackinError('E_STAGING_FAILED', `cannot create ${dir}: ${e.message}`, { cause: e });
+  });
+  const st = await lstat(dir);
+  if (!st.isDirectory()) {
+    throw new JackinError('E_STAGING_UNSAFE', `${dir} exists but is not a directory (a symlink?); remove it and retry`);
+  }
+  if (typeof process.getuid === 'function' && st.uid !== process.getuid()) {
+    throw new JackinError('E_STAGING_UNSAFE', `${dir} is owned by uid ${st.uid}, not by this capsule (uid ${process.getuid()})`);
+  }
+  if ((st.mode & 0o777) !== 0o700) await chmod(dir, 0o700);
+}
+
 export class ImageStaging {
   readonly dir: string;
   readonly maxBytes: number;
@@ -62,17 +80,7 @@ export class ImageStaging {
    * place, and tightens a wider mode left by someone else.
    */
   async ensureDir(): Promise<void> {
-    await mkdir(this.dir, { mode: 0o700 }).catch((e: NodeJS.ErrnoException) => {
-      if (e.code !== 'EEXIST') throw new JackinError('E_STAGING_FAILED', `cannot create ${this.dir}: ${e.message}`, { cause: e });
-    });
-    const st = await lstat(this.dir);
-    if (!st.isDirectory()) {
-      throw new JackinError('E_STAGING_UNSAFE', `${this.dir} exists but is not a directory (a symlink?); remove it and retry`);
-    }
-    if (typeof process.getuid === 'function' && st.uid !== process.getuid()) {
-      throw new JackinError('E_STAGING_UNSAFE', `${this.dir} is owned by uid ${st.uid}, not by this capsule (uid ${process.getuid()})`);
-    }
-    if ((st.mode & 0o777) !== 0o700) await chmod(this.dir, 0o700);
+    await ensurePrivateDir(this.dir);
   }
 
   /**

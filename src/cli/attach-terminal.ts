@@ -21,9 +21,11 @@ export function loadSessionModules() {
   return Promise.all([
     import('../host/attach.ts'),
     import('../host/terminal.ts'),
-    import('../host/paste-feature.ts'),
+    import('../host/file-paste-feature.ts'),
     import('../host/link-feature.ts'),
     import('../host/export-feature.ts'),
+    import('../host/copy-feature.ts'),
+    import('../host/terminal-filter/filter.ts'),
   ]);
 }
 
@@ -37,19 +39,30 @@ export async function attachTerminal(
   verbose: boolean,
   features: { noMouse?: boolean; connect?: () => Promise<Transport>; allowUpstreamRequests?: boolean } = {},
 ): Promise<number> {
-  const [{ AttachSession, outcomeExit }, { HostTerminal, signalExitStatus }, { installPasteFeature }, { installLinkFeature }, { installExportFeature }] = await modules;
-  const terminal = new HostTerminal();
+  const [
+    { AttachSession, outcomeExit },
+    { HostTerminal, signalExitStatus },
+    { installPasteFeatures },
+    { installLinkFeature },
+    { installExportFeature },
+    { installCopyFeature },
+    { filterOptionsFromEnv },
+  ] = await modules;
+  // Program output reaches this terminal only through the host's filter (docs/terminal-policy.md).
+  const terminal = new HostTerminal(undefined, filterOptionsFromEnv(process.env));
   // While raw, "\n" no longer returns the carriage: diagnostics end lines with CRLF.
   const log = verbose ? (line: string) => void process.stderr.write(`jackin: ${line}\r\n`) : undefined;
   log?.(`transport: ${selection.choice}, because ${selection.reason} (${selection.transport.description})`);
   const session = new AttachSession({ transport: selection.transport, terminal, name, allowUpstreamRequests: features.allowUpstreamRequests === true, ...(log ? { log } : {}) });
-  installPasteFeature(session);
+  // Images and host files (pasted paths, dropped files, copied file lists) on paste.
+  installPasteFeatures(session, { ...(features.connect !== undefined ? { connect: features.connect } : {}), ...(log ? { record: log } : {}) });
   const exportFeature = features.connect !== undefined ? installExportFeature(session, { instance: name, connect: features.connect }) : undefined;
   installLinkFeature(session, {
     noMouse: features.noMouse === true,
     // A modifier-click on a file path (not a link) exports that file.
     ...(exportFeature !== undefined ? { exportFeature } : {}),
   });
+  installCopyFeature(session);
 
   const fail = (message: string, status: number) => {
     session.abort(message);

@@ -37,14 +37,14 @@ function usage(message: string): JackinError {
   return new JackinError('E_USAGE', message, { exitCode: 2 });
 }
 
-/** `--from`, or the only live instance. */
-async function pickInstance(flags: ExportFlags): Promise<string> {
+/** `--from` (or the given flag, `--to` for `jackin stage`), or the only live instance. */
+export async function pickInstance(flags: { from?: string; via?: TransportFlags['via']; exec?: string }, flag = `--from`): Promise<string> {
   if (flags.from !== undefined) return checkInstanceName(flags.from);
-  if (flags.via !== undefined || flags.exec !== undefined) throw usage('--via and --exec need --from INSTANCE (the container or pod to export from)');
+  if (flags.via !== undefined || flags.exec !== undefined) throw usage(`--via and --exec need ${flag} INSTANCE (the container or pod to reach)`);
   const live = (await listInstances(jackinHome())).filter((i) => i.state === 'live');
   if (live.length === 1 && live[0] !== undefined) return live[0].name;
-  if (live.length === 0) throw new JackinError('E_NO_INSTANCE', 'no instance is running; start one with `jackin run`, or name a container with --from NAME --via docker');
-  throw usage(`${live.length} instances are running (${live.map((i) => i.name).join(', ')}): pick one with --from`);
+  if (live.length === 0) throw new JackinError('E_NO_INSTANCE', `no instance is running; start one with \`jackin run\`, or name a container with ${flag} NAME --via docker`);
+  throw usage(`${live.length} instances are running (${live.map((i) => i.name).join(', ')}): pick one with ${flag}`);
 }
 
 /** A one-line progress meter on stderr: bytes, rate, ETA. */

@@ -1,12 +1,13 @@
 /**
  * `jackin-capsule`: the container side. `serve` runs the agent on a PTY behind the attach socket;
  * `attach-proxy` relays stdio to that socket for hosts that reach it through an exec relay; `open-url` and
- * `offer` offer a link or a file to the operator. Each command lives in its own module and registers here.
+ * `offer` offer a link or a file to the operator; `copy` offers text for the operator's clipboard. Each command lives in its own module and registers here.
  */
 import { Command, CommanderError } from 'commander';
 import { describeError, JackinError } from '../errors.ts';
 import { registerAttachProxyCommand } from './attach-proxy-command.ts';
 import { packageVersion, type SetStatus } from './command-kit.ts';
+import { registerCopyCommand } from './copy-command.ts';
 import { registerOfferCommand, registerOpenUrlCommand } from './offer-commands.ts';
 import { registerServeCommand } from './serve-command.ts';
 
@@ -16,6 +17,7 @@ const COMMANDS: ReadonlyArray<(program: Command, setStatus: SetStatus) => void> 
   registerAttachProxyCommand,
   registerOpenUrlCommand,
   registerOfferCommand,
+  registerCopyCommand,
 ];
 
 function buildProgram(setStatus: SetStatus): Command {

@@ -11,6 +11,7 @@ import { packageVersion, writeAll, type SetStatus } from './command-kit.ts';
 import { registerDoctorCommand } from './doctor-command.ts';
 import { registerExportCommand } from './export-command.ts';
 import { registerLogCommand } from './log-command.ts';
+import { registerStageCommand } from './stage-command.ts';
 import { registerLsCommand } from './ls-command.ts';
 import { registerRunCommand } from './run-command.ts';
 import { inertJson, inertText } from '../ui/inert-text.ts';
@@ -24,6 +25,7 @@ const COMMANDS: ReadonlyArray<(program: Command, setStatus: SetStatus) => void> 
   registerDoctorCommand,
   registerExportCommand,
   registerStopCommand,
+  registerStageCommand,
   registerLogCommand,
 ];
 

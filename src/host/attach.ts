@@ -32,6 +32,7 @@ import { NoticeOverlay } from './notice-overlay.ts';
 import { PaletteController } from './palette-controller.ts';
 import { createRateLimiter } from './rate-limiter.ts';
 import type { HostTerminal } from './terminal.ts';
+import type { HostNeeds, ProgramModes } from './terminal-filter/modes.ts';
 
 export { HOST_FEATURES, negotiateFeatures } from './handshake.ts';
 export { outcomeExit, type AttachOutcome } from './attach-outcome.ts';
@@ -138,6 +139,8 @@ export class AttachSession implements FeatureSession {
         active: () => !this.detaching && !this.finished,
         drawsOverlay: () => this.drawsOverlay,
         gesture: (g) => this.gesture(g),
+        filter: terminal.filter,
+        ...(o.log ? { log: o.log } : {}),
       }),
     );
     this.registerAction({ id: 'detach', title: 'Detach (the program keeps running)', key: 'd', run: () => this.detach() });
@@ -217,15 +220,23 @@ export class AttachSession implements FeatureSession {
     return this.relay.drained();
   }
 
-  /** Writes terminal control sequences of our own (mouse capture) to the operator's terminal. */
+  /** Writes terminal control sequences of our own to the operator's terminal. */
   writeTerminal(bytes: Buffer): void {
     if (!this.finished) this.o.terminal.write(bytes);
   }
+
+  // The terminal filter's view of the program, and the host's own needs of the terminal (feature-session.ts).
+  get programModes(): Readonly<ProgramModes> { return this.o.terminal.filter.program; }
+  get onTerminalEvent(): FeatureSession['onTerminalEvent'] { return this.o.terminal.onFilterEvent; }
+  setHostNeeds(needs: Partial<HostNeeds>): void { if (!this.finished) this.o.terminal.setHostNeeds(needs); }
 
   /** Sends Hello and starts relaying. Returns `done`. */
   start(): Promise<AttachOutcome> {
     const { terminal } = this.o;
     this.relay.send(helloFrame(terminal.size(), this.o.env ?? process.env));
+    // Bracketed paste always: the host tells pastes from typing (docs/terminal-policy.md, "Modes").
+    terminal.setHostNeeds({ bracketedPaste: true });
+    this.store.add(terminal.onFilterEvent((e) => void (e.type === 'dropped' && this.o.log?.(`terminal filter dropped ${e.what}`))));
     this.store.add(this.relay.onFrame((f) => this.onServerFrame(f)));
     this.store.add(this.relay.onSkipped((e) => this.onSkipped(e)));
     this.store.add(this.relay.onBroken((reason) => void this.lose(reason)));

@@ -9,7 +9,7 @@
  * reads wait. Any failure, an abort (SIGINT), a capsule that dies, a wrong digest or a short stream removes
  * the temporary file: nothing appears under a final name unless it is complete and verified.
  */
-import { isErrorCode, JackinError } from '../errors.ts';
+import { isErrorCode, JackinError, type ErrorCode } from '../errors.ts';
 import {
   createServerFrameDecoder,
   encodeControlMessage,
@@ -122,7 +122,7 @@ export class FramePool {
 }
 
 /** Reads the first u32-length JSON message off a byte stream; the rest are frames. */
-class ReplyReader {
+export class ReplyReader {
   private buf: Buffer = Buffer.alloc(0);
   push(chunk: Buffer): { value: unknown; rest: Buffer } | undefined {
     this.buf = this.buf.length === 0 ? chunk : Buffer.concat([this.buf, chunk]);
@@ -156,17 +156,18 @@ export function checkReply(value: unknown, what: string): Record<string, unknown
 }
 
 /** A capsule's in-stream failure: a Notice frame whose text is `E_CODE: message`. */
-function streamFailure(text: string): JackinError {
+export function streamFailure(text: string): JackinError {
   const m = /^(E_[A-Z0-9_]+): ([\s\S]*)$/.exec(text);
   return m !== null && isErrorCode(m[1]) ? new JackinError(m[1], m[2] ?? text) : new JackinError('E_EXPORT_FAILED', `the capsule reported: ${text}`);
 }
 
 /** Runs `body` over the transport's bytes with an idle timer and the abort signal; closes the transport after. */
-async function withConnection<T>(
+export async function withConnection<T>(
   t: Transport,
   signal: AbortSignal | undefined,
   idleMs: number,
   body: (chunks: AsyncIterable<Buffer>, touch: () => void, stoppedBy: () => JackinError | undefined, stop: (e: JackinError) => void) => Promise<T>,
+  what: { timeoutCode: ErrorCode; abortedCode: ErrorCode; aborted: string } = { timeoutCode: 'E_EXPORT_TIMEOUT', abortedCode: 'E_EXPORT_ABORTED', aborted: 'export interrupted; nothing was saved' },
 ): Promise<T> {
   let stopped: JackinError | undefined;
   const stop = (e: JackinError): void => {
@@ -176,9 +177,9 @@ async function withConnection<T>(
   let timer: NodeJS.Timeout | undefined;
   const touch = (): void => {
     clearTimeout(timer);
-    timer = setTimeout(() => stop(new JackinError('E_EXPORT_TIMEOUT', `no data from the capsule for ${idleMs} ms (${t.description})`)), idleMs);
+    timer = setTimeout(() => stop(new JackinError(what.timeoutCode, `no data from the capsule for ${idleMs} ms (${t.description})`)), idleMs);
   };
-  const onAbort = (): void => stop(new JackinError('E_EXPORT_ABORTED', 'export interrupted; nothing was saved', { exitCode: 130 }));
+  const onAbort = (): void => stop(new JackinError(what.abortedCode, what.aborted, { exitCode: 130 }));
   if (signal?.aborted === true) onAbort();
   signal?.addEventListener('abort', onAbort, { once: true });
   touch();

@@ -15,6 +15,8 @@ import type { ConfirmRequest } from './confirm-prompt.ts';
 import type { HostRequestKind } from './gesture-gate.ts';
 import type { InputEvent } from './input-scan.ts';
 import type { PaletteAction } from './palette.ts';
+import type { FilterEvent } from './terminal-filter/context.ts';
+import type { HostNeeds, ProgramModes } from './terminal-filter/modes.ts';
 
 /** A subscription point: call it with a listener, dispose the result to unsubscribe. */
 export type Event<T> = Emitter<T>['event'];
@@ -81,6 +83,12 @@ export interface FeatureSession {
   sendInput(bytes: Buffer): void;
   /** Resolves once the transport takes more bytes, or when the session ends. */
   drained(): Promise<void>;
-  /** Writes terminal control sequences of our own (mouse capture) to the operator's terminal. */
+  /** Writes terminal control sequences of our own to the operator's terminal. */
   writeTerminal(bytes: Buffer): void;
+  /** The modes the program asked for, as the host's terminal filter read them from its output. */
+  readonly programModes: Readonly<ProgramModes>;
+  /** Changes what the host needs from the operator's terminal (composed with the program's modes). */
+  setHostNeeds(needs: Partial<HostNeeds>): void;
+  /** Something the terminal filter found in the program's output (copy offers, clipboard queries...). */
+  readonly onTerminalEvent: Event<FilterEvent>;
 }

@@ -4,7 +4,7 @@
  * being read until it drains (a large paste outruns the capsule); when the operator's terminal is full
  * after program output, the transport stops being read until the terminal drains (the terminal is the
  * slowest consumer on the path). Program output reaches the terminal only through `writeOutput`, i.e.
- * HostTerminal.write, which also feeds the terminal's mode tracker.
+ * HostTerminal.writeOutput, through the terminal filter.
  */
 import { DisposableStore, Emitter, toDisposable, type Disposable } from '../disposable.ts';
 import { createServerFrameDecoder, encodeClientFrame, ProtocolError, type ClientFrame, type ServerFrame } from '../protocol/index.ts';
@@ -34,7 +34,7 @@ export class FrameRelay implements Disposable {
 
   constructor(
     private readonly transport: Transport,
-    private readonly terminal: Pick<HostTerminal, 'write' | 'onceDrain' | 'stdin'>,
+    private readonly terminal: Pick<HostTerminal, 'writeOutput' | 'onceDrain' | 'stdin'>,
     /** False once typed input must stay paused (detaching). */
     private readonly inputWanted: () => boolean,
   ) {
@@ -83,7 +83,7 @@ export class FrameRelay implements Disposable {
 
   /** Program output to the operator's terminal, pausing the transport while the terminal is full. */
   writeOutput(bytes: Buffer): void {
-    if (!this.terminal.write(bytes) && !this.outputPaused) {
+    if (!this.terminal.writeOutput(bytes) && !this.outputPaused) {
       this.outputPaused = true;
       this.transport.readable.pause();
       this.terminal.onceDrain(() => {

@@ -3,6 +3,8 @@ import assert from 'node:assert/strict';
 import type { Gesture } from './feature-session.ts';
 import { InputRouter } from './input-router.ts';
 import { PaletteController } from './palette-controller.ts';
+import { initialProgramModes } from './terminal-filter/modes.ts';
+import { ReplyExpectations } from './terminal-filter/replies.ts';
 
 function setup(drawsOverlay = true) {
   const typed: string[] = [];
@@ -10,6 +12,8 @@ function setup(drawsOverlay = true) {
   const drawn: string[] = [];
   const notices: string[] = [];
   let active = true;
+  const replies = new ReplyExpectations();
+  const program = initialProgramModes();
   const palette = new PaletteController({
     terminal: { write: (b: Buffer) => drawn.push(b.toString('utf8')) > 0, size: () => ({ rows: 24, cols: 80 }) },
     closed: () => undefined,
@@ -22,8 +26,9 @@ function setup(drawsOverlay = true) {
     active: () => active,
     drawsOverlay: () => drawsOverlay,
     gesture: (g) => gestures.push(g),
+    filter: { expectations: replies, program },
   });
-  return { router, palette, typed, gestures, drawn, notices, stop: () => (active = false) };
+  return { router, palette, typed, gestures, drawn, notices, replies, program, stop: () => (active = false) };
 }
 
 test('input router: typed bytes go to the program; nothing once the session is inactive', () => {
@@ -131,4 +136,42 @@ test('input router: keys after a paste\'s end that waited behind a hold are sent
   s.router.push(Buffer.from([0x1c]));
   hold.dispose();
   assert.equal(s.palette.isOpen, true);
+});
+
+test('input router: a terminal reply goes to the program only when due, and never acts as keys', () => {
+  const s = setup();
+  const reply = '\x1bP>|term\x1c\x16\x1b\\';
+  s.router.push(Buffer.from(`a${reply}b`, 'latin1'));
+  assert.deepEqual(s.typed, ['a', 'b']);
+  assert.equal(s.palette.isOpen, false);
+  assert.deepEqual(s.gestures, []);
+  s.replies.expect('xtversion');
+  s.router.push(Buffer.from(reply, 'latin1'));
+  assert.deepEqual(s.typed, ['a', 'b', reply]);
+  // An OSC 52 reply (clipboard contents) is never forwarded, even with a colour reply due.
+  s.replies.expect('osc-color');
+  s.router.push(Buffer.from('\x1b]52;c;U0VDUkVU\x07', 'latin1'));
+  assert.equal(s.typed.length, 3);
+  // Focus reports only while the program asked for focus reporting.
+  s.router.push(Buffer.from('\x1b[I'));
+  s.program.focus = true;
+  s.router.push(Buffer.from('\x1b[O'));
+  assert.deepEqual(s.typed.slice(3), ['\x1b[O']);
+});
+
+test('input router: an unclaimed paste goes in brackets only when the program asked for them', () => {
+  const s = setup();
+  s.router.push(Buffer.from('\x1b[200~pasted\x1b[201~'));
+  s.program.bracketedPaste = true;
+  s.router.push(Buffer.from('\x1b[200~again\x1b[201~'));
+  assert.deepEqual(s.typed, ['pasted', '\x1b[200~again\x1b[201~']);
+  // A paste too long to hold streams through, with its markers only when the program asked for them.
+  const big = 'x'.repeat(1024 * 1024 + 10);
+  for (const bracketed of [false, true]) {
+    s.program.bracketedPaste = bracketed;
+    s.typed.length = 0;
+    s.router.push(Buffer.from(`\x1b[200~${big}\x1b[201~`));
+    const got = s.typed.join('');
+    assert.equal(got, bracketed ? `\x1b[200~${big}\x1b[201~` : big, `bracketed: ${bracketed}`);
+  }
 });

@@ -2,7 +2,9 @@
  * Routes the operator's keyboard to where it belongs: the input scanner splits it into events; while the
  * palette is open every event goes to it; the palette key opens it (or goes to an upstream capsule, which
  * has its own); paste-key, paste and mouse events are offered to the features' hooks; everything else is
- * typed input for the program. Two timers flush what the scanner holds back (a lone ESC, a paste whose
+ * typed input for the program. Terminal replies go to the program only when due (terminal-filter/replies.ts);
+ * a paste goes in brackets only when the program asked for bracketed paste (the host keeps the terminal's
+ * bracketed paste on for itself, docs/terminal-policy.md). Two timers flush what the scanner holds back (a lone ESC, a paste whose
  * end marker never comes), and while a feature holds input (an image paste) it waits and follows, in order.
  */
 import { DisposableStore, toDisposable, type Disposable } from '../disposable.ts';
@@ -10,6 +12,8 @@ import type { Gesture, InputHook, InputHookKind } from './feature-session.ts';
 import { InputScanner, type InputEvent, type InputScannerOptions } from './input-scan.ts';
 import type { ConfirmController } from './confirm-controller.ts';
 import type { PaletteController } from './palette-controller.ts';
+import type { ProgramModes } from './terminal-filter/modes.ts';
+import { shouldForwardReply, type ReplyExpectations } from './terminal-filter/replies.ts';
 
 /**
  * A lone ESC (or the start of a sequence) is held this long for the rest of its sequence before it is sent
@@ -31,6 +35,10 @@ export interface InputRouterOptions {
   /** True when this host draws its own palette (our capsule); else the palette key goes to the capsule. */
   drawsOverlay: () => boolean;
   gesture: (g: Gesture) => void;
+  /** The terminal filter: the replies due (the queries it let out) and the modes the program asked for. */
+  filter: { readonly expectations: ReplyExpectations; readonly program: Readonly<ProgramModes> };
+  /** Diagnostics for dropped replies. */
+  log?: (line: string) => void;
 }
 
 export class InputRouter implements Disposable {
@@ -47,7 +55,7 @@ export class InputRouter implements Disposable {
   private holds = 0;
 
   constructor(private readonly o: InputRouterOptions) {
-    this.scanner = new InputScanner(o.scanner);
+    this.scanner = new InputScanner({ ...o.scanner, replies: o.filter.expectations, pasteBrackets: () => o.filter.program.bracketedPaste });
     this.store.add(toDisposable(() => clearTimeout(this.flushTimer)));
   }
 
@@ -113,6 +121,11 @@ export class InputRouter implements Disposable {
         this.o.confirm.handle(ev);
         continue;
       }
+      if (ev.type === 'reply') {
+        if (shouldForwardReply(ev.kind, this.o.filter.expectations, this.o.filter.program.focus)) this.o.sendInput(ev.raw);
+        else this.o.log?.(`dropped a terminal reply (${ev.kind}) that no query let out`);
+        continue;
+      }
       if (this.o.palette.isOpen) {
         this.o.palette.handle(ev);
         continue;
@@ -130,7 +143,7 @@ export class InputRouter implements Disposable {
           this.offer('pasteKey', ev);
           break;
         case 'paste':
-          this.offer('paste', ev);
+          this.offer('paste', ev, this.o.filter.program.bracketedPaste ? ev.raw : ev.content);
           break;
         case 'mouse':
           this.offer('mouse', ev);
@@ -143,9 +156,9 @@ export class InputRouter implements Disposable {
     }
   }
 
-  /** Offers an event to the hooks of its kind, newest first; unclaimed, its bytes go to the program. */
-  private offer(kind: InputHookKind, ev: Extract<InputEvent, { raw: Buffer }>): void {
+  /** Offers an event to the hooks of its kind, newest first; unclaimed, its bytes (`unclaimed`) go to the program. */
+  private offer(kind: InputHookKind, ev: Extract<InputEvent, { raw: Buffer }>, unclaimed: Buffer = ev.raw): void {
     for (const hook of [...this.hooks[kind]]) if (hook(ev)) return;
-    this.o.sendInput(ev.raw);
+    this.o.sendInput(unclaimed);
   }
 }

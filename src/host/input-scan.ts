@@ -9,11 +9,14 @@
  * concatenating every event's raw bytes always gives back the input.
  */
 import { JackinError } from '../errors.ts';
+import { classifyCsiReply, ReplyExpectations, scanStringReply, type ReplyKind } from './terminal-filter/replies.ts';
 
 export type KeyEncoding = 'c0' | 'csi-u' | 'modify-other-keys';
 
 export type InputEvent =
   | { type: 'bytes'; bytes: Buffer }
+  /** A terminal reply (docs/terminal-policy.md, "Replies"): a whole unit, never keys. */
+  | { type: 'reply'; kind: ReplyKind; raw: Buffer }
   | { type: 'paste-key'; source: KeyEncoding | 'empty-paste'; raw: Buffer }
   | { type: 'palette-key'; source: KeyEncoding; raw: Buffer }
   | { type: 'paste'; content: Buffer; raw: Buffer }
@@ -104,6 +107,13 @@ export interface InputScannerOptions {
   /** The palette key; null disables it. Default ctrl+\. */
   paletteKey?: KeySpec | null;
   maxPasteBytes?: number;
+  /** Replies due (shared with the output filter); decides whether `CSI r;c R` is a report or a key. */
+  replies?: ReplyExpectations;
+  /**
+   * Whether a paste passed through as typed bytes (too long to hold, or never ended) keeps its bracket
+   * markers: only when the program asked for bracketed paste (the host keeps it on for itself). Default yes.
+   */
+  pasteBrackets?: () => boolean;
 }
 
 /** Scanner options from JACKIN_PASTE_KEY and JACKIN_PALETTE_KEY; throws E_BAD_KEY_SPEC (also when equal). */
@@ -122,6 +132,8 @@ export class InputScanner {
   readonly #pasteKey: KeySpec | null;
   readonly #paletteKey: KeySpec | null;
   readonly #maxPaste: number;
+  readonly #replies: ReplyExpectations;
+  readonly #brackets: () => boolean;
   #mode: Mode = 'normal';
   /** Bytes that may start a sequence (normal) or the end marker (paste modes). */
   #pending: Buffer = Buffer.alloc(0);
@@ -140,6 +152,8 @@ export class InputScanner {
     this.#pasteKey = opts.pasteKey === undefined ? parseKeySpec(DEFAULT_PASTE_KEY, 'paste key') : opts.pasteKey;
     this.#paletteKey = opts.paletteKey === undefined ? parseKeySpec(DEFAULT_PALETTE_KEY, 'palette key') : opts.paletteKey;
     this.#maxPaste = opts.maxPasteBytes ?? DEFAULT_MAX_PASTE_BYTES;
+    this.#replies = opts.replies ?? new ReplyExpectations();
+    this.#brackets = opts.pasteBrackets ?? (() => true);
   }
 
   /** True while bytes are held: a partial sequence, or a bracketed paste not yet ended. */
@@ -174,10 +188,13 @@ export class InputScanner {
    */
   flush(opts: { endPaste?: boolean } = {}): InputEvent[] {
     if (this.#mode === 'normal') {
-      this.#bytes(this.#pending);
+      const p = this.#pending;
+      // A string reply that never ended is still a reply: its bytes never become keys.
+      if (p.length > 1 && p[0] === ESC && this.#replies.stringDue(p[1]!)) this.#emit({ type: 'reply', kind: 'other', raw: p });
+      else this.#bytes(p);
       this.#pending = Buffer.alloc(0);
     } else if (opts.endPaste) {
-      if (this.#mode === 'paste') this.#bytes(PASTE_START);
+      if (this.#mode === 'paste' && this.#brackets()) this.#bytes(PASTE_START);
       for (const p of this.#paste) this.#bytes(p);
       this.#bytes(this.#pending);
       this.#pending = Buffer.alloc(0);
@@ -242,6 +259,15 @@ export class InputScanner {
       this.#bytes(data.subarray(i, i + 1));
       return i + 1;
     }
+    if (next === 0x50 || next === 0x5d || next === 0x5f || next === 0x5e || next === 0x58) {
+      // DCS, OSC, APC, PM, SOS: a terminal reply when it ends in this read (or one is due), else Alt+key.
+      const r = scanStringReply(data, i, this.#replies);
+      if (r === 'partial') return this.#keep(data, i);
+      if (r !== null) {
+        this.#emit({ type: 'reply', kind: r.kind, raw: Buffer.from(data.subarray(i, r.end)) });
+        return r.end;
+      }
+    }
     if (next !== 0x5b /* [ */) {
       // Alt+key (or SS3): two bytes that belong together; ESC + 0x16 is Alt+Ctrl+V, not our key.
       this.#bytes(data.subarray(i, i + 2));
@@ -275,6 +301,12 @@ export class InputScanner {
   }
 
   #csi(seq: Buffer, params: string, final: string): void {
+    const p = /^[\x30-\x3f]*/.exec(params)![0];
+    const reply = classifyCsiReply(p, params.slice(p.length), final, this.#replies);
+    if (reply !== null) {
+      this.#emit({ type: 'reply', kind: reply, raw: Buffer.from(seq) });
+      return;
+    }
     if (final === '~' && params === '200') {
       this.#flushPlain();
       this.#mode = 'paste';
@@ -325,7 +357,7 @@ export class InputScanner {
     }
     this.#pasteData(data.subarray(i, end));
     if (this.#mode === 'paste-passthrough') {
-      this.#bytes(PASTE_END);
+      if (this.#brackets()) this.#bytes(PASTE_END);
     } else {
       const content = Buffer.concat(this.#paste, this.#pasteSize);
       if (content.length === 0 && this.#pasteKey !== null) {
@@ -351,7 +383,7 @@ export class InputScanner {
     this.#pasteSize += b.length;
     if (this.#pasteSize > this.#maxPaste) {
       // Too long to be a path: stop holding it and let it stream to the program as typed.
-      this.#bytes(PASTE_START);
+      if (this.#brackets()) this.#bytes(PASTE_START);
       for (const p of this.#paste) this.#bytes(p);
       this.#paste = [];
       this.#pasteSize = 0;

@@ -6,7 +6,7 @@ import { SessionGestures } from './gesture-gate.ts';
 import type { InputHook } from './feature-session.ts';
 import { FakeFeatureSession } from '../../test/helpers/fake-feature-session.ts';
 import type { InputEvent } from './input-scan.ts';
-import { installLinkFeature, MOUSE_CAPTURE_ON, mouseCaptureEnabled } from './link-feature.ts';
+import { installLinkFeature, mouseCaptureEnabled } from './link-feature.ts';
 import type { Opener } from './opener.ts';
 import { pollUntil } from '../../test/helpers/poll.ts';
 
@@ -32,7 +32,9 @@ class FakeSession extends FakeFeatureSession {
     queueMicrotask(() => this.emitFrame({ type: 'Resolved', requestId: f.requestId, kind: hit?.kind ?? 'none', text: hit?.text ?? '' }));
     return true;
   }
+  /** The program's mouse tracking as the host filter read it, and a Modes frame from the capsule. */
   modes(m: Partial<ProgramModes>): void {
+    this.programModes.mouse = m.mouseTracking === true ? 1000 : 0;
     this.emitFrame({ type: 'Modes', mouseTracking: false, sgrMouse: false, bracketedPaste: false, focusReporting: false, alternateScreen: false, ...m } satisfies ServerFrame);
   }
 }
@@ -63,16 +65,24 @@ function setup(features: Record<string, number> | null = { resolve: 1, modes: 1 
   return { s, opener, exported, feature };
 }
 
-test('link feature: captures the mouse only while the program does not track it, re-applied on every Modes', () => {
+test('link feature: asks the host for click capture once our capsule speaks; the program\'s own tracking (read by the host) wins', () => {
   const { s, feature } = setup();
-  s.modes({});
-  assert.deepEqual(s.written, [MOUSE_CAPTURE_ON]);
-  assert.equal(feature.capturing, true);
-  s.modes({ mouseTracking: true });
+  assert.deepEqual(s.hostNeeds, []);
   assert.equal(feature.capturing, false);
-  assert.deepEqual(s.written.slice(1), ['\x1b[?1006l'], 'our SGR encoding does not outlive our capture');
   s.modes({});
-  assert.equal(s.written.at(-1), MOUSE_CAPTURE_ON);
+  assert.deepEqual(s.hostNeeds, [{ mouseCapture: true }]);
+  assert.equal(feature.capturing, true);
+  // What a Modes frame claims changes nothing: the host's own filter knows the program's modes.
+  s.emitFrame({ type: 'Modes', mouseTracking: true, sgrMouse: true, bracketedPaste: false, focusReporting: false, alternateScreen: false });
+  assert.equal(feature.capturing, true);
+  s.programModes.mouse = 1002;
+  assert.equal(feature.capturing, false);
+  s.modes({});
+  assert.equal(feature.capturing, true);
+  assert.deepEqual(s.hostNeeds, [{ mouseCapture: true }], 'asked once');
+  feature.dispose();
+  assert.deepEqual(s.hostNeeds.at(-1), { mouseCapture: false });
+  assert.deepEqual(s.written, [], 'the feature writes no mode sequence itself');
 });
 
 test('link feature: --no-mouse and JACKIN_MOUSE=off never capture', () => {

@@ -1,8 +1,9 @@
 /**
  * Opening links on the host (issue 7), wired into an attach session:
- * - mouse capture: the operator's terminal reports the mouse (`?1000h?1006h`) only while the program has
- *   no mouse tracking of its own (from the capsule's Modes frames) and capture is not turned off; when
- *   the program tracks the mouse, every report goes to it unchanged.
+ * - mouse capture: once our capsule speaks (its first Modes frame), the feature asks the host for click
+ *   capture (`?1000h?1006h`); the host's terminal filter composes that with the program's own mouse modes,
+ *   which it reads from the output itself (docs/terminal-policy.md). While the program tracks the mouse,
+ *   every report goes to it unchanged.
  * - Ctrl+click / Alt+click (SGR modifier bits) on a cell: the link there (OSC 8 target, else the URL
  *   token), checked by checkUrl and opened; no link there → the file path there goes to the export
  *   feature. Any other report we captured is swallowed: the program never asked for mouse input.
@@ -16,7 +17,7 @@
  * nothing here logs a query string or fragment.
  */
 import { hasCode } from '../errors.ts';
-import type { ProgramModes, ServerFrame } from '../protocol/index.ts';
+import type { ServerFrame } from '../protocol/index.ts';
 import { checkUrl, linksEnabled, redactUrlForLog, type UrlCheckOk } from '../policy/url-safety.ts';
 import { DisposableStore, type Disposable } from '../disposable.ts';
 import type { ExportFeature } from './export-feature.ts';
@@ -27,10 +28,6 @@ import { PALETTE_MAX_TITLE_COLUMNS } from './palette.ts';
 import { requestResolve, type ResolveResult } from './resolver.ts';
 import { textWidth } from '../ui/inert-text.ts';
 
-/** Normal tracking (press and release) with SGR encoding: enough for a click, no motion flood. */
-export const MOUSE_CAPTURE_ON = '\x1b[?1000h\x1b[?1006h';
-const SGR_OFF = '\x1b[?1006l';
-const MOUSE_CAPTURE_OFF = '\x1b[?1000l\x1b[?1006l';
 
 /** Values of JACKIN_MOUSE that turn mouse capture off (any case). */
 const MOUSE_OFF_VALUES = new Set(['off', 'no', '0', 'false', 'none']);
@@ -67,8 +64,10 @@ export function installLinkFeature(session: FeatureSession, options: LinkFeature
   const extra = options.extraSchemes === undefined ? {} : { extraSchemes: options.extraSchemes };
   const opener = options.opener ?? createOpener({ env, ...extra });
   const captureWanted = mouseCaptureEnabled(env, options.noMouse === true);
-  let programModes: ProgramModes | null = null;
-  let capturing = false;
+  /** Click capture was asked of the host's terminal (our capsule, capture not turned off). */
+  let captureRequested = false;
+  /** The terminal reports clicks for us: capture asked, and the program does not track the mouse itself. */
+  const capturing = (): boolean => captureRequested && session.programModes.mouse === 0;
 
   const resolve = (target: 'link' | 'path' | 'offered-link', at: { row: number; col: number } | null): Promise<ResolveResult> =>
     requestResolve(session, target, at, options.resolveTimeoutMs);
@@ -164,28 +163,18 @@ export function installLinkFeature(session: FeatureSession, options: LinkFeature
     await openUrl(r.text, 'offer', !(checked.ok && checked.href === shownOffer));
   };
 
-  const applyCapture = (modes: ProgramModes): void => {
-    programModes = modes;
-    if (!captureWanted) return;
-    if (!modes.mouseTracking) {
-      // Also after every repaint: the capsule's repaint resets the terminal's mouse modes.
-      session.writeTerminal(Buffer.from(MOUSE_CAPTURE_ON, 'latin1'));
-      capturing = true;
-    } else if (capturing) {
-      // The program's own ?1000h..?1003h went through; our SGR encoding must not outlive our capture.
-      if (!modes.sgrMouse) session.writeTerminal(Buffer.from(SGR_OFF, 'latin1'));
-      capturing = false;
-    }
-  };
-
   store.add(
     session.onFrame((f: ServerFrame) => {
       switch (f.type) {
-        case 'Modes': {
-          const { type: _type, ...modes } = f;
-          applyCapture(modes);
+        case 'Modes':
+          // Only our capsule sends Modes: its clicks are resolved on our gestures, so ask for click capture.
+          // The frame's content is the container's word; the host's own filter knows the program's modes,
+          // and composes the terminal's mouse modes from them and this need (docs/terminal-policy.md).
+          if (captureWanted && !captureRequested) {
+            captureRequested = true;
+            session.setHostNeeds({ mouseCapture: true });
+          }
           return;
-        }
         case 'HostOpenUrl':
           onHostOpenUrl(f.url);
           return;
@@ -222,7 +211,7 @@ export function installLinkFeature(session: FeatureSession, options: LinkFeature
       return false;
     }
     // The program asked for the mouse (or we never captured it): its reports, unchanged.
-    if (!capturing || programModes === null || programModes.mouseTracking) return false;
+    if (!capturing()) return false;
     if (modifiedClick) {
       session.gesture('click');
       void openLinkAt({ row: ev.y - 1, col: ev.x - 1 }).catch(failed('Open link'));
@@ -238,11 +227,12 @@ export function installLinkFeature(session: FeatureSession, options: LinkFeature
     openLinkAt,
     openOfferedLink,
     get capturing() {
-      return capturing;
+      return capturing();
     },
-    dispose: () => store.dispose(),
+    dispose: () => {
+      if (captureRequested) session.setHostNeeds({ mouseCapture: false });
+      store.dispose();
+    },
   };
 }
 
-/** The sequence that ends our capture (the terminal restore on exit also sends it). */
-export { MOUSE_CAPTURE_OFF };

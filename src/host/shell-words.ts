@@ -15,33 +15,55 @@ function isBlank(c: string): boolean {
   return c === ' ' || c === '\t' || c === '\n';
 }
 
+/** One word and where it was: offsets of its first and past its last character, and its first part's quoting. */
+export interface ShellWord {
+  readonly word: string;
+  readonly start: number;
+  readonly end: number;
+  readonly quoting: 'plain' | 'single' | 'double';
+}
+
 /**
  * The words of `s`. An unterminated quote or a trailing backslash throws `badQuoting(what)`, by default
  * E_BAD_QUOTING naming the problem and the text.
  */
 export function splitShellWords(s: string, badQuoting?: BadQuoting): string[] {
-  const words: string[] = [];
+  return shellWords(s, badQuoting).map((w) => w.word);
+}
+
+/** The words of `s` with their places and quoting (a pasted path is rewritten in place, quoted the same way). */
+export function shellWords(s: string, badQuoting?: BadQuoting): ShellWord[] {
+  const words: ShellWord[] = [];
   let word = '';
-  let inWord = false;
+  let quoting: ShellWord['quoting'] | null = null;
+  let start = 0;
   let i = 0;
   const fail = (what: string): never => {
     throw badQuoting?.(what) ?? new JackinError('E_BAD_QUOTING', `${what} in ${JSON.stringify(s)}; close the quote or escape it`);
   };
+  const begin = (q: ShellWord['quoting']): void => {
+    if (quoting !== null) return;
+    quoting = q;
+    start = i;
+  };
+  const close = (): void => {
+    if (quoting !== null) words.push({ word, start, end: i, quoting });
+    word = '';
+    quoting = null;
+  };
   while (i < s.length) {
     const c = s[i]!;
     if (isBlank(c)) {
-      if (inWord) words.push(word);
-      word = '';
-      inWord = false;
+      close();
       i++;
     } else if (c === "'") {
       const end = s.indexOf("'", i + 1);
       if (end < 0) fail('an unterminated single quote');
+      begin('single');
       word += s.slice(i + 1, end);
-      inWord = true;
       i = end + 1;
     } else if (c === '"') {
-      inWord = true;
+      begin('double');
       i++;
       for (;;) {
         if (i >= s.length) fail('an unterminated double quote');
@@ -61,16 +83,16 @@ export function splitShellWords(s: string, badQuoting?: BadQuoting): string[] {
     } else if (c === '\\') {
       if (i + 1 >= s.length) fail('a trailing backslash');
       if (s[i + 1] !== '\n') {
+        begin('plain');
         word += s[i + 1];
-        inWord = true;
       }
       i += 2;
     } else {
+      begin('plain');
       word += c;
-      inWord = true;
       i++;
     }
   }
-  if (inWord) words.push(word);
+  close();
   return words;
 }

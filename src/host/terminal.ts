@@ -10,40 +10,20 @@
  *
  * Restoring means two things: the termios settings (Node's setRawMode(false) puts back exactly what it
  * saved when raw mode was entered, output post-processing included) and the terminal modes the program may have switched on through its
- * output. For the latter a fixed "sane" sequence is written, never a full reset (RIS), which would clear
- * the operator's screen and scrollback and reset their colours and tab stops.
+ * output. For the latter the terminal filter's restore sequence is written (terminal-filter/modes.ts),
+ * never a full reset (RIS), which would clear the operator's screen and scrollback.
+ *
+ * Program output reaches the operator's terminal only through `writeOutput`, i.e. through the host's
+ * terminal filter (docs/terminal-policy.md), which also tracks the modes to restore; `write` is for the
+ * host's own bytes (palette, notices, mode changes it needs).
  */
 import { spawnSync } from 'node:child_process';
 import type { ReadStream, WriteStream } from 'node:tty';
 import type { Readable, Writable } from 'node:stream';
-import { DisposableStore, toDisposable, type Disposable } from '../disposable.ts';
-import { ScreenModeTracker } from './screen-mode-tracker.ts';
-
-/** Leave the alternate screen (restores the cursor saved when it was entered). Sent only when it is on. */
-export const LEAVE_ALT_SCREEN = '\x1b[?1049l';
-
-/**
- * Modes a program may leave on, each undone. Order matters: the scroll-region reset (DECSTBM) homes the
- * cursor, so it is wrapped in DECSC/DECRC to keep the cursor where the program left it.
- */
-export const SANE_RESET = [
-  '\x1b[?2026l', // end synchronized output, or the terminal freezes until its timeout
-  '\x1b7\x1b[r\x1b8', // full-screen scroll region, cursor kept in place
-  '\x1b[0m', // default colours and attributes
-  '\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1005l\x1b[?1006l\x1b[?1015l\x1b[?1016l', // every mouse mode
-  '\x1b[?2004l', // bracketed paste
-  '\x1b[?1004l', // focus reporting
-  '\x1b[?1l\x1b>', // normal cursor keys, numeric keypad
-  '\x1b[>4m', // modifyOtherKeys off
-  '\x1b[<u', // pop the kitty keyboard flags the program pushed
-  '\x1b[?7h', // autowrap on
-  '\x1b[?25h', // cursor visible
-].join('');
-
-/** The restore sequence for a terminal whose program did or did not leave it on the alternate screen. */
-export function restoreSequence(onAlternateScreen: boolean): string {
-  return (onAlternateScreen ? LEAVE_ALT_SCREEN : '') + SANE_RESET;
-}
+import { DisposableStore, Emitter, toDisposable, type Disposable } from '../disposable.ts';
+import type { FilterEvent, TerminalFilterOptions } from './terminal-filter/context.ts';
+import { TerminalFilter } from './terminal-filter/filter.ts';
+import type { HostNeeds } from './terminal-filter/modes.ts';
 
 export const DEFAULT_SIZE = { rows: 24, cols: 80 } as const;
 
@@ -64,16 +44,20 @@ export interface TerminalStreams {
 export class HostTerminal {
   readonly stdin: TerminalStreams['stdin'];
   readonly stdout: TerminalStreams['stdout'];
-  /** Tracks the program's alternate-screen state from the output written through `write`. */
-  readonly modes = new ScreenModeTracker();
+  /** The firewall between the program's output and this terminal; it also tracks the modes to restore. */
+  readonly filter: TerminalFilter;
   private raw = false;
   private restored = false;
   /** Listeners this terminal installed (stream and signal handlers); released on restore. */
   private readonly store = new DisposableStore();
+  private readonly filterEvents = this.store.add(new Emitter<FilterEvent>());
+  /** Something the filter found in the program's output (copy offers, mode changes, drops). */
+  readonly onFilterEvent = this.filterEvents.event;
 
-  constructor(streams: TerminalStreams = { stdin: process.stdin, stdout: process.stdout }) {
+  constructor(streams: TerminalStreams = { stdin: process.stdin, stdout: process.stdout }, filter: Omit<TerminalFilterOptions, 'onEvent'> = {}) {
     this.stdin = streams.stdin;
     this.stdout = streams.stdout;
+    this.filter = new TerminalFilter({ ...filter, onEvent: (e) => this.filterEvents.fire(e) });
     // EPIPE/EIO on the operator's terminal (it went away: SIGHUP, closed pane) must not crash before restore.
     const onError = () => {};
     this.stdout.on('error', onError);
@@ -124,12 +108,27 @@ export class HostTerminal {
   }
 
   /**
-   * Writes program output. Returns false when the terminal is full: the caller pauses its source until
-   * `onceDrain` fires (the operator's terminal is the slowest consumer on the path).
+   * Writes program output through the filter. Returns false when the terminal is full: the caller pauses
+   * its source until `onceDrain` fires (the operator's terminal is the slowest consumer on the path).
    */
+  writeOutput(bytes: Buffer): boolean {
+    const out = this.filter.push(bytes);
+    return out.length === 0 ? !this.stdout.writableNeedDrain : this.stdout.write(out);
+  }
+
+  /** Writes the host's own bytes (palette, notices, its own modes), unfiltered. */
   write(bytes: Buffer): boolean {
-    this.modes.push(bytes);
     return this.stdout.write(bytes);
+  }
+
+  private hostNeeds: HostNeeds = { mouseCapture: false, bracketedPaste: false };
+
+  /** Changes what the host needs from the terminal (click capture, bracketed paste); writes the change. */
+  setHostNeeds(needs: Partial<HostNeeds>): void {
+    this.hostNeeds = { ...this.hostNeeds, ...needs };
+    const diff = this.filter.setHostNeeds(this.hostNeeds);
+    // Like the restore, only for a real terminal: a pipe gets no mode sequences of ours.
+    if (diff.length > 0 && !this.restored && this.stdout.isTTY === true) this.stdout.write(diff);
   }
 
   onceDrain(cb: () => void): void {
@@ -156,7 +155,8 @@ export class HostTerminal {
     if (this.restored) return;
     this.restored = true;
     try {
-      if (this.stdout.isTTY === true) this.stdout.write(restoreSequence(this.modes.onAlternateScreen));
+      // end() closes a graphics string the program left open, so the restore is read as sequences.
+      if (this.stdout.isTTY === true) this.stdout.write(Buffer.concat([this.filter.end(), Buffer.from(this.filter.restoreSequence(), 'latin1')]));
     } catch {
       // The terminal is gone; nothing left to restore on it.
     }

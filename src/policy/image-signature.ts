@@ -71,7 +71,7 @@ function startsWith(b: Uint8Array, sig: readonly number[], at = 0): boolean {
 const PNG_SIG = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a] as const;
 const ascii = (s: string): number[] => [...s].map((c) => c.charCodeAt(0));
 
-function signatureFormat(b: Uint8Array): ImageFormat | null {
+export function signatureFormat(b: Uint8Array): ImageFormat | null {
   if (startsWith(b, PNG_SIG)) return 'png';
   if (startsWith(b, [0xff, 0xd8, 0xff])) return 'jpeg';
   if (startsWith(b, ascii('GIF87a')) || startsWith(b, ascii('GIF89a'))) return 'gif';

@@ -9,8 +9,10 @@ import {
   CHUNK_FRAME_CAP,
   DEFAULT_FRAME_CAP,
   LARGE_FRAME_CAP,
+  MAX_CHUNK_BYTES,
   MAX_RESOLVED_TEXT_BYTES,
   MAX_STAGED_PATH_BYTES,
+  SHA256_BYTES,
 } from './limits.ts';
 
 /** Client → server tags (0x01..0x7F). */
@@ -81,6 +83,10 @@ export const FRAME_CAPS: ReadonlyMap<number, number> = new Map<number, number>([
   [SERVER_TAGS.ImageStaged, 8 + 8 + 1 + MAX_STAGED_PATH_BYTES],
   [SERVER_TAGS.Modes, 2],
   [SERVER_TAGS.FileExportLength, 16],
+  // File staging (stage connections only, src/protocol/file-stage.ts): chunk, end, staged path.
+  [0x24, 16 + MAX_CHUNK_BYTES],
+  [0x25, 8 + SHA256_BYTES],
+  [0xa6, 16 + MAX_STAGED_PATH_BYTES],
 ]);
 
 /** The payload cap of a tag. */

@@ -8,3 +8,4 @@ export * from './context.ts';
 export * from './features.ts';
 export * from './control-channel.ts';
 export * from './text.ts';
+export * from './file-stage.ts';

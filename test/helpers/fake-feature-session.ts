@@ -7,6 +7,8 @@ import type { ClientFrame, Features, NoticeLevel, ServerFrame } from '../../src/
 import type { ConfirmRequest } from '../../src/host/confirm-prompt.ts';
 import type { FeatureSession, Gesture, HostActionRecord, InputHook, InputHookKind, SessionAction } from '../../src/host/feature-session.ts';
 import { SessionGestures, type HostRequestKind } from '../../src/host/gesture-gate.ts';
+import type { FilterEvent } from '../../src/host/terminal-filter/context.ts';
+import { initialProgramModes, type HostNeeds } from '../../src/host/terminal-filter/modes.ts';
 
 export class FakeFeatureSession implements FeatureSession {
   readonly done = new Promise<never>(() => {});
@@ -24,6 +26,12 @@ export class FakeFeatureSession implements FeatureSession {
   /** `--allow-upstream-requests`. */
   allowUpstream = false;
   gate = new SessionGestures();
+  readonly terminalEmitter = new Emitter<FilterEvent>();
+  readonly onTerminalEvent = this.terminalEmitter.event;
+  /** The program's modes as the host's filter would have read them; tests change them directly. */
+  readonly programModes = initialProgramModes();
+  /** Every setHostNeeds call, in order. */
+  readonly hostNeeds: Array<Partial<HostNeeds>> = [];
   readonly notices: Array<{ level: NoticeLevel; text: string }> = [];
   readonly gestures: Gesture[] = [];
   readonly actions = new Map<string, SessionAction>();
@@ -94,6 +102,9 @@ export class FakeFeatureSession implements FeatureSession {
   }
   drained(): Promise<void> {
     return Promise.resolve();
+  }
+  setHostNeeds(needs: Partial<HostNeeds>): void {
+    this.hostNeeds.push(needs);
   }
   writeTerminal(bytes: Buffer): void {
     this.written.push(bytes.toString('latin1'));

@@ -4,6 +4,7 @@
  *
  *   {"kind":"image","format":"png","path":"/tmp/x/clip.png","types":["public.png"]}
  *   {"kind":"file","path":"/Users/me/shot.png"}
+ *   {"kind":"file","path":"/Users/me/a.pdf","paths":["/Users/me/a.pdf","/Users/me/b.csv"]}  (several copied files)
  *   {"kind":"text","text":"/Users/me/shot.png"}       (mode "text" only)
  *   {"kind":"none"}
  *   {"kind":"error","message":"..."}
@@ -14,7 +15,7 @@ import { JackinError } from '../../errors.ts';
 
 export type NativeOutput =
   | { kind: 'image'; format: string; path: string; types: string[] }
-  | { kind: 'file'; path: string }
+  | { kind: 'file'; path: string; paths?: string[] }
   | { kind: 'text'; text: string }
   | { kind: 'none' }
   | { kind: 'error'; message: string };
@@ -52,8 +53,11 @@ export function parseNativeOutput(helper: string, stdout: string): NativeOutput 
       const types = Array.isArray(o.types) ? o.types.filter((t): t is string => typeof t === 'string') : [];
       return { kind: 'image', format: str('format'), path: str('path'), types };
     }
-    case 'file':
-      return { kind: 'file', path: str('path') };
+    case 'file': {
+      const path = str('path');
+      const paths = Array.isArray(o.paths) ? o.paths.filter((p): p is string => typeof p === 'string' && p !== '') : [];
+      return paths.length > 0 ? { kind: 'file', path, paths } : { kind: 'file', path };
+    }
     case 'text':
       return { kind: 'text', text: typeof o.text === 'string' ? o.text : '' };
     case 'none':

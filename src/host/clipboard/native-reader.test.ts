@@ -28,6 +28,11 @@ test('native contract: recorded outputs parse into the contract', () => {
     types: ['public.png', 'public.tiff'],
   });
   assert.deepEqual(parseNativeOutput('macOS', RECORDED.macFile), { kind: 'file', path: '/Users/me/Desktop/Screen Shot.png' });
+  assert.deepEqual(parseNativeOutput('macOS', '{"kind":"file","path":"/Users/me/a.pdf","paths":["/Users/me/a.pdf","/Users/me/b c.csv",7]}\n'), {
+    kind: 'file',
+    path: '/Users/me/a.pdf',
+    paths: ['/Users/me/a.pdf', '/Users/me/b c.csv'],
+  });
   assert.deepEqual(parseNativeOutput('macOS', RECORDED.macNone), { kind: 'none' });
   assert.deepEqual(parseNativeOutput('Windows', RECORDED.winImage), {
     kind: 'image',
@@ -76,8 +81,20 @@ test('native reader: an image output is read from the helper file (capped) and t
     assert.deepEqual(await interpretNativeOutput({ kind: 'file', path: 'C:\\a.png' }, LIMITS, windowsPathToWsl), {
       kind: 'file',
       path: '/mnt/c/a.png',
+      paths: ['/mnt/c/a.png'],
       offered: [],
     });
+    // Several copied files (a Windows file drop list): every one mapped, in order.
+    assert.deepEqual(await interpretNativeOutput({ kind: 'file', path: 'C:\\a.pdf', paths: ['C:\\a.pdf', 'D:\\logs\\b.log'] }, LIMITS, windowsPathToWsl), {
+      kind: 'file',
+      path: '/mnt/c/a.pdf',
+      paths: ['/mnt/c/a.pdf', '/mnt/d/logs/b.log'],
+      offered: [],
+    });
+    await assert.rejects(
+      interpretNativeOutput({ kind: 'file', path: 'C:\\a.pdf', paths: ['C:\\a.pdf', '\\\\server\\share\\b'] }, LIMITS, windowsPathToWsl),
+      (e) => hasCode(e, 'E_CLIPBOARD_READ_FAILED'),
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -61,7 +61,9 @@ export async function interpretNativeOutput(
     case 'file': {
       const p = localPath(out.path);
       if (p === null) throw new JackinError('E_CLIPBOARD_READ_FAILED', `cannot map the copied file ${JSON.stringify(out.path)} to a local path`);
-      return { kind: 'file', path: p, offered: [] };
+      const paths = (out.paths ?? [out.path]).map((x) => localPath(x));
+      if (paths.some((x) => x === null)) throw new JackinError('E_CLIPBOARD_READ_FAILED', `cannot map the copied files ${JSON.stringify(out.paths)?.slice(0, 300)} to local paths`);
+      return { kind: 'file', path: p, paths: paths as string[], offered: [] };
     }
     case 'image': {
       const p = localPath(out.path);

@@ -74,6 +74,7 @@ test('wl-paste reader: a copied file wins over the icon image a file manager als
     assert.deepEqual(await r.readImage(), {
       kind: 'file',
       path: '/home/me/shot one.webp',
+      paths: ['/home/me/shot one.webp'],
       offered: ['image/png', 'text/uri-list'],
     });
     assert.deepEqual(s.calls(), ['--list-types', '--no-newline --type text/uri-list']);

@@ -109,8 +109,8 @@ function createTargetsReader(
       // A copied file wins over any image the file manager also offers (that image is the file's icon).
       const listType = pickFileListType(offered);
       if (listType !== null) {
-        const [path] = parseFileList((await readType(listType, MAX_LIST_BYTES)).toString('utf8'));
-        if (path !== undefined) return { kind: 'file', path, offered };
+        const paths = parseFileList((await readType(listType, MAX_LIST_BYTES)).toString('utf8'));
+        if (paths[0] !== undefined) return { kind: 'file', path: paths[0], paths, offered };
       }
       const type = pickImageType(offered);
       if (type === null) {

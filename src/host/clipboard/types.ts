@@ -21,6 +21,8 @@ export interface ClipboardFile {
   kind: 'file';
   /** Absolute host path of the first copied file; the caller reads the file, never its icon. */
   path: string;
+  /** Every copied file, in order (`path` first), when the backend can list them all. */
+  paths?: readonly string[];
   offered: readonly string[];
 }
 

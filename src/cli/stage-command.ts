@@ -1,0 +1,101 @@
+/**
+ * `jackin stage [--to INSTANCE] <host-path>... [--json]`: hands host files to the agent. Each file travels
+ * on its own control connection (socket or exec relay), so it works whether or not someone is attached,
+ * and lands in the capsule at `<run>/files/<random>/<name>`; the container path is printed on stdout (one
+ * line, or one JSON object, per path), errors on stderr, exit status 1 when any path failed, 130 when
+ * interrupted. The same host checks as a pasted path: regular files only, no secret locations, within
+ * JACKIN_STAGE_MAX_BYTES per file and for the whole command.
+ */
+import type { Command } from 'commander';
+import { describeError, JackinError } from '../errors.ts';
+import { jackinHome } from '../host/instances.ts';
+import { stageFile } from '../host/stage-client.ts';
+import { closeSources, openStageSources } from '../host/stage-source.ts';
+import { stageMaxBytes } from '../policy/stage-limits.ts';
+import { inertText } from '../ui/inert-text.ts';
+import { selectOptionsFromFlags, selectTransport } from '../transport/select.ts';
+import type { Transport } from '../transport/transport.ts';
+import type { SetStatus } from './command-kit.ts';
+import { pickInstance } from './export-command.ts';
+import { addTransportOptions, type TransportFlags } from './transport-options.ts';
+
+interface StageFlags extends TransportFlags {
+  to?: string;
+  json?: boolean;
+}
+
+async function stageCommand(paths: string[], flags: StageFlags): Promise<number> {
+  if (paths.length === 0) throw new JackinError('E_USAGE', 'name at least one host file to stage', { exitCode: 2 });
+  const maxBytes = stageMaxBytes(process.env);
+  const instance = await pickInstance({ ...(flags.to !== undefined ? { from: flags.to } : {}), ...(flags.via !== undefined ? { via: flags.via } : {}), ...(flags.exec !== undefined ? { exec: flags.exec } : {}) }, '--to');
+  const select = selectOptionsFromFlags(instance, jackinHome(), flags);
+  const connect = async (): Promise<Transport> => (await selectTransport(select)).transport;
+  const json = flags.json === true;
+  const out = (line: string): void => void process.stdout.write(line + '\n');
+  const failed = (source: string, e: unknown): void => {
+    const code = e instanceof JackinError ? e.code : 'E_INTERNAL';
+    if (json) out(JSON.stringify({ ok: false, source, code, message: describeError(e) }));
+    else process.stderr.write(`jackin: stage ${source}: ${describeError(e)} (${code})\n`);
+  };
+
+  const stop = new AbortController();
+  const onSignal = (): void => stop.abort();
+  const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+  for (const s of signals) process.on(s, onSignal);
+  const opened = await openStageSources(paths, maxBytes);
+  let failures = 0;
+  try {
+    for (const o of opened) {
+      if (!o.ok) {
+        failures++;
+        failed(o.path, o.error);
+        continue;
+      }
+      if (stop.signal.aborted) break;
+      try {
+        const r = await stageFile(o.source, { connect, signal: stop.signal });
+        const via = r.resolved === null ? '' : ` (symlink to ${r.resolved})`;
+        if (json) out(JSON.stringify({ ok: true, source: r.source, destination: r.destination, bytes: r.bytes, sha256: r.sha256 }));
+        // The container path comes from the capsule: printed inert (JSON output escapes it already).
+        else out(`${inertText(r.destination, 8192)}  (${r.bytes} bytes, sha256 ${r.sha256})${via}`);
+        if (!json && r.resolved !== null) process.stderr.write(`jackin: ${r.source} is a symlink; staged its target ${r.resolved}\n`);
+      } catch (e) {
+        failures++;
+        failed(o.source.path, e);
+      }
+    }
+  } finally {
+    await closeSources(opened);
+    for (const s of signals) process.off(s, onSignal);
+  }
+  if (stop.signal.aborted) return 130;
+  return failures > 0 ? 1 : 0;
+}
+
+/** Adds `jackin stage` to the CLI. */
+export function registerStageCommand(program: Command, setStatus: SetStatus): void {
+  const cmd = program
+    .command('stage')
+    .description('copy host files into a capsule at <run>/files/<random>/<name> and print their container paths')
+    .argument('[paths...]', 'host files (regular files; directories and secret locations are refused)')
+    .option('--to <instance>', 'instance to stage into (default: the only running one)')
+    .option('--json', 'print one JSON object per path on stdout');
+  addTransportOptions(cmd)
+    .addHelpText(
+      'after',
+      `
+Each file is sent in 1 MiB chunks, checked by the capsule for size and SHA-256, and published create-new
+(0600, in a 0700 directory of its own) under its original name; the capsule removes staged files when it
+exits. Refused: directories, files under ~/.ssh, ~/.gnupg, ~/.aws, ~/.kube, ~/.config/gcloud, keychains,
+~/.docker/config.json, ~/.netrc and files named like private keys or .env; files over JACKIN_STAGE_MAX_BYTES
+(default 1 GiB, also the cap on all the files of one command). Symlinks are resolved on the host.
+With --json each path prints {"ok":true,"source","destination","bytes","sha256"} or
+{"ok":false,"source","code","message"}. Exit status: 0 when every path was staged, 1 otherwise.
+
+Examples:
+  jackin stage report.pdf                        into the only running instance
+  jackin stage --to agent data.csv notes.md --json
+  jackin stage --to agent --via docker build.log`,
+    )
+    .action(async (paths: string[], flags: StageFlags) => setStatus(await stageCommand(paths, flags)));
+}

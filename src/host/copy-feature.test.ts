@@ -1,0 +1,51 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { hasCode } from '../errors.ts';
+import { FakeFeatureSession } from '../../test/helpers/fake-feature-session.ts';
+import { copyModeFromEnv, installCopyFeature, offerPreview } from './copy-feature.ts';
+import type { ClipboardTextWriter } from './clipboard/write-text.ts';
+import { pollUntil } from '../../test/helpers/poll.ts';
+
+function setup(env: Record<string, string> = {}) {
+  const s = new FakeFeatureSession({ repaint: 1 });
+  const copied: string[] = [];
+  const writer: ClipboardTextWriter = { name: 'test-clip', reason: 'test', write: async (t) => void copied.push(t) };
+  const feature = installCopyFeature(s, { env, writer });
+  const texts = () => s.notices.map((n) => n.text);
+  return { s, copied, feature, texts };
+}
+
+test('copy feature: an offer is only shown (size, inert preview) until the operator chooses Copy offered text', async () => {
+  const { s, copied, texts } = setup();
+  s.terminalEmitter.fire({ type: 'copy-offer', text: 'echo hi\n\u202eevil', bytes: 15, removed: 2 });
+  assert.deepEqual(copied, []);
+  assert.match(texts()[0]!, /^Copy offer: 15 B "echo hi \\u202eevil" \(2 control characters removed\); copy it with the palette: Copy offered text \(c\)$/);
+  const action = s.actions.get('copy-offered-text');
+  assert.equal(action?.key, 'c');
+  await action!.run();
+  assert.deepEqual(copied, ['echo hi\n\u202eevil']);
+  assert.match(texts().at(-1)!, /^Copied 15 B .* to the clipboard \(test-clip\)$/);
+});
+
+test('copy feature: JACKIN_COPY=allow copies at once with a notice; deny ignores offers; bad values are refused', async () => {
+  const allow = setup({ JACKIN_COPY: 'Allow' });
+  allow.s.terminalEmitter.fire({ type: 'copy-offer', text: 'x', bytes: 1, removed: 0 });
+  await pollUntil('the copy', () => allow.copied.length === 1);
+  const deny = setup({ JACKIN_COPY: 'deny' });
+  deny.s.terminalEmitter.fire({ type: 'copy-offer', text: 'x', bytes: 1, removed: 0 });
+  await deny.s.actions.get('copy-offered-text')!.run();
+  assert.deepEqual(deny.copied, []);
+  assert.match(deny.texts().join('\n'), /No text has been offered/);
+  assert.throws(() => copyModeFromEnv({ JACKIN_COPY: 'sometimes' }), (e) => hasCode(e, 'E_BAD_COPY_MODE'));
+  assert.equal(copyModeFromEnv({}), 'ask');
+});
+
+test('copy feature: a clipboard query is told once; refusals are rate limited; previews are one inert line', () => {
+  const { s, texts } = setup();
+  for (let i = 0; i < 3; i++) s.terminalEmitter.fire({ type: 'clipboard-query' });
+  for (let i = 0; i < 10; i++) s.terminalEmitter.fire({ type: 'copy-refused', reason: 'the text is not valid base64' });
+  assert.equal(texts().filter((t) => t.includes('read your clipboard')).length, 1);
+  assert.equal(texts().filter((t) => t.startsWith('Copy offer refused')).length, 3);
+  assert.equal(offerPreview('a\n\n  b\x1b[2J' + 'z'.repeat(100)).includes('\n'), false);
+  assert.ok(offerPreview('\x1b[2J').startsWith('\\x1b'));
+});

@@ -1,0 +1,86 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Emitter, toDisposable } from '../disposable.ts';
+import type { Features, ServerFrame } from '../protocol/index.ts';
+import { createPrimedReader } from './clipboard/primed-reader.ts';
+import { FilePasteFeature, pasteFilePathsEnabled } from './file-paste-feature.ts';
+import type { InputEvent } from './input-scan.ts';
+
+/** The session surface the feature uses, recording what it sends and which hooks it added. */
+class FakeSession {
+  readonly sent: Buffer[] = [];
+  readonly notices: string[] = [];
+  readonly hooks: Array<[string, (ev: InputEvent) => boolean]> = [];
+  readonly frames = new Emitter<ServerFrame>();
+  readonly onFrame = this.frames.event;
+  constructor(readonly features: Features | null) {}
+  addInputHook(kind: string, hook: (ev: InputEvent) => boolean) {
+    this.hooks.push([kind, hook]);
+    return toDisposable(() => undefined);
+  }
+  holdInput() {
+    return toDisposable(() => undefined);
+  }
+  notify(_level: string, text: string): void {
+    this.notices.push(text);
+  }
+  sendInput(b: Buffer): void {
+    this.sent.push(b);
+  }
+}
+
+function setup(env: NodeJS.ProcessEnv, features: Features | null) {
+  const s = new FakeSession(features);
+  let connects = 0;
+  let triggers = 0;
+  const feature = new FilePasteFeature(s, {
+    env,
+    connect: async () => {
+      connects++;
+      throw new Error('no capsule in this test');
+    },
+    images: { trigger: async () => (triggers++, { kind: 'passed-through' }) },
+    clipboard: createPrimedReader(() => ({ name: 'none', reason: 'test', readImage: async () => null, readPath: async () => null })),
+  });
+  return { s, feature, connects: () => connects, triggers: () => triggers };
+}
+
+const paste = (text: string): InputEvent => ({ type: 'paste', content: Buffer.from(text), raw: Buffer.from(`\x1b[200~${text}\x1b[201~`) });
+
+test('JACKIN_PASTE_FILE_PATHS: on unless 0/false/no/off in any case', () => {
+  assert.equal(pasteFilePathsEnabled({}), true);
+  for (const v of ['off', 'OFF', '0', 'false', 'no']) assert.equal(pasteFilePathsEnabled({ JACKIN_PASTE_FILE_PATHS: v }), false, v);
+  assert.equal(pasteFilePathsEnabled({ JACKIN_PASTE_FILE_PATHS: 'on' }), true);
+});
+
+test('file paste: off, or a capsule without file-stage, lets every paste through to the image feature and opens nothing', (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'jackin-file-paste-unit-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'a.txt');
+  writeFileSync(file, 'a');
+  for (const [env, features] of [
+    [{ JACKIN_PASTE_FILE_PATHS: 'off' }, { 'file-stage': 1 }],
+    [{}, { notice: 1 }],
+    [{}, null],
+  ] as const) {
+    const { feature, connects, triggers, s } = setup(env, features);
+    assert.equal(feature.onPaste(paste(file)), false);
+    assert.equal(feature.onPasteKey({ type: 'paste-key', source: 'c0', raw: Buffer.from([0x16]) }), false);
+    assert.equal(connects(), 0);
+    assert.equal(triggers(), 0);
+    assert.deepEqual(s.sent, []);
+  }
+});
+
+test('file paste: hooks paste and paste key; a paste that is not only paths goes on, a paste of paths is claimed', (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'jackin-file-paste-unit-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const { feature, s } = setup({}, { 'file-stage': 1 });
+  assert.deepEqual(s.hooks.map(([k]) => k).sort(), ['paste', 'pasteKey']);
+  assert.equal(feature.onPaste(paste('look at this')), false);
+  writeFileSync(join(dir, 'a.txt'), 'a');
+  assert.equal(feature.onPaste(paste(join(dir, 'a.txt'))), true);
+});

@@ -1,0 +1,137 @@
+/**
+ * Terminal replies on the host's input (docs/terminal-policy.md, "Replies"). The output filter lets a few
+ * queries out (DA, CPR, DECRQM, kitty keyboard flags, XTVERSION, colour queries) and records here that a
+ * reply is due; the input scanner recognises replies as whole units (so no byte of one acts as a key) and
+ * asks here whether one was expected. A reply nobody asked for through the filter is dropped; an OSC 52
+ * reply (clipboard contents) never reaches the program. Pure.
+ */
+
+export type ReplyKind =
+  | 'cpr' // CSI r;c R, CSI ? r;c;p R
+  | 'status' // CSI 0 n
+  | 'da1' // CSI ? ... c
+  | 'da2' // CSI > ... c
+  | 'decrqm' // CSI ? Ps;Pm $ y, CSI Ps;Pm $ y
+  | 'kitty-flags' // CSI ? flags u
+  | 'xtversion' // DCS > | text ST
+  | 'osc-color' // OSC 4/10/11/12 ; ... ST
+  | 'focus' // CSI I, CSI O (focus reporting, the program's own mode)
+  | 'clipboard' // OSC 52: never forwarded
+  | 'other'; // any other report (window, DA3, DECRQSS, XTGETTCAP, APC...): never asked for, dropped
+
+/** Replies each kind may have outstanding; a query flood cannot make the host accept a reply flood. */
+export const MAX_PENDING_REPLIES = 32;
+/** Longest string reply (DCS/OSC/APC...) held on the input before it is discarded as a whole. */
+export const MAX_STRING_REPLY_BYTES = 64 * 1024;
+
+/** Counts of replies due, per kind; shared by the output filter (expect) and the input side (take). */
+export class ReplyExpectations {
+  readonly #due = new Map<ReplyKind, number>();
+
+  expect(kind: ReplyKind, count = 1): void {
+    this.#due.set(kind, Math.min(MAX_PENDING_REPLIES, (this.#due.get(kind) ?? 0) + count));
+  }
+
+  /** True when a reply of this kind was due (and counts it as received). */
+  take(kind: ReplyKind): boolean {
+    const n = this.#due.get(kind) ?? 0;
+    if (n === 0) return false;
+    this.#due.set(kind, n - 1);
+    return true;
+  }
+
+  due(kind: ReplyKind): boolean {
+    return (this.#due.get(kind) ?? 0) > 0;
+  }
+
+  /** True when a reply arriving as a string (DCS or OSC) is due. */
+  stringDue(introducer: number): boolean {
+    return introducer === 0x50 ? this.due('xtversion') : introducer === 0x5d ? this.due('osc-color') : false;
+  }
+
+  clear(): void {
+    this.#due.clear();
+  }
+}
+
+/**
+ * The reply kind of a complete CSI sequence on the input, or null when it is a key (or mouse report).
+ * `CSI r;c R` is a key too (modified F3 in xterm's legacy encoding) unless a cursor position report is due.
+ */
+export function classifyCsiReply(params: string, intermediates: string, final: string, expectations: ReplyExpectations): ReplyKind | null {
+  const prefix = params.length > 0 && params.charCodeAt(0) >= 0x3c ? params[0]! : '';
+  if (intermediates === '$' && final === 'y') return 'decrqm';
+  if (intermediates !== '') return null;
+  switch (final) {
+    case 'R':
+      if (prefix === '?') return 'cpr';
+      return prefix === '' && /^\d+;\d+$/.test(params) && expectations.due('cpr') ? 'cpr' : null;
+    case 'c':
+      return prefix === '?' ? 'da1' : prefix === '>' ? 'da2' : prefix === '=' ? 'other' : null;
+    case 'n':
+      return prefix === '' && params === '0' ? 'status' : prefix !== '' || params === '3' ? 'other' : null;
+    case 'u':
+      return prefix === '?' ? 'kitty-flags' : null;
+    case 't':
+      return 'other';
+    case 'I':
+    case 'O':
+      return params === '' ? 'focus' : null;
+    default:
+      return null;
+  }
+}
+
+/** The reply kind of a complete string on the input: `introducer` is P (DCS), ] (OSC), _ ^ X. */
+export function classifyStringReply(introducer: number, content: Buffer): ReplyKind {
+  if (introducer === 0x50) return content[0] === 0x3e && content[1] === 0x7c ? 'xtversion' : 'other';
+  if (introducer !== 0x5d) return 'other';
+  const semi = content.indexOf(0x3b);
+  const ps = content.subarray(0, semi < 0 ? content.length : semi).toString('latin1');
+  if (ps === '52') return 'clipboard';
+  return ps === '4' || ps === '10' || ps === '11' || ps === '12' ? 'osc-color' : 'other';
+}
+
+/**
+ * Whether a recognised reply goes to the program: only one that was due (its query passed the filter),
+ * focus events only while the program asked for focus reporting, clipboard contents never.
+ */
+export function shouldForwardReply(kind: ReplyKind, expectations: ReplyExpectations, programFocus: boolean): boolean {
+  switch (kind) {
+    case 'clipboard':
+    case 'other':
+      return false;
+    case 'focus':
+      return programFocus;
+    default:
+      return expectations.take(kind);
+  }
+}
+
+/** A string reply found on the input: its bytes are `data[start, end)`, its content between the markers. */
+export interface StringReply {
+  kind: ReplyKind;
+  end: number;
+}
+
+/**
+ * Looks for a string reply (DCS, OSC, APC, PM, SOS) starting at `data[i]` (an ESC). Returns it when its
+ * terminator (ST, or BEL for OSC) is in `data`; 'partial' when it is not yet but such a reply is due (hold
+ * the bytes); null when this is no reply (Alt+P, Alt+] and the like are keys). A due reply longer than
+ * MAX_STRING_REPLY_BYTES is given up as 'other' up to where it has arrived.
+ */
+export function scanStringReply(data: Buffer, i: number, expectations: ReplyExpectations): StringReply | 'partial' | null {
+  const intro = data[i + 1];
+  if (intro !== 0x50 && intro !== 0x5d && intro !== 0x5f && intro !== 0x5e && intro !== 0x58) return null;
+  for (let j = i + 2; j < data.length; j++) {
+    const c = data[j]!;
+    if ((c === 0x07 && intro === 0x5d) || c === 0x9c) return { kind: classifyStringReply(intro, data.subarray(i + 2, j)), end: j + 1 };
+    if (c === 0x1b) {
+      if (j + 1 >= data.length) break;
+      if (data[j + 1] === 0x5c) return { kind: classifyStringReply(intro, data.subarray(i + 2, j)), end: j + 2 };
+      return null; // ESC and something else: not a string reply after all
+    }
+  }
+  if (!expectations.stringDue(intro)) return null;
+  return data.length - i > MAX_STRING_REPLY_BYTES ? { kind: 'other', end: data.length } : 'partial';
+}
