@@ -36,7 +36,11 @@ test('a host notice replaces a container notice on screen at once and host notic
   c.advance(NOTICE_MS);
   board.tick();
   assert.equal(board.current?.text, 'Saved b.txt');
-  // The container notice ran out while host notices were up: dropped unseen, never flashed afterwards.
+  // The container notice waited under the host's and shows again, for its full time.
+  c.advance(NOTICE_MS);
+  assert.equal(board.tick(), true);
+  assert.equal(board.current?.text, 'capsule: hello');
+  assert.equal(board.deadline, c.now() + NOTICE_MS);
   c.advance(NOTICE_MS);
   assert.equal(board.tick(), true);
   assert.equal(board.current, null);
