@@ -72,8 +72,9 @@ test('one palette key answered with an open, an export and a clipboard read: exa
     const l = await readActions(pane.jackinHome, 'greedy');
     return l.length >= 3 ? l : undefined;
   }, WAIT);
-  assert.deepEqual(log.map((r) => [r.action, r.result]), [['export', 'refused'], ['paste-image', 'refused'], ['open-url', 'ok']]);
-  assert.deepEqual(host.opened(), ['https://example.com/open-1']);
+  const seen = (): string => JSON.stringify({ log, opened: host.opened(), written: readdirSync(host.downloads), images: imagesSent(c) });
+  assert.deepEqual(log.map((r) => [r.action, r.result]), [['export', 'refused'], ['paste-image', 'refused'], ['open-url', 'ok']], seen());
+  assert.deepEqual(host.opened(), ['https://example.com/open-1'], seen());
   // The outcome is drawn by the host itself, over an upstream capsule too.
   await pane.waitForText('Opened https://example.com', WAIT);
   assert.deepEqual(readdirSync(host.downloads), [], 'the export was not written');
