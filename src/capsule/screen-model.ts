@@ -75,6 +75,22 @@ export const RESET_SEQUENCE =
   '\x1b[?1005l\x1b[?1006l\x1b[?1015l\x1b[?1016l' +
   '\x1b[?1004l\x1b[?2004l\x1b[?1l\x1b>\x1b[?25h\x1b[0 q\x1b[r';
 
+const ALT_SCREEN_START = '\x1b[?1049h\x1b[H';
+
+/**
+ * The serialize addon ends each buffer's part with the program's current pen (SGR), and starts the
+ * alternate screen's part assuming a default pen: so a pen left on by the program (vim leaves `ESC [4m`
+ * on after drawing its cursorline) leaked into the alternate screen's first cells up to their first SGR
+ * change. Minimal stream: `ESC[?1049h A ESC[4m` repainted an underlined `A`. An SGR reset between the two
+ * parts fixes that; the pen restore at the very end (the active buffer's) is kept, so text the program
+ * writes after a repaint without setting its colours again looks as it would have.
+ * Cells never hold ESC, so the first ALT_SCREEN_START is the boundary.
+ */
+function serializeScreens(serialized: string): string {
+  const at = serialized.indexOf(ALT_SCREEN_START);
+  return at < 0 ? serialized : serialized.slice(0, at) + '\x1b[0m' + serialized.slice(at);
+}
+
 export interface ScreenModelOptions {
   rows: number;
   cols: number;
@@ -317,8 +333,7 @@ export class ScreenModel {
   repaint(): Buffer {
     const modes = this.modes;
     let s = RESET_SEQUENCE + '\x1b[H\x1b[2J';
-    s += this.serializer.serialize({ scrollback: 0, excludeModes: true });
-    s += '\x1b[0m';
+    s += serializeScreens(this.serializer.serialize({ scrollback: 0, excludeModes: true }));
     if (modes.applicationCursorKeys) s += '\x1b[?1h';
     if (modes.applicationKeypad) s += '\x1b=';
     if (modes.bracketedPaste) s += '\x1b[?2004h';
