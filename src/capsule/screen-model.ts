@@ -12,6 +12,7 @@ import xh from '@xterm/headless';
 import serializeAddon from '@xterm/addon-serialize';
 import type { ProgramModes } from '../protocol/index.ts';
 import { plainTextCut } from './plain-text-cut.ts';
+import { charWidthProvider } from './char-width-provider.ts';
 import { createOsc8Tracker, resolveLinkAt, resolvePathAt, type Osc8Tracker, type ResolvedLink, type ResolvedPath, type ResolveOptions } from './links.ts';
 
 const { Terminal } = xh;
@@ -143,6 +144,9 @@ export class ScreenModel {
   constructor(options: ScreenModelOptions) {
     // Scrollback 0: a repaint shows the screen only (like tmux), and the model stays small and fast.
     this.term = new Terminal({ rows: options.rows, cols: options.cols, scrollback: 0, allowProposedApi: true });
+    // The widths the operator's terminal draws with, not xterm's Unicode 6 defaults (char-width-provider.ts).
+    this.term.unicode.register(charWidthProvider);
+    this.term.unicode.activeVersion = charWidthProvider.version;
     this.fastForward = options.fastForward ?? true;
     this.fastForwardMinBytes = options.fastForwardMinBytes ?? FAST_FORWARD_MIN_BYTES;
     this.serializer = new SerializeAddon();
