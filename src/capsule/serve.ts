@@ -25,6 +25,9 @@ export interface ServeOptions {
   /** Export policy file (default: the package's policies/default.json); invalid fails the start. */
   policyPath?: string;
   log?: (line: string) => void;
+  /** PTY size until a client attaches with its own (default: the session's 80x24). */
+  rows?: number;
+  cols?: number;
 }
 
 export function defaultRunDir(env: NodeJS.ProcessEnv = process.env): string {
@@ -48,7 +51,14 @@ export async function serve(options: ServeOptions): Promise<number> {
   const infoPath = join(runDir, CAPSULE_INFO_NAME);
 
   // JACKIN_RUN_DIR lets `jackin-capsule open-url` / `offer` run inside the session find this capsule.
-  const session = Session.spawn({ file, args, cwd: workspace, env: { ...process.env, JACKIN_RUN_DIR: runDir } });
+  const session = Session.spawn({
+    file,
+    args,
+    cwd: workspace,
+    env: { ...process.env, JACKIN_RUN_DIR: runDir },
+    ...(options.rows !== undefined ? { rows: options.rows } : {}),
+    ...(options.cols !== undefined ? { cols: options.cols } : {}),
+  });
   // Pasted images are staged under <run>/clipboard/ and removed when the capsule exits.
   const images = options.imageSink === undefined ? new ImageFeature({ runDir, session, log }) : null;
   // Installed before the socket and capsule.json exist, so a SIGTERM from anyone who saw them (an operator,

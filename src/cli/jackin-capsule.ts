@@ -9,6 +9,7 @@ import { describeError, JackinError } from '../errors.ts';
 import { runAttachProxy } from '../capsule/attach-proxy.ts';
 import { SOCKET_NAME } from '../capsule/run-dir.ts';
 import { defaultRunDir, serve } from '../capsule/serve.ts';
+import { DEFAULT_COLS, DEFAULT_ROWS } from '../capsule/session.ts';
 import { offerFileCommand, openUrlCommand } from './offer-commands.ts';
 
 function packageVersion(): string {
@@ -23,6 +24,13 @@ function packageVersion(): string {
 function positiveInt(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError(`expected a positive integer, got ${JSON.stringify(value)}`);
+  return n;
+}
+
+/** A terminal dimension: 1..65535, the range a PTY's winsize holds. */
+function terminalSize(value: string): number {
+  const n = positiveInt(value);
+  if (n > 0xffff) throw new InvalidArgumentError(`expected at most 65535, got ${n}`);
   return n;
 }
 
@@ -48,11 +56,13 @@ function buildProgram(result: { status: number }): Command {
     .option('--name <name>', 'instance name reported by status (default: the command\'s basename)')
     .option('--handshake-timeout-ms <ms>', 'time a new connection has to send its first frame', positiveInt)
     .option('--policy <file>', 'export policy JSON (default: the shipped policies/default.json; see docs/policy.md)')
+    .option('--rows <n>', `PTY rows until a client attaches with its size (default: ${DEFAULT_ROWS})`, terminalSize)
+    .option('--cols <n>', `PTY columns until a client attaches with its size (default: ${DEFAULT_COLS})`, terminalSize)
     .argument('<cmd>', 'program to run')
     .argument('[args...]', 'its arguments (put -- before <cmd> when they start with -)')
     .passThroughOptions()
     .addHelpText('after', '\nExample:\n  jackin-capsule serve --run-dir /jackin/run -- claude --continue')
-    .action(async (cmd: string, args: string[], opts: { runDir?: string; workspace?: string; name?: string; handshakeTimeoutMs?: number; policy?: string }) => {
+    .action(async (cmd: string, args: string[], opts: { runDir?: string; workspace?: string; name?: string; handshakeTimeoutMs?: number; policy?: string; rows?: number; cols?: number }) => {
       result.status = await serve({
         runDir: opts.runDir ?? defaultRunDir(),
         workspace: opts.workspace ?? process.cwd(),
@@ -60,6 +70,8 @@ function buildProgram(result: { status: number }): Command {
         ...(opts.name !== undefined ? { name: opts.name } : {}),
         ...(opts.handshakeTimeoutMs !== undefined ? { handshakeTimeoutMs: opts.handshakeTimeoutMs } : {}),
         ...(opts.policy !== undefined ? { policyPath: opts.policy } : {}),
+        ...(opts.rows !== undefined ? { rows: opts.rows } : {}),
+        ...(opts.cols !== undefined ? { cols: opts.cols } : {}),
       });
     });
 

@@ -10,6 +10,7 @@ import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command, CommanderError, Option } from 'commander';
 import { describeError, JackinError } from '../errors.ts';
+import { capsuleSizeArgs } from '../host/terminal.ts';
 import { jackinHome, listInstances, probeInstance, socketAnswers, type InstanceInfo } from '../host/instances.ts';
 import { registerExportCommand } from './export-command.ts';
 import type { Transport } from '../transport/transport.ts';
@@ -194,7 +195,7 @@ async function runCommand(command: string[], flags: RunFlags): Promise<number> {
   // Detached (its own session, no controlling terminal) so the program survives a detach and a closed pane.
   const child = spawn(
     process.execPath,
-    [...CAPSULE_NODE_FLAGS, CAPSULE_ENTRY, 'serve', '--run-dir', runDir, '--workspace', workspace, '--name', name, '--', ...argv],
+    [...CAPSULE_NODE_FLAGS, CAPSULE_ENTRY, 'serve', '--run-dir', runDir, '--workspace', workspace, '--name', name, ...capsuleSizeArgs(process.stdout), '--', ...argv],
     { detached: true, stdio: ['ignore', logFd, logFd], cwd: workspace, env: process.env },
   );
   closeSync(logFd);

@@ -56,6 +56,26 @@ export function signalExitStatus(sig: FatalSignal): number {
   return 128 + SIGNAL_NUMBERS[sig];
 }
 
+/** The size of `stdout` when it is a terminal, else null. */
+export function ttySize(stdout: TerminalStreams['stdout']): { rows: number; cols: number } | null {
+  const rows = stdout.rows;
+  const cols = stdout.columns;
+  if (stdout.isTTY === true && rows !== undefined && cols !== undefined && rows > 0 && cols > 0) {
+    return { rows: Math.min(rows, 0xffff), cols: Math.min(cols, 0xffff) };
+  }
+  return null;
+}
+
+/**
+ * `jackin-capsule serve` options that start the program at the operator's terminal size, so nothing is
+ * laid out for the capsule's 80x24 default before the first attach resizes it; none when `stdout` is not a
+ * terminal (the capsule keeps its defaults).
+ */
+export function capsuleSizeArgs(stdout: TerminalStreams['stdout']): string[] {
+  const size = ttySize(stdout);
+  return size === null ? [] : ['--rows', String(size.rows), '--cols', String(size.cols)];
+}
+
 export interface TerminalStreams {
   stdin: Readable & Partial<Pick<ReadStream, 'isTTY' | 'setRawMode'>>;
   stdout: Writable & Partial<Pick<WriteStream, 'isTTY' | 'rows' | 'columns'>>;
@@ -85,12 +105,7 @@ export class HostTerminal {
   }
 
   size(): { rows: number; cols: number } {
-    const rows = this.stdout.rows;
-    const cols = this.stdout.columns;
-    if (this.stdout.isTTY === true && rows !== undefined && cols !== undefined && rows > 0 && cols > 0) {
-      return { rows: Math.min(rows, 0xffff), cols: Math.min(cols, 0xffff) };
-    }
-    return { ...DEFAULT_SIZE };
+    return ttySize(this.stdout) ?? { ...DEFAULT_SIZE };
   }
 
   /** Puts stdin in raw mode (a no-op when it is not a terminal, e.g. a pipe in tests). */
