@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DisposableStore, Emitter, toDisposable } from './disposable.ts';
+import { EventEmitter } from 'node:events';
+import { DisposableStore, Emitter, onEvent, toDisposable } from './disposable.ts';
 
 test('toDisposable runs its function once however often it is disposed', () => {
   let n = 0;
@@ -31,4 +32,15 @@ test('Emitter delivers to each listener until its subscription is disposed', () 
   e.fire(2);
   assert.deepEqual(seen, [1]);
   assert.equal(e.hasListeners, false);
+});
+
+test('onEvent: a Node emitter listener that its Disposable removes', () => {
+  const emitter = new EventEmitter();
+  const seen: unknown[] = [];
+  const sub = onEvent(emitter, 'tick', (n: number) => seen.push(n));
+  emitter.emit('tick', 1);
+  sub.dispose();
+  emitter.emit('tick', 2);
+  assert.deepEqual(seen, [1]);
+  assert.equal(emitter.listenerCount('tick'), 0);
 });

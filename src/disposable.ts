@@ -64,3 +64,15 @@ export class Emitter<T> implements Disposable {
     this.listeners.clear();
   }
 }
+
+/** The part of a Node-style event emitter that `onEvent` uses (structural: this module imports no Node API). */
+export interface EventSource {
+  on(event: string, listener: (...args: unknown[]) => void): unknown;
+  off(event: string, listener: (...args: unknown[]) => void): unknown;
+}
+
+/** Subscribes `listener` to `event` of an emitter (a socket, `process`); the Disposable unsubscribes it. */
+export function onEvent<A extends unknown[]>(source: EventSource, event: string, listener: (...args: A) => void): Disposable {
+  source.on(event, listener as (...args: unknown[]) => void);
+  return toDisposable(() => source.off(event, listener as (...args: unknown[]) => void));
+}

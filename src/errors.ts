@@ -1,14 +1,132 @@
 /**
+ * Every error code of the project, in one list: the type ErrorCode derives from it, and docs/errors.md
+ * documents each one (meaning, exit status, the fix); test/errors-doc.test.ts keeps the two equal. Adding a
+ * code is one line here and one row there.
+ */
+export const ERROR_CODES = [
+  // Command line and local instances
+  'E_USAGE',
+  'E_INTERNAL',
+  'E_BAD_TARGET',
+  'E_BAD_KEY_SPEC',
+  'E_BAD_QUOTING',
+  'E_INSTANCE_EXISTS',
+  'E_INSTANCE_UNREACHABLE',
+  'E_NO_INSTANCE',
+  'E_CAPSULE_START',
+  // Transport and control channel
+  'E_SOCKET_UNAVAILABLE',
+  'E_SOCKET_CONNECT',
+  'E_RELAY_SPAWN',
+  'E_CONTROL_REPLY',
+  'E_CONTROL_TIMEOUT',
+  'E_UNKNOWN_METHOD',
+  'E_BAD_REQUEST',
+  'E_NO_CAPSULE',
+  // Capsule start-up
+  'E_RUN_DIR',
+  'E_SOCKET_PATH',
+  'E_CAPSULE_RUNNING',
+  'E_SPAWN_FAILED',
+  'E_POLICY_READ',
+  'E_POLICY_INVALID',
+  // Protocol (decoder)
+  'E_FRAME_TOO_LARGE',
+  'E_FRAME_TRUNCATED',
+  'E_UNKNOWN_TAG',
+  'E_PAYLOAD_SHORT',
+  'E_PAYLOAD_TRAILING',
+  'E_BAD_ENUM',
+  'E_BAD_UTF8',
+  'E_BAD_LENGTH',
+  'E_BAD_VALUE',
+  'E_BAD_CONTEXT',
+  'E_BAD_URL',
+  'E_BAD_EXTENSIONS',
+  // Export: the capsule's checks
+  'E_BAD_PATH',
+  'E_POLICY_DENIED',
+  'E_NEEDS_CONFIRMATION',
+  'E_NOT_FOUND',
+  'E_NOT_REGULAR',
+  'E_PERMISSION',
+  'E_TOO_LARGE',
+  'E_DIR_DISABLED',
+  'E_DIR_CAP',
+  'E_CHANGED_WHILE_READING',
+  'E_EXPORT_IO',
+  'E_EXPORT_CLOSED',
+  'E_NO_OFFER',
+  // Export: the host's side
+  'E_EXPORT_FAILED',
+  'E_EXPORT_PROTOCOL',
+  'E_EXPORT_INTERRUPTED',
+  'E_EXPORT_TIMEOUT',
+  'E_EXPORT_ABORTED',
+  'E_EXPORT_STATE',
+  'E_EXPORT_WRITE',
+  'E_NO_SPACE',
+  'E_SIZE_MISMATCH',
+  'E_BAD_OFFSET',
+  'E_DIGEST_MISMATCH',
+  // Clipboard and image paste
+  'E_BAD_CLIPBOARD_BACKEND',
+  'E_CLIPBOARD_BACKEND_MISSING',
+  'E_CLIPBOARD_READ_FAILED',
+  'E_CLIPBOARD_TIMEOUT',
+  'E_NO_CLIPBOARD_IMAGE',
+  'E_UNSUPPORTED_IMAGE',
+  'E_IMAGE_TOO_LARGE',
+  'E_PATH_NOT_FOUND',
+  'E_PATH_UNREADABLE',
+  'E_NOT_A_FILE',
+  'E_STAGING_FAILED',
+  'E_STAGING_UNSAFE',
+  // Image transfers (capsule)
+  'E_TOO_MANY_TRANSFERS',
+  'E_TRANSFER_ID_IN_USE',
+  'E_TRANSFER_UNKNOWN',
+  'E_TRANSFER_OFFSET',
+  'E_TRANSFER_CHUNK_SIZE',
+  'E_TRANSFER_SIZE_MISMATCH',
+  'E_TRANSFER_CORRELATION',
+  'E_TRANSFER_IDLE',
+  'E_TRANSFER_ABORTED',
+  // Links and opening
+  'E_URL_SCHEME',
+  'E_URL_INVALID',
+  'E_URL_CREDENTIALS',
+  'E_URL_CONTROL',
+  'E_URL_TOO_LONG',
+  'E_LINKS_DISABLED',
+  'E_RATE_LIMITED',
+  'E_OPENER_CONFIG',
+  'E_OPENER_FAILED',
+  'E_RESOLVE_TIMEOUT',
+  'E_RESOLVE_UNSUPPORTED',
+] as const;
+
+/** A stable error code (see ERROR_CODES and docs/errors.md). */
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+const KNOWN_CODES: ReadonlySet<string> = new Set(ERROR_CODES);
+
+/** True when `value` is one of ERROR_CODES: checks a code that arrived from the other side of a connection. */
+export function isErrorCode(value: unknown): value is ErrorCode {
+  return typeof value === 'string' && KNOWN_CODES.has(value);
+}
+
+/**
  * The one error base of the project. Every condition a caller or the CLI reacts to has a stable `code`
  * (tests assert the code, never the wording) and the exit status the CLI uses for it.
  * Programmer errors use the built-in classes (TypeError, RangeError) instead.
  */
 export class JackinError extends Error {
   override readonly name: string = 'JackinError';
-  readonly code: string;
+  readonly code: ErrorCode;
   readonly exitCode: number;
 
-  constructor(code: string, message: string, options: { cause?: unknown; exitCode?: number } = {}) {
+  constructor(code: ErrorCode, message: string, options: { cause?: unknown; exitCode?: number } = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
     this.exitCode = options.exitCode ?? 1;
@@ -16,7 +134,7 @@ export class JackinError extends Error {
 }
 
 /** True when `e` is a JackinError carrying `code`. */
-export function hasCode(e: unknown, code: string): boolean {
+export function hasCode(e: unknown, code: ErrorCode): boolean {
   return e instanceof JackinError && e.code === code;
 }
 

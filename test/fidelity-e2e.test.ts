@@ -174,3 +174,10 @@ async function runCase(t: TestContext, c: Case): Promise<void> {
 for (const c of CASES) {
   test(`fidelity: ${c.name} matches tmux through jackin, or differs only as documented (live, redraw, reattach, resize)`, (t) => runCase(t, c));
 }
+
+test('fidelity: jackin run starts the program at the operator\'s terminal size, not 80x24', async (t) => {
+  const pane = await paneFor(t, { rows: 33, cols: 111 });
+  await pane.typeLine(`clear; ${jackinRun('fidelity-size', `sh -c 'echo "first size: $(stty size)"; exec sleep 600'`)}`);
+  // Printed once, before any resize could reach the program: the size it started with.
+  await pane.waitForText(/^first size: 33 111$/m, { timeoutMs: START_TIMEOUT_MS });
+});

@@ -1,13 +1,40 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string };
+const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
+  version: string;
+  dependencies: Record<string, string>;
+  devDependencies: Record<string, string>;
+};
+
+/** The package a bare module specifier names (`@scope/name/sub` -> `@scope/name`), or null for node: and relative ones. */
+function packageOf(specifier: string): string | null {
+  if (specifier.startsWith('.') || specifier.startsWith('node:')) return null;
+  const parts = specifier.split('/');
+  return specifier.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0]!;
+}
+
+test('production dependencies are exactly the packages shipped code imports; test-only ones are devDependencies', () => {
+  const shipped = readdirSync(join(root, 'src'), { recursive: true, encoding: 'utf8' })
+    .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'))
+    .map((f) => readFileSync(join(root, 'src', f), 'utf8'));
+  const imported = new Set<string>();
+  for (const code of shipped) {
+    for (const m of code.matchAll(/(?:\bfrom\s*|\bimport\s*\(?\s*)['"]([^'"]+)['"]/g)) {
+      const name = packageOf(m[1]!);
+      if (name !== null) imported.add(name);
+    }
+  }
+  assert.ok(imported.has('commander'), 'the scan finds imports');
+  assert.deepEqual([...imported].sort(), Object.keys(pkg.dependencies).sort());
+  for (const name of Object.keys(pkg.devDependencies)) assert.ok(!imported.has(name), `${name} is imported by shipped code`);
+});
 
 test('npm pack contains only what the package needs', () => {
   const out = execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: root, encoding: 'utf8' });

@@ -64,7 +64,7 @@ async function waitForSocket(path, child) {
 
 async function startCapsule(home, name, workspace) {
   const runDir = join(home, 'sockets', name);
-  // Started as `jackin run` starts a capsule (CAPSULE_NODE_FLAGS in src/cli/jackin.ts).
+  // Started as `jackin run` starts a capsule (CAPSULE_NODE_FLAGS in src/cli/run-command.ts).
   const child = spawn(process.execPath, ['--max-semi-space-size=2', CAPSULE, 'serve', '--run-dir', runDir, '--workspace', workspace, '--name', name, '--', 'sleep', '100000'], { stdio: 'ignore' });
   await waitForSocket(join(runDir, 'jackin.sock'), child);
   return child;

@@ -4,8 +4,9 @@
  * registered by name so later features add theirs without touching the server.
  */
 import type { Socket } from 'node:net';
+import { JackinError, type ErrorCode } from '../errors.ts';
 
-export type ControlReply = { ok: true; [key: string]: unknown } | { ok: false; code: string; message: string };
+export type ControlReply = { ok: true; [key: string]: unknown } | { ok: false; code: ErrorCode; message: string };
 
 export interface ControlOutcome {
   reply: ControlReply;
@@ -45,12 +46,13 @@ export class ControlMethods {
     try {
       return await fn(request as ControlRequest, socket);
     } catch (e) {
-      const code = typeof (e as { code?: unknown }).code === 'string' ? (e as { code: string }).code : 'E_INTERNAL';
+      // A system error's errno (ENOENT…) stays in the message: only project codes travel as codes.
+      const code = e instanceof JackinError ? e.code : 'E_INTERNAL';
       return fail(code, `control method ${method} failed: ${e instanceof Error ? e.message : String(e)}`);
     }
   }
 }
 
-function fail(code: string, message: string): ControlOutcome {
+function fail(code: ErrorCode, message: string): ControlOutcome {
   return { reply: { ok: false, code, message } };
 }

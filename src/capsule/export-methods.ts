@@ -14,7 +14,8 @@
  * ends without FileExportEnd as failed.
  */
 import type { Socket } from 'node:net';
-import { JackinError } from '../errors.ts';
+import { DisposableStore, onEvent } from '../disposable.ts';
+import { JackinError, type ErrorCode } from '../errors.ts';
 import { encodeExportChunkHeader, encodeServerFrame, MAX_EXPORT_NAME_BYTES, MAX_EXPORT_SOURCE_BYTES, MAX_HOST_NOTICE_BYTES, truncateUtf8, type NoticeLevel, type ServerFrame } from '../protocol/index.ts';
 import type { Policy } from '../policy/schema.ts';
 import type { ControlMethods, ControlOutcome, ControlRequest } from './control-methods.ts';
@@ -36,7 +37,7 @@ export const EXPORT_SEND_BUFFER_BYTES = 4 * 1024 * 1024;
 /** Export ids are unique per capsule process; the host matches every frame's id against the reply's. */
 let nextExportId = BigInt(Date.now()) * 1000n;
 
-function codeOf(e: unknown): string {
+function codeOf(e: unknown): ErrorCode {
   return e instanceof JackinError ? e.code : 'E_EXPORT_IO';
 }
 
@@ -93,20 +94,19 @@ async function roomToWrite(socket: Socket): Promise<void> {
   // wait for the host, which is how its disk slows our reads (memory stays under this bound + a chunk).
   if (socket.writableLength <= EXPORT_SEND_BUFFER_BYTES) return;
   await new Promise<void>((resolve, reject) => {
-    const done = (): void => {
-      socket.off('drain', onDrain);
-      socket.off('close', onClose);
-    };
-    const onDrain = (): void => {
-      done();
-      resolve();
-    };
-    const onClose = (): void => {
-      done();
-      reject(new JackinError('E_EXPORT_CLOSED', 'the host closed the export connection'));
-    };
-    socket.on('drain', onDrain);
-    socket.on('close', onClose);
+    const waits = new DisposableStore();
+    waits.add(
+      onEvent(socket, 'drain', () => {
+        waits.dispose();
+        resolve();
+      }),
+    );
+    waits.add(
+      onEvent(socket, 'close', () => {
+        waits.dispose();
+        reject(new JackinError('E_EXPORT_CLOSED', 'the host closed the export connection'));
+      }),
+    );
   });
 }
 

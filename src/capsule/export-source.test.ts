@@ -6,7 +6,8 @@ import { appendFileSync, chmodSync, existsSync, mkdirSync, mkdtempSync, readdirS
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { openExportSource, EXPORT_CHUNK_BYTES, type ExportContext, type ExportSource } from './export-source.ts';
-import { listDirectory, writeDirectoryArchive } from './tar-zstd.ts';
+import { listDirectory } from './directory-listing.ts';
+import { writeDirectoryArchive } from './tar-zstd.ts';
 import { DEFAULT_POLICY, type Policy } from '../policy/schema.ts';
 import { JackinError } from '../errors.ts';
 import { pollUntil } from '../../test/helpers/poll.ts';

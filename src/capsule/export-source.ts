@@ -21,7 +21,9 @@ import { containerPath, decideDirectory, decideFileSize, expandRoots } from '../
 import type { Policy } from '../policy/schema.ts';
 import { FdChunkReader, type ExportChunk, type ExportDigest } from './fd-chunk-reader.ts';
 import { openInsideRoots, realRoots } from './safe-open.ts';
-import { archiveBound, fileSink, listDirectory, writeDirectoryArchive, type DirectoryListing } from './tar-zstd.ts';
+import { archiveBound } from './archive-bound.ts';
+import { listDirectory, type DirectoryListing } from './directory-listing.ts';
+import { fileSink, writeDirectoryArchive } from './tar-zstd.ts';
 import { TransferHash } from '../protocol/transfer-hash.ts';
 import { EXPORT_CHUNK_BYTES } from './fd-chunk-reader.ts';
 

@@ -2,7 +2,7 @@
  * Where image frames go (legacy 0x08..0x0C and AttachControl kinds 4..8). The clipboard work implements a
  * staging sink; until then the capsule rejects images, visibly.
  */
-import type { AttachContext, ControlResult, ImageChunk, ImageEnd, ImageStart, ImageWhole, NoticeLevel } from '../protocol/index.ts';
+import type { AttachContext, ClientFrame, ControlBody, ControlResult, ImageChunk, ImageEnd, ImageStart, ImageWhole, NoticeLevel } from '../protocol/index.ts';
 
 export type ImageOp =
   | ({ kind: 'whole' } & ImageWhole)
@@ -10,6 +10,39 @@ export type ImageOp =
   | ({ kind: 'chunk' } & ImageChunk)
   | ({ kind: 'end' } & ImageEnd)
   | { kind: 'error'; message: string };
+
+const IMAGE_NAMES = ['ClipboardImage', 'ClipboardImageStart', 'ClipboardImageChunk', 'ClipboardImageEnd', 'ClipboardImageError'] as const;
+type ImageName = (typeof IMAGE_NAMES)[number];
+const isImageName = (name: string): boolean => (IMAGE_NAMES as readonly string[]).includes(name);
+/** An image operation in its legacy frame form (0x08..0x0C). */
+export type ImageFrame = Extract<ClientFrame, { type: ImageName }>;
+/** An image operation in its AttachControl body form (kinds 4..8). */
+export type ImageBody = Extract<ControlBody, { kind: ImageName }>;
+
+export function isImageFrame(f: ClientFrame): f is ImageFrame {
+  return isImageName(f.type);
+}
+
+export function isImageBody(b: ControlBody): b is ImageBody {
+  return isImageName(b.kind);
+}
+
+/** The one mapping of both frame forms to the operation a sink handles (the fields are the same). */
+export function imageOp(src: ImageFrame | ImageBody): ImageOp {
+  const body = ('type' in src ? { ...src, kind: src.type } : src) as ImageBody;
+  switch (body.kind) {
+    case 'ClipboardImage':
+      return { kind: 'whole', format: body.format, bytes: body.bytes };
+    case 'ClipboardImageStart':
+      return { kind: 'start', transferId: body.transferId, format: body.format, size: body.size };
+    case 'ClipboardImageChunk':
+      return { kind: 'chunk', transferId: body.transferId, offset: body.offset, bytes: body.bytes };
+    case 'ClipboardImageEnd':
+      return { kind: 'end', transferId: body.transferId, sha256: body.sha256 };
+    case 'ClipboardImageError':
+      return { kind: 'error', message: body.message };
+  }
+}
 
 export interface ImageRequest {
   op: ImageOp;

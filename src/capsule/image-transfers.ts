@@ -15,7 +15,7 @@
  * it). A host sends one transfer at a time, so the budget is 64 MiB in practice.
  */
 import { createHash, type Hash } from 'node:crypto';
-import { JackinError } from '../errors.ts';
+import { JackinError, type ErrorCode } from '../errors.ts';
 import type { AttachContext, ControlResult, ImageChunk, ImageEnd, ImageFormat, ImageStart } from '../protocol/frames.ts';
 import { MAX_CHUNK_BYTES, MAX_IMAGE_TRANSFER_BYTES, MiB, SHA256_BYTES, TRANSFER_IDLE_MS } from '../protocol/limits.ts';
 import type { StagedImage } from './staging.ts';
@@ -115,7 +115,7 @@ export class ImageTransfers {
   }
 
   start(from: Correlation, body: ImageStart): TransferStep {
-    const reject = (code: string, message: string): TransferStep =>
+    const reject = (code: ErrorCode, message: string): TransferStep =>
       this.#rejectStep(from.requestId, body.transferId, new JackinError(code, message));
     if (body.size < 1 || body.size > this.#opts.maxBytes) {
       return reject('E_IMAGE_TOO_LARGE', `image transfer ${body.transferId} declares ${body.size} bytes; allowed 1..${this.#opts.maxBytes}`);
@@ -172,7 +172,7 @@ export class ImageTransfers {
     const parts = t.parts;
     // Removed before any await: a second End, or a chunk racing the staging, finds no transfer.
     this.#forget(t);
-    const fail = (code: string, message: string): TransferStep => this.#rejectStep(t.owner.requestId, t.id, new JackinError(code, message));
+    const fail = (code: ErrorCode, message: string): TransferStep => this.#rejectStep(t.owner.requestId, t.id, new JackinError(code, message));
     if (t.received !== t.size) {
       return fail('E_TRANSFER_SIZE_MISMATCH', `image transfer ${t.id} ended after ${t.received} of ${t.size} bytes`);
     }
@@ -233,7 +233,7 @@ export class ImageTransfers {
     return t;
   }
 
-  #drop(t: Transfer, code: string, message: string): TransferStep {
+  #drop(t: Transfer, code: ErrorCode, message: string): TransferStep {
     this.#forget(t);
     return this.#rejectStep(t.owner.requestId, t.id, new JackinError(code, message));
   }

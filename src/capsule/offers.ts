@@ -5,6 +5,7 @@
  * (palette **Open offered link** / **Pull offered file**, which read it back with a Resolve request).
  */
 import { isAbsolute } from 'node:path';
+import type { ErrorCode } from '../errors.ts';
 import type { NoticeLevel } from '../protocol/index.ts';
 import { checkUrl, redactUrlForLog } from '../policy/url-safety.ts';
 import { inertText } from '../ui/inert-text.ts';
@@ -13,7 +14,7 @@ import type { ControlMethods, ControlReply } from './control-methods.ts';
 /** Longest offered path accepted (PATH_MAX on Linux). */
 export const MAX_OFFER_PATH_LENGTH = 4096;
 
-export type OfferResult = { ok: true } | { ok: false; code: string; message: string };
+export type OfferResult = { ok: true } | { ok: false; code: ErrorCode; message: string };
 
 export class Offers {
   private latestUrl: string | null = null;

@@ -10,19 +10,21 @@
  *     be inside a root. Steps 1-2 race with a swapped symlink or directory; step 4 does not, because the
  *     descriptor cannot change what it refers to.
  * Without /proc (macOS for a local `jackin run`), step 4 compares the descriptor's dev/inode with a fresh
- * lstat of the checked real path instead, which proves the same thing for a path with no symlinks in it.
+ * lstat of the checked real path instead, which proves the same thing for a path with no symlinks in it
+ * (descriptor-location.ts, shared with the directory walk).
  *
  * openInsideRootsSync takes the same steps with synchronous calls, for the many entries of a directory
  * export: each promise-based fs call costs about 40 us of thread-pool round trip against about 5 us
  * synchronously, which made a 1,800-file tree spend half a second just opening and checking. The steps
  * that decide anything (precheck, kindOf, checkLocation) are shared by both.
  */
-import { closeSync, constants, existsSync, fstatSync, lstatSync, openSync, readlinkSync, realpathSync } from 'node:fs';
-import { lstat, open, readlink, realpath, type FileHandle } from 'node:fs/promises';
+import { closeSync, constants, fstatSync, openSync, realpathSync } from 'node:fs';
+import { open, realpath, type FileHandle } from 'node:fs/promises';
 import type { BigIntStats } from 'node:fs';
 import { errnoOf, JackinError } from '../errors.ts';
 import { decideLocation } from '../policy/decide.ts';
 import type { OutsideRootsMode } from '../policy/schema.ts';
+import { descriptorLocation, descriptorLocationSync } from './descriptor-location.ts';
 
 export type OpenedKind = 'file' | 'directory';
 
@@ -41,9 +43,6 @@ export interface SafeOpenOptions {
   /** The operator confirmed this export although it leaves the roots (only with outside = 'confirm'). */
   readonly confirmedOutside: boolean;
 }
-
-const PROC_FD = '/proc/self/fd';
-const hasProcFd = existsSync(PROC_FD);
 
 const OPEN_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY;
 
@@ -105,21 +104,6 @@ function kindOf(shown: string, st: BigIntStats): OpenedKind {
   })();
 }
 
-/** Where the opened descriptor really is (step 4). */
-async function descriptorLocation(handle: FileHandle, checkedReal: string, st: BigIntStats): Promise<string> {
-  if (hasProcFd) return readlink(`${PROC_FD}/${handle.fd}`);
-  return sameFile(checkedReal, st, await lstat(checkedReal, { bigint: true }));
-}
-
-function descriptorLocationSync(fd: number, checkedReal: string, st: BigIntStats): string {
-  if (hasProcFd) return readlinkSync(`${PROC_FD}/${fd}`);
-  return sameFile(checkedReal, st, lstatSync(checkedReal, { bigint: true }));
-}
-
-function sameFile(checkedReal: string, st: BigIntStats, again: BigIntStats): string {
-  return again.dev === st.dev && again.ino === st.ino ? checkedReal : `(a different file than ${checkedReal})`;
-}
-
 /** A realpath that failed: refused as outside when it is, so the answer says nothing about what exists there. */
 function unresolved(absPath: string, shown: string, opts: SafeOpenOptions, e: unknown): JackinError {
   if (opts.outside === 'deny' && decideLocation(absPath, opts.realRoots, 'deny').kind !== 'allow') {
@@ -159,7 +143,7 @@ export async function openInsideRoots(absPath: string, shown: string, opts: Safe
   try {
     const st = await handle.stat({ bigint: true });
     const kind = kindOf(shown, st);
-    const location = await descriptorLocation(handle, real, st);
+    const location = await descriptorLocation(handle.fd, real, st);
     checkLocation(shown, real, location, opts);
     return { handle, realPath: location, kind, stat: st };
   } catch (e) {

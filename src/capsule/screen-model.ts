@@ -1,4 +1,7 @@
 /**
+ * The mode tables, RESET_SEQUENCE and the fix-up of the serialize addon's output are in terminal-modes.ts;
+ * the mode suffix of `repaint()` is the next seam to move out if this file grows.
+ *
  * A headless model of the program's screen, used only to repaint a client that attaches or asks for a
  * repaint. It is fed after the live relay has written the bytes to the client, so it is never on the
  * relay's critical path; `settle()` waits until it has parsed everything fed so far.
@@ -13,84 +16,15 @@ import serializeAddon from '@xterm/addon-serialize';
 import type { ProgramModes } from '../protocol/index.ts';
 import { plainTextCut } from './plain-text-cut.ts';
 import { charWidthProvider } from './char-width-provider.ts';
+import { XtermParserState } from './xterm-internals.ts';
+import { MOUSE_ENCODING_SET, MOUSE_ENCODINGS, MOUSE_TRACKING_SET, RESET_SEQUENCE, serializeScreens, type MouseEncoding, type TerminalModes } from './terminal-modes.ts';
 import { createOsc8Tracker, resolveLinkAt, resolvePathAt, type Osc8Tracker, type ResolvedLink, type ResolvedPath, type ResolveOptions } from './links.ts';
 
 const { Terminal } = xh;
 const { SerializeAddon } = serializeAddon;
 
-export type MouseTracking = 'none' | 'x10' | 'vt200' | 'drag' | 'any';
-export type MouseEncoding = 'default' | 'utf8' | 'sgr' | 'urxvt' | 'sgr-pixels';
-
-/** The program's terminal modes that a client must mirror (or that later features react to). */
-export interface TerminalModes {
-  alternateScreen: boolean;
-  bracketedPaste: boolean;
-  focusReporting: boolean;
-  mouseTracking: MouseTracking;
-  mouseEncoding: MouseEncoding;
-  applicationCursorKeys: boolean;
-  applicationKeypad: boolean;
-  cursorVisible: boolean;
-  /** DECSCUSR parameter (0 = terminal default). */
-  cursorStyle: number;
-  insertMode: boolean;
-  originMode: boolean;
-  autoWrap: boolean;
-  reverseWraparound: boolean;
-  /** DECSTBM region as 1-based inclusive rows, or null for the full screen. */
-  scrollRegion: { top: number; bottom: number } | null;
-}
-
-const MOUSE_ENCODINGS: ReadonlyMap<number, MouseEncoding> = new Map([
-  [1005, 'utf8'],
-  [1006, 'sgr'],
-  [1015, 'urxvt'],
-  [1016, 'sgr-pixels'],
-]);
-
-const MOUSE_TRACKING_SET: Readonly<Record<MouseTracking, string>> = {
-  none: '',
-  x10: '\x1b[?9h',
-  vt200: '\x1b[?1000h',
-  drag: '\x1b[?1002h',
-  any: '\x1b[?1003h',
-};
-
-const MOUSE_ENCODING_SET: Readonly<Record<MouseEncoding, string>> = {
-  default: '',
-  utf8: '\x1b[?1005h',
-  sgr: '\x1b[?1006h',
-  urxvt: '\x1b[?1015h',
-  'sgr-pixels': '\x1b[?1016h',
-};
-
-/**
- * Puts the client's terminal back to defaults without RIS (`ESC c`), which would also wipe the operator's
- * scrollback and, in some terminals, the window title: leave the alternate screen, DECSTR soft reset
- * (cursor visible, SGR, DECOM, DECAWM, IRM, DECCKM, scroll region), then turn off every mode DECSTR keeps.
- */
-export const RESET_SEQUENCE =
-  '\x1b[?1049l' +
-  '\x1b[!p' +
-  '\x1b[?9l\x1b[?1000l\x1b[?1002l\x1b[?1003l' +
-  '\x1b[?1005l\x1b[?1006l\x1b[?1015l\x1b[?1016l' +
-  '\x1b[?1004l\x1b[?2004l\x1b[?1l\x1b>\x1b[?25h\x1b[0 q\x1b[r';
-
-const ALT_SCREEN_START = '\x1b[?1049h\x1b[H';
-
-/**
- * The serialize addon ends each buffer's part with the program's current pen (SGR), and starts the
- * alternate screen's part assuming a default pen: so a pen left on by the program (vim leaves `ESC [4m`
- * on after drawing its cursorline) leaked into the alternate screen's first cells up to their first SGR
- * change. Minimal stream: `ESC[?1049h A ESC[4m` repainted an underlined `A`. An SGR reset between the two
- * parts fixes that; the pen restore at the very end (the active buffer's) is kept, so text the program
- * writes after a repaint without setting its colours again looks as it would have.
- * Cells never hold ESC, so the first ALT_SCREEN_START is the boundary.
- */
-function serializeScreens(serialized: string): string {
-  const at = serialized.indexOf(ALT_SCREEN_START);
-  return at < 0 ? serialized : serialized.slice(0, at) + '\x1b[0m' + serialized.slice(at);
-}
+export type { MouseEncoding, MouseTracking, TerminalModes } from './terminal-modes.ts';
+export { RESET_SEQUENCE } from './terminal-modes.ts';
 
 export interface ScreenModelOptions {
   rows: number;
@@ -127,6 +61,8 @@ export class ScreenModel {
   /** Bytes of plain-text floods that were never parsed because they could no longer be seen. */
   skippedBytes = 0;
   private readonly links: Osc8Tracker;
+  /** xterm's parser state, a private piece (see xterm-internals.ts for its fallback). */
+  private readonly parserState: XtermParserState;
   /**
    * Set when parsed output contained a sequence that can change a program mode (DECSET/DECRST, soft or
    * full reset); cleared by `takeModesChanged`. Lets the session skip comparing modes after every chunk of
@@ -149,6 +85,7 @@ export class ScreenModel {
     this.term.unicode.activeVersion = charWidthProvider.version;
     this.fastForward = options.fastForward ?? true;
     this.fastForwardMinBytes = options.fastForwardMinBytes ?? FAST_FORWARD_MIN_BYTES;
+    this.parserState = new XtermParserState(this.term);
     this.serializer = new SerializeAddon();
     this.term.loadAddon(this.serializer as never);
     // OSC 8 targets live only in xterm's private cell attributes: the tracker records them as they pass.
@@ -253,8 +190,7 @@ export class ScreenModel {
    * xterm keeps this state private; an xterm without it (the version is pinned) just never skips.
    */
   private parserAtGround(): boolean {
-    const parser = (this.term as unknown as { _core?: { _inputHandler?: { _parser?: { currentState?: unknown } } } })._core?._inputHandler?._parser;
-    return parser?.currentState === 0;
+    return this.parserState.atGround();
   }
 
   resize(rows: number, cols: number): void {

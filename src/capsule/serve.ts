@@ -5,6 +5,7 @@
 import { rmSync, unlinkSync } from 'node:fs';
 import { unlink, writeFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
+import { DisposableStore, onEvent } from '../disposable.ts';
 import { CapsuleServer } from './server.ts';
 import { CAPSULE_INFO_NAME, prepareRunDir, SOCKET_NAME } from './run-dir.ts';
 import { Session } from './session.ts';
@@ -78,14 +79,16 @@ export async function serve(options: ServeOptions): Promise<number> {
     if (images !== null) rmSync(images.staging.dir, { recursive: true, force: true });
     session.kill('SIGHUP');
   };
-  process.on('exit', onProcessExit);
+  // Removed once the capsule is done (or failed to start), so nothing runs twice in a long-lived process.
+  const processHooks = new DisposableStore();
+  processHooks.add(onEvent(process, 'exit', onProcessExit));
   let stopSignal: NodeJS.Signals | null = null;
   const onSignal = (sig: NodeJS.Signals): void => {
     if (stopSignal === null) log(`received ${sig}: stopping the program`);
     stopSignal = sig;
     void session.terminate();
   };
-  for (const s of STOP_SIGNALS) process.on(s, onSignal);
+  for (const s of STOP_SIGNALS) processHooks.add(onEvent(process, s, onSignal));
   let server: CapsuleServer;
   try {
     server = await CapsuleServer.listen({
@@ -98,8 +101,7 @@ export async function serve(options: ServeOptions): Promise<number> {
     });
   } catch (e) {
     // Not ours to clean: the socket and capsule.json may belong to a capsule that is already running.
-    process.off('exit', onProcessExit);
-    for (const s of STOP_SIGNALS) process.off(s, onSignal);
+    processHooks.dispose();
     session.kill('SIGKILL');
     await session.exited;
     session.dispose();
@@ -120,8 +122,7 @@ export async function serve(options: ServeOptions): Promise<number> {
   log(`program exited with status ${status}`);
   await server.shutdown(status, status === 0 ? 'program exited' : `program exited with status ${status}`);
   await unlink(infoPath).catch(() => undefined);
-  for (const s of STOP_SIGNALS) process.off(s, onSignal);
-  process.off('exit', onProcessExit);
+  processHooks.dispose();
   await images?.dispose();
   session.dispose();
   return status;

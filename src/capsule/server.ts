@@ -6,7 +6,9 @@
 import { unlink } from 'node:fs/promises';
 import { createServer, type Server, type Socket } from 'node:net';
 import { ControlMessageDecoder, encodeControlMessage, HANDSHAKE_TIMEOUT_MS, type Features, type FeatureVersions, type NoticeLevel } from '../protocol/index.ts';
-import { AttachConnection, HELLO_GRACE_MS, type AttachHost } from './attach-connection.ts';
+import { toDisposable, type Disposable } from '../disposable.ts';
+import { AttachConnection, type AttachHost } from './attach-connection.ts';
+import { startHelloGrace } from './attach-shutdown.ts';
 import { ControlMethods } from './control-methods.ts';
 import { rejectingImageSink, type ImageSink } from './image-sink.ts';
 import { Offers, registerOfferMethods } from './offers.ts';
@@ -43,15 +45,15 @@ export class CapsuleServer {
   readonly socketPath: string;
   private readonly server: Server;
   private readonly sockets = new Set<Socket>();
-  private readonly pending = new Map<Socket, NodeJS.Timeout>();
+  /** Sockets that sent no complete frame yet, with the clock that cuts them off. */
+  private readonly pending = new Map<Socket, Disposable>();
   private readonly attachConns = new Set<AttachConnection>();
   private current: AttachConnection | null = null;
   private readonly host: AttachHost;
   private readonly handshakeTimeoutMs: number;
   private readonly maxConnections: number;
   private readonly maxPending: number;
-  private closing = false;
-  /** What shutdown() was told, for a host that completes its Hello during the shutdown. */
+  /** Set once the program ended: what shutdown() was told, for a host that completes its Hello during it. */
   private closingWith: { exitStatus: number | null; reason: string | null } | null = null;
 
   private constructor(private readonly options: CapsuleServerOptions) {
@@ -139,23 +141,22 @@ export class CapsuleServer {
    * removes the socket and waits (bounded) for the connections to close.
    */
   async shutdown(exitStatus: number | null, reason: string | null): Promise<void> {
-    if (this.closing) return;
-    this.closing = true;
+    if (this.closingWith !== null) return;
+    this.closingWith = { exitStatus, reason };
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     await unlink(this.socketPath).catch(() => undefined);
-    this.closingWith = { exitStatus, reason };
     for (const c of [...this.attachConns]) c.shutdown(reason, exitStatus);
     // A connection that has sent nothing yet may be a host whose Hello is on the way (`jackin run` of a
     // program that exits at once): it gets HELLO_GRACE_MS to send it (see onConnection), then goes.
-    for (const [s, t] of this.pending) {
-      clearTimeout(t);
-      this.pending.set(s, setTimeout(() => s.destroy(), HELLO_GRACE_MS));
+    for (const [s, clock] of this.pending) {
+      clock.dispose();
+      this.pending.set(s, startHelloGrace(() => s.destroy()));
     }
     await closed;
   }
 
   private onConnection(socket: Socket): void {
-    if (this.closing || this.sockets.size >= this.maxConnections || this.pending.size >= this.maxPending) {
+    if (this.closingWith !== null || this.sockets.size >= this.maxConnections || this.pending.size >= this.maxPending) {
       this.options.log?.(`refused a connection: ${this.sockets.size} open, ${this.pending.size} in handshake`);
       socket.destroy();
       return;
@@ -165,7 +166,7 @@ export class CapsuleServer {
       this.options.log?.(`closed a connection that sent no complete frame within ${this.handshakeTimeoutMs} ms`);
       socket.destroy();
     }, this.handshakeTimeoutMs);
-    this.pending.set(socket, timer);
+    this.pending.set(socket, toDisposable(() => clearTimeout(timer)));
     socket.on('error', () => undefined);
     // The server allows half-open sockets (control replies stream after the request), but an EOF before a
     // complete first frame or request means the client is gone: free its handshake slot now, not at the
@@ -175,8 +176,7 @@ export class CapsuleServer {
     });
     socket.once('close', () => {
       this.sockets.delete(socket);
-      const t = this.pending.get(socket);
-      if (t) clearTimeout(t);
+      this.pending.get(socket)?.dispose();
       this.pending.delete(socket);
     });
     socket.once('data', (first: Buffer) => {
@@ -198,8 +198,7 @@ export class CapsuleServer {
 
   private handshakeDone(conn: AttachConnection | Socket): void {
     const socket = conn instanceof AttachConnection ? conn.socket : conn;
-    const t = this.pending.get(socket);
-    if (t) clearTimeout(t);
+    this.pending.get(socket)?.dispose();
     this.pending.delete(socket);
   }
 

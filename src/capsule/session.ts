@@ -5,11 +5,12 @@
  * caller.
  */
 import { closeSync, constants as fsConstants, openSync, readSync } from 'node:fs';
-import type { Writable } from 'node:stream';
 import * as pty from '@lydell/node-pty';
+import { DisposableStore, Emitter, onEvent, toDisposable, type Disposable } from '../disposable.ts';
 import { JackinError } from '../errors.ts';
 import type { ProgramModes } from '../protocol/index.ts';
 import type { ResolvedLink, ResolvedPath, ResolveOptions } from './links.ts';
+import { PtyInternals } from './pty-internals.ts';
 import { ScreenModel, type TerminalModes } from './screen-model.ts';
 
 /** Above this many unparsed bytes the model holds the PTY; it releases below the low mark. The model
@@ -45,10 +46,6 @@ export interface SessionOptions {
 /** Receives PTY output. A sink that cannot keep up calls `hold(name)` and later `release(name)`. */
 export type OutputSink = (chunk: Buffer) => void;
 
-export interface Disposable {
-  dispose(): void;
-}
-
 /** Exit status in shell convention: the exit code, or 128 + signal number. */
 export function shellStatus(exitCode: number, signal: number | undefined): number {
   return signal !== undefined && signal > 0 ? 128 + signal : exitCode;
@@ -59,16 +56,19 @@ export class Session {
   readonly exited: Promise<number>;
   private readonly proc: pty.IPty;
   private readonly model: ScreenModel;
-  private readonly ptyStream: Writable | undefined;
+  /** node-pty internals, looked up once (see pty-internals.ts for each one's fallback). */
+  private readonly internals: PtyInternals;
   private sink: OutputSink | null = null;
   private readonly holds = new Set<string>();
-  private readonly drainListeners = new Set<() => void>();
-  private readonly modesListeners = new Set<(modes: ProgramModes) => void>();
+  private readonly drainEmitter = new Emitter<void>();
+  private readonly modesEmitter = new Emitter<ProgramModes>();
   /** A fresh terminal has every one of these modes off. */
   private lastModes = '00000';
   private exitStatus: number | null = null;
-  private killTimer: NodeJS.Timeout | undefined;
-  private exitWatch: NodeJS.Timeout | undefined;
+  private killTimer: Disposable | undefined;
+  private exitWatch: Disposable | undefined;
+  /** Listeners and timers, released together by dispose(). */
+  private readonly store = new DisposableStore();
   private childGone = false;
   /** Our own descriptor on the PTY's slave side (see SLAVE_HOLD below). */
   private slaveFd: number | null = null;
@@ -91,32 +91,34 @@ export class Session {
       throw new JackinError('E_SPAWN_FAILED', `could not start ${JSON.stringify(options.file)}: ${(cause as Error).message}`, { cause });
     }
     this.pid = this.proc.pid;
+    this.internals = new PtyInternals(this.proc);
     // SLAVE_HOLD: while any descriptor on the slave side is open, reading the master never reports EIO.
     // Without ours, the program's exit closes the last one and the master can report EIO while the tail of
     // its output is still queued in the kernel (seen here: the last few KiB lost under load). Holding it,
     // the exit is noticed by the watch below, which reads to EAGAIN (everything) and only then lets go.
-    const ptsName = (this.proc as unknown as { ptsName?: unknown }).ptsName;
-    if (typeof ptsName === 'string' && ptsName.startsWith('/dev/')) {
+    const ptsName = this.internals.ptsName;
+    if (ptsName !== undefined) {
       try {
         this.slaveFd = openSync(ptsName, fsConstants.O_RDWR | fsConstants.O_NOCTTY);
       } catch {
         this.slaveFd = null; // best effort: the drain on exit still covers most cases
       }
     }
-    this.exitWatch = setInterval(() => this.checkChildGone(), EXIT_WATCH_MS);
-    this.exitWatch.unref();
+    const exitWatch = setInterval(() => this.checkChildGone(), EXIT_WATCH_MS);
+    exitWatch.unref();
+    this.exitWatch = this.store.add(toDisposable(() => clearInterval(exitWatch)));
+    this.store.add(this.drainEmitter);
+    this.store.add(this.modesEmitter);
     this.model = new ScreenModel({ rows, cols });
     // node-pty's public write() drops the stream's write() result, so backpressure is read from the
     // tty stream it wraps (node-pty 1.1 UnixTerminal._socket). Without it, writes still work unbounded.
-    const stream = (this.proc as unknown as { _socket?: Writable })._socket;
-    this.ptyStream = stream && typeof stream.write === 'function' ? stream : undefined;
-    this.ptyStream?.on('drain', () => {
-      for (const l of [...this.drainListeners]) l();
-    });
-    (this.proc.onData as unknown as pty.IEvent<Buffer>)((chunk) => this.onOutput(chunk));
+    const stream = this.internals.stream;
+    if (stream) this.store.add(onEvent(stream, 'drain', () => this.drainEmitter.fire()));
+    this.store.add((this.proc.onData as unknown as pty.IEvent<Buffer>)((chunk) => this.onOutput(chunk)));
+    // Not in the store: `exited` resolves whenever the program ends, also after dispose().
     this.exited = new Promise((resolve) => {
       this.proc.onExit(({ exitCode, signal }) => {
-        if (this.killTimer) clearTimeout(this.killTimer);
+        this.killTimer?.dispose();
         this.stopExitWatch();
         // Everything the program wrote must reach the sink before its exit is reported: callers end the
         // session on `exited`, and output read after that (a held PTY's buffer) would be dropped.
@@ -152,8 +154,12 @@ export class Session {
 
   /** Called after parsed output changed one of the program modes (mouse, paste, focus, alt screen). */
   onModesChange(listener: (modes: ProgramModes) => void): Disposable {
-    this.modesListeners.add(listener);
-    return { dispose: () => this.modesListeners.delete(listener) };
+    return this.modesEmitter.event(listener);
+  }
+
+  /** Which node-pty internals were found (the rest fall back; see pty-internals.ts). */
+  get ptyPieces(): PtyInternals['found'] {
+    return this.internals.found;
   }
 
   /** The link at a viewport cell, from the model (call after `settle()`). */
@@ -178,48 +184,14 @@ export class Session {
 
   /** Stops reading the PTY until every hold is released. Holds are named so owners release only theirs. */
   hold(reason: string): void {
-    if (this.holds.size === 0 && !this.childGone) this.pausePty();
+    if (this.holds.size === 0 && !this.childGone) this.internals.pause();
     this.holds.add(reason);
   }
 
   release(reason: string): void {
     if (!this.holds.delete(reason)) return;
     // Resume even after exit: node-pty reports the exit only once it has read the PTY to EOF.
-    if (this.holds.size === 0) this.resumePty();
-  }
-
-  private ptyHandle(): { reading?: boolean; readStop?: () => number; readStart?: () => number } | undefined {
-    return (this.ptyStream as unknown as { _handle?: { reading?: boolean; readStop?: () => number; readStart?: () => number } } | undefined)?._handle;
-  }
-
-  private resumePty(): void {
-    const handle = this.ptyHandle();
-    if (handle && typeof handle.readStart === 'function') {
-      if (handle.reading === false && !(this.ptyStream?.destroyed ?? true)) {
-        handle.reading = true;
-        handle.readStart();
-      }
-      return;
-    }
-    this.proc.resume();
-  }
-
-  /**
-   * Backpressure is applied at the libuv handle only (readStop), never by pausing the Node stream: a
-   * paused stream keeps what it already read in its buffer, and when the program exits the next read hits
-   * EIO, node-pty destroys the stream and that buffer is discarded (output lost at exit). With the handle
-   * stopped nothing is read, so nothing is buffered, and on release every read is emitted at once.
-   */
-  private pausePty(): void {
-    const handle = this.ptyHandle();
-    if (handle && typeof handle.readStop === 'function') {
-      if (handle.reading) {
-        handle.reading = false;
-        handle.readStop();
-      }
-      return;
-    }
-    this.proc.pause();
+    if (this.holds.size === 0) this.internals.resume();
   }
 
   private checkChildGone(): void {
@@ -234,18 +206,15 @@ export class Session {
     this.stopExitWatch();
     this.drainNow();
     this.releaseSlave();
-    this.resumePty();
+    this.internals.resume();
   }
 
   /** Delivers everything the PTY still holds, in order, before node-pty can discard it. */
   private drainNow(): void {
-    const stream = this.ptyStream as (Writable & { read?: () => unknown; readableLength?: number }) | undefined;
-    // In paused mode read() emits 'data' for what it returns, so buffered chunks reach onOutput in order.
-    while (stream?.read && (stream.readableLength ?? 0) > 0 && stream.read() !== null) {
-      // emitted through the 'data' listener
-    }
-    const fd = (this.proc as unknown as { fd?: unknown }).fd;
-    if (typeof fd !== 'number') return;
+    // Buffered chunks reach onOutput in order through the 'data' listener, then the fd is read.
+    this.internals.drainStreamBuffer();
+    const fd = this.internals.fd;
+    if (fd === undefined) return;
     const buf = Buffer.allocUnsafe(64 * 1024);
     for (;;) {
       let n: number;
@@ -270,7 +239,7 @@ export class Session {
   }
 
   private stopExitWatch(): void {
-    if (this.exitWatch) clearInterval(this.exitWatch);
+    this.exitWatch?.dispose();
     this.exitWatch = undefined;
   }
 
@@ -282,14 +251,13 @@ export class Session {
   /** Writes input bytes to the program. False means the PTY is not draining: wait for `onDrain`. */
   write(bytes: Buffer): boolean {
     if (this.exitStatus !== null || bytes.length === 0) return true;
-    if (this.ptyStream) return this.ptyStream.write(bytes);
+    if (this.internals.stream) return this.internals.stream.write(bytes);
     this.proc.write(bytes as unknown as string);
     return true;
   }
 
   onDrain(listener: () => void): Disposable {
-    this.drainListeners.add(listener);
-    return { dispose: () => this.drainListeners.delete(listener) };
+    return this.drainEmitter.event(listener);
   }
 
   resize(rows: number, cols: number): void {
@@ -332,15 +300,17 @@ export class Session {
   terminate(graceMs = TERMINATE_GRACE_MS): Promise<number> {
     if (this.exitStatus === null) {
       this.kill('SIGHUP');
-      this.killTimer ??= setTimeout(() => this.kill('SIGKILL'), graceMs);
-      this.killTimer.unref();
+      if (this.killTimer === undefined) {
+        const timer = setTimeout(() => this.kill('SIGKILL'), graceMs);
+        timer.unref();
+        this.killTimer = this.store.add(toDisposable(() => clearTimeout(timer)));
+      }
     }
     return this.exited;
   }
 
   dispose(): void {
-    if (this.killTimer) clearTimeout(this.killTimer);
-    this.stopExitWatch();
+    this.store.dispose();
     this.releaseSlave();
     this.model.dispose();
   }
@@ -352,7 +322,7 @@ export class Session {
     const key = `${+modes.mouseTracking}${+modes.sgrMouse}${+modes.bracketedPaste}${+modes.focusReporting}${+modes.alternateScreen}`;
     if (key === this.lastModes) return;
     this.lastModes = key;
-    for (const l of [...this.modesListeners]) l(modes);
+    this.modesEmitter.fire(modes);
   }
 
   private onOutput(chunk: Buffer): void {

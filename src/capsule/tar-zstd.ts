@@ -1,21 +1,23 @@
 /**
- * Writes a directory as a tar.zst stream into an open file: tar-stream's pack piped through the zstd
- * compressor. Entry names are relative to the directory. Entries are taken with lstat: a symlink is stored
- * as a link and never followed, a FIFO, socket or device is skipped (and reported), and every regular file
- * is opened through openInsideRoots with the directory as the only root, so a subdirectory swapped for a
- * symlink during the walk cannot pull in bytes from elsewhere. (Such a swap can still add names and
- * symlink targets from the other directory to the listing; file contents never.) Owner fields are fixed (uid/gid 0, no
- * names), so the container's users do not leak and extraction does not depend on them.
- * Caps are checked on the whole listing before any byte is archived, and file sizes are declared in the
- * tar headers, so a file that changes meanwhile fails the export (E_CHANGED_WHILE_READING).
+ * Writes a listed directory (directory-listing.ts) as a tar.zst stream: tar-stream's pack piped through the
+ * zstd compressor, with bounded memory (the pack may run at most PACK_AHEAD_BYTES ahead of the sink). Entry
+ * names are relative to the directory. Every regular file is opened through openInsideRootsSync with the
+ * directory as the only root, so a subdirectory swapped for a symlink during the walk cannot pull in bytes
+ * from elsewhere. Owner fields are fixed (uid/gid 0, no names), so the container's users do not leak and
+ * extraction does not depend on them. File sizes are declared in the tar headers, so a file that changes
+ * after the listing fails the export (E_CHANGED_WHILE_READING).
  */
-import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readlinkSync, readSync } from 'node:fs';
+import { closeSync, fstatSync, readSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { posix } from 'node:path';
 import tarStream, { type Header, type Pack } from 'tar-stream';
-import { errnoOf, JackinError } from '../errors.ts';
+import { JackinError } from '../errors.ts';
+import { headerFloor } from './archive-bound.ts';
+import type { DirectoryListing } from './directory-listing.ts';
+import { readBuffers } from './read-buffers.ts';
 import { openInsideRootsSync } from './safe-open.ts';
-import { createZstdCompressor, ZSTD_BLOCK_BYTES } from './zstd-compressor.ts';
+import { Slicer } from './slicer.ts';
+import { createZstdCompressor } from './zstd-compressor.ts';
 
 const fstatSyncBig = (fd: number) => fstatSync(fd, { bigint: true });
 
@@ -23,65 +25,6 @@ const fstatSyncBig = (fd: number) => fstatSync(fd, { bigint: true });
 const READ_BYTES = 1024 * 1024;
 /** How far tar-stream's output may run ahead of the compressor. */
 const PACK_AHEAD_BYTES = 2 * 1024 * 1024;
-/** Synchronous work (listing, opening, reading) done between two turns of the event loop. */
-const SLICE_MS = 4;
-
-/**
- * Read buffers lent to tar-stream and handed back once the compressor has copied them, in power-of-two
- * classes. A fresh buffer per file left a 256 MiB tree's worth of garbage for the collector, which let the
- * capsule's peak RSS grow by about 40 MiB during a directory export. A chunk comes back only when it is
- * exactly the buffer lent (tar-stream pushes content buffers as they are); anything else is left to the GC.
- * One set serves every export of the process, so repeated exports reuse the same memory.
- */
-class ReadBuffers {
-  readonly #free = new Map<number, Buffer[]>();
-  readonly #lent = new WeakMap<ArrayBufferLike, { size: number; length: number }>();
-  #kept = 0;
-  /** Free bytes kept over all classes: about what the pack may hold ahead of the compressor. */
-  static readonly KEEP_BYTES = 3 * 1024 * 1024;
-
-  take(length: number): Buffer {
-    let size = 64 * 1024;
-    while (size < length) size *= 2;
-    let b = this.#free.get(size)?.pop();
-    if (b !== undefined) this.#kept -= size;
-    else b = Buffer.allocUnsafeSlow(size);
-    this.#lent.set(b.buffer, { size, length });
-    return b.subarray(0, length);
-  }
-
-  give(chunk: Uint8Array): void {
-    const lent = this.#lent.get(chunk.buffer);
-    if (lent === undefined || chunk.byteOffset !== 0 || chunk.byteLength !== lent.length) return;
-    this.#lent.delete(chunk.buffer);
-    if (this.#kept + lent.size > ReadBuffers.KEEP_BYTES) return;
-    const list = this.#free.get(lent.size) ?? [];
-    list.push(Buffer.from(chunk.buffer, 0, lent.size));
-    this.#free.set(lent.size, list);
-    this.#kept += lent.size;
-  }
-}
-
-const buffers = new ReadBuffers();
-
-/**
- * The walk uses synchronous fs calls, in slices of SLICE_MS with a turn of the event loop between them, so
- * the agent's terminal traffic keeps flowing: each promise-based call costs about 40 us of thread-pool round
- * trip against about 5 us synchronously, and a tree has several calls per entry.
- */
-class Slicer {
-  #since = performance.now();
-  async turn(): Promise<void> {
-    if (performance.now() - this.#since < SLICE_MS) return;
-    await new Promise<void>((resolve) => setImmediate(resolve));
-    this.#since = performance.now();
-  }
-}
-
-export interface DirectoryCaps {
-  readonly maxEntries: number;
-  readonly maxTotalBytes: number;
-}
 
 export interface ArchiveSummary {
   /** Entries stored (directories, files, symlinks). */
@@ -90,128 +33,6 @@ export interface ArchiveSummary {
   readonly contentBytes: number;
   /** Relative names of special files left out. */
   readonly skipped: readonly string[];
-}
-
-type Listed =
-  | { readonly type: 'directory'; readonly rel: string; readonly mode: number; readonly mtime: Date }
-  | { readonly type: 'file'; readonly rel: string; readonly mode: number; readonly mtime: Date; readonly size: number }
-  | { readonly type: 'symlink'; readonly rel: string; readonly mode: number; readonly mtime: Date; readonly target: string };
-
-function capError(shown: string, what: string): JackinError {
-  return new JackinError('E_DIR_CAP', `${shown}: ${what}; export a smaller directory or raise export.directories in the policy`);
-}
-
-function changedWhileListed(shown: string, rel: string, cause: unknown): JackinError {
-  return new JackinError('E_CHANGED_WHILE_READING', `${rel === '' ? shown : `${shown}/${rel}`} changed while the directory was listed; export it again once it stops changing`, { cause });
-}
-
-/** A name that vanished or changed kind between readdir and lstat (the tree is changing): a clear, stable error. */
-function listingCall<T>(shown: string, rel: string, call: () => T): T {
-  try {
-    return call();
-  } catch (e) {
-    const code = errnoOf(e);
-    if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'EINVAL' || code === 'ELOOP') throw changedWhileListed(shown, rel, e);
-    throw e;
-  }
-}
-
-/**
- * Opens directory `rel` of the tree for listing, and makes sure it is the one at that place inside `root`:
- * the final name is never followed (O_NOFOLLOW), and the opened directory's real location must be exactly
- * root/rel, so a directory on the way swapped for a symlink is refused (E_CHANGED_WHILE_READING) instead of
- * listed. The caller lists through /proc/self/fd/N, which stays that directory whatever is renamed later.
- */
-function openListedDirectory(root: string, shown: string, rel: string): number {
-  const fd = listingCall(shown, rel, () => openSync(posix.join(root, rel), constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW));
-  let real: string;
-  try {
-    real = readlinkSync(`/proc/self/fd/${fd}`);
-  } catch (e) {
-    closeSync(fd);
-    throw e;
-  }
-  if (real !== posix.join(root, rel)) {
-    closeSync(fd);
-    throw changedWhileListed(shown, rel, new Error(`opened ${real}, not ${posix.join(root, rel)}`));
-  }
-  return fd;
-}
-
-/** Every entry below `root`, sorted per directory so archives are reproducible; caps enforced as it goes. */
-async function listTree(root: string, shown: string, caps: DirectoryCaps, slicer: Slicer): Promise<{ listed: Listed[]; skipped: string[] }> {
-  const listed: Listed[] = [];
-  const skipped: string[] = [];
-  let total = 0;
-  const pending: string[] = [''];
-  while (pending.length > 0) {
-    const relDir = pending.pop() ?? '';
-    const dirFd = openListedDirectory(root, shown, relDir);
-    try {
-      const here = `/proc/self/fd/${dirFd}`;
-      const names = listingCall(shown, relDir, () => readdirSync(here)).sort();
-      const subdirs: string[] = [];
-      for (const name of names) {
-        const rel = relDir === '' ? name : `${relDir}/${name}`;
-        await slicer.turn();
-        const st = listingCall(shown, rel, () => lstatSync(posix.join(here, name)));
-        const mode = st.mode & 0o777;
-        if (st.isDirectory()) {
-          listed.push({ type: 'directory', rel, mode, mtime: st.mtime });
-          subdirs.push(rel);
-        } else if (st.isFile()) {
-          listed.push({ type: 'file', rel, mode, mtime: st.mtime, size: st.size });
-          total += st.size;
-        } else if (st.isSymbolicLink()) {
-          listed.push({ type: 'symlink', rel, mode, mtime: st.mtime, target: listingCall(shown, rel, () => readlinkSync(posix.join(here, name))) });
-        } else {
-          skipped.push(rel);
-          continue;
-        }
-        if (listed.length > caps.maxEntries) throw capError(shown, `more than ${caps.maxEntries} entries`);
-        if (total > caps.maxTotalBytes) throw capError(shown, `more than ${caps.maxTotalBytes} bytes of file content`);
-      }
-      // Depth-first in sorted order: push in reverse so the first name is walked first.
-      for (let i = subdirs.length - 1; i >= 0; i--) pending.push(subdirs[i] ?? '');
-    } finally {
-      closeSync(dirFd);
-    }
-  }
-  return { listed, skipped };
-}
-
-/** A directory's entries, listed (caps checked) before any byte is archived. */
-export interface DirectoryListing {
-  readonly root: string;
-  readonly shown: string;
-  readonly listed: readonly Listed[];
-  readonly skipped: readonly string[];
-}
-
-/** Lists real directory `root`; throws E_DIR_CAP when it is over a cap. */
-export async function listDirectory(root: string, shown: string, caps: DirectoryCaps): Promise<DirectoryListing> {
-  const { listed, skipped } = await listTree(root, shown, caps, new Slicer());
-  return { root, shown, listed, skipped };
-}
-
-const TAR_BLOCK = 512;
-const roundUp = (n: number, to: number): number => Math.ceil(n / to) * to;
-
-/**
- * The most bytes the tar.zst of `listing` can take, for a host that accepts a streamed size (the exact
- * size follows the last chunk): every entry as a header, a pax extended header with its name and link
- * target, and its content padded to 512 bytes; then the end blocks; then zstd's worst case for that input
- * (ZSTD_COMPRESSBOUND, per block of ZSTD_BLOCK_BYTES), with room to spare. A file that grows after the
- * listing fails the export anyway (E_CHANGED_WHILE_READING).
- */
-export function archiveBound(listing: DirectoryListing): number {
-  let tar = 20 * TAR_BLOCK;
-  for (const e of listing.listed) {
-    const names = Buffer.byteLength(e.rel) + (e.type === 'symlink' ? Buffer.byteLength(e.target) : 0);
-    tar += 2 * TAR_BLOCK + roundUp(names + 128, TAR_BLOCK) + (e.type === 'file' ? roundUp(e.size, TAR_BLOCK) : 0);
-  }
-  const frames = Math.ceil(tar / ZSTD_BLOCK_BYTES) + 1;
-  return tar + Math.ceil(tar / 256) + frames * 1024;
 }
 
 /** Receives the archive's bytes in order; the archiver waits for each call (backpressure). */
@@ -250,7 +71,7 @@ export async function writeDirectoryArchive(listing: DirectoryListing, sink: Arc
         wake = undefined;
       }
       const frames = compressor.push(chunk);
-      buffers.give(chunk);
+      readBuffers.give(chunk);
       for (const frame of frames) await sink(frame);
     }
     for (const frame of compressor.end()) await sink(frame);
@@ -310,18 +131,6 @@ export async function writeDirectoryArchive(listing: DirectoryListing, sink: Arc
   return { entries: listed.length, contentBytes, skipped };
 }
 
-/**
- * The fewest header bytes tar-stream writes for an entry: its 512-byte header, and when the name or link
- * target cannot fit a ustar header for certain (a name over 255 bytes, a target over 100), a pax header
- * block plus pax records holding both in full (so at least their bytes, padded to a block).
- */
-function headerFloor(e: Listed): number {
-  const name = Buffer.byteLength(e.rel);
-  const target = e.type === 'symlink' ? Buffer.byteLength(e.target) : 0;
-  if (name <= 255 && target <= 100) return TAR_BLOCK;
-  return 2 * TAR_BLOCK + roundUp(name + target, TAR_BLOCK);
-}
-
 function addEntry(pack: Pack, header: Partial<Header> & Pick<Header, 'name'>, content?: Buffer): Promise<void> {
   return new Promise((resolve, reject) => {
     const cb = (err?: Error | null): void => (err ? reject(err) : resolve());
@@ -346,7 +155,7 @@ async function addFile(pack: Pack, root: string, shown: string, rel: string, hea
     if (opened.kind !== 'file' || opened.stat.size !== BigInt(size)) throw changed('no longer the listed file');
     const readAt = (at: number): Buffer => {
       const want = Math.min(READ_BYTES, size - at);
-      const buf = buffers.take(want);
+      const buf = readBuffers.take(want);
       let filled = 0;
       while (filled < want) {
         const n = readSync(opened.fd, buf, filled, want - filled, at + filled);

@@ -4,31 +4,28 @@
  * takes over a session. Results on stdout (one line, or one JSON object, per path); progress and errors on
  * stderr; exit status 1 when any path failed, 130 when interrupted.
  */
-import { Command, Option } from 'commander';
+import { Option, type Command } from 'commander';
 import { describeError, JackinError } from '../errors.ts';
 import { exportDirectory } from '../host/download-dir.ts';
 import { controlCall, exportFile, type ExportProgress } from '../host/export-client.ts';
 import { jackinHome, listInstances } from '../host/instances.ts';
 import { createOpener } from '../host/opener.ts';
-import { ENGINES, checkInstanceName, selectOptionsFromFlags, selectTransport, type Engine, type SelectOptions } from '../transport/select.ts';
+import { checkInstanceName, selectOptionsFromFlags, selectTransport, type SelectOptions } from '../transport/select.ts';
 import type { Transport } from '../transport/transport.ts';
 import { formatBytes } from '../ui/format-bytes.ts';
+import type { SetStatus } from './command-kit.ts';
+import { addTransportOptions, type TransportFlags } from './transport-options.ts';
 
 /** Redraw the progress line at most this often. */
 const PROGRESS_INTERVAL_MS = 200;
 
-interface ExportFlags {
+interface ExportFlags extends TransportFlags {
   from?: string;
   to?: string;
   reveal?: boolean;
   open?: boolean;
   json?: boolean;
   offered?: boolean;
-  socket?: string;
-  via?: Engine;
-  namespace?: string;
-  container?: string;
-  exec?: string;
 }
 
 function usage(message: string): JackinError {
@@ -139,22 +136,19 @@ async function exportCommand(paths: string[], flags: ExportFlags): Promise<numbe
 }
 
 /** Adds `jackin export` to the CLI. */
-export function registerExportCommand(program: Command, setStatus: (n: number) => void): void {
-  program
-    .command('export')
-    .description('copy files or directories out of a capsule into <downloads>/jackin/<instance>/ (policy-checked, verified, never overwriting)')
-    .argument('[paths...]', 'container paths; relative paths resolve against the capsule workspace')
-    .option('--from <instance>', 'instance to export from (default: the only running one)')
-    .option('--to <dir>', 'destination directory (default: $JACKIN_DOWNLOAD_DIR, XDG download dir or ~/Downloads, then jackin/<instance>)')
-    .addOption(new Option('--reveal', 'show each exported file in the file manager').conflicts('open'))
-    .addOption(new Option('--open', 'open each exported file with its default application').conflicts('reveal'))
-    .option('--json', 'print one JSON object per path on stdout')
-    .option('--offered', 'also export the file the capsule offers (jackin-capsule offer <path>)')
-    .option('--socket <path>', 'connect to this Unix socket instead of $JACKIN_HOME/sockets/<instance>/jackin.sock')
-    .addOption(new Option('--via <engine>', 'reach the capsule through `<engine> exec -i <instance> jackin-capsule attach-proxy`').choices(ENGINES))
-    .option('-n, --namespace <ns>', 'Kubernetes namespace (with --via kubectl)')
-    .option('-c, --container <name>', 'container in the pod (with --via kubectl)')
-    .option('--exec <command>', 'relay command whose stdin/stdout reach the capsule socket')
+export function registerExportCommand(program: Command, setStatus: SetStatus): void {
+  addTransportOptions(
+    program
+      .command('export')
+      .description('copy files or directories out of a capsule into <downloads>/jackin/<instance>/ (policy-checked, verified, never overwriting)')
+      .argument('[paths...]', 'container paths; relative paths resolve against the capsule workspace')
+      .option('--from <instance>', 'instance to export from (default: the only running one)')
+      .option('--to <dir>', 'destination directory (default: $JACKIN_DOWNLOAD_DIR, XDG download dir or ~/Downloads, then jackin/<instance>)')
+      .addOption(new Option('--reveal', 'show each exported file in the file manager').conflicts('open'))
+      .addOption(new Option('--open', 'open each exported file with its default application').conflicts('reveal'))
+      .option('--json', 'print one JSON object per path on stdout')
+      .option('--offered', 'also export the file the capsule offers (jackin-capsule offer <path>)'),
+  )
     .addHelpText(
       'after',
       `

@@ -5,8 +5,10 @@
  * operator acts.
  */
 import { join, resolve } from 'node:path';
-import { JackinError } from '../errors.ts';
+import type { Command } from 'commander';
+import { isErrorCode, JackinError } from '../errors.ts';
 import { SOCKET_NAME } from '../capsule/run-dir.ts';
+import { defaultRunDir } from '../capsule/serve.ts';
 import { controlRequest } from '../transport/control-request.ts';
 
 /** Text that reads as a file path rather than a URL: `xdg-open ./report.html`, `/tmp/x`, `~/x`, `file:`. */
@@ -24,8 +26,8 @@ async function send(runDir: string, request: Record<string, unknown>): Promise<v
   }
   const r = reply as { ok?: unknown; code?: unknown; message?: unknown };
   if (r.ok !== true) {
-    const code = typeof r.code === 'string' ? r.code : 'E_CONTROL_REPLY';
-    throw new JackinError(code, typeof r.message === 'string' ? r.message : `the capsule refused the offer: ${JSON.stringify(reply)}`);
+    const message = typeof r.message === 'string' ? r.message : `the capsule refused the offer: ${JSON.stringify(reply)}`;
+    throw new JackinError(isErrorCode(r.code) ? r.code : 'E_CONTROL_REPLY', message);
   }
 }
 
@@ -40,4 +42,27 @@ export async function openUrlCommand(url: string, runDir: string): Promise<void>
 /** Offers a file; a relative path resolves against `cwd`. */
 export async function offerFileCommand(path: string, runDir: string, cwd: string = process.cwd()): Promise<void> {
   await send(runDir, { method: 'offer-file', path: resolve(cwd, path) });
+}
+
+export function registerOpenUrlCommand(program: Command): void {
+  program
+    .command('open-url')
+    .description('Offer a link to the operator (install as BROWSER and as xdg-open): nothing opens until they choose "Open offered link".')
+    .option('--run-dir <dir>', 'run directory of the capsule (default: $JACKIN_RUN_DIR or /jackin/run)')
+    .argument('<url>', 'http, https or mailto link (put -- before it when it starts with -)')
+    .addHelpText('after', '\nExample:\n  BROWSER=jackin-capsule-browser gh auth login\n  jackin-capsule open-url -- https://example.com/login')
+    .action(async (url: string, opts: { runDir?: string }) => {
+      await openUrlCommand(url, opts.runDir ?? defaultRunDir());
+    });
+}
+
+export function registerOfferCommand(program: Command): void {
+  program
+    .command('offer')
+    .description('Offer a file to the operator: nothing is copied until they pull it ("Pull offered file" or `jackin export --offered`).')
+    .option('--run-dir <dir>', 'run directory of the capsule (default: $JACKIN_RUN_DIR or /jackin/run)')
+    .argument('<path>', 'the file (relative to the current directory)')
+    .action(async (path: string, opts: { runDir?: string }) => {
+      await offerFileCommand(path, opts.runDir ?? defaultRunDir());
+    });
 }

@@ -9,7 +9,7 @@
  * reads wait. Any failure, an abort (SIGINT), a capsule that dies, a wrong digest or a short stream removes
  * the temporary file: nothing appears under a final name unless it is complete and verified.
  */
-import { JackinError } from '../errors.ts';
+import { isErrorCode, JackinError } from '../errors.ts';
 import {
   createServerFrameDecoder,
   encodeControlMessage,
@@ -139,15 +139,16 @@ export function checkReply(value: unknown, what: string): Record<string, unknown
   const r = record(value);
   if (r === null || typeof r['ok'] !== 'boolean') throw new JackinError('E_CONTROL_REPLY', `${what}: malformed reply ${JSON.stringify(value)?.slice(0, 200)}`);
   if (r['ok'] === true) return r;
-  const code = typeof r['code'] === 'string' && /^E_[A-Z0-9_]+$/.test(r['code']) ? r['code'] : 'E_CONTROL_REPLY';
   const message = typeof r['message'] === 'string' ? r['message'] : `${what} failed`;
-  throw new JackinError(code, message);
+  // A code this host does not know (a newer capsule's, or garbage) stays visible in the message.
+  if (isErrorCode(r['code'])) throw new JackinError(r['code'], message);
+  throw new JackinError('E_CONTROL_REPLY', typeof r['code'] === 'string' ? `${JSON.stringify(r['code']).slice(0, 60)}: ${message}` : message);
 }
 
 /** A capsule's in-stream failure: a Notice frame whose text is `E_CODE: message`. */
 function streamFailure(text: string): JackinError {
   const m = /^(E_[A-Z0-9_]+): ([\s\S]*)$/.exec(text);
-  return m ? new JackinError(m[1] ?? 'E_EXPORT_FAILED', m[2] ?? text) : new JackinError('E_EXPORT_FAILED', `the capsule reported: ${text}`);
+  return m !== null && isErrorCode(m[1]) ? new JackinError(m[1], m[2] ?? text) : new JackinError('E_EXPORT_FAILED', `the capsule reported: ${text}`);
 }
 
 /** Runs `body` over the transport's bytes with an idle timer and the abort signal; closes the transport after. */

@@ -12,7 +12,8 @@ import { link, mkdir, open, statfs, unlink, type FileHandle } from 'node:fs/prom
 import { join } from 'node:path';
 import { errnoOf, JackinError } from '../errors.ts';
 import { TransferHash } from '../protocol/transfer-hash.ts';
-import { fitName, sanitizeExportName, splitExtension, truncateUtf8 } from './sanitize-name.ts';
+import { truncateUtf8 } from '../protocol/text.ts';
+import { fitName, sanitizeExportName, splitExtension } from './sanitize-name.ts';
 
 /** Host-side cap on one export unless the caller sets another. */
 export const DEFAULT_HOST_EXPORT_CAP = 64 * 1024 ** 3;
@@ -144,7 +145,7 @@ export function createExportSink(options: ExportSinkOptions): ExportSink {
           throw new JackinError('E_NO_SPACE', `export ${name} needs ${declaredSize} bytes but ${dir} has ${free} bytes free; free some space or use --to`);
         }
         // The temporary name keeps the final name readable but must itself fit in 255 bytes.
-        const temp = join(dir, `.${truncateUtf8(name, 200)}.jackin-partial-${randomBytes(4).toString('hex')}`);
+        const temp = join(dir, `.${truncateUtf8(name, 200, '')}.jackin-partial-${randomBytes(4).toString('hex')}`);
         const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
         const handle = await open(temp, flags, 0o600);
         state = { kind: 'open', handle, temp, name, size: declaredSize, hash: new TransferHash() };

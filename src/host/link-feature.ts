@@ -11,6 +11,7 @@
  *   itself, at most one per gesture, and checked again.
  * Notices name scheme and host only; nothing here logs a query string or fragment.
  */
+import { hasCode } from '../errors.ts';
 import type { ProgramModes, ServerFrame } from '../protocol/index.ts';
 import { checkUrl, linksEnabled, redactUrlForLog, type UrlCheckOk } from '../policy/url-safety.ts';
 import { DisposableStore, type Disposable } from '../disposable.ts';
@@ -90,9 +91,8 @@ export function installLinkFeature(session: FeatureSession, options: LinkFeature
       await opener.openUrl(checked);
       session.notify('success', `Opened ${checked.display}${what}`);
     } catch (e) {
-      const code = (e as { code?: unknown }).code;
       const message = e instanceof Error ? e.message : String(e);
-      session.notify('error', code === 'E_RATE_LIMITED' ? `Link not opened: ${message}` : `Could not open ${checked.display}: ${message}`);
+      session.notify('error', hasCode(e, 'E_RATE_LIMITED') ? `Link not opened: ${message}` : `Could not open ${checked.display}: ${message}`);
     }
   };
 

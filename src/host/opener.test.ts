@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { hasCode, JackinError } from '../errors.ts';
+import { hasCode, JackinError, type ErrorCode } from '../errors.ts';
 import { createOpener, openerArgv, splitCommandLine } from './opener.ts';
 import { createRateLimiter } from './rate-limiter.ts';
 
@@ -38,7 +38,7 @@ function readArgv(file: string): string[] {
 
 const quote = (s: string): string => `'${s.replace(/'/gu, `'\\''`)}'`;
 
-async function rejectsWithCode(p: Promise<unknown>, code: string): Promise<JackinError> {
+async function rejectsWithCode(p: Promise<unknown>, code: ErrorCode): Promise<JackinError> {
   try {
     await p;
   } catch (e) {
@@ -92,7 +92,7 @@ test('openUrl refuses every unsafe link before running anything', async () => {
   try {
     const env = { PATH: process.env['PATH'], JACKIN_OPENER: quote(r.script) };
     const opener = createOpener({ env, limiter: createRateLimiter({ max: 100, windowMs: 1000 }) });
-    const cases: [string, string][] = [
+    const cases: [string, ErrorCode][] = [
       ['javascript:alert(1)', 'E_URL_SCHEME'],
       ['file:///etc/passwd', 'E_URL_SCHEME'],
       ['data:text/html,x', 'E_URL_SCHEME'],

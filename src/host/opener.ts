@@ -10,6 +10,7 @@ import { dirname, isAbsolute } from 'node:path';
 import { JackinError } from '../errors.ts';
 import { checkUrl, linksEnabled, redactUrlForLog, type UrlCheckOk } from '../policy/url-safety.ts';
 import { createRateLimiter, DEFAULT_OPEN_RATE, type RateLimiter } from './rate-limiter.ts';
+import { splitShellWords } from './shell-words.ts';
 
 /**
  * How long to wait for the launcher to exit before assuming it launched. Some launchers run the
@@ -48,63 +49,9 @@ export interface Opener {
   openFile(path: string, action: FileOpenAction): Promise<OpenResult>;
 }
 
-/**
- * Splits a command line the way a POSIX shell splits words, without any expansion: whitespace
- * separates words, '…' is literal, "…" honours \" \\ \$ \`, and a backslash outside quotes escapes the
- * next character. Throws E_OPENER_CONFIG for an unterminated quote or trailing backslash.
- */
+/** JACKIN_OPENER's words (see shell-words.ts); throws E_OPENER_CONFIG for an unterminated quote or trailing backslash. */
 export function splitCommandLine(line: string): string[] {
-  const words: string[] = [];
-  let word = '';
-  let inWord = false;
-  let i = 0;
-  const fail = (what: string): never => {
-    throw new JackinError('E_OPENER_CONFIG', `JACKIN_OPENER ${JSON.stringify(line)} has ${what}; fix the quoting`);
-  };
-  while (i < line.length) {
-    const ch = line[i] ?? '';
-    if (/\s/u.test(ch)) {
-      if (inWord) words.push(word);
-      word = '';
-      inWord = false;
-      i++;
-    } else if (ch === "'") {
-      const end = line.indexOf("'", i + 1);
-      if (end === -1) fail('an unterminated single quote');
-      word += line.slice(i + 1, end);
-      inWord = true;
-      i = end + 1;
-    } else if (ch === '"') {
-      i++;
-      inWord = true;
-      for (;;) {
-        if (i >= line.length) fail('an unterminated double quote');
-        const c = line[i] ?? '';
-        if (c === '"') {
-          i++;
-          break;
-        }
-        if (c === '\\' && i + 1 < line.length && '"\\$`'.includes(line[i + 1] ?? '')) {
-          word += line[i + 1];
-          i += 2;
-        } else {
-          word += c;
-          i++;
-        }
-      }
-    } else if (ch === '\\') {
-      if (i + 1 >= line.length) fail('a trailing backslash');
-      word += line[i + 1];
-      inWord = true;
-      i += 2;
-    } else {
-      word += ch;
-      inWord = true;
-      i++;
-    }
-  }
-  if (inWord) words.push(word);
-  return words;
+  return splitShellWords(line, (what) => new JackinError('E_OPENER_CONFIG', `JACKIN_OPENER ${JSON.stringify(line)} has ${what}; fix the quoting`));
 }
 
 /** The argv JACKIN_OPENER asks for with `target` appended, or null when JACKIN_OPENER is unset or blank. */

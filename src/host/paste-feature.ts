@@ -10,7 +10,7 @@
  * large image goes in 1 MiB chunks, each sent after the transport drained.
  */
 import { createGestureGate } from './gesture-gate.ts';
-import { JackinError } from '../errors.ts';
+import { JackinError, type ErrorCode } from '../errors.ts';
 import { DisposableStore, type Disposable } from '../disposable.ts';
 import { hasFeature, type ControlResult, type ImageFormat, type ServerFrame } from '../protocol/index.ts';
 import { DEFAULT_MAX_IMAGE_BYTES } from '../policy/image-signature.ts';
@@ -62,7 +62,7 @@ export type PasteOutcome =
   | { kind: 'staged'; requestId: bigint; bytes: number; format: ImageFormat; path: string | null; pasted: boolean }
   | { kind: 'passed-through' }
   | { kind: 'no-image' }
-  | { kind: 'failed'; code: string; message: string }
+  | { kind: 'failed'; code: ErrorCode; message: string }
   | { kind: 'rejected'; requestId: bigint; result: ControlResult }
   | { kind: 'timeout'; requestId: bigint };
 
@@ -70,7 +70,7 @@ export { imageFrames, SINGLE_FRAME_MAX_BYTES } from './image-frames.ts';
 
 export const DEFAULT_RESPONSE_TIMEOUT_MS = 30_000;
 /** A pasted path that fails with one of these is ordinary text (no file, not a file, not an image). */
-const NOT_AN_IMAGE_CODES: ReadonlySet<string> = new Set(['E_PATH_NOT_FOUND', 'E_NOT_A_FILE', 'E_UNSUPPORTED_IMAGE', 'E_NO_CLIPBOARD_IMAGE', 'E_PATH_UNREADABLE']);
+const NOT_AN_IMAGE_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['E_PATH_NOT_FOUND', 'E_NOT_A_FILE', 'E_UNSUPPORTED_IMAGE', 'E_NO_CLIPBOARD_IMAGE', 'E_PATH_UNREADABLE']);
 
 /** `JACKIN_PASTE_IMAGE_PATHS`: on unless 0/false/no/off (any case). */
 export function pasteImagePathsEnabled(env: NodeJS.ProcessEnv): boolean {

@@ -6,7 +6,7 @@
  * returned does the caller check that the file exists and is an image.
  */
 import { fileURLToPath } from 'node:url';
-import { splitShellWords } from './clipboard/shell-words.ts';
+import { splitShellWords } from './shell-words.ts';
 
 /** A pasted path is short; a longer paste is text, and we do not spend time parsing it. */
 export const MAX_PASTED_PATH_BYTES = 4096;

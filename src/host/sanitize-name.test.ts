@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { MAX_NAME_BYTES, fitName, sanitizeExportName } from './sanitize-name.ts';
+import { inertText } from '../ui/inert-text.ts';
 
 test('ordinary names pass unchanged', () => {
   for (const n of ['report.txt', 'shot.png', 'tree.tar.zst', 'résumé 日本.pdf', 'a-b_c.d.e']) assert.equal(sanitizeExportName(n), n);
@@ -54,5 +55,19 @@ test('property: output is a non-empty single safe component of at most 255 bytes
       assert.equal(sanitizeExportName(out), out, 'sanitising is idempotent');
     }),
     { numRuns: 3000 },
+  );
+});
+
+test('names and inert text share one unsafe set: no kept name needs escaping, and what only inert text escaped is dropped', () => {
+  // U+061C and the line/paragraph separators were escaped on screen but kept in names; zero-width characters
+  // and invisible operators the other way round.
+  for (const cp of [0x061c, 0x2028, 0x2029, 0x200b, 0x200d, 0x2060, 0x2064, 0xe0041]) {
+    assert.equal(sanitizeExportName(`a${String.fromCodePoint(cp)}b.txt`), 'ab.txt', cp.toString(16));
+  }
+  fc.assert(
+    fc.property(fc.string({ unit: 'binary', maxLength: 80 }), (s) => {
+      const name = sanitizeExportName(s);
+      assert.equal(inertText(name, 10_000), name);
+    }),
   );
 });

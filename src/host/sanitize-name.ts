@@ -3,6 +3,8 @@
  * is untrusted, so its name may hold separators, control or bidi characters, a leading dot (hidden files,
  * `..`), a Windows device name, or thousands of bytes. Pure.
  */
+import { truncateUtf8 } from '../protocol/text.ts';
+import { UNSAFE_CHARS } from '../ui/inert-text.ts';
 
 /** Longest name most filesystems accept, in UTF-8 bytes. */
 export const MAX_NAME_BYTES = 255;
@@ -11,29 +13,12 @@ export const MAX_EXTENSION_BYTES = 32;
 /** Name used when nothing usable is left. */
 export const FALLBACK_NAME = 'export';
 
-// C0, DEL, C1, and the Unicode format characters that reorder or hide text (bidi overrides, zero-width),
-// which make `txt.exe` display as `exe.txt`.
-const UNSAFE_CHARS = /[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/gu;
 // Characters Windows refuses in names (the host may be Windows or WSL writing to a Windows drive).
 const WINDOWS_CHARS = /[<>:"|?*]/g;
 const WINDOWS_RESERVED = /^(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³])(\..*)?$/i;
 
 function utf8Bytes(s: string): number {
   return Buffer.byteLength(s, 'utf8');
-}
-
-/** `s` cut to at most `max` UTF-8 bytes without splitting a code point. */
-export function truncateUtf8(s: string, max: number): string {
-  if (utf8Bytes(s) <= max) return s;
-  let out = '';
-  let used = 0;
-  for (const ch of s) {
-    const n = utf8Bytes(ch);
-    if (used + n > max) break;
-    out += ch;
-    used += n;
-  }
-  return out;
 }
 
 /** Split into stem and extension (with its dot); a name without a usable extension has ext ''. */
@@ -50,7 +35,7 @@ export function splitExtension(name: string): { stem: string; ext: string } {
 /** Fit `stem + suffix + ext` into `max` bytes by shortening the stem. */
 export function fitName(stem: string, suffix: string, ext: string, max: number = MAX_NAME_BYTES): string {
   const room = max - utf8Bytes(suffix) - utf8Bytes(ext);
-  return truncateUtf8(stem, Math.max(1, room)) + suffix + ext;
+  return truncateUtf8(stem, Math.max(1, room), '') + suffix + ext;
 }
 
 export function sanitizeExportName(raw: string): string {

@@ -18,6 +18,7 @@ import type { ReadStream, WriteStream } from 'node:tty';
 import type { Readable, Writable } from 'node:stream';
 import { DisposableStore, toDisposable, type Disposable } from '../disposable.ts';
 import { ScreenModeTracker } from './screen-mode-tracker.ts';
+import { ttySize } from './tty-size.ts';
 
 /** Leave the alternate screen (restores the cursor saved when it was entered). Sent only when it is on. */
 export const LEAVE_ALT_SCREEN = '\x1b[?1049l';
@@ -54,26 +55,6 @@ const SIGNAL_NUMBERS: Record<FatalSignal, number> = { SIGHUP: 1, SIGINT: 2, SIGQ
 
 export function signalExitStatus(sig: FatalSignal): number {
   return 128 + SIGNAL_NUMBERS[sig];
-}
-
-/** The size of `stdout` when it is a terminal, else null. */
-export function ttySize(stdout: TerminalStreams['stdout']): { rows: number; cols: number } | null {
-  const rows = stdout.rows;
-  const cols = stdout.columns;
-  if (stdout.isTTY === true && rows !== undefined && cols !== undefined && rows > 0 && cols > 0) {
-    return { rows: Math.min(rows, 0xffff), cols: Math.min(cols, 0xffff) };
-  }
-  return null;
-}
-
-/**
- * `jackin-capsule serve` options that start the program at the operator's terminal size, so nothing is
- * laid out for the capsule's 80x24 default before the first attach resizes it; none when `stdout` is not a
- * terminal (the capsule keeps its defaults).
- */
-export function capsuleSizeArgs(stdout: TerminalStreams['stdout']): string[] {
-  const size = ttySize(stdout);
-  return size === null ? [] : ['--rows', String(size.rows), '--cols', String(size.cols)];
 }
 
 export interface TerminalStreams {

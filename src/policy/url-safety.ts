@@ -3,6 +3,7 @@
  * passes every check here ever reaches an opener. Pure (node:url's IDNA helper only, no I/O).
  */
 import { domainToUnicode } from 'node:url';
+import type { ErrorCode } from '../errors.ts';
 
 /** Longest raw URL accepted. Real links (OAuth requests included) fit; anything longer is refused. */
 export const MAX_URL_LENGTH = 8192;
@@ -16,7 +17,8 @@ export const NEVER_URL_SCHEMES: readonly string[] = ['javascript', 'vbscript', '
 /** Longest `display` text; a mailto address list can be long and a notice is one line. */
 const MAX_DISPLAY_LENGTH = 200;
 
-export type UrlRejectCode = 'E_URL_SCHEME' | 'E_URL_INVALID' | 'E_URL_CREDENTIALS' | 'E_URL_CONTROL' | 'E_URL_TOO_LONG';
+const URL_REJECT_CODES = ['E_URL_SCHEME', 'E_URL_INVALID', 'E_URL_CREDENTIALS', 'E_URL_CONTROL', 'E_URL_TOO_LONG'] as const satisfies readonly ErrorCode[];
+export type UrlRejectCode = (typeof URL_REJECT_CODES)[number];
 
 export interface UrlCheckOk {
   readonly ok: true;

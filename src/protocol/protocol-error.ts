@@ -1,4 +1,4 @@
-import { JackinError } from '../errors.ts';
+import { JackinError, type ErrorCode } from '../errors.ts';
 
 /**
  * `framing`: the byte stream is lost (a length over its tag's cap, a truncated stream); the connection must
@@ -21,7 +21,7 @@ export const PROTOCOL_CODES = {
   badContext: 'E_BAD_CONTEXT',
   badUrl: 'E_BAD_URL',
   badExtensions: 'E_BAD_EXTENSIONS',
-} as const;
+} as const satisfies Record<string, ErrorCode>;
 export type ProtocolCode = (typeof PROTOCOL_CODES)[keyof typeof PROTOCOL_CODES];
 
 export class ProtocolError extends JackinError {

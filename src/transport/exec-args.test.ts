@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { hasCode } from '../errors.ts';
+import { hasCode, type ErrorCode } from '../errors.ts';
 import { formatArgv, relayArgv } from './exec-args.ts';
 
 test('relayArgv: docker and podman run exactly `<engine> exec -i <target> jackin-capsule attach-proxy`', () => {
@@ -34,7 +34,7 @@ test('formatArgv quotes only what a shell would split', () => {
   assert.equal(formatArgv(['docker', 'exec', '-i', 'a b', "it's"]), `docker exec -i 'a b' 'it'\\''s'`);
 });
 
-function throwsCode(f: () => unknown, code: string): boolean {
+function throwsCode(f: () => unknown, code: ErrorCode): boolean {
   try {
     f();
     return false;

@@ -24,3 +24,12 @@ test('cutColumns counts wide characters as two columns', () => {
   assert.equal(cutColumns('日本語テキスト', 5), '日本…');
   assert.equal(padColumns('ab', 4), 'ab  ');
 });
+
+// Characters the two old sets (inert text's and file names') did not share; one set now covers them all.
+const ONCE_DISAGREED = ['\u061c', '\u200b', '\u200c', '\u200d', '\u2028', '\u2029', '\u2060', '\u2064'];
+
+test('inertText escapes every character of the one unsafe set, including those only file names used to drop', () => {
+  for (const c of ONCE_DISAGREED) assert.equal(inertText(`a${c}b`), `a\\u${c.codePointAt(0)!.toString(16).padStart(4, '0')}b`);
+  assert.equal(inertText('\u{e0041}'), '\\u{e0041}', 'a tag character, escaped unambiguously');
+  assert.equal(inertText('\u00ad'), '\\xad', 'a soft hyphen (invisible) is shown');
+});

@@ -1,18 +1,27 @@
 /**
- * Makes text that came from the container (file names, URLs, reasons) safe to draw on the operator's
- * terminal: every C0/C1 control character, DEL, and the bidi override/isolate characters become visible
- * escapes (`\x1b`, `\n`, `\u202e`), so no escape sequence, bell or line break can reach the terminal, and
- * the result is cut to `maxColumns` characters.
+ * The characters text from the container never carries to the operator as they are, the one definition
+ * for every place that shows or stores such text: control characters (C0, DEL, C1), format characters (bidi
+ * marks, embeddings, overrides and isolates, zero-width characters, the BOM, tag characters: they reorder
+ * or hide text, so `evil\u202egnp.exe` reads as `evilexe.png`), and the line and paragraph separators.
+ * inertText shows them as escapes; sanitizeExportName (host/sanitize-name.ts) drops them from file names.
+ * Global: use it with replace or matchAll (test() would depend on lastIndex).
  */
-const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029\ufeff]/gu;
+export const UNSAFE_CHARS = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu;
 
+/**
+ * Makes text that came from the container (file names, URLs, reasons) safe to draw on the operator's
+ * terminal: every UNSAFE_CHARS character becomes a visible escape (`\x1b`, `\n`, `\u202e`), so no escape
+ * sequence, bell, line break or reordering can reach the terminal, and the result is cut to `maxColumns`
+ * characters.
+ */
 export function inertText(s: string, maxColumns = 200): string {
-  const escaped = s.replace(UNSAFE, (c) => {
+  const escaped = s.replace(UNSAFE_CHARS, (c) => {
     const code = c.codePointAt(0)!;
     if (c === '\n') return '\\n';
     if (c === '\r') return '\\r';
     if (c === '\t') return '\\t';
-    return code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
+    if (code <= 0xff) return `\\x${code.toString(16).padStart(2, '0')}`;
+    return code <= 0xffff ? `\\u${code.toString(16).padStart(4, '0')}` : `\\u{${code.toString(16)}}`;
   });
   return cutColumns(escaped, maxColumns);
 }

@@ -1,8 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseFileList, pickFileListType, pickImageType, pickTextType, unacceptedImageTypes } from './mime.ts';
-import { splitShellWords } from './shell-words.ts';
-import { hasCode } from '../../errors.ts';
 
 test('mime: the best image type is png > jpeg > gif > webp > tiff, spelled as offered', () => {
   assert.equal(pickImageType(['image/tiff', 'image/webp', 'image/gif', 'image/jpeg', 'image/png']), 'image/png');
@@ -26,11 +24,3 @@ test('mime: file lists yield local paths only, decoded', () => {
   assert.deepEqual(parseFileList(''), []);
 });
 
-test('shell words: quotes and escapes like sh, no expansion', () => {
-  assert.deepEqual(splitShellWords(`a 'b c' "d \\"e\\" \\$f" g\\ h $HOME ~`), ['a', 'b c', 'd "e" $f', 'g h', '$HOME', '~']);
-  assert.deepEqual(splitShellWords(`'it'\\''s'`), ["it's"]);
-  assert.deepEqual(splitShellWords(`  ''  `), ['']);
-  assert.deepEqual(splitShellWords(''), []);
-  assert.throws(() => splitShellWords(`"open`), (e) => hasCode(e, 'E_BAD_QUOTING'));
-  assert.throws(() => splitShellWords(`end\\`), (e) => hasCode(e, 'E_BAD_QUOTING'));
-});

@@ -3,7 +3,7 @@
  * binary. Every backend goes through here, so no helper can hang the paste or fill memory.
  */
 import { spawn } from 'node:child_process';
-import { JackinError } from '../../errors.ts';
+import { JackinError, type ErrorCode } from '../../errors.ts';
 
 /** One helper invocation: the program and its exact argv (built by the pure functions in argv.ts). */
 export interface HelperCommand {
@@ -16,7 +16,7 @@ export interface HelperRun {
   /** Largest stdout accepted; one byte more kills the helper and throws `overflowCode`. */
   maxBytes: number;
   /** Code thrown when stdout exceeds maxBytes (E_IMAGE_TOO_LARGE for image reads). */
-  overflowCode?: string;
+  overflowCode?: ErrorCode;
   /** How to install the program when it is missing, e.g. "apt-get install xclip". */
   installHint: string;
   env?: NodeJS.ProcessEnv;

@@ -7,7 +7,7 @@ import { JackinError } from '../../errors.ts';
 import { DEFAULT_MAX_IMAGE_BYTES } from '../../policy/image-signature.ts';
 import { createCommandReader } from './command-reader.ts';
 import { createMacosReader, createWindowsReader } from './native-reader.ts';
-import { splitShellWords } from './shell-words.ts';
+import { splitShellWords } from '../shell-words.ts';
 import { createWlPasteReader, createXclipReader } from './targets-reader.ts';
 import type { ClipboardReader, ReadLimits } from './types.ts';
 

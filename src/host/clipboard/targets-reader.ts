@@ -2,7 +2,7 @@
  * The X11 (`xclip`) and Wayland (`wl-paste`) readers: list the offered types, then request the best one.
  * Both tools behave alike, so one reader takes the tool's argv builders and its failure wording.
  */
-import { JackinError } from '../../errors.ts';
+import { JackinError, type ErrorCode } from '../../errors.ts';
 import {
   WL_PASTE_INSTALL,
   XCLIP_INSTALL,
@@ -64,7 +64,7 @@ function createTargetsReader(
   env: NodeJS.ProcessEnv,
   reason: string,
 ): ClipboardReader {
-  const run = (cmd: HelperCommand, maxBytes: number, timeoutMs: number, overflowCode?: string): Promise<HelperResult> =>
+  const run = (cmd: HelperCommand, maxBytes: number, timeoutMs: number, overflowCode?: ErrorCode): Promise<HelperResult> =>
     runHelper(cmd, {
       timeoutMs,
       maxBytes,
@@ -93,7 +93,7 @@ function createTargetsReader(
       .filter((t) => t !== '');
   };
 
-  const readType = async (type: string, maxBytes: number, overflowCode?: string): Promise<Buffer> => {
+  const readType = async (type: string, maxBytes: number, overflowCode?: ErrorCode): Promise<Buffer> => {
     const cmd = tool.read(type);
     const r = await run(cmd, maxBytes, limits.timeoutMs, overflowCode);
     if (r.exitCode !== 0) throw failed(cmd, r);

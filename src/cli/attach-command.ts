@@ -1,0 +1,50 @@
+/** `jackin attach <instance>`: attaches this terminal to a running capsule, locally or through an exec relay. */
+import type { Command } from 'commander';
+import { jackinHome } from '../host/instances.ts';
+import { selectOptionsFromFlags, selectTransport, type SelectOptions } from '../transport/select.ts';
+import type { Transport } from '../transport/transport.ts';
+import { attachTerminal, loadSessionModules, NO_MOUSE_HELP } from './attach-terminal.ts';
+import type { SetStatus } from './command-kit.ts';
+import { addTransportOptions, type TransportFlags } from './transport-options.ts';
+
+interface AttachFlags extends TransportFlags {
+  verbose?: boolean;
+  /** false with --no-mouse. */
+  mouse?: boolean;
+}
+
+async function attachCommand(instance: string, flags: AttachFlags): Promise<number> {
+  const selectOptions: SelectOptions = selectOptionsFromFlags(instance, jackinHome(), flags);
+  const modules = loadSessionModules();
+  await modules;
+  const selection = await selectTransport(selectOptions);
+  // Exports open their own control connection the same way (socket, or another exec relay).
+  const connect = async (): Promise<Transport> => (await selectTransport(selectOptions)).transport;
+  return attachTerminal(modules, selection, instance, flags.verbose === true, { noMouse: flags.mouse === false, connect });
+}
+
+export function registerAttachCommand(program: Command, setStatus: SetStatus): void {
+  addTransportOptions(
+    program
+      .command('attach')
+      .description('attach this terminal to a running capsule')
+      .argument('<instance>', 'instance name: a local instance, or the container/pod with --via'),
+  )
+    .option('-v, --verbose', 'print the chosen transport and why, and protocol diagnostics, on stderr')
+    .option('--no-mouse', NO_MOUSE_HELP)
+    .addHelpText(
+      'after',
+      `
+Without --socket/--via/--exec, jackin uses the local socket when it accepts a connection, otherwise
+\`docker exec -i <instance> jackin-capsule attach-proxy\`.
+Keys: Ctrl+\\ then d detaches (the program keeps running); Ctrl+\\ twice sends one Ctrl+\\.
+Exit status: the program's exit status; 0 after a detach; non-zero with a one-line reason otherwise.
+
+Examples:
+  jackin attach bash
+  jackin attach agent --via podman
+  jackin attach agent-0 --via kubectl -n dev -c agent
+  jackin attach box --exec 'ssh box docker exec -i agent jackin-capsule attach-proxy'`,
+    )
+    .action(async (instance: string, flags: AttachFlags) => setStatus(await attachCommand(instance, flags)));
+}

@@ -1,0 +1,78 @@
+/**
+ * The attached session shared by `jackin attach` and `jackin run`: loads the session modules, puts the
+ * operator's terminal in raw mode, runs the session and turns its outcome into jackin's exit status.
+ */
+import { describeError } from '../errors.ts';
+import type { Transport } from '../transport/transport.ts';
+import type { Selection } from '../transport/select.ts';
+import { writeAll } from './command-kit.ts';
+
+/**
+ * The attached session's modules, loaded by `run` and `attach` only: `jackin export`, `ls` and `--help`
+ * start without them (about a third of the CLI's start-up time). Both commands start loading them before
+ * they connect, so the connection never waits on them: a program that exits at once would otherwise be
+ * shut down while the capsule still waits for our Hello, and its status lost.
+ */
+export function loadSessionModules() {
+  return Promise.all([
+    import('../host/attach.ts'),
+    import('../host/terminal.ts'),
+    import('../host/paste-feature.ts'),
+    import('../host/link-feature.ts'),
+    import('../host/export-feature.ts'),
+  ]);
+}
+
+export type SessionModules = ReturnType<typeof loadSessionModules>;
+
+/** Attaches the process's terminal through `selection`; returns jackin's exit status. */
+export async function attachTerminal(
+  modules: SessionModules,
+  selection: Selection,
+  name: string,
+  verbose: boolean,
+  features: { noMouse?: boolean; connect?: () => Promise<Transport> } = {},
+): Promise<number> {
+  const [{ AttachSession, outcomeExit }, { HostTerminal, signalExitStatus }, { installPasteFeature }, { installLinkFeature }, { installExportFeature }] = await modules;
+  const terminal = new HostTerminal();
+  // While raw, "\n" no longer returns the carriage: diagnostics end lines with CRLF.
+  const log = verbose ? (line: string) => void process.stderr.write(`jackin: ${line}\r\n`) : undefined;
+  log?.(`transport: ${selection.choice}, because ${selection.reason} (${selection.transport.description})`);
+  const session = new AttachSession({ transport: selection.transport, terminal, name, ...(log ? { log } : {}) });
+  installPasteFeature(session);
+  const exportFeature = features.connect !== undefined ? installExportFeature(session, { instance: name, connect: features.connect }) : undefined;
+  installLinkFeature(session, {
+    noMouse: features.noMouse === true,
+    // A modifier-click on a file path (not a link) exports that file.
+    ...(exportFeature !== undefined ? { exportFeature } : {}),
+  });
+
+  const fail = (message: string, status: number) => {
+    session.abort(message);
+    terminal.restore();
+    process.stderr.write(`\r\njackin: ${message}\n`, () => process.exit(status));
+    // If stderr is gone (hangup), do not wait on it.
+    setTimeout(() => process.exit(status), 500).unref();
+  };
+  terminal.onFatalSignal((sig) => fail(`terminated by ${sig}`, signalExitStatus(sig)));
+  const onCrash = (e: unknown) => fail(`internal error: ${describeError(e)}`, 70);
+  process.on('uncaughtException', onCrash);
+  process.on('unhandledRejection', onCrash);
+
+  terminal.enterRawMode();
+  if (process.stdin.isTTY === true && process.stdout.isTTY === true && !terminal.outputRaw) log?.('could not turn output processing off (stty -opost); the program\'s output passes through the terminal\'s own');
+  let outcome;
+  try {
+    outcome = await session.start();
+  } finally {
+    terminal.restore();
+    process.off('uncaughtException', onCrash);
+    process.off('unhandledRejection', onCrash);
+  }
+  const { status, message } = outcomeExit(outcome, name);
+  if (message !== null) await writeAll(process.stderr, `\r\njackin: ${message}\n`);
+  return status;
+}
+
+/** The --no-mouse option of `attach` and `run`. */
+export const NO_MOUSE_HELP = 'never capture the mouse (no Ctrl/Alt+click on links; the palette still works; also JACKIN_MOUSE=off)';

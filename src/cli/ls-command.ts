@@ -1,0 +1,29 @@
+/** `jackin ls [--json]`: lists local instances. */
+import type { Command } from 'commander';
+import { jackinHome, listInstances, type InstanceInfo } from '../host/instances.ts';
+import { writeAll, type SetStatus } from './command-kit.ts';
+
+function formatInstances(list: InstanceInfo[]): string {
+  if (list.length === 0) return 'no instances (start one with `jackin run -- <command>`)\n';
+  const rows = [['NAME', 'STATE', 'ATTACHED', 'PROGRAM', 'SOCKET']];
+  for (const i of list) {
+    rows.push([i.name, i.state, i.attached === null ? '-' : i.attached ? 'yes' : 'no', i.program?.join(' ') ?? '-', i.socket]);
+  }
+  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
+  return rows.map((r) => r.map((cell, c) => (c === r.length - 1 ? cell : cell.padEnd(widths[c]!))).join('  ')).join('\n') + '\n';
+}
+
+async function lsCommand(flags: { json?: boolean }): Promise<number> {
+  const list = await listInstances(jackinHome());
+  await writeAll(process.stdout, flags.json === true ? JSON.stringify(list) + '\n' : formatInstances(list));
+  return 0;
+}
+
+export function registerLsCommand(program: Command, setStatus: SetStatus): void {
+  program
+    .command('ls')
+    .description('list local instances: name, state (live/stale), attached, program, socket')
+    .option('--json', 'print a JSON array')
+    .addHelpText('after', '\nExamples:\n  jackin ls\n  jackin ls --json')
+    .action(async (flags: { json?: boolean }) => setStatus(await lsCommand(flags)));
+}

@@ -1,0 +1,62 @@
+/** `jackin-capsule serve [options] -- <cmd> [args...]`: runs the program on a PTY behind the attach socket. */
+import { InvalidArgumentError, type Command } from 'commander';
+import { defaultRunDir, serve } from '../capsule/serve.ts';
+import { DEFAULT_COLS, DEFAULT_ROWS } from '../capsule/session.ts';
+import type { SetStatus } from './command-kit.ts';
+
+function positiveInt(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError(`expected a positive integer, got ${JSON.stringify(value)}`);
+  return n;
+}
+
+/** A terminal dimension: 1..65535, the range a PTY's winsize holds. */
+function terminalSize(value: string): number {
+  const n = positiveInt(value);
+  if (n > 0xffff) throw new InvalidArgumentError(`expected at most 65535, got ${n}`);
+  return n;
+}
+
+interface ServeFlags {
+  runDir?: string;
+  workspace?: string;
+  name?: string;
+  handshakeTimeoutMs?: number;
+  policy?: string;
+  rows?: number;
+  cols?: number;
+}
+
+export function registerServeCommand(program: Command, setStatus: SetStatus): void {
+  program
+    .command('serve')
+    .description(
+      'Run <cmd> on a PTY and serve it on <run-dir>/jackin.sock (dir 0700, socket 0600). ' +
+        'Exits with the program\'s exit status (128+signal when killed by a signal).',
+    )
+    .option('--run-dir <dir>', 'run directory (default: $JACKIN_RUN_DIR or /jackin/run)')
+    .option('--workspace <dir>', 'working directory of the program (default: the current directory)')
+    .option('--name <name>', 'instance name reported by status (default: the command\'s basename)')
+    .option('--handshake-timeout-ms <ms>', 'time a new connection has to send its first frame', positiveInt)
+    .option('--policy <file>', 'export policy JSON (default: the shipped policies/default.json; see docs/policy.md)')
+    .option('--rows <n>', `PTY rows until a client attaches with its size (default: ${DEFAULT_ROWS})`, terminalSize)
+    .option('--cols <n>', `PTY columns until a client attaches with its size (default: ${DEFAULT_COLS})`, terminalSize)
+    .argument('<cmd>', 'program to run')
+    .argument('[args...]', 'its arguments (put -- before <cmd> when they start with -)')
+    .passThroughOptions()
+    .addHelpText('after', '\nExample:\n  jackin-capsule serve --run-dir /jackin/run -- claude --continue')
+    .action(async (cmd: string, args: string[], opts: ServeFlags) => {
+      setStatus(
+        await serve({
+          runDir: opts.runDir ?? defaultRunDir(),
+          workspace: opts.workspace ?? process.cwd(),
+          program: [cmd, ...args],
+          ...(opts.name !== undefined ? { name: opts.name } : {}),
+          ...(opts.handshakeTimeoutMs !== undefined ? { handshakeTimeoutMs: opts.handshakeTimeoutMs } : {}),
+          ...(opts.policy !== undefined ? { policyPath: opts.policy } : {}),
+          ...(opts.rows !== undefined ? { rows: opts.rows } : {}),
+          ...(opts.cols !== undefined ? { cols: opts.cols } : {}),
+        }),
+      );
+    });
+}
