@@ -52,14 +52,17 @@ interface Case {
 
 const HOLD = '; exec sleep 600';
 
+const VIM: Case = {
+  name: 'vim',
+  setup: (dir) => writeFileSync(join(dir, 'f.c'), Array.from({ length: 60 }, (_, i) => `int x${i + 1} = ${i + 1}; // line ${i + 1}\n`).join('')),
+  command: () => `TERM=screen-256color vim -u NONE -N -n -i NONE -c 'syntax on' -c 'set number' -c 'set cursorline' f.c`,
+  ready: /"f\.c" 60L/,
+};
+
 const CASES: Case[] = [
-  {
-    name: 'vim',
-    setup: (dir) => writeFileSync(join(dir, 'f.c'), Array.from({ length: 60 }, (_, i) => `int x${i + 1} = ${i + 1}; // line ${i + 1}\n`).join('')),
-    command: () => `TERM=screen-256color vim -u NONE -N -n -i NONE -c 'syntax on' -c 'set number' -c 'set cursorline' f.c`,
-    ready: /"f\.c" 60L/,
-    keys: { send: ['20G', ':vsplit', 'Enter', '5G', 'C-w', 'l', '30G'], then: /line 30/ },
-  },
+  // The cursor line moved to line 20: vim leaves ESC[4m on, which a repaint once leaked onto line 1.
+  { ...VIM, name: 'vim', keys: { send: ['20G'], then: /"f\.c" 60L/ } },
+  { ...VIM, name: 'vim-split', keys: { send: ['20G', ':vsplit', 'Enter', '5G', 'C-w', 'l', '30G'], then: /line 30/ } },
   {
     name: 'less',
     setup: (dir) =>
