@@ -17,7 +17,7 @@ import type { ProgramModes } from '../protocol/index.ts';
 import { plainTextCut } from './plain-text-cut.ts';
 import { charWidthProvider } from './char-width-provider.ts';
 import { XtermParserState } from './xterm-internals.ts';
-import { penOf, underlineOverlay } from './underline-overlay.ts';
+import { penOf, renditionOverlay } from './rendition-overlay.ts';
 import { MOUSE_ENCODING_SET, MOUSE_ENCODINGS, MOUSE_TRACKING_SET, RESET_SEQUENCE, serializeScreens, type MouseEncoding, type TerminalModes } from './terminal-modes.ts';
 import { createOsc8Tracker, resolveLinkAt, resolvePathAt, type Osc8Tracker, type ResolvedLink, type ResolvedPath, type ResolveOptions } from './links.ts';
 
@@ -275,7 +275,7 @@ export class ScreenModel {
     const modes = this.modes;
     let s = RESET_SEQUENCE + '\x1b[H\x1b[2J';
     s += serializeScreens(this.serializer.serialize({ scrollback: 0, excludeModes: true }));
-    s += underlineOverlay(this.term.buffer.active, this.term.rows, this.term.cols, penOf(this.term));
+    s += renditionOverlay(this.term.buffer.active, this.term.rows, this.term.cols, penOf(this.term));
     if (modes.applicationCursorKeys) s += '\x1b[?1h';
     if (modes.applicationKeypad) s += '\x1b=';
     if (modes.bracketedPaste) s += '\x1b[?2004h';

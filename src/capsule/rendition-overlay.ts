@@ -1,12 +1,13 @@
 /**
  * The serialize addon (0.14.0) writes every underline as SGR 4: curly, double, dotted and dashed underlines
  * (`4:2`..`4:5`, `21`) came back straight after a repaint, and the underline colour (SGR 58) was dropped.
- * `underlineOverlay` redraws just those cells after the serialized screen, with their full rendition, and
- * then sets the program's pen again (the overlay changed it).
+ * It also writes 256-colour indexes 0-15 (`38;5;1`) as ANSI colours (`31`), which a terminal that shows bold
+ * text in bright colours draws differently. `renditionOverlay` redraws just those cells after the serialized
+ * screen, with their full rendition, and then sets the program's pen again (the overlay changed it).
  *
  * Underline style and colour, and the pen, are xterm internals (`cell.extended`, `_core._inputHandler
  * ._curAttrData`; xterm is pinned exactly). Without them the overlay is empty: the repaint is what the addon
- * wrote, as before. xterm-internals.test.ts checks the installed xterm provides them.
+ * wrote, as before. rendition-overlay.test.ts checks the installed xterm provides them.
  */
 import type { IBuffer, IBufferCell } from '@xterm/headless';
 
@@ -14,7 +15,7 @@ import type { IBuffer, IBufferCell } from '@xterm/headless';
 type Rendition = Pick<
   IBufferCell,
   | 'isBold' | 'isItalic' | 'isDim' | 'isUnderline' | 'isBlink' | 'isInverse' | 'isInvisible' | 'isStrikethrough' | 'isOverline'
-  | 'isFgRGB' | 'isBgRGB' | 'isFgPalette' | 'isBgPalette' | 'getFgColor' | 'getBgColor'
+  | 'isFgRGB' | 'isBgRGB' | 'isFgPalette' | 'isBgPalette' | 'getFgColor' | 'getBgColor' | 'getFgColorMode' | 'getBgColorMode'
 >;
 
 interface Underline {
@@ -45,9 +46,10 @@ export function penOf(term: object): (Rendition & object) | null {
   return typeof pen === 'object' && pen !== null && typeof (pen as Rendition).isBold === 'function' ? (pen as Rendition) : null;
 }
 
-function colour(base: number, isRgb: boolean, isPalette: boolean, value: number): string[] {
+function colour(base: number, isRgb: boolean, isPalette: boolean, mode: number, value: number): string[] {
   if (isRgb) return [`${base + 8};2;${(value >> 16) & 0xff};${(value >> 8) & 0xff};${value & 0xff}`];
   if (!isPalette) return [];
+  if (mode === CM_P256) return [`${base + 8};5;${value}`];
   if (value < 8) return [String(base + value)];
   if (value < 16) return [String(base + 60 + value - 8)];
   return [`${base + 8};5;${value}`];
@@ -66,8 +68,8 @@ export function renditionSgr(a: Rendition): string {
   if (a.isInvisible()) p.push('8');
   if (a.isStrikethrough()) p.push('9');
   if (a.isOverline()) p.push('53');
-  p.push(...colour(30, a.isFgRGB(), a.isFgPalette(), a.getFgColor()));
-  p.push(...colour(40, a.isBgRGB(), a.isBgPalette(), a.getBgColor()));
+  p.push(...colour(30, a.isFgRGB(), a.isFgPalette(), a.getFgColorMode(), a.getFgColor()));
+  p.push(...colour(40, a.isBgRGB(), a.isBgPalette(), a.getBgColorMode(), a.getBgColor()));
   if (u !== null && (u.color & CM_MASK) === CM_P256) p.push(`58:5:${u.color & 0xff}`);
   if (u !== null && (u.color & CM_MASK) === CM_RGB) {
     const c = u.color & 0xffffff;
@@ -80,7 +82,7 @@ export function renditionSgr(a: Rendition): string {
  * Bytes that redraw the visible cells of `buffer` whose underline the addon cannot write (a style other
  * than single, or a colour), then restore `pen`. Empty when there are none or the internals are missing.
  */
-export function underlineOverlay(buffer: IBuffer, rows: number, cols: number, pen: Rendition | null): string {
+export function renditionOverlay(buffer: IBuffer, rows: number, cols: number, pen: Rendition | null): string {
   if (pen === null) return '';
   let out = '';
   const cell = buffer.getNullCell();
@@ -88,9 +90,11 @@ export function underlineOverlay(buffer: IBuffer, rows: number, cols: number, pe
     const line = buffer.getLine(buffer.baseY + y);
     if (line === undefined) continue;
     for (let x = 0; x < cols; x++) {
-      if (line.getCell(x, cell) === undefined || cell.getWidth() === 0 || !cell.isUnderline()) continue;
-      const u = underlineOf(cell);
-      if (u === null || (u.style <= 1 && (u.color & CM_MASK) === 0)) continue;
+      if (line.getCell(x, cell) === undefined || cell.getWidth() === 0) continue;
+      const u = cell.isUnderline() ? underlineOf(cell) : null;
+      const specialUnderline = u !== null && (u.style > 1 || (u.color & CM_MASK) !== 0);
+      const lowPalette = (cell.getFgColorMode() === CM_P256 && cell.getFgColor() < 16) || (cell.getBgColorMode() === CM_P256 && cell.getBgColor() < 16);
+      if (!specialUnderline && !lowPalette) continue;
       out += `\x1b[${y + 1};${x + 1}H${renditionSgr(cell)}${cell.getChars() || ' '}`;
     }
   }
