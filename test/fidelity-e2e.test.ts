@@ -24,8 +24,6 @@ const stream = (name: string, ...args: string[]): string => [process.execPath, S
  * line of `picture`) where the two captures differ, and must, so the list can neither grow nor go stale.
  */
 const KNOWN_DIFFERENCES: Record<string, Partial<Record<Phase, number[]>>> = {
-  // The cursor is in the pending-wrap state after the last column; a repaint cannot set that state.
-  top: { redraw: [ROWS], reattach: [ROWS], resize: [ROWS + 6] },
   // Row 16: tmux's capture reports the blue background of the erased tail above only in the direct pane
   // (tmux captures a background-erased tail inconsistently; see the doc). After the resize: each repaint's
   // ESC[2J moved the screen into the jackin pane's scrollback (tmux's scroll-on-clear), and growing the

@@ -100,3 +100,18 @@ export function renditionOverlay(buffer: IBuffer, rows: number, cols: number, pe
   }
   return out === '' ? '' : out + renditionSgr(pen);
 }
+
+/**
+ * Bytes that write the last cell of visible row `y` again (a wide character from its first column), in its
+ * rendition, then set `pen`: what leaves a terminal's cursor in the pending-wrap state the program's is in.
+ * Null when the pen cannot be read.
+ */
+export function lastCellRewrite(buffer: IBuffer, y: number, cols: number, pen: Rendition | null): { col: number; bytes: string } | null {
+  const line = buffer.getLine(buffer.baseY + y);
+  if (pen === null || line === undefined) return null;
+  const cell = buffer.getNullCell();
+  let col = cols - 1;
+  if (line.getCell(col, cell)?.getWidth() === 0 && col > 0) col--;
+  if (line.getCell(col, cell) === undefined) return null;
+  return { col, bytes: renditionSgr(cell) + (cell.getChars() || ' ') + renditionSgr(pen) };
+}

@@ -103,6 +103,23 @@ test('screen model: a repaint draws the same cells (text, colours, attributes) a
   m.dispose();
 });
 
+test('screen model: a cursor left just past the last column (pending wrap) is repainted there', async () => {
+  for (const row of ['\x1b[2;1H' + 'x'.repeat(9) + '\x1b[1;31my', '\x1b[2;1H' + 'x'.repeat(8) + '漢', '\x1b[4h\x1b[2;1H' + 'x'.repeat(10)]) {
+    const m = new ScreenModel({ rows: 4, cols: 10 });
+    await feed(m, row);
+    assert.equal(m.cursor.x, 10, 'precondition: the model is in the pending-wrap state');
+    const copy = await replay(m);
+    assert.deepEqual(copy.cursor, m.cursor);
+    // The next character wraps to the next row on both, in the program's pen.
+    await feed(m, 'Z');
+    await feed(copy, 'Z');
+    assert.deepEqual(copy.screenLines(), m.screenLines());
+    assert.deepEqual(await drawn(4, 10, copy.repaint()), await drawn(4, 10, m.repaint()));
+    m.dispose();
+    copy.dispose();
+  }
+});
+
 test('screen model: scroll region and origin mode are restored with the cursor inside the region', async () => {
   const m = new ScreenModel({ rows: 10, cols: 20 });
   await feed(m, 'top\x1b[3;8r\x1b[?6h\x1b[2;4H');

@@ -17,7 +17,7 @@ import type { ProgramModes } from '../protocol/index.ts';
 import { plainTextCut } from './plain-text-cut.ts';
 import { charWidthProvider } from './char-width-provider.ts';
 import { XtermParserState } from './xterm-internals.ts';
-import { penOf, renditionOverlay } from './rendition-overlay.ts';
+import { lastCellRewrite, penOf, renditionOverlay } from './rendition-overlay.ts';
 import { MOUSE_ENCODING_SET, MOUSE_ENCODINGS, MOUSE_TRACKING_SET, RESET_SEQUENCE, serializeScreens, type MouseEncoding, type TerminalModes } from './terminal-modes.ts';
 import { createOsc8Tracker, resolveLinkAt, resolvePathAt, type Osc8Tracker, type ResolvedLink, type ResolvedPath, type ResolveOptions } from './links.ts';
 
@@ -294,7 +294,10 @@ export class ScreenModel {
     }
     if (modes.originMode) s += '\x1b[?6h';
     const { x, y } = this.cursor;
-    s += `\x1b[${y + 2 - top};${x + 1}H`;
+    // Just past the last column (pending wrap): only writing that last cell again puts a terminal there.
+    const rewrite = x >= this.term.cols && modes.autoWrap ? lastCellRewrite(this.term.buffer.active, y, this.term.cols, penOf(this.term)) : null;
+    if (rewrite === null) s += `\x1b[${y + 2 - top};${Math.min(x, this.term.cols - 1) + 1}H`;
+    else s += `\x1b[${y + 2 - top};${rewrite.col + 1}H` + (modes.insertMode ? `\x1b[4l${rewrite.bytes}\x1b[4h` : rewrite.bytes);
     if (!modes.cursorVisible) s += '\x1b[?25l';
     return Buffer.from(s, 'utf8');
   }
