@@ -84,6 +84,25 @@ test('jackin-capsule serve: run dir 0700, socket 0600, capsule.json, and everyth
   assert.equal(existsSync(infoPath), false);
 });
 
+test('jackin-capsule serve: the program starts at 80x24, or at --rows/--cols; a bad size is refused', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'capsule-size-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const sizeOf = async (name: string, extra: string[]): Promise<string> => {
+    const out = join(dir, name);
+    startCapsule(t, ['sh', '-c', `stty size > ${out}.tmp && mv ${out}.tmp ${out}; exec sleep 60`], extra);
+    await pollUntil(`the program's size (${name})`, () => existsSync(out), { timeoutMs: START_TIMEOUT_MS });
+    return readFileSync(out, 'utf8').trim();
+  };
+  assert.equal(await sizeOf('default', []), '24 80');
+  assert.equal(await sizeOf('given', ['--rows', '41', '--cols', '133']), '41 133');
+  for (const bad of [['--rows', '0'], ['--cols', '70000'], ['--rows', 'x']]) {
+    const c = startCapsule(t, ['true'], bad);
+    const { code } = await c.exit;
+    assert.notEqual(code, 0, `${bad.join(' ')} refused`);
+    assert.match(c.stderr(), /expected/);
+  }
+});
+
 test('jackin-capsule serve: a client without the extension gets only Shutdown; a signal-killed program exits 128+n', async (t) => {
   const c = startCapsule(t, ['sh', '-c', 'read x; kill -TERM $$']);
   await waitListening(c);

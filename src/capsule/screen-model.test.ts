@@ -1,6 +1,26 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import xh from '@xterm/headless';
 import { ScreenModel } from './screen-model.ts';
+
+/** A terminal standing for the operator's: what a stream, or a repaint of it, draws there. */
+async function drawn(rows: number, cols: number, ...writes: Array<string | Uint8Array>): Promise<string[]> {
+  const term = new xh.Terminal({ rows, cols, scrollback: 0, allowProposedApi: true });
+  for (const w of writes) await new Promise<void>((resolve) => term.write(w, resolve));
+  const buf = term.buffer.active;
+  const out: string[] = [];
+  for (let y = 0; y < rows; y++) {
+    const line = buf.getLine(buf.baseY + y)!;
+    for (let x = 0; x < cols; x++) {
+      const c = line.getCell(x)!;
+      if (c.getChars() === '' && c.getWidth() !== 0 && c.isAttributeDefault()) continue;
+      const attrs = [c.isBold(), c.isItalic(), c.isDim(), c.isUnderline(), c.isInverse(), c.isStrikethrough(), c.isOverline()];
+      out.push(`${y},${x} ${JSON.stringify(c.getChars())} fg=${c.getFgColorMode()}:${c.getFgColor()} bg=${c.getBgColorMode()}:${c.getBgColor()} ${attrs.map(Number).join('')}`);
+    }
+  }
+  term.dispose();
+  return out;
+}
 
 async function feed(m: ScreenModel, s: string): Promise<void> {
   m.write(Buffer.from(s, 'utf8'));
@@ -55,6 +75,49 @@ test('screen model: the alternate screen and the normal screen under it are both
   assert.equal(copy.screenLines()[0], 'shell prompt $ ');
   m.dispose();
   copy.dispose();
+});
+
+test('screen model: a pen left on by the program does not leak into the repainted alternate screen', async () => {
+  // vim with cursorline leaves ESC[4m on after drawing the cursor line; the serialize addon ended the normal
+  // screen's part with that pen and started the alternate screen's part without a reset, so the first
+  // cells (the number of line 1) came out underlined. This is the minimal stream.
+  const stream = '\x1b[?1049hA\x1b[4m';
+  const m = new ScreenModel({ rows: 3, cols: 10 });
+  await feed(m, stream);
+  const expected = await drawn(3, 10, stream);
+  assert.deepEqual(await drawn(3, 10, m.repaint()), expected);
+  // The pen itself is restored: what the program writes after the repaint looks as it would have.
+  assert.deepEqual(await drawn(3, 10, m.repaint(), 'B'), await drawn(3, 10, stream, 'B'));
+  m.dispose();
+});
+
+test('screen model: a repaint draws the same cells (text, colours, attributes) as the stream', async () => {
+  const stream =
+    'plain \x1b[1;3;4;7;9;53mall\x1b[0m \x1b[38;5;130m256\x1b[48;2;10;20;30mtrue\x1b[0m\r\n' +
+    '\x1b[2mdim\x1b[22m 漢字\x1b[44m  \x1b[K\x1b[0m\r\n\x1b[?1049h\x1b[31mred \x1b[4mul\x1b[0mplain\x1b[3;2H\x1b[45m';
+  const m = new ScreenModel({ rows: 4, cols: 24 });
+  await feed(m, stream);
+  assert.deepEqual(await drawn(4, 24, m.repaint(), 'x'), await drawn(4, 24, stream, 'x'));
+  await feed(m, '\x1b[?1049l');
+  assert.deepEqual(await drawn(4, 24, m.repaint(), 'y'), await drawn(4, 24, stream, '\x1b[?1049l', 'y'));
+  m.dispose();
+});
+
+test('screen model: a cursor left just past the last column (pending wrap) is repainted there', async () => {
+  for (const row of ['\x1b[2;1H' + 'x'.repeat(9) + '\x1b[1;31my', '\x1b[2;1H' + 'x'.repeat(8) + '漢', '\x1b[4h\x1b[2;1H' + 'x'.repeat(10)]) {
+    const m = new ScreenModel({ rows: 4, cols: 10 });
+    await feed(m, row);
+    assert.equal(m.cursor.x, 10, 'precondition: the model is in the pending-wrap state');
+    const copy = await replay(m);
+    assert.deepEqual(copy.cursor, m.cursor);
+    // The next character wraps to the next row on both, in the program's pen.
+    await feed(m, 'Z');
+    await feed(copy, 'Z');
+    assert.deepEqual(copy.screenLines(), m.screenLines());
+    assert.deepEqual(await drawn(4, 10, copy.repaint()), await drawn(4, 10, m.repaint()));
+    m.dispose();
+    copy.dispose();
+  }
 });
 
 test('screen model: scroll region and origin mode are restored with the cursor inside the region', async () => {

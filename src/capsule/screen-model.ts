@@ -1,7 +1,6 @@
 /**
- * Longer than the ~350-line rule on purpose: the batch parser, the modes xterm does not restore, and the
- * repaint that writes them back share one Terminal and its tracked state. The pure part (the mode tables,
- * RESET_SEQUENCE and the mode suffix of `repaint()`) is the seam to move out when this file next grows.
+ * The mode tables, RESET_SEQUENCE and the fix-up of the serialize addon's output are in terminal-modes.ts;
+ * the mode suffix of `repaint()` is the next seam to move out if this file grows.
  *
  * A headless model of the program's screen, used only to repaint a client that attaches or asks for a
  * repaint. It is fed after the live relay has written the bytes to the client, so it is never on the
@@ -16,69 +15,17 @@ import xh from '@xterm/headless';
 import serializeAddon from '@xterm/addon-serialize';
 import type { ProgramModes } from '../protocol/index.ts';
 import { plainTextCut } from './plain-text-cut.ts';
+import { charWidthProvider } from './char-width-provider.ts';
 import { XtermParserState } from './xterm-internals.ts';
+import { lastCellRewrite, penOf, renditionOverlay } from './rendition-overlay.ts';
+import { MOUSE_ENCODING_SET, MOUSE_ENCODINGS, MOUSE_TRACKING_SET, RESET_SEQUENCE, serializeScreens, type MouseEncoding, type TerminalModes } from './terminal-modes.ts';
 import { createOsc8Tracker, resolveLinkAt, resolvePathAt, type Osc8Tracker, type ResolvedLink, type ResolvedPath, type ResolveOptions } from './links.ts';
 
 const { Terminal } = xh;
 const { SerializeAddon } = serializeAddon;
 
-export type MouseTracking = 'none' | 'x10' | 'vt200' | 'drag' | 'any';
-export type MouseEncoding = 'default' | 'utf8' | 'sgr' | 'urxvt' | 'sgr-pixels';
-
-/** The program's terminal modes that a client must mirror (or that later features react to). */
-export interface TerminalModes {
-  alternateScreen: boolean;
-  bracketedPaste: boolean;
-  focusReporting: boolean;
-  mouseTracking: MouseTracking;
-  mouseEncoding: MouseEncoding;
-  applicationCursorKeys: boolean;
-  applicationKeypad: boolean;
-  cursorVisible: boolean;
-  /** DECSCUSR parameter (0 = terminal default). */
-  cursorStyle: number;
-  insertMode: boolean;
-  originMode: boolean;
-  autoWrap: boolean;
-  reverseWraparound: boolean;
-  /** DECSTBM region as 1-based inclusive rows, or null for the full screen. */
-  scrollRegion: { top: number; bottom: number } | null;
-}
-
-const MOUSE_ENCODINGS: ReadonlyMap<number, MouseEncoding> = new Map([
-  [1005, 'utf8'],
-  [1006, 'sgr'],
-  [1015, 'urxvt'],
-  [1016, 'sgr-pixels'],
-]);
-
-const MOUSE_TRACKING_SET: Readonly<Record<MouseTracking, string>> = {
-  none: '',
-  x10: '\x1b[?9h',
-  vt200: '\x1b[?1000h',
-  drag: '\x1b[?1002h',
-  any: '\x1b[?1003h',
-};
-
-const MOUSE_ENCODING_SET: Readonly<Record<MouseEncoding, string>> = {
-  default: '',
-  utf8: '\x1b[?1005h',
-  sgr: '\x1b[?1006h',
-  urxvt: '\x1b[?1015h',
-  'sgr-pixels': '\x1b[?1016h',
-};
-
-/**
- * Puts the client's terminal back to defaults without RIS (`ESC c`), which would also wipe the operator's
- * scrollback and, in some terminals, the window title: leave the alternate screen, DECSTR soft reset
- * (cursor visible, SGR, DECOM, DECAWM, IRM, DECCKM, scroll region), then turn off every mode DECSTR keeps.
- */
-export const RESET_SEQUENCE =
-  '\x1b[?1049l' +
-  '\x1b[!p' +
-  '\x1b[?9l\x1b[?1000l\x1b[?1002l\x1b[?1003l' +
-  '\x1b[?1005l\x1b[?1006l\x1b[?1015l\x1b[?1016l' +
-  '\x1b[?1004l\x1b[?2004l\x1b[?1l\x1b>\x1b[?25h\x1b[0 q\x1b[r';
+export type { MouseEncoding, MouseTracking, TerminalModes } from './terminal-modes.ts';
+export { RESET_SEQUENCE } from './terminal-modes.ts';
 
 export interface ScreenModelOptions {
   rows: number;
@@ -134,6 +81,9 @@ export class ScreenModel {
   constructor(options: ScreenModelOptions) {
     // Scrollback 0: a repaint shows the screen only (like tmux), and the model stays small and fast.
     this.term = new Terminal({ rows: options.rows, cols: options.cols, scrollback: 0, allowProposedApi: true });
+    // The widths the operator's terminal draws with, not xterm's Unicode 6 defaults (char-width-provider.ts).
+    this.term.unicode.register(charWidthProvider);
+    this.term.unicode.activeVersion = charWidthProvider.version;
     this.fastForward = options.fastForward ?? true;
     this.fastForwardMinBytes = options.fastForwardMinBytes ?? FAST_FORWARD_MIN_BYTES;
     this.parserState = new XtermParserState(this.term);
@@ -324,8 +274,8 @@ export class ScreenModel {
   repaint(): Buffer {
     const modes = this.modes;
     let s = RESET_SEQUENCE + '\x1b[H\x1b[2J';
-    s += this.serializer.serialize({ scrollback: 0, excludeModes: true });
-    s += '\x1b[0m';
+    s += serializeScreens(this.serializer.serialize({ scrollback: 0, excludeModes: true }));
+    s += renditionOverlay(this.term.buffer.active, this.term.rows, this.term.cols, penOf(this.term));
     if (modes.applicationCursorKeys) s += '\x1b[?1h';
     if (modes.applicationKeypad) s += '\x1b=';
     if (modes.bracketedPaste) s += '\x1b[?2004h';
@@ -344,7 +294,10 @@ export class ScreenModel {
     }
     if (modes.originMode) s += '\x1b[?6h';
     const { x, y } = this.cursor;
-    s += `\x1b[${y + 2 - top};${x + 1}H`;
+    // Just past the last column (pending wrap): only writing that last cell again puts a terminal there.
+    const rewrite = x >= this.term.cols && modes.autoWrap ? lastCellRewrite(this.term.buffer.active, y, this.term.cols, penOf(this.term)) : null;
+    if (rewrite === null) s += `\x1b[${y + 2 - top};${Math.min(x, this.term.cols - 1) + 1}H`;
+    else s += `\x1b[${y + 2 - top};${rewrite.col + 1}H` + (modes.insertMode ? `\x1b[4l${rewrite.bytes}\x1b[4h` : rewrite.bytes);
     if (!modes.cursorVisible) s += '\x1b[?25l';
     return Buffer.from(s, 'utf8');
   }

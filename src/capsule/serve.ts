@@ -23,7 +23,7 @@ export interface ServeOptions {
   workspace: string;
   name?: string;
   program: string[];
-  /** The program's first terminal size (the operator's, so it does not start at 80x24 and redraw). */
+  /** PTY size until a client attaches with its own (default 80x24): `jackin run` passes the operator's, so nothing is laid out for 80x24 first. */
   rows?: number;
   cols?: number;
   handshakeTimeoutMs?: number;

@@ -12,6 +12,7 @@ import type { ProgramModes } from '../protocol/index.ts';
 import type { ResolvedLink, ResolvedPath, ResolveOptions } from './links.ts';
 import { PtyInternals } from './pty-internals.ts';
 import { ScreenModel, type TerminalModes } from './screen-model.ts';
+import { DEFAULT_COLS, DEFAULT_ROWS } from './pty-size.ts';
 
 /** Above this many unparsed bytes the model holds the PTY; it releases below the low mark. The model
  * parses far faster than a terminal draws, so this only bounds memory during floods. */
@@ -29,8 +30,7 @@ export const TERMINATE_GRACE_MS = 3000;
  */
 export const EXIT_WATCH_MS = 50;
 
-export const DEFAULT_ROWS = 24;
-export const DEFAULT_COLS = 80;
+export { DEFAULT_COLS, DEFAULT_ROWS };
 
 export interface SessionOptions {
   file: string;

@@ -8,6 +8,7 @@ import { basename, join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { JackinError } from '../errors.ts';
 import { jackinHome, socketAnswers } from '../host/instances.ts';
+import { capsuleSizeArgs } from '../host/tty-size.ts';
 import { checkInstanceName, instanceRunDir, type Selection } from '../transport/select.ts';
 import { connectSocket, socketTransport } from '../transport/socket.ts';
 import type { Transport } from '../transport/transport.ts';
@@ -93,7 +94,7 @@ async function runCommand(command: string[], flags: RunFlags): Promise<number> {
   // Detached (its own session, no controlling terminal) so the program survives a detach and a closed pane.
   const child = spawn(
     process.execPath,
-    [...CAPSULE_NODE_FLAGS, CAPSULE_ENTRY, 'serve', '--run-dir', runDir, '--workspace', workspace, '--name', name, '--', ...argv],
+    [...CAPSULE_NODE_FLAGS, CAPSULE_ENTRY, 'serve', '--run-dir', runDir, '--workspace', workspace, '--name', name, ...capsuleSizeArgs(process.stdout), '--', ...argv],
     { detached: true, stdio: ['ignore', logFd, logFd], cwd: workspace, env: process.env },
   );
   closeSync(logFd);

@@ -1,6 +1,7 @@
 /** `jackin-capsule serve [options] -- <cmd> [args...]`: runs the program on a PTY behind the attach socket. */
 import { InvalidArgumentError, type Command } from 'commander';
 import { defaultRunDir } from '../capsule/run-dir.ts';
+import { DEFAULT_COLS, DEFAULT_ROWS } from '../capsule/pty-size.ts';
 import type { SetStatus } from './command-kit.ts';
 
 // Only `serve` loads the PTY (node-pty's native module) and the screen model: every other subcommand works
@@ -13,14 +14,21 @@ function positiveInt(value: string): number {
   return n;
 }
 
+/** A terminal dimension: 1..65535, the range a PTY's winsize holds. */
+function terminalSize(value: string): number {
+  const n = positiveInt(value);
+  if (n > 0xffff) throw new InvalidArgumentError(`expected at most 65535, got ${n}`);
+  return n;
+}
+
 interface ServeFlags {
   runDir?: string;
   workspace?: string;
   name?: string;
-  rows?: number;
-  cols?: number;
   handshakeTimeoutMs?: number;
   policy?: string;
+  rows?: number;
+  cols?: number;
 }
 
 export function registerServeCommand(program: Command, setStatus: SetStatus): void {
@@ -33,10 +41,10 @@ export function registerServeCommand(program: Command, setStatus: SetStatus): vo
     .option('--run-dir <dir>', 'run directory (default: $JACKIN_RUN_DIR or /jackin/run)')
     .option('--workspace <dir>', 'working directory of the program (default: the current directory)')
     .option('--name <name>', 'instance name reported by status (default: the command\'s basename)')
-    .option('--rows <n>', 'first terminal height of the program (default 24; an attaching host resizes it)', positiveInt)
-    .option('--cols <n>', 'first terminal width of the program (default 80)', positiveInt)
     .option('--handshake-timeout-ms <ms>', 'time a new connection has to send its first frame', positiveInt)
     .option('--policy <file>', 'export policy JSON (default: the shipped policies/default.json; see docs/policy.md)')
+    .option('--rows <n>', `PTY rows until a client attaches with its size (default: ${DEFAULT_ROWS})`, terminalSize)
+    .option('--cols <n>', `PTY columns until a client attaches with its size (default: ${DEFAULT_COLS})`, terminalSize)
     .argument('<cmd>', 'program to run')
     .argument('[args...]', 'its arguments (put -- before <cmd> when they start with -)')
     .passThroughOptions()

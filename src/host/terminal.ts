@@ -24,6 +24,7 @@ import { DisposableStore, Emitter, toDisposable, type Disposable } from '../disp
 import type { FilterEvent, TerminalFilterOptions } from './terminal-filter/context.ts';
 import { TerminalFilter } from './terminal-filter/filter.ts';
 import type { HostNeeds } from './terminal-filter/modes.ts';
+import { ttySize } from './tty-size.ts';
 
 export const DEFAULT_SIZE = { rows: 24, cols: 80 } as const;
 
@@ -69,12 +70,7 @@ export class HostTerminal {
   }
 
   size(): { rows: number; cols: number } {
-    const rows = this.stdout.rows;
-    const cols = this.stdout.columns;
-    if (this.stdout.isTTY === true && rows !== undefined && cols !== undefined && rows > 0 && cols > 0) {
-      return { rows: Math.min(rows, 0xffff), cols: Math.min(cols, 0xffff) };
-    }
-    return { ...DEFAULT_SIZE };
+    return ttySize(this.stdout) ?? { ...DEFAULT_SIZE };
   }
 
   /** Puts stdin in raw mode (a no-op when it is not a terminal, e.g. a pipe in tests). */
