@@ -43,5 +43,5 @@ test('every command is registered, in the documented order', () => {
   const r = jackin(['--help']);
   assert.equal(r.status, 0, r.stderr);
   const commands = [...r.stdout.matchAll(/^ {2}(\w[\w-]*)(?= )/gm)].map((m) => m[1]);
-  assert.deepEqual(commands.slice(0, 8), ['attach', 'run', 'ls', 'doctor', 'export', 'stop', 'stage', 'help']);
+  assert.deepEqual(commands.slice(0, 9), ['attach', 'run', 'ls', 'doctor', 'export', 'stop', 'stage', 'log', 'help']);
 });

@@ -163,6 +163,10 @@ test('jackin run --image: paste an image (Xvfb + xclip), export a file and a dir
   await pollUntil('the host to capture the mouse', async () => (await pane.modes()).mouseAny, { timeoutMs: 10_000 });
   const at = (press: boolean) => [...Buffer.from(`\x1b[<${CTRL};${'see '.length + 6};${row + 1}${press ? 'M' : 'm'}`, 'latin1')];
   await pane.sendBytes([...at(true), ...at(false)]);
+  // The capsule resolved the link: the host shows it in its prompt, and opens it only on Enter.
+  await pane.waitForText(/│ https:\/\/example\.com\/container-ok/, { timeoutMs: 15_000 });
+  assert.deepEqual(opener.opened(), [], 'nothing opens before the confirmation');
+  await pane.sendKeys('Enter');
   await pollUntil('the Ctrl+click to reach the opener', () => opener.opened().includes('https://example.com/container-ok'), { timeoutMs: 15_000, last: opener.opened });
 
   await pane.typeLine('exit 0');

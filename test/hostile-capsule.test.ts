@@ -3,7 +3,7 @@
 // temporary directory. What must hold whatever the capsule sends:
 // - no URL opened and no file written without a matching operator gesture;
 // - every bad frame that leaves the stream in sync is skipped with a notice (drawn by the host over our
-//   capsule, sent as HostNotice to an upstream one) and the session goes on;
+//   capsule and over an upstream one alike; nothing goes back to the capsule) and the session goes on;
 // - a framing error ends the session with a one-line reason, a non-zero status and the terminal restored;
 // - an endless slow stream or a flood of output never takes the detach key away from the operator.
 import { test, type TestContext } from 'node:test';
@@ -24,6 +24,7 @@ import {
 } from './helpers/fake-capsule.ts';
 import { JACKIN, paneFor, START_TIMEOUT_MS } from './helpers/jackin-cli.ts';
 import { pollUntil } from './helpers/poll.ts';
+import { readActions } from '../src/host/action-log.ts';
 import { shellQuote, type TmuxPane } from './helpers/tmux.ts';
 
 const PALETTE_KEY = [0x1c];
@@ -62,13 +63,6 @@ function sendExport(c: FakeConnection, id: bigint, name: string, payload: Buffer
   c.send({ type: 'FileExportStart', exportId: id, size: payload.length, source: `/workspace/${name}`, name, reveal: false, open: false });
   c.send({ type: 'FileExportChunk', exportId: id, offset: 0, bytes: payload });
   c.send({ type: 'FileExportEnd', exportId: id, sha256: createHash('sha256').update(payload).digest() });
-}
-
-async function waitForNotice(c: FakeConnection, description: string, probe: (n: string) => boolean, count = 1): Promise<string[]> {
-  return pollUntil(`${description} (HostNotice)`, () => {
-    const hits = c.notices().filter(probe);
-    return hits.length >= count ? hits : undefined;
-  }, { ...WAIT, last: () => c.notices() });
 }
 
 /** The screen with wrapped lines joined, so a long reason is one line (-J keeps trailing blanks: trimmed). */
@@ -144,17 +138,22 @@ async function assertModesRestored(pane: TmuxPane, what: string): Promise<void> 
   );
 }
 
-test('hostile capsule (upstream): unsolicited HostOpenUrl and FileExport frames open and write nothing; in-sync bad frames are skipped with a HostNotice', async (t) => {
+test('hostile capsule (upstream): unsolicited HostOpenUrl and FileExport frames open and write nothing; in-sync bad frames are skipped with a host notice', async (t) => {
   const host = hostSide(t);
-  const pane = await paneFor(t, { ...PANE, env: host.env });
+  // Upstream requests allowed: still refused without a gesture.
+  const pane = await paneFor(t, { ...PANE, env: { ...host.env, JACKIN_UPSTREAM_REQUESTS: 'allow' } });
   const c = await attachToFake(t, pane, { name: 'upstream', welcome: () => welcomeFrame(null), echo: true }, 'up');
 
   // Unsolicited: nobody clicked or pressed anything.
   c.send({ type: 'HostOpenUrl', url: 'https://example.com/unasked' });
   c.send({ type: 'HostOpenUrl', url: 'mailto:victim@example.com' });
   sendExport(c, 1n, 'unasked.txt', Buffer.from('planted\n'));
-  await waitForNotice(c, 'two refused opens', (n) => n.includes('no click or palette key'), 2);
-  await waitForNotice(c, 'a refused export', (n) => /Refused a file export.*nothing was written/.test(n));
+  const refusals = await pollUntil('three refusals in the host log', async () => {
+    const l = (await readActions(pane.jackinHome, 'upstream')).filter((r) => r.result === 'refused');
+    return l.length >= 3 ? l : undefined;
+  }, WAIT);
+  assert.deepEqual(refusals.map((r) => r.action), ['open-url', 'open-url', 'export']);
+  assert.ok(refusals.every((r) => /no palette key or click of yours/.test(r.detail ?? '')), JSON.stringify(refusals));
   await assertAlive(pane, c, 'alive-after-unsolicited');
 
   // Bad frames whose length is within the cap: the stream stays in sync, so each is skipped and told.
@@ -166,10 +165,14 @@ test('hostile capsule (upstream): unsolicited HostOpenUrl and FileExport frames 
   ];
   for (const [i, [what, bytes, code]] of bad.entries()) {
     c.raw(bytes);
-    await waitForNotice(c, `the notice for ${what}`, (n) => n.includes('skipped a malformed frame') && n.includes(code));
+    // Drawn by the host over the upstream capsule's screen.
+    await pane.waitForText(`skipped a malformed frame from the capsule: ${code}`, WAIT).catch((e: Error) => {
+      throw new Error(`no notice for ${what}: ${e.message}`);
+    });
     await assertAlive(pane, c, `alive-after-bad-${i}`);
   }
 
+  assert.deepEqual(c.notices(), [], 'nothing was sent back to the capsule');
   assert.ok(!existsSync(host.recorderLog), `the opener ran: ${existsSync(host.recorderLog) ? readFileSync(host.recorderLog, 'utf8') : ''}`);
   assert.deepEqual(host.written(), [], 'nothing written without a gesture');
   assert.equal(await pane.paneDead(), false);
@@ -239,7 +242,7 @@ test('hostile capsule (ours, extensions negotiated): host requests are refused e
 
 test('hostile capsule (upstream): export names with separators, dot-dot, control characters and escape sequences are sanitised, stay in the download directory and never overwrite', async (t) => {
   const host = hostSide(t);
-  const pane = await paneFor(t, { ...PANE, env: host.env });
+  const pane = await paneFor(t, { ...PANE, env: { ...host.env, JACKIN_UPSTREAM_REQUESTS: 'allow' } });
   const dest = join(host.downloads, 'jackin', 'names');
   mkdirSync(dest, { recursive: true, mode: 0o700 });
   writeFileSync(join(dest, 'report.txt'), 'ORIGINAL\n');
@@ -269,10 +272,14 @@ test('hostile capsule (upstream): export names with separators, dot-dot, control
       if (i === 0) sendExport(c, 99n, 'piggyback.txt', Buffer.from('planted\n'));
     }
   });
+  const logged = (result: string) => async () => {
+    const l = (await readActions(pane.jackinHome, 'names')).filter((r) => r.action === 'export' && r.result === result);
+    return l;
+  };
   for (const [i] of names.entries()) {
     await pane.sendBytes(PALETTE_KEY);
-    await waitForNotice(c, `export ${i} to be saved`, (n) => n.includes('Saved '), i + 1);
-    if (i === 0) await waitForNotice(c, 'the piggybacked export to be refused', (n) => n.includes('Refused a file export'));
+    await pollUntil(`export ${i} to be saved`, async () => (await logged('ok')()).length === i + 1, WAIT);
+    if (i === 0) await pollUntil('the piggybacked export to be refused', async () => (await logged('refused')()).length === 1, WAIT);
   }
 
   assert.deepEqual(readdirSync(dest).sort(), ['report.txt', ...names.map(([, saved]) => saved)].sort());
@@ -285,7 +292,7 @@ test('hostile capsule (upstream): export names with separators, dot-dot, control
   // Nothing anywhere else under the download directory, nor next to it.
   assert.deepEqual(host.written(), ['jackin', join('jackin', 'names'), ...readdirSync(dest).map((n) => join('jackin', 'names', n))].sort());
   assert.ok(!existsSync(outside), 'nothing escaped the download directory');
-  for (const n of c.notices()) assert.doesNotMatch(n, /[\x00-\x1f\x7f]/, `a notice carried a control character: ${JSON.stringify(n)}`);
+  assert.deepEqual(c.notices(), [], 'no notice (no host path) went to the capsule');
   assert.ok(!existsSync(host.recorderLog), 'no reveal or open was asked for');
 });
 
@@ -304,10 +311,11 @@ test('hostile capsule: a malformed Welcome block means upstream; framing errors 
   await attach(pane, 'broken', 'welcome');
   const c0 = await fake.connection(0, START_TIMEOUT_MS);
   await pane.waitForText('FAKE-READY-0', WAIT);
-  await waitForNotice(c0, 'the malformed Welcome notice', (n) => n.includes('malformed extension block') && n.includes('E_BAD_EXTENSIONS'));
+  await pane.waitForText(/malformed extension block \(E_BAD_EXTENSIONS\)/, WAIT);
   assert.ok(!c0.received.some((f) => f.type === 'ExtHello'), 'no extensions negotiated');
   c0.send({ type: 'HostOpenUrl', url: 'https://example.com/after-bad-welcome' });
-  await waitForNotice(c0, 'the refused open', (n) => n.includes('no click or palette key'));
+  await pollUntil('the refused open in the host log', async () => (await readActions(pane.jackinHome, 'broken')).some((r) => r.action === 'open-url' && r.result === 'refused'), WAIT);
+  assert.deepEqual(c0.notices(), [], 'nothing was sent back to the capsule');
   await assertAlive(pane, c0, 'alive-after-welcome');
   c0.socket.end();
   const r = await attachEnded(pane, 'welcome');

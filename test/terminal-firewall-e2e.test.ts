@@ -132,6 +132,9 @@ test('firewall: a program\'s ?1000l does not switch off click capture; a Ctrl+cl
   const col = lines[row]!.indexOf('https') + 2;
   const report = (press: boolean) => [...Buffer.from(`\x1b[<16;${col + 1};${row + 1}${press ? 'M' : 'm'}`, 'latin1')];
   await pane.sendBytes([...report(true), ...report(false)]);
+  // The host confirms a link the capsule resolved before it opens it.
+  await pane.waitForText(/│ https:\/\/click\.example\/x/);
+  await pane.sendKeys('Enter');
   await pollUntil('the link to open', () => rec.opened().includes('https://click.example/x'));
   await pane.typeLine('exit');
   await waitForJackinExit(pane);

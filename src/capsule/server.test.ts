@@ -447,7 +447,7 @@ test('capsule server: an upstream host (no notice feature) sees its HostNotice d
   c.send({ type: 'HostNotice', text: 'saved to Downloads' });
   await pollUntil('the notice drawn over the screen', () => c.output().slice(before).includes('saved to Downloads'));
   const drawn = c.output().slice(before);
-  assert.match(drawn, /\x1b7\x1b\[1;\d+H.*saved to Downloads.*\x1b8/, 'drawn in place, cursor saved and restored');
+  assert.match(drawn, /\x1b7[^\n]*?\x1b\[1;\d+H.*saved to Downloads.*\x1b8/, 'drawn in place, cursor saved and restored');
   // It expires by itself: a repaint from the screen model follows.
   await pollUntil('a repaint removing the notice', () => c.output().slice(before).split('\x1b[2J').length >= 2, { timeoutMs: 8000 });
 });

@@ -11,6 +11,7 @@ interface AttachFlags extends TransportFlags {
   verbose?: boolean;
   /** false with --no-mouse. */
   mouse?: boolean;
+  allowUpstreamRequests?: boolean;
 }
 
 async function attachCommand(instance: string, flags: AttachFlags): Promise<number> {
@@ -20,7 +21,7 @@ async function attachCommand(instance: string, flags: AttachFlags): Promise<numb
   const selection = await selectTransport(selectOptions);
   // Exports open their own control connection the same way (socket, or another exec relay).
   const connect = async (): Promise<Transport> => (await selectTransport(selectOptions)).transport;
-  return attachTerminal(modules, selection, instance, flags.verbose === true, { noMouse: flags.mouse === false, connect });
+  return attachTerminal(modules, selection, instance, flags.verbose === true, { noMouse: flags.mouse === false, connect, allowUpstreamRequests: flags.allowUpstreamRequests === true });
 }
 
 export function registerAttachCommand(program: Command, setStatus: SetStatus): void {
@@ -32,6 +33,7 @@ export function registerAttachCommand(program: Command, setStatus: SetStatus): v
   )
     .option('-v, --verbose', 'print the chosen transport and why, and protocol diagnostics, on stderr')
     .option('--no-mouse', NO_MOUSE_HELP)
+    .option('--allow-upstream-requests', "honour link, export and clipboard requests from a capsule without jackin's extensions, one per palette key or click (also JACKIN_UPSTREAM_REQUESTS=allow)")
     .addHelpText(
       'after',
       `

@@ -5,7 +5,11 @@
 import { describeError } from '../errors.ts';
 import type { Transport } from '../transport/transport.ts';
 import type { Selection } from '../transport/select.ts';
+import { inertText } from '../ui/inert-text.ts';
 import { writeAll } from './command-kit.ts';
+
+/** Longest reason (a capsule's Shutdown text, a relay's stderr line) shown on one line. */
+const MAX_REASON_COLUMNS = 1000;
 
 /**
  * The attached session's modules, loaded by `run` and `attach` only: `jackin export`, `ls` and `--help`
@@ -33,7 +37,7 @@ export async function attachTerminal(
   selection: Selection,
   name: string,
   verbose: boolean,
-  features: { noMouse?: boolean; connect?: () => Promise<Transport> } = {},
+  features: { noMouse?: boolean; connect?: () => Promise<Transport>; allowUpstreamRequests?: boolean } = {},
 ): Promise<number> {
   const [
     { AttachSession, outcomeExit },
@@ -49,7 +53,7 @@ export async function attachTerminal(
   // While raw, "\n" no longer returns the carriage: diagnostics end lines with CRLF.
   const log = verbose ? (line: string) => void process.stderr.write(`jackin: ${line}\r\n`) : undefined;
   log?.(`transport: ${selection.choice}, because ${selection.reason} (${selection.transport.description})`);
-  const session = new AttachSession({ transport: selection.transport, terminal, name, ...(log ? { log } : {}) });
+  const session = new AttachSession({ transport: selection.transport, terminal, name, allowUpstreamRequests: features.allowUpstreamRequests === true, ...(log ? { log } : {}) });
   // Images and host files (pasted paths, dropped files, copied file lists) on paste.
   installPasteFeatures(session, { ...(features.connect !== undefined ? { connect: features.connect } : {}), ...(log ? { record: log } : {}) });
   const exportFeature = features.connect !== undefined ? installExportFeature(session, { instance: name, connect: features.connect }) : undefined;
@@ -63,7 +67,7 @@ export async function attachTerminal(
   const fail = (message: string, status: number) => {
     session.abort(message);
     terminal.restore();
-    process.stderr.write(`\r\njackin: ${message}\n`, () => process.exit(status));
+    process.stderr.write(`\r\njackin: ${inertText(message, MAX_REASON_COLUMNS)}\n`, () => process.exit(status));
     // If stderr is gone (hangup), do not wait on it.
     setTimeout(() => process.exit(status), 500).unref();
   };
@@ -83,7 +87,8 @@ export async function attachTerminal(
     process.off('unhandledRejection', onCrash);
   }
   const { status, message } = outcomeExit(outcome, name);
-  if (message !== null) await writeAll(process.stderr, `\r\njackin: ${message}\n`);
+  // The reason may be the capsule's Shutdown text or a relay's last stderr line: container text.
+  if (message !== null) await writeAll(process.stderr, `\r\njackin: ${inertText(message, MAX_REASON_COLUMNS)}\n`);
   return status;
 }
 

@@ -1,4 +1,5 @@
 /** `jackin doctor [--json]`: checks the clipboard, the opener, the download directory, the keys and each instance. */
+import { inertJson } from '../ui/inert-text.ts';
 import type { Command } from 'commander';
 import { writeAll, type SetStatus } from './command-kit.ts';
 
@@ -6,7 +7,7 @@ async function doctorCommand(flags: { json?: boolean }): Promise<number> {
   const { formatChecks, runDoctor } = await import('../host/doctor.ts');
   const checks = await runDoctor();
   const ok = checks.every((c) => c.status !== 'error');
-  await writeAll(process.stdout, flags.json === true ? JSON.stringify({ ok, checks }) + '\n' : formatChecks(checks));
+  await writeAll(process.stdout, flags.json === true ? inertJson({ ok, checks }) + '\n' : formatChecks(checks));
   return ok ? 0 : 1;
 }
 

@@ -8,13 +8,18 @@ import { Option, type Command } from 'commander';
 import { describeError, JackinError } from '../errors.ts';
 import { exportDirectory } from '../host/download-dir.ts';
 import { controlCall, exportFile, type ExportProgress } from '../host/export-client.ts';
+import { appendAction } from '../host/action-log.ts';
 import { jackinHome, listInstances } from '../host/instances.ts';
 import { createOpener } from '../host/opener.ts';
 import { checkInstanceName, selectOptionsFromFlags, selectTransport, type SelectOptions } from '../transport/select.ts';
 import type { Transport } from '../transport/transport.ts';
 import { formatBytes } from '../ui/format-bytes.ts';
+import { inertJson, inertText } from '../ui/inert-text.ts';
 import type { SetStatus } from './command-kit.ts';
 import { addTransportOptions, type TransportFlags } from './transport-options.ts';
+
+/** Longest container path or message shown in one line (inertText cuts the rest). */
+const MAX_SHOWN_COLUMNS = 1000;
 
 /** Redraw the progress line at most this often. */
 const PROGRESS_INTERVAL_MS = 200;
@@ -57,11 +62,13 @@ function progressMeter(stream: NodeJS.WriteStream): { update(p: ExportProgress):
       const rate = p.bytes / secs;
       const eta = rate > 0 ? Math.ceil((p.total - p.bytes) / rate) : 0;
       const pct = p.total === 0 ? 100 : Math.floor((p.bytes / p.total) * 100);
-      // A directory archived while it streams knows only an upper bound: no percentage or ETA then.
+      // A directory archived while it streams knows only an upper bound: no percentage or ETA then. The name
+      // is the one the file is published under (never the capsule's raw name), and shown inert all the same.
+      const name = inertText(p.name, 80);
       const line =
         p.atMost === true
-          ? `${p.name}: ${formatBytes(p.bytes)} (archive of at most ${formatBytes(p.total)})  ${formatBytes(rate)}/s`
-          : `${p.name}: ${formatBytes(p.bytes)} / ${formatBytes(p.total)} (${pct}%)  ${formatBytes(rate)}/s  ETA ${eta}s`;
+          ? `${name}: ${formatBytes(p.bytes)} (archive of at most ${formatBytes(p.total)})  ${formatBytes(rate)}/s`
+          : `${name}: ${formatBytes(p.bytes)} / ${formatBytes(p.total)} (${pct}%)  ${formatBytes(rate)}/s  ETA ${eta}s`;
       stream.write(`\r\x1b[K${line.slice(0, Math.max(20, (stream.columns || 80) - 1))}`);
       shown = true;
     },
@@ -109,21 +116,30 @@ async function exportCommand(paths: string[], flags: ExportFlags): Promise<numbe
           { connect, directory, signal: stop.signal, ...(meter ? { onProgress: (p: ExportProgress) => meter.update(p) } : {}) },
         );
         meter?.clear();
-        if (json) out(JSON.stringify({ ok: true, source, destination: r.destination, bytes: r.bytes, sha256: r.sha256 }));
-        else out(`${r.destination}  (${r.bytes} bytes, sha256 ${r.sha256})`);
+        await appendAction(jackinHome(), { instance, action: 'export', target: source, result: 'ok', detail: r.destination });
+        if (json) out(inertJson({ ok: true, source, destination: r.destination, bytes: r.bytes, sha256: r.sha256 }));
+        else out(`${inertText(r.destination, MAX_SHOWN_COLUMNS)}  (${r.bytes} bytes, sha256 ${r.sha256})`);
         if (mode !== undefined) {
           try {
-            await createOpener().openFile(r.destination, mode);
+            const opened = await createOpener().openFile(r.destination, mode);
+            const done = opened.revealedInstead === undefined ? mode : 'reveal';
+            await appendAction(jackinHome(), { instance, action: `${done}-file`, target: r.destination, result: 'ok', ...(opened.revealedInstead !== undefined ? { detail: `not opened: ${opened.revealedInstead}` } : {}) });
+            if (opened.revealedInstead !== undefined) {
+              process.stderr.write(`jackin: revealed ${inertText(r.destination, MAX_SHOWN_COLUMNS)} instead of opening it: ${opened.revealedInstead}\n`);
+            }
           } catch (e) {
-            process.stderr.write(`jackin: could not ${mode} ${r.destination}: ${describeError(e)}\n`);
+            await appendAction(jackinHome(), { instance, action: `${mode}-file`, target: r.destination, result: 'failed', detail: describeError(e) });
+            process.stderr.write(`jackin: could not ${mode} ${inertText(r.destination, MAX_SHOWN_COLUMNS)}: ${inertText(describeError(e), MAX_SHOWN_COLUMNS)}\n`);
           }
         }
       } catch (e) {
         meter?.clear();
         failed++;
         const code = e instanceof JackinError ? e.code : 'E_INTERNAL';
-        if (json) out(JSON.stringify({ ok: false, source, code, message: describeError(e) }));
-        else process.stderr.write(`jackin: export ${source}: ${describeError(e)} (${code})\n`);
+        const refused = /^E_(POLICY|PATH|OUTSIDE|TOO_LARGE|NOT_FOUND)/u.test(code);
+        await appendAction(jackinHome(), { instance, action: 'export', target: source, result: refused ? 'refused' : 'failed', detail: `${code}: ${describeError(e)}` });
+        if (json) out(inertJson({ ok: false, source, code, message: describeError(e) }));
+        else process.stderr.write(`jackin: export ${inertText(source, MAX_SHOWN_COLUMNS)}: ${inertText(describeError(e), MAX_SHOWN_COLUMNS)} (${inertText(code, 64)})\n`);
       }
     }
   } finally {
@@ -152,7 +168,9 @@ export function registerExportCommand(program: Command, setStatus: SetStatus): v
     .addHelpText(
       'after',
       `
-Directories arrive as <name>.tar.zst. Each file is written to a 0600 temporary file, checked for size and
+Directories arrive as <name>.tar.zst; a file keeps the name (and extension) of the path you asked for.
+--open never opens a file that would run something (.desktop, .exe, .sh, .app, .lnk, .url, a script or
+program by its first bytes...): it is revealed instead, with a note saying why. Each file is written to a 0600 temporary file, checked for size and
 SHA-256, then published under a new name (report-1.txt if report.txt exists); nothing is ever replaced.
 With --json each path prints {"ok":true,"source","destination","bytes","sha256"} or
 {"ok":false,"source","code","message"}. Exit status: 0 when every path was exported, 1 otherwise.

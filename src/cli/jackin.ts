@@ -10,9 +10,11 @@ import { registerAttachCommand } from './attach-command.ts';
 import { packageVersion, writeAll, type SetStatus } from './command-kit.ts';
 import { registerDoctorCommand } from './doctor-command.ts';
 import { registerExportCommand } from './export-command.ts';
+import { registerLogCommand } from './log-command.ts';
 import { registerStageCommand } from './stage-command.ts';
 import { registerLsCommand } from './ls-command.ts';
 import { registerRunCommand } from './run-command.ts';
+import { inertJson, inertText } from '../ui/inert-text.ts';
 import { registerStopCommand } from './stop-command.ts';
 
 /** The commands, in the order `jackin --help` lists them. */
@@ -24,6 +26,7 @@ const COMMANDS: ReadonlyArray<(program: Command, setStatus: SetStatus) => void> 
   registerExportCommand,
   registerStopCommand,
   registerStageCommand,
+  registerLogCommand,
 ];
 
 function buildProgram(setStatus: SetStatus): Command {
@@ -71,7 +74,8 @@ export async function run(argv: string[]): Promise<number> {
     }
     const code = e instanceof JackinError ? e.code : 'E_INTERNAL';
     const exitCode = e instanceof JackinError ? e.exitCode : 70;
-    const line = json ? JSON.stringify({ error: { code, message: describeError(e) } }) : `jackin: ${describeError(e)}`;
+    // Messages can carry container text (a capsule's refusal, a relay's stderr): never raw to the terminal.
+    const line = json ? inertJson({ error: { code, message: describeError(e) } }) : `jackin: ${inertText(describeError(e), 1000)}`;
     await writeAll(process.stderr, line + '\n');
     return exitCode;
   }

@@ -1,21 +1,24 @@
 /** `jackin ls [--json]`: lists local instances. */
 import type { Command } from 'commander';
 import { describeState, jackinHome, listInstances, type InstanceInfo } from '../host/instances.ts';
+import { inertJson, inertText, padColumns, textWidth } from '../ui/inert-text.ts';
 import { writeAll, type SetStatus } from './command-kit.ts';
 
 function formatInstances(list: InstanceInfo[]): string {
   if (list.length === 0) return 'no instances (start one with `jackin run -- <command>`)\n';
   const rows = [['NAME', 'STATE', 'ATTACHED', 'PROGRAM', 'SOCKET']];
   for (const i of list) {
-    rows.push([i.name, describeState(i), i.attached === null ? '-' : i.attached ? 'yes' : 'no', i.program?.join(' ') ?? '-', i.socket]);
+    // The program comes from the capsule (or capsule.json, which a container can write): shown inert.
+    const cells = [i.name, describeState(i), i.attached === null ? '-' : i.attached ? 'yes' : 'no', i.program?.join(' ') ?? '-', i.socket];
+    rows.push(cells.map((cell, c) => inertText(cell, c === 3 ? 60 : 1000)));
   }
-  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
-  return rows.map((r) => r.map((cell, c) => (c === r.length - 1 ? cell : cell.padEnd(widths[c]!))).join('  ')).join('\n') + '\n';
+  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => textWidth(r[c]!))));
+  return rows.map((r) => r.map((cell, c) => (c === r.length - 1 ? cell : padColumns(cell, widths[c]!))).join('  ')).join('\n') + '\n';
 }
 
 async function lsCommand(flags: { json?: boolean }): Promise<number> {
   const list = await listInstances(jackinHome());
-  await writeAll(process.stdout, flags.json === true ? JSON.stringify(list) + '\n' : formatInstances(list));
+  await writeAll(process.stdout, flags.json === true ? inertJson(list) + '\n' : formatInstances(list));
   return 0;
 }
 

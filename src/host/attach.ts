@@ -10,15 +10,20 @@
  * - input-router.ts: the keyboard (scanner, flush timers, held input, the features' input hooks);
  * - palette-controller.ts: the palette and its actions; notice-overlay.ts: the host's notices;
  * - handshake.ts: Hello and the extensions; attach-outcome.ts: how a session ends.
+ * - host-requests.ts: the one gesture gate, confirmations and the host action log.
  * Features use it through the FeatureSession interface (feature-session.ts).
+ * (Over 350 lines on purpose: it is only the wiring of these parts and the FeatureSession surface they
+ * share; each part's logic lives in its own module.)
  */
 import { DisposableStore, Emitter, toDisposable, type Disposable } from '../disposable.ts';
-import { hasFeature, truncateUtf8, MAX_HOST_NOTICE_BYTES, SERVER_TAGS, type ClientFrame, type Features, type NoticeLevel, type ProtocolError, type ServerFrame } from '../protocol/index.ts';
+import { hasFeature, SERVER_TAGS, type ClientFrame, type Features, type NoticeLevel, type ProtocolError, type ServerFrame } from '../protocol/index.ts';
 import type { Transport } from '../transport/transport.ts';
-import { inertText } from '../ui/inert-text.ts';
-import { NOTICE_MAX_COLUMNS, noticeLine } from '../ui/notices.ts';
 import type { AttachOutcome } from './attach-outcome.ts';
-import type { FeatureSession, Gesture, InputHook, InputHookKind, SessionAction } from './feature-session.ts';
+import type { ConfirmController } from './confirm-controller.ts';
+import type { ConfirmRequest } from './confirm-prompt.ts';
+import type { FeatureSession, Gesture, HostActionRecord, InputHook, InputHookKind, SessionAction } from './feature-session.ts';
+import type { HostRequestKind } from './gesture-gate.ts';
+import { HostRequests } from './host-requests.ts';
 import { FrameRelay } from './frame-relay.ts';
 import { helloFrame, negotiateFeatures } from './handshake.ts';
 import { scannerOptionsFromEnv, type InputScannerOptions } from './input-scan.ts';
@@ -53,6 +58,10 @@ export interface AttachOptions {
   scanner?: InputScannerOptions;
   /** Clock for notices (tests). */
   now?: () => number;
+  /** `--allow-upstream-requests`: honour an upstream capsule's host requests, one per gesture (also JACKIN_UPSTREAM_REQUESTS=allow). */
+  allowUpstreamRequests?: boolean;
+  /** JACKIN_HOME, for the host's action log; default from env. */
+  home?: string;
 }
 
 export class AttachSession implements FeatureSession {
@@ -65,6 +74,9 @@ export class AttachSession implements FeatureSession {
   private readonly palette: PaletteController;
   private readonly input: InputRouter;
   private readonly overlay: NoticeOverlay;
+  private readonly confirmer: ConfirmController;
+  /** One gesture gate for every feature, the operator's switches, confirmations and the action log. */
+  private readonly requests: HostRequests;
   private readonly noticeEmitter = this.store.add(new Emitter<{ level: NoticeLevel; text: string }>());
   private readonly frameEmitter = this.store.add(new Emitter<ServerFrame>());
   private readonly welcomeEmitter = this.store.add(new Emitter<{ sessions: number; features: Features | null }>());
@@ -76,6 +88,7 @@ export class AttachSession implements FeatureSession {
   readonly onWelcome = this.welcomeEmitter.event;
   /** The operator pressed the palette key, chose a palette action or made a modifier-click. */
   readonly onGesture = this.gestureEmitter.event;
+  readonly onPaletteOpen: FeatureSession['onPaletteOpen'];
   private exitStatus: number | null = null;
   private detaching = false;
   private negotiated: Features | null = null;
@@ -99,11 +112,29 @@ export class AttachSession implements FeatureSession {
       }),
     );
     this.store.add(this.palette.onChoose(() => this.gesture('palette-action')));
-    this.overlay = this.store.add(new NoticeOverlay({ terminal, paletteOpen: () => this.palette.isOpen, repaint: () => this.repaint(), ...(o.now ? { now: o.now } : {}) }));
+    this.onPaletteOpen = this.palette.onOpen;
+    this.requests = this.store.add(
+      new HostRequests({
+        ...o,
+        env: o.env ?? process.env,
+        notify: (level, text) => this.notify(level, text),
+        // The capsule repaints the program's screen, which kept updating under the prompt.
+        confirmClosed: () => {
+          this.repaint();
+          this.overlay.redrawSoon();
+        },
+        ended: () => this.finished,
+      }),
+    );
+    this.confirmer = this.requests.confirmer;
+    this.overlay = this.store.add(
+      new NoticeOverlay({ terminal, paletteOpen: () => this.palette.isOpen || this.confirmer.isOpen, repaint: () => this.repaint(), ...(o.now ? { now: o.now } : {}) }),
+    );
     this.input = this.store.add(
       new InputRouter({
         scanner: o.scanner ?? scannerOptionsFromEnv(o.env ?? process.env),
         palette: this.palette,
+        confirm: this.confirmer,
         sendInput: (bytes) => this.sendInput(bytes),
         active: () => !this.detaching && !this.finished,
         drawsOverlay: () => this.drawsOverlay,
@@ -129,7 +160,17 @@ export class AttachSession implements FeatureSession {
 
   /** Records an operator gesture (features report modifier-clicks). */
   gesture(g: Gesture): void {
+    this.requests.gestures.record(g);
     this.gestureEmitter.fire(g);
+  }
+
+  // Decisions on host requests and capsule-chosen targets, and the action log (host-requests.ts).
+  readonly logAction = (record: HostActionRecord): void => this.requests.logAction(record);
+  readonly admitUpstream = (kind: HostRequestKind, action: string, target: string): boolean => this.requests.admitUpstream(kind, action, target);
+  readonly confirm = (request: ConfirmRequest): Promise<boolean> => this.requests.confirm(request);
+
+  retitleAction(id: string, title: string): void {
+    this.palette.retitle(id, title);
   }
 
   /** True when this host draws its own palette and notices (our capsule, which repaints on request). */
@@ -138,17 +179,13 @@ export class AttachSession implements FeatureSession {
   }
 
   /**
-   * Tells the operator the outcome of a host action. Drawn by the host over the session when the capsule
-   * can repaint; with an upstream capsule it is sent as a HostNotice for the capsule to show.
+   * Tells the operator the outcome of a host action. Always drawn by the host itself, whatever the capsule:
+   * a capsule cannot hide, delay or fake it, and host paths never go to the container (no HostNotice).
    */
   notify(level: NoticeLevel, text: string): void {
     this.o.log?.(`notice (${level}): ${text}`);
     if (this.finished) return;
-    if (this.drawsOverlay) this.overlay.post(level, text);
-    else if (this.negotiated === null && this.welcomed) {
-      // Made inert here too: an upstream capsule may draw the text as it is.
-      this.relay.send({ type: 'HostNotice', text: truncateUtf8(noticeLine({ level, text: inertText(text, NOTICE_MAX_COLUMNS) }), MAX_HOST_NOTICE_BYTES) });
-    }
+    this.overlay.post(level, text, 'host');
   }
 
   /** Holds typed input until disposed (an image paste in progress): keys reach the program after the path. */
@@ -210,7 +247,8 @@ export class AttachSession implements FeatureSession {
     this.store.add(
       terminal.onResize((size) => {
         this.relay.send({ type: 'Resize', rows: size.rows, cols: size.cols });
-        if (this.palette.isOpen) this.palette.redraw();
+        if (this.confirmer.isOpen) this.confirmer.redraw();
+        else if (this.palette.isOpen) this.palette.redraw();
         else this.overlay.redrawSoon();
       }),
     );
@@ -257,11 +295,11 @@ export class AttachSession implements FeatureSession {
     if (this.finished) return;
     switch (f.type) {
       case 'Output':
-        // While the palette is up the program's output only updates the capsule's screen model; closing the
-        // palette repaints from it, so nothing is lost and nothing draws over the palette.
-        if (this.palette.isOpen) return;
-        this.overlay.redrawSoon();
+        // While the palette or a confirmation is up the program's output only updates the capsule's screen
+        // model; closing it repaints from there, so nothing is lost and nothing draws over the host's box.
+        if (this.palette.isOpen || this.confirmer.isOpen) return;
         this.relay.writeOutput(f.bytes);
+        this.overlay.afterOutput();
         return;
       case 'Welcome':
         this.o.log?.(`welcome: ${f.sessions} session(s), features ${f.features === null ? 'none (upstream capsule)' : JSON.stringify(f.features)}`);
@@ -280,8 +318,10 @@ export class AttachSession implements FeatureSession {
         return;
       case 'Notice':
         this.noticeEmitter.fire({ level: f.level, text: f.text });
-        // Said by the container, which is untrusted: marked so it cannot pass for the host's own notice.
-        this.notify(f.level, `capsule: ${f.text}`);
+        // Said by the container, which is untrusted: marked so it cannot pass for the host's own notice, and
+        // queued apart (rate limited) so it can never push one of the host's notices out.
+        this.o.log?.(`capsule notice (${f.level}): ${f.text}`);
+        this.overlay.post(f.level, `capsule: ${f.text}`, 'container');
         return;
       case 'Shutdown':
         this.o.log?.(`shutdown${f.reason === null ? '' : `: ${f.reason}`}`);

@@ -13,6 +13,7 @@ import { findDownloadsDir } from './download-dir.ts';
 import { scannerOptionsFromEnv } from './input-scan.ts';
 import { describeState, jackinHome, listInstances } from './instances.ts';
 import { splitCommandLine } from './opener.ts';
+import { inertText } from '../ui/inert-text.ts';
 
 export type CheckStatus = 'ok' | 'warning' | 'error';
 
@@ -214,7 +215,8 @@ const MARK: Record<CheckStatus, string> = { ok: '✓', warning: '!', error: '✗
 
 export function formatChecks(checks: readonly Check[]): string {
   return checks
-    .map((c) => `${MARK[c.status]} ${c.name}: ${c.detail}${c.fix === undefined ? '' : `\n    fix: ${c.fix}`}`)
+    // Instance names and details come from directories and capsules the host does not control: inert.
+    .map((c) => `${MARK[c.status]} ${inertText(c.name)}: ${inertText(c.detail, 1000)}${c.fix === undefined ? '' : `\n    fix: ${inertText(c.fix, 1000)}`}`)
     .join('\n')
     .concat('\n');
 }

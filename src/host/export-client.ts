@@ -20,6 +20,8 @@ import {
 } from '../protocol/index.ts';
 import type { Transport } from '../transport/transport.ts';
 import { createExportSink } from './export-sink.ts';
+import { progressWatchdog, type MinProgress } from './progress-watchdog.ts';
+import { exportNameFor } from './sanitize-name.ts';
 
 /** Payload bytes of a full FileExportChunk frame, and its data part. */
 const FILE_EXPORT_CHUNK_FRAME_BYTES = capForTag(SERVER_TAGS.FileExportChunk);
@@ -29,6 +31,12 @@ const EXPORT_CHUNK_DATA_BYTES = 1024 * 1024;
 export const EXPORT_IDLE_TIMEOUT_MS = 5 * 60_000;
 /** Bytes of chunks handed to the sink before waiting for its writes (bounds host memory). */
 export const EXPORT_WRITE_QUEUE_BYTES = 4 * 1024 * 1024;
+/**
+ * An export that, once bytes flow, moves less than `bytes` in any `windowMs` window before its end fails
+ * with E_EXPORT_STALLED (a capsule trickling one byte every 2 s would otherwise hold a partial file open
+ * for ever). A live export on any working link or disk moves megabytes per second.
+ */
+export const EXPORT_MIN_PROGRESS: MinProgress = { bytes: 64 * 1024, windowMs: 30_000 };
 /** A plain control request (offers, status) answers at once. */
 export const CONTROL_CALL_TIMEOUT_MS = 5_000;
 
@@ -60,6 +68,8 @@ export interface ExportClientOptions {
   readonly onProgress?: (p: ExportProgress) => void;
   readonly signal?: AbortSignal;
   readonly idleTimeoutMs?: number;
+  /** Default EXPORT_MIN_PROGRESS. */
+  readonly minProgress?: MinProgress;
 }
 
 export interface ExportedFile {
@@ -156,7 +166,7 @@ export async function withConnection<T>(
   t: Transport,
   signal: AbortSignal | undefined,
   idleMs: number,
-  body: (chunks: AsyncIterable<Buffer>, touch: () => void, stoppedBy: () => JackinError | undefined) => Promise<T>,
+  body: (chunks: AsyncIterable<Buffer>, touch: () => void, stoppedBy: () => JackinError | undefined, stop: (e: JackinError) => void) => Promise<T>,
   what: { timeoutCode: ErrorCode; abortedCode: ErrorCode; aborted: string } = { timeoutCode: 'E_EXPORT_TIMEOUT', abortedCode: 'E_EXPORT_ABORTED', aborted: 'export interrupted; nothing was saved' },
 ): Promise<T> {
   let stopped: JackinError | undefined;
@@ -177,7 +187,7 @@ export async function withConnection<T>(
     // A result is returned even when a stop came while it was being made: the body finished (an export was
     // verified and published), so saying it was interrupted would be untrue. The body checks stoppedBy()
     // before anything it cannot take back.
-    return await body(t.readable as AsyncIterable<Buffer>, touch, () => stopped);
+    return await body(t.readable as AsyncIterable<Buffer>, touch, () => stopped, stop);
   } catch (e) {
     throw stopped ?? e;
   } finally {
@@ -223,17 +233,26 @@ export async function exportFile(request: ExportRequest, options: ExportClientOp
     }),
   );
   try {
-    return await withConnection(t, options.signal, options.idleTimeoutMs ?? EXPORT_IDLE_TIMEOUT_MS, async (chunks, touch, stoppedBy) => {
+    return await withConnection(t, options.signal, options.idleTimeoutMs ?? EXPORT_IDLE_TIMEOUT_MS, async (chunks, touch, stoppedBy, stop) => {
       const reader = new ReplyReader();
       let exportId: bigint | undefined;
       const pool = new FramePool(EXPORT_WRITE_QUEUE_BYTES / EXPORT_CHUNK_DATA_BYTES + 2);
       const decoder = createServerFrameDecoder(pool.allocate);
       let started: { name: string; size: number } | undefined;
       let streamed = false;
+      let kind: 'file' | 'directory' = 'file';
       let exactSize: number | undefined;
       let received = 0;
       let queued = 0;
       const inFlight: Array<{ done: Promise<void>; bytes: number }> = [];
+      const watchdog = progressWatchdog(options.minProgress ?? EXPORT_MIN_PROGRESS, (min) =>
+        stop(
+          new JackinError(
+            'E_EXPORT_STALLED',
+            `export of ${started?.name ?? request.path} stalled: less than ${min.bytes} bytes arrived in ${min.windowMs / 1000} s (${received} of ${started?.size ?? '?'} bytes so far); nothing was saved`,
+          ),
+        ),
+      );
 
       const onFrame = async (f: ServerFrame): Promise<ExportedFile | undefined> => {
         switch (f.type) {
@@ -250,9 +269,9 @@ export async function exportFile(request: ExportRequest, options: ExportClientOp
         }
         if (f.type === 'FileExportStart') {
           if (started !== undefined) throw new JackinError('E_EXPORT_PROTOCOL', 'a second FileExportStart on one export');
-          started = { name: f.name, size: f.size };
-          await sink.begin(f.name, f.size);
-          options.onProgress?.({ name: f.name, bytes: 0, total: f.size, atMost: streamed });
+          started = { name: exportNameFor(request.path, kind, f.name), size: f.size };
+          await sink.begin(started.name, f.size);
+          options.onProgress?.({ name: started.name, bytes: 0, total: f.size, atMost: streamed });
           return undefined;
         }
         if (started === undefined) throw new JackinError('E_EXPORT_PROTOCOL', `${f.type} before FileExportStart`);
@@ -288,33 +307,41 @@ export async function exportFile(request: ExportRequest, options: ExportClientOp
         if (streamed && exactSize === undefined) throw new JackinError('E_EXPORT_PROTOCOL', 'FileExportEnd without FileExportLength on a streamed export');
         // An interrupt (or the idle timeout) that came while the last frames were handled still wins here,
         // before the publish; once the publish has started, the file is reported as saved (withConnection).
-        const stop = stoppedBy();
-        if (stop !== undefined) throw stop;
+        // Every byte is here; what remains (hash, fsync, publish) is the host's own work.
+        watchdog.end();
+        const stopped = stoppedBy();
+        if (stopped !== undefined) throw stopped;
         const done = await sink.finish(f.sha256, exactSize);
         return { source: request.path, destination: done.destination, bytes: done.bytes, sha256: done.sha256hex };
       };
 
-      for await (const raw of chunks) {
-        touch();
-        let chunk: Buffer = raw;
-        if (exportId === undefined) {
-          const got = reader.push(chunk);
-          if (got === undefined) continue;
-          const reply = checkReply(got.value, 'export');
-          const id = reply['exportId'];
-          if (typeof id !== 'string' || !/^\d{1,20}$/.test(id)) throw new JackinError('E_CONTROL_REPLY', `export reply has no valid exportId: ${JSON.stringify(id)}`);
-          exportId = BigInt(id);
-          streamed = reply['streamed'] === true;
-          chunk = got.rest;
-        }
-        for (const item of decoder.push(chunk)) {
-          if (!item.ok) throw new JackinError('E_EXPORT_PROTOCOL', `bad frame from the capsule: ${item.error.message}`, { cause: item.error });
-          const done = await onFrame(item.frame);
+      try {
+        for await (const raw of chunks) {
           touch();
-          if (done !== undefined) return done;
+          watchdog.add(raw.length);
+          let chunk: Buffer = raw;
+          if (exportId === undefined) {
+            const got = reader.push(chunk);
+            if (got === undefined) continue;
+            const reply = checkReply(got.value, 'export');
+            const id = reply['exportId'];
+            if (typeof id !== 'string' || !/^\d{1,20}$/.test(id)) throw new JackinError('E_CONTROL_REPLY', `export reply has no valid exportId: ${JSON.stringify(id)}`);
+            exportId = BigInt(id);
+            streamed = reply['streamed'] === true;
+            kind = reply['kind'] === 'directory' ? 'directory' : 'file';
+            chunk = got.rest;
+          }
+          for (const item of decoder.push(chunk)) {
+            if (!item.ok) throw new JackinError('E_EXPORT_PROTOCOL', `bad frame from the capsule: ${item.error.message}`, { cause: item.error });
+            const done = await onFrame(item.frame);
+            touch();
+            if (done !== undefined) return done;
+          }
+          const failure = decoder.failure;
+          if (failure) throw new JackinError('E_EXPORT_PROTOCOL', `bad stream from the capsule: ${failure.message}`, { cause: failure });
         }
-        const failure = decoder.failure;
-        if (failure) throw new JackinError('E_EXPORT_PROTOCOL', `bad stream from the capsule: ${failure.message}`, { cause: failure });
+      } finally {
+        watchdog.end();
       }
       const detail = await Promise.race([t.failureDetail(), new Promise<null>((r) => setTimeout(() => r(null), 1000).unref())]);
       const where = started === undefined ? 'before the transfer started' : `after ${received} of ${started.size} bytes`;
@@ -328,3 +355,4 @@ export async function exportFile(request: ExportRequest, options: ExportClientOp
     throw e;
   }
 }
+

@@ -18,9 +18,11 @@ import type { FeatureSession } from './feature-session.ts';
 import { exportDirectory } from './download-dir.ts';
 import { controlCall, exportFile, type ExportedFile } from './export-client.ts';
 import { createExportSink, type ExportSink } from './export-sink.ts';
-import { createGestureGate, DEFAULT_GESTURE_WINDOW_MS, type GestureGate } from './gesture-gate.ts';
 import { createOpener, type Opener } from './opener.ts';
+import { PALETTE_MAX_TITLE_COLUMNS } from './palette.ts';
 import { requestResolve } from './resolver.ts';
+import { inertText, textWidth } from '../ui/inert-text.ts';
+import { exportNameFor } from './sanitize-name.ts';
 import { formatBytes } from '../ui/format-bytes.ts';
 
 export type ExportMode = 'save' | 'reveal' | 'open';
@@ -39,7 +41,6 @@ export interface ExportFeatureOptions {
   readonly opener?: Opener;
   /** The path token under the program's cursor, or null; default a Resolve{target:'path', at:null} round trip. */
   readonly resolvePathAtCursor?: (session: FeatureSession) => Promise<string | null>;
-  readonly gestureWindowMs?: number;
 }
 
 export interface ExportFeature extends Disposable {
@@ -67,16 +68,29 @@ export function installExportFeature(session: FeatureSession, opts: ExportFeatur
   async function reveal(path: string, mode: ExportMode): Promise<void> {
     if (mode === 'save') return;
     try {
-      await getOpener().openFile(path, mode);
+      const r = await getOpener().openFile(path, mode);
+      if (r.revealedInstead !== undefined) session.notify('warning', `Revealed ${basename(path)} instead of opening it: ${r.revealedInstead}`);
+      else session.notify('success', `${mode === 'open' ? 'Opened' : 'Revealed'} ${basename(path)}`);
+      session.logAction({ action: r.revealedInstead === undefined ? `${mode}-file` : 'reveal-file', target: path, result: 'ok', ...(r.revealedInstead !== undefined ? { detail: `not opened: ${r.revealedInstead}` } : {}) });
     } catch (e) {
       session.notify('error', `Could not ${mode} ${path}: ${describe(e)}`);
+      session.logAction({ action: `${mode}-file`, target: path, result: 'failed', detail: describe(e) });
     }
   }
 
-  async function exportPath(path: string, mode: ExportMode): Promise<ExportedFile | undefined> {
+  /**
+   * Exports one container path. `confirm`: the capsule chose the path (a click, the cursor, a changed
+   * offer), so the operator confirms it in the host's prompt first and nothing is fetched before.
+   */
+  async function exportPath(path: string, mode: ExportMode, confirm = false): Promise<ExportedFile | undefined> {
     const trimmed = path.trim();
     if (trimmed === '') {
       session.notify('warning', 'Export: no path given');
+      return undefined;
+    }
+    if (confirm && !(await session.confirm({ kind: 'export', target: trimmed, verb: mode === 'save' ? 'export' : `export and ${mode}` }))) {
+      session.notify('info', `Not exported: ${trimmed}`);
+      session.logAction({ action: 'export', target: trimmed, result: 'cancelled' });
       return undefined;
     }
     try {
@@ -84,10 +98,12 @@ export function installExportFeature(session: FeatureSession, opts: ExportFeatur
       session.notify('info', `Exporting ${trimmed}…`);
       const r = await exportFile({ path: trimmed, reveal: mode === 'reveal', open: mode === 'open' }, { connect: opts.connect, directory, signal: stop.signal });
       session.notify('success', `Saved ${basename(r.destination)} (${formatBytes(r.bytes)}) in ${dirname(r.destination)}`);
+      session.logAction({ action: 'export', target: trimmed, result: 'ok', detail: r.destination });
       await reveal(r.destination, mode);
       return r;
     } catch (e) {
       session.notify('error', `Export of ${trimmed} failed: ${describe(e)}`);
+      session.logAction({ action: 'export', target: trimmed, result: 'failed', detail: describe(e) });
       return undefined;
     }
   }
@@ -115,8 +131,28 @@ export function installExportFeature(session: FeatureSession, opts: ExportFeatur
       session.notify('warning', 'No file path under the cursor');
       return;
     }
-    await exportPath(path, mode);
+    await exportPath(path, mode, true);
   }
+
+  /** The offered file the palette entry shows, so choosing the entry is choosing that exact path. */
+  let shownOffer: string | null = null;
+  const OFFERED_TITLE = 'Pull offered file';
+  store.add(
+    session.onPaletteOpen(() => {
+      if (session.features === null) return;
+      void controlCall(opts.connect, { method: 'offers' }).then(
+        (reply) => {
+          const file = reply['file'];
+          const offered = typeof file === 'string' && file !== '' ? file : null;
+          const title = offered === null ? OFFERED_TITLE : `${OFFERED_TITLE}: ${inertText(offered, 400)}`;
+          // Only a path shown whole (and without characters made visible) counts as seen; else the prompt shows it.
+          shownOffer = offered !== null && textWidth(title) <= PALETTE_MAX_TITLE_COLUMNS && inertText(offered, 400) === offered ? offered : null;
+          session.retitleAction('pull-offered-file', title);
+        },
+        () => undefined,
+      );
+    }),
+  );
 
   async function pullOffered(): Promise<void> {
     let reply: Record<string, unknown>;
@@ -131,7 +167,8 @@ export function installExportFeature(session: FeatureSession, opts: ExportFeatur
       session.notify('info', 'No file is offered (inside the container: jackin-capsule offer <path>)');
       return;
     }
-    await exportPath(file, 'save');
+    // The entry showed this exact path: choosing it was the confirmation. Anything else is confirmed first.
+    await exportPath(file, 'save', file !== shownOffer);
   }
 
   const variants: ReadonlyArray<{ mode: ExportMode; suffix: string; idSuffix: string }> = [
@@ -156,15 +193,15 @@ export function installExportFeature(session: FeatureSession, opts: ExportFeatur
       run: () => underCursor(v.mode),
     }));
   }
-  store.add(session.registerAction({ id: 'pull-offered-file', title: 'Pull offered file', key: 'f', run: () => pullOffered() }));
+  store.add(session.registerAction({ id: 'pull-offered-file', title: OFFERED_TITLE, key: 'f', run: () => pullOffered() }));
 
-  installUpstreamGate(session, store, { destination, reveal, window: opts.gestureWindowMs ?? DEFAULT_GESTURE_WINDOW_MS, signal: stop.signal });
+  installUpstreamGate(session, store, { destination, reveal, signal: stop.signal });
 
   return {
     exportPath,
     exportFromClick(path) {
       session.gesture('click');
-      void exportPath(path, 'save');
+      void exportPath(path, 'save', true);
     },
     dispose: () => store.dispose(),
   };
@@ -180,21 +217,28 @@ interface UpstreamTransfer {
   failed: boolean;
 }
 
-/** Accepts an upstream capsule's FileExport* frames only right after an operator gesture. */
+/**
+ * Accepts an upstream capsule's FileExport* frames only when the operator allowed upstream requests, and
+ * then once per gesture (session.admitUpstream); ours never sends them on the session.
+ */
 function installUpstreamGate(
   session: FeatureSession,
   store: DisposableStore,
-  o: { destination: () => Promise<string>; reveal: (path: string, mode: ExportMode) => Promise<void>; window: number; signal: AbortSignal },
+  o: { destination: () => Promise<string>; reveal: (path: string, mode: ExportMode) => Promise<void>; signal: AbortSignal },
 ): void {
-  const gate: GestureGate<'export'> = createGestureGate();
-  store.add(session.onGesture(() => gate.gesture('export')));
   const transfers = new Map<bigint, UpstreamTransfer>();
   const refusedIds = new Set<bigint>();
-  const refuse = (id: bigint, why: string): void => {
-    if (refusedIds.has(id)) return;
+  /** Later frames of a refused export are dropped without another notice. */
+  const silence = (id: bigint): boolean => {
+    if (refusedIds.has(id)) return false;
     if (refusedIds.size > 64) refusedIds.clear();
     refusedIds.add(id);
+    return true;
+  };
+  const refuse = (id: bigint, why: string): void => {
+    if (!silence(id)) return;
     session.notify('warning', `Refused a file export from the capsule: ${why}; nothing was written`);
+    session.logAction({ action: 'export', target: `upstream export ${id}`, result: 'refused', detail: why });
   };
   const fail = (id: bigint, t: UpstreamTransfer, e: unknown): void => {
     if (t.failed) return;
@@ -202,6 +246,7 @@ function installUpstreamGate(
     transfers.delete(id);
     void t.sink?.abort(describe(e));
     session.notify('error', `Export of ${t.name} failed: ${describe(e)}`);
+    session.logAction({ action: 'export', target: t.name, result: 'failed', detail: describe(e) });
   };
   o.signal.addEventListener('abort', () => {
     for (const t of transfers.values()) void t.sink?.abort('the session ended');
@@ -214,13 +259,16 @@ function installUpstreamGate(
         if (session.features !== null) return refuse(f.exportId, 'this capsule sends exports only on request, never on the session');
         if (transfers.has(f.exportId)) return refuse(f.exportId, `export ${f.exportId} started twice`);
         if (transfers.size >= MAX_UPSTREAM_EXPORTS) return refuse(f.exportId, `already ${MAX_UPSTREAM_EXPORTS} exports in progress`);
-        if (!gate.consume('export', o.window)) return refuse(f.exportId, 'it did not follow a palette key or a click of yours');
+        if (refusedIds.has(f.exportId)) return;
+        if (!session.admitUpstream('export', 'export', f.source)) return void silence(f.exportId);
         const mode: ExportMode = f.open ? 'open' : f.reveal ? 'reveal' : 'save';
-        const t: UpstreamTransfer = { sink: undefined, name: f.name, mode, chain: Promise.resolve(), failed: false };
+        // The published extension follows the path the transfer names, not a differing suggested name.
+        const name = exportNameFor(f.source, /\.tar\.zst$/iu.test(f.name) ? 'directory' : 'file', f.name);
+        const t: UpstreamTransfer = { sink: undefined, name, mode, chain: Promise.resolve(), failed: false };
         transfers.set(f.exportId, t);
         t.chain = o.destination().then(async (directory) => {
           t.sink = createExportSink({ directory });
-          await t.sink.begin(f.name, f.size);
+          await t.sink.begin(name, f.size);
         });
         t.chain.catch((e: unknown) => fail(f.exportId, t, e));
         return;
@@ -240,6 +288,7 @@ function installUpstreamGate(
           const r = await t.sink.finish(f.sha256);
           transfers.delete(f.exportId);
           session.notify('success', `Saved ${basename(r.destination)} (${formatBytes(r.bytes)}) in ${dirname(r.destination)}`);
+          session.logAction({ action: 'export', target: t.name, result: 'ok', detail: r.destination });
           await o.reveal(r.destination, t.mode);
         });
         t.chain.catch((e: unknown) => fail(f.exportId, t, e));

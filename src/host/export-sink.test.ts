@@ -91,7 +91,7 @@ test('failures leave no temporary and no final file', async (t) => {
       const sink = createExportSink({ directory: dir });
       await sink.begin('file.txt', data.length);
       assert.equal(readdirSync(dir).length, 1, 'a temporary file exists while writing');
-      assert.match(readdirSync(dir)[0] ?? '', /^\.file\.txt\.jackin-partial-[0-9a-f]{8}$/);
+      assert.match(readdirSync(dir)[0] ?? '', /^\.file\.txt\.jackin-partial-\d+-[0-9a-f]{8}$/);
       await rejectsWith(run(sink), code);
       await sink.abort();
       assert.deepEqual(readdirSync(dir), []);

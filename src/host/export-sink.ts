@@ -1,6 +1,7 @@
 /**
  * The host's writer for one export. Bytes go to a 0600 temporary file in the destination directory, named
- * `.<name>.jackin-partial-<random>` so a leftover is obviously partial; finish() checks byte count and
+ * `.<name>.jackin-partial-<pid>-<random>` so a leftover is obviously partial (the next export into the
+ * directory removes leftovers whose writer is gone: removeStalePartials); finish() checks byte count and
  * SHA-256, fsyncs, and publishes with fs.link (which fails with EEXIST instead of replacing, unlike rename),
  * moving on to `name-1.ext`, `name-2.ext`... until a name is free, then unlinks the temporary name. On any
  * failure, or abort(), the temporary file is removed, so nothing ever appears under a final name unless it
@@ -8,15 +9,82 @@
  */
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
-import { link, mkdir, open, statfs, unlink, type FileHandle } from 'node:fs/promises';
+import { link, lstat, mkdir, open, readdir, statfs, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { errnoOf, JackinError } from '../errors.ts';
+import { parseSize } from '../policy/size.ts';
 import { TransferHash } from '../protocol/transfer-hash.ts';
 import { truncateUtf8 } from '../protocol/text.ts';
 import { fitName, sanitizeExportName, splitExtension } from './sanitize-name.ts';
 
-/** Host-side cap on one export unless the caller sets another. */
-export const DEFAULT_HOST_EXPORT_CAP = 64 * 1024 ** 3;
+/**
+ * Host-side cap on one export unless JACKIN_EXPORT_MAX_BYTES or the caller sets another: 4 GiB, beyond
+ * any report, screenshot or build output an agent hands over, and small enough that a capsule cannot fill
+ * a disk with one request. Checked against the declared size before any byte is written.
+ */
+export const DEFAULT_HOST_EXPORT_CAP = 4 * 1024 ** 3;
+/** A partial file whose writer is gone, or untouched for this long, is a leftover (a live export writes far more often). */
+export const STALE_PARTIAL_AGE_MS = 10 * 60_000;
+/** Temporary names: `.<name>.jackin-partial-<pid>-<8 hex>` (older versions wrote no pid). */
+const PARTIAL_NAME = /^\..*\.jackin-partial-(?:(\d{1,10})-)?[0-9a-f]{8}$/su;
+
+/**
+ * The host cap from JACKIN_EXPORT_MAX_BYTES (bytes, or `512 MiB`, `8 GiB`...), else DEFAULT_HOST_EXPORT_CAP.
+ * Throws E_EXPORT_CONFIG for a value that is not a size.
+ */
+export function hostExportCap(env: Readonly<Record<string, string | undefined>> = process.env): number {
+  const raw = env['JACKIN_EXPORT_MAX_BYTES'];
+  if (raw === undefined || raw.trim() === '') return DEFAULT_HOST_EXPORT_CAP;
+  const n = parseSize(/^\s*\d+\s*$/u.test(raw) ? Number(raw) : raw);
+  if (n === undefined) {
+    throw new JackinError('E_EXPORT_CONFIG', `JACKIN_EXPORT_MAX_BYTES=${JSON.stringify(raw.slice(0, 40))} is not a size; write bytes or e.g. "8 GiB"`);
+  }
+  return n;
+}
+
+function processGone(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (e) {
+    return errnoOf(e) === 'ESRCH';
+  }
+}
+
+/**
+ * Removes the partial files earlier interrupted exports (a killed jackin, a crash) left in `dir`: only
+ * regular files named like ours, owned by this user, whose writing process is gone or which nobody has
+ * written for STALE_PARTIAL_AGE_MS. Returns how many were removed; never throws.
+ */
+export async function removeStalePartials(dir: string, now: number = Date.now()): Promise<number> {
+  const uid = process.getuid?.();
+  if (uid === undefined) return 0;
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch {
+    return 0;
+  }
+  let removed = 0;
+  for (const name of names) {
+    const m = PARTIAL_NAME.exec(name);
+    if (m === null) continue;
+    const pid = m[1] === undefined ? undefined : Number(m[1]);
+    if (pid === process.pid) continue;
+    const path = join(dir, name);
+    try {
+      const st = await lstat(path);
+      if (!st.isFile() || st.uid !== uid) continue;
+      const idle = now - st.mtimeMs > STALE_PARTIAL_AGE_MS;
+      if (!idle && (pid === undefined || !processGone(pid))) continue;
+      await unlink(path);
+      removed++;
+    } catch {
+      // Gone already, or not ours to remove.
+    }
+  }
+  return removed;
+}
 /** Space left free on the destination filesystem beyond the file itself. */
 export const FREE_SPACE_MARGIN = 16 * 1024 * 1024;
 /** Bytes written between two background writebacks (fdatasync) while a transfer runs. */
@@ -27,7 +95,7 @@ export const MAX_NAME_ATTEMPTS = 10_000;
 export interface ExportSinkOptions {
   /** Destination directory; created 0700 (with parents) when missing. */
   readonly directory: string;
-  /** Largest export accepted; default DEFAULT_HOST_EXPORT_CAP. */
+  /** Largest export accepted; default hostExportCap() (JACKIN_EXPORT_MAX_BYTES, else DEFAULT_HOST_EXPORT_CAP). */
   readonly maxBytes?: number;
   /** Bytes to leave free beyond the export; default FREE_SPACE_MARGIN. */
   readonly freeSpaceMargin?: number;
@@ -68,7 +136,7 @@ function ioError(what: string, e: unknown): JackinError {
 }
 
 export function createExportSink(options: ExportSinkOptions): ExportSink {
-  const cap = options.maxBytes ?? DEFAULT_HOST_EXPORT_CAP;
+  const capOption = options.maxBytes;
   const margin = options.freeSpaceMargin ?? FREE_SPACE_MARGIN;
   let state: State = { kind: 'idle' };
   let expectedOffset = 0;
@@ -131,21 +199,30 @@ export function createExportSink(options: ExportSinkOptions): ExportSink {
       if (!Number.isSafeInteger(declaredSize) || declaredSize < 0) {
         throw new JackinError('E_SIZE_MISMATCH', `export declares an invalid size ${declaredSize}`);
       }
+      let cap: number;
+      try {
+        cap = capOption ?? hostExportCap();
+      } catch (e) {
+        state = { kind: 'done' };
+        throw e;
+      }
       if (declaredSize > cap) {
         state = { kind: 'done' };
-        throw new JackinError('E_TOO_LARGE', `export ${JSON.stringify(rawName)} is ${declaredSize} bytes, over the host cap of ${cap} bytes`);
+        throw new JackinError('E_TOO_LARGE', `export ${JSON.stringify(rawName)} is ${declaredSize} bytes, over the host cap of ${cap} bytes (JACKIN_EXPORT_MAX_BYTES raises it)`);
       }
       const name = sanitizeExportName(rawName);
       const dir = options.directory;
       try {
         await mkdir(dir, { recursive: true, mode: 0o700 });
+        await removeStalePartials(dir);
         const fs = await statfs(dir);
         const free = fs.bavail * fs.bsize;
         if (declaredSize + margin > free) {
           throw new JackinError('E_NO_SPACE', `export ${name} needs ${declaredSize} bytes but ${dir} has ${free} bytes free; free some space or use --to`);
         }
         // The temporary name keeps the final name readable but must itself fit in 255 bytes.
-        const temp = join(dir, `.${truncateUtf8(name, 200, '')}.jackin-partial-${randomBytes(4).toString('hex')}`);
+        // The pid tells a later export whether the writer is still alive (removeStalePartials).
+        const temp = join(dir, `.${truncateUtf8(name, 200, '')}.jackin-partial-${process.pid}-${randomBytes(4).toString('hex')}`);
         const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
         const handle = await open(temp, flags, 0o600);
         state = { kind: 'open', handle, temp, name, size: declaredSize, hash: new TransferHash() };

@@ -10,6 +10,9 @@
  */
 import type { Disposable, Emitter } from '../disposable.ts';
 import type { ClientFrame, Features, NoticeLevel, ServerFrame } from '../protocol/index.ts';
+import type { ActionResult } from './action-log.ts';
+import type { ConfirmRequest } from './confirm-prompt.ts';
+import type { HostRequestKind } from './gesture-gate.ts';
 import type { InputEvent } from './input-scan.ts';
 import type { PaletteAction } from './palette.ts';
 import type { FilterEvent } from './terminal-filter/context.ts';
@@ -25,6 +28,14 @@ export type InputHookKind = 'pasteKey' | 'paste' | 'mouse';
 
 /** An operator gesture: lets an upstream capsule's request that follows it through (gesture-gate.ts). */
 export type Gesture = 'palette-key' | 'palette-action' | 'click';
+
+/** One entry of the host's action log (action-log.ts); the session adds the time and the instance. */
+export interface HostActionRecord {
+  readonly action: string;
+  readonly target: string;
+  readonly result: ActionResult;
+  readonly detail?: string;
+}
 
 export interface SessionAction extends PaletteAction {
   run: (argument?: string) => void | Promise<void>;
@@ -47,8 +58,25 @@ export interface FeatureSession {
   addInputHook(kind: InputHookKind, hook: InputHook): Disposable;
   /** Holds typed input until disposed (an image paste in progress): keys reach the program after it, in order. */
   holdInput(): Disposable;
-  /** Tells the operator the outcome of a host action. */
+  /** Tells the operator the outcome of a host action: always drawn by the host itself, never sent to the capsule. */
   notify(level: NoticeLevel, text: string): void;
+  /** Appends a host action (or its refusal) to the host's log. */
+  logAction(record: HostActionRecord): void;
+  /**
+   * Decides on one host request from an upstream capsule (one without our extensions): refused, with a
+   * notice and a log entry, unless the operator allowed upstream requests and made a gesture just before
+   * that no other request used (one gesture, one action, across every feature). `target` names it.
+   */
+  admitUpstream(kind: HostRequestKind, action: string, target: string): boolean;
+  /**
+   * Shows the host's confirmation of a target the capsule chose; resolves true only on Enter (at once
+   * with JACKIN_CONFIRM=never). Nothing may happen before it resolves true.
+   */
+  confirm(request: ConfirmRequest): Promise<boolean>;
+  /** The palette opened (features refresh what their entries show, such as an offer's target). */
+  readonly onPaletteOpen: Event<void>;
+  /** Changes the title of a palette action already registered, and redraws the palette if open. */
+  retitleAction(id: string, title: string): void;
   /** Sends a client frame; false means the transport is full (await `drained`) or the session ended. */
   sendFrame(f: ClientFrame): boolean;
   /** Sends bytes to the program as typed input. */

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createGestureGate } from './gesture-gate.ts';
+import { createGestureGate, SessionGestures } from './gesture-gate.ts';
 
 type Kind = 'open-url' | 'file-export';
 
@@ -65,4 +65,37 @@ test('gesture gate remembers a bounded number of gestures', () => {
   let n = 0;
   while (g.consume('open-url', 3000)) n++;
   assert.ok(n > 0 && n <= 16, `consumed ${n}`);
+});
+
+test('session gestures: one gesture lets exactly one request through, whichever feature asks first', () => {
+  let now = 1000;
+  const s = new SessionGestures({ now: () => now });
+  s.record('palette-key');
+  const asked = [s.consume('open'), s.consume('export'), s.consume('clipboard')];
+  assert.deepEqual(asked, [true, false, false]);
+  s.record('palette-key');
+  assert.deepEqual([s.consume('clipboard'), s.consume('open'), s.consume('export')], [true, false, false]);
+  // A click never authorises a clipboard read.
+  s.record('click');
+  assert.equal(s.consume('clipboard'), false);
+  assert.equal(s.consume('export'), true);
+  now += 10;
+  assert.equal(s.consume('open'), false);
+});
+
+test('session gestures: palette navigation, detach and a repeated palette key are not more gestures', () => {
+  let now = 1000;
+  const s = new SessionGestures({ now: () => now });
+  for (const g of ['palette-key', 'palette-action', 'palette-key', 'palette-key']) {
+    s.record(g);
+    now += 100;
+  }
+  assert.equal(s.consume('open'), true);
+  assert.equal(s.consume('open'), false);
+  // Clicks are each a gesture of their own.
+  s.record('click');
+  s.record('click');
+  assert.equal(s.consume('open'), true);
+  assert.equal(s.consume('open'), true);
+  assert.equal(s.consume('open'), false);
 });

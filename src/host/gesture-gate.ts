@@ -63,3 +63,60 @@ export function createGestureGate<K extends string>(options: GestureGateOptions 
     },
   };
 }
+
+/** The host actions an upstream capsule may ask for after a gesture. */
+export type HostRequestKind = 'open' | 'export' | 'clipboard';
+
+/**
+ * What each gesture may let through. A palette key (the upstream capsule's palette runs in the container,
+ * so the host cannot know which action it led to) may be answered by any one request; a modifier-click by an
+ * open or an export, never by a clipboard read.
+ */
+export const GESTURE_AUTHORISES: Readonly<Record<'palette-key' | 'click', readonly HostRequestKind[]>> = {
+  'palette-key': ['open', 'export', 'clipboard'],
+  click: ['open', 'export'],
+};
+
+/**
+ * How long after a gesture an upstream capsule's request may answer it. A clipboard read follows the
+ * palette key only after the operator found the action in the capsule's palette; a click's open or export
+ * follows at once.
+ */
+export const UPSTREAM_REQUEST_WINDOW_MS: Readonly<Record<HostRequestKind, number>> = {
+  open: DEFAULT_GESTURE_WINDOW_MS,
+  export: DEFAULT_GESTURE_WINDOW_MS,
+  clipboard: 15_000,
+};
+
+/**
+ * The one gate of a session: every feature consumes from it, so one gesture lets exactly one host request
+ * through, whichever feature asks first (Node runs one frame handler at a time, so the consume is atomic).
+ * Only the palette key and a modifier-click count: a key chosen in our own palette runs its action on the
+ * host directly (no capsule request rides on it), detach and navigation keys are not gestures, and
+ * pressing the palette key again while its gesture is unused replaces it instead of adding a second.
+ */
+export class SessionGestures {
+  readonly #gate: GestureGate<HostRequestKind>;
+
+  constructor(options: GestureGateOptions = {}) {
+    this.#gate = createGestureGate<HostRequestKind>(options);
+  }
+
+  /** Records what the operator did; anything but the palette key and a modifier-click is ignored. */
+  record(g: string): void {
+    if (g !== 'palette-key' && g !== 'click') return;
+    // An unused palette-key gesture is the only one that authorises a clipboard read: taking it out lets
+    // the new press replace it (the same palette session) rather than stand beside it.
+    if (g === 'palette-key') this.#gate.consume('clipboard');
+    this.#gate.gesture(GESTURE_AUTHORISES[g]);
+  }
+
+  /** Uses up the newest gesture that may authorise `kind`; false when there is none. */
+  consume(kind: HostRequestKind, windowMs = UPSTREAM_REQUEST_WINDOW_MS[kind]): boolean {
+    return this.#gate.consume(kind, windowMs);
+  }
+
+  clear(): void {
+    this.#gate.clear();
+  }
+}

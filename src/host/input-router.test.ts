@@ -117,6 +117,27 @@ test('palette controller: a disposed action leaves the palette; a failing action
   assert.deepEqual(s.notices, ['Fails: no such file']);
 });
 
+test('input router: keys after a paste\'s end that waited behind a hold are sent as typed, never scanned again into triggers', () => {
+  const s = setup();
+  let hold = { dispose: () => undefined as void };
+  // An image path paste starts a hold; the palette key and `u` came in the same read, after the paste.
+  s.router.addHook('paste', () => {
+    hold = s.router.hold();
+    return true;
+  });
+  s.router.push(Buffer.from('\x1b[200~/tmp/shot.png\x1b[201~\x1cu', 'latin1'));
+  assert.deepEqual(s.typed, []);
+  hold.dispose();
+  assert.deepEqual(s.typed, ['\x1cu']);
+  assert.equal(s.palette.isOpen, false);
+  assert.deepEqual(s.gestures, []);
+  // A read of its own, held and released, is scanned: the palette key there is the operator's.
+  hold = s.router.hold();
+  s.router.push(Buffer.from([0x1c]));
+  hold.dispose();
+  assert.equal(s.palette.isOpen, true);
+});
+
 test('input router: a terminal reply goes to the program only when due, and never acts as keys', () => {
   const s = setup();
   const reply = '\x1bP>|term\x1c\x16\x1b\\';

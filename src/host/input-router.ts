@@ -10,6 +10,7 @@
 import { DisposableStore, toDisposable, type Disposable } from '../disposable.ts';
 import type { Gesture, InputHook, InputHookKind } from './feature-session.ts';
 import { InputScanner, type InputEvent, type InputScannerOptions } from './input-scan.ts';
+import type { ConfirmController } from './confirm-controller.ts';
 import type { PaletteController } from './palette-controller.ts';
 import type { ProgramModes } from './terminal-filter/modes.ts';
 import { shouldForwardReply, type ReplyExpectations } from './terminal-filter/replies.ts';
@@ -25,6 +26,8 @@ export const PASTE_FLUSH_MS = 500;
 export interface InputRouterOptions {
   scanner: InputScannerOptions;
   palette: PaletteController;
+  /** While a host confirmation is up, every input event goes to it. */
+  confirm?: Pick<ConfirmController, 'isOpen' | 'handle'>;
   /** Typed input for the program. */
   sendInput: (bytes: Buffer) => void;
   /** False once the session detaches or ends: input is dropped. */
@@ -43,8 +46,12 @@ export class InputRouter implements Disposable {
   private readonly hooks: Record<InputHookKind, InputHook[]> = { pasteKey: [], paste: [], mouse: [] };
   private readonly store = new DisposableStore();
   private flushTimer: NodeJS.Timeout | undefined;
-  /** While held (an image paste in progress), typed input waits here and is sent after, in order. */
-  private held: Buffer[] | null = null;
+  /**
+   * While held (an image paste in progress), typed input waits here and is sent after, in order: reads not
+   * yet scanned (`scan`), and bytes the scanner already classed as typed (`typed`), which must not be
+   * scanned again (the keys after a paste's end in one read would become triggers on a second look).
+   */
+  private held: Array<{ scan: Buffer } | { typed: Buffer }> | null = null;
   private holds = 0;
 
   constructor(private readonly o: InputRouterOptions) {
@@ -70,7 +77,16 @@ export class InputRouter implements Disposable {
       if (this.holds > 0) return;
       const held = this.held ?? [];
       this.held = null;
-      for (const chunk of held) this.push(chunk);
+      for (const h of held) {
+        // A replayed read may start a new hold: what follows it waits again.
+        const holding = this.held as typeof held | null;
+        if ('typed' in h) {
+          if (holding === null) this.o.sendInput(h.typed);
+          else holding.push(h);
+        } else {
+          this.push(h.scan);
+        }
+      }
     });
   }
 
@@ -78,7 +94,7 @@ export class InputRouter implements Disposable {
   push(chunk: Buffer): void {
     if (!this.o.active() || this.store.isDisposed) return;
     if (this.held !== null) {
-      this.held.push(chunk);
+      this.held.push({ scan: chunk });
       return;
     }
     clearTimeout(this.flushTimer);
@@ -98,7 +114,11 @@ export class InputRouter implements Disposable {
       if (!this.o.active() || this.store.isDisposed) return;
       if (this.held !== null) {
         // A hook started holding input: what follows in this read waits with the rest.
-        this.held.push(ev.type === 'bytes' ? ev.bytes : ev.raw);
+        this.held.push(ev.type === 'bytes' ? { typed: ev.bytes } : { scan: ev.raw });
+        continue;
+      }
+      if (this.o.confirm?.isOpen === true) {
+        this.o.confirm.handle(ev);
         continue;
       }
       if (ev.type === 'reply') {

@@ -89,9 +89,10 @@ test('input scan: a bracketed paste is one event; a 0x16 inside it is never a tr
 test('input scan: a paste over the cap streams through as bytes, end marker included', () => {
   const input = b(`\x1b[200~${'z'.repeat(50)}\x16\x1b[201~\x16`);
   assert.deepEqual(scan(input, [10, 30], { maxPasteBytes: 20 }), [
-    { type: 'bytes', bytes: b(`\x1b[200~${'z'.repeat(50)}\x16\x1b[201~`) },
-    { type: 'paste-key', source: 'c0', raw: b('\x16') },
+    // The 0x16 in the same read as the paste's end is a typed byte, never a trigger.
+    { type: 'bytes', bytes: b(`\x1b[200~${'z'.repeat(50)}\x16\x1b[201~\x16`) },
   ]);
+  assert.deepEqual(scan(input, [10, 30, input.length - 1], { maxPasteBytes: 20 }).at(-1), { type: 'paste-key', source: 'c0', raw: b('\x16') });
 });
 
 test('input scan: SGR mouse reports become mouse events with modifiers', () => {
@@ -134,9 +135,9 @@ test('input scan (property): the raw bytes of all events are the input, byte for
   );
 });
 
-test('input scan (property): the events do not depend on how the input was split', () => {
+test('input scan (property): the events do not depend on how the input was split (no paste end in it)', () => {
   fc.assert(
-    fc.property(withCuts, ([buf, cuts]) => {
+    fc.property(withCuts.filter(([buf]) => !buf.includes('\x1b[201~')), ([buf, cuts]) => {
       assert.deepEqual(scan(buf, cuts), scan(buf));
     }),
     { numRuns: 3000 },
@@ -153,6 +154,34 @@ test('input scan (property): input with no trigger comes out as bytes events onl
       const events = scan(buf, cuts);
       assert.ok(events.every((e) => e.type === 'bytes'));
       assert.ok(Buffer.concat(events.map(rawOf)).equals(buf));
+    }),
+    { numRuns: 3000 },
+  );
+});
+
+test('input scan: keys in the same read right after a paste\'s end are typed bytes, never triggers', () => {
+  // A clipboard seeded with text, an end marker, then the palette key and `u` (open offered link).
+  const s = new InputScanner();
+  const ev = s.push(b('\x1b[200~see docs\x1b[201~\x1cu\x16\x1b[92;5u\x1b[<16;3;4M\x1b[200~/tmp/x.png\x1b[201~'));
+  assert.deepEqual(ev, [
+    { type: 'paste', content: b('see docs'), raw: b('\x1b[200~see docs\x1b[201~') },
+    { type: 'bytes', bytes: b('\x1cu\x16\x1b[92;5u\x1b[<16;3;4M\x1b[200~/tmp/x.png\x1b[201~') },
+  ]);
+  // The operator's own key press, in a later read, is a trigger again.
+  assert.deepEqual(s.push(b('\x1c')), [{ type: 'palette-key', source: 'c0', raw: b('\x1c') }]);
+});
+
+test('input scan (property): no trigger follows a paste\'s end within one read', () => {
+  fc.assert(
+    fc.property(withCuts, ([buf, cuts]) => {
+      const s = new InputScanner();
+      let at = 0;
+      for (const c of [...cuts, buf.length].sort((x, y) => x - y)) {
+        const events = s.push(buf.subarray(at, c));
+        at = c;
+        const end = events.findIndex((e) => e.type === 'paste' || (e.type === 'paste-key' && e.source === 'empty-paste'));
+        if (end >= 0) assert.ok(events.slice(end + 1).every((e) => e.type === 'bytes'), JSON.stringify(events));
+      }
     }),
     { numRuns: 3000 },
   );

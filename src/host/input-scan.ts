@@ -141,6 +141,12 @@ export class InputScanner {
   #pasteSize = 0;
   #events: InputEvent[] = [];
   #plain: Buffer[] = [];
+  /**
+   * Set when a bracketed paste ends: the rest of that read is passed through as typed bytes, never as a
+   * trigger. A person cannot press a key inside the same read as a paste's end marker; a paste whose text
+   * contains `ESC[201~` (a clipboard the container seeded through OSC 52) can, to smuggle palette keys.
+   */
+  #afterPaste = false;
 
   constructor(opts: InputScannerOptions = {}) {
     this.#pasteKey = opts.pasteKey === undefined ? parseKeySpec(DEFAULT_PASTE_KEY, 'paste key') : opts.pasteKey;
@@ -164,7 +170,12 @@ export class InputScanner {
     const data = this.#pending.length === 0 ? chunk : Buffer.concat([this.#pending, chunk]);
     this.#pending = Buffer.alloc(0);
     let i = 0;
+    this.#afterPaste = false;
     while (i < data.length) {
+      if (this.#afterPaste && this.#mode === 'normal') {
+        this.#bytes(data.subarray(i));
+        break;
+      }
       i = this.#mode === 'normal' ? this.#normal(data, i) : this.#inPaste(data, i);
       if (i < 0) break; // the rest was kept as pending
     }
@@ -358,6 +369,7 @@ export class InputScanner {
     this.#paste = [];
     this.#pasteSize = 0;
     this.#mode = 'normal';
+    this.#afterPaste = true;
     return end + PASTE_END.length;
   }
 

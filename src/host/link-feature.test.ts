@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ClientFrame, ProgramModes, ServerFrame } from '../protocol/index.ts';
 import type { UrlCheckOk } from '../policy/url-safety.ts';
-import { createGestureGate } from './gesture-gate.ts';
+import { SessionGestures } from './gesture-gate.ts';
 import type { InputHook } from './feature-session.ts';
 import { FakeFeatureSession } from '../../test/helpers/fake-feature-session.ts';
 import type { InputEvent } from './input-scan.ts';
@@ -14,6 +14,7 @@ import { pollUntil } from '../../test/helpers/poll.ts';
 class FakeSession extends FakeFeatureSession {
   screen = new Map<string, { kind: 'osc8' | 'text'; text: string }>();
   paths = new Map<string, string>();
+  offered: string | null = null;
   get texts(): string[] {
     return this.notices.map((n) => n.text);
   }
@@ -23,7 +24,11 @@ class FakeSession extends FakeFeatureSession {
   override sendFrame(f: ClientFrame): boolean {
     if (f.type !== 'Resolve') return true;
     const key = f.at === null ? 'cursor' : `${f.at.row},${f.at.col}`;
-    const hit = f.target === 'link' ? this.screen.get(key) : f.target === 'path' && this.paths.has(key) ? { kind: 'text' as const, text: this.paths.get(key)! } : undefined;
+    const hit =
+      f.target === 'link' ? this.screen.get(key)
+      : f.target === 'path' && this.paths.has(key) ? { kind: 'text' as const, text: this.paths.get(key)! }
+      : f.target === 'offered-link' && this.offered !== null ? { kind: 'text' as const, text: this.offered }
+      : undefined;
     queueMicrotask(() => this.emitFrame({ type: 'Resolved', requestId: f.requestId, kind: hit?.kind ?? 'none', text: hit?.text ?? '' }));
     return true;
   }
@@ -133,14 +138,19 @@ test('link feature: palette actions open the link under the cursor and the offer
   assert.equal(s.texts.at(-1), 'No link has been offered (inside the session: jackin-capsule open-url <url>)');
 });
 
-test('link feature: HostOpenUrl from an upstream capsule needs a fresh gesture, one open per gesture', async () => {
+test('link feature: HostOpenUrl from an upstream capsule is refused unless allowed, then needs a fresh gesture, one open per gesture', async () => {
   const s = new FakeSession(null);
   const opener = recordingOpener();
   let now = 0;
-  installLinkFeature(s, { env: {}, opener, gate: createGestureGate({ now: () => now }) });
+  s.gate = new SessionGestures({ now: () => now });
+  installLinkFeature(s, { env: {}, opener });
   const open = (url: string) => s.emitFrame({ type: 'HostOpenUrl', url } satisfies ServerFrame);
+  open('https://example.com/not-allowed');
+  assert.match(s.texts.at(-1) ?? '', /Refused a request from the capsule \(open-url https:\/\/example\.com\/not-allowed\)/);
+  assert.deepEqual(s.log.at(-1), { action: 'open-url', target: 'https://example.com/not-allowed', result: 'refused' });
+  s.allowUpstream = true;
   open('https://example.com/a');
-  assert.match(s.texts.at(-1) ?? '', /no click or palette key/);
+  assert.match(s.texts.at(-1) ?? '', /Refused a request from the capsule/);
   s.gesture('palette-key');
   open('https://example.com/b');
   open('https://example.com/c');
@@ -158,4 +168,50 @@ test('link feature: HostOpenUrl from an upstream capsule needs a fresh gesture, 
   ours.s.gesture('palette-key');
   ours.s.emitFrame({ type: 'HostOpenUrl', url: 'https://example.com/x' } satisfies ServerFrame);
   assert.deepEqual(ours.opener.opened, []);
+});
+
+test('link feature: a link the capsule resolved opens only after the operator confirms its exact target', async () => {
+  const { s, opener } = setup();
+  s.modes({});
+  // The screen model says the clicked cell holds a hyperlink to evil.example (whatever the screen shows).
+  s.screen.set('2,4', { kind: 'osc8', text: 'https://evil.example/phish' });
+  s.confirmAnswer = false;
+  s.hook?.(mouse(5, 3, { ctrl: true }));
+  await pollUntil('the cancel notice', () => s.texts.includes('Not opened: https://evil.example'), { last: () => s.texts });
+  assert.deepEqual(s.confirms, [{ kind: 'url', target: 'https://evil.example/phish', hyperlink: true }]);
+  assert.deepEqual(opener.opened, []);
+  assert.deepEqual(s.log.at(-1), { action: 'open-url', target: 'https://evil.example/phish', result: 'cancelled' });
+  s.confirmAnswer = true;
+  s.screen.set('cursor', { kind: 'text', text: 'https://example.com/docs?token=secret' });
+  await s.actions.get('open-link-under-cursor')?.run();
+  assert.deepEqual(s.confirms.at(-1), { kind: 'url', target: 'https://example.com/docs?token=secret', hyperlink: false });
+  assert.deepEqual(opener.opened, ['https://example.com/docs?token=secret']);
+  // The log never holds a query string.
+  assert.deepEqual(s.log.at(-1), { action: 'open-url', target: 'https://example.com/docs?…', result: 'ok' });
+});
+
+test('link feature: the offered link is shown in its palette entry; choosing that entry opens it, a changed offer is confirmed', async () => {
+  const { s, opener } = setup();
+  s.offered = 'https://example.com/offer';
+  s.paletteOpenEmitter.fire();
+  await pollUntil('the entry to show the offer', () => s.actions.get('open-offered-link')?.title === 'Open offered link: https://example.com/offer');
+  await s.actions.get('open-offered-link')?.run();
+  assert.deepEqual(opener.opened, ['https://example.com/offer']);
+  assert.deepEqual(s.confirms, []);
+  // The capsule changed the offer after the palette showed it: the operator confirms the new target.
+  s.offered = 'https://evil.example/swap';
+  s.confirmAnswer = false;
+  await s.actions.get('open-offered-link')?.run();
+  assert.deepEqual(s.confirms, [{ kind: 'url', target: 'https://evil.example/swap', hyperlink: false }]);
+  assert.deepEqual(opener.opened, ['https://example.com/offer']);
+});
+
+test('link feature: an offered link too long to show whole in its entry is confirmed in the prompt', async () => {
+  const { s, opener } = setup();
+  s.offered = `https://example.com/${'x'.repeat(80)}`;
+  s.paletteOpenEmitter.fire();
+  await pollUntil('the entry to show the offer', () => s.actions.get('open-offered-link')?.title.startsWith('Open offered link: https://example.com/x'));
+  await s.actions.get('open-offered-link')?.run();
+  assert.deepEqual(s.confirms.map((c) => c.target), [s.offered]);
+  assert.deepEqual(opener.opened, [s.offered]);
 });

@@ -7,10 +7,14 @@
  * - Ctrl+click / Alt+click (SGR modifier bits) on a cell: the link there (OSC 8 target, else the URL
  *   token), checked by checkUrl and opened; no link there → the file path there goes to the export
  *   feature. Any other report we captured is swallowed: the program never asked for mouse input.
- * - palette: **Open link under cursor** (l) and **Open offered link** (u).
- * - an upstream capsule's HostOpenUrl: honoured only shortly after an operator gesture the host saw
- *   itself, at most one per gesture, and checked again.
- * Notices name scheme and host only; nothing here logs a query string or fragment.
+ * - palette: **Open link under cursor** (l) and **Open offered link** (u, its entry shows the link).
+ * - the capsule resolves what is under a click or the cursor, and its screen model is untrusted: every such
+ *   link (and the offered link, when it is not the one its palette entry showed) opens only after the
+ *   operator confirmed the exact target in the host's prompt (session.confirm).
+ * - an upstream capsule's HostOpenUrl: refused unless the operator allowed upstream requests, then
+ *   honoured once per gesture (the session's one gate), and checked again.
+ * Every outcome is a host notice and a line in the host's action log. Notices name scheme and host only;
+ * nothing here logs a query string or fragment.
  */
 import { hasCode } from '../errors.ts';
 import type { ServerFrame } from '../protocol/index.ts';
@@ -18,10 +22,11 @@ import { checkUrl, linksEnabled, redactUrlForLog, type UrlCheckOk } from '../pol
 import { DisposableStore, type Disposable } from '../disposable.ts';
 import type { ExportFeature } from './export-feature.ts';
 import type { FeatureSession } from './feature-session.ts';
-import { createGestureGate, type GestureGate } from './gesture-gate.ts';
 import type { InputEvent } from './input-scan.ts';
 import { createOpener, type Opener } from './opener.ts';
+import { PALETTE_MAX_TITLE_COLUMNS } from './palette.ts';
 import { requestResolve, type ResolveResult } from './resolver.ts';
+import { textWidth } from '../ui/inert-text.ts';
 
 
 /** Values of JACKIN_MOUSE that turn mouse capture off (any case). */
@@ -42,7 +47,6 @@ export interface LinkFeatureOptions {
   opener?: Opener;
   /** Operator-configured extra URL schemes. */
   extraSchemes?: readonly string[];
-  gate?: GestureGate<'open'>;
   resolveTimeoutMs?: number;
 }
 
@@ -59,7 +63,6 @@ export function installLinkFeature(session: FeatureSession, options: LinkFeature
   const env = options.env ?? process.env;
   const extra = options.extraSchemes === undefined ? {} : { extraSchemes: options.extraSchemes };
   const opener = options.opener ?? createOpener({ env, ...extra });
-  const gate = options.gate ?? createGestureGate<'open'>();
   const captureWanted = mouseCaptureEnabled(env, options.noMouse === true);
   /** Click capture was asked of the host's terminal (our capsule, capture not turned off). */
   let captureRequested = false;
@@ -69,15 +72,26 @@ export function installLinkFeature(session: FeatureSession, options: LinkFeature
   const resolve = (target: 'link' | 'path' | 'offered-link', at: { row: number; col: number } | null): Promise<ResolveResult> =>
     requestResolve(session, target, at, options.resolveTimeoutMs);
 
-  /** Checks and opens one URL; every outcome is a notice. */
-  const openUrl = async (raw: string, origin: 'osc8' | 'text' | 'offer' | 'capsule'): Promise<void> => {
+  /**
+   * Checks and opens one URL; every outcome is a notice and a log entry. `confirm`: the capsule chose the
+   * target (a click, the cursor), so the operator confirms it in the host's prompt first.
+   */
+  const openUrl = async (raw: string, origin: 'osc8' | 'text' | 'offer' | 'capsule', confirm = false): Promise<void> => {
+    const logged = redactUrlForLog(raw);
     if (!linksEnabled(env)) {
       session.notify('warning', 'Link not opened: opening links is turned off (JACKIN_OPEN_LINKS); unset it to allow links');
+      session.logAction({ action: 'open-url', target: logged, result: 'refused', detail: 'JACKIN_OPEN_LINKS' });
       return;
     }
     const checked = checkUrl(raw, extra);
     if (!checked.ok) {
       session.notify('error', `Link refused: ${checked.reason}`);
+      session.logAction({ action: 'open-url', target: logged, result: 'refused', detail: `${checked.code}: ${checked.reason}` });
+      return;
+    }
+    if (confirm && !(await session.confirm({ kind: 'url', target: checked.href, hyperlink: origin === 'osc8' }))) {
+      session.notify('info', `Not opened: ${checked.display}`);
+      session.logAction({ action: 'open-url', target: logged, result: 'cancelled' });
       return;
     }
     await launch(checked, origin);
@@ -86,12 +100,15 @@ export function installLinkFeature(session: FeatureSession, options: LinkFeature
   const launch = async (checked: UrlCheckOk, origin: 'osc8' | 'text' | 'offer' | 'capsule'): Promise<void> => {
     // A hyperlink's label can differ from its target: the notice always names where it really went.
     const what = origin === 'osc8' ? ' (hyperlink target)' : origin === 'offer' ? ' (offered link)' : '';
+    const target = redactUrlForLog(checked.href);
     try {
       await opener.openUrl(checked);
       session.notify('success', `Opened ${checked.display}${what}`);
+      session.logAction({ action: 'open-url', target, result: 'ok', ...(what === '' ? {} : { detail: what.trim() }) });
     } catch (e) {
       const message = e instanceof Error ? e.message : String(e);
       session.notify('error', hasCode(e, 'E_RATE_LIMITED') ? `Link not opened: ${message}` : `Could not open ${checked.display}: ${message}`);
+      session.logAction({ action: 'open-url', target, result: hasCode(e, 'E_RATE_LIMITED') ? 'refused' : 'failed', detail: message });
     }
   };
 
@@ -102,7 +119,7 @@ export function installLinkFeature(session: FeatureSession, options: LinkFeature
   const openLinkAt = async (at: { row: number; col: number } | null): Promise<void> => {
     const r = await resolve('link', at);
     if (r.kind !== 'none') {
-      await openUrl(r.text, r.kind === 'osc8' ? 'osc8' : 'text');
+      await openUrl(r.text, r.kind === 'osc8' ? 'osc8' : 'text', true);
       return;
     }
     if (at === null) {
@@ -117,13 +134,33 @@ export function installLinkFeature(session: FeatureSession, options: LinkFeature
     session.notify('info', 'No link or file path under the pointer');
   };
 
+  /** The offered link the palette entry shows, so choosing the entry is choosing that exact target. */
+  let shownOffer: string | null = null;
+  const OFFERED_TITLE = 'Open offered link';
+  const showOffer = async (): Promise<void> => {
+    let href: string | null = null;
+    try {
+      const r = await resolve('offered-link', null);
+      const checked = r.kind === 'none' ? null : checkUrl(r.text, extra);
+      href = checked?.ok === true ? checked.href : null;
+    } catch {
+      href = null;
+    }
+    const title = href === null ? OFFERED_TITLE : `${OFFERED_TITLE}: ${href}`;
+    // Only a target shown whole in the entry counts as seen; a longer one is confirmed in the prompt.
+    shownOffer = textWidth(title) <= PALETTE_MAX_TITLE_COLUMNS ? href : null;
+    session.retitleAction('open-offered-link', title);
+  };
+
   const openOfferedLink = async (): Promise<void> => {
     const r = await resolve('offered-link', null);
     if (r.kind === 'none') {
       session.notify('info', 'No link has been offered (inside the session: jackin-capsule open-url <url>)');
       return;
     }
-    await openUrl(r.text, 'offer');
+    // The entry showed this exact link: choosing it was the confirmation. Anything else is confirmed first.
+    const checked = checkUrl(r.text, extra);
+    await openUrl(r.text, 'offer', !(checked.ok && checked.href === shownOffer));
   };
 
   store.add(
@@ -152,18 +189,16 @@ export function installLinkFeature(session: FeatureSession, options: LinkFeature
     // palette runs in the container, answers a gesture with HostOpenUrl.
     if (session.features !== null) {
       session.notify('warning', `Ignored a request from the capsule to open ${redactUrlForLog(url)}: jackin capsules never open links by themselves`);
+      session.logAction({ action: 'open-url', target: redactUrlForLog(url), result: 'refused', detail: 'a jackin capsule never asks to open links' });
       return;
     }
-    if (!gate.consume('open')) {
-      session.notify('warning', `Ignored a request from the capsule to open ${redactUrlForLog(url)}: no click or palette key of yours just before it`);
-      return;
-    }
+    if (!session.admitUpstream('open', 'open-url', redactUrlForLog(url))) return;
     void openUrl(url, 'capsule').catch(failed('Open link'));
   };
 
   store.add(
-    session.onGesture((g) => {
-      if (g === 'palette-key' || g === 'click') gate.gesture('open');
+    session.onPaletteOpen(() => {
+      if (session.features !== null) void showOffer();
     }),
   );
 
@@ -186,7 +221,7 @@ export function installLinkFeature(session: FeatureSession, options: LinkFeature
   };
   store.add(session.addInputHook('mouse', onMouse));
   store.add(session.registerAction({ id: 'open-link-under-cursor', title: 'Open link under cursor', key: 'l', run: () => openLinkAt(null) }));
-  store.add(session.registerAction({ id: 'open-offered-link', title: 'Open offered link', key: 'u', run: () => openOfferedLink() }));
+  store.add(session.registerAction({ id: 'open-offered-link', title: OFFERED_TITLE, key: 'u', run: () => openOfferedLink() }));
 
   return {
     openLinkAt,

@@ -169,13 +169,48 @@ test('openFile opens a file and reveals its folder through JACKIN_OPENER', async
   try {
     const opener = createOpener({ env: { PATH: process.env['PATH'], JACKIN_OPENER: quote(r.script) }, platform: 'linux' });
     const file = join(r.dir, '-report.txt');
-    await opener.openFile(file, 'open');
+    writeFileSync(file, 'a report\n');
+    assert.equal((await opener.openFile(file, 'open')).revealedInstead, undefined);
     assert.deepEqual(readArgv(r.argvFile), [file]);
     assert.equal(readFileSync(r.actionFile, 'utf8'), 'open');
     await opener.openFile(file, 'reveal');
     assert.deepEqual(readArgv(r.argvFile), [r.dir]);
     assert.equal(readFileSync(r.actionFile, 'utf8'), 'reveal');
     await assert.rejects(opener.openFile('relative/x.txt', 'open'), TypeError);
+  } finally {
+    r.cleanup();
+  }
+});
+
+test('openFile reveals instead of opening a file that would run something, by name or by content', async () => {
+  const r = makeRecorder();
+  try {
+    const opener = createOpener({ env: { PATH: process.env['PATH'], JACKIN_OPENER: quote(r.script) }, platform: 'linux', limiter: createRateLimiter({ max: 100, windowMs: 1000 }) });
+    const cases: Array<[string, string | Buffer, RegExp]> = [
+      ['x-1.desktop', '[Desktop Entry]\nExec=sh -c id\n', /\.desktop/u],
+      ['invoicetxt-1.EXE', 'MZ', /\.exe/u],
+      ['run.sh. ', '#!/bin/sh\n', /\.sh/u],
+      ['Report.webloc', 'x', /\.webloc/u],
+      ['notes', '[Desktop Entry]\nExec=id\n', /desktop launcher/u],
+      ['tool', Buffer.from([0x7f, 0x45, 0x4c, 0x46, 2, 1]), /Linux program/u],
+      ['readme', '#!/usr/bin/env python3\n', /script/u],
+    ];
+    for (const [name, content, why] of cases) {
+      const file = join(r.dir, name);
+      writeFileSync(file, content);
+      const res = await opener.openFile(file, 'open');
+      assert.match(res.revealedInstead ?? '', why, name);
+      assert.equal(readFileSync(r.actionFile, 'utf8'), 'reveal', name);
+      assert.deepEqual(readArgv(r.argvFile), [r.dir], name);
+    }
+    // A missing file is never opened either.
+    const gone = await opener.openFile(join(r.dir, 'gone.txt'), 'open');
+    assert.match(gone.revealedInstead ?? '', /could not be read/u);
+    const ok = join(r.dir, 'photo.png');
+    writeFileSync(ok, Buffer.from([0x89, 0x50, 0x4e, 0x47]));
+    assert.equal((await opener.openFile(ok, 'open')).revealedInstead, undefined);
+    assert.equal(readFileSync(r.actionFile, 'utf8'), 'open');
+    assert.deepEqual(readArgv(r.argvFile), [ok]);
   } finally {
     r.cleanup();
   }

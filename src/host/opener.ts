@@ -6,8 +6,11 @@
  * whatever the caller already did: this is the last step before something leaves the terminal.
  */
 import { spawn } from 'node:child_process';
-import { dirname, isAbsolute } from 'node:path';
+import { constants } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { basename, dirname, isAbsolute } from 'node:path';
 import { JackinError } from '../errors.ts';
+import { launcherContent, launcherExtension, LAUNCHER_MAGIC_BYTES } from '../policy/launcher-files.ts';
 import { checkUrl, linksEnabled, redactUrlForLog, type UrlCheckOk } from '../policy/url-safety.ts';
 import { createRateLimiter, DEFAULT_OPEN_RATE, type RateLimiter } from './rate-limiter.ts';
 import { splitShellWords } from './shell-words.ts';
@@ -29,6 +32,8 @@ export interface OpenResult {
   readonly command: string;
   /** 'exited' when it exited with status 0; 'running' when it was still running after the settle time. */
   readonly state: 'exited' | 'running';
+  /** Set when "open" was asked for a file that runs something when opened: it was revealed instead, for this reason. */
+  readonly revealedInstead?: string;
 }
 
 export interface OpenerOptions {
@@ -45,7 +50,10 @@ export interface OpenerOptions {
 export interface Opener {
   /** Re-checks and opens a URL; rejects with E_URL_*, E_LINKS_DISABLED, E_RATE_LIMITED or E_OPENER_FAILED. */
   openUrl(url: string | UrlCheckOk): Promise<OpenResult>;
-  /** Opens or reveals an absolute host path; rejects with E_RATE_LIMITED or E_OPENER_FAILED. */
+  /**
+   * Opens or reveals an absolute host path; rejects with E_RATE_LIMITED or E_OPENER_FAILED. A file that
+   * would run something when opened (launcher-files.ts) is revealed instead, and the result says why.
+   */
   openFile(path: string, action: FileOpenAction): Promise<OpenResult>;
 }
 
@@ -165,14 +173,38 @@ export function createOpener(options: OpenerOptions = {}): Opener {
       limiter.take(checked.display);
       return launch(checked.href, 'url');
     },
-    async openFile(path, action) {
+    async openFile(path, requested) {
       if (!isAbsolute(path)) throw new TypeError(`openFile needs an absolute host path, got ${JSON.stringify(path)}`);
       limiter.take(path);
+      const refusal = requested === 'open' ? await launcherReason(path) : null;
+      const action: FileOpenAction = refusal === null ? requested : 'reveal';
       // Linux and JACKIN_OPENER have no "select this file": reveal opens the folder holding it.
       const target = action === 'reveal' && (platform !== 'darwin' && platform !== 'win32' || openerArgv(env, path) !== null)
         ? dirname(path)
         : path;
-      return launch(target, action);
+      const result = await launch(target, action);
+      return refusal === null ? result : { ...result, revealedInstead: refusal };
     },
   };
+}
+
+/** Why `path` must be revealed rather than opened (its name, else its first bytes), or null. */
+async function launcherReason(path: string): Promise<string | null> {
+  const byName = launcherExtension(basename(path));
+  if (byName !== null) return byName;
+  let head: Buffer;
+  try {
+    const h = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+    try {
+      head = Buffer.alloc(LAUNCHER_MAGIC_BYTES);
+      const { bytesRead } = await h.read(head, 0, head.length, 0);
+      head = head.subarray(0, bytesRead);
+    } finally {
+      await h.close();
+    }
+  } catch {
+    // Unreadable (or a symlink): nothing is known about what it would run, so do not open it.
+    return 'it could not be read to check what it is';
+  }
+  return launcherContent(head);
 }

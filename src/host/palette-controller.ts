@@ -5,6 +5,7 @@
  */
 import { Emitter, toDisposable, type Disposable } from '../disposable.ts';
 import type { NoticeLevel } from '../protocol/index.ts';
+import { hostDrawn } from '../ui/host-draw.ts';
 import type { SessionAction } from './feature-session.ts';
 import type { InputEvent } from './input-scan.ts';
 import { Palette, type PaletteResult } from './palette.ts';
@@ -21,9 +22,13 @@ export interface PaletteControllerOptions {
 export class PaletteController implements Disposable {
   private readonly palette = new Palette();
   private readonly actions = new Map<string, SessionAction>();
+  private readonly owners = new Map<string, object>();
   private readonly chosen = new Emitter<SessionAction>();
+  private readonly opened = new Emitter<void>();
   /** The operator chose an action (fired before it runs). */
   readonly onChoose = this.chosen.event;
+  /** The palette opened. */
+  readonly onOpen = this.opened.event;
 
   constructor(private readonly o: PaletteControllerOptions) {}
 
@@ -34,10 +39,14 @@ export class PaletteController implements Disposable {
   /** Adds (or replaces) an action; disposing removes it. */
   register(action: SessionAction): Disposable {
     this.actions.set(action.id, action);
+    // Who registered the id last: a retitle keeps the owner, a newer registration takes it over.
+    const owner = {};
+    this.owners.set(action.id, owner);
     const { run: _run, ...shown } = action;
     this.palette.register(shown);
     return toDisposable(() => {
-      if (this.actions.get(action.id) !== action) return;
+      if (this.owners.get(action.id) !== owner) return;
+      this.owners.delete(action.id);
       this.actions.delete(action.id);
       this.palette.unregister(action.id);
     });
@@ -46,6 +55,18 @@ export class PaletteController implements Disposable {
   open(): void {
     this.palette.open();
     this.draw();
+    this.opened.fire();
+  }
+
+  /** Changes an action's title (an offer's target shown in its entry); redraws when open. */
+  retitle(id: string, title: string): void {
+    const action = this.actions.get(id);
+    if (action === undefined || action.title === title) return;
+    const updated = { ...action, title };
+    this.actions.set(id, updated);
+    const { run: _run, ...shown } = updated;
+    this.palette.register(shown);
+    this.redraw();
   }
 
   /** Draws the palette again (after a resize); a no-op while closed. */
@@ -87,6 +108,7 @@ export class PaletteController implements Disposable {
 
   dispose(): void {
     this.chosen.dispose();
+    this.opened.dispose();
   }
 
   private run(action: SessionAction, argument?: string): void {
@@ -101,7 +123,9 @@ export class PaletteController implements Disposable {
 
   private draw(): void {
     const { rows, cols } = this.o.terminal.size();
-    this.o.terminal.write(Buffer.from(this.palette.render(rows, cols), 'utf8'));
+    // Drawn after resetting origin mode, insert mode, charsets and SGR (and the scroll region: the repaint
+    // when the palette closes restores the program's), so no mode the program set can move or hide it.
+    this.o.terminal.write(Buffer.from(hostDrawn(this.palette.render(rows, cols), true), 'utf8'));
   }
 
   /** Closes the palette; the caller has the capsule repaint the program's screen, which kept updating. */

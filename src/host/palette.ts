@@ -7,8 +7,14 @@
  * the filter. Up/Down move, Enter runs the selection, Backspace edits the filter, Esc clears the filter or
  * closes. An action with a prompt opens a one-line text field (ordinary editing; Enter submits, Esc cancels).
  */
+import { drawBox } from '../ui/box.ts';
 import { decodeKeys, type Key } from './keys.ts';
 import { cutColumns, padColumns, textWidth } from '../ui/inert-text.ts';
+
+/** Widest the palette box gets (columns, borders included). */
+export const PALETTE_MAX_WIDTH = 64;
+/** Longest action title shown whole in a box of the widest size: inside the borders, a space, the key column and a space. */
+export const PALETTE_MAX_TITLE_COLUMNS = PALETTE_MAX_WIDTH - 2 - 1 - 7 - 1;
 
 export interface PaletteAction {
   id: string;
@@ -217,7 +223,7 @@ export class Palette {
 
   /** Escape sequences that draw the palette as a box in the middle of a rows × cols screen. */
   render(rows: number, cols: number): string {
-    const width = Math.max(20, Math.min(cols - 2, 64));
+    const width = Math.max(20, Math.min(cols - 2, PALETTE_MAX_WIDTH));
     const inner = width - 2;
     const list = this.visible();
     const maxItems = Math.max(1, rows - 7);
@@ -248,16 +254,9 @@ export class Palette {
       while (lines.length < fullHeight) lines.push({ text: '', style: body });
       lines.push({ text: ' ↑↓ select · Enter run · Esc close', style: dim });
     }
-    const height = lines.length + 2;
-    const top = Math.max(1, Math.floor((rows - height) / 2) + 1);
-    const left = Math.max(1, Math.floor((cols - width) / 2) + 1);
-    const title = ' jackin ';
-    let s = '\x1b[?25l';
-    s += `\x1b[${top};${left}H${border}┌─${title}${'─'.repeat(Math.max(0, inner - 1 - textWidth(title)))}┐`;
-    lines.forEach((l, i) => {
-      s += `\x1b[${top + 1 + i};${left}H${border}│${l.style}${padColumns(cutColumns(l.text, inner), inner)}${border}│`;
-    });
-    s += `\x1b[${top + height - 1};${left}H${border}└${'─'.repeat(inner)}┘\x1b[0m`;
+    const box = drawBox({ rows, cols, width, title: ' jackin ', border, inner: lines.map((l) => `${l.style}${padColumns(cutColumns(l.text, inner), inner)}`) });
+    let s = box.text;
+    const { top, left } = box;
     if (this.prompt) {
       const before = [...this.prompt.text].slice(0, this.prompt.cursor).join('');
       const col = left + 1 + 3 + textWidth(before);

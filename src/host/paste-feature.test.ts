@@ -88,6 +88,7 @@ test('stage-only sends StageOnly first only when negotiated; upstream gets only 
   const up = new FakeSession(null);
   up.answer = (id) => [{ type: 'AttachControlResponse', requestId: id, result: 'success' }];
   const feature = installPasteFeature(up, { reader: reader(img) });
+  up.allowUpstream = true;
   up.gesture('palette-key'); // the upstream capsule's palette runs in the container
   up.emitFrame({ type: 'HostStageImageFromClipboard' });
   await feature.trigger({ kind: 'action', source: 'clipboard' }, 'paste');
@@ -183,12 +184,16 @@ test('a capsule cannot make the host read the clipboard: no gesture, our capsule
   up.emitFrame({ type: 'HostStageImageFromClipboardPath' });
   assert.equal(reads, 0, 'no gesture: the clipboard was not read');
   assert.deepEqual(up.sent, []);
-  assert.equal(up.notices.filter((n) => /Refused a clipboard request from the capsule/.test(n.text)).length, 2);
-
+  assert.equal(up.notices.filter((n) => /Refused a request from the capsule/.test(n.text)).length, 2);
+  // Not allowed (no --allow-upstream-requests): refused even right after a palette key.
   up.gesture('palette-key');
   up.emitFrame({ type: 'HostPasteImageFromClipboard' });
+  assert.equal(up.notices.filter((n) => /Refused a request from the capsule/.test(n.text)).length, 3);
+  assert.equal(reads, 0);
+  up.allowUpstream = true;
   up.emitFrame({ type: 'HostPasteImageFromClipboard' });
-  assert.equal(up.notices.filter((n) => /Refused a clipboard request/.test(n.text)).length, 3, 'the second request on one gesture is refused');
+  up.emitFrame({ type: 'HostPasteImageFromClipboard' });
+  assert.equal(up.notices.filter((n) => /Refused a request from the capsule/.test(n.text)).length, 4, 'the second request on one gesture is refused');
   await pollUntil('the one allowed paste to be sent', () => up.sent.length === 1);
   assert.equal(reads, 1, 'one palette key, one clipboard read');
 

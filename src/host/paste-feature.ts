@@ -9,7 +9,6 @@
  * keeps working). Program output keeps flowing throughout: the clipboard read is a child process, and a
  * large image goes in 1 MiB chunks, each sent after the transport drained.
  */
-import { createGestureGate } from './gesture-gate.ts';
 import { JackinError, type ErrorCode } from '../errors.ts';
 import { DisposableStore, type Disposable } from '../disposable.ts';
 import { hasFeature, type ControlResult, type ImageFormat, type ServerFrame } from '../protocol/index.ts';
@@ -26,13 +25,6 @@ import { formatBytes } from '../ui/format-bytes.ts';
 
 /** What the feature uses of the session (FeatureSession: tests drive it with a fake). */
 export type PasteSession = FeatureSession;
-
-/**
- * How long after the operator's palette key an upstream capsule may ask for the clipboard (its palette runs
- * inside the container, so the request is the operator's choice there; without that key it is the
- * capsule's alone, and the host never reads the clipboard for the capsule).
- */
-export const CLIPBOARD_REQUEST_WINDOW_MS = 15_000;
 
 export interface PasteFeatureOptions {
   env?: NodeJS.ProcessEnv;
@@ -104,11 +96,6 @@ export class PasteFeature implements Disposable {
     this.#timeoutMs = opts.responseTimeoutMs ?? DEFAULT_RESPONSE_TIMEOUT_MS;
     const store = this.#store;
     store.add(session.onFrame((f) => this.#onFrame(f)));
-    store.add(
-      session.onGesture((g) => {
-        if (g === 'palette-key') this.#gate.gesture('clipboard');
-      }),
-    );
     store.add(session.addInputHook('pasteKey', (ev) => this.onPasteKey(ev)));
     store.add(session.addInputHook('paste', (ev) => this.onPaste(ev)));
     const action = (id: string, title: string, key: string, trigger: PasteTrigger, mode: PasteMode) =>
@@ -123,19 +110,18 @@ export class PasteFeature implements Disposable {
     this.#store.dispose();
   }
 
-  readonly #gate = createGestureGate<'clipboard'>();
-
-  /** A clipboard request from the capsule: honoured only from an upstream capsule, once per palette key. */
+  /**
+   * A clipboard request from the capsule: honoured only from an upstream capsule the operator allowed, and
+   * only on a palette key no other request used (session.admitUpstream).
+   */
   #capsuleAsks(mode: PasteMode, source: 'clipboard' | 'clipboard-path'): void {
     if (this.#s.features !== null) {
       // Our capsule's palette runs on the host; a capsule that speaks our extensions never needs to ask.
       this.#s.notify('warning', 'Ignored a clipboard request from the capsule: the host reads the clipboard only when you ask');
+      this.#s.logAction({ action: 'paste-image', target: source, result: 'refused', detail: 'a jackin capsule never asks for the clipboard' });
       return;
     }
-    if (!this.#gate.consume('clipboard', CLIPBOARD_REQUEST_WINDOW_MS)) {
-      this.#s.notify('warning', 'Refused a clipboard request from the capsule: no palette key was pressed just before');
-      return;
-    }
+    if (!this.#s.admitUpstream('clipboard', mode === 'paste' ? 'paste-image' : 'stage-image', source)) return;
     void this.trigger({ kind: 'action', source }, mode);
   }
 
@@ -279,15 +265,18 @@ export class PasteFeature implements Disposable {
       clearTimeout(timer);
       if (result === 'timeout') {
         this.#s.notify('error', `Image not confirmed: the capsule did not answer within ${Math.round(this.#timeoutMs / 1000)} s`);
+        this.#s.logAction({ action: 'send-image', target: `${image.format} image`, result: 'failed', detail: 'no answer from the capsule' });
         return { kind: 'timeout', requestId };
       }
       if (result !== 'success') {
         // Our capsule told the operator why (a Notice); an upstream one may not have.
         if (features === null) this.#s.notify('error', `Image rejected by the capsule (${result})`);
+        this.#s.logAction({ action: 'send-image', target: `${image.format} image`, result: 'failed', detail: `rejected by the capsule (${result})` });
         return { kind: 'rejected', requestId, result };
       }
       const staged = pending.staged;
       const size = `${formatBytes(image.bytes.length)} ${image.format}`;
+      this.#s.logAction({ action: 'send-image', target: `${image.format} image, ${image.bytes.length} bytes`, result: 'ok', ...(staged !== null ? { detail: staged.path } : {}) });
       if (staged !== null) {
         this.#s.notify(
           'success',

@@ -3,6 +3,7 @@
  * is untrusted, so its name may hold separators, control or bidi characters, a leading dot (hidden files,
  * `..`), a Windows device name, or thousands of bytes. Pure.
  */
+import { posix } from 'node:path';
 import { truncateUtf8 } from '../protocol/text.ts';
 import { UNSAFE_CHARS } from '../ui/inert-text.ts';
 
@@ -50,4 +51,22 @@ export function sanitizeExportName(raw: string): string {
   if (WINDOWS_RESERVED.test(name)) name = `_${name}`;
   const { stem, ext } = splitExtension(name);
   return fitName(stem, '', ext);
+}
+
+/** Extension every directory export is published with. */
+export const ARCHIVE_EXTENSION = '.tar.zst';
+
+/**
+ * The name an export is published under. Its extension, which decides what "open" would run, comes from
+ * the path the operator asked for (or the offered path), never from the name the capsule suggests: a
+ * capsule asked for `invoice.txt` could otherwise publish `invoicetxt.exe`. A file takes the requested
+ * path's last component; a directory takes it (or, for `.`, the capsule's name for it) plus `.tar.zst`.
+ */
+export function exportNameFor(requestedPath: string, kind: 'file' | 'directory', suggested: string): string {
+  // The capsule names a path by its lexical last component too (`a/b/..` is `a`).
+  const last = posix.basename(posix.normalize(requestedPath));
+  const requested = last === '.' || last === '..' || last === '/' ? '' : last;
+  if (kind === 'file') return sanitizeExportName(requested);
+  const base = requested !== '' ? requested : sanitizeExportName(suggested).replace(/\.tar\.zst$/iu, '');
+  return sanitizeExportName(`${base}${ARCHIVE_EXTENSION}`);
 }

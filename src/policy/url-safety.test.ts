@@ -137,3 +137,19 @@ test('redactUrlForLog drops query, fragment and credentials', () => {
   assert.equal(redactUrlForLog('https://e.com/\u001b[31m'), 'https://e.com/%1B[31m');
   assert.ok(redactUrlForLog(`https://e.com/${'a'.repeat(10000)}`).length <= 300);
 });
+
+test('checkUrl refuses a mailto link whose query asks the mail client to attach a file', () => {
+  for (const raw of [
+    'mailto:a@example.com?attach=/etc/passwd',
+    'mailto:a@example.com?subject=hi&Attachment=%2Fhome%2Fme%2F.ssh%2Fid_ed25519',
+    'mailto:a@example.com?%61ttach=~/.netrc',
+    'MAILTO:a@example.com?ATTACHMENTS=x',
+  ]) {
+    const r = checkUrl(raw);
+    assert.equal(codeOf(r), 'E_URL_ATTACHMENT', raw);
+    assert.ok(!r.ok && !r.reason.includes('/etc') && !r.reason.includes('.ssh'), raw);
+  }
+  // A body or subject mentioning the word is fine, and so is a web URL with attach= (no mail client).
+  assert.equal(codeOf(checkUrl('mailto:a@example.com?subject=attach%20this&body=attachment')), 'ok');
+  assert.equal(codeOf(checkUrl('https://example.com/?attach=/etc/passwd')), 'ok');
+});

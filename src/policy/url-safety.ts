@@ -17,7 +17,7 @@ export const NEVER_URL_SCHEMES: readonly string[] = ['javascript', 'vbscript', '
 /** Longest `display` text; a mailto address list can be long and a notice is one line. */
 const MAX_DISPLAY_LENGTH = 200;
 
-const URL_REJECT_CODES = ['E_URL_SCHEME', 'E_URL_INVALID', 'E_URL_CREDENTIALS', 'E_URL_CONTROL', 'E_URL_TOO_LONG'] as const satisfies readonly ErrorCode[];
+const URL_REJECT_CODES = ['E_URL_SCHEME', 'E_URL_INVALID', 'E_URL_CREDENTIALS', 'E_URL_CONTROL', 'E_URL_TOO_LONG', 'E_URL_ATTACHMENT'] as const satisfies readonly ErrorCode[];
 export type UrlRejectCode = (typeof URL_REJECT_CODES)[number];
 
 export interface UrlCheckOk {
@@ -46,6 +46,9 @@ export interface UrlCheckOptions {
  * BOM): none belongs in a link the operator is shown, and each can make a link read differently.
  */
 const FORBIDDEN_CHARS = /[\p{Cc}\p{Cf}\p{Z}\s]/u;
+const FORBIDDEN_CHARS_GLOBAL = /[\p{Cc}\p{Cf}\p{Z}\s]/gu;
+/** mailto parameters that make a mail client attach a local file (any case, any suffix: attach, attachment, attachments). */
+const MAILTO_ATTACHMENT_PARAM = /^attach/iu;
 const SCHEME_SYNTAX = /^[a-z][a-z0-9+.-]*$/u;
 
 function reject(code: UrlRejectCode, reason: string): UrlCheckRejected {
@@ -124,6 +127,14 @@ export function checkUrl(raw: string, options: UrlCheckOptions = {}): UrlCheck {
   }
   if (url.username !== '' || url.password !== '') {
     return reject('E_URL_CREDENTIALS', `link to ${url.protocol}//${url.host} carries a user name or password; remove the "user:pass@" part`);
+  }
+  if (scheme === 'mailto') {
+    // Mail clients (Thunderbird, Evolution, some Outlook handlers) attach the host file a mailto link names
+    // in attach=/attachment=: one click on agent output would mail ~/.ssh/id_ed25519 to anyone.
+    const named = [...url.searchParams.keys()].find((k) => MAILTO_ATTACHMENT_PARAM.test(k.trim()));
+    if (named !== undefined) {
+      return reject('E_URL_ATTACHMENT', `mail link asks the mail client to attach a file (parameter "${named.replace(FORBIDDEN_CHARS_GLOBAL, '?').slice(0, 32)}"); refused`);
+    }
   }
   if ((scheme === 'http' || scheme === 'https') && url.hostname === '') {
     return reject('E_URL_INVALID', 'link has no host');

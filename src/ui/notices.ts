@@ -5,6 +5,7 @@
  * or escape sequences.
  */
 import type { NoticeLevel } from '../protocol/frames.ts';
+import { hostDrawn } from './host-draw.ts';
 import { cutColumns, inertText, textWidth } from './inert-text.ts';
 
 /** How long a notice stays up: long enough to read a path, short enough not to be in the way. */
@@ -82,11 +83,11 @@ export function noticeLine(n: Notice): string {
 }
 
 /**
- * Escape sequences that draw a notice in the top-right corner without moving the program's cursor: save
- * cursor (DECSC), draw, restore (DECRC).
+ * Escape sequences that draw a notice in the top-right corner without moving the program's cursor, and
+ * where it belongs whatever modes the program set (host-draw.ts: DECSC, resets, draw, DECRC).
  */
 export function renderNotice(n: Notice, cols: number): string {
   const text = cutColumns(` ${noticeLine(n)} `, Math.max(4, cols - 2));
   const col = Math.max(1, cols - textWidth(text) + 1);
-  return `\x1b7\x1b[1;${col}H${STYLE[n.level]}${text}\x1b[0m\x1b8`;
+  return hostDrawn(`\x1b[1;${col}H${STYLE[n.level]}${text}`);
 }

@@ -4,7 +4,9 @@
  */
 import { Emitter, toDisposable, type Disposable } from '../../src/disposable.ts';
 import type { ClientFrame, Features, NoticeLevel, ServerFrame } from '../../src/protocol/index.ts';
-import type { FeatureSession, Gesture, InputHook, InputHookKind, SessionAction } from '../../src/host/feature-session.ts';
+import type { ConfirmRequest } from '../../src/host/confirm-prompt.ts';
+import type { FeatureSession, Gesture, HostActionRecord, InputHook, InputHookKind, SessionAction } from '../../src/host/feature-session.ts';
+import { SessionGestures, type HostRequestKind } from '../../src/host/gesture-gate.ts';
 import type { FilterEvent } from '../../src/host/terminal-filter/context.ts';
 import { initialProgramModes, type HostNeeds } from '../../src/host/terminal-filter/modes.ts';
 
@@ -14,6 +16,16 @@ export class FakeFeatureSession implements FeatureSession {
   readonly gestureEmitter = new Emitter<Gesture>();
   readonly onFrame = this.frameEmitter.event;
   readonly onGesture = this.gestureEmitter.event;
+  readonly paletteOpenEmitter = new Emitter<void>();
+  readonly onPaletteOpen = this.paletteOpenEmitter.event;
+  /** The host action log entries, in order. */
+  readonly log: HostActionRecord[] = [];
+  /** Confirmations asked for, and the answer the operator gives (default yes). */
+  readonly confirms: ConfirmRequest[] = [];
+  confirmAnswer = true;
+  /** `--allow-upstream-requests`. */
+  allowUpstream = false;
+  gate = new SessionGestures();
   readonly terminalEmitter = new Emitter<FilterEvent>();
   readonly onTerminalEvent = this.terminalEmitter.event;
   /** The program's modes as the host's filter would have read them; tests change them directly. */
@@ -38,6 +50,7 @@ export class FakeFeatureSession implements FeatureSession {
   }
   gesture(g: Gesture): void {
     this.gestures.push(g);
+    this.gate.record(g);
     this.gestureEmitter.fire(g);
   }
   registerAction(action: SessionAction): Disposable {
@@ -60,6 +73,25 @@ export class FakeFeatureSession implements FeatureSession {
   }
   notify(level: NoticeLevel, text: string): void {
     this.notices.push({ level, text });
+  }
+  logAction(record: HostActionRecord): void {
+    this.log.push(record);
+  }
+  admitUpstream(kind: HostRequestKind, action: string, target: string): boolean {
+    const ok = this.allowUpstream && this.gate.consume(kind);
+    if (!ok) {
+      this.notify('warning', `Refused a request from the capsule (${action} ${target})`);
+      this.logAction({ action, target, result: 'refused' });
+    }
+    return ok;
+  }
+  confirm(request: ConfirmRequest): Promise<boolean> {
+    this.confirms.push(request);
+    return Promise.resolve(this.confirmAnswer);
+  }
+  retitleAction(id: string, title: string): void {
+    const a = this.actions.get(id);
+    if (a !== undefined) this.actions.set(id, { ...a, title });
   }
   sendFrame(f: ClientFrame): boolean {
     this.sent.push(f);
