@@ -69,6 +69,13 @@ async function pasteThroughPrintf(pane: TmuxPane, tag: string, text: string, typ
   return screen.split('\n').filter((l) => l.startsWith(tag)).map((l) => l.slice(tag.length));
 }
 
+/** The host action log of the pane's JACKIN_HOME, one record a line. */
+function logged(pane: { jackinHome: string }): Array<{ action: string; target: string; result: string; detail?: string }> {
+  const file = join(pane.jackinHome, 'log', 'actions.jsonl');
+  if (!existsSync(file)) return [];
+  return readFileSync(file, 'utf8').split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as { action: string; target: string; result: string; detail?: string });
+}
+
 test('pasted and dropped host files end to end (jackin run -- bash in tmux, X11 clipboard)', async (t) => {
   const pane = await paneFor(t, { cols: 400, env: { DISPLAY: x.display, JACKIN_PASTE_KEY: 'ctrl+v', JACKIN_STAGE_MAX_BYTES: String(CAP) } });
   await startSession(pane, NAME);
@@ -87,6 +94,7 @@ test('pasted and dropped host files end to end (jackin run -- bash in tmux, X11 
     assert.equal(statSync(got!).mode & 0o777, 0o600);
     assert.equal(statSync(join(got!, '..')).mode & 0o777, 0o700);
     await pane.waitForText(/Staged .*report.*\.pdf as /);
+    await pollUntil('the stage in the host action log', () => logged(pane).some((r) => r.action === 'stage' && r.result === 'ok' && r.target === host && r.detail?.startsWith(got!) === true));
   });
 
   await t.test('a symlink is resolved on the host, staged under the pasted name, and the notice names its target', async () => {
@@ -129,6 +137,7 @@ test('pasted and dropped host files end to end (jackin run -- bash in tmux, X11 
     const got = await pasteThroughPrintf(pane, 'SECRET', secret, (l) => l === secret);
     assert.deepEqual(got, [secret]);
     await pane.waitForText(/Not staged.*credentials directory/);
+    await pollUntil('the refusal in the host action log', () => logged(pane).some((r) => r.action === 'stage' && r.result === 'refused' && r.target === secret));
     const missing = join(files, 'no such file.txt').replace(/ /g, '\\ ');
     assert.deepEqual(await pasteThroughPrintf(pane, 'MISSING', missing, (l) => l === missing), [join(files, 'no such file.txt')]);
     const sub = join(files, 'a directory');

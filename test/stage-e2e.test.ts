@@ -75,6 +75,9 @@ test('jackin stage over the socket: files land at <run>/files/<random>/<name>, 0
     assert.equal(statSync(join(dest, '..')).mode & 0o777, 0o700);
   }
   assert.equal(statSync(join(c.runDir, 'files')).mode & 0o777, 0o700);
+  // Each staged file has a line in the host's own action log (outside the run directory the container sees).
+  const log = readFileSync(join(c.home, 'log', 'actions.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+  assert.deepEqual(log.map((e) => [e['instance'], e['action'], e['target'], e['result']]), [a, b, link].map((p) => [c.name, 'stage', p, 'ok']));
   // The plain output is the container path first, and says what a symlink led to.
   const plain = await c.jackin(['stage', '--to', c.name, link]);
   assert.equal(plain.code, 0, plain.stderr);

@@ -18,6 +18,7 @@ import type { Transport } from '../transport/transport.ts';
 import type { SetStatus } from './command-kit.ts';
 import { pickInstance } from './export-command.ts';
 import { addTransportOptions, type TransportFlags } from './transport-options.ts';
+import { appendAction } from '../host/action-log.ts';
 
 interface StageFlags extends TransportFlags {
   to?: string;
@@ -32,10 +33,11 @@ async function stageCommand(paths: string[], flags: StageFlags): Promise<number>
   const connect = async (): Promise<Transport> => (await selectTransport(select)).transport;
   const json = flags.json === true;
   const out = (line: string): void => void process.stdout.write(line + '\n');
-  const failed = (source: string, e: unknown): void => {
+  const failed = async (source: string, e: unknown): Promise<void> => {
     const code = e instanceof JackinError ? e.code : 'E_INTERNAL';
     if (json) out(JSON.stringify({ ok: false, source, code, message: describeError(e) }));
     else process.stderr.write(`jackin: stage ${source}: ${describeError(e)} (${code})\n`);
+    await appendAction(jackinHome(), { instance, action: 'stage', target: source, result: code === 'E_SECRET_PATH' ? 'refused' : 'failed', detail: `${code}: ${describeError(e)}` });
   };
 
   const stop = new AbortController();
@@ -48,20 +50,21 @@ async function stageCommand(paths: string[], flags: StageFlags): Promise<number>
     for (const o of opened) {
       if (!o.ok) {
         failures++;
-        failed(o.path, o.error);
+        await failed(o.path, o.error);
         continue;
       }
       if (stop.signal.aborted) break;
       try {
         const r = await stageFile(o.source, { connect, signal: stop.signal });
         const via = r.resolved === null ? '' : ` (symlink to ${r.resolved})`;
+        await appendAction(jackinHome(), { instance, action: 'stage', target: r.source, result: 'ok', detail: `${r.destination} (${r.bytes} bytes)${via}` });
         if (json) out(JSON.stringify({ ok: true, source: r.source, destination: r.destination, bytes: r.bytes, sha256: r.sha256 }));
         // The container path comes from the capsule: printed inert (JSON output escapes it already).
         else out(`${inertText(r.destination, 8192)}  (${r.bytes} bytes, sha256 ${r.sha256})${via}`);
         if (!json && r.resolved !== null) process.stderr.write(`jackin: ${r.source} is a symlink; staged its target ${r.resolved}\n`);
       } catch (e) {
         failures++;
-        failed(o.source.path, e);
+        await failed(o.source.path, e);
       }
     }
   } finally {

@@ -30,6 +30,10 @@ class FakeSession {
   sendInput(b: Buffer): void {
     this.sent.push(b);
   }
+  readonly logged: Array<{ action: string; target: string; result: string }> = [];
+  logAction(r: { action: string; target: string; result: 'ok' | 'refused' | 'failed' | 'cancelled' }): void {
+    this.logged.push({ action: r.action, target: r.target, result: r.result });
+  }
 }
 
 function setup(env: NodeJS.ProcessEnv, features: Features | null) {

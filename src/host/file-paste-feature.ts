@@ -33,7 +33,7 @@ const PASTE_START = Buffer.from('\x1b[200~');
 const PASTE_END = Buffer.from('\x1b[201~');
 
 /** What the feature uses of AttachSession. */
-export type FilePasteSession = Pick<FeatureSession, 'features' | 'onFrame' | 'addInputHook' | 'holdInput' | 'notify' | 'sendInput'>;
+export type FilePasteSession = Pick<FeatureSession, 'features' | 'onFrame' | 'addInputHook' | 'holdInput' | 'notify' | 'sendInput' | 'logAction'>;
 
 export interface FilePasteOptions {
   /** Opens a new connection to the same capsule. */
@@ -185,6 +185,7 @@ export class FilePasteFeature implements Disposable {
           const via = r.resolved === null ? '' : ` (symlink to ${r.resolved})`;
           this.#s.notify('success', `Staged ${r.source}${via} as ${r.destination} (${formatBytes(r.bytes)})`);
           this.#o.record?.(`staged ${r.source}${via} -> ${r.destination} (${r.bytes} bytes, sha256 ${r.sha256})`);
+          this.#s.logAction({ action: 'stage', target: r.source, result: 'ok', detail: `${r.destination} (${r.bytes} bytes)${via}` });
           out.push(r.destination);
         } catch (e) {
           this.#refused(src.path, e);
@@ -201,6 +202,7 @@ export class FilePasteFeature implements Disposable {
     const code = e instanceof JackinError ? e.code : 'E_INTERNAL';
     this.#s.notify(code === 'E_SECRET_PATH' ? 'warning' : 'error', `Not staged, pasted as the host path: ${describeError(e)}`);
     this.#o.record?.(`not staged ${path}: ${code}: ${describeError(e)}`);
+    this.#s.logAction({ action: 'stage', target: path, result: code === 'E_SECRET_PATH' ? 'refused' : 'failed', detail: `${code}: ${describeError(e)}` });
   }
 }
 
