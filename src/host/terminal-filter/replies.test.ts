@@ -59,3 +59,15 @@ test('replies: string replies are whole units; 0x1c and 0x16 inside one are part
   assert.equal(classifyStringReply(0x50, Buffer.from('1$r0m')), 'other');
   assert.equal(classifyStringReply(0x5f, Buffer.from('Gi=1;OK')), 'other');
 });
+
+test('a string reply ends at ST, not at a 0x9c byte inside a UTF-8 character', () => {
+  const none = new ReplyExpectations();
+  // SOS, then U+B734 (EB 9C B4): no terminator at all, so not a reply.
+  assert.equal(scanStringReply(Buffer.from([0x1b, 0x58, 0x32, 0xeb, 0x9c, 0xb4, 0x3a]), 0, none), null);
+  // The same character, then a real ST (ESC \\): one reply that ends there.
+  const withSt = Buffer.from([0x1b, 0x58, 0xeb, 0x9c, 0xb4, 0x1b, 0x5c, 0x41]);
+  assert.deepEqual(scanStringReply(withSt, 0, none), { kind: 'other', end: 7 });
+  // C1 ST as UTF-8 (C2 9C) and as a raw byte after ASCII both end it.
+  assert.equal((scanStringReply(Buffer.from([0x1b, 0x58, 0x41, 0xc2, 0x9c]), 0, none) as { end: number }).end, 5);
+  assert.equal((scanStringReply(Buffer.from([0x1b, 0x58, 0x41, 0x9c]), 0, none) as { end: number }).end, 4);
+});

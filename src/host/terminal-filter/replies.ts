@@ -125,7 +125,14 @@ export function scanStringReply(data: Buffer, i: number, expectations: ReplyExpe
   if (intro !== 0x50 && intro !== 0x5d && intro !== 0x5f && intro !== 0x5e && intro !== 0x58) return null;
   for (let j = i + 2; j < data.length; j++) {
     const c = data[j]!;
-    if ((c === 0x07 && intro === 0x5d) || c === 0x9c) return { kind: classifyStringReply(intro, data.subarray(i + 2, j)), end: j + 1 };
+    if (c === 0x07 && intro === 0x5d) return { kind: classifyStringReply(intro, data.subarray(i + 2, j)), end: j + 1 };
+    // An 8-bit ST, raw or as UTF-8 (C2 9C); a 0x9c after another byte of 0x80 or more is part of a UTF-8
+    // character (U+B734 is EB 9C B4), not a terminator, as for the output filter.
+    if (c === 0x9c) {
+      const prev = data[j - 1]!;
+      if (prev < 0x80) return { kind: classifyStringReply(intro, data.subarray(i + 2, j)), end: j + 1 };
+      if (prev === 0xc2) return { kind: classifyStringReply(intro, data.subarray(i + 2, j - 1)), end: j + 1 };
+    }
     if (c === 0x1b) {
       if (j + 1 >= data.length) break;
       if (data[j + 1] === 0x5c) return { kind: classifyStringReply(intro, data.subarray(i + 2, j)), end: j + 2 };
