@@ -102,6 +102,8 @@ test('links: after 30 wide emoji the Ctrl+click on a URL resolves that URL (the 
   assert.ok(row >= 0, lines.join('\n'));
   const urlCol = 30 * 2 + 1;
   await click(pane, CTRL, row, urlCol + 'https://example.com/'.length + 2);
+  // The host's prompt names the URL the model resolved at the clicked cell: the visible one, not the decoy.
+  await confirmTarget(pane, 'https://example.com/wide-ok', rec.opened, 0);
   await pollUntil('the Ctrl+click to reach the opener', () => rec.opened().length === 1, { last: rec.opened });
   assert.deepEqual(rec.opened(), ['https://example.com/wide-ok']);
 });
