@@ -19,6 +19,7 @@ export class FrameRelay implements Disposable {
   private readonly broken = this.store.add(new Emitter<string>());
   private readonly ended = this.store.add(new Emitter<void>());
   private outputPaused = false;
+  private drainWait: Disposable | null = null;
   private inputPaused = false;
   /** Callers of `drained` still waiting; all released on close. */
   private readonly waiting = new Set<() => void>();
@@ -86,7 +87,10 @@ export class FrameRelay implements Disposable {
     if (!this.terminal.writeOutput(bytes) && !this.outputPaused) {
       this.outputPaused = true;
       this.transport.readable.pause();
-      this.terminal.onceDrain(() => {
+      // One wait at a time (outputPaused), released with the relay: a field, not the store, which would
+      // keep one entry per pause for the whole session.
+      this.drainWait = this.terminal.onceDrain(() => {
+        this.drainWait = null;
         this.outputPaused = false;
         if (!this.closed) this.transport.readable.resume();
       });
@@ -113,6 +117,7 @@ export class FrameRelay implements Disposable {
   /** Stops relaying and closes the transport. */
   dispose(): void {
     if (this.closed) return;
+    this.drainWait?.dispose();
     this.store.dispose();
     this.transport.close();
   }

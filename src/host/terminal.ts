@@ -127,20 +127,24 @@ export class HostTerminal {
     if (diff.length > 0 && !this.restored && this.stdout.isTTY === true) this.stdout.write(diff);
   }
 
-  onceDrain(cb: () => void): void {
+  /** Calls `cb` once, the next time the terminal drains, unless the result is disposed first. */
+  onceDrain(cb: () => void): Disposable {
     this.stdout.once('drain', cb);
+    return toDisposable(() => this.stdout.off('drain', cb));
   }
 
   /**
    * Installs handlers for FATAL_SIGNALS that call `onSignal` (which restores and exits). Raw mode turns
    * Ctrl+C into a byte for the program, so these only fire for signals sent by kill, a hangup, etc.
    */
-  onFatalSignal(onSignal: (sig: FatalSignal) => void): void {
+  onFatalSignal(onSignal: (sig: FatalSignal) => void): Disposable {
+    const subs = new DisposableStore();
     for (const sig of FATAL_SIGNALS) {
       const h = () => onSignal(sig);
       process.on(sig, h);
-      this.store.add(toDisposable(() => process.off(sig, h)));
+      subs.add(toDisposable(() => process.off(sig, h)));
     }
+    return this.store.add(subs);
   }
 
   /**
