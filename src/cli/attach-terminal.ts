@@ -37,7 +37,7 @@ export async function attachTerminal(
   selection: Selection,
   name: string,
   verbose: boolean,
-  features: { noMouse?: boolean; connect?: () => Promise<Transport>; allowUpstreamRequests?: boolean } = {},
+  features: { noMouse?: boolean; connect?: () => Promise<Transport>; allowUpstreamRequests?: boolean; explainLost?: () => Promise<string | null> } = {},
 ): Promise<number> {
   const [
     { AttachSession, outcomeExit },
@@ -86,7 +86,11 @@ export async function attachTerminal(
     process.off('uncaughtException', onCrash);
     process.off('unhandledRejection', onCrash);
   }
-  const { status, message } = outcomeExit(outcome, name);
+  const exit = outcomeExit(outcome, name);
+  let message = exit.message;
+  // A lost connection whose cause the caller can name (a container that stopped) gets that one line instead.
+  if (outcome.kind === 'lost' && features.explainLost !== undefined) message = (await features.explainLost().catch(() => null)) ?? message;
+  const status = exit.status;
   // The reason may be the capsule's Shutdown text or a relay's last stderr line: container text.
   if (message !== null) await writeAll(process.stderr, `\r\njackin: ${inertText(message, MAX_REASON_COLUMNS)}\n`);
   return status;

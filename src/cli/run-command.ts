@@ -67,7 +67,7 @@ async function runCommand(command: string[], flags: RunFlags): Promise<number> {
   const home = jackinHome();
   const modules = loadSessionModules();
   if (flags.image !== undefined) {
-    return runImageCommand(command, flags, home, (selection, name, connect) => attachTerminal(modules, selection, name, flags.verbose === true, { noMouse: flags.mouse === false, connect }));
+    return runImageCommand(command, flags, home, (selection, name, connect, explainLost) => attachTerminal(modules, selection, name, flags.verbose === true, { noMouse: flags.mouse === false, connect, explainLost }));
   }
   refuseImageOnlyFlags(flags);
   const argv = command.length > 0 ? command : [process.env['SHELL'] || '/bin/sh'];

@@ -105,7 +105,7 @@ async function clearOldContainer(engine: ContainerEngine, name: string): Promise
   await engineCommand(engine, ['rm', '-f', name]);
 }
 
-export type AttachFn = (selection: Selection, name: string, connect: () => Promise<Transport>) => Promise<number>;
+export type AttachFn = (selection: Selection, name: string, connect: () => Promise<Transport>, explainLost: () => Promise<string | null>) => Promise<number>;
 
 export async function runImageCommand(command: string[], flags: RunImageFlags, home: string, attach: AttachFn): Promise<number> {
   const image = flags.image!;
@@ -174,14 +174,22 @@ export async function runImageCommand(command: string[], flags: RunImageFlags, h
     throw e;
   });
   const selection: Selection = { transport: socketTransport(sock, socket), choice: 'socket', reason: `jackin run --image started container ${name} (${engine})` };
-  const status = await attach(selection, name, async () => socketTransport(await connectSocket(socket), socket));
+  // Killed from outside (kill -9, an OOM kill, a host shutdown), the container's status is not the
+  // program's: the one line says that the container stopped, in place of the lost connection.
+  let stoppedLine: string | null = null;
+  const explainLost = async (): Promise<string | null> => {
+    const now = await containerState(engine, name);
+    if (now === null || now === 'running') return null;
+    const code = (await engineCommand(engine, ['inspect', '--type', 'container', '--format', '{{.State.ExitCode}}', name]).catch(() => '')).trim();
+    stoppedLine = `container ${name} stopped (${engine}: ${now}${code !== '' ? `, exit code ${code}` : ''})`;
+    return stoppedLine;
+  };
+  const status = await attach(selection, name, async () => socketTransport(await connectSocket(socket), socket), explainLost);
   // The program has exited (not a detach): its container has nothing left to run.
   const state = await containerState(engine, name);
   if (state !== null && state !== 'running') {
-    // Killed from outside (kill -9, an OOM kill, a host shutdown), the container's status is not the
-    // program's: say that the container stopped, which the lost connection alone does not tell.
     const code = (await engineCommand(engine, ['inspect', '--type', 'container', '--format', '{{.State.ExitCode}}', name]).catch(() => '')).trim();
-    if (code !== '' && Number(code) !== status) say(`container ${name} stopped (${engine}: ${state}, exit code ${code})`);
+    if (stoppedLine === null && code !== '' && Number(code) !== status) say(`container ${name} stopped (${engine}: ${state}, exit code ${code})`);
     await engineCommand(engine, ['rm', '-f', name]).catch(() => undefined);
     removeContainerRecord(home, name);
   }
