@@ -24,11 +24,11 @@ const stream = (name: string, ...args: string[]): string => [process.execPath, S
  * line of `picture`) where the two captures differ, and must, so the list can neither grow nor go stale.
  */
 const KNOWN_DIFFERENCES: Record<string, Partial<Record<Phase, number[]>>> = {
-  // Row 16: tmux's capture reports the blue background of the erased tail above only in the direct pane
-  // (tmux captures a background-erased tail inconsistently; see the doc). After the resize: each repaint's
-  // ESC[2J moved the screen into the jackin pane's scrollback (tmux's scroll-on-clear), and growing the
-  // window pulls scrollback back into view; the direct pane has none, this program does not redraw.
-  regions: { redraw: [16], reattach: [16], resize: [0, 1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 23, 25, ROWS + 6] },
+  // After the resize: each repaint's ESC[2J moved the screen into the jackin pane's scrollback (tmux's
+  // scroll-on-clear), and growing the window pulls scrollback back into view; the direct pane has none, this
+  // program does not redraw. (tmux's inconsistent capture of a background-erased tail is normalised in
+  // `picture`, see the doc.)
+  regions: { resize: [0, 1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 23, 25, ROWS + 6] },
 };
 
 type Phase = 'live' | 'redraw' | 'reattach' | 'resize';
@@ -97,7 +97,10 @@ async function picture(pane: TmuxPane): Promise<string[]> {
   const state = await pane.display('cursor=#{cursor_x},#{cursor_y} alternate=#{alternate_on} size=#{pane_width}x#{pane_height}');
   // An SGR change after the last character of a row shows nothing: tmux emits one when the row has cells
   // past its text that were written blank (vim's ESC[K) and none when they were never written.
-  return [...cells.map((l) => l.replace(/(?:\x1b\[[0-9;:]*m)+$/, '')), state];
+  // For the same reason a row may start by resetting the background or foreground the row above ended
+  // with, past its text: tmux captures such an erased tail in one pane and not the other (see the doc), so
+  // a reset to the defaults before a row's first character is dropped too.
+  return [...cells.map((l) => l.replace(/(?:\x1b\[[0-9;:]*m)+$/, '').replace(/^(?:\x1b\[(?:0|39|49|39;49|49;39)?m)+/, '')), state];
 }
 
 function differingRows(a: string[], b: string[]): number[] {
