@@ -4,11 +4,11 @@ import { createHash, randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import { join } from 'node:path';
-import { JackinError } from '../errors.ts';
+import { hasCode, JackinError } from '../errors.ts';
 import { encodeControlMessage, encodeServerFrame, type ServerFrame } from '../protocol/index.ts';
 import { connectSocket, socketTransport } from '../transport/socket.ts';
 import { startFakeCapsule } from '../../test/helpers/fake-capsule.ts';
-import { controlCall, exportFile, FramePool } from './export-client.ts';
+import { controlCall, exportFile, FramePool, replyTransferId } from './export-client.ts';
 
 /** A fake capsule (test/helpers/fake-capsule.ts): answers every control request with `script` (a reply, then frames), then closes or hangs. */
 async function fakeCapsule(t: TestContext, script: (s: Socket) => void) {
@@ -185,5 +185,12 @@ test('exportFile: a streamed export (bound in Start, exact size in FileExportLen
     const b = await run(reply, f);
     await assert.rejects(b.result, (e: unknown) => e instanceof JackinError && e.code === code, why);
     assert.deepEqual(files(b.dest), [], why);
+  }
+});
+
+test('replyTransferId takes a decimal u64 string and refuses anything else with E_CONTROL_REPLY', () => {
+  assert.equal(replyTransferId({ exportId: '18446744073709551615' }, 'export', 'exportId'), 18446744073709551615n);
+  for (const bad of [undefined, 7, '', '-1', '1e3', '18446744073709551616', '123456789012345678901']) {
+    assert.throws(() => replyTransferId({ exportId: bad }, 'export', 'exportId'), (e: unknown) => hasCode(e, 'E_CONTROL_REPLY'));
   }
 });

@@ -145,6 +145,15 @@ function record(v: unknown): Record<string, unknown> | null {
 }
 
 /** Turns an `ok:false` reply into its JackinError; returns the record of an `ok:true` reply. */
+/** The transfer id a successful reply names under `field` (a decimal u64 as a string); E_CONTROL_REPLY otherwise. */
+export function replyTransferId(reply: Record<string, unknown>, what: string, field: string): bigint {
+  const id = reply[field];
+  if (typeof id !== 'string' || !/^\d{1,20}$/.test(id) || BigInt(id) > 0xffffffffffffffffn) {
+    throw new JackinError('E_CONTROL_REPLY', `${what} reply has no valid ${field}: ${JSON.stringify(id)?.slice(0, 100)}`);
+  }
+  return BigInt(id);
+}
+
 export function checkReply(value: unknown, what: string): Record<string, unknown> {
   const r = record(value);
   if (r === null || typeof r['ok'] !== 'boolean') throw new JackinError('E_CONTROL_REPLY', `${what}: malformed reply ${JSON.stringify(value)?.slice(0, 200)}`);
@@ -324,9 +333,7 @@ export async function exportFile(request: ExportRequest, options: ExportClientOp
             const got = reader.push(chunk);
             if (got === undefined) continue;
             const reply = checkReply(got.value, 'export');
-            const id = reply['exportId'];
-            if (typeof id !== 'string' || !/^\d{1,20}$/.test(id)) throw new JackinError('E_CONTROL_REPLY', `export reply has no valid exportId: ${JSON.stringify(id)}`);
-            exportId = BigInt(id);
+            exportId = replyTransferId(reply, 'export', 'exportId');
             streamed = reply['streamed'] === true;
             kind = reply['kind'] === 'directory' ? 'directory' : 'file';
             chunk = got.rest;

@@ -20,7 +20,7 @@ import {
   type StageServerFrame,
 } from '../protocol/index.ts';
 import type { Transport } from '../transport/transport.ts';
-import { checkReply, ReplyReader, streamFailure, withConnection } from './export-client.ts';
+import { checkReply, ReplyReader, replyTransferId, streamFailure, withConnection } from './export-client.ts';
 import type { StageSource } from './stage-source.ts';
 
 /** Silence longer than this fails the transfer (the capsule checks space before it replies). */
@@ -134,9 +134,7 @@ export async function stageFile(src: StageSource, o: StageClientOptions): Promis
           const got = reader.push(chunk);
           if (got === undefined) continue;
           const reply = checkReply(got.value, 'stage');
-          const id = reply['transferId'];
-          if (typeof id !== 'string' || !/^\d{1,20}$/.test(id)) throw new JackinError('E_CONTROL_REPLY', `stage reply has no valid transferId: ${JSON.stringify(id)}`);
-          transferId = BigInt(id);
+          transferId = replyTransferId(reply, 'stage', 'transferId');
           sending = sendFile(t.writable, src, transferId, touch, () => stoppedBy() !== undefined, o.onProgress);
           // A send failure closes the connection, which ends this loop; the error is then the reason.
           sending.catch((e: unknown) => {
