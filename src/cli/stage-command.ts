@@ -12,7 +12,7 @@ import { jackinHome } from '../host/instances.ts';
 import { stageFile } from '../host/stage-client.ts';
 import { closeSources, openStageSources } from '../host/stage-source.ts';
 import { stageMaxBytes } from '../policy/stage-limits.ts';
-import { inertText } from '../ui/inert-text.ts';
+import { inertJson, inertText } from '../ui/inert-text.ts';
 import { selectOptionsFromFlags, selectTransport } from '../transport/select.ts';
 import type { Transport } from '../transport/transport.ts';
 import type { SetStatus } from './command-kit.ts';
@@ -35,8 +35,8 @@ async function stageCommand(paths: string[], flags: StageFlags): Promise<number>
   const out = (line: string): void => void process.stdout.write(line + '\n');
   const failed = async (source: string, e: unknown): Promise<void> => {
     const code = e instanceof JackinError ? e.code : 'E_INTERNAL';
-    if (json) out(JSON.stringify({ ok: false, source, code, message: describeError(e) }));
-    else process.stderr.write(`jackin: stage ${source}: ${describeError(e)} (${code})\n`);
+    if (json) out(inertJson({ ok: false, source, code, message: describeError(e) }));
+    else process.stderr.write(`jackin: stage ${inertText(source, 4096)}: ${inertText(describeError(e), 4096)} (${code})\n`);
     await appendAction(jackinHome(), { instance, action: 'stage', target: source, result: code === 'E_SECRET_PATH' ? 'refused' : 'failed', detail: `${code}: ${describeError(e)}` });
   };
 
@@ -58,7 +58,7 @@ async function stageCommand(paths: string[], flags: StageFlags): Promise<number>
         const r = await stageFile(o.source, { connect, signal: stop.signal });
         const via = r.resolved === null ? '' : ` (symlink to ${r.resolved})`;
         await appendAction(jackinHome(), { instance, action: 'stage', target: r.source, result: 'ok', detail: `${r.destination} (${r.bytes} bytes)${via}` });
-        if (json) out(JSON.stringify({ ok: true, source: r.source, destination: r.destination, bytes: r.bytes, sha256: r.sha256 }));
+        if (json) out(inertJson({ ok: true, source: r.source, destination: r.destination, bytes: r.bytes, sha256: r.sha256 }));
         // The container path comes from the capsule: printed inert (JSON output escapes it already).
         else out(`${inertText(r.destination, 8192)}  (${r.bytes} bytes, sha256 ${r.sha256})${via}`);
         if (!json && r.resolved !== null) process.stderr.write(`jackin: ${r.source} is a symlink; staged its target ${r.resolved}\n`);
