@@ -16,6 +16,7 @@ import { DisposableStore, onEvent, toDisposable } from '../disposable.ts';
 import {
   CLIENT_TAGS,
   createClientFrameDecoder,
+  encodeOutputFrame,
   encodeServerFrame,
   truncateUtf8,
   type ClientFrame,
@@ -87,7 +88,7 @@ export class AttachConnection {
     this.input = this.relay.add(new AttachInput(host.session, this.gate));
     this.output = this.relay.add(
       new OutputCoalescer({
-        writeOutput: (bytes) => this.writeFrame({ type: 'Output', bytes }),
+        writeOutput: (bytes) => (Buffer.isBuffer(bytes) ? this.writeFrame({ type: 'Output', bytes }) : this.writeEncoded(encodeOutputFrame(bytes))),
         onceDrain: (fn) => {
           const sub = onEvent(socket, 'drain', () => {
             sub.dispose();
@@ -239,8 +240,12 @@ export class AttachConnection {
   }
 
   private writeFrame(frame: ServerFrame): boolean {
+    return this.writeEncoded(encodeServerFrame(frame));
+  }
+
+  private writeEncoded(bytes: Buffer): boolean {
     if (this.socket.destroyed || this.socket.writableEnded) return false;
-    return this.socket.write(encodeServerFrame(frame));
+    return this.socket.write(bytes);
   }
 
   private respond(requestId: bigint, result: ControlResult): void {

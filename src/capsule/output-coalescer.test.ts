@@ -8,7 +8,7 @@ function setup(t: TestContext, writeResult = true) {
   const log = { frames: [] as number[], holds: 0, releases: 0, flushes: 0, drain: null as (() => void) | null, relaying: true };
   const c = new OutputCoalescer({
     writeOutput: (bytes) => {
-      log.frames.push(bytes.length);
+      log.frames.push(Buffer.isBuffer(bytes) ? bytes.length : bytes.reduce((n, b) => n + b.length, 0));
       return writeResult;
     },
     onceDrain: (fn) => {

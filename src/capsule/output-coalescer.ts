@@ -27,8 +27,12 @@ export function forEachOutputFrame(bytes: Buffer, write: (slice: Buffer) => bool
 }
 
 export interface CoalescerTarget {
-  /** Writes one Output frame; false when the socket asks the writer to wait for 'drain'. */
-  writeOutput(bytes: Buffer): boolean;
+  /**
+   * Writes one Output frame whose payload is `bytes`, or the parts of `bytes` one after the other (at most
+   * MAX_OUTPUT_FRAME_BYTES in all: gathered reads go into the frame with one copy, not two); false when the
+   * socket asks the writer to wait for 'drain'.
+   */
+  writeOutput(bytes: Buffer | readonly Buffer[]): boolean;
   /** Calls `fn` once on the socket's next 'drain'; the Disposable cancels that. */
   onceDrain(fn: () => void): Disposable;
   /** Holds / releases the PTY's output (Session.hold/release under one name). */
@@ -72,10 +76,13 @@ export class OutputCoalescer implements Disposable {
     this.clearTimer();
     if (this.pending.length === 0) return;
     const parts = this.pending;
-    const chunk = parts.length === 1 ? parts[0]! : Buffer.concat(parts, this.pendingBytes);
+    const total = this.pendingBytes;
     this.pending = [];
     this.pendingBytes = 0;
-    const ok = forEachOutputFrame(chunk, (slice) => this.target.writeOutput(slice));
+    const ok =
+      total <= MAX_OUTPUT_FRAME_BYTES
+        ? this.target.writeOutput(parts.length === 1 ? parts[0]! : parts)
+        : forEachOutputFrame(Buffer.concat(parts, total), (slice) => this.target.writeOutput(slice));
     this.target.afterFlush();
     if (!ok && this.drainWait === null && this.target.relaying()) {
       this.target.holdPty();

@@ -23,17 +23,71 @@ for (let b = 0x20; b <= 0x7e; b++) PLAIN[b] = 1;
 PLAIN[0x0d] = 1;
 PLAIN[0x0a] = 1;
 
-/** Index of the first byte to parse (0: parse it all). */
-export function plainTextCut(data: Uint8Array, rows: number): number {
-  let plainEnd = 0;
+/**
+ * Index of the first byte of `data` at or after `from` that is not plain text (`data.length` when there is
+ * none). Four bytes at a time: a 32-bit word has a byte below 0x20 exactly when
+ * `(w - 0x20202020) & ~w & 0x80808080` is non-zero, and one of 0x7F or above exactly when
+ * `((w + 0x01010101) | w) & 0x80808080` is (the classic "has less" / "has more" tests, exact for these
+ * bounds); only such words, mostly the ones holding a CR or LF, are looked at byte by byte.
+ */
+export function firstNotPlain(data: Uint8Array, from = 0): number {
   const n = data.length;
-  while (plainEnd < n && PLAIN[data[plainEnd]!] === 1) plainEnd++;
+  let i = from;
+  // Byte by byte up to a 4-byte boundary of the underlying buffer, so the words below are aligned.
+  while (i < n && ((data.byteOffset + i) & 3) !== 0) {
+    if (PLAIN[data[i]!] !== 1) return i;
+    i++;
+  }
+  const words = (n - i) >> 2;
+  if (words > 0) {
+    const w32 = new Uint32Array(data.buffer, data.byteOffset + i, words);
+    for (let k = 0; k < words; k++) {
+      const w = w32[k]!;
+      if ((((w - 0x20202020) & ~w) | (w + 0x01010101) | w) & 0x80808080) {
+        const at = i + 4 * k;
+        for (let j = at; j < at + 4; j++) if (PLAIN[data[j]!] !== 1) return j;
+      }
+    }
+    i += 4 * words;
+  }
+  while (i < n) {
+    if (PLAIN[data[i]!] !== 1) return i;
+    i++;
+  }
+  return n;
+}
+
+/**
+ * Index of the first byte to parse (0: parse it all) in the batch made of `chunks` one after the other
+ * (an index into their concatenation, which is never built).
+ */
+export function plainTextCut(chunks: readonly Uint8Array[], rows: number): number {
+  // The plain prefix: whole chunks, then part of the first chunk that is not all plain.
+  let plainChunks = 0;
+  let plainEndInChunk = 0;
+  for (; plainChunks < chunks.length; plainChunks++) {
+    const c = chunks[plainChunks]!;
+    const end = firstNotPlain(c);
+    if (end < c.length) {
+      plainEndInChunk = end;
+      break;
+    }
+  }
+  // Backwards from the end of the prefix: the last CR with enough line feeds after it.
   const need = 2 * rows + 1;
   let lineFeeds = 0;
-  for (let i = plainEnd - 1; i > 0; i--) {
-    const b = data[i];
-    if (b === 0x0a) lineFeeds++;
-    else if (b === 0x0d && lineFeeds >= need) return i;
+  let base = 0;
+  for (let k = 0; k < plainChunks; k++) base += chunks[k]!.length;
+  for (let k = plainChunks; k >= 0; k--) {
+    const c = chunks[k];
+    if (c === undefined) continue; // every chunk was plain: start with the last one
+    if (k < plainChunks) base -= c.length;
+    const top = k === plainChunks ? plainEndInChunk : c.length;
+    for (let i = top - 1; i >= 0; i--) {
+      const b = c[i];
+      if (b === 0x0a) lineFeeds++;
+      else if (b === 0x0d && lineFeeds >= need) return base + i;
+    }
   }
   return 0;
 }

@@ -258,6 +258,11 @@ export function encodeClientFrame(f: ClientFrame): Buffer {
   }
 }
 
+/** An Output frame whose payload is `parts` one after the other (one copy; encodeServerFrame's Output). */
+export function encodeOutputFrame(parts: readonly Buffer[]): Buffer {
+  return frame(SERVER_TAGS.Output, [...parts]);
+}
+
 export function encodeServerFrame(f: ServerFrame): Buffer {
   const p = new Parts();
   switch (f.type) {
