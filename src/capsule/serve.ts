@@ -4,7 +4,7 @@
  */
 import { readlinkSync, rmSync, unlinkSync } from 'node:fs';
 import { unlink, writeFile } from 'node:fs/promises';
-import { basename, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { DisposableStore, onEvent } from '../disposable.ts';
 import { CapsuleServer } from './server.ts';
 import { CAPSULE_INFO_NAME, handToRunDirOwner, prepareRunDir, removeForeign, SOCKET_NAME } from './run-dir.ts';
@@ -16,6 +16,7 @@ import { registerStageMethod } from './stage-method.ts';
 import { FILES_DIR_NAME } from './file-staging.ts';
 import { stageMaxBytes } from '../policy/stage-limits.ts';
 import { loadPolicyFile } from './policy-file.ts';
+import { defaultCapsuleName } from './instance-name.ts';
 
 
 export interface ServeOptions {
@@ -55,6 +56,7 @@ export async function serve(options: ServeOptions): Promise<number> {
   const workspace = resolve(options.workspace);
   const [file, ...args] = options.program;
   if (file === undefined) throw new RangeError('serve needs a program to run');
+  const name = options.name ?? defaultCapsuleName(file);
   // Before anything starts: a bad policy must fail the start, naming the key, not the first export.
   const policy = await loadPolicyFile(options.policyPath);
   const stageCap = stageMaxBytes(process.env);
@@ -108,7 +110,7 @@ export async function serve(options: ServeOptions): Promise<number> {
     server = await CapsuleServer.listen({
       socketPath,
       session,
-      info: { name: options.name ?? basename(file), program: options.program, workspace, pid: process.pid },
+      info: { name, program: options.program, workspace, pid: process.pid },
       log,
       ...(options.handshakeTimeoutMs !== undefined ? { handshakeTimeoutMs: options.handshakeTimeoutMs } : {}),
       imageSink: options.imageSink ?? images!,
@@ -127,7 +129,7 @@ export async function serve(options: ServeOptions): Promise<number> {
   const files = registerStageMethod(server.control, { runDir, maxBytes: stageCap, notify: (level, text) => server.notify(level, text), log });
   const info = {
     pid: process.pid,
-    name: options.name ?? basename(file),
+    name,
     program: options.program,
     workspace,
     startedAt: new Date().toISOString(),

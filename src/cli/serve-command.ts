@@ -40,7 +40,7 @@ export function registerServeCommand(program: Command, setStatus: SetStatus): vo
     )
     .option('--run-dir <dir>', 'run directory (default: $JACKIN_RUN_DIR or /jackin/run)')
     .option('--workspace <dir>', 'working directory of the program (default: the current directory)')
-    .option('--name <name>', 'instance name reported by status (default: the command\'s basename)')
+    .option('--name <name>', 'instance name reported by status (default: in a container its host name, which Docker and Podman set to the container id and Kubernetes to the pod name; elsewhere the command\'s basename)')
     .option('--handshake-timeout-ms <ms>', 'time a new connection has to send its first frame', positiveInt)
     .option('--policy <file>', 'export policy JSON (default: the shipped policies/default.json; see docs/policy.md)')
     .option('--rows <n>', `PTY rows until a client attaches with its size (default: ${DEFAULT_ROWS})`, terminalSize)

@@ -1,0 +1,34 @@
+/**
+ * The name a capsule reports (status, capsule.json) when `serve` is given no `--name`. On this machine it is
+ * the program's basename (`jackin run` always passes one). In a container it is the container's host name,
+ * which Docker and Podman set to the container's short id (the CONTAINER ID column of `docker ps`) unless
+ * `--hostname` says otherwise, and Kubernetes to the pod's name: a program name such as `bash` named
+ * nothing the operator could find.
+ */
+import { existsSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { basename } from 'node:path';
+
+/** Files the engines create in every container (Docker, Podman). */
+const CONTAINER_MARKERS = ['/.dockerenv', '/run/.containerenv'];
+
+export interface NameProbe {
+  exists(path: string): boolean;
+  hostname(): string;
+  env: NodeJS.ProcessEnv;
+}
+
+const SYSTEM: NameProbe = { exists: existsSync, hostname, env: process.env };
+
+/** True when this process runs in a Docker or Podman container or a Kubernetes pod. */
+export function inContainer(probe: NameProbe = SYSTEM): boolean {
+  return CONTAINER_MARKERS.some((p) => probe.exists(p)) || probe.env.KUBERNETES_SERVICE_HOST !== undefined;
+}
+
+/** The default instance name for a capsule running `program`. */
+export function defaultCapsuleName(program: string, probe: NameProbe = SYSTEM): string {
+  const fallback = basename(program);
+  if (!inContainer(probe)) return fallback;
+  const host = probe.hostname();
+  return /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(host) ? host : fallback;
+}
