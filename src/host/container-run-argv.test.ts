@@ -81,3 +81,78 @@ test('docs/guide.md: the hand-written docker run is exactly what --dry-run print
   });
   assert.deepEqual(lines, [`mkdir -p -m 700 ${spec.runDir}`, formatArgv(argv), 'jackin attach agent']);
 });
+
+/** The settings of a `docker run` argv from containerRunArgv, by kind. */
+function runSettings(argv: readonly string[]) {
+  const s = { init: false, user: '', workdir: '', env: {} as Record<string, string>, volumes: [] as string[], entrypoint: [] as string[], image: '' };
+  let i = 2; // after `docker run`
+  for (; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '-d') continue;
+    if (a === '--init') s.init = true;
+    else if (a === '--name' || a === '--label') i++;
+    else if (a === '-v') s.volumes.push(argv[++i]!);
+    else if (a === '-w') s.workdir = argv[++i]!;
+    else if (a === '--user') s.user = argv[++i]!;
+    else if (a === '-e') {
+      const [k, ...v] = argv[++i]!.split('=');
+      s.env[k!] = v.join('=');
+    } else if (a === '--entrypoint') s.entrypoint.push(argv[++i]!);
+    else break;
+  }
+  s.image = argv[i]!;
+  s.entrypoint.push(...argv.slice(i + 1));
+  return s;
+}
+
+test('docs/guide.md: the compose service and the dev container carry exactly the settings of the --dry-run command', async () => {
+  const { readFileSync } = await import('node:fs');
+  const { formatArgv } = await import('../transport/exec-args.ts');
+  const guide = readFileSync(new URL('../../docs/guide.md', import.meta.url), 'utf8');
+  const { rows: _r, cols: _c, ...spec } = base;
+  const run = runSettings(
+    containerRunArgv({
+      ...spec,
+      image: 'my-agent',
+      workspace: '/home/op/project',
+      program: ['claude'],
+      capsule: { kind: 'host', node: '/usr/bin/node', packageRoot: '/usr/lib/node_modules/jackin-bridge', imagePath: DEFAULT_IMAGE_PATH },
+    }),
+  );
+  const split = run.entrypoint.indexOf('--');
+  const [entrypoint, program] = [run.entrypoint.slice(0, split + 1), run.entrypoint.slice(split + 1)];
+
+  // Compose: the same keys, host paths written relative to the compose file and the home directory.
+  const yaml = /### Compose[\s\S]*?```yaml\n([\s\S]*?)```/.exec(guide)?.[1];
+  assert.ok(yaml !== undefined, 'the compose block is in the guide');
+  const flat = yaml.replace(/,\n\s*/g, ', ');
+  assert.match(flat, new RegExp(`^    image: ${run.image}$`, 'm'));
+  assert.match(flat, /^ {4}init: true$/m);
+  assert.match(flat, new RegExp(`^    user: "${run.user}"$`, 'm'));
+  assert.match(flat, new RegExp(`^    working_dir: ${run.workdir}$`, 'm'));
+  const env = [...flat.matchAll(/^ {6}([A-Z_]+): (.*)$/gm)].map((m) => [m[1], m[2]]);
+  assert.deepEqual(Object.fromEntries(env), run.env);
+  const volumes = [...flat.matchAll(/^ {6}- (.*)$/gm)].map((m) => m[1]);
+  const local = (v: string) => v.replace(`${spec.runDir}:`, '~/.jackin/sockets/agent:').replace('/home/op/project:', '.:');
+  assert.deepEqual(volumes, run.volumes.map(local));
+  assert.deepEqual(JSON.parse(/^ {4}entrypoint: (.*)$/m.exec(flat)![1]!), entrypoint);
+  assert.deepEqual(JSON.parse(/^ {4}command: (.*)$/m.exec(flat)![1]!), program);
+
+  // Dev container: the same settings as JSON; the capsule starts in the background once the container runs.
+  const json = /### Dev containers[\s\S]*?```json\n([\s\S]*?)```/.exec(guide)?.[1];
+  assert.ok(json !== undefined, 'the devcontainer.json block is in the guide');
+  const dc = JSON.parse(json) as Record<string, unknown>;
+  assert.equal(dc.image, run.image);
+  assert.equal(dc.init, true);
+  assert.equal(dc.containerUser, run.user);
+  assert.deepEqual(dc.containerEnv, run.env);
+  assert.equal(dc.workspaceFolder, run.workdir);
+  const mount = (v: string) => {
+    const [source, target, ro] = v.split(':');
+    return `type=bind,source=${source},target=${target}${ro === 'ro' ? ',readonly' : ''}`;
+  };
+  const [runDirVolume, workspaceVolume, ...lent] = run.volumes;
+  assert.deepEqual(dc.mounts, [mount(runDirVolume!).replace(spec.runDir, '${localEnv:HOME}/.jackin/sockets/agent'), ...lent.map(mount)]);
+  assert.equal(dc.workspaceMount, mount(workspaceVolume!).replace('/home/op/project', '${localWorkspaceFolder}'));
+  assert.equal(dc.postStartCommand, `nohup ${formatArgv([...entrypoint, ...program])} >/dev/null 2>&1 &`);
+});
