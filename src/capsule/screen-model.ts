@@ -48,7 +48,7 @@ const PARSE_SLICE_BYTES = 16 * 1024;
 const FLOOD_READ_BYTES = 2048;
 const GATHER_MS = 4;
 const FLOOD_GATHER_MS = 25;
-const FLOOD_GATHER_BYTES = 2 * 1024 * 1024;
+const FLOOD_GATHER_BYTES = 1024 * 1024;
 
 /** A batch shorter than this is parsed whole: looking for a cut would cost more than it saves. */
 export const FAST_FORWARD_MIN_BYTES = 16 * 1024;
