@@ -1,8 +1,8 @@
 // Issue 16: the agent in a real container (Podman, scripts/setup-podman.sh), reached three ways from the
 // operator's terminal: `podman exec -it` (the baseline), `jackin attach` over the bind-mounted socket, and
 // `jackin attach --via podman` (an exec relay). Keystroke round trip, output throughput, time to first
-// prompt, and the capsule's peak RSS during the throughput run.
-import { execFile, execFileSync } from 'node:child_process';
+// prompt, the capsule's peak RSS during the throughput run, and the relay's start-up against `node -e 0`.
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -117,6 +117,30 @@ function variants(image, dataDir) {
   ];
 }
 
+/**
+ * Start-up of a Node process that does nothing (`node -e 0`) against the exec relay (`jackin-capsule
+ * attach-proxy` to a socket that does not exist: it loads the relay, fails to connect and exits), taking
+ * turns, on the host: the relay's own cost, and the floor under the first prompt through an exec relay
+ * (the host's `jackin` and the relay are two Node start-ups).
+ */
+function measureStartup(n) {
+  const time = (args) => {
+    const t0 = process.hrtime.bigint();
+    spawnSync(process.execPath, args, { stdio: 'ignore' });
+    return Number(process.hrtime.bigint() - t0) / 1e6;
+  };
+  const node = [];
+  const relay = [];
+  const proxy = [join(REPO_ROOT, 'bin', 'jackin-capsule.js'), 'attach-proxy', '--socket', join(tmpdir(), `jackin-bench-none-${process.pid}`, 'jackin.sock')];
+  time(['-e', '0']); // warm the page cache for both
+  time(proxy);
+  for (let i = 0; i < n; i++) {
+    node.push(time(['-e', '0']));
+    relay.push(time(proxy));
+  }
+  return { node: median(node), relay: median(relay) };
+}
+
 export async function run({ quick, log }) {
   const latencySamples = quick ? 100 : 1000;
   const mib = quick ? 16 : 64;
@@ -127,6 +151,8 @@ export async function run({ quick, log }) {
   const dataDir = dirname(file.path);
   const all = variants(image, dataDir);
   const results = Object.fromEntries(all.map((v) => [v.id, { label: v.label, rates: [], prompts: [], rss: [] }]));
+  const startup = measureStartup(quick ? 5 : 21);
+  log(`container: start-up: node -e 0 ${fmt(startup.node, 0)} ms, relay ${fmt(startup.relay, 0)} ms`);
   try {
     for (const v of all) {
       const r = results[v.id];
@@ -173,10 +199,10 @@ export async function run({ quick, log }) {
   } finally {
     file.cleanup();
   }
-  return { data: results, markdown: render(results, { latencySamples, mib, runs, prompts }) };
+  return { data: { ...results, startup }, markdown: render(results, startup, { latencySamples, mib, runs, prompts }) };
 }
 
-function render(res, { latencySamples, mib, runs, prompts }) {
+function render(res, startup, { latencySamples, mib, runs, prompts }) {
   const e = res.exec;
   const s = res.socket;
   const v = res.via;
@@ -207,6 +233,10 @@ function render(res, { latencySamples, mib, runs, prompts }) {
     `- p50 round-trip overhead over podman exec -it: ${fmt(over, 3)} ms (target ≤ 0.5 ms): ${verdict(over <= 0.5, over)}`,
     `- first prompt via podman against podman exec -it: ${ratio(get.prompt(v), get.prompt(e))} (target ≤ 2×): ${verdict(get.prompt(v) <= 2 * get.prompt(e), get.prompt(v))}`,
     `- capsule peak RSS during the throughput run: ${fmt(rss, 1)} MiB (target < 100 MiB): ${verdict(rss < 100, rss)}`,
+    `- relay start-up (\`jackin-capsule attach-proxy\`, no socket: loads, fails to connect, exits) against \`node -e 0\`, on the host: ` +
+      `${fmt(startup.relay, 0)} against ${fmt(startup.node, 0)} ms, ${fmt(startup.relay - startup.node, 0)} ms more (target within 50 ms): ${verdict(startup.relay - startup.node <= 50, startup.relay)}`,
+    `- the first prompt through an exec relay starts Node twice (the host's \`jackin\`, then the relay in the container): ` +
+      `2 × ${fmt(startup.node, 0)} ms of \`node -e 0\` alone is ${ratio(2 * startup.node, get.prompt(e))} of \`podman exec -it\`'s whole first prompt`,
     ...(errors.length ? ['', 'Failures:', '', ...errors] : []),
     '',
     'Method: Podman with crun, an image built here from host binaries (no jackin and no Node inside); each ' +
