@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import xh from '@xterm/headless';
 import { ScreenModel } from './screen-model.ts';
-import { penOf, underlineOf } from './rendition-overlay.ts';
+import { penOf, savedCursorOf, underlineOf } from './rendition-overlay.ts';
 
 /** Per cell of row 0: chars, underline style and colour, bold, fg (what a terminal fed `writes` shows). */
 async function underlines(cols: number, ...writes: Array<string | Uint8Array>): Promise<string[]> {
@@ -44,4 +44,15 @@ test('rendition overlay: the installed xterm keeps underline style and colour wh
   await new Promise<void>((resolve) => term.write('\x1b[4:3;58;5;9mX', resolve));
   assert.deepEqual(underlineOf(term.buffer.active.getLine(0)!.getCell(0)!), { style: 3, color: 0x2000009 });
   term.dispose();
+});
+
+test('rendition overlay: the installed xterm exposes the saved cursor the repaint saves again; a terminal without it gives null', async () => {
+  const term = new xh.Terminal({ rows: 5, cols: 20, scrollback: 0, allowProposedApi: true });
+  await new Promise<void>((resolve) => term.write('\x1b[3;9H\x1b[1;32m\x1b7\x1b[0m\x1b[H', resolve));
+  const saved = savedCursorOf(term);
+  assert.ok(saved !== null, 'xterm no longer provides _core._inputHandler._activeBuffer.savedX/savedY/savedCurAttrData');
+  assert.deepEqual({ x: saved.x, y: saved.y, bold: saved.pen.isBold() !== 0, fg: saved.pen.getFgColor() }, { x: 8, y: 2, bold: true, fg: 2 });
+  term.dispose();
+  assert.equal(savedCursorOf({ _core: { _inputHandler: {} } }), null);
+  assert.equal(savedCursorOf({ _core: { _inputHandler: { _activeBuffer: { savedX: 1, savedY: 1, ybase: 0, savedCurAttrData: {} } } } }), null);
 });

@@ -46,6 +46,20 @@ export function penOf(term: object): (Rendition & object) | null {
   return typeof pen === 'object' && pen !== null && typeof (pen as Rendition).isBold === 'function' ? (pen as Rendition) : null;
 }
 
+/**
+ * Where the program last saved the cursor (DECSC `ESC 7`, SCOSC `CSI s`) in the active buffer, and the pen
+ * saved with it (xterm saves its colours and flags, `savedCurAttrData`), or null if it cannot be read. xterm
+ * keeps these in its private buffer (`_core._inputHandler._activeBuffer.savedX/savedY/savedCurAttrData`).
+ */
+export function savedCursorOf(term: object): { x: number; y: number; pen: Rendition & object } | null {
+  const core = (term as { _core?: { _inputHandler?: { _activeBuffer?: { savedX?: unknown; savedY?: unknown; ybase?: unknown; savedCurAttrData?: unknown } } } })._core;
+  const b = core?._inputHandler?._activeBuffer;
+  const pen = b?.savedCurAttrData;
+  if (typeof b?.savedX !== 'number' || typeof b.savedY !== 'number' || typeof b.ybase !== 'number') return null;
+  if (typeof pen !== 'object' || pen === null || typeof (pen as Rendition).isBold !== 'function') return null;
+  return { x: b.savedX, y: b.savedY - b.ybase, pen: pen as Rendition };
+}
+
 function colour(base: number, isRgb: boolean, isPalette: boolean, mode: number, value: number): string[] {
   if (isRgb) return [`${base + 8};2;${(value >> 16) & 0xff};${(value >> 8) & 0xff};${value & 0xff}`];
   if (!isPalette) return [];

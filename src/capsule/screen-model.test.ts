@@ -231,3 +231,30 @@ test('screen model: a batch that starts inside an escape sequence is parsed whol
   fast.dispose();
   slow.dispose();
 });
+
+test('screen model: a cursor the program saved is saved again by the repaint, so its DECRC after a reattach lands where it did', async () => {
+  for (const [save, restore] of [['\x1b7', '\x1b8'], ['\x1b[s', '\x1b[u']] as const) {
+    for (const screen of ['', '\x1b[?1049h']) {
+      const m = new ScreenModel({ rows: 10, cols: 40 });
+      await feed(m, `${screen}top\x1b[4;7H\x1b[1;31m${save}\x1b[0m\x1b[9;1Hprompt`);
+      const copy = await replay(m);
+      for (const model of [m, copy]) await feed(model, `${restore}X`);
+      const what = `${JSON.stringify(save)} ${screen === '' ? 'normal' : 'alternate'} screen`;
+      assert.equal(copy.screenLines()[3], '      X', what);
+      assert.deepEqual(copy.cursor, m.cursor, what);
+      // Same cells and pen: the X is bold red in both.
+      assert.equal(copy.repaint().toString('latin1'), m.repaint().toString('latin1'), what);
+      m.dispose();
+      copy.dispose();
+    }
+  }
+});
+
+test('screen model: without a saved cursor, or after a reset, the repaint saves none', async () => {
+  const m = new ScreenModel({ rows: 6, cols: 20 });
+  await feed(m, 'text');
+  assert.ok(!m.repaint().includes('\x1b7'));
+  await feed(m, '\x1b7\x1bc');
+  assert.ok(!m.repaint().includes('\x1b7'));
+  m.dispose();
+});

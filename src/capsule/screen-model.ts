@@ -17,7 +17,7 @@ import type { ProgramModes } from '../protocol/index.ts';
 import { plainTextCut } from './plain-text-cut.ts';
 import { charWidthProvider } from './char-width-provider.ts';
 import { XtermParserState } from './xterm-internals.ts';
-import { lastCellRewrite, penOf, renditionOverlay } from './rendition-overlay.ts';
+import { lastCellRewrite, penOf, renditionOverlay, renditionSgr, savedCursorOf } from './rendition-overlay.ts';
 import { MOUSE_ENCODING_SET, MOUSE_ENCODINGS, MOUSE_TRACKING_SET, RESET_SEQUENCE, serializeScreens, type MouseEncoding, type TerminalModes } from './terminal-modes.ts';
 import { createOsc8Tracker, resolveLinkAt, resolvePathAt, type Osc8Tracker, type ResolvedLink, type ResolvedPath, type ResolveOptions } from './links.ts';
 
@@ -77,6 +77,8 @@ export class ScreenModel {
    * a flood of plain text, where that comparison was a measurable share of the capsule's work.
    */
   private modesMayHaveChanged = true;
+  /** The buffers in which the program saved the cursor (DECSC / SCOSC) since the last reset. */
+  private readonly savedOn = new Set<'normal' | 'alternate'>();
 
   /** True (once) when modes may have changed since the last call. */
   takeModesChanged(): boolean {
@@ -120,6 +122,9 @@ export class ScreenModel {
       this.resetTracked();
       return false;
     });
+    // DECSC and SCOSC: remembered per buffer so a repaint can save the same cursor in the new terminal.
+    this.term.parser.registerEscHandler({ final: '7' }, () => this.onSaveCursor());
+    this.term.parser.registerCsiHandler({ final: 's' }, () => this.onSaveCursor());
   }
 
   /**
@@ -294,6 +299,7 @@ export class ScreenModel {
     let s = RESET_SEQUENCE + '\x1b[H\x1b[2J';
     s += serializeScreens(this.serializer.serialize({ scrollback: 0, excludeModes: true }));
     s += renditionOverlay(this.term.buffer.active, this.term.rows, this.term.cols, penOf(this.term));
+    s += this.savedCursorRepaint();
     if (modes.applicationCursorKeys) s += '\x1b[?1h';
     if (modes.applicationKeypad) s += '\x1b=';
     if (modes.bracketedPaste) s += '\x1b[?2004h';
@@ -341,7 +347,29 @@ export class ScreenModel {
     return false;
   }
 
+  /**
+   * A cursor the program saved in the active buffer, saved again in the new terminal (position and pen,
+   * then the program's pen back): otherwise its next DECRC after a reattach or redraw jumps to the top left.
+   * Written before the scroll region and origin mode, which home the cursor; a save made under origin mode
+   * is restored without it.
+   */
+  private savedCursorRepaint(): string {
+    if (!this.savedOn.has(this.term.buffer.active.type)) return '';
+    const saved = savedCursorOf(this.term);
+    const pen = penOf(this.term);
+    if (saved === null || pen === null) return '';
+    const row = Math.min(Math.max(saved.y, 0), this.term.rows - 1) + 1;
+    const col = Math.min(Math.max(saved.x, 0), this.term.cols - 1) + 1;
+    return `\x1b[${row};${col}H${renditionSgr(saved.pen)}\x1b7${renditionSgr(pen)}`;
+  }
+
+  private onSaveCursor(): boolean {
+    this.savedOn.add(this.term.buffer.active.type);
+    return false;
+  }
+
   private resetTracked(): void {
+    this.savedOn.clear();
     this.modesMayHaveChanged = true;
     this.mouseEncoding = 'default';
     this.cursorVisible = true;
