@@ -47,8 +47,10 @@ test('npm pack contains only what the package needs', () => {
   assert.ok(files.includes('LICENSE'));
   // The shim `jackin run --image` puts on the container's PATH.
   assert.ok(files.includes('container-bin/jackin-capsule'));
-  // Source maps would point at src/, which is not shipped.
+  // Source maps would point at src/, which is not shipped; so would a reference to one in the code.
   assert.deepEqual(files.filter((f) => f.endsWith('.map')), []);
+  const mapped = files.filter((f) => f.endsWith('.js') && readFileSync(join(root, f), 'utf8').includes('//# sourceMappingURL='));
+  assert.deepEqual(mapped, []);
   const unwanted = files.filter((f) => /(^|\/)(test|bench|scripts|node_modules|\.ci)\//.test(f) || /\.test\.(js|ts)$/.test(f) || /^src\//.test(f));
   assert.deepEqual(unwanted, []);
 });
