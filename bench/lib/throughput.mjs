@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { median } from './stats.mjs';
 
-const END_MARKER = 'BENCH-END-OF-OUTPUT';
+/** The end markers are this followed by FIRST and SECOND. */
+const END_MARKER = 'BENCH-END-OF-';
 const MIB = 1024 * 1024;
 
 /** Writes `mib` MiB of base64 text in 76-column lines (what `base64` prints) and returns its path. */
@@ -35,25 +36,34 @@ export async function makeTextFile(mib) {
   return { path, bytes: total, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
-/** Runs `cat file` through `variant` `runs` times; reports the median rate in MiB/s. */
+/**
+ * Runs `cat file` through `variant` `runs` times; each run is one session whose program prints the file
+ * twice, a go key before each. The first `cat` is the first flood of a new session (a new capsule still
+ * compiling its hot paths, a new tmux server); the second, the same flood in a session that is already
+ * running, the steady state of an agent that has been at work for a while. Reports both medians in MiB/s.
+ */
 export async function measureThroughput(variant, file, { runs, timeoutMs = 120_000 }) {
-  // The program stays alive after the marker (`read stop`): node-pty drops output still unread when the
-  // program exits and the PTY closes, which would lose the marker.
-  const program = ['sh', '-c', `stty -echo; printf "BENCH-%s\\n" READY; read go; cat "$0"; printf "\\nBENCH-END-OF-%s\\n" OUTPUT; read stop`, file.path];
-  const rates = [];
+  // The program stays alive after the last marker (`read stop`): node-pty drops output still unread when
+  // the program exits and the PTY closes, which would lose the marker.
+  const program = ['sh', '-c', `stty -echo; printf "BENCH-%s\\n" READY; read go; cat "$0"; printf "\\nBENCH-END-OF-%s\\n" FIRST; read go; cat "$0"; printf "\\nBENCH-END-OF-%s\\n" SECOND; read stop`, file.path];
+  const cold = [];
+  const warm = [];
+  const timed = async (pty, marker) => {
+    const done = pty.waitForText(marker, { timeoutMs });
+    const t0 = process.hrtime.bigint();
+    pty.write('\r');
+    await done;
+    return file.bytes / MIB / (Number(process.hrtime.bigint() - t0) / 1e9);
+  };
   for (let r = 0; r < runs; r++) {
     const session = await variant.start(program);
     try {
       await session.pty.waitForText('BENCH-READY', { timeoutMs: 20_000 });
-      const done = session.pty.waitForText(END_MARKER, { timeoutMs });
-      const t0 = process.hrtime.bigint();
-      session.pty.write('\r');
-      await done;
-      const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
-      rates.push(file.bytes / MIB / seconds);
+      cold.push(await timed(session.pty, `${END_MARKER}FIRST`));
+      warm.push(await timed(session.pty, `${END_MARKER}SECOND`));
     } finally {
       await session.stop();
     }
   }
-  return { mibPerSecond: median(rates), runs: rates.length, mib: file.bytes / MIB };
+  return { mibPerSecond: median(warm), coldMibPerSecond: median(cold), runs: warm.length, mib: file.bytes / MIB };
 }
