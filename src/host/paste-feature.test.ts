@@ -77,6 +77,13 @@ test('empty bracketed paste and palette without an image: a notice', async () =>
   await f.trigger({ kind: 'action', source: 'clipboard' }, 'stage-only');
   assert.equal(s.notices.length, 2);
   assert.match(s.notices[1]!.text, /no image on the host clipboard/);
+  // Both were asked for: both are in the host's record; a Ctrl+V that simply passes through is not.
+  assert.deepEqual(s.log, [
+    { action: 'paste-image', target: 'clipboard', result: 'failed', detail: 'no image on the host clipboard' },
+    { action: 'paste-image', target: 'clipboard', result: 'failed', detail: 'no image on the host clipboard' },
+  ]);
+  await f.trigger({ kind: 'key', raw: Buffer.from([0x16]) }, 'paste');
+  assert.equal(s.log.length, 2);
 });
 
 test('stage-only sends StageOnly first only when negotiated; upstream gets only upstream frames', async () => {
@@ -109,6 +116,7 @@ test('failures are told: backend missing (with the install hint), too large, uns
     assert.equal(s.notices[0]?.level, 'error');
     assert.ok(s.notices[0]?.text.includes(msg));
     assert.equal(s.sent.length, 0);
+    assert.deepEqual(s.log, [{ action: 'paste-image', target: 'clipboard', result: 'failed', detail: `${code}: ${msg}` }]);
   }
 });
 

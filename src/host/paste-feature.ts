@@ -173,18 +173,22 @@ export class PasteFeature implements Disposable {
         case 'empty-paste':
           this.#s.sendInput(trigger.raw);
           this.#s.notify('warning', 'Image not pasted: no image on the host clipboard');
+          this.#logFailed(trigger, 'no image on the host clipboard');
           return { kind: 'no-image' };
         case 'pasted-path':
           this.#s.sendInput(trigger.raw);
           return { kind: 'passed-through' };
-        case 'action':
+        case 'action': {
+          const why = trigger.source === 'clipboard-path' ? 'the host clipboard names no image file' : 'no image on the host clipboard';
           this.#s.notify(
             'warning',
             trigger.source === 'clipboard-path'
               ? 'Image not staged: the host clipboard names no image file (copy a file, or one absolute path)'
               : 'Image not pasted: no image on the host clipboard',
           );
+          this.#logFailed(trigger, why);
           return { kind: 'no-image' };
+        }
         default: {
           const never: never = trigger;
           throw new TypeError(`unexpected trigger ${JSON.stringify(never)}`);
@@ -228,6 +232,7 @@ export class PasteFeature implements Disposable {
       // A real image we cannot send (too large): the text still goes through, and the operator learns why.
       this.#s.sendInput(trigger.raw);
       this.#s.notify('warning', `Pasted path not staged: ${message}`);
+      this.#logFailed(trigger, `${code}: ${message}`);
       return { kind: 'failed', code, message };
     }
     if (trigger.kind === 'key' && missing) {
@@ -237,7 +242,14 @@ export class PasteFeature implements Disposable {
       this.#missingTold = true;
     }
     this.#s.notify('error', `Image not pasted: ${message}`);
+    this.#logFailed(trigger, `${code}: ${message}`);
     return { kind: 'failed', code, message };
+  }
+
+  /** A paste the operator asked for that ended before anything was sent: in the host's record too. */
+  #logFailed(trigger: PasteTrigger, detail: string): void {
+    const target = trigger.kind === 'pasted-path' ? trigger.path : trigger.kind === 'action' ? trigger.source : 'clipboard';
+    this.#s.logAction({ action: 'paste-image', target, result: 'failed', detail });
   }
 
   async #send(image: { format: ImageFormat; bytes: Buffer }, mode: PasteMode): Promise<PasteOutcome> {
