@@ -8,9 +8,10 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { encodeControlMessage, ControlMessageDecoder } from '../src/protocol/index.ts';
 import { runDir } from './helpers/capsules.ts';
-import { fixtureCommand, paneFor, startSession } from './helpers/jackin-cli.ts';
+import { OUR_FEATURES, startFakeCapsule } from './helpers/fake-capsule.ts';
+import { fixtureCommand, JACKIN, paneFor, startSession, START_TIMEOUT_MS } from './helpers/jackin-cli.ts';
 import { pollUntil } from './helpers/poll.ts';
-import type { TmuxPane } from './helpers/tmux.ts';
+import { shellQuote, type TmuxPane } from './helpers/tmux.ts';
 
 const PALETTE_KEY = [0x1c];
 const ESC = [0x1b];
@@ -121,6 +122,22 @@ test('notices: a notice appears, disappears within a few seconds, and leaves the
   const started = Date.now();
   await pollUntil('the notice to go away', async () => (await screen(pane)) === before, { timeoutMs: 8000 });
   assert.ok(Date.now() - started < 8000);
+});
+
+test('palette: a palette key pressed before the capsule\'s Welcome opens the palette once it comes, and never reaches the program', async (t) => {
+  const pane = await paneFor(t);
+  // A capsule that says Welcome only when the test does (ours: it offers repaint).
+  const fake = await startFakeCapsule(t, { home: pane.jackinHome, name: 'early' });
+  await pane.typeLine(`clear; ${JACKIN} attach ${shellQuote('early')}`);
+  // jackin is in raw mode before its Hello, so keys from here on are jackin's.
+  const c = await fake.connection(0, START_TIMEOUT_MS);
+  await pane.sendBytes(Buffer.from('a\x1c', 'latin1'));
+  await pollUntil('the key before the palette key', () => c.input() === 'a', { last: () => c.input() });
+  c.send({ type: 'Welcome', sessions: 1, features: { ...OUR_FEATURES } });
+  await pane.waitForText('Detach (the program keeps running)', { timeoutMs: START_TIMEOUT_MS });
+  await pane.sendBytes([0x64]);
+  await pollUntil('the detach request', () => c.received.find((f) => f.type === 'AttachControl'), { last: () => c.received.map((f) => f.type) });
+  assert.equal(c.input(), 'a', 'the palette key and the d never reached the program');
 });
 
 test('notices: container text with ESC, BEL, CSI and newlines appears only as inert text', async (t) => {

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fixtureCommand, paneFor } from './helpers/jackin-cli.ts';
+import { fixtureCommand, OUTER_PROMPT, paneFor, startSession } from './helpers/jackin-cli.ts';
 import { pollUntil } from './helpers/poll.ts';
 import { shellQuote } from './helpers/tmux.ts';
 
@@ -26,6 +26,19 @@ test('tmux driver: sendBytes delivers all 256 byte values to a raw-mode program'
   await pane.sendBytes(all);
   await pollUntil('256 bytes recorded', () => readFileSync(out).length >= 256);
   assert.ok(readFileSync(out).equals(all));
+});
+
+test('tmux driver: startSession refuses a ready marker that its own command line shows, and types nothing', async (t) => {
+  const pane = await paneFor(t, { rows: 40, cols: 120 });
+  // The echo of this line shows HOSTILE-READY before jackin runs: a key sent on seeing it reaches the
+  // shell (Ctrl+\ is a SIGQUIT there), not jackin. Built at run time, the marker is the program's alone.
+  const fixed = `sh -c ${shellQuote("printf 'HOSTILE-READY'; exec cat")}`;
+  await assert.rejects(startSession(pane, 'marker', 'HOSTILE-READY', fixed), /ready marker HOSTILE-READY is in the command line/);
+  await assert.rejects(startSession(pane, 'marker', /HOSTILE-\w+/, fixed), /is in the command line/);
+  assert.ok(OUTER_PROMPT.test(await pane.capture()), 'nothing was typed');
+  const built = `sh -c ${shellQuote("printf 'HOSTILE-%s' READY; exec cat")}`;
+  const screen = await startSession(pane, 'marker', /^HOSTILE-READY$/m, built);
+  assert.ok(!screen.includes('jackin.js'), `the marker was found on the program's screen, not the command line:\n${screen}`);
 });
 
 test('tmux driver: modes() sees the alternate screen and hidden cursor a program switched on', async (t) => {

@@ -107,6 +107,28 @@ test('attach: Ctrl+\\ d sends AttachControl Detach with context {v:1} and ends d
   assert.equal(input, 'ls');
 });
 
+test('attach: a palette key typed before the capsule\'s Welcome waits for it, then opens our palette: it never reaches the program', async (t) => {
+  const cap = await fakeCapsule(t);
+  const term = fakeTerminal();
+  const done = new AttachSession({ transport: cap.client, terminal: term.terminal, name: 'x' }).start();
+  await cap.waitFor('Hello');
+  const input = (): string => Buffer.concat(cap.frames.flatMap((f) => (f.type === 'Input' ? [f.bytes] : []))).toString('latin1');
+  // Between Hello and Welcome: the keys before the palette key go out as typed (protocol.md section 6).
+  term.stdin.write(Buffer.from('ls\x1cd'));
+  await pollUntil('the keys before the palette key', () => input().startsWith('ls'), { last: input });
+  cap.send({ type: 'Welcome', sessions: 1, features: { repaint: 1 } });
+  await pollUntil('the palette drawn', () => term.written().includes('Detach'), { last: () => JSON.stringify({ written: term.written(), input: input() }) });
+  // The d read after the palette key chose Detach in the palette.
+  const req = await cap.waitFor('AttachControl');
+  assert.deepEqual(req, { type: 'AttachControl', requestId: 1n, context: { v: 1 }, body: { kind: 'Detach' } });
+  assert.equal(input(), 'ls');
+  const ext = cap.frames.findIndex((f) => f.type === 'ExtHello');
+  assert.ok(ext >= 0 && ext < cap.frames.findIndex((f) => f.type === 'AttachControl'), 'the held keys acted after the extensions were agreed');
+  cap.send({ type: 'AttachControlResponse', requestId: 1n, result: 'success' });
+  cap.send({ type: 'Shutdown', reason: null });
+  assert.deepEqual(await done, { kind: 'detached' });
+});
+
 test('attach: with an upstream capsule the palette key is forwarded, and the host draws its notices itself (nothing goes to the capsule)', async (t) => {
   const cap = await fakeCapsule(t);
   const term = fakeTerminal();

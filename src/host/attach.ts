@@ -137,7 +137,7 @@ export class AttachSession implements FeatureSession {
         confirm: this.confirmer,
         sendInput: (bytes) => this.sendInput(bytes),
         active: () => !this.detaching && !this.finished,
-        drawsOverlay: () => this.drawsOverlay,
+        drawsOverlay: () => (this.welcomed ? this.drawsOverlay : null),
         gesture: (g) => this.gesture(g),
         filter: terminal.filter,
         ...(o.log ? { log: o.log } : {}),
@@ -285,6 +285,7 @@ export class AttachSession implements FeatureSession {
       // A Welcome whose extension block is malformed: talk to it as to an upstream capsule.
       this.welcomed = true;
       this.welcomeEmitter.fire({ sessions: 0, features: null });
+      this.input.welcomed();
       this.notify('warning', `the capsule sent a malformed extension block (${error.code}); extensions disabled`);
     } else if (this.skippedNotices.tryTake()) {
       this.notify('warning', `skipped a malformed frame from the capsule: ${error.code} ${error.message}`);
@@ -309,6 +310,7 @@ export class AttachSession implements FeatureSession {
           this.relay.send({ type: 'ExtHello', features: this.negotiated });
         }
         this.welcomeEmitter.fire({ sessions: f.sessions, features: f.features });
+        this.input.welcomed();
         return;
       case 'Bell':
         this.o.terminal.write(BEL);

@@ -6,7 +6,8 @@ import { PaletteController } from './palette-controller.ts';
 import { initialProgramModes } from './terminal-filter/modes.ts';
 import { ReplyExpectations } from './terminal-filter/replies.ts';
 
-function setup(drawsOverlay = true) {
+function setup(initialOverlay: boolean | null = true) {
+  let drawsOverlay = initialOverlay;
   const typed: string[] = [];
   const gestures: Gesture[] = [];
   const drawn: string[] = [];
@@ -28,7 +29,7 @@ function setup(drawsOverlay = true) {
     gesture: (g) => gestures.push(g),
     filter: { expectations: replies, program },
   });
-  return { router, palette, typed, gestures, drawn, notices, replies, program, stop: () => (active = false) };
+  return { router, palette, typed, gestures, drawn, notices, replies, program, stop: () => (active = false), welcome: (ours: boolean) => ((drawsOverlay = ours), router.welcomed()) };
 }
 
 test('input router: typed bytes go to the program; nothing once the session is inactive', () => {
@@ -97,6 +98,35 @@ test('input router: with an upstream capsule the palette key goes to the program
   assert.deepEqual(s.gestures, ['palette-key']);
   assert.equal(s.palette.isOpen, false);
   assert.deepEqual(s.typed, ['\x1c']);
+});
+
+test('input router: a palette key read before the Welcome waits for it, with every key after it, then opens our palette', () => {
+  const s = setup(null);
+  let ran = 0;
+  s.palette.register({ id: 'x', title: 'X', key: 'x', run: () => void ran++ });
+  s.router.push(Buffer.from('a\x1cx'));
+  s.router.push(Buffer.from('b'));
+  assert.deepEqual(s.typed, ['a'], 'the key before it went out; the palette key and the keys after it wait');
+  assert.equal(s.palette.isOpen, false);
+  assert.deepEqual(s.gestures, []);
+  s.welcome(true);
+  assert.deepEqual(s.gestures, ['palette-key']);
+  assert.equal(ran, 1, 'the x after the palette key chose the palette action');
+  assert.deepEqual(s.typed, ['a', 'b'], 'the palette key never reached the program; the later key follows in order');
+  // A second Welcome changes nothing; a palette key after it acts at once.
+  s.welcome(true);
+  s.router.push(Buffer.from([0x1c]));
+  assert.equal(s.palette.isOpen, true);
+});
+
+test('input router: a palette key held for the Welcome of an upstream capsule goes to it, in order', () => {
+  const s = setup(null);
+  s.router.push(Buffer.from('a\x1cb'));
+  assert.deepEqual(s.typed, ['a']);
+  s.welcome(false);
+  assert.deepEqual(s.typed.join(''), 'a\x1cb');
+  assert.equal(s.palette.isOpen, false);
+  assert.deepEqual(s.gestures, ['palette-key']);
 });
 
 test('palette controller: a disposed action leaves the palette; a failing action becomes an error notice', async () => {

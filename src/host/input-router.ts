@@ -6,6 +6,8 @@
  * a paste goes in brackets only when the program asked for bracketed paste (the host keeps the terminal's
  * bracketed paste on for itself, docs/terminal-policy.md). Two timers flush what the scanner holds back (a lone ESC, a paste whose
  * end marker never comes), and while a feature holds input (an image paste) it waits and follows, in order.
+ * A palette key read before the capsule's Welcome waits for it the same way (only then is it known whether
+ * the host draws the palette or an upstream capsule gets the key).
  */
 import { DisposableStore, toDisposable, type Disposable } from '../disposable.ts';
 import type { Gesture, InputHook, InputHookKind } from './feature-session.ts';
@@ -32,8 +34,11 @@ export interface InputRouterOptions {
   sendInput: (bytes: Buffer) => void;
   /** False once the session detaches or ends: input is dropped. */
   active: () => boolean;
-  /** True when this host draws its own palette (our capsule); else the palette key goes to the capsule. */
-  drawsOverlay: () => boolean;
+  /**
+   * True when this host draws its own palette (our capsule); false for an upstream capsule, which gets the
+   * palette key; null while the capsule's Welcome has not said which (see `welcomed`).
+   */
+  drawsOverlay: () => boolean | null;
   gesture: (g: Gesture) => void;
   /** The terminal filter: the replies due (the queries it let out) and the modes the program asked for. */
   filter: { readonly expectations: ReplyExpectations; readonly program: Readonly<ProgramModes> };
@@ -53,6 +58,8 @@ export class InputRouter implements Disposable {
    */
   private held: Array<{ scan: Buffer } | { typed: Buffer }> | null = null;
   private holds = 0;
+  /** The hold taken by a palette key read before the capsule's Welcome; released by `welcomed`. */
+  private welcomeHold: Disposable | null = null;
 
   constructor(private readonly o: InputRouterOptions) {
     this.scanner = new InputScanner({ ...o.scanner, replies: o.filter.expectations, pasteBrackets: () => o.filter.program.bracketedPaste });
@@ -77,17 +84,23 @@ export class InputRouter implements Disposable {
       if (this.holds > 0) return;
       const held = this.held ?? [];
       this.held = null;
+      // A replayed read may start a new hold (what follows it waits again) or open the palette (what follows
+      // it goes there): typed bytes are routed like any read's, only never scanned again.
       for (const h of held) {
-        // A replayed read may start a new hold: what follows it waits again.
-        const holding = this.held as typeof held | null;
-        if ('typed' in h) {
-          if (holding === null) this.o.sendInput(h.typed);
-          else holding.push(h);
-        } else {
-          this.push(h.scan);
-        }
+        if ('typed' in h) this.dispatch([{ type: 'bytes', bytes: h.typed }]);
+        else this.push(h.scan);
       }
     });
+  }
+
+  /**
+   * The capsule's Welcome arrived (`drawsOverlay` now answers): a palette key held for it, and everything
+   * read after it, goes where it belongs, in order.
+   */
+  welcomed(): void {
+    const hold = this.welcomeHold;
+    this.welcomeHold = null;
+    hold?.dispose();
   }
 
   /** Bytes read from the operator's terminal. */
@@ -134,11 +147,20 @@ export class InputRouter implements Disposable {
         case 'bytes':
           this.o.sendInput(ev.bytes);
           break;
-        case 'palette-key':
+        case 'palette-key': {
+          const ours = this.o.drawsOverlay();
+          if (ours === null) {
+            // Read between Hello and Welcome: whose palette this is is not known yet. Forwarded now, the key
+            // would reach our capsule's program as typed (0x1c, a SIGQUIT on its terminal); it waits for the
+            // Welcome instead, and so does everything typed after it.
+            this.holdForWelcome(ev.raw);
+            break;
+          }
           this.o.gesture('palette-key');
-          if (this.o.drawsOverlay()) this.o.palette.open();
+          if (ours) this.o.palette.open();
           else this.o.sendInput(ev.raw); // an upstream capsule has its own palette
           break;
+        }
         case 'paste-key':
           this.offer('pasteKey', ev);
           break;
@@ -154,6 +176,12 @@ export class InputRouter implements Disposable {
         }
       }
     }
+  }
+
+  /** Holds input from this palette key on (its raw bytes first) until `welcomed`. */
+  private holdForWelcome(raw: Buffer): void {
+    this.welcomeHold ??= this.hold();
+    this.held?.push({ scan: raw });
   }
 
   /** Offers an event to the hooks of its kind, newest first; unclaimed, its bytes (`unclaimed`) go to the program. */

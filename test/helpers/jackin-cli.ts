@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { TestContext } from 'node:test';
-import { TmuxPane, shellQuote, type TmuxOptions } from './tmux.ts';
+import { screenShows, TmuxPane, shellQuote, type TmuxOptions } from './tmux.ts';
 
 /** Root of this checkout: e2e tests run the built binaries under bin/ (the test runner builds dist/ first). */
 export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -51,6 +51,11 @@ export async function paneFor(t: TestContext, opts: TmuxOptions = {}): Promise<T
 /**
  * Starts `jackin run` for `program` in the pane's shell and waits until the program's screen shows `ready`.
  * Output of the shell after jackin exits (its status) is printed as `jackin-rc=<n>`.
+ *
+ * `ready` must be something only the program prints, never text of the command line: the line's echo stays
+ * on the screen until `clear` runs, so such a marker would be seen before jackin even started, and a key
+ * sent then goes to the shell, `clear` or a jackin not yet in raw mode (Ctrl+\ is their SIGQUIT): lost.
+ * A program that prints a fixed marker builds it at run time (`printf 'NAME-%s' READY`).
  */
 export async function startSession(
   pane: TmuxPane,
@@ -58,7 +63,14 @@ export async function startSession(
   ready: string | RegExp = INNER_PROMPT,
   program: string = INNER_SHELL,
 ): Promise<string> {
-  await pane.typeLine(`clear; ${jackinRun(name, program)}; echo "jackin-rc=$?"`);
+  const line = `clear; ${jackinRun(name, program)}; echo "jackin-rc=$?"`;
+  const { cols } = await pane.size();
+  // The echo as the pane shows it: after the prompt (`$ `), wrapped at the pane's width.
+  const echoed = `$ ${line}`.match(new RegExp(`.{1,${Math.max(cols, 1)}}`, 'gs'))?.join('\n') ?? '';
+  if (screenShows(line, ready) || screenShows(echoed, ready)) {
+    throw new Error(`startSession: the ready marker ${String(ready)} is in the command line itself, so it shows before the program runs`);
+  }
+  await pane.typeLine(line);
   return pane.waitForText(ready, { timeoutMs: START_TIMEOUT_MS });
 }
 

@@ -163,7 +163,7 @@ export class TmuxPane {
       `screen to contain ${String(needle)}`,
       async () => {
         last = await this.capture();
-        return (typeof needle === 'string' ? last.includes(needle) : needle.test(last)) ? last : undefined;
+        return screenShows(last, needle) ? last : undefined;
       },
       { timeoutMs, last: () => last },
     );
@@ -275,6 +275,13 @@ export class TmuxPane {
     // A capsule that was still stopping may write its log as we remove the tree: retry on ENOTEMPTY.
     removeTestDir(this.root);
   }
+}
+
+/** Whether a captured screen contains `needle` (a string, or a match of a regexp). */
+export function screenShows(screen: string, needle: string | RegExp): boolean {
+  if (typeof needle === 'string') return screen.includes(needle);
+  needle.lastIndex = 0;
+  return needle.test(screen);
 }
 
 /** Single-quotes a string for POSIX shells. */
