@@ -129,6 +129,19 @@ test('attach: a palette key typed before the capsule\'s Welcome waits for it, th
   assert.deepEqual(await done, { kind: 'detached' });
 });
 
+test('attach: a capsule that never sends its Welcome ends the session after the timeout', async (t) => {
+  const cap = await fakeCapsule(t);
+  const term = fakeTerminal();
+  const done = new AttachSession({ transport: cap.client, terminal: term.terminal, name: 'x', welcomeTimeoutMs: 200 }).start();
+  await cap.waitFor('Hello');
+  // The palette key is held for the Welcome that never comes: the timeout is what ends the session.
+  term.stdin.write(Buffer.from([0x1c]));
+  const outcome = await done;
+  assert.equal(outcome.kind, 'lost');
+  assert.match(outcome.kind === 'lost' ? outcome.reason : '', /^the capsule did not answer the handshake within 0\.2 s/);
+  assert.equal(cap.frames.filter((f) => f.type === 'Input').length, 0, 'the held palette key never went out');
+});
+
 test('attach: with an upstream capsule the palette key is forwarded, and the host draws its notices itself (nothing goes to the capsule)', async (t) => {
   const cap = await fakeCapsule(t);
   const term = fakeTerminal();

@@ -43,6 +43,11 @@ export type { InputHook, SessionAction } from './feature-session.ts';
 export const DETACH_REPLY_TIMEOUT_MS = 2_000;
 /** How long to wait for a relay to report why it ended, before giving the reason without it. */
 export const FAILURE_DETAIL_TIMEOUT_MS = 1_000;
+/**
+ * How long the host waits for the capsule's Welcome after its Hello. A capsule that never answers would
+ * otherwise keep the operator's terminal in raw mode, with a palette key held for the Welcome (no detach).
+ */
+export const WELCOME_TIMEOUT_MS = 20_000;
 const DETACH_REQUEST_ID = 1n;
 const BEL = Buffer.from([0x07]);
 
@@ -62,6 +67,8 @@ export interface AttachOptions {
   allowUpstreamRequests?: boolean;
   /** JACKIN_HOME, for the host's action log; default from env. */
   home?: string;
+  /** WELCOME_TIMEOUT_MS (tests). */
+  welcomeTimeoutMs?: number;
 }
 
 export class AttachSession implements FeatureSession {
@@ -242,6 +249,11 @@ export class AttachSession implements FeatureSession {
     this.store.add(this.relay.onBroken((reason) => void this.lose(reason)));
     this.store.add(this.relay.onEnd(() => this.onServerEnd()));
     this.relay.start();
+    const welcomeMs = this.o.welcomeTimeoutMs ?? WELCOME_TIMEOUT_MS;
+    const noWelcome = setTimeout(() => {
+      if (!this.welcomed) void this.lose(`the capsule did not answer the handshake within ${welcomeMs / 1000} s`);
+    }, welcomeMs);
+    this.store.add(toDisposable(() => clearTimeout(noWelcome)));
     this.store.add(terminal.onData((chunk) => this.input.push(chunk)));
     terminal.stdin.resume();
     this.store.add(
