@@ -41,6 +41,11 @@ if (build.status !== 0) process.exit(build.status ?? 1);
 const marker = randomBytes(8).toString('hex');
 // A short name: end-to-end tests show paths under it on a 120-column pane and match them on one line.
 const runTmp = mkdtempSync(join(tmpdir(), 'jt-'));
+// Some tools ignore TMPDIR and write to the shared temporary directory (wl-copy builds its buffer path in):
+// what appears there under their names, or ours, during the run counts as left behind too.
+const SHARED_TMP = tmpdir();
+const SHARED_NAMES = /^(wl-copy-buffer-|jackin-)/;
+const sharedBefore = new Set(readdirSync(SHARED_TMP));
 // Others may pass through (not list): the Wayland tests run the compositor as an unprivileged user, in a
 // directory of its own under this one.
 chmodSync(runTmp, 0o711);
@@ -100,7 +105,8 @@ let procs = ourProcesses();
 for (const deadline = Date.now() + 10_000; procs.length > 0 && Date.now() < deadline; procs = ourProcesses()) await sleep(200);
 // tsx keeps its compile cache in the temporary directory (`tsx-<uid>`): the runner's, not a test's.
 const entries = readdirSync(runTmp).filter((e) => !/^tsx-\d+$/.test(e));
-if (procs.length === 0 && entries.length === 0) {
+const shared = readdirSync(SHARED_TMP).filter((e) => SHARED_NAMES.test(e) && !sharedBefore.has(e));
+if (procs.length === 0 && entries.length === 0 && shared.length === 0) {
   rmSync(runTmp, { recursive: true, force: true });
   process.exit(status);
 }
@@ -110,7 +116,8 @@ for (const e of entries) {
   const tree = listTree(join(runTmp, e), e);
   console.error(`  ${e}${tree.length > 0 ? '/' : ''}${tree.length > 0 ? ` (${tree.length} entries: ${tree.slice(0, 5).join(', ')}${tree.length > 5 ? ', ...' : ''})` : ''}`);
 }
-// Clean up after the report so leftovers do not pile up: the processes by pid, then the directory.
+for (const e of shared) console.error(`  ${join(SHARED_TMP, e)} (in the shared temporary directory)`);
+// Clean up after the report so leftovers do not pile up: the processes by pid, then the directories.
 for (const p of procs) {
   try {
     process.kill(p.pid, 'SIGKILL');
@@ -119,4 +126,5 @@ for (const p of procs) {
   }
 }
 rmSync(runTmp, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+for (const e of shared) rmSync(join(SHARED_TMP, e), { recursive: true, force: true });
 process.exit(status === 0 ? 1 : status);

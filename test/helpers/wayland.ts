@@ -74,7 +74,11 @@ export async function startWayland(): Promise<Wayland> {
     runtimeDir,
     owners,
     async stop() {
-      // Only what these tests started, by pid.
+      // wl-copy keeps what it serves in a directory of its own under /tmp (the path is built in) and
+      // removes it only when it loses the selection, not on a signal: clear the selection first, so the
+      // owner exits by itself and cleans up, then stop whatever is left, by pid.
+      spawnSync('wl-copy', ['--clear'], { uid, gid, env: { ...env, WAYLAND_DISPLAY: join(runtimeDir, socket) }, stdio: 'ignore', timeout: 5000 });
+      await Promise.all(owners.map((c) => (c.exitCode === null && c.signalCode === null ? pollUntil('wl-copy to give up the selection', () => c.exitCode !== null || c.signalCode !== null, { timeoutMs: 5000 }).catch(() => undefined) : undefined)));
       await Promise.all(owners.map((c) => stopChild(c)));
       await stopChild(sway);
       rmSync(runtimeDir, { recursive: true, force: true });
