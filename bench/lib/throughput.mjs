@@ -67,3 +67,27 @@ export async function measureThroughput(variant, file, { runs, timeoutMs = 120_0
   }
   return { mibPerSecond: median(warm), coldMibPerSecond: median(cold), runs: warm.length, mib: file.bytes / MIB };
 }
+
+/**
+ * Throughput of every variant, `runs` times, the variants taking turns (a, b, c, a, ...), so a machine that
+ * gets slower or faster during the run affects them alike. Each run's figures go to `results[v.id].rates`
+ * (running session) and `.coldRates` (first flood); a failure to `.error`, and that variant stops.
+ * `session(v, r)` may wrap a variant (to read something before its session stops).
+ */
+export async function throughputInTurns(variants, results, file, { runs, log, section, session = (v) => v }) {
+  for (let i = 0; i < runs; i++) {
+    for (const v of variants) {
+      const r = results[v.id];
+      if (r.error !== undefined) continue;
+      try {
+        const one = await measureThroughput(session(v, r), file, { runs: 1 });
+        r.rates.push(one.mibPerSecond);
+        r.coldRates.push(one.coldMibPerSecond);
+        log(`${section}: ${v.label}: cat of ${one.mib} MiB, run ${i + 1}/${runs}: ${one.mibPerSecond.toFixed(1)} MiB/s running, ${one.coldMibPerSecond.toFixed(1)} MiB/s first`);
+      } catch (e) {
+        r.error = e instanceof Error ? e.message : String(e);
+        log(`${section}: ${v.label}: failed: ${r.error}`);
+      }
+    }
+  }
+}

@@ -2,7 +2,7 @@
 // direct PTY and inside tmux, all measured in this run.
 import { ALL_VARIANTS } from '../lib/variants.mjs';
 import { measureLatency } from '../lib/latency.mjs';
-import { makeTextFile, measureThroughput } from '../lib/throughput.mjs';
+import { makeTextFile, throughputInTurns } from '../lib/throughput.mjs';
 import { fmt, median, ratio } from '../lib/stats.mjs';
 
 export const id = 'attach';
@@ -27,23 +27,7 @@ export async function run({ quick, log }) {
       }
       results[v.id] = r;
     }
-    // Throughput runs take turns (direct, tmux, jackin, direct, ...), so a machine that gets slower or
-    // faster during the run affects every variant alike; each variant's figure is the median of its runs.
-    for (let i = 0; i < runs; i++) {
-      for (const v of ALL_VARIANTS) {
-        const r = results[v.id];
-        if (r.error !== undefined) continue;
-        try {
-          const one = await measureThroughput(v, file, { runs: 1 });
-          r.rates.push(one.mibPerSecond);
-          r.coldRates.push(one.coldMibPerSecond);
-          log(`attach: ${v.label}: cat of ${mib} MiB, run ${i + 1}/${runs}: ${fmt(one.mibPerSecond, 1)} MiB/s running, ${fmt(one.coldMibPerSecond, 1)} MiB/s first`);
-        } catch (e) {
-          r.error = e instanceof Error ? e.message : String(e);
-          log(`attach: ${v.label}: failed: ${r.error}`);
-        }
-      }
-    }
+    await throughputInTurns(ALL_VARIANTS, results, file, { runs, log, section: 'attach' });
     for (const v of ALL_VARIANTS) {
       const r = results[v.id];
       if (r.rates.length > 0) r.throughput = { mibPerSecond: median(r.rates), coldMibPerSecond: median(r.coldRates), runs: r.rates.length, mib };

@@ -11,7 +11,7 @@ import { promisify } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { glibcTestImage } from '../../test/helpers/podman-image.mjs';
 import { measureLatency } from '../lib/latency.mjs';
-import { makeTextFile, measureThroughput } from '../lib/throughput.mjs';
+import { makeTextFile, throughputInTurns } from '../lib/throughput.mjs';
 import { spawnOnPty } from '../lib/pty-process.mjs';
 import { fmt, median, ratio } from '../lib/stats.mjs';
 import { REPO_ROOT } from '../lib/variants.mjs';
@@ -174,29 +174,15 @@ export async function run({ quick, log }) {
         log(`container: ${v.label}: failed: ${r.error}`);
       }
     }
-    for (let i = 0; i < runs; i++) {
-      for (const v of all) {
-        const r = results[v.id];
-        if (r.error !== undefined) continue;
-        // Wraps start() to read the capsule's peak RSS just before the session is stopped.
-        const measured = {
-          ...v,
-          async start(argv) {
-            const s = await v.start(argv);
-            return { ...s, async stop() { if (v.id !== 'exec') r.rss.push(capsulePeakRssMiB(s.container)); await s.stop(); } };
-          },
-        };
-        try {
-          const one = await measureThroughput(measured, file, { runs: 1 });
-          r.rates.push(one.mibPerSecond);
-          r.coldRates.push(one.coldMibPerSecond);
-          log(`container: ${v.label}: cat of ${mib} MiB, run ${i + 1}/${runs}: ${fmt(one.mibPerSecond, 1)} MiB/s running, ${fmt(one.coldMibPerSecond, 1)} MiB/s first`);
-        } catch (e) {
-          r.error = e instanceof Error ? e.message : String(e);
-          log(`container: ${v.label}: failed: ${r.error}`);
-        }
-      }
-    }
+    // Each session's stop() first reads the capsule's peak RSS.
+    const session = (v, r) => ({
+      ...v,
+      async start(argv) {
+        const s = await v.start(argv);
+        return { ...s, async stop() { if (v.id !== 'exec') r.rss.push(capsulePeakRssMiB(s.container)); await s.stop(); } };
+      },
+    });
+    await throughputInTurns(all, results, file, { runs, log, section: 'container', session });
   } finally {
     file.cleanup();
   }
