@@ -129,6 +129,22 @@ test('input router: a palette key held for the Welcome of an upstream capsule go
   assert.deepEqual(s.gestures, ['palette-key']);
 });
 
+test('input router: a paste key, a paste and a click read before the Welcome wait for it, then reach the hooks in order', () => {
+  const s = setup(null);
+  const seen: string[] = [];
+  s.router.addHook('pasteKey', () => (seen.push('paste-key'), true));
+  s.router.addHook('paste', (ev) => (seen.push(`paste:${ev.type === 'paste' ? ev.content.toString() : ''}`), true));
+  s.router.addHook('mouse', () => (seen.push('mouse'), true));
+  s.router.push(Buffer.from('a\x16b'));
+  s.router.push(Buffer.from('\x1b[200~/tmp/x.png\x1b[201~c'));
+  s.router.push(Buffer.from('\x1b[<0;3;4M'));
+  assert.deepEqual(seen, [], 'no hook acted before the Welcome');
+  assert.deepEqual(s.typed, ['a'], 'the key before the paste key went out; everything after it waits');
+  s.welcome(true);
+  assert.deepEqual(seen, ['paste-key', 'paste:/tmp/x.png', 'mouse']);
+  assert.deepEqual(s.typed, ['a', 'b', 'c'], 'typed keys follow in order');
+});
+
 test('palette controller: a disposed action leaves the palette; a failing action becomes an error notice', async () => {
   const s = setup();
   const chosen: string[] = [];

@@ -6,8 +6,9 @@
  * a paste goes in brackets only when the program asked for bracketed paste (the host keeps the terminal's
  * bracketed paste on for itself, docs/terminal-policy.md). Two timers flush what the scanner holds back (a lone ESC, a paste whose
  * end marker never comes), and while a feature holds input (an image paste) it waits and follows, in order.
- * A palette key read before the capsule's Welcome waits for it the same way (only then is it known whether
- * the host draws the palette or an upstream capsule gets the key).
+ * A palette key, paste key, paste or mouse event read before the capsule's Welcome waits for it the same
+ * way: only then is it known whether the host draws the palette or an upstream capsule gets the key, and
+ * which features the capsule has (a paste or a click acted on before would go out without them).
  */
 import { DisposableStore, toDisposable, type Disposable } from '../disposable.ts';
 import type { Gesture, InputHook, InputHookKind } from './feature-session.ts';
@@ -58,7 +59,7 @@ export class InputRouter implements Disposable {
    */
   private held: Array<{ scan: Buffer } | { typed: Buffer }> | null = null;
   private holds = 0;
-  /** The hold taken by a palette key read before the capsule's Welcome; released by `welcomed`. */
+  /** The hold taken by an event read before the capsule's Welcome; released by `welcomed`. */
   private welcomeHold: Disposable | null = null;
 
   constructor(private readonly o: InputRouterOptions) {
@@ -143,19 +144,19 @@ export class InputRouter implements Disposable {
         this.o.palette.handle(ev);
         continue;
       }
+      if (ev.type !== 'bytes' && this.o.drawsOverlay() === null) {
+        // Read between Hello and Welcome: a palette key forwarded now would reach our capsule's program as
+        // typed (0x1c, a SIGQUIT on its terminal), and a paste or click would act before the features are
+        // known. It waits for the Welcome instead, and so does everything typed after it.
+        this.holdForWelcome(ev.raw);
+        continue;
+      }
       switch (ev.type) {
         case 'bytes':
           this.o.sendInput(ev.bytes);
           break;
         case 'palette-key': {
-          const ours = this.o.drawsOverlay();
-          if (ours === null) {
-            // Read between Hello and Welcome: whose palette this is is not known yet. Forwarded now, the key
-            // would reach our capsule's program as typed (0x1c, a SIGQUIT on its terminal); it waits for the
-            // Welcome instead, and so does everything typed after it.
-            this.holdForWelcome(ev.raw);
-            break;
-          }
+          const ours = this.o.drawsOverlay() === true;
           this.o.gesture('palette-key');
           if (ours) this.o.palette.open();
           else this.o.sendInput(ev.raw); // an upstream capsule has its own palette
@@ -178,7 +179,7 @@ export class InputRouter implements Disposable {
     }
   }
 
-  /** Holds input from this palette key on (its raw bytes first) until `welcomed`. */
+  /** Holds input from this event on (its raw bytes first, scanned again then) until `welcomed`. */
   private holdForWelcome(raw: Buffer): void {
     this.welcomeHold ??= this.hold();
     this.held?.push({ scan: raw });
