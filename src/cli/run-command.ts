@@ -8,6 +8,7 @@ import { basename, join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { JackinError } from '../errors.ts';
 import { jackinHome, socketAnswers } from '../host/instances.ts';
+import { CAPSULE_NODE_FLAGS } from '../host/container-run-argv.ts';
 import { capsuleSizeArgs } from '../host/tty-size.ts';
 import { checkInstanceName, instanceRunDir, type Selection } from '../transport/select.ts';
 import { connectSocket, socketTransport } from '../transport/socket.ts';
@@ -24,13 +25,6 @@ const LOG_TAIL_LINES = 5;
 
 // The bin launcher, not dist/cli/jackin-capsule.js: that module only exports main() and does nothing when run.
 const CAPSULE_ENTRY = join(PACKAGE_ROOT, 'bin', 'jackin-capsule.js');
-/**
- * Node flags for a capsule this command starts. A 2 MiB young generation (V8's default grows to 16 MiB per
- * semi-space) keeps the long-running capsule small: measured, its peak RSS over repeated directory exports
- * went from 122 to 102 MiB, with no change in export or relay speed. docs/guide.md shows the same flag for
- * a capsule started by a container's entrypoint.
- */
-export const CAPSULE_NODE_FLAGS = ['--max-semi-space-size=2'];
 
 /** A name usable as an instance directory, from a command path. */
 export function defaultInstanceName(command: string): string {
