@@ -54,13 +54,15 @@ test('attach: sends Hello with the terminal size and TERM fields, forwards input
   assert.equal(cap.frames[0]?.type, 'Hello', 'Hello comes first');
   assert.ok(hello.type === 'Hello');
   assert.deepEqual([hello.rows, hello.cols, hello.term, hello.termProgram, hello.colorTerm, hello.context], [24, 80, 'xterm-256color', null, 'truecolor', null]);
+  const input = () => Buffer.concat(cap.frames.flatMap((f) => (f.type === 'Input' ? [f.bytes] : [])));
+  // Typed keys go out at once, also before the Welcome (a paste key or palette key would wait for it).
+  const early = Buffer.from('typed early\r');
+  term.stdin.write(early);
+  await pollUntil('the keys typed before the Welcome', () => input().equals(early));
+  cap.send({ type: 'Welcome', sessions: 1, features: null });
   const all = Buffer.from(Array.from({ length: 256 }, (_, i) => i).filter((b) => b !== 0x1c));
   term.stdin.write(all);
-  await pollUntil('all input bytes', () => {
-    const got = Buffer.concat(cap.frames.flatMap((f) => (f.type === 'Input' ? [f.bytes] : [])));
-    return got.equals(all);
-  });
-  cap.send({ type: 'Welcome', sessions: 1, features: null });
+  await pollUntil('all input bytes', () => input().equals(Buffer.concat([early, all])));
   cap.send({ type: 'Output', bytes: Buffer.from('hello\r\n') });
   cap.send({ type: 'Bell' });
   await pollUntil('output and BEL on the terminal', () => term.written() === 'hello\r\n\x07');
