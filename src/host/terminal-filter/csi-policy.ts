@@ -121,8 +121,8 @@ export function csiDecision(ctx: FilterContext, params: string, inter: string, f
   switch (inter + final) {
     case ' q': // cursor style (restored)
       return /^\d?$/.test(p) && marker === '' ? PASS : ctx.dropped('CSI SP q');
-    case '!p': // soft reset
-      return p === '' && marker === '' ? PASS : ctx.dropped('CSI ! p');
+    case '!p': // soft reset; the composed modes it turns off are set again
+      return p === '' && marker === '' ? `\x1b[!p${ctx.softReset()}` : ctx.dropped('CSI ! p');
     case '$p': // DECRQM
       if (!/^\d{1,5}$/.test(p) || (marker !== '' && marker !== '?')) return ctx.dropped('CSI $ p');
       ctx.expectations.expect('decrqm');
@@ -217,7 +217,7 @@ export function escDecision(ctx: FilterContext, inter: string, final: number): D
       case 0x6f: // LS3 (GL shifts, reset by SI at exit)
         return PASS;
       case 0x63: // RIS would clear the operator's scrollback and reset their terminal: soft reset and clear
-        return '\x1b[!p\x1b[H\x1b[2J';
+        return `\x1b[!p\x1b[H\x1b[2J${ctx.softReset()}`;
       default:
         return ctx.dropped(final >= 0x20 && final < 0x7f ? `ESC ${String.fromCharCode(final)}` : 'ESC');
     }

@@ -18,6 +18,7 @@ import { DROP, PASS, type Decision, type FilterContext, type FilterEvent, type T
 import { csiDecision, escDecision, PLAIN_PASS_FINALS } from './csi-policy.ts';
 import {
   composeModes,
+  composedAfterReset,
   composedDiff,
   initialProgramModes,
   initialTrackedState,
@@ -138,6 +139,16 @@ export class TerminalFilter implements FilterContext {
   programModesChanged(): string {
     this.#onEvent?.({ type: 'modes', modes: { ...this.program } });
     return this.#sync();
+  }
+
+  softReset(): string {
+    Object.assign(this.program, { mouse: 0, sgrMouse: false, bracketedPaste: false, focus: false });
+    this.tracked.origin = false;
+    this.#onEvent?.({ type: 'modes', modes: { ...this.program } });
+    const next = composeModes(this.program, this.#hostNeeds);
+    const s = composedAfterReset(this.#applied, next);
+    this.#applied = next;
+    return s;
   }
 
   #sync(): string {

@@ -67,6 +67,18 @@ export function composedDiff(from: ComposedModes, to: ComposedModes): string {
   return s;
 }
 
+/**
+ * The composed modes stated in full, after a soft reset (DECSTR, or RIS as the filter rewrites it) left the
+ * terminal's own state unknown: terminals turn bracketed paste and focus reporting off (xterm also mouse
+ * tracking), so a diff against what was applied before would leave the host's needs switched off.
+ */
+export function composedAfterReset(from: ComposedModes, to: ComposedModes): string {
+  let s = '';
+  if (to.mouse !== 0) s += `\x1b[?${to.mouse}h`;
+  else if (from.mouse !== 0) s += `\x1b[?${from.mouse}l`;
+  return `${s}\x1b[?1006${to.sgrMouse ? 'h' : 'l'}\x1b[?2004${to.bracketedPaste ? 'h' : 'l'}\x1b[?1004l`;
+}
+
 /** What the program changed that a fixed reset cannot undo blindly (see restoreSequence). */
 export interface TrackedState {
   /** The alternate-screen mode that is on, 0 for none. */

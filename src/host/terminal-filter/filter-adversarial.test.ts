@@ -1,0 +1,40 @@
+// Adversarial cases for the terminal filter: sequences and stream splits that tried to get past the policy
+// (docs/terminal-policy.md). Each test names the escape it guards against.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { TerminalFilter } from './filter.ts';
+
+const HOST = { mouseCapture: true, bracketedPaste: true } as const;
+
+function hostFilter(): TerminalFilter {
+  const f = new TerminalFilter({ hostNeeds: HOST });
+  f.setHostNeeds(HOST);
+  return f;
+}
+const push = (f: TerminalFilter, s: string): string => f.push(Buffer.from(s, 'latin1')).toString('latin1');
+
+test('soft reset (DECSTR) and RIS cannot switch off click capture or bracketed paste: the composed modes are set again', () => {
+  // A terminal's soft reset turns bracketed paste and focus reporting off (xterm also mouse tracking).
+  for (const reset of ['\x1b[!p', '\x1bc', '\x9b!p', '\xc2\x9b!p']) {
+    const f = hostFilter();
+    push(f, '\x1b[?2004h\x1b[?1004h');
+    const out = push(f, `${reset}x`);
+    assert.ok(out.startsWith('\x1b[!p'), JSON.stringify(out));
+    const after = out.slice(out.lastIndexOf('\x1b[!p') + 4);
+    for (const s of ['\x1b[?1000h', '\x1b[?1006h', '\x1b[?2004h']) assert.ok(after.includes(s), `${JSON.stringify(reset)}: ${JSON.stringify(s)} in ${JSON.stringify(out)}`);
+    assert.ok(out.endsWith('x'));
+    // The terminal's reset also reset what the program asked for: its bracketed paste and focus reports are off.
+    assert.equal(f.program.bracketedPaste, false);
+    assert.equal(f.program.focus, false);
+    assert.deepEqual(f.composed, { mouse: 1000, sgrMouse: true, bracketedPaste: true });
+  }
+  // The program's own mouse tracking is off after the reset too: the host's capture is back.
+  const g = hostFilter();
+  push(g, '\x1b[?1003h\x1b[?1006h');
+  const out = push(g, '\x1b[!p');
+  assert.ok(out.includes('\x1b[?1000h') && out.includes('\x1b[?1006h'), JSON.stringify(out));
+  assert.equal(g.program.mouse, 0);
+  // Without host needs the reset passes with the modes it leaves off stated explicitly.
+  const h = new TerminalFilter();
+  assert.equal(push(h, '\x1b[!p'), '\x1b[!p\x1b[?1006l\x1b[?2004l\x1b[?1004l');
+});
