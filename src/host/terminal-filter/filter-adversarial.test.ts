@@ -38,3 +38,14 @@ test('soft reset (DECSTR) and RIS cannot switch off click capture or bracketed p
   const h = new TerminalFilter();
   assert.equal(push(h, '\x1b[!p'), '\x1b[!p\x1b[?1006l\x1b[?2004l\x1b[?1004l');
 });
+
+test('a DCS header at the length limit keeps its final byte: what passes is the sequence that was checked', () => {
+  // 254 parameter bytes fill the sequence buffer exactly; the final `q` (sixel, with graphics allowed) used to
+  // be left out of the rewritten header, so the payload's `$q` made a DECRQSS of it on the terminal.
+  const header = '0;'.repeat(127);
+  for (const intro of ['\x90', '\x1bP']) {
+    const f = new TerminalFilter({ graphics: true });
+    const out = push(f, `${intro}${header.slice(0, 100)}`) + push(f, `${header.slice(100)}q$qm\x1b\\`);
+    assert.equal(out, `\x1bP${header}q$qm\x1b\\`, JSON.stringify(intro));
+  }
+});

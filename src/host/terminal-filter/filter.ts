@@ -449,7 +449,7 @@ export class TerminalFilter implements FilterContext {
     }
     if (c >= 0x40 && c <= 0x7e) {
       if (this.#state === St.CsiIgnore) return this.#complete(this.dropped('CSI over the length limit'), i);
-      this.#add(c);
+      this.#seq[this.#seqLen++] = c; // the final byte always fits (the buffer has room past SEQ_CAP)
       if (this.#state === St.DcsHeader) return this.#dcsHeader(c, i);
       let pEnd = 2;
       while (pEnd < this.#seqLen - 1 && this.#seq[pEnd]! >= 0x30) pEnd++;
