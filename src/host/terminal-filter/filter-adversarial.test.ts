@@ -39,6 +39,25 @@ test('soft reset (DECSTR) and RIS cannot switch off click capture or bracketed p
   assert.equal(push(h, '\x1b[!p'), '\x1b[!p\x1b[?1006l\x1b[?2004l\x1b[?1004l');
 });
 
+test('a hyperlink the program left open is closed by the restore, so the text after jackin is no link', () => {
+  const f = new TerminalFilter();
+  assert.equal(push(f, '\x1b]8;;https://evil.example/\x07still a link'), '\x1b]8;;https://evil.example/\x1b\\still a link');
+  assert.ok(f.restoreSequence().includes('\x1b]8;;\x1b\\'), JSON.stringify(f.restoreSequence()));
+  // Closed by the program (in any form), nothing is left to close.
+  push(f, '\x9d8;;\x9c');
+  assert.ok(!f.restoreSequence().includes('\x1b]8;'));
+  // Opened in pieces across frames at every byte: tracked the same.
+  const g = new TerminalFilter();
+  for (const byte of Buffer.from('\x1b]8;id=1;https://a.example/\x1b\\x')) g.push(Buffer.from([byte]));
+  assert.ok(g.restoreSequence().includes('\x1b]8;;\x1b\\'));
+  assert.ok(!new TerminalFilter().restoreSequence().includes('\x1b]8;'));
+  // A refused target closes a link left open before it: its label is linked to nothing, not to the earlier target.
+  const h = new TerminalFilter();
+  assert.equal(push(h, '\x1b]8;;https://a.example/\x07a\x1b]8;;file:///etc/passwd\x07b'), '\x1b]8;;https://a.example/\x1b\\a\x1b]8;;\x1b\\b');
+  assert.ok(!h.restoreSequence().includes('\x1b]8;'));
+  assert.equal(push(h, '\x1b]8;;file:///etc/passwd\x07c'), 'c');
+});
+
 test('a DCS header at the length limit keeps its final byte: what passes is the sequence that was checked', () => {
   // 254 parameter bytes fill the sequence buffer exactly; the final `q` (sixel, with graphics allowed) used to
   // be left out of the rewritten header, so the payload's `$q` made a DECRQSS of it on the terminal.

@@ -96,10 +96,12 @@ export interface TrackedState {
   titlePushed: boolean;
   /** Origin mode (DECOM) is on. */
   origin: boolean;
+  /** A hyperlink (OSC 8) is open: the text written after it, jackin's and the shell's included, would be the link. */
+  hyperlink: boolean;
 }
 
 export function initialTrackedState(): TrackedState {
-  return { alt: 0, kittyDepth: 0, kittySetAtBase: false, palette: false, foreground: false, background: false, cursorColor: false, titlePushed: false, origin: false };
+  return { alt: 0, kittyDepth: 0, kittySetAtBase: false, palette: false, foreground: false, background: false, cursorColor: false, titlePushed: false, origin: false, hyperlink: false };
 }
 
 /** Kitty keyboard levels tracked at most (terminals keep a bounded stack too). */
@@ -119,6 +121,7 @@ export function restoreSequence(t: TrackedState): string {
   if (t.alt !== 0) parts.push(`\x1b[?${t.alt}l`);
   parts.push('\x1b[?2026l'); // end synchronized output, or the terminal freezes until its timeout
   if (t.origin) parts.push('\x1b[?6l\x1b[9999;1H');
+  if (t.hyperlink) parts.push('\x1b]8;;\x1b\\'); // close the program's open link
   parts.push(
     '\x1b7\x1b[r\x1b8', // full-screen scroll region, cursor kept in place
     '\x1b[?69l', // left and right margins
