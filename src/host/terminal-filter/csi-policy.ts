@@ -102,13 +102,14 @@ export function csiDecision(ctx: FilterContext, params: string, inter: string, f
         return p === '4' || /^4;[0-3]$/.test(p) ? PASS : ctx.dropped('CSI > m');
       case '>u':
         if (!/^\d{0,5}$/.test(p)) return ctx.dropped('CSI > u');
-        ctx.tracked.kittyDepth = Math.min(MAX_KITTY_DEPTH, ctx.tracked.kittyDepth + 1);
+        if (ctx.tracked.alt !== 0) ctx.tracked.kittyAltDepth = Math.min(MAX_KITTY_DEPTH, ctx.tracked.kittyAltDepth + 1);
+        else ctx.tracked.kittyDepth = Math.min(MAX_KITTY_DEPTH, ctx.tracked.kittyDepth + 1);
         return PASS;
       case '<u':
         return kittyPop(ctx, p);
       case '=u':
         if (!/^\d{1,5}(;[123])?$/.test(p)) return ctx.dropped('CSI = u');
-        if (ctx.tracked.kittyDepth === 0) ctx.tracked.kittySetAtBase = true;
+        if (ctx.tracked.alt === 0 && ctx.tracked.kittyDepth === 0) ctx.tracked.kittySetAtBase = true;
         return PASS;
       case '?u':
         if (p !== '') return ctx.dropped('CSI ? u');
@@ -187,12 +188,16 @@ function decModes(ctx: FilterContext, p: string, set: boolean): Decision {
   return head + tail === '' ? DROP : head + tail;
 }
 
-/** Pops at most the levels the program pushed: the operator's own levels are not the program's to pop. */
+/**
+ * Pops at most the levels the program pushed on the screen it is on: the operator's own levels are not the
+ * program's to pop.
+ */
 function kittyPop(ctx: FilterContext, p: string): Decision {
   if (!/^\d{0,5}$/.test(p)) return ctx.dropped('CSI < u');
   const want = p === '' ? 1 : Number(p);
-  const n = Math.min(want, ctx.tracked.kittyDepth);
-  ctx.tracked.kittyDepth -= n;
+  const key = ctx.tracked.alt !== 0 ? 'kittyAltDepth' : 'kittyDepth';
+  const n = Math.min(want, ctx.tracked[key]);
+  ctx.tracked[key] -= n;
   if (n === 0) return ctx.dropped('CSI < u (nothing pushed)');
   return n === want ? PASS : `\x1b[<${n}u`;
 }

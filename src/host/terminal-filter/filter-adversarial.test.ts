@@ -68,3 +68,25 @@ test('a DCS header at the length limit keeps its final byte: what passes is the 
     assert.equal(out, `\x1bP${header}q$qm\x1b\\`, JSON.stringify(intro));
   }
 });
+
+test('kitty keyboard levels are counted per screen: levels pushed on the alternate screen never license a pop on the main one', () => {
+  // Each screen has its own stack (kitty keyboard protocol): after leaving the alternate screen, a pop on the
+  // main screen would pop the operator's own level.
+  const f = new TerminalFilter();
+  assert.equal(push(f, '\x1b[?1049h\x1b[>1u\x1b[>3u\x1b[?1049l\x1b[<2ux'), '\x1b[?1049h\x1b[>1u\x1b[>3u\x1b[?1049lx');
+  assert.ok(!f.restoreSequence().includes('\x1b[<'), JSON.stringify(f.restoreSequence()));
+  // Left on the alternate screen: its levels are popped there, before leaving it; the main screen's after.
+  const g = new TerminalFilter();
+  push(g, '\x1b[>1u\x1b[?1049h\x1b[>1u\x1b[>1u');
+  const r = g.restoreSequence();
+  assert.ok(r.startsWith('\x1b[<2u\x1b[?1049l'), JSON.stringify(r));
+  assert.equal(r.split('\x1b[<').length, 3);
+  assert.ok(r.includes('\x1b[<1u', r.indexOf('\x1b[?1049l')), JSON.stringify(r));
+  // Flags set on the alternate screen's base are that screen's, not the operator's.
+  const h = new TerminalFilter();
+  push(h, '\x1b[?1049h\x1b[=5;1u\x1b[?1049l');
+  assert.ok(!h.restoreSequence().includes('\x1b[=0;1u'));
+  // A pop on the alternate screen is cut to what was pushed there.
+  const k = new TerminalFilter();
+  assert.equal(push(k, '\x1b[>1u\x1b[?1049h\x1b[>1u\x1b[<5u'), '\x1b[>1u\x1b[?1049h\x1b[>1u\x1b[<1u');
+});

@@ -85,7 +85,12 @@ export interface TrackedState {
   alt: AltScreenMode;
   /** Kitty keyboard levels the program pushed and has not popped. */
   kittyDepth: number;
-  /** The program set kitty keyboard flags without pushing a level (the operator's own level changed). */
+  /**
+   * The same on the alternate screen, which has a stack of its own (kitty keyboard protocol): what the program
+   * pushed there never licenses a pop on the main screen, where the operator's levels are.
+   */
+  kittyAltDepth: number;
+  /** The program set kitty keyboard flags on the main screen without pushing a level (the operator's own level changed). */
   kittySetAtBase: boolean;
   /** Palette (OSC 4) and dynamic colours (OSC 10/11/12) the program changed. */
   palette: boolean;
@@ -101,7 +106,7 @@ export interface TrackedState {
 }
 
 export function initialTrackedState(): TrackedState {
-  return { alt: 0, kittyDepth: 0, kittySetAtBase: false, palette: false, foreground: false, background: false, cursorColor: false, titlePushed: false, origin: false, hyperlink: false };
+  return { alt: 0, kittyDepth: 0, kittyAltDepth: 0, kittySetAtBase: false, palette: false, foreground: false, background: false, cursorColor: false, titlePushed: false, origin: false, hyperlink: false };
 }
 
 /** Kitty keyboard levels tracked at most (terminals keep a bounded stack too). */
@@ -118,7 +123,10 @@ export const MAX_KITTY_DEPTH = 64;
  */
 export function restoreSequence(t: TrackedState): string {
   const parts: string[] = [];
-  if (t.alt !== 0) parts.push(`\x1b[?${t.alt}l`);
+  if (t.alt !== 0) {
+    if (t.kittyAltDepth > 0) parts.push(`\x1b[<${t.kittyAltDepth}u`); // the alternate screen's levels, popped there
+    parts.push(`\x1b[?${t.alt}l`);
+  }
   parts.push('\x1b[?2026l'); // end synchronized output, or the terminal freezes until its timeout
   if (t.origin) parts.push('\x1b[?6l\x1b[9999;1H');
   if (t.hyperlink) parts.push('\x1b]8;;\x1b\\'); // close the program's open link
