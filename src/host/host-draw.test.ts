@@ -60,3 +60,16 @@ test('a notice lands on row 1 whatever modes the program set, and gives the prog
   // (DECRC gives back origin mode too in xterm, VTE and tmux, but not in xterm.js, which this model is: there
   // the capsule's repaint when the notice ends restores it.)
 });
+
+test('host-drawn text is never part of a hyperlink the program left open', async () => {
+  const term = new Terminal({ rows: 10, cols: 80, allowProposedApi: true });
+  // The program opens a link (its target passed the URL check) and never closes it.
+  await write(term, '\x1b]8;;https://elsewhere.example/\x07label ');
+  await write(term, renderNotice({ level: 'success', text: 'Opened https://example.com' }, 80));
+  const row = lines(term)[0] ?? '';
+  const at = row.indexOf('https://example.com');
+  assert.ok(at >= 0, row);
+  // xterm.js keeps the link of a cell as its url id (0: none).
+  const cell = term.buffer.active.getLine(0)?.getCell(at) as unknown as { extended: { _urlId: number } };
+  assert.equal(cell.extended._urlId, 0);
+});
