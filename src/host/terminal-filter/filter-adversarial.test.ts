@@ -2,6 +2,7 @@
 // (docs/terminal-policy.md). Each test names the escape it guards against.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import xh from '@xterm/headless';
 import { TerminalFilter } from './filter.ts';
 
 const HOST = { mouseCapture: true, bracketedPaste: true } as const;
@@ -13,7 +14,12 @@ function hostFilter(): TerminalFilter {
 }
 const push = (f: TerminalFilter, s: string): string => f.push(Buffer.from(s, 'latin1')).toString('latin1');
 
-test('soft reset (DECSTR) and RIS cannot switch off click capture or bracketed paste: the composed modes are set again', () => {
+function xterm(): InstanceType<typeof xh.Terminal> {
+  return new xh.Terminal({ rows: 24, cols: 80, allowProposedApi: true });
+}
+const write = (term: InstanceType<typeof xh.Terminal>, s: string): Promise<void> => new Promise((resolve) => term.write(Buffer.from(s, 'latin1'), resolve));
+
+test('soft reset (DECSTR) and RIS cannot switch off click capture or bracketed paste: the composed modes are set again', async () => {
   // A terminal's soft reset turns bracketed paste and focus reporting off (xterm also mouse tracking).
   for (const reset of ['\x1b[!p', '\x1bc', '\x9b!p', '\xc2\x9b!p']) {
     const f = hostFilter();
@@ -34,6 +40,14 @@ test('soft reset (DECSTR) and RIS cannot switch off click capture or bracketed p
   const out = push(g, '\x1b[!p');
   assert.ok(out.includes('\x1b[?1000h') && out.includes('\x1b[?1006h'), JSON.stringify(out));
   assert.equal(g.program.mouse, 0);
+  // On a terminal (xterm.js, whose soft reset turns bracketed paste off): the host's modes survive.
+  const term = xterm();
+  const k = hostFilter();
+  await write(term, '\x1b[?1000h\x1b[?1006h\x1b[?2004h');
+  await write(term, push(k, '\x1b[!p'));
+  assert.equal(term.modes.bracketedPasteMode, true);
+  assert.notEqual(term.modes.mouseTrackingMode, 'none');
+  term.dispose();
   // Without host needs the reset passes with the modes it leaves off stated explicitly.
   const h = new TerminalFilter();
   assert.equal(push(h, '\x1b[!p'), '\x1b[!p\x1b[?1006l\x1b[?2004l\x1b[?1004l');
