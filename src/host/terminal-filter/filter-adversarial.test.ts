@@ -1,9 +1,11 @@
-// Adversarial cases for the terminal filter: sequences and stream splits that tried to get past the policy
-// (docs/terminal-policy.md). Each test names the escape it guards against.
+// Adversarial cases for the terminal filter and for terminal replies on the host's input: sequences and
+// stream splits that tried to get past the policy (docs/terminal-policy.md). Each test names what it guards.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import xh from '@xterm/headless';
 import { TerminalFilter } from './filter.ts';
+import { REPLY_WAIT_MS, ReplyExpectations } from './replies.ts';
+import { InputScanner } from '../input-scan.ts';
 
 const HOST = { mouseCapture: true, bracketedPaste: true } as const;
 
@@ -103,4 +105,27 @@ test('kitty keyboard levels are counted per screen: levels pushed on the alterna
   // A pop on the alternate screen is cut to what was pushed there.
   const k = new TerminalFilter();
   assert.equal(push(k, '\x1b[>1u\x1b[?1049h\x1b[>1u\x1b[<5u'), '\x1b[>1u\x1b[?1049h\x1b[>1u\x1b[<1u');
+});
+
+test('a query the terminal never answers does not make Alt+P or Alt+] vanish for the rest of the session', () => {
+  // Terminals that do not know XTVERSION or colour queries stay silent; the reply stops being due after a while,
+  // and the operator's Alt+P (ESC P) and what follows it in the same read are keys again.
+  let now = 0;
+  const e = new ReplyExpectations({ now: () => now });
+  const f = new TerminalFilter({ expectations: e });
+  f.push(Buffer.from('\x1b[>q\x1b]11;?\x07'));
+  const typed = (s: string): string => {
+    const sc = new InputScanner({ replies: e });
+    const events = [...sc.push(Buffer.from(s, 'latin1')), ...sc.flush()];
+    return events.map((ev) => (ev.type === 'bytes' ? ev.bytes.toString('latin1') : `<${ev.type}>`)).join('');
+  };
+  // While the replies are due, a string introducer is held for the rest of its reply.
+  assert.equal(typed('\x1bPab'), '<reply>');
+  now += REPLY_WAIT_MS + 1;
+  assert.equal(typed('\x1bPab'), '\x1bPab');
+  assert.equal(typed('\x1b]x'), '\x1b]x');
+  assert.equal(e.take('xtversion'), false, 'a reply arriving that late is not forwarded either');
+  // A new query makes a reply due again.
+  f.push(Buffer.from('\x1b[>q'));
+  assert.equal(e.due('xtversion'), true);
 });

@@ -3,7 +3,7 @@
  * queries out (DA, CPR, DECRQM, kitty keyboard flags, XTVERSION, colour queries) and records here that a
  * reply is due; the input scanner recognises replies as whole units (so no byte of one acts as a key) and
  * asks here whether one was expected. A reply nobody asked for through the filter is dropped; an OSC 52
- * reply (clipboard contents) never reaches the program. Pure.
+ * reply (clipboard contents) never reaches the program. Pure but for the clock of ReplyExpectations.
  */
 
 export type ReplyKind =
@@ -24,24 +24,49 @@ export const MAX_PENDING_REPLIES = 32;
 /** Longest string reply (DCS/OSC/APC...) held on the input before it is discarded as a whole. */
 export const MAX_STRING_REPLY_BYTES = 64 * 1024;
 
-/** Counts of replies due, per kind; shared by the output filter (expect) and the input side (take). */
+/**
+ * How long a reply stays due after its query. Terminals answer within milliseconds, or never (a query they do
+ * not know): without a limit one unanswered XTVERSION or colour query would keep a string reply due for the
+ * whole session, and the operator's Alt+P or Alt+] (ESC P, ESC ]) would be held as its start and dropped.
+ */
+export const REPLY_WAIT_MS = 5_000;
+
+/**
+ * Counts of replies due, per kind; shared by the output filter (expect) and the input side (take). Pure but
+ * for the clock, which tests pass in.
+ */
 export class ReplyExpectations {
-  readonly #due = new Map<ReplyKind, number>();
+  readonly #due = new Map<ReplyKind, { n: number; until: number }>();
+  readonly #now: () => number;
+
+  constructor(opts: { now?: () => number } = {}) {
+    this.#now = opts.now ?? (() => performance.now());
+  }
+
+  #count(kind: ReplyKind): number {
+    const d = this.#due.get(kind);
+    if (d === undefined) return 0;
+    if (this.#now() > d.until) {
+      this.#due.delete(kind);
+      return 0;
+    }
+    return d.n;
+  }
 
   expect(kind: ReplyKind, count = 1): void {
-    this.#due.set(kind, Math.min(MAX_PENDING_REPLIES, (this.#due.get(kind) ?? 0) + count));
+    this.#due.set(kind, { n: Math.min(MAX_PENDING_REPLIES, this.#count(kind) + count), until: this.#now() + REPLY_WAIT_MS });
   }
 
   /** True when a reply of this kind was due (and counts it as received). */
   take(kind: ReplyKind): boolean {
-    const n = this.#due.get(kind) ?? 0;
+    const n = this.#count(kind);
     if (n === 0) return false;
-    this.#due.set(kind, n - 1);
+    this.#due.get(kind)!.n = n - 1;
     return true;
   }
 
   due(kind: ReplyKind): boolean {
-    return (this.#due.get(kind) ?? 0) > 0;
+    return this.#count(kind) > 0;
   }
 
   /** True when a reply arriving as a string (DCS or OSC) is due. */
