@@ -10,7 +10,7 @@
  */
 import { JackinError } from '../errors.ts';
 import { DEFAULT_PALETTE_KEY, DEFAULT_PASTE_KEY, matchesKey, parseCsiU, parseKeySpec, parseModifyOtherKeys, type KeyEncoding, type KeyReport, type KeySpec } from './trigger-keys.ts';
-import { classifyCsiReply, ReplyExpectations, scanStringReply, type ReplyKind } from './terminal-filter/replies.ts';
+import { classifyCsiReply, heldAsStringReply, ReplyExpectations, scanStringReply, type ReplyKind } from './terminal-filter/replies.ts';
 
 
 export { DEFAULT_PALETTE_KEY, DEFAULT_PASTE_KEY, parseKeySpec, type KeyEncoding, type KeySpec } from './trigger-keys.ts';
@@ -134,7 +134,7 @@ export class InputScanner {
     if (this.#mode === 'normal') {
       const p = this.#pending;
       // A string reply that never ended is still a reply: its bytes never become keys.
-      if (p.length > 1 && p[0] === ESC && this.#replies.stringDue(p[1]!)) this.#emit({ type: 'reply', kind: 'other', raw: p });
+      if (p.length > 1 && p[0] === ESC && heldAsStringReply(p, 0, this.#replies)) this.#emit({ type: 'reply', kind: 'other', raw: p });
       else this.#bytes(p);
       this.#pending = Buffer.alloc(0);
     } else if (opts.endPaste) {

@@ -129,3 +129,23 @@ test('a query the terminal never answers does not make Alt+P or Alt+] vanish for
   f.push(Buffer.from('\x1b[>q'));
   assert.equal(e.due('xtversion'), true);
 });
+
+test('a string reply nobody asked for, split across reads, is still one reply: none of it is typed, nothing in it is a key', () => {
+  // An OSC 52 reply (clipboard contents) or XTVERSION arriving in pieces: the start has the form of a reply (an
+  // OSC number and `;`, DCS `>|` or `1$r`), so it is held for the rest instead of being read as Alt+] and typing.
+  const scan = (reads: string[], flushBetween = false): string => {
+    const sc = new InputScanner({ replies: new ReplyExpectations() });
+    const events = reads.flatMap((r, i) => [...sc.push(Buffer.from(r, 'latin1')), ...(flushBetween && i < reads.length - 1 ? sc.flush() : [])]);
+    events.push(...sc.flush());
+    return events.map((ev) => (ev.type === 'bytes' ? ev.bytes.toString('latin1') : ev.type === 'reply' ? `<reply ${ev.kind}>` : `<${ev.type}>`)).join('');
+  };
+  assert.equal(scan(['\x1b]52;c;T1BFUkFU', 'T1I=\x1c\x16\x07x']), '<reply clipboard>x');
+  assert.equal(scan(['\x1bP>|evil\x1c', '\x16term\x1b\\y']), '<reply xtversion>y');
+  assert.equal(scan(['\x1bP1$r0m\x1c', '\x1b\\']), '<reply other>');
+  // Its start alone, never ended (the rest lost): dropped as a reply when the scanner gives up on it.
+  assert.equal(scan(['\x1b]52;c;T1BFUkFU\x1c']), '<reply other>');
+  // Alt+] and Alt+P typed, alone or followed by ordinary keys, stay keys.
+  assert.equal(scan(['\x1b]']), '\x1b]');
+  assert.equal(scan(['\x1b]ab']), '\x1b]ab');
+  assert.equal(scan(['\x1bPx']), '\x1bPx');
+});

@@ -141,8 +141,8 @@ export interface StringReply {
 
 /**
  * Looks for a string reply (DCS, OSC, APC, PM, SOS) starting at `data[i]` (an ESC). Returns it when its
- * terminator (ST, or BEL for OSC) is in `data`; 'partial' when it is not yet but such a reply is due (hold
- * the bytes); null when this is no reply (Alt+P, Alt+] and the like are keys). A due reply longer than
+ * terminator (ST, or BEL for OSC) is in `data`; 'partial' when it is not yet but such a reply is due or it
+ * begins as one (hold the bytes, see heldAsStringReply); null when this is no reply (Alt+P, Alt+] and the like are keys). A due reply longer than
  * MAX_STRING_REPLY_BYTES is given up as 'other' up to where it has arrived.
  */
 export function scanStringReply(data: Buffer, i: number, expectations: ReplyExpectations): StringReply | 'partial' | null {
@@ -164,6 +164,23 @@ export function scanStringReply(data: Buffer, i: number, expectations: ReplyExpe
       return null; // ESC and something else: not a string reply after all
     }
   }
-  if (!expectations.stringDue(intro)) return null;
+  if (!heldAsStringReply(data, i, expectations)) return null;
   return data.length - i > MAX_STRING_REPLY_BYTES ? { kind: 'other', end: data.length } : 'partial';
+}
+
+/** An OSC number and `;`; DCS `>|` (XTVERSION), `1$r`/`0$r` (DECRQSS), `1+r`/`0+r` (XTGETTCAP). */
+const OSC_REPLY_START = /^\d{1,5};/;
+const DCS_REPLY_START = /^(?:>\||[01][$+]r)/;
+
+/**
+ * Whether an unterminated string starting at `data[i]` (ESC and its introducer) is held as the start of a
+ * reply: when one is due, or when its content begins as a reply does, due or not (an OSC 52 reply with the
+ * operator's clipboard, split across reads, must not become typing). Alt+] or Alt+P, alone or followed by
+ * what a person types, begins like neither.
+ */
+export function heldAsStringReply(data: Buffer, i: number, expectations: ReplyExpectations): boolean {
+  const intro = data[i + 1]!;
+  if (expectations.stringDue(intro)) return true;
+  const head = data.toString('latin1', i + 2, Math.min(data.length, i + 10));
+  return intro === 0x5d ? OSC_REPLY_START.test(head) : intro === 0x50 ? DCS_REPLY_START.test(head) : false;
 }
