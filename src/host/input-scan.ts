@@ -105,6 +105,12 @@ export class InputScanner {
     return this.#pending.length > 0 || this.#mode !== 'normal';
   }
 
+  /** True while the bytes held are the start of a terminal reply (more than its introducer), not a lone key. */
+  get holdsReply(): boolean {
+    const p = this.#pending;
+    return this.#mode === 'normal' && p.length > 2 && p[0] === ESC && heldAsStringReply(p, 0, this.#replies);
+  }
+
   /** True inside a bracketed paste (flush() does not end it unless asked). */
   get inPaste(): boolean {
     return this.#mode !== 'normal';
