@@ -7,9 +7,10 @@ import { MAX_KITTY_DEPTH, type MouseTracking } from './modes.ts';
 
 /**
  * CSI sequences without a private marker or intermediate that pass as they are: cursor movement, erase,
- * insert/delete, scroll, SGR, scroll region, cursor save/restore, tabs forward/back, repeat.
+ * insert/delete, scroll, SGR, scroll region, cursor save/restore, tabs forward/back, repeat. Erase in
+ * display (`J`) is checked on its own (eraseDisplay).
  */
-export const PLAIN_PASS_FINALS = '@ABCDEFGHIJKLMPSXZ`abdefmrsu';
+export const PLAIN_PASS_FINALS = '@ABCDEFGHIKLMPSXZ`abdefmrsu';
 const PLAIN_PASS = new Set(PLAIN_PASS_FINALS.split(''));
 
 type DecClass = 'pass' | 'alt' | 'mouse' | 'sgr-mouse' | 'paste' | 'focus';
@@ -58,6 +59,8 @@ export function csiDecision(ctx: FilterContext, params: string, inter: string, f
     if (marker === '') {
       if (PLAIN_PASS.has(final)) return PASS;
       switch (final) {
+        case 'J':
+          return eraseDisplay(p, '');
         case 'T': // scroll down; with five parameters it is xterm's mouse highlight tracking
           return p.includes(';') ? ctx.dropped('CSI T (highlight tracking)') : PASS;
         case 'h':
@@ -84,6 +87,7 @@ export function csiDecision(ctx: FilterContext, params: string, inter: string, f
       case '?l':
         return decModes(ctx, p, final === 'h');
       case '?J':
+        return eraseDisplay(p, '?');
       case '?K':
         return PASS;
       case '?n':
@@ -131,6 +135,15 @@ export function csiDecision(ctx: FilterContext, params: string, inter: string, f
     default:
       return ctx.dropped(`CSI ${marker}${inter}${final}`);
   }
+}
+
+/**
+ * ED / DECSED: 3 erases the saved lines, the operator's scrollback (their history from before jackin too),
+ * which is no more the program's to wipe than a full reset (RIS) is: the screen is erased instead.
+ */
+function eraseDisplay(p: string, marker: string): Decision {
+  const first = p.split(';')[0]!.split(':')[0]!;
+  return first !== '' && Number(first) === 3 ? `\x1b[${marker}2J` : PASS;
 }
 
 /** SM/RM: only insert mode (IRM, 4) passes; keyboard lock, newline mode and the rest are dropped. */

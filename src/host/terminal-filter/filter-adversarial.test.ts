@@ -149,3 +149,29 @@ test('a string reply nobody asked for, split across reads, is still one reply: n
   assert.equal(scan(['\x1b]ab']), '\x1b]ab');
   assert.equal(scan(['\x1bPx']), '\x1bPx');
 });
+
+test('erasing the saved lines (CSI 3 J, CSI ? 3 J) cannot wipe the operator\'s scrollback: the screen is erased instead', () => {
+  // The same reason RIS is rewritten: the scrollback holds the operator's own history from before jackin.
+  for (const [input, expected] of [
+    ['a\x1b[3Jb', 'a\x1b[2Jb'],
+    ['a\x1b[?3Jb', 'a\x1b[?2Jb'],
+    ['a\x9b3Jb', 'a\x1b[2Jb'],
+    ['a\x1b[2Jb\x1b[Jc\x1b[1Jd', 'a\x1b[2Jb\x1b[Jc\x1b[1Jd'],
+    ['a\x1b[03Jb', 'a\x1b[2Jb'],
+    ['a\x1b[3;1Jb', 'a\x1b[2Jb'],
+  ] as const) {
+    const f = new TerminalFilter();
+    assert.equal(push(f, input), expected, JSON.stringify(input));
+  }
+  const split = new TerminalFilter();
+  assert.equal(push(split, 'a\x1b[') + push(split, '3') + push(split, 'Jb'), 'a\x1b[2Jb');
+  // On a terminal model: the lines scrolled off before stay.
+  const term = xterm();
+  return (async () => {
+    await write(term, Array.from({ length: 40 }, (_, i) => `line ${i}\r\n`).join(''));
+    const saved = term.buffer.active.length;
+    await write(term, push(new TerminalFilter(), '\x1b[3J'));
+    assert.equal(term.buffer.active.length, saved);
+    term.dispose();
+  })();
+});
