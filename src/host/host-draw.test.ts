@@ -73,3 +73,13 @@ test('host-drawn text is never part of a hyperlink the program left open', async
   const cell = term.buffer.active.getLine(0)?.getCell(at) as unknown as { extended: { _urlId: number } };
   assert.equal(cell.extended._urlId, 0);
 });
+
+test('a palette or prompt is shown at once even when the program began a synchronized update and never ended it', async () => {
+  // The program's output is held while the box is up, so its `?2026l` may never come: the terminal would keep
+  // the screen as it was, box unseen, until its own timeout (or for as long as the program keeps starting updates).
+  const term = new Terminal({ rows: 10, cols: 80, allowProposedApi: true });
+  await write(term, '\x1b[?2026h');
+  assert.equal(term.modes.synchronizedOutputMode, true);
+  await write(term, hostDrawn('\x1b[5;5Hbox', true));
+  assert.equal(term.modes.synchronizedOutputMode, false);
+});

@@ -21,9 +21,10 @@ export const HOST_DRAW_END = '\x1b[0m\x1b8';
  * For boxes shown while the program's output is held and removed by a repaint (palette, confirmation):
  * the scroll region is reset too; the capsule's repaint puts the program's back. Notices, drawn while the
  * program runs, keep the program's region: they are placed with absolute moves and never line-feed, which
- * is all a region could change once origin mode is off.
+ * is all a region could change once origin mode is off. A synchronized update the program began is ended
+ * (`?2026l`): its end is in the output held back, and until then the terminal would not show the box.
  */
-export const HOST_OVERLAY_BEGIN = `${HOST_DRAW_BEGIN}\x1b[r`;
+export const HOST_OVERLAY_BEGIN = `${HOST_DRAW_BEGIN}\x1b[r\x1b[?2026l`;
 
 /** `body` (cursor-addressed drawing) wrapped so it lands where it says whatever modes the program set. */
 export function hostDrawn(body: string, overlay = false): string {
