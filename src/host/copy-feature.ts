@@ -69,12 +69,26 @@ export function installCopyFeature(session: FeatureSession, options: CopyFeature
     }
   };
 
+  /**
+   * The offer the palette entry showed when the palette opened: choosing the entry copies that one, not one
+   * that replaced it after the operator read its notice (the program's output, offers included, is held
+   * while the palette is up, so the entry stays true while it can be chosen).
+   */
+  let shown: Offer | null = null;
+  const TITLE = 'Copy offered text';
+  store.add(
+    session.onPaletteOpen(() => {
+      shown = offer;
+      session.retitleAction('copy-offered-text', shown === null ? TITLE : `${TITLE}: ${describe(shown)}`);
+    }),
+  );
+
   const copyOffered = async (): Promise<void> => {
-    if (offer === null) {
+    if (shown === null) {
       session.notify('info', 'No text has been offered (a program offers text with OSC 52, or inside the session: jackin-capsule copy)');
       return;
     }
-    await copy(offer);
+    await copy(shown);
   };
 
   store.add(
@@ -98,7 +112,7 @@ export function installCopyFeature(session: FeatureSession, options: CopyFeature
       }
     }),
   );
-  store.add(session.registerAction({ id: 'copy-offered-text', title: 'Copy offered text', key: 'c', run: () => copyOffered() }));
+  store.add(session.registerAction({ id: 'copy-offered-text', title: TITLE, key: 'c', run: () => copyOffered() }));
 
   return { copyOffered, dispose: () => store.dispose() };
 }
