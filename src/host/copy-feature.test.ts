@@ -66,3 +66,34 @@ test('copy feature: the palette entry shows the offer it copies, so an offer swa
   s.paletteOpenEmitter.fire();
   assert.equal(s.actions.get('copy-offered-text')!.title, 'Copy offered text: 8 B "rm -rf ~"');
 });
+
+test('copy feature: a flood of offers cannot flood the notices (and push the host\'s own out of the queue); the latest offer is the one shown in the palette', () => {
+  const { s, texts } = setup();
+  for (let i = 0; i < 50; i++) s.terminalEmitter.fire({ type: 'copy-offer', text: `offer ${i}`, bytes: 7, removed: 0 });
+  assert.equal(texts().filter((t) => t.startsWith('Copy offer:')).length, 3);
+  s.paletteOpenEmitter.fire();
+  assert.equal(s.actions.get('copy-offered-text')!.title, 'Copy offered text: 7 B "offer 49"');
+});
+
+test('copy feature: with JACKIN_COPY=allow a flood of offers runs one clipboard write at a time, the latest offer last', async () => {
+  const s = new FakeFeatureSession({ repaint: 1 });
+  const copied: string[] = [];
+  let inFlight = 0;
+  let most = 0;
+  const writer: ClipboardTextWriter = {
+    name: 'test-clip',
+    reason: 'test',
+    write: async (t) => {
+      most = Math.max(most, ++inFlight);
+      await new Promise((r) => setTimeout(r, 5));
+      copied.push(t);
+      inFlight--;
+    },
+  };
+  installCopyFeature(s, { env: { JACKIN_COPY: 'allow' }, writer });
+  for (let i = 0; i < 50; i++) s.terminalEmitter.fire({ type: 'copy-offer', text: `offer ${i}`, bytes: 7, removed: 0 });
+  await pollUntil('the latest offer on the clipboard', () => copied.at(-1) === 'offer 49');
+  assert.equal(most, 1);
+  assert.deepEqual(copied, ['offer 0', 'offer 49']);
+  assert.ok(s.notices.length <= 3, `${s.notices.length} notices`);
+});
