@@ -175,3 +175,26 @@ test('erasing the saved lines (CSI 3 J, CSI ? 3 J) cannot wipe the operator\'s s
     term.dispose();
   })();
 });
+
+test('a string reply longer than the hold limit is dropped to its end, never typed from where the limit cut it', () => {
+  // A clipboard reply (OSC 52) over MAX_STRING_REPLY_BYTES: the part held is given up as a reply, and what
+  // follows up to its terminator is the same reply, not typing; after it, keys are keys again.
+  const sc = new InputScanner({ replies: new ReplyExpectations() });
+  const chunk = 'QUFB'.repeat(4096); // 16 KiB of base64 per read
+  const events = [...sc.push(Buffer.from(`\x1b]52;c;${chunk}`, 'latin1'))];
+  for (let i = 0; i < 6; i++) events.push(...sc.push(Buffer.from(chunk, 'latin1')));
+  events.push(...sc.push(Buffer.from(`${chunk}\x1c\x16`, 'latin1')));
+  assert.equal(sc.holdsReply, true, 'still inside the reply');
+  events.push(...sc.push(Buffer.from(`${chunk}\x07typed\x1c`, 'latin1')));
+  const kinds = events.map((ev) => (ev.type === 'bytes' ? `bytes:${ev.bytes.toString('latin1')}` : ev.type));
+  assert.deepEqual(kinds.filter((k) => k !== 'reply'), ['bytes:typed', 'palette-key']);
+  // Every byte is accounted for: the replies' raw bytes and the typing give back the input.
+  const raw = events.map((ev) => (ev.type === 'bytes' ? ev.bytes : ev.raw).toString('latin1')).join('');
+  assert.ok(raw === `\x1b]52;c;${chunk.repeat(8)}\x1c\x16${chunk}\x07typed\x1c`, `raw bytes differ (${raw.length} bytes)`);
+  // Given up by the scanner's timeout (silence) inside such a reply: what follows is typing again.
+  const sc2 = new InputScanner({ replies: new ReplyExpectations() });
+  sc2.push(Buffer.from(`\x1b]52;c;${chunk.repeat(5)}`, 'latin1'));
+  assert.equal(sc2.holdsReply, true);
+  assert.ok(sc2.flush().every((ev) => ev.type === 'reply'));
+  assert.deepEqual(sc2.push(Buffer.from('ok')).map((ev) => ev.type === 'bytes' && ev.bytes.toString()), ['ok']);
+});

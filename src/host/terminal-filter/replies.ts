@@ -137,6 +137,8 @@ export function shouldForwardReply(kind: ReplyKind, expectations: ReplyExpectati
 export interface StringReply {
   kind: ReplyKind;
   end: number;
+  /** Given up at MAX_STRING_REPLY_BYTES before its end: what follows, up to its terminator, is still this reply. */
+  cut?: true;
 }
 
 /**
@@ -165,7 +167,22 @@ export function scanStringReply(data: Buffer, i: number, expectations: ReplyExpe
     }
   }
   if (!heldAsStringReply(data, i, expectations)) return null;
-  return data.length - i > MAX_STRING_REPLY_BYTES ? { kind: 'other', end: data.length } : 'partial';
+  return data.length - i > MAX_STRING_REPLY_BYTES ? { kind: 'other', end: data.length, cut: true } : 'partial';
+}
+
+/**
+ * The rest of a string reply given up at the limit (introducer `intro`), from `data[from]`: `end` just past
+ * its terminator (ST, raw or as UTF-8, or BEL for an OSC), or -1 when it is not in `data`; then `hold` is the
+ * number of bytes at the end that may begin the terminator (a trailing ESC) and must wait for the next read.
+ */
+export function stringReplyRest(data: Buffer, from: number, intro: number): { end: number; hold: number } {
+  for (let j = from; j < data.length; j++) {
+    const c = data[j]!;
+    if (c === 0x07 && intro === 0x5d) return { end: j + 1, hold: 0 };
+    if (c === 0x9c && (j === from || data[j - 1]! < 0x80 || data[j - 1] === 0xc2)) return { end: j + 1, hold: 0 };
+    if (c === 0x1b && data[j + 1] === 0x5c) return { end: j + 2, hold: 0 };
+  }
+  return { end: -1, hold: data[data.length - 1] === 0x1b ? 1 : 0 };
 }
 
 /** An OSC number and `;`; DCS `>|` (XTVERSION), `1$r`/`0$r` (DECRQSS), `1+r`/`0+r` (XTGETTCAP). */
