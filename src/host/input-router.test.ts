@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Gesture } from './feature-session.ts';
-import { InputRouter } from './input-router.ts';
+import { ESCAPE_FLUSH_MS, InputRouter, REPLY_FLUSH_MS } from './input-router.ts';
 import { PaletteController } from './palette-controller.ts';
 import { initialProgramModes } from './terminal-filter/modes.ts';
 import { ReplyExpectations } from './terminal-filter/replies.ts';
@@ -220,4 +220,24 @@ test('input router: an unclaimed paste goes in brackets only when the program as
     const got = s.typed.join('');
     assert.equal(got, bracketed ? `\x1b[200~${big}\x1b[201~` : big, `bracketed: ${bracketed}`);
   }
+});
+
+test('input router: a string reply held across reads waits for its rest longer than a lone Escape does', (t) => {
+  t.mock.timers.enable({ apis: ['setTimeout'] });
+  const s = setup();
+  // An OSC 52 reply in two reads with a pause between them longer than the Escape wait.
+  s.router.push(Buffer.from('\x1b]52;c;T1BFUkFU', 'latin1'));
+  t.mock.timers.tick(ESCAPE_FLUSH_MS * 4);
+  s.router.push(Buffer.from('T1I=\x1c\x07x', 'latin1'));
+  assert.deepEqual(s.typed, ['x']);
+  assert.equal(s.palette.isOpen, false);
+  // A lone Escape still goes out after the short wait.
+  s.router.push(Buffer.from('\x1b'));
+  t.mock.timers.tick(ESCAPE_FLUSH_MS);
+  assert.deepEqual(s.typed, ['x', '\x1b']);
+  // A reply whose rest never comes is dropped after the longer wait, and typing resumes.
+  s.router.push(Buffer.from('\x1bP>|term', 'latin1'));
+  t.mock.timers.tick(REPLY_FLUSH_MS);
+  s.router.push(Buffer.from('y'));
+  assert.deepEqual(s.typed, ['x', '\x1b', 'y']);
 });

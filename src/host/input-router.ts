@@ -25,6 +25,11 @@ import { shouldForwardReply, type ReplyExpectations } from './terminal-filter/re
 export const ESCAPE_FLUSH_MS = 15;
 /** A bracketed paste whose end marker never comes is passed through after this much silence. */
 export const PASTE_FLUSH_MS = 500;
+/**
+ * A terminal reply held for its rest (a long reply comes in several reads) is given up, and dropped, after
+ * this much silence: waiting only as long as for an Escape key would let the rest of a slow reply be typed.
+ */
+export const REPLY_FLUSH_MS = 500;
 
 export interface InputRouterOptions {
   scanner: InputScannerOptions;
@@ -115,7 +120,8 @@ export class InputRouter implements Disposable {
     this.dispatch(this.scanner.push(chunk));
     if (this.scanner.pending) {
       const inPaste = this.scanner.inPaste;
-      this.flushTimer = setTimeout(() => this.dispatch(this.scanner.flush({ endPaste: inPaste })), inPaste ? PASTE_FLUSH_MS : ESCAPE_FLUSH_MS);
+      const wait = inPaste ? PASTE_FLUSH_MS : this.scanner.holdsReply ? REPLY_FLUSH_MS : ESCAPE_FLUSH_MS;
+      this.flushTimer = setTimeout(() => this.dispatch(this.scanner.flush({ endPaste: inPaste })), wait);
     }
   }
 

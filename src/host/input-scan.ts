@@ -7,10 +7,12 @@
  * Every event carries `raw`, the exact input bytes it came from, so a caller that decides not to act (no
  * image on the clipboard, mouse reporting off) forwards `raw` and the program sees the original input:
  * concatenating every event's raw bytes always gives back the input.
+ *
+ * A little over 350 lines: one tokenizer whose modes (keys, pastes, terminal replies) share its buffers.
  */
 import { JackinError } from '../errors.ts';
 import { DEFAULT_PALETTE_KEY, DEFAULT_PASTE_KEY, matchesKey, parseCsiU, parseKeySpec, parseModifyOtherKeys, type KeyEncoding, type KeyReport, type KeySpec } from './trigger-keys.ts';
-import { classifyCsiReply, ReplyExpectations, scanStringReply, type ReplyKind } from './terminal-filter/replies.ts';
+import { classifyCsiReply, heldAsStringReply, ReplyExpectations, scanStringReply, stringReplyRest, type ReplyKind } from './terminal-filter/replies.ts';
 
 
 export { DEFAULT_PALETTE_KEY, DEFAULT_PASTE_KEY, parseKeySpec, type KeyEncoding, type KeySpec } from './trigger-keys.ts';
@@ -91,6 +93,8 @@ export class InputScanner {
    * contains `ESC[201~` (a clipboard the container seeded through OSC 52) can, to smuggle palette keys.
    */
   #afterPaste = false;
+  /** Inside the rest of a string reply given up at its length limit: its introducer (0: not). */
+  #replyRest = 0;
 
   constructor(opts: InputScannerOptions = {}) {
     this.#pasteKey = opts.pasteKey === undefined ? parseKeySpec(DEFAULT_PASTE_KEY, 'paste key') : opts.pasteKey;
@@ -102,7 +106,13 @@ export class InputScanner {
 
   /** True while bytes are held: a partial sequence, or a bracketed paste not yet ended. */
   get pending(): boolean {
-    return this.#pending.length > 0 || this.#mode !== 'normal';
+    return this.#pending.length > 0 || this.#mode !== 'normal' || this.#replyRest !== 0;
+  }
+
+  /** True while the bytes held are the start of a terminal reply (more than its introducer), not a lone key. */
+  get holdsReply(): boolean {
+    const p = this.#pending;
+    return this.#replyRest !== 0 || (this.#mode === 'normal' && p.length > 2 && p[0] === ESC && heldAsStringReply(p, 0, this.#replies));
   }
 
   /** True inside a bracketed paste (flush() does not end it unless asked). */
@@ -120,7 +130,7 @@ export class InputScanner {
         this.#bytes(data.subarray(i));
         break;
       }
-      i = this.#mode === 'normal' ? this.#normal(data, i) : this.#inPaste(data, i);
+      i = this.#replyRest !== 0 ? this.#restOfReply(data, i) : this.#mode === 'normal' ? this.#normal(data, i) : this.#inPaste(data, i);
       if (i < 0) break; // the rest was kept as pending
     }
     return this.#take();
@@ -131,10 +141,15 @@ export class InputScanner {
    * bracketed paste is given up only with `endPaste` (its start marker and content pass through).
    */
   flush(opts: { endPaste?: boolean } = {}): InputEvent[] {
-    if (this.#mode === 'normal') {
+    if (this.#replyRest !== 0) {
+      // Silence inside the rest of a cut reply: it ended somehow; what comes next is input again.
+      if (this.#pending.length > 0) this.#emit({ type: 'reply', kind: 'other', raw: this.#pending });
+      this.#pending = Buffer.alloc(0);
+      this.#replyRest = 0;
+    } else if (this.#mode === 'normal') {
       const p = this.#pending;
       // A string reply that never ended is still a reply: its bytes never become keys.
-      if (p.length > 1 && p[0] === ESC && this.#replies.stringDue(p[1]!)) this.#emit({ type: 'reply', kind: 'other', raw: p });
+      if (p.length > 1 && p[0] === ESC && heldAsStringReply(p, 0, this.#replies)) this.#emit({ type: 'reply', kind: 'other', raw: p });
       else this.#bytes(p);
       this.#pending = Buffer.alloc(0);
     } else if (opts.endPaste) {
@@ -209,6 +224,7 @@ export class InputScanner {
       if (r === 'partial') return this.#keep(data, i);
       if (r !== null) {
         this.#emit({ type: 'reply', kind: r.kind, raw: Buffer.from(data.subarray(i, r.end)) });
+        if (r.cut) this.#replyRest = next;
         return r.end;
       }
     }
@@ -237,6 +253,15 @@ export class InputScanner {
     const seq = data.subarray(i, k + 1);
     this.#csi(seq, data.subarray(i + 2, k).toString('latin1'), String.fromCharCode(final));
     return k + 1;
+  }
+
+  /** The rest of a string reply cut at its length limit: the same reply (dropped), up to its terminator. */
+  #restOfReply(data: Buffer, i: number): number {
+    const { end, hold } = stringReplyRest(data, i, this.#replyRest);
+    const to = end < 0 ? data.length - hold : end;
+    if (to > i) this.#emit({ type: 'reply', kind: 'other', raw: Buffer.from(data.subarray(i, to)) });
+    if (end >= 0) this.#replyRest = 0;
+    return hold > 0 ? this.#keep(data, to) : to;
   }
 
   #keep(data: Buffer, from: number): number {

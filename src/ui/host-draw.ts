@@ -3,23 +3,28 @@
  * so the program cannot move, hide or restyle it: a program that set origin mode inside a scroll region
  * (`ESC[39;40r ESC[?6h`) would otherwise have every absolute row of the palette clamped into its two lines
  * and could draw a fake palette where the real one belongs; a program that left DEC line drawing in G0,
- * insert mode or concealed text would garble or hide it. Pure.
+ * insert mode or concealed text would garble or hide it, and one that left a hyperlink open would make it a
+ * link. Pure.
  */
 
 /**
  * Save the cursor (DECSC also saves SGR, the character sets, origin mode and the wrap flag), then: origin
- * mode off (DECOM: rows are absolute again), insert mode off (IRM), G0 = ASCII and shifted in, SGR reset.
+ * mode off (DECOM: rows are absolute again), insert mode off (IRM), G0 = ASCII and shifted in, SGR reset,
+ * and any hyperlink (OSC 8) the program left open closed, or the host's text would be a link to the
+ * program's target (a notice naming one URL while a click on it opens another). The program's link stays
+ * closed after: the rest of its label is plain text.
  */
-export const HOST_DRAW_BEGIN = '\x1b7\x1b[?6l\x1b[4l\x1b(B\x0f\x1b[0m';
+export const HOST_DRAW_BEGIN = '\x1b7\x1b[?6l\x1b[4l\x1b(B\x0f\x1b[0m\x1b]8;;\x1b\\';
 /** Back to the program's cursor, SGR, character sets and origin mode (DECRC). */
 export const HOST_DRAW_END = '\x1b[0m\x1b8';
 /**
  * For boxes shown while the program's output is held and removed by a repaint (palette, confirmation):
  * the scroll region is reset too; the capsule's repaint puts the program's back. Notices, drawn while the
  * program runs, keep the program's region: they are placed with absolute moves and never line-feed, which
- * is all a region could change once origin mode is off.
+ * is all a region could change once origin mode is off. A synchronized update the program began is ended
+ * (`?2026l`): its end is in the output held back, and until then the terminal would not show the box.
  */
-export const HOST_OVERLAY_BEGIN = `${HOST_DRAW_BEGIN}\x1b[r`;
+export const HOST_OVERLAY_BEGIN = `${HOST_DRAW_BEGIN}\x1b[r\x1b[?2026l`;
 
 /** `body` (cursor-addressed drawing) wrapped so it lands where it says whatever modes the program set. */
 export function hostDrawn(body: string, overlay = false): string {

@@ -56,4 +56,9 @@ export interface FilterContext {
   dropped(what: string): typeof DROP;
   /** Call after changing `program`: the sequences that bring the terminal's composed modes in line. */
   programModesChanged(): string;
+  /**
+   * Call when a soft reset passes: what the reset turned off for the program is recorded as off, and the
+   * sequences that state the composed modes again (the host's click capture and bracketed paste).
+   */
+  softReset(): string;
 }

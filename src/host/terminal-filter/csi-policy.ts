@@ -7,9 +7,10 @@ import { MAX_KITTY_DEPTH, type MouseTracking } from './modes.ts';
 
 /**
  * CSI sequences without a private marker or intermediate that pass as they are: cursor movement, erase,
- * insert/delete, scroll, SGR, scroll region, cursor save/restore, tabs forward/back, repeat.
+ * insert/delete, scroll, SGR, scroll region, cursor save/restore, tabs forward/back, repeat. Erase in
+ * display (`J`) is checked on its own (eraseDisplay).
  */
-export const PLAIN_PASS_FINALS = '@ABCDEFGHIJKLMPSXZ`abdefmrsu';
+export const PLAIN_PASS_FINALS = '@ABCDEFGHIKLMPSXZ`abdefmrsu';
 const PLAIN_PASS = new Set(PLAIN_PASS_FINALS.split(''));
 
 type DecClass = 'pass' | 'alt' | 'mouse' | 'sgr-mouse' | 'paste' | 'focus';
@@ -58,6 +59,8 @@ export function csiDecision(ctx: FilterContext, params: string, inter: string, f
     if (marker === '') {
       if (PLAIN_PASS.has(final)) return PASS;
       switch (final) {
+        case 'J':
+          return eraseDisplay(p, '');
         case 'T': // scroll down; with five parameters it is xterm's mouse highlight tracking
           return p.includes(';') ? ctx.dropped('CSI T (highlight tracking)') : PASS;
         case 'h':
@@ -84,6 +87,7 @@ export function csiDecision(ctx: FilterContext, params: string, inter: string, f
       case '?l':
         return decModes(ctx, p, final === 'h');
       case '?J':
+        return eraseDisplay(p, '?');
       case '?K':
         return PASS;
       case '?n':
@@ -102,13 +106,14 @@ export function csiDecision(ctx: FilterContext, params: string, inter: string, f
         return p === '4' || /^4;[0-3]$/.test(p) ? PASS : ctx.dropped('CSI > m');
       case '>u':
         if (!/^\d{0,5}$/.test(p)) return ctx.dropped('CSI > u');
-        ctx.tracked.kittyDepth = Math.min(MAX_KITTY_DEPTH, ctx.tracked.kittyDepth + 1);
+        if (ctx.tracked.alt !== 0) ctx.tracked.kittyAltDepth = Math.min(MAX_KITTY_DEPTH, ctx.tracked.kittyAltDepth + 1);
+        else ctx.tracked.kittyDepth = Math.min(MAX_KITTY_DEPTH, ctx.tracked.kittyDepth + 1);
         return PASS;
       case '<u':
         return kittyPop(ctx, p);
       case '=u':
         if (!/^\d{1,5}(;[123])?$/.test(p)) return ctx.dropped('CSI = u');
-        if (ctx.tracked.kittyDepth === 0) ctx.tracked.kittySetAtBase = true;
+        if (ctx.tracked.alt === 0 && ctx.tracked.kittyDepth === 0) ctx.tracked.kittySetAtBase = true;
         return PASS;
       case '?u':
         if (p !== '') return ctx.dropped('CSI ? u');
@@ -121,8 +126,8 @@ export function csiDecision(ctx: FilterContext, params: string, inter: string, f
   switch (inter + final) {
     case ' q': // cursor style (restored)
       return /^\d?$/.test(p) && marker === '' ? PASS : ctx.dropped('CSI SP q');
-    case '!p': // soft reset
-      return p === '' && marker === '' ? PASS : ctx.dropped('CSI ! p');
+    case '!p': // soft reset; the composed modes it turns off are set again
+      return p === '' && marker === '' ? `\x1b[!p${ctx.softReset()}` : ctx.dropped('CSI ! p');
     case '$p': // DECRQM
       if (!/^\d{1,5}$/.test(p) || (marker !== '' && marker !== '?')) return ctx.dropped('CSI $ p');
       ctx.expectations.expect('decrqm');
@@ -130,6 +135,15 @@ export function csiDecision(ctx: FilterContext, params: string, inter: string, f
     default:
       return ctx.dropped(`CSI ${marker}${inter}${final}`);
   }
+}
+
+/**
+ * ED / DECSED: 3 erases the saved lines, the operator's scrollback (their history from before jackin too),
+ * which is no more the program's to wipe than a full reset (RIS) is: the screen is erased instead.
+ */
+function eraseDisplay(p: string, marker: string): Decision {
+  const first = p.split(';')[0]!.split(':')[0]!;
+  return first !== '' && Number(first) === 3 ? `\x1b[${marker}2J` : PASS;
 }
 
 /** SM/RM: only insert mode (IRM, 4) passes; keyboard lock, newline mode and the rest are dropped. */
@@ -187,12 +201,16 @@ function decModes(ctx: FilterContext, p: string, set: boolean): Decision {
   return head + tail === '' ? DROP : head + tail;
 }
 
-/** Pops at most the levels the program pushed: the operator's own levels are not the program's to pop. */
+/**
+ * Pops at most the levels the program pushed on the screen it is on: the operator's own levels are not the
+ * program's to pop.
+ */
 function kittyPop(ctx: FilterContext, p: string): Decision {
   if (!/^\d{0,5}$/.test(p)) return ctx.dropped('CSI < u');
   const want = p === '' ? 1 : Number(p);
-  const n = Math.min(want, ctx.tracked.kittyDepth);
-  ctx.tracked.kittyDepth -= n;
+  const key = ctx.tracked.alt !== 0 ? 'kittyAltDepth' : 'kittyDepth';
+  const n = Math.min(want, ctx.tracked[key]);
+  ctx.tracked[key] -= n;
   if (n === 0) return ctx.dropped('CSI < u (nothing pushed)');
   return n === want ? PASS : `\x1b[<${n}u`;
 }
@@ -217,7 +235,7 @@ export function escDecision(ctx: FilterContext, inter: string, final: number): D
       case 0x6f: // LS3 (GL shifts, reset by SI at exit)
         return PASS;
       case 0x63: // RIS would clear the operator's scrollback and reset their terminal: soft reset and clear
-        return '\x1b[!p\x1b[H\x1b[2J';
+        return `\x1b[!p\x1b[H\x1b[2J${ctx.softReset()}`;
       default:
         return ctx.dropped(final >= 0x20 && final < 0x7f ? `ESC ${String.fromCharCode(final)}` : 'ESC');
     }

@@ -21,7 +21,7 @@ test('terminal filter: text, C0 formatting, cursor, erase, SGR, scroll region an
     '\x1b[H\x1b[10;20H\x1b[A\x1b[5B\x1b[C\x1b[D\x1b[2J\x1b[K\x1b[1K\x1b[3X\x1b[2P\x1b[4@\x1b[L\x1b[M',
     '\x1b[5;20r\x1b[r\x1b[S\x1b[2T\x1b7\x1b8\x1bD\x1bE\x1bM\x1b[s\x1b[u',
     '\x1b[6n\x1b[5n\x1b[?6n\x1b[c\x1b[0c\x1b[>c\x1b[?2004$p\x1b[4$p\x1b[>q\x1b[?u',
-    '\x1b[2 q\x1b[ q\x1b[!p\x1b[4h\x1b[4l\x1b[>4;2m\x1b[>4m',
+    '\x1b[2 q\x1b[ q\x1b[4h\x1b[4l\x1b[>4;2m\x1b[>4m',
     '\x1b[?25l\x1b[?25h\x1b[?7l\x1b[?1h\x1b[?2026h\x1b[?2026l\x1b[?1049h\x1b[?1049l\x1b[?1004h',
     '\x1b(0\x1b(B\x1b)0\x0e\x0f\x1b#8\x1b=\x1b>',
     '\x1b[>1u\x1b[=1;1u\x1b[<u',
@@ -41,7 +41,7 @@ test('terminal filter: window operations, DCS, APC, PM, SOS and unsafe OSCs are 
     ['a\x1b]999;whatever\x07b\x1b]x\x07c', 'abc'],
     ['a\x1b[?1016h\x1b[?1005h\x1b[?1015h\x1b[?2048h\x1b[?3h\x1b[?1001hb', 'ab'],
     ['a\x1b[20h\x1b[2hb\x1b[?s\x1b[?rc', 'abc'],
-    ['a\x1b%@b\x1b Gc\x1bcd', 'ab' + 'c' + '\x1b[!p\x1b[H\x1b[2J' + 'd'],
+    ['a\x1b%@b\x1b Gc\x1bcd', 'ab' + 'c' + '\x1b[!p\x1b[H\x1b[2J\x1b[?1006l\x1b[?2004l\x1b[?1004l' + 'd'],
     ['a\x05b\x1bkname\x1b\\c\x1b[=c\x1b[?15n', 'abc'],
   ];
   for (const [input, expected] of cases) assert.equal(out(input), expected, JSON.stringify(input));
@@ -155,8 +155,7 @@ test('terminal filter: the restore undoes what was tracked, also when each enabl
   const f = new TerminalFilter();
   for (const byte of Buffer.from(program)) f.push(Buffer.from([byte]));
   const r = f.restoreSequence();
-  assert.ok(r.startsWith('\x1b[?1049l'));
-  assert.ok(r.includes('\x1b[<2u'), 'two kitty levels left pushed');
+  assert.ok(r.startsWith('\x1b[<2u\x1b[?1049l'), 'two kitty levels left pushed on the alternate screen, popped there');
   assert.ok(r.includes('\x1b]104\x1b\\') && r.includes('\x1b]111\x1b\\') && !r.includes('\x1b]110'));
   assert.ok(r.includes('\x1b[23;0t'));
   assert.ok(!r.includes('\x1b[?6l'), 'origin mode was never on: the cursor stays');

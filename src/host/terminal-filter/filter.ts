@@ -18,6 +18,7 @@ import { DROP, PASS, type Decision, type FilterContext, type FilterEvent, type T
 import { csiDecision, escDecision, PLAIN_PASS_FINALS } from './csi-policy.ts';
 import {
   composeModes,
+  composedAfterReset,
   composedDiff,
   initialProgramModes,
   initialTrackedState,
@@ -138,6 +139,16 @@ export class TerminalFilter implements FilterContext {
   programModesChanged(): string {
     this.#onEvent?.({ type: 'modes', modes: { ...this.program } });
     return this.#sync();
+  }
+
+  softReset(): string {
+    Object.assign(this.program, { mouse: 0, sgrMouse: false, bracketedPaste: false, focus: false });
+    this.tracked.origin = false;
+    this.#onEvent?.({ type: 'modes', modes: { ...this.program } });
+    const next = composeModes(this.program, this.#hostNeeds);
+    const s = composedAfterReset(this.#applied, next);
+    this.#applied = next;
+    return s;
   }
 
   #sync(): string {
@@ -438,7 +449,7 @@ export class TerminalFilter implements FilterContext {
     }
     if (c >= 0x40 && c <= 0x7e) {
       if (this.#state === St.CsiIgnore) return this.#complete(this.dropped('CSI over the length limit'), i);
-      this.#add(c);
+      this.#seq[this.#seqLen++] = c; // the final byte always fits (the buffer has room past SEQ_CAP)
       if (this.#state === St.DcsHeader) return this.#dcsHeader(c, i);
       let pEnd = 2;
       while (pEnd < this.#seqLen - 1 && this.#seq[pEnd]! >= 0x30) pEnd++;

@@ -67,13 +67,30 @@ export function composedDiff(from: ComposedModes, to: ComposedModes): string {
   return s;
 }
 
+/**
+ * The composed modes stated in full, after a soft reset (DECSTR, or RIS as the filter rewrites it) left the
+ * terminal's own state unknown: terminals turn bracketed paste and focus reporting off (xterm also mouse
+ * tracking), so a diff against what was applied before would leave the host's needs switched off.
+ */
+export function composedAfterReset(from: ComposedModes, to: ComposedModes): string {
+  let s = '';
+  if (to.mouse !== 0) s += `\x1b[?${to.mouse}h`;
+  else if (from.mouse !== 0) s += `\x1b[?${from.mouse}l`;
+  return `${s}\x1b[?1006${to.sgrMouse ? 'h' : 'l'}\x1b[?2004${to.bracketedPaste ? 'h' : 'l'}\x1b[?1004l`;
+}
+
 /** What the program changed that a fixed reset cannot undo blindly (see restoreSequence). */
 export interface TrackedState {
   /** The alternate-screen mode that is on, 0 for none. */
   alt: AltScreenMode;
   /** Kitty keyboard levels the program pushed and has not popped. */
   kittyDepth: number;
-  /** The program set kitty keyboard flags without pushing a level (the operator's own level changed). */
+  /**
+   * The same on the alternate screen, which has a stack of its own (kitty keyboard protocol): what the program
+   * pushed there never licenses a pop on the main screen, where the operator's levels are.
+   */
+  kittyAltDepth: number;
+  /** The program set kitty keyboard flags on the main screen without pushing a level (the operator's own level changed). */
   kittySetAtBase: boolean;
   /** Palette (OSC 4) and dynamic colours (OSC 10/11/12) the program changed. */
   palette: boolean;
@@ -84,10 +101,12 @@ export interface TrackedState {
   titlePushed: boolean;
   /** Origin mode (DECOM) is on. */
   origin: boolean;
+  /** A hyperlink (OSC 8) is open: the text written after it, jackin's and the shell's included, would be the link. */
+  hyperlink: boolean;
 }
 
 export function initialTrackedState(): TrackedState {
-  return { alt: 0, kittyDepth: 0, kittySetAtBase: false, palette: false, foreground: false, background: false, cursorColor: false, titlePushed: false, origin: false };
+  return { alt: 0, kittyDepth: 0, kittyAltDepth: 0, kittySetAtBase: false, palette: false, foreground: false, background: false, cursorColor: false, titlePushed: false, origin: false, hyperlink: false };
 }
 
 /** Kitty keyboard levels tracked at most (terminals keep a bounded stack too). */
@@ -104,9 +123,13 @@ export const MAX_KITTY_DEPTH = 64;
  */
 export function restoreSequence(t: TrackedState): string {
   const parts: string[] = [];
-  if (t.alt !== 0) parts.push(`\x1b[?${t.alt}l`);
+  if (t.alt !== 0) {
+    if (t.kittyAltDepth > 0) parts.push(`\x1b[<${t.kittyAltDepth}u`); // the alternate screen's levels, popped there
+    parts.push(`\x1b[?${t.alt}l`);
+  }
   parts.push('\x1b[?2026l'); // end synchronized output, or the terminal freezes until its timeout
   if (t.origin) parts.push('\x1b[?6l\x1b[9999;1H');
+  if (t.hyperlink) parts.push('\x1b]8;;\x1b\\'); // close the program's open link
   parts.push(
     '\x1b7\x1b[r\x1b8', // full-screen scroll region, cursor kept in place
     '\x1b[?69l', // left and right margins

@@ -113,9 +113,19 @@ function hyperlink(ctx: FilterContext, rest: string): Decision {
   const semi = rest.indexOf(';');
   if (semi < 0) return ctx.dropped('OSC 8');
   const uri = rest.slice(semi + 1);
-  if (uri === '') return `\x1b]8;;${ST}`;
+  if (uri === '') {
+    ctx.tracked.hyperlink = false;
+    return `\x1b]8;;${ST}`;
+  }
   const checked = checkUrl(uri, { extraSchemes: ctx.extraSchemes });
-  if (!checked.ok) return ctx.dropped(`OSC 8 (${checked.code})`);
+  if (!checked.ok) {
+    ctx.dropped(`OSC 8 (${checked.code})`);
+    if (!ctx.tracked.hyperlink) return DROP;
+    // The label of a refused link must not carry the link still open before it.
+    ctx.tracked.hyperlink = false;
+    return `\x1b]8;;${ST}`;
+  }
+  ctx.tracked.hyperlink = true;
   const id = rest.slice(0, semi).split(':').find((p) => p.startsWith('id='))?.slice(3);
   const params = id !== undefined && LINK_ID.test(id) ? `id=${id}` : '';
   return `\x1b]8;${params};${checked.href}${ST}`;

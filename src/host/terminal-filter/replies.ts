@@ -3,7 +3,7 @@
  * queries out (DA, CPR, DECRQM, kitty keyboard flags, XTVERSION, colour queries) and records here that a
  * reply is due; the input scanner recognises replies as whole units (so no byte of one acts as a key) and
  * asks here whether one was expected. A reply nobody asked for through the filter is dropped; an OSC 52
- * reply (clipboard contents) never reaches the program. Pure.
+ * reply (clipboard contents) never reaches the program. Pure but for the clock of ReplyExpectations.
  */
 
 export type ReplyKind =
@@ -24,24 +24,49 @@ export const MAX_PENDING_REPLIES = 32;
 /** Longest string reply (DCS/OSC/APC...) held on the input before it is discarded as a whole. */
 export const MAX_STRING_REPLY_BYTES = 64 * 1024;
 
-/** Counts of replies due, per kind; shared by the output filter (expect) and the input side (take). */
+/**
+ * How long a reply stays due after its query. Terminals answer within milliseconds, or never (a query they do
+ * not know): without a limit one unanswered XTVERSION or colour query would keep a string reply due for the
+ * whole session, and the operator's Alt+P or Alt+] (ESC P, ESC ]) would be held as its start and dropped.
+ */
+export const REPLY_WAIT_MS = 5_000;
+
+/**
+ * Counts of replies due, per kind; shared by the output filter (expect) and the input side (take). Pure but
+ * for the clock, which tests pass in.
+ */
 export class ReplyExpectations {
-  readonly #due = new Map<ReplyKind, number>();
+  readonly #due = new Map<ReplyKind, { n: number; until: number }>();
+  readonly #now: () => number;
+
+  constructor(opts: { now?: () => number } = {}) {
+    this.#now = opts.now ?? (() => performance.now());
+  }
+
+  #count(kind: ReplyKind): number {
+    const d = this.#due.get(kind);
+    if (d === undefined) return 0;
+    if (this.#now() > d.until) {
+      this.#due.delete(kind);
+      return 0;
+    }
+    return d.n;
+  }
 
   expect(kind: ReplyKind, count = 1): void {
-    this.#due.set(kind, Math.min(MAX_PENDING_REPLIES, (this.#due.get(kind) ?? 0) + count));
+    this.#due.set(kind, { n: Math.min(MAX_PENDING_REPLIES, this.#count(kind) + count), until: this.#now() + REPLY_WAIT_MS });
   }
 
   /** True when a reply of this kind was due (and counts it as received). */
   take(kind: ReplyKind): boolean {
-    const n = this.#due.get(kind) ?? 0;
+    const n = this.#count(kind);
     if (n === 0) return false;
-    this.#due.set(kind, n - 1);
+    this.#due.get(kind)!.n = n - 1;
     return true;
   }
 
   due(kind: ReplyKind): boolean {
-    return (this.#due.get(kind) ?? 0) > 0;
+    return this.#count(kind) > 0;
   }
 
   /** True when a reply arriving as a string (DCS or OSC) is due. */
@@ -112,12 +137,14 @@ export function shouldForwardReply(kind: ReplyKind, expectations: ReplyExpectati
 export interface StringReply {
   kind: ReplyKind;
   end: number;
+  /** Given up at MAX_STRING_REPLY_BYTES before its end: what follows, up to its terminator, is still this reply. */
+  cut?: true;
 }
 
 /**
  * Looks for a string reply (DCS, OSC, APC, PM, SOS) starting at `data[i]` (an ESC). Returns it when its
- * terminator (ST, or BEL for OSC) is in `data`; 'partial' when it is not yet but such a reply is due (hold
- * the bytes); null when this is no reply (Alt+P, Alt+] and the like are keys). A due reply longer than
+ * terminator (ST, or BEL for OSC) is in `data`; 'partial' when it is not yet but such a reply is due or it
+ * begins as one (hold the bytes, see heldAsStringReply); null when this is no reply (Alt+P, Alt+] and the like are keys). A due reply longer than
  * MAX_STRING_REPLY_BYTES is given up as 'other' up to where it has arrived.
  */
 export function scanStringReply(data: Buffer, i: number, expectations: ReplyExpectations): StringReply | 'partial' | null {
@@ -139,6 +166,38 @@ export function scanStringReply(data: Buffer, i: number, expectations: ReplyExpe
       return null; // ESC and something else: not a string reply after all
     }
   }
-  if (!expectations.stringDue(intro)) return null;
-  return data.length - i > MAX_STRING_REPLY_BYTES ? { kind: 'other', end: data.length } : 'partial';
+  if (!heldAsStringReply(data, i, expectations)) return null;
+  return data.length - i > MAX_STRING_REPLY_BYTES ? { kind: 'other', end: data.length, cut: true } : 'partial';
+}
+
+/**
+ * The rest of a string reply given up at the limit (introducer `intro`), from `data[from]`: `end` just past
+ * its terminator (ST, raw or as UTF-8, or BEL for an OSC), or -1 when it is not in `data`; then `hold` is the
+ * number of bytes at the end that may begin the terminator (a trailing ESC) and must wait for the next read.
+ */
+export function stringReplyRest(data: Buffer, from: number, intro: number): { end: number; hold: number } {
+  for (let j = from; j < data.length; j++) {
+    const c = data[j]!;
+    if (c === 0x07 && intro === 0x5d) return { end: j + 1, hold: 0 };
+    if (c === 0x9c && (j === from || data[j - 1]! < 0x80 || data[j - 1] === 0xc2)) return { end: j + 1, hold: 0 };
+    if (c === 0x1b && data[j + 1] === 0x5c) return { end: j + 2, hold: 0 };
+  }
+  return { end: -1, hold: data[data.length - 1] === 0x1b ? 1 : 0 };
+}
+
+/** An OSC number and `;`; DCS `>|` (XTVERSION), `1$r`/`0$r` (DECRQSS), `1+r`/`0+r` (XTGETTCAP). */
+const OSC_REPLY_START = /^\d{1,5};/;
+const DCS_REPLY_START = /^(?:>\||[01][$+]r)/;
+
+/**
+ * Whether an unterminated string starting at `data[i]` (ESC and its introducer) is held as the start of a
+ * reply: when one is due, or when its content begins as a reply does, due or not (an OSC 52 reply with the
+ * operator's clipboard, split across reads, must not become typing). Alt+] or Alt+P, alone or followed by
+ * what a person types, begins like neither.
+ */
+export function heldAsStringReply(data: Buffer, i: number, expectations: ReplyExpectations): boolean {
+  const intro = data[i + 1]!;
+  if (expectations.stringDue(intro)) return true;
+  const head = data.toString('latin1', i + 2, Math.min(data.length, i + 10));
+  return intro === 0x5d ? OSC_REPLY_START.test(head) : intro === 0x50 ? DCS_REPLY_START.test(head) : false;
 }
