@@ -11,14 +11,24 @@ import { join } from 'node:path';
 import { REPO_ROOT } from './helpers/jackin-cli.ts';
 
 const JACKIN = join(REPO_ROOT, 'bin', 'jackin.js');
+const CAPSULE = join(REPO_ROOT, 'bin', 'jackin-capsule.js');
 
-function jackin(args: string[]) {
+function runBin(bin: string, args: string[]) {
   const home = mkdtempSync(join(tmpdir(), 'jackin-cli-'));
   try {
-    return spawnSync(process.execPath, [JACKIN, ...args], { env: { ...process.env, JACKIN_HOME: home }, encoding: 'utf8' });
+    const env = { ...process.env, JACKIN_HOME: home, JACKIN_RUN_DIR: join(home, 'run') };
+    return spawnSync(process.execPath, [bin, ...args], { env, encoding: 'utf8' });
   } finally {
     rmSync(home, { recursive: true, force: true });
   }
+}
+
+function jackin(args: string[]) {
+  return runBin(JACKIN, args);
+}
+
+function capsule(args: string[]) {
+  return runBin(CAPSULE, args);
 }
 
 test('a --json after `jackin run --` belongs to the program: the error stays one plain line', () => {
@@ -44,4 +54,23 @@ test('every command is registered, in the documented order', () => {
   assert.equal(r.status, 0, r.stderr);
   const commands = [...r.stdout.matchAll(/^ {2}(\w[\w-]*)(?= )/gm)].map((m) => m[1]);
   assert.deepEqual(commands.slice(0, 9), ['attach', 'run', 'ls', 'doctor', 'export', 'stop', 'stage', 'log', 'help']);
+});
+
+test('a usage error is one line on stderr naming the help to read, with exit status 2, from both programs', () => {
+  const cases: Array<[ReturnType<typeof jackin>, string]> = [
+    [jackin(['exprot']), "jackin: unknown command 'exprot' (did you mean export?); see `jackin --help`\n"],
+    [jackin(['ls', '--bogus']), "jackin: unknown option '--bogus'; see `jackin ls --help`\n"],
+    [jackin(['attach']), "jackin: missing required argument 'instance'; see `jackin attach --help`\n"],
+    [jackin(['attach', 'x', '--via', 'foo']), "jackin: option '--via <engine>' argument 'foo' is invalid. Allowed choices are docker, podman, kubectl; see `jackin attach --help`\n"],
+    [jackin(['export', '--reveal', '--open', 'x']), "jackin: option '--reveal' cannot be used with option '--open'; see `jackin export --help`\n"],
+    [capsule(['bogus']), "jackin-capsule: unknown command 'bogus'; see `jackin-capsule --help`\n"],
+    [capsule(['serve']), "jackin-capsule: missing required argument 'cmd'; see `jackin-capsule serve --help`\n"],
+    [capsule(['serve', '--rows', 'x', '--', 'true']), `jackin-capsule: option '--rows <n>' argument 'x' is invalid. expected a positive integer, got "x"; see \`jackin-capsule serve --help\`\n`],
+    [capsule(['copy', '--bogus']), "jackin-capsule: unknown option '--bogus'; see `jackin-capsule copy --help`\n"],
+  ];
+  for (const [r, line] of cases) {
+    assert.equal(r.stderr, line);
+    assert.equal(r.stdout, '');
+    assert.equal(r.status, 2, line);
+  }
 });

@@ -1,10 +1,12 @@
 /**
  * What every command module of both CLIs shares: the status setter a command's action reports through,
- * the package version, and a write that resolves once the text is handed to the stream.
+ * the package version, a write that resolves once the text is handed to the stream, and the one-line
+ * form of commander's usage errors.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { Command } from 'commander';
 
 /** A command's action reports its exit status through this; the CLI's `run` returns it. */
 export type SetStatus = (status: number) => void;
@@ -26,4 +28,37 @@ export function writeAll(stream: NodeJS.WriteStream, text: string): Promise<void
     if (text.length === 0 || stream.destroyed) return res();
     stream.write(text, () => res());
   });
+}
+
+/** Exit status of a command line that is not valid (an unknown command or option, a missing argument). */
+export const USAGE_EXIT_STATUS = 2;
+
+/**
+ * One line for a usage error commander found: `error: unknown command 'exprot'\n(Did you mean export?)`
+ * becomes `jackin: unknown command 'exprot' (did you mean export?); see \`jackin --help\``.
+ */
+export function usageErrorLine(message: string, helpCommand: string, bin = helpCommand.split(' ')[0]!): string {
+  const text = message
+    .trim()
+    .replace(/^error: /u, '')
+    .replace(/\s*\n\s*\(Did you mean (.*)\)$/u, ' (did you mean $1)')
+    .replace(/\s*\n\s*/gu, ' ')
+    .replace(/\.$/u, '');
+  return `${bin}: ${text}; see \`${helpCommand} --help\`\n`;
+}
+
+/**
+ * Makes commander print each usage error as one line on stderr naming the help to read: the program's
+ * own, or the subcommand's for an error in a subcommand. Call once every command is registered.
+ */
+export function oneLineUsageErrors(program: Command): void {
+  const bin = program.name();
+  const configure = (command: Command, helpCommand: string): void => {
+    command.configureOutput({
+      writeErr: (s) => process.stderr.write(s),
+      outputError: (message, write) => write(usageErrorLine(message, helpCommand, bin)),
+    });
+  };
+  configure(program, bin);
+  for (const command of program.commands) configure(command, `${bin} ${command.name()}`);
 }

@@ -6,7 +6,7 @@
 import { Command, CommanderError } from 'commander';
 import { describeError, JackinError } from '../errors.ts';
 import { registerAttachProxyCommand } from './attach-proxy-command.ts';
-import { packageVersion, type SetStatus } from './command-kit.ts';
+import { oneLineUsageErrors, packageVersion, USAGE_EXIT_STATUS, type SetStatus } from './command-kit.ts';
 import { registerCopyCommand } from './copy-command.ts';
 import { registerOfferCommand, registerOpenUrlCommand } from './offer-commands.ts';
 import { registerServeCommand } from './serve-command.ts';
@@ -31,6 +31,7 @@ function buildProgram(setStatus: SetStatus): Command {
     .enablePositionalOptions()
     .exitOverride();
   for (const register of COMMANDS) register(program, setStatus);
+  oneLineUsageErrors(program);
   return program;
 }
 
@@ -42,7 +43,7 @@ export async function main(argv: readonly string[]): Promise<void> {
   } catch (e) {
     if (e instanceof CommanderError) {
       // Commander already printed help, the version or its one-line usage error.
-      process.exit(e.exitCode);
+      process.exit(e.exitCode === 0 ? 0 : USAGE_EXIT_STATUS);
     }
     const code = e instanceof JackinError ? e.code : 'E_INTERNAL';
     process.stderr.write(`jackin-capsule: ${code}: ${describeError(e)}\n`);

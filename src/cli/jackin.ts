@@ -7,7 +7,7 @@
 import { Command, CommanderError } from 'commander';
 import { describeError, JackinError } from '../errors.ts';
 import { registerAttachCommand } from './attach-command.ts';
-import { packageVersion, writeAll, type SetStatus } from './command-kit.ts';
+import { oneLineUsageErrors, packageVersion, USAGE_EXIT_STATUS, writeAll, type SetStatus } from './command-kit.ts';
 import { registerDoctorCommand } from './doctor-command.ts';
 import { registerExportCommand } from './export-command.ts';
 import { registerLogCommand } from './log-command.ts';
@@ -34,10 +34,8 @@ function buildProgram(setStatus: SetStatus): Command {
     .description('Attach your terminal to a coding agent running in a jackin capsule (a container, a pod, or this machine).')
     .version(packageVersion(), '-V, --version')
     .enablePositionalOptions()
-    .showHelpAfterError('(run `jackin --help` for usage)')
-    // Set before the subcommands are added: they copy these settings when created.
+    // Set before the subcommands are added: they copy it when created.
     .exitOverride()
-    .configureOutput({ writeErr: (s) => process.stderr.write(s) })
     .addHelpText(
       'after',
       `
@@ -51,6 +49,7 @@ Examples:
 Environment: JACKIN_HOME (default ~/.jackin) holds sockets/<instance>/jackin.sock.`,
     );
   for (const register of COMMANDS) register(program, setStatus);
+  oneLineUsageErrors(program);
   return program;
 }
 
@@ -70,7 +69,7 @@ export async function run(argv: string[]): Promise<number> {
   } catch (e) {
     if (e instanceof CommanderError) {
       // --help and --version end here with status 0; usage errors were already printed by commander.
-      return e.exitCode === 0 ? 0 : 2;
+      return e.exitCode === 0 ? 0 : USAGE_EXIT_STATUS;
     }
     const code = e instanceof JackinError ? e.code : 'E_INTERNAL';
     const exitCode = e instanceof JackinError ? e.exitCode : 70;
