@@ -4,8 +4,8 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REPO_ROOT } from './helpers/jackin-cli.ts';
@@ -13,11 +13,11 @@ import { REPO_ROOT } from './helpers/jackin-cli.ts';
 const JACKIN = join(REPO_ROOT, 'bin', 'jackin.js');
 const CAPSULE = join(REPO_ROOT, 'bin', 'jackin-capsule.js');
 
-function runBin(bin: string, args: string[]) {
+function runBin(bin: string, args: string[], stdout: 'pipe' | number = 'pipe') {
   const home = mkdtempSync(join(tmpdir(), 'jackin-cli-'));
   try {
     const env = { ...process.env, JACKIN_HOME: home, JACKIN_RUN_DIR: join(home, 'run') };
-    return spawnSync(process.execPath, [bin, ...args], { env, encoding: 'utf8' });
+    return spawnSync(process.execPath, [bin, ...args], { env, encoding: 'utf8', stdio: ['ignore', stdout, 'pipe'] });
   } finally {
     rmSync(home, { recursive: true, force: true });
   }
@@ -72,5 +72,42 @@ test('a usage error is one line on stderr naming the help to read, with exit sta
     assert.equal(r.stderr, line);
     assert.equal(r.stdout, '');
     assert.equal(r.status, 2, line);
+  }
+});
+
+test('a reader that closes early (`jackin log | head -1`) ends jackin quietly with 141, as SIGPIPE would', async (t) => {
+  const home = mkdtempSync(join(tmpdir(), 'jackin-cli-'));
+  t.after(() => rmSync(home, { recursive: true, force: true }));
+  mkdirSync(join(home, 'log'), { mode: 0o700 });
+  // Far more than a pipe holds (64 KiB), so jackin is still writing when the reader goes.
+  const record = JSON.stringify({ time: '2026-01-01T00:00:00.000Z', instance: 'a', action: 'export', target: 'x'.repeat(200), result: 'ok' });
+  writeFileSync(join(home, 'log', 'actions.jsonl'), `${record}\n`.repeat(20_000), { mode: 0o600 });
+  for (const args of [['log', '-n', '0'], ['log', '-n', '0', '--json']]) {
+    const child = spawn(process.execPath, [JACKIN, ...args], { env: { ...process.env, JACKIN_HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+    const exited = new Promise<number | null>((res) => child.once('close', (code) => res(code)));
+    // Like `head -1`: read the first chunk, then close the pipe.
+    await new Promise<void>((res) => child.stdout.once('data', () => res()));
+    child.stdout.destroy();
+    assert.equal(await exited, 141, args.join(' '));
+    assert.equal(stderr, '', 'no EPIPE error or stack trace');
+  }
+});
+
+test('output that cannot be written (a full disk) is one line on stderr and status 1, from both programs', () => {
+  const full = openSync('/dev/full', 'w');
+  try {
+    const cases: Array<[ReturnType<typeof jackin>, string]> = [
+      [runBin(JACKIN, ['ls'], full), 'jackin'],
+      [runBin(JACKIN, ['--help'], full), 'jackin'],
+      [runBin(CAPSULE, ['--help'], full), 'jackin-capsule'],
+    ];
+    for (const [r, bin] of cases) {
+      assert.equal(r.stderr, `${bin}: cannot write the output: ENOSPC: no space left on device, write\n`);
+      assert.equal(r.status, 1);
+    }
+  } finally {
+    closeSync(full);
   }
 });

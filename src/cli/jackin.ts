@@ -7,7 +7,7 @@
 import { Command, CommanderError } from 'commander';
 import { describeError, JackinError } from '../errors.ts';
 import { registerAttachCommand } from './attach-command.ts';
-import { oneLineUsageErrors, packageVersion, USAGE_EXIT_STATUS, writeAll, type SetStatus } from './command-kit.ts';
+import { endOnOutputError, exitAfterOutput, oneLineUsageErrors, packageVersion, USAGE_EXIT_STATUS, writeAll, type SetStatus } from './command-kit.ts';
 import { registerDoctorCommand } from './doctor-command.ts';
 import { registerExportCommand } from './export-command.ts';
 import { registerLogCommand } from './log-command.ts';
@@ -60,8 +60,11 @@ export async function run(argv: string[]): Promise<number> {
   // `jackin run -- tool --json` the flag belongs to the tool.
   let json = false;
   const program = buildProgram((n) => (status = n));
+  const unwatchOutput = endOnOutputError('jackin');
   program.hook('preAction', (_program, command) => {
     json = command.opts()['json'] === true;
+    // An attached session owns the terminal and its errors (a hung-up terminal must not skip the restore).
+    if (command.name() === 'attach' || (command.name() === 'run' && command.opts()['dryRun'] !== true)) unwatchOutput();
   });
   try {
     await program.parseAsync(argv);
@@ -82,7 +85,5 @@ export async function run(argv: string[]): Promise<number> {
 
 /** Entry point of bin/jackin.js. Exits explicitly: a relay or a TTY handle must not keep jackin alive. */
 export async function main(argv: string[]): Promise<void> {
-  const status = await run(argv);
-  await writeAll(process.stdout, '');
-  process.exit(status);
+  exitAfterOutput(await run(argv));
 }
