@@ -7,12 +7,13 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync, existsSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CAPSULE_BIN, JACKIN_BIN, startExportCapsule } from './helpers/export-capsule.ts';
 import { shellQuote } from './helpers/tmux.ts';
 import { pollUntil } from './helpers/poll.ts';
+import { stagedFiles } from './helpers/staged-files.ts';
 import { createStageServerDecoder, encodeControlMessage, encodeStageClientFrame, type StageServerFrame } from '../src/protocol/index.ts';
 import { ReplyReader } from '../src/host/export-client.ts';
 import { connectSocket } from '../src/transport/socket.ts';
@@ -29,18 +30,6 @@ function sha(b: Buffer): string {
 
 function jsonLines(stdout: string): Array<Record<string, unknown>> {
   return stdout.trim().split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as Record<string, unknown>);
-}
-
-/** Every regular file under <run>/files, relative. */
-function stagedFiles(runDir: string): string[] {
-  const root = join(runDir, 'files');
-  if (!existsSync(root)) return [];
-  const out: string[] = [];
-  for (const e of readdirSync(root, { withFileTypes: true })) {
-    if (e.isDirectory()) for (const f of readdirSync(join(root, e.name))) out.push(`${e.name}/${f}`);
-    else out.push(e.name);
-  }
-  return out;
 }
 
 test('jackin stage over the socket: files land at <run>/files/<random>/<name>, 0600 in 0700, same bytes, JSON per path', async (t) => {
