@@ -111,3 +111,9 @@ test('output that cannot be written (a full disk) is one line on stderr and stat
     closeSync(full);
   }
 });
+
+test('the reason an attach ended is one line when stderr is not a terminal (no blank line, no carriage return)', () => {
+  const r = jackin(['attach', 'nope', '--exec', 'echo boom >&2; exit 3']);
+  assert.equal(r.status, 1);
+  assert.match(r.stderr, /^jackin: lost connection to nope: [^\r\n]*boom[^\r\n]*\n$/);
+});

@@ -64,10 +64,13 @@ export async function attachTerminal(
   });
   installCopyFeature(session);
 
+  // On a terminal the reason starts on a line of its own (the program's last line may be unfinished);
+  // redirected to a file or a pipe it is just the one line.
+  const reasonLine = (message: string): string => `${process.stderr.isTTY === true ? '\r\n' : ''}jackin: ${inertText(message, MAX_REASON_COLUMNS)}\n`;
   const fail = (message: string, status: number) => {
     session.abort(message);
     terminal.restore();
-    process.stderr.write(`\r\njackin: ${inertText(message, MAX_REASON_COLUMNS)}\n`, () => process.exit(status));
+    process.stderr.write(reasonLine(message), () => process.exit(status));
     // If stderr is gone (hangup), do not wait on it.
     setTimeout(() => process.exit(status), 500).unref();
   };
@@ -92,7 +95,7 @@ export async function attachTerminal(
   if (outcome.kind === 'lost' && features.explainLost !== undefined) message = (await features.explainLost().catch(() => null)) ?? message;
   const status = exit.status;
   // The reason may be the capsule's Shutdown text or a relay's last stderr line: container text.
-  if (message !== null) await writeAll(process.stderr, `\r\njackin: ${inertText(message, MAX_REASON_COLUMNS)}\n`);
+  if (message !== null) await writeAll(process.stderr, reasonLine(message));
   return status;
 }
 
