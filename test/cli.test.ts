@@ -117,3 +117,20 @@ test('the reason an attach ended is one line when stderr is not a terminal (no b
   assert.equal(r.status, 1);
   assert.match(r.stderr, /^jackin: lost connection to nope: [^\r\n]*boom[^\r\n]*\n$/);
 });
+
+test('every command of both programs has help with an example, on stdout with status 0', () => {
+  for (const [bin, run] of [['jackin', jackin], ['jackin-capsule', capsule]] as const) {
+    const top = run(['--help']);
+    assert.equal(top.status, 0, top.stderr);
+    const section = top.stdout.split('\n\n').find((block) => block.startsWith('Commands:')) ?? '';
+    const commands = [...section.matchAll(/^ {2}(\w[\w-]*)(?= )/gm)].map((m) => m[1]!).filter((c) => c !== 'help');
+    assert.ok(commands.length >= 5, `${bin} lists its commands`);
+    for (const command of commands) {
+      const r = run([command, '--help']);
+      assert.equal(r.status, 0, `${bin} ${command} --help: ${r.stderr}`);
+      assert.equal(r.stderr, '');
+      assert.match(r.stdout, new RegExp(`^Usage: ${bin} ${command} `, 'm'));
+      assert.match(r.stdout, /^Examples?( \([^)]*\))?:$/m, `${bin} ${command} --help shows an example`);
+    }
+  }
+});

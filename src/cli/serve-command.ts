@@ -2,6 +2,7 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { defaultRunDir } from '../capsule/run-dir.ts';
 import { DEFAULT_COLS, DEFAULT_ROWS } from '../capsule/pty-size.ts';
+import { HANDSHAKE_TIMEOUT_MS } from '../protocol/limits.ts';
 import type { SetStatus } from './command-kit.ts';
 
 // Only `serve` loads the PTY (node-pty's native module) and the screen model: every other subcommand works
@@ -41,7 +42,7 @@ export function registerServeCommand(program: Command, setStatus: SetStatus): vo
     .option('--run-dir <dir>', 'run directory (default: $JACKIN_RUN_DIR or /jackin/run)')
     .option('--workspace <dir>', 'working directory of the program (default: the current directory)')
     .option('--name <name>', 'instance name reported by status (default: in a container its host name, which Docker and Podman set to the container id and Kubernetes to the pod name; elsewhere the command\'s basename)')
-    .option('--handshake-timeout-ms <ms>', 'time a new connection has to send its first frame', positiveInt)
+    .option('--handshake-timeout-ms <ms>', `time a new connection has to send its first frame (default: ${HANDSHAKE_TIMEOUT_MS})`, positiveInt)
     .option('--policy <file>', 'export policy JSON (default: the shipped policies/default.json; see docs/policy.md)')
     .option('--rows <n>', `PTY rows until a client attaches with its size (default: ${DEFAULT_ROWS})`, terminalSize)
     .option('--cols <n>', `PTY columns until a client attaches with its size (default: ${DEFAULT_COLS})`, terminalSize)
