@@ -13,10 +13,10 @@ import { REPO_ROOT } from './helpers/jackin-cli.ts';
 const JACKIN = join(REPO_ROOT, 'bin', 'jackin.js');
 const CAPSULE = join(REPO_ROOT, 'bin', 'jackin-capsule.js');
 
-function runBin(bin: string, args: string[], stdout: 'pipe' | number = 'pipe') {
+function runBin(bin: string, args: string[], stdout: 'pipe' | number = 'pipe', extraEnv: NodeJS.ProcessEnv = {}) {
   const home = mkdtempSync(join(tmpdir(), 'jackin-cli-'));
   try {
-    const env = { ...process.env, JACKIN_HOME: home, JACKIN_RUN_DIR: join(home, 'run') };
+    const env = { ...process.env, JACKIN_HOME: home, JACKIN_RUN_DIR: join(home, 'run'), ...extraEnv };
     return spawnSync(process.execPath, [bin, ...args], { env, encoding: 'utf8', stdio: ['ignore', stdout, 'pipe'] });
   } finally {
     rmSync(home, { recursive: true, force: true });
@@ -133,4 +133,25 @@ test('every command of both programs has help with an example, on stdout with st
       assert.match(r.stdout, /^Examples?( \([^)]*\))?:$/m, `${bin} ${command} --help shows an example`);
     }
   }
+});
+
+test('a JACKIN_HOME that cannot be used is E_HOST_IO: one line with the path, the system error and the fix, status 1', (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'jackin-cli-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const home = join(dir, 'a-file');
+  writeFileSync(home, '');
+  const fix = 'a part of that path is not a directory: check JACKIN_HOME';
+  for (const [args, line] of [
+    [['ls'], `jackin: cannot scandir ${home}/sockets: not a directory (ENOTDIR); ${fix}\n`],
+    [['log'], `jackin: cannot open ${home}/log/actions.jsonl: not a directory (ENOTDIR); ${fix}\n`],
+    [['run', '--name', 'x', '--', 'true'], `jackin: cannot mkdir ${home}/sockets/x: not a directory (ENOTDIR); ${fix}\n`],
+  ] as const) {
+    const r = runBin(JACKIN, [...args], 'pipe', { JACKIN_HOME: home });
+    assert.equal(r.stderr, line);
+    assert.equal(r.status, 1);
+  }
+  const json = runBin(JACKIN, ['ls', '--json'], 'pipe', { JACKIN_HOME: home });
+  assert.equal(json.status, 1);
+  assert.equal(json.stdout, '');
+  assert.equal((JSON.parse(json.stderr) as { error: { code: string } }).error.code, 'E_HOST_IO');
 });

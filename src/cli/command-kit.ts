@@ -9,7 +9,7 @@ import { constants } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
-import { describeError, errnoOf } from '../errors.ts';
+import { describeError, errnoOf, JackinError } from '../errors.ts';
 
 /** A command's action reports its exit status through this; the CLI's `run` returns it. */
 export type SetStatus = (status: number) => void;
@@ -133,4 +133,38 @@ export function interruptOnSignals(): Interruption {
       for (const s of INTERRUPTING_SIGNALS) process.off(s, onSignal);
     },
   };
+}
+
+/** What to do about a system error on one of jackin's own host paths, by its errno. */
+function hostIoFix(errno: string): string {
+  switch (errno) {
+    case 'EACCES':
+    case 'EPERM':
+      return 'check its permissions, or set JACKIN_HOME to a directory of yours';
+    case 'ENOSPC':
+    case 'EDQUOT':
+      return 'free some space on that file system';
+    case 'EROFS':
+      return 'the file system is read-only: set JACKIN_HOME to a writable directory';
+    case 'ENOTDIR':
+    case 'EEXIST':
+    case 'ELOOP':
+      return 'a part of that path is not a directory: check JACKIN_HOME';
+    default:
+      return 'check that path, or set JACKIN_HOME to another directory';
+  }
+}
+
+/**
+ * A Node system error on a host path that no command turned into a JackinError (JACKIN_HOME is a file, not
+ * writable, on a full disk): E_HOST_IO with the path, the error and the fix, instead of an internal error.
+ * Null for anything else.
+ */
+export function hostIoError(e: unknown): JackinError | null {
+  const errno = errnoOf(e);
+  if (errno === undefined || !(e instanceof Error) || !('syscall' in e) || typeof e.syscall !== 'string') return null;
+  if (!('path' in e) || typeof e.path !== 'string') return null;
+  // Node's message is "ENOTDIR: not a directory, scandir '/x'": keep the description.
+  const what = /^[A-Z]+: (.*?), \w+/u.exec(describeError(e))?.[1] ?? errno;
+  return new JackinError('E_HOST_IO', `cannot ${e.syscall} ${e.path}: ${what} (${errno}); ${hostIoFix(errno)}`, { cause: e });
 }
