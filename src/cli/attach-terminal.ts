@@ -5,6 +5,7 @@
 import { describeError } from '../errors.ts';
 import type { Transport } from '../transport/transport.ts';
 import type { Selection } from '../transport/select.ts';
+import { colourFromEnv, setHostColour } from '../ui/host-draw.ts';
 import { inertText } from '../ui/inert-text.ts';
 import { writeAll } from './command-kit.ts';
 
@@ -48,6 +49,8 @@ export async function attachTerminal(
     { installCopyFeature },
     { filterOptionsFromEnv },
   ] = await modules;
+  // The palette, prompts and notices keep to bold, faint, underline and reverse video under NO_COLOR.
+  setHostColour(colourFromEnv(process.env));
   // Program output reaches this terminal only through the host's filter (docs/terminal-policy.md).
   const terminal = new HostTerminal(undefined, filterOptionsFromEnv(process.env));
   // While raw, "\n" no longer returns the carriage: diagnostics end lines with CRLF.
