@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REPO_ROOT } from './helpers/jackin-cli.ts';
@@ -154,4 +154,16 @@ test('a JACKIN_HOME that cannot be used is E_HOST_IO: one line with the path, th
   assert.equal(json.status, 1);
   assert.equal(json.stdout, '');
   assert.equal((JSON.parse(json.stderr) as { error: { code: string } }).error.code, 'E_HOST_IO');
+});
+
+test('jackin attach of a name that is neither a local instance nor a container says where the instance names are', (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'jackin-cli-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  // No Docker engine runs here: a fake docker that records its argv and answers as docker does for a missing container.
+  const argvFile = join(dir, 'argv');
+  writeFileSync(join(dir, 'docker'), `#!/bin/sh\nprintf '%s\\n' "$@" > '${argvFile}'\necho 'Error response from daemon: No such container: tpyo' >&2\nexit 1\n`, { mode: 0o755 });
+  const r = runBin(JACKIN, ['attach', 'tpyo'], 'pipe', { PATH: dir });
+  assert.equal(r.status, 1);
+  assert.deepEqual(readFileSync(argvFile, 'utf8').split('\n').filter((a) => a !== ''), ['exec', '-i', 'tpyo', 'jackin-capsule', 'attach-proxy']);
+  assert.match(r.stderr, /^jackin: lost connection to tpyo: [^\n]*No such container: tpyo[^\n]*; no local instance is named tpyo either \(`jackin ls` lists them\)\n$/);
 });

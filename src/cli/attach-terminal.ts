@@ -38,7 +38,7 @@ export async function attachTerminal(
   selection: Selection,
   name: string,
   verbose: boolean,
-  features: { noMouse?: boolean; connect?: () => Promise<Transport>; allowUpstreamRequests?: boolean; explainLost?: () => Promise<string | null> } = {},
+  features: { noMouse?: boolean; connect?: () => Promise<Transport>; allowUpstreamRequests?: boolean; explainLost?: (message: string) => Promise<string | null> } = {},
 ): Promise<number> {
   const [
     { AttachSession, outcomeExit },
@@ -95,7 +95,7 @@ export async function attachTerminal(
   const exit = outcomeExit(outcome, name);
   let message = exit.message;
   // A lost connection whose cause the caller can name (a container that stopped) gets that one line instead.
-  if (outcome.kind === 'lost' && features.explainLost !== undefined) message = (await features.explainLost().catch(() => null)) ?? message;
+  if (outcome.kind === 'lost' && features.explainLost !== undefined && message !== null) message = (await features.explainLost(message).catch(() => null)) ?? message;
   const status = exit.status;
   // The reason may be the capsule's Shutdown text or a relay's last stderr line: container text.
   if (message !== null) await writeAll(process.stderr, reasonLine(message));
