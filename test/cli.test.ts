@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REPO_ROOT } from './helpers/jackin-cli.ts';
@@ -166,4 +166,25 @@ test('jackin attach of a name that is neither a local instance nor a container s
   assert.equal(r.status, 1);
   assert.deepEqual(readFileSync(argvFile, 'utf8').split('\n').filter((a) => a !== ''), ['exec', '-i', 'tpyo', 'jackin-capsule', 'attach-proxy']);
   assert.match(r.stderr, /^jackin: lost connection to tpyo: [^\n]*No such container: tpyo[^\n]*; no local instance is named tpyo either \(`jackin ls` lists them\)\n$/);
+});
+
+test('jackin-capsule serve refuses a missing workspace (2) or a program it cannot run (E_SPAWN_FAILED) before it opens a socket; jackin run says so', (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'jackin-cli-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const runDir = join(dir, 'run');
+  const missing = join(dir, 'no-such-workspace');
+  const ws = capsule(['serve', '--run-dir', runDir, '--workspace', missing, '--', 'true']);
+  assert.equal(ws.status, 2);
+  assert.equal(ws.stderr, `jackin-capsule: E_USAGE: workspace ${missing} is not a directory: pass an existing --workspace\n`);
+  const PATH = join(dir, 'bin');
+  const byName = runBin(CAPSULE, ['serve', '--run-dir', runDir, '--', 'no-such-program'], 'pipe', { PATH });
+  assert.equal(byName.status, 1);
+  assert.equal(byName.stderr, `jackin-capsule: E_SPAWN_FAILED: cannot run "no-such-program": not found on PATH (${PATH}); check the name, or give its path\n`);
+  const byPath = capsule(['serve', '--run-dir', runDir, '--workspace', dir, '--', './no-such-program']);
+  assert.equal(byPath.status, 1);
+  assert.equal(byPath.stderr, `jackin-capsule: E_SPAWN_FAILED: cannot run ${join(dir, 'no-such-program')}: ENOENT; check the path and that it is executable\n`);
+  assert.equal(existsSync(join(runDir, 'jackin.sock')), false, 'no socket was opened');
+  const run = jackin(['run', '--name', 'x', '--', 'no-such-program']);
+  assert.equal(run.status, 1);
+  assert.match(run.stderr, /^jackin: capsule for x exited with status 1 before its socket was ready: jackin-capsule: E_SPAWN_FAILED: cannot run "no-such-program": not found on PATH/);
 });

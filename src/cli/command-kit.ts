@@ -4,9 +4,9 @@
  * commander's usage errors, how output that cannot be written ends the program, and how a signal
  * interrupts a command that transfers files.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { constants } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { describeError, errnoOf, JackinError } from '../errors.ts';
@@ -167,4 +167,15 @@ export function hostIoError(e: unknown): JackinError | null {
   // Node's message is "ENOTDIR: not a directory, scandir '/x'": keep the description.
   const what = /^[A-Z]+: (.*?), \w+/u.exec(describeError(e))?.[1] ?? errno;
   return new JackinError('E_HOST_IO', `cannot ${e.syscall} ${e.path}: ${what} (${errno}); ${hostIoFix(errno)}`, { cause: e });
+}
+
+/** The program's working directory (`--workspace` of jackin run and jackin-capsule serve), made absolute; E_USAGE unless it is a directory. */
+export function checkWorkspace(dir: string): string {
+  const workspace = resolve(dir);
+  try {
+    if (!statSync(workspace).isDirectory()) throw new Error('not a directory');
+  } catch (cause) {
+    throw new JackinError('E_USAGE', `workspace ${workspace} is not a directory: pass an existing --workspace`, { cause, exitCode: 2 });
+  }
+  return workspace;
 }
