@@ -135,7 +135,7 @@ test('every command of both programs has help with an example, on stdout with st
   }
 });
 
-test('a JACKIN_HOME that cannot be used is E_HOST_IO: one line with the path, the system error and the fix, status 1', (t) => {
+test('a JACKIN_HOME (or a capsule run directory) that cannot be used is E_HOST_IO (E_RUN_DIR): one line with the path, the system error and the fix, status 1', (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'jackin-cli-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const home = join(dir, 'a-file');
@@ -150,6 +150,10 @@ test('a JACKIN_HOME that cannot be used is E_HOST_IO: one line with the path, th
     assert.equal(r.stderr, line);
     assert.equal(r.status, 1);
   }
+  // The same for jackin-capsule's run directory.
+  const serve = capsule(['serve', '--run-dir', join(home, 'run'), '--', 'true']);
+  assert.equal(serve.stderr, `jackin-capsule: E_RUN_DIR: cannot mkdir ${home}/run: not a directory (ENOTDIR); a part of that path is not a directory: check --run-dir (or JACKIN_RUN_DIR)\n`);
+  assert.equal(serve.status, 1);
   const json = runBin(JACKIN, ['ls', '--json'], 'pipe', { JACKIN_HOME: home });
   assert.equal(json.status, 1);
   assert.equal(json.stdout, '');

@@ -135,38 +135,38 @@ export function interruptOnSignals(): Interruption {
   };
 }
 
-/** What to do about a system error on one of jackin's own host paths, by its errno. */
-function hostIoFix(errno: string): string {
+/** What to do about a system error on a path of the program's own, by its errno; `setting` names where that path comes from. */
+function pathErrorFix(errno: string, setting: string): string {
   switch (errno) {
     case 'EACCES':
     case 'EPERM':
-      return 'check its permissions, or set JACKIN_HOME to a directory of yours';
+      return `check its permissions, or set ${setting} to a directory of yours`;
     case 'ENOSPC':
     case 'EDQUOT':
       return 'free some space on that file system';
     case 'EROFS':
-      return 'the file system is read-only: set JACKIN_HOME to a writable directory';
+      return `the file system is read-only: set ${setting} to a writable directory`;
     case 'ENOTDIR':
     case 'EEXIST':
     case 'ELOOP':
-      return 'a part of that path is not a directory: check JACKIN_HOME';
+      return `a part of that path is not a directory: check ${setting}`;
     default:
-      return 'check that path, or set JACKIN_HOME to another directory';
+      return `check that path, or set ${setting} to another directory`;
   }
 }
 
 /**
- * A Node system error on a host path that no command turned into a JackinError (JACKIN_HOME is a file, not
- * writable, on a full disk): E_HOST_IO with the path, the error and the fix, instead of an internal error.
- * Null for anything else.
+ * A Node system error on a path that no command turned into a JackinError (JACKIN_HOME or the run directory
+ * is a file, not writable, on a full disk): `code` with the path, the error and the fix, instead of an
+ * internal error. Null for anything else.
  */
-export function hostIoError(e: unknown): JackinError | null {
+export function pathError(e: unknown, code: 'E_HOST_IO' | 'E_RUN_DIR', setting: string): JackinError | null {
   const errno = errnoOf(e);
   if (errno === undefined || !(e instanceof Error) || !('syscall' in e) || typeof e.syscall !== 'string') return null;
   if (!('path' in e) || typeof e.path !== 'string') return null;
   // Node's message is "ENOTDIR: not a directory, scandir '/x'": keep the description.
   const what = /^[A-Z]+: (.*?), \w+/u.exec(describeError(e))?.[1] ?? errno;
-  return new JackinError('E_HOST_IO', `cannot ${e.syscall} ${e.path}: ${what} (${errno}); ${hostIoFix(errno)}`, { cause: e });
+  return new JackinError(code, `cannot ${e.syscall} ${e.path}: ${what} (${errno}); ${pathErrorFix(errno, setting)}`, { cause: e });
 }
 
 /** The program's working directory (`--workspace` of jackin run and jackin-capsule serve), made absolute; E_USAGE unless it is a directory. */

@@ -6,7 +6,7 @@
 import { Command, CommanderError } from 'commander';
 import { describeError, JackinError } from '../errors.ts';
 import { registerAttachProxyCommand } from './attach-proxy-command.ts';
-import { endOnOutputError, exitAfterOutput, oneLineUsageErrors, packageVersion, USAGE_EXIT_STATUS, type SetStatus } from './command-kit.ts';
+import { endOnOutputError, exitAfterOutput, oneLineUsageErrors, pathError, packageVersion, USAGE_EXIT_STATUS, type SetStatus } from './command-kit.ts';
 import { registerCopyCommand } from './copy-command.ts';
 import { registerOfferCommand, registerOpenUrlCommand } from './offer-commands.ts';
 import { registerServeCommand } from './serve-command.ts';
@@ -53,6 +53,8 @@ export async function main(argv: readonly string[]): Promise<void> {
       // Commander already printed help, the version or its one-line usage error.
       status = e.exitCode === 0 ? 0 : USAGE_EXIT_STATUS;
     } else {
+      // What a command did not handle itself is about the run directory, which serve makes and fills.
+      if (!(e instanceof JackinError)) e = pathError(e, 'E_RUN_DIR', '--run-dir (or JACKIN_RUN_DIR)') ?? e;
       const code = e instanceof JackinError ? e.code : 'E_INTERNAL';
       process.stderr.write(`jackin-capsule: ${code}: ${describeError(e)}\n`);
       status = e instanceof JackinError ? e.exitCode : 1;

@@ -7,7 +7,7 @@
 import { Command, CommanderError } from 'commander';
 import { describeError, JackinError } from '../errors.ts';
 import { registerAttachCommand } from './attach-command.ts';
-import { endOnOutputError, exitAfterOutput, hostIoError, oneLineUsageErrors, packageVersion, USAGE_EXIT_STATUS, writeAll, type SetStatus } from './command-kit.ts';
+import { endOnOutputError, exitAfterOutput, pathError, oneLineUsageErrors, packageVersion, USAGE_EXIT_STATUS, writeAll, type SetStatus } from './command-kit.ts';
 import { registerDoctorCommand } from './doctor-command.ts';
 import { registerExportCommand } from './export-command.ts';
 import { registerLogCommand } from './log-command.ts';
@@ -78,7 +78,7 @@ export async function run(argv: string[]): Promise<number> {
       // --help and --version end here with status 0; usage errors were already printed by commander.
       return e.exitCode === 0 ? 0 : USAGE_EXIT_STATUS;
     }
-    if (!(e instanceof JackinError)) e = hostIoError(e) ?? e;
+    if (!(e instanceof JackinError)) e = pathError(e, 'E_HOST_IO', 'JACKIN_HOME') ?? e;
     const code = e instanceof JackinError ? e.code : 'E_INTERNAL';
     const exitCode = e instanceof JackinError ? e.exitCode : 70;
     // Messages can carry container text (a capsule's refusal, a relay's stderr): never raw to the terminal.
