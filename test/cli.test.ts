@@ -192,3 +192,14 @@ test('jackin-capsule serve refuses a missing workspace (2) or a program it canno
   assert.equal(run.status, 1);
   assert.match(run.stderr, /^jackin: capsule for x exited with status 1 before its socket was ready: jackin-capsule: E_SPAWN_FAILED: cannot run "no-such-program": not found on PATH/);
 });
+
+test('jackin export --to a file is a usage error said once, before anything is pulled', (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'jackin-cli-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'a-file');
+  writeFileSync(file, 'kept');
+  const r = jackin(['export', '--from', 'agent', '--to', file, 'a.txt', 'b.txt']);
+  assert.equal(r.status, 2);
+  assert.equal(r.stderr, `jackin: --to ${file} is not a directory: pass a directory (one that does not exist yet is created)\n`);
+  assert.equal(readFileSync(file, 'utf8'), 'kept');
+});

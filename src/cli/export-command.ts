@@ -4,6 +4,7 @@
  * takes over a session. Results on stdout (one line, or one JSON object, per path); progress and errors on
  * stderr; exit status 1 when any path failed, 128 + the signal's number when a signal interrupts it.
  */
+import { existsSync, statSync } from 'node:fs';
 import { Option, type Command } from 'commander';
 import { describeError, JackinError } from '../errors.ts';
 import { exportDirectory } from '../host/download-dir.ts';
@@ -86,6 +87,10 @@ async function exportCommand(paths: string[], flags: ExportFlags): Promise<numbe
   const select: SelectOptions = selectOptionsFromFlags(instance, jackinHome(), flags);
   const connect = async (): Promise<Transport> => (await selectTransport(select)).transport;
   const directory = await exportDirectory(instance, flags.to);
+  // Said once, before anything is pulled, rather than as a write error for every path.
+  if (flags.to !== undefined && existsSync(directory) && !statSync(directory).isDirectory()) {
+    throw usage(`--to ${directory} is not a directory: pass a directory (one that does not exist yet is created)`);
+  }
   const mode = flags.open === true ? 'open' : flags.reveal === true ? 'reveal' : undefined;
   const json = flags.json === true;
   const out = (line: string): void => void process.stdout.write(line + '\n');
@@ -154,7 +159,7 @@ export function registerExportCommand(program: Command, setStatus: SetStatus): v
       .description('copy files or directories out of a capsule into <downloads>/jackin/<instance>/ (policy-checked, verified, never overwriting)')
       .argument('[paths...]', 'container paths; relative paths resolve against the capsule workspace')
       .option('--from <instance>', 'instance to export from (default: the only running one)')
-      .option('--to <dir>', 'destination directory (default: $JACKIN_DOWNLOAD_DIR, XDG download dir or ~/Downloads, then jackin/<instance>)')
+      .option('--to <dir>', 'destination directory, created if missing (default: $JACKIN_DOWNLOAD_DIR, XDG download dir or ~/Downloads, then jackin/<instance>)')
       .addOption(new Option('--reveal', 'show each exported file in the file manager').conflicts('open'))
       .addOption(new Option('--open', 'open each exported file with its default application').conflicts('reveal'))
       .option('--json', 'print one JSON object per path on stdout')
