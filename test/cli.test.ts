@@ -203,3 +203,15 @@ test('jackin export --to a file is a usage error said once, before anything is p
   assert.equal(r.stderr, `jackin: --to ${file} is not a directory: pass a directory (one that does not exist yet is created)\n`);
   assert.equal(readFileSync(file, 'utf8'), 'kept');
 });
+
+test('usage errors jackin finds itself name the fix too', () => {
+  for (const [args, line] of [
+    [['run', '--engine', 'docker', '--', 'true'], 'jackin: --engine applies only with --image: add --image IMAGE, or leave it out\n'],
+    [['run', '--dry-run', '--user', '1', '--', 'true'], 'jackin: --user, --dry-run apply only with --image: add --image IMAGE, or leave them out\n'],
+    [['log', '-n', 'x'], 'jackin: -n "x" is not a number of records: pass a whole number (0 shows them all)\n'],
+  ] as const) {
+    const r = jackin([...args]);
+    assert.equal(r.stderr, line);
+    assert.equal(r.status, 2);
+  }
+});
