@@ -14,40 +14,12 @@ import { join } from 'node:path';
 import { JACKIN_BIN, startExportCapsule, type ExportCapsule } from './helpers/export-capsule.ts';
 import { pollUntil } from './helpers/poll.ts';
 import { stagedFiles } from './helpers/staged-files.ts';
-import { shellQuote } from './helpers/tmux.ts';
-
-/** Bytes the relay passes in each direction before it stops reading: well into a 32 MiB transfer. */
-const PASSED_BYTES = 4 * 1024 * 1024;
+import { stallingRelay } from './helpers/stalling-relay.ts';
 
 function scratchDir(t: TestContext): string {
   const d = mkdtempSync(join(tmpdir(), 'jackin-interrupt-'));
   t.after(() => rmSync(d, { recursive: true, force: true }));
   return d;
-}
-
-/** An --exec relay to the capsule's socket that passes PASSED_BYTES each way, then stops reading. */
-function stallingRelay(dir: string, socket: string): string {
-  const script = join(dir, 'stall-relay.mjs');
-  writeFileSync(script, `
-import { connect } from 'node:net';
-const s = connect(process.argv[2]);
-// Ends with jackin (a real relay ends on stdin EOF, which a paused stdin never sees).
-const parent = process.ppid;
-setInterval(() => { if (process.ppid !== parent) process.exit(0); }, 50);
-let up = 0;
-let down = 0;
-s.on('data', (b) => {
-  if (down > ${PASSED_BYTES}) { s.pause(); return; }
-  down += b.length;
-  process.stdout.write(b);
-});
-process.stdin.on('data', (b) => {
-  if (up > ${PASSED_BYTES}) { process.stdin.pause(); return; }
-  up += b.length;
-  s.write(b);
-});
-`);
-  return `exec ${[process.execPath, script, socket].map(shellQuote).join(' ')}`;
 }
 
 function listAll(dir: string): string[] {
