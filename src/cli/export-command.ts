@@ -170,8 +170,9 @@ export function registerExportCommand(program: Command, setStatus: SetStatus): v
       `
 Directories arrive as <name>.tar.zst; a file keeps the name (and extension) of the path you asked for.
 --open never opens a file that would run something (.desktop, .exe, .sh, .app, .lnk, .url, a script or
-program by its first bytes...): it is revealed instead, with a note saying why. Each file is written to a 0600 temporary file, checked for size and
-SHA-256, then published under a new name (report-1.txt if report.txt exists); nothing is ever replaced.
+program by its first bytes...): it is revealed instead, with a note saying why. Each file is written to a
+0600 temporary file, checked for size and SHA-256, then published under a new name (report-1.txt if
+report.txt exists); nothing is ever replaced.
 With --json each path prints {"ok":true,"source","destination","bytes","sha256"} or
 {"ok":false,"source","code","message"}. Exit status: 0 when every path was exported, 1 otherwise, 2 for a
 usage error; Ctrl+C (130) or SIGTERM (143) stops the export in flight and leaves no file behind.
