@@ -3,8 +3,7 @@
  * so the program cannot move, hide or restyle it: a program that set origin mode inside a scroll region
  * (`ESC[39;40r ESC[?6h`) would otherwise have every absolute row of the palette clamped into its two lines
  * and could draw a fake palette where the real one belongs; a program that left DEC line drawing in G0,
- * insert mode or concealed text would garble or hide it. Pure, but for one process-wide setting: colour
- * (off under NO_COLOR).
+ * insert mode or concealed text would garble or hide it. Pure.
  */
 
 /**
@@ -23,8 +22,9 @@ export const HOST_DRAW_END = '\x1b[0m\x1b8';
 export const HOST_OVERLAY_BEGIN = `${HOST_DRAW_BEGIN}\x1b[r`;
 
 /**
- * Whether the host draws in colour. Set once, when a session starts, from the environment (colourFromEnv):
- * the palette, prompts and notices each build their own styles, and all of them pass through hostDrawn.
+ * Whether the host draws in colour: the one process-wide setting of this module, set once when a session
+ * starts, from the environment (colourFromEnv). The palette, prompts and notices each build their own
+ * styles, and all of them pass through hostDrawn.
  */
 let colour = true;
 
