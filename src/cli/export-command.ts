@@ -16,7 +16,8 @@ import { checkInstanceName, selectOptionsFromFlags, selectTransport, type Select
 import type { Transport } from '../transport/transport.ts';
 import { formatBytes } from '../ui/format-bytes.ts';
 import { inertJson, inertText } from '../ui/inert-text.ts';
-import { interruptOnSignals, type SetStatus } from './command-kit.ts';
+import type { SetStatus } from './command-kit.ts';
+import { interruptOnSignals } from './interrupt-signals.ts';
 import { addTransportOptions, type TransportFlags } from './transport-options.ts';
 
 /** Longest container path or message shown in one line (inertText cuts the rest). */

@@ -6,7 +6,10 @@
 import { Command, CommanderError } from 'commander';
 import { describeError, JackinError } from '../errors.ts';
 import { registerAttachProxyCommand } from './attach-proxy-command.ts';
-import { endOnOutputError, exitAfterOutput, oneLineUsageErrors, pathError, packageVersion, USAGE_EXIT_STATUS, type SetStatus } from './command-kit.ts';
+import { packageVersion, type SetStatus } from './command-kit.ts';
+import { endOnOutputError, exitAfterOutput } from './output-errors.ts';
+import { pathError } from './path-error.ts';
+import { oneLineUsageErrors, USAGE_EXIT_STATUS } from './usage-errors.ts';
 import { registerCopyCommand } from './copy-command.ts';
 import { registerOfferCommand, registerOpenUrlCommand } from './offer-commands.ts';
 import { registerServeCommand } from './serve-command.ts';

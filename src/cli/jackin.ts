@@ -7,7 +7,10 @@
 import { Command, CommanderError } from 'commander';
 import { describeError, JackinError } from '../errors.ts';
 import { registerAttachCommand } from './attach-command.ts';
-import { endOnOutputError, exitAfterOutput, pathError, oneLineUsageErrors, packageVersion, USAGE_EXIT_STATUS, writeAll, type SetStatus } from './command-kit.ts';
+import { packageVersion, writeAll, type SetStatus } from './command-kit.ts';
+import { endOnOutputError, exitAfterOutput } from './output-errors.ts';
+import { pathError } from './path-error.ts';
+import { oneLineUsageErrors, USAGE_EXIT_STATUS } from './usage-errors.ts';
 import { registerDoctorCommand } from './doctor-command.ts';
 import { registerExportCommand } from './export-command.ts';
 import { registerLogCommand } from './log-command.ts';
