@@ -31,6 +31,9 @@ export function endOnOutputError(bin: string): () => void {
  */
 export function exitAfterOutput(status: number): void {
   const exit = (): void => void setImmediate(() => process.exit(status));
+  // After an attached session (which unwatched its terminal) a failed write must not end in a stack trace;
+  // while endOnOutputError watches, it was added first and decides.
+  process.stdout.on('error', exit);
   if (process.stdout.destroyed) exit();
   else process.stdout.write('', exit);
 }
