@@ -16,6 +16,7 @@ export const ERROR_CODES = [
   'E_NO_INSTANCE',
   'E_CAPSULE_START',
   'E_STOP_TIMEOUT',
+  'E_HOST_IO',
   // Containers (jackin run --image, reaching a container)
   'E_SOCKET_PERMISSION',
   'E_CONTAINER_STOPPED',

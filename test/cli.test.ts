@@ -4,21 +4,31 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REPO_ROOT } from './helpers/jackin-cli.ts';
 
 const JACKIN = join(REPO_ROOT, 'bin', 'jackin.js');
+const CAPSULE = join(REPO_ROOT, 'bin', 'jackin-capsule.js');
 
-function jackin(args: string[]) {
+function runBin(bin: string, args: string[], stdout: 'pipe' | number = 'pipe', extraEnv: NodeJS.ProcessEnv = {}) {
   const home = mkdtempSync(join(tmpdir(), 'jackin-cli-'));
   try {
-    return spawnSync(process.execPath, [JACKIN, ...args], { env: { ...process.env, JACKIN_HOME: home }, encoding: 'utf8' });
+    const env = { ...process.env, JACKIN_HOME: home, JACKIN_RUN_DIR: join(home, 'run'), ...extraEnv };
+    return spawnSync(process.execPath, [bin, ...args], { env, encoding: 'utf8', stdio: ['ignore', stdout, 'pipe'] });
   } finally {
     rmSync(home, { recursive: true, force: true });
   }
+}
+
+function jackin(args: string[]) {
+  return runBin(JACKIN, args);
+}
+
+function capsule(args: string[]) {
+  return runBin(CAPSULE, args);
 }
 
 test('a --json after `jackin run --` belongs to the program: the error stays one plain line', () => {
@@ -44,4 +54,164 @@ test('every command is registered, in the documented order', () => {
   assert.equal(r.status, 0, r.stderr);
   const commands = [...r.stdout.matchAll(/^ {2}(\w[\w-]*)(?= )/gm)].map((m) => m[1]);
   assert.deepEqual(commands.slice(0, 9), ['attach', 'run', 'ls', 'doctor', 'export', 'stop', 'stage', 'log', 'help']);
+});
+
+test('a usage error is one line on stderr naming the help to read, with exit status 2, from both programs', () => {
+  const cases: Array<[ReturnType<typeof jackin>, string]> = [
+    [jackin(['exprot']), "jackin: unknown command 'exprot' (did you mean export?); see `jackin --help`\n"],
+    [jackin(['ls', '--bogus']), "jackin: unknown option '--bogus'; see `jackin ls --help`\n"],
+    [jackin(['attach']), "jackin: missing required argument 'instance'; see `jackin attach --help`\n"],
+    [jackin(['attach', 'x', '--via', 'foo']), "jackin: option '--via <engine>' argument 'foo' is invalid. Allowed choices are docker, podman, kubectl; see `jackin attach --help`\n"],
+    [jackin(['export', '--reveal', '--open', 'x']), "jackin: option '--reveal' cannot be used with option '--open'; see `jackin export --help`\n"],
+    [capsule(['bogus']), "jackin-capsule: unknown command 'bogus'; see `jackin-capsule --help`\n"],
+    [capsule(['serve']), "jackin-capsule: missing required argument 'cmd'; see `jackin-capsule serve --help`\n"],
+    [capsule(['serve', '--rows', 'x', '--', 'true']), `jackin-capsule: option '--rows <n>' argument 'x' is invalid. expected a positive integer, got "x"; see \`jackin-capsule serve --help\`\n`],
+    [capsule(['copy', '--bogus']), "jackin-capsule: unknown option '--bogus'; see `jackin-capsule copy --help`\n"],
+  ];
+  for (const [r, line] of cases) {
+    assert.equal(r.stderr, line);
+    assert.equal(r.stdout, '');
+    assert.equal(r.status, 2, line);
+  }
+});
+
+test('a reader that closes early (`jackin log | head -1`) ends jackin quietly with 141, as SIGPIPE would', async (t) => {
+  const home = mkdtempSync(join(tmpdir(), 'jackin-cli-'));
+  t.after(() => rmSync(home, { recursive: true, force: true }));
+  mkdirSync(join(home, 'log'), { mode: 0o700 });
+  // Far more than a pipe holds (64 KiB), so jackin is still writing when the reader goes.
+  const record = JSON.stringify({ time: '2026-01-01T00:00:00.000Z', instance: 'a', action: 'export', target: 'x'.repeat(200), result: 'ok' });
+  writeFileSync(join(home, 'log', 'actions.jsonl'), `${record}\n`.repeat(20_000), { mode: 0o600 });
+  for (const args of [['log', '-n', '0'], ['log', '-n', '0', '--json']]) {
+    const child = spawn(process.execPath, [JACKIN, ...args], { env: { ...process.env, JACKIN_HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+    const exited = new Promise<number | null>((res) => child.once('close', (code) => res(code)));
+    // Like `head -1`: read the first chunk, then close the pipe.
+    await new Promise<void>((res) => child.stdout.once('data', () => res()));
+    child.stdout.destroy();
+    assert.equal(await exited, 141, args.join(' '));
+    assert.equal(stderr, '', 'no EPIPE error or stack trace');
+  }
+});
+
+test('output that cannot be written (a full disk) is one line on stderr and status 1, from both programs', () => {
+  const full = openSync('/dev/full', 'w');
+  try {
+    const cases: Array<[ReturnType<typeof jackin>, string]> = [
+      [runBin(JACKIN, ['ls'], full), 'jackin'],
+      [runBin(JACKIN, ['--help'], full), 'jackin'],
+      [runBin(CAPSULE, ['--help'], full), 'jackin-capsule'],
+    ];
+    for (const [r, bin] of cases) {
+      assert.equal(r.stderr, `${bin}: cannot write the output: ENOSPC: no space left on device, write\n`);
+      assert.equal(r.status, 1);
+    }
+  } finally {
+    closeSync(full);
+  }
+});
+
+test('the reason an attach ended is one line when stderr is not a terminal (no blank line, no carriage return)', () => {
+  const r = jackin(['attach', 'nope', '--exec', 'echo boom >&2; exit 3']);
+  assert.equal(r.status, 1);
+  assert.match(r.stderr, /^jackin: lost connection to nope: [^\r\n]*boom[^\r\n]*\n$/);
+});
+
+test('every command of both programs has help with an example, on stdout with status 0', () => {
+  for (const [bin, run] of [['jackin', jackin], ['jackin-capsule', capsule]] as const) {
+    const top = run(['--help']);
+    assert.equal(top.status, 0, top.stderr);
+    const section = top.stdout.split('\n\n').find((block) => block.startsWith('Commands:')) ?? '';
+    const commands = [...section.matchAll(/^ {2}(\w[\w-]*)(?= )/gm)].map((m) => m[1]!).filter((c) => c !== 'help');
+    assert.ok(commands.length >= 5, `${bin} lists its commands`);
+    for (const command of commands) {
+      const r = run([command, '--help']);
+      assert.equal(r.status, 0, `${bin} ${command} --help: ${r.stderr}`);
+      assert.equal(r.stderr, '');
+      assert.match(r.stdout, new RegExp(`^Usage: ${bin} ${command} `, 'm'));
+      assert.match(r.stdout, /^Examples?( \([^)]*\))?:$/m, `${bin} ${command} --help shows an example`);
+    }
+  }
+});
+
+test('a JACKIN_HOME (or a capsule run directory) that cannot be used is E_HOST_IO (E_RUN_DIR): one line with the path, the system error and the fix, status 1', (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'jackin-cli-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const home = join(dir, 'a-file');
+  writeFileSync(home, '');
+  const fix = 'a part of that path is not a directory: check JACKIN_HOME';
+  for (const [args, line] of [
+    [['ls'], `jackin: cannot scandir ${home}/sockets: not a directory (ENOTDIR); ${fix}\n`],
+    [['log'], `jackin: cannot open ${home}/log/actions.jsonl: not a directory (ENOTDIR); ${fix}\n`],
+    [['run', '--name', 'x', '--', 'true'], `jackin: cannot mkdir ${home}/sockets/x: not a directory (ENOTDIR); ${fix}\n`],
+  ] as const) {
+    const r = runBin(JACKIN, [...args], 'pipe', { JACKIN_HOME: home });
+    assert.equal(r.stderr, line);
+    assert.equal(r.status, 1);
+  }
+  // The same for jackin-capsule's run directory.
+  const serve = capsule(['serve', '--run-dir', join(home, 'run'), '--', 'true']);
+  assert.equal(serve.stderr, `jackin-capsule: E_RUN_DIR: cannot mkdir ${home}/run: not a directory (ENOTDIR); a part of that path is not a directory: check --run-dir (or JACKIN_RUN_DIR)\n`);
+  assert.equal(serve.status, 1);
+  const json = runBin(JACKIN, ['ls', '--json'], 'pipe', { JACKIN_HOME: home });
+  assert.equal(json.status, 1);
+  assert.equal(json.stdout, '');
+  assert.equal((JSON.parse(json.stderr) as { error: { code: string } }).error.code, 'E_HOST_IO');
+});
+
+test('jackin attach of a name that is neither a local instance nor a container says where the instance names are', (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'jackin-cli-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  // No Docker engine runs here: a fake docker that records its argv and answers as docker does for a missing container.
+  const argvFile = join(dir, 'argv');
+  writeFileSync(join(dir, 'docker'), `#!/bin/sh\nprintf '%s\\n' "$@" > '${argvFile}'\necho 'Error response from daemon: No such container: tpyo' >&2\nexit 1\n`, { mode: 0o755 });
+  const r = runBin(JACKIN, ['attach', 'tpyo'], 'pipe', { PATH: dir });
+  assert.equal(r.status, 1);
+  assert.deepEqual(readFileSync(argvFile, 'utf8').split('\n').filter((a) => a !== ''), ['exec', '-i', 'tpyo', 'jackin-capsule', 'attach-proxy']);
+  assert.match(r.stderr, /^jackin: lost connection to tpyo: [^\n]*No such container: tpyo[^\n]*; no local instance is named tpyo either \(`jackin ls` lists them\)\n$/);
+});
+
+test('jackin-capsule serve refuses a missing workspace (2) or a program it cannot run (E_SPAWN_FAILED) before it opens a socket; jackin run says so', (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'jackin-cli-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const runDir = join(dir, 'run');
+  const missing = join(dir, 'no-such-workspace');
+  const ws = capsule(['serve', '--run-dir', runDir, '--workspace', missing, '--', 'true']);
+  assert.equal(ws.status, 2);
+  assert.equal(ws.stderr, `jackin-capsule: E_USAGE: workspace ${missing} is not a directory: pass an existing --workspace\n`);
+  const PATH = join(dir, 'bin');
+  const byName = runBin(CAPSULE, ['serve', '--run-dir', runDir, '--', 'no-such-program'], 'pipe', { PATH });
+  assert.equal(byName.status, 1);
+  assert.equal(byName.stderr, `jackin-capsule: E_SPAWN_FAILED: cannot run "no-such-program": not found on PATH (${PATH}); check the name, or give its path\n`);
+  const byPath = capsule(['serve', '--run-dir', runDir, '--workspace', dir, '--', './no-such-program']);
+  assert.equal(byPath.status, 1);
+  assert.equal(byPath.stderr, `jackin-capsule: E_SPAWN_FAILED: cannot run ${join(dir, 'no-such-program')}: ENOENT; check the path and that it is executable\n`);
+  assert.equal(existsSync(join(runDir, 'jackin.sock')), false, 'no socket was opened');
+  const run = jackin(['run', '--name', 'x', '--', 'no-such-program']);
+  assert.equal(run.status, 1);
+  assert.match(run.stderr, /^jackin: capsule for x exited with status 1 before its socket was ready: jackin-capsule: E_SPAWN_FAILED: cannot run "no-such-program": not found on PATH/);
+});
+
+test('jackin export --to a file is a usage error said once, before anything is pulled', (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'jackin-cli-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'a-file');
+  writeFileSync(file, 'kept');
+  const r = jackin(['export', '--from', 'agent', '--to', file, 'a.txt', 'b.txt']);
+  assert.equal(r.status, 2);
+  assert.equal(r.stderr, `jackin: --to ${file} is not a directory: pass a directory (one that does not exist yet is created)\n`);
+  assert.equal(readFileSync(file, 'utf8'), 'kept');
+});
+
+test('usage errors jackin finds itself name the fix too', () => {
+  for (const [args, line] of [
+    [['run', '--engine', 'docker', '--', 'true'], 'jackin: --engine applies only with --image: add --image IMAGE, or leave it out\n'],
+    [['run', '--dry-run', '--user', '1', '--', 'true'], 'jackin: --user, --dry-run apply only with --image: add --image IMAGE, or leave them out\n'],
+    [['log', '-n', 'x'], 'jackin: -n "x" is not a number of records: pass a whole number (0 shows them all)\n'],
+  ] as const) {
+    const r = jackin([...args]);
+    assert.equal(r.stderr, line);
+    assert.equal(r.status, 2);
+  }
 });

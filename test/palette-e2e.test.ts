@@ -159,3 +159,26 @@ test('notices: container text with ESC, BEL, CSI and newlines appears only as in
   assert.equal(await pane.display('#{pane_title}') === 'owned', false, 'no OSC title change');
   await pollUntil('the notice to go away', async () => (await screen(pane)) === before, { timeoutMs: 8000 });
 });
+
+/** SGR sequences in a capture (tmux -e) that set a colour: 30-37, 38, 40-47, 48, 90-97, 100-107. */
+function colourSgrs(capture: string): string[] {
+  return [...capture.matchAll(/\x1b\[([0-9;]*)m/g)].map((m) => m[1]!).filter((p) => p.split(';').some((n) => /^(3[0-8]|4[0-8]|9[0-7]|10[0-7])$/.test(n)));
+}
+
+test('palette: drawn in colour, and under NO_COLOR without any colour (the selection in reverse video)', async (t) => {
+  for (const noColor of [false, true]) {
+    const pane = await paneFor(t, noColor ? { env: { NO_COLOR: '1' } } : {});
+    await startSession(pane, noColor ? 'pal-mono' : 'pal-colour');
+    await pane.sendBytes(PALETTE_KEY);
+    await pane.waitForText('Detach');
+    const drawn = await pane.capture({ escapes: true });
+    if (noColor) {
+      assert.deepEqual(colourSgrs(drawn), []);
+      assert.match(drawn, /\x1b\[(?:[0-9;]*;)?7(?:;[0-9;]*)?m/, 'the selected action in reverse video');
+    } else {
+      assert.notDeepEqual(colourSgrs(drawn), [], 'in colour without NO_COLOR');
+    }
+    await pane.sendBytes(ESC);
+    await pane.waitForScreen('the palette closed', paletteGone);
+  }
+});

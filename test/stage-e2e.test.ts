@@ -7,12 +7,14 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync, existsSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CAPSULE_BIN, JACKIN_BIN, startExportCapsule } from './helpers/export-capsule.ts';
 import { shellQuote } from './helpers/tmux.ts';
 import { pollUntil } from './helpers/poll.ts';
+import { stagedFiles } from './helpers/staged-files.ts';
+import { stallingRelay } from './helpers/stalling-relay.ts';
 import { createStageServerDecoder, encodeControlMessage, encodeStageClientFrame, type StageServerFrame } from '../src/protocol/index.ts';
 import { ReplyReader } from '../src/host/export-client.ts';
 import { connectSocket } from '../src/transport/socket.ts';
@@ -29,18 +31,6 @@ function sha(b: Buffer): string {
 
 function jsonLines(stdout: string): Array<Record<string, unknown>> {
   return stdout.trim().split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as Record<string, unknown>);
-}
-
-/** Every regular file under <run>/files, relative. */
-function stagedFiles(runDir: string): string[] {
-  const root = join(runDir, 'files');
-  if (!existsSync(root)) return [];
-  const out: string[] = [];
-  for (const e of readdirSync(root, { withFileTypes: true })) {
-    if (e.isDirectory()) for (const f of readdirSync(join(root, e.name))) out.push(`${e.name}/${f}`);
-    else out.push(e.name);
-  }
-  return out;
 }
 
 test('jackin stage over the socket: files land at <run>/files/<random>/<name>, 0600 in 0700, same bytes, JSON per path', async (t) => {
@@ -152,22 +142,7 @@ test('a stage killed midway leaves nothing under a final name, and the partial f
   const file = join(src, 'huge.bin');
   writeFileSync(file, Buffer.alloc(32 * 1024 * 1024, 1));
   // A relay that passes the request and the first 4 MiB, then stops reading: the transfer stalls midway.
-  const stall = join(src, 'stall-relay.mjs');
-  writeFileSync(stall, `
-import { connect } from 'node:net';
-const s = connect(process.argv[2]);
-// Ends with jackin (a real relay ends on stdin EOF, which a paused stdin never sees).
-const parent = process.ppid;
-setInterval(() => { if (process.ppid !== parent) process.exit(0); }, 50);
-let sent = 0;
-s.on('data', (b) => process.stdout.write(b));
-process.stdin.on('data', (b) => {
-  if (sent > 4 * 1024 * 1024) { process.stdin.pause(); return; }
-  sent += b.length;
-  s.write(b);
-});
-`);
-  const relay = `exec ${[process.execPath, stall, c.socket].map(shellQuote).join(' ')}`;
+  const relay = stallingRelay(src, c.socket);
   const child = spawn(process.execPath, [JACKIN_BIN, 'stage', '--to', c.name, '--exec', relay, file], { env: c.env, stdio: ['ignore', 'pipe', 'pipe'] });
   t.after(() => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');

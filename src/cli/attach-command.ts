@@ -1,7 +1,8 @@
 /** `jackin attach <instance>`: attaches this terminal to a running capsule, locally or through an exec relay. */
+import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { jackinHome } from '../host/instances.ts';
-import { selectOptionsFromFlags, selectTransport, type SelectOptions } from '../transport/select.ts';
+import { instanceRunDir, selectOptionsFromFlags, selectTransport, type SelectOptions } from '../transport/select.ts';
 import type { Transport } from '../transport/transport.ts';
 import { attachTerminal, loadSessionModules, NO_MOUSE_HELP } from './attach-terminal.ts';
 import type { SetStatus } from './command-kit.ts';
@@ -15,13 +16,19 @@ interface AttachFlags extends TransportFlags {
 }
 
 async function attachCommand(instance: string, flags: AttachFlags): Promise<number> {
-  const selectOptions: SelectOptions = selectOptionsFromFlags(instance, jackinHome(), flags);
+  const home = jackinHome();
+  const selectOptions: SelectOptions = selectOptionsFromFlags(instance, home, flags);
   const modules = loadSessionModules();
   await modules;
   const selection = await selectTransport(selectOptions);
   // Exports open their own control connection the same way (socket, or another exec relay).
   const connect = async (): Promise<Transport> => (await selectTransport(selectOptions)).transport;
-  return attachTerminal(modules, selection, instance, flags.verbose === true, { noMouse: flags.mouse === false, connect, allowUpstreamRequests: flags.allowUpstreamRequests === true });
+  // A name with no local instance fell back to `docker exec` on a container of that name: when that fails
+  // too, the likeliest cause is a mistyped instance name, so the line says where the names are.
+  const guessed = flags.socket === undefined && flags.via === undefined && flags.exec === undefined && selection.choice !== 'socket';
+  const explainLost = async (message: string): Promise<string | null> =>
+    guessed && !existsSync(instanceRunDir(home, instance)) ? `${message}; no local instance is named ${instance} either (\`jackin ls\` lists them)` : null;
+  return attachTerminal(modules, selection, instance, flags.verbose === true, { noMouse: flags.mouse === false, connect, explainLost, allowUpstreamRequests: flags.allowUpstreamRequests === true });
 }
 
 export function registerAttachCommand(program: Command, setStatus: SetStatus): void {
@@ -38,7 +45,8 @@ export function registerAttachCommand(program: Command, setStatus: SetStatus): v
       'after',
       `
 Without --socket/--via/--exec, jackin uses the local socket when it accepts a connection, otherwise
-\`docker exec -i <instance> jackin-capsule attach-proxy\`.
+\`<engine> exec -i <instance> jackin-capsule attach-proxy\` with the engine jackin run --image used for
+that instance, else docker or podman, whichever is installed.
 Keys: Ctrl+\\ then d detaches (the program keeps running); Ctrl+\\ twice sends one Ctrl+\\.
 Exit status: the program's exit status; 0 after a detach; non-zero with a one-line reason otherwise.
 

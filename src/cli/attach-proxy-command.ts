@@ -11,7 +11,15 @@ export function registerAttachProxyCommand(program: Command, setStatus: SetStatu
     .description(
       'Relay stdin/stdout to the capsule socket, byte for byte (used by `jackin attach --via docker|podman|kubectl`).',
     )
-    .option('--socket <path>', `socket to connect to (default: <run-dir>/${SOCKET_NAME})`)
+    .option('--socket <path>', `socket to connect to (default: $JACKIN_RUN_DIR/${SOCKET_NAME}, or /jackin/run/${SOCKET_NAME})`)
+    .addHelpText(
+      'after',
+      `
+Exit status: 0 once both directions have ended, 1 when the socket cannot be reached.
+
+Example (what jackin attach --via docker runs):
+  docker exec -i agent jackin-capsule attach-proxy`,
+    )
     .action(async (opts: { socket?: string }) => {
       setStatus(await runAttachProxy({ socketPath: opts.socket ?? join(defaultRunDir(), SOCKET_NAME) }));
     });

@@ -5,6 +5,7 @@
 import { describeError } from '../errors.ts';
 import type { Transport } from '../transport/transport.ts';
 import type { Selection } from '../transport/select.ts';
+import { colourFromEnv, setHostColour } from '../ui/host-draw.ts';
 import { inertText } from '../ui/inert-text.ts';
 import { writeAll } from './command-kit.ts';
 
@@ -37,7 +38,7 @@ export async function attachTerminal(
   selection: Selection,
   name: string,
   verbose: boolean,
-  features: { noMouse?: boolean; connect?: () => Promise<Transport>; allowUpstreamRequests?: boolean; explainLost?: () => Promise<string | null> } = {},
+  features: { noMouse?: boolean; connect?: () => Promise<Transport>; allowUpstreamRequests?: boolean; explainLost?: (message: string) => Promise<string | null> } = {},
 ): Promise<number> {
   const [
     { AttachSession, outcomeExit },
@@ -48,6 +49,8 @@ export async function attachTerminal(
     { installCopyFeature },
     { filterOptionsFromEnv },
   ] = await modules;
+  // The palette, prompts and notices keep to bold, faint, underline and reverse video under NO_COLOR.
+  setHostColour(colourFromEnv(process.env));
   // Program output reaches this terminal only through the host's filter (docs/terminal-policy.md).
   const terminal = new HostTerminal(undefined, filterOptionsFromEnv(process.env));
   // While raw, "\n" no longer returns the carriage: diagnostics end lines with CRLF.
@@ -64,10 +67,13 @@ export async function attachTerminal(
   });
   installCopyFeature(session);
 
+  // On a terminal the reason starts on a line of its own (the program's last line may be unfinished);
+  // redirected to a file or a pipe it is just the one line.
+  const reasonLine = (message: string): string => `${process.stderr.isTTY === true ? '\r\n' : ''}jackin: ${inertText(message, MAX_REASON_COLUMNS)}\n`;
   const fail = (message: string, status: number) => {
     session.abort(message);
     terminal.restore();
-    process.stderr.write(`\r\njackin: ${inertText(message, MAX_REASON_COLUMNS)}\n`, () => process.exit(status));
+    process.stderr.write(reasonLine(message), () => process.exit(status));
     // If stderr is gone (hangup), do not wait on it.
     setTimeout(() => process.exit(status), 500).unref();
   };
@@ -89,10 +95,10 @@ export async function attachTerminal(
   const exit = outcomeExit(outcome, name);
   let message = exit.message;
   // A lost connection whose cause the caller can name (a container that stopped) gets that one line instead.
-  if (outcome.kind === 'lost' && features.explainLost !== undefined) message = (await features.explainLost().catch(() => null)) ?? message;
+  if (outcome.kind === 'lost' && features.explainLost !== undefined && message !== null) message = (await features.explainLost(message).catch(() => null)) ?? message;
   const status = exit.status;
   // The reason may be the capsule's Shutdown text or a relay's last stderr line: container text.
-  if (message !== null) await writeAll(process.stderr, `\r\njackin: ${inertText(message, MAX_REASON_COLUMNS)}\n`);
+  if (message !== null) await writeAll(process.stderr, reasonLine(message));
   return status;
 }
 

@@ -2,8 +2,9 @@
  * `jackin export [--from INSTANCE] <container-path>... [--to DIR] [--reveal | --open] [--json] [--offered]`:
  * pulls container files over the control channel, so it works whether or not someone is attached and never
  * takes over a session. Results on stdout (one line, or one JSON object, per path); progress and errors on
- * stderr; exit status 1 when any path failed, 130 when interrupted.
+ * stderr; exit status 1 when any path failed, 128 + the signal's number when a signal interrupts it.
  */
+import { existsSync, statSync } from 'node:fs';
 import { Option, type Command } from 'commander';
 import { describeError, JackinError } from '../errors.ts';
 import { exportDirectory } from '../host/download-dir.ts';
@@ -16,6 +17,7 @@ import type { Transport } from '../transport/transport.ts';
 import { formatBytes } from '../ui/format-bytes.ts';
 import { inertJson, inertText } from '../ui/inert-text.ts';
 import type { SetStatus } from './command-kit.ts';
+import { interruptOnSignals } from './interrupt-signals.ts';
 import { addTransportOptions, type TransportFlags } from './transport-options.ts';
 
 /** Longest container path or message shown in one line (inertText cuts the rest). */
@@ -86,6 +88,10 @@ async function exportCommand(paths: string[], flags: ExportFlags): Promise<numbe
   const select: SelectOptions = selectOptionsFromFlags(instance, jackinHome(), flags);
   const connect = async (): Promise<Transport> => (await selectTransport(select)).transport;
   const directory = await exportDirectory(instance, flags.to);
+  // Said once, before anything is pulled, rather than as a write error for every path.
+  if (flags.to !== undefined && existsSync(directory) && !statSync(directory).isDirectory()) {
+    throw usage(`--to ${directory} is not a directory: pass a directory (one that does not exist yet is created)`);
+  }
   const mode = flags.open === true ? 'open' : flags.reveal === true ? 'reveal' : undefined;
   const json = flags.json === true;
   const out = (line: string): void => void process.stdout.write(line + '\n');
@@ -100,20 +106,17 @@ async function exportCommand(paths: string[], flags: ExportFlags): Promise<numbe
     sources.push(file);
   }
 
-  const stop = new AbortController();
-  const onSignal = (): void => stop.abort();
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
-  process.on('SIGHUP', onSignal);
+  const interruption = interruptOnSignals();
+  const stop = interruption.signal;
   const meter = process.stderr.isTTY && !json ? progressMeter(process.stderr) : undefined;
   let failed = 0;
   try {
     for (const source of sources) {
-      if (stop.signal.aborted) break;
+      if (stop.aborted) break;
       try {
         const r = await exportFile(
           { path: source, reveal: mode === 'reveal', open: mode === 'open' },
-          { connect, directory, signal: stop.signal, ...(meter ? { onProgress: (p: ExportProgress) => meter.update(p) } : {}) },
+          { connect, directory, signal: stop, ...(meter ? { onProgress: (p: ExportProgress) => meter.update(p) } : {}) },
         );
         meter?.clear();
         await appendAction(jackinHome(), { instance, action: 'export', target: source, result: 'ok', detail: r.destination });
@@ -137,18 +140,16 @@ async function exportCommand(paths: string[], flags: ExportFlags): Promise<numbe
         failed++;
         const code = e instanceof JackinError ? e.code : 'E_INTERNAL';
         const refused = /^E_(POLICY|PATH|OUTSIDE|TOO_LARGE|NOT_FOUND)/u.test(code);
-        await appendAction(jackinHome(), { instance, action: 'export', target: source, result: refused ? 'refused' : 'failed', detail: `${code}: ${describeError(e)}` });
+        const result = stop.aborted ? 'cancelled' : refused ? 'refused' : 'failed';
+        await appendAction(jackinHome(), { instance, action: 'export', target: source, result, detail: `${code}: ${describeError(e)}` });
         if (json) out(inertJson({ ok: false, source, code, message: describeError(e) }));
         else process.stderr.write(`jackin: export ${inertText(source, MAX_SHOWN_COLUMNS)}: ${inertText(describeError(e), MAX_SHOWN_COLUMNS)} (${inertText(code, 64)})\n`);
       }
     }
   } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
-    process.off('SIGHUP', onSignal);
+    interruption.dispose();
   }
-  if (stop.signal.aborted) return 130;
-  return failed > 0 ? 1 : 0;
+  return interruption.status() ?? (failed > 0 ? 1 : 0);
 }
 
 /** Adds `jackin export` to the CLI. */
@@ -159,7 +160,7 @@ export function registerExportCommand(program: Command, setStatus: SetStatus): v
       .description('copy files or directories out of a capsule into <downloads>/jackin/<instance>/ (policy-checked, verified, never overwriting)')
       .argument('[paths...]', 'container paths; relative paths resolve against the capsule workspace')
       .option('--from <instance>', 'instance to export from (default: the only running one)')
-      .option('--to <dir>', 'destination directory (default: $JACKIN_DOWNLOAD_DIR, XDG download dir or ~/Downloads, then jackin/<instance>)')
+      .option('--to <dir>', 'destination directory, created if missing (default: $JACKIN_DOWNLOAD_DIR, XDG download dir or ~/Downloads, then jackin/<instance>)')
       .addOption(new Option('--reveal', 'show each exported file in the file manager').conflicts('open'))
       .addOption(new Option('--open', 'open each exported file with its default application').conflicts('reveal'))
       .option('--json', 'print one JSON object per path on stdout')
@@ -170,10 +171,12 @@ export function registerExportCommand(program: Command, setStatus: SetStatus): v
       `
 Directories arrive as <name>.tar.zst; a file keeps the name (and extension) of the path you asked for.
 --open never opens a file that would run something (.desktop, .exe, .sh, .app, .lnk, .url, a script or
-program by its first bytes...): it is revealed instead, with a note saying why. Each file is written to a 0600 temporary file, checked for size and
-SHA-256, then published under a new name (report-1.txt if report.txt exists); nothing is ever replaced.
+program by its first bytes...): it is revealed instead, with a note saying why. Each file is written to a
+0600 temporary file, checked for size and SHA-256, then published under a new name (report-1.txt if
+report.txt exists); nothing is ever replaced.
 With --json each path prints {"ok":true,"source","destination","bytes","sha256"} or
-{"ok":false,"source","code","message"}. Exit status: 0 when every path was exported, 1 otherwise.
+{"ok":false,"source","code","message"}. Exit status: 0 when every path was exported, 1 otherwise, 2 for a
+usage error; Ctrl+C (130) or SIGTERM (143) stops the export in flight and leaves no file behind.
 
 Examples:
   jackin export report.txt                       from the only running instance

@@ -7,6 +7,9 @@ import { Command, CommanderError } from 'commander';
 import { describeError, JackinError } from '../errors.ts';
 import { registerAttachProxyCommand } from './attach-proxy-command.ts';
 import { packageVersion, type SetStatus } from './command-kit.ts';
+import { endOnOutputError, exitAfterOutput } from './output-errors.ts';
+import { pathError } from './path-error.ts';
+import { oneLineUsageErrors, USAGE_EXIT_STATUS } from './usage-errors.ts';
 import { registerCopyCommand } from './copy-command.ts';
 import { registerOfferCommand, registerOpenUrlCommand } from './offer-commands.ts';
 import { registerServeCommand } from './serve-command.ts';
@@ -31,22 +34,35 @@ function buildProgram(setStatus: SetStatus): Command {
     .enablePositionalOptions()
     .exitOverride();
   for (const register of COMMANDS) register(program, setStatus);
+  oneLineUsageErrors(program);
   return program;
 }
 
 /** Entry point of bin/jackin-capsule.js. Exits the process with the outcome. */
 export async function main(argv: readonly string[]): Promise<void> {
   let status = 0;
+  const program = buildProgram((n) => (status = n));
+  const unwatchOutput = endOnOutputError('jackin-capsule');
+  let session = false;
+  program.hook('preAction', (_program, command) => {
+    // serve and attach-proxy own their output (the program's log, the relay's bytes) and its errors.
+    session = command.name() === 'serve' || command.name() === 'attach-proxy';
+    if (session) unwatchOutput();
+  });
   try {
-    await buildProgram((n) => (status = n)).parseAsync([...argv]);
+    await program.parseAsync([...argv]);
   } catch (e) {
     if (e instanceof CommanderError) {
       // Commander already printed help, the version or its one-line usage error.
-      process.exit(e.exitCode);
+      status = e.exitCode === 0 ? 0 : USAGE_EXIT_STATUS;
+    } else {
+      // What a command did not handle itself is about the run directory, which serve makes and fills.
+      if (!(e instanceof JackinError)) e = pathError(e, 'E_RUN_DIR', '--run-dir (or JACKIN_RUN_DIR)') ?? e;
+      const code = e instanceof JackinError ? e.code : 'E_INTERNAL';
+      process.stderr.write(`jackin-capsule: ${code}: ${describeError(e)}\n`);
+      status = e instanceof JackinError ? e.exitCode : 1;
     }
-    const code = e instanceof JackinError ? e.code : 'E_INTERNAL';
-    process.stderr.write(`jackin-capsule: ${code}: ${describeError(e)}\n`);
-    process.exit(e instanceof JackinError ? e.exitCode : 1);
   }
-  process.exit(status);
+  if (session) process.exit(status);
+  exitAfterOutput(status);
 }

@@ -8,6 +8,9 @@ import { Command, CommanderError } from 'commander';
 import { describeError, JackinError } from '../errors.ts';
 import { registerAttachCommand } from './attach-command.ts';
 import { packageVersion, writeAll, type SetStatus } from './command-kit.ts';
+import { endOnOutputError, exitAfterOutput } from './output-errors.ts';
+import { pathError } from './path-error.ts';
+import { oneLineUsageErrors, USAGE_EXIT_STATUS } from './usage-errors.ts';
 import { registerDoctorCommand } from './doctor-command.ts';
 import { registerExportCommand } from './export-command.ts';
 import { registerLogCommand } from './log-command.ts';
@@ -34,10 +37,8 @@ function buildProgram(setStatus: SetStatus): Command {
     .description('Attach your terminal to a coding agent running in a jackin capsule (a container, a pod, or this machine).')
     .version(packageVersion(), '-V, --version')
     .enablePositionalOptions()
-    .showHelpAfterError('(run `jackin --help` for usage)')
-    // Set before the subcommands are added: they copy these settings when created.
+    // Set before the subcommands are added: they copy it when created.
     .exitOverride()
-    .configureOutput({ writeErr: (s) => process.stderr.write(s) })
     .addHelpText(
       'after',
       `
@@ -48,9 +49,14 @@ Examples:
   jackin attach agent --via docker   attach to the capsule in container "agent"
   jackin doctor                      check clipboard, opener, downloads and instances
 
-Environment: JACKIN_HOME (default ~/.jackin) holds sockets/<instance>/jackin.sock.`,
+Exit status: attach and run give the program's exit status (0 after a detach). The other commands: 0 on
+success, 2 for a usage error, 128 + n when signal n interrupts a transfer (130 for Ctrl+C), otherwise 1
+(for some errors another status, see docs/errors.md) with one line on stderr saying why and what to do.
+Environment: JACKIN_HOME (default ~/.jackin) holds sockets/<instance>/jackin.sock; the other JACKIN_*
+variables and every error code are in docs/guide.md and docs/errors.md.`,
     );
   for (const register of COMMANDS) register(program, setStatus);
+  oneLineUsageErrors(program);
   return program;
 }
 
@@ -61,8 +67,11 @@ export async function run(argv: string[]): Promise<number> {
   // `jackin run -- tool --json` the flag belongs to the tool.
   let json = false;
   const program = buildProgram((n) => (status = n));
+  const unwatchOutput = endOnOutputError('jackin');
   program.hook('preAction', (_program, command) => {
     json = command.opts()['json'] === true;
+    // An attached session owns the terminal and its errors (a hung-up terminal must not skip the restore).
+    if (command.name() === 'attach' || (command.name() === 'run' && command.opts()['dryRun'] !== true)) unwatchOutput();
   });
   try {
     await program.parseAsync(argv);
@@ -70,8 +79,9 @@ export async function run(argv: string[]): Promise<number> {
   } catch (e) {
     if (e instanceof CommanderError) {
       // --help and --version end here with status 0; usage errors were already printed by commander.
-      return e.exitCode === 0 ? 0 : 2;
+      return e.exitCode === 0 ? 0 : USAGE_EXIT_STATUS;
     }
+    if (!(e instanceof JackinError)) e = pathError(e, 'E_HOST_IO', 'JACKIN_HOME') ?? e;
     const code = e instanceof JackinError ? e.code : 'E_INTERNAL';
     const exitCode = e instanceof JackinError ? e.exitCode : 70;
     // Messages can carry container text (a capsule's refusal, a relay's stderr): never raw to the terminal.
@@ -83,7 +93,5 @@ export async function run(argv: string[]): Promise<number> {
 
 /** Entry point of bin/jackin.js. Exits explicitly: a relay or a TTY handle must not keep jackin alive. */
 export async function main(argv: string[]): Promise<void> {
-  const status = await run(argv);
-  await writeAll(process.stdout, '');
-  process.exit(status);
+  exitAfterOutput(await run(argv));
 }

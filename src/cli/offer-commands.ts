@@ -49,7 +49,16 @@ export function registerOpenUrlCommand(program: Command): void {
     .description('Offer a link to the operator (install as BROWSER and as xdg-open): nothing opens until they choose "Open offered link".')
     .option('--run-dir <dir>', 'run directory of the capsule (default: $JACKIN_RUN_DIR or /jackin/run)')
     .argument('<url>', 'http, https or mailto link (put -- before it when it starts with -)')
-    .addHelpText('after', '\nExample:\n  BROWSER=jackin-capsule-browser gh auth login\n  jackin-capsule open-url -- https://example.com/login')
+    .addHelpText(
+      'after',
+      `
+Exit status: 0 when the offer was recorded (not when a browser opened), 1 when the link was refused or no
+capsule answered.
+
+Examples:
+  jackin-capsule open-url -- https://example.com/login
+  BROWSER=/usr/local/bin/jackin-browser gh auth login    a shim that runs open-url (docs/guide.md)`,
+    )
     .action(async (url: string, opts: { runDir?: string }) => {
       await openUrlCommand(url, opts.runDir ?? defaultRunDir());
     });
@@ -61,6 +70,14 @@ export function registerOfferCommand(program: Command): void {
     .description('Offer a file to the operator: nothing is copied until they pull it ("Pull offered file" or `jackin export --offered`).')
     .option('--run-dir <dir>', 'run directory of the capsule (default: $JACKIN_RUN_DIR or /jackin/run)')
     .argument('<path>', 'the file (relative to the current directory)')
+    .addHelpText(
+      'after',
+      `
+Exit status: 0 when the offer was recorded, 1 when the capsule refused it or no capsule answered.
+
+Example:
+  jackin-capsule offer out/report.pdf     then, on the host: jackin export --offered`,
+    )
     .action(async (path: string, opts: { runDir?: string }) => {
       await offerFileCommand(path, opts.runDir ?? defaultRunDir());
     });

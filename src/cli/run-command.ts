@@ -3,8 +3,8 @@
  * the program survives a detach, waits for its socket and attaches to it.
  */
 import { spawn } from 'node:child_process';
-import { closeSync, mkdirSync, openSync, readFileSync, statSync } from 'node:fs';
-import { basename, join, resolve } from 'node:path';
+import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import type { Command } from 'commander';
 import { JackinError } from '../errors.ts';
 import { jackinHome, socketAnswers } from '../host/instances.ts';
@@ -15,7 +15,7 @@ import { connectSocket, socketTransport } from '../transport/socket.ts';
 import type { Transport } from '../transport/transport.ts';
 import { attachTerminal, loadSessionModules, NO_MOUSE_HELP } from './attach-terminal.ts';
 import { addRunImageOptions, refuseImageOnlyFlags, runImageCommand, type RunImageFlags } from './run-image-command.ts';
-import { PACKAGE_ROOT, type SetStatus } from './command-kit.ts';
+import { checkWorkspace, PACKAGE_ROOT, type SetStatus } from './command-kit.ts';
 
 /** How long `jackin run` waits for a new capsule's socket. Starting Node and a PTY takes ~100 ms. */
 export const CAPSULE_START_TIMEOUT_MS = 10_000;
@@ -65,12 +65,7 @@ async function runCommand(command: string[], flags: RunFlags): Promise<number> {
   }
   refuseImageOnlyFlags(flags);
   const argv = command.length > 0 ? command : [process.env['SHELL'] || '/bin/sh'];
-  const workspace = resolve(flags.workspace ?? process.cwd());
-  try {
-    if (!statSync(workspace).isDirectory()) throw new Error('not a directory');
-  } catch (cause) {
-    throw new JackinError('E_USAGE', `workspace ${workspace} is not a directory: pass an existing --workspace`, { cause, exitCode: 2 });
-  }
+  const workspace = checkWorkspace(flags.workspace ?? process.cwd());
   let name: string;
   if (flags.name !== undefined) {
     name = checkInstanceName(flags.name);
@@ -132,6 +127,9 @@ export function registerRunCommand(program: Command, setStatus: SetStatus): void
       'after',
       `
 The capsule's run directory is $JACKIN_HOME/sockets/<name>/ (socket, capsule.json, capsule.log).
+Keys: Ctrl+\\ then d detaches (the program keeps running; jackin attach <name> comes back); Ctrl+\\ opens
+the palette of host actions. Exit status: the program's exit status; 0 after a detach; non-zero with a
+one-line reason otherwise (the capsule could not start: see its capsule.log).
 
 Examples:
   jackin run                         your shell

@@ -55,7 +55,7 @@ export function refuseImageOnlyFlags(flags: RunImageFlags): void {
   const given = (['engine', 'user', 'capsule', 'dryRun'] as const).filter((k) => flags[k] !== undefined);
   if (given.length > 0) {
     const names = given.map((k) => (k === 'dryRun' ? '--dry-run' : `--${k}`)).join(', ');
-    throw new JackinError('E_USAGE', `${names} apply only with --image`, { exitCode: 2 });
+    throw new JackinError('E_USAGE', `${names} ${given.length === 1 ? 'applies' : 'apply'} only with --image: add --image IMAGE, or leave ${given.length === 1 ? 'it' : 'them'} out`, { exitCode: 2 });
   }
 }
 

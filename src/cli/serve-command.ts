@@ -1,8 +1,12 @@
 /** `jackin-capsule serve [options] -- <cmd> [args...]`: runs the program on a PTY behind the attach socket. */
+import { accessSync, constants } from 'node:fs';
+import { resolve } from 'node:path';
 import { InvalidArgumentError, type Command } from 'commander';
 import { defaultRunDir } from '../capsule/run-dir.ts';
+import { JackinError } from '../errors.ts';
 import { DEFAULT_COLS, DEFAULT_ROWS } from '../capsule/pty-size.ts';
-import type { SetStatus } from './command-kit.ts';
+import { HANDSHAKE_TIMEOUT_MS } from '../protocol/limits.ts';
+import { checkWorkspace, type SetStatus } from './command-kit.ts';
 
 // Only `serve` loads the PTY (node-pty's native module) and the screen model: every other subcommand works
 // in an image whose native module cannot load, and `attach-proxy`, started for each `--via` relay, starts
@@ -19,6 +23,27 @@ function terminalSize(value: string): number {
   const n = positiveInt(value);
   if (n > 0xffff) throw new InvalidArgumentError(`expected at most 65535, got ${n}`);
   return n;
+}
+
+/**
+ * Refuses a program that cannot be run before anything starts: on the PTY, a missing program only shows as
+ * "execvp(3) failed" on a screen nobody may be looking at, then an exit status 1.
+ */
+async function checkProgram(cmd: string, workspace: string): Promise<void> {
+  if (cmd.includes('/')) {
+    // The program starts in the workspace, so a relative path is taken from there.
+    const path = resolve(workspace, cmd);
+    try {
+      accessSync(path, constants.X_OK);
+    } catch (cause) {
+      throw new JackinError('E_SPAWN_FAILED', `cannot run ${path}: ${(cause as NodeJS.ErrnoException).code ?? String(cause)}; check the path and that it is executable`, { cause });
+    }
+    return;
+  }
+  const { onPath } = await import('../transport/container-engine.ts');
+  // execvp searches /bin:/usr/bin when PATH is unset.
+  const path = process.env['PATH'] ?? '/bin:/usr/bin';
+  if (!onPath(cmd, { PATH: path })) throw new JackinError('E_SPAWN_FAILED', `cannot run ${JSON.stringify(cmd)}: not found on PATH (${path}); check the name, or give its path`);
 }
 
 interface ServeFlags {
@@ -41,7 +66,7 @@ export function registerServeCommand(program: Command, setStatus: SetStatus): vo
     .option('--run-dir <dir>', 'run directory (default: $JACKIN_RUN_DIR or /jackin/run)')
     .option('--workspace <dir>', 'working directory of the program (default: the current directory)')
     .option('--name <name>', 'instance name reported by status (default: in a container its host name, which Docker and Podman set to the container id and Kubernetes to the pod name; elsewhere the command\'s basename)')
-    .option('--handshake-timeout-ms <ms>', 'time a new connection has to send its first frame', positiveInt)
+    .option('--handshake-timeout-ms <ms>', `time a new connection has to send its first frame (default: ${HANDSHAKE_TIMEOUT_MS})`, positiveInt)
     .option('--policy <file>', 'export policy JSON (default: the shipped policies/default.json; see docs/policy.md)')
     .option('--rows <n>', `PTY rows until a client attaches with its size (default: ${DEFAULT_ROWS})`, terminalSize)
     .option('--cols <n>', `PTY columns until a client attaches with its size (default: ${DEFAULT_COLS})`, terminalSize)
@@ -50,11 +75,13 @@ export function registerServeCommand(program: Command, setStatus: SetStatus): vo
     .passThroughOptions()
     .addHelpText('after', '\nExample:\n  jackin-capsule serve --run-dir /jackin/run -- claude --continue')
     .action(async (cmd: string, args: string[], opts: ServeFlags) => {
+      const workspace = checkWorkspace(opts.workspace ?? process.cwd());
+      await checkProgram(cmd, workspace);
       const { serve } = await import('../capsule/serve.ts');
       setStatus(
         await serve({
           runDir: opts.runDir ?? defaultRunDir(),
-          workspace: opts.workspace ?? process.cwd(),
+          workspace,
           program: [cmd, ...args],
           ...(opts.name !== undefined ? { name: opts.name } : {}),
           ...(opts.rows !== undefined ? { rows: opts.rows } : {}),

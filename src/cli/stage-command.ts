@@ -2,8 +2,8 @@
  * `jackin stage [--to INSTANCE] <host-path>... [--json]`: hands host files to the agent. Each file travels
  * on its own control connection (socket or exec relay), so it works whether or not someone is attached,
  * and lands in the capsule at `<run>/files/<random>/<name>`; the container path is printed on stdout (one
- * line, or one JSON object, per path), errors on stderr, exit status 1 when any path failed, 130 when
- * interrupted. The same host checks as a pasted path: regular files only, no secret locations, within
+ * line, or one JSON object, per path), errors on stderr, exit status 1 when any path failed, 128 + the
+ * signal's number when a signal interrupts it. The same host checks as a pasted path: regular files only, no secret locations, within
  * JACKIN_STAGE_MAX_BYTES per file and for the whole command.
  */
 import type { Command } from 'commander';
@@ -16,6 +16,7 @@ import { inertJson, inertText } from '../ui/inert-text.ts';
 import { selectOptionsFromFlags, selectTransport } from '../transport/select.ts';
 import type { Transport } from '../transport/transport.ts';
 import type { SetStatus } from './command-kit.ts';
+import { interruptOnSignals } from './interrupt-signals.ts';
 import { pickInstance } from './export-command.ts';
 import { addTransportOptions, type TransportFlags } from './transport-options.ts';
 import { appendAction } from '../host/action-log.ts';
@@ -37,13 +38,11 @@ async function stageCommand(paths: string[], flags: StageFlags): Promise<number>
     const code = e instanceof JackinError ? e.code : 'E_INTERNAL';
     if (json) out(inertJson({ ok: false, source, code, message: describeError(e) }));
     else process.stderr.write(`jackin: stage ${inertText(source, 4096)}: ${inertText(describeError(e), 4096)} (${code})\n`);
-    await appendAction(jackinHome(), { instance, action: 'stage', target: source, result: code === 'E_SECRET_PATH' ? 'refused' : 'failed', detail: `${code}: ${describeError(e)}` });
+    const result = interruption.signal.aborted ? 'cancelled' : code === 'E_SECRET_PATH' ? 'refused' : 'failed';
+    await appendAction(jackinHome(), { instance, action: 'stage', target: source, result, detail: `${code}: ${describeError(e)}` });
   };
 
-  const stop = new AbortController();
-  const onSignal = (): void => stop.abort();
-  const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
-  for (const s of signals) process.on(s, onSignal);
+  const interruption = interruptOnSignals();
   const opened = await openStageSources(paths, maxBytes);
   let failures = 0;
   try {
@@ -53,9 +52,9 @@ async function stageCommand(paths: string[], flags: StageFlags): Promise<number>
         await failed(o.path, o.error);
         continue;
       }
-      if (stop.signal.aborted) break;
+      if (interruption.signal.aborted) break;
       try {
-        const r = await stageFile(o.source, { connect, signal: stop.signal });
+        const r = await stageFile(o.source, { connect, signal: interruption.signal });
         const via = r.resolved === null ? '' : ` (symlink to ${r.resolved})`;
         await appendAction(jackinHome(), { instance, action: 'stage', target: r.source, result: 'ok', detail: `${r.destination} (${r.bytes} bytes)${via}` });
         if (json) out(inertJson({ ok: true, source: r.source, destination: r.destination, bytes: r.bytes, sha256: r.sha256 }));
@@ -69,10 +68,9 @@ async function stageCommand(paths: string[], flags: StageFlags): Promise<number>
     }
   } finally {
     await closeSources(opened);
-    for (const s of signals) process.off(s, onSignal);
+    interruption.dispose();
   }
-  if (stop.signal.aborted) return 130;
-  return failures > 0 ? 1 : 0;
+  return interruption.status() ?? (failures > 0 ? 1 : 0);
 }
 
 /** Adds `jackin stage` to the CLI. */
@@ -93,7 +91,8 @@ exits. Refused: directories, files under ~/.ssh, ~/.gnupg, ~/.aws, ~/.kube, ~/.c
 ~/.docker/config.json, ~/.netrc and files named like private keys or .env; files over JACKIN_STAGE_MAX_BYTES
 (default 1 GiB, also the cap on all the files of one command). Symlinks are resolved on the host.
 With --json each path prints {"ok":true,"source","destination","bytes","sha256"} or
-{"ok":false,"source","code","message"}. Exit status: 0 when every path was staged, 1 otherwise.
+{"ok":false,"source","code","message"}. Exit status: 0 when every path was staged, 1 otherwise, 2 for a
+usage error; Ctrl+C (130) or SIGTERM (143) stops the transfer in flight and leaves no file behind.
 
 Examples:
   jackin stage report.pdf                        into the only running instance

@@ -55,6 +55,14 @@ export function registerStopCommand(program: Command, setStatus: (n: number) => 
     .command('stop')
     .description('stop an instance: its container (from jackin run --image), or its local capsule; the program ends')
     .argument('<instance>', 'instance name')
-    .addHelpText('after', '\nExamples:\n  jackin stop agent')
+    .addHelpText(
+      'after',
+      `
+Exit status: 0 once the instance has stopped; 1 when no instance of that name is running (or it runs in a
+container jackin did not start: stop that container), or it still answers ${LOCAL_STOP_TIMEOUT_MS / 1000} s after SIGTERM.
+
+Examples:
+  jackin stop agent`,
+    )
     .action(async (name: string) => setStatus(await stopCommand(name)));
 }

@@ -26,7 +26,45 @@ export const HOST_DRAW_END = '\x1b[0m\x1b8';
  */
 export const HOST_OVERLAY_BEGIN = `${HOST_DRAW_BEGIN}\x1b[r\x1b[?2026l`;
 
+/**
+ * Whether the host draws in colour: the one process-wide setting of this module, set once when a session
+ * starts, from the environment (colourFromEnv). The palette, prompts and notices each build their own
+ * styles, and all of them pass through hostDrawn.
+ */
+let colour = true;
+
+export function setHostColour(on: boolean): void {
+  colour = on;
+}
+
+/** False when NO_COLOR is set to anything but the empty string (https://no-color.org). */
+export function colourFromEnv(env: Readonly<Record<string, string | undefined>>): boolean {
+  return (env['NO_COLOR'] ?? '') === '';
+}
+
+/** One SGR's parameters without colours: a coloured background becomes reverse video, grey text faint. */
+function monochromeSgr(params: string): string {
+  const out: string[] = [];
+  const list = params === '' ? ['0'] : params.split(';');
+  for (let i = 0; i < list.length; i++) {
+    const p = Number(list[i]);
+    if (p === 38 || p === 48) {
+      // 38;5;n / 48;5;n and 38;2;r;g;b / 48;2;r;g;b
+      i += list[i + 1] === '5' ? 2 : list[i + 1] === '2' ? 4 : 1;
+      if (p === 48) out.push('7');
+    } else if ((p >= 41 && p <= 47) || (p >= 101 && p <= 107)) out.push('7');
+    else if (p === 90) out.push('2');
+    else if (!((p >= 30 && p <= 40) || (p >= 91 && p <= 97) || p === 100)) out.push(list[i]!);
+  }
+  return [...new Set(out)].join(';');
+}
+
+/** `text` with every colour of its SGR sequences dropped (bold, faint, underline and reverse kept). */
+export function withoutColour(text: string): string {
+  return text.replace(/\x1b\[([0-9;]*)m/gu, (_, params: string) => `\x1b[${monochromeSgr(params)}m`);
+}
+
 /** `body` (cursor-addressed drawing) wrapped so it lands where it says whatever modes the program set. */
 export function hostDrawn(body: string, overlay = false): string {
-  return `${overlay ? HOST_OVERLAY_BEGIN : HOST_DRAW_BEGIN}${body}${overlay ? '' : HOST_DRAW_END}`;
+  return `${overlay ? HOST_OVERLAY_BEGIN : HOST_DRAW_BEGIN}${colour ? body : withoutColour(body)}${overlay ? '' : HOST_DRAW_END}`;
 }

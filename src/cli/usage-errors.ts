@@ -1,0 +1,35 @@
+/** Usage errors of both CLIs: one line on stderr naming the help to read, and exit status 2. */
+import type { Command } from 'commander';
+
+/** Exit status of a command line that is not valid (an unknown command or option, a missing argument). */
+export const USAGE_EXIT_STATUS = 2;
+
+/**
+ * One line for a usage error commander found: `error: unknown command 'exprot'\n(Did you mean export?)`
+ * becomes `jackin: unknown command 'exprot' (did you mean export?); see \`jackin --help\``.
+ */
+export function usageErrorLine(message: string, helpCommand: string, bin = helpCommand.split(' ')[0]!): string {
+  const text = message
+    .trim()
+    .replace(/^error: /u, '')
+    .replace(/\s*\n\s*\(Did you mean (.*)\)$/u, ' (did you mean $1)')
+    .replace(/\s*\n\s*/gu, ' ')
+    .replace(/\.$/u, '');
+  return `${bin}: ${text}; see \`${helpCommand} --help\`\n`;
+}
+
+/**
+ * Makes commander print each usage error as one line on stderr naming the help to read: the program's
+ * own, or the subcommand's for an error in a subcommand. Call once every command is registered.
+ */
+export function oneLineUsageErrors(program: Command): void {
+  const bin = program.name();
+  const configure = (command: Command, helpCommand: string): void => {
+    command.configureOutput({
+      writeErr: (s) => process.stderr.write(s),
+      outputError: (message, write) => write(usageErrorLine(message, helpCommand, bin)),
+    });
+  };
+  configure(program, bin);
+  for (const command of program.commands) configure(command, `${bin} ${command.name()}`);
+}
