@@ -58,7 +58,9 @@ test('npm pack contains only what the package needs', () => {
 test('the packed tarball installs into an empty prefix and both commands run', { timeout: 180_000 }, () => {
   const work = mkdtempSync(join(tmpdir(), 'jackin-pack-'));
   try {
-    const packed = execFileSync('npm', ['pack', '--json', '--pack-destination', work], { cwd: root, encoding: 'utf8' });
+    // --ignore-scripts: `prepare` would rebuild dist/ in place while other test files run jackin from it (one
+    // was seen loading a module tsc had half written); the test runner has just built it.
+    const packed = execFileSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', work], { cwd: root, encoding: 'utf8' });
     const tarball = join(work, (JSON.parse(packed.slice(packed.indexOf('['))) as Array<{ filename: string }>)[0]!.filename);
     const prefix = join(work, 'prefix');
     const install = spawnSync('npm', ['install', '--global', '--prefix', prefix, '--no-audit', '--no-fund', tarball], {
