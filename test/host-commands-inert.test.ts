@@ -51,6 +51,7 @@ async function hostileCapsule(t: TestContext, home: string, name: string): Promi
         for (const item of frames.push(chunk)) {
           if (item.ok && item.frame.type === 'Hello') {
             socket.write(encodeServerFrame({ type: 'Welcome', sessions: 1, features: null }));
+            socket.write(encodeServerFrame({ type: 'Notice', level: 'info', text: HOSTILE }));
             socket.write(encodeServerFrame({ type: 'Shutdown', reason: HOSTILE }));
           }
         }
@@ -198,4 +199,14 @@ test('the Shutdown reason at the end of jackin attach is shown inert', async (t)
   assert.equal(r.code, 1);
   const text = assertInert('jackin attach (shutdown)', r.stderr);
   assert.match(text, /ended by the capsule: A\\x1b\]52;c;/u);
+});
+
+test('jackin attach --verbose writes the capsule\'s notices and Shutdown reason to its diagnostics inert', async (t) => {
+  const { home, env } = setup(t);
+  await hostileCapsule(t, home, 'evil');
+  const r = await jackin(['attach', '--verbose', 'evil'], env);
+  assert.equal(r.code, 1);
+  const text = assertInert('jackin attach --verbose', r.stderr);
+  assert.ok(text.includes(`capsule notice (info): ${SHOWN}`), text);
+  assert.ok(text.includes(`jackin: shutdown: ${SHOWN}`), text);
 });
