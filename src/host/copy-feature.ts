@@ -2,16 +2,17 @@
  * Copy offers (docs/terminal-policy.md, "Copy offers"): a program's OSC 52 write, or `jackin-capsule copy`,
  * never reaches the operator's clipboard by itself. The host's terminal filter turns it into an offer; this
  * feature shows a notice with its size and an inert one-line preview, and the palette action **Copy offered
- * text** (key `c`) puts exactly the offered text (control characters but tab, LF and CR removed) on the host
- * clipboard. JACKIN_COPY: `ask` (default) waits for that gesture, `allow` copies at once with a notice,
+ * text** (key `c`; its entry shows the offer's size and preview) puts exactly the offer its entry showed
+ * (control characters but tab, LF and CR removed) on the host clipboard. JACKIN_COPY: `ask` (default) waits for that gesture, `allow` copies at once with a notice,
  * `deny` ignores offers. A program's clipboard query is answered with nothing, and the operator is told once.
  */
 import { DisposableStore, type Disposable } from '../disposable.ts';
 import { JackinError } from '../errors.ts';
 import { formatBytes } from '../ui/format-bytes.ts';
-import { inertText } from '../ui/inert-text.ts';
+import { inertText, textWidth } from '../ui/inert-text.ts';
 import { selectTextWriter, type ClipboardTextWriter } from './clipboard/write-text.ts';
 import type { FeatureSession } from './feature-session.ts';
+import { PALETTE_MAX_TITLE_COLUMNS } from './palette.ts';
 import { createRateLimiter } from './rate-limiter.ts';
 import type { FilterEvent } from './terminal-filter/context.ts';
 
@@ -30,8 +31,16 @@ export function copyModeFromEnv(env: Readonly<Record<string, string | undefined>
 }
 
 /** One line that shows what an offer holds without acting on the terminal: whitespace folded, controls escaped, cut. */
-export function offerPreview(text: string): string {
-  return inertText(text.replace(/[\t\r\n ]+/g, ' ').trim(), PREVIEW_COLUMNS);
+export function offerPreview(text: string, columns: number = PREVIEW_COLUMNS): string {
+  return inertText(text.replace(/[\t\r\n ]+/g, ' ').trim(), columns);
+}
+
+const COPY_TITLE = 'Copy offered text';
+
+/** The palette entry for an offer: its size and as much of its inert preview as fits the entry. */
+export function paletteTitle(o: { text: string; bytes: number }): string {
+  const head = `${COPY_TITLE} ${formatBytes(o.bytes)} "`;
+  return `${head}${offerPreview(o.text, Math.max(8, PALETTE_MAX_TITLE_COLUMNS - textWidth(head) - 1))}"`;
 }
 
 export interface CopyFeatureOptions {
@@ -41,7 +50,7 @@ export interface CopyFeatureOptions {
 }
 
 export interface CopyFeature extends Disposable {
-  /** Puts the current offer on the host clipboard (the palette action). */
+  /** Puts the offer the palette entry showed on the host clipboard (the palette action), once per palette opening. */
   copyOffered(): Promise<void>;
 }
 
@@ -69,12 +78,27 @@ export function installCopyFeature(session: FeatureSession, options: CopyFeature
     }
   };
 
+  /**
+   * The offer the palette entry showed when the palette opened: choosing the entry copies exactly that one.
+   * A notice can still be on screen for an earlier offer when a newer one replaced it, so the operator
+   * decides on what the entry shows, and an offer made after that never rides on the choice.
+   */
+  let shown: Offer | null = null;
+  store.add(
+    session.onPaletteOpen(() => {
+      shown = mode === 'deny' ? null : offer;
+      session.retitleAction('copy-offered-text', shown === null ? COPY_TITLE : paletteTitle(shown));
+    }),
+  );
+
   const copyOffered = async (): Promise<void> => {
-    if (offer === null) {
+    const chosen = shown;
+    shown = null;
+    if (chosen === null) {
       session.notify('info', 'No text has been offered (a program offers text with OSC 52, or inside the session: jackin-capsule copy)');
       return;
     }
-    await copy(offer);
+    await copy(chosen);
   };
 
   store.add(
@@ -98,7 +122,7 @@ export function installCopyFeature(session: FeatureSession, options: CopyFeature
       }
     }),
   );
-  store.add(session.registerAction({ id: 'copy-offered-text', title: 'Copy offered text', key: 'c', run: () => copyOffered() }));
+  store.add(session.registerAction({ id: 'copy-offered-text', title: COPY_TITLE, key: 'c', run: () => copyOffered() }));
 
   return { copyOffered, dispose: () => store.dispose() };
 }
