@@ -70,7 +70,7 @@ function errnoError(code: string, message: string): NodeJS.ErrnoException {
  * connect to, and send the operator's input, staged files and requests to, a socket of the container's
  * choosing. On Linux the socket is opened O_PATH|O_NOFOLLOW, checked to be a socket, and connected through
  * /proc/self/fd/N: exactly the file that was checked, whatever is renamed into its place meanwhile.
- * Elsewhere an lstat() right before the connect refuses a planted symlink (a narrow race remains there).
+ * Elsewhere (macOS) an lstat() right before the connect refuses a planted symlink (a narrow race remains).
  */
 function pinnedSocketPath(path: string): { target: string; release: () => void } {
   if (process.platform === 'linux' && existsSync('/proc/self/fd')) {
@@ -92,6 +92,8 @@ function pinnedSocketPath(path: string): { target: string; release: () => void }
     }
     return { target: `/proc/self/fd/${fd}`, release: () => closeSync(fd) };
   }
+  // Node on Windows reads a connect path as a named pipe, which has no file to check.
+  if (process.platform === 'win32') return { target: path, release: () => undefined };
   let st;
   try {
     st = lstatSync(path);
