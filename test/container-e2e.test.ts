@@ -9,7 +9,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { INNER_PROMPT, INNER_SHELL, JACKIN, paneFor, waitForJackinExit } from './helpers/jackin-cli.ts';
+import { confirmOnScreen, INNER_PROMPT, INNER_SHELL, JACKIN, paneFor, waitForJackinExit } from './helpers/jackin-cli.ts';
 import { containerName, glibcTestImage, noGlibcTestImage, removeContainer } from './helpers/podman-image.mjs';
 import { pollUntil } from './helpers/poll.ts';
 import { shellQuote, type TmuxPane } from './helpers/tmux.ts';
@@ -166,7 +166,7 @@ test('jackin run --image: paste an image (Xvfb + xclip), export a file and a dir
   // The capsule resolved the link: the host shows it in its prompt, and opens it only on Enter.
   await pane.waitForText(/│ https:\/\/example\.com\/container-ok/, { timeoutMs: 15_000 });
   assert.deepEqual(opener.opened(), [], 'nothing opens before the confirmation');
-  await pane.sendKeys('Enter');
+  await confirmOnScreen(pane);
   await pollUntil('the Ctrl+click to reach the opener', () => opener.opened().includes('https://example.com/container-ok'), { timeoutMs: 15_000, last: opener.opened });
 
   await pane.typeLine('exit 0');

@@ -6,8 +6,8 @@
  */
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, type ExecFileException } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFile, spawn, type ExecFileException } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,6 +15,7 @@ import pty from '@lydell/node-pty';
 import { ControlMessageDecoder, createClientFrameDecoder, encodeControlMessage, encodeServerFrame } from '../src/protocol/index.ts';
 import { readActions } from '../src/host/action-log.ts';
 import { REPO_ROOT } from './helpers/jackin-cli.ts';
+import { capsulePid, stopCapsules } from './helpers/capsules.ts';
 
 const JACKIN = join(REPO_ROOT, 'bin', 'jackin.js');
 /** OSC 52 (set the clipboard), CSI (clear screen, colour), 8-bit CSI/OSC/ST/NEL, a line break and BEL. */
@@ -51,6 +52,7 @@ async function hostileCapsule(t: TestContext, home: string, name: string): Promi
         for (const item of frames.push(chunk)) {
           if (item.ok && item.frame.type === 'Hello') {
             socket.write(encodeServerFrame({ type: 'Welcome', sessions: 1, features: null }));
+            socket.write(encodeServerFrame({ type: 'Notice', level: 'info', text: HOSTILE }));
             socket.write(encodeServerFrame({ type: 'Shutdown', reason: HOSTILE }));
           }
         }
@@ -198,4 +200,35 @@ test('the Shutdown reason at the end of jackin attach is shown inert', async (t)
   assert.equal(r.code, 1);
   const text = assertInert('jackin attach (shutdown)', r.stderr);
   assert.match(text, /ended by the capsule: A\\x1b\]52;c;/u);
+});
+
+test('jackin attach --verbose writes the capsule\'s notices and Shutdown reason to its diagnostics inert', async (t) => {
+  const { home, env } = setup(t);
+  await hostileCapsule(t, home, 'evil');
+  const r = await jackin(['attach', '--verbose', 'evil'], env);
+  assert.equal(r.code, 1);
+  const text = assertInert('jackin attach --verbose', r.stderr);
+  assert.ok(text.includes(`capsule notice (info): ${SHOWN}`), text);
+  assert.ok(text.includes(`jackin: shutdown: ${SHOWN}`), text);
+});
+
+test('jackin stage prints a host path a container named (a workspace file and the symlink to it) inert', { timeout: 60_000 }, async (t) => {
+  const { home, env } = setup(t);
+  const runDir = join(home, 'sockets', 'real');
+  const child = spawn(process.execPath, [join(REPO_ROOT, 'bin', 'jackin-capsule.js'), 'serve', '--run-dir', runDir, '--name', 'real', '--', 'sleep', '600'], { detached: true, stdio: 'ignore', env });
+  child.unref();
+  t.after(() => stopCapsules(home));
+  await capsulePid(home, 'real', 20_000);
+  // A workspace the container writes: a file whose name carries escapes, and a symlink to it.
+  const ws = join(home, 'ws');
+  mkdirSync(ws);
+  const target = join(ws, `shot${HOSTILE.replace(/[\r\n]/g, '')}.png`);
+  writeFileSync(target, 'not really a png\n');
+  symlinkSync(target, join(ws, 'link.png'));
+  const r = await jackin(['stage', '--to', 'real', join(ws, 'link.png')], env);
+  assert.equal(r.code, 0, r.stderr.toString());
+  const out = assertInert('jackin stage (stdout)', r.stdout);
+  const err = assertInert('jackin stage (stderr)', r.stderr);
+  assert.ok(out.includes(`(symlink to ${join(ws, 'shot')}A\\x1b]52;c;`), out);
+  assert.ok(err.includes('staged its target'), err);
 });

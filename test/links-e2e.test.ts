@@ -7,7 +7,7 @@ import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startFakeCapsule, welcomeFrame } from './helpers/fake-capsule.ts';
-import { fixtureCommand, JACKIN, paneFor, REPO_ROOT, startSession, START_TIMEOUT_MS } from './helpers/jackin-cli.ts';
+import { confirmOnScreen, fixtureCommand, JACKIN, paneFor, REPO_ROOT, startSession, START_TIMEOUT_MS } from './helpers/jackin-cli.ts';
 import { pollUntil } from './helpers/poll.ts';
 import { readActions } from '../src/host/action-log.ts';
 import { shellQuote, type TmuxPane } from './helpers/tmux.ts';
@@ -46,7 +46,7 @@ async function confirmTarget(pane: TmuxPane, target: string | RegExp, opened: ()
   assert.match(screen, /jackin: confirm/);
   assert.match(screen, /Enter open · Esc cancel/);
   assert.equal(opened().length, before, 'nothing opens before the operator confirms');
-  await pane.sendKeys('Enter');
+  await confirmOnScreen(pane);
 }
 
 /** Waits until the host captures the mouse (tmux reports the pane's mouse mode). */

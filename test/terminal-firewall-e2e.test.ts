@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fixtureCommand, INNER_PROMPT, INNER_SHELL, JACKIN, OUTER_PROMPT, paneFor, REPO_ROOT, startSession, START_TIMEOUT_MS, waitForJackinExit } from './helpers/jackin-cli.ts';
+import { confirmOnScreen, fixtureCommand, INNER_PROMPT, INNER_SHELL, JACKIN, OUTER_PROMPT, paneFor, REPO_ROOT, startSession, START_TIMEOUT_MS, waitForJackinExit } from './helpers/jackin-cli.ts';
 import { pollUntil } from './helpers/poll.ts';
 import { shellQuote, type TmuxPane } from './helpers/tmux.ts';
 import { recordingOpener } from './helpers/recording-opener.ts';
@@ -134,7 +134,7 @@ test('firewall: a program\'s ?1000l does not switch off click capture; a Ctrl+cl
   await pane.sendBytes([...report(true), ...report(false)]);
   // The host confirms a link the capsule resolved before it opens it.
   await pane.waitForText(/│ https:\/\/click\.example\/x/);
-  await pane.sendKeys('Enter');
+  await confirmOnScreen(pane);
   await pollUntil('the link to open', () => rec.opened().includes('https://click.example/x'));
   await pane.typeLine('exit');
   await waitForJackinExit(pane);

@@ -53,8 +53,9 @@ export async function attachTerminal(
   setHostColour(colourFromEnv(process.env));
   // Program output reaches this terminal only through the host's filter (docs/terminal-policy.md).
   const terminal = new HostTerminal(undefined, filterOptionsFromEnv(process.env));
-  // While raw, "\n" no longer returns the carriage: diagnostics end lines with CRLF.
-  const log = verbose ? (line: string) => void process.stderr.write(`jackin: ${line}\r\n`) : undefined;
+  // While raw, "\n" no longer returns the carriage: diagnostics end lines with CRLF. A line can quote the
+  // container (a capsule's Notice or Shutdown text, a frame's content), so it is written inert.
+  const log = verbose ? (line: string) => void process.stderr.write(`jackin: ${inertText(line, MAX_REASON_COLUMNS)}\r\n`) : undefined;
   log?.(`transport: ${selection.choice}, because ${selection.reason} (${selection.transport.description})`);
   const session = new AttachSession({ transport: selection.transport, terminal, name, allowUpstreamRequests: features.allowUpstreamRequests === true, ...(log ? { log } : {}) });
   // Images and host files (pasted paths, dropped files, copied file lists) on paste.

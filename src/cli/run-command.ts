@@ -3,10 +3,10 @@
  * the program survives a detach, waits for its socket and attaches to it.
  */
 import { spawn } from 'node:child_process';
-import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readSync, unlinkSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { Command } from 'commander';
-import { JackinError } from '../errors.ts';
+import { errnoOf, JackinError } from '../errors.ts';
 import { jackinHome, socketAnswers } from '../host/instances.ts';
 import { CAPSULE_NODE_FLAGS } from '../host/container-run-argv.ts';
 import { capsuleSizeArgs } from '../host/tty-size.ts';
@@ -40,13 +40,52 @@ async function freeInstanceName(home: string, base: string): Promise<string> {
   }
 }
 
+/** Bytes read from the end of capsule.log for its last lines. */
+const LOG_TAIL_BYTES = 8 * 1024;
+/** O_NONBLOCK: a FIFO in capsule.log's place must not make jackin wait for a writer or a reader. */
+const LOG_OPEN_FLAGS = constants.O_NOFOLLOW | constants.O_NONBLOCK;
+
 function logTail(logPath: string): string {
+  let fd: number | undefined;
   try {
-    const lines = readFileSync(logPath, 'utf8').split('\n').map((l) => l.trimEnd()).filter((l) => l.length > 0);
+    fd = openSync(logPath, constants.O_RDONLY | LOG_OPEN_FLAGS);
+    const st = fstatSync(fd);
+    if (!st.isFile()) return '';
+    const buf = Buffer.alloc(Math.min(st.size, LOG_TAIL_BYTES));
+    const n = readSync(fd, buf, 0, buf.length, Math.max(0, st.size - buf.length));
+    const lines = buf.subarray(0, n).toString('utf8').split('\n').map((l) => l.trimEnd()).filter((l) => l.length > 0);
     return lines.slice(-LOG_TAIL_LINES).join(' | ');
   } catch {
     return '';
+  } finally {
+    if (fd !== undefined) closeSync(fd);
   }
+}
+
+/**
+ * capsule.log, opened for the capsule to append to. The run directory may have been a container's before
+ * (the same instance name, `jackin run --image`), and a container can leave anything in it: a symlink to a
+ * file of the operator's, a FIFO, a device. Such an entry is removed and a fresh 0600 file made; the log is
+ * never opened through a symlink, and only a regular file is kept.
+ */
+function openCapsuleLog(logPath: string): number {
+  try {
+    const st = lstatSync(logPath);
+    if (!st.isFile() || st.nlink !== 1) unlinkSync(logPath);
+  } catch (e) {
+    if (errnoOf(e) !== 'ENOENT') throw new JackinError('E_RUN_DIR', `cannot replace ${logPath}: ${e instanceof Error ? e.message : String(e)}; remove it`, { cause: e });
+  }
+  let fd: number;
+  try {
+    fd = openSync(logPath, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | LOG_OPEN_FLAGS, 0o600);
+  } catch (e) {
+    throw new JackinError('E_RUN_DIR', `cannot open ${logPath} (${errnoOf(e) ?? String(e)}): something replaced it while jackin made it; remove it`, { cause: e });
+  }
+  if (!fstatSync(fd).isFile()) {
+    closeSync(fd);
+    throw new JackinError('E_RUN_DIR', `${logPath} is not a regular file; remove it`);
+  }
+  return fd;
 }
 
 interface RunFlags extends RunImageFlags {
@@ -79,7 +118,7 @@ async function runCommand(command: string[], flags: RunFlags): Promise<number> {
   mkdirSync(runDir, { recursive: true, mode: 0o700 });
   const socket = join(runDir, 'jackin.sock');
   const logPath = join(runDir, 'capsule.log');
-  const logFd = openSync(logPath, 'a', 0o600);
+  const logFd = openCapsuleLog(logPath);
   // Detached (its own session, no controlling terminal) so the program survives a detach and a closed pane.
   const child = spawn(
     process.execPath,

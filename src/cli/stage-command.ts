@@ -58,9 +58,10 @@ async function stageCommand(paths: string[], flags: StageFlags): Promise<number>
         const via = r.resolved === null ? '' : ` (symlink to ${r.resolved})`;
         await appendAction(jackinHome(), { instance, action: 'stage', target: r.source, result: 'ok', detail: `${r.destination} (${r.bytes} bytes)${via}` });
         if (json) out(inertJson({ ok: true, source: r.source, destination: r.destination, bytes: r.bytes, sha256: r.sha256 }));
-        // The container path comes from the capsule: printed inert (JSON output escapes it already).
-        else out(`${inertText(r.destination, 8192)}  (${r.bytes} bytes, sha256 ${r.sha256})${via}`);
-        if (!json && r.resolved !== null) process.stderr.write(`jackin: ${r.source} is a symlink; staged its target ${r.resolved}\n`);
+        // The container path comes from the capsule, and a host path can name a file (or a symlink's target)
+        // the container created in a workspace it shares: all printed inert (JSON output escapes them already).
+        else out(`${inertText(r.destination, 8192)}  (${r.bytes} bytes, sha256 ${r.sha256})${inertText(via, 8192)}`);
+        if (!json && r.resolved !== null) process.stderr.write(`jackin: ${inertText(r.source, 4096)} is a symlink; staged its target ${inertText(r.resolved, 4096)}\n`);
       } catch (e) {
         failures++;
         await failed(o.source.path, e);

@@ -1,10 +1,12 @@
 /**
  * `jackin stop NAME`: stops an instance. A container `jackin run --image` started is stopped and removed
  * through its engine (its init forwards SIGTERM to the capsule, which ends the program); a local capsule
- * gets SIGTERM, once its socket has confirmed the pid.
+ * gets SIGTERM, once its socket has named the pid and that process shows it serves the instance's run
+ * directory (capsule-process.ts: the pid alone is the container's word).
  */
 import type { Command } from 'commander';
 import { JackinError } from '../errors.ts';
+import { unconfirmedCapsulePid } from '../host/capsule-process.ts';
 import { jackinHome, probeInstance } from '../host/instances.ts';
 import { engineCommand } from '../transport/container-engine.ts';
 import { readContainerRecord, removeContainerRecord } from '../transport/container-record.ts';
@@ -34,6 +36,12 @@ async function stopCommand(name: string): Promise<number> {
   }
   if (info.state !== 'live' || info.pid === null) {
     throw new JackinError('E_NO_INSTANCE', `no running instance ${name}: ${info.state === 'inaccessible' ? `its socket is owned by uid ${info.owner ?? '?'}` : 'nothing answers on its socket'} (for a container you started yourself: docker/podman stop ${name})`);
+  }
+  // The pid is the capsule's word (its status reply, capsule.json): signal it only once the process itself
+  // shows it serves this instance's run directory.
+  const unconfirmed = await unconfirmedCapsulePid(info.pid, info.runDir);
+  if (unconfirmed !== null) {
+    throw new JackinError('E_NO_INSTANCE', `not stopping ${name}: ${unconfirmed}; nothing was signalled (for a container you started yourself: docker/podman stop ${name})`);
   }
   try {
     process.kill(info.pid, 'SIGTERM');

@@ -5,8 +5,8 @@
  * whose socket refuses us (another user's, typically a capsule running as root in a container) is
  * inaccessible: it may well be live, and must never be called stale or removed.
  */
-import { readlinkSync } from 'node:fs';
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { constants, readlinkSync } from 'node:fs';
+import { open, readdir, stat, type FileHandle } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { controlRequest } from '../transport/control-request.ts';
@@ -57,11 +57,28 @@ function argv(v: unknown): string[] | null {
   return Array.isArray(v) && v.every((x) => typeof x === 'string') ? (v as string[]) : null;
 }
 
+/** Largest capsule.json read; the capsule writes a few hundred bytes. */
+export const MAX_CAPSULE_JSON_BYTES = 64 * 1024;
+
+/**
+ * capsule.json, or null. A container can write anything in its run directory, so the file is opened without
+ * following a symlink and without waiting (a FIFO nobody writes to), and read only when it is a regular file
+ * of at most MAX_CAPSULE_JSON_BYTES: a symlink to /dev/zero or a huge file would otherwise be read whole.
+ */
 async function readCapsuleJson(runDir: string): Promise<Record<string, unknown> | null> {
+  let handle: FileHandle | undefined;
   try {
-    return asRecord(JSON.parse(await readFile(join(runDir, 'capsule.json'), 'utf8')));
+    handle = await open(join(runDir, 'capsule.json'), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    const st = await handle.stat();
+    if (!st.isFile() || st.size > MAX_CAPSULE_JSON_BYTES) return null;
+    const buf = Buffer.alloc(MAX_CAPSULE_JSON_BYTES + 1);
+    const { bytesRead } = await handle.read(buf, 0, buf.length, 0);
+    if (bytesRead > MAX_CAPSULE_JSON_BYTES) return null;
+    return asRecord(JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(buf.subarray(0, bytesRead))));
   } catch {
     return null;
+  } finally {
+    await handle?.close().catch(() => undefined);
   }
 }
 

@@ -167,7 +167,8 @@ export async function selectTransport(o: SelectOptions): Promise<Selection> {
   const plan = planTransport(o);
   switch (plan.kind) {
     case 'socket': {
-      const sock = await connectSocket(plan.path);
+      // The operator named this path: it may be a symlink of theirs.
+      const sock = await connectSocket(plan.path, { followSymlink: true });
       return { transport: socketTransport(sock, plan.path), choice: 'socket', reason: plan.reason };
     }
     case 'relay':

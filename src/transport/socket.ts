@@ -1,6 +1,6 @@
-import { statSync } from 'node:fs';
+import { closeSync, constants, existsSync, fstatSync, lstatSync, openSync, statSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
-import { JackinError } from '../errors.ts';
+import { errnoOf, JackinError } from '../errors.ts';
 import type { Transport } from './transport.ts';
 
 /** How long a local socket may take to accept; a live capsule answers in microseconds. */
@@ -19,7 +19,7 @@ function explain(path: string, code: string | undefined): string {
     case 'EPERM':
       return permissionDenied(path);
     case 'ENOTSOCK':
-      return `${path} is not a socket`;
+      return `${path} is not a socket (a symlink or another file in its place is never followed)`;
     default:
       return `cannot connect to ${path}${code === undefined ? '' : ` (${code})`}`;
   }
@@ -55,10 +55,70 @@ export function isPermissionDenied(e: unknown): boolean {
   return cause?.code === 'EACCES' || cause?.code === 'EPERM';
 }
 
-/** Connects to a Unix socket. Rejects with E_SOCKET_UNAVAILABLE (message names the cause and the path). */
-export function connectSocket(path: string, { timeoutMs = SOCKET_CONNECT_TIMEOUT_MS }: { timeoutMs?: number } = {}): Promise<Socket> {
-  return new Promise((resolve, reject) => {
-    const sock = connect({ path });
+/** O_PATH (Linux): a descriptor naming a file without opening it, which a socket allows. Not in fs.constants. */
+const O_PATH = 0o10000000;
+
+/** An errno-shaped cause, so isNotListening and isPermissionDenied read it like connect(2)'s own. */
+function errnoError(code: string, message: string): NodeJS.ErrnoException {
+  return Object.assign(new Error(message), { code });
+}
+
+/**
+ * Where to connect for `path` without following a symlink in its place, and what to release after. An
+ * instance's socket lives in its run directory, which a container bind-mounts and can fill at will: a
+ * symlink there (to another instance's socket, an ssh or gpg agent, the docker socket) would make the host
+ * connect to, and send the operator's input, staged files and requests to, a socket of the container's
+ * choosing. On Linux the socket is opened O_PATH|O_NOFOLLOW, checked to be a socket, and connected through
+ * /proc/self/fd/N: exactly the file that was checked, whatever is renamed into its place meanwhile.
+ * Elsewhere (macOS) an lstat() right before the connect refuses a planted symlink (a narrow race remains).
+ */
+function pinnedSocketPath(path: string): { target: string; release: () => void } {
+  if (process.platform === 'linux' && existsSync('/proc/self/fd')) {
+    let fd: number;
+    try {
+      fd = openSync(path, O_PATH | constants.O_NOFOLLOW);
+    } catch (e) {
+      throw errnoError(errnoOf(e) ?? 'EIO', e instanceof Error ? e.message : String(e));
+    }
+    let isSocket = false;
+    try {
+      isSocket = fstatSync(fd).isSocket();
+    } catch {
+      // Treated as not a socket below.
+    }
+    if (!isSocket) {
+      closeSync(fd);
+      throw errnoError('ENOTSOCK', `${path} is not a socket`);
+    }
+    return { target: `/proc/self/fd/${fd}`, release: () => closeSync(fd) };
+  }
+  // Node on Windows reads a connect path as a named pipe, which has no file to check.
+  if (process.platform === 'win32') return { target: path, release: () => undefined };
+  let st;
+  try {
+    st = lstatSync(path);
+  } catch (e) {
+    throw errnoError(errnoOf(e) ?? 'EIO', e instanceof Error ? e.message : String(e));
+  }
+  if (!st.isSocket()) throw errnoError('ENOTSOCK', `${path} is not a socket`);
+  return { target: path, release: () => undefined };
+}
+
+/**
+ * Connects to a Unix socket. Rejects with E_SOCKET_UNAVAILABLE (message names the cause and the path).
+ * A symlink in the socket's place is refused (ENOTSOCK) unless `followSymlink` (an operator's own
+ * `--socket PATH`): see pinnedSocketPath.
+ */
+export function connectSocket(path: string, { timeoutMs = SOCKET_CONNECT_TIMEOUT_MS, followSymlink = false }: { timeoutMs?: number; followSymlink?: boolean } = {}): Promise<Socket> {
+  let pinned: { target: string; release: () => void };
+  try {
+    pinned = followSymlink ? { target: path, release: () => undefined } : pinnedSocketPath(path);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    return Promise.reject(new JackinError('E_SOCKET_UNAVAILABLE', explain(path, code), { cause: e }));
+  }
+  return new Promise<Socket>((resolve, reject) => {
+    const sock = connect({ path: pinned.target });
     const timer = setTimeout(() => {
       sock.destroy();
       reject(new JackinError('E_SOCKET_UNAVAILABLE', `timed out after ${timeoutMs} ms connecting to ${path}`));
@@ -73,7 +133,7 @@ export function connectSocket(path: string, { timeoutMs = SOCKET_CONNECT_TIMEOUT
       sock.destroy();
       reject(new JackinError('E_SOCKET_UNAVAILABLE', explain(path, e.code), { cause: e }));
     });
-  });
+  }).finally(() => pinned.release());
 }
 
 /** True when the error says nobody listens at the path (so another transport may be tried). */

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { cutColumns, inertText, padColumns, textWidth } from './inert-text.ts';
+import { cutColumns, inertJson, inertText, padColumns, textWidth } from './inert-text.ts';
 
 test('inertText turns ESC, BEL, CSI and newlines into visible escapes', () => {
   assert.equal(inertText('a\x1b[2Jb\x07c\nd'), 'a\\x1b[2Jb\\x07c\\nd');
@@ -32,4 +32,17 @@ test('inertText escapes every character of the one unsafe set, including those o
   for (const c of ONCE_DISAGREED) assert.equal(inertText(`a${c}b`), `a\\u${c.codePointAt(0)!.toString(16).padStart(4, '0')}b`);
   assert.equal(inertText('\u{e0041}'), '\\u{e0041}', 'a tag character, escaped unambiguously');
   assert.equal(inertText('\u00ad'), '\\xad', 'a soft hyphen (invisible) is shown');
+});
+
+test('inertJson round-trips every string and never writes a control, bidi, zero-width or tag character raw', () => {
+  const hidden = 'a\u200bb\u2060c\u{e0041}d\u0085e\u202ef\u2028g\x1b[2Jh\u009b6n';
+  const line = inertJson({ program: [hidden] });
+  assert.equal(line, '{"program":["a\\u200bb\\u2060c\\udb40\\udc41d\\u0085e\\u202ef\\u2028g\\u001b[2Jh\\u009b6n"]}');
+  fc.assert(
+    fc.property(fc.string({ unit: 'binary', maxLength: 200 }), (s) => {
+      const out = inertJson({ s });
+      assert.deepEqual(JSON.parse(out), { s });
+      assert.equal(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u.test(out), false, out);
+    }),
+  );
 });

@@ -72,14 +72,16 @@ export function padColumns(s: string, width: number): string {
   return cut + ' '.repeat(Math.max(0, width - textWidth(cut)));
 }
 
-// JSON.stringify escapes C0 but writes DEL, C1 (U+0080-009F: 8-bit CSI, OSC, ST), bidi controls and line
-// separators as they are; a terminal showing the JSON would act on them.
-const JSON_UNSAFE = /[\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029\ufeff]/gu;
-
 /**
  * One line of JSON for output a terminal may show: the value round-trips exactly through JSON.parse, but no
- * control character (C0, DEL, C1) or bidi control appears raw in the text.
+ * UNSAFE_CHARS character appears raw in the text. JSON.stringify escapes C0 only: DEL, C1 (8-bit CSI, OSC,
+ * ST), bidi controls, zero-width and tag characters and the line separators would otherwise reach the
+ * terminal as they are, so each is written as its `\\uXXXX` escape (a surrogate pair beyond U+FFFF).
  */
 export function inertJson(value: unknown): string {
-  return JSON.stringify(value).replace(JSON_UNSAFE, (c) => `\\u${c.codePointAt(0)!.toString(16).padStart(4, '0')}`);
+  return JSON.stringify(value).replace(UNSAFE_CHARS, (c) => {
+    let out = '';
+    for (let i = 0; i < c.length; i++) out += `\\u${c.charCodeAt(i).toString(16).padStart(4, '0')}`;
+    return out;
+  });
 }

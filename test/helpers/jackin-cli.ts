@@ -1,6 +1,8 @@
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { TestContext } from 'node:test';
+import { CONFIRM_ARM_MS } from '../../src/host/confirm-controller.ts';
+import { pollUntil } from './poll.ts';
 import { screenShows, TmuxPane, shellQuote, type TmuxOptions } from './tmux.ts';
 
 /** Root of this checkout: e2e tests run the built binaries under bin/ (the test runner builds dist/ first). */
@@ -79,4 +81,22 @@ export async function waitForJackinExit(pane: TmuxPane, timeoutMs = 10_000): Pro
   const screen = await pane.waitForText(/^jackin-rc=\d+$/m, { timeoutMs });
   const m = /^jackin-rc=(\d+)$/m.exec(screen);
   return Number(m?.[1]);
+}
+
+/**
+ * Presses Enter on the host's confirmation prompt until it closes. An Enter within CONFIRM_ARM_MS of the
+ * prompt appearing is ignored by design (it was typed for the program, not for the prompt), and a test sees
+ * the prompt sooner than that; Enter is pressed again only once twice that time has passed, so a prompt
+ * that closed but is not yet repainted away does not get a second one.
+ */
+export async function confirmOnScreen(pane: TmuxPane, { timeoutMs = 15_000 }: { timeoutMs?: number } = {}): Promise<void> {
+  let sentAt = -Infinity;
+  await pollUntil('the confirmation prompt to close on Enter', async () => {
+    if (!(await pane.capture()).includes('jackin: confirm')) return true;
+    if (Date.now() - sentAt > 2 * CONFIRM_ARM_MS) {
+      sentAt = Date.now();
+      await pane.sendKeys('Enter');
+    }
+    return false;
+  }, { timeoutMs });
 }
