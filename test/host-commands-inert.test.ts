@@ -15,7 +15,8 @@ import pty from '@lydell/node-pty';
 import { ControlMessageDecoder, createClientFrameDecoder, encodeControlMessage, encodeServerFrame } from '../src/protocol/index.ts';
 import { readActions } from '../src/host/action-log.ts';
 import { REPO_ROOT } from './helpers/jackin-cli.ts';
-import { capsulePid, stopCapsules } from './helpers/capsules.ts';
+import { capsulePid } from './helpers/capsules.ts';
+import { stopChild } from './helpers/stop-child.ts';
 
 const JACKIN = join(REPO_ROOT, 'bin', 'jackin.js');
 /** OSC 52 (set the clipboard), CSI (clear screen, colour), 8-bit CSI/OSC/ST/NEL, a line break and BEL. */
@@ -217,7 +218,8 @@ test('jackin stage prints a host path a container named (a workspace file and th
   const runDir = join(home, 'sockets', 'real');
   const child = spawn(process.execPath, [join(REPO_ROOT, 'bin', 'jackin-capsule.js'), 'serve', '--run-dir', runDir, '--name', 'real', '--', 'sleep', '600'], { detached: true, stdio: 'ignore', env });
   child.unref();
-  t.after(() => stopCapsules(home));
+  // By its pid: setup's clean-up (registered first, so run first) removes the home that stopCapsules reads.
+  t.after(() => (child.ref(), stopChild(child)));
   await capsulePid(home, 'real', 20_000);
   // A workspace the container writes: a file whose name carries escapes, and a symlink to it.
   const ws = join(home, 'ws');

@@ -1,5 +1,6 @@
 import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
+import { unconfirmedCapsulePid } from '../../src/host/capsule-process.ts';
 import { pollUntil } from './poll.ts';
 
 /** What `jackin-capsule serve` writes to `<run>/capsule.json` (backbone contract). */
@@ -63,7 +64,10 @@ export async function stopCapsules(jackinHome: string): Promise<void> {
     // A capsule in a container reports its pid there (often 1 or 2): never signal that host pid. Containers
     // are removed by the tests that started them, by name.
     if (info?.pidNamespace != null && info.pidNamespace !== readlinkSync('/proc/self/ns/pid')) continue;
-    if (info !== undefined && Number.isInteger(info.pid) && info.pid > 0 && isAlive(info.pid)) pids.push(info.pid);
+    // capsule.json is the capsule's word (a test may write a hostile one naming pid 1): signal only a process
+    // that shows it serves this run directory, as `jackin stop` does.
+    if (info === undefined || !Number.isInteger(info.pid) || !isAlive(info.pid)) continue;
+    if ((await unconfirmedCapsulePid(info.pid, join(socketsDir, name))) === null) pids.push(info.pid);
   }
   for (const pid of pids) signal(pid, 'SIGTERM');
   try {
