@@ -50,9 +50,15 @@ test('replies: string replies are whole units; 0x1c and 0x16 inside one are part
   assert.deepEqual(scanStringReply(osc52, 0, e), { kind: 'clipboard', end: osc52.length - 1 });
   const color = Buffer.from('\x1b]11;rgb:0000/0000/0000\x1b\\');
   assert.deepEqual(scanStringReply(color, 0, e), { kind: 'osc-color', end: color.length });
-  // Alt+P and Alt+] typed alone are keys; a split reply is held only while one is due.
-  assert.equal(scanStringReply(Buffer.from('\x1bP'), 0, e), null);
+  // Alt+P or Alt+] followed by a key no reply begins with is keys; a read that ends inside what may begin a
+  // reply waits for the next (as a lone Escape does), so where a read ends does not decide.
+  assert.equal(scanStringReply(Buffer.from('\x1bP'), 0, e), 'partial');
+  assert.equal(scanStringReply(Buffer.from('\x1b]'), 0, e), 'partial');
+  assert.equal(scanStringReply(Buffer.from('\x1b]52'), 0, e), 'partial');
+  assert.equal(scanStringReply(Buffer.from('\x1bP1$'), 0, e), 'partial');
+  assert.equal(scanStringReply(Buffer.from('\x1bPx'), 0, e), null);
   assert.equal(scanStringReply(Buffer.from('\x1b]x'), 0, e), null);
+  assert.equal(scanStringReply(Buffer.from('\x1b]123456'), 0, e), null, 'no OSC number has six digits');
   assert.equal(scanStringReply(Buffer.from('\x1bPx\x1b[A'), 0, e), null);
   e.expect('xtversion');
   assert.equal(scanStringReply(Buffer.from('\x1bP>|xterm('), 0, e), 'partial');

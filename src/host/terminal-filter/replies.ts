@@ -166,8 +166,25 @@ export function scanStringReply(data: Buffer, i: number, expectations: ReplyExpe
       return null; // ESC and something else: not a string reply after all
     }
   }
-  if (!heldAsStringReply(data, i, expectations)) return null;
+  if (!heldAsStringReply(data, i, expectations)) return mayStartStringReply(data, i) ? 'partial' : null;
   return data.length - i > MAX_STRING_REPLY_BYTES ? { kind: 'other', end: data.length, cut: true } : 'partial';
+}
+
+/** Reply starts a read can end inside of: an OSC number not yet followed by `;`, or part of a DCS reply start. */
+const OSC_REPLY_START_PREFIX = /^\d{0,5}$/;
+const DCS_REPLY_STARTS = ['>|', '1$r', '0$r', '1+r', '0+r'];
+
+/**
+ * Whether `data` ends inside what may still become a reply start (`ESC ] 1` of `ESC ] 11;…`): then the
+ * scanner waits for the next read (a few bytes, released as keys by the Escape key's flush if nothing
+ * follows), so that where a read ends never decides whether a reply is typed.
+ */
+function mayStartStringReply(data: Buffer, i: number): boolean {
+  const intro = data[i + 1]!;
+  const head = data.toString('latin1', i + 2);
+  if (intro === 0x5d) return OSC_REPLY_START_PREFIX.test(head);
+  if (intro === 0x50) return DCS_REPLY_STARTS.some((s) => s.length > head.length && s.startsWith(head));
+  return false;
 }
 
 /**
