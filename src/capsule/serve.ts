@@ -3,7 +3,7 @@
  * capsule exits with the program's status; on SIGTERM/SIGINT/SIGHUP it ends the program first.
  */
 import { readlinkSync, rmSync, unlinkSync } from 'node:fs';
-import { unlink, writeFile } from 'node:fs/promises';
+import { rename, unlink, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { DisposableStore, onEvent } from '../disposable.ts';
 import { CapsuleServer } from './server.ts';
@@ -138,8 +138,14 @@ export async function serve(options: ServeOptions): Promise<number> {
   };
   // A capsule.json left by a capsule that ran as another user (root, then killed) is not writable by us.
   await removeForeign(infoPath);
-  await writeFile(infoPath, JSON.stringify(info, null, 2) + '\n', { mode: 0o600 });
-  await handToRunDirOwner(runDir, [infoPath]);
+  // Written whole under another name, owned as it will be, then renamed: `jackin ls` or a test reading it
+  // meanwhile sees the old file or the new one, never an empty or half-written one.
+  const tmpInfo = join(runDir, `.${CAPSULE_INFO_NAME}.${process.pid}.tmp`);
+  // One left by a capsule killed right here (the same pid is common in containers) is removed first.
+  await unlink(tmpInfo).catch(() => undefined);
+  await writeFile(tmpInfo, JSON.stringify(info, null, 2) + '\n', { mode: 0o600, flag: 'wx' });
+  await handToRunDirOwner(runDir, [tmpInfo]);
+  await rename(tmpInfo, infoPath);
 
 
   const status = await session.exited;
