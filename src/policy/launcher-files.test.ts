@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { launcherContent, launcherExtension, LAUNCHER_EXTENSIONS } from './launcher-files.ts';
+import { LAUNCHER_MAGIC_BYTES, launcherContent, launcherExtension, LAUNCHER_EXTENSIONS } from './launcher-files.ts';
 
 test('launcherExtension names every launcher extension the operator could be tricked into opening', () => {
   for (const name of ['x.desktop', 'x-1.desktop', 'invoicetxt-1.exe', 'a.BAT', 'a.cmd', 'a.com', 'a.scr', 'a.msi', 'a.ps1', 'a.vbs', 'a.jar', 'Thing.app', 'a.command', 'a.sh', 'a.lnk', 'a.url', 'a.webloc', 'a.terminal', 'dir/sub/a.exe', 'a.exe.', 'a.exe  ']) {
@@ -31,4 +31,14 @@ test('launcherContent recognises desktop entries, scripts and programs by their 
   assert.equal(launcherContent(Buffer.from('hello')), null);
   assert.equal(launcherContent(Buffer.from('#')), null);
   assert.equal(launcherContent(Buffer.alloc(0)), null);
+});
+
+test('launcherContent finds a desktop entry\'s header anywhere in the first 256 bytes, as a desktop does', () => {
+  const comment = `# notes for the team\n${'#'.repeat(150)}\n\n`;
+  for (const header of ['[Desktop Entry]', '[Desktop Action new]', '[KDE Desktop Entry]']) {
+    assert.match(launcherContent(Buffer.from(`${comment}${header}\nExec=sh -c x\n`)) ?? '', /desktop launcher/u, header);
+  }
+  assert.ok(Buffer.byteLength(comment) < LAUNCHER_MAGIC_BYTES - 20);
+  // Past the first 256 bytes a desktop no longer takes the file for an entry: neither do we.
+  assert.equal(launcherContent(Buffer.from(`${'x'.repeat(LAUNCHER_MAGIC_BYTES)}[Desktop Entry]`)), null);
 });

@@ -22,9 +22,14 @@ export const LAUNCHER_EXTENSIONS: ReadonlySet<string> = new Set([
   'jar', 'jnlp', 'py', 'pyw', 'pyz', 'pl', 'rb', 'php', 'lua', 'tcl', 'ex_',
 ]);
 
-/** First bytes of files that run when opened whatever their name: a desktop entry, a script, a binary. */
+/**
+ * Group headers of a desktop entry: shared-mime-info finds them anywhere in a file's first 256 bytes (after
+ * comment lines, say), so they are looked for there, not only at the start.
+ */
+const DESKTOP_ENTRY_MARKERS: readonly Buffer[] = ['[Desktop Entry]', '[Desktop Action', '[KDE Desktop Entry]'].map((m) => Buffer.from(m));
+
+/** First bytes of files that run when opened whatever their name: a script, a binary. */
 const LAUNCHER_MAGIC: ReadonlyArray<{ bytes: Buffer; what: string }> = [
-  { bytes: Buffer.from('[Desktop Entry]'), what: 'a desktop launcher' },
   { bytes: Buffer.from('#!'), what: 'a script' },
   { bytes: Buffer.from('MZ'), what: 'a Windows program' },
   { bytes: Buffer.from([0x7f, 0x45, 0x4c, 0x46]), what: 'a Linux program' },
@@ -33,8 +38,8 @@ const LAUNCHER_MAGIC: ReadonlyArray<{ bytes: Buffer; what: string }> = [
   { bytes: Buffer.from([0xca, 0xfe, 0xba, 0xbe]), what: 'a macOS or Java program' },
 ];
 
-/** Bytes of a file's start that launcherContent() looks at. */
-export const LAUNCHER_MAGIC_BYTES = 16;
+/** Bytes of a file's start that launcherContent() looks at (as far as a desktop looks for an entry's header). */
+export const LAUNCHER_MAGIC_BYTES = 256;
 
 /**
  * The reason `name` must not be opened, from its extension, or null. Windows ignores trailing dots and
@@ -52,6 +57,8 @@ export function launcherExtension(name: string): string | null {
 /** The reason a file starting with `head` must not be opened, or null. */
 export function launcherContent(head: Uint8Array): string | null {
   const b = Buffer.from(head.buffer, head.byteOffset, head.byteLength);
+  const start = b.subarray(0, LAUNCHER_MAGIC_BYTES);
+  if (DESKTOP_ENTRY_MARKERS.some((m) => start.includes(m))) return 'it is a desktop launcher';
   for (const m of LAUNCHER_MAGIC) {
     if (b.length >= m.bytes.length && b.subarray(0, m.bytes.length).equals(m.bytes)) return `it is ${m.what}`;
   }
