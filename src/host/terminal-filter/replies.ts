@@ -166,25 +166,10 @@ export function scanStringReply(data: Buffer, i: number, expectations: ReplyExpe
       return null; // ESC and something else: not a string reply after all
     }
   }
-  if (!heldAsStringReply(data, i, expectations)) return mayStartStringReply(data, i) ? 'partial' : null;
+  // A read that ends inside what may still begin a reply waits for the next (a few bytes, released as keys
+  // by the Escape key's short flush if nothing follows): where a read ends never decides whether a reply is typed.
+  if (!heldAsStringReply(data, i, expectations)) return beginsAsReply(intro, data, i + 2) === 'maybe' ? 'partial' : null;
   return data.length - i > MAX_STRING_REPLY_BYTES ? { kind: 'other', end: data.length, cut: true } : 'partial';
-}
-
-/** Reply starts a read can end inside of: an OSC number not yet followed by `;`, or part of a DCS reply start. */
-const OSC_REPLY_START_PREFIX = /^\d{0,5}$/;
-const DCS_REPLY_STARTS = ['>|', '1$r', '0$r', '1+r', '0+r'];
-
-/**
- * Whether `data` ends inside what may still become a reply start (`ESC ] 1` of `ESC ] 11;…`): then the
- * scanner waits for the next read (a few bytes, released as keys by the Escape key's flush if nothing
- * follows), so that where a read ends never decides whether a reply is typed.
- */
-function mayStartStringReply(data: Buffer, i: number): boolean {
-  const intro = data[i + 1]!;
-  const head = data.toString('latin1', i + 2);
-  if (intro === 0x5d) return OSC_REPLY_START_PREFIX.test(head);
-  if (intro === 0x50) return DCS_REPLY_STARTS.some((s) => s.length > head.length && s.startsWith(head));
-  return false;
 }
 
 /**
@@ -202,9 +187,23 @@ export function stringReplyRest(data: Buffer, from: number, intro: number): { en
   return { end: -1, hold: data[data.length - 1] === 0x1b ? 1 : 0 };
 }
 
-/** An OSC number and `;`; DCS `>|` (XTVERSION), `1$r`/`0$r` (DECRQSS), `1+r`/`0+r` (XTGETTCAP). */
+/** How a DCS reply begins: `>|` (XTVERSION), `1$r`/`0$r` (DECRQSS), `1+r`/`0+r` (XTGETTCAP). An OSC reply: its number and `;`. */
+const DCS_REPLY_STARTS = ['>|', '1$r', '0$r', '1+r', '0+r'];
 const OSC_REPLY_START = /^\d{1,5};/;
-const DCS_REPLY_START = /^(?:>\||[01][$+]r)/;
+const OSC_REPLY_START_SO_FAR = /^\d{0,5}$/;
+
+/**
+ * Whether the content of a string (after ESC and its introducer `intro`) begins as a reply does: 'yes';
+ * 'maybe' when it has not yet said (it ends inside such a beginning: `ESC ] 1` of `ESC ] 11;…`); else 'no'.
+ */
+function beginsAsReply(intro: number, data: Buffer, from: number): 'yes' | 'maybe' | 'no' {
+  const head = data.toString('latin1', from, Math.min(data.length, from + 8));
+  const whole = from + head.length === data.length;
+  if (intro === 0x5d) return OSC_REPLY_START.test(head) ? 'yes' : whole && OSC_REPLY_START_SO_FAR.test(head) ? 'maybe' : 'no';
+  if (intro !== 0x50) return 'no';
+  if (DCS_REPLY_STARTS.some((s) => head.startsWith(s))) return 'yes';
+  return whole && DCS_REPLY_STARTS.some((s) => s.length > head.length && s.startsWith(head)) ? 'maybe' : 'no';
+}
 
 /**
  * Whether an unterminated string starting at `data[i]` (ESC and its introducer) is held as the start of a
@@ -214,7 +213,5 @@ const DCS_REPLY_START = /^(?:>\||[01][$+]r)/;
  */
 export function heldAsStringReply(data: Buffer, i: number, expectations: ReplyExpectations): boolean {
   const intro = data[i + 1]!;
-  if (expectations.stringDue(intro)) return true;
-  const head = data.toString('latin1', i + 2, Math.min(data.length, i + 10));
-  return intro === 0x5d ? OSC_REPLY_START.test(head) : intro === 0x50 ? DCS_REPLY_START.test(head) : false;
+  return expectations.stringDue(intro) || beginsAsReply(intro, data, i + 2) === 'yes';
 }
