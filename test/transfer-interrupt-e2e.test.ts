@@ -56,7 +56,7 @@ for (const [sig, status] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
     const r = await interrupt(t, c, ['export', '--from', c.name, '--exec', relay, 'big.bin'], () => listAll(dir).some((f) => f.includes('.jackin-partial-')), sig);
     assert.equal(r.status, status, r.stderr);
     assert.equal(r.stdout, '');
-    assert.equal(r.stderr, 'jackin: export big.bin: export interrupted; nothing was saved (E_EXPORT_ABORTED)\n');
+    assert.equal(r.stderr, 'jackin: export big.bin: interrupted; nothing was saved (E_EXPORT_ABORTED)\n');
     assert.deepEqual(listAll(dir), [], 'neither the file nor its partial is left');
     assert.equal(lastLogRecord(c)['result'], 'cancelled');
   });
@@ -70,7 +70,7 @@ for (const [sig, status] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
     const r = await interrupt(t, c, ['stage', '--to', c.name, '--exec', relay, file], () => stagedFiles(c.runDir).some((f) => f.startsWith('.partial-')), sig);
     assert.equal(r.status, status, r.stderr);
     assert.equal(r.stdout, '');
-    assert.equal(r.stderr, `jackin: stage ${file}: staging interrupted; nothing was staged (E_STAGE_ABORTED)\n`);
+    assert.equal(r.stderr, `jackin: stage ${file}: interrupted; nothing was staged (E_STAGE_ABORTED)\n`);
     // The capsule removes its partial file when the connection goes.
     await pollUntil('the partial file to be removed', () => stagedFiles(c.runDir).length === 0, { timeoutMs: 20_000, last: () => stagedFiles(c.runDir) });
     assert.equal(lastLogRecord(c)['result'], 'cancelled');

@@ -176,7 +176,7 @@ export async function withConnection<T>(
   signal: AbortSignal | undefined,
   idleMs: number,
   body: (chunks: AsyncIterable<Buffer>, touch: () => void, stoppedBy: () => JackinError | undefined, stop: (e: JackinError) => void) => Promise<T>,
-  what: { timeoutCode: ErrorCode; abortedCode: ErrorCode; aborted: string } = { timeoutCode: 'E_EXPORT_TIMEOUT', abortedCode: 'E_EXPORT_ABORTED', aborted: 'export interrupted; nothing was saved' },
+  what: { timeoutCode: ErrorCode; abortedCode: ErrorCode; aborted: string } = { timeoutCode: 'E_EXPORT_TIMEOUT', abortedCode: 'E_EXPORT_ABORTED', aborted: 'interrupted; nothing was saved' },
 ): Promise<T> {
   let stopped: JackinError | undefined;
   const stop = (e: JackinError): void => {
@@ -288,7 +288,7 @@ export async function exportFile(request: ExportRequest, options: ExportClientOp
           if (!streamed) throw new JackinError('E_EXPORT_PROTOCOL', 'FileExportLength on an export whose size was declared exactly');
           if (exactSize !== undefined) throw new JackinError('E_EXPORT_PROTOCOL', 'a second FileExportLength on one export');
           if (f.size !== received || f.size > started.size) {
-            throw new JackinError('E_SIZE_MISMATCH', `export ${started.name}: the capsule says ${f.size} bytes, ${received} arrived (declared at most ${started.size})`);
+            throw new JackinError('E_SIZE_MISMATCH', `the capsule says ${f.size} bytes, ${received} arrived (declared at most ${started.size})`);
           }
           exactSize = f.size;
           return undefined;

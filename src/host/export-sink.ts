@@ -163,7 +163,7 @@ export function createExportSink(options: ExportSinkOptions): ExportSink {
       },
       async (e: unknown) => {
         writeback = undefined;
-        await fail(e, `export ${s.name}`).catch(() => undefined);
+        await fail(e, `writing ${s.name}`).catch(() => undefined);
       },
     );
     writeback = w;
@@ -208,7 +208,7 @@ export function createExportSink(options: ExportSinkOptions): ExportSink {
       }
       if (declaredSize > cap) {
         state = { kind: 'done' };
-        throw new JackinError('E_TOO_LARGE', `export ${JSON.stringify(rawName)} is ${declaredSize} bytes, over the host cap of ${cap} bytes (JACKIN_EXPORT_MAX_BYTES raises it)`);
+        throw new JackinError('E_TOO_LARGE', `${JSON.stringify(rawName)} is ${declaredSize} bytes, over the host cap of ${cap} bytes (JACKIN_EXPORT_MAX_BYTES raises it)`);
       }
       const name = sanitizeExportName(rawName);
       const dir = options.directory;
@@ -218,7 +218,7 @@ export function createExportSink(options: ExportSinkOptions): ExportSink {
         const fs = await statfs(dir);
         const free = fs.bavail * fs.bsize;
         if (declaredSize + margin > free) {
-          throw new JackinError('E_NO_SPACE', `export ${name} needs ${declaredSize} bytes but ${dir} has ${free} bytes free; free some space or use --to`);
+          throw new JackinError('E_NO_SPACE', `${name} needs ${declaredSize} bytes but ${dir} has ${free} bytes free; free some space or use --to`);
         }
         // The temporary name keeps the final name readable but must itself fit in 255 bytes.
         // The pid tells a later export whether the writer is still alive (removeStalePartials).
@@ -229,7 +229,7 @@ export function createExportSink(options: ExportSinkOptions): ExportSink {
         // umask can only remove bits, but make the mode exact anyway.
         await handle.chmod(0o600);
       } catch (e) {
-        return fail(e, `export ${name}`);
+        return fail(e, `writing ${name}`);
       }
       return name;
     },
@@ -239,10 +239,10 @@ export function createExportSink(options: ExportSinkOptions): ExportSink {
       const s = state;
       if (s.kind !== 'open') return Promise.reject(new JackinError('E_EXPORT_STATE', 'export sink: write() before begin() or after finish()'));
       if (offset !== expectedOffset) {
-        return fail(new JackinError('E_BAD_OFFSET', `export ${s.name}: chunk at offset ${offset}, expected ${expectedOffset}`), s.name);
+        return fail(new JackinError('E_BAD_OFFSET', `chunk at offset ${offset}, expected ${expectedOffset}`), s.name);
       }
       if (bytes.byteLength === 0 || expectedOffset + bytes.byteLength > s.size) {
-        return fail(new JackinError('E_SIZE_MISMATCH', `export ${s.name}: chunk of ${bytes.byteLength} bytes at ${offset} passes the declared size ${s.size}`), s.name);
+        return fail(new JackinError('E_SIZE_MISMATCH', `chunk of ${bytes.byteLength} bytes at ${offset} passes the declared size ${s.size}`), s.name);
       }
       expectedOffset += bytes.byteLength;
       // Hashing is queued in arrival order and runs in slices between socket reads (transfer-hash.ts).
@@ -266,7 +266,7 @@ export function createExportSink(options: ExportSinkOptions): ExportSink {
           kickWriteback(s);
           await hashed;
         } catch (e) {
-          await fail(e, `export ${s.name}`);
+          await fail(e, `writing ${s.name}`);
         }
       })();
       lastWrite = w.catch(() => undefined);
@@ -286,12 +286,12 @@ export function createExportSink(options: ExportSinkOptions): ExportSink {
       try {
         const expected = exactSize ?? s.size;
         if (expected > s.size || written !== expected) {
-          throw new JackinError('E_SIZE_MISMATCH', `export ${s.name}: stream ended after ${written} of ${expected} bytes`);
+          throw new JackinError('E_SIZE_MISMATCH', `the stream ended after ${written} of ${expected} bytes`);
         }
         const actual = (await s.hash.digest()).toString('hex');
         const claimed = typeof sha256 === 'string' ? sha256.toLowerCase() : Buffer.from(sha256).toString('hex');
         if (actual !== claimed) {
-          throw new JackinError('E_DIGEST_MISMATCH', `export ${s.name}: SHA-256 is ${actual}, the capsule claimed ${claimed}; nothing was saved, export it again`);
+          throw new JackinError('E_DIGEST_MISMATCH', `SHA-256 is ${actual}, the capsule claimed ${claimed}; nothing was saved, export it again`);
         }
         await s.handle.sync();
         await s.handle.close();
@@ -301,12 +301,12 @@ export function createExportSink(options: ExportSinkOptions): ExportSink {
         state = { kind: 'done' };
         return { destination, bytes: written, sha256hex: actual };
       } catch (e) {
-        return fail(e, `export ${s.name}`);
+        return fail(e, `writing ${s.name}`);
       }
     },
 
     async abort(reason) {
-      failure ??= new JackinError('E_EXPORT_ABORTED', `export aborted${reason === undefined ? '' : `: ${reason}`}`);
+      failure ??= new JackinError('E_EXPORT_ABORTED', `aborted${reason === undefined ? '' : `: ${reason}`}`);
       await settled();
       await cleanup();
     },

@@ -155,6 +155,6 @@ export async function stageFile(src: StageSource, o: StageClientOptions): Promis
         `the capsule closed the connection ${transferId === undefined ? 'without answering stage' : 'before confirming'}${detail === null ? '' : ` (${detail})`}; nothing was staged`,
       );
     },
-    { timeoutCode: 'E_STAGE_TIMEOUT', abortedCode: 'E_STAGE_ABORTED', aborted: 'staging interrupted; nothing was staged' },
+    { timeoutCode: 'E_STAGE_TIMEOUT', abortedCode: 'E_STAGE_ABORTED', aborted: 'interrupted; nothing was staged' },
   );
 }
