@@ -120,6 +120,7 @@ export const ERROR_CODES = [
   'E_TRANSFER_INTERRUPTED',
   'E_STAGE_TIMEOUT',
   'E_STAGE_ABORTED',
+  'E_SYMLINK_DECLINED',
   // Links and opening
   'E_URL_SCHEME',
   'E_URL_INVALID',

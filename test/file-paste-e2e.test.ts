@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { runDir } from './helpers/capsules.ts';
-import { REPO_ROOT, paneFor, startSession } from './helpers/jackin-cli.ts';
+import { REPO_ROOT, confirmOnScreen, paneFor, startSession } from './helpers/jackin-cli.ts';
 import { pollUntil } from './helpers/poll.ts';
 import type { TmuxPane } from './helpers/tmux.ts';
 import { ownClipboard, startXvfb, type Xvfb } from './helpers/xvfb.ts';
@@ -50,13 +50,15 @@ async function commandLine(pane: TmuxPane): Promise<string> {
 }
 
 /**
- * Types `printf '<tag>%s\n' `, pastes `text` (bracketed), waits for `typed` on the command line (nothing ran:
- * no Enter was sent with the paste), then presses Enter and returns the words bash received.
+ * Types `printf '<tag>%s\n' `, pastes `text` (bracketed), runs `between` (answers a prompt), waits for
+ * `typed` on the command line (nothing ran: no Enter was sent with the paste), then presses Enter and
+ * returns the words bash received.
  */
-async function pasteThroughPrintf(pane: TmuxPane, tag: string, text: string, typed: (line: string) => boolean): Promise<string[]> {
+async function pasteThroughPrintf(pane: TmuxPane, tag: string, text: string, typed: (line: string) => boolean, between?: () => Promise<void>): Promise<string[]> {
   const prefix = `printf '${tag}%s\\n' `;
   await pane.type(prefix);
   await pane.sendBytes(Buffer.from(`\x1b[200~${text}\x1b[201~`, 'utf8'));
+  await between?.();
   let last = '';
   await pollUntil('the pasted text on the command line', async () => {
     last = await commandLine(pane);
@@ -97,14 +99,34 @@ test('pasted and dropped host files end to end (jackin run -- bash in tmux, X11 
     await pollUntil('the stage in the host action log', () => logged(pane).some((r) => r.action === 'stage' && r.result === 'ok' && r.target === host && r.detail?.startsWith(got!) === true));
   });
 
-  await t.test('a symlink is resolved on the host, staged under the pasted name, and the notice names its target', async () => {
+  await t.test('a symlink is staged under the pasted name only once the operator confirmed the file it leads to, named by the host', async () => {
     const target = hostFile('real-target.log', 'target bytes\n');
     const link = join(files, 'latest.log');
     symlinkSync(target, link);
-    const [got] = await pasteThroughPrintf(pane, 'LINK', link, (l) => l.includes('/files/'));
+    const [got] = await pasteThroughPrintf(pane, 'LINK', link, (l) => l.includes('/files/'), async () => {
+      const prompt = await pane.waitForText(/Send this host file into the container\?/);
+      assert.match(prompt, /real-target\.log/, 'the prompt names the file the symlink leads to');
+      assert.match(prompt, /latest\.log/, 'and the path that was pasted');
+      await confirmOnScreen(pane);
+    });
     assert.equal(got!.split('/').at(-1), 'latest.log');
     assert.equal(readFileSync(got!, 'utf8'), 'target bytes\n');
     await pane.waitForText(/symlink to .*real-target\.log/);
+  });
+
+  await t.test('a symlink the operator does not confirm (Esc) is not read: the host path is pasted, with a notice and a record', async () => {
+    const target = hostFile('private-notes.txt', 'private\n');
+    const link = join(files, 'notes.txt');
+    symlinkSync(target, link);
+    const before = staged(dir).length;
+    const [got] = await pasteThroughPrintf(pane, 'NOLINK', link, (l) => l === link, async () => {
+      await pane.waitForText(/Send this host file into the container\?/);
+      await pane.sendKeys('Escape');
+    });
+    assert.equal(got, link);
+    await pane.waitForText(/Not staged, pasted as the host path: .*notes\.txt leads to .*private-notes\.txt/);
+    assert.equal(staged(dir).length, before, 'nothing was staged');
+    await pollUntil('the refusal in the host action log', () => logged(pane).some((r) => r.action === 'stage' && r.result === 'refused' && r.target === link && r.detail?.startsWith('E_SYMLINK_DECLINED') === true));
   });
 
   await t.test('three paths (escaped, double-quoted, single-quoted) become three container paths in order', async () => {

@@ -1,6 +1,7 @@
 /**
  * The host's confirmation of an action whose target the capsule chose (a link resolved under a click or
- * the cursor, a path a click exports). The capsule's screen model is untrusted, so the operator sees the
+ * the cursor, a path a click exports, a host file a pasted path leads to through a symlink the container may
+ * have made). The capsule's screen model is untrusted, so the operator sees the
  * exact target, drawn by the host, before anything happens: the scheme and host emphasised, an
  * international host name in punycode (its Unicode form only as a warning beside it), and a hyperlink's
  * target named as such, with the text the screen showed for it. Enter confirms, Esc cancels.
@@ -11,13 +12,16 @@ import { drawBox } from '../ui/box.ts';
 import { charWidth, inertText } from '../ui/inert-text.ts';
 
 export interface ConfirmRequest {
-  /** `url`: a link to open on the host; `export`: a container path to export (and maybe open). */
-  readonly kind: 'url' | 'export';
-  /** The checked URL href, or the container path. */
+  /**
+   * `url`: a link to open on the host; `export`: a container path to export (and maybe open); `stage`: a
+   * host file to send into the container, reached from a pasted path through a symlink (host-file.ts).
+   */
+  readonly kind: 'url' | 'export' | 'stage';
+  /** The checked URL href, the container path, or the host file the symlink leads to. */
   readonly target: string;
   /** The link came from an OSC 8 hyperlink (its visible text can say anything). */
   readonly hyperlink?: boolean;
-  /** The text the screen showed where the operator clicked, when it differs from the target. */
+  /** The text the screen showed where the operator clicked, or the path pasted, when it differs from the target. */
   readonly label?: string;
   /** What Enter does, for the hint line: `open`, `export`, `export and open`. */
   readonly verb?: string;
@@ -48,7 +52,7 @@ function cells(text: string, style: string): Cell[] {
 
 /** The target as styled cells: scheme and host strong, everything else plain; all of it inert. */
 function targetCells(r: ConfirmRequest): { cells: Cell[]; idn: string | null } {
-  if (r.kind === 'export') return { cells: cells(inertText(r.target, 100_000), STRONG), idn: null };
+  if (r.kind !== 'url') return { cells: cells(inertText(r.target, 100_000), STRONG), idn: null };
   let url: URL;
   try {
     url = new URL(r.target);
@@ -119,7 +123,8 @@ export class ConfirmPrompt {
     const text = inner - 2;
     const out: Line[] = [];
     const pad = (l: Line): Line => [{ ch: ' ', style: BODY }, ...l];
-    const title = r.kind === 'url' ? (r.hyperlink === true ? 'Open this hyperlink target?' : 'Open this link?') : 'Export this file from the container?';
+    const title =
+      r.kind === 'url' ? (r.hyperlink === true ? 'Open this hyperlink target?' : 'Open this link?') : r.kind === 'export' ? 'Export this file from the container?' : 'Send this host file into the container?';
     out.push(pad(cells(title, BODY)));
     out.push([]);
     const { cells: target, idn } = targetCells(r);
@@ -132,12 +137,12 @@ export class ConfirmPrompt {
     if (idn !== null) out.push(pad(cells(`international name: shown as punycode; reads as ${idn}`, WARN)));
     if (r.label !== undefined && r.label !== r.target) {
       out.push([]);
-      const what = r.hyperlink === true ? 'hyperlink target; the text on screen reads:' : 'the text on screen reads:';
+      const what = r.kind === 'stage' ? 'the path pasted, a symlink that leads there, reads:' : r.hyperlink === true ? 'hyperlink target; the text on screen reads:' : 'the text on screen reads:';
       out.push(pad(cells(what, DIM)));
       for (const l of wrap(cells(inertText(r.label, 400), BODY), text).slice(0, 2)) out.push(pad(l));
     }
     out.push([]);
-    out.push(pad(cells(`Enter ${r.verb ?? (r.kind === 'url' ? 'open' : 'export')} · Esc cancel`, DIM)));
+    out.push(pad(cells(`Enter ${r.verb ?? (r.kind === 'url' ? 'open' : r.kind)} · Esc cancel`, DIM)));
     return out;
   }
 

@@ -1,12 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Emitter, toDisposable } from '../disposable.ts';
 import type { Features, ServerFrame } from '../protocol/index.ts';
 import { createPrimedReader } from './clipboard/primed-reader.ts';
 import { FilePasteFeature, pasteFilePathsEnabled } from './file-paste-feature.ts';
+import type { ConfirmRequest } from './confirm-prompt.ts';
 import type { InputEvent } from './input-scan.ts';
 
 /** The session surface the feature uses, recording what it sends and which hooks it added. */
@@ -34,6 +35,18 @@ class FakeSession {
   logAction(r: { action: string; target: string; result: 'ok' | 'refused' | 'failed' | 'cancelled' }): void {
     this.logged.push({ action: r.action, target: r.target, result: r.result });
   }
+  /** Every confirmation asked for, and the operator's answer to the next ones. */
+  readonly asked: ConfirmRequest[] = [];
+  answer = false;
+  confirm(request: ConfirmRequest): Promise<boolean> {
+    this.asked.push(request);
+    return Promise.resolve(this.answer);
+  }
+}
+
+async function until(what: string, cond: () => boolean): Promise<void> {
+  for (let i = 0; i < 500 && !cond(); i++) await new Promise((r) => setTimeout(r, 5));
+  assert.ok(cond(), `timed out waiting for ${what}`);
 }
 
 function setup(env: NodeJS.ProcessEnv, features: Features | null) {
@@ -87,4 +100,42 @@ test('file paste: hooks paste and paste key; a paste that is not only paths goes
   assert.equal(feature.onPaste(paste('look at this')), false);
   writeFileSync(join(dir, 'a.txt'), 'a');
   assert.equal(feature.onPaste(paste(join(dir, 'a.txt'))), true);
+});
+
+test('file paste: a pasted symlink that leads elsewhere is read only after the operator confirms the file it leads to', async (t) => {
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), 'jackin-file-paste-unit-')));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  mkdirSync(join(dir, 'private'));
+  mkdirSync(join(dir, 'workspace'));
+  const target = join(dir, 'private', 'taxes.pdf');
+  writeFileSync(target, '%PDF private');
+  const link = join(dir, 'workspace', 'report.pdf');
+  symlinkSync(target, link);
+  const plain = join(dir, 'workspace', 'plain.pdf');
+  writeFileSync(plain, '%PDF plain');
+
+  // Declined: nothing is read or sent to a capsule; the paste stays the host path, with a notice and a record.
+  const declined = setup({}, { 'file-stage': 1 });
+  assert.equal(declined.feature.onPaste(paste(link)), true);
+  await until('the paste to go through', () => declined.s.sent.length > 0);
+  assert.deepEqual(declined.s.asked, [{ kind: 'stage', target, label: link }]);
+  assert.equal(declined.connects(), 0);
+  assert.equal(Buffer.concat(declined.s.sent).toString(), `\x1b[200~${link}\x1b[201~`);
+  assert.match(declined.s.notices.join('\n'), /Not staged, pasted as the host path: .*report\.pdf leads to .*taxes\.pdf through a symlink/);
+  assert.deepEqual(declined.s.logged, [{ action: 'stage', target: link, result: 'refused' }]);
+
+  // Confirmed: staging goes ahead (this fake has no capsule, so it fails there, after the question).
+  const confirmed = setup({}, { 'file-stage': 1 });
+  confirmed.s.answer = true;
+  assert.equal(confirmed.feature.onPaste(paste(link)), true);
+  await until('the paste to go through', () => confirmed.s.sent.length > 0);
+  assert.equal(confirmed.s.asked.length, 1);
+  assert.equal(confirmed.connects(), 1);
+
+  // A file that is where its path says: no question.
+  const direct = setup({}, { 'file-stage': 1 });
+  assert.equal(direct.feature.onPaste(paste(plain)), true);
+  await until('the paste to go through', () => direct.s.sent.length > 0);
+  assert.deepEqual(direct.s.asked, []);
+  assert.equal(direct.connects(), 1);
 });

@@ -8,7 +8,8 @@
  * Images keep their own path: a paste of one image file, or a clipboard image, goes to the paste feature
  * exactly as before. Nothing happens by accident: a paste with any word that is not an existing path is
  * forwarded unchanged; a secret location, a directory or a file over JACKIN_STAGE_MAX_BYTES stays as the
- * host path with a notice saying why; JACKIN_PASTE_FILE_PATHS=off turns all of it off. Every staged file
+ * host path with a notice saying why; a path whose symlinks lead elsewhere (host-file.ts) is staged only once
+ * the operator confirmed the file it leads to; JACKIN_PASTE_FILE_PATHS=off turns all of it off. Every staged file
  * gets a notice and a line in the host's record. Typed keys wait (holdInput) until the paste is typed.
  */
 import { constants } from 'node:fs';
@@ -23,6 +24,7 @@ import { formatBytes } from '../ui/format-bytes.ts';
 import { createPrimedReader, type PrimedReader } from './clipboard/primed-reader.ts';
 import { selectClipboardReader } from './clipboard/select.ts';
 import type { FeatureSession } from './feature-session.ts';
+import { symlinkDeclined } from './host-file.ts';
 import type { InputEvent } from './input-scan.ts';
 import { installPasteFeature, pasteImagePathsEnabled, type PasteFeature } from './paste-feature.ts';
 import { parsePastedPaths, renderPath, rewritePaste, type PastedPaths } from './pasted-paths.ts';
@@ -33,7 +35,7 @@ const PASTE_START = Buffer.from('\x1b[200~');
 const PASTE_END = Buffer.from('\x1b[201~');
 
 /** What the feature uses of AttachSession. */
-export type FilePasteSession = Pick<FeatureSession, 'features' | 'onFrame' | 'addInputHook' | 'holdInput' | 'notify' | 'sendInput' | 'logAction'>;
+export type FilePasteSession = Pick<FeatureSession, 'features' | 'onFrame' | 'addInputHook' | 'holdInput' | 'notify' | 'sendInput' | 'logAction' | 'confirm'>;
 
 export interface FilePasteOptions {
   /** Opens a new connection to the same capsule. */
@@ -181,6 +183,10 @@ export class FilePasteFeature implements Disposable {
         }
         const src = o.source;
         try {
+          // The name may be a symlink the container made in a shared directory: the operator confirms the
+          // file it really leads to, or nothing of it is read.
+          const real = src.resolved ?? src.path;
+          if (src.redirected && !(await this.#s.confirm({ kind: 'stage', target: real, label: src.path }))) throw symlinkDeclined(src.path, real);
           const r = await stageFile(src, { connect: this.#o.connect, capsuleNotice: false });
           const via = r.resolved === null ? '' : ` (symlink to ${r.resolved})`;
           this.#s.notify('success', `Staged ${r.source}${via} as ${r.destination} (${formatBytes(r.bytes)})`);
@@ -200,9 +206,10 @@ export class FilePasteFeature implements Disposable {
 
   #refused(path: string, e: unknown): void {
     const code = e instanceof JackinError ? e.code : 'E_INTERNAL';
-    this.#s.notify(code === 'E_SECRET_PATH' ? 'warning' : 'error', `Not staged, pasted as the host path: ${describeError(e)}`);
+    const refused = code === 'E_SECRET_PATH' || code === 'E_SYMLINK_DECLINED';
+    this.#s.notify(refused ? 'warning' : 'error', `Not staged, pasted as the host path: ${describeError(e)}`);
     this.#o.record?.(`not staged ${path}: ${code}: ${describeError(e)}`);
-    this.#s.logAction({ action: 'stage', target: path, result: code === 'E_SECRET_PATH' ? 'refused' : 'failed', detail: `${code}: ${describeError(e)}` });
+    this.#s.logAction({ action: 'stage', target: path, result: refused ? 'refused' : 'failed', detail: `${code}: ${describeError(e)}` });
   }
 }
 

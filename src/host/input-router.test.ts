@@ -241,3 +241,38 @@ test('input router: a string reply held across reads waits for its rest longer t
   s.router.push(Buffer.from('y'));
   assert.deepEqual(s.typed, ['x', '\x1b', 'y']);
 });
+
+test('input router: while a feature holds input and asks a question, what is typed answers it and is not kept for the program', () => {
+  const s = setup();
+  const answered: string[] = [];
+  let open = false;
+  const router = new InputRouter({
+    scanner: {},
+    palette: s.palette,
+    sendInput: (b) => s.typed.push(b.toString('latin1')),
+    active: () => true,
+    drawsOverlay: () => true,
+    gesture: () => undefined,
+    filter: { expectations: s.replies, program: s.program },
+    confirm: {
+      get isOpen() {
+        return open;
+      },
+      handle: (ev) => {
+        if (ev.type === 'bytes') answered.push(ev.bytes.toString('latin1'));
+        if (ev.type === 'bytes' && ev.bytes.toString('latin1') === '\r') open = false;
+      },
+    },
+  });
+  const hold = router.hold();
+  router.push(Buffer.from('before '));
+  open = true; // the feature asks the operator
+  router.push(Buffer.from('x'));
+  router.push(Buffer.from('\r'));
+  assert.deepEqual(answered, ['x', '\r'], 'the prompt saw the keys typed while it was up');
+  router.push(Buffer.from('after'));
+  assert.deepEqual(answered, ['x', '\r'], 'once it closed, keys wait for the program again');
+  assert.deepEqual(s.typed, []);
+  hold.dispose();
+  assert.deepEqual(s.typed, ['before ', 'after'], 'the program gets what was typed before and after the prompt, not the answer');
+});

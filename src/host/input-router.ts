@@ -113,7 +113,10 @@ export class InputRouter implements Disposable {
   push(chunk: Buffer): void {
     if (!this.o.active() || this.store.isDisposed) return;
     if (this.held !== null) {
-      this.held.push({ scan: chunk });
+      // A feature holding input asks the operator (a pasted symlink's target): what is typed now answers
+      // the prompt, whole reads as the prompt takes them, and is not kept for the program.
+      if (this.o.confirm?.isOpen === true) this.o.confirm.handle({ type: 'bytes', bytes: chunk });
+      else this.held.push({ scan: chunk });
       return;
     }
     clearTimeout(this.flushTimer);

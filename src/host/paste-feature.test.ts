@@ -3,7 +3,7 @@ import { pollUntil } from '../../test/helpers/poll.ts';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { FakeFeatureSession } from '../../test/helpers/fake-feature-session.ts';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { JackinError } from '../errors.ts';
@@ -166,6 +166,44 @@ test('pasted paths: one real image path is staged; anything else passes byte for
   assert.equal(s.sent.filter((fr) => fr.type === 'AttachControl').length, 1);
   assert.equal(pasteImagePathsEnabled({ JACKIN_PASTE_IMAGE_PATHS: 'Off' }), false);
   assert.equal(pasteImagePathsEnabled({}), true);
+});
+
+test('an image path (pasted or copied) whose symlink leads elsewhere is read only after the operator confirms its target', async (t) => {
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), 'jackin-paste-link-')));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  mkdirSync(join(dir, 'private'));
+  mkdirSync(join(dir, 'workspace'));
+  const target = join(dir, 'private', 'passport.png');
+  writeFileSync(target, png);
+  const link = join(dir, 'workspace', 'shot.png');
+  symlinkSync(target, link);
+  const images = (s: FakeSession) => s.sent.filter((fr) => fr.type === 'AttachControl');
+
+  // Pasted path, declined: no image is sent; the paste stays text, with a notice naming both paths.
+  const declined = new FakeSession(OURS);
+  declined.confirmAnswer = false;
+  const f1 = installPasteFeature(declined, { reader: reader(null), env: {} });
+  const scanner = new InputScanner();
+  const [ev] = scanner.push(Buffer.from(`\x1b[200~${link}\x1b[201~`));
+  assert.equal(declined.hooks.get('paste')!(ev as never), true);
+  await f1.trigger({ kind: 'action', source: 'clipboard' }, 'paste'); // waits for the path's paste
+  assert.deepEqual(declined.confirms, [{ kind: 'stage', target, label: link }]);
+  assert.equal(images(declined).length, 0);
+  assert.equal(declined.program.pop()?.toString(), `\x1b[200~${link}\x1b[201~`);
+  assert.ok(declined.notices.some((n) => /shot\.png leads to .*passport\.png through a symlink/.test(n.text)), JSON.stringify(declined.notices));
+
+  // A copied file (Ctrl+V), declined, then confirmed: the image goes only after the yes.
+  const copied = new FakeSession(OURS);
+  copied.confirmAnswer = false;
+  const f2 = installPasteFeature(copied, { reader: reader({ kind: 'file', path: link, offered: [] }), env: {} });
+  await f2.trigger({ kind: 'key', raw: Buffer.from([0x16]) }, 'paste');
+  assert.equal(copied.confirms.length, 1);
+  assert.equal(images(copied).length, 0);
+  copied.confirmAnswer = true;
+  await f2.trigger({ kind: 'key', raw: Buffer.from([0x16]) }, 'paste');
+  assert.equal(copied.confirms.length, 2);
+  const sent = images(copied)[0];
+  assert.ok(sent?.type === 'AttachControl' && sent.body.kind === 'ClipboardImage' && sent.body.bytes.equals(png));
 });
 
 test('large images go Start / 1 MiB chunks / End with the SHA-256 of the whole', () => {

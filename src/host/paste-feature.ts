@@ -153,6 +153,12 @@ export class PasteFeature implements Disposable {
     return true;
   }
 
+  /**
+   * A pasted or copied path whose symlinks lead elsewhere (host-file.ts) is read only once the operator
+   * confirmed the file it leads to: the container may have made the name, in a directory it shares.
+   */
+  readonly #confirmRedirect = (given: string, real: string): Promise<boolean> => this.#s.confirm({ kind: 'stage', target: real, label: given });
+
   #reader_(): ClipboardReader {
     this.#reader ??= selectClipboardReader(this.#env);
     return this.#reader;
@@ -202,7 +208,7 @@ export class PasteFeature implements Disposable {
     switch (trigger.kind) {
       case 'pasted-path':
         try {
-          return await readImageFile(trigger.path, this.#maxBytes);
+          return await readImageFile(trigger.path, this.#maxBytes, this.#confirmRedirect);
         } catch (e) {
           // Not a readable image (missing, a directory, text): the paste is ordinary text.
           if (e instanceof JackinError && NOT_AN_IMAGE_CODES.has(e.code)) return null;
@@ -211,12 +217,12 @@ export class PasteFeature implements Disposable {
       case 'action':
         if (trigger.source === 'clipboard-path') {
           const path = await this.#reader_().readPath();
-          return path === null ? null : readImageFile(path, this.#maxBytes);
+          return path === null ? null : readImageFile(path, this.#maxBytes, this.#confirmRedirect);
         }
-        return acquireClipboardImage(this.#reader_(), this.#maxBytes);
+        return acquireClipboardImage(this.#reader_(), this.#maxBytes, this.#confirmRedirect);
       case 'key':
       case 'empty-paste':
-        return acquireClipboardImage(this.#reader_(), this.#maxBytes);
+        return acquireClipboardImage(this.#reader_(), this.#maxBytes, this.#confirmRedirect);
       default: {
         const never: never = trigger;
         throw new TypeError(`unexpected trigger ${JSON.stringify(never)}`);

@@ -3,20 +3,22 @@
  * file (directories are refused: a tree is `jackin stage` of its files or an archive the operator makes),
  * never under a secret location (src/policy/secret-paths.ts, checked on the path as given and on the
  * path its symlinks resolve to), within JACKIN_STAGE_MAX_BYTES per file and per batch (one paste or one
- * `jackin stage` command). The file is opened here, once, without following a last-moment symlink swap, and
- * the descriptor is what gets sent.
+ * `jackin stage` command). The file is opened here, once, without following a last-moment symlink swap
+ * (host-file.ts), and the descriptor is what gets sent.
  */
-import { constants } from 'node:fs';
-import { open, realpath, type FileHandle } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 import { basename, isAbsolute, resolve } from 'node:path';
 import { JackinError } from '../errors.ts';
 import { secretReason } from '../policy/secret-paths.ts';
+import { openExact, resolveHostPath } from './host-file.ts';
 
 export interface StageSource {
   /** The path as the operator gave it (absolute). */
   readonly path: string;
   /** Where its symlinks lead, when that differs from `path`. */
   readonly resolved: string | null;
+  /** A symlink other than a root-directory alias leads elsewhere (host-file.ts): a paste asks first. */
+  readonly redirected: boolean;
   /** The base name the capsule stages it under (the name the operator saw). */
   readonly name: string;
   readonly size: number;
@@ -28,25 +30,10 @@ export async function openStageSource(given: string, maxBytes: number): Promise<
   const path = isAbsolute(given) ? given : resolve(given);
   const secretGiven = secretReason(path);
   if (secretGiven !== null) throw new JackinError('E_SECRET_PATH', `${path} is not staged: ${secretGiven}`);
-  let real: string;
-  try {
-    real = await realpath(path);
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR') throw new JackinError('E_PATH_NOT_FOUND', `no file at ${path}`, { cause: e });
-    throw new JackinError('E_PATH_UNREADABLE', `cannot resolve ${path}: ${(e as Error).message}`, { cause: e });
-  }
+  const { real, redirected } = await resolveHostPath(path);
   const secretReal = secretReason(real);
   if (secretReal !== null) throw new JackinError('E_SECRET_PATH', `${path} is not staged: it leads to ${real}, and ${secretReal}`);
-  let handle: FileHandle;
-  try {
-    // O_NOFOLLOW: the resolved path must not have become a symlink since; O_NONBLOCK: a FIFO cannot hang us.
-    handle = await open(real, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') throw new JackinError('E_PATH_NOT_FOUND', `no file at ${path}`, { cause: e });
-    throw new JackinError('E_PATH_UNREADABLE', `cannot open ${path}: ${(e as Error).message}`, { cause: e });
-  }
+  const handle = await openExact(real, path);
   try {
     const st = await handle.stat();
     if (st.isDirectory()) throw new JackinError('E_STAGE_DIRECTORY', `${path} is a directory; stage its files (or an archive of it) instead`);
@@ -55,7 +42,7 @@ export async function openStageSource(given: string, maxBytes: number): Promise<
       throw new JackinError('E_STAGE_TOO_LARGE', `${path} is ${st.size} bytes, over the cap of ${maxBytes} (JACKIN_STAGE_MAX_BYTES)`);
     }
     const name = basename(path);
-    return { path, resolved: real === path ? null : real, name, size: st.size, handle };
+    return { path, resolved: real === path ? null : real, redirected, name, size: st.size, handle };
   } catch (e) {
     await handle.close();
     throw e;

@@ -4,6 +4,7 @@
  */
 import type { ImageFormat } from '../../protocol/frames.ts';
 import { validateImage } from '../../policy/image-signature.ts';
+import type { ConfirmRedirect } from '../host-file.ts';
 import { readImageFile } from './read-image-file.ts';
 import type { ClipboardBackendName, ClipboardReader } from './types.ts';
 
@@ -19,9 +20,10 @@ export interface AcquiredImage {
 
 /**
  * The clipboard's image, validated, or null when it holds none. Throws what the reader throws, plus
- * E_UNSUPPORTED_IMAGE / E_IMAGE_TOO_LARGE from validation and the readImageFile codes for a copied file.
+ * E_UNSUPPORTED_IMAGE / E_IMAGE_TOO_LARGE from validation and the readImageFile codes for a copied file
+ * (`confirm` is asked when a copied file's symlinks lead elsewhere).
  */
-export async function acquireClipboardImage(reader: ClipboardReader, maxBytes: number): Promise<AcquiredImage | null> {
+export async function acquireClipboardImage(reader: ClipboardReader, maxBytes: number, confirm?: ConfirmRedirect): Promise<AcquiredImage | null> {
   const got = await reader.readImage();
   if (got === null) return null;
   switch (got.kind) {
@@ -32,7 +34,7 @@ export async function acquireClipboardImage(reader: ClipboardReader, maxBytes: n
         origin: { kind: 'clipboard', backend: reader.name, mimeType: got.mimeType, offered: got.offered },
       };
     case 'file': {
-      const file = await readImageFile(got.path, maxBytes);
+      const file = await readImageFile(got.path, maxBytes, confirm);
       return { ...file, origin: { kind: 'file', backend: reader.name, path: got.path } };
     }
     default: {
