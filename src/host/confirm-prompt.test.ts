@@ -24,6 +24,14 @@ test('a hyperlink\'s target is named as such, with the text the screen showed fo
   assert.match(v, /good\.example\/docs/u);
 });
 
+test('a pasted symlink: the file it leads to first, then the path pasted, both inert; Enter stages', () => {
+  const v = visible(new ConfirmPrompt({ kind: 'stage', target: '/home/me/Documents/passport.png', label: '/work/shot\x1b]0;x\x07.png' }).render(30, 100));
+  assert.match(v, /Send this host file into the container\?/u);
+  assert.ok(v.indexOf('/home/me/Documents/passport.png') < v.indexOf('the path pasted, a symlink that leads there, reads:'), v);
+  assert.ok(v.includes('/work/shot\\x1b]0;x\\x07.png'), v);
+  assert.match(v, /Enter stage · Esc cancel/u);
+});
+
 test('the target is drawn inert and whole, wrapped, and cut only past six lines with the count left out', () => {
   const hostile = '/work/a\x1b]52;c;eA==\x07\u009b2J.txt';
   const v = visible(new ConfirmPrompt({ kind: 'export', target: hostile, verb: 'export and open' }).render(30, 80));
