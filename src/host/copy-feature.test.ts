@@ -90,10 +90,42 @@ test('copy feature: with JACKIN_COPY=allow a flood of offers runs one clipboard 
       inFlight--;
     },
   };
-  installCopyFeature(s, { env: { JACKIN_COPY: 'allow' }, writer });
-  for (let i = 0; i < 50; i++) s.terminalEmitter.fire({ type: 'copy-offer', text: `offer ${i}`, bytes: 7, removed: 0 });
+  const feature = installCopyFeature(s, { env: { JACKIN_COPY: 'allow' }, writer, summaryMs: 30 });
+  for (let i = 0; i < 50; i++) s.terminalEmitter.fire({ type: 'copy-offer', text: `offer ${i}`, bytes: 8, removed: 0 });
   await pollUntil('the latest offer on the clipboard', () => copied.at(-1) === 'offer 49');
   assert.equal(most, 1);
   assert.deepEqual(copied, ['offer 0', 'offer 49']);
-  assert.ok(s.notices.length <= 3, `${s.notices.length} notices`);
+  // The two written offers are told; the 48 replaced before they were written, in one summary after.
+  await pollUntil('the summary notice', () => s.notices.length === 3);
+  assert.deepEqual(s.notices.slice(0, 2).map((n) => n.text), ['Copied 8 B "offer 0" to the clipboard (test-clip)', 'Copied 8 B "offer 49" to the clipboard (test-clip)']);
+  assert.deepEqual(s.notices[2], { level: 'warning', text: 'The program offered text 48 more times (JACKIN_COPY=allow); the clipboard holds the latest, 8 B "offer 49"' });
+  feature.dispose();
+});
+
+test('copy feature: with JACKIN_COPY=allow, copies over the notice rate are told in one summary, failures included', async () => {
+  const s = new FakeFeatureSession({ repaint: 1 });
+  const copied: string[] = [];
+  let fail = false;
+  const writer: ClipboardTextWriter = {
+    name: 'test-clip',
+    reason: 'test',
+    write: async (t) => {
+      if (fail) throw new Error('xclip exited with status 1');
+      copied.push(t);
+    },
+  };
+  const feature = installCopyFeature(s, { env: { JACKIN_COPY: 'allow' }, writer, summaryMs: 30 });
+  for (let i = 0; i < 5; i++) {
+    s.terminalEmitter.fire({ type: 'copy-offer', text: `copy ${i}`, bytes: 6, removed: 0 });
+    await pollUntil(`copy ${i}`, () => copied.length === i + 1);
+  }
+  await pollUntil('the summary notice', () => s.notices.length === 4);
+  assert.equal(s.notices.filter((n) => n.text.startsWith('Copied ')).length, 3, 'three notices in the window');
+  assert.deepEqual(s.notices[3], { level: 'warning', text: 'The program offered text 2 more times (JACKIN_COPY=allow); the clipboard holds the latest, 6 B "copy 4"' });
+  // A failed copy over the rate is in the next summary, not silent.
+  fail = true;
+  s.terminalEmitter.fire({ type: 'copy-offer', text: 'copy 5', bytes: 6, removed: 0 });
+  await pollUntil('the second summary', () => s.notices.length === 5);
+  assert.deepEqual(s.notices[4], { level: 'warning', text: 'The program offered text 1 more time (JACKIN_COPY=allow); the latest could not be copied: xclip exited with status 1' });
+  feature.dispose();
 });

@@ -3,10 +3,10 @@
  * never reaches the operator's clipboard by itself. The host's terminal filter turns it into an offer; this
  * feature shows a notice with its size and an inert one-line preview, and the palette action **Copy offered
  * text** (key `c`) puts exactly the offered text (control characters but tab, LF and CR removed) on the host
- * clipboard. JACKIN_COPY: `ask` (default) waits for that gesture, `allow` copies at once with a notice,
- * `deny` ignores offers. A program's clipboard query is answered with nothing, and the operator is told once.
+ * clipboard. JACKIN_COPY: `ask` (default) waits for that gesture, `allow` copies at once with a notice
+ * (a flood: three notices, then one summary per 10 s), `deny` ignores offers. A program's clipboard query is answered with nothing, and the operator is told once.
  */
-import { DisposableStore, type Disposable } from '../disposable.ts';
+import { DisposableStore, toDisposable, type Disposable } from '../disposable.ts';
 import { JackinError } from '../errors.ts';
 import { formatBytes } from '../ui/format-bytes.ts';
 import { inertText } from '../ui/inert-text.ts';
@@ -19,6 +19,8 @@ export const COPY_MODES = ['ask', 'allow', 'deny'] as const;
 export type CopyMode = (typeof COPY_MODES)[number];
 /** Columns of the preview in the notice. */
 const PREVIEW_COLUMNS = 40;
+/** At most 3 offer notices in this window; with JACKIN_COPY=allow, the summary of the rest comes this long after. */
+const NOTICE_WINDOW_MS = 10_000;
 
 /** JACKIN_COPY (any case; unset or empty: ask). Throws E_BAD_COPY_MODE for anything else. */
 export function copyModeFromEnv(env: Readonly<Record<string, string | undefined>>): CopyMode {
@@ -38,6 +40,8 @@ export interface CopyFeatureOptions {
   env?: Readonly<Record<string, string | undefined>>;
   /** The clipboard writer (default: the platform's, or OSC 52 to the operator's terminal). */
   writer?: ClipboardTextWriter;
+  /** How long after an untold copy the summary comes (default 10 s); injected by tests. */
+  summaryMs?: number;
 }
 
 export interface CopyFeature extends Disposable {
@@ -58,26 +62,53 @@ export function installCopyFeature(session: FeatureSession, options: CopyFeature
   // Offers are recorded whatever their rate, but told at most this often: a program flooding offers would
   // otherwise fill the notice queue and push the host's own notices out of it. The palette entry shows the
   // latest offer, told or not.
-  const offerNotices = createRateLimiter({ max: 3, windowMs: 10_000 });
+  const offerNotices = createRateLimiter({ max: 3, windowMs: NOTICE_WINDOW_MS });
 
   const describe = (o: Offer): string =>
     `${formatBytes(o.bytes)} "${offerPreview(o.text)}"${o.removed > 0 ? ` (${o.removed} control character${o.removed === 1 ? '' : 's'} removed)` : ''}`;
 
-  const copy = async (o: Offer, tell = true): Promise<void> => {
+  /** Writes one offer; tells the outcome unless `tell` is false; returns the error message, or null. */
+  const copy = async (o: Offer, tell = true): Promise<string | null> => {
     writer ??= selectTextWriter(env as NodeJS.ProcessEnv, (b) => session.writeTerminal(b));
     try {
       await writer.write(o.text);
       if (tell) session.notify('success', `Copied ${describe(o)} to the clipboard (${writer.name})`);
+      return null;
     } catch (e) {
-      if (tell) session.notify('error', `Could not copy the offered text: ${e instanceof Error ? e.message : String(e)}`);
+      const message = e instanceof Error ? e.message : String(e);
+      if (tell) session.notify('error', `Could not copy the offered text: ${message}`);
+      return message;
     }
   };
 
-  // JACKIN_COPY=allow: one clipboard write at a time (each may start a process), the latest offer written
-  // last; offers that arrive meanwhile are coalesced, so a flood of them is a few writes, not a process each.
+  // JACKIN_COPY=allow: offers over the notice rate, and offers replaced by a newer one before they were
+  // written, get no notice of their own; one summary per window tells how many there were and what the
+  // clipboard holds now, so the operator always learns that a program changed it.
+  const summaryMs = options.summaryMs ?? NOTICE_WINDOW_MS;
+  let untold = 0;
+  let last: { offer: Offer; error: string | null } | null = null;
+  let summary: NodeJS.Timeout | null = null;
+  const tellLater = (): void => {
+    untold += 1;
+    if (summary !== null) return;
+    summary = setTimeout(() => {
+      summary = null;
+      const n = untold;
+      untold = 0;
+      if (n === 0 || last === null) return;
+      const now = last.error === null ? `the clipboard holds the latest, ${describe(last.offer)}` : `the latest could not be copied: ${last.error}`;
+      session.notify('warning', `The program offered text ${n} more time${n === 1 ? '' : 's'} (JACKIN_COPY=allow); ${now}`);
+    }, summaryMs);
+    summary.unref();
+  };
+  store.add(toDisposable(() => (summary !== null ? clearTimeout(summary) : undefined)));
+
+  // One clipboard write at a time (each may start a process), the latest offer written last; offers that
+  // arrive meanwhile are coalesced, so a flood of them is a few writes, not a process each.
   let copying = false;
   let nextCopy: Offer | null = null;
   const copySoon = (o: Offer): void => {
+    if (nextCopy !== null) tellLater(); // replaced before it was written
     nextCopy = o;
     if (copying) return;
     copying = true;
@@ -85,7 +116,10 @@ export function installCopyFeature(session: FeatureSession, options: CopyFeature
       let n: Offer | null = nextCopy;
       while (n !== null) {
         nextCopy = null;
-        await copy(n, offerNotices.tryTake());
+        const tell = offerNotices.tryTake();
+        const error = await copy(n, tell);
+        last = { offer: n, error };
+        if (!tell) tellLater();
         n = nextCopy as Offer | null; // set again by offers that arrived during the write
       }
       copying = false;
