@@ -92,7 +92,9 @@ function sttyOf(ptsPath: string): string {
   return execFileSync('stty', ['-a', '-F', ptsPath], { encoding: 'utf8' });
 }
 
-const AFTER = `; echo "rc=$?"; stty -a; echo END`;
+// The shell then waits (read) until the test ends: node-pty drops output still unread when the program exits
+// and the PTY closes, which lost the END marker now and then.
+const AFTER = `; echo "rc=$?"; stty -a; echo END; read _`;
 
 for (const engine of ['docker', 'podman', 'kubectl'] as const) {
   test(`jackin attach --via ${engine} runs the exact relay argv and a full session works through it`, async (t) => {
