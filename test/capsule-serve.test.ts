@@ -79,6 +79,12 @@ test('jackin-capsule serve: run dir 0700, socket 0600, capsule.json, and everyth
   const types = client.types();
   assert.deepEqual(types.slice(-2), ['ExitStatus', 'Shutdown']);
   assert.deepEqual(client.frames.find((f) => f.type === 'ExitStatus'), { type: 'ExitStatus', status: 7 });
+  // The capsule half-closed and waits for the host's end: a frame the host sends after Shutdown (it may not
+  // have read it yet) is taken, not refused with EPIPE.
+  const wrote = await new Promise<Error | null | undefined>((resolve) => client.socket.write(encodeClientFrame({ type: 'Resize', rows: 30, cols: 100 }), resolve));
+  assert.equal(wrote ?? null, null, `a write after Shutdown failed: ${String(wrote)}`);
+  assert.equal(client.closed, false);
+  client.socket.end();
   assert.deepEqual(await c.exit, { code: 7, signal: null });
   assert.equal(existsSync(c.socketPath), false);
   assert.equal(existsSync(infoPath), false);

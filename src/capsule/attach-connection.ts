@@ -226,7 +226,10 @@ export class AttachConnection {
       if (exitStatus !== null && this.handshake.hostHas('exit-status')) this.send({ type: 'ExitStatus', status: exitStatus });
       this.send({ type: 'Shutdown', reason });
     }
-    this.socket.end(() => this.socket.destroy());
+    // Half-close and wait for the host's own end ('end' above) or CLOSE_GRACE_MS: closing at once made a
+    // frame the host sent meanwhile (a resize, the ExtHello of a program that exited at once) fail with
+    // EPIPE, and the host lost the ExitStatus still unread behind it ("lost connection", status 1).
+    this.socket.end();
     const closeTimer = setTimeout(() => this.socket.destroy(), CLOSE_GRACE_MS);
     closeTimer.unref();
     this.lifetime.add(toDisposable(() => clearTimeout(closeTimer)));
