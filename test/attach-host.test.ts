@@ -207,12 +207,12 @@ test('jackin ls lists live instances with their program and attached state, and 
   assert.match(table, /\none +live +no +bash --norc --noprofile +\S+one\/jackin.sock\n/);
 });
 
-test('jackin errors are one line on stderr with a non-zero status; usage errors exit 2', () => {
+test('jackin errors are one line on stderr, their code last, with a non-zero status; usage errors exit 2 as the plain line', () => {
   const home = mkdtempSync(join(tmpdir(), 'jackin-host-'));
   try {
     const r = spawnSyncJackin(['attach', 'nope', '--socket', join(home, 'missing.sock')], home);
     assert.equal(r.status, 1);
-    assert.equal(r.stderr, `jackin: no socket at ${join(home, 'missing.sock')}\n`);
+    assert.equal(r.stderr, `jackin: no socket at ${join(home, 'missing.sock')} (E_SOCKET_UNAVAILABLE)\n`);
     const u = spawnSyncJackin(['attach', 'x', '--socket', '/a', '--via', 'docker'], home);
     assert.equal(u.status, 2);
     assert.equal(u.stderr, 'jackin: --socket and --via cannot be combined: pick one transport\n');

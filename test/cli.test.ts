@@ -142,9 +142,9 @@ test('a JACKIN_HOME (or a capsule run directory) that cannot be used is E_HOST_I
   writeFileSync(home, '');
   const fix = 'a part of that path is not a directory: check JACKIN_HOME';
   for (const [args, line] of [
-    [['ls'], `jackin: cannot scandir ${home}/sockets: not a directory (ENOTDIR); ${fix}\n`],
-    [['log'], `jackin: cannot open ${home}/log/actions.jsonl: not a directory (ENOTDIR); ${fix}\n`],
-    [['run', '--name', 'x', '--', 'true'], `jackin: cannot mkdir ${home}/sockets/x: not a directory (ENOTDIR); ${fix}\n`],
+    [['ls'], `jackin: cannot scandir ${home}/sockets: not a directory (ENOTDIR); ${fix} (E_HOST_IO)\n`],
+    [['log'], `jackin: cannot open ${home}/log/actions.jsonl: not a directory (ENOTDIR); ${fix} (E_HOST_IO)\n`],
+    [['run', '--name', 'x', '--', 'true'], `jackin: cannot mkdir ${home}/sockets/x: not a directory (ENOTDIR); ${fix} (E_HOST_IO)\n`],
   ] as const) {
     const r = runBin(JACKIN, [...args], 'pipe', { JACKIN_HOME: home });
     assert.equal(r.stderr, line);

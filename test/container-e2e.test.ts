@@ -250,14 +250,14 @@ test('jackin run --image: an image without glibc, and --capsule image on an imag
   const a = named(t, 'noglibc');
   const r1 = await jackin(pane, ['run', '--image', musl.ref, '--engine', 'podman', '--name', a, '--workspace', ws, '--', 'sh']);
   assert.equal(r1.code, 1, r1.stderr);
-  assert.match(r1.stderr, /^jackin: the host's Node could not start in image .*: it needs glibc.*--capsule image$/m);
+  assert.match(r1.stderr, /^jackin: the host's Node could not start in image .*: it needs glibc.*--capsule image \(E_IMAGE_NOT_GLIBC\)$/m);
   assert.equal(await containerExists(a), false, 'the failed container is removed');
 
   const glibc = await glibcTestImage();
   const b = named(t, 'nocapsule');
   const r2 = await jackin(pane, ['run', '--image', glibc.ref, '--engine', 'podman', '--capsule', 'image', '--name', b, '--workspace', ws, '--', 'sh']);
   assert.equal(r2.code, 1, r2.stderr);
-  assert.match(r2.stderr, /has no jackin-capsule on its PATH.*npm install -g/);
+  assert.match(r2.stderr, /has no jackin-capsule on its PATH.*npm install -g.* \(E_IMAGE_NO_CAPSULE\)$/m);
   assert.equal(r2.stderr.trim().split('\n').filter((l) => l.startsWith('jackin: ') && !l.startsWith('jackin: using')).length, 1);
   assert.equal(await containerExists(b), false);
 });

@@ -85,7 +85,10 @@ export async function run(argv: string[]): Promise<number> {
     const code = e instanceof JackinError ? e.code : 'E_INTERNAL';
     const exitCode = e instanceof JackinError ? e.exitCode : 70;
     // Messages can carry container text (a capsule's refusal, a relay's stderr): never raw to the terminal.
-    const line = json ? inertJson({ error: { code, message: describeError(e) } }) : `jackin: ${inertText(describeError(e), 1000)}`;
+    // The code ends the line, as on export's and stage's lines per path (docs/errors.md gives its exit status
+    // and the fix); a usage error stays the plain line commander's own usage errors are.
+    const shown = code === 'E_USAGE' ? '' : ` (${code})`;
+    const line = json ? inertJson({ error: { code, message: describeError(e) } }) : `jackin: ${inertText(describeError(e), 1000)}${shown}`;
     await writeAll(process.stderr, line + '\n');
     return exitCode;
   }
