@@ -4,7 +4,8 @@
  * feature shows a notice with its size and an inert one-line preview, and the palette action **Copy offered
  * text** (key `c`) puts exactly the offered text (control characters but tab, LF and CR removed) on the host
  * clipboard. JACKIN_COPY: `ask` (default) waits for that gesture, `allow` copies at once with a notice
- * (a flood: three notices, then one summary per 10 s), `deny` ignores offers. A program's clipboard query is answered with nothing, and the operator is told once.
+ * (a flood: three notices, then one summary per 10 s), `deny` ignores offers. A program's clipboard query
+ * is answered with nothing, and the operator is told once.
  */
 import { DisposableStore, toDisposable, type Disposable } from '../disposable.ts';
 import { JackinError } from '../errors.ts';

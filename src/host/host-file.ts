@@ -53,7 +53,11 @@ export async function resolveHostPath(given: string): Promise<ResolvedHostPath> 
     if (code === 'ENOENT' || code === 'ENOTDIR') throw new JackinError('E_PATH_NOT_FOUND', `no file at ${given}`, { cause: e });
     throw new JackinError('E_PATH_UNREADABLE', `cannot resolve ${given}: ${(e as Error).message}`, { cause: e });
   }
-  return { real, redirected: real !== (await throughRootAlias(abs)) };
+  const expected = await throughRootAlias(abs);
+  // Where file names are case-insensitive by default (macOS, Windows), the real path may spell the name as
+  // it is stored; a case-only difference names the same file there, not a redirect.
+  const same = process.platform === 'darwin' || process.platform === 'win32' ? real.toLowerCase() === expected.toLowerCase() : real === expected;
+  return { real, redirected: !same };
 }
 
 /** The refusal when the operator did not confirm where `given` leads. */
