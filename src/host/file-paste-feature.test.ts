@@ -1,8 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { plantSymlink } from '../../test/helpers/planted-symlink.ts';
 import { Emitter, toDisposable } from '../disposable.ts';
 import type { Features, ServerFrame } from '../protocol/index.ts';
 import { createPrimedReader } from './clipboard/primed-reader.ts';
@@ -103,15 +104,8 @@ test('file paste: hooks paste and paste key; a paste that is not only paths goes
 });
 
 test('file paste: a pasted symlink that leads elsewhere is read only after the operator confirms the file it leads to', async (t) => {
-  const dir = realpathSync(mkdtempSync(join(tmpdir(), 'jackin-file-paste-unit-')));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  mkdirSync(join(dir, 'private'));
-  mkdirSync(join(dir, 'workspace'));
-  const target = join(dir, 'private', 'taxes.pdf');
-  writeFileSync(target, '%PDF private');
-  const link = join(dir, 'workspace', 'report.pdf');
-  symlinkSync(target, link);
-  const plain = join(dir, 'workspace', 'plain.pdf');
+  const { workspace, target, link } = plantSymlink(t, { target: 'taxes.pdf', link: 'report.pdf' }, '%PDF private');
+  const plain = join(workspace, 'plain.pdf');
   writeFileSync(plain, '%PDF plain');
 
   // Declined: nothing is read or sent to a capsule; the paste stays the host path, with a notice and a record.

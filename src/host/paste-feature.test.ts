@@ -3,7 +3,8 @@ import { pollUntil } from '../../test/helpers/poll.ts';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { FakeFeatureSession } from '../../test/helpers/fake-feature-session.ts';
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { plantSymlink } from '../../test/helpers/planted-symlink.ts';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { JackinError } from '../errors.ts';
@@ -169,14 +170,7 @@ test('pasted paths: one real image path is staged; anything else passes byte for
 });
 
 test('an image path (pasted or copied) whose symlink leads elsewhere is read only after the operator confirms its target', async (t) => {
-  const dir = realpathSync(mkdtempSync(join(tmpdir(), 'jackin-paste-link-')));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  mkdirSync(join(dir, 'private'));
-  mkdirSync(join(dir, 'workspace'));
-  const target = join(dir, 'private', 'passport.png');
-  writeFileSync(target, png);
-  const link = join(dir, 'workspace', 'shot.png');
-  symlinkSync(target, link);
+  const { target, link } = plantSymlink(t, { target: 'passport.png', link: 'shot.png' }, png);
   const images = (s: FakeSession) => s.sent.filter((fr) => fr.type === 'AttachControl');
 
   // Pasted path, declined: no image is sent; the paste stays text, with a notice naming both paths.
