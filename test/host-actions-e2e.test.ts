@@ -114,7 +114,8 @@ test('a program that sets a scroll region and origin mode cannot move the palett
   // The region and origin mode are in force on the operator's terminal before the palette key.
   await pollUntil('origin mode on the pane', async () => (await pane.modes()).origin, WAIT);
   await pane.sendBytes([0x1c]);
-  const screen = await pane.waitForText('Detach (the program keeps running)', WAIT);
+  // The whole box: tmux can show the palette's first rows before its bottom border is drawn.
+  const screen = await pane.waitForText(/Detach \(the program keeps running\)[\s\S]*Esc close[^\n]*\n[^\n]*└/u, WAIT);
   const lines = screen.split('\n');
   const top = lines.findIndex((l) => l.includes('┌─ jackin '));
   const bottom = lines.findIndex((l, i) => i > top && l.includes('└'));
