@@ -1,6 +1,6 @@
 /** `jackin-capsule attach-proxy`: relays stdio to the capsule socket for hosts that come through an exec relay. */
 import { join } from 'node:path';
-import type { Command } from 'commander';
+import type { Command } from './commander.ts';
 import { runAttachProxy } from '../capsule/attach-proxy.ts';
 import { defaultRunDir, SOCKET_NAME } from '../capsule/run-dir.ts';
 import type { SetStatus } from './command-kit.ts';

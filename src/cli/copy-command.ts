@@ -7,7 +7,7 @@
  */
 import { openSync, closeSync, writeSync } from 'node:fs';
 import type { Readable } from 'node:stream';
-import type { Command } from 'commander';
+import type { Command } from './commander.ts';
 import { JackinError } from '../errors.ts';
 
 /** The host refuses larger offers; refusing here says so at once. Same value as the host's MAX_COPY_BYTES. */

@@ -1,6 +1,6 @@
 /** `jackin doctor [--json]`: checks the clipboard, the opener, the download directory, the keys and each instance. */
 import { inertJson } from '../ui/inert-text.ts';
-import type { Command } from 'commander';
+import type { Command } from './commander.ts';
 import { writeAll, type SetStatus } from './command-kit.ts';
 
 async function doctorCommand(flags: { json?: boolean }): Promise<number> {

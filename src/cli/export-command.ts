@@ -5,7 +5,7 @@
  * stderr; exit status 1 when any path failed, 128 + the signal's number when a signal interrupts it.
  */
 import { existsSync, statSync } from 'node:fs';
-import { Option, type Command } from 'commander';
+import { Option, type Command } from './commander.ts';
 import { describeError, JackinError } from '../errors.ts';
 import { exportDirectory } from '../host/download-dir.ts';
 import { controlCall, exportFile, type ExportProgress } from '../host/export-client.ts';

@@ -3,7 +3,7 @@
  * `attach-proxy` relays stdio to that socket for hosts that reach it through an exec relay; `open-url` and
  * `offer` offer a link or a file to the operator; `copy` offers text for the operator's clipboard. Each command lives in its own module and registers here.
  */
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError } from './commander.ts';
 import { describeError, JackinError } from '../errors.ts';
 import { registerAttachProxyCommand } from './attach-proxy-command.ts';
 import { packageVersion, type SetStatus } from './command-kit.ts';

@@ -4,7 +4,7 @@
  * diagnostics on stderr, one line per error (or one JSON object when the command was given --json) and a
  * non-zero exit status.
  */
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError } from './commander.ts';
 import { describeError, JackinError } from '../errors.ts';
 import { registerAttachCommand } from './attach-command.ts';
 import { packageVersion, writeAll, type SetStatus } from './command-kit.ts';

@@ -5,7 +5,7 @@
  * operator acts.
  */
 import { join, resolve } from 'node:path';
-import type { Command } from 'commander';
+import type { Command } from './commander.ts';
 import { isErrorCode, JackinError } from '../errors.ts';
 import { defaultRunDir, SOCKET_NAME } from '../capsule/run-dir.ts';
 import { controlRequest } from '../transport/control-request.ts';

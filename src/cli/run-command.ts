@@ -5,7 +5,7 @@
 import { spawn } from 'node:child_process';
 import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readSync, unlinkSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import type { Command } from 'commander';
+import type { Command } from './commander.ts';
 import { errnoOf, JackinError } from '../errors.ts';
 import { jackinHome, socketAnswers } from '../host/instances.ts';
 import { CAPSULE_NODE_FLAGS } from '../host/container-run-argv.ts';

@@ -7,7 +7,7 @@ import { chownSync, lstatSync, mkdirSync, realpathSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { Option, type Command } from 'commander';
+import { Option, type Command } from './commander.ts';
 import { JackinError } from '../errors.ts';
 import { CONTAINER_LABEL, containerRunArgv, explainStartFailure, imagePathFromEnv, DEFAULT_IMAGE_PATH, type CapsuleSource, type ContainerRunSpec } from '../host/container-run-argv.ts';
 import { socketAnswers } from '../host/instances.ts';

@@ -1,7 +1,7 @@
 /** `jackin-capsule serve [options] -- <cmd> [args...]`: runs the program on a PTY behind the attach socket. */
 import { accessSync, constants } from 'node:fs';
 import { resolve } from 'node:path';
-import { InvalidArgumentError, type Command } from 'commander';
+import { InvalidArgumentError, type Command } from './commander.ts';
 import { defaultRunDir } from '../capsule/run-dir.ts';
 import { JackinError } from '../errors.ts';
 import { DEFAULT_COLS, DEFAULT_ROWS } from '../capsule/pty-size.ts';

@@ -6,7 +6,7 @@
  * signal's number when a signal interrupts it. The same host checks as a pasted path: regular files only, no secret locations, within
  * JACKIN_STAGE_MAX_BYTES per file and for the whole command.
  */
-import type { Command } from 'commander';
+import type { Command } from './commander.ts';
 import { describeError, JackinError } from '../errors.ts';
 import { jackinHome } from '../host/instances.ts';
 import { stageFile } from '../host/stage-client.ts';

@@ -4,7 +4,7 @@
  * gets SIGTERM, once its socket has named the pid and that process shows it serves the instance's run
  * directory (capsule-process.ts: the pid alone is the container's word).
  */
-import type { Command } from 'commander';
+import type { Command } from './commander.ts';
 import { JackinError } from '../errors.ts';
 import { unconfirmedCapsulePid } from '../host/capsule-process.ts';
 import { jackinHome, probeInstance } from '../host/instances.ts';

@@ -1,5 +1,5 @@
 /** The options that choose how a host command reaches a capsule: `jackin attach` and `jackin export` share them. */
-import { Option, type Command } from 'commander';
+import { Option, type Command } from './commander.ts';
 import { ENGINES, type Engine } from '../transport/select.ts';
 
 export interface TransportFlags {

@@ -1,5 +1,5 @@
 /** Usage errors of both CLIs: one line on stderr naming the help to read, and exit status 2. */
-import type { Command } from 'commander';
+import type { Command } from './commander.ts';
 
 /** Exit status of a command line that is not valid (an unknown command or option, a missing argument). */
 export const USAGE_EXIT_STATUS = 2;
