@@ -94,11 +94,16 @@ test('src/host never imports src/capsule, and src/capsule never imports src/host
   assert.deepEqual(offences, []);
 });
 
-/** Specifiers of static imports and re-exports only (what loads when the module loads), type imports excluded. */
+/**
+ * Specifiers of static imports and re-exports (what loads when the module loads), type imports excluded,
+ * and packages loaded with a require function from createRequire at the top level (`createRequire(...)('x')`,
+ * or a `require...('x')` call on a line of its own statement: how src/ loads CommonJS packages).
+ */
 function staticSpecifiers(code: string): string[] {
   const out: string[] = [];
   for (const m of code.matchAll(/^(?:import|export)\s+(?!type\b)[^'";]*?\bfrom\s*['"]([^'"]+)['"]/gm)) out.push(m[1]!);
   for (const m of code.matchAll(/^import\s*['"]([^'"]+)['"]/gm)) out.push(m[1]!);
+  for (const m of code.matchAll(/^(?:export\s+)?const\s[^=]*=\s*(?:createRequire\([^)]*\)|require\w*)\(\s*['"]([^'"]+)['"]\s*\)/gm)) out.push(m[1]!);
   return out;
 }
 
@@ -120,6 +125,7 @@ function staticGraph(entry: string): Set<string> {
 test('`jackin` loads the attached session, doctor and the `open` package only when a command needs them', () => {
   // Start-up time of every `jackin export`, `ls` or `--help`: these modules were a third of it.
   assert.deepEqual(staticSpecifiers("import { a } from './a.ts';\nimport type { B } from './b.ts';\nconst c = await import('./c.ts');\nimport 'node:fs';"), ['./a.ts', 'node:fs']);
+  assert.deepEqual(staticSpecifiers("const x = createRequire(import.meta.url)('x') as X;\nconst { Y } = requireCjs('@s/y') as typeof Y;\nexport const { Z } = createRequire(u)('z');"), ['x', '@s/y', 'z']);
   const graph = staticGraph(join(src, 'cli', 'jackin.ts'));
   assert.ok(graph.has(join(src, 'host', 'export-client.ts')), 'the graph follows relative imports');
   assert.ok(graph.has('commander'), 'the graph lists packages');
