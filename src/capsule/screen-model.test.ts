@@ -217,6 +217,24 @@ test('screen model: a flood of plain lines is skipped, one with escapes or under
   for (const x of [m, c, region]) x.dispose();
 });
 
+test('screen model: during a flood, what arrives while a batch is parsed gathers into the next batch instead of going at once', async () => {
+  const lines = (from: number, n: number) => Buffer.from(Array.from({ length: n }, (_, i) => `l ${from + i}\r\n`).join(''));
+  // A first batch small enough to go at once (under FLOOD_READ_BYTES), cut because the minimum is lowered.
+  const m = new ScreenModel({ rows: 10, cols: 40, fastForwardMinBytes: 0 });
+  const firstParsed = new Promise<void>((resolve) => m.write(lines(0, 60), resolve));
+  // These arrive while the first batch is with xterm, the last one once it is done: parsed at once they
+  // are two batches (what was queued, then the late one), gathered they are one.
+  m.write(lines(60, 100));
+  m.write(lines(160, 100));
+  await firstParsed;
+  m.write(lines(260, 100));
+  await m.settle();
+  assert.equal(m.batches, 2);
+  assert.ok(m.skippedBytes > 0, 'both batches were cut');
+  assert.equal(m.screenLines()[8]?.trimEnd(), 'l 359');
+  m.dispose();
+});
+
 test('screen model: a batch that starts inside an escape sequence is parsed whole', async () => {
   const lines = Array.from({ length: 400 }, (_, i) => `line ${i}\r\n`).join('');
   const fast = new ScreenModel({ rows: 5, cols: 30, fastForwardMinBytes: 0 });
