@@ -38,22 +38,27 @@ export const tmux = {
   label: 'tmux',
   async start(argv) {
     const socket = `jackin-bench-${process.pid}-${Date.now()}`;
+    // The server's socket goes in a directory of its own, removed in stop(): tmux leaves the socket file
+    // behind when its server is killed, and in the shared /tmp/tmux-<uid> every run left one.
+    const dir = mkdtempSync(join(tmpdir(), 'jackin-bench-tmux-'));
+    const env = baseEnv({ TMUX_TMPDIR: dir });
     const command = argv.map(shq).join(' ');
     const p = spawnOnPty('tmux', [
       '-L', socket, '-f', '/dev/null',
       'start-server', ';', 'set-option', '-g', 'status', 'off', ';',
       'set-option', '-g', 'default-terminal', 'xterm-256color', ';',
       'new-session', command,
-    ], { env: baseEnv() });
+    ], { env });
     return {
       pty: p,
       async stop() {
         try {
-          execFileSync('tmux', ['-L', socket, 'kill-server'], { stdio: 'ignore' });
+          execFileSync('tmux', ['-L', socket, 'kill-server'], { stdio: 'ignore', env });
         } catch {
           // The session ended with its program.
         }
         p.kill();
+        rmSync(dir, { recursive: true, force: true });
       },
     };
   },
