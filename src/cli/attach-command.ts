@@ -1,6 +1,6 @@
 /** `jackin attach <instance>`: attaches this terminal to a running capsule, locally or through an exec relay. */
 import { existsSync } from 'node:fs';
-import type { Command } from './commander.ts';
+import type { Command } from 'commander';
 import { jackinHome } from '../host/instances.ts';
 import { instanceRunDir, selectOptionsFromFlags, selectTransport, type SelectOptions } from '../transport/select.ts';
 import type { Transport } from '../transport/transport.ts';
@@ -18,19 +18,9 @@ interface AttachFlags extends TransportFlags {
 async function attachCommand(instance: string, flags: AttachFlags): Promise<number> {
   const home = jackinHome();
   const selectOptions: SelectOptions = selectOptionsFromFlags(instance, home, flags);
-  // The connection is started before the session's modules load, so an exec relay (an engine's exec, then
-  // Node in the container) starts up while they do: measured about 25 ms off the first prompt via podman.
-  const selecting = selectTransport(selectOptions);
-  // Its failure is awaited (and reported) below; until then it must not count as an unhandled rejection.
-  selecting.catch(() => {});
   const modules = loadSessionModules();
-  try {
-    await modules;
-  } catch (e) {
-    (await selecting.catch(() => null))?.transport.close();
-    throw e;
-  }
-  const selection = await selecting;
+  await modules;
+  const selection = await selectTransport(selectOptions);
   // Exports open their own control connection the same way (socket, or another exec relay).
   const connect = async (): Promise<Transport> => (await selectTransport(selectOptions)).transport;
   // A name with no local instance fell back to `docker exec` on a container of that name: when that fails
