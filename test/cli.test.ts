@@ -8,6 +8,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pty from '@lydell/node-pty';
 import { REPO_ROOT } from './helpers/jackin-cli.ts';
 
 const JACKIN = join(REPO_ROOT, 'bin', 'jackin.js');
@@ -116,6 +117,32 @@ test('the reason an attach ended is one line when stderr is not a terminal (no b
   const r = jackin(['attach', 'nope', '--exec', 'echo boom >&2; exit 3']);
   assert.equal(r.status, 1);
   assert.match(r.stderr, /^jackin: lost connection to nope: [^\r\n]*boom[^\r\n]*\n$/);
+});
+
+test('jackin attach on a terminal: a relay that fails at once ends the session with its own reason, not the handshake timeout', async (t) => {
+  // Node drains a child's stdout once the child exits if nothing reads it yet: a session that starts
+  // listening after that misses the end, and waited for the capsule's handshake timeout instead.
+  const home = mkdtempSync(join(tmpdir(), 'jackin-cli-'));
+  t.after(() => rmSync(home, { recursive: true, force: true }));
+  const relay = `echo 'Error: no container with name or ID "box" found: no such container' >&2; exit 125`;
+  const env = { ...process.env, JACKIN_HOME: home, JACKIN_CLIPBOARD: 'none' } as Record<string, string>;
+  const term = pty.spawn(process.execPath, [JACKIN, 'attach', 'box', '--exec', relay], { name: 'xterm-256color', cols: 300, rows: 30, env, encoding: null });
+  t.after(() => {
+    try {
+      term.kill();
+    } catch {
+      // already gone
+    }
+  });
+  const chunks: Buffer[] = [];
+  term.onData((d) => chunks.push(typeof d === 'string' ? Buffer.from(d) : d));
+  const code = await new Promise<number>((resolve) => term.onExit(({ exitCode }) => resolve(exitCode)));
+  const text = Buffer.concat(chunks).toString('utf8');
+  assert.equal(code, 1, text);
+  // The first thing that fails says it (the relay's stdout closing, or the host's Hello meeting a closed
+  // stdin): either way the line names the relay's own account, which only comes once the relay exited.
+  assert.match(text, /jackin: lost connection to box: [^\r\n]*\(no such container[^\r\n]*relay exited with status 125/);
+  assert.doesNotMatch(text, /handshake/);
 });
 
 test('every command of both programs has help with an example, on stdout with status 0', () => {

@@ -20,6 +20,9 @@ async function attachCommand(instance: string, flags: AttachFlags): Promise<numb
   const selectOptions: SelectOptions = selectOptionsFromFlags(instance, home, flags);
   const modules = loadSessionModules();
   await modules;
+  // Connected only now, with nothing left to wait for before the session reads it: once a relay exits,
+  // Node drains its stdout if nothing reads it yet, and a session that listened later missed the end
+  // (it waited for the handshake timeout; test/cli.test.ts has the case).
   const selection = await selectTransport(selectOptions);
   // Exports open their own control connection the same way (socket, or another exec relay).
   const connect = async (): Promise<Transport> => (await selectTransport(selectOptions)).transport;
