@@ -36,7 +36,7 @@ export function signal(pid, sig) {
   }
 }
 
-const TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
+export const TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
 
 /** Peak resident set (VmHWM) of a live process in KiB, or undefined once it is gone. */
 export function vmHwmKiB(pid) {

@@ -1,12 +1,13 @@
 // Output throughput: the program writes a large text file to its terminal; time from the go key until the
 // end marker printed after it reaches the operator's side (tmux may coalesce screen updates, so the
 // marker, not a byte count, is what ends the measurement for every variant alike).
-import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
+import { createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { median } from './stats.mjs';
+import { TICKS } from './processes.mjs';
 
 /** The end markers are this followed by FIRST and SECOND. */
 const END_MARKER = 'BENCH-END-OF-';
@@ -37,6 +38,23 @@ export async function makeTextFile(mib) {
 }
 
 /**
+ * The machine's CPU time so far, from the first line of /proc/stat (in clock ticks): `busy` is user, nice,
+ * system, irq and softirq (not idle, iowait, or steal: time the hypervisor gave to another guest), `all` every
+ * state. Undefined where there is no /proc/stat (not Linux).
+ */
+function machineTicks() {
+  let line;
+  try {
+    line = readFileSync('/proc/stat', 'latin1').split('\n', 1)[0];
+  } catch {
+    return undefined;
+  }
+  const t = line.trim().split(/\s+/).slice(1, 9).map(Number);
+  const all = t.reduce((a, b) => a + b, 0);
+  return { busy: all - t[3] - t[4] - t[7], all };
+}
+
+/**
  * Runs `cat file` through `variant` `runs` times; each run is one session whose program prints the file
  * twice, a go key before each. The first `cat` is the first flood of a new session (a new capsule still
  * compiling its hot paths, a new tmux server); the second, the same flood in a session that is already
@@ -48,24 +66,40 @@ export async function measureThroughput(variant, file, { runs, timeoutMs = 120_0
   const program = ['sh', '-c', `stty -echo; printf "BENCH-%s\\n" READY; read go; cat "$0"; printf "\\nBENCH-END-OF-%s\\n" FIRST; read go; cat "$0"; printf "\\nBENCH-END-OF-%s\\n" SECOND; read stop`, file.path];
   const cold = [];
   const warm = [];
-  const timed = async (pty, marker) => {
+  const warmCpu = [];
+  const timed = async (pty, marker, cpu) => {
     const done = pty.waitForText(marker, { timeoutMs });
+    const before = machineTicks();
     const t0 = process.hrtime.bigint();
     pty.write('\r');
     await done;
-    return file.bytes / MIB / (Number(process.hrtime.bigint() - t0) / 1e9);
+    const rate = file.bytes / MIB / (Number(process.hrtime.bigint() - t0) / 1e9);
+    const after = machineTicks();
+    if (cpu && before && after && after.all > before.all) {
+      // Ticks summed over all CPUs: the machine's busy share, and its busy CPU time per MiB of output.
+      const busy = after.busy - before.busy;
+      cpu.push({ busyShare: busy / (after.all - before.all), msPerMiB: (busy * 1000) / TICKS / (file.bytes / MIB) });
+    }
+    return rate;
   };
   for (let r = 0; r < runs; r++) {
     const session = await variant.start(program);
     try {
       await session.pty.waitForText('BENCH-READY', { timeoutMs: 20_000 });
       cold.push(await timed(session.pty, `${END_MARKER}FIRST`));
-      warm.push(await timed(session.pty, `${END_MARKER}SECOND`));
+      warm.push(await timed(session.pty, `${END_MARKER}SECOND`, warmCpu));
     } finally {
       await session.stop();
     }
   }
-  return { mibPerSecond: median(warm), coldMibPerSecond: median(cold), runs: warm.length, mib: file.bytes / MIB };
+  return {
+    mibPerSecond: median(warm),
+    coldMibPerSecond: median(cold),
+    runs: warm.length,
+    mib: file.bytes / MIB,
+    cpuMsPerMiB: warmCpu.length ? median(warmCpu.map((c) => c.msPerMiB)) : undefined,
+    busyShare: warmCpu.length ? median(warmCpu.map((c) => c.busyShare)) : undefined,
+  };
 }
 
 /**
@@ -83,6 +117,7 @@ export async function throughputInTurns(variants, results, file, { runs, log, se
         const one = await measureThroughput(session(v, r), file, { runs: 1 });
         r.rates.push(one.mibPerSecond);
         r.coldRates.push(one.coldMibPerSecond);
+        if (one.cpuMsPerMiB !== undefined) (r.cpu ??= []).push({ msPerMiB: one.cpuMsPerMiB, busyShare: one.busyShare });
         log(`${section}: ${v.label}: cat of ${one.mib} MiB, run ${i + 1}/${runs}: ${one.mibPerSecond.toFixed(1)} MiB/s running, ${one.coldMibPerSecond.toFixed(1)} MiB/s first`);
       } catch (e) {
         r.error = e instanceof Error ? e.message : String(e);

@@ -32,6 +32,7 @@ export async function run({ quick, log }) {
     for (const v of ALL_VARIANTS) {
       const r = results[v.id];
       if (r.rates.length > 0) r.throughput = { mibPerSecond: median(r.rates), coldMibPerSecond: median(r.coldRates), runs: r.rates.length, mib };
+      if (r.cpu?.length) r.machineCpu = { msPerMiB: median(r.cpu.map((c) => c.msPerMiB)), busyShare: median(r.cpu.map((c) => c.busyShare)) };
     }
   } finally {
     file.cleanup();
@@ -51,6 +52,8 @@ function render(res, { latencySamples, mib, runs }) {
   const p99 = (r) => r.latency?.p99;
   const tput = (r) => r.throughput?.mibPerSecond;
   const cold = (r) => r.throughput?.coldMibPerSecond;
+  const cpuPerMiB = (r) => r.machineCpu?.msPerMiB;
+  const busy = (r) => (r.machineCpu ? 100 * r.machineCpu.busyShare : undefined);
   const each = (rates) => (rates ?? []).map((x) => fmt(x, 1)).join(', ');
   const lines = [
     '| measure | direct PTY | tmux | jackin run | jackin / direct | jackin / tmux |',
@@ -59,6 +62,8 @@ function render(res, { latencySamples, mib, runs }) {
     row('keystroke round trip p99 (ms)', p99, 3),
     row(`output throughput, cat of ${mib} MiB in a running session (MiB/s)`, tput, 1),
     row(`output throughput, the first cat of ${mib} MiB of a new session (MiB/s)`, cold, 1),
+    row('machine CPU time per MiB of output, running session (ms, all processes and the kernel)', cpuPerMiB, 1),
+    row('machine busy during that cat (% of all CPUs)', busy, 0),
     '',
     `Throughput of each run in a running session (MiB/s): direct ${each(d.rates)}; tmux ${each(t.rates)}; jackin ${each(j.rates)}. ` +
       `First cat of each new session: direct ${each(d.coldRates)}; tmux ${each(t.coldRates)}; jackin ${each(j.coldRates)}.`,
@@ -72,6 +77,8 @@ function render(res, { latencySamples, mib, runs }) {
     `- throughput against tmux: ${ratio(tput(j), tput(t))} (target ≥ 1×): ${verdict(tput(j) / tput(t), tput(j) >= tput(t))}`,
     `- throughput against the direct PTY: ${ratio(tput(j), tput(d))} (aim ≥ 0.70×): ${verdict(tput(j) / tput(d), tput(j) >= 0.7 * tput(d))}`,
     `- the first cat of a new session (reported, not a target): ${ratio(cold(j), cold(d))} of the direct PTY, ${ratio(cold(j), cold(t))} of tmux`,
+    `- machine CPU per MiB (reported, not a target): jackin ${ratio(cpuPerMiB(j), cpuPerMiB(d))} of the direct PTY's. ` +
+      'While the machine is busy near all its CPUs, throughput is about the inverse of this cost, whatever else runs on it.',
   ];
   const errors = Object.values(res).filter((r) => r.error).map((r) => `- ${r.label} failed: ${r.error}`);
   return [
@@ -85,7 +92,8 @@ function render(res, { latencySamples, mib, runs }) {
       `Round trip: \`sh -c 'stty raw -echo; exec cat'\`; ${latencySamples} keys (after 20 warm-up keys), 5 ms apart; ` +
       'time from writing one byte to the PTY until the echoed byte is read back. ' +
       `Throughput: \`cat\` of ${mib} MiB of base64 text lines in a cooked terminal, median of ${runs} run(s), the variants taking turns; ` +
-      'time from the go key until an end marker printed after the file is read back. Each run is one new session whose program ' +
+      'time from the go key until an end marker printed after the file is read back; machine CPU: busy clock ticks of all CPUs ' +
+      '(every /proc/stat state but idle, iowait and steal) over the same span, median per variant. Each run is one new session whose program ' +
       'prints the file twice, a go key before each: the first is the first flood of a new session (a new capsule still ' +
       'compiling its hot paths, a new tmux server), the second the same flood in a running session, which the targets use. ' +
       'tmux 3.3 runs with `-f /dev/null`, status line off, its client attached to the PTY; ' +

@@ -200,6 +200,8 @@ function render(res, startup, { latencySamples, mib, runs, prompts }) {
     cold: (r) => (r.coldRates.length ? median(r.coldRates) : undefined),
     prompt: (r) => (r.prompts.length ? median(r.prompts) : undefined),
     rss: (r) => (r.rss.length ? Math.max(...r.rss) : undefined),
+    cpu: (r) => (r.cpu?.length ? median(r.cpu.map((c) => c.msPerMiB)) : undefined),
+    busy: (r) => (r.cpu?.length ? 100 * median(r.cpu.map((c) => c.busyShare)) : undefined),
   };
   const row = (name, f, digits) => `| ${name} | ${fmt(f(e), digits)} | ${fmt(f(s), digits)} | ${fmt(f(v), digits)} | ${ratio(f(s), f(e))} | ${ratio(f(v), f(e))} |`;
   const verdict = (ok, value) => (Number.isFinite(value) ? (ok ? 'met' : 'not met') : 'n/a');
@@ -213,6 +215,8 @@ function render(res, startup, { latencySamples, mib, runs, prompts }) {
     row('keystroke round trip p99 (ms)', get.p99, 3),
     row(`output throughput, cat of ${mib} MiB in a running session (MiB/s)`, get.tput, 1),
     row(`output throughput, the first cat of ${mib} MiB of a new session (MiB/s)`, get.cold, 1),
+    row('machine CPU time per MiB of output, running session (ms, all processes and the kernel)', get.cpu, 1),
+    row('machine busy during that cat (% of all CPUs)', get.busy, 0),
     row('time to first prompt, median (ms)', get.prompt, 0),
     row('capsule peak RSS in the throughput run (MiB)', get.rss, 1),
     '',
@@ -234,7 +238,7 @@ function render(res, startup, { latencySamples, mib, runs, prompts }) {
       '`podman exec -it` runs the program in such a container (its capsule idle); jackin attaches to the ' +
       'capsule that runs it, over the bind-mounted socket or through `podman exec -i … jackin-capsule attach-proxy`. ' +
       `Round trip: ${latencySamples} keys as in the attach section. Throughput: cat of ${mib} MiB, median of ${runs} run(s), ` +
-      `variants taking turns, in a new session and then in the same, running session as in the attach section (the target uses the latter). First prompt: from spawning the command to the prompt of bash appearing, median of ${prompts}. ` +
+      `variants taking turns, in a new session and then in the same, running session as in the attach section (the target uses the latter); machine CPU as in the attach section. First prompt: from spawning the command to the prompt of bash appearing, median of ${prompts}. ` +
       'Peak RSS: VmHWM of the capsule process, read on the host before the session ends.',
   ].join('\n');
 }
