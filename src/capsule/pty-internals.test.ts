@@ -3,10 +3,10 @@ import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import * as pty from '@lydell/node-pty';
 import { pollUntil } from '../../test/helpers/poll.ts';
-import { PtyInternals, READ_SLAB_BYTES, type PtyPiece } from './pty-internals.ts';
+import { PtyInternals, type PtyPiece } from './pty-internals.ts';
 import { Session } from './session.ts';
 
-const PIECES: readonly PtyPiece[] = ['socket', 'readStop', 'readStart', 'ptsName', 'fd', 'userBuffer'];
+const PIECES: readonly PtyPiece[] = ['socket', 'readStop', 'readStart', 'ptsName', 'fd'];
 
 test('pty internals: the installed node-pty provides every piece the session relies on', async () => {
   const proc = pty.spawn('/bin/sh', ['-c', 'read line'], { name: 'xterm', rows: 24, cols: 80, cwd: process.cwd(), env: { PATH: process.env['PATH'] ?? '' } });
@@ -34,7 +34,7 @@ test('pty internals: the installed node-pty provides every piece the session rel
 test('pty internals: a session reports the pieces it found', async () => {
   const session = Session.spawn({ file: '/bin/sh', args: ['-c', 'exit 0'] });
   try {
-    assert.deepEqual(session.ptyPieces, { socket: true, readStop: true, readStart: true, ptsName: true, fd: true, userBuffer: true });
+    assert.deepEqual(session.ptyPieces, { socket: true, readStop: true, readStart: true, ptsName: true, fd: true });
   } finally {
     await session.exited;
     session.dispose();
@@ -60,9 +60,8 @@ test('pty internals: a node-pty without the handle read switch is reported by na
   const stream = Object.assign(new PassThrough(), { _handle: { reading: true, readStart: () => 0 } });
   const proc = fakePty({ _socket: stream, ptsName: '/dev/pts/99', fd: 42 });
   const internals = new PtyInternals(proc);
-  assert.deepEqual(internals.found, { socket: true, readStop: false, readStart: true, ptsName: true, fd: true, userBuffer: false });
-  assert.deepEqual(internals.missing, ['readStop', 'userBuffer']);
-  assert.equal(internals.readIntoSlabs(() => assert.fail('no read can arrive')), undefined, 'without useUserBuffer the caller keeps the stream');
+  assert.deepEqual(internals.found, { socket: true, readStop: false, readStart: true, ptsName: true, fd: true });
+  assert.deepEqual(internals.missing, ['readStop']);
   internals.pause();
   assert.equal(proc.pauses, 1, 'without readStop the public pause() is used');
   assert.equal(stream._handle.reading, true, 'the handle was left alone');
@@ -72,8 +71,7 @@ test('pty internals: a node-pty without the handle read switch is reported by na
 test('pty internals: a node-pty with none of the pieces reports each one missing and uses the public calls', () => {
   const proc = fakePty({ ptsName: 'not-a-device', fd: '3' });
   const internals = new PtyInternals(proc);
-  assert.deepEqual(internals.missing, ['socket', 'readStop', 'readStart', 'ptsName', 'fd', 'userBuffer']);
-  assert.equal(internals.readIntoSlabs(() => assert.fail('no read can arrive')), undefined);
+  assert.deepEqual(internals.missing, ['socket', 'readStop', 'readStart', 'ptsName', 'fd']);
   assert.equal(internals.stream, undefined);
   assert.equal(internals.ptsName, undefined);
   assert.equal(internals.fd, undefined);
@@ -81,43 +79,4 @@ test('pty internals: a node-pty with none of the pieces reports each one missing
   internals.resume();
   assert.deepEqual([proc.pauses, proc.resumes], [1, 1]);
   internals.drainStreamBuffer(); // nothing to read, and no stream: a no-op
-});
-
-test('pty internals: a session gets every byte through slab reads, in order, across slabs, and each view keeps its bytes', async () => {
-  // Far more than one slab, in reads of about 4 KiB; every view the sink gets is kept to the end, so a slab
-  // written again after it was handed out would show as changed bytes. Through the session, which holds the
-  // PTY's slave open so that the tail is not lost at exit (session.ts, SLAVE_HOLD).
-  const lines = 120_000;
-  const session = Session.spawn({ file: '/bin/sh', args: ['-c', `seq 1 ${lines}`], env: { PATH: process.env['PATH'] ?? '' } });
-  const chunks: Buffer[] = [];
-  session.setOutputSink((chunk) => chunks.push(chunk)); // in the same tick as the spawn: no read can come first
-  try {
-    assert.equal(session.ptyPieces.userBuffer, true);
-    await session.exited;
-  } finally {
-    session.dispose();
-  }
-  let expected = '';
-  for (let i = 1; i <= lines; i++) expected += `${i}\r\n`;
-  const got = Buffer.concat(chunks);
-  assert.ok(got.length > 2 * READ_SLAB_BYTES, `only ${got.length} bytes arrived`);
-  assert.equal(got.toString('latin1'), expected);
-  const slabs = new Set(chunks.filter((c) => c.buffer.byteLength === READ_SLAB_BYTES).map((c) => c.buffer));
-  assert.ok(slabs.size >= 3, `${slabs.size} slab(s) for ${got.length} bytes`);
-});
-
-test('pty internals: reads into slabs are dropped once disposed, and the PTY still closes', async () => {
-  const proc = pty.spawn('/bin/sh', ['-c', 'read line; echo after'], { name: 'xterm', rows: 24, cols: 80, cwd: process.cwd(), env: { PATH: process.env['PATH'] ?? '' }, encoding: null });
-  const exited = new Promise<void>((resolve) => proc.onExit(() => resolve()));
-  const internals = new PtyInternals(proc);
-  const seen: string[] = [];
-  const reads = internals.readIntoSlabs((chunk) => seen.push(chunk.toString('latin1')));
-  assert.ok(reads);
-  proc.write('before\r');
-  await pollUntil('the echo of the first line', () => seen.join('').includes('before'));
-  reads.dispose();
-  const count = seen.length;
-  proc.write('x\r');
-  await exited; // node-pty saw the end through Node's own read callback
-  assert.equal(seen.length, count, 'a read arrived after dispose');
 });

@@ -114,13 +114,10 @@ export class Session {
     // tty stream it wraps (node-pty 1.1 UnixTerminal._socket). Without it, writes still work unbounded.
     const stream = this.internals.stream;
     if (stream) this.store.add(onEvent(stream, 'drain', () => this.drainEmitter.fire()));
-    // Output straight from the stream's handle, each read a view into a slab (PtyInternals.readIntoSlabs);
-    // without that, from the stream's 'data' events: node-pty's onData re-fires every read through an
-    // emitter of its own (measured: about 80 ms of CPU per 64 MiB of output, a tenth of the capsule's work
-    // in a flood). Without the stream, the public onData.
-    const slabReads = this.internals.readIntoSlabs((chunk) => this.onOutput(chunk));
-    if (slabReads) this.store.add(slabReads);
-    else if (stream) this.store.add(onEvent(stream, 'data', (chunk: Buffer) => this.onOutput(chunk)));
+    // Output straight from that stream: node-pty's onData re-fires every read through an emitter of its own
+    // (measured: about 80 ms of CPU per 64 MiB of output, a tenth of the capsule's work in a flood).
+    // Without the stream, the public onData.
+    if (stream) this.store.add(onEvent(stream, 'data', (chunk: Buffer) => this.onOutput(chunk)));
     else this.store.add((this.proc.onData as unknown as pty.IEvent<Buffer>)((chunk) => this.onOutput(chunk)));
     // Not in the store: `exited` resolves whenever the program ends, also after dispose().
     this.exited = new Promise((resolve) => {
