@@ -78,7 +78,7 @@ function render(res, { latencySamples, mib, runs }) {
     `- throughput against the direct PTY: ${ratio(tput(j), tput(d))} (aim ≥ 0.70×): ${verdict(tput(j) / tput(d), tput(j) >= 0.7 * tput(d))}`,
     `- the first cat of a new session (reported, not a target): ${ratio(cold(j), cold(d))} of the direct PTY, ${ratio(cold(j), cold(t))} of tmux`,
     `- machine CPU per MiB (reported, not a target): jackin ${ratio(cpuPerMiB(j), cpuPerMiB(d))} of the direct PTY's. ` +
-      'While the machine is busy near all its CPUs, throughput is about the inverse of this cost, whatever else runs on it.',
+      'While a flood keeps the machine busy (the row above), throughput is about the inverse of this cost.',
   ];
   const errors = Object.values(res).filter((r) => r.error).map((r) => `- ${r.label} failed: ${r.error}`);
   return [
