@@ -4,7 +4,7 @@ import { lstatSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, renameSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { JackinError } from '../errors.ts';
-import { confirmedRealPath, openExact, resolveHostPath } from './host-file.ts';
+import { confirmedRealPath, openExact, resolveHostPath, sameFileSpelledOtherwise } from './host-file.ts';
 
 function tempDir(t: { after: (fn: () => void) => void }): string {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), 'jackin-host-file-')));
@@ -31,6 +31,29 @@ test('resolveHostPath: a plain file is not redirected; a symlink in a directory 
   // A symlinked directory on the way counts as much as a symlinked file.
   assert.deepEqual(await resolveHostPath(join(workspace, 'sub', 'dir', 'passport.png')), { real: join(private_, 'passport.png'), redirected: true });
   await assert.rejects(resolveHostPath(join(workspace, 'missing.png')), code('E_PATH_NOT_FOUND'));
+});
+
+test('resolveHostPath: a symlink to a name that differs only in letter case is a redirect (a case-sensitive volume holds both)', async (t) => {
+  // On a case-insensitive file system realpath may spell a name as stored, which is not a redirect; a
+  // symlink whose target differs only in case is one, as here, where the two names are two files.
+  const dir = tempDir(t);
+  writeFileSync(join(dir, 'SHOT.png'), 'the operator\'s other file');
+  symlinkSync(join(dir, 'SHOT.png'), join(dir, 'shot.png'));
+  assert.deepEqual(await resolveHostPath(join(dir, 'shot.png')), { real: join(dir, 'SHOT.png'), redirected: true });
+  // A directory on the way counts the same.
+  mkdirSync(join(dir, 'Private'));
+  writeFileSync(join(dir, 'Private', 'a.png'), 'x');
+  symlinkSync(join(dir, 'Private'), join(dir, 'private'));
+  assert.deepEqual(await resolveHostPath(join(dir, 'private', 'a.png')), { real: join(dir, 'Private', 'a.png'), redirected: true });
+  // The check itself, which on this (case-sensitive) file system sees each way a case-only difference is
+  // not the same file: a symlink on the way, or two files.
+  assert.equal(await sameFileSpelledOtherwise(join(dir, 'shot.png'), join(dir, 'SHOT.png')), false);
+  assert.equal(await sameFileSpelledOtherwise(join(dir, 'private', 'a.png'), join(dir, 'Private', 'a.png')), false);
+  writeFileSync(join(dir, 'b.png'), 'one');
+  writeFileSync(join(dir, 'B.png'), 'two');
+  assert.equal(await sameFileSpelledOtherwise(join(dir, 'b.png'), join(dir, 'B.png')), false);
+  assert.equal(await sameFileSpelledOtherwise(join(dir, 'b.png'), join(dir, 'b.png')), true);
+  assert.equal(await sameFileSpelledOtherwise(join(dir, 'b.png'), join(dir, 'SHOT.png')), false, 'not a case-only difference');
 });
 
 test('resolveHostPath: a symlink in the root directory (a system alias such as /bin -> usr/bin) does not count', async () => {

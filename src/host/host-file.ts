@@ -13,8 +13,8 @@
  *   was swapped for a symlink between the check and the open is caught, not followed.
  */
 import { constants } from 'node:fs';
-import { lstat, open, readlink, realpath, type FileHandle } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { lstat, open, readlink, realpath, stat, type FileHandle } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
 import { JackinError } from '../errors.ts';
 
 export interface ResolvedHostPath {
@@ -54,10 +54,27 @@ export async function resolveHostPath(given: string): Promise<ResolvedHostPath> 
     throw new JackinError('E_PATH_UNREADABLE', `cannot resolve ${given}: ${(e as Error).message}`, { cause: e });
   }
   const expected = await throughRootAlias(abs);
-  // Where file names are case-insensitive by default (macOS, Windows), the real path may spell the name as
-  // it is stored; a case-only difference names the same file there, not a redirect.
-  const same = process.platform === 'darwin' || process.platform === 'win32' ? real.toLowerCase() === expected.toLowerCase() : real === expected;
-  return { real, redirected: !same };
+  return { real, redirected: real !== expected && !(await sameFileSpelledOtherwise(expected, real)) };
+}
+
+/**
+ * Whether `expected` (the path as given, root alias resolved) and `real` differ only in letter case and
+ * name the same file with no symlink on the way. On a case-insensitive file system (macOS and Windows by
+ * default) realpath spells each name as stored, so `Shot.PNG` comes back as `shot.png`: the same file, not a
+ * redirect. A symlink to a name that differs only in case still is one: a case-sensitive volume (APFS can
+ * be one) holds both names as two files.
+ */
+export async function sameFileSpelledOtherwise(expected: string, real: string): Promise<boolean> {
+  if (expected.toLowerCase() !== real.toLowerCase()) return false;
+  try {
+    for (let p = expected; dirname(p) !== p; p = dirname(p)) {
+      if ((await lstat(p)).isSymbolicLink()) return false;
+    }
+    const [named, opened] = await Promise.all([lstat(expected), stat(real)]);
+    return named.dev === opened.dev && named.ino === opened.ino;
+  } catch {
+    return false;
+  }
 }
 
 /** The refusal when the operator did not confirm where `given` leads. */
