@@ -1,6 +1,6 @@
 /** `jackin attach <instance>`: attaches this terminal to a running capsule, locally or through an exec relay. */
 import { existsSync } from 'node:fs';
-import type { Command } from 'commander';
+import type { Command } from './commander.ts';
 import { jackinHome } from '../host/instances.ts';
 import { instanceRunDir, selectOptionsFromFlags, selectTransport, type SelectOptions } from '../transport/select.ts';
 import type { Transport } from '../transport/transport.ts';
