@@ -49,6 +49,32 @@ test('output coalescer: OUTPUT_COALESCE_BYTES gathered go out without waiting, i
   assert.deepEqual(log.frames, [MAX_OUTPUT_FRAME_BYTES, MAX_OUTPUT_FRAME_BYTES, OUTPUT_COALESCE_BYTES - MAX_OUTPUT_FRAME_BYTES + 1]);
 });
 
+test('output coalescer: a flood goes out in whole reads, never a frame past MAX_OUTPUT_FRAME_BYTES and never re-copied', (t) => {
+  const { c, log, tick } = setup(t);
+  const parts: number[] = [];
+  const read = 4095; // what a PTY read hands over during a flood
+  const perFrame = Math.floor(MAX_OUTPUT_FRAME_BYTES / read);
+  const c2 = new OutputCoalescer({
+    writeOutput: (bytes) => {
+      assert.ok(!Buffer.isBuffer(bytes), 'gathered reads reach the frame as parts, not concatenated first');
+      parts.push(bytes.length);
+      log.frames.push(bytes.reduce((n, b) => n + b.length, 0));
+      return true;
+    },
+    onceDrain: () => toDisposable(() => {}),
+    holdPty: () => {},
+    releasePty: () => {},
+    afterFlush: () => {},
+    relaying: () => true,
+  });
+  c.dispose();
+  for (let i = 0; i < 2 * perFrame + 5; i++) c2.push(Buffer.alloc(read));
+  assert.deepEqual(log.frames, [perFrame * read, perFrame * read]);
+  tick(OUTPUT_COALESCE_MS);
+  assert.deepEqual(log.frames, [perFrame * read, perFrame * read, 5 * read]);
+  assert.deepEqual(parts, [perFrame, perFrame, 5]);
+});
+
 test('output coalescer: a socket that does not drain holds the PTY once, until drain', (t) => {
   const { c, log } = setup(t, false);
   c.push(Buffer.alloc(1));

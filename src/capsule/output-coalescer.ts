@@ -58,6 +58,10 @@ export class OutputCoalescer implements Disposable {
   }
 
   push(chunk: Buffer): void {
+    // What is gathered goes out before a read that would take it past one frame: flushing only once
+    // OUTPUT_COALESCE_BYTES were reached left a few KiB over MAX_OUTPUT_FRAME_BYTES, and the two frames
+    // that made cost a copy of the whole batch (Buffer.concat) on top of the frame's own.
+    if (this.pendingBytes > 0 && this.pendingBytes + chunk.length > MAX_OUTPUT_FRAME_BYTES) this.flush();
     this.pending.push(chunk);
     this.pendingBytes += chunk.length;
     if (this.pendingBytes >= OUTPUT_COALESCE_BYTES) {
