@@ -1,12 +1,18 @@
 /**
  * Where a screen model may start parsing a flood of plain text and still end with the same screen.
  *
- * A program that floods its terminal (a build log, `cat` of a big file) sends mostly printable ASCII
- * lines. Of those, only the last screenful can still be seen; parsing every byte made the capsule's model
- * the most expensive part of relaying such a flood. When a batch of output starts with plain text (bytes
- * 0x20-0x7E, CR and LF only: no escape sequence, no other control, nothing that changes a mode, the
- * attributes, the charset or a tab stop), parsing it can start at a CR that is followed, still inside the
- * plain text, by at least 2 x rows + 1 line feeds, and leave the model exactly where parsing all of it would:
+ * A program that floods its terminal (a build log, `cat` of a big file) sends mostly ASCII lines. Of those,
+ * only the last screenful can still be seen; parsing every byte made the capsule's model the most expensive
+ * part of relaying such a flood. Plain text here is every ASCII byte (0x00-0x7F) but ESC, SO and SI: the
+ * printable characters, DEL (ignored by the parser), and the C0 controls whose only effect in the model is
+ * on the cursor or on rows the flood pushes out of sight (CR, LF, VT and FF (which act as LF), BS (with
+ * reverse wraparound it may clear the wrap flag of the cursor's row), HT (moves to a tab stop, never sets
+ * one), BEL (the model has no bell listener), NUL, CAN, SUB and the rest, which do nothing). What it leaves
+ * out: ESC, which starts every escape sequence (modes, attributes, charset designations, tab stops,
+ * titles, links), SO and SI, which switch the charset in use, and every byte of 0x80 or above (UTF-8,
+ * whose decoder carries state, and C1 controls). When a batch of output starts with plain text, parsing it
+ * can start at a CR that is followed, still inside the plain text, by at least 2 x rows + 1 line feeds
+ * (0x0A; VT and FF are not counted), and leave the model exactly where parsing all of it would:
  *  - the CR puts the cursor in column 0 either way, so every later line is placed the same;
  *  - with no scroll region, rows + 1 line feeds scroll every row that was on the screen before the cut out
  *    of sight, and the next `rows` line feeds scroll in fresh rows (blank, in the current attributes): the
@@ -14,47 +20,41 @@
  *  - what was skipped could only have reached the scrollback, which the model does not keep (scrollback 0).
  * The caller must check the rest of that argument: everything before the batch is already parsed (so its
  * state is exact), the parser is between sequences (a read can end inside one), and no scroll region is
- * set. screen-model.test.ts checks the equivalence on random
- * screens and floods against a model that parses every byte.
+ * set. screen-model.test.ts checks the equivalence on random screens and floods (controls included)
+ * against a model that parses every byte.
  */
 
-const PLAIN = new Uint8Array(256);
-for (let b = 0x20; b <= 0x7e; b++) PLAIN[b] = 1;
-PLAIN[0x0d] = 1;
-PLAIN[0x0a] = 1;
+import { isAscii } from 'node:buffer';
+
+const ESC = 0x1b;
+const SO = 0x0e;
+const SI = 0x0f;
+
+// Buffer's indexOf is memchr on any Uint8Array; TypedArray.prototype.includes, what a Uint8Array that is
+// not a Buffer would use, loops in C++ about ten times slower.
+const bufferIndexOf = Buffer.prototype.indexOf as (this: Uint8Array, value: number) => number;
+
+function has(data: Uint8Array, byte: number): boolean {
+  return bufferIndexOf.call(data, byte) !== -1;
+}
+
+/** Whether byte `b` is plain text (see above). */
+function plain(b: number): boolean {
+  return b < 0x80 && b !== ESC && b !== SO && b !== SI;
+}
 
 /**
  * Index of the first byte of `data` at or after `from` that is not plain text (`data.length` when there is
- * none). Four bytes at a time: a 32-bit word has a byte below 0x20 exactly when
- * `(w - 0x20202020) & ~w & 0x80808080` is non-zero, and one of 0x7F or above exactly when
- * `((w + 0x01010101) | w) & 0x80808080` is (the classic "has less" / "has more" tests, exact for these
- * bounds); only such words, mostly the ones holding a CR or LF, are looked at byte by byte.
+ * none). A chunk that is all plain, the usual case during a flood, is recognised by native scans (simdutf's
+ * ASCII check, then memchr for each of the three excluded controls): about three times faster than the
+ * word-at-a-time loop in JavaScript this replaced. Only a chunk that holds a non-plain byte is then
+ * walked byte by byte, up to that byte.
  */
 export function firstNotPlain(data: Uint8Array, from = 0): number {
-  const n = data.length;
-  let i = from;
-  // Byte by byte up to a 4-byte boundary of the underlying buffer, so the words below are aligned.
-  while (i < n && ((data.byteOffset + i) & 3) !== 0) {
-    if (PLAIN[data[i]!] !== 1) return i;
-    i++;
-  }
-  const words = (n - i) >> 2;
-  if (words > 0) {
-    const w32 = new Uint32Array(data.buffer, data.byteOffset + i, words);
-    for (let k = 0; k < words; k++) {
-      const w = w32[k]!;
-      if ((((w - 0x20202020) & ~w) | (w + 0x01010101) | w) & 0x80808080) {
-        const at = i + 4 * k;
-        for (let j = at; j < at + 4; j++) if (PLAIN[data[j]!] !== 1) return j;
-      }
-    }
-    i += 4 * words;
-  }
-  while (i < n) {
-    if (PLAIN[data[i]!] !== 1) return i;
-    i++;
-  }
-  return n;
+  const rest = from === 0 ? data : data.subarray(from);
+  if (isAscii(rest) && !has(rest, ESC) && !has(rest, SO) && !has(rest, SI)) return data.length;
+  for (let i = from; i < data.length; i++) if (!plain(data[i]!)) return i;
+  return data.length;
 }
 
 /**

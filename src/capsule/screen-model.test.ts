@@ -148,15 +148,22 @@ test('screen model: modes are off again after the program resets them, and RIS c
 
 // A plain-text flood skipped up to what can still be seen (plain-text-cut.ts) must leave the model exactly
 // where parsing every byte does: same repaint (text, attributes, cursor, modes), same link and path lookups.
-const ESCAPES = ['\x1b[1;31m', '\x1b[0m', '\x1b[44m', '\x1b[4m', '\x1b[7;3H', '\x1b[2J', '\x1b[K', '\x1b[?7l', '\x1b[?7h', '\x1b[4h', '\x1b[4l', '\x1b[?1049h', '\x1b[?1049l', '\x1b[20h', '\x1b[20l', '\t', '\x1b]8;;https://example.com/x\x1b\\', '\x1b]8;;\x1b\\', 'é漢', '\x1b(0', '\x1b(B'];
+const ESCAPES = ['\x1b[1;31m', '\x1b[0m', '\x1b[44m', '\x1b[4m', '\x1b[7;3H', '\x1b[2J', '\x1b[K', '\x1b[?7l', '\x1b[?7h', '\x1b[4h', '\x1b[4l', '\x1b[?1049h', '\x1b[?1049l', '\x1b[20h', '\x1b[20l', '\t', '\x1b]8;;https://example.com/x\x1b\\', '\x1b]8;;\x1b\\', 'é漢', '\x1b(0', '\x1b(B', '\x1b)0', '\x1b[?45h', '\x1b[?45l', '\x0e', '\x0f'];
+// Controls a flood may carry: all plain (they move the cursor or do nothing) but SO and SI (charset).
+const CONTROLS = ['\t', '\b', '\b\b\b', '\x07', '\x0b', '\x0c', '\x00', '\x01', '\x18', '\x1a', '\x1f', '\x7f', '\x0e', '\x0f'];
 
 test('screen model: skipping a plain-text flood ends with the same screen as parsing all of it (property)', async () => {
   const fc = (await import('fast-check')).default;
   let skipped = 0;
   const printable = fc.string({ unit: fc.constantFrom(...'abcxyz 0189-/._~'.split('')), maxLength: 120 });
   const line = fc.tuple(printable, fc.constantFrom('\r\n', '\r\n', '\r\n', '\n', '\r', '')).map(([t, e]) => t + e);
-  // Now and then a flood line carries an escape or a tab: the skip must stop before it.
-  const floodLine = fc.oneof({ weight: 60, arbitrary: line }, { weight: 1, arbitrary: fc.tuple(fc.constantFrom(...ESCAPES), line).map(([e, l]) => e + l) });
+  // Now and then a flood line carries an escape (the skip must stop before it) or a control (a tab, a
+  // backspace at the start of a wrapped row, a bell: skipped with the text; SO or SI: the skip stops).
+  const floodLine = fc.oneof(
+    { weight: 60, arbitrary: line },
+    { weight: 1, arbitrary: fc.tuple(fc.constantFrom(...ESCAPES), line).map(([e, l]) => e + l) },
+    { weight: 4, arbitrary: fc.tuple(line, fc.constantFrom(...CONTROLS), line).map(([a, c, b]) => a + c + b) },
+  );
   const before = fc.array(fc.oneof(printable, fc.constantFrom(...ESCAPES), line), { maxLength: 30 }).map((a) => a.join(''));
   // A PTY read can end inside a sequence: the head sometimes stops partway through one.
   const head = fc
@@ -215,6 +222,21 @@ test('screen model: a flood of plain lines is skipped, one with escapes or under
   await region.settle();
   assert.equal(region.skippedBytes, 0, 'a scroll region keeps rows outside it: nothing is skipped');
   for (const x of [m, c, region]) x.dispose();
+});
+
+test('screen model: a flood with tabs and backspaces (source code, compiler output) is skipped too, to the same screen', async () => {
+  const lines = Array.from({ length: 3000 }, (_, i) => `\tcase ${i}:\treturn x;\x07 ab\bc\r\n`).join('');
+  const fast = new ScreenModel({ rows: 10, cols: 40 });
+  const slow = new ScreenModel({ rows: 10, cols: 40, fastForward: false });
+  for (const m of [fast, slow]) {
+    m.write(Buffer.from(lines));
+    await m.settle();
+  }
+  assert.ok(fast.skippedBytes > lines.length * 0.9, `skipped ${fast.skippedBytes} of ${lines.length}`);
+  assert.equal(fast.screenLines()[8]?.trimEnd(), '        case 2999:      return x; ac');
+  assert.equal(fast.repaint().toString('latin1'), slow.repaint().toString('latin1'));
+  fast.dispose();
+  slow.dispose();
 });
 
 test('screen model: during a flood, what arrives while a batch is parsed gathers into the next batch instead of going at once', async () => {
