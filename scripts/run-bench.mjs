@@ -1,8 +1,7 @@
 #!/usr/bin/env node
 // Runs the benchmark sections and writes bench/RESULTS.md (raw numbers to bench/out/results.json).
-// Usage: npm run bench [-- --quick] [-- --only attach[,other]] [-- --out FILE]
-// Each section (bench/sections/*.mjs) exports { id, title, run({ quick, log }) → { data, markdown } };
-// later issues add clipboard, export and fairness sections to SECTIONS.
+// Usage: see USAGE below (`npm run bench -- --help`).
+// Each section (bench/sections/*.mjs) exports { id, title, run({ quick, log }) → { data, markdown } }.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
@@ -19,14 +18,36 @@ import { writeReport } from '../bench/lib/report.mjs';
 const SECTIONS = [attach, paste, exportSection, stage, fairness, container];
 const root = fileURLToPath(new URL('..', import.meta.url));
 
-const { values } = parseArgs({
-  options: {
-    quick: { type: 'boolean', default: false },
-    only: { type: 'string' },
-    out: { type: 'string' },
-    'no-build': { type: 'boolean', default: false },
-  },
-});
+const USAGE = `usage: npm run bench [-- OPTIONS]   (or: node scripts/run-bench.mjs [OPTIONS])
+
+Measures jackin against its baselines and writes bench/RESULTS.md (raw numbers: bench/out/results.json).
+
+  --only SECTION[,SECTION]  run only these sections (${SECTIONS.map((s) => s.id).join(', ')})
+  --quick                   fewer runs and smaller files: a smoke run, not figures to record
+  --out FILE                write the report to FILE instead of bench/RESULTS.md
+  --no-build                measure the existing dist/ instead of building it first
+  -h, --help                show this help
+`;
+
+let values;
+try {
+  ({ values } = parseArgs({
+    options: {
+      quick: { type: 'boolean', default: false },
+      only: { type: 'string' },
+      out: { type: 'string' },
+      'no-build': { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  }));
+} catch (e) {
+  console.error(`run-bench: ${e.message}\n\n${USAGE}`);
+  process.exit(2);
+}
+if (values.help) {
+  process.stdout.write(USAGE);
+  process.exit(0);
+}
 const only = values.only ? new Set(values.only.split(',')) : null;
 const unknown = only ? [...only].filter((id) => !SECTIONS.some((s) => s.id === id)) : [];
 if (unknown.length > 0) {
