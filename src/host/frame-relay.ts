@@ -4,7 +4,9 @@
  * being read until it drains (a large paste outruns the capsule); when the operator's terminal is full
  * after program output, the transport stops being read until the terminal drains (the terminal is the
  * slowest consumer on the path). Program output reaches the terminal only through `writeOutput`, i.e.
- * HostTerminal.writeOutput, through the terminal filter.
+ * HostTerminal.writeOutput, through the terminal filter. Output frames are decoded as they arrive, in parts
+ * (decoder.ts): the terminal gets the first bytes of a 256 KiB frame while the capsule still sends the
+ * rest, and no frame is copied together first.
  */
 import { DisposableStore, Emitter, toDisposable, type Disposable } from '../disposable.ts';
 import { createServerFrameDecoder, encodeClientFrame, ProtocolError, type ClientFrame, type ServerFrame } from '../protocol/index.ts';
@@ -12,7 +14,7 @@ import type { Transport } from '../transport/transport.ts';
 import type { HostTerminal } from './terminal.ts';
 
 export class FrameRelay implements Disposable {
-  private readonly decoder = createServerFrameDecoder();
+  private readonly decoder = createServerFrameDecoder(undefined, { streamOutput: true });
   private readonly store = new DisposableStore();
   private readonly frames = this.store.add(new Emitter<ServerFrame>());
   private readonly skipped = this.store.add(new Emitter<ProtocolError>());

@@ -299,3 +299,33 @@ test('a payload spanning pushes is assembled in a buffer from the given allocato
   assert.deepEqual(sizes, [frame.length - 5]);
   assert.ok(items[0]?.ok && items[0].frame.type === 'Output' && Buffer.from(items[0].frame.bytes).toString() === 'abcdefgh');
 });
+
+test('streamed Output: each push hands over what it carries of the payload at once, as a view; other frames still wait to be whole', () => {
+  const d = createServerFrameDecoder(undefined, { streamOutput: true });
+  const payload = Buffer.from('x'.repeat(1000));
+  const stream = Buffer.concat([rawFrame(SERVER_TAGS.Output, payload), encodeServerFrame({ type: 'ExitStatus', status: 3 }), rawFrame(SERVER_TAGS.Output, Buffer.alloc(0))]);
+  const parts = (items: Array<DecodeItem<ServerFrame>>) => items.map((i) => (i.ok && i.frame.type === 'Output' ? i.frame.bytes.length : i.ok ? i.frame.type : 'error'));
+  // The header and 395 payload bytes: out at once, nothing held back.
+  const first = stream.subarray(0, 400);
+  const a = d.push(first);
+  assert.deepEqual(parts(a), [395]);
+  assert.equal(d.bufferedBytes, 0);
+  assert.ok(a[0]!.ok && a[0]!.frame.type === 'Output' && a[0]!.frame.bytes.buffer === stream.buffer, 'a view of the read, not a copy');
+  // The rest of the payload and part of the next frame's header.
+  assert.deepEqual(parts(d.push(stream.subarray(400, 1007))), [605]);
+  assert.equal(d.bufferedBytes, 2);
+  // The ExitStatus is delivered only whole; the empty Output as one empty part.
+  assert.deepEqual(parts(d.push(stream.subarray(1007, 1009))), []);
+  assert.deepEqual(parts(d.push(stream.subarray(1009))), ['ExitStatus', 0]);
+  d.end();
+  // Without the option the same stream gives whole frames (what `jackin export` reads).
+  assert.deepEqual(parts(createServerFrameDecoder().push(stream)), [1000, 'ExitStatus', 0]);
+});
+
+test('streamed Output: a declared length over the cap is still refused on its header, and EOF inside the payload is truncation', () => {
+  const d = createServerFrameDecoder(undefined, { streamOutput: true });
+  assert.throws(() => d.push(header(SERVER_TAGS.Output, capForTag(SERVER_TAGS.Output) + 1)), isProtocolError(PROTOCOL_CODES.frameTooLarge, 'framing'));
+  const e = createServerFrameDecoder(undefined, { streamOutput: true });
+  assert.equal(e.push(Buffer.concat([header(SERVER_TAGS.Output, 10), Buffer.from('abc')])).length, 1);
+  assert.throws(() => e.end(), (err: unknown) => isProtocolError(PROTOCOL_CODES.truncated, 'framing')(err) && /\(3 of 10 payload bytes\)/.test((err as Error).message));
+});

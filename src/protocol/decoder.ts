@@ -8,7 +8,7 @@
  * any payload byte is buffered, so a hostile length can never make the reader allocate.
  */
 import { decodeClientPayload, decodeServerPayload, tagName } from './decode-payload.ts';
-import { capForTag, type ClientFrame, type Direction, type ServerFrame } from './frames.ts';
+import { capForTag, SERVER_TAGS, type ClientFrame, type Direction, type ServerFrame } from './frames.ts';
 import { FRAME_HEADER_BYTES } from './limits.ts';
 import { PROTOCOL_CODES, ProtocolError } from './protocol-error.ts';
 
@@ -20,16 +20,24 @@ export class FrameDecoder<F> {
   /** Header of the frame being read, once complete. */
   private tag = -1;
   private need = -1;
+  /** The declared payload length of that frame (`need` counts down as a streamed frame is delivered). */
+  private declared = -1;
   private broken: ProtocolError | null = null;
 
   /**
    * `allocate` supplies the buffer for a payload that spans several pushed chunks (a payload inside one
    * chunk is a view of it). An exporter passes a pool, so 1 MiB chunk frames reuse a few buffers instead of
    * leaving one to the garbage collector per MiB. It must return exactly `n` bytes.
+   *
+   * `streamed`, when given, names a tag whose payload is plain bytes with no structure (Output): such a
+   * frame is delivered as it arrives, one `streamed.frame(part)` per pushed chunk that carries some of it,
+   * in order, instead of once whole. The parts are views of the pushed chunks, never copied, and the
+   * reader can act on the first bytes of a 256 KiB frame before its last ones were sent.
    */
   constructor(
     private readonly decodePayload: (tag: number, payload: Buffer) => F,
     private readonly allocate: (n: number) => Buffer = Buffer.allocUnsafe,
+    private readonly streamed: { tag: number; frame: (part: Buffer) => F } | null = null,
   ) {}
 
   /** The framing error that ended this stream, once one was found. */
@@ -72,6 +80,11 @@ export class FrameDecoder<F> {
         }
         this.tag = tag;
         this.need = len;
+        this.declared = len;
+      }
+      if (this.streamed !== null && this.tag === this.streamed.tag) {
+        if (!this.streamPart(out)) break;
+        continue;
       }
       if (this.length < this.need) break;
       const payload = this.take(this.need);
@@ -93,12 +106,32 @@ export class FrameDecoder<F> {
   end(): void {
     if (this.broken) throw this.broken;
     if (this.length > 0 || this.need >= 0) {
-      const what = this.need >= 0 ? `${tagName(this.tag)} frame (${this.length} of ${this.need} payload bytes)` : `frame header (${this.length} of 5 bytes)`;
+      const what = this.need >= 0 ? `${tagName(this.tag)} frame (${this.length + this.declared - this.need} of ${this.declared} payload bytes)` : `frame header (${this.length} of 5 bytes)`;
       this.broken = new ProtocolError(PROTOCOL_CODES.truncated, 'framing', `stream ended inside a ${what}`, {
         ...(this.tag >= 0 ? { tag: this.tag } : {}),
       });
       throw this.broken;
     }
+  }
+
+  /**
+   * Delivers what has arrived of a streamed frame's payload (a zero-length frame once, as one empty part).
+   * True when the frame is complete and decoding goes on with the next header.
+   */
+  private streamPart(out: Array<DecodeItem<F>>): boolean {
+    const streamed = this.streamed!;
+    if (this.need === 0) {
+      out.push({ ok: true, frame: streamed.frame(Buffer.alloc(0)) });
+    }
+    while (this.need > 0 && this.length > 0) {
+      const part = this.take(Math.min(this.need, this.chunks[0]!.length));
+      this.need -= part.length;
+      out.push({ ok: true, frame: streamed.frame(part) });
+    }
+    if (this.need > 0) return false;
+    this.tag = -1;
+    this.need = -1;
+    return true;
   }
 
   /** Removes and returns the first n buffered bytes, without copying when one chunk holds them all. */
@@ -129,9 +162,12 @@ export function createClientFrameDecoder(): FrameDecoder<ClientFrame> {
   return new FrameDecoder(decodeClientPayload);
 }
 
-/** Decodes frames sent by a server (what the host reads). */
-export function createServerFrameDecoder(allocate?: (n: number) => Buffer): FrameDecoder<ServerFrame> {
-  return new FrameDecoder(decodeServerPayload, allocate);
+/**
+ * Decodes frames sent by a server (what the host reads). With `streamOutput`, an Output frame comes out as
+ * it arrives, in parts (see FrameDecoder): the attached host writes each part to the terminal at once.
+ */
+export function createServerFrameDecoder(allocate?: (n: number) => Buffer, { streamOutput = false } = {}): FrameDecoder<ServerFrame> {
+  return new FrameDecoder(decodeServerPayload, allocate, streamOutput ? { tag: SERVER_TAGS.Output, frame: (bytes) => ({ type: 'Output', bytes }) } : null);
 }
 
 export function createDecoder(direction: Direction): FrameDecoder<ClientFrame | ServerFrame> {

@@ -293,6 +293,47 @@ test('a sequence of random frames in one stream, randomly sliced, decodes to the
   );
 });
 
+test('the host\'s streamed decoder: same frames, Output in parts (views of the reads) that join up to each payload, whatever the slicing', () => {
+  // Consecutive Output frames cannot be told apart once streamed (nor need they be: output is a byte
+  // stream), so both sides are compared with each run of Output joined into one.
+  const joined = (frames: ServerFrame[]): ServerFrame[] => {
+    const out: ServerFrame[] = [];
+    for (const f of frames) {
+      const last = out[out.length - 1];
+      if (f.type === 'Output' && last?.type === 'Output') out[out.length - 1] = { type: 'Output', bytes: Buffer.concat([last.bytes, f.bytes]) };
+      else out.push(f.type === 'Output' ? { type: 'Output', bytes: Buffer.from(f.bytes) } : f);
+    }
+    return out;
+  };
+  const withOutput = fc.array(fc.oneof({ weight: 2, arbitrary: serverFrames.Output }, { weight: 1, arbitrary: anyServerFrame }), { maxLength: 12 });
+  fc.assert(
+    fc.property(
+      withOutput.chain((frames) => {
+        const stream = Buffer.concat(frames.map(encodeServerFrame));
+        return fc.tuple(fc.constant(frames), fc.constant(stream), fc.uniqueArray(fc.integer({ min: 0, max: stream.length }), { maxLength: 30 }).map((a) => a.sort((x, y) => x - y)));
+      }),
+      ([frames, stream, cuts]) => {
+        const d = createServerFrameDecoder(undefined, { streamOutput: true });
+        const got: ServerFrame[] = [];
+        let at = 0;
+        for (const c of [...cuts, stream.length]) {
+          const slice = stream.subarray(at, c);
+          for (const i of d.push(slice)) {
+            if (!i.ok) throw i.error;
+            if (i.frame.type === 'Output' && i.frame.bytes.length > 0) assert.equal(i.frame.bytes.buffer, stream.buffer, 'an Output part is a view, not a copy');
+            got.push(i.frame);
+          }
+          at = c;
+        }
+        d.end();
+        assert.deepEqual(joined(got), joined(frames));
+        assert.equal(got.filter((f) => f.type !== 'Output').length, frames.filter((f) => f.type !== 'Output').length);
+      },
+    ),
+    { numRuns: 300 },
+  );
+});
+
 // ---------------------------------------------------------------------------------------------------------
 // Hostile input.
 
