@@ -16,7 +16,7 @@ import { DisposableStore, onEvent, toDisposable } from '../disposable.ts';
 import {
   CLIENT_TAGS,
   createClientFrameDecoder,
-  encodeOutputFrame,
+  outputFrameBuffers,
   encodeServerFrame,
   truncateUtf8,
   type ClientFrame,
@@ -88,7 +88,7 @@ export class AttachConnection {
     this.input = this.relay.add(new AttachInput(host.session, this.gate));
     this.output = this.relay.add(
       new OutputCoalescer({
-        writeOutput: (bytes) => (Buffer.isBuffer(bytes) ? this.writeFrame({ type: 'Output', bytes }) : this.writeEncoded(encodeOutputFrame(bytes))),
+        writeOutput: (bytes) => this.writeBuffers(outputFrameBuffers(Buffer.isBuffer(bytes) ? [bytes] : bytes)),
         onceDrain: (fn) => {
           const sub = onEvent(socket, 'drain', () => {
             sub.dispose();
@@ -244,6 +244,20 @@ export class AttachConnection {
 
   private writeFrame(frame: ServerFrame): boolean {
     return this.writeEncoded(encodeServerFrame(frame));
+  }
+
+  /**
+   * Writes the buffers of a frame in order, corked into one writev: the PTY's reads go to the socket as
+   * they are, not copied into a frame first (that copy was the capsule's largest, a whole flood's worth).
+   * Like one write of their concatenation, false once the socket's buffer is over its high-water mark.
+   */
+  private writeBuffers(list: readonly Buffer[]): boolean {
+    if (this.socket.destroyed || this.socket.writableEnded) return false;
+    this.socket.cork();
+    let ok = true;
+    for (const b of list) ok = this.socket.write(b);
+    this.socket.uncork();
+    return ok;
   }
 
   private writeEncoded(bytes: Buffer): boolean {

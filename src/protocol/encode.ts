@@ -96,12 +96,17 @@ class Parts {
 function frame(tag: number, payload: Buffer | Buffer[]): Buffer {
   const parts = Array.isArray(payload) ? payload : [payload];
   const length = parts.reduce((n, p) => n + p.length, 0);
+  return Buffer.concat([frameHeader(tag, length), ...parts], FRAME_HEADER_BYTES + length);
+}
+
+/** The 5-byte header of a frame whose payload is `length` bytes; RangeError over the tag's cap. */
+function frameHeader(tag: number, length: number): Buffer {
   const cap = capForTag(tag);
   if (length > cap) throw new RangeError(`payload of ${length} bytes exceeds the ${cap}-byte cap of tag 0x${tag.toString(16)}`);
   const header = Buffer.alloc(FRAME_HEADER_BYTES);
   header[0] = tag;
   header.writeUInt32BE(length, 1);
-  return Buffer.concat([header, ...parts], FRAME_HEADER_BYTES + length);
+  return header;
 }
 
 /** Bytes before the data of a FileExportChunk frame: frame header, export id, offset. */
@@ -258,9 +263,14 @@ export function encodeClientFrame(f: ClientFrame): Buffer {
   }
 }
 
-/** An Output frame whose payload is `parts` one after the other (one copy; encodeServerFrame's Output). */
-export function encodeOutputFrame(parts: readonly Buffer[]): Buffer {
-  return frame(SERVER_TAGS.Output, [...parts]);
+/**
+ * An Output frame whose payload is `parts` one after the other, as buffers to write in order (with one
+ * writev): the header, then the parts themselves, not copied. The bytes are encodeServerFrame's Output.
+ */
+export function outputFrameBuffers(parts: readonly Buffer[]): Buffer[] {
+  let length = 0;
+  for (const p of parts) length += p.length;
+  return [frameHeader(SERVER_TAGS.Output, length), ...parts];
 }
 
 export function encodeServerFrame(f: ServerFrame): Buffer {

@@ -21,6 +21,7 @@ import {
   encodeClientFrame,
   encodeServerFrame,
   FRAME_HEADER_BYTES,
+  outputFrameBuffers,
   ProtocolError,
   type AttachContext,
   type Capabilities,
@@ -291,6 +292,22 @@ test('a sequence of random frames in one stream, randomly sliced, decodes to the
     }),
     { numRuns: 60 },
   );
+});
+
+test('outputFrameBuffers: header then the parts themselves, byte for byte the Output frame of their concatenation; over the cap is a RangeError', () => {
+  fc.assert(
+    fc.property(fc.array(fc.uint8Array({ maxLength: 300 }), { maxLength: 10 }), (arrays) => {
+      const parts = arrays.map((a) => Buffer.from(a));
+      const list = outputFrameBuffers(parts);
+      assert.equal(list.length, parts.length + 1);
+      parts.forEach((p, i) => assert.equal(list[i + 1], p, 'a part is written as it is, not copied'));
+      assert.deepEqual(Buffer.concat(list), encodeServerFrame({ type: 'Output', bytes: Buffer.concat(parts) }));
+    }),
+    { numRuns: 200 },
+  );
+  const cap = capForTag(SERVER_TAGS.Output);
+  assert.throws(() => outputFrameBuffers([Buffer.alloc(cap), Buffer.alloc(1)]), RangeError);
+  assert.equal(outputFrameBuffers([Buffer.alloc(cap)]).length, 2);
 });
 
 test('the host\'s streamed decoder: same frames, Output in parts (views of the reads) that join up to each payload, whatever the slicing', () => {
