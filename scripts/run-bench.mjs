@@ -3,7 +3,7 @@
 // Usage: see USAGE below (`npm run bench -- --help`).
 // Each section (bench/sections/*.mjs) exports { id, title, run({ quick, log }) → { data, markdown } }.
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -24,7 +24,8 @@ Measures jackin against its baselines and writes bench/RESULTS.md (raw numbers: 
 
   --only SECTION[,SECTION]  run only these sections (${SECTIONS.map((s) => s.id).join(', ')})
   --quick                   fewer runs and smaller files: a smoke run, not figures to record
-  --out FILE                write the report to FILE instead of bench/RESULTS.md
+  --out FILE                write the report to FILE instead of bench/RESULTS.md (raw numbers: FILE
+                            with .json for .md)
   --no-build                measure the existing dist/ instead of building it first
   -h, --help                show this help
 `;
@@ -78,11 +79,14 @@ const argv = process.argv.slice(2);
 const command = `npm run bench${argv.length ? ` -- ${argv.join(' ')}` : ''}`;
 const outFile = values.out ?? join(root, 'bench', 'RESULTS.md');
 writeReport(outFile, { command, started, sections: results });
-mkdirSync(join(root, 'bench', 'out'), { recursive: true });
+// The raw numbers go next to the report they belong to: a run with --out leaves those of the last full
+// run (bench/out/results.json, beside bench/RESULTS.md) as they were.
+const rawFile = values.out === undefined ? join(root, 'bench', 'out', 'results.json') : `${values.out.replace(/\.md$/, '')}.json`;
+mkdirSync(dirname(rawFile), { recursive: true });
 writeFileSync(
-  join(root, 'bench', 'out', 'results.json'),
+  rawFile,
   `${JSON.stringify({ started: started.toISOString(), command, quick: values.quick, sections: results.map(({ markdown, ...r }) => r) }, null, 2)}\n`,
 );
-log(`wrote ${outFile}`);
+log(`wrote ${outFile} and ${rawFile}`);
 // node-pty and child handles may keep the loop alive after every session stopped.
 process.exit(0);
