@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import xh from '@xterm/headless';
 import { ScreenModel } from './screen-model.ts';
+import { floodCut } from './flood-cut.ts';
 
 /** A terminal standing for the operator's: what a stream, or a repaint of it, draws there. */
 async function drawn(rows: number, cols: number, ...writes: Array<string | Uint8Array>): Promise<string[]> {
@@ -146,15 +147,19 @@ test('screen model: modes are off again after the program resets them, and RIS c
   m.dispose();
 });
 
-// A plain-text flood skipped up to what can still be seen (plain-text-cut.ts) must leave the model exactly
+// A flood skipped up to what can still be seen (flood-cut.ts) must leave the model exactly
 // where parsing every byte does: same repaint (text, attributes, cursor, modes), same link and path lookups.
 const ESCAPES = ['\x1b[1;31m', '\x1b[0m', '\x1b[44m', '\x1b[4m', '\x1b[7;3H', '\x1b[2J', '\x1b[K', '\x1b[?7l', '\x1b[?7h', '\x1b[4h', '\x1b[4l', '\x1b[?1049h', '\x1b[?1049l', '\x1b[20h', '\x1b[20l', '\t', '\x1b]8;;https://example.com/x\x1b\\', '\x1b]8;;\x1b\\', 'é漢', '\x1b(0', '\x1b(B', '\x1b)0', '\x1b[?45h', '\x1b[?45l', '\x0e', '\x0f'];
+// SGR sequences a coloured flood carries: resets (first parameter 0 or empty) and everything else xterm
+// keeps in its pen, extended underline styles and colours included.
+const SGRS = ['\x1b[0m', '\x1b[m', '\x1b[00m', '\x1b[;7m', '\x1b[0;1;4:2;38;5;208m', '\x1b[1;31m', '\x1b[38;5;0m', '\x1b[48;2;10;0;0m', '\x1b[4:3m', '\x1b[58;2;1;2;3m', '\x1b[59m', '\x1b[01m', '\x1b[22;24;27m', '\x1b[53m', '\x1b[9m', '\x1b[2m', '\x1b[7m', '\x1b[8m', '\x1b[39;49m', '\x1b[100m', '\x1b[0:3m'];
 // Controls a flood may carry: all plain (they move the cursor or do nothing) but SO and SI (charset).
 const CONTROLS = ['\t', '\b', '\b\b\b', '\x07', '\x0b', '\x0c', '\x00', '\x01', '\x18', '\x1a', '\x1f', '\x7f', '\x0e', '\x0f'];
 
-test('screen model: skipping a plain-text flood ends with the same screen as parsing all of it (property)', async () => {
+test('screen model: skipping a flood (plain or coloured) ends with the same screen as parsing all of it (property)', async () => {
   const fc = (await import('fast-check')).default;
   let skipped = 0;
+  let withPen = 0;
   const printable = fc.string({ unit: fc.constantFrom(...'abcxyz 0189-/._~'.split('')), maxLength: 120 });
   const line = fc.tuple(printable, fc.constantFrom('\r\n', '\r\n', '\r\n', '\n', '\r', '')).map(([t, e]) => t + e);
   // Now and then a flood line carries an escape (the skip must stop before it) or a control (a tab, a
@@ -163,6 +168,7 @@ test('screen model: skipping a plain-text flood ends with the same screen as par
     { weight: 60, arbitrary: line },
     { weight: 1, arbitrary: fc.tuple(fc.constantFrom(...ESCAPES), line).map(([e, l]) => e + l) },
     { weight: 4, arbitrary: fc.tuple(line, fc.constantFrom(...CONTROLS), line).map(([a, c, b]) => a + c + b) },
+    { weight: 30, arbitrary: fc.tuple(fc.constantFrom(...SGRS), printable, fc.constantFrom(...SGRS), line).map(([a, t, b, l]) => a + t + b + l) },
   );
   const before = fc.array(fc.oneof(printable, fc.constantFrom(...ESCAPES), line), { maxLength: 30 }).map((a) => a.join(''));
   // A PTY read can end inside a sequence: the head sometimes stops partway through one.
@@ -186,6 +192,7 @@ test('screen model: skipping a plain-text flood ends with the same screen as par
           await feed(m, tail);
         }
         if (fast.skippedBytes > 0) skipped++;
+        if (fast.skippedBytes > 0 && floodCut([Buffer.from(flood, 'latin1')], rows).pen.length > 0) withPen++;
         assert.equal(fast.repaint().toString('latin1'), slow.repaint().toString('latin1'));
         assert.deepEqual(fast.cursor, slow.cursor);
         for (let r = 0; r < rows; r++) {
@@ -200,9 +207,10 @@ test('screen model: skipping a plain-text flood ends with the same screen as par
     { numRuns: 300 },
   );
   assert.ok(skipped >= 60, `only ${skipped} of 300 runs skipped anything: the property would not test the cut`);
+  assert.ok(withPen >= 20, `only ${withPen} of 300 runs cut past SGR sequences: the property would not test the pen`);
 });
 
-test('screen model: a flood of plain lines is skipped, one with escapes or under a scroll region is parsed whole', async () => {
+test('screen model: a flood of plain or coloured lines is skipped, one with other escapes or under a scroll region is parsed whole', async () => {
   const lines = Array.from({ length: 3000 }, (_, i) => `line ${i} of the build log\r\n`).join('');
   const m = new ScreenModel({ rows: 10, cols: 40 });
   m.write(Buffer.from(lines));
@@ -210,11 +218,25 @@ test('screen model: a flood of plain lines is skipped, one with escapes or under
   assert.ok(m.skippedBytes > lines.length * 0.9, `skipped ${m.skippedBytes} of ${lines.length}`);
   assert.equal(m.screenLines()[8]?.trimEnd(), 'line 2999 of the build log');
 
-  const colored = lines.replaceAll('build', '\x1b[32mbuild\x1b[0m');
+  // Coloured: skipped too, to the same screen and pen as parsing every byte.
+  const colored = lines.replaceAll('build', '\x1b[1;32mbuild\x1b[0m\x1b[4:3;58;5;9m').replaceAll('\r\n', '\x1b[24m\r\n');
   const c = new ScreenModel({ rows: 10, cols: 40 });
-  c.write(Buffer.from(colored));
-  await c.settle();
-  assert.equal(c.skippedBytes, 0);
+  const cSlow = new ScreenModel({ rows: 10, cols: 40, fastForward: false });
+  for (const x of [c, cSlow]) {
+    x.write(Buffer.from(colored));
+    await x.settle();
+  }
+  assert.ok(c.skippedBytes > colored.length * 0.9, `skipped ${c.skippedBytes} of ${colored.length}`);
+  assert.equal(c.repaint().toString('latin1'), cSlow.repaint().toString('latin1'));
+  cSlow.dispose();
+
+  // A flood that moves the cursor (or sets a mode, a title, ...) on every line: nothing can be skipped.
+  const moving = lines.replaceAll('build', '\x1b[Cbuild');
+  const mv = new ScreenModel({ rows: 10, cols: 40 });
+  mv.write(Buffer.from(moving));
+  await mv.settle();
+  assert.equal(mv.skippedBytes, 0);
+  mv.dispose();
 
   const region = new ScreenModel({ rows: 10, cols: 40 });
   await feed(region, '\x1b[2;8r');
@@ -257,19 +279,26 @@ test('screen model: during a flood, what arrives while a batch is parsed gathers
   m.dispose();
 });
 
-test('screen model: a batch that starts inside an escape sequence is parsed whole', async () => {
+test('screen model: a batch that starts inside an escape sequence is parsed to its end, then cut; inside a string, parsed whole', async () => {
   const lines = Array.from({ length: 400 }, (_, i) => `line ${i}\r\n`).join('');
-  const fast = new ScreenModel({ rows: 5, cols: 30, fastForwardMinBytes: 0 });
-  const slow = new ScreenModel({ rows: 5, cols: 30, fastForward: false });
-  for (const m of [fast, slow]) {
-    await feed(m, 'start\r\n\x1b[3');
-    m.write(Buffer.from(`1m${lines}done`));
-    await m.settle();
+  for (const [head, rest, cuts] of [
+    ['start\r\n\x1b[3', `1m${lines}done`, true],
+    ['start\r\n\x1b', `[4:3m${lines}done`, true],
+    ['start\r\n\x1b(', `0${lines}done`, true],
+    ['start\r\n\x1b]0;title', `\x07${lines}done`, false],
+  ] as const) {
+    const fast = new ScreenModel({ rows: 5, cols: 30, fastForwardMinBytes: 0 });
+    const slow = new ScreenModel({ rows: 5, cols: 30, fastForward: false });
+    for (const m of [fast, slow]) {
+      await feed(m, head);
+      m.write(Buffer.from(rest));
+      await m.settle();
+    }
+    assert.equal(fast.skippedBytes > 0, cuts, JSON.stringify(head));
+    assert.equal(fast.repaint().toString('latin1'), slow.repaint().toString('latin1'), JSON.stringify(head));
+    fast.dispose();
+    slow.dispose();
   }
-  assert.equal(fast.skippedBytes, 0);
-  assert.equal(fast.repaint().toString('latin1'), slow.repaint().toString('latin1'));
-  fast.dispose();
-  slow.dispose();
 });
 
 test('screen model: a cursor the program saved is saved again by the repaint, so its DECRC after a reattach lands where it did', async () => {

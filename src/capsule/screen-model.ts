@@ -15,7 +15,7 @@ import { createRequire } from 'node:module';
 import type * as XtermHeadless from '@xterm/headless';
 import type * as XtermSerialize from '@xterm/addon-serialize';
 import type { ProgramModes } from '../protocol/index.ts';
-import { plainTextCut } from './plain-text-cut.ts';
+import { floodCut, sequenceEnd, type FloodCut } from './flood-cut.ts';
 import { charWidthProvider } from './char-width-provider.ts';
 import { XtermParserState } from './xterm-internals.ts';
 import { lastCellRewrite, penOf, renditionOverlay, renditionSgr, savedCursorOf } from './rendition-overlay.ts';
@@ -34,7 +34,7 @@ export { RESET_SEQUENCE } from './terminal-modes.ts';
 export interface ScreenModelOptions {
   rows: number;
   cols: number;
-  /** Skip the part of a plain-text flood that can no longer be seen (plain-text-cut.ts); default true. */
+  /** Skip the part of a flood that can no longer be seen (flood-cut.ts); default true. */
   fastForward?: boolean;
   /** Smallest batch worth looking at; default FAST_FORWARD_MIN_BYTES (tests lower it). */
   fastForwardMinBytes?: number;
@@ -45,7 +45,7 @@ const PARSE_SLICE_BYTES = 16 * 1024;
 
 /**
  * A read at least this large (a flood) waits GATHER_MS for more before its batch starts; once a batch has
- * been cut (plain-text-cut.ts), the next waits FLOOD_GATHER_MS, or until FLOOD_GATHER_BYTES have arrived.
+ * been cut (flood-cut.ts), the next waits FLOOD_GATHER_MS, or until FLOOD_GATHER_BYTES have arrived.
  * Measured on `cat` of 64 MiB: batches of about 90 KiB (4 ms) still parsed 6% of the bytes, and xterm's
  * parser (about 30 MiB/s) was the largest part of the capsule's work.
  */
@@ -70,9 +70,9 @@ export class ScreenModel {
   private parsing = false;
   private readonly fastForward: boolean;
   private readonly fastForwardMinBytes: number;
-  /** Bytes of plain-text floods that were never parsed because they could no longer be seen. */
+  /** Bytes of floods that were never parsed because they could no longer be seen. */
   skippedBytes = 0;
-  /** Batches handed to xterm so far (each parses its last lines in full, see plain-text-cut.ts). */
+  /** Batches handed to xterm so far (each parses its last lines in full, see flood-cut.ts). */
   batches = 0;
   private readonly links: Osc8Tracker;
   /** xterm's parser state, a private piece (see xterm-internals.ts for its fallback). */
@@ -136,7 +136,7 @@ export class ScreenModel {
   /**
    * Queues bytes for parsing; `onParsed` runs once they are applied. Output that arrives while a batch is
    * being parsed waits and goes to xterm as the next batch: so the state is exact when a batch starts, which
-   * is what lets a batch that begins with a plain-text flood skip what can no longer be seen.
+   * is what lets a batch that begins with a flood of text skip what can no longer be seen.
    */
   write(bytes: Uint8Array, onParsed?: () => void): void {
     this.pendingBytes += bytes.length;
@@ -199,11 +199,19 @@ export class ScreenModel {
     let total = 0;
     for (const e of batch) total += e.bytes.length;
     // The batch is parsed chunk by chunk, never copied into one buffer; `skip` bytes of it are left out.
-    let skip = 0;
-    if (this.fastForward && this.scrollRegion === null && total >= this.fastForwardMinBytes && this.parserAtGround()) {
-      skip = plainTextCut(batch.map((e) => e.bytes), this.term.rows);
-      this.skippedBytes += skip;
+    // A PTY read can end inside a sequence (`ESC [ 3` | `1m...`), and then the next batch's first bytes
+    // belong to it: they are parsed (up to `from`, sequenceEnd) before anything may be skipped. xterm keeps
+    // its parser's state private; an xterm without it (the version is pinned) just never skips.
+    let cut: FloodCut | null = null;
+    let from = 0;
+    if (this.fastForward && this.scrollRegion === null && total >= this.fastForwardMinBytes) {
+      const chunks = batch.map((e) => e.bytes);
+      const state = this.parserState.state();
+      from = state === undefined ? -1 : state === 0 ? 0 : sequenceEnd(chunks, state);
+      if (from >= 0) cut = floodCut(chunks, this.term.rows, from);
     }
+    const skip = cut === null ? 0 : cut.at - from;
+    if (cut !== null && skip > 0) this.skippedBytes += skip;
     // A flood that was cut will likely go on: gather the next batch for longer, so that less of it is
     // parsed (each batch parses its last 2 x rows + 1 lines whatever its size).
     this.floodGatherMs = skip > 0 ? FLOOD_GATHER_MS : GATHER_MS;
@@ -211,11 +219,23 @@ export class ScreenModel {
     this.batches++;
     // Handed over in slices: xterm checks its time budget between writes, not inside one, so a large batch
     // in one write would hold the event loop (and with it the relay and the keyboard) until it is parsed.
+    // With a cut: the bytes before `from`, the pen the skipped SGR sequences left, the bytes from the cut.
     const slices: Uint8Array[] = [];
-    for (const { bytes } of batch) {
-      const from = Math.min(skip, bytes.length);
-      skip -= from;
-      for (let at = from; at < bytes.length; at += PARSE_SLICE_BYTES) slices.push(bytes.subarray(at, Math.min(bytes.length, at + PARSE_SLICE_BYTES)));
+    const parse = (start: number, end: number): void => {
+      let base = 0;
+      for (const { bytes } of batch) {
+        const a = Math.max(start, base) - base;
+        const b = Math.min(end, base + bytes.length) - base;
+        for (let at = a; at < b; at += PARSE_SLICE_BYTES) slices.push(bytes.subarray(at, Math.min(b, at + PARSE_SLICE_BYTES)));
+        base += bytes.length;
+      }
+    };
+    if (cut !== null && skip > 0) {
+      parse(0, from);
+      if (cut.pen.length > 0) slices.push(cut.pen);
+      parse(cut.at, total);
+    } else {
+      parse(0, total);
     }
     const last = slices.pop() ?? new Uint8Array(0);
     for (const slice of slices) this.term.write(slice);
@@ -238,15 +258,6 @@ export class ScreenModel {
     if (this.queued.length === 0 || this.gatherTimer !== undefined) return;
     if (this.floodGatherMs === FLOOD_GATHER_MS && this.settling === 0 && this.pendingBytes < FLOOD_GATHER_BYTES) this.gather();
     else this.parseNext();
-  }
-
-  /**
-   * Whether xterm's parser is between sequences. A PTY read can end inside one (`ESC [ 3` | `1m...`), and
-   * then the next batch's first bytes belong to it: skipping them would leave the parser in another state.
-   * xterm keeps this state private; an xterm without it (the version is pinned) just never skips.
-   */
-  private parserAtGround(): boolean {
-    return this.parserState.atGround();
   }
 
   resize(rows: number, cols: number): void {

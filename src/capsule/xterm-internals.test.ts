@@ -24,6 +24,14 @@ test('xterm internals: the installed @xterm/headless provides the parser state t
     assert.equal(state.atGround(), false, 'inside a CSI sequence the parser is not at ground');
     await write(term, '1mred');
     assert.equal(state.atGround(), true);
+    // The numbers sequenceEnd (flood-cut.ts) follows: 1 after ESC, 2 after an intermediate, 3-6 in a CSI,
+    // and a string state it does not follow.
+    for (const [bytes, want] of [['\x1b', 1], ['\x1b(', 2], ['\x1b[', 3], ['\x1b[3', 4], ['\x1b[3$', 5], ['\x1b[3<', 6], ['\x1b]0;t', 8]] as const) {
+      await write(term, bytes);
+      assert.equal(state.state(), want, JSON.stringify(bytes));
+      await write(term, '\x18'); // CAN: back to ground
+      assert.equal(state.state(), 0);
+    }
   } finally {
     term.dispose();
   }
@@ -34,10 +42,12 @@ test('xterm internals: a terminal without the parser is reported by name and nev
   assert.deepEqual(state.found, { core: true, inputHandler: true, parser: false, currentState: false });
   assert.deepEqual(state.missing, ['parser', 'currentState']);
   assert.equal(state.atGround(), false);
+  assert.equal(state.state(), undefined);
 });
 
 test('xterm internals: a parser whose state is not a number counts as missing', () => {
   const state = new XtermParserState({ _core: { _inputHandler: { _parser: { currentState: 'GROUND' } } } });
   assert.deepEqual(state.missing, ['currentState']);
   assert.equal(state.atGround(), false);
+  assert.equal(state.state(), undefined);
 });

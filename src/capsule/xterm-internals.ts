@@ -1,12 +1,13 @@
 /**
  * The @xterm/headless internal the screen model relies on (xterm is pinned exactly in package.json),
  * looked up once per terminal: the state of xterm's escape-sequence parser (`_core._inputHandler._parser
- * .currentState`, 0 = ground), which tells whether a new batch of output starts between sequences. `found`
+ * .currentState`, 0 = ground), which tells whether a new batch of output starts between sequences (and,
+ * inside one, which kind: flood-cut.ts's sequenceEnd follows ESC and CSI sequences to their end). `found`
  * reports each step of the lookup; xterm-internals.test.ts checks the installed xterm provides every one
  * and names the one that vanished.
  *
- * Fallback when a piece is missing: `atGround()` is always false, so the model never skips a plain-text
- * flood that scrolled out of view (it parses every byte: slower during floods, never wrong).
+ * Fallback when a piece is missing: `atGround()` is always false and `state()` undefined, so the model
+ * never skips a flood that scrolled out of view (it parses every byte: slower during floods, never wrong).
  */
 import { missingPieces, type PieceReport } from './internals-report.ts';
 
@@ -40,6 +41,12 @@ export class XtermParserState {
   /** Whether the parser is between sequences (false when that cannot be known). */
   atGround(): boolean {
     return this.parser?.currentState === GROUND;
+  }
+
+  /** The parser's state (xterm's ParserState: 0 between sequences, 3-6 inside a CSI, ...), if known. */
+  state(): number | undefined {
+    const s = this.parser?.currentState;
+    return typeof s === 'number' ? s : undefined;
   }
 }
 
