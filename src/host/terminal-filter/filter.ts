@@ -12,7 +12,7 @@
  *
  * Over 350 lines on purpose: one state machine whose states share the run bookkeeping reads best whole.
  */
-import { isUtf8 } from 'node:buffer';
+import { isAscii, isUtf8 } from 'node:buffer';
 import { createRateLimiter, type RateLimiter } from '../rate-limiter.ts';
 import { DROP, PASS, type Decision, type FilterContext, type FilterEvent, type TerminalFilterOptions } from './context.ts';
 import { csiDecision, escDecision, PLAIN_PASS_FINALS } from './csi-policy.ts';
@@ -93,6 +93,8 @@ export class TerminalFilter implements FilterContext {
   // Output of the current push: slices of `#chunk` from `#runStart`, and replacement bytes.
   #parts: Buffer[] = [];
   #chunk: Buffer = Buffer.alloc(0);
+  /** `#chunk` is all ASCII with no ENQ: in ground only an ESC can start anything, found with memchr. */
+  #asciiChunk = false;
   #runStart = 0;
 
   constructor(options: TerminalFilterOptions = {}) {
@@ -174,6 +176,7 @@ export class TerminalFilter implements FilterContext {
       return chunk;
     }
     this.#chunk = chunk;
+    this.#asciiChunk = isAscii(chunk) && chunk.indexOf(0x05) < 0;
     this.#parts = [];
     this.#runStart = 0;
     if (this.#heldC2) {
@@ -200,6 +203,7 @@ export class TerminalFilter implements FilterContext {
     const parts = this.#parts;
     this.#parts = [];
     this.#chunk = Buffer.alloc(0);
+    this.#asciiChunk = false;
     if (parts.length === 1) return parts[0]!;
     return parts.length === 0 ? Buffer.alloc(0) : Buffer.concat(parts);
   }
@@ -248,6 +252,17 @@ export class TerminalFilter implements FilterContext {
     let hi = this.#hi;
     let c2 = this.#c2;
     for (; i < n; i++) {
+      // Coloured output: a chunk of ASCII text and escape sequences, with no character left unfinished
+      // from the last chunk. The bytes up to the next ESC all stay in the run (printable, or C0 controls
+      // other than ENQ), so the loop goes straight to that ESC.
+      if (this.#asciiChunk && need === 0 && b[i] !== ESC) {
+        const e = b.indexOf(ESC, i);
+        if (e < 0) {
+          i = n;
+          break;
+        }
+        i = e;
+      }
       const c = b[i]!;
       if (c < 0x80) {
         need = 0;
