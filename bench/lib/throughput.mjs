@@ -13,8 +13,12 @@ import { TICKS } from './processes.mjs';
 const END_MARKER = 'BENCH-END-OF-';
 const MIB = 1024 * 1024;
 
-/** Writes `mib` MiB of base64 text in 76-column lines (what `base64` prints) and returns its path. */
-export async function makeTextFile(mib) {
+/**
+ * Writes `mib` MiB of base64 text in 76-column lines (what `base64` prints) and returns its path. With
+ * `coloured`, each line is drawn in two colours and ends with a reset (`ESC[32m`, `ESC[1;34m`, `ESC[0m`:
+ * what `ls --color`, compilers and test runners print), and the file ends with a whole line.
+ */
+export async function makeTextFile(mib, { coloured = false } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'jackin-bench-data-'));
   const path = join(dir, 'output.txt');
   const out = createWriteStream(path);
@@ -24,17 +28,18 @@ export async function makeTextFile(mib) {
     const lines = [];
     let chunk = 0;
     while (chunk < 64 * 1024 && written + chunk < total) {
-      const line = `${randomBytes(57).toString('base64')}\n`;
+      const text = randomBytes(57).toString('base64');
+      const line = coloured ? `\x1b[32m${text.slice(0, 40)}\x1b[1;34m${text.slice(40)}\x1b[0m\n` : `${text}\n`;
       lines.push(line);
       chunk += line.length;
     }
-    const text = lines.join('').slice(0, total - written);
+    const text = coloured ? lines.join('') : lines.join('').slice(0, total - written);
     written += text.length;
     if (!out.write(text)) await once(out, 'drain');
   }
   out.end();
   await once(out, 'finish');
-  return { path, bytes: total, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+  return { path, bytes: written, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
 /**
@@ -118,7 +123,7 @@ export async function throughputInTurns(variants, results, file, { runs, log, se
         r.rates.push(one.mibPerSecond);
         r.coldRates.push(one.coldMibPerSecond);
         if (one.cpuMsPerMiB !== undefined) (r.cpu ??= []).push({ msPerMiB: one.cpuMsPerMiB, busyShare: one.busyShare });
-        log(`${section}: ${v.label}: cat of ${one.mib} MiB, run ${i + 1}/${runs}: ${one.mibPerSecond.toFixed(1)} MiB/s running, ${one.coldMibPerSecond.toFixed(1)} MiB/s first`);
+        log(`${section}: ${v.label}: cat of ${Number.isInteger(one.mib) ? one.mib : one.mib.toFixed(1)} MiB, run ${i + 1}/${runs}: ${one.mibPerSecond.toFixed(1)} MiB/s running, ${one.coldMibPerSecond.toFixed(1)} MiB/s first`);
       } catch (e) {
         r.error = e instanceof Error ? e.message : String(e);
         log(`${section}: ${v.label}: failed: ${r.error}`);

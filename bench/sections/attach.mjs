@@ -13,8 +13,12 @@ export async function run({ quick, log }) {
   const mib = quick ? 16 : 64;
   // Nine turns: on two CPUs one turn's jackin / direct ratio ranged from 0.49 to 0.86 (15 turns measured).
   const runs = quick ? 1 : 9;
+  // Coloured output, reported beside the targets: fewer turns (tmux parses it slowly).
+  const colouredRuns = quick ? 1 : 5;
   const results = {};
+  const coloured = {};
   const file = await makeTextFile(mib);
+  const colouredFile = await makeTextFile(mib, { coloured: true });
   try {
     for (const v of ALL_VARIANTS) {
       const r = { label: v.label, rates: [], coldRates: [] };
@@ -29,25 +33,31 @@ export async function run({ quick, log }) {
       results[v.id] = r;
     }
     await throughputInTurns(ALL_VARIANTS, results, file, { runs, log, section: 'attach' });
-    for (const v of ALL_VARIANTS) {
-      const r = results[v.id];
-      if (r.rates.length > 0) r.throughput = { mibPerSecond: median(r.rates), coldMibPerSecond: median(r.coldRates), runs: r.rates.length, mib };
-      if (r.cpu?.length) r.machineCpu = { msPerMiB: median(r.cpu.map((c) => c.msPerMiB)), busyShare: median(r.cpu.map((c) => c.busyShare)) };
+    for (const v of ALL_VARIANTS) coloured[v.id] = { label: v.label, rates: [], coldRates: [] };
+    await throughputInTurns(ALL_VARIANTS, coloured, colouredFile, { runs: colouredRuns, log, section: 'attach (coloured)' });
+    for (const set of [results, coloured]) {
+      for (const v of ALL_VARIANTS) {
+        const r = set[v.id];
+        if (r.rates.length > 0) r.throughput = { mibPerSecond: median(r.rates), coldMibPerSecond: median(r.coldRates), runs: r.rates.length, mib };
+        if (r.cpu?.length) r.machineCpu = { msPerMiB: median(r.cpu.map((c) => c.msPerMiB)), busyShare: median(r.cpu.map((c) => c.busyShare)) };
+      }
     }
   } finally {
     file.cleanup();
+    colouredFile.cleanup();
   }
-  return { data: results, markdown: render(results, { latencySamples, mib, runs }) };
+  return { data: { ...results, coloured }, markdown: render(results, coloured, { latencySamples, mib, runs, colouredRuns }) };
 }
 
-function render(res, { latencySamples, mib, runs }) {
+function render(res, col, { latencySamples, mib, runs, colouredRuns }) {
   const d = res.direct ?? {};
   const t = res.tmux ?? {};
   const j = res.jackin ?? {};
-  const row = (name, get, digits) => {
-    const [dv, tv, jv] = [get(d), get(t), get(j)];
+  const row = (name, get, digits, [dr, tr, jr] = [d, t, j]) => {
+    const [dv, tv, jv] = [get(dr), get(tr), get(jr)];
     return `| ${name} | ${fmt(dv, digits)} | ${fmt(tv, digits)} | ${fmt(jv, digits)} | ${ratio(jv, dv)} | ${ratio(jv, tv)} |`;
   };
+  const c = [col.direct ?? {}, col.tmux ?? {}, col.jackin ?? {}];
   const p50 = (r) => r.latency?.p50;
   const p99 = (r) => r.latency?.p99;
   const tput = (r) => r.throughput?.mibPerSecond;
@@ -64,6 +74,8 @@ function render(res, { latencySamples, mib, runs }) {
     row(`output throughput, the first cat of ${mib} MiB of a new session (MiB/s)`, cold, 1),
     row('machine CPU time per MiB of output, running session (ms, all processes and the kernel)', cpuPerMiB, 1),
     row('machine busy during that cat (% of all CPUs)', busy, 0),
+    row(`output throughput, coloured cat of ${mib} MiB (SGR on every line) in a running session (MiB/s)`, tput, 1, c),
+    row('machine CPU time per MiB of that coloured output (ms)', cpuPerMiB, 1, c),
     '',
     `Throughput of each run in a running session (MiB/s): direct ${each(d.rates)}; tmux ${each(t.rates)}; jackin ${each(j.rates)}. ` +
       `First cat of each new session: direct ${each(d.coldRates)}; tmux ${each(t.coldRates)}; jackin ${each(j.coldRates)}.`,
@@ -79,8 +91,9 @@ function render(res, { latencySamples, mib, runs }) {
     `- the first cat of a new session (reported, not a target): ${ratio(cold(j), cold(d))} of the direct PTY, ${ratio(cold(j), cold(t))} of tmux`,
     `- machine CPU per MiB (reported, not a target): jackin ${ratio(cpuPerMiB(j), cpuPerMiB(d))} of the direct PTY's. ` +
       'While a flood keeps the machine busy (the row above), throughput is about the inverse of this cost.',
+    `- coloured output (reported, not a target; median of ${colouredRuns} turn(s)): jackin ${ratio(tput(c[2]), tput(c[0]))} of the direct PTY, ${ratio(tput(c[2]), tput(c[1]))} of tmux.`,
   ];
-  const errors = Object.values(res).filter((r) => r.error).map((r) => `- ${r.label} failed: ${r.error}`);
+  const errors = [...Object.values(res), ...c].filter((r) => r.error).map((r) => `- ${r.label} failed: ${r.error}`);
   return [
     ...lines,
     'Targets (reported, not asserted):',
@@ -91,7 +104,8 @@ function render(res, { latencySamples, mib, runs }) {
     'Method: the bench process owns a PTY (`@lydell/node-pty`, 120×30) and plays the operator\'s terminal. ' +
       `Round trip: \`sh -c 'stty raw -echo; exec cat'\`; ${latencySamples} keys (after 20 warm-up keys), 5 ms apart; ` +
       'time from writing one byte to the PTY until the echoed byte is read back. ' +
-      `Throughput: \`cat\` of ${mib} MiB of base64 text lines in a cooked terminal, median of ${runs} run(s), the variants taking turns; ` +
+      `Throughput: \`cat\` of ${mib} MiB of base64 text lines in a cooked terminal, median of ${runs} run(s), the variants taking turns ` +
+      '(coloured: the same lines in two colours, `ESC[32m`, `ESC[1;34m`, and `ESC[0m` at the end of each); ' +
       'time from the go key until an end marker printed after the file is read back; machine CPU: busy clock ticks of all CPUs ' +
       '(every /proc/stat state but idle, iowait and steal) over the same span, median per variant. Each run is one new session whose program ' +
       'prints the file twice, a go key before each: the first is the first flood of a new session (a new capsule still ' +
