@@ -83,10 +83,12 @@ export const MAX_PEN_BYTES = 16 * 1024;
  * sequenceEnd): bytes before it are parsed, and the cut is never before it.
  */
 export function floodCut(chunks: readonly Uint8Array[], rows: number, from = 0): FloodCut {
-  const runEnd = scanRun(chunks, from);
-  const at = lastCut(chunks, runEnd, 2 * rows + 1);
+  const run = scanRun(chunks, from);
+  const at = lastCut(chunks, run.end, 2 * rows + 1);
   if (at <= from) return NO_CUT;
-  const pen = penBefore(chunks, from, at);
+  // A run with no SGR before the cut (plain text) leaves the pen as it was: nothing to look for.
+  if (run.firstEsc < 0 || run.firstEsc >= at) return { at, pen: NO_CUT.pen };
+  const pen = penBefore(chunks, run.firstEsc, at);
   return pen === null ? NO_CUT : { at, pen };
 }
 
@@ -114,10 +116,12 @@ const PARAMS = 2;
 
 /**
  * The end of the skippable run that starts at `from` (an index into the batch): the first byte that is
- * not plain, or the ESC of the first sequence that is not an SGR (or that the batch ends inside). ESCs are
- * found with memchr; only the few bytes of each sequence are looked at one by one.
+ * not plain, or the ESC of the first sequence that is not an SGR (or that the batch ends inside); and the
+ * first ESC in the run (-1: none). ESCs are found with memchr; only the few bytes of each sequence are
+ * looked at one by one.
  */
-function scanRun(chunks: readonly Uint8Array[], from: number): number {
+function scanRun(chunks: readonly Uint8Array[], from: number): { end: number; firstEsc: number } {
+  let firstEsc = -1;
   let state = GROUND;
   let seqStart = 0;
   let base = 0;
@@ -132,28 +136,29 @@ function scanRun(chunks: readonly Uint8Array[], from: number): number {
     while (i < n) {
       if (state === GROUND) {
         const e = bufferIndexOfFrom.call(c, ESC, i);
-        if (stop < (e < 0 ? n : e)) return base + stop;
+        if (stop < (e < 0 ? n : e)) return { end: base + stop, firstEsc };
         if (e < 0) break;
         seqStart = base + e;
+        if (firstEsc < 0) firstEsc = seqStart;
         state = ESCAPE;
         i = e + 1;
         continue;
       }
       const b = c[i]!;
       if (state === ESCAPE) {
-        if (b !== 0x5b) return seqStart;
+        if (b !== 0x5b) return { end: seqStart, firstEsc };
         state = PARAMS;
       } else if (b === 0x6d) {
         state = GROUND;
       } else if (!((b >= 0x30 && b <= 0x39) || b === 0x3b || b === 0x3a)) {
-        return seqStart;
+        return { end: seqStart, firstEsc };
       }
       i++;
     }
     base += n;
   }
   // A batch that ends inside a sequence: the run ends before it.
-  return state === GROUND ? base : seqStart;
+  return { end: state === GROUND ? base : seqStart, firstEsc };
 }
 
 /** The last CR before `runEnd` with at least `need` line feeds after it, before `runEnd` (0: none). */
@@ -175,8 +180,9 @@ function lastCut(chunks: readonly Uint8Array[], runEnd: number, need: number): n
 }
 
 /**
- * The pen for a cut at `at`: the SGR sequences in [from, at), from the last reset among them on (all of
- * them when none resets), found backwards from the cut with memchr; null when they exceed MAX_PEN_BYTES.
+ * The pen for a cut at `at`: the SGR sequences in [from, at) (`from`: the run's first ESC), from the last
+ * reset among them on (all of them when none resets), found backwards from the cut with memchr; null when
+ * they exceed MAX_PEN_BYTES.
  * Every ESC in that range starts an SGR (scanRun checked), so each is read up to its `m`.
  */
 function penBefore(chunks: readonly Uint8Array[], from: number, at: number): Buffer | null {
