@@ -27,8 +27,8 @@
  *    last `rows` rows, the cursor and the wrap state come from the bytes after the cut alone;
  *  - what was skipped could only have reached the scrollback, which the model does not keep (scrollback 0).
  * The caller must check the rest of that argument: everything before the batch is already parsed (so its
- * state is exact), the parser is between sequences (a read can end inside one), and no scroll region is
- * set. screen-model.test.ts checks the equivalence on random screens and floods (controls and SGR
+ * state is exact), the parser is between sequences where the run starts (a read can end inside one; then
+ * the caller parses up to its end first, see sequenceEnd), and no scroll region is set. screen-model.test.ts checks the equivalence on random screens and floods (controls and SGR
  * sequences included) against a model that parses every byte.
  */
 
@@ -40,7 +40,7 @@ const SI = 0x0f;
 
 // Buffer's indexOf is memchr on any Uint8Array; TypedArray.prototype.includes, what a Uint8Array that is
 // not a Buffer would use, loops in C++ about ten times slower.
-const bufferIndexOf = Buffer.prototype.indexOf as (this: Uint8Array, value: number) => number;
+const bufferIndexOf = Buffer.prototype.indexOf as (this: Uint8Array, value: number, byteOffset?: number) => number;
 
 function has(data: Uint8Array, byte: number): boolean {
   return bufferIndexOf.call(data, byte) !== -1;
@@ -49,20 +49,6 @@ function has(data: Uint8Array, byte: number): boolean {
 /** Whether byte `b` is plain text (see above). */
 function plain(b: number): boolean {
   return b < 0x80 && b !== ESC && b !== SO && b !== SI;
-}
-
-/**
- * Index of the first byte of `data` at or after `from` that is not plain text (`data.length` when there is
- * none). A chunk that is all plain, the usual case during a flood, is recognised by native scans (simdutf's
- * ASCII check, then memchr for each of the three excluded controls): about three times faster than the
- * word-at-a-time loop in JavaScript this replaced. Only a chunk that holds a non-plain byte is then
- * walked byte by byte, up to that byte.
- */
-export function firstNotPlain(data: Uint8Array, from = 0): number {
-  const rest = from === 0 ? data : data.subarray(from);
-  if (isAscii(rest) && !has(rest, ESC) && !has(rest, SO) && !has(rest, SI)) return data.length;
-  for (let i = from; i < data.length; i++) if (!plain(data[i]!)) return i;
-  return data.length;
 }
 
 /** Where to start parsing a batch: see the header. */
@@ -93,13 +79,14 @@ export function floodCut(chunks: readonly Uint8Array[], rows: number, from = 0):
 }
 
 const bufferLastIndexOf = Buffer.prototype.lastIndexOf as (this: Uint8Array, value: number, byteOffset: number) => number;
-const bufferIndexOfFrom = Buffer.prototype.indexOf as (this: Uint8Array, value: number, byteOffset: number) => number;
 
 /**
  * Index of the first byte of `data` at or after `from` that is neither plain text nor ESC (`data.length`
- * when there is none): native scans when there is none, as in firstNotPlain.
+ * when there is none). A chunk with none, the usual case during a flood, is recognised by native scans
+ * (simdutf's ASCII check, then memchr for SO and SI), about four times faster than a JavaScript loop over
+ * its words; only a chunk that holds such a byte is walked byte by byte, up to that byte.
  */
-function firstNotPlainOrEsc(data: Uint8Array, from: number): number {
+export function firstNotPlainOrEsc(data: Uint8Array, from = 0): number {
   const rest = from === 0 ? data : data.subarray(from);
   if (isAscii(rest) && !has(rest, SO) && !has(rest, SI)) return data.length;
   for (let i = from; i < data.length; i++) {
@@ -135,7 +122,7 @@ function scanRun(chunks: readonly Uint8Array[], from: number): { end: number; fi
     const stop = firstNotPlainOrEsc(c, i);
     while (i < n) {
       if (state === GROUND) {
-        const e = bufferIndexOfFrom.call(c, ESC, i);
+        const e = bufferIndexOf.call(c, ESC, i);
         if (stop < (e < 0 ? n : e)) return { end: base + stop, firstEsc };
         if (e < 0) break;
         seqStart = base + e;
