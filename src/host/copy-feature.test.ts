@@ -87,6 +87,30 @@ test('copy feature: a flood of offers cannot flood the notices (and push the hos
   assert.equal(s.actions.get('copy-offered-text')!.title, 'Copy offered text 7 B "offer 49"');
 });
 
+test('copy feature: with JACKIN_COPY=allow the summary waits for a write in flight, so it names what the clipboard ends up with', async () => {
+  const s = new FakeFeatureSession({ repaint: 1 });
+  const copied: string[] = [];
+  // Each write outlasts the summary's delay: the summary would otherwise name the offer written before.
+  const writer: ClipboardTextWriter = {
+    name: 'test-clip',
+    reason: 'test',
+    write: async (t) => {
+      await new Promise((r) => setTimeout(r, 60));
+      copied.push(t);
+    },
+  };
+  const feature = installCopyFeature(s, { env: { JACKIN_COPY: 'allow' }, writer, summaryMs: 10 });
+  for (let i = 0; i < 5; i++) s.terminalEmitter.fire({ type: 'copy-offer', text: `offer ${i}`, bytes: 8, removed: 0 });
+  await pollUntil('the summary notice', () => s.notices.length === 3);
+  assert.deepEqual(copied, ['offer 0', 'offer 4']);
+  assert.deepEqual(s.notices.map((n) => n.text), [
+    'Copied 8 B "offer 0" to the clipboard (test-clip)',
+    'Copied 8 B "offer 4" to the clipboard (test-clip)',
+    'The program offered text 3 more times (JACKIN_COPY=allow); the clipboard holds the latest, 8 B "offer 4"',
+  ]);
+  feature.dispose();
+});
+
 test('copy feature: with JACKIN_COPY=allow a flood of offers runs one clipboard write at a time, the latest offer last', async () => {
   const s = new FakeFeatureSession({ repaint: 1 });
   const copied: string[] = [];

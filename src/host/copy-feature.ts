@@ -101,16 +101,23 @@ export function installCopyFeature(session: FeatureSession, options: CopyFeature
   let untold = 0;
   let last: { offer: Offer; error: string | null } | null = null;
   let summary: NodeJS.Timeout | null = null;
+  // Due while a write is in flight: the summary waits for it, so it names what the clipboard ends up with
+  // (told at once, it named the offer before the one being written).
+  let summaryDue = false;
+  const tellSummary = (): void => {
+    const n = untold;
+    untold = 0;
+    if (n === 0 || last === null) return;
+    const now = last.error === null ? `the clipboard holds the latest, ${describe(last.offer)}` : `the latest could not be copied: ${last.error}`;
+    session.notify('warning', `The program offered text ${n} more time${n === 1 ? '' : 's'} (JACKIN_COPY=allow); ${now}`);
+  };
   const tellLater = (): void => {
     untold += 1;
     if (summary !== null) return;
     summary = setTimeout(() => {
       summary = null;
-      const n = untold;
-      untold = 0;
-      if (n === 0 || last === null) return;
-      const now = last.error === null ? `the clipboard holds the latest, ${describe(last.offer)}` : `the latest could not be copied: ${last.error}`;
-      session.notify('warning', `The program offered text ${n} more time${n === 1 ? '' : 's'} (JACKIN_COPY=allow); ${now}`);
+      if (copying) summaryDue = true;
+      else tellSummary();
     }, summaryMs);
     summary.unref();
   };
@@ -136,6 +143,10 @@ export function installCopyFeature(session: FeatureSession, options: CopyFeature
         n = nextCopy as Offer | null; // set again by offers that arrived during the write
       }
       copying = false;
+      if (summaryDue && !store.isDisposed) {
+        summaryDue = false;
+        tellSummary();
+      }
     })();
   };
 
