@@ -129,6 +129,9 @@ test('sequenceEnd: the end of the ESC or CSI sequence a batch starts inside, acr
   assert.equal(sequenceEnd([b('(0abc')], 1), 2);
   assert.equal(sequenceEnd([b('0abc')], 2), 1);
   assert.equal(sequenceEnd([b('7')], 1), 1);
+  // After an intermediate `[` ends the sequence (ESC ( [ designates a charset), it does not start a CSI.
+  assert.equal(sequenceEnd([b('[abc')], 2), 1);
+  assert.equal(sequenceEnd([b('(['), b('abc')], 1), 2);
   for (const [bytes, state] of [['0;title\x07', 8], [']0;t\x07', 1], ['P1$r\x1b\\', 1], ['1;\x1b[m', 4], ['1\x18m', 4], ['1\xc3\xa9m', 4], ['12;', 4], ['\r7', 1]] as const) {
     assert.equal(sequenceEnd([b(bytes)], state), -1, JSON.stringify([bytes, state]));
   }
