@@ -28,6 +28,20 @@ async function feed(m: ScreenModel, s: string): Promise<void> {
   await m.settle();
 }
 
+/**
+ * The same output through a model that may skip a flood and through one that parses every byte: `head`
+ * fed and parsed first, then `flood` as one batch. The caller compares them and disposes both.
+ */
+async function skippingAndParsingAll(size: { rows: number; cols: number }, head: string, flood: string, fast: { fastForwardMinBytes?: number } = {}) {
+  const models = { fast: new ScreenModel({ ...size, ...fast }), slow: new ScreenModel({ ...size, fastForward: false }) };
+  for (const m of [models.fast, models.slow]) {
+    if (head !== '') await feed(m, head);
+    m.write(Buffer.from(flood, 'latin1'));
+    await m.settle();
+  }
+  return models;
+}
+
 /** Replays `source.repaint()` into a fresh model of the same size. */
 async function replay(source: ScreenModel): Promise<ScreenModel> {
   const copy = new ScreenModel({ rows: source.rows, cols: source.cols });
@@ -220,12 +234,7 @@ test('screen model: a flood of plain or coloured lines is skipped, one with othe
 
   // Coloured: skipped too, to the same screen and pen as parsing every byte.
   const colored = lines.replaceAll('build', '\x1b[1;32mbuild\x1b[0m\x1b[4:3;58;5;9m').replaceAll('\r\n', '\x1b[24m\r\n');
-  const c = new ScreenModel({ rows: 10, cols: 40 });
-  const cSlow = new ScreenModel({ rows: 10, cols: 40, fastForward: false });
-  for (const x of [c, cSlow]) {
-    x.write(Buffer.from(colored));
-    await x.settle();
-  }
+  const { fast: c, slow: cSlow } = await skippingAndParsingAll({ rows: 10, cols: 40 }, '', colored);
   assert.ok(c.skippedBytes > colored.length * 0.9, `skipped ${c.skippedBytes} of ${colored.length}`);
   assert.equal(c.repaint().toString('latin1'), cSlow.repaint().toString('latin1'));
   cSlow.dispose();
@@ -248,12 +257,7 @@ test('screen model: a flood of plain or coloured lines is skipped, one with othe
 
 test('screen model: a flood with tabs and backspaces (source code, compiler output) is skipped too, to the same screen', async () => {
   const lines = Array.from({ length: 3000 }, (_, i) => `\tcase ${i}:\treturn x;\x07 ab\bc\r\n`).join('');
-  const fast = new ScreenModel({ rows: 10, cols: 40 });
-  const slow = new ScreenModel({ rows: 10, cols: 40, fastForward: false });
-  for (const m of [fast, slow]) {
-    m.write(Buffer.from(lines));
-    await m.settle();
-  }
+  const { fast, slow } = await skippingAndParsingAll({ rows: 10, cols: 40 }, '', lines);
   assert.ok(fast.skippedBytes > lines.length * 0.9, `skipped ${fast.skippedBytes} of ${lines.length}`);
   assert.equal(fast.screenLines()[8]?.trimEnd(), '        case 2999:      return x; ac');
   assert.equal(fast.repaint().toString('latin1'), slow.repaint().toString('latin1'));
@@ -287,13 +291,7 @@ test('screen model: a batch that starts inside an escape sequence is parsed to i
     ['start\r\n\x1b(', `0${lines}done`, true],
     ['start\r\n\x1b]0;title', `\x07${lines}done`, false],
   ] as const) {
-    const fast = new ScreenModel({ rows: 5, cols: 30, fastForwardMinBytes: 0 });
-    const slow = new ScreenModel({ rows: 5, cols: 30, fastForward: false });
-    for (const m of [fast, slow]) {
-      await feed(m, head);
-      m.write(Buffer.from(rest));
-      await m.settle();
-    }
+    const { fast, slow } = await skippingAndParsingAll({ rows: 5, cols: 30 }, head, rest, { fastForwardMinBytes: 0 });
     assert.equal(fast.skippedBytes > 0, cuts, JSON.stringify(head));
     assert.equal(fast.repaint().toString('latin1'), slow.repaint().toString('latin1'), JSON.stringify(head));
     fast.dispose();
