@@ -325,12 +325,12 @@ test('hostile capsule: a malformed Welcome block means upstream; framing errors 
 
   // Connections 1 to 3 each break the stream their own way once the program's modes are on; the session
   // must end with one line naming the cause, a non-zero status and the operator's terminal restored.
-  const breakWith = async (i: number, label: string, send: (c: FakeConnection) => void, lastLine: RegExp): Promise<void> => {
+  const breakWith = async (i: number, label: string, send: (c: FakeConnection) => void | Promise<void>, lastLine: RegExp): Promise<void> => {
     await attach(pane, 'broken', label);
     const c = await fake.connection(i, START_TIMEOUT_MS);
     await pane.waitForText(`FAKE-READY-${i}`, WAIT);
     await programModesOn(pane, c);
-    send(c);
+    await send(c);
     const ended = await attachEnded(pane, label);
     await assertModesRestored(pane, label);
     assert.notEqual(ended.status, 0, label);
@@ -362,6 +362,21 @@ test('hostile capsule: a malformed Welcome block means upstream; framing errors 
       c.socket.end();
     },
     /^jackin: lost connection to broken: the stream ended inside a frame \(.*HostOpenUrl frame \(20 of 1000 payload bytes\)\)$/,
+  );
+
+  // 4: an Output frame that promises 1000 bytes and stops after some that switch modes on. The host
+  // writes an Output frame's bytes as they arrive, so these reached the terminal before the stream ended:
+  // the modes they set are still restored.
+  const half = '\x1b[?1049hHALF-OUTPUT-4\x1b[?1000h\x1b[?25l';
+  await breakWith(
+    4,
+    'truncated output',
+    async (c) => {
+      c.raw(rawFrame(SERVER_TAGS.Output, Buffer.from(half, 'latin1'), 1000));
+      await pane.waitForText('HALF-OUTPUT-4', WAIT);
+      c.socket.end();
+    },
+    new RegExp(`^jackin: lost connection to broken: the stream ended inside a frame \\(.*Output frame \\(${half.length} of 1000 payload bytes\\)\\)$`),
   );
 
   assert.ok(!existsSync(host.recorderLog), 'the opener never ran');
