@@ -1,7 +1,9 @@
 #!/usr/bin/env node
-// `attach-proxy` (one per exec relay) skips the full CLI: see src/cli/attach-proxy-main.ts.
-import { fastProxySocket, proxyMain } from '../dist/cli/attach-proxy-main.js';
+'use strict';
+// `attach-proxy` (one per exec relay) skips the full CLI: see src/cli/attach-proxy-main.ts. CommonJS
+// (bin/package.json), so the relay never starts Node's ES module loader.
+const { fastProxySocket, proxyMain } = require('../dist/attach-proxy.bundle.cjs');
 
 const socket = fastProxySocket(process.argv.slice(2));
-if (socket !== null) await proxyMain(socket);
-else await (await import('../dist/cli/jackin-capsule.js')).main(process.argv);
+if (socket !== null) void proxyMain(socket);
+else import('../dist/jackin-capsule.bundle.js').then(({ main }) => main(process.argv));

@@ -58,7 +58,7 @@ if (unknown.length > 0) {
 
 // The jackin variant runs the built binaries.
 if (!values['no-build']) {
-  const build = spawnSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
+  const build = spawnSync('npm', ['run', '--silent', 'build'], { cwd: root, stdio: 'inherit' });
   if (build.status !== 0) {
     console.error('run-bench: the build failed; fix it or pass --no-build to measure the existing dist/');
     process.exit(build.status ?? 1);

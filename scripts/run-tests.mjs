@@ -34,8 +34,8 @@ if (files.length === 0) {
   console.error('run-tests: no test files matched');
   process.exit(1);
 }
-// End-to-end tests run the built binaries, so build first.
-const build = spawnSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
+// End-to-end tests run the built binaries (the bundles scripts/bundle.mjs makes from tsc's output), so build first.
+const build = spawnSync('npm', ['run', '--silent', 'build'], { cwd: root, stdio: 'inherit' });
 if (build.status !== 0) process.exit(build.status ?? 1);
 
 const marker = randomBytes(8).toString('hex');

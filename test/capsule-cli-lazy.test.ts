@@ -19,7 +19,18 @@ test('jackin-capsule: --help, attach-proxy, open-url and offer never load node-p
   return next(specifier, context);
 }\n`);
   const register = join(dir, 'register.mjs');
-  writeFileSync(register, `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`);
+  // The capsule requires node-pty (CommonJS): block require() too, which the ES module hooks do not see here.
+  writeFileSync(
+    register,
+    `import { register, createRequire } from 'node:module';
+register(${JSON.stringify(pathToFileURL(hooks).href)});
+const Module = createRequire(import.meta.url)('node:module');
+const resolve = Module._resolveFilename;
+Module._resolveFilename = function (request, ...rest) {
+  if (request.includes('node-pty')) throw new Error('node-pty blocked by the test');
+  return resolve.call(this, request, ...rest);
+};\n`,
+  );
   const capsule = (...args: string[]) =>
     spawnSync(process.execPath, ['--import', pathToFileURL(register).href, join(REPO_ROOT, 'bin', 'jackin-capsule.js'), ...args], { encoding: 'utf8', timeout: 30_000 });
 

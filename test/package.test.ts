@@ -41,8 +41,10 @@ test('npm pack contains only what the package needs', () => {
   const files = (JSON.parse(out) as Array<{ files: Array<{ path: string }> }>)[0]!.files.map((f) => f.path);
   assert.ok(files.includes('bin/jackin.js'));
   assert.ok(files.includes('bin/jackin-capsule.js'));
-  assert.ok(files.includes('dist/cli/jackin.js'));
-  assert.ok(files.includes('dist/cli/jackin-capsule.js'));
+  // Makes the two binaries CommonJS (the package is ESM).
+  assert.ok(files.includes('bin/package.json'));
+  // The binaries run one bundle each (scripts/bundle.mjs); tsc's module tree is not shipped.
+  assert.deepEqual(files.filter((f) => f.startsWith('dist/')).sort(), ['dist/attach-proxy.bundle.cjs', 'dist/early-relay.bundle.cjs', 'dist/jackin-capsule.bundle.js', 'dist/jackin.bundle.js']);
   assert.ok(files.includes('policies/default.json'));
   assert.ok(files.includes('LICENSE'));
   // The shim `jackin run --image` puts on the container's PATH.

@@ -1,15 +1,15 @@
 /**
  * Reads the export policy file at capsule start (policy/load.ts validates; this module does the I/O). The
- * shipped default lives in the package's `policies/default.json`, resolved from this file's location so it
- * works from src/ (tsx) and dist/ (built) alike: both sit two levels below the package root.
+ * shipped default lives in the package's `policies/default.json`.
  */
 import { readFile } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { JackinError } from '../errors.ts';
+import { PACKAGE_ROOT } from '../package-root.ts';
 import { MAX_POLICY_TEXT_BYTES, parsePolicy } from '../policy/load.ts';
 import type { Policy } from '../policy/schema.ts';
 
-export const DEFAULT_POLICY_PATH = fileURLToPath(new URL('../../policies/default.json', import.meta.url));
+export const DEFAULT_POLICY_PATH = join(PACKAGE_ROOT, 'policies', 'default.json');
 
 /** Loads and validates a policy file; E_POLICY_INVALID (naming the key) or E_POLICY_READ. */
 export async function loadPolicyFile(path: string = DEFAULT_POLICY_PATH): Promise<Policy> {

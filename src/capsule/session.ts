@@ -5,7 +5,8 @@
  * caller.
  */
 import { closeSync, constants as fsConstants, openSync, readSync } from 'node:fs';
-import * as pty from '@lydell/node-pty';
+import { createRequire } from 'node:module';
+import type * as Pty from '@lydell/node-pty';
 import { DisposableStore, Emitter, onEvent, toDisposable, type Disposable } from '../disposable.ts';
 import { JackinError } from '../errors.ts';
 import type { ProgramModes } from '../protocol/index.ts';
@@ -13,6 +14,10 @@ import type { ResolvedLink, ResolvedPath, ResolveOptions } from './links.ts';
 import { PtyInternals } from './pty-internals.ts';
 import { ScreenModel, type TerminalModes } from './screen-model.ts';
 import { DEFAULT_COLS, DEFAULT_ROWS } from './pty-size.ts';
+
+// Loaded with the serve chain, never by the capsule's other commands (an image whose libc cannot load the
+// native module still runs them); required, not imported, so a bundle does not hoist it (scripts/bundle.mjs).
+const pty = createRequire(import.meta.url)('@lydell/node-pty') as typeof Pty;
 
 /** Above this many unparsed bytes the model holds the PTY; it releases below the low mark. The model
  * parses far faster than a terminal draws, so this only bounds memory during floods. */
@@ -54,7 +59,7 @@ export function shellStatus(exitCode: number, signal: number | undefined): numbe
 export class Session {
   readonly pid: number;
   readonly exited: Promise<number>;
-  private readonly proc: pty.IPty;
+  private readonly proc: Pty.IPty;
   private readonly model: ScreenModel;
   /** node-pty internals, looked up once (see pty-internals.ts for each one's fallback). */
   private readonly internals: PtyInternals;
@@ -118,7 +123,7 @@ export class Session {
     // (measured: about 80 ms of CPU per 64 MiB of output, a tenth of the capsule's work in a flood).
     // Without the stream, the public onData.
     if (stream) this.store.add(onEvent(stream, 'data', (chunk: Buffer) => this.onOutput(chunk)));
-    else this.store.add((this.proc.onData as unknown as pty.IEvent<Buffer>)((chunk) => this.onOutput(chunk)));
+    else this.store.add((this.proc.onData as unknown as Pty.IEvent<Buffer>)((chunk) => this.onOutput(chunk)));
     // Not in the store: `exited` resolves whenever the program ends, also after dispose().
     this.exited = new Promise((resolve) => {
       this.proc.onExit(({ exitCode, signal }) => {

@@ -10,7 +10,9 @@
 import { closeSync, fstatSync, readSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { posix } from 'node:path';
-import tarStream, { type Header, type Pack } from 'tar-stream';
+import { createRequire } from 'node:module';
+import type TarStream from 'tar-stream';
+import type { Header, Pack } from 'tar-stream';
 import { JackinError } from '../errors.ts';
 import { headerFloor } from './archive-bound.ts';
 import type { DirectoryListing } from './directory-listing.ts';
@@ -18,6 +20,9 @@ import { readBuffers } from './read-buffers.ts';
 import { openInsideRootsSync } from './safe-open.ts';
 import { Slicer } from './slicer.ts';
 import { createZstdCompressor } from './zstd-compressor.ts';
+
+// Required, not imported: a bundle would hoist an import and load it for every capsule command (scripts/bundle.mjs).
+const tarStream = createRequire(import.meta.url)('tar-stream') as typeof TarStream;
 
 const fstatSyncBig = (fd: number) => fstatSync(fd, { bigint: true });
 

@@ -10,7 +10,11 @@
  * Memory is one block plus its compressed bound. When the project moves to Node >= 22.15,
  * `zlib.createZstdCompress` can replace this behind the same interface.
  */
-import { compress, init } from '@bokuweb/zstd-wasm';
+import { createRequire } from 'node:module';
+import type * as Zstd from '@bokuweb/zstd-wasm';
+
+// Required, not imported: a bundle would hoist an import and load it for every capsule command (scripts/bundle.mjs).
+const { compress, init } = createRequire(import.meta.url)('@bokuweb/zstd-wasm') as typeof Zstd;
 
 /** Input bytes per frame. 2 MiB is several times level 1's window, so the ratio loses little against one
  * long frame, while memory stays small (4 MiB blocks measured more peak RSS). */

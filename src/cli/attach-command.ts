@@ -19,11 +19,10 @@ async function attachCommand(instance: string, flags: AttachFlags): Promise<numb
   const home = jackinHome();
   const selectOptions: SelectOptions = selectOptionsFromFlags(instance, home, flags);
   const modules = loadSessionModules();
-  await modules;
-  // Connected only now, with nothing left to wait for before the session reads it: once a relay exits,
-  // Node drains its stdout if nothing reads it yet, and a session that listened later missed the end
-  // (it waited for the handshake timeout; test/cli.test.ts has the case).
-  const selection = await selectTransport(selectOptions);
+  // Connecting (or starting a relay, or adopting the one bin/jackin.js started) while the session's modules
+  // load: a relay's stdout is held until the session reads it (src/transport/relay-launch.ts), so a relay
+  // that ends before then loses nothing (test/cli.test.ts has the case).
+  const [selection] = await Promise.all([selectTransport(selectOptions), modules]);
   // Exports open their own control connection the same way (socket, or another exec relay).
   const connect = async (): Promise<Transport> => (await selectTransport(selectOptions)).transport;
   // A name with no local instance fell back to `docker exec` on a container of that name: when that fails

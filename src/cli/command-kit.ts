@@ -5,14 +5,13 @@
  */
 import { readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { PACKAGE_ROOT } from '../package-root.ts';
 import { JackinError } from '../errors.ts';
 
 /** A command's action reports its exit status through this; the CLI's `run` returns it. */
 export type SetStatus = (status: number) => void;
 
-// Works from src/cli (tsx) and dist/cli (built): both are two levels below the package root.
-export const PACKAGE_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+export { PACKAGE_ROOT };
 
 export function packageVersion(): string {
   try {

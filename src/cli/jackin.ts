@@ -19,6 +19,8 @@ import { registerLsCommand } from './ls-command.ts';
 import { registerRunCommand } from './run-command.ts';
 import { inertJson, inertText } from '../ui/inert-text.ts';
 import { registerStopCommand } from './stop-command.ts';
+import { discardPrelaunchedRelay, offerPrelaunchedRelay } from '../transport/exec-relay.ts';
+import type { LaunchedRelay } from '../transport/relay-launch.ts';
 
 /** The commands, in the order `jackin --help` lists them. */
 const COMMANDS: ReadonlyArray<(program: Command, setStatus: SetStatus) => void> = [
@@ -32,7 +34,8 @@ const COMMANDS: ReadonlyArray<(program: Command, setStatus: SetStatus) => void> 
   registerLogCommand,
 ];
 
-function buildProgram(setStatus: SetStatus): Command {
+/** The program with every command registered (exported for tests, which parse with it). */
+export function buildProgram(setStatus: SetStatus): Command {
   const program = new Command('jackin')
     .description('Attach your terminal to a coding agent running in a jackin capsule (a container, a pod, or this machine).')
     .version(packageVersion(), '-V, --version')
@@ -94,7 +97,18 @@ export async function run(argv: string[]): Promise<number> {
   }
 }
 
-/** Entry point of bin/jackin.js. Exits explicitly: a relay or a TTY handle must not keep jackin alive. */
-export async function main(argv: string[]): Promise<void> {
-  exitAfterOutput(await run(argv));
+/**
+ * Entry point of bin/jackin.js, with the relay it may have started before loading this module
+ * (src/cli/early-relay.ts): `attach` adopts it, and it is stopped if nothing did. Exits explicitly: a
+ * relay or a TTY handle must not keep jackin alive.
+ */
+export async function main(argv: string[], earlyRelay: LaunchedRelay | null = null): Promise<void> {
+  offerPrelaunchedRelay(earlyRelay);
+  let status: number;
+  try {
+    status = await run(argv);
+  } finally {
+    discardPrelaunchedRelay();
+  }
+  exitAfterOutput(status);
 }

@@ -23,7 +23,7 @@ const CAPSULE_START_POLL_MS = 20;
 /** Lines of capsule.log shown when a capsule fails to start. */
 const LOG_TAIL_LINES = 5;
 
-// The bin launcher, not dist/cli/jackin-capsule.js: that module only exports main() and does nothing when run.
+// The bin launcher, not the bundle it loads: that module only exports main() and does nothing when run.
 const CAPSULE_ENTRY = join(PACKAGE_ROOT, 'bin', 'jackin-capsule.js');
 
 /** A name usable as an instance directory, from a command path. */

@@ -6,7 +6,7 @@
 import { chownSync, lstatSync, mkdirSync, realpathSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
+import { PACKAGE_ROOT } from '../package-root.ts';
 import { Option, type Command } from './commander.ts';
 import { JackinError } from '../errors.ts';
 import { CONTAINER_LABEL, containerRunArgv, explainStartFailure, imagePathFromEnv, DEFAULT_IMAGE_PATH, type CapsuleSource, type ContainerRunSpec } from '../host/container-run-argv.ts';
@@ -26,8 +26,6 @@ const SOCKET_POLL_MS = 50;
 const STATE_POLL_MS = 500;
 /** Lines of the container's log quoted when its capsule fails to start. */
 const LOG_TAIL_LINES = 5;
-
-const PACKAGE_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 export interface RunImageFlags {
   image?: string;

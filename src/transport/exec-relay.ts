@@ -1,18 +1,12 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
 import { JackinError } from '../errors.ts';
 import { formatArgv } from './exec-args.ts';
+import { launchRelay, type ExecExit, type LaunchedRelay } from './relay-launch.ts';
 import type { Transport } from './transport.ts';
 
-/** The relay's stderr is kept (bounded) for the one-line reason shown when the session ends badly. */
-export const RELAY_STDERR_KEEP_BYTES = 4096;
+export { RELAY_STDERR_KEEP_BYTES, type ExecExit } from './relay-launch.ts';
 /** After SIGTERM, how long a relay gets before SIGKILL (docker exec forwards the signal and tidies up). */
 export const RELAY_KILL_GRACE_MS = 2_000;
-
-export interface ExecExit {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-}
 
 /** A running relay process: its byte streams, its exit, and a way to stop it. */
 export interface Exec {
@@ -25,49 +19,66 @@ export interface Exec {
   terminate(): void;
 }
 
+/** Stops a launched relay: SIGTERM, then SIGKILL after RELAY_KILL_GRACE_MS. Idempotent. */
+function terminator(relay: LaunchedRelay): () => void {
+  let killTimer: NodeJS.Timeout | undefined;
+  void relay.exited.then(() => clearTimeout(killTimer));
+  return () => {
+    const { child } = relay;
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.stdin!.destroy();
+    child.kill('SIGTERM');
+    killTimer ??= setTimeout(() => child.kill('SIGKILL'), RELAY_KILL_GRACE_MS);
+    killTimer.unref();
+  };
+}
+
 /**
- * Spawns `argv` with piped stdin/stdout; stderr is captured rather than shown, because while the operator's
- * terminal is in raw mode a relay's diagnostics would land in the middle of the program's screen.
- * Resolves once the process has spawned; rejects with E_RELAY_SPAWN when the program cannot be started.
+ * A relay bin/jackin.js started before the CLI loaded (src/cli/early-relay.ts), waiting for the attach
+ * command to claim it; at most one, claimed at most once.
  */
-export function spawnRelay(argv: readonly string[], { env }: { env?: NodeJS.ProcessEnv } = {}): Promise<Exec> {
-  const [file, ...args] = argv;
-  if (file === undefined) throw new TypeError('relay argv is empty');
-  const child: ChildProcess = spawn(file, args, { stdio: ['pipe', 'pipe', 'pipe'], env: env ?? process.env });
-  let tail = Buffer.alloc(0);
-  child.stderr!.on('data', (b: Buffer) => {
-    tail = Buffer.concat([tail, b]);
-    if (tail.length > RELAY_STDERR_KEEP_BYTES) tail = tail.subarray(tail.length - RELAY_STDERR_KEEP_BYTES);
-  });
-  // The capsule may close first; writes after that must not crash jackin with EPIPE.
-  child.stdin!.on('error', () => {});
-  const exited = new Promise<ExecExit>((resolve) => {
-    child.once('close', (code, signal) => resolve({ code, signal }));
-  });
-  return new Promise((resolve, reject) => {
-    child.once('error', (e: NodeJS.ErrnoException) => {
-      const hint = e.code === 'ENOENT' ? `${file} is not installed or not on PATH` : (e.code ?? e.message);
-      reject(new JackinError('E_RELAY_SPAWN', `cannot start relay \`${formatArgv(argv)}\`: ${hint}`, { cause: e }));
-    });
-    child.once('spawn', () => {
-      let killTimer: NodeJS.Timeout | undefined;
-      void exited.then(() => clearTimeout(killTimer));
-      resolve({
-        argv,
-        stdin: child.stdin!,
-        stdout: child.stdout!,
-        exited,
-        stderrTail: () => tail.toString('utf8'),
-        terminate() {
-          if (child.exitCode !== null || child.signalCode !== null) return;
-          child.stdin!.destroy();
-          child.kill('SIGTERM');
-          killTimer ??= setTimeout(() => child.kill('SIGKILL'), RELAY_KILL_GRACE_MS);
-          killTimer.unref();
-        },
-      });
-    });
-  });
+let prelaunched: LaunchedRelay | null = null;
+
+/** Hands over the relay bin/jackin.js started early (null: it started none). */
+export function offerPrelaunchedRelay(relay: LaunchedRelay | null): void {
+  prelaunched = relay;
+}
+
+/** Stops the early relay if nothing claimed it (the command turned out to need another relay, or none). */
+export function discardPrelaunchedRelay(): void {
+  if (prelaunched === null) return;
+  terminator(prelaunched)();
+  prelaunched = null;
+}
+
+function claimPrelaunched(argv: readonly string[]): LaunchedRelay | null {
+  const relay = prelaunched;
+  if (relay === null || relay.argv.length !== argv.length || relay.argv.some((a, i) => a !== argv[i])) return null;
+  prelaunched = null;
+  return relay;
+}
+
+/**
+ * Starts `argv` as a relay (or adopts the early relay started with exactly this argv), with piped
+ * stdin/stdout; stderr is captured rather than shown, because while the operator's terminal is in raw
+ * mode a relay's diagnostics would land in the middle of the program's screen. Resolves once the process
+ * has spawned; rejects with E_RELAY_SPAWN when the program cannot be started.
+ */
+export async function spawnRelay(argv: readonly string[], { env }: { env?: NodeJS.ProcessEnv } = {}): Promise<Exec> {
+  const relay = (env === undefined ? claimPrelaunched(argv) : null) ?? launchRelay(argv, env);
+  const failed = await relay.started;
+  if (failed !== null) {
+    const hint = failed.code === 'ENOENT' ? `${argv[0]} is not installed or not on PATH` : (failed.code ?? failed.message);
+    throw new JackinError('E_RELAY_SPAWN', `cannot start relay \`${formatArgv(argv)}\`: ${hint}`, { cause: failed });
+  }
+  return {
+    argv,
+    stdin: relay.child.stdin!,
+    stdout: relay.child.stdout!,
+    exited: relay.exited,
+    stderrTail: relay.stderrTail,
+    terminate: terminator(relay),
+  };
 }
 
 /** The last non-empty line of a text, trimmed, or null. */

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, unlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { PACKAGE_ROOT } from '../../package-root.ts';
 import { JackinError } from '../../errors.ts';
 import { parsePastedPath } from '../pasted-path.ts';
 import { OSASCRIPT_INSTALL, POWERSHELL_INSTALL, macosArgv, windowsArgv, type NativeMode } from './argv.ts';
@@ -18,8 +18,8 @@ import type { ClipboardContent, ClipboardReader, ReadLimits } from './types.ts';
 /** The helpers print one small JSON line. */
 const MAX_JSON_BYTES = 64 * 1024;
 
-/** native/ at the package root, from src/host/clipboard or dist/host/clipboard alike. */
-export const NATIVE_DIR = fileURLToPath(new URL('../../../native/', import.meta.url));
+/** native/ at the package root. */
+export const NATIVE_DIR = join(PACKAGE_ROOT, 'native');
 export const MACOS_HELPER = join(NATIVE_DIR, 'macos-clipboard.js');
 export const WINDOWS_HELPER = join(NATIVE_DIR, 'windows-clipboard.ps1');
 

@@ -1,0 +1,48 @@
+/**
+ * `jackin attach NAME --via ENGINE` reaches the capsule through `ENGINE exec -i NAME jackin-capsule
+ * attach-proxy`, a relay that takes about as long to start (the engine's exec, then Node in the container)
+ * as jackin takes to load. bin/jackin.js therefore starts that relay first, from this small module, and
+ * loads the CLI while it starts; the attach command adopts it when its own plan is the same argv
+ * (src/transport/exec-relay.ts), and it is stopped otherwise.
+ *
+ * Only the plain forms are recognised here: `attach`, one container name, `--via docker|podman|kubectl`,
+ * and flags that do not change the transport. Anything else (another option, `--help`, a name that is
+ * not a plain container name) starts nothing early, and the CLI handles it as usual.
+ */
+import { launchRelay, type LaunchedRelay } from '../transport/relay-launch.ts';
+import { RELAY_PROGRAM } from '../transport/exec-args.ts';
+
+const ENGINES = new Set(['docker', 'podman', 'kubectl']);
+/** `attach` flags that do not change how the capsule is reached. */
+const NEUTRAL_FLAGS = new Set(['-v', '--verbose', '--no-mouse', '--allow-upstream-requests']);
+/** Docker's and Podman's container name rule (Kubernetes pod names are a subset). */
+const PLAIN_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
+
+/** The relay argv `jackin attach` will run for these arguments (after `node jackin.js`), or null when not sure. */
+export function earlyRelayArgv(args: readonly string[]): string[] | null {
+  if (args[0] !== 'attach') return null;
+  let engine: string | undefined;
+  let name: string | undefined;
+  for (let i = 1; i < args.length; i++) {
+    const a = args[i]!;
+    if (a === '--via' || a.startsWith('--via=')) {
+      if (engine !== undefined) return null;
+      engine = a === '--via' ? args[++i] : a.slice('--via='.length);
+      if (engine === undefined || !ENGINES.has(engine)) return null;
+    } else if (NEUTRAL_FLAGS.has(a)) {
+      continue;
+    } else if (PLAIN_NAME.test(a) && name === undefined) {
+      name = a;
+    } else {
+      return null;
+    }
+  }
+  if (engine === undefined || name === undefined) return null;
+  return engine === 'kubectl' ? ['kubectl', 'exec', '-i', name, '--', ...RELAY_PROGRAM] : [engine, 'exec', '-i', name, ...RELAY_PROGRAM];
+}
+
+/** Starts the relay for these arguments, when earlyRelayArgv names one. */
+export function startEarlyRelay(args: readonly string[]): LaunchedRelay | null {
+  const argv = earlyRelayArgv(args);
+  return argv === null ? null : launchRelay(argv);
+}
