@@ -41,8 +41,16 @@ export function earlyRelayArgv(args: readonly string[]): string[] | null {
   return engine === 'kubectl' ? ['kubectl', 'exec', '-i', name, '--', ...RELAY_PROGRAM] : [engine, 'exec', '-i', name, ...RELAY_PROGRAM];
 }
 
-/** Starts the relay for these arguments, when earlyRelayArgv names one. */
+/**
+ * Starts the relay for these arguments, when earlyRelayArgv names one. Never throws: a relay that cannot
+ * start at all here is left to the CLI, which starts it again and reports the error as usual.
+ */
 export function startEarlyRelay(args: readonly string[]): LaunchedRelay | null {
   const argv = earlyRelayArgv(args);
-  return argv === null ? null : launchRelay(argv);
+  if (argv === null) return null;
+  try {
+    return launchRelay(argv);
+  } catch {
+    return null;
+  }
 }
