@@ -24,8 +24,8 @@ Measures jackin against its baselines and writes bench/RESULTS.md (raw numbers: 
 
   --only SECTION[,SECTION]  run only these sections (${SECTIONS.map((s) => s.id).join(', ')})
   --quick                   fewer runs and smaller files: a smoke run, not figures to record
-  --out FILE                write the report to FILE instead of bench/RESULTS.md (raw numbers: FILE
-                            with .json for .md)
+  --out FILE.md             write the report to FILE.md instead of bench/RESULTS.md (raw numbers:
+                            FILE.json)
   --no-build                measure the existing dist/ instead of building it first
   -h, --help                show this help
 `;
@@ -48,6 +48,11 @@ try {
 if (values.help) {
   process.stdout.write(USAGE);
   process.exit(0);
+}
+// The raw numbers go to the same name with .json, so the report must be a .md (r.json would get r.json.json).
+if (values.out !== undefined && !/\.md$/.test(values.out)) {
+  console.error(`run-bench: --out names the markdown report and must end in .md (got ${values.out}); its raw numbers go beside it as .json\n\n${USAGE}`);
+  process.exit(2);
 }
 const only = values.only ? new Set(values.only.split(',')) : null;
 const unknown = only ? [...only].filter((id) => !SECTIONS.some((s) => s.id === id)) : [];
@@ -81,7 +86,7 @@ const outFile = values.out ?? join(root, 'bench', 'RESULTS.md');
 writeReport(outFile, { command, started, sections: results });
 // The raw numbers go next to the report they belong to: a run with --out leaves those of the last full
 // run (bench/out/results.json, beside bench/RESULTS.md) as they were.
-const rawFile = values.out === undefined ? join(root, 'bench', 'out', 'results.json') : `${values.out.replace(/\.md$/, '')}.json`;
+const rawFile = values.out === undefined ? join(root, 'bench', 'out', 'results.json') : values.out.replace(/\.md$/, '.json');
 mkdirSync(dirname(rawFile), { recursive: true });
 writeFileSync(
   rawFile,
