@@ -11,8 +11,6 @@ import { JackinError } from '../errors.ts';
 /** A command's action reports its exit status through this; the CLI's `run` returns it. */
 export type SetStatus = (status: number) => void;
 
-export { PACKAGE_ROOT };
-
 export function packageVersion(): string {
   try {
     const pkg = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version?: unknown };

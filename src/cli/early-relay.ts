@@ -10,9 +10,8 @@
  * not a plain container name) starts nothing early, and the CLI handles it as usual.
  */
 import { launchRelay, type LaunchedRelay } from '../transport/relay-launch.ts';
-import { RELAY_PROGRAM } from '../transport/exec-args.ts';
+import { ENGINES, relayArgv, type Engine } from '../transport/exec-args.ts';
 
-const ENGINES = new Set(['docker', 'podman', 'kubectl']);
 /** `attach` flags that do not change how the capsule is reached. */
 const NEUTRAL_FLAGS = new Set(['-v', '--verbose', '--no-mouse', '--allow-upstream-requests']);
 /** Docker's and Podman's container name rule (Kubernetes pod names are a subset). */
@@ -21,14 +20,15 @@ const PLAIN_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
 /** The relay argv `jackin attach` will run for these arguments (after `node jackin.js`), or null when not sure. */
 export function earlyRelayArgv(args: readonly string[]): string[] | null {
   if (args[0] !== 'attach') return null;
-  let engine: string | undefined;
+  let engine: Engine | undefined;
   let name: string | undefined;
   for (let i = 1; i < args.length; i++) {
     const a = args[i]!;
     if (a === '--via' || a.startsWith('--via=')) {
       if (engine !== undefined) return null;
-      engine = a === '--via' ? args[++i] : a.slice('--via='.length);
-      if (engine === undefined || !ENGINES.has(engine)) return null;
+      const named = a === '--via' ? args[++i] : a.slice('--via='.length);
+      engine = ENGINES.find((e) => e === named);
+      if (engine === undefined) return null;
     } else if (NEUTRAL_FLAGS.has(a)) {
       continue;
     } else if (PLAIN_NAME.test(a) && name === undefined) {
@@ -38,7 +38,8 @@ export function earlyRelayArgv(args: readonly string[]): string[] | null {
     }
   }
   if (engine === undefined || name === undefined) return null;
-  return engine === 'kubectl' ? ['kubectl', 'exec', '-i', name, '--', ...RELAY_PROGRAM] : [engine, 'exec', '-i', name, ...RELAY_PROGRAM];
+  // The same argv the attach command will plan (PLAIN_NAME passes relayArgv's name checks).
+  return relayArgv(engine === 'kubectl' ? { kind: 'kubectl', pod: name } : { kind: engine, target: name });
 }
 
 /**

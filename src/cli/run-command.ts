@@ -15,7 +15,8 @@ import { connectSocket, socketTransport } from '../transport/socket.ts';
 import type { Transport } from '../transport/transport.ts';
 import { attachTerminal, loadSessionModules, NO_MOUSE_HELP } from './attach-terminal.ts';
 import { addRunImageOptions, refuseImageOnlyFlags, runImageCommand, type RunImageFlags } from './run-image-command.ts';
-import { checkWorkspace, PACKAGE_ROOT, type SetStatus } from './command-kit.ts';
+import { checkWorkspace, type SetStatus } from './command-kit.ts';
+import { PACKAGE_ROOT } from '../package-root.ts';
 
 /** How long `jackin run` waits for a new capsule's socket. Starting Node and a PTY takes ~100 ms. */
 export const CAPSULE_START_TIMEOUT_MS = 10_000;

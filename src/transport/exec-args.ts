@@ -7,6 +7,10 @@ import { JackinError } from '../errors.ts';
 
 export const RELAY_PROGRAM = ['jackin-capsule', 'attach-proxy'] as const;
 
+/** The engines `--via` names: each has an exec that runs the relay in the container or pod. */
+export const ENGINES = ['docker', 'podman', 'kubectl'] as const;
+export type Engine = (typeof ENGINES)[number];
+
 export type RelaySpec =
   | { kind: 'docker'; target: string }
   | { kind: 'podman'; target: string }

@@ -9,12 +9,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { JackinError } from '../errors.ts';
 import { containerState, onPath } from './container-engine.ts';
 import { readContainerRecord } from './container-record.ts';
-import { relayArgv, type RelaySpec } from './exec-args.ts';
+import { relayArgv, type Engine, type RelaySpec } from './exec-args.ts';
+
+export { ENGINES, type Engine } from './exec-args.ts';
 import { relayTransport, spawnRelay } from './exec-relay.ts';
 import { connectSocket, isNotListening, isPermissionDenied, socketTransport } from './socket.ts';
 import type { Transport } from './transport.ts';
 
-export const ENGINES = ['docker', 'podman', 'kubectl'] as const;
 
 /**
  * How long `attach` and `export` wait for a socket that is about to appear: a container started with
@@ -26,7 +27,6 @@ const SOCKET_APPEAR_POLL_MS = 50;
 export const SOCKET_HANDOVER_GRACE_MS = 2_000;
 /** How often the engine is asked, while waiting, whether the container still runs. */
 const CONTAINER_CHECK_MS = 1_000;
-export type Engine = (typeof ENGINES)[number];
 
 export interface SelectOptions {
   instance: string;
