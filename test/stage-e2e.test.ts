@@ -211,7 +211,7 @@ test('a hostile host on the stage connection: wrong digest, offset, transfer id 
   ];
   for (const [code, frames] of cases) {
     const { reply, answers } = await rawStage(c.socket, { method: 'stage', name: 'x.txt', size: data.length }, frames);
-    assert.equal(reply['ok'], true);
+    assert.equal(reply['ok'], true, `${code}: ${JSON.stringify(reply)}`);
     assert.equal(answers.length, 1, code);
     const a = answers[0]!;
     assert.ok(a.type === 'Notice' && a.text.startsWith(`${code}: `), `${code}: ${JSON.stringify(a)}`);

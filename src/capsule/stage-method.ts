@@ -157,7 +157,12 @@ export function registerStageMethod(control: ControlMethods, o: StageMethodOptio
       return { reply: { ok: false, code: codeOf(e), message: messageOf(e) } };
     }
     active++;
+    // The slot is free once the transfer is over or the host is gone, whichever comes first (a host that
+    // stages files one after another must not find its last transfer still counted), and only once.
+    let released = false;
     const release = (): void => {
+      if (released) return;
+      released = true;
       active--;
       void transfer.abort();
     };
@@ -176,6 +181,8 @@ export function registerStageMethod(control: ControlMethods, o: StageMethodOptio
           o.log?.(`stage of ${transfer.name} failed: ${codeOf(e)}: ${messageOf(e)}`);
           if (!quiet) o.notify('error', `Staging ${transfer.name} failed: ${messageOf(e)}`);
           throw e;
+        } finally {
+          release();
         }
       },
     };
