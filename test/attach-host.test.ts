@@ -29,10 +29,11 @@ function setup(t: TestContext) {
   const bin = join(home, 'bin');
   mkdirSync(bin);
   for (const engine of ['docker', 'podman', 'kubectl']) {
-    // Records its own name and every argument (NUL-separated, so spaces stay visible), then relays locally.
+    // Records its own name and every argument (NUL-separated, so spaces stay visible) and one line per run
+    // (in <argv>.runs), then relays locally.
     writeFileSync(
       join(bin, engine),
-      `#!/bin/sh\nprintf '%s\\0' "$(basename "$0")" "$@" > "$JACKIN_TEST_ARGV"\nexec ${q(process.execPath)} ${q(CAPSULE)} attach-proxy --socket "$JACKIN_TEST_SOCKET"\n`,
+      `#!/bin/sh\nprintf '%s\\0' "$(basename "$0")" "$@" > "$JACKIN_TEST_ARGV"\necho "$$" >> "$JACKIN_TEST_ARGV.runs"\nexec ${q(process.execPath)} ${q(CAPSULE)} attach-proxy --socket "$JACKIN_TEST_SOCKET"\n`,
     );
     chmodSync(join(bin, engine), 0o755);
   }
@@ -122,6 +123,9 @@ for (const engine of ['docker', 'podman', 'kubectl'] as const) {
         ? ['kubectl', 'exec', '-i', 'agent', '-n', 'dev', '-c', 'main', '--', 'jackin-capsule', 'attach-proxy']
         : [engine, 'exec', '-i', 'agent', 'jackin-capsule', 'attach-proxy'];
     assert.deepEqual(readFileSync(argvFile, 'utf8').split('\0').slice(0, -1), expected);
+    // One engine exec: the relay bin/jackin.js started before the CLI loaded (the plain forms) is the one
+    // the session used, not stopped and started again.
+    assert.equal(readFileSync(`${argvFile}.runs`, 'utf8').trim().split('\n').length, 1, 'the engine ran once');
     assert.match(op.output(), /rc=7\r\n/, 'the program exit status is jackin\'s');
     assert.match(op.output(), /[^-]icanon/);
     assert.match(op.output(), /[^-]echo /);
