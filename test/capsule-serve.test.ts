@@ -90,6 +90,30 @@ test('jackin-capsule serve: run dir 0700, socket 0600, capsule.json, and everyth
   assert.equal(existsSync(infoPath), false);
 });
 
+test('jackin-capsule serve: a program that ended before any host attached: the first host still gets its status', async (t) => {
+  // `jackin run -- bash -c 'exit 7'`: the program can end before the host that started the capsule
+  // connects. The capsule keeps its socket for that host (HELLO_GRACE_MS) instead of resetting it.
+  const c = startCapsule(t, ['sh', '-c', 'exit 7']);
+  await pollUntil('the capsule to see the program end', () => /program exited with status 7/.test(c.stderr()), { timeoutMs: START_TIMEOUT_MS, last: c.stderr });
+  const client = await TestClient.connect(c.socketPath);
+  t.after(() => client.close());
+  client.send(helloFrame());
+  await client.waitForFrame('Welcome');
+  client.send({ type: 'ExtHello', features: { 'exit-status': 1 } });
+  await client.waitForFrame('Shutdown');
+  assert.deepEqual(client.frames.find((f) => f.type === 'ExitStatus'), { type: 'ExitStatus', status: 7 });
+  client.socket.end();
+  assert.deepEqual(await c.exit, { code: 7, signal: null });
+  assert.equal(existsSync(c.socketPath), false);
+});
+
+test('jackin-capsule serve: with no host at all, the capsule of an ended program exits after the wait for one', async (t) => {
+  const c = startCapsule(t, ['sh', '-c', 'exit 3']);
+  assert.deepEqual(await c.exit, { code: 3, signal: null });
+  assert.equal(existsSync(c.socketPath), false);
+  assert.equal(existsSync(join(c.runDir, 'capsule.json')), false);
+});
+
 test('jackin-capsule serve: the program starts at 80x24, or at --rows/--cols; a bad size is refused', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'capsule-size-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));

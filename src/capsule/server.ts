@@ -55,6 +55,10 @@ export class CapsuleServer {
   private readonly maxPending: number;
   /** Set once the program ended: what shutdown() was told, for a host that completes its Hello during it. */
   private closingWith: { exitStatus: number | null; reason: string | null } | null = null;
+  /** An attach client has sent its Hello at some point (see shutdown's waitForHostMs). */
+  private hostSeen = false;
+  /** Ends the wait for a first host early; set only while shutdown waits for one. */
+  private endLinger: (() => void) | null = null;
 
   private constructor(private readonly options: CapsuleServerOptions) {
     this.socketPath = options.socketPath;
@@ -140,9 +144,23 @@ export class CapsuleServer {
    * Tells attached clients the program ended (ExitStatus when negotiated, then Shutdown), stops listening,
    * removes the socket and waits (bounded) for the connections to close.
    */
-  async shutdown(exitStatus: number | null, reason: string | null): Promise<void> {
+  async shutdown(exitStatus: number | null, reason: string | null, { waitForHostMs = 0 } = {}): Promise<void> {
     if (this.closingWith !== null) return;
     this.closingWith = { exitStatus, reason };
+    // A program that ended before any host attached (`jackin run` of a program that exits at once): the
+    // host that started this capsule may be connecting at this moment. Closing the listener now would
+    // reset that connection (or refuse it), and the host would never learn the exit status, so keep
+    // accepting attach clients until one sends its Hello or waitForHostMs have passed.
+    if (waitForHostMs > 0 && !this.hostSeen) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(() => this.endLinger?.(), waitForHostMs);
+        this.endLinger = () => {
+          clearTimeout(timer);
+          this.endLinger = null;
+          resolve();
+        };
+      });
+    }
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     await unlink(this.socketPath).catch(() => undefined);
     for (const c of [...this.attachConns]) c.shutdown(reason, exitStatus);
@@ -156,7 +174,8 @@ export class CapsuleServer {
   }
 
   private onConnection(socket: Socket): void {
-    if (this.closingWith !== null || this.sockets.size >= this.maxConnections || this.pending.size >= this.maxPending) {
+    const closing = this.closingWith !== null && this.endLinger === null;
+    if (closing || this.sockets.size >= this.maxConnections || this.pending.size >= this.maxPending) {
       this.options.log?.(`refused a connection: ${this.sockets.size} open, ${this.pending.size} in handshake`);
       socket.destroy();
       return;
@@ -189,9 +208,12 @@ export class CapsuleServer {
         socket.allowHalfOpen = false;
         const conn = new AttachConnection(socket, this.host);
         this.attachConns.add(conn);
+        this.hostSeen = true;
         conn.onData(first);
-        // Connected before the program ended: welcomed, then told (AttachConnection.shutdown waits for that).
+        // Connected before the program ended (or while shutdown waits for a first host): welcomed, then
+        // told (AttachConnection.shutdown waits for that).
         if (this.closingWith !== null) conn.shutdown(this.closingWith.reason, this.closingWith.exitStatus);
+        this.endLinger?.();
       }
     });
   }
