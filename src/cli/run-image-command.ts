@@ -24,6 +24,9 @@ export const CONTAINER_START_TIMEOUT_MS = 60_000;
 const SOCKET_POLL_MS = 50;
 /** How often the engine is asked whether the container is still running while the socket is awaited. */
 const STATE_POLL_MS = 500;
+/** How long a container whose program exited may take to stop before jackin leaves it (see stateAfterSession). */
+const CONTAINER_STOP_WAIT_MS = 10_000;
+const STOP_POLL_MS = 100;
 /** Lines of the container's log quoted when its capsule fails to start. */
 const LOG_TAIL_LINES = 5;
 
@@ -184,7 +187,7 @@ export async function runImageCommand(command: string[], flags: RunImageFlags, h
   };
   const status = await attach(selection, name, async () => socketTransport(await connectSocket(socket), socket), explainLost);
   // The program has exited (not a detach): its container has nothing left to run.
-  const state = await containerState(engine, name);
+  const state = await stateAfterSession(engine, name, socket);
   if (state !== null && state !== 'running') {
     const code = (await engineCommand(engine, ['inspect', '--type', 'container', '--format', '{{.State.ExitCode}}', name]).catch(() => '')).trim();
     if (stoppedLine === null && code !== '' && Number(code) !== status) say(`container ${name} stopped (${engine}: ${state}, exit code ${code})`);
@@ -192,6 +195,21 @@ export async function runImageCommand(command: string[], flags: RunImageFlags, h
     removeContainerRecord(home, name);
   }
   return status;
+}
+
+/**
+ * The container's state once the session ended. A capsule whose program exited is still finishing when the
+ * host has its status (it waits for the host to close, then exits, and the engine notices): the container
+ * is awaited until it stops, up to CONTAINER_STOP_WAIT_MS, so it is removed, not left behind stopped. A
+ * capsule that still answers on its socket (a detach) is running on, and is not waited for.
+ */
+async function stateAfterSession(engine: ContainerEngine, name: string, socket: string): Promise<string | null> {
+  const deadline = Date.now() + CONTAINER_STOP_WAIT_MS;
+  for (;;) {
+    const state = await containerState(engine, name);
+    if (state !== 'running' || Date.now() > deadline || (await socketAnswers(socket))) return state;
+    await sleep(STOP_POLL_MS);
+  }
 }
 
 /** Polls the socket until the capsule answers; fails at once, with the reason, when the container stops. */
