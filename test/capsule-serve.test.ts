@@ -2,8 +2,8 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, watch } from 'node:fs';
+import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -112,6 +112,62 @@ test('jackin-capsule serve: with no host at all, the capsule of an ended program
   assert.deepEqual(await c.exit, { code: 3, signal: null });
   assert.equal(existsSync(c.socketPath), false);
   assert.equal(existsSync(join(c.runDir, 'capsule.json')), false);
+});
+
+test('jackin-capsule serve: a control request sent the moment the socket appears finds export and stage', async (t) => {
+  // A client that connects as soon as the socket exists (`jackin export` right after `podman run -d`)
+  // must not get E_UNKNOWN_METHOD: the methods are registered before the socket is created.
+  const askOnce = (socketPath: string, request: object): Promise<Record<string, unknown>> =>
+    new Promise((resolve, reject) => {
+      const s = connect(socketPath);
+      const decoder = new ControlMessageDecoder();
+      s.on('error', reject);
+      s.on('connect', () => s.write(encodeControlMessage(request)));
+      s.on('data', (b: Buffer) => {
+        const [reply] = decoder.push(b);
+        if (reply !== undefined) {
+          s.destroy();
+          resolve(reply as Record<string, unknown>);
+        }
+      });
+    });
+  // bind() makes the file a moment before listen(): ECONNREFUSED then means "not yet", as for any client.
+  const ask = async (socketPath: string, request: object): Promise<Record<string, unknown>> => {
+    for (let tries = 0; ; tries++) {
+      try {
+        return await askOnce(socketPath, request);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'ECONNREFUSED' || tries > 200) throw e;
+        await new Promise((r) => setTimeout(r, 1));
+      }
+    }
+  };
+  for (let i = 0; i < 16; i++) {
+    const dir = mkdtempSync(join(tmpdir(), 'capsule-early-'));
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    const runDir = join(dir, 'run');
+    mkdirSync(runDir, { mode: 0o700 });
+    const socketPath = join(runDir, 'jackin.sock');
+    // inotify sees the socket file the moment bind() makes it.
+    const appeared = new Promise<void>((resolve) => {
+      const w = watch(runDir, (_event, file) => {
+        if (file === 'jackin.sock') {
+          w.close();
+          resolve();
+        }
+      });
+    });
+    const c = startCapsule(t, ['sh', '-c', 'read x'], [], runDir);
+    await appeared;
+    const [stage, exp] = await Promise.all([
+      ask(socketPath, { method: 'stage', name: '../x', size: 1 }),
+      ask(socketPath, { method: 'export', path: '' }),
+    ]);
+    assert.equal(stage['code'], 'E_BAD_STAGE_NAME', JSON.stringify(stage));
+    assert.notEqual(exp['code'], 'E_UNKNOWN_METHOD', JSON.stringify(exp));
+    c.child.kill('SIGTERM');
+    await c.exit;
+  }
 });
 
 test('jackin-capsule serve: the program starts at 80x24, or at --rows/--cols; a bad size is refused', async (t) => {

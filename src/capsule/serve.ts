@@ -14,7 +14,7 @@ import type { ImageSink } from './image-sink.ts';
 import { ImageFeature } from './image-feature.ts';
 import { registerExportMethods } from './export-methods.ts';
 import { registerStageMethod } from './stage-method.ts';
-import { FILES_DIR_NAME } from './file-staging.ts';
+import { FILES_DIR_NAME, type FileStaging } from './file-staging.ts';
 import { stageMaxBytes } from '../policy/stage-limits.ts';
 import { loadPolicyFile } from './policy-file.ts';
 import { defaultCapsuleName } from './instance-name.ts';
@@ -107,6 +107,8 @@ export async function serve(options: ServeOptions): Promise<number> {
   };
   for (const s of STOP_SIGNALS) processHooks.add(onEvent(process, s, onSignal));
   let server: CapsuleServer;
+  // Host files (`jackin stage`, pasted paths) go to <run>/files/ and are removed when the capsule exits.
+  let files: FileStaging | undefined;
   try {
     server = await CapsuleServer.listen({
       socketPath,
@@ -115,6 +117,10 @@ export async function serve(options: ServeOptions): Promise<number> {
       log,
       ...(options.handshakeTimeoutMs !== undefined ? { handshakeTimeoutMs: options.handshakeTimeoutMs } : {}),
       imageSink: options.imageSink ?? images!,
+      registerMethods: (control, srv) => {
+        registerExportMethods(control, { policy, workspace, runDir, notify: (level, text) => srv.notify(level, text), log });
+        files = registerStageMethod(control, { runDir, maxBytes: stageCap, notify: (level, text) => srv.notify(level, text), log });
+      },
     });
   } catch (e) {
     // Not ours to clean: the socket and capsule.json may belong to a capsule that is already running.
@@ -125,9 +131,6 @@ export async function serve(options: ServeOptions): Promise<number> {
     throw e;
   }
   await handToRunDirOwner(runDir, [socketPath]);
-  registerExportMethods(server.control, { policy, workspace, runDir, notify: (level, text) => server.notify(level, text), log });
-  // Host files (`jackin stage`, pasted paths) go to <run>/files/ and are removed when the capsule exits.
-  const files = registerStageMethod(server.control, { runDir, maxBytes: stageCap, notify: (level, text) => server.notify(level, text), log });
   const info = {
     pid: process.pid,
     name,
@@ -161,7 +164,7 @@ export async function serve(options: ServeOptions): Promise<number> {
   await unlink(infoPath).catch(() => undefined);
   processHooks.dispose();
   await images?.dispose();
-  await files.cleanup();
+  await files?.cleanup();
   session.dispose();
   return status;
 }

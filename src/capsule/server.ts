@@ -37,6 +37,12 @@ export interface CapsuleServerOptions {
   imageSink?: ImageSink;
   features?: Features;
   log?: (line: string) => void;
+  /**
+   * Registers the capsule's other control methods (export, stage) before the socket exists: a client that
+   * connects the moment it appears (a test, `jackin export` right after `podman run -d`) must never find
+   * them missing (E_UNKNOWN_METHOD).
+   */
+  registerMethods?: (control: ControlMethods, server: CapsuleServer) => void;
 }
 
 export class CapsuleServer {
@@ -120,6 +126,7 @@ export class CapsuleServer {
   static async listen(options: CapsuleServerOptions): Promise<CapsuleServer> {
     await clearStaleSocket(options.socketPath);
     const s = new CapsuleServer(options);
+    options.registerMethods?.(s.control, s);
     await listenPrivate(s.server, options.socketPath);
     return s;
   }
