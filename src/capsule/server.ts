@@ -61,7 +61,7 @@ export class CapsuleServer {
   private readonly maxPending: number;
   /** Set once the program ended: what shutdown() was told, for a host that completes its Hello during it. */
   private closingWith: { exitStatus: number | null; reason: string | null } | null = null;
-  /** An attach client has sent its Hello at some point (see shutdown's waitForHostMs). */
+  /** An attach client has sent its first bytes (its Hello, or garbage) at some point (see shutdown's waitForHostMs). */
   private hostSeen = false;
   /** Ends the wait for a first host early; set only while shutdown waits for one. */
   private endLinger: (() => void) | null = null;
@@ -149,7 +149,8 @@ export class CapsuleServer {
 
   /**
    * Tells attached clients the program ended (ExitStatus when negotiated, then Shutdown), stops listening,
-   * removes the socket and waits (bounded) for the connections to close.
+   * removes the socket and waits (bounded) for the connections to close. With `waitForHostMs`, a capsule
+   * that no attach client has reached yet first keeps accepting them for up to that long (see below).
    */
   async shutdown(exitStatus: number | null, reason: string | null, { waitForHostMs = 0 } = {}): Promise<void> {
     if (this.closingWith !== null) return;
