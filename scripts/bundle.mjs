@@ -1,24 +1,31 @@
 // Bundles the built modules (dist/, from tsc) into one file per entry point, which is what the binaries run:
 // loading one module instead of about 120 takes a third off jackin's start-up (bench/RESULTS.md, container
 // section). Packages stay external (loaded from node_modules as usual). Run by `npm run build` after tsc.
+// Then writes the V8 code cache `jackin`'s bundle is loaded with (src/cli/code-cache.ts).
+import { execFileSync } from 'node:child_process';
 import { build } from 'esbuild';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
 /**
- * Bundle (dist/<name>.bundle.<ext>) -> the tsc output it starts from. The two small ones are CommonJS: the
- * binaries (CommonJS too, bin/package.json) load them first, before Node's ES module loader is needed,
- * which starts an exec relay about 10 ms sooner on this machine.
+ * Bundle (dist/<name>.bundle.<ext>) -> the tsc output it starts from. All but the capsule's are CommonJS: the
+ * binaries (CommonJS too, bin/package.json) load them without Node's ES module loader, which starts an exec
+ * relay about 10 ms sooner on this machine, and `jackin` with its code cache (src/cli/code-cache.ts).
  */
 export const ENTRIES = [
-  { name: 'jackin', from: 'dist/cli/jackin.js', format: 'esm' },
+  { name: 'jackin', from: 'dist/cli/jackin.js', format: 'cjs' },
   { name: 'jackin-capsule', from: 'dist/cli/jackin-capsule.js', format: 'esm' },
   // The exec relay's fast path (bin/jackin-capsule.js): started once per `attach --via` and per export.
   { name: 'attach-proxy', from: 'dist/cli/attach-proxy-main.js', format: 'cjs' },
   // What bin/jackin.js loads first: starts an `attach --via` relay before the CLI loads.
   { name: 'early-relay', from: 'dist/cli/early-relay.js', format: 'cjs' },
+  // What bin/jackin.js loads the CLI's bundle with.
+  { name: 'code-cache', from: 'dist/cli/code-cache.js', format: 'cjs' },
 ];
+
+/** The code cache of the `jackin` bundle, beside it. */
+export const JACKIN_CODE_CACHE = 'dist/jackin.bundle.cache';
 
 for (const format of ['esm', 'cjs']) {
   await build({
@@ -34,5 +41,16 @@ for (const format of ['esm', 'cjs']) {
     logLevel: 'warning',
     // Stack traces and error names stay readable: nothing is minified or renamed.
     keepNames: true,
+    // A CommonJS bundle has no import.meta; src/ reads only its url (package-root.ts, createRequire calls).
+    ...(format === 'cjs' ? { define: { 'import.meta.url': '__bundleUrl' }, banner: { js: 'const __bundleUrl = require("node:url").pathToFileURL(__filename).href;' } } : {}),
   });
 }
+
+// In a child `node`, so V8's flags are those of the binary that will load it (a cache made under other flags
+// is refused, and the bundle then compiles as usual).
+const size = execFileSync(
+  process.execPath,
+  ['-e', 'process.stdout.write(String(require(process.argv[1]).writeCodeCache(process.argv[2], process.argv[3])))', `${root}dist/code-cache.bundle.cjs`, `${root}dist/jackin.bundle.cjs`, `${root}${JACKIN_CODE_CACHE}`],
+  { encoding: 'utf8' },
+);
+if (!(Number(size) > 0)) throw new Error(`bundle: the code cache of dist/jackin.bundle.cjs is empty (${size})`);

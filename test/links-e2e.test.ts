@@ -151,6 +151,25 @@ test('links: an OSC 8 hyperlink opens its target, named in the notice; unsafe ta
   assert.equal(rec.opened().length, 1);
 });
 
+test('links: without JACKIN_OPENER the `open` package opens the link (the bundled CLI loads it through bin/esm-import.js)', async (t) => {
+  // `jackin`'s bundle runs compiled through vm.Script for its code cache, where import() fails: a broken
+  // path to the ES-only `open` package would show only here. Its xdg-open hands the URL to $BROWSER when
+  // no desktop is found (the empty variables), and the recorder stands in for the browser.
+  const rec = recordingOpener(t);
+  const env = { BROWSER: rec.env['JACKIN_OPENER']!, DISPLAY: '', WAYLAND_DISPLAY: '', XDG_CURRENT_DESKTOP: '', DESKTOP_SESSION: '' };
+  const pane = await paneFor(t, { env });
+  await startSession(pane, 'links-open-package');
+  await waitForCapture(pane);
+  await pane.typeLine(`clear; printf 'see https://example.com/open-package\\n'`);
+  await pane.waitForText(/^see https:\/\/example\.com\/open-package$/m);
+  const at = await cellOf(pane, /^see https/, 'https');
+  await click(pane, CTRL, at.row, at.col + 10);
+  await confirmTarget(pane, 'https://example.com/open-package', rec.opened, 0);
+  await pollUntil('the link to reach the browser through xdg-open', () => rec.opened().length === 1, { last: rec.opened });
+  assert.deepEqual(rec.opened(), ['https://example.com/open-package']);
+  await pane.waitForText('Opened https://example.com');
+});
+
 test('links: JACKIN_OPEN_LINKS=deny opens nothing and says so', async (t) => {
   const rec = recordingOpener(t);
   const pane = await paneFor(t, { env: { ...rec.env, JACKIN_OPEN_LINKS: 'Deny' } });

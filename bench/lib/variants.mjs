@@ -69,8 +69,8 @@ export const jackin = {
   id: 'jackin',
   label: 'jackin run',
   async start(argv) {
-    if (!existsSync(join(REPO_ROOT, 'dist', 'jackin.bundle.js'))) {
-      throw new Error(`dist/jackin.bundle.js is missing: run \`npm run build\` in ${REPO_ROOT}`);
+    if (!existsSync(join(REPO_ROOT, 'dist', 'jackin.bundle.cjs'))) {
+      throw new Error(`dist/jackin.bundle.cjs is missing: run \`npm run build\` in ${REPO_ROOT}`);
     }
     const home = mkdtempSync(join(tmpdir(), 'jackin-bench-'));
     const name = `bench-${process.pid}`;

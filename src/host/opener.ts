@@ -6,14 +6,26 @@
  * whatever the caller already did: this is the last step before something leaves the terminal.
  */
 import { spawn } from 'node:child_process';
+import { createRequire } from 'node:module';
+import type * as OpenPackage from 'open';
 import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
-import { basename, dirname, isAbsolute } from 'node:path';
+import { basename, dirname, isAbsolute, join } from 'node:path';
 import { JackinError } from '../errors.ts';
+import { PACKAGE_ROOT } from '../package-root.ts';
 import { launcherContent, launcherExtension, LAUNCHER_MAGIC_BYTES } from '../policy/launcher-files.ts';
 import { checkUrl, linksEnabled, redactUrlForLog, type UrlCheckOk } from '../policy/url-safety.ts';
 import { createRateLimiter, DEFAULT_OPEN_RATE, type RateLimiter } from './rate-limiter.ts';
 import { splitShellWords } from './shell-words.ts';
+
+/**
+ * The ES-only `open` package, through bin/esm-import.js: `jackin`'s bundle runs compiled through vm.Script
+ * (src/cli/code-cache.ts), where import() is refused; a file Node loads itself may use it.
+ */
+function importOpen(): Promise<typeof OpenPackage> {
+  const importEsm = createRequire(import.meta.url)(join(PACKAGE_ROOT, 'bin', 'esm-import.js')) as (specifier: string) => Promise<unknown>;
+  return importEsm('open') as Promise<typeof OpenPackage>;
+}
 
 /**
  * How long to wait for the launcher to exit before assuming it launched. Some launchers run the
@@ -133,7 +145,7 @@ async function runOpenPackage(target: string, platform: NodeJS.Platform, settleM
   });
   try {
     // `open` is loaded on first use: importing it costs every jackin command about 25 ms of start-up.
-    const launched = import('open').then(({ default: open }) => open(target, { wait: true })).then(
+    const launched = importOpen().then(({ default: open }) => open(target, { wait: true })).then(
       (): OpenResult => ({ command, state: 'exited' }),
       (e: unknown) => {
         const m = e instanceof Error ? /code (\d+)/u.exec(e.message) : null;
