@@ -22,7 +22,9 @@ import { Slicer } from './slicer.ts';
 import { createZstdCompressor } from './zstd-compressor.ts';
 
 // Required, not imported: a bundle would hoist an import and load it for every capsule command (scripts/bundle.mjs).
-const tarStream = createRequire(import.meta.url)('tar-stream') as typeof TarStream;
+// And only at the first directory export: with its dependencies it was about 15 ms of every capsule's start.
+let tarStreamModule: typeof TarStream | undefined;
+const tarStream = (): typeof TarStream => (tarStreamModule ??= createRequire(import.meta.url)('tar-stream') as typeof TarStream);
 
 const fstatSyncBig = (fd: number) => fstatSync(fd, { bigint: true });
 
@@ -69,7 +71,7 @@ export async function writeDirectoryArchive(listing: DirectoryListing, sink: Arc
   const folder = archiveTopFolder(top);
   const slicer = new Slicer();
   const compressor = await createZstdCompressor();
-  const pack = tarStream.pack();
+  const pack = tarStream().pack();
 
   // tar-stream queues whole entries without backpressure, so the producer waits while the consumer is more
   // than PACK_AHEAD_BYTES behind (memory stays bounded whatever the tree). `produced` counts each entry's

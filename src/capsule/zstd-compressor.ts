@@ -14,7 +14,9 @@ import { createRequire } from 'node:module';
 import type * as Zstd from '@bokuweb/zstd-wasm';
 
 // Required, not imported: a bundle would hoist an import and load it for every capsule command (scripts/bundle.mjs).
-const { compress, init } = createRequire(import.meta.url)('@bokuweb/zstd-wasm') as typeof Zstd;
+// And only at the first directory export, not at every capsule's start.
+let zstdModule: typeof Zstd | undefined;
+const zstd = (): typeof Zstd => (zstdModule ??= createRequire(import.meta.url)('@bokuweb/zstd-wasm') as typeof Zstd);
 
 /** Input bytes per frame. 2 MiB is several times level 1's window, so the ratio loses little against one
  * long frame, while memory stays small (4 MiB blocks measured more peak RSS). */
@@ -35,14 +37,14 @@ export interface StreamCompressor {
 let ready: Promise<void> | undefined;
 
 export async function createZstdCompressor(level: number = ZSTD_LEVEL, blockBytes: number = ZSTD_BLOCK_BYTES): Promise<StreamCompressor> {
-  ready ??= init();
+  ready ??= zstd().init();
   await ready;
   const block = Buffer.allocUnsafe(blockBytes);
   let used = 0;
   let ended = false;
   const flush = (): Uint8Array[] => {
     if (used === 0) return [];
-    const frame = compress(block.subarray(0, used), level);
+    const frame = zstd().compress(block.subarray(0, used), level);
     used = 0;
     return [frame];
   };
