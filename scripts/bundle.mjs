@@ -9,48 +9,49 @@ import { fileURLToPath } from 'node:url';
 const root = fileURLToPath(new URL('..', import.meta.url));
 
 /**
- * Bundle (dist/<name>.bundle.<ext>) -> the tsc output it starts from. All but the capsule's are CommonJS: the
- * binaries (CommonJS too, bin/package.json) load them without Node's ES module loader, which starts an exec
- * relay about 10 ms sooner on this machine, and `jackin` with its code cache (src/cli/code-cache.ts).
+ * Bundle (dist/<name>.bundle.cjs) -> the tsc output it starts from. All are CommonJS: the binaries
+ * (CommonJS too, bin/package.json) load them without Node's ES module loader, which starts an exec relay
+ * about 10 ms sooner on this machine, and the two CLIs with their code cache (src/cli/code-cache.ts).
  */
 export const ENTRIES = [
-  { name: 'jackin', from: 'dist/cli/jackin.js', format: 'cjs' },
-  { name: 'jackin-capsule', from: 'dist/cli/jackin-capsule.js', format: 'esm' },
+  { name: 'jackin', from: 'dist/cli/jackin.js' },
+  { name: 'jackin-capsule', from: 'dist/cli/jackin-capsule.js' },
   // The exec relay's fast path (bin/jackin-capsule.js): started once per `attach --via` and per export.
-  { name: 'attach-proxy', from: 'dist/cli/attach-proxy-main.js', format: 'cjs' },
+  { name: 'attach-proxy', from: 'dist/cli/attach-proxy-main.js' },
   // What bin/jackin.js loads first: starts an `attach --via` relay before the CLI loads.
-  { name: 'early-relay', from: 'dist/cli/early-relay.js', format: 'cjs' },
-  // What bin/jackin.js loads the CLI's bundle with.
-  { name: 'code-cache', from: 'dist/cli/code-cache.js', format: 'cjs' },
+  { name: 'early-relay', from: 'dist/cli/early-relay.js' },
+  // What the binaries load the two CLIs' bundles with.
+  { name: 'code-cache', from: 'dist/cli/code-cache.js' },
 ];
 
-/** The code cache of the `jackin` bundle, beside it. */
-export const JACKIN_CODE_CACHE = 'dist/jackin.bundle.cache';
+/** The bundles the binaries load with a code cache (src/cli/code-cache.ts), written beside each as .cache. */
+export const CACHED = ['jackin', 'jackin-capsule'];
 
-for (const format of ['esm', 'cjs']) {
-  await build({
-    absWorkingDir: root,
-    entryPoints: ENTRIES.filter((e) => e.format === format).map((e) => ({ in: e.from, out: `${e.name}.bundle` })),
-    outdir: 'dist',
-    outExtension: { '.js': format === 'esm' ? '.js' : '.cjs' },
-    bundle: true,
-    packages: 'external',
-    platform: 'node',
-    format,
-    target: 'node20',
-    logLevel: 'warning',
-    // Stack traces and error names stay readable: nothing is minified or renamed.
-    keepNames: true,
-    // A CommonJS bundle has no import.meta; src/ reads only its url (package-root.ts, createRequire calls).
-    ...(format === 'cjs' ? { define: { 'import.meta.url': '__bundleUrl' }, banner: { js: 'const __bundleUrl = require("node:url").pathToFileURL(__filename).href;' } } : {}),
-  });
-}
+await build({
+  absWorkingDir: root,
+  entryPoints: ENTRIES.map((e) => ({ in: e.from, out: `${e.name}.bundle` })),
+  outdir: 'dist',
+  outExtension: { '.js': '.cjs' },
+  bundle: true,
+  packages: 'external',
+  platform: 'node',
+  format: 'cjs',
+  target: 'node20',
+  logLevel: 'warning',
+  // Stack traces and error names stay readable: nothing is minified or renamed.
+  keepNames: true,
+  // CommonJS has no import.meta; src/ reads only its url (package-root.ts, createRequire calls).
+  define: { 'import.meta.url': '__bundleUrl' },
+  banner: { js: 'const __bundleUrl = require("node:url").pathToFileURL(__filename).href;' },
+});
 
 // In a child `node`, so V8's flags are those of the binary that will load it (a cache made under other flags
 // is refused, and the bundle then compiles as usual).
-const size = execFileSync(
-  process.execPath,
-  ['-e', 'process.stdout.write(String(require(process.argv[1]).writeCodeCache(process.argv[2], process.argv[3])))', `${root}dist/code-cache.bundle.cjs`, `${root}dist/jackin.bundle.cjs`, `${root}${JACKIN_CODE_CACHE}`],
-  { encoding: 'utf8' },
-);
-if (!(Number(size) > 0)) throw new Error(`bundle: the code cache of dist/jackin.bundle.cjs is empty (${size})`);
+for (const name of CACHED) {
+  const size = execFileSync(
+    process.execPath,
+    ['-e', 'process.stdout.write(String(require(process.argv[1]).writeCodeCache(process.argv[2], process.argv[3])))', `${root}dist/code-cache.bundle.cjs`, `${root}dist/${name}.bundle.cjs`, `${root}dist/${name}.bundle.cache`],
+    { encoding: 'utf8' },
+  );
+  if (!(Number(size) > 0)) throw new Error(`bundle: the code cache of dist/${name}.bundle.cjs is empty (${size})`);
+}

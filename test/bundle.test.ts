@@ -19,13 +19,11 @@ test('each bundle the binaries run loads only Node built-ins at start-up, and on
   const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
   const deps = new Set(Object.keys(pkg.dependencies));
   const bundles = readdirSync(join(root, 'dist')).filter((f) => /\.bundle\.c?js$/.test(f)).sort();
-  assert.deepEqual(bundles, ['attach-proxy.bundle.cjs', 'code-cache.bundle.cjs', 'early-relay.bundle.cjs', 'jackin-capsule.bundle.js', 'jackin.bundle.cjs']);
+  assert.deepEqual(bundles, ['attach-proxy.bundle.cjs', 'code-cache.bundle.cjs', 'early-relay.bundle.cjs', 'jackin-capsule.bundle.cjs', 'jackin.bundle.cjs']);
   for (const bin of ['jackin.js', 'jackin-capsule.js']) {
     const imports = [...readFileSync(join(root, 'bin', bin), 'utf8').matchAll(/['"](\.\.\/dist\/[^'"]+)['"]/g)].map((m) => m[1]);
     assert.ok(imports.length === 2 && imports.every((p) => /\.bundle\.c?js$/.test(p!)), `bin/${bin} runs bundles: ${imports.join(', ')}`);
   }
-  // bin/jackin.js loads the CLI's bundle through the code cache loader (src/cli/code-cache.ts).
-  assert.match(readFileSync(join(root, 'bin', 'jackin.js'), 'utf8'), /loadWithCodeCache\(join\(dist, 'jackin\.bundle\.cjs'\), join\(dist, 'jackin\.bundle\.cache'\)\)/);
   for (const file of bundles) {
     const code = readFileSync(join(root, 'dist', file), 'utf8');
     // A static import (or a top-level require in a CommonJS bundle) loads with the binary, whatever command
@@ -37,20 +35,23 @@ test('each bundle the binaries run loads only Node built-ins at start-up, and on
     // `(0, import_node_module.createRequire)(url)('x')`).
     const lazy = [...code.matchAll(/(?:\bimport\s*\(\s*|\brequire\w*\s*\(\s*|\bcreateRequire\w*\)?\s*\([^()]*\)\s*\(\s*)["']([^"']+)["']\s*\)/g)].map((m) => m[1]!);
     if (file === 'jackin.bundle.cjs') assert.ok(lazy.includes('commander'), `${file}: the scan finds createRequire(url)('commander')`);
-    if (file === 'jackin-capsule.bundle.js') assert.ok(lazy.includes('@lydell/node-pty'), `${file}: the scan finds createRequire(url)('@lydell/node-pty')`);
+    if (file === 'jackin-capsule.bundle.cjs') assert.ok(lazy.includes('@lydell/node-pty'), `${file}: the scan finds createRequire(url)('@lydell/node-pty')`);
     const stray = lazy.filter((s) => !s.startsWith('node:') && !deps.has(s.startsWith('@') ? s.split('/').slice(0, 2).join('/') : s.split('/')[0]!));
     assert.deepEqual(stray, [], `${file} loads modules that are not shipped`);
   }
 });
 
-test('`jackin` runs its bundle with the code cache the build made, which this Node accepts; the bundle has no import()', () => {
-  // Code compiled through vm.Script cannot import() (src/cli/code-cache.ts): an import() in the CLI's bundle
-  // would fail only when that line runs (the ES-only `open` package comes through bin/esm-import.js).
-  const code = readFileSync(join(root, 'dist', 'jackin.bundle.cjs'), 'utf8');
-  assert.deepEqual([...code.matchAll(/\bimport\s*\(/g)].map((m) => code.slice(m.index, m.index + 40)), []);
-  assert.match(code, /require\("node:url"\)\.pathToFileURL\(__filename\)/, 'import.meta.url is defined in the CommonJS bundle');
-  const probe = `const r = require(process.argv[1]).loadWithCodeCache(process.argv[2], process.argv[3]); process.stdout.write(r.cache + ' ' + typeof r.exports.main);`;
+test('both CLIs run their bundle with the code cache the build made, which this Node accepts; the bundles have no import()', () => {
+  // Code compiled through vm.Script cannot import() (src/cli/code-cache.ts): an import() in a bundle would
+  // fail only when that line runs (the ES-only `open` package comes through bin/esm-import.js).
   const dist = join(root, 'dist');
-  const out = execFileSync(process.execPath, ['-e', probe, join(dist, 'code-cache.bundle.cjs'), join(dist, 'jackin.bundle.cjs'), join(dist, 'jackin.bundle.cache')], { encoding: 'utf8' });
-  assert.equal(out, 'accepted function');
+  for (const [name, bin] of [['jackin', 'jackin.js'], ['jackin-capsule', 'jackin-capsule.js']] as const) {
+    const code = readFileSync(join(dist, `${name}.bundle.cjs`), 'utf8');
+    assert.deepEqual([...code.matchAll(/\bimport\s*\(/g)].map((m) => code.slice(m.index, m.index + 40)), [], `${name}.bundle.cjs`);
+    assert.match(code, /require\("node:url"\)\.pathToFileURL\(__filename\)/, `import.meta.url is defined in ${name}.bundle.cjs`);
+    assert.ok(readFileSync(join(root, 'bin', bin), 'utf8').includes(`loadWithCodeCache(join(dist, '${name}.bundle.cjs'), join(dist, '${name}.bundle.cache'))`), `bin/${bin} loads ${name}.bundle.cjs with its cache`);
+    const probe = `const r = require(process.argv[1]).loadWithCodeCache(process.argv[2], process.argv[3]); process.stdout.write(r.cache + ' ' + typeof r.exports.main);`;
+    const out = execFileSync(process.execPath, ['-e', probe, join(dist, 'code-cache.bundle.cjs'), join(dist, `${name}.bundle.cjs`), join(dist, `${name}.bundle.cache`)], { encoding: 'utf8' });
+    assert.equal(out, 'accepted function', name);
+  }
 });
