@@ -1,7 +1,7 @@
 // Bundles the built modules (dist/, from tsc) into one file per entry point, which is what the binaries run:
 // loading one module instead of about 120 takes a third off jackin's start-up (bench/RESULTS.md, container
 // section). Packages stay external (loaded from node_modules as usual). Run by `npm run build` after tsc.
-// Then writes the V8 code cache `jackin`'s bundle is loaded with (src/cli/code-cache.ts).
+// Then writes the V8 code caches the two CLIs' bundles are loaded with (src/cli/code-cache.ts).
 import { execFileSync } from 'node:child_process';
 import { build } from 'esbuild';
 import { fileURLToPath } from 'node:url';

@@ -1,8 +1,9 @@
 /**
- * Loads `jackin`'s CommonJS bundle with a V8 code cache made when the package was built, so the CLI's code
- * is not compiled again at every start. Measured on `jackin --version` on this machine: about 100 ms as an
- * ES module, about 90 as CommonJS, about 80 with the cache (`node -e 0`: about 38), for every command,
- * `jackin attach` and `jackin export` included. Node 20 has no compile cache for user code (Node 22's
+ * Loads the two CLIs' CommonJS bundles (`jackin`, `jackin-capsule`) with a V8 code cache made when the
+ * package was built, so their code is not compiled again at every start. Measured on `jackin --version` on
+ * this machine: about 100 ms as an ES module, about 90 as CommonJS, about 80 with the cache (`node -e 0`:
+ * about 38), for every command, `jackin attach` and `jackin export` included; the capsule's CPU until its
+ * socket exists, about 205 ms against 190. Node 20 has no compile cache for user code (Node 22's
  * `module.enableCompileCache` is that), so the cache is V8's own, through `vm.Script`'s `cachedData`.
  *
  * V8 accepts a cache only for the exact source, V8 version and flags it was made with; otherwise it
@@ -11,7 +12,8 @@
  *
  * Code compiled through `vm.Script` cannot use `import()` (Node refuses it without an experimental flag):
  * the one ES-only package the CLI loads, `open`, comes through bin/esm-import.js (see src/host/opener.ts).
- * This module is itself bundled as CommonJS and loaded with a plain require() (bin/jackin.js).
+ * This module is itself bundled as CommonJS and loaded with a plain require() (bin/jackin.js,
+ * bin/jackin-capsule.js); scripts/bundle.mjs writes the caches with writeCodeCache.
  */
 import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
