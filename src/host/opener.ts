@@ -19,7 +19,7 @@ import { createRateLimiter, DEFAULT_OPEN_RATE, type RateLimiter } from './rate-l
 import { splitShellWords } from './shell-words.ts';
 
 /**
- * The ES-only `open` package, through bin/esm-import.js: `jackin`'s bundle runs compiled through vm.Script
+ * The ES-only `open` package, through bin/esm-import.js: the CLI's bundle runs compiled through vm.Script
  * (src/cli/code-cache.ts), where import() is refused; a file Node loads itself may use it.
  */
 function importOpen(): Promise<typeof OpenPackage> {
