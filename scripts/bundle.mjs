@@ -3,6 +3,7 @@
 // section). Packages stay external (loaded from node_modules as usual). Run by `npm run build` after tsc.
 // Then writes the V8 code caches the two CLIs' bundles are loaded with (src/cli/code-cache.ts).
 import { execFileSync } from 'node:child_process';
+import { readdirSync, rmSync } from 'node:fs';
 import { build } from 'esbuild';
 import { fileURLToPath } from 'node:url';
 
@@ -26,6 +27,10 @@ export const ENTRIES = [
 
 /** The bundles the binaries load with a code cache (src/cli/code-cache.ts), written beside each as .cache. */
 export const CACHED = ['jackin', 'jackin-capsule'];
+
+// Every bundle and cache is made again below; one of an earlier layout (dist/jackin.bundle.js, before all
+// were CommonJS) would otherwise stay in a work tree, unused but listed by the bundle and package tests.
+for (const f of readdirSync(`${root}dist`)) if (/\.bundle\.(c?js|cache)$/.test(f)) rmSync(`${root}dist/${f}`);
 
 await build({
   absWorkingDir: root,
