@@ -50,13 +50,14 @@ await build({
   banner: { js: 'const __bundleUrl = require("node:url").pathToFileURL(__filename).href;' },
 });
 
-// In a child `node`, so V8's flags are those of the binary that will load it (a cache made under other flags
-// is refused, and the bundle then compiles as usual).
-for (const name of CACHED) {
-  const size = execFileSync(
-    process.execPath,
-    ['-e', 'process.stdout.write(String(require(process.argv[1]).writeCodeCache(process.argv[2], process.argv[3])))', `${root}dist/code-cache.bundle.cjs`, `${root}dist/${name}.bundle.cjs`, `${root}dist/${name}.bundle.cache`],
-    { encoding: 'utf8' },
-  );
-  if (!(Number(size) > 0)) throw new Error(`bundle: the code cache of dist/${name}.bundle.cjs is empty (${size})`);
-}
+// In one child `node`, so V8's flags are those of the binary that will load them (a cache made under other
+// flags is refused, and the bundle then compiles as usual). It prints each cache's size, one per line.
+const writer = `const { writeCodeCache } = require(process.argv[1]);
+for (const bundle of process.argv.slice(2)) console.log(writeCodeCache(bundle, bundle.replace(/\\.cjs$/, '.cache')));`;
+const sizes = execFileSync(process.execPath, ['-e', writer, `${root}dist/code-cache.bundle.cjs`, ...CACHED.map((name) => `${root}dist/${name}.bundle.cjs`)], { encoding: 'utf8' })
+  .trim()
+  .split('\n')
+  .map(Number);
+CACHED.forEach((name, i) => {
+  if (!(sizes[i] > 0)) throw new Error(`bundle: the code cache of dist/${name}.bundle.cjs is empty (${sizes[i]})`);
+});

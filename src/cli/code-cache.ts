@@ -12,6 +12,10 @@
  *
  * Code compiled through `vm.Script` cannot use `import()` (Node refuses it without an experimental flag):
  * the one ES-only package the CLI loads, `open`, comes through bin/esm-import.js (see src/host/opener.ts).
+ * A code cache is code: V8 runs what it holds. It is read only from the package's own dist/, beside the
+ * bundle it belongs to and as trusted as that bundle; a container sees the package read-only (`jackin run
+ * --image`), and nothing here ever writes a cache at run time.
+ *
  * This module is itself bundled as CommonJS and loaded with a plain require() (bin/jackin.js,
  * bin/jackin-capsule.js); scripts/bundle.mjs writes the caches with writeCodeCache.
  */
