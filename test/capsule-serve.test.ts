@@ -1,7 +1,8 @@
 /** `jackin-capsule serve` and `attach-proxy` as processes: the real built binary, a real PTY and socket. */
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, watch } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -239,63 +240,223 @@ test('jackin-capsule serve: a socket path that is a live non-capsule listener is
   assert.match(c.stderr(), /E_CAPSULE_RUNNING/);
 });
 
-function runProxy(socketPath: string): { child: ChildProcess; frames: ServerFrame[]; raw: Buffer[]; stdoutEnded: Promise<void>; exit: Promise<number | null> } {
-  const child = spawn(process.execPath, [BIN, 'attach-proxy', '--socket', socketPath], { stdio: ['pipe', 'pipe', 'pipe'] });
+/** The two relays `attach-proxy` can run on: Node (bin/jackin-capsule.js), and perl where the image has it
+ * (container-bin/attach-proxy.pl, which hands what it does not handle to the Node relay). */
+const PERL_RELAY = join(ROOT, 'container-bin', 'attach-proxy.pl');
+const RELAYS = {
+  node: (args: string[]): string[] => [process.execPath, BIN, ...args],
+  perl: (args: string[]): string[] => ['perl', PERL_RELAY, process.execPath, BIN, ...args],
+} as const;
+type Relay = keyof typeof RELAYS;
+
+function spawnRelay(relay: Relay, args: string[], env?: NodeJS.ProcessEnv): ChildProcess {
+  const [cmd, ...rest] = RELAYS[relay](args);
+  return spawn(cmd!, rest, { stdio: ['pipe', 'pipe', 'pipe'], env: env ?? process.env });
+}
+
+/**
+ * Starts a relay to `socketPath`; with `decode` (a capsule on the other end) its output is also read as
+ * frames. Node gives a child socket pairs for stdio; `pipeOut` puts a pipe on the relay's stdout instead, as
+ * `podman exec -i` does, read 4 KiB at a time (`dd bs=4096`): a pipe with one page free is writable, and a
+ * blocking write of more than that would wait there.
+ */
+function runProxy(socketPath: string, relay: Relay, decode = true, pipeOut = false): { child: ChildProcess; frames: ServerFrame[]; raw: Buffer[]; stdoutEnded: Promise<void>; exit: Promise<number | null> } {
+  const args = ['attach-proxy', '--socket', socketPath];
+  const child = pipeOut
+    ? spawn('sh', ['-c', '"$@" | dd bs=4096 status=none', 'sh', ...RELAYS[relay](args)], { stdio: ['pipe', 'pipe', 'pipe'], detached: true })
+    : spawnRelay(relay, args);
   const frames: ServerFrame[] = [];
   const raw: Buffer[] = [];
   const decoder = createServerFrameDecoder();
   child.stdout!.on('data', (b: Buffer) => {
     raw.push(b);
-    for (const item of decoder.push(b)) if (item.ok) frames.push(item.frame);
+    if (decode) for (const item of decoder.push(b)) if (item.ok) frames.push(item.frame);
   });
   const stdoutEnded = new Promise<void>((r) => child.stdout!.once('end', () => r()));
   const exit = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
   return { child, frames, raw, stdoutEnded, exit };
 }
 
-test('jackin-capsule attach-proxy: relays a whole session byte for byte and ends when the capsule closes', async (t) => {
-  const c = startCapsule(t, ['bash', '--norc', '--noprofile', '-i']);
-  await waitListening(c);
-  const p = runProxy(c.socketPath);
-  t.after(() => p.child.kill('SIGKILL'));
-  const output = (): string =>
-    Buffer.concat(p.frames.flatMap((f) => (f.type === 'Output' ? [f.bytes] : []))).toString('latin1');
-  p.child.stdin!.write(encodeClientFrame(helloFrame()));
-  await pollUntil('Welcome through the proxy', () => p.frames[0]?.type === 'Welcome', { timeoutMs: START_TIMEOUT_MS });
-  p.child.stdin!.write(encodeClientFrame({ type: 'Input', bytes: Buffer.from('echo via-$((40+2))\r') }));
-  await pollUntil('echo through the proxy', () => output().includes('via-42'), { last: output });
-  p.child.stdin!.write(encodeClientFrame({ type: 'Detach' }));
-  await pollUntil('Shutdown through the proxy', () => p.frames.some((f) => f.type === 'Shutdown'));
-  // The capsule closed its side: the proxy closes stdout even though our stdin is still open...
-  await p.stdoutEnded;
-  // ...and exits once stdin ends too.
-  p.child.stdin!.end();
-  assert.equal(await p.exit, 0);
-  assert.equal(c.child.exitCode, null, 'the program keeps running after the detach');
-});
+for (const relay of Object.keys(RELAYS) as Relay[]) {
+  test(`jackin-capsule attach-proxy (${relay}): relays a whole session byte for byte and ends when the capsule closes`, async (t) => {
+    const c = startCapsule(t, ['bash', '--norc', '--noprofile', '-i']);
+    await waitListening(c);
+    const p = runProxy(c.socketPath, relay);
+    t.after(() => p.child.kill('SIGKILL'));
+    const output = (): string =>
+      Buffer.concat(p.frames.flatMap((f) => (f.type === 'Output' ? [f.bytes] : []))).toString('latin1');
+    p.child.stdin!.write(encodeClientFrame(helloFrame()));
+    await pollUntil('Welcome through the proxy', () => p.frames[0]?.type === 'Welcome', { timeoutMs: START_TIMEOUT_MS });
+    // The relay that answered is the one named: the perl relay did not hand this session to Node.
+    assert.equal(readFileSync(`/proc/${p.child.pid}/comm`, 'utf8').trim(), relay);
+    p.child.stdin!.write(encodeClientFrame({ type: 'Input', bytes: Buffer.from('echo via-$((40+2))\r') }));
+    await pollUntil('echo through the proxy', () => output().includes('via-42'), { last: output });
+    p.child.stdin!.write(encodeClientFrame({ type: 'Detach' }));
+    await pollUntil('Shutdown through the proxy', () => p.frames.some((f) => f.type === 'Shutdown'));
+    // The capsule closed its side: the proxy closes stdout even though our stdin is still open...
+    await p.stdoutEnded;
+    // ...and exits once stdin ends too.
+    p.child.stdin!.end();
+    assert.equal(await p.exit, 0);
+    assert.equal(c.child.exitCode, null, 'the program keeps running after the detach');
+  });
 
-test('jackin-capsule attach-proxy: stdin EOF half-closes, and the reply still comes back', async (t) => {
-  const c = startCapsule(t, ['sleep', '1000']);
-  await waitListening(c);
-  const p = runProxy(c.socketPath);
-  t.after(() => p.child.kill('SIGKILL'));
-  // Write the request and end stdin at once: the reply must still arrive after our EOF.
-  p.child.stdin!.end(encodeControlMessage({ method: 'status' }));
-  await p.stdoutEnded;
-  assert.equal(await p.exit, 0);
-  const [reply] = new ControlMessageDecoder().push(Buffer.concat(p.raw));
-  assert.equal((reply as Record<string, unknown>)['ok'], true);
-  assert.equal((reply as Record<string, unknown>)['name'], 'proc');
-});
+  test(`jackin-capsule attach-proxy (${relay}): stdin EOF half-closes, and the reply still comes back`, async (t) => {
+    const c = startCapsule(t, ['sleep', '1000']);
+    await waitListening(c);
+    const p = runProxy(c.socketPath, relay);
+    t.after(() => p.child.kill('SIGKILL'));
+    // Write the request and end stdin at once: the reply must still arrive after our EOF.
+    p.child.stdin!.end(encodeControlMessage({ method: 'status' }));
+    await p.stdoutEnded;
+    assert.equal(await p.exit, 0);
+    const [reply] = new ControlMessageDecoder().push(Buffer.concat(p.raw));
+    assert.equal((reply as Record<string, unknown>)['ok'], true);
+    assert.equal((reply as Record<string, unknown>)['name'], 'proc');
+  });
 
-test('jackin-capsule attach-proxy: a missing socket is one line on stderr and a non-zero exit', async (t) => {
-  const base = mkdtempSync(join(tmpdir(), 'capsule-none-'));
-  t.after(() => rmSync(base, { recursive: true, force: true }));
-  const child = spawn(process.execPath, [BIN, 'attach-proxy', '--socket', join(base, 'nope.sock')], { stdio: ['pipe', 'pipe', 'pipe'] });
-  let err = '';
-  child.stderr!.on('data', (b: Buffer) => (err += b.toString()));
-  const code = await new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
-  assert.equal(code, 1);
-  assert.match(err, /^jackin-capsule: E_SOCKET_CONNECT: cannot connect to .*nope\.sock: ENOENT/);
-  assert.equal(err.trim().split('\n').length, 1);
+  test(`jackin-capsule attach-proxy (${relay}): a missing socket is one line on stderr and a non-zero exit`, async (t) => {
+    const base = mkdtempSync(join(tmpdir(), 'capsule-none-'));
+    t.after(() => rmSync(base, { recursive: true, force: true }));
+    const child = spawnRelay(relay, ['attach-proxy', '--socket', join(base, 'nope.sock')]);
+    let err = '';
+    child.stderr!.on('data', (b: Buffer) => (err += b.toString()));
+    const code = await new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
+    assert.equal(code, 1);
+    assert.match(err, /^jackin-capsule: E_SOCKET_CONNECT: cannot connect to .*nope\.sock: ENOENT/);
+    assert.equal(err.trim().split('\n').length, 1);
+  });
+
+  test(`jackin-capsule attach-proxy (${relay}): 4 MiB each way at once, byte for byte, through an echoing socket`, async (t) => {
+    const base = mkdtempSync(join(tmpdir(), 'capsule-relay-'));
+    const socketPath = join(base, 'echo.sock');
+    let received = 0;
+    const server = createServer({ allowHalfOpen: true }, (s) => {
+      s.on('data', (b: Buffer) => (received += b.length));
+      s.pipe(s); // echoes, and ends its side when ours ends
+    });
+    await new Promise<void>((r) => server.listen(socketPath, r));
+    t.after(() => {
+      server.close();
+      rmSync(base, { recursive: true, force: true });
+    });
+    const sent = randomBytes(4 << 20);
+    const p = runProxy(socketPath, relay, false);
+    t.after(() => p.child.kill('SIGKILL'));
+    // Written in one go: the relay must keep reading stdin while its stdout backs up, and the reverse.
+    p.child.stdin!.end(sent);
+    await p.stdoutEnded;
+    assert.equal(await p.exit, 0);
+    assert.equal(received, sent.length);
+    assert.ok(Buffer.concat(p.raw).equals(sent), 'what came back is what went in');
+  });
+
+  test(`jackin-capsule attach-proxy (${relay}): keys still go up while the way down is stalled (a flood the reader has not taken yet)`, async (t) => {
+    const base = mkdtempSync(join(tmpdir(), 'capsule-relay-'));
+    const socketPath = join(base, 'flood.sock');
+    let upstream = '';
+    const server = createServer((s) => {
+      // More than the socket's and the pipes' buffers hold together: the relay's writes to stdout back up.
+      s.write(Buffer.alloc(8 << 20, 0x61));
+      s.on('data', (b: Buffer) => (upstream += b.toString()));
+      s.on('error', () => undefined);
+    });
+    await new Promise<void>((r) => server.listen(socketPath, r));
+    t.after(() => {
+      server.close();
+      rmSync(base, { recursive: true, force: true });
+    });
+    const p = runProxy(socketPath, relay, false, true);
+    t.after(() => {
+      // The shell, the relay and `dd`: their own process group, started detached for this.
+      if (p.child.exitCode === null) process.kill(-p.child.pid!, 'SIGKILL');
+    });
+    p.child.stdout!.pause(); // the operator's side is slow: nothing more is read from the relay for now
+    // Stalled: our side's buffer stays full for five polls, so `dd` and then the relay's pipe back up.
+    let full = 0;
+    await pollUntil('the flood to stall', () => {
+      full = p.child.stdout!.readableLength >= p.child.stdout!.readableHighWaterMark ? full + 1 : 0;
+      return full >= 5;
+    }, { last: () => p.child.stdout!.readableLength });
+    p.child.stdin!.write('\x03'); // Ctrl+C
+    await pollUntil('the key to reach the capsule while the flood waits', () => upstream === '\x03', { timeoutMs: 5000, last: () => JSON.stringify(upstream) });
+    assert.ok(Buffer.concat(p.raw).length < 8 << 20, 'the flood was still waiting when the key went up');
+    // The reader catches up: the whole flood arrives, and the relay (and its `dd`) end with the input.
+    p.child.stdout!.resume();
+    await pollUntil('the whole flood', () => Buffer.concat(p.raw).length === 8 << 20, { last: () => Buffer.concat(p.raw).length });
+    p.child.stdin!.end();
+    assert.equal(await p.exit, 0);
+  });
+
+  test(`jackin-capsule attach-proxy (${relay}): a reader that goes away stops only the way down; stdin still reaches the capsule`, async (t) => {
+    const base = mkdtempSync(join(tmpdir(), 'capsule-relay-'));
+    const socketPath = join(base, 'talk.sock');
+    let upstream = '';
+    let upstreamEnded!: () => void;
+    const ended = new Promise<void>((r) => (upstreamEnded = r));
+    const server = createServer({ allowHalfOpen: true }, (s) => {
+      s.on('data', (b: Buffer) => {
+        upstream += b.toString();
+        // Only the first write is echoed: a reply nobody reads would make the relay's close a reset.
+        if (upstream === 'first;') s.write(b);
+      });
+      s.on('end', () => {
+        upstreamEnded();
+        s.end();
+      });
+      s.on('error', () => undefined);
+    });
+    await new Promise<void>((r) => server.listen(socketPath, r));
+    t.after(() => {
+      server.close();
+      rmSync(base, { recursive: true, force: true });
+    });
+    const p = runProxy(socketPath, relay, false);
+    t.after(() => p.child.kill('SIGKILL'));
+    p.child.stdin!.write('first;');
+    await pollUntil('the first echo', () => Buffer.concat(p.raw).toString() === 'first;');
+    p.child.stdout!.destroy(); // our reading end of the relay's stdout is gone
+    p.child.stdin!.write('second;');
+    await pollUntil('the second write upstream', () => upstream === 'first;second;', { last: () => upstream });
+    p.child.stdin!.end('third;');
+    await ended;
+    assert.equal(upstream, 'first;second;third;');
+    assert.equal(await p.exit, 0);
+  });
+
+  test(`jackin-capsule attach-proxy (${relay}): with no --socket, the socket is $JACKIN_RUN_DIR/jackin.sock`, async (t) => {
+    const base = mkdtempSync(join(tmpdir(), 'capsule-relay-'));
+    const server = createServer((s) => s.end('hello from the run dir'));
+    await new Promise<void>((r) => server.listen(join(base, 'jackin.sock'), r));
+    t.after(() => {
+      server.close();
+      rmSync(base, { recursive: true, force: true });
+    });
+    const child = spawnRelay(relay, ['attach-proxy'], { ...process.env, JACKIN_RUN_DIR: base });
+    t.after(() => child.kill('SIGKILL'));
+    let out = '';
+    child.stdout!.on('data', (b: Buffer) => (out += b.toString()));
+    const exit = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+    await new Promise<void>((r) => child.stdout!.once('end', () => r()));
+    child.stdin!.end();
+    assert.equal(await exit, 0);
+    assert.equal(out, 'hello from the run dir');
+  });
+}
+
+test('jackin-capsule attach-proxy (perl): what it does not handle itself goes to the Node relay', async () => {
+  // --help is the full CLI's; a terminal or file on stdio is left to Node's streams.
+  const help = spawnSync('perl', [PERL_RELAY, process.execPath, BIN, 'attach-proxy', '--help'], { encoding: 'utf8' });
+  assert.equal(help.status, 0);
+  assert.match(help.stdout, /Usage: jackin-capsule attach-proxy/);
+  const notPipe = spawnSync('perl', [PERL_RELAY, process.execPath, BIN, 'attach-proxy', '--socket', '/nonexistent/x.sock'], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  assert.equal(notPipe.status, 1);
+  assert.match(notPipe.stderr, /^jackin-capsule: E_SOCKET_CONNECT: cannot connect to \/nonexistent\/x\.sock/);
+  // A Node that cannot start is one line naming it.
+  const noNode = spawnSync('perl', [PERL_RELAY, '/nonexistent/node', BIN, 'attach-proxy', '--bogus'], { encoding: 'utf8' });
+  assert.equal(noNode.status, 1);
+  assert.match(noNode.stderr, /^jackin-capsule: E_INTERNAL: cannot start \/nonexistent\/node: No such file or directory\n$/);
 });

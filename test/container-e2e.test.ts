@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { confirmOnScreen, INNER_PROMPT, INNER_SHELL, JACKIN, paneFor, waitForJackinExit } from './helpers/jackin-cli.ts';
-import { containerName, glibcTestImage, noGlibcTestImage, removeContainer } from './helpers/podman-image.mjs';
+import { containerName, glibcPerlTestImage, glibcTestImage, noGlibcTestImage, removeContainer } from './helpers/podman-image.mjs';
 import { pollUntil } from './helpers/poll.ts';
 import { shellQuote, type TmuxPane } from './helpers/tmux.ts';
 import { ownClipboard, startXvfb } from './helpers/xvfb.ts';
@@ -37,8 +37,8 @@ function workspace(t: TestContext): string {
   return ws;
 }
 
-async function runImageLine(name: string, ws: string, extra = ''): Promise<string> {
-  const image = await glibcTestImage();
+async function runImageLine(name: string, ws: string, extra = '', image: { ref: string } | null = null): Promise<string> {
+  image ??= await glibcTestImage();
   return `clear; ${JACKIN} run --image ${image.ref} --engine podman --name ${name} --workspace ${shellQuote(ws)} ${extra} -- ${INNER_SHELL}; echo "jackin-rc=$?"`;
 }
 
@@ -109,6 +109,35 @@ test('jackin run --image: no jackin in the image; init as PID 1 reaps orphans; d
   await pane.waitForText(/^via-42$/m);
   assert.equal(await waitForJackinExit(pane, 30_000), 7);
   await pollUntil('the container to stop after its program exited', async () => (await podman('inspect', '--format', '{{.State.Status}}', name)).trim() !== 'running', { timeoutMs: 20_000 });
+});
+
+test('an image with perl: --via podman attaches and exports through the perl relay, with no Node relay in the container', { timeout: 240_000 }, async (t) => {
+  const rec = mkdtempSync(join(tmpdir(), 'jackin-ctr-rec-'));
+  t.after(() => rmSync(rec, { recursive: true, force: true }));
+  const downloads = join(rec, 'downloads');
+  const pane = await paneFor(t, { rows: 30, cols: 120 });
+  const name = named(t, 'perl');
+  const ws = workspace(t);
+  await pane.typeLine(await runImageLine(name, ws, '', await glibcPerlTestImage()));
+  await pane.waitForText(INNER_PROMPT, { timeoutMs: CONTAINER_START_MS });
+  await pane.typeLine('printf "exported through perl\\n" > note.txt; echo written');
+  await pane.waitForText(/^written$/m);
+  await pane.sendBytes([...PALETTE_KEY, ...Buffer.from('d')]);
+  assert.equal(await waitForJackinExit(pane), 0);
+
+  await pane.typeLine(`clear; ${JACKIN} attach ${name} --via podman; echo "jackin-rc=$?"`);
+  await pane.waitForText(INNER_PROMPT, { timeoutMs: 30_000 });
+  // The relay `podman exec` started is perl running the package's script; no Node relay is running.
+  const relays = (await podman('exec', name, 'ps', '-eo', 'args=')).split('\n').filter((l) => l.includes('attach-proxy'));
+  assert.equal(relays.length, 1, relays.join('\n'));
+  assert.match(relays[0]!, /^perl \/opt\/jackin\/pkg\/container-bin\/attach-proxy\.pl \/opt\/jackin\/node \S+ attach-proxy$/);
+  // An export through the same kind of relay, while the session is attached.
+  const file = await jackin(pane, ['export', '--via', 'podman', '--from', name, 'note.txt', '--json'], { JACKIN_DOWNLOAD_DIR: downloads });
+  assert.equal(file.code, 0, file.stderr);
+  assert.equal(readFileSync((JSON.parse(file.stdout) as { destination: string }).destination, 'utf8'), 'exported through perl\n');
+  await pane.typeLine('echo perl-$((6*7)); exit 5');
+  await pane.waitForText(/^perl-42$/m);
+  assert.equal(await waitForJackinExit(pane, 30_000), 5);
 });
 
 test('jackin run --image: paste an image (Xvfb + xclip), export a file and a directory, Ctrl+click a link', { timeout: 240_000 }, async (t) => {

@@ -2,14 +2,14 @@
 // operator's terminal: `podman exec -it` (the baseline), `jackin attach` over the bind-mounted socket, and
 // `jackin attach --via podman` (an exec relay). Keystroke round trip, output throughput, time to first
 // prompt, the capsule's peak RSS during the throughput run, and the relay's start-up against `node -e 0`.
-import { execFile, execFileSync, spawnSync } from 'node:child_process';
+import { execFile, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { connect } from 'node:net';
+import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { glibcTestImage } from '../../test/helpers/podman-image.mjs';
+import { glibcPerlTestImage, glibcTestImage } from '../../test/helpers/podman-image.mjs';
 import { measureLatency } from '../lib/latency.mjs';
 import { makeTextFile, throughputInTurns } from '../lib/throughput.mjs';
 import { spawnOnPty } from '../lib/pty-process.mjs';
@@ -90,11 +90,11 @@ function capsulePeakRssMiB(name) {
 }
 
 function variants(image, dataDir) {
-  const attach = (id, label, extra) => ({
+  const attach = (id, label, extra, on = image) => ({
     id,
     label,
     async start(argv) {
-      const c = await startContainer(image, argv, dataDir);
+      const c = await startContainer(on, argv, dataDir);
       const t0 = process.hrtime.bigint();
       const pty = spawnOnPty(process.execPath, [JACKIN_BIN, 'attach', c.name, ...extra], { env: env({ JACKIN_HOME: c.home, JACKIN_PASTE_KEY: 'none' }) });
       return { pty, t0, container: c.name, async stop() { pty.kill(); await c.remove(); } };
@@ -115,6 +115,20 @@ function variants(image, dataDir) {
     attach('socket', 'jackin attach (socket)', []),
     attach('via', 'jackin attach --via podman', ['--via', 'podman']),
   ];
+}
+
+/** `--via podman` on the same image without perl: the relay runs on Node (first prompts only). */
+function viaNodeVariant(image, dataDir) {
+  return {
+    id: 'viaNode',
+    label: 'jackin attach --via podman, image without perl',
+    async start(argv) {
+      const c = await startContainer(image, argv, dataDir);
+      const t0 = process.hrtime.bigint();
+      const pty = spawnOnPty(process.execPath, [JACKIN_BIN, 'attach', c.name, '--via', 'podman'], { env: env({ JACKIN_HOME: c.home, JACKIN_PASTE_KEY: 'none' }) });
+      return { pty, t0, container: c.name, async stop() { pty.kill(); await c.remove(); } };
+    },
+  };
 }
 
 /**
@@ -147,22 +161,62 @@ function measureStartup(n) {
   return { node: median(node), relay: median(relay), cli: median(cli) };
 }
 
+/**
+ * The relay's whole life on the host against a socket that answers: start, connect, relay nothing (stdin
+ * ends at once), the server closes, exit. Node's relay (bin/jackin-capsule.js) and perl's
+ * (container-bin/attach-proxy.pl), taking turns.
+ */
+async function measureRelays(n) {
+  const dir = mkdtempSync(join(tmpdir(), 'jackin-bench-relay-'));
+  const path = join(dir, 'jackin.sock');
+  const server = createServer((s) => { s.on('error', () => undefined); s.end(); });
+  await new Promise((r) => server.listen(path, r));
+  const argv = {
+    node: [process.execPath, join(REPO_ROOT, 'bin', 'jackin-capsule.js'), 'attach-proxy', '--socket', path],
+    perl: ['perl', join(REPO_ROOT, 'container-bin', 'attach-proxy.pl'), process.execPath, join(REPO_ROOT, 'bin', 'jackin-capsule.js'), 'attach-proxy', '--socket', path],
+  };
+  const once = (which) => new Promise((resolve, reject) => {
+    const t0 = process.hrtime.bigint();
+    // Pipes on stdin and stdout, as an engine's exec gives (perl's relay hands anything else to Node).
+    const child = spawn(argv[which][0], argv[which].slice(1), { stdio: ['pipe', 'pipe', 'ignore'], env: env() });
+    child.stdout.resume();
+    child.stdin.end();
+    child.once('error', reject);
+    child.once('exit', (code) => (code === 0 ? resolve(Number(process.hrtime.bigint() - t0) / 1e6) : reject(new Error(`${which} relay exited ${code}`))));
+  });
+  try {
+    const times = { node: [], perl: [] };
+    await once('node');
+    await once('perl');
+    for (let i = 0; i < n; i++) for (const which of ['node', 'perl']) times[which].push(await once(which));
+    return { node: median(times.node), perl: median(times.perl) };
+  } finally {
+    server.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 export async function run({ quick, log }) {
   const latencySamples = quick ? 100 : 1000;
   const mib = quick ? 16 : 64;
   const runs = quick ? 1 : 3;
   const prompts = quick ? 3 : 9;
-  const image = (await glibcTestImage()).ref;
+  // The image most agents run in has perl (Debian's perl-base is Essential), so the relay runs on perl;
+  // the same image without perl gives the Node relay's first prompt beside it.
+  const image = (await glibcPerlTestImage()).ref;
+  const noPerlImage = (await glibcTestImage()).ref;
   const file = await makeTextFile(mib);
   const dataDir = dirname(file.path);
   const all = variants(image, dataDir);
-  const results = Object.fromEntries(all.map((v) => [v.id, { label: v.label, rates: [], coldRates: [], prompts: [], rss: [] }]));
-  const startup = measureStartup(quick ? 5 : 21);
-  log(`container: start-up: node -e 0 ${fmt(startup.node, 0)} ms, relay ${fmt(startup.relay, 0)} ms, jackin --version ${fmt(startup.cli, 0)} ms`);
+  const viaNode = viaNodeVariant(noPerlImage, dataDir);
+  const results = Object.fromEntries([...all, viaNode].map((v) => [v.id, { label: v.label, rates: [], coldRates: [], prompts: [], rss: [] }]));
+  const startup = { ...measureStartup(quick ? 5 : 21), relays: await measureRelays(quick ? 5 : 21) };
+  log(`container: start-up: node -e 0 ${fmt(startup.node, 0)} ms, relay ${fmt(startup.relay, 0)} ms, jackin --version ${fmt(startup.cli, 0)} ms; ` +
+    `a relay's whole life: node ${fmt(startup.relays.node, 0)} ms, perl ${fmt(startup.relays.perl, 0)} ms`);
   try {
     // First prompts: the variants take turns, so a slow spell of the machine falls on all of them alike.
     for (let i = 0; i < prompts; i++) {
-      for (const v of all) {
+      for (const v of [...all, viaNode]) {
         const r = results[v.id];
         if (r.error) continue;
         try {
@@ -179,6 +233,7 @@ export async function run({ quick, log }) {
         }
       }
     }
+    log(`container: ${viaNode.label}: first prompt ${results.viaNode.prompts.map((x) => fmt(x, 0)).join(', ')} ms`);
     for (const v of all) {
       const r = results[v.id];
       if (r.error) continue;
@@ -242,17 +297,20 @@ function render(res, startup, { latencySamples, mib, runs, prompts }) {
     `- throughput over the socket against podman exec -it: ${ratio(get.tput(s), get.tput(e))} (target ≥ 1.0×): ${verdict(get.tput(s) >= get.tput(e), get.tput(s))}`,
     `- p50 round-trip overhead over podman exec -it: ${fmt(over, 3)} ms (target ≤ 0.5 ms): ${verdict(over <= 0.5, over)}`,
     `- first prompt via podman against podman exec -it: ${ratio(get.prompt(v), get.prompt(e))} (target ≤ 2×): ${verdict(get.prompt(v) <= 2 * get.prompt(e), get.prompt(v))}`,
+    `- first prompt via podman on the same image without perl (the relay on Node instead: \`jackin-capsule\` hands \`attach-proxy\` to perl where the image has it): ` +
+      `${fmt(get.prompt(res.viaNode), 0)} ms, ${ratio(get.prompt(res.viaNode), get.prompt(e))} of podman exec -it (reported, not the target's case)`,
     `- capsule peak RSS during the throughput run: ${fmt(rss, 1)} MiB (target < 100 MiB): ${verdict(rss < 100, rss)}`,
     `- relay start-up (\`jackin-capsule attach-proxy\`, no socket: loads, fails to connect, exits) against \`node -e 0\`, on the host: ` +
       `${fmt(startup.relay, 0)} against ${fmt(startup.node, 0)} ms, ${fmt(startup.relay - startup.node, 0)} ms more (target within 50 ms): ${verdict(startup.relay - startup.node <= 50, startup.relay)}`,
     `- \`jackin\` start-up (\`jackin --version\`: Node, the CLI's bundle with its code cache, commander) on the host: ${fmt(startup.cli, 0)} ms, ` +
       `${fmt(startup.cli - startup.node, 0)} ms more than \`node -e 0\` (reported, not a target); the host's part of every first prompt above`,
-    `- the first prompt through an exec relay starts Node twice (the host's \`jackin\`, then the relay in the container): ` +
-      `2 × ${fmt(startup.node, 0)} ms of \`node -e 0\` alone is ${ratio(2 * startup.node, get.prompt(e))} of \`podman exec -it\`'s whole first prompt; ` +
-      `\`jackin\` starts the relay before it loads the CLI (src/cli/early-relay.ts), so the two overlap`,
+    `- a relay's whole life on the host (start, connect to a socket that answers and closes, exit; reported): ` +
+      `Node ${fmt(startup.relays.node, 0)} ms, perl ${fmt(startup.relays.perl, 0)} ms. The first prompt through an exec relay starts the host's \`jackin\` ` +
+      `and then, in the container, the engine's exec and the relay; \`jackin\` starts the relay before it loads the CLI (src/cli/early-relay.ts), so the two overlap`,
     ...(errors.length ? ['', 'Failures:', '', ...errors] : []),
     '',
-    'Method: Podman with crun, an image built here from host binaries (no jackin and no Node inside); each ' +
+    'Method: Podman with crun, an image built here from host binaries (no jackin and no Node inside) and ' +
+      "Debian's perl-base (Essential in Debian and Ubuntu, so in the images agents run in); each " +
       'session gets a new container started with the argv `jackin run --image` builds (host Node and package ' +
       'mounted read-only, `--init`), the data file mounted read-only. The bench process owns a PTY (120×30). ' +
       '`podman exec -it` runs the program in such a container (its capsule idle); jackin attaches to the ' +

@@ -4,6 +4,8 @@ export interface TestImage {
 }
 /** A glibc image with bash and coreutils and no jackin, no Node. */
 export declare function glibcTestImage(): Promise<TestImage>;
+/** The glibc image plus Debian's perl-base, as most real images have it: `attach-proxy` then runs on perl. */
+export declare function glibcPerlTestImage(): Promise<TestImage>;
 /**
  * An image without glibc's loader, standing in for Alpine (musl): only the static
  * init, so the host's Node cannot run in it.

@@ -11,7 +11,7 @@
  */
 import { execFile, execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
@@ -123,6 +123,37 @@ let glibc;
 export function glibcTestImage() {
     glibc ??= ensureImage('jackin-test-glibc', glibcFiles());
     return glibc;
+}
+/**
+ * Debian's perl-base (Essential: in every Debian- and Ubuntu-based image) with the libraries it and its
+ * modules need, as dpkg lists it on this host.
+ */
+function perlBaseFiles() {
+    let listed;
+    try {
+        listed = execFileSync('dpkg', ['-L', 'perl-base'], { encoding: 'utf8' });
+    }
+    catch (e) {
+        throw new Error(`cannot list perl-base with dpkg (needed for the test image with perl): ${e instanceof Error ? e.message : String(e)}`);
+    }
+    const files = new Map();
+    for (const path of listed.split('\n')) {
+        if (path === '' || !existsSync(path) || !lstatSync(path).isFile())
+            continue;
+        files.set(path, path);
+        if (path === '/usr/bin/perl' || path.endsWith('.so'))
+            for (const lib of libsOf(path))
+                files.set(lib, lib);
+    }
+    if (!files.has('/usr/bin/perl'))
+        throw new Error('dpkg -L perl-base lists no /usr/bin/perl');
+    return files;
+}
+let glibcPerl;
+/** The glibc image plus Debian's perl-base, as most real images have it: `attach-proxy` then runs on perl. */
+export function glibcPerlTestImage() {
+    glibcPerl ??= ensureImage('jackin-test-glibc-perl', new Map([...glibcFiles(), ...perlBaseFiles()]));
+    return glibcPerl;
 }
 let noGlibc;
 /**
