@@ -1,9 +1,10 @@
 // Bundles the built modules (dist/, from tsc) into one file per entry point, which is what the binaries run:
 // loading one module instead of about 120 takes a third off jackin's start-up (bench/RESULTS.md, container
-// section). Packages stay external (loaded from node_modules as usual). Run by `npm run build` after tsc.
+// section). Packages stay external (loaded from node_modules as usual) but for xterm's, below. Run by
+// `npm run build` after tsc.
 // Then writes the V8 code caches the two CLIs' bundles are loaded with (src/cli/code-cache.ts).
 import { execFileSync } from 'node:child_process';
-import { readdirSync, rmSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { build } from 'esbuild';
 import { fileURLToPath } from 'node:url';
 
@@ -32,13 +33,21 @@ export const CACHED = ['jackin', 'jackin-capsule'];
 // were CommonJS) would otherwise stay in a work tree, unused but listed by the bundle and package tests.
 for (const f of readdirSync(`${root}dist`)) if (/\.bundle\.(c?js|cache)$/.test(f)) rmSync(`${root}dist/${f}`);
 
+// Packages stay external, loaded from node_modules, except xterm's two: the capsule's screen model, the
+// largest code it loads, is then compiled from its code cache with the rest (src/cli/code-cache.ts).
+const BUNDLED_PACKAGES = ['@xterm/headless', '@xterm/addon-serialize'];
+const { dependencies } = JSON.parse(readFileSync(`${root}package.json`, 'utf8'));
+const external = Object.keys(dependencies)
+  .filter((name) => !BUNDLED_PACKAGES.includes(name))
+  .flatMap((name) => [name, `${name}/*`]);
+
 await build({
   absWorkingDir: root,
   entryPoints: ENTRIES.map((e) => ({ in: e.from, out: `${e.name}.bundle` })),
   outdir: 'dist',
   outExtension: { '.js': '.cjs' },
   bundle: true,
-  packages: 'external',
+  external,
   platform: 'node',
   format: 'cjs',
   target: 'node20',
@@ -50,14 +59,16 @@ await build({
   banner: { js: 'const __bundleUrl = require("node:url").pathToFileURL(__filename).href;' },
 });
 
-// In one child `node`, so V8's flags are those of the binary that will load them (a cache made under other
-// flags is refused, and the bundle then compiles as usual). It prints each cache's size, one per line.
-const writer = `const { writeCodeCache } = require(process.argv[1]);
-for (const bundle of process.argv.slice(2)) console.log(writeCodeCache(bundle, bundle.replace(/\\.cjs$/, '.cache')));`;
-const sizes = execFileSync(process.execPath, ['-e', writer, `${root}dist/code-cache.bundle.cjs`, ...CACHED.map((name) => `${root}dist/${name}.bundle.cjs`)], { encoding: 'utf8' })
-  .trim()
-  .split('\n')
-  .map(Number);
+// Each in a child `node` with the flags its binary runs with (a cache made under other flags is refused, and
+// the bundle then compiles as usual): `jackin` with none, the capsule with CAPSULE_NODE_FLAGS. Each child
+// runs the bundle's warm-up first (src/cli/code-cache-warm-up.ts) and prints the cache's size.
+const { CAPSULE_NODE_FLAGS } = await import(`${root}dist/host/container-run-argv.js`);
+const FLAGS = { jackin: [], 'jackin-capsule': CAPSULE_NODE_FLAGS };
+const writer = `require(process.argv[1]).writeCodeCache(process.argv[2], process.argv[2].replace(/\\.cjs$/, '.cache'))
+  .then((size) => { console.log(size); process.exit(0); }, (e) => { console.error(e); process.exit(1); });`;
+const sizes = CACHED.map((name) =>
+  Number(execFileSync(process.execPath, [...FLAGS[name], '-e', writer, `${root}dist/code-cache.bundle.cjs`, `${root}dist/${name}.bundle.cjs`], { encoding: 'utf8' }).trim()),
+);
 CACHED.forEach((name, i) => {
   if (!(sizes[i] > 0)) throw new Error(`bundle: the code cache of dist/${name}.bundle.cjs is empty (${sizes[i]})`);
 });

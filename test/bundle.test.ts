@@ -4,6 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { CAPSULE_NODE_FLAGS } from '../src/host/container-run-argv.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -50,8 +51,20 @@ test('both CLIs run their bundle with the code cache the build made, which this 
     assert.deepEqual([...code.matchAll(/\bimport\s*\(/g)].map((m) => code.slice(m.index, m.index + 40)), [], `${name}.bundle.cjs`);
     assert.match(code, /require\("node:url"\)\.pathToFileURL\(__filename\)/, `import.meta.url is defined in ${name}.bundle.cjs`);
     assert.ok(readFileSync(join(root, 'bin', bin), 'utf8').includes(`loadWithCodeCache(join(dist, '${name}.bundle.cjs'), join(dist, '${name}.bundle.cache'))`), `bin/${bin} loads ${name}.bundle.cjs with its cache`);
+    // With the flags the binary runs with: none for jackin, CAPSULE_NODE_FLAGS for every capsule jackin
+    // starts (jackin run, jackin run --image, the container's shim). V8 refuses a cache made under others.
+    const flags = name === 'jackin-capsule' ? CAPSULE_NODE_FLAGS : [];
     const probe = `const r = require(process.argv[1]).loadWithCodeCache(process.argv[2], process.argv[3]); process.stdout.write(r.cache + ' ' + typeof r.exports.main);`;
-    const out = execFileSync(process.execPath, ['-e', probe, join(dist, 'code-cache.bundle.cjs'), join(dist, `${name}.bundle.cjs`), join(dist, `${name}.bundle.cache`)], { encoding: 'utf8' });
+    const out = execFileSync(process.execPath, [...flags, '-e', probe, join(dist, 'code-cache.bundle.cjs'), join(dist, `${name}.bundle.cjs`), join(dist, `${name}.bundle.cache`)], { encoding: 'utf8' });
     assert.equal(out, 'accepted function', name);
   }
+  // xterm is in the capsule's bundle (and so in its cache), not loaded from node_modules.
+  const capsule = readFileSync(join(dist, 'jackin-capsule.bundle.cjs'), 'utf8');
+  assert.doesNotMatch(capsule, /require\w*\)?\(\s*["']@xterm\//);
+  assert.match(capsule, /SerializeAddon/);
+});
+
+test("the container's jackin-capsule shim runs Node with the capsule's flags, those its code cache was made with", () => {
+  const shim = readFileSync(join(root, 'container-bin', 'jackin-capsule'), 'utf8');
+  assert.ok(shim.includes(`exec /opt/jackin/node ${CAPSULE_NODE_FLAGS.join(' ')} /opt/jackin/pkg/bin/jackin-capsule.js "$@"`), shim);
 });

@@ -11,9 +11,8 @@
  * region (DECSTBM), and it leaves the cursor with relative moves. Those are tracked here through the
  * public parser hooks and written explicitly by `repaint()`.
  */
-import { createRequire } from 'node:module';
-import type * as XtermHeadless from '@xterm/headless';
-import type * as XtermSerialize from '@xterm/addon-serialize';
+import xtermHeadless from '@xterm/headless';
+import xtermSerialize from '@xterm/addon-serialize';
 import type { ProgramModes } from '../protocol/index.ts';
 import { floodCut, sequenceEnd, type FloodCut } from './flood-cut.ts';
 import { charWidthProvider } from './char-width-provider.ts';
@@ -22,11 +21,10 @@ import { lastCellRewrite, penOf, renditionOverlay, renditionSgr, savedCursorOf }
 import { MOUSE_ENCODING_SET, MOUSE_ENCODINGS, MOUSE_TRACKING_SET, RESET_SEQUENCE, serializeScreens, type MouseEncoding, type TerminalModes } from './terminal-modes.ts';
 import { createOsc8Tracker, resolveLinkAt, resolvePathAt, type Osc8Tracker, type ResolvedLink, type ResolvedPath, type ResolveOptions } from './links.ts';
 
-// Both are CommonJS bundles: through Node's ESM loader each is also parsed for its export names
-// (cjs-module-lexer), measured at about 40 ms of the capsule's start-up; require() skips that.
-const requireCjs = createRequire(import.meta.url);
-const { Terminal } = requireCjs('@xterm/headless') as typeof XtermHeadless;
-const { SerializeAddon } = requireCjs('@xterm/addon-serialize') as typeof XtermSerialize;
+// Both are CommonJS packages, taken whole (their default export): scripts/bundle.mjs bundles them into the
+// capsule's bundle, so they load with its code cache (src/cli/code-cache.ts) instead of from node_modules.
+const { Terminal } = xtermHeadless;
+const { SerializeAddon } = xtermSerialize;
 
 export type { MouseEncoding, MouseTracking, TerminalModes } from './terminal-modes.ts';
 export { RESET_SEQUENCE } from './terminal-modes.ts';

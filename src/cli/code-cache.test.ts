@@ -27,7 +27,7 @@ function tempModule(t: { after(fn: () => void): void }): { dir: string; file: st
   return { dir, file, cache: join(dir, 'main.cache') };
 }
 
-test('loadWithCodeCache runs a CommonJS file as Node would, with or without a cache', (t) => {
+test('loadWithCodeCache runs a CommonJS file as Node would, with or without a cache', async (t) => {
   const m = tempModule(t);
   const expected = { answer: 42, names: ['main.cjs', m.dir], thisIsExports: true };
   const missing = loadWithCodeCache(m.file, m.cache);
@@ -36,15 +36,15 @@ test('loadWithCodeCache runs a CommonJS file as Node would, with or without a ca
   assert.deepEqual({ answer: e.answer, names: e.names, thisIsExports: e.thisIsExports }, expected);
   assert.equal(e.later(), 2);
 
-  assert.ok(writeCodeCache(m.file, m.cache) > 0);
+  assert.ok((await writeCodeCache(m.file, m.cache)) > 0);
   const cached = loadWithCodeCache(m.file, m.cache);
   assert.equal(cached.cache, 'accepted');
   assert.equal((cached.exports as typeof expected).answer, 42);
 });
 
-test('a cache V8 refuses (another source, garbage) is ignored: the file is compiled and runs', (t) => {
+test('a cache V8 refuses (another source, garbage) is ignored: the file is compiled and runs', async (t) => {
   const m = tempModule(t);
-  writeCodeCache(m.file, m.cache);
+  await writeCodeCache(m.file, m.cache);
   // The same file changed after the cache was made (a rebuilt bundle, a stale cache).
   writeFileSync(m.file, readFileSync(m.file, 'utf8') + '\nexports.answer = 7;\n');
   const stale = loadWithCodeCache(m.file, m.cache);
@@ -68,12 +68,30 @@ test('code run through the cache loader cannot import(); through bin/esm-import.
   assert.equal((await loaded.helped()).EOL, '\n');
 });
 
-test('writeCodeCache leaves no temporary file, and a file that does not compile leaves no cache', (t) => {
+test('writeCodeCache leaves no temporary file, and a file that does not compile leaves no cache', async (t) => {
   const m = tempModule(t);
-  writeCodeCache(m.file, m.cache);
+  await writeCodeCache(m.file, m.cache);
   assert.deepEqual(readdirSync(m.dir).sort(), ['helper.cjs', 'main.cache', 'main.cjs']);
   rmSync(m.cache);
   writeFileSync(m.file, 'this is not JavaScript (');
-  assert.throws(() => writeCodeCache(m.file, m.cache), SyntaxError);
+  await assert.rejects(writeCodeCache(m.file, m.cache), SyntaxError);
   assert.deepEqual(readdirSync(m.dir).sort(), ['helper.cjs', 'main.cjs']);
+});
+
+test('writeCodeCache runs the module and its warm-up first: the cache then holds the functions they ran', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'jackin-code-cache-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  // Functions V8 compiles only when they first run: big enough that their bytecode shows in the cache's size.
+  const lazy = Array.from({ length: 40 }, (_, i) => `function f${i}(x) { let s = 0; for (let j = 0; j < x; j++) s += (j * ${i + 1}) % 7; return s + ${i}; }`).join('\n');
+  const calls = Array.from({ length: 40 }, (_, i) => `f${i}(10)`).join(' + ');
+  const withWarmUp = join(dir, 'warm.cjs');
+  const without = join(dir, 'plain.cjs');
+  const marker = join(dir, 'warmed');
+  writeFileSync(withWarmUp, `${lazy}\nexports.warmUpForCodeCache = async () => { require('node:fs').writeFileSync(${JSON.stringify(marker)}, String(${calls})); };\n`);
+  writeFileSync(without, `${lazy}\nexports.unused = () => ${calls};\n`);
+  const warmSize = await writeCodeCache(withWarmUp, join(dir, 'warm.cache'));
+  const plainSize = await writeCodeCache(without, join(dir, 'plain.cache'));
+  assert.ok(readFileSync(marker, 'utf8').length > 0, 'the warm-up ran');
+  assert.ok(warmSize > plainSize + 2000, `the warmed cache (${warmSize} B) holds more than the cold one (${plainSize} B)`);
+  assert.equal(loadWithCodeCache(withWarmUp, join(dir, 'warm.cache')).cache, 'accepted');
 });

@@ -2,8 +2,10 @@
  * Loads the two CLIs' CommonJS bundles (`jackin`, `jackin-capsule`) with a V8 code cache made when the
  * package was built, so their code is not compiled again at every start. Measured on `jackin --version` on
  * this machine: about 100 ms as an ES module, about 90 as CommonJS, about 80 with the cache (`node -e 0`:
- * about 38), for every command, `jackin attach` and `jackin export` included; the capsule's CPU until its
- * socket exists, about 205 ms against 190. Node 20 has no compile cache for user code (Node 22's
+ * about 38), for every command, `jackin attach` and `jackin export` included. The capsule's bundle holds
+ * xterm too, and its cache the functions of a first attach (src/cli/code-cache-warm-up.ts): its socket
+ * exists about 117 ms after it starts, against 151 with a cache V8 refused (one made under other flags,
+ * as before CAPSULE_NODE_FLAGS was passed to the writer) and xterm from node_modules. Node 20 has no compile cache for user code (Node 22's
  * `module.enableCompileCache` is that), so the cache is V8's own, through `vm.Script`'s `cachedData`.
  *
  * V8 accepts a cache only for the exact source, V8 version and flags it was made with; otherwise it
@@ -17,7 +19,10 @@
  * --image`), and nothing here ever writes a cache at run time.
  *
  * This module is itself bundled as CommonJS and loaded with a plain require() (bin/jackin.js,
- * bin/jackin-capsule.js); scripts/bundle.mjs writes the caches with writeCodeCache.
+ * bin/jackin-capsule.js); scripts/bundle.mjs writes the caches with writeCodeCache. The capsule's is made
+ * under CAPSULE_NODE_FLAGS (src/host/container-run-argv.ts), the flags every capsule jackin starts runs
+ * with, and the container's `jackin-capsule` shim passes the same; a capsule started without them
+ * compiles its bundle as before.
  */
 import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -55,10 +60,17 @@ export function loadWithCodeCache(file: string, cacheFile: string): LoadedModule
 
 /**
  * Writes the code cache of `file` to `cacheFile` (whole, under a temporary name first): run by the build in
- * a plain `node`, so the cache matches the flags the binary runs with.
+ * a child `node` with the flags the binary runs with (V8 refuses a cache made under other flags). The
+ * module is run first, and its `warmUpForCodeCache` export when it has one
+ * (src/cli/code-cache-warm-up.ts), so the cache also holds the functions those ran, which V8 compiles
+ * only on first use.
  */
-export function writeCodeCache(file: string, cacheFile: string): number {
-  const data = compile(file, undefined).createCachedData();
+export async function writeCodeCache(file: string, cacheFile: string): Promise<number> {
+  const script = compile(file, undefined);
+  const mod = { exports: {} as { warmUpForCodeCache?: unknown } };
+  (script.runInThisContext() as ModuleFunction).call(mod.exports, mod.exports, createRequire(file), mod, file, dirname(file));
+  if (typeof mod.exports.warmUpForCodeCache === 'function') await (mod.exports.warmUpForCodeCache as () => Promise<void>)();
+  const data = script.createCachedData();
   const tmp = `${cacheFile}.${process.pid}.tmp`;
   try {
     writeFileSync(tmp, data);

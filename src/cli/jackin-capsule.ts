@@ -66,3 +66,6 @@ export async function main(argv: readonly string[]): Promise<void> {
   if (session) process.exit(status);
   exitAfterOutput(status);
 }
+
+/** Run by the build before it writes this bundle's code cache (scripts/bundle.mjs). */
+export { warmCapsule as warmUpForCodeCache } from './code-cache-warm-capsule.ts';

@@ -112,3 +112,6 @@ export async function main(argv: string[], earlyRelay: LaunchedRelay | null = nu
   }
   exitAfterOutput(status);
 }
+
+/** Run by the build before it writes this bundle's code cache (scripts/bundle.mjs). */
+export { warmHost as warmUpForCodeCache } from './code-cache-warm-host.ts';
