@@ -60,20 +60,23 @@ async function startContainer(image, argv, dataDir) {
     capsule: { kind: 'host', node: process.execPath, packageRoot: REPO_ROOT, imagePath: DEFAULT_IMAGE_PATH },
   });
   run.splice(2, 0, '-v', `${dataDir}:${DATA}:ro`);
-  await execFileP(run[0], run.slice(1));
-  const socket = join(runDir, 'jackin.sock');
-  for (let i = 0; !(await socketAnswers(socket)); i++) {
-    if (i > 600) throw new Error(`container ${name}: no socket after 30 s`);
-    await sleep(50);
-  }
-  return {
-    name,
-    home,
-    async remove() {
-      await execFileP('podman', ['rm', '-f', '-t', '0', name]).catch(() => undefined);
-      rmSync(home, { recursive: true, force: true });
-    },
+  const remove = async () => {
+    await execFileP('podman', ['rm', '-f', '-t', '0', name]).catch(() => undefined);
+    rmSync(home, { recursive: true, force: true });
   };
+  try {
+    await execFileP(run[0], run.slice(1));
+    const socket = join(runDir, 'jackin.sock');
+    for (let i = 0; !(await socketAnswers(socket)); i++) {
+      if (i > 600) throw new Error(`container ${name}: no socket after 30 s`);
+      await sleep(50);
+    }
+  } catch (e) {
+    // A container that never served (or never started) is removed here: no session owns it yet.
+    await remove();
+    throw e;
+  }
+  return { name, home, remove };
 }
 
 /** The capsule's peak RSS (VmHWM, MiB): the child of the container's init on this host. */
