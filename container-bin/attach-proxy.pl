@@ -6,7 +6,7 @@
 # Run by ./jackin-capsule as: perl attach-proxy.pl NODE CAPSULE_JS ARGS... Anything this relay does not
 # handle itself goes to the Node relay (`NODE CAPSULE_JS ARGS...`), which then does everything as usual:
 # arguments other than `attach-proxy [--socket PATH]`, stdio that is not a pipe or socket, a socket that
-# cannot be reached (its error line and exit status are the Node relay's). Once connected it behaves as
+# cannot be reached (its error line and exit status are the Node relay's). It loads only Fcntl and Errno. Once connected it behaves as
 # src/capsule/attach-proxy.ts: each direction half-closes on its own, a capsule that goes away ends both,
 # a reader that goes away stops only the capsule-to-stdout direction, and the exit status is 0.
 #
@@ -33,12 +33,16 @@ if (@args == 1 && $args[0] eq 'attach-proxy') {
 }
 node_relay() unless defined $path;
 node_relay() unless (-p STDIN || -S STDIN) && (-p STDOUT || -S STDOUT);
-node_relay() unless eval { require Socket; require Fcntl; require Errno; 1 };
+node_relay() unless eval { require Fcntl; require Errno; 1 };
 
+# Linux's AF_UNIX and SOCK_STREAM, and its struct sockaddr_un (a native short, then 108 bytes of path),
+# written out: Socket.pm would load warnings and Carp, about 10 ms of a relay that otherwise starts in 5.
+# Where SOCK_STREAM differs (MIPS), socket() or connect() fails and the Node relay takes over; so does a
+# path too long for sun_path.
+my ($AF_UNIX, $SOCK_STREAM, $SUN_PATH_MAX) = (1, 1, 108);
+node_relay() unless length($path) < $SUN_PATH_MAX;
 my $sock;
-node_relay() unless eval {
-    socket($sock, Socket::PF_UNIX(), Socket::SOCK_STREAM(), 0) && connect($sock, Socket::pack_sockaddr_un($path));
-};
+node_relay() unless socket($sock, $AF_UNIX, $SOCK_STREAM, 0) && connect($sock, pack('S a108', $AF_UNIX, $path));
 
 $SIG{PIPE} = 'IGNORE';
 for my $fh (\*STDIN, \*STDOUT, $sock) {

@@ -455,6 +455,11 @@ test('jackin-capsule attach-proxy (perl): what it does not handle itself goes to
   });
   assert.equal(notPipe.status, 1);
   assert.match(notPipe.stderr, /^jackin-capsule: E_SOCKET_CONNECT: cannot connect to \/nonexistent\/x\.sock/);
+  // A path too long for sun_path: Node's relay reports it (perl would have connected to a cut-off path).
+  const long = `/tmp/${'x'.repeat(120)}/jackin.sock`;
+  const tooLong = spawnSync('perl', [PERL_RELAY, process.execPath, BIN, 'attach-proxy', '--socket', long], { encoding: 'utf8' });
+  assert.equal(tooLong.status, 1);
+  assert.match(tooLong.stderr, /^jackin-capsule: E_SOCKET_CONNECT: cannot connect to \/tmp\/x{120}\/jackin\.sock/);
   // A Node that cannot start is one line naming it.
   const noNode = spawnSync('perl', [PERL_RELAY, '/nonexistent/node', BIN, 'attach-proxy', '--bogus'], { encoding: 'utf8' });
   assert.equal(noNode.status, 1);
