@@ -1,7 +1,7 @@
 // Bundles the built modules (dist/, from tsc) into one file per entry point, which is what the binaries run:
 // loading one module instead of about 120 takes a third off jackin's start-up (bench/RESULTS.md, container
-// section). Packages stay external (loaded from node_modules as usual) but for xterm's, below. Run by
-// `npm run build` after tsc.
+// section). Packages stay external (loaded from node_modules as usual) but for xterm's and commander, below.
+// Run by `npm run build` after tsc.
 // Then writes the V8 code caches the two CLIs' bundles are loaded with (src/cli/code-cache.ts).
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -33,9 +33,10 @@ export const CACHED = ['jackin', 'jackin-capsule'];
 // were CommonJS) would otherwise stay in a work tree, unused but listed by the bundle and package tests.
 for (const f of readdirSync(`${root}dist`)) if (/\.bundle\.(c?js|cache)$/.test(f)) rmSync(`${root}dist/${f}`);
 
-// Packages stay external, loaded from node_modules, except xterm's two: the capsule's screen model, the
-// largest code it loads, is then compiled from its code cache with the rest (src/cli/code-cache.ts).
-const BUNDLED_PACKAGES = ['@xterm/headless', '@xterm/addon-serialize'];
+// Packages stay external, loaded from node_modules, except xterm's two and commander: the capsule's screen
+// model, the largest code it loads, and the command line parser both CLIs load at every start are then
+// compiled from their code cache with the rest (src/cli/code-cache.ts).
+const BUNDLED_PACKAGES = ['@xterm/headless', '@xterm/addon-serialize', 'commander'];
 const { dependencies } = JSON.parse(readFileSync(`${root}package.json`, 'utf8'));
 const external = Object.keys(dependencies)
   .filter((name) => !BUNDLED_PACKAGES.includes(name))
