@@ -6,9 +6,10 @@
 # Run by ./jackin-capsule as: perl attach-proxy.pl NODE CAPSULE_JS ARGS... Anything this relay does not
 # handle itself goes to the Node relay (`NODE CAPSULE_JS ARGS...`), which then does everything as usual:
 # arguments other than `attach-proxy [--socket PATH]`, stdio that is not a pipe or socket, a socket that
-# cannot be reached (its error line and exit status are the Node relay's). It loads only Fcntl and Errno. Once connected it behaves as
-# src/capsule/attach-proxy.ts: each direction half-closes on its own, a capsule that goes away ends both,
-# a reader that goes away stops only the capsule-to-stdout direction, and the exit status is 0.
+# cannot be reached (its error line and exit status are the Node relay's). It loads only Fcntl and Errno.
+# Once connected it behaves as src/capsule/attach-proxy.ts: each direction half-closes on its own, a
+# capsule that goes away ends both, a reader that goes away stops only the capsule-to-stdout direction,
+# and the exit status is 0.
 #
 # The container is untrusted either way: the host checks every byte that comes back, whichever relay ran.
 use strict;
