@@ -27,6 +27,11 @@ async function click(pane: TmuxPane, button: number, row: number, col: number): 
   await pane.sendBytes([...sgr(button, row, col, true), ...sgr(button, row, col, false)]);
 }
 
+/** `text` as a regular expression that matches exactly it. */
+function literal(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
 /** 0-based row and column of the first screen line matching `line`, at the start of `needle` in it. */
 async function cellOf(pane: TmuxPane, line: RegExp, needle: string): Promise<{ row: number; col: number }> {
   const lines = await pane.screenLines();
@@ -42,7 +47,7 @@ async function cellOf(pane: TmuxPane, line: RegExp, needle: string): Promise<{ r
  * that nothing opened before it, and confirms with Enter.
  */
 async function confirmTarget(pane: TmuxPane, target: string | RegExp, opened: () => string[], before: number): Promise<void> {
-  const screen = await pane.waitForText(target instanceof RegExp ? target : new RegExp(`│ ${target.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
+  const screen = await pane.waitForText(target instanceof RegExp ? target : new RegExp(`│ ${literal(target)}`));
   assert.match(screen, /jackin: confirm/);
   assert.match(screen, /Enter open · Esc cancel/);
   assert.equal(opened().length, before, 'nothing opens before the operator confirms');
@@ -54,14 +59,23 @@ async function waitForCapture(pane: TmuxPane, on = true): Promise<void> {
   await pollUntil(`the pane's mouse reporting to be ${on ? 'on' : 'off'}`, async () => (await pane.modes()).mouseAny === on, { timeoutMs: 10_000 });
 }
 
+/**
+ * Starts session `name`, waits for the host's click capture, has the program print `text` on a line of its
+ * own, and returns the cell where the line's `https` starts.
+ */
+async function printedLink(pane: TmuxPane, name: string, text: string): Promise<{ row: number; col: number }> {
+  await startSession(pane, name);
+  await waitForCapture(pane);
+  await pane.typeLine(`clear; printf '%s\\n' ${shellQuote(text)}`);
+  const line = new RegExp(`^${literal(text)}$`, 'm');
+  await pane.waitForText(line);
+  return cellOf(pane, line, 'https');
+}
+
 test('links: Ctrl+click and Alt+click open the URL token; a plain click opens nothing and is swallowed', async (t) => {
   const rec = recordingOpener(t);
   const pane = await paneFor(t, { env: rec.env });
-  await startSession(pane, 'links-click');
-  await waitForCapture(pane);
-  await pane.typeLine(`clear; printf 'see https://example.com/a_(b)).\\n'`);
-  await pane.waitForText(/^see https:\/\/example\.com\/a_\(b\)\)\.$/m);
-  const at = await cellOf(pane, /^see https/, 'https');
+  const at = await printedLink(pane, 'links-click', 'see https://example.com/a_(b)).');
 
   await click(pane, CTRL, at.row, at.col + 10);
   await confirmTarget(pane, 'https://example.com/a_(b)', rec.opened, 0);
@@ -158,11 +172,7 @@ test('links: without JACKIN_OPENER the `open` package opens the link (the bundle
   const rec = recordingOpener(t);
   const env = { BROWSER: rec.env['JACKIN_OPENER']!, DISPLAY: '', WAYLAND_DISPLAY: '', XDG_CURRENT_DESKTOP: '', DESKTOP_SESSION: '' };
   const pane = await paneFor(t, { env });
-  await startSession(pane, 'links-open-package');
-  await waitForCapture(pane);
-  await pane.typeLine(`clear; printf 'see https://example.com/open-package\\n'`);
-  await pane.waitForText(/^see https:\/\/example\.com\/open-package$/m);
-  const at = await cellOf(pane, /^see https/, 'https');
+  const at = await printedLink(pane, 'links-open-package', 'see https://example.com/open-package');
   await click(pane, CTRL, at.row, at.col + 10);
   await confirmTarget(pane, 'https://example.com/open-package', rec.opened, 0);
   await pollUntil('the link to reach the browser through xdg-open', () => rec.opened().length === 1, { last: rec.opened });
@@ -173,11 +183,7 @@ test('links: without JACKIN_OPENER the `open` package opens the link (the bundle
 test('links: JACKIN_OPEN_LINKS=deny opens nothing and says so', async (t) => {
   const rec = recordingOpener(t);
   const pane = await paneFor(t, { env: { ...rec.env, JACKIN_OPEN_LINKS: 'Deny' } });
-  await startSession(pane, 'links-deny');
-  await waitForCapture(pane);
-  await pane.typeLine(`clear; printf 'go https://example.com/denied\\n'`);
-  await pane.waitForText(/^go https/m);
-  const at = await cellOf(pane, /^go https/, 'https');
+  const at = await printedLink(pane, 'links-deny', 'go https://example.com/denied');
   await click(pane, CTRL, at.row, at.col + 1);
   await pane.waitForText('opening links is turned off');
   // The palette route too: the URL typed at the prompt, under the cursor.
