@@ -35,6 +35,17 @@ export const TERMINATE_GRACE_MS = 3000;
  */
 export const EXIT_WATCH_MS = 50;
 
+/**
+ * A read of the PTY master returns at most what the kernel's line discipline holds, 4 KiB (N_TTY_BUF_SIZE),
+ * so a flood arrives as one libuv read, one Node stream event and one pass through the sink and the model per
+ * 4 KiB. A read at least this long means more is likely queued: the session reads on synchronously until the
+ * kernel has nothing (EAGAIN) or READ_ON_BYTES are gathered, and passes it on as one chunk. Measured on
+ * 64 MiB floods: the capsule's CPU 575 → 485 ms per flood, the machine's 37.0 → 35.0 ms per MiB, most of it
+ * fewer allocations for the collector. Shorter reads (keystroke echo, a prompt) go on as they are.
+ */
+export const READ_ON_FROM = 2048;
+export const READ_ON_BYTES = 64 * 1024;
+
 export { DEFAULT_COLS, DEFAULT_ROWS };
 
 export interface SessionOptions {
@@ -77,6 +88,8 @@ export class Session {
   private childGone = false;
   /** Our own descriptor on the PTY's slave side (see SLAVE_HOLD below). */
   private slaveFd: number | null = null;
+  /** What a synchronous read of the master goes into (read on after a long read, and the drain at exit). */
+  private readonly readBuffer = Buffer.allocUnsafeSlow(READ_ON_BYTES);
 
   private constructor(options: SessionOptions) {
     const rows = options.rows ?? DEFAULT_ROWS;
@@ -122,7 +135,7 @@ export class Session {
     // Output straight from that stream: node-pty's onData re-fires every read through an emitter of its own
     // (measured: about 80 ms of CPU per 64 MiB of output, a tenth of the capsule's work in a flood).
     // Without the stream, the public onData.
-    if (stream) this.store.add(onEvent(stream, 'data', (chunk: Buffer) => this.onOutput(chunk)));
+    if (stream) this.store.add(onEvent(stream, 'data', (chunk: Buffer) => this.onOutput(this.readOn(chunk))));
     else this.store.add((this.proc.onData as unknown as Pty.IEvent<Buffer>)((chunk) => this.onOutput(chunk)));
     // Not in the store: `exited` resolves whenever the program ends, also after dispose().
     this.exited = new Promise((resolve) => {
@@ -224,7 +237,7 @@ export class Session {
     this.internals.drainStreamBuffer();
     const fd = this.internals.fd;
     if (fd === undefined) return;
-    const buf = Buffer.allocUnsafe(64 * 1024);
+    const buf = this.readBuffer;
     for (;;) {
       let n: number;
       try {
@@ -235,6 +248,31 @@ export class Session {
       if (n <= 0) break;
       this.onOutput(Buffer.from(buf.subarray(0, n)));
     }
+  }
+
+  /**
+   * `chunk` with what the PTY holds after it (see READ_ON_FROM). Only while nothing holds the PTY, and only
+   * when the stream has nothing buffered: then `chunk` is the newest output read, and what the fd gives
+   * now follows it. Any error (EAGAIN: nothing queued; EIO; EBADF) ends the read; libuv's next read of the
+   * fd reports it as before.
+   */
+  private readOn(chunk: Buffer): Buffer {
+    const fd = this.internals.fd;
+    if (chunk.length < READ_ON_FROM || fd === undefined || this.holds.size > 0 || (this.internals.stream?.readableLength ?? 1) > 0) return chunk;
+    const buf = this.readBuffer;
+    let n = 0;
+    // Stops with room for less than one more kernel read left (a read returns at most 4 KiB).
+    while (buf.length - n >= 4096) {
+      let r: number;
+      try {
+        r = readSync(fd, buf, n, buf.length - n, null);
+      } catch {
+        break;
+      }
+      if (r <= 0) break;
+      n += r;
+    }
+    return n === 0 ? chunk : Buffer.concat([chunk, buf.subarray(0, n)]);
   }
 
   private releaseSlave(): void {
