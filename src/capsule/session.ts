@@ -237,31 +237,29 @@ export class Session {
     this.internals.drainStreamBuffer();
     const fd = this.internals.fd;
     if (fd === undefined) return;
-    const buf = this.readBuffer;
-    for (;;) {
-      let n: number;
-      try {
-        n = readSync(fd, buf, 0, buf.length, null);
-      } catch {
-        break; // EAGAIN (nothing left for now), EIO (slave closed and drained) or EBADF (already closed)
-      }
-      if (n <= 0) break;
-      this.onOutput(Buffer.from(buf.subarray(0, n)));
-    }
+    for (let n = this.readQueued(fd); n > 0; n = this.readQueued(fd)) this.onOutput(Buffer.from(this.readBuffer.subarray(0, n)));
   }
 
   /**
    * `chunk` with what the PTY holds after it (see READ_ON_FROM). Only while nothing holds the PTY, and only
    * when the stream has nothing buffered: then `chunk` is the newest output read, and what the fd gives
-   * now follows it. Any error (EAGAIN: nothing queued; EIO; EBADF) ends the read; libuv's next read of the
-   * fd reports it as before.
+   * now follows it.
    */
   private readOn(chunk: Buffer): Buffer {
     const fd = this.internals.fd;
     if (chunk.length < READ_ON_FROM || fd === undefined || this.holds.size > 0 || (this.internals.stream?.readableLength ?? 1) > 0) return chunk;
+    const n = this.readQueued(fd);
+    return n === 0 ? chunk : Buffer.concat([chunk, this.readBuffer.subarray(0, n)]);
+  }
+
+  /**
+   * Reads the master synchronously into `readBuffer` until the kernel has nothing queued or less than one
+   * read's room (4 KiB) is left; returns how many bytes it holds. Any error ends it: EAGAIN (nothing queued
+   * for now), EIO (slave closed and drained), EBADF (already closed); libuv's next read reports it as before.
+   */
+  private readQueued(fd: number): number {
     const buf = this.readBuffer;
     let n = 0;
-    // Stops with room for less than one more kernel read left (a read returns at most 4 KiB).
     while (buf.length - n >= 4096) {
       let r: number;
       try {
@@ -272,7 +270,7 @@ export class Session {
       if (r <= 0) break;
       n += r;
     }
-    return n === 0 ? chunk : Buffer.concat([chunk, buf.subarray(0, n)]);
+    return n;
   }
 
   private releaseSlave(): void {
