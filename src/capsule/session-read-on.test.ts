@@ -35,8 +35,13 @@ test('session: output queued in the PTY after a long read is read on and passed 
   await pollUntil('the first output', () => chunks.length > 0, { intervalMs: 1 });
   session.hold('test');
   await pollUntil('cat to block on the full PTY', () => asleepAfterReading(session.pid));
+  // The reads set Error.stackTraceLimit to 0 while they run (see STACK_LIMIT_WRITABLE) and put it back.
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 17;
+  t.after(() => (Error.stackTraceLimit = limit));
   session.release('test');
   assert.equal(await session.exited, 0);
+  assert.equal(Error.stackTraceLimit, 17, 'the stack trace limit was not restored');
 
   const output = Buffer.concat(chunks).toString('latin1');
   assert.equal(output, lines.join('\r\n') + '\r\n', 'output lost, duplicated or reordered');
