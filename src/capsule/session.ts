@@ -14,6 +14,7 @@ import type { ResolvedLink, ResolvedPath, ResolveOptions } from './links.ts';
 import { PtyInternals } from './pty-internals.ts';
 import { ScreenModel, type TerminalModes } from './screen-model.ts';
 import { DEFAULT_COLS, DEFAULT_ROWS } from './pty-size.ts';
+import { collectYoung, YoungCollector } from './young-gc.ts';
 
 // Loaded with the serve chain, never by the capsule's other commands (an image whose libc cannot load the
 // native module still runs them); required, not imported, so a bundle does not hoist it (scripts/bundle.mjs).
@@ -99,6 +100,8 @@ export class Session {
   private slaveFd: number | null = null;
   /** What a synchronous read of the master goes into (read on after a long read, and the drain at exit). */
   private readonly readBuffer = Buffer.allocUnsafeSlow(READ_ON_BYTES);
+  /** Frees passed-on output chunks during a flood (young-gc.ts). */
+  private readonly youngGc = new YoungCollector(collectYoung);
 
   private constructor(options: SessionOptions) {
     const rows = options.rows ?? DEFAULT_ROWS;
@@ -386,6 +389,7 @@ export class Session {
   }
 
   private onOutput(chunk: Buffer): void {
+    this.youngGc.count(chunk.length);
     this.sink?.(chunk);
     this.model.write(chunk, () => {
       if (this.model.backlog < MODEL_BACKLOG_LOW) this.release('model');

@@ -1,0 +1,35 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { pollUntil } from '../../test/helpers/poll.ts';
+import { lookUpGc, YoungCollector, YOUNG_GC_BYTES } from './young-gc.ts';
+
+const MIB = 1024 * 1024;
+
+test('young gc: one collection per YOUNG_GC_BYTES of output, none before', () => {
+  let collections = 0;
+  const c = new YoungCollector(() => collections++);
+  c.count(YOUNG_GC_BYTES - 1);
+  assert.equal(collections, 0);
+  c.count(1);
+  assert.equal(collections, 1);
+  for (let i = 0; i < 8; i++) c.count(YOUNG_GC_BYTES / 4);
+  assert.equal(collections, 3);
+  c.count(3 * YOUNG_GC_BYTES);
+  assert.equal(collections, 4, 'a chunk larger than the step is one collection, not several');
+});
+
+test('young gc: the gc function is found without --expose-gc and frees dropped buffers', async () => {
+  // This test process runs without the flag, as a capsule started by an image's own entrypoint may.
+  const gc = lookUpGc();
+  assert.equal(typeof gc, 'function');
+  assert.equal((globalThis as { gc?: unknown }).gc, undefined, 'the process global stays without gc');
+  const before = process.memoryUsage().arrayBuffers;
+  for (let i = 0; i < 16; i++) Buffer.allocUnsafeSlow(MIB).fill(1);
+  const grown = process.memoryUsage().arrayBuffers;
+  assert.ok(grown - before >= 15 * MIB, `the dropped buffers are still counted (${grown - before} bytes)`);
+  gc!({ type: 'minor' });
+  await pollUntil('the dropped buffers to be freed', () => process.memoryUsage().arrayBuffers < grown - 12 * MIB, {
+    timeoutMs: 2000,
+    last: () => process.memoryUsage().arrayBuffers,
+  });
+});
