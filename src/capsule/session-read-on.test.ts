@@ -46,7 +46,7 @@ test('session: output queued in the PTY after a long read is read on and passed 
   const output = Buffer.concat(chunks).toString('latin1');
   assert.equal(output, lines.join('\r\n') + '\r\n', 'output lost, duplicated or reordered');
   // One read of a PTY master returns at most 4 KiB, so reading on is what passes the output in fewer,
-  // longer chunks (here about 150 reads' worth arrives in a dozen).
+  // longer chunks (here about 150 reads' worth arrives in about 40: a read and up to READ_ON_BYTES more).
   const reads = Math.ceil(output.length / 4096);
   assert.ok(chunks.length * 2 < reads, `${chunks.length} chunks for ${reads} reads' worth of output: not read on`);
 });

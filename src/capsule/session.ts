@@ -14,7 +14,7 @@ import type { ResolvedLink, ResolvedPath, ResolveOptions } from './links.ts';
 import { PtyInternals } from './pty-internals.ts';
 import { ScreenModel, type TerminalModes } from './screen-model.ts';
 import { DEFAULT_COLS, DEFAULT_ROWS } from './pty-size.ts';
-import { collectYoung, YoungCollector } from './young-gc.ts';
+import { collectGarbage, YoungCollector } from './young-gc.ts';
 
 // Loaded with the serve chain, never by the capsule's other commands (an image whose libc cannot load the
 // native module still runs them); required, not imported, so a bundle does not hoist it (scripts/bundle.mjs).
@@ -43,9 +43,14 @@ export const EXIT_WATCH_MS = 50;
  * kernel has nothing (EAGAIN) or READ_ON_BYTES are gathered, and passes it on as one chunk. Measured on
  * 64 MiB floods: the capsule's CPU 575 → 485 ms per flood, the machine's 37.0 → 35.0 ms per MiB, most of it
  * fewer allocations for the collector. Shorter reads (keystroke echo, a prompt) go on as they are.
+ *
+ * READ_ON_BYTES is 16 KiB, not more: in about one session in four the first flood keeps 20 to 30 MiB of
+ * output chunks alive for half a second (as it did before reads were read on), and with chunks of up to
+ * 68 KiB that peak grew (the capsule's peak RSS over two floods: 92 to 107 MiB, against 87 to 91 before;
+ * with 16 KiB, 87 to 94). Bursts averaged 27 KiB; 32, 64 and 256 KiB made no difference to the CPU.
  */
 export const READ_ON_FROM = 2048;
-export const READ_ON_BYTES = 64 * 1024;
+export const READ_ON_BYTES = 16 * 1024;
 
 /**
  * Such a read ends with one that finds nothing queued, and fs.readSync throws EAGAIN for it: once per burst
@@ -101,7 +106,7 @@ export class Session {
   /** What a synchronous read of the master goes into (read on after a long read, and the drain at exit). */
   private readonly readBuffer = Buffer.allocUnsafeSlow(READ_ON_BYTES);
   /** Frees passed-on output chunks during a flood (young-gc.ts). */
-  private readonly youngGc = new YoungCollector(collectYoung);
+  private readonly youngGc = new YoungCollector(collectGarbage);
 
   private constructor(options: SessionOptions) {
     const rows = options.rows ?? DEFAULT_ROWS;

@@ -8,7 +8,11 @@
  *
  * Measured, six floods of 64 MiB in one session: the capsule's array-buffer memory peaked at 45.6 MiB and its
  * peak RSS at 115 MiB. With a minor collection every 4 MiB of output: 9.7 and 78 MiB, with no change in the
- * capsule's CPU. One container-bench session had reached 123 MiB (the target is under 100).
+ * capsule's CPU. One container-bench session had reached 123 MiB (the target is under 100). Chunks still in
+ * flight at a minor collection (in the screen model's batch, in the socket's queue) are promoted and then
+ * die in the old generation, which only a full collection frees: with minor collections alone one --via
+ * session still reached 107 MiB. So every fourth collection is a full one (16 MiB of output; V8 ran about
+ * four full collections per 64 MiB flood on its own before reads were read on).
  *
  * The collector is V8's `gc` function. Node hands it out only with --expose-gc, so it is looked up once:
  * the global when the capsule was started with the flag, else the flag is set at run time and the function
@@ -18,10 +22,12 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
-/** Output between two minor collections. */
+/** Output between two collections: minor ones, and every MAJOR_GC_EVERY-th a full one. */
 export const YOUNG_GC_BYTES = 4 * 1024 * 1024;
+export const MAJOR_GC_EVERY = 4;
 
-type GcFunction = (options: { type: 'minor' }) => void;
+export type GcKind = 'minor' | 'major';
+type GcFunction = (options: { type: GcKind }) => void;
 
 /** V8's `gc` function, or null where it cannot be had. */
 export function lookUpGc(): GcFunction | null {
@@ -36,27 +42,30 @@ export function lookUpGc(): GcFunction | null {
   }
 }
 
-/** Counts output and runs `collect` once every `everyBytes`. */
+/** Counts output and runs `collect` once every `everyBytes`: a major collection every `majorEvery`-th time. */
 export class YoungCollector {
   #since = 0;
+  #collections = 0;
 
   constructor(
-    private readonly collect: () => void,
+    private readonly collect: (kind: GcKind) => void,
     private readonly everyBytes = YOUNG_GC_BYTES,
+    private readonly majorEvery = MAJOR_GC_EVERY,
   ) {}
 
   count(bytes: number): void {
     this.#since += bytes;
     if (this.#since < this.everyBytes) return;
     this.#since = 0;
-    this.collect();
+    this.#collections++;
+    this.collect(this.#collections % this.majorEvery === 0 ? 'major' : 'minor');
   }
 }
 
 let processGc: GcFunction | null | undefined;
 
-/** A minor collection through the process's `gc` (looked up on first use); a no-op where there is none. */
-export function collectYoung(): void {
+/** A collection through the process's `gc` (looked up on first use); a no-op where there is none. */
+export function collectGarbage(kind: GcKind): void {
   if (processGc === undefined) processGc = lookUpGc();
-  processGc?.({ type: 'minor' });
+  processGc?.({ type: kind });
 }
