@@ -1,5 +1,5 @@
 /**
- * A minor garbage collection after every so many bytes of program output.
+ * A garbage collection after every so many bytes of program output: a minor one, and every fourth a full one.
  *
  * In a flood, the capsule's garbage is mostly the output chunks it has passed on: buffers outside V8's heap.
  * V8 sweeps them at its young-generation collections. Those come when the heap's young generation fills,
