@@ -14,7 +14,7 @@ import type { ResolvedLink, ResolvedPath, ResolveOptions } from './links.ts';
 import { PtyInternals } from './pty-internals.ts';
 import { ScreenModel, type TerminalModes } from './screen-model.ts';
 import { DEFAULT_COLS, DEFAULT_ROWS } from './pty-size.ts';
-import { collectGarbage, YoungCollector } from './young-gc.ts';
+import { collectGarbage, OutputCollector } from './output-gc.ts';
 
 // Loaded with the serve chain, never by the capsule's other commands (an image whose libc cannot load the
 // native module still runs them); required, not imported, so a bundle does not hoist it (scripts/bundle.mjs).
@@ -47,7 +47,9 @@ export const EXIT_WATCH_MS = 50;
  * READ_ON_BYTES is 16 KiB, not more: in about one session in four the first flood keeps 20 to 30 MiB of
  * output chunks alive for half a second (as it did before reads were read on), and with chunks of up to
  * 68 KiB that peak grew (the capsule's peak RSS over two floods: 92 to 107 MiB, against 87 to 91 before;
- * with 16 KiB, 87 to 94). Bursts averaged 27 KiB; 32, 64 and 256 KiB made no difference to the CPU.
+ * with 16 KiB, 87 to 94). Bursts averaged 27 KiB; 32, 64 and 256 KiB made no difference to the CPU, and
+ * with 16 KiB the capsule took 360 ms per flood in a session of six (the bench's ratio: 1.40× the direct PTY's
+ * CPU per MiB, against 1.46× with 64 KiB and 1.57× before reading on).
  */
 export const READ_ON_FROM = 2048;
 export const READ_ON_BYTES = 16 * 1024;
@@ -105,8 +107,8 @@ export class Session {
   private slaveFd: number | null = null;
   /** What a synchronous read of the master goes into (read on after a long read, and the drain at exit). */
   private readonly readBuffer = Buffer.allocUnsafeSlow(READ_ON_BYTES);
-  /** Frees passed-on output chunks during a flood (young-gc.ts). */
-  private readonly youngGc = new YoungCollector(collectGarbage);
+  /** Frees passed-on output chunks during a flood (output-gc.ts). */
+  private readonly outputGc = new OutputCollector(collectGarbage);
 
   private constructor(options: SessionOptions) {
     const rows = options.rows ?? DEFAULT_ROWS;
@@ -394,7 +396,7 @@ export class Session {
   }
 
   private onOutput(chunk: Buffer): void {
-    this.youngGc.count(chunk.length);
+    this.outputGc.count(chunk.length);
     this.sink?.(chunk);
     this.model.write(chunk, () => {
       if (this.model.backlog < MODEL_BACKLOG_LOW) this.release('model');

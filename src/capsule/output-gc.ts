@@ -23,7 +23,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
 /** Output between two collections: minor ones, and every MAJOR_GC_EVERY-th a full one. */
-export const YOUNG_GC_BYTES = 4 * 1024 * 1024;
+export const OUTPUT_GC_BYTES = 4 * 1024 * 1024;
 export const MAJOR_GC_EVERY = 4;
 
 export type GcKind = 'minor' | 'major';
@@ -43,13 +43,13 @@ export function lookUpGc(): GcFunction | null {
 }
 
 /** Counts output and runs `collect` once every `everyBytes`: a major collection every `majorEvery`-th time. */
-export class YoungCollector {
+export class OutputCollector {
   #since = 0;
   #collections = 0;
 
   constructor(
     private readonly collect: (kind: GcKind) => void,
-    private readonly everyBytes = YOUNG_GC_BYTES,
+    private readonly everyBytes = OUTPUT_GC_BYTES,
     private readonly majorEvery = MAJOR_GC_EVERY,
   ) {}
 
