@@ -64,6 +64,24 @@ export const tmux = {
   },
 };
 
+/**
+ * A reference, not a target: util-linux `script`, a small C program that starts the program on a PTY of its
+ * own and copies that PTY's output to the operator's (its typescript goes to /dev/null). That is the part
+ * every relay has (jackin, tmux, `docker exec -it`): two PTYs where the direct baseline has one, and nothing
+ * else (no socket, no screen model, no filter). Where a PTY is costly to cross (on a virtual machine that pays
+ * for every wake-up of the tty worker), this floor, not the direct PTY, bounds what any relay can reach.
+ */
+export const script = {
+  id: 'script',
+  label: 'script (two PTYs)',
+  async start(argv) {
+    const p = spawnOnPty('script', ['--quiet', '--return', '--command', argv.map(shq).join(' '), '/dev/null'], {
+      env: baseEnv({ SHELL: '/bin/sh' }),
+    });
+    return { pty: p, async stop() { p.kill(); } };
+  },
+};
+
 /** The subject: `jackin run` (capsule spawned locally, host attached to the PTY). */
 export const jackin = {
   id: 'jackin',
@@ -91,7 +109,7 @@ export const jackin = {
   },
 };
 
-export const ALL_VARIANTS = [direct, tmux, jackin];
+export const ALL_VARIANTS = [direct, script, tmux, jackin];
 
 
 

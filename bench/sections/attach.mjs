@@ -1,5 +1,5 @@
 // Issue 3: keystroke round trip and output throughput of `jackin run`, against the same program on a
-// direct PTY and inside tmux, all measured in this run.
+// direct PTY, under `script` (the two PTYs of any relay, nothing else) and inside tmux, all measured in this run.
 import { ALL_VARIANTS } from '../lib/variants.mjs';
 import { measureLatency } from '../lib/latency.mjs';
 import { makeTextFile, throughputInTurns } from '../lib/throughput.mjs';
@@ -51,13 +51,14 @@ export async function run({ quick, log }) {
 
 function render(res, col, { latencySamples, mib, runs, colouredRuns }) {
   const d = res.direct ?? {};
+  const s = res.script ?? {};
   const t = res.tmux ?? {};
   const j = res.jackin ?? {};
-  const row = (name, get, digits, [dr, tr, jr] = [d, t, j]) => {
-    const [dv, tv, jv] = [get(dr), get(tr), get(jr)];
-    return `| ${name} | ${fmt(dv, digits)} | ${fmt(tv, digits)} | ${fmt(jv, digits)} | ${ratio(jv, dv)} | ${ratio(jv, tv)} |`;
+  const row = (name, get, digits, [dr, sr, tr, jr] = [d, s, t, j]) => {
+    const [dv, sv, tv, jv] = [get(dr), get(sr), get(tr), get(jr)];
+    return `| ${name} | ${fmt(dv, digits)} | ${fmt(sv, digits)} | ${fmt(tv, digits)} | ${fmt(jv, digits)} | ${ratio(jv, dv)} | ${ratio(jv, sv)} | ${ratio(jv, tv)} |`;
   };
-  const c = [col.direct ?? {}, col.tmux ?? {}, col.jackin ?? {}];
+  const c = [col.direct ?? {}, col.script ?? {}, col.tmux ?? {}, col.jackin ?? {}];
   const p50 = (r) => r.latency?.p50;
   const p99 = (r) => r.latency?.p99;
   const tput = (r) => r.throughput?.mibPerSecond;
@@ -66,8 +67,8 @@ function render(res, col, { latencySamples, mib, runs, colouredRuns }) {
   const busy = (r) => (r.machineCpu ? 100 * r.machineCpu.busyShare : undefined);
   const each = (rates) => (rates ?? []).map((x) => fmt(x, 1)).join(', ');
   const lines = [
-    '| measure | direct PTY | tmux | jackin run | jackin / direct | jackin / tmux |',
-    '|---|---:|---:|---:|---:|---:|',
+    '| measure | direct PTY | script (two PTYs) | tmux | jackin run | jackin / direct | jackin / script | jackin / tmux |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|',
     row('keystroke round trip p50 (ms)', p50, 3),
     row('keystroke round trip p99 (ms)', p99, 3),
     row(`output throughput, cat of ${mib} MiB in a running session (MiB/s)`, tput, 1),
@@ -77,10 +78,12 @@ function render(res, col, { latencySamples, mib, runs, colouredRuns }) {
     row(`output throughput, coloured cat of ${mib} MiB (SGR on every line) in a running session (MiB/s)`, tput, 1, c),
     row('machine CPU time per MiB of that coloured output (ms)', cpuPerMiB, 1, c),
     '',
-    `Throughput of each run in a running session (MiB/s): direct ${each(d.rates)}; tmux ${each(t.rates)}; jackin ${each(j.rates)}. ` +
-      `First cat of each new session: direct ${each(d.coldRates)}; tmux ${each(t.coldRates)}; jackin ${each(j.coldRates)}.`,
+    `Throughput of each run in a running session (MiB/s): direct ${each(d.rates)}; script ${each(s.rates)}; tmux ${each(t.rates)}; jackin ${each(j.rates)}. ` +
+      `First cat of each new session: direct ${each(d.coldRates)}; script ${each(s.coldRates)}; tmux ${each(t.coldRates)}; jackin ${each(j.coldRates)}.`,
     '',
     `jackin / direct within each turn (running session): ${turnRatios(j.rates, d.rates)}.`,
+    '',
+    `script / direct within each turn (running session): ${turnRatios(s.rates, d.rates)}.`,
     '',
   ];
   const overhead = p50(j) - p50(d);
@@ -91,7 +94,10 @@ function render(res, col, { latencySamples, mib, runs, colouredRuns }) {
     `- the first cat of a new session (reported, not a target): ${ratio(cold(j), cold(d))} of the direct PTY, ${ratio(cold(j), cold(t))} of tmux`,
     `- machine CPU per MiB (reported, not a target): jackin ${ratio(cpuPerMiB(j), cpuPerMiB(d))} of the direct PTY's. ` +
       'While a flood keeps the machine busy (the row above), throughput is about the inverse of this cost.',
-    `- coloured output (reported, not a target; median of ${colouredRuns} turn(s)): jackin ${ratio(tput(c[2]), tput(c[0]))} of the direct PTY, ${ratio(tput(c[2]), tput(c[1]))} of tmux.`,
+    `- the two-PTY floor (reported, not a target): \`script\`, a C relay that does nothing but copy its PTY to the operator's, reaches ${ratio(tput(s), tput(d))} of the direct PTY's throughput at ${ratio(cpuPerMiB(s), cpuPerMiB(d))} its CPU per MiB, with ${fmt(p50(s) - p50(d), 3)} ms of p50 round-trip overhead; ` +
+      `jackin reaches ${ratio(tput(j), tput(s))} of script's throughput at ${ratio(cpuPerMiB(j), cpuPerMiB(s))} its CPU per MiB. ` +
+      'Any relay, jackin included, crosses a second PTY; this row shows what that alone costs on this machine.',
+    `- coloured output (reported, not a target; median of ${colouredRuns} turn(s)): jackin ${ratio(tput(c[3]), tput(c[0]))} of the direct PTY, ${ratio(tput(c[3]), tput(c[1]))} of script, ${ratio(tput(c[3]), tput(c[2]))} of tmux.`,
   ];
   const errors = [...Object.values(res), ...c].filter((r) => r.error).map((r) => `- ${r.label} failed: ${r.error}`);
   return [
@@ -110,6 +116,7 @@ function render(res, col, { latencySamples, mib, runs, colouredRuns }) {
       '(every /proc/stat state but idle, iowait and steal) over the same span, median per variant. Each run is one new session whose program ' +
       'prints the file twice, a go key before each: the first is the first flood of a new session (a new capsule still ' +
       'compiling its hot paths, a new tmux server), the second the same flood in a running session, which the targets use. ' +
+      'script (util-linux) runs as `script --quiet --return --command CMD /dev/null`; ' +
       'tmux 3.3 runs with `-f /dev/null`, status line off, its client attached to the PTY; ' +
       '`jackin run` starts its capsule locally and attaches to it.',
   ].join('\n');
