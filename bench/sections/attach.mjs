@@ -96,7 +96,7 @@ function render(res, col, { latencySamples, mib, runs, colouredRuns }) {
       'While a flood keeps the machine busy (the row above), throughput is about the inverse of this cost.',
     `- the two-PTY floor (reported, not a target): \`script\`, a C relay that does nothing but copy its PTY to the operator's, reaches ${ratio(tput(s), tput(d))} of the direct PTY's throughput at ${ratio(cpuPerMiB(s), cpuPerMiB(d))} its CPU per MiB, with ${fmt(p50(s) - p50(d), 3)} ms of p50 round-trip overhead; ` +
       `jackin reaches ${ratio(tput(j), tput(s))} of script's throughput at ${ratio(cpuPerMiB(j), cpuPerMiB(s))} its CPU per MiB. ` +
-      'Any relay, jackin included, crosses a second PTY; this row shows what that alone costs on this machine.',
+      'Any relay, jackin included, crosses a second PTY; script shows what that alone costs on this machine.',
     `- coloured output (reported, not a target; median of ${colouredRuns} turn(s)): jackin ${ratio(tput(c[3]), tput(c[0]))} of the direct PTY, ${ratio(tput(c[3]), tput(c[1]))} of script, ${ratio(tput(c[3]), tput(c[2]))} of tmux.`,
   ];
   const errors = [...Object.values(res), ...c].filter((r) => r.error).map((r) => `- ${r.label} failed: ${r.error}`);
