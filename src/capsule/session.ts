@@ -396,12 +396,14 @@ export class Session {
   }
 
   private onOutput(chunk: Buffer): void {
-    this.outputGc.count(chunk.length);
     this.sink?.(chunk);
     this.model.write(chunk, () => {
       if (this.model.backlog < MODEL_BACKLOG_LOW) this.release('model');
       this.checkModes();
     });
     if (this.model.backlog > MODEL_BACKLOG_HIGH) this.hold('model');
+    // Last: a collection that falls due on this chunk (a keystroke's echo after a flood) runs once the
+    // chunk has gone to the host, not before it.
+    this.outputGc.count(chunk.length);
   }
 }
