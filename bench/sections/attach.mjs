@@ -1,7 +1,7 @@
 // Issue 3: keystroke round trip and output throughput of `jackin run`, against the same program on a
 // direct PTY, under `script` (the two PTYs of any relay, nothing else) and inside tmux, all measured in this run.
 import { ALL_VARIANTS } from '../lib/variants.mjs';
-import { measureLatency } from '../lib/latency.mjs';
+import { latencyInTurns, turnOverheads } from '../lib/latency.mjs';
 import { makeTextFile, throughputInTurns } from '../lib/throughput.mjs';
 import { fmt, median, ratio } from '../lib/stats.mjs';
 
@@ -10,6 +10,7 @@ export const title = 'Attach: keystroke round trip and output throughput';
 
 export async function run({ quick, log }) {
   const latencySamples = quick ? 200 : 2000;
+  const latencyTurns = quick ? 2 : 5;
   const mib = quick ? 16 : 64;
   // Nine turns: on two CPUs one turn's jackin / direct ratio ranged from 0.49 to 0.86 (15 turns measured).
   const runs = quick ? 1 : 9;
@@ -20,18 +21,9 @@ export async function run({ quick, log }) {
   const file = await makeTextFile(mib);
   const colouredFile = await makeTextFile(mib, { coloured: true });
   try {
-    for (const v of ALL_VARIANTS) {
-      const r = { label: v.label, rates: [], coldRates: [] };
-      try {
-        log(`attach: ${v.label}: ${latencySamples} keystrokes`);
-        r.latency = await measureLatency(v, { samples: latencySamples });
-        log(`attach: ${v.label}: p50 ${fmt(r.latency.p50, 3)} ms, p99 ${fmt(r.latency.p99, 3)} ms`);
-      } catch (e) {
-        r.error = e instanceof Error ? e.message : String(e);
-        log(`attach: ${v.label}: failed: ${r.error}`);
-      }
-      results[v.id] = r;
-    }
+    for (const v of ALL_VARIANTS) results[v.id] = { label: v.label, rates: [], coldRates: [] };
+    log(`attach: ${latencySamples} keystrokes per variant, in ${latencyTurns} turns`);
+    await latencyInTurns(ALL_VARIANTS, results, { samples: latencySamples, turns: latencyTurns, log, section: 'attach' });
     await throughputInTurns(ALL_VARIANTS, results, file, { runs, log, section: 'attach' });
     for (const v of ALL_VARIANTS) coloured[v.id] = { label: v.label, rates: [], coldRates: [] };
     await throughputInTurns(ALL_VARIANTS, coloured, colouredFile, { runs: colouredRuns, log, section: 'attach (coloured)' });
@@ -46,10 +38,10 @@ export async function run({ quick, log }) {
     file.cleanup();
     colouredFile.cleanup();
   }
-  return { data: { ...results, coloured }, markdown: render(results, coloured, { latencySamples, mib, runs, colouredRuns }) };
+  return { data: { ...results, coloured }, markdown: render(results, coloured, { latencySamples, latencyTurns, mib, runs, colouredRuns }) };
 }
 
-function render(res, col, { latencySamples, mib, runs, colouredRuns }) {
+function render(res, col, { latencySamples, latencyTurns, mib, runs, colouredRuns }) {
   const d = res.direct ?? {};
   const s = res.script ?? {};
   const t = res.tmux ?? {};
@@ -85,6 +77,8 @@ function render(res, col, { latencySamples, mib, runs, colouredRuns }) {
     '',
     `script / direct within each turn (running session): ${turnRatios(s.rates, d.rates)}.`,
     '',
+    `p50 round-trip overhead over the direct PTY within each turn: jackin ${turnOverheads(j, d)}; script ${turnOverheads(s, d)}.`,
+    '',
   ];
   const overhead = p50(j) - p50(d);
   const targets = [
@@ -108,7 +102,8 @@ function render(res, col, { latencySamples, mib, runs, colouredRuns }) {
     ...(errors.length ? ['', 'Failures:', '', ...errors] : []),
     '',
     'Method: the bench process owns a PTY (`@lydell/node-pty`, 120×30) and plays the operator\'s terminal. ' +
-      `Round trip: \`sh -c 'stty raw -echo; exec cat'\`; ${latencySamples} keys (after 20 warm-up keys), 5 ms apart; ` +
+      `Round trip: \`sh -c 'stty raw -echo; exec cat'\`; ${latencySamples} keys per variant, 5 ms apart, in ${latencyTurns} turns (each turn a new session of every variant in order, ` +
+      `${Math.ceil(latencySamples / latencyTurns)} keys after 20 warm-up keys; p50 and p99 over all of a variant's keys); ` +
       'time from writing one byte to the PTY until the echoed byte is read back. ' +
       `Throughput: \`cat\` of ${mib} MiB of base64 text lines in a cooked terminal, median of ${runs} run(s), the variants taking turns ` +
       '(coloured: the same lines in two colours, `ESC[32m`, `ESC[1;34m`, and `ESC[0m` at the end of each); ' +

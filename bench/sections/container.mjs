@@ -10,7 +10,7 @@ import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { glibcPerlTestImage, glibcTestImage } from '../../test/helpers/podman-image.mjs';
-import { measureLatency } from '../lib/latency.mjs';
+import { latencyInTurns, turnOverheads } from '../lib/latency.mjs';
 import { makeTextFile, throughputInTurns } from '../lib/throughput.mjs';
 import { spawnOnPty } from '../lib/pty-process.mjs';
 import { fmt, median, ratio } from '../lib/stats.mjs';
@@ -201,6 +201,7 @@ async function measureRelays(n) {
 
 export async function run({ quick, log }) {
   const latencySamples = quick ? 100 : 1000;
+  const latencyTurns = quick ? 2 : 5;
   const mib = quick ? 16 : 64;
   const runs = quick ? 1 : 3;
   const prompts = quick ? 3 : 9;
@@ -239,16 +240,9 @@ export async function run({ quick, log }) {
     log(`container: ${viaNode.label}: first prompt ${results.viaNode.prompts.map((x) => fmt(x, 0)).join(', ')} ms`);
     for (const v of all) {
       const r = results[v.id];
-      if (r.error) continue;
-      try {
-        log(`container: ${v.label}: first prompt ${r.prompts.map((x) => fmt(x, 0)).join(', ')} ms`);
-        r.latency = await measureLatency(v, { samples: latencySamples });
-        log(`container: ${v.label}: p50 ${fmt(r.latency.p50, 3)} ms, p99 ${fmt(r.latency.p99, 3)} ms`);
-      } catch (e) {
-        r.error = e instanceof Error ? e.message : String(e);
-        log(`container: ${v.label}: failed: ${r.error}`);
-      }
+      if (!r.error) log(`container: ${v.label}: first prompt ${r.prompts.map((x) => fmt(x, 0)).join(', ')} ms`);
     }
+    await latencyInTurns(all, results, { samples: latencySamples, turns: latencyTurns, log, section: 'container' });
     // Each session's stop() first reads the capsule's peak RSS.
     const session = (v, r) => ({
       ...v,
@@ -261,10 +255,10 @@ export async function run({ quick, log }) {
   } finally {
     file.cleanup();
   }
-  return { data: { ...results, startup }, markdown: render(results, startup, { latencySamples, mib, runs, prompts }) };
+  return { data: { ...results, startup }, markdown: render(results, startup, { latencySamples, latencyTurns, mib, runs, prompts }) };
 }
 
-function render(res, startup, { latencySamples, mib, runs, prompts }) {
+function render(res, startup, { latencySamples, latencyTurns, mib, runs, prompts }) {
   const e = res.exec;
   const s = res.socket;
   const v = res.via;
@@ -298,7 +292,7 @@ function render(res, startup, { latencySamples, mib, runs, prompts }) {
     'Targets (reported, not asserted):',
     '',
     `- throughput over the socket against podman exec -it: ${ratio(get.tput(s), get.tput(e))} (target ≥ 1.0×): ${verdict(get.tput(s) >= get.tput(e), get.tput(s))}`,
-    `- p50 round-trip overhead over podman exec -it: ${fmt(over, 3)} ms (target ≤ 0.5 ms): ${verdict(over <= 0.5, over)}`,
+    `- p50 round-trip overhead over podman exec -it: ${fmt(over, 3)} ms (target ≤ 0.5 ms): ${verdict(over <= 0.5, over)}; within each turn: socket ${turnOverheads(s, e)}, via podman ${turnOverheads(v, e)}`,
     `- first prompt via podman against podman exec -it: ${ratio(get.prompt(v), get.prompt(e))} (target ≤ 2×): ${verdict(get.prompt(v) <= 2 * get.prompt(e), get.prompt(v))}`,
     `- first prompt via podman on the same image without perl (the relay on Node instead: \`jackin-capsule\` hands \`attach-proxy\` to perl where the image has it): ` +
       `${fmt(get.prompt(res.viaNode), 0)} ms, ${ratio(get.prompt(res.viaNode), get.prompt(e))} of podman exec -it (reported, not the target's case)`,
@@ -318,7 +312,7 @@ function render(res, startup, { latencySamples, mib, runs, prompts }) {
       'mounted read-only, `--init`), the data file mounted read-only. The bench process owns a PTY (120×30). ' +
       '`podman exec -it` runs the program in such a container (its capsule idle); jackin attaches to the ' +
       'capsule that runs it, over the bind-mounted socket or through `podman exec -i … jackin-capsule attach-proxy`. ' +
-      `Round trip: ${latencySamples} keys as in the attach section. Throughput: cat of ${mib} MiB, median of ${runs} run(s), ` +
+      `Round trip: ${latencySamples} keys per variant as in the attach section, in ${latencyTurns} turns (each turn a new session, so a new container, of every variant in order). Throughput: cat of ${mib} MiB, median of ${runs} run(s), ` +
       `variants taking turns, in a new session and then in the same, running session as in the attach section (the target uses the latter); machine CPU as in the attach section. First prompt: from spawning the command to the prompt of bash appearing, median of ${prompts}, the variants taking turns. ` +
       'Peak RSS: VmHWM of the capsule process, read on the host before the session ends.',
   ].join('\n');
