@@ -102,8 +102,8 @@ function render(res, col, { latencySamples, latencyTurns, mib, runs, colouredRun
     ...(errors.length ? ['', 'Failures:', '', ...errors] : []),
     '',
     'Method: the bench process owns a PTY (`@lydell/node-pty`, 120×30) and plays the operator\'s terminal. ' +
-      `Round trip: \`sh -c 'stty raw -echo; exec cat'\`; ${latencySamples} keys per variant, 5 ms apart, in ${latencyTurns} turns (each turn a new session of every variant in order, ` +
-      `${Math.ceil(latencySamples / latencyTurns)} keys after 20 warm-up keys; p50 and p99 over all of a variant's keys); ` +
+      `Round trip: \`sh -c 'stty raw -echo; exec cat'\`; ${latencySamples} keys per variant, 5 ms apart, in ${latencyTurns} turns (one session of each variant, started first and kept up, 20 warm-up keys in each; in every turn each session in order gets ` +
+      `${Math.ceil(latencySamples / latencyTurns)} keys; p50 and p99 over all of a variant's keys); ` +
       'time from writing one byte to the PTY until the echoed byte is read back. ' +
       `Throughput: \`cat\` of ${mib} MiB of base64 text lines in a cooked terminal, median of ${runs} run(s), the variants taking turns ` +
       '(coloured: the same lines in two colours, `ESC[32m`, `ESC[1;34m`, and `ESC[0m` at the end of each); ' +

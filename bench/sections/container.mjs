@@ -312,7 +312,7 @@ function render(res, startup, { latencySamples, latencyTurns, mib, runs, prompts
       'mounted read-only, `--init`), the data file mounted read-only. The bench process owns a PTY (120×30). ' +
       '`podman exec -it` runs the program in such a container (its capsule idle); jackin attaches to the ' +
       'capsule that runs it, over the bind-mounted socket or through `podman exec -i … jackin-capsule attach-proxy`. ' +
-      `Round trip: ${latencySamples} keys per variant as in the attach section, in ${latencyTurns} turns (each turn a new session, so a new container, of every variant in order). Throughput: cat of ${mib} MiB, median of ${runs} run(s), ` +
+      `Round trip: ${latencySamples} keys per variant as in the attach section, in ${latencyTurns} turns (one session, so one container, of each variant, kept up; in every turn each in order gets ${Math.ceil(latencySamples / latencyTurns)} of its keys). Throughput: cat of ${mib} MiB, median of ${runs} run(s), ` +
       `variants taking turns, in a new session and then in the same, running session as in the attach section (the target uses the latter); machine CPU as in the attach section. First prompt: from spawning the command to the prompt of bash appearing, median of ${prompts}, the variants taking turns. ` +
       'Peak RSS: VmHWM of the capsule process, read on the host before the session ends.',
   ].join('\n');
