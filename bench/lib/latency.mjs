@@ -76,7 +76,9 @@ export async function latencyInTurns(variants, results, { samples, turns, log, s
       log(`${section}: ${v.label}: p50 ${r.latency.p50.toFixed(3)} ms, p99 ${r.latency.p99.toFixed(3)} ms (${all.length} keys in ${turns} turns)`);
     }
   } finally {
-    for (const session of sessions.values()) await session.stop();
+    // Every session is stopped, even when one stop fails (a container that will not go, say).
+    const stops = await Promise.allSettled([...sessions.values()].map((session) => session.stop()));
+    for (const s of stops) if (s.status === 'rejected') log(`${section}: stopping a session failed: ${s.reason instanceof Error ? s.reason.message : String(s.reason)}`);
   }
 }
 
