@@ -44,7 +44,7 @@ test('every E_ code written in the sources is in ERROR_CODES', () => {
 });
 
 test('a code from the other side of a connection is kept only when it is one of ours', async () => {
-  const { checkReply } = await import('../src/host/export-client.ts');
+  const { checkReply } = await import('../src/transport/control-call.ts');
   const { JackinError } = await import('../src/errors.ts');
   const thrown = (reply: unknown): InstanceType<typeof JackinError> => {
     try {

@@ -16,7 +16,7 @@ import { pollUntil } from './helpers/poll.ts';
 import { stagedFiles } from './helpers/staged-files.ts';
 import { stallingRelay } from './helpers/stalling-relay.ts';
 import { createStageServerDecoder, encodeControlMessage, encodeStageClientFrame, type StageServerFrame } from '../src/protocol/index.ts';
-import { ReplyReader } from '../src/host/export-client.ts';
+import { ReplyReader } from '../src/transport/control-call.ts';
 import { connectSocket } from '../src/transport/socket.ts';
 
 function hostDir(t: { after: (fn: () => void) => void }): string {

@@ -28,26 +28,18 @@ import {
   type NoticeLevel,
   type ServerFrame,
 } from '../protocol/index.ts';
-import { dispatchFrame, type FrameContext } from './attach-dispatch.ts';
+import { dispatchFrame, type DispatchHost, type FrameContext } from './attach-dispatch.ts';
 import { AttachHandshake } from './attach-handshake.ts';
 import { AttachInput } from './attach-input.ts';
 import { AttachShutdown, CLOSE_GRACE_MS } from './attach-shutdown.ts';
 import { FrameQueue, ReadGate } from './frame-queue.ts';
-import type { ImageSink } from './image-sink.ts';
-import type { Offers } from './offers.ts';
 import { forEachOutputFrame, OutputCoalescer } from './output-coalescer.ts';
 import { OverlayNotices } from './overlay-notices.ts';
 import type { Session } from './session.ts';
 
 const MAX_NOTICE_TEXT_BYTES = 2048;
 
-export interface AttachHost {
-  readonly session: Session;
-  readonly features: Features;
-  readonly imageSink: ImageSink;
-  /** Link and file offers, read by Resolve requests. */
-  readonly offers: Offers;
-  log(line: string): void;
+export interface AttachHost extends DispatchHost {
   /** Makes this connection the attached one, shutting down the previous one. */
   takeOver(conn: AttachConnection): void;
   isCurrent(conn: AttachConnection): boolean;

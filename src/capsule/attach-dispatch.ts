@@ -5,18 +5,29 @@
  * Handlers reach the connection only through FrameContext: `send` for any server frame, `respond` for an
  * AttachControlResponse, `notify` for the operator.
  */
-import { assertNever, type AttachContext, type ClientFrame, type ControlResult, type NoticeLevel, type ServerFrame } from '../protocol/index.ts';
-import type { AttachHost } from './attach-connection.ts';
+import { assertNever, type AttachContext, type ClientFrame, type ControlResult, type Features, type NoticeLevel, type ServerFrame } from '../protocol/index.ts';
 import type { AttachHandshake } from './attach-handshake.ts';
 import type { AttachInput } from './attach-input.ts';
 import type { AttachShutdown } from './attach-shutdown.ts';
-import { imageOp, isImageBody, isImageFrame, type ImageFrame, type ImageBody, type ImageReplies } from './image-sink.ts';
+import { imageOp, isImageBody, isImageFrame, type ImageFrame, type ImageBody, type ImageReplies, type ImageSink } from './image-sink.ts';
+import type { Offers } from './offers.ts';
 import { resolveRequest } from './resolver.ts';
+import type { Session } from './session.ts';
+
+/** What a frame handler may use of the server that holds its connection (AttachHost is the whole of it). */
+export interface DispatchHost {
+  readonly session: Session;
+  readonly features: Features;
+  readonly imageSink: ImageSink;
+  /** Link and file offers, read by Resolve requests. */
+  readonly offers: Offers;
+  log(line: string): void;
+}
 
 /** What a frame handler may use of its connection. */
 export interface FrameContext {
   readonly id: number;
-  readonly host: AttachHost;
+  readonly host: DispatchHost;
   readonly handshake: AttachHandshake;
   readonly shutdown: AttachShutdown;
   readonly input: AttachInput;

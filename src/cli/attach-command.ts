@@ -2,7 +2,8 @@
 import { existsSync } from 'node:fs';
 import type { Command } from './commander.ts';
 import { jackinHome } from '../host/instances.ts';
-import { instanceRunDir, selectOptionsFromFlags, selectTransport, type SelectOptions } from '../transport/select.ts';
+import { selectOptionsFromFlags, selectTransport, type SelectOptions } from '../transport/select.ts';
+import { instanceRunDir } from '../transport/instance-paths.ts';
 import type { Transport } from '../transport/transport.ts';
 import { attachTerminal, loadSessionModules, NO_MOUSE_HELP } from './attach-terminal.ts';
 import type { SetStatus } from './command-kit.ts';

@@ -10,7 +10,7 @@ import { unconfirmedCapsulePid } from '../host/capsule-process.ts';
 import { jackinHome, probeInstance } from '../host/instances.ts';
 import { engineCommand } from '../transport/container-engine.ts';
 import { readContainerRecord, removeContainerRecord } from '../transport/container-record.ts';
-import { checkInstanceName, instanceSocketPath } from '../transport/select.ts';
+import { checkInstanceName, instanceSocketPath } from '../transport/instance-paths.ts';
 import { socketAnswers } from '../host/instances.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 

@@ -8,7 +8,8 @@ import { hasCode, JackinError } from '../errors.ts';
 import { encodeControlMessage, encodeServerFrame, type ServerFrame } from '../protocol/index.ts';
 import { connectSocket, socketTransport } from '../transport/socket.ts';
 import { startFakeCapsule } from '../../test/helpers/fake-capsule.ts';
-import { controlCall, exportFile, FramePool, replyTransferId } from './export-client.ts';
+import { exportFile, FramePool } from './export-client.ts';
+import { controlCall, replyTransferId } from '../transport/control-call.ts';
 
 /** A fake capsule (test/helpers/fake-capsule.ts): answers every control request with `script` (a reply, then frames), then closes or hangs. */
 async function fakeCapsule(t: TestContext, script: (s: Socket) => void) {

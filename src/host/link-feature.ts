@@ -20,7 +20,6 @@ import { hasCode } from '../errors.ts';
 import type { ServerFrame } from '../protocol/index.ts';
 import { checkUrl, linksEnabled, redactUrlForLog, type UrlCheckOk } from '../policy/url-safety.ts';
 import { DisposableStore, type Disposable } from '../disposable.ts';
-import type { ExportFeature } from './export-feature.ts';
 import type { FeatureSession } from './feature-session.ts';
 import type { InputEvent } from './input-scan.ts';
 import { createOpener, type Opener } from './opener.ts';
@@ -38,12 +37,17 @@ export function mouseCaptureEnabled(env: Readonly<Record<string, string | undefi
   return v === undefined || !MOUSE_OFF_VALUES.has(v.trim().toLowerCase());
 }
 
+/** What a modifier-click on a file path (no link under it) is handed to. */
+export interface PathClickHandler {
+  exportFromClick(path: string): void;
+}
+
 export interface LinkFeatureOptions {
   env?: Readonly<Record<string, string | undefined>>;
   /** `--no-mouse`: no mouse capture (modifier-clicks do nothing; the palette still works). */
   noMouse?: boolean;
-  /** The export feature, for clicks on a file path. */
-  exportFeature?: Pick<ExportFeature, 'exportFromClick'>;
+  /** Where a click on a file path goes (the export feature's exportFromClick): links do not know export. */
+  exportFeature?: PathClickHandler;
   opener?: Opener;
   /** Operator-configured extra URL schemes. */
   extraSchemes?: readonly string[];

@@ -20,7 +20,7 @@ import {
   type StageServerFrame,
 } from '../protocol/index.ts';
 import type { Transport } from '../transport/transport.ts';
-import { checkReply, ReplyReader, replyTransferId, streamFailure, withConnection } from './export-client.ts';
+import { checkReply, ReplyReader, replyTransferId, streamFailure, withConnection } from '../transport/control-call.ts';
 import type { StageSource } from './stage-source.ts';
 
 /** Silence longer than this fails the transfer (the capsule checks space before it replies). */

@@ -6,7 +6,7 @@
  */
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { checkInstanceName } from './select.ts';
+import { checkInstanceName } from './instance-paths.ts';
 import { CONTAINER_ENGINES, type ContainerEngine } from './container-engine.ts';
 
 export interface ContainerRecord {

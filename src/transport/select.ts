@@ -9,6 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { JackinError } from '../errors.ts';
 import { containerState, onPath } from './container-engine.ts';
 import { readContainerRecord } from './container-record.ts';
+import { instanceSocketPath } from './instance-paths.ts';
 import { relayArgv, type Engine, type RelaySpec } from './exec-args.ts';
 
 export { ENGINES, type Engine } from './exec-args.ts';
@@ -70,24 +71,6 @@ export interface Selection {
 
 function usage(message: string): JackinError {
   return new JackinError('E_USAGE', message, { exitCode: 2 });
-}
-
-/** An instance name is a directory name under $JACKIN_HOME/sockets: no separators, no dot-dirs. */
-export function checkInstanceName(name: string): string {
-  if (name.length === 0 || name.length > 128 || name === '.' || name === '..' || /[/\\\0\n\r]/.test(name) || name.startsWith('-')) {
-    throw usage(`invalid instance name ${JSON.stringify(name)}: use letters, digits, "." "_" "-" (no "/", not starting with "-")`);
-  }
-  return name;
-}
-
-/** The run directory of a local instance. */
-export function instanceRunDir(jackinHome: string, instance: string): string {
-  return join(jackinHome, 'sockets', checkInstanceName(instance));
-}
-
-/** The socket of a local instance. */
-export function instanceSocketPath(jackinHome: string, instance: string): string {
-  return join(instanceRunDir(jackinHome, instance), 'jackin.sock');
 }
 
 /** Pure: what to try, from the flags alone. */
