@@ -1,6 +1,6 @@
 // jackin clipboard helper for macOS, run by the host as:
 //   osascript -l JavaScript macos-clipboard.js <image|text> <outDir>
-// Prints ONE line of JSON on stdout (see src/host/clipboard/native-contract.ts):
+// Prints ONE line of JSON on stdout (see src/host/platform/clipboard/native-contract.ts):
 //   {"kind":"file","path":...,"paths":[...]} | {"kind":"image","format":...,"path":...,"types":[...]}
 //   {"kind":"text","text":...} | {"kind":"none"} | {"kind":"error","message":...}
 // A copied file (Finder) is reported as its path, never as the icon image Finder also puts on the

@@ -63,7 +63,7 @@ await build({
 // Each in a child `node` with the flags its binary runs with (a cache made under other flags is refused, and
 // the bundle then compiles as usual): `jackin` with none, the capsule with CAPSULE_NODE_FLAGS. Each child
 // runs the bundle's warm-up first (src/cli/code-cache-warm-up.ts) and prints the cache's size.
-const { CAPSULE_NODE_FLAGS } = await import(`${root}dist/host/container-run-argv.js`);
+const { CAPSULE_NODE_FLAGS } = await import(`${root}dist/host/instances/container-run-argv.js`);
 const FLAGS = { jackin: [], 'jackin-capsule': CAPSULE_NODE_FLAGS };
 const writer = `require(process.argv[1]).writeCodeCache(process.argv[2], process.argv[2].replace(/\\.cjs$/, '.cache'))
   .then((size) => { console.log(size); process.exit(0); }, (e) => { console.error(e); process.exit(1); });`;

@@ -1,11 +1,11 @@
 #!/usr/bin/env node
-// Generates src/capsule/char-widths.ts, the character widths of the screen model (docs/screen-fidelity.md).
+// Generates src/capsule/screen/char-widths.ts, the character widths of the screen model (docs/screen-fidelity.md).
 // Base: glibc's wcwidth table (the WIDTH section of /usr/share/i18n/charmaps/UTF-8.gz), which is what
 // programs (and tmux) on Linux measure with. On top of it, from this Node's ICU (Unicode
 // process.versions.unicode): Emoji_Presentation and Unified_Ideograph as wide, and Mn/Me as zero width, so
 // characters newer than the glibc table get the widths newer glibc versions give them. Regional indicators
 // keep glibc's width 1 (a flag is two of them, two columns, in glibc and tmux).
-// Usage: node scripts/gen-char-widths.mjs > src/capsule/char-widths.ts
+// Usage: node scripts/gen-char-widths.mjs > src/capsule/screen/char-widths.ts
 import { readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 

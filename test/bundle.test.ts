@@ -4,7 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CAPSULE_NODE_FLAGS } from '../src/host/container-run-argv.ts';
+import { CAPSULE_NODE_FLAGS } from '../src/host/instances/container-run-argv.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 

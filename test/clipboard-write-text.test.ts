@@ -7,7 +7,7 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { hasCode } from '../src/errors.ts';
-import { createTextWriter, osc52Write, textWriteCommand } from '../src/host/clipboard/write-text.ts';
+import { createTextWriter, osc52Write, textWriteCommand } from '../src/host/platform/clipboard/write-text.ts';
 import { ownClipboard, startXvfb, type Xvfb } from './helpers/xvfb.ts';
 import { pollUntil } from './helpers/poll.ts';
 

@@ -1,7 +1,7 @@
 // Copy offers on a real Wayland clipboard: headless sway + wl-copy (Debian: sway, wl-clipboard; as root).
 import { test } from 'node:test';
 import { spawnSync } from 'node:child_process';
-import { createTextWriter } from '../src/host/clipboard/write-text.ts';
+import { createTextWriter } from '../src/host/platform/clipboard/write-text.ts';
 import { pollUntil } from './helpers/poll.ts';
 import { startWayland } from './helpers/wayland.ts';
 

@@ -7,9 +7,9 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ownClipboard, startXvfb, type Xvfb } from './helpers/xvfb.ts';
 import { hasCode } from '../src/errors.ts';
-import { acquireClipboardImage } from '../src/host/clipboard/acquire.ts';
-import { createReader } from '../src/host/clipboard/select.ts';
-import type { ClipboardReader } from '../src/host/clipboard/types.ts';
+import { acquireClipboardImage } from '../src/host/platform/clipboard/acquire.ts';
+import { createReader } from '../src/host/platform/clipboard/select.ts';
+import type { ClipboardReader } from '../src/host/platform/clipboard/types.ts';
 import { bigPng } from './helpers/png.mjs';
 
 const fixture = (name: string): Buffer => readFileSync(new URL(`./fixtures/images/${name}`, import.meta.url));

@@ -8,7 +8,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { exportFile } from '../src/host/export-client.ts';
+import { exportFile } from '../src/host/export/export-client.ts';
 import { JackinError } from '../src/errors.ts';
 import { encodeControlMessage } from '../src/protocol/index.ts';
 import { pollUntil } from './helpers/poll.ts';

@@ -12,7 +12,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { readActions } from '../src/host/action-log.ts';
+import { readActions } from '../src/host/instances/action-log.ts';
 import { startFakeCapsule, welcomeFrame, type FakeConnection } from './helpers/fake-capsule.ts';
 import { fixtureCommand, JACKIN, paneFor, REPO_ROOT, startSession, START_TIMEOUT_MS } from './helpers/jackin-cli.ts';
 import { pollUntil } from './helpers/poll.ts';

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pty from '@lydell/node-pty';
 import { ControlMessageDecoder, createClientFrameDecoder, encodeControlMessage, encodeServerFrame } from '../src/protocol/index.ts';
-import { readActions } from '../src/host/action-log.ts';
+import { readActions } from '../src/host/instances/action-log.ts';
 import { REPO_ROOT } from './helpers/jackin-cli.ts';
 import { capsulePid } from './helpers/capsules.ts';
 import { stopChild } from './helpers/stop-child.ts';

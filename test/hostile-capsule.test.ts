@@ -24,7 +24,7 @@ import {
 } from './helpers/fake-capsule.ts';
 import { JACKIN, paneFor, START_TIMEOUT_MS } from './helpers/jackin-cli.ts';
 import { pollUntil } from './helpers/poll.ts';
-import { readActions } from '../src/host/action-log.ts';
+import { readActions } from '../src/host/instances/action-log.ts';
 import { shellQuote, type TmuxPane } from './helpers/tmux.ts';
 
 const PALETTE_KEY = [0x1c];

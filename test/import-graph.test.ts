@@ -127,8 +127,8 @@ test('`jackin` loads the attached session, doctor and the `open` package only wh
   assert.deepEqual(staticSpecifiers("import { a } from './a.ts';\nimport type { B } from './b.ts';\nconst c = await import('./c.ts');\nimport 'node:fs';"), ['./a.ts', 'node:fs']);
   assert.deepEqual(staticSpecifiers("const x = createRequire(import.meta.url)('x') as X;\nconst { Y } = requireCjs('@s/y') as typeof Y;\nexport const { Z } = createRequire(u)('z');"), ['x', '@s/y', 'z']);
   const graph = staticGraph(join(src, 'cli', 'jackin.ts'));
-  assert.ok(graph.has(join(src, 'host', 'export-client.ts')), 'the graph follows relative imports');
+  assert.ok(graph.has(join(src, 'host', 'export', 'export-client.ts')), 'the graph follows relative imports');
   assert.ok(graph.has('commander'), 'the graph lists packages');
-  const lazy = ['host/attach.ts', 'host/terminal.ts', 'host/doctor.ts', 'host/paste-feature.ts', 'host/link-feature.ts', 'host/export-feature.ts', 'host/copy-feature.ts', 'host/terminal-filter/filter.ts'].map((p) => join(src, ...p.split('/')));
+  const lazy = ['host/session/attach.ts', 'host/terminal/terminal.ts', 'host/instances/doctor.ts', 'host/paste/paste-feature.ts', 'host/links/link-feature.ts', 'host/export/export-feature.ts', 'host/copy/copy-feature.ts', 'host/terminal/terminal-filter/filter.ts'].map((p) => join(src, ...p.split('/')));
   assert.deepEqual([...lazy, 'open'].filter((m) => graph.has(m)).map((m) => relative(root, m)), []);
 });

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { startFakeCapsule, welcomeFrame } from './helpers/fake-capsule.ts';
 import { confirmOnScreen, fixtureCommand, JACKIN, paneFor, REPO_ROOT, startSession, START_TIMEOUT_MS } from './helpers/jackin-cli.ts';
 import { pollUntil } from './helpers/poll.ts';
-import { readActions } from '../src/host/action-log.ts';
+import { readActions } from '../src/host/instances/action-log.ts';
 import { shellQuote, type TmuxPane } from './helpers/tmux.ts';
 import { recordingOpener } from './helpers/recording-opener.ts';
 

@@ -45,7 +45,7 @@ test('npm pack contains only what the package needs', () => {
   assert.ok(files.includes('bin/package.json'));
   // The binaries run one bundle each (scripts/bundle.mjs); tsc's module tree is not shipped.
   assert.deepEqual(files.filter((f) => f.startsWith('dist/')).sort(), ['dist/attach-proxy.bundle.cjs', 'dist/code-cache.bundle.cjs', 'dist/early-relay.bundle.cjs', 'dist/jackin-capsule.bundle.cache', 'dist/jackin-capsule.bundle.cjs', 'dist/jackin.bundle.cache', 'dist/jackin.bundle.cjs']);
-  // Loaded by the CLI's bundle for import() (src/host/opener.ts).
+  // Loaded by the CLI's bundle for import() (src/host/platform/opener.ts).
   assert.ok(files.includes('bin/esm-import.js'));
   assert.ok(files.includes('policies/default.json'));
   assert.ok(files.includes('LICENSE'));

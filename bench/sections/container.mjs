@@ -49,7 +49,7 @@ async function socketAnswers(path) {
  * built package), with the benchmark's data mounted read-only, and waits for the capsule's socket.
  */
 async function startContainer(image, argv, dataDir) {
-  const { containerRunArgv, DEFAULT_IMAGE_PATH } = await import('../../dist/host/container-run-argv.js');
+  const { containerRunArgv, DEFAULT_IMAGE_PATH } = await import('../../dist/host/instances/container-run-argv.js');
   const name = `jackin-bench-${process.pid}-${++counter}`;
   const home = mkdtempSync(join(tmpdir(), 'jackin-bench-ctr-'));
   const runDir = join(home, 'sockets', name);

@@ -57,7 +57,7 @@ export async function waitForSocket(path, child) {
 
 export async function startCapsule(home, name, workspace) {
   const runDir = join(home, 'sockets', name);
-  // Started as `jackin run` starts a capsule (CAPSULE_NODE_FLAGS in src/host/container-run-argv.ts).
+  // Started as `jackin run` starts a capsule (CAPSULE_NODE_FLAGS in src/host/instances/container-run-argv.ts).
   const child = spawn(process.execPath, ['--max-semi-space-size=2', CAPSULE, 'serve', '--run-dir', runDir, '--workspace', workspace, '--name', name, '--', 'sleep', '100000'], { stdio: 'ignore' });
   await waitForSocket(join(runDir, 'jackin.sock'), child);
   return child;

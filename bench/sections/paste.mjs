@@ -20,7 +20,7 @@ const MiB = 1024 * 1024;
 
 export async function run({ quick, log }) {
   const proto = await import(join(REPO_ROOT, 'dist/protocol/index.js'));
-  const { imageFrames } = await import(join(REPO_ROOT, 'dist/host/paste-feature.js'));
+  const { imageFrames } = await import(join(REPO_ROOT, 'dist/host/paste/paste-feature.js'));
   const runDir = mkdtempSync(join(tmpdir(), 'jackin-bench-paste-'));
   const capsule = spawn(process.execPath, ['--max-semi-space-size=2', join(REPO_ROOT, 'bin/jackin-capsule.js'), 'serve', '--run-dir', runDir, '--workspace', runDir, '--', 'cat'], {
     stdio: 'ignore',

@@ -6,18 +6,18 @@ import { readlinkSync, rmSync, unlinkSync } from 'node:fs';
 import { rename, unlink, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { DisposableStore, onEvent } from '../disposable.ts';
-import { CapsuleServer } from './server.ts';
-import { HELLO_GRACE_MS } from './attach-shutdown.ts';
-import { CAPSULE_INFO_NAME, handToRunDirOwner, prepareRunDir, removeForeign, SOCKET_NAME } from './run-dir.ts';
-import { Session } from './session.ts';
-import type { ImageSink } from './image-sink.ts';
-import { ImageFeature } from './image-feature.ts';
-import { registerExportMethods } from './export-methods.ts';
-import { registerStageMethod } from './stage-method.ts';
-import { FILES_DIR_NAME, type FileStaging } from './file-staging.ts';
+import { CapsuleServer } from './session/server.ts';
+import { HELLO_GRACE_MS } from './connection/attach-shutdown.ts';
+import { CAPSULE_INFO_NAME, handToRunDirOwner, prepareRunDir, removeForeign, SOCKET_NAME } from './session/run-dir.ts';
+import { Session } from './session/session.ts';
+import type { ImageSink } from './connection/image-sink.ts';
+import { ImageFeature } from './images/image-feature.ts';
+import { registerExportMethods } from './export/export-methods.ts';
+import { registerStageMethod } from './files/stage-method.ts';
+import { FILES_DIR_NAME, type FileStaging } from './files/file-staging.ts';
 import { stageMaxBytes } from '../policy/stage-limits.ts';
-import { loadPolicyFile } from './policy-file.ts';
-import { defaultCapsuleName } from './instance-name.ts';
+import { loadPolicyFile } from './session/policy-file.ts';
+import { defaultCapsuleName } from './session/instance-name.ts';
 
 
 export interface ServeOptions {

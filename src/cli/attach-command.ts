@@ -1,7 +1,7 @@
 /** `jackin attach <instance>`: attaches this terminal to a running capsule, locally or through an exec relay. */
 import { existsSync } from 'node:fs';
 import type { Command } from './commander.ts';
-import { jackinHome } from '../host/instances.ts';
+import { jackinHome } from '../host/instances/instances.ts';
 import { selectOptionsFromFlags, selectTransport, type SelectOptions } from '../transport/select.ts';
 import { instanceRunDir } from '../transport/instance-paths.ts';
 import type { Transport } from '../transport/transport.ts';

@@ -2,7 +2,7 @@
 import { join } from 'node:path';
 import type { Command } from './commander.ts';
 import { runAttachProxy } from '../capsule/attach-proxy.ts';
-import { defaultRunDir, SOCKET_NAME } from '../capsule/run-dir.ts';
+import { defaultRunDir, SOCKET_NAME } from '../capsule/session/run-dir.ts';
 import type { SetStatus } from './command-kit.ts';
 
 export function registerAttachProxyCommand(program: Command, setStatus: SetStatus): void {

@@ -7,7 +7,7 @@
 import { join } from 'node:path';
 import { describeError, JackinError } from '../errors.ts';
 import { runAttachProxy } from '../capsule/attach-proxy.ts';
-import { defaultRunDir, SOCKET_NAME } from '../capsule/run-dir.ts';
+import { defaultRunDir, SOCKET_NAME } from '../capsule/session/run-dir.ts';
 
 /** The socket path for `attach-proxy [--socket PATH]`, or null when the arguments need the full CLI. */
 export function fastProxySocket(args: readonly string[], env: NodeJS.ProcessEnv = process.env): string | null {

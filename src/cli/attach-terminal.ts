@@ -20,13 +20,13 @@ const MAX_REASON_COLUMNS = 1000;
  */
 export function loadSessionModules() {
   return Promise.all([
-    import('../host/attach.ts'),
-    import('../host/terminal.ts'),
-    import('../host/file-paste-feature.ts'),
-    import('../host/link-feature.ts'),
-    import('../host/export-feature.ts'),
-    import('../host/copy-feature.ts'),
-    import('../host/terminal-filter/filter.ts'),
+    import('../host/session/attach.ts'),
+    import('../host/terminal/terminal.ts'),
+    import('../host/paste/file-paste-feature.ts'),
+    import('../host/links/link-feature.ts'),
+    import('../host/export/export-feature.ts'),
+    import('../host/copy/copy-feature.ts'),
+    import('../host/terminal/terminal-filter/filter.ts'),
   ]);
 }
 

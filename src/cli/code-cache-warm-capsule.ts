@@ -3,7 +3,7 @@ import { hello, SAMPLE } from './code-cache-warm-up.ts';
 
 /** The capsule's side of a first attach: the Hello decoded, the screen model fed, repainted and framed. */
 export async function warmCapsule(): Promise<void> {
-  const { ScreenModel } = await import('../capsule/screen-model.ts');
+  const { ScreenModel } = await import('../capsule/screen/screen-model.ts');
   const { createClientFrameDecoder, encodeClientFrame, encodeServerFrame } = await import('../protocol/index.ts');
   createClientFrameDecoder().push(encodeClientFrame(await hello()));
   const model = new ScreenModel({ rows: 30, cols: 120 });

@@ -4,7 +4,7 @@ import { hello, SAMPLE } from './code-cache-warm-up.ts';
 
 /** The host's side: the Hello framed, the capsule's frames decoded, a repaint through the terminal filter. */
 export async function warmHost(): Promise<void> {
-  const { TerminalFilter } = await import('../host/terminal-filter/filter.ts');
+  const { TerminalFilter } = await import('../host/terminal/terminal-filter/filter.ts');
   const { createServerFrameDecoder, encodeClientFrame, encodeServerFrame } = await import('../protocol/index.ts');
   encodeClientFrame(await hello());
   const frames: ServerFrame[] = [

@@ -20,8 +20,8 @@ export const SAMPLE =
   '\x1b[38;5;208m  warning\x1b[39m: \x1b[4munused\x1b[24m variable `x`\r\n' +
   '\x1b[?25l\x1b[2K\r\x1b[7m 42% \x1b[27m\x1b[?25h\r\n$ ';
 
-/** The Hello `jackin` sends from a 120x30 terminal (src/host/handshake.ts: a small module, in both bundles). */
+/** The Hello `jackin` sends from a 120x30 terminal (src/host/session/handshake.ts: a small module, in both bundles). */
 export async function hello(): Promise<ClientFrame> {
-  const { helloFrame } = await import('../host/handshake.ts');
+  const { helloFrame } = await import('../host/session/handshake.ts');
   return helloFrame({ rows: 30, cols: 120 }, { TERM: 'xterm-256color' });
 }

@@ -14,14 +14,14 @@
  * costs a file read and nothing else. A missing or unreadable cache is the same as none.
  *
  * Code compiled through `vm.Script` cannot use `import()` (Node refuses it without an experimental flag):
- * the one ES-only package the CLI loads, `open`, comes through bin/esm-import.js (see src/host/opener.ts).
+ * the one ES-only package the CLI loads, `open`, comes through bin/esm-import.js (see src/host/platform/opener.ts).
  * A code cache is code: V8 runs what it holds. It is read only from the package's own dist/, beside the
  * bundle it belongs to and as trusted as that bundle; a container sees the package read-only (`jackin run
  * --image`), and nothing here ever writes a cache at run time.
  *
  * This module is itself bundled as CommonJS and loaded with a plain require() (bin/jackin.js,
  * bin/jackin-capsule.js); scripts/bundle.mjs writes the caches with writeCodeCache. The capsule's is made
- * under CAPSULE_NODE_FLAGS (src/host/container-run-argv.ts), the flags every capsule jackin starts runs
+ * under CAPSULE_NODE_FLAGS (src/host/instances/container-run-argv.ts), the flags every capsule jackin starts runs
  * with, and the container's `jackin-capsule` shim passes the same; a capsule started without them
  * compiles its bundle as before.
  */

@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { hasCode } from '../errors.ts';
 import { copyCommand, copyOfferSequence, MAX_COPY_TEXT_BYTES } from './copy-command.ts';
-import { TerminalFilter } from '../host/terminal-filter/filter.ts';
-import type { FilterEvent } from '../host/terminal-filter/context.ts';
+import { TerminalFilter } from '../host/terminal/terminal-filter/filter.ts';
+import type { FilterEvent } from '../host/terminal/terminal-filter/context.ts';
 
 test('jackin-capsule copy: writes the OSC 52 offer the host filter turns into exactly that copy offer', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'jackin-copy-cmd-'));

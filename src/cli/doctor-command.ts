@@ -4,7 +4,7 @@ import type { Command } from './commander.ts';
 import { writeAll, type SetStatus } from './command-kit.ts';
 
 async function doctorCommand(flags: { json?: boolean }): Promise<number> {
-  const { formatChecks, runDoctor } = await import('../host/doctor.ts');
+  const { formatChecks, runDoctor } = await import('../host/instances/doctor.ts');
   const checks = await runDoctor();
   const ok = checks.every((c) => c.status !== 'error');
   await writeAll(process.stdout, flags.json === true ? inertJson({ ok, checks }) + '\n' : formatChecks(checks));

@@ -7,12 +7,12 @@
 import { existsSync, statSync } from 'node:fs';
 import { Option, type Command } from './commander.ts';
 import { describeError, JackinError } from '../errors.ts';
-import { exportDirectory } from '../host/download-dir.ts';
-import { exportFile, type ExportProgress } from '../host/export-client.ts';
+import { exportDirectory } from '../host/platform/download-dir.ts';
+import { exportFile, type ExportProgress } from '../host/export/export-client.ts';
 import { controlCall } from '../transport/control-call.ts';
-import { appendAction } from '../host/action-log.ts';
-import { jackinHome, listInstances } from '../host/instances.ts';
-import { createOpener } from '../host/opener.ts';
+import { appendAction } from '../host/instances/action-log.ts';
+import { jackinHome, listInstances } from '../host/instances/instances.ts';
+import { createOpener } from '../host/platform/opener.ts';
 import { selectOptionsFromFlags, selectTransport, type SelectOptions } from '../transport/select.ts';
 import { checkInstanceName } from '../transport/instance-paths.ts';
 import type { Transport } from '../transport/transport.ts';

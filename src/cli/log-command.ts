@@ -4,8 +4,8 @@
  */
 import { Command } from './commander.ts';
 import { JackinError } from '../errors.ts';
-import { DEFAULT_SHOWN_RECORDS, formatActions, readActions } from '../host/action-log.ts';
-import { jackinHome } from '../host/instances.ts';
+import { DEFAULT_SHOWN_RECORDS, formatActions, readActions } from '../host/instances/action-log.ts';
+import { jackinHome } from '../host/instances/instances.ts';
 import { inertJson } from '../ui/inert-text.ts';
 
 interface LogFlags {

@@ -1,6 +1,6 @@
 /** `jackin ls [--json]`: lists local instances. */
 import type { Command } from './commander.ts';
-import { describeState, jackinHome, listInstances, type InstanceInfo } from '../host/instances.ts';
+import { describeState, jackinHome, listInstances, type InstanceInfo } from '../host/instances/instances.ts';
 import { inertJson, inertText, padColumns, textWidth } from '../ui/inert-text.ts';
 import { writeAll, type SetStatus } from './command-kit.ts';
 

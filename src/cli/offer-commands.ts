@@ -7,7 +7,7 @@
 import { join, resolve } from 'node:path';
 import type { Command } from './commander.ts';
 import { isErrorCode, JackinError } from '../errors.ts';
-import { defaultRunDir, SOCKET_NAME } from '../capsule/run-dir.ts';
+import { defaultRunDir, SOCKET_NAME } from '../capsule/session/run-dir.ts';
 import { controlRequest } from '../transport/control-request.ts';
 
 /** Text that reads as a file path rather than a URL: `xdg-open ./report.html`, `/tmp/x`, `~/x`, `file:`. */

@@ -7,9 +7,9 @@ import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readSy
 import { basename, join } from 'node:path';
 import type { Command } from './commander.ts';
 import { errnoOf, JackinError } from '../errors.ts';
-import { jackinHome, socketAnswers } from '../host/instances.ts';
-import { CAPSULE_NODE_FLAGS } from '../host/container-run-argv.ts';
-import { capsuleSizeArgs } from '../host/tty-size.ts';
+import { jackinHome, socketAnswers } from '../host/instances/instances.ts';
+import { CAPSULE_NODE_FLAGS } from '../host/instances/container-run-argv.ts';
+import { capsuleSizeArgs } from '../host/terminal/tty-size.ts';
 import { type Selection } from '../transport/select.ts';
 import { checkInstanceName, instanceRunDir } from '../transport/instance-paths.ts';
 import { connectSocket, socketTransport } from '../transport/socket.ts';

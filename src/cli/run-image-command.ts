@@ -1,6 +1,6 @@
 /**
  * `jackin run --image IMAGE`: the agent in a container, with no jackin in the image. Starts the container
- * (argv from host/container-run-argv.ts), waits for its capsule's socket, attaches, and removes the
+ * (argv from host/instances/container-run-argv.ts), waits for its capsule's socket, attaches, and removes the
  * container once the program has exited. `--dry-run` prints the engine command instead.
  */
 import { chownSync, lstatSync, mkdirSync, realpathSync } from 'node:fs';
@@ -9,8 +9,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { PACKAGE_ROOT } from '../package-root.ts';
 import { Option, type Command } from './commander.ts';
 import { JackinError } from '../errors.ts';
-import { CONTAINER_LABEL, containerRunArgv, explainStartFailure, imagePathFromEnv, DEFAULT_IMAGE_PATH, type CapsuleSource, type ContainerRunSpec } from '../host/container-run-argv.ts';
-import { socketAnswers } from '../host/instances.ts';
+import { CONTAINER_LABEL, containerRunArgv, explainStartFailure, imagePathFromEnv, DEFAULT_IMAGE_PATH, type CapsuleSource, type ContainerRunSpec } from '../host/instances/container-run-argv.ts';
+import { socketAnswers } from '../host/instances/instances.ts';
 import { CONTAINER_ENGINES, containerState, detectEngine, engineCommand, type ContainerEngine } from '../transport/container-engine.ts';
 import { removeContainerRecord, writeContainerRecord } from '../transport/container-record.ts';
 import { formatArgv } from '../transport/exec-args.ts';

@@ -2,9 +2,9 @@
 import { accessSync, constants } from 'node:fs';
 import { resolve } from 'node:path';
 import { InvalidArgumentError, type Command } from './commander.ts';
-import { defaultRunDir } from '../capsule/run-dir.ts';
+import { defaultRunDir } from '../capsule/session/run-dir.ts';
 import { JackinError } from '../errors.ts';
-import { DEFAULT_COLS, DEFAULT_ROWS } from '../capsule/pty-size.ts';
+import { DEFAULT_COLS, DEFAULT_ROWS } from '../capsule/session/pty-size.ts';
 import { HANDSHAKE_TIMEOUT_MS } from '../protocol/limits.ts';
 import { checkWorkspace, type SetStatus } from './command-kit.ts';
 

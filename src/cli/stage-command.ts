@@ -8,9 +8,9 @@
  */
 import type { Command } from './commander.ts';
 import { describeError, JackinError } from '../errors.ts';
-import { jackinHome } from '../host/instances.ts';
-import { stageFile } from '../host/stage-client.ts';
-import { closeSources, openStageSources } from '../host/stage-source.ts';
+import { jackinHome } from '../host/instances/instances.ts';
+import { stageFile } from '../host/paste/stage-client.ts';
+import { closeSources, openStageSources } from '../host/paste/stage-source.ts';
 import { stageMaxBytes } from '../policy/stage-limits.ts';
 import { inertJson, inertText } from '../ui/inert-text.ts';
 import { selectOptionsFromFlags, selectTransport } from '../transport/select.ts';
@@ -19,7 +19,7 @@ import type { SetStatus } from './command-kit.ts';
 import { interruptOnSignals } from './interrupt-signals.ts';
 import { pickInstance } from './export-command.ts';
 import { addTransportOptions, type TransportFlags } from './transport-options.ts';
-import { appendAction } from '../host/action-log.ts';
+import { appendAction } from '../host/instances/action-log.ts';
 
 interface StageFlags extends TransportFlags {
   to?: string;

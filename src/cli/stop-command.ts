@@ -6,12 +6,12 @@
  */
 import type { Command } from './commander.ts';
 import { JackinError } from '../errors.ts';
-import { unconfirmedCapsulePid } from '../host/capsule-process.ts';
-import { jackinHome, probeInstance } from '../host/instances.ts';
+import { unconfirmedCapsulePid } from '../host/instances/capsule-process.ts';
+import { jackinHome, probeInstance } from '../host/instances/instances.ts';
 import { engineCommand } from '../transport/container-engine.ts';
 import { readContainerRecord, removeContainerRecord } from '../transport/container-record.ts';
 import { checkInstanceName, instanceSocketPath } from '../transport/instance-paths.ts';
-import { socketAnswers } from '../host/instances.ts';
+import { socketAnswers } from '../host/instances/instances.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /** A local capsule ends its program (SIGHUP, then SIGKILL after its grace) well within this. */

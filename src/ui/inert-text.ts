@@ -3,7 +3,7 @@
  * for every place that shows or stores such text: control characters (C0, DEL, C1), format characters (bidi
  * marks, embeddings, overrides and isolates, zero-width characters, the BOM, tag characters: they reorder
  * or hide text, so `evil\u202egnp.exe` reads as `evilexe.png`), and the line and paragraph separators.
- * inertText shows them as escapes; sanitizeExportName (host/sanitize-name.ts) drops them from file names.
+ * inertText shows them as escapes; sanitizeExportName (host/platform/sanitize-name.ts) drops them from file names.
  * Global: use it with replace or matchAll (test() would depend on lastIndex).
  */
 export const UNSAFE_CHARS = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu;

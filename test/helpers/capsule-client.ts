@@ -11,7 +11,7 @@ import {
   type Hello,
   type ServerFrame,
 } from '../../src/protocol/index.ts';
-import { ScreenModel } from '../../src/capsule/screen-model.ts';
+import { ScreenModel } from '../../src/capsule/screen/screen-model.ts';
 import { pollUntil } from './poll.ts';
 
 export function helloFrame(rows = 24, cols = 80): Hello {

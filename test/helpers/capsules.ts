@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { unconfirmedCapsulePid } from '../../src/host/capsule-process.ts';
+import { unconfirmedCapsulePid } from '../../src/host/instances/capsule-process.ts';
 import { pollUntil } from './poll.ts';
 
 /** What `jackin-capsule serve` writes to `<run>/capsule.json` (backbone contract). */

@@ -4,11 +4,11 @@
  */
 import { Emitter, toDisposable, type Disposable } from '../../src/disposable.ts';
 import type { ClientFrame, Features, NoticeLevel, ServerFrame } from '../../src/protocol/index.ts';
-import type { ConfirmRequest } from '../../src/host/confirm-prompt.ts';
-import type { FeatureSession, Gesture, HostActionRecord, InputHook, InputHookKind, SessionAction } from '../../src/host/feature-session.ts';
-import { SessionGestures, type HostRequestKind } from '../../src/host/gesture-gate.ts';
-import type { FilterEvent } from '../../src/host/terminal-filter/context.ts';
-import { initialProgramModes, type HostNeeds } from '../../src/host/terminal-filter/modes.ts';
+import type { ConfirmRequest } from '../../src/host/session/confirm-prompt.ts';
+import type { FeatureSession, Gesture, HostActionRecord, InputHook, InputHookKind, SessionAction } from '../../src/host/session/feature-session.ts';
+import { SessionGestures, type HostRequestKind } from '../../src/host/session/gesture-gate.ts';
+import type { FilterEvent } from '../../src/host/terminal/terminal-filter/context.ts';
+import { initialProgramModes, type HostNeeds } from '../../src/host/terminal/terminal-filter/modes.ts';
 
 export class FakeFeatureSession implements FeatureSession {
   readonly done = new Promise<never>(() => {});

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { TestContext } from 'node:test';
-import { CONFIRM_ARM_MS } from '../../src/host/confirm-controller.ts';
+import { CONFIRM_ARM_MS } from '../../src/host/session/confirm-controller.ts';
 import { pollUntil } from './poll.ts';
 import { screenShows, TmuxPane, shellQuote, type TmuxOptions } from './tmux.ts';
 

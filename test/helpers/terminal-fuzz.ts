@@ -5,8 +5,8 @@
  * in random slices. Invariants: no exception; the output holds only controls the policy allows (checked
  * by the independent reference); the filter's held state stays under its cap. Deterministic per seed.
  */
-import { TerminalFilter } from '../../src/host/terminal-filter/filter.ts';
-import { MAX_OSC52_BYTES } from '../../src/host/terminal-filter/osc-policy.ts';
+import { TerminalFilter } from '../../src/host/terminal/terminal-filter/filter.ts';
+import { MAX_OSC52_BYTES } from '../../src/host/terminal/terminal-filter/osc-policy.ts';
 import { Rng } from './frame-fuzz.ts';
 import { referenceViolations, TEXT_CHARS, TOKENS } from './terminal-reference.ts';
 

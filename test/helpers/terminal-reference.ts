@@ -1,7 +1,7 @@
 /**
  * An independent reference for the host's terminal filter, written differently on purpose: it works on a
  * whole byte string with regular expressions (no streaming state machine, no shared code with
- * src/host/terminal-filter/) and restates the policy table of docs/terminal-policy.md in its own form.
+ * src/host/terminal/terminal-filter/) and restates the policy table of docs/terminal-policy.md in its own form.
  * `referenceViolations` checks filtered output: every control left in it must be one the policy allows,
  * well formed, in 7-bit form, with no C1 control outside a character. Also: a catalogue of stream tokens,
  * each labelled with what the policy must do with it, for property, differential and fuzz tests.

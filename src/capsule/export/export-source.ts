@@ -1,0 +1,268 @@
+/**
+ * The capsule's side of an export: resolve a requested container path under the policy before any byte
+ * moves (safe-open.ts), then offer its bytes as chunks of at most 1 MiB with the final byte count and
+ * SHA-256.
+ *
+ * FileExportStart declares a size before the first chunk. A regular file has its fstat size. A directory is
+ * listed first (caps checked before any byte moves), then:
+ *  - for a host that accepts a streamed size (`streamSize`, docs/protocol.md section 7), archived as tar.zst
+ *    while it streams: Start declares an upper bound (archiveBound), and the exact size follows the last
+ *    chunk in a FileExportLength frame. Archiving and sending overlap, and nothing touches the disk;
+ *  - otherwise archived into a 0600 temporary file under `<run>/exports/`, unlinked as soon as it is
+ *    created (the open descriptor keeps it alive, so nothing is left behind even if the capsule is killed),
+ *    and then streamed like a file with its exact size.
+ */
+import { randomBytes } from 'node:crypto';
+import { constants } from 'node:fs';
+import { mkdir, open, unlink, type FileHandle } from 'node:fs/promises';
+import { posix } from 'node:path';
+import { JackinError } from '../../errors.ts';
+import { containerPath, decideDirectory, decideFileSize, expandRoots } from '../../policy/decide.ts';
+import type { Policy } from '../../policy/schema.ts';
+import { FdChunkReader, type ExportChunk, type ExportDigest } from './fd-chunk-reader.ts';
+import { openInsideRoots, realRoots } from './safe-open.ts';
+import { archiveBound } from './archive-bound.ts';
+import { listDirectory, type DirectoryListing } from './directory-listing.ts';
+import { fileSink, writeDirectoryArchive } from './tar-zstd.ts';
+import { TransferHash } from '../../protocol/transfer-hash.ts';
+import { EXPORT_CHUNK_BYTES } from './fd-chunk-reader.ts';
+
+export { EXPORT_CHUNK_BYTES, type ExportChunk, type ExportDigest } from './fd-chunk-reader.ts';
+
+export interface ExportContext {
+  readonly policy: Policy;
+  /** Absolute workspace directory; relative requests resolve against it and `${workspace}` expands to it. */
+  readonly workspace: string;
+  /** Absolute run directory: `${run}` in roots, and home of the temporary archives. */
+  readonly runDir: string;
+  /** The operator confirmed this export although it leaves the roots (policy outsideRoots = confirm). */
+  readonly confirmedOutside?: boolean;
+  /** The host accepts a directory whose exact size comes after the last chunk (FileExportLength). */
+  readonly streamSize?: boolean;
+}
+
+export interface ExportSource {
+  readonly kind: 'file' | 'directory';
+  /** The path as requested. */
+  readonly requested: string;
+  /** Real location of what is exported. */
+  readonly realPath: string;
+  /** Suggested name on the host (the host sanitises it again): the file's name, or `<dir>.tar.zst`. */
+  readonly name: string;
+  /** Exact number of bytes chunks() yields; when `streamed`, an upper bound (the exact count is digest().bytes). */
+  readonly size: number;
+  /** A directory archived while it streams: send FileExportLength with digest().bytes before FileExportEnd. */
+  readonly streamed: boolean;
+  /** For a directory: special files (FIFOs, sockets, devices) left out, relative to it. */
+  readonly skipped: readonly string[];
+  /** One pass of chunks; throws E_CHANGED_WHILE_READING rather than completing when the file changed.
+   * `allocate` supplies chunk buffers (a sender recycles them once written); default fresh buffers. */
+  chunks(allocate?: (bytes: number) => Buffer): AsyncGenerator<ExportChunk, void, undefined>;
+  /** Byte count and SHA-256 of everything yielded; call after chunks() completed. */
+  digest(): ExportDigest;
+  /** Release the descriptor (and with it a directory's temporary archive). Safe to call twice. */
+  close(): Promise<void>;
+}
+
+/** Where directory archives are built inside the run directory. */
+export const EXPORT_TEMP_DIR = 'exports';
+
+function suggestedName(lexical: string, real: string): string {
+  return posix.basename(lexical) || posix.basename(real) || 'root';
+}
+
+/** Resolve `requested` under the policy and open it for export. The caller must close() the result. */
+export async function openExportSource(requested: string, ctx: ExportContext): Promise<ExportSource> {
+  const abs = containerPath(requested, ctx.workspace);
+  const roots = await realRoots(expandRoots(ctx.policy.export.roots, { workspace: ctx.workspace, run: ctx.runDir }));
+  const opened = await openInsideRoots(abs, requested, {
+    realRoots: roots,
+    outside: ctx.policy.export.outsideRoots,
+    confirmedOutside: ctx.confirmedOutside ?? false,
+  });
+  try {
+    switch (opened.kind) {
+      case 'file': {
+        const size = Number(opened.stat.size);
+        const d = decideFileSize(size, ctx.policy);
+        if (d.kind === 'too-large') {
+          throw new JackinError('E_TOO_LARGE', `${requested} is ${size} bytes, over the export cap of ${d.cap} bytes (export.maxFileBytes in the policy)`);
+        }
+        const reader = new FdChunkReader({ handle: opened.handle, size, mtimeNs: opened.stat.mtimeNs, shown: requested });
+        return sourceOf('file', requested, opened.realPath, suggestedName(abs, opened.realPath), size, reader, opened.handle);
+      }
+      case 'directory': {
+        await opened.handle.close();
+        return await openDirectory(requested, abs, opened.realPath, ctx);
+      }
+      default: {
+        const never: never = opened.kind;
+        throw new TypeError(`unknown kind ${String(never)}`);
+      }
+    }
+  } catch (e) {
+    await opened.handle.close().catch(() => undefined);
+    throw e;
+  }
+}
+
+async function openDirectory(requested: string, abs: string, real: string, ctx: ExportContext): Promise<ExportSource> {
+  const d = decideDirectory(0, 0, ctx.policy);
+  if (d.kind === 'disabled') {
+    throw new JackinError('E_DIR_DISABLED', `${requested} is a directory and directory export is off (export.directories.enabled in the policy); export its files one by one`);
+  }
+  const listing = await listDirectory(real, requested, ctx.policy.export.directories);
+  const name = `${suggestedName(abs, real)}.tar.zst`;
+  if (ctx.streamSize === true) return streamedArchive(requested, real, name, listing);
+  const tmp = await createUnlinkedTemp(ctx.runDir);
+  try {
+    await writeDirectoryArchive(listing, fileSink(tmp), suggestedName(abs, real));
+    const size = Number((await tmp.stat({ bigint: true })).size);
+    // Our own file, unlinked, so nobody else can change it: no mtime check.
+    const reader = new FdChunkReader({ handle: tmp, size, mtimeNs: undefined, shown: requested });
+    return sourceOf('directory', requested, real, name, size, reader, tmp, listing.skipped);
+  } catch (e) {
+    await tmp.close().catch(() => undefined);
+    throw e;
+  }
+}
+
+/** Archive bytes allowed to wait for the sender before the archiver pauses (memory bound). */
+export const STREAMED_ARCHIVE_QUEUE_BYTES = 2 * 1024 * 1024;
+
+/**
+ * A directory archived as it is sent: the archiver runs alongside chunks(), handing its output over through
+ * a queue of at most STREAMED_ARCHIVE_QUEUE_BYTES, so a slow host slows the archiver. The chunks are hashed
+ * like a file's; an archive that would pass the declared bound fails instead (it cannot, see archiveBound).
+ */
+function streamedArchive(requested: string, real: string, name: string, listing: DirectoryListing): ExportSource {
+  const bound = archiveBound(listing);
+  let digest: ExportDigest | undefined;
+  let started = false;
+  let stop: (() => void) | undefined;
+  return {
+    kind: 'directory',
+    requested,
+    realPath: real,
+    name,
+    size: bound,
+    streamed: true,
+    skipped: listing.skipped,
+    async *chunks(allocate) {
+      if (started) throw new Error('chunks() may run only once');
+      started = true;
+      const alloc = allocate ?? ((n: number) => Buffer.allocUnsafe(n));
+      const hash = new TransferHash();
+      const queue: Uint8Array[] = [];
+      let queued = 0;
+      let finished = false;
+      let stopped = false;
+      let failure: unknown;
+      let wakeSender: (() => void) | undefined;
+      let wakeArchiver: (() => void) | undefined;
+      stop = () => {
+        stopped = true;
+        wakeArchiver?.();
+      };
+      const archiver = writeDirectoryArchive(listing, async (bytes) => {
+        queue.push(bytes);
+        queued += bytes.byteLength;
+        wakeSender?.();
+        while (queued > STREAMED_ARCHIVE_QUEUE_BYTES && !stopped) await new Promise<void>((resolve) => (wakeArchiver = resolve));
+        if (stopped) throw new JackinError('E_EXPORT_CLOSED', `export of ${requested} stopped`);
+      }, name.slice(0, -'.tar.zst'.length)).then(
+        () => undefined,
+        (e: unknown) => {
+          failure = e;
+        },
+      );
+      void archiver.finally(() => {
+        finished = true;
+        wakeSender?.();
+      });
+      let offset = 0;
+      try {
+        for (;;) {
+          if (failure !== undefined) throw failure;
+          // Full 1 MiB chunks (the sender recycles those), except the last.
+          if (queued < EXPORT_CHUNK_BYTES && !finished) {
+            await new Promise<void>((resolve) => (wakeSender = resolve));
+            wakeSender = undefined;
+            continue;
+          }
+          if (queued === 0) break;
+          // One chunk of up to 1 MiB, copied out of the archiver's frames.
+          const n = Math.min(EXPORT_CHUNK_BYTES, queued);
+          if (offset + n > bound) throw new JackinError('E_EXPORT_IO', `${requested}: the archive passed its declared bound of ${bound} bytes`);
+          const chunk = alloc(n);
+          let filled = 0;
+          while (filled < n) {
+            const head = queue[0]!;
+            const k = Math.min(head.byteLength, n - filled);
+            chunk.set(head.subarray(0, k), filled);
+            filled += k;
+            if (k === head.byteLength) queue.shift();
+            else queue[0] = head.subarray(k);
+          }
+          queued -= n;
+          if (queued <= STREAMED_ARCHIVE_QUEUE_BYTES) wakeArchiver?.();
+          yield { offset, bytes: chunk };
+          offset += n;
+          await hash.update(chunk);
+        }
+        digest = { bytes: offset, sha256: await hash.digest() };
+      } finally {
+        stop();
+        await archiver;
+      }
+    },
+    digest() {
+      if (digest === undefined) throw new Error('digest() called before chunks() completed');
+      return digest;
+    },
+    close() {
+      stop?.();
+      return Promise.resolve();
+    },
+  };
+}
+
+/** A 0600 file under `<run>/exports/` (0700), unlinked at once so no path ever outlives the export. */
+async function createUnlinkedTemp(runDir: string): Promise<FileHandle> {
+  const dir = posix.join(runDir, EXPORT_TEMP_DIR);
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const path = posix.join(dir, `.archive-${randomBytes(8).toString('hex')}.tar.zst`);
+  const flags = constants.O_RDWR | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
+  const handle = await open(path, flags, 0o600);
+  await unlink(path);
+  return handle;
+}
+
+function sourceOf(
+  kind: 'file' | 'directory',
+  requested: string,
+  realPath: string,
+  name: string,
+  size: number,
+  reader: FdChunkReader,
+  handle: FileHandle,
+  skipped: readonly string[] = [],
+): ExportSource {
+  let closed = false;
+  return {
+    kind,
+    requested,
+    realPath,
+    name,
+    size,
+    streamed: false,
+    skipped,
+    chunks: (allocate) => reader.chunks(allocate),
+    digest: () => reader.digest(),
+    async close() {
+      if (closed) return;
+      closed = true;
+      await handle.close();
+    },
+  };
+}

@@ -1,0 +1,223 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import xh from '@xterm/headless';
+import { checkUrl, MAX_URL_LENGTH } from '../../policy/url-safety.ts';
+import { createOsc8Tracker, resolveLinkAt, resolvePathAt, type Osc8Tracker } from './links.ts';
+
+const { Terminal } = xh;
+type Term = InstanceType<typeof Terminal>;
+
+function setup(cols = 40, rows = 6, scrollback = 100, maxRecords?: number): { term: Term; tracker: Osc8Tracker } {
+  const term = new Terminal({ cols, rows, scrollback, allowProposedApi: true });
+  const tracker = createOsc8Tracker(term, maxRecords === undefined ? {} : { maxRecords });
+  return { term, tracker };
+}
+
+function write(term: Term, data: string): Promise<void> {
+  return new Promise((resolve) => term.write(data, resolve));
+}
+
+const link = (target: string, label: string, params = ''): string => `\x1b]8;${params};${target}\x1b\\${label}\x1b]8;;\x1b\\`;
+
+test('a printed URL resolves by the shared token rule, trailing punctuation excluded', async () => {
+  const { term, tracker } = setup();
+  await write(term, "printf output:\r\nsee https://example.com/a_(b)).\r\n");
+  const line = 'see https://example.com/a_(b)).';
+  for (const col of [4, 10, line.indexOf('(b)') + 2]) {
+    assert.deepEqual(resolveLinkAt(term, tracker, 1, col), { url: 'https://example.com/a_(b)', source: 'text', label: 'https://example.com/a_(b)' });
+  }
+  assert.equal(resolveLinkAt(term, tracker, 1, line.length - 1), null);
+  assert.equal(resolveLinkAt(term, tracker, 1, 0), null);
+  assert.equal(resolveLinkAt(term, tracker, 99, 0), null);
+  assert.equal(resolveLinkAt(term, tracker, 1, -1), null);
+});
+
+test('an OSC 8 hyperlink resolves to its target, not its label', async () => {
+  const { term, tracker } = setup();
+  await write(term, `go ${link('https://other.example/', 'https://good.example')} now`);
+  for (let col = 3; col < 3 + 'https://good.example'.length; col++) {
+    assert.deepEqual(resolveLinkAt(term, tracker, 0, col), { url: 'https://other.example/', source: 'osc8', label: 'https://good.example' });
+  }
+  const checked = checkUrl(resolveLinkAt(term, tracker, 0, 5)?.url ?? '');
+  assert.ok(checked.ok && checked.display === 'https://other.example');
+  assert.equal(resolveLinkAt(term, tracker, 0, 1), null);
+  assert.equal(resolveLinkAt(term, tracker, 0, 3 + 'https://good.example'.length + 1), null);
+});
+
+test('OSC 8 with BEL terminator, id parameters and a ";" inside the target', async () => {
+  const { term, tracker } = setup();
+  await write(term, '\x1b]8;id=42:x=y;https://e.example/a;b=c\x07click\x1b]8;;\x07 rest');
+  assert.deepEqual(resolveLinkAt(term, tracker, 0, 2), { url: 'https://e.example/a;b=c', source: 'osc8', label: 'click' });
+  assert.equal(resolveLinkAt(term, tracker, 0, 7), null);
+});
+
+test('a dangerous OSC 8 target is returned as is, never replaced by its harmless label', async () => {
+  const { term, tracker } = setup();
+  await write(term, link('javascript:alert(1)', 'https://safe.example'));
+  const r = resolveLinkAt(term, tracker, 0, 2);
+  assert.deepEqual(r, { url: 'javascript:alert(1)', source: 'osc8', label: 'https://safe.example' });
+  assert.equal(checkUrl(r?.url ?? '').ok, false);
+});
+
+test('an over-long OSC 8 target stays too long to pass the host check', async () => {
+  const { term, tracker } = setup();
+  const target = `https://e.example/${'a'.repeat(MAX_URL_LENGTH * 2)}`;
+  await write(term, link(target, 'label'));
+  const r = resolveLinkAt(term, tracker, 0, 1);
+  assert.equal(r?.url.length, MAX_URL_LENGTH + 1);
+  const c = checkUrl(r?.url ?? '');
+  assert.ok(!c.ok && c.code === 'E_URL_TOO_LONG');
+});
+
+test('an OSC 8 hyperlink that wraps covers its cells on both rows', async () => {
+  const { term, tracker } = setup(20);
+  await write(term, `0123456789${link('https://wrap.example/', 'ABCDEFGHIJKLMNOPQRSTUVWXY')}!`);
+  // Label starts at row 0 col 10 and ends at row 1 col 14 (exclusive col 15).
+  assert.equal(resolveLinkAt(term, tracker, 0, 9), null);
+  assert.equal(resolveLinkAt(term, tracker, 0, 10)?.url, 'https://wrap.example/');
+  assert.equal(resolveLinkAt(term, tracker, 0, 19)?.url, 'https://wrap.example/');
+  assert.equal(resolveLinkAt(term, tracker, 1, 0)?.url, 'https://wrap.example/');
+  assert.equal(resolveLinkAt(term, tracker, 1, 14)?.label, 'ABCDEFGHIJKLMNOPQRSTUVWXY');
+  assert.equal(resolveLinkAt(term, tracker, 1, 15), null);
+});
+
+test('a link that ends exactly at the right margin covers the last column', async () => {
+  const { term, tracker } = setup(10);
+  await write(term, `abcde${link('https://edge.example/', 'VWXYZ')}`);
+  assert.equal(resolveLinkAt(term, tracker, 0, 9)?.url, 'https://edge.example/');
+  await write(term, 'next');
+  assert.equal(resolveLinkAt(term, tracker, 1, 0), null);
+});
+
+test('a plain URL that wraps is read as one token across rows', async () => {
+  const { term, tracker } = setup(20);
+  await write(term, 'url: https://example.com/a/very/long/path.');
+  assert.equal(resolveLinkAt(term, tracker, 1, 3)?.url, 'https://example.com/a/very/long/path');
+  assert.equal(resolveLinkAt(term, tracker, 0, 6)?.url, 'https://example.com/a/very/long/path');
+});
+
+test('wide characters before and inside a link keep columns right', async () => {
+  const { term, tracker } = setup();
+  await write(term, '漢字 https://例え.jp/x 終\r\n');
+  // 漢 and 字 take columns 0-3, the space column 4, the URL starts at column 5.
+  assert.equal(resolveLinkAt(term, tracker, 0, 4), null);
+  assert.equal(resolveLinkAt(term, tracker, 0, 5)?.url, 'https://例え.jp/x');
+  assert.equal(resolveLinkAt(term, tracker, 0, 5 + 'https://'.length + 1)?.url, 'https://例え.jp/x');
+  await write(term, `漢${link('https://wide.example/', '字字')}x`);
+  assert.equal(resolveLinkAt(term, tracker, 1, 1), null);
+  assert.deepEqual(resolveLinkAt(term, tracker, 1, 2), { url: 'https://wide.example/', source: 'osc8', label: '字字' });
+  assert.equal(resolveLinkAt(term, tracker, 1, 5)?.url, 'https://wide.example/');
+  assert.equal(resolveLinkAt(term, tracker, 1, 6), null);
+});
+
+test('a link that scrolled into the scrollback still resolves where it is now', async () => {
+  const { term, tracker } = setup(40, 4, 100);
+  await write(term, `${link('https://old.example/', 'old-link')}\r\n`);
+  for (let i = 0; i < 10; i++) await write(term, `filler ${i}\r\n`);
+  assert.equal(tracker.hitTest(0, 2)?.url, 'https://old.example/');
+  term.scrollToTop();
+  assert.equal(resolveLinkAt(term, tracker, 0, 2)?.url, 'https://old.example/');
+  term.scrollToBottom();
+  assert.equal(resolveLinkAt(term, tracker, 0, 2), null);
+});
+
+test('when the scrollback is trimmed, records move with their lines and vanish with them', async () => {
+  const { term, tracker } = setup(40, 3, 3);
+  await write(term, 'a\r\nb\r\nc\r\n');
+  await write(term, `${link('https://moved.example/', 'moved')}\r\n`);
+  // The link is on absolute line 3 of at most 6 (3 rows + 3 scrollback); three more line feeds trim two.
+  for (let i = 0; i < 3; i++) await write(term, `filler ${i}\r\n`);
+  assert.equal(term.buffer.active.getLine(1)?.translateToString(true), 'moved');
+  assert.equal(tracker.hitTest(1, 1)?.url, 'https://moved.example/');
+  assert.equal(tracker.hitTest(3, 1), null);
+  for (let i = 0; i < 10; i++) await write(term, `more ${i}\r\n`);
+  assert.equal(tracker.hitTest(1, 1), null);
+  await write(term, link('https://new.example/', 'new'));
+  assert.equal(tracker.size, 1);
+});
+
+test('overwritten or cleared link text no longer resolves to the old target', async () => {
+  const { term, tracker } = setup();
+  await write(term, `${link('https://old.example/', 'click here')}\r`);
+  await write(term, 'see https://plain.example/ ok');
+  assert.deepEqual(resolveLinkAt(term, tracker, 0, 5), { url: 'https://plain.example/', source: 'text', label: 'https://plain.example/' });
+  await write(term, `\r\n${link('https://gone.example/', 'gone')}\x1b[2J`);
+  assert.equal(resolveLinkAt(term, tracker, 1, 1), null);
+});
+
+test('alternate-screen links resolve there and are dropped when it is left', async () => {
+  const { term, tracker } = setup();
+  await write(term, 'normal text here');
+  await write(term, `\x1b[?1049h\x1b[H${link('https://alt.example/', 'alt link')}`);
+  assert.equal(resolveLinkAt(term, tracker, 0, 1)?.url, 'https://alt.example/');
+  await write(term, '\x1b[?1049l');
+  assert.equal(resolveLinkAt(term, tracker, 0, 1), null);
+  // Back on the alternate screen the old record is gone even if the same text is drawn again.
+  await write(term, '\x1b[?1049h\x1b[Halt link');
+  assert.equal(resolveLinkAt(term, tracker, 0, 1), null);
+  assert.equal(tracker.size, 0);
+});
+
+test('alternate-screen scrolling drops its records rather than pointing at moved rows', async () => {
+  const { term, tracker } = setup(40, 4);
+  await write(term, `\x1b[?1049h\x1b[2;1H${link('https://alt.example/', 'link')}\x1b[4;1H\n`);
+  assert.equal(resolveLinkAt(term, tracker, 1, 1), null);
+  assert.equal(resolveLinkAt(term, tracker, 0, 1), null);
+});
+
+test('a link still being printed resolves up to the cursor', async () => {
+  const { term, tracker } = setup();
+  await write(term, '\x1b]8;;https://open.example/\x1b\\partial');
+  assert.deepEqual(resolveLinkAt(term, tracker, 0, 3), { url: 'https://open.example/', source: 'osc8', label: 'partial' });
+  assert.equal(resolveLinkAt(term, tracker, 0, 8), null);
+});
+
+test('a new OSC 8 link closes the previous one', async () => {
+  const { term, tracker } = setup();
+  await write(term, '\x1b]8;;https://one.example/\x1b\\one\x1b]8;;https://two.example/\x1b\\two\x1b]8;;\x1b\\');
+  assert.equal(resolveLinkAt(term, tracker, 0, 1)?.url, 'https://one.example/');
+  assert.equal(resolveLinkAt(term, tracker, 0, 4)?.url, 'https://two.example/');
+});
+
+test('records are bounded: the oldest are dropped first', async () => {
+  const { term, tracker } = setup(80, 30, 100, 5);
+  for (let i = 0; i < 20; i++) await write(term, `${link(`https://n${i}.example/`, `link${i}`)}\r\n`);
+  assert.equal(tracker.size, 5);
+  assert.equal(resolveLinkAt(term, tracker, 19, 1)?.url, 'https://n19.example/');
+  assert.equal(resolveLinkAt(term, tracker, 15, 1)?.url, 'https://n15.example/');
+  assert.equal(resolveLinkAt(term, tracker, 14, 1), null);
+});
+
+test('resize drops records measured at the old width', async () => {
+  const { term, tracker } = setup();
+  await write(term, link('https://r.example/', 'resized'));
+  term.resize(30, 6);
+  assert.equal(tracker.size, 0);
+  assert.equal(resolveLinkAt(term, tracker, 0, 1), null);
+});
+
+test('resolvePathAt reads path tokens, file: hyperlinks, and the token left of the cursor', async () => {
+  const { term, tracker } = setup(60);
+  await write(term, 'wrote /tmp/out/report.txt.\r\n');
+  assert.deepEqual(resolvePathAt(term, tracker, 0, 8), { path: '/tmp/out/report.txt', source: 'text', label: '/tmp/out/report.txt' });
+  // `ls --hyperlink` style: the target names the file with a host part, the label is the bare name.
+  await write(term, `${link('file://container-7/work/dir/na%20me.png', 'na me.png')}  other.txt\r\n`);
+  assert.deepEqual(resolvePathAt(term, tracker, 1, 4), { path: '/work/dir/na me.png', source: 'osc8', label: 'na me.png' });
+  assert.equal(resolvePathAt(term, tracker, 1, 12)?.path, 'other.txt');
+  // An http hyperlink is not a path: the visible text decides.
+  await write(term, `${link('https://x.example/', 'src/a.ts')}\r\n`);
+  assert.equal(resolvePathAt(term, tracker, 2, 2)?.path, 'src/a.ts');
+  await write(term, '$ cat out/shot.png');
+  const cursorCol = term.buffer.active.cursorX;
+  assert.equal(resolvePathAt(term, tracker, 3, cursorCol), null);
+  assert.equal(resolvePathAt(term, tracker, 3, cursorCol, { atCursor: true })?.path, 'out/shot.png');
+});
+
+test('the tracker needs allowProposedApi and stops tracking once disposed', async () => {
+  assert.throws(() => createOsc8Tracker(new Terminal({ cols: 20, rows: 4 })), TypeError);
+  const { term, tracker } = setup();
+  tracker.dispose();
+  await write(term, link('https://after.example/', 'after'));
+  assert.equal(tracker.size, 0);
+  assert.equal(resolveLinkAt(term, tracker, 0, 1), null);
+});

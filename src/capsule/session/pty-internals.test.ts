@@ -1,0 +1,82 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { PassThrough } from 'node:stream';
+import * as pty from '@lydell/node-pty';
+import { pollUntil } from '../../../test/helpers/poll.ts';
+import { PtyInternals, type PtyPiece } from './pty-internals.ts';
+import { Session } from './session.ts';
+
+const PIECES: readonly PtyPiece[] = ['socket', 'readStop', 'readStart', 'ptsName', 'fd'];
+
+test('pty internals: the installed node-pty provides every piece the session relies on', async () => {
+  const proc = pty.spawn('/bin/sh', ['-c', 'read line'], { name: 'xterm', rows: 24, cols: 80, cwd: process.cwd(), env: { PATH: process.env['PATH'] ?? '' } });
+  const exited = new Promise<void>((resolve) => proc.onExit(() => resolve()));
+  try {
+    const internals = new PtyInternals(proc);
+    for (const piece of PIECES) {
+      assert.equal(internals.found[piece], true, `node-pty no longer provides "${piece}" (see pty-internals.ts for what falls back)`);
+    }
+    assert.deepEqual(internals.missing, []);
+    assert.match(internals.ptsName ?? '', /^\/dev\//);
+    // The handle really is the stream's read switch: pause stops it, resume starts it again.
+    proc.onData(() => undefined);
+    await pollUntil('the PTY stream to start reading', () => internals.stream?._handle?.reading === true);
+    internals.pause();
+    assert.equal(internals.stream?._handle?.reading, false, 'readStop did not stop reading');
+    internals.resume();
+    assert.equal(internals.stream?._handle?.reading, true, 'readStart did not restart reading');
+  } finally {
+    proc.kill('SIGKILL');
+    await exited;
+  }
+});
+
+test('pty internals: a session reports the pieces it found', async () => {
+  const session = Session.spawn({ file: '/bin/sh', args: ['-c', 'exit 0'] });
+  try {
+    assert.deepEqual(session.ptyPieces, { socket: true, readStop: true, readStart: true, ptsName: true, fd: true });
+  } finally {
+    await session.exited;
+    session.dispose();
+  }
+});
+
+/** A stand-in with the public pause/resume, counting calls, and whichever internals a test gives it. */
+function fakePty(internals: Record<string, unknown>): { pauses: number; resumes: number; pause(): void; resume(): void } {
+  return {
+    pauses: 0,
+    resumes: 0,
+    pause() {
+      this.pauses++;
+    },
+    resume() {
+      this.resumes++;
+    },
+    ...internals,
+  };
+}
+
+test('pty internals: a node-pty without the handle read switch is reported by name and falls back to pause/resume', () => {
+  const stream = Object.assign(new PassThrough(), { _handle: { reading: true, readStart: () => 0 } });
+  const proc = fakePty({ _socket: stream, ptsName: '/dev/pts/99', fd: 42 });
+  const internals = new PtyInternals(proc);
+  assert.deepEqual(internals.found, { socket: true, readStop: false, readStart: true, ptsName: true, fd: true });
+  assert.deepEqual(internals.missing, ['readStop']);
+  internals.pause();
+  assert.equal(proc.pauses, 1, 'without readStop the public pause() is used');
+  assert.equal(stream._handle.reading, true, 'the handle was left alone');
+  stream.destroy();
+});
+
+test('pty internals: a node-pty with none of the pieces reports each one missing and uses the public calls', () => {
+  const proc = fakePty({ ptsName: 'not-a-device', fd: '3' });
+  const internals = new PtyInternals(proc);
+  assert.deepEqual(internals.missing, ['socket', 'readStop', 'readStart', 'ptsName', 'fd']);
+  assert.equal(internals.stream, undefined);
+  assert.equal(internals.ptsName, undefined);
+  assert.equal(internals.fd, undefined);
+  internals.pause();
+  internals.resume();
+  assert.deepEqual([proc.pauses, proc.resumes], [1, 1]);
+  internals.drainStreamBuffer(); // nothing to read, and no stream: a no-op
+});

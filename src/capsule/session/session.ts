@@ -1,0 +1,409 @@
+/**
+ * The program on a PTY, relayed as raw bytes. PTY output goes to the output sink (the attached client)
+ * first and to the screen model after; both can hold the PTY's output (pause reading it) instead of
+ * buffering without bound. Input is written as Buffers, never decoded, with backpressure reported to the
+ * caller.
+ */
+import { closeSync, constants as fsConstants, openSync, readSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import type * as Pty from '@lydell/node-pty';
+import { DisposableStore, Emitter, onEvent, toDisposable, type Disposable } from '../../disposable.ts';
+import { JackinError } from '../../errors.ts';
+import type { ProgramModes } from '../../protocol/index.ts';
+import type { ResolvedLink, ResolvedPath, ResolveOptions } from '../screen/links.ts';
+import { PtyInternals } from './pty-internals.ts';
+import { ScreenModel, type TerminalModes } from '../screen/screen-model.ts';
+import { DEFAULT_COLS, DEFAULT_ROWS } from './pty-size.ts';
+import { collectGarbage, OutputCollector } from './output-gc.ts';
+
+// Loaded with the serve chain, never by the capsule's other commands (an image whose libc cannot load the
+// native module still runs them); required, not imported, so a bundle does not hoist it (scripts/bundle.mjs).
+const pty = createRequire(import.meta.url)('@lydell/node-pty') as typeof Pty;
+
+/** Above this many unparsed bytes the model holds the PTY; it releases below the low mark. The model
+ * parses far faster than a terminal draws, so this only bounds memory during floods. */
+export const MODEL_BACKLOG_HIGH = 8 * 1024 * 1024;
+export const MODEL_BACKLOG_LOW = 1 * 1024 * 1024;
+/** Time a program gets between SIGHUP and SIGKILL when the capsule is told to stop. */
+export const TERMINATE_GRACE_MS = 3000;
+
+/**
+ * node-pty 1.1 destroys the PTY stream 200 ms after the child exits (DESTROY_SOCKET_TIMEOUT_MS in
+ * unixTerminal.js), discarding output still unread: output we left unread because a client was slow, or
+ * that the event loop had no time to read. So we check this often whether the child is gone, and once it
+ * is we read the rest synchronously (the stream's buffer, then the fd; the kernel's PTY buffer bounds it).
+ * This timer is due before node-pty's, so it runs first even when the loop was busy.
+ */
+export const EXIT_WATCH_MS = 50;
+
+/**
+ * A read of the PTY master returns at most what the kernel's line discipline holds, 4 KiB (N_TTY_BUF_SIZE),
+ * so a flood arrives as one libuv read, one Node stream event and one pass through the sink and the model per
+ * 4 KiB. A read at least this long means more is likely queued: the session reads on synchronously until the
+ * kernel has nothing (EAGAIN) or READ_ON_BYTES are gathered, and passes it on as one chunk. Measured on
+ * 64 MiB floods: the capsule's CPU 575 → 485 ms per flood, the machine's 37.0 → 35.0 ms per MiB, most of it
+ * fewer allocations for the collector. Shorter reads (keystroke echo, a prompt) go on as they are.
+ *
+ * READ_ON_BYTES is 16 KiB, not more: in about one session in four the first flood keeps 20 to 30 MiB of
+ * output chunks alive for half a second (as it did before reads were read on), and with chunks of up to
+ * 68 KiB that peak grew (the capsule's peak RSS over two floods: 92 to 107 MiB, against 87 to 91 before;
+ * with 16 KiB, 87 to 94). Bursts averaged 27 KiB; 32, 64 and 256 KiB made no difference to the CPU, and
+ * with 16 KiB the capsule took 360 ms per flood in a session of six (the bench's ratio: 1.40× the direct PTY's
+ * CPU per MiB, against 1.46× with 64 KiB and 1.57× before reading on).
+ */
+export const READ_ON_FROM = 2048;
+export const READ_ON_BYTES = 16 * 1024;
+
+/**
+ * Such a read ends with one that finds nothing queued, and fs.readSync throws EAGAIN for it: once per burst
+ * of a flood. The error is dropped, so it is made without a stack trace (Error.stackTraceLimit 0 during the
+ * read), which V8 otherwise gathers from the frames on the stack (perf, one 64 MiB flood: the throw took 145 of
+ * the capsule's 1,853 samples with the stack, 35 without). Left alone where the limit cannot be set (frozen
+ * intrinsics).
+ */
+const STACK_LIMIT_WRITABLE = Object.getOwnPropertyDescriptor(Error, 'stackTraceLimit')?.writable === true;
+
+export { DEFAULT_COLS, DEFAULT_ROWS };
+
+export interface SessionOptions {
+  file: string;
+  args: readonly string[];
+  cwd?: string;
+  env?: NodeJS.ProcessEnv;
+  rows?: number;
+  cols?: number;
+  /** TERM for the program; default `$TERM` or xterm-256color. */
+  term?: string;
+}
+
+/** Receives PTY output. A sink that cannot keep up calls `hold(name)` and later `release(name)`. */
+export type OutputSink = (chunk: Buffer) => void;
+
+/** Exit status in shell convention: the exit code, or 128 + signal number. */
+export function shellStatus(exitCode: number, signal: number | undefined): number {
+  return signal !== undefined && signal > 0 ? 128 + signal : exitCode;
+}
+
+export class Session {
+  readonly pid: number;
+  readonly exited: Promise<number>;
+  private readonly proc: Pty.IPty;
+  private readonly model: ScreenModel;
+  /** node-pty internals, looked up once (see pty-internals.ts for each one's fallback). */
+  private readonly internals: PtyInternals;
+  private sink: OutputSink | null = null;
+  private readonly holds = new Set<string>();
+  private readonly drainEmitter = new Emitter<void>();
+  private readonly modesEmitter = new Emitter<ProgramModes>();
+  /** A fresh terminal has every one of these modes off. */
+  private lastModes = '00000';
+  private exitStatus: number | null = null;
+  private killTimer: Disposable | undefined;
+  private exitWatch: Disposable | undefined;
+  /** Listeners and timers, released together by dispose(). */
+  private readonly store = new DisposableStore();
+  private childGone = false;
+  /** Our own descriptor on the PTY's slave side (see SLAVE_HOLD below). */
+  private slaveFd: number | null = null;
+  /** What a synchronous read of the master goes into (read on after a long read, and the drain at exit). */
+  private readonly readBuffer = Buffer.allocUnsafeSlow(READ_ON_BYTES);
+  /** Frees passed-on output chunks during a flood (output-gc.ts). */
+  private readonly outputGc = new OutputCollector(collectGarbage);
+
+  private constructor(options: SessionOptions) {
+    const rows = options.rows ?? DEFAULT_ROWS;
+    const cols = options.cols ?? DEFAULT_COLS;
+    const env = { ...(options.env ?? process.env) };
+    try {
+      this.proc = pty.spawn(options.file, [...options.args], {
+        name: options.term ?? env['TERM'] ?? 'xterm-256color',
+        rows,
+        cols,
+        cwd: options.cwd ?? process.cwd(),
+        env: env as Record<string, string>,
+        // null: deliver output as Buffers; decoding per chunk would split UTF-8 sequences.
+        encoding: null,
+      });
+    } catch (cause) {
+      throw new JackinError('E_SPAWN_FAILED', `could not start ${JSON.stringify(options.file)}: ${(cause as Error).message}`, { cause });
+    }
+    this.pid = this.proc.pid;
+    this.internals = new PtyInternals(this.proc);
+    // SLAVE_HOLD: while any descriptor on the slave side is open, reading the master never reports EIO.
+    // Without ours, the program's exit closes the last one and the master can report EIO while the tail of
+    // its output is still queued in the kernel (seen here: the last few KiB lost under load). Holding it,
+    // the exit is noticed by the watch below, which reads to EAGAIN (everything) and only then lets go.
+    const ptsName = this.internals.ptsName;
+    if (ptsName !== undefined) {
+      try {
+        this.slaveFd = openSync(ptsName, fsConstants.O_RDWR | fsConstants.O_NOCTTY);
+      } catch {
+        this.slaveFd = null; // best effort: the drain on exit still covers most cases
+      }
+    }
+    const exitWatch = setInterval(() => this.checkChildGone(), EXIT_WATCH_MS);
+    exitWatch.unref();
+    this.exitWatch = this.store.add(toDisposable(() => clearInterval(exitWatch)));
+    this.store.add(this.drainEmitter);
+    this.store.add(this.modesEmitter);
+    this.model = new ScreenModel({ rows, cols });
+    // node-pty's public write() drops the stream's write() result, so backpressure is read from the
+    // tty stream it wraps (node-pty 1.1 UnixTerminal._socket). Without it, writes still work unbounded.
+    const stream = this.internals.stream;
+    if (stream) this.store.add(onEvent(stream, 'drain', () => this.drainEmitter.fire()));
+    // Output straight from that stream: node-pty's onData re-fires every read through an emitter of its own
+    // (measured: about 80 ms of CPU per 64 MiB of output, a tenth of the capsule's work in a flood).
+    // Without the stream, the public onData.
+    if (stream) this.store.add(onEvent(stream, 'data', (chunk: Buffer) => this.onOutput(this.readOn(chunk))));
+    else this.store.add((this.proc.onData as unknown as Pty.IEvent<Buffer>)((chunk) => this.onOutput(chunk)));
+    // Not in the store: `exited` resolves whenever the program ends, also after dispose().
+    this.exited = new Promise((resolve) => {
+      this.proc.onExit(({ exitCode, signal }) => {
+        this.killTimer?.dispose();
+        this.stopExitWatch();
+        // Everything the program wrote must reach the sink before its exit is reported: callers end the
+        // session on `exited`, and output read after that (a held PTY's buffer) would be dropped.
+        this.childGone = true;
+        this.drainNow();
+        this.releaseSlave();
+        this.exitStatus = shellStatus(exitCode, signal);
+        resolve(this.exitStatus);
+      });
+    });
+  }
+
+  static spawn(options: SessionOptions): Session {
+    return new Session(options);
+  }
+
+  get rows(): number {
+    return this.model.rows;
+  }
+
+  get cols(): number {
+    return this.model.cols;
+  }
+
+  get modes(): TerminalModes {
+    return this.model.modes;
+  }
+
+  /** The modes a host reacts to, from the model (exact after `settle()`). */
+  get programModes(): ProgramModes {
+    return this.model.programModes;
+  }
+
+  /** Called after parsed output changed one of the program modes (mouse, paste, focus, alt screen). */
+  onModesChange(listener: (modes: ProgramModes) => void): Disposable {
+    return this.modesEmitter.event(listener);
+  }
+
+  /** Which node-pty internals were found (the rest fall back; see pty-internals.ts). */
+  get ptyPieces(): PtyInternals['found'] {
+    return this.internals.found;
+  }
+
+  /** The link at a viewport cell, from the model (call after `settle()`). */
+  linkAt(row: number, col: number, options: ResolveOptions = {}): ResolvedLink | null {
+    return this.model.linkAt(row, col, options);
+  }
+
+  /** The file path at a viewport cell, from the model (call after `settle()`). */
+  pathAt(row: number, col: number, options: ResolveOptions = {}): ResolvedPath | null {
+    return this.model.pathAt(row, col, options);
+  }
+
+  /** The status once the program exited, else null. */
+  get status(): number | null {
+    return this.exitStatus;
+  }
+
+  /** Sets (or clears) where live output goes. */
+  setOutputSink(sink: OutputSink | null): void {
+    this.sink = sink;
+  }
+
+  /** Stops reading the PTY until every hold is released. Holds are named so owners release only theirs. */
+  hold(reason: string): void {
+    if (this.holds.size === 0 && !this.childGone) this.internals.pause();
+    this.holds.add(reason);
+  }
+
+  release(reason: string): void {
+    if (!this.holds.delete(reason)) return;
+    // Resume even after exit: node-pty reports the exit only once it has read the PTY to EOF.
+    if (this.holds.size === 0) this.internals.resume();
+  }
+
+  private checkChildGone(): void {
+    try {
+      process.kill(this.pid, 0);
+      return;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'EPERM') return;
+    }
+    // Reaped: no more output will be produced, so reading the rest cannot grow without bound.
+    this.childGone = true;
+    this.stopExitWatch();
+    this.drainNow();
+    this.releaseSlave();
+    this.internals.resume();
+  }
+
+  /** Delivers everything the PTY still holds, in order, before node-pty can discard it. */
+  private drainNow(): void {
+    // Buffered chunks reach onOutput in order through the 'data' listener, then the fd is read.
+    this.internals.drainStreamBuffer();
+    const fd = this.internals.fd;
+    if (fd === undefined) return;
+    for (let n = this.readQueued(fd); n > 0; n = this.readQueued(fd)) this.onOutput(Buffer.from(this.readBuffer.subarray(0, n)));
+  }
+
+  /**
+   * `chunk` with what the PTY holds after it (see READ_ON_FROM). Only while nothing holds the PTY, and only
+   * when the stream has nothing buffered: then `chunk` is the newest output read, and what the fd gives
+   * now follows it.
+   */
+  private readOn(chunk: Buffer): Buffer {
+    const fd = this.internals.fd;
+    if (chunk.length < READ_ON_FROM || fd === undefined || this.holds.size > 0 || (this.internals.stream?.readableLength ?? 1) > 0) return chunk;
+    const n = this.readQueued(fd);
+    return n === 0 ? chunk : Buffer.concat([chunk, this.readBuffer.subarray(0, n)]);
+  }
+
+  /**
+   * Reads the master synchronously into `readBuffer` until the kernel has nothing queued or less than one
+   * read's room (4 KiB) is left; returns how many bytes it holds. Any error ends it: EAGAIN (nothing queued
+   * for now), EIO (slave closed and drained), EBADF (already closed); libuv's next read reports it as before.
+   */
+  private readQueued(fd: number): number {
+    const buf = this.readBuffer;
+    let n = 0;
+    const limit = Error.stackTraceLimit;
+    if (STACK_LIMIT_WRITABLE) Error.stackTraceLimit = 0;
+    try {
+      while (buf.length - n >= 4096) {
+        let r: number;
+        try {
+          r = readSync(fd, buf, n, buf.length - n, null);
+        } catch {
+          break;
+        }
+        if (r <= 0) break;
+        n += r;
+      }
+    } finally {
+      if (STACK_LIMIT_WRITABLE) Error.stackTraceLimit = limit;
+    }
+    return n;
+  }
+
+  private releaseSlave(): void {
+    if (this.slaveFd === null) return;
+    try {
+      closeSync(this.slaveFd);
+    } catch {
+      // already closed
+    }
+    this.slaveFd = null;
+  }
+
+  private stopExitWatch(): void {
+    this.exitWatch?.dispose();
+    this.exitWatch = undefined;
+  }
+
+  /** Names of the holds currently pausing the PTY's output. */
+  get holdReasons(): string[] {
+    return [...this.holds];
+  }
+
+  /** Writes input bytes to the program. False means the PTY is not draining: wait for `onDrain`. */
+  write(bytes: Buffer): boolean {
+    if (this.exitStatus !== null || bytes.length === 0) return true;
+    if (this.internals.stream) return this.internals.stream.write(bytes);
+    this.proc.write(bytes as unknown as string);
+    return true;
+  }
+
+  onDrain(listener: () => void): Disposable {
+    return this.drainEmitter.event(listener);
+  }
+
+  resize(rows: number, cols: number): void {
+    if (!Number.isInteger(rows) || !Number.isInteger(cols) || rows < 1 || cols < 1) return;
+    if (rows === this.model.rows && cols === this.model.cols) return;
+    if (this.exitStatus === null) this.proc.resize(cols, rows);
+    this.model.resize(rows, cols);
+  }
+
+  /** Resolves once the model has parsed all output received so far. */
+  settle(): Promise<void> {
+    return this.model.settle();
+  }
+
+  /** Reset, modes, clear, screen and cursor (see ScreenModel.repaint); exact after `settle()`. */
+  repaint(): Buffer {
+    return this.model.repaint();
+  }
+
+  /** Visible text of the screen, one string per row. */
+  screenLines(): string[] {
+    return this.model.screenLines();
+  }
+
+  get cursor(): { x: number; y: number } {
+    return this.model.cursor;
+  }
+
+  /** Sends a signal to the program. */
+  kill(signal: NodeJS.Signals): void {
+    if (this.exitStatus !== null) return;
+    try {
+      this.proc.kill(signal);
+    } catch {
+      // Already gone: the exit event follows.
+    }
+  }
+
+  /** SIGHUP (what a closing terminal sends), then SIGKILL after a grace; resolves with the status. */
+  terminate(graceMs = TERMINATE_GRACE_MS): Promise<number> {
+    if (this.exitStatus === null) {
+      this.kill('SIGHUP');
+      if (this.killTimer === undefined) {
+        const timer = setTimeout(() => this.kill('SIGKILL'), graceMs);
+        timer.unref();
+        this.killTimer = this.store.add(toDisposable(() => clearTimeout(timer)));
+      }
+    }
+    return this.exited;
+  }
+
+  dispose(): void {
+    this.store.dispose();
+    this.releaseSlave();
+    this.model.dispose();
+  }
+
+  /** Compares the modes after a parsed chunk that may have changed them (see ScreenModel.takeModesChanged). */
+  private checkModes(): void {
+    if (!this.model.takeModesChanged()) return;
+    const modes = this.model.programModes;
+    const key = `${+modes.mouseTracking}${+modes.sgrMouse}${+modes.bracketedPaste}${+modes.focusReporting}${+modes.alternateScreen}`;
+    if (key === this.lastModes) return;
+    this.lastModes = key;
+    this.modesEmitter.fire(modes);
+  }
+
+  private onOutput(chunk: Buffer): void {
+    this.sink?.(chunk);
+    this.model.write(chunk, () => {
+      if (this.model.backlog < MODEL_BACKLOG_LOW) this.release('model');
+      this.checkModes();
+    });
+    if (this.model.backlog > MODEL_BACKLOG_HIGH) this.hold('model');
+    // Last: a collection that falls due on this chunk (a keystroke's echo after a flood) runs once the
+    // chunk has gone to the host, not before it.
+    this.outputGc.count(chunk.length);
+  }
+}

@@ -1,0 +1,201 @@
+/**
+ * Copy offers (docs/terminal-policy.md, "Copy offers"): a program's OSC 52 write, or `jackin-capsule copy`,
+ * never reaches the operator's clipboard by itself. The host's terminal filter turns it into an offer; this
+ * feature shows a notice with its size and an inert one-line preview, and the palette action **Copy offered
+ * text** (key `c`) puts exactly the offered text (control characters but tab, LF and CR removed) on the host
+ * clipboard. JACKIN_COPY: `ask` (default) waits for that gesture, `allow` copies at once with a notice
+ * (a flood: three notices, then one summary per 10 s), `deny` ignores offers. A program's clipboard query
+ * is answered with nothing, and the operator is told once.
+ */
+import { DisposableStore, toDisposable, type Disposable } from '../../disposable.ts';
+import { JackinError } from '../../errors.ts';
+import { formatBytes } from '../../ui/format-bytes.ts';
+import { inertText, textWidth } from '../../ui/inert-text.ts';
+import { selectTextWriter, type ClipboardTextWriter } from '../platform/clipboard/write-text.ts';
+import type { FeatureSession } from '../session/feature-session.ts';
+import { PALETTE_MAX_TITLE_COLUMNS } from '../session/palette.ts';
+import { createRateLimiter } from '../platform/rate-limiter.ts';
+import type { FilterEvent } from '../terminal/terminal-filter/context.ts';
+
+export const COPY_MODES = ['ask', 'allow', 'deny'] as const;
+export type CopyMode = (typeof COPY_MODES)[number];
+/** Columns of the preview in the notice. */
+const PREVIEW_COLUMNS = 40;
+/** At most 3 offer notices in this window; with JACKIN_COPY=allow, the summary of the rest comes this long after. */
+const NOTICE_WINDOW_MS = 10_000;
+
+/** JACKIN_COPY (any case; unset or empty: ask). Throws E_BAD_COPY_MODE for anything else. */
+export function copyModeFromEnv(env: Readonly<Record<string, string | undefined>>): CopyMode {
+  const v = (env['JACKIN_COPY'] ?? '').trim().toLowerCase();
+  if (v === '') return 'ask';
+  const mode = COPY_MODES.find((m) => m === v);
+  if (mode === undefined) throw new JackinError('E_BAD_COPY_MODE', `JACKIN_COPY=${JSON.stringify(env['JACKIN_COPY'])} is not one of ${COPY_MODES.join(', ')}`);
+  return mode;
+}
+
+/** One line that shows what an offer holds without acting on the terminal: whitespace folded, controls escaped, cut. */
+export function offerPreview(text: string, columns: number = PREVIEW_COLUMNS): string {
+  return inertText(text.replace(/[\t\r\n ]+/g, ' ').trim(), columns);
+}
+
+const COPY_TITLE = 'Copy offered text';
+
+/**
+ * The palette entry for an offer: its size and as much of its inert preview as fits the entry, so the
+ * palette never cuts the entry short of its closing quote.
+ */
+export function paletteTitle(o: { text: string; bytes: number }): string {
+  const head = `${COPY_TITLE} ${formatBytes(o.bytes)} "`;
+  return `${head}${offerPreview(o.text, Math.max(8, PALETTE_MAX_TITLE_COLUMNS - textWidth(head) - 1))}"`;
+}
+
+export interface CopyFeatureOptions {
+  env?: Readonly<Record<string, string | undefined>>;
+  /** The clipboard writer (default: the platform's, or OSC 52 to the operator's terminal). */
+  writer?: ClipboardTextWriter;
+  /** How long after an untold copy the summary comes (default 10 s); injected by tests. */
+  summaryMs?: number;
+}
+
+export interface CopyFeature extends Disposable {
+  /** Puts the offer the palette entry showed on the host clipboard (the palette action), once per palette opening. */
+  copyOffered(): Promise<void>;
+}
+
+type Offer = Extract<FilterEvent, { type: 'copy-offer' }>;
+
+export function installCopyFeature(session: FeatureSession, options: CopyFeatureOptions = {}): CopyFeature {
+  const store = new DisposableStore();
+  const env = options.env ?? process.env;
+  const mode = copyModeFromEnv(env);
+  let writer = options.writer;
+  let offer: Offer | null = null;
+  let queryTold = false;
+  const refusals = createRateLimiter({ max: 3, windowMs: 10_000 });
+  // Offers are recorded whatever their rate, but told at most this often: a program flooding offers would
+  // otherwise fill the notice queue and push the host's own notices out of it. The palette entry shows the
+  // latest offer, told or not.
+  const offerNotices = createRateLimiter({ max: 3, windowMs: NOTICE_WINDOW_MS });
+
+  const describe = (o: Offer): string =>
+    `${formatBytes(o.bytes)} "${offerPreview(o.text)}"${o.removed > 0 ? ` (${o.removed} control character${o.removed === 1 ? '' : 's'} removed)` : ''}`;
+
+  /** Writes one offer; tells the outcome unless `tell` is false; returns the error message, or null. */
+  const copy = async (o: Offer, tell = true): Promise<string | null> => {
+    writer ??= selectTextWriter(env as NodeJS.ProcessEnv, (b) => session.writeTerminal(b));
+    try {
+      await writer.write(o.text);
+      if (tell) session.notify('success', `Copied ${describe(o)} to the clipboard (${writer.name})`);
+      return null;
+    } catch (e) {
+      const message = e instanceof Error ? e.message : String(e);
+      if (tell) session.notify('error', `Could not copy the offered text: ${message}`);
+      return message;
+    }
+  };
+
+  // JACKIN_COPY=allow: offers over the notice rate, and offers replaced by a newer one before they were
+  // written, get no notice of their own; one summary per window tells how many there were and what the
+  // clipboard holds now, so the operator always learns that a program changed it.
+  const summaryMs = options.summaryMs ?? NOTICE_WINDOW_MS;
+  let untold = 0;
+  let last: { offer: Offer; error: string | null } | null = null;
+  let summary: NodeJS.Timeout | null = null;
+  // Due while a write is in flight: the summary waits for it, so it names what the clipboard ends up with
+  // (told at once, it named the offer before the one being written).
+  let summaryDue = false;
+  const tellSummary = (): void => {
+    const n = untold;
+    untold = 0;
+    if (n === 0 || last === null) return;
+    const now = last.error === null ? `the clipboard holds the latest, ${describe(last.offer)}` : `the latest could not be copied: ${last.error}`;
+    session.notify('warning', `The program offered text ${n} more time${n === 1 ? '' : 's'} (JACKIN_COPY=allow); ${now}`);
+  };
+  const tellLater = (): void => {
+    untold += 1;
+    if (summary !== null) return;
+    summary = setTimeout(() => {
+      summary = null;
+      if (copying) summaryDue = true;
+      else tellSummary();
+    }, summaryMs);
+    summary.unref();
+  };
+  store.add(toDisposable(() => (summary !== null ? clearTimeout(summary) : undefined)));
+
+  // One clipboard write at a time (each may start a process), the latest offer written last; offers that
+  // arrive meanwhile are coalesced, so a flood of them is a few writes, not a process each.
+  let copying = false;
+  let nextCopy: Offer | null = null;
+  const copySoon = (o: Offer): void => {
+    if (nextCopy !== null) tellLater(); // replaced before it was written
+    nextCopy = o;
+    if (copying) return;
+    copying = true;
+    void (async () => {
+      let n: Offer | null = nextCopy;
+      while (n !== null) {
+        nextCopy = null;
+        const tell = offerNotices.tryTake();
+        const error = await copy(n, tell);
+        last = { offer: n, error };
+        if (!tell) tellLater();
+        n = nextCopy as Offer | null; // set again by offers that arrived during the write
+      }
+      copying = false;
+      if (summaryDue && !store.isDisposed) {
+        summaryDue = false;
+        tellSummary();
+      }
+    })();
+  };
+
+  /**
+   * The offer the palette entry showed when the palette opened: choosing the entry copies that one, not one
+   * that replaced it after the operator read its notice (the program's output, offers included, is held
+   * while the palette is up, so the entry stays true while it can be chosen).
+   */
+  let shown: Offer | null = null;
+  store.add(
+    session.onPaletteOpen(() => {
+      shown = offer;
+      session.retitleAction('copy-offered-text', shown === null ? COPY_TITLE : paletteTitle(shown));
+    }),
+  );
+
+  // One choice, one copy: the entry is used up by running it, until the palette opens again.
+  const copyOffered = async (): Promise<void> => {
+    const chosen = shown;
+    shown = null;
+    if (chosen === null) {
+      session.notify('info', 'No text has been offered (a program offers text with OSC 52, or inside the session: jackin-capsule copy)');
+      return;
+    }
+    await copy(chosen);
+  };
+
+  store.add(
+    session.onTerminalEvent((e) => {
+      switch (e.type) {
+        case 'copy-offer':
+          if (mode === 'deny') return;
+          offer = e;
+          if (mode === 'allow') copySoon(e);
+          else if (offerNotices.tryTake()) session.notify('info', `Copy offer: ${describe(e)}; copy it with the palette: Copy offered text (c)`);
+          return;
+        case 'copy-refused':
+          if (mode !== 'deny' && refusals.tryTake()) session.notify('warning', `Copy offer refused: ${e.reason}`);
+          return;
+        case 'clipboard-query':
+          if (!queryTold) session.notify('warning', 'The program asked to read your clipboard; it got nothing');
+          queryTold = true;
+          return;
+        default:
+          return;
+      }
+    }),
+  );
+  store.add(session.registerAction({ id: 'copy-offered-text', title: COPY_TITLE, key: 'c', run: () => copyOffered() }));
+
+  return { copyOffered, dispose: () => store.dispose() };
+}

@@ -1,0 +1,302 @@
+/**
+ * Exports inside an attached session: the palette actions (Export file…, Export file under cursor, their
+ * "and reveal" / "and open" variants, Pull offered file), the export a modifier-click starts (called by the
+ * links feature, which owns the mouse hook), and the gate for an upstream capsule's FileExport* frames.
+ *
+ * Our capsule never sends FileExport* frames on the attach connection: every export it serves travels on a
+ * fresh control-channel connection the host opened for an operator request (export-client.ts). So on the
+ * attach connection such frames are refused outright when the capsule negotiated extensions, and accepted
+ * from an upstream capsule (whose palette runs inside the container) only within a short window after an
+ * operator gesture (gesture-gate.ts), once per gesture. A refused export writes nothing.
+ */
+import { basename, dirname } from 'node:path';
+import { JackinError } from '../../errors.ts';
+import { hasFeature, type ServerFrame } from '../../protocol/index.ts';
+import type { Transport } from '../../transport/transport.ts';
+import { DisposableStore, toDisposable, type Disposable } from '../../disposable.ts';
+import type { FeatureSession } from '../session/feature-session.ts';
+import { exportDirectory } from '../platform/download-dir.ts';
+import { exportFile, type ExportedFile } from './export-client.ts';
+import { controlCall } from '../../transport/control-call.ts';
+import { createExportSink, type ExportSink } from './export-sink.ts';
+import { createOpener, type Opener } from '../platform/opener.ts';
+import { PALETTE_MAX_TITLE_COLUMNS } from '../session/palette.ts';
+import { requestResolve } from '../session/resolver.ts';
+import { inertText, textWidth } from '../../ui/inert-text.ts';
+import { exportNameFor } from '../platform/sanitize-name.ts';
+import { formatBytes } from '../../ui/format-bytes.ts';
+
+export type ExportMode = 'save' | 'reveal' | 'open';
+
+/** Upstream transfers handled at once; more are refused (a person does not start more). */
+export const MAX_UPSTREAM_EXPORTS = 4;
+
+export interface ExportFeatureOptions {
+  /** Instance name: the default destination is `<downloads>/jackin/<instance>/`. */
+  readonly instance: string;
+  /** Opens a new connection to the same capsule (socket, or the session's exec relay). */
+  readonly connect: () => Promise<Transport>;
+  /** Destination directory (default from JACKIN_DOWNLOAD_DIR / XDG / ~/Downloads). */
+  readonly directory?: string;
+  readonly env?: NodeJS.ProcessEnv;
+  readonly opener?: Opener;
+  /** The path token under the program's cursor, or null; default a Resolve{target:'path', at:null} round trip. */
+  readonly resolvePathAtCursor?: (session: FeatureSession) => Promise<string | null>;
+}
+
+export interface ExportFeature extends Disposable {
+  /** Exports one container path; tells the operator the outcome. Resolves undefined on failure. */
+  exportPath(path: string, mode: ExportMode): Promise<ExportedFile | undefined>;
+  /** For the links feature: a modifier-click on a visible path (records the gesture, then exports it). */
+  exportFromClick(path: string): void;
+}
+
+function describe(e: unknown): string {
+  return e instanceof JackinError ? `${e.message} (${e.code})` : e instanceof Error ? e.message : String(e);
+}
+
+export function installExportFeature(session: FeatureSession, opts: ExportFeatureOptions): ExportFeature {
+  const store = new DisposableStore();
+  const env = opts.env ?? process.env;
+  let opener = opts.opener;
+  const getOpener = (): Opener => (opener ??= createOpener({ env }));
+  const destination = (): Promise<string> => (opts.directory !== undefined ? Promise.resolve(opts.directory) : exportDirectory(opts.instance, undefined, env));
+  // Exports in flight end (and remove their temporary files) when the session or the feature ends.
+  const stop = new AbortController();
+  void session.done.then(() => stop.abort());
+  store.add(toDisposable(() => stop.abort()));
+
+  async function reveal(path: string, mode: ExportMode): Promise<void> {
+    if (mode === 'save') return;
+    try {
+      const r = await getOpener().openFile(path, mode);
+      if (r.revealedInstead !== undefined) session.notify('warning', `Revealed ${basename(path)} instead of opening it: ${r.revealedInstead}`);
+      else session.notify('success', `${mode === 'open' ? 'Opened' : 'Revealed'} ${basename(path)}`);
+      session.logAction({ action: r.revealedInstead === undefined ? `${mode}-file` : 'reveal-file', target: path, result: 'ok', ...(r.revealedInstead !== undefined ? { detail: `not opened: ${r.revealedInstead}` } : {}) });
+    } catch (e) {
+      session.notify('error', `Could not ${mode} ${path}: ${describe(e)}`);
+      session.logAction({ action: `${mode}-file`, target: path, result: 'failed', detail: describe(e) });
+    }
+  }
+
+  /**
+   * Exports one container path. `confirm`: the capsule chose the path (a click, the cursor, a changed
+   * offer), so the operator confirms it in the host's prompt first and nothing is fetched before.
+   */
+  async function exportPath(path: string, mode: ExportMode, confirm = false): Promise<ExportedFile | undefined> {
+    const trimmed = path.trim();
+    if (trimmed === '') {
+      session.notify('warning', 'Export: no path given');
+      return undefined;
+    }
+    if (confirm && !(await session.confirm({ kind: 'export', target: trimmed, verb: mode === 'save' ? 'export' : `export and ${mode}` }))) {
+      session.notify('info', `Not exported: ${trimmed}`);
+      session.logAction({ action: 'export', target: trimmed, result: 'cancelled' });
+      return undefined;
+    }
+    try {
+      const directory = await destination();
+      session.notify('info', `Exporting ${trimmed}…`);
+      const r = await exportFile({ path: trimmed, reveal: mode === 'reveal', open: mode === 'open' }, { connect: opts.connect, directory, signal: stop.signal });
+      session.notify('success', `Saved ${basename(r.destination)} (${formatBytes(r.bytes)}) in ${dirname(r.destination)}`);
+      session.logAction({ action: 'export', target: trimmed, result: 'ok', detail: r.destination });
+      await reveal(r.destination, mode);
+      return r;
+    } catch (e) {
+      session.notify('error', `Export of ${trimmed} failed: ${describe(e)}`);
+      session.logAction({ action: 'export', target: trimmed, result: 'failed', detail: describe(e) });
+      return undefined;
+    }
+  }
+
+  const resolvePathAtCursor =
+    opts.resolvePathAtCursor ??
+    (async (): Promise<string | null> => {
+      const r = await requestResolve(session, 'path', null);
+      return r.kind === 'none' ? null : r.text;
+    });
+
+  async function underCursor(mode: ExportMode): Promise<void> {
+    if (!hasFeature(session.features, 'resolve')) {
+      session.notify('warning', 'Export file under cursor needs a jackin capsule (this one does not resolve paths)');
+      return;
+    }
+    let path: string | null;
+    try {
+      path = await resolvePathAtCursor(session);
+    } catch (e) {
+      session.notify('error', `Export file under cursor: ${describe(e)}`);
+      return;
+    }
+    if (path === null || path.trim() === '') {
+      session.notify('warning', 'No file path under the cursor');
+      return;
+    }
+    await exportPath(path, mode, true);
+  }
+
+  /** The offered file the palette entry shows, so choosing the entry is choosing that exact path. */
+  let shownOffer: string | null = null;
+  const OFFERED_TITLE = 'Pull offered file';
+  store.add(
+    session.onPaletteOpen(() => {
+      if (session.features === null) return;
+      void controlCall(opts.connect, { method: 'offers' }).then(
+        (reply) => {
+          const file = reply['file'];
+          const offered = typeof file === 'string' && file !== '' ? file : null;
+          const title = offered === null ? OFFERED_TITLE : `${OFFERED_TITLE}: ${inertText(offered, 400)}`;
+          // Only a path shown whole (and without characters made visible) counts as seen; else the prompt shows it.
+          shownOffer = offered !== null && textWidth(title) <= PALETTE_MAX_TITLE_COLUMNS && inertText(offered, 400) === offered ? offered : null;
+          session.retitleAction('pull-offered-file', title);
+        },
+        () => undefined,
+      );
+    }),
+  );
+
+  async function pullOffered(): Promise<void> {
+    let reply: Record<string, unknown>;
+    try {
+      reply = await controlCall(opts.connect, { method: 'offers' });
+    } catch (e) {
+      session.notify('error', `Pull offered file: ${describe(e)}`);
+      return;
+    }
+    const file = reply['file'];
+    if (typeof file !== 'string' || file === '') {
+      session.notify('info', 'No file is offered (inside the container: jackin-capsule offer <path>)');
+      return;
+    }
+    // The entry showed this exact path: choosing it was the confirmation. Anything else is confirmed first.
+    await exportPath(file, 'save', file !== shownOffer);
+  }
+
+  const variants: ReadonlyArray<{ mode: ExportMode; suffix: string; idSuffix: string }> = [
+    { mode: 'save', suffix: '', idSuffix: '' },
+    { mode: 'reveal', suffix: ' and reveal', idSuffix: '-reveal' },
+    { mode: 'open', suffix: ' and open', idSuffix: '-open' },
+  ];
+  for (const v of variants) {
+    store.add(session.registerAction({
+      id: `export-file${v.idSuffix}`,
+      title: `Export file…${v.suffix}`,
+      ...(v.mode === 'save' ? { key: 'e' } : {}),
+      prompt: 'Container path to export',
+      run: (argument) => void exportPath(argument ?? '', v.mode),
+    }));
+  }
+  for (const v of variants) {
+    store.add(session.registerAction({
+      id: `export-cursor${v.idSuffix}`,
+      title: `Export file under cursor${v.suffix}`,
+      ...(v.mode === 'save' ? { key: 'x' } : {}),
+      run: () => underCursor(v.mode),
+    }));
+  }
+  store.add(session.registerAction({ id: 'pull-offered-file', title: OFFERED_TITLE, key: 'f', run: () => pullOffered() }));
+
+  installUpstreamGate(session, store, { destination, reveal, signal: stop.signal });
+
+  return {
+    exportPath,
+    exportFromClick(path) {
+      session.gesture('click');
+      void exportPath(path, 'save', true);
+    },
+    dispose: () => store.dispose(),
+  };
+}
+
+interface UpstreamTransfer {
+  /** Created once the destination directory is known. */
+  sink: ExportSink | undefined;
+  readonly name: string;
+  readonly mode: ExportMode;
+  /** Writes run in order; a failure is reported once. */
+  chain: Promise<void>;
+  failed: boolean;
+}
+
+/**
+ * Accepts an upstream capsule's FileExport* frames only when the operator allowed upstream requests, and
+ * then once per gesture (session.admitUpstream); ours never sends them on the session.
+ */
+function installUpstreamGate(
+  session: FeatureSession,
+  store: DisposableStore,
+  o: { destination: () => Promise<string>; reveal: (path: string, mode: ExportMode) => Promise<void>; signal: AbortSignal },
+): void {
+  const transfers = new Map<bigint, UpstreamTransfer>();
+  const refusedIds = new Set<bigint>();
+  /** Later frames of a refused export are dropped without another notice. */
+  const silence = (id: bigint): boolean => {
+    if (refusedIds.has(id)) return false;
+    if (refusedIds.size > 64) refusedIds.clear();
+    refusedIds.add(id);
+    return true;
+  };
+  const refuse = (id: bigint, why: string): void => {
+    if (!silence(id)) return;
+    session.notify('warning', `Refused a file export from the capsule: ${why}; nothing was written`);
+    session.logAction({ action: 'export', target: `upstream export ${id}`, result: 'refused', detail: why });
+  };
+  const fail = (id: bigint, t: UpstreamTransfer, e: unknown): void => {
+    if (t.failed) return;
+    t.failed = true;
+    transfers.delete(id);
+    void t.sink?.abort(describe(e));
+    session.notify('error', `Export of ${t.name} failed: ${describe(e)}`);
+    session.logAction({ action: 'export', target: t.name, result: 'failed', detail: describe(e) });
+  };
+  o.signal.addEventListener('abort', () => {
+    for (const t of transfers.values()) void t.sink?.abort('the session ended');
+    transfers.clear();
+  });
+
+  store.add(session.onFrame((f: ServerFrame) => {
+    switch (f.type) {
+      case 'FileExportStart': {
+        if (session.features !== null) return refuse(f.exportId, 'this capsule sends exports only on request, never on the session');
+        if (transfers.has(f.exportId)) return refuse(f.exportId, `export ${f.exportId} started twice`);
+        if (transfers.size >= MAX_UPSTREAM_EXPORTS) return refuse(f.exportId, `already ${MAX_UPSTREAM_EXPORTS} exports in progress`);
+        if (refusedIds.has(f.exportId)) return;
+        if (!session.admitUpstream('export', 'export', f.source)) return void silence(f.exportId);
+        const mode: ExportMode = f.open ? 'open' : f.reveal ? 'reveal' : 'save';
+        // The published extension follows the path the transfer names, not a differing suggested name.
+        const name = exportNameFor(f.source, /\.tar\.zst$/iu.test(f.name) ? 'directory' : 'file', f.name);
+        const t: UpstreamTransfer = { sink: undefined, name, mode, chain: Promise.resolve(), failed: false };
+        transfers.set(f.exportId, t);
+        t.chain = o.destination().then(async (directory) => {
+          t.sink = createExportSink({ directory });
+          await t.sink.begin(name, f.size);
+        });
+        t.chain.catch((e: unknown) => fail(f.exportId, t, e));
+        return;
+      }
+      case 'FileExportChunk': {
+        const t = transfers.get(f.exportId);
+        if (t === undefined) return refuse(f.exportId, `data for export ${f.exportId}, which was never accepted`);
+        t.chain = t.chain.then(() => t.sink?.write(f.offset, f.bytes));
+        t.chain.catch((e: unknown) => fail(f.exportId, t, e));
+        return;
+      }
+      case 'FileExportEnd': {
+        const t = transfers.get(f.exportId);
+        if (t === undefined) return refuse(f.exportId, `the end of export ${f.exportId}, which was never accepted`);
+        t.chain = t.chain.then(async () => {
+          if (t.sink === undefined) throw new JackinError('E_EXPORT_STATE', 'export ended before it began');
+          const r = await t.sink.finish(f.sha256);
+          transfers.delete(f.exportId);
+          session.notify('success', `Saved ${basename(r.destination)} (${formatBytes(r.bytes)}) in ${dirname(r.destination)}`);
+          session.logAction({ action: 'export', target: t.name, result: 'ok', detail: r.destination });
+          await o.reveal(r.destination, t.mode);
+        });
+        t.chain.catch((e: unknown) => fail(f.exportId, t, e));
+        return;
+      }
+      default:
+        return;
+    }
+  }));
+}

@@ -1,0 +1,339 @@
+/**
+ * The host's writer for one export. Bytes go to a 0600 temporary file in the destination directory, named
+ * `.<name>.jackin-partial-<pid>-<random>` so a leftover is obviously partial (the next export into the
+ * directory removes leftovers whose writer is gone: removeStalePartials); finish() checks byte count and
+ * SHA-256, fsyncs, and publishes with fs.link (which fails with EEXIST instead of replacing, unlike rename),
+ * moving on to `name-1.ext`, `name-2.ext`... until a name is free, then unlinks the temporary name. On any
+ * failure, or abort(), the temporary file is removed, so nothing ever appears under a final name unless it
+ * is complete and verified. The host-side size cap and free-space check apply whatever the capsule claims.
+ */
+import { randomBytes } from 'node:crypto';
+import { constants } from 'node:fs';
+import { link, lstat, mkdir, open, readdir, statfs, unlink, type FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
+import { errnoOf, JackinError } from '../../errors.ts';
+import { parseSize } from '../../policy/size.ts';
+import { TransferHash } from '../../protocol/transfer-hash.ts';
+import { truncateUtf8 } from '../../protocol/text.ts';
+import { fitName, sanitizeExportName, splitExtension } from '../platform/sanitize-name.ts';
+
+/**
+ * Host-side cap on one export unless JACKIN_EXPORT_MAX_BYTES or the caller sets another: 4 GiB, beyond
+ * any report, screenshot or build output an agent hands over, and small enough that a capsule cannot fill
+ * a disk with one request. Checked against the declared size before any byte is written.
+ */
+export const DEFAULT_HOST_EXPORT_CAP = 4 * 1024 ** 3;
+/** A partial file whose writer is gone, or untouched for this long, is a leftover (a live export writes far more often). */
+export const STALE_PARTIAL_AGE_MS = 10 * 60_000;
+/** Temporary names: `.<name>.jackin-partial-<pid>-<8 hex>` (older versions wrote no pid). */
+const PARTIAL_NAME = /^\..*\.jackin-partial-(?:(\d{1,10})-)?[0-9a-f]{8}$/su;
+
+/**
+ * The host cap from JACKIN_EXPORT_MAX_BYTES (bytes, or `512 MiB`, `8 GiB`...), else DEFAULT_HOST_EXPORT_CAP.
+ * Throws E_EXPORT_CONFIG for a value that is not a size.
+ */
+export function hostExportCap(env: Readonly<Record<string, string | undefined>> = process.env): number {
+  const raw = env['JACKIN_EXPORT_MAX_BYTES'];
+  if (raw === undefined || raw.trim() === '') return DEFAULT_HOST_EXPORT_CAP;
+  const n = parseSize(/^\s*\d+\s*$/u.test(raw) ? Number(raw) : raw);
+  if (n === undefined) {
+    throw new JackinError('E_EXPORT_CONFIG', `JACKIN_EXPORT_MAX_BYTES=${JSON.stringify(raw.slice(0, 40))} is not a size; write bytes or e.g. "8 GiB"`);
+  }
+  return n;
+}
+
+function processGone(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (e) {
+    return errnoOf(e) === 'ESRCH';
+  }
+}
+
+/**
+ * Removes the partial files earlier interrupted exports (a killed jackin, a crash) left in `dir`: only
+ * regular files named like ours, owned by this user, whose writing process is gone or which nobody has
+ * written for STALE_PARTIAL_AGE_MS. Returns how many were removed; never throws.
+ */
+export async function removeStalePartials(dir: string, now: number = Date.now()): Promise<number> {
+  const uid = process.getuid?.();
+  if (uid === undefined) return 0;
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch {
+    return 0;
+  }
+  let removed = 0;
+  for (const name of names) {
+    const m = PARTIAL_NAME.exec(name);
+    if (m === null) continue;
+    const pid = m[1] === undefined ? undefined : Number(m[1]);
+    if (pid === process.pid) continue;
+    const path = join(dir, name);
+    try {
+      const st = await lstat(path);
+      if (!st.isFile() || st.uid !== uid) continue;
+      const idle = now - st.mtimeMs > STALE_PARTIAL_AGE_MS;
+      if (!idle && (pid === undefined || !processGone(pid))) continue;
+      await unlink(path);
+      removed++;
+    } catch {
+      // Gone already, or not ours to remove.
+    }
+  }
+  return removed;
+}
+/** Space left free on the destination filesystem beyond the file itself. */
+export const FREE_SPACE_MARGIN = 16 * 1024 * 1024;
+/** Bytes written between two background writebacks (fdatasync) while a transfer runs. */
+export const EARLY_WRITEBACK_BYTES = 64 * 1024 * 1024;
+/** How many `name-N.ext` candidates to try before giving up. */
+export const MAX_NAME_ATTEMPTS = 10_000;
+
+export interface ExportSinkOptions {
+  /** Destination directory; created 0700 (with parents) when missing. */
+  readonly directory: string;
+  /** Largest export accepted; default hostExportCap() (JACKIN_EXPORT_MAX_BYTES, else DEFAULT_HOST_EXPORT_CAP). */
+  readonly maxBytes?: number;
+  /** Bytes to leave free beyond the export; default FREE_SPACE_MARGIN. */
+  readonly freeSpaceMargin?: number;
+}
+
+export interface ExportResult {
+  readonly destination: string;
+  readonly bytes: number;
+  readonly sha256hex: string;
+}
+
+export interface ExportSink {
+  /** Check size, cap and free space, then create the temporary file. Returns the sanitised name.
+   * `declaredSize` is exact, or an upper bound when finish() will be given the exact size. */
+  begin(name: string, declaredSize: number): Promise<string>;
+  /** Append `bytes` at `offset` (must equal the end of the previous chunk). Resolves when written: await it
+   * for backpressure. Several writes may be in flight; `bytes` must not change until this resolves. */
+  write(offset: number, bytes: Uint8Array): Promise<void>;
+  /** Verify, fsync and publish under a name that did not exist. `exactSize`: for a streamed export, the size
+   * sent after the last chunk (at most the declared bound); otherwise the declared size must be met. */
+  finish(sha256: Uint8Array | string, exactSize?: number): Promise<ExportResult>;
+  /** Drop the transfer and remove the temporary file. Safe to call at any time, more than once. */
+  abort(reason?: string): Promise<void>;
+}
+
+type State =
+  | { readonly kind: 'idle' }
+  | { readonly kind: 'open'; readonly handle: FileHandle; readonly temp: string; readonly name: string; readonly size: number; readonly hash: TransferHash }
+  | { readonly kind: 'done' };
+
+
+function ioError(what: string, e: unknown): JackinError {
+  if (e instanceof JackinError) return e;
+  if (errnoOf(e) === 'ENOSPC' || errnoOf(e) === 'EDQUOT') {
+    return new JackinError('E_NO_SPACE', `${what}: no space left on the destination; free some space or export with --to another disk`, { cause: e });
+  }
+  return new JackinError('E_EXPORT_WRITE', `${what}: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
+}
+
+export function createExportSink(options: ExportSinkOptions): ExportSink {
+  const capOption = options.maxBytes;
+  const margin = options.freeSpaceMargin ?? FREE_SPACE_MARGIN;
+  let state: State = { kind: 'idle' };
+  let expectedOffset = 0;
+  let written = 0;
+  let lastWrite: Promise<void> = Promise.resolve();
+  // Hashing is queued as chunks arrive (in order: write() checks offsets), while the writes run in libuv's
+  // pool, one at a time but overlapping the hash and the socket. A failure poisons
+  // every later write; finish() and abort() wait for all of them.
+  const pending = new Set<Promise<void>>();
+  let failure: JackinError | undefined;
+  const settled = async (): Promise<void> => {
+    while (pending.size > 0) await Promise.allSettled([...pending]);
+  };
+  // Start writing back to the disk every EARLY_WRITEBACK_BYTES, in the background, so the final fsync has
+  // little left to do instead of the whole file (that fsync is still what makes the file durable).
+  let unsynced = 0;
+  let writeback: Promise<void> | undefined;
+  const kickWriteback = (s: Extract<State, { kind: 'open' }>): void => {
+    if (unsynced < EARLY_WRITEBACK_BYTES || writeback !== undefined) return;
+    unsynced = 0;
+    const w = s.handle.datasync().then(
+      () => {
+        writeback = undefined;
+      },
+      async (e: unknown) => {
+        writeback = undefined;
+        await fail(e, `writing ${s.name}`).catch(() => undefined);
+      },
+    );
+    writeback = w;
+    pending.add(w);
+    void w.then(() => pending.delete(w));
+  };
+
+  // Every caller waits for the same removal: a failed write starts it, and abort() (which the client calls
+  // right after) must not resolve while the temporary file still exists.
+  let cleaning: Promise<void> | undefined;
+  function cleanup(): Promise<void> {
+    if (cleaning !== undefined) return cleaning;
+    const s = state;
+    state = { kind: 'done' };
+    cleaning = (async () => {
+      if (s.kind !== 'open') return;
+      await s.handle.close().catch(() => undefined);
+      await unlink(s.temp).catch(() => undefined);
+    })();
+    return cleaning;
+  }
+
+  async function fail(e: unknown, what: string): Promise<never> {
+    const err = ioError(what, e);
+    failure ??= err;
+    await cleanup();
+    throw err;
+  }
+
+  return {
+    async begin(rawName, declaredSize) {
+      if (state.kind !== 'idle') throw new JackinError('E_EXPORT_STATE', 'export sink: begin() called twice');
+      if (!Number.isSafeInteger(declaredSize) || declaredSize < 0) {
+        throw new JackinError('E_SIZE_MISMATCH', `export declares an invalid size ${declaredSize}`);
+      }
+      let cap: number;
+      try {
+        cap = capOption ?? hostExportCap();
+      } catch (e) {
+        state = { kind: 'done' };
+        throw e;
+      }
+      if (declaredSize > cap) {
+        state = { kind: 'done' };
+        throw new JackinError('E_TOO_LARGE', `${JSON.stringify(rawName)} is ${declaredSize} bytes, over the host cap of ${cap} bytes (JACKIN_EXPORT_MAX_BYTES raises it)`);
+      }
+      const name = sanitizeExportName(rawName);
+      const dir = options.directory;
+      try {
+        await mkdir(dir, { recursive: true, mode: 0o700 });
+        await removeStalePartials(dir);
+        const fs = await statfs(dir);
+        const free = fs.bavail * fs.bsize;
+        if (declaredSize + margin > free) {
+          throw new JackinError('E_NO_SPACE', `${name} needs ${declaredSize} bytes but ${dir} has ${free} bytes free; free some space or use --to`);
+        }
+        // The temporary name keeps the final name readable but must itself fit in 255 bytes.
+        // The pid tells a later export whether the writer is still alive (removeStalePartials).
+        const temp = join(dir, `.${truncateUtf8(name, 200, '')}.jackin-partial-${process.pid}-${randomBytes(4).toString('hex')}`);
+        const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
+        const handle = await open(temp, flags, 0o600);
+        state = { kind: 'open', handle, temp, name, size: declaredSize, hash: new TransferHash() };
+        // umask can only remove bits, but make the mode exact anyway.
+        await handle.chmod(0o600);
+      } catch (e) {
+        return fail(e, `writing ${name}`);
+      }
+      return name;
+    },
+
+    write(offset, bytes) {
+      if (failure !== undefined) return Promise.reject(failure);
+      const s = state;
+      if (s.kind !== 'open') return Promise.reject(new JackinError('E_EXPORT_STATE', 'export sink: write() before begin() or after finish()'));
+      if (offset !== expectedOffset) {
+        return fail(new JackinError('E_BAD_OFFSET', `chunk at offset ${offset}, expected ${expectedOffset}`), s.name);
+      }
+      if (bytes.byteLength === 0 || expectedOffset + bytes.byteLength > s.size) {
+        return fail(new JackinError('E_SIZE_MISMATCH', `chunk of ${bytes.byteLength} bytes at ${offset} passes the declared size ${s.size}`), s.name);
+      }
+      expectedOffset += bytes.byteLength;
+      // Hashing is queued in arrival order and runs in slices between socket reads (transfer-hash.ts).
+      const hashed = s.hash.update(bytes);
+      hashed.catch(() => undefined);
+      // Writes run one after another: ext4 (and most filesystems) serialise buffered writes to one file on
+      // its inode lock, so concurrent pwrites from libuv's pool only spun on that lock (measured: a sixth of
+      // the host's CPU during a 1 GiB export went to rwsem spinning).
+      const previous = lastWrite;
+      const w = (async () => {
+        try {
+          await previous;
+          let at = 0;
+          while (at < bytes.byteLength) {
+            if (failure !== undefined) throw failure;
+            const { bytesWritten } = await s.handle.write(bytes, at, bytes.byteLength - at, offset + at);
+            at += bytesWritten;
+          }
+          written += bytes.byteLength;
+          unsynced += bytes.byteLength;
+          kickWriteback(s);
+          await hashed;
+        } catch (e) {
+          await fail(e, `writing ${s.name}`);
+        }
+      })();
+      lastWrite = w.catch(() => undefined);
+      pending.add(w);
+      void w.then(
+        () => pending.delete(w),
+        () => pending.delete(w),
+      );
+      return w;
+    },
+
+    async finish(sha256, exactSize) {
+      await settled();
+      if (failure !== undefined) throw failure;
+      const s = state;
+      if (s.kind !== 'open') throw new JackinError('E_EXPORT_STATE', 'export sink: finish() before begin() or after it ended');
+      try {
+        const expected = exactSize ?? s.size;
+        if (expected > s.size || written !== expected) {
+          throw new JackinError('E_SIZE_MISMATCH', `the stream ended after ${written} of ${expected} bytes`);
+        }
+        const actual = (await s.hash.digest()).toString('hex');
+        const claimed = typeof sha256 === 'string' ? sha256.toLowerCase() : Buffer.from(sha256).toString('hex');
+        if (actual !== claimed) {
+          throw new JackinError('E_DIGEST_MISMATCH', `SHA-256 is ${actual}, the capsule claimed ${claimed}; nothing was saved, export it again`);
+        }
+        await s.handle.sync();
+        await s.handle.close();
+        const destination = await publish(s.temp, options.directory, s.name);
+        await unlink(s.temp);
+        await syncDir(options.directory);
+        state = { kind: 'done' };
+        return { destination, bytes: written, sha256hex: actual };
+      } catch (e) {
+        return fail(e, `writing ${s.name}`);
+      }
+    },
+
+    async abort(reason) {
+      failure ??= new JackinError('E_EXPORT_ABORTED', `aborted${reason === undefined ? '' : `: ${reason}`}`);
+      await settled();
+      await cleanup();
+    },
+  };
+}
+
+/** Hard-link `temp` under the first free name; never replaces an existing file. */
+async function publish(temp: string, dir: string, name: string): Promise<string> {
+  const { stem, ext } = splitExtension(name);
+  for (let n = 0; n < MAX_NAME_ATTEMPTS; n++) {
+    const candidate = join(dir, n === 0 ? name : fitName(stem, `-${n}`, ext));
+    try {
+      await link(temp, candidate);
+      return candidate;
+    } catch (e) {
+      if (errnoOf(e) !== 'EEXIST') throw e;
+    }
+  }
+  throw new JackinError('E_EXPORT_WRITE', `no free name for ${name} in ${dir} after ${MAX_NAME_ATTEMPTS} tries; clean up the directory`);
+}
+
+/** Persist the directory entry too, so a crash after finish() cannot lose the published name. */
+async function syncDir(dir: string): Promise<void> {
+  const h = await open(dir, constants.O_RDONLY | constants.O_DIRECTORY);
+  try {
+    await h.sync();
+  } finally {
+    await h.close();
+  }
+}

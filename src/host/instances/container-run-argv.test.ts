@@ -1,0 +1,158 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { hasCode } from '../../errors.ts';
+import { containerRunArgv, DEFAULT_IMAGE_PATH, explainStartFailure, imagePathFromEnv, type ContainerRunSpec } from './container-run-argv.ts';
+
+const base: ContainerRunSpec = {
+  engine: 'docker',
+  name: 'agent',
+  image: 'node:20-bookworm',
+  runDir: '/home/op/.jackin/sockets/agent',
+  workspace: '/home/op/src',
+  program: ['claude', '--continue'],
+  user: '1000:1000',
+  term: 'xterm-256color',
+  rows: 40,
+  cols: 132,
+  capsule: { kind: 'host', node: '/usr/bin/node', packageRoot: '/usr/lib/node_modules/jackin-bridge', imagePath: '/usr/local/bin:/usr/bin:/bin' },
+};
+
+test('containerRunArgv: the host lends its Node and package read-only; run dir, workspace, --init, user, TERM, size', () => {
+  assert.deepEqual(containerRunArgv(base), [
+    'docker', 'run', '-d', '--init', '--name', 'agent', '--label', 'io.github.jackin-bridge.instance=agent',
+    '-v', '/home/op/.jackin/sockets/agent:/jackin/run',
+    '-v', '/home/op/src:/workspace', '-w', '/workspace',
+    '-e', 'TERM=xterm-256color', '-e', 'JACKIN_RUN_DIR=/jackin/run',
+    '--user', '1000:1000',
+    '-v', '/usr/bin/node:/opt/jackin/node:ro',
+    '-v', '/usr/lib/node_modules/jackin-bridge:/opt/jackin/pkg:ro',
+    '-e', 'PATH=/opt/jackin/pkg/container-bin:/usr/local/bin:/usr/bin:/bin',
+    '--entrypoint', '/opt/jackin/node', 'node:20-bookworm',
+    '--max-semi-space-size=2', '/opt/jackin/pkg/bin/jackin-capsule.js',
+    'serve', '--name', 'agent', '--run-dir', '/jackin/run', '--workspace', '/workspace', '--rows', '40', '--cols', '132', '--', 'claude', '--continue',
+  ]);
+});
+
+test('containerRunArgv: the image\'s own jackin-capsule (a macOS or Windows host), the image\'s user', () => {
+  const { rows: _r, cols: _c, ...noSize } = base;
+  assert.deepEqual(containerRunArgv({ ...noSize, engine: 'podman', user: null, capsule: { kind: 'image' } }), [
+    'podman', 'run', '-d', '--init', '--name', 'agent', '--label', 'io.github.jackin-bridge.instance=agent',
+    '-v', '/home/op/.jackin/sockets/agent:/jackin/run',
+    '-v', '/home/op/src:/workspace', '-w', '/workspace',
+    '-e', 'TERM=xterm-256color', '-e', 'JACKIN_RUN_DIR=/jackin/run',
+    '--entrypoint', 'jackin-capsule', 'node:20-bookworm',
+    'serve', '--name', 'agent', '--run-dir', '/jackin/run', '--workspace', '/workspace', '--', 'claude', '--continue',
+  ]);
+});
+
+test('containerRunArgv: a path with ":" cannot be bind-mounted, an image or user starting with "-" is not an option', () => {
+  assert.throws(() => containerRunArgv({ ...base, workspace: '/home/op/a:b' }), (e) => hasCode(e, 'E_USAGE'));
+  assert.throws(() => containerRunArgv({ ...base, image: '--privileged' }), (e) => hasCode(e, 'E_USAGE'));
+  assert.throws(() => containerRunArgv({ ...base, user: '--privileged' }), (e) => hasCode(e, 'E_USAGE'));
+});
+
+test('imagePathFromEnv: the image\'s PATH, or the engines\' default', () => {
+  assert.equal(imagePathFromEnv('["HOME=/root","PATH=/opt/x/bin:/usr/bin"]\n'), '/opt/x/bin:/usr/bin');
+  assert.equal(imagePathFromEnv('null'), DEFAULT_IMAGE_PATH);
+  assert.equal(imagePathFromEnv('not json'), DEFAULT_IMAGE_PATH);
+});
+
+test('explainStartFailure: an entrypoint that cannot exec names the fix for each capsule source', () => {
+  const logs = 'ERROR (catatonit:2): failed to exec pid1: No such file or directory';
+  assert.ok(hasCode(explainStartFailure(logs, 'host', 'alpine'), 'E_IMAGE_NOT_GLIBC'));
+  assert.ok(hasCode(explainStartFailure(logs, 'image', 'alpine'), 'E_IMAGE_NO_CAPSULE'));
+  assert.equal(explainStartFailure('jackin-capsule: E_POLICY: bad key', 'host', 'x'), null);
+});
+
+test('docs/guide.md: the hand-written docker run is exactly what --dry-run prints for it', async () => {
+  const { readFileSync } = await import('node:fs');
+  const { formatArgv } = await import('../../transport/exec-args.ts');
+  const guide = readFileSync(new URL('../../../docs/guide.md', import.meta.url), 'utf8');
+  const block = /<!-- generated: jackin run --image --dry-run[^\n]*\n```sh\n([\s\S]*?)```/.exec(guide)?.[1];
+  assert.ok(block !== undefined, 'the generated block is in the guide');
+  const lines = block.replace(/ \\\n\s*/g, ' ').trim().split('\n');
+  const { rows: _r, cols: _c, ...spec } = base;
+  const argv = containerRunArgv({
+    ...spec,
+    image: 'my-agent',
+    workspace: '/home/op/project',
+    program: ['claude'],
+    capsule: { kind: 'host', node: '/usr/bin/node', packageRoot: '/usr/lib/node_modules/jackin-bridge', imagePath: DEFAULT_IMAGE_PATH },
+  });
+  assert.deepEqual(lines, [`mkdir -p -m 700 ${spec.runDir}`, formatArgv(argv), 'jackin attach agent']);
+});
+
+/** The settings of a `docker run` argv from containerRunArgv, by kind. */
+function runSettings(argv: readonly string[]) {
+  const s = { init: false, user: '', workdir: '', env: {} as Record<string, string>, volumes: [] as string[], entrypoint: [] as string[], image: '' };
+  let i = 2; // after `docker run`
+  for (; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '-d') continue;
+    if (a === '--init') s.init = true;
+    else if (a === '--name' || a === '--label') i++;
+    else if (a === '-v') s.volumes.push(argv[++i]!);
+    else if (a === '-w') s.workdir = argv[++i]!;
+    else if (a === '--user') s.user = argv[++i]!;
+    else if (a === '-e') {
+      const [k, ...v] = argv[++i]!.split('=');
+      s.env[k!] = v.join('=');
+    } else if (a === '--entrypoint') s.entrypoint.push(argv[++i]!);
+    else break;
+  }
+  s.image = argv[i]!;
+  s.entrypoint.push(...argv.slice(i + 1));
+  return s;
+}
+
+test('docs/guide.md: the compose service and the dev container carry exactly the settings of the --dry-run command', async () => {
+  const { readFileSync } = await import('node:fs');
+  const { formatArgv } = await import('../../transport/exec-args.ts');
+  const guide = readFileSync(new URL('../../../docs/guide.md', import.meta.url), 'utf8');
+  const { rows: _r, cols: _c, ...spec } = base;
+  const run = runSettings(
+    containerRunArgv({
+      ...spec,
+      image: 'my-agent',
+      workspace: '/home/op/project',
+      program: ['claude'],
+      capsule: { kind: 'host', node: '/usr/bin/node', packageRoot: '/usr/lib/node_modules/jackin-bridge', imagePath: DEFAULT_IMAGE_PATH },
+    }),
+  );
+  const split = run.entrypoint.indexOf('--');
+  const [entrypoint, program] = [run.entrypoint.slice(0, split + 1), run.entrypoint.slice(split + 1)];
+
+  // Compose: the same keys, host paths written relative to the compose file and the home directory.
+  const yaml = /### Compose[\s\S]*?```yaml\n([\s\S]*?)```/.exec(guide)?.[1];
+  assert.ok(yaml !== undefined, 'the compose block is in the guide');
+  const flat = yaml.replace(/,\n\s*/g, ', ');
+  assert.match(flat, new RegExp(`^    image: ${run.image}$`, 'm'));
+  assert.match(flat, /^ {4}init: true$/m);
+  assert.match(flat, new RegExp(`^    user: "${run.user}"$`, 'm'));
+  assert.match(flat, new RegExp(`^    working_dir: ${run.workdir}$`, 'm'));
+  const env = [...flat.matchAll(/^ {6}([A-Z_]+): (.*)$/gm)].map((m) => [m[1], m[2]]);
+  assert.deepEqual(Object.fromEntries(env), run.env);
+  const volumes = [...flat.matchAll(/^ {6}- (.*)$/gm)].map((m) => m[1]);
+  const local = (v: string) => v.replace(`${spec.runDir}:`, '~/.jackin/sockets/agent:').replace('/home/op/project:', '.:');
+  assert.deepEqual(volumes, run.volumes.map(local));
+  assert.deepEqual(JSON.parse(/^ {4}entrypoint: (.*)$/m.exec(flat)![1]!), entrypoint);
+  assert.deepEqual(JSON.parse(/^ {4}command: (.*)$/m.exec(flat)![1]!), program);
+
+  // Dev container: the same settings as JSON; the capsule starts in the background once the container runs.
+  const json = /### Dev containers[\s\S]*?```json\n([\s\S]*?)```/.exec(guide)?.[1];
+  assert.ok(json !== undefined, 'the devcontainer.json block is in the guide');
+  const dc = JSON.parse(json) as Record<string, unknown>;
+  assert.equal(dc.image, run.image);
+  assert.equal(dc.init, true);
+  assert.equal(dc.containerUser, run.user);
+  assert.deepEqual(dc.containerEnv, run.env);
+  assert.equal(dc.workspaceFolder, run.workdir);
+  const mount = (v: string) => {
+    const [source, target, ro] = v.split(':');
+    return `type=bind,source=${source},target=${target}${ro === 'ro' ? ',readonly' : ''}`;
+  };
+  const [runDirVolume, workspaceVolume, ...lent] = run.volumes;
+  assert.deepEqual(dc.mounts, [mount(runDirVolume!).replace(spec.runDir, '${localEnv:HOME}/.jackin/sockets/agent'), ...lent.map(mount)]);
+  assert.equal(dc.workspaceMount, mount(workspaceVolume!).replace('/home/op/project', '${localWorkspaceFolder}'));
+  assert.equal(dc.postStartCommand, `nohup ${formatArgv([...entrypoint, ...program])} >/dev/null 2>&1 &`);
+});

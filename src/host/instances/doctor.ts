@@ -1,0 +1,222 @@
+/**
+ * `jackin doctor`: what this host would use for each affordance, whether it works, and the fix for each
+ * problem. Every check is independent and bounded in time; none changes anything.
+ */
+import { accessSync, constants as fsConstants, existsSync } from 'node:fs';
+import { delimiter, isAbsolute, join } from 'node:path';
+import { describeError } from '../../errors.ts';
+import { linksEnabled } from '../../policy/url-safety.ts';
+import { XCLIP_INSTALL, WL_PASTE_INSTALL, xclipTargetsArgv, wlPasteTypesArgv } from '../platform/clipboard/argv.ts';
+import { chooseBackend, detectWsl } from '../platform/clipboard/select.ts';
+import { runHelper } from '../platform/clipboard/run-helper.ts';
+import { findDownloadsDir } from '../platform/download-dir.ts';
+import { scannerOptionsFromEnv } from '../terminal/input-scan.ts';
+import { describeState, jackinHome, listInstances } from './instances.ts';
+import { splitCommandLine } from '../platform/opener.ts';
+import { inertText } from '../../ui/inert-text.ts';
+
+export type CheckStatus = 'ok' | 'warning' | 'error';
+
+export interface Check {
+  /** What was checked: clipboard, opener, downloads, keys, instance:<name>. */
+  name: string;
+  status: CheckStatus;
+  /** What would be used, or what was found. */
+  detail: string;
+  /** How to fix it, when status is not ok. */
+  fix?: string;
+}
+
+/** A clipboard probe must answer quickly; a stuck clipboard owner is itself a finding. */
+export const DOCTOR_PROBE_TIMEOUT_MS = 3000;
+
+/** The first executable named `name` on PATH, or null. */
+export function onPath(name: string, env: NodeJS.ProcessEnv = process.env): string | null {
+  if (isAbsolute(name)) return existsSync(name) ? name : null;
+  for (const dir of (env['PATH'] ?? '').split(delimiter)) {
+    if (dir === '') continue;
+    const p = join(dir, name);
+    try {
+      accessSync(p, fsConstants.X_OK);
+      return p;
+    } catch {
+      // not here
+    }
+  }
+  return null;
+}
+
+async function checkClipboard(env: NodeJS.ProcessEnv): Promise<Check> {
+  let choice;
+  try {
+    choice = chooseBackend({ env, platform: process.platform, wsl: detectWsl(env) });
+  } catch (e) {
+    return { name: 'clipboard', status: 'error', detail: describeError(e), fix: 'set JACKIN_CLIPBOARD to wl-paste, xclip, macos, windows, none or command:<argv>' };
+  }
+  const { choice: c, reason } = choice;
+  const probe = async (cmd: { file: string; args: readonly string[] }, install: string): Promise<Check> => {
+    if (onPath(cmd.file, env) === null) {
+      return { name: 'clipboard', status: 'error', detail: `${c.kind} (${reason}), but ${cmd.file} is not installed`, fix: install };
+    }
+    try {
+      const r = await runHelper(cmd, { timeoutMs: DOCTOR_PROBE_TIMEOUT_MS, maxBytes: 64 * 1024, installHint: install, env });
+      if (r.exitCode === 0) {
+        const types = r.stdout.toString('utf8').split('\n').filter((l) => l.startsWith('image/'));
+        const now = types.length > 0 ? `; the clipboard offers ${types.join(', ')} now` : '; no image on the clipboard now';
+        return { name: 'clipboard', status: 'ok', detail: `${c.kind} (${reason}) works${now}` };
+      }
+      const said = r.stderr.trim().split('\n')[0] ?? '';
+      // An empty clipboard makes xclip exit non-zero too; that is not a fault.
+      if (/target .* not available|no selection|nothing is copied|No suitable type/i.test(said)) {
+        return { name: 'clipboard', status: 'ok', detail: `${c.kind} (${reason}) works; the clipboard is empty now` };
+      }
+      return {
+        name: 'clipboard',
+        status: 'error',
+        detail: `${c.kind} (${reason}) failed: ${said || `exit status ${r.exitCode}`}`,
+        fix: c.kind === 'xclip' ? 'check DISPLAY points at a running X server (or use JACKIN_CLIPBOARD)' : 'check WAYLAND_DISPLAY points at a running compositor (or use JACKIN_CLIPBOARD)',
+      };
+    } catch (e) {
+      return { name: 'clipboard', status: 'error', detail: `${c.kind} (${reason}): ${describeError(e)}`, fix: install };
+    }
+  };
+  switch (c.kind) {
+    case 'xclip':
+      return probe(xclipTargetsArgv(), XCLIP_INSTALL);
+    case 'wl-paste':
+      return probe(wlPasteTypesArgv(), WL_PASTE_INSTALL);
+    case 'macos':
+      return onPath('osascript', env)
+        ? { name: 'clipboard', status: 'ok', detail: `macOS helper (${reason})` }
+        : { name: 'clipboard', status: 'error', detail: 'osascript not found', fix: 'osascript ships with macOS in /usr/bin; check PATH' };
+    case 'windows': {
+      const ps = c.wsl ? 'powershell.exe' : 'powershell';
+      return onPath(ps, env)
+        ? { name: 'clipboard', status: 'ok', detail: `Windows helper via ${ps} (${reason})` }
+        : { name: 'clipboard', status: 'error', detail: `${ps} not found (${reason})`, fix: 'make Windows PowerShell reachable on PATH (WSL: enable appendWindowsPath)' };
+    }
+    case 'command': {
+      const file = c.argv[0] ?? '';
+      return onPath(file, env)
+        ? { name: 'clipboard', status: 'ok', detail: `command ${c.argv.join(' ')} (${reason})` }
+        : { name: 'clipboard', status: 'error', detail: `command ${file} not found (${reason})`, fix: 'fix JACKIN_CLIPBOARD=command:<argv>' };
+    }
+    case 'none':
+      return { name: 'clipboard', status: 'warning', detail: `disabled (${reason}); Ctrl+V goes to the program`, fix: 'unset JACKIN_CLIPBOARD to paste images' };
+    case 'unavailable':
+      return {
+        name: 'clipboard',
+        status: 'warning',
+        detail: `no clipboard reachable (${reason})`,
+        fix: 'run jackin where DISPLAY or WAYLAND_DISPLAY is set, or set JACKIN_CLIPBOARD=command:<argv>',
+      };
+    default: {
+      const never: never = c;
+      throw new TypeError(`unexpected backend ${JSON.stringify(never)}`);
+    }
+  }
+}
+
+function checkOpener(env: NodeJS.ProcessEnv): Check {
+  if (!linksEnabled(env)) {
+    return { name: 'opener', status: 'warning', detail: `link opening is disabled (JACKIN_OPEN_LINKS=${env['JACKIN_OPEN_LINKS']})`, fix: 'unset JACKIN_OPEN_LINKS to open links' };
+  }
+  const custom = env['JACKIN_OPENER'];
+  if (custom !== undefined && custom.trim() !== '') {
+    try {
+      const [file] = splitCommandLine(custom);
+      if (file === undefined || onPath(file, env) === null) {
+        return { name: 'opener', status: 'error', detail: `JACKIN_OPENER ${JSON.stringify(custom)}: ${file ?? ''} not found`, fix: 'point JACKIN_OPENER at an installed command' };
+      }
+      return { name: 'opener', status: 'ok', detail: `JACKIN_OPENER: ${custom}` };
+    } catch (e) {
+      return { name: 'opener', status: 'error', detail: describeError(e), fix: 'fix the quoting of JACKIN_OPENER' };
+    }
+  }
+  const platformOpener = process.platform === 'darwin' ? 'open' : process.platform === 'win32' ? 'explorer.exe' : 'xdg-open';
+  // The open package ships its own xdg-open script, so a missing system one is only a warning.
+  if (onPath(platformOpener, env) === null && process.platform === 'linux') {
+    return {
+      name: 'opener',
+      status: 'warning',
+      detail: 'xdg-open not on PATH; the copy bundled with jackin is used',
+      fix: 'install xdg-utils (apt-get install xdg-utils) so links open in your default browser',
+    };
+  }
+  return { name: 'opener', status: 'ok', detail: `platform opener ${platformOpener}` };
+}
+
+async function checkDownloads(env: NodeJS.ProcessEnv): Promise<Check> {
+  try {
+    const dir = await findDownloadsDir(env);
+    const target = join(dir, 'jackin');
+    let probe = target;
+    while (!existsSync(probe)) {
+      const parent = join(probe, '..');
+      if (parent === probe) break;
+      probe = parent;
+    }
+    try {
+      accessSync(probe, fsConstants.W_OK);
+    } catch {
+      return { name: 'downloads', status: 'error', detail: `${target} (not writable: ${probe})`, fix: 'set JACKIN_DOWNLOAD_DIR to a writable directory' };
+    }
+    return { name: 'downloads', status: 'ok', detail: `exports go to ${target}/<instance>/` };
+  } catch (e) {
+    return { name: 'downloads', status: 'error', detail: describeError(e), fix: 'set JACKIN_DOWNLOAD_DIR' };
+  }
+}
+
+function checkKeys(env: NodeJS.ProcessEnv): Check {
+  try {
+    const o = scannerOptionsFromEnv(env);
+    const paste = o.pasteKey === null ? 'off' : (o.pasteKey?.spec ?? 'ctrl+v');
+    const palette = o.paletteKey === null ? 'off' : (o.paletteKey?.spec ?? 'ctrl+\\');
+    return { name: 'keys', status: 'ok', detail: `palette ${palette}, image paste ${paste}` };
+  } catch (e) {
+    return { name: 'keys', status: 'error', detail: describeError(e), fix: 'fix JACKIN_PASTE_KEY / JACKIN_PALETTE_KEY (e.g. ctrl+v, ctrl+g, none)' };
+  }
+}
+
+async function checkInstances(env: NodeJS.ProcessEnv): Promise<Check[]> {
+  const home = jackinHome(env);
+  const list = await listInstances(home);
+  if (list.length === 0) {
+    return [{ name: 'instances', status: 'ok', detail: `none under ${join(home, 'sockets')} (start one with jackin run)` }];
+  }
+  return list.map((i): Check => {
+    if (i.state === 'live') {
+      const attached = i.attached === null ? '' : i.attached ? ', attached' : ', not attached';
+      return { name: `instance:${i.name}`, status: 'ok', detail: `reached through its socket ${i.socket}${attached}` };
+    }
+    if (i.state === 'inaccessible') {
+      return {
+        name: `instance:${i.name}`,
+        status: 'error',
+        detail: `${describeState(i)}: ${i.socket} refuses your user, so it cannot be told live or stale; do not remove it while its capsule may run`,
+        fix: 'start the container with --user "$(id -u):$(id -g)" (jackin run --image does), or update jackin-capsule in the image (a capsule running as root hands its socket to the owner of the run directory), or check it as that user',
+      };
+    }
+    return {
+      name: `instance:${i.name}`,
+      status: 'warning',
+      detail: `stale: nothing answers on ${i.socket}; for a container, jackin attach ${i.name} --via docker|podman|kubectl`,
+      fix: `remove ${i.runDir} if the instance is gone`,
+    };
+  });
+}
+
+export async function runDoctor(env: NodeJS.ProcessEnv = process.env): Promise<Check[]> {
+  const [clipboard, downloads, instances] = await Promise.all([checkClipboard(env), checkDownloads(env), checkInstances(env)]);
+  return [clipboard, checkOpener(env), downloads, checkKeys(env), ...instances];
+}
+
+const MARK: Record<CheckStatus, string> = { ok: '✓', warning: '!', error: '✗' };
+
+export function formatChecks(checks: readonly Check[]): string {
+  return checks
+    // Instance names and details come from directories and capsules the host does not control: inert.
+    .map((c) => `${MARK[c.status]} ${inertText(c.name)}: ${inertText(c.detail, 1000)}${c.fix === undefined ? '' : `\n    fix: ${inertText(c.fix, 1000)}`}`)
+    .join('\n')
+    .concat('\n');
+}

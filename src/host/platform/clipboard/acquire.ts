@@ -1,0 +1,45 @@
+/**
+ * One read of the clipboard turned into a validated image: a copied file is read from disk (capped), an
+ * image's bytes are checked; the format always comes from the bytes.
+ */
+import type { ImageFormat } from '../../../protocol/frames.ts';
+import { validateImage } from '../../../policy/image-signature.ts';
+import type { ConfirmRedirect } from '../host-file.ts';
+import { readImageFile } from './read-image-file.ts';
+import type { ClipboardBackendName, ClipboardReader } from './types.ts';
+
+export type ImageOrigin =
+  | { kind: 'clipboard'; backend: ClipboardBackendName; mimeType: string; offered: readonly string[] }
+  | { kind: 'file'; backend: ClipboardBackendName; path: string };
+
+export interface AcquiredImage {
+  format: ImageFormat;
+  bytes: Buffer;
+  origin: ImageOrigin;
+}
+
+/**
+ * The clipboard's image, validated, or null when it holds none. Throws what the reader throws, plus
+ * E_UNSUPPORTED_IMAGE / E_IMAGE_TOO_LARGE from validation and the readImageFile codes for a copied file
+ * (`confirm` is asked when a copied file's symlinks lead elsewhere).
+ */
+export async function acquireClipboardImage(reader: ClipboardReader, maxBytes: number, confirm?: ConfirmRedirect): Promise<AcquiredImage | null> {
+  const got = await reader.readImage();
+  if (got === null) return null;
+  switch (got.kind) {
+    case 'image':
+      return {
+        format: validateImage(got.bytes, { maxBytes }),
+        bytes: got.bytes,
+        origin: { kind: 'clipboard', backend: reader.name, mimeType: got.mimeType, offered: got.offered },
+      };
+    case 'file': {
+      const file = await readImageFile(got.path, maxBytes, confirm);
+      return { ...file, origin: { kind: 'file', backend: reader.name, path: got.path } };
+    }
+    default: {
+      const never: never = got;
+      throw new TypeError(`unexpected clipboard content ${JSON.stringify(never)}`);
+    }
+  }
+}

@@ -1,0 +1,412 @@
+/**
+ * The host side of one attach session (protocol.md section 6): Hello, then every input byte forwarded
+ * unchanged, SIGWINCH as Resize, Output to the operator's terminal with backpressure, Bell, extension
+ * negotiation (ExtHello), ExitStatus and Notice, and the detach keys. It does not own the terminal's
+ * lifecycle: the caller enters raw mode before and restores after (see cli/jackin.ts), so every exit path
+ * restores in one place.
+ *
+ * The session wires its parts and decides how it ends; each part is its own module:
+ * - frame-relay.ts: frames on the transport, backpressure both ways, program output to the terminal;
+ * - input-router.ts: the keyboard (scanner, flush timers, held input, the features' input hooks);
+ * - palette-controller.ts: the palette and its actions; notice-overlay.ts: the host's notices;
+ * - handshake.ts: Hello and the extensions; attach-outcome.ts: how a session ends.
+ * - host-requests.ts: the one gesture gate, confirmations and the host action log.
+ * Features use it through the FeatureSession interface (feature-session.ts).
+ * (Over 350 lines on purpose: it is only the wiring of these parts and the FeatureSession surface they
+ * share; each part's logic lives in its own module.)
+ */
+import { DisposableStore, Emitter, toDisposable, type Disposable } from '../../disposable.ts';
+import { hasFeature, SERVER_TAGS, type ClientFrame, type Features, type NoticeLevel, type ProtocolError, type ServerFrame } from '../../protocol/index.ts';
+import type { Transport } from '../../transport/transport.ts';
+import type { AttachOutcome } from './attach-outcome.ts';
+import type { ConfirmController } from './confirm-controller.ts';
+import type { ConfirmRequest } from './confirm-prompt.ts';
+import type { FeatureSession, Gesture, HostActionRecord, InputHook, InputHookKind, SessionAction } from './feature-session.ts';
+import type { HostRequestKind } from './gesture-gate.ts';
+import { HostRequests } from './host-requests.ts';
+import { FrameRelay } from './frame-relay.ts';
+import { helloFrame, negotiateFeatures } from './handshake.ts';
+import { scannerOptionsFromEnv, type InputScannerOptions } from '../terminal/input-scan.ts';
+import { InputRouter } from './input-router.ts';
+import { NoticeOverlay } from './notice-overlay.ts';
+import { PaletteController } from './palette-controller.ts';
+import { createRateLimiter } from '../platform/rate-limiter.ts';
+import type { HostTerminal } from '../terminal/terminal.ts';
+import type { HostNeeds, ProgramModes } from '../terminal/terminal-filter/modes.ts';
+
+export { HOST_FEATURES, negotiateFeatures } from './handshake.ts';
+export { outcomeExit, type AttachOutcome } from './attach-outcome.ts';
+export { ESCAPE_FLUSH_MS, PASTE_FLUSH_MS } from './input-router.ts';
+export type { InputHook, SessionAction } from './feature-session.ts';
+
+/** After asking to detach, how long to wait for the capsule's Shutdown before just closing (a close is a detach too). */
+export const DETACH_REPLY_TIMEOUT_MS = 2_000;
+/** How long to wait for a relay to report why it ended, before giving the reason without it. */
+export const FAILURE_DETAIL_TIMEOUT_MS = 1_000;
+/**
+ * How long the host waits for the capsule's Welcome after its Hello. A capsule that never answers would
+ * otherwise keep the operator's terminal in raw mode, with a palette key held for the Welcome (no detach).
+ */
+export const WELCOME_TIMEOUT_MS = 20_000;
+const DETACH_REQUEST_ID = 1n;
+const BEL = Buffer.from([0x07]);
+
+export interface AttachOptions {
+  transport: Transport;
+  terminal: HostTerminal;
+  /** Instance name, for messages. */
+  name: string;
+  env?: NodeJS.ProcessEnv;
+  /** Diagnostics (--verbose); called with one line without a line ending. */
+  log?: (line: string) => void;
+  /** Scanner options (keys); default from JACKIN_PASTE_KEY / JACKIN_PALETTE_KEY. */
+  scanner?: InputScannerOptions;
+  /** Clock for notices (tests). */
+  now?: () => number;
+  /** `--allow-upstream-requests`: honour an upstream capsule's host requests, one per gesture (also JACKIN_UPSTREAM_REQUESTS=allow). */
+  allowUpstreamRequests?: boolean;
+  /** JACKIN_HOME, for the host's action log; default from env. */
+  home?: string;
+  /** WELCOME_TIMEOUT_MS (tests). */
+  welcomeTimeoutMs?: number;
+}
+
+export class AttachSession implements FeatureSession {
+  readonly done: Promise<AttachOutcome>;
+  private resolveDone!: (o: AttachOutcome) => void;
+  private finished = false;
+  /** Everything the session holds (listeners, timers, parts); released together when it ends. */
+  private readonly store = new DisposableStore();
+  private readonly relay: FrameRelay;
+  private readonly palette: PaletteController;
+  private readonly input: InputRouter;
+  private readonly overlay: NoticeOverlay;
+  private readonly confirmer: ConfirmController;
+  /** One gesture gate for every feature, the operator's switches, confirmations and the action log. */
+  private readonly requests: HostRequests;
+  private readonly noticeEmitter = this.store.add(new Emitter<{ level: NoticeLevel; text: string }>());
+  private readonly frameEmitter = this.store.add(new Emitter<ServerFrame>());
+  private readonly welcomeEmitter = this.store.add(new Emitter<{ sessions: number; features: Features | null }>());
+  private readonly gestureEmitter = this.store.add(new Emitter<Gesture>());
+  /** A Notice frame from the capsule (as sent; it is also shown, marked as the capsule's). */
+  readonly onNotice = this.noticeEmitter.event;
+  /** Server frames this module does not handle (host requests for features, answers to their requests). */
+  readonly onFrame = this.frameEmitter.event;
+  readonly onWelcome = this.welcomeEmitter.event;
+  /** The operator pressed the palette key, chose a palette action or made a modifier-click. */
+  readonly onGesture = this.gestureEmitter.event;
+  readonly onPaletteOpen: FeatureSession['onPaletteOpen'];
+  private exitStatus: number | null = null;
+  private detaching = false;
+  private negotiated: Features | null = null;
+  private welcomed = false;
+  /** Malformed frames are each skipped, but told to the operator at most this often (a flood stays quiet). */
+  private readonly skippedNotices = createRateLimiter({ max: 3, windowMs: 10_000 });
+
+  constructor(private readonly o: AttachOptions) {
+    this.done = new Promise((resolve) => (this.resolveDone = resolve));
+    const { terminal } = o;
+    this.relay = this.store.add(new FrameRelay(o.transport, terminal, () => !this.detaching));
+    this.palette = this.store.add(
+      new PaletteController({
+        terminal,
+        notify: (level, text) => this.notify(level, text),
+        closed: () => {
+          // The capsule repaints the program's screen, which kept updating meanwhile.
+          this.repaint();
+          this.overlay.redrawSoon();
+        },
+      }),
+    );
+    this.store.add(this.palette.onChoose(() => this.gesture('palette-action')));
+    this.onPaletteOpen = this.palette.onOpen;
+    this.requests = this.store.add(
+      new HostRequests({
+        ...o,
+        env: o.env ?? process.env,
+        notify: (level, text) => this.notify(level, text),
+        // The capsule repaints the program's screen, which kept updating under the prompt.
+        confirmClosed: () => {
+          this.repaint();
+          this.overlay.redrawSoon();
+        },
+        ended: () => this.finished,
+      }),
+    );
+    this.confirmer = this.requests.confirmer;
+    this.overlay = this.store.add(
+      new NoticeOverlay({ terminal, paletteOpen: () => this.palette.isOpen || this.confirmer.isOpen, repaint: () => this.repaint(), ...(o.now ? { now: o.now } : {}) }),
+    );
+    this.input = this.store.add(
+      new InputRouter({
+        scanner: o.scanner ?? scannerOptionsFromEnv(o.env ?? process.env),
+        palette: this.palette,
+        confirm: this.confirmer,
+        sendInput: (bytes) => this.sendInput(bytes),
+        active: () => !this.detaching && !this.finished,
+        drawsOverlay: () => (this.welcomed ? this.drawsOverlay : null),
+        gesture: (g) => this.gesture(g),
+        filter: terminal.filter,
+        ...(o.log ? { log: o.log } : {}),
+      }),
+    );
+    this.registerAction({ id: 'detach', title: 'Detach (the program keeps running)', key: 'd', run: () => this.detach() });
+    this.registerAction({ id: 'send-palette-key', title: 'Send the palette key to the program', key: 'palette', run: () => this.sendInput(Buffer.from([0x1c])) });
+    this.registerAction({ id: 'redraw', title: 'Redraw the screen', key: 'r', run: () => void this.repaint() });
+  }
+
+  /** Adds a palette action (features register theirs before start); disposing removes it. */
+  registerAction(action: SessionAction): Disposable {
+    return this.palette.register(action);
+  }
+
+  /** Lets a feature claim paste-key, paste or mouse events; disposing releases them. */
+  addInputHook(kind: InputHookKind, hook: InputHook): Disposable {
+    return this.input.addHook(kind, hook);
+  }
+
+  /** Records an operator gesture (features report modifier-clicks). */
+  gesture(g: Gesture): void {
+    this.requests.gestures.record(g);
+    this.gestureEmitter.fire(g);
+  }
+
+  // Decisions on host requests and capsule-chosen targets, and the action log (host-requests.ts).
+  readonly logAction = (record: HostActionRecord): void => this.requests.logAction(record);
+  readonly admitUpstream = (kind: HostRequestKind, action: string, target: string): boolean => this.requests.admitUpstream(kind, action, target);
+  readonly confirm = (request: ConfirmRequest): Promise<boolean> => this.requests.confirm(request);
+
+  retitleAction(id: string, title: string): void {
+    this.palette.retitle(id, title);
+  }
+
+  /** True when this host draws its own palette and notices (our capsule, which repaints on request). */
+  get drawsOverlay(): boolean {
+    return hasFeature(this.negotiated, 'repaint');
+  }
+
+  /**
+   * Tells the operator the outcome of a host action. Always drawn by the host itself, whatever the capsule:
+   * a capsule cannot hide, delay or fake it, and host paths never go to the container (no HostNotice).
+   */
+  notify(level: NoticeLevel, text: string): void {
+    this.o.log?.(`notice (${level}): ${text}`);
+    if (this.finished) return;
+    this.overlay.post(level, text, 'host');
+  }
+
+  /** Holds typed input until disposed (an image paste in progress): keys reach the program after the path. */
+  holdInput(): Disposable {
+    return this.input.hold();
+  }
+
+  /** Sends bytes to the program as typed input. */
+  sendInput(bytes: Buffer): void {
+    if (bytes.length > 0) this.relay.send({ type: 'Input', bytes });
+  }
+
+  /** Sends any client frame (features use this for image transfers and extension requests). */
+  sendFrame(f: ClientFrame): boolean {
+    return this.relay.send(f);
+  }
+
+  get terminalSize(): { rows: number; cols: number } {
+    return this.o.terminal.size();
+  }
+
+  /** Extensions agreed with the capsule (null for an upstream capsule or before Welcome). */
+  get features(): Features | null {
+    return this.negotiated;
+  }
+
+  /**
+   * Resolves once the transport takes more bytes (after a sendFrame that returned false), or when the
+   * session ends. Features sending megabytes await it between frames, so output and keys keep flowing.
+   */
+  drained(): Promise<void> {
+    return this.relay.drained();
+  }
+
+  /** Writes terminal control sequences of our own to the operator's terminal. */
+  writeTerminal(bytes: Buffer): void {
+    if (!this.finished) this.o.terminal.write(bytes);
+  }
+
+  // The terminal filter's view of the program, and the host's own needs of the terminal (feature-session.ts).
+  get programModes(): Readonly<ProgramModes> { return this.o.terminal.filter.program; }
+  get onTerminalEvent(): FeatureSession['onTerminalEvent'] { return this.o.terminal.onFilterEvent; }
+  setHostNeeds(needs: Partial<HostNeeds>): void { if (!this.finished) this.o.terminal.setHostNeeds(needs); }
+
+  /** Sends Hello and starts relaying. Returns `done`. */
+  start(): Promise<AttachOutcome> {
+    const { terminal } = this.o;
+    this.relay.send(helloFrame(terminal.size(), this.o.env ?? process.env));
+    // Bracketed paste always: the host tells pastes from typing (docs/terminal-policy.md, "Modes").
+    terminal.setHostNeeds({ bracketedPaste: true });
+    this.store.add(terminal.onFilterEvent((e) => void (e.type === 'dropped' && this.o.log?.(`terminal filter dropped ${e.what}`))));
+    this.store.add(this.relay.onFrame((f) => this.onServerFrame(f)));
+    this.store.add(this.relay.onSkipped((e) => this.onSkipped(e)));
+    this.store.add(this.relay.onBroken((reason) => void this.lose(reason)));
+    this.store.add(this.relay.onEnd(() => this.onServerEnd()));
+    this.relay.start();
+    const welcomeMs = this.o.welcomeTimeoutMs ?? WELCOME_TIMEOUT_MS;
+    const noWelcome = setTimeout(() => {
+      if (!this.welcomed) void this.lose(`the capsule did not answer the handshake within ${welcomeMs / 1000} s`);
+    }, welcomeMs);
+    this.store.add(toDisposable(() => clearTimeout(noWelcome)));
+    this.store.add(terminal.onData((chunk) => this.input.push(chunk)));
+    terminal.stdin.resume();
+    this.store.add(
+      terminal.onResize((size) => {
+        this.relay.send({ type: 'Resize', rows: size.rows, cols: size.cols });
+        if (this.confirmer.isOpen) this.confirmer.redraw();
+        else if (this.palette.isOpen) this.palette.redraw();
+        else this.overlay.redrawSoon();
+      }),
+    );
+    return this.done;
+  }
+
+  /** Asks the capsule to resend modes and the full screen (only when negotiated). Returns whether sent. */
+  repaint(): boolean {
+    if (!hasFeature(this.negotiated, 'repaint')) return false;
+    this.relay.send({ type: 'Repaint' });
+    return true;
+  }
+
+  /** Detaches: the program keeps running. */
+  detach(): void {
+    if (this.detaching || this.finished) return;
+    this.detaching = true;
+    this.o.terminal.stdin.pause();
+    this.relay.send({ type: 'AttachControl', requestId: DETACH_REQUEST_ID, context: { v: 1 }, body: { kind: 'Detach' } });
+    const timer = setTimeout(() => this.finish({ kind: 'detached' }), DETACH_REPLY_TIMEOUT_MS);
+    this.store.add(toDisposable(() => clearTimeout(timer)));
+  }
+
+  /** Ends the session from outside (a signal); the transport is closed. */
+  abort(reason: string): void {
+    this.finish({ kind: 'lost', reason });
+  }
+
+  /** A frame the decoder skipped: the stream is still in sync (protocol.md section 5), so say so and go on. */
+  private onSkipped(error: ProtocolError): void {
+    if (this.finished) return;
+    this.o.log?.(`skipped a malformed frame from the capsule: ${error.message}`);
+    if (error.tag === SERVER_TAGS.Welcome && !this.welcomed) {
+      // A Welcome whose extension block is malformed: talk to it as to an upstream capsule.
+      this.welcomed = true;
+      this.welcomeEmitter.fire({ sessions: 0, features: null });
+      this.input.welcomed();
+      this.notify('warning', `the capsule sent a malformed extension block (${error.code}); extensions disabled`);
+    } else if (this.skippedNotices.tryTake()) {
+      this.notify('warning', `skipped a malformed frame from the capsule: ${error.code} ${error.message}`);
+    }
+  }
+
+  private onServerFrame(f: ServerFrame): void {
+    if (this.finished) return;
+    switch (f.type) {
+      case 'Output':
+        // While the palette or a confirmation is up the program's output only updates the capsule's screen
+        // model; closing it repaints from there, so nothing is lost and nothing draws over the host's box.
+        if (this.palette.isOpen || this.confirmer.isOpen) return;
+        this.relay.writeOutput(f.bytes);
+        this.overlay.afterOutput();
+        return;
+      case 'Welcome':
+        this.o.log?.(`welcome: ${f.sessions} session(s), features ${f.features === null ? 'none (upstream capsule)' : JSON.stringify(f.features)}`);
+        this.welcomed = true;
+        if (f.features !== null) {
+          this.negotiated = negotiateFeatures(f.features);
+          this.relay.send({ type: 'ExtHello', features: this.negotiated });
+        }
+        this.welcomeEmitter.fire({ sessions: f.sessions, features: f.features });
+        this.input.welcomed();
+        return;
+      case 'Bell':
+        this.o.terminal.write(BEL);
+        return;
+      case 'ExitStatus':
+        this.exitStatus = f.status;
+        return;
+      case 'Notice':
+        this.noticeEmitter.fire({ level: f.level, text: f.text });
+        // Said by the container, which is untrusted: marked so it cannot pass for the host's own notice, and
+        // queued apart (rate limited) so it can never push one of the host's notices out.
+        this.o.log?.(`capsule notice (${f.level}): ${f.text}`);
+        this.overlay.post(f.level, `capsule: ${f.text}`, 'container');
+        return;
+      case 'Shutdown':
+        this.o.log?.(`shutdown${f.reason === null ? '' : `: ${f.reason}`}`);
+        this.finish(this.endOutcome(f.reason));
+        return;
+      case 'AttachControlResponse':
+        this.o.log?.(`attach-control response ${f.requestId}: ${f.result}`);
+        // Features that sent a request (image paste) wait for its answer.
+        this.frameEmitter.fire(f);
+        return;
+      case 'SessionList':
+      case 'HostOpenUrl':
+      case 'FileExportStart':
+      case 'FileExportChunk':
+      case 'FileExportEnd':
+      case 'HostStageImageFromClipboardPath':
+      case 'HostPasteImageFromClipboard':
+      case 'HostStageImageFromClipboard':
+      case 'HostRevealPath':
+      case 'Resolved':
+      case 'ImageStaged':
+      case 'Modes':
+      case 'FileExportLength':
+        if (!this.frameEmitter.hasListeners) this.o.log?.(`ignored ${f.type} frame (not handled by this host)`);
+        this.frameEmitter.fire(f);
+        return;
+      default: {
+        const never: never = f;
+        throw new TypeError(`unexpected frame ${JSON.stringify(never)}`);
+      }
+    }
+  }
+
+  /** How the session ends when the capsule says so (Shutdown, or a clean close). */
+  private endOutcome(reason: string | null): AttachOutcome {
+    if (this.exitStatus !== null) return { kind: 'exited', status: this.exitStatus, reason };
+    if (this.detaching) return { kind: 'detached' };
+    return { kind: 'shutdown', reason };
+  }
+
+  private onServerEnd(): void {
+    if (this.finished) return;
+    if (this.exitStatus !== null || this.detaching) this.finish(this.endOutcome(null));
+    // Before the capsule said anything, the carrier failed to reach it (its own account follows), rather
+    // than a capsule that closed a session.
+    else void this.lose(this.welcomed ? 'the capsule closed the connection' : 'the connection closed before the capsule answered');
+  }
+
+  private async lose(reason: string): Promise<void> {
+    if (this.finished) return;
+    if (this.detaching) {
+      this.finish({ kind: 'detached' });
+      return;
+    }
+    if (this.exitStatus !== null) {
+      this.finish({ kind: 'exited', status: this.exitStatus });
+      return;
+    }
+    // Stop taking input now; ask the carrier (a relay) for its own account of what happened.
+    this.o.terminal.stdin.pause();
+    const timeout = new Promise<null>((resolve) => setTimeout(() => resolve(null), FAILURE_DETAIL_TIMEOUT_MS).unref());
+    const detail = await Promise.race([this.o.transport.failureDetail(), timeout]);
+    this.finish({ kind: 'lost', reason: detail === null ? reason : `${reason} (${detail})` });
+  }
+
+  private finish(outcome: AttachOutcome): void {
+    if (this.finished) return;
+    this.finished = true;
+    this.o.terminal.stdin.pause();
+    // Timers, listeners and the parts; the relay closes the transport.
+    this.store.dispose();
+    this.resolveDone(outcome);
+  }
+}

@@ -1,0 +1,94 @@
+/**
+ * What a host feature (paste, links, export, and the next ones) may use of the attach session: the one
+ * shape every feature is plumbed through. A feature is `installXFeature(session, options)`, returns an
+ * object that is also a Disposable, and registers everything it adds here in a DisposableStore:
+ * - palette actions: `registerAction` (shown in the palette, run on the operator's choice);
+ * - input: `addInputHook` claims paste-key, paste or mouse events (return true to consume the bytes);
+ * - capsule frames the session does not handle itself: `onFrame`; operator gestures: `onGesture`;
+ * - the operator: `notify` (drawn as a notice, or sent to an upstream capsule as a HostNotice).
+ * AttachSession implements it; unit tests drive features with a small fake of it.
+ */
+import type { Disposable, Emitter } from '../../disposable.ts';
+import type { ClientFrame, Features, NoticeLevel, ServerFrame } from '../../protocol/index.ts';
+import type { ActionResult } from '../instances/action-log.ts';
+import type { ConfirmRequest } from './confirm-prompt.ts';
+import type { HostRequestKind } from './gesture-gate.ts';
+import type { InputEvent } from '../terminal/input-scan.ts';
+import type { PaletteAction } from './palette.ts';
+import type { FilterEvent } from '../terminal/terminal-filter/context.ts';
+import type { HostNeeds, ProgramModes } from '../terminal/terminal-filter/modes.ts';
+
+/** A subscription point: call it with a listener, dispose the result to unsubscribe. */
+export type Event<T> = Emitter<T>['event'];
+
+/** Something a feature does with an input event it claimed; return false to let the bytes through. */
+export type InputHook = (ev: InputEvent) => boolean;
+/** The input events a feature can claim. */
+export type InputHookKind = 'pasteKey' | 'paste' | 'mouse';
+
+/** An operator gesture: lets an upstream capsule's request that follows it through (gesture-gate.ts). */
+export type Gesture = 'palette-key' | 'palette-action' | 'click';
+
+/** One entry of the host's action log (action-log.ts); the session adds the time and the instance. */
+export interface HostActionRecord {
+  readonly action: string;
+  readonly target: string;
+  readonly result: ActionResult;
+  readonly detail?: string;
+}
+
+export interface SessionAction extends PaletteAction {
+  run: (argument?: string) => void | Promise<void>;
+}
+
+export interface FeatureSession {
+  /** Extensions agreed with the capsule (null for an upstream capsule or before Welcome). */
+  readonly features: Features | null;
+  /** Settles when the session ends. */
+  readonly done: Promise<unknown>;
+  /** Server frames the session does not handle itself (host requests, answers to features' requests). */
+  readonly onFrame: Event<ServerFrame>;
+  /** The operator made a gesture (palette key, palette action, modifier-click). */
+  readonly onGesture: Event<Gesture>;
+  /** Records a gesture a feature saw (a modifier-click). */
+  gesture(g: Gesture): void;
+  /** Adds a palette action; disposing removes it. */
+  registerAction(action: SessionAction): Disposable;
+  /** Claims one kind of input event (the newest hook of a kind is asked first); disposing releases it. */
+  addInputHook(kind: InputHookKind, hook: InputHook): Disposable;
+  /** Holds typed input until disposed (an image paste in progress): keys reach the program after it, in order. */
+  holdInput(): Disposable;
+  /** Tells the operator the outcome of a host action: always drawn by the host itself, never sent to the capsule. */
+  notify(level: NoticeLevel, text: string): void;
+  /** Appends a host action (or its refusal) to the host's log. */
+  logAction(record: HostActionRecord): void;
+  /**
+   * Decides on one host request from an upstream capsule (one without our extensions): refused, with a
+   * notice and a log entry, unless the operator allowed upstream requests and made a gesture just before
+   * that no other request used (one gesture, one action, across every feature). `target` names it.
+   */
+  admitUpstream(kind: HostRequestKind, action: string, target: string): boolean;
+  /**
+   * Shows the host's confirmation of a target the capsule chose; resolves true only on Enter (at once
+   * with JACKIN_CONFIRM=never). Nothing may happen before it resolves true.
+   */
+  confirm(request: ConfirmRequest): Promise<boolean>;
+  /** The palette opened (features refresh what their entries show, such as an offer's target). */
+  readonly onPaletteOpen: Event<void>;
+  /** Changes the title of a palette action already registered, and redraws the palette if open. */
+  retitleAction(id: string, title: string): void;
+  /** Sends a client frame; false means the transport is full (await `drained`) or the session ended. */
+  sendFrame(f: ClientFrame): boolean;
+  /** Sends bytes to the program as typed input. */
+  sendInput(bytes: Buffer): void;
+  /** Resolves once the transport takes more bytes, or when the session ends. */
+  drained(): Promise<void>;
+  /** Writes terminal control sequences of our own to the operator's terminal. */
+  writeTerminal(bytes: Buffer): void;
+  /** The modes the program asked for, as the host's terminal filter read them from its output. */
+  readonly programModes: Readonly<ProgramModes>;
+  /** Changes what the host needs from the operator's terminal (composed with the program's modes). */
+  setHostNeeds(needs: Partial<HostNeeds>): void;
+  /** Something the terminal filter found in the program's output (copy offers, clipboard queries...). */
+  readonly onTerminalEvent: Event<FilterEvent>;
+}

@@ -1,0 +1,202 @@
+/**
+ * Routes the operator's keyboard to where it belongs: the input scanner splits it into events; while the
+ * palette is open every event goes to it; the palette key opens it (or goes to an upstream capsule, which
+ * has its own); paste-key, paste and mouse events are offered to the features' hooks; everything else is
+ * typed input for the program. Terminal replies go to the program only when due (terminal-filter/replies.ts);
+ * a paste goes in brackets only when the program asked for bracketed paste (the host keeps the terminal's
+ * bracketed paste on for itself, docs/terminal-policy.md). Two timers flush what the scanner holds back (a lone ESC, a paste whose
+ * end marker never comes), and while a feature holds input (an image paste) it waits and follows, in order.
+ * A palette key, paste key, paste or mouse event read before the capsule's Welcome waits for it the same
+ * way: only then is it known whether the host draws the palette or an upstream capsule gets the key, and
+ * which features the capsule has (a paste or a click acted on before would go out without them).
+ */
+import { DisposableStore, toDisposable, type Disposable } from '../../disposable.ts';
+import type { Gesture, InputHook, InputHookKind } from './feature-session.ts';
+import { InputScanner, type InputEvent, type InputScannerOptions } from '../terminal/input-scan.ts';
+import type { ConfirmController } from './confirm-controller.ts';
+import type { PaletteController } from './palette-controller.ts';
+import type { ProgramModes } from '../terminal/terminal-filter/modes.ts';
+import { shouldForwardReply, type ReplyExpectations } from '../terminal/terminal-filter/replies.ts';
+
+/**
+ * A lone ESC (or the start of a sequence) is held this long for the rest of its sequence before it is sent
+ * as typed: terminals write a whole sequence at once, so only a real Escape key waits, and only this long.
+ */
+export const ESCAPE_FLUSH_MS = 15;
+/** A bracketed paste whose end marker never comes is passed through after this much silence. */
+export const PASTE_FLUSH_MS = 500;
+/**
+ * A terminal reply held for its rest (a long reply comes in several reads) is given up, and dropped, after
+ * this much silence: waiting only as long as for an Escape key would let the rest of a slow reply be typed.
+ */
+export const REPLY_FLUSH_MS = 500;
+
+export interface InputRouterOptions {
+  scanner: InputScannerOptions;
+  palette: PaletteController;
+  /** While a host confirmation is up, every input event goes to it. */
+  confirm?: Pick<ConfirmController, 'isOpen' | 'handle'>;
+  /** Typed input for the program. */
+  sendInput: (bytes: Buffer) => void;
+  /** False once the session detaches or ends: input is dropped. */
+  active: () => boolean;
+  /**
+   * True when this host draws its own palette (our capsule); false for an upstream capsule, which gets the
+   * palette key; null while the capsule's Welcome has not said which (see `welcomed`).
+   */
+  drawsOverlay: () => boolean | null;
+  gesture: (g: Gesture) => void;
+  /** The terminal filter: the replies due (the queries it let out) and the modes the program asked for. */
+  filter: { readonly expectations: ReplyExpectations; readonly program: Readonly<ProgramModes> };
+  /** Diagnostics for dropped replies. */
+  log?: (line: string) => void;
+}
+
+export class InputRouter implements Disposable {
+  private readonly scanner: InputScanner;
+  private readonly hooks: Record<InputHookKind, InputHook[]> = { pasteKey: [], paste: [], mouse: [] };
+  private readonly store = new DisposableStore();
+  private flushTimer: NodeJS.Timeout | undefined;
+  /**
+   * While held (an image paste in progress), typed input waits here and is sent after, in order: reads not
+   * yet scanned (`scan`), and bytes the scanner already classed as typed (`typed`), which must not be
+   * scanned again (the keys after a paste's end in one read would become triggers on a second look).
+   */
+  private held: Array<{ scan: Buffer } | { typed: Buffer }> | null = null;
+  private holds = 0;
+  /** The hold taken by an event read before the capsule's Welcome; released by `welcomed`. */
+  private welcomeHold: Disposable | null = null;
+
+  constructor(private readonly o: InputRouterOptions) {
+    this.scanner = new InputScanner({ ...o.scanner, replies: o.filter.expectations, pasteBrackets: () => o.filter.program.bracketedPaste });
+    this.store.add(toDisposable(() => clearTimeout(this.flushTimer)));
+  }
+
+  addHook(kind: InputHookKind, hook: InputHook): Disposable {
+    const list = this.hooks[kind];
+    list.unshift(hook);
+    return toDisposable(() => {
+      const at = list.indexOf(hook);
+      if (at >= 0) list.splice(at, 1);
+    });
+  }
+
+  /** Holds typed input until the result is disposed; holds nest. */
+  hold(): Disposable {
+    this.holds += 1;
+    this.held ??= [];
+    return toDisposable(() => {
+      this.holds -= 1;
+      if (this.holds > 0) return;
+      const held = this.held ?? [];
+      this.held = null;
+      // A replayed read may start a new hold (what follows it waits again) or open the palette (what follows
+      // it goes there): typed bytes are routed like any read's, only never scanned again.
+      for (const h of held) {
+        if ('typed' in h) this.dispatch([{ type: 'bytes', bytes: h.typed }]);
+        else this.push(h.scan);
+      }
+    });
+  }
+
+  /**
+   * The capsule's Welcome arrived (`drawsOverlay` now answers): a palette key held for it, and everything
+   * read after it, goes where it belongs, in order.
+   */
+  welcomed(): void {
+    const hold = this.welcomeHold;
+    this.welcomeHold = null;
+    hold?.dispose();
+  }
+
+  /** Bytes read from the operator's terminal. */
+  push(chunk: Buffer): void {
+    if (!this.o.active() || this.store.isDisposed) return;
+    if (this.held !== null) {
+      // A feature holding input asks the operator (a pasted symlink's target): what is typed now answers
+      // the prompt, whole reads as the prompt takes them, and is not kept for the program.
+      if (this.o.confirm?.isOpen === true) this.o.confirm.handle({ type: 'bytes', bytes: chunk });
+      else this.held.push({ scan: chunk });
+      return;
+    }
+    clearTimeout(this.flushTimer);
+    this.dispatch(this.scanner.push(chunk));
+    if (this.scanner.pending) {
+      const inPaste = this.scanner.inPaste;
+      const wait = inPaste ? PASTE_FLUSH_MS : this.scanner.holdsReply ? REPLY_FLUSH_MS : ESCAPE_FLUSH_MS;
+      this.flushTimer = setTimeout(() => this.dispatch(this.scanner.flush({ endPaste: inPaste })), wait);
+    }
+  }
+
+  dispose(): void {
+    this.store.dispose();
+  }
+
+  private dispatch(events: InputEvent[]): void {
+    for (const ev of events) {
+      if (!this.o.active() || this.store.isDisposed) return;
+      if (this.held !== null) {
+        // A hook started holding input: what follows in this read waits with the rest.
+        this.held.push(ev.type === 'bytes' ? { typed: ev.bytes } : { scan: ev.raw });
+        continue;
+      }
+      if (this.o.confirm?.isOpen === true) {
+        this.o.confirm.handle(ev);
+        continue;
+      }
+      if (ev.type === 'reply') {
+        if (shouldForwardReply(ev.kind, this.o.filter.expectations, this.o.filter.program.focus)) this.o.sendInput(ev.raw);
+        else this.o.log?.(`dropped a terminal reply (${ev.kind}) that no query let out`);
+        continue;
+      }
+      if (this.o.palette.isOpen) {
+        this.o.palette.handle(ev);
+        continue;
+      }
+      if (ev.type !== 'bytes' && this.o.drawsOverlay() === null) {
+        // Read between Hello and Welcome: a palette key forwarded now would reach our capsule's program as
+        // typed (0x1c, a SIGQUIT on its terminal), and a paste or click would act before the features are
+        // known. It waits for the Welcome instead, and so does everything typed after it.
+        this.holdForWelcome(ev.raw);
+        continue;
+      }
+      switch (ev.type) {
+        case 'bytes':
+          this.o.sendInput(ev.bytes);
+          break;
+        case 'palette-key': {
+          const ours = this.o.drawsOverlay() === true;
+          this.o.gesture('palette-key');
+          if (ours) this.o.palette.open();
+          else this.o.sendInput(ev.raw); // an upstream capsule has its own palette
+          break;
+        }
+        case 'paste-key':
+          this.offer('pasteKey', ev);
+          break;
+        case 'paste':
+          this.offer('paste', ev, this.o.filter.program.bracketedPaste ? ev.raw : ev.content);
+          break;
+        case 'mouse':
+          this.offer('mouse', ev);
+          break;
+        default: {
+          const never: never = ev;
+          throw new TypeError(`unexpected input event ${JSON.stringify(never)}`);
+        }
+      }
+    }
+  }
+
+  /** Holds input from this event on (its raw bytes first, scanned again then) until `welcomed`. */
+  private holdForWelcome(raw: Buffer): void {
+    this.welcomeHold ??= this.hold();
+    this.held?.push({ scan: raw });
+  }
+
+  /** Offers an event to the hooks of its kind, newest first; unclaimed, its bytes (`unclaimed`) go to the program. */
+  private offer(kind: InputHookKind, ev: Extract<InputEvent, { raw: Buffer }>, unclaimed: Buffer = ev.raw): void {
+    for (const hook of [...this.hooks[kind]]) if (hook(ev)) return;
+    this.o.sendInput(unclaimed);
+  }
+}

@@ -1,0 +1,97 @@
+/**
+ * The host's notice overlay (the counterpart of capsule/connection/overlay-notices.ts): a NoticeBoard (the host's own
+ * notices, and the container's in their own rate-limited queue) drawn in the top-right corner of the
+ * operator's terminal over the program's screen, with its timers. A notice is removed by asking the capsule
+ * to repaint the program's screen, and drawn again right after each batch of program output (a program
+ * that rewrote row 1 every 5 ms used to keep a redraw that waited for quiet output from ever running). Nothing is drawn while the palette or a
+ * confirmation is up. An upstream capsule cannot repaint: there a notice stays until the program draws over it.
+ */
+import { DisposableStore, toDisposable, type Disposable } from '../../disposable.ts';
+import type { NoticeLevel } from '../../protocol/index.ts';
+import { renderNotice } from '../../ui/notices.ts';
+import { NoticeBoard, type NoticeSource } from './notice-board.ts';
+import type { HostTerminal } from '../terminal/terminal.ts';
+
+/** After the screen under the overlay changed (a resize, the palette closed), the notice is redrawn this long after. */
+export const NOTICE_REDRAW_MS = 30;
+
+export interface NoticeOverlayOptions {
+  terminal: Pick<HostTerminal, 'write' | 'size'>;
+  /** True while the palette or a confirmation covers the screen (notices wait). */
+  paletteOpen: () => boolean;
+  /** Asks the capsule to repaint the program's screen (removes a notice). */
+  repaint: () => void;
+  now?: () => number;
+}
+
+export class NoticeOverlay implements Disposable {
+  private readonly queue: NoticeBoard;
+  private readonly store = new DisposableStore();
+  private expiryTimer: NodeJS.Timeout | undefined;
+  private redrawTimer: NodeJS.Timeout | undefined;
+  private immediate: NodeJS.Immediate | undefined;
+
+  constructor(private readonly o: NoticeOverlayOptions) {
+    this.queue = new NoticeBoard(o.now);
+    this.store.add(
+      toDisposable(() => {
+        clearTimeout(this.expiryTimer);
+        clearTimeout(this.redrawTimer);
+        clearImmediate(this.immediate);
+      }),
+    );
+  }
+
+  /** Queues a notice (made inert); draws it now when it is the one to show. */
+  post(level: NoticeLevel, text: string, from: NoticeSource = 'host'): void {
+    if (this.store.isDisposed) return;
+    if (this.queue.post(level, text, from)) this.draw();
+    this.scheduleExpiry();
+  }
+
+  /**
+   * Program output was just written and may have drawn over the notice: draw it again right after, once
+   * per turn of the event loop (all the frames of one read), so output cannot keep it hidden.
+   */
+  afterOutput(): void {
+    if (this.queue.current === null || this.store.isDisposed || this.immediate !== undefined) return;
+    this.immediate = setImmediate(() => {
+      this.immediate = undefined;
+      this.draw();
+    });
+  }
+
+  /** The screen under the overlay changed (resize, the palette closed): redraw shortly. */
+  redrawSoon(): void {
+    if (this.queue.current === null || this.store.isDisposed || this.redrawTimer !== undefined) return;
+    this.redrawTimer = setTimeout(() => {
+      this.redrawTimer = undefined;
+      this.draw();
+    }, NOTICE_REDRAW_MS);
+  }
+
+  dispose(): void {
+    this.store.dispose();
+  }
+
+  private draw(): void {
+    const n = this.queue.current;
+    if (n === null || this.o.paletteOpen() || this.store.isDisposed) return;
+    this.o.terminal.write(Buffer.from(renderNotice(n, this.o.terminal.size().cols), 'utf8'));
+  }
+
+  private scheduleExpiry(): void {
+    clearTimeout(this.expiryTimer);
+    const deadline = this.queue.deadline;
+    if (deadline === null) return;
+    const now = (this.o.now ?? Date.now)();
+    this.expiryTimer = setTimeout(() => {
+      if (this.queue.tick()) {
+        // Remove the old notice by repainting the program's screen, then draw the next one (if any) over it.
+        if (!this.o.paletteOpen()) this.o.repaint();
+        this.redrawSoon();
+      }
+      this.scheduleExpiry();
+    }, Math.max(0, deadline - now));
+  }
+}

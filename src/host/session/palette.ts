@@ -1,0 +1,267 @@
+/**
+ * The command palette: a list of host actions drawn by the host over the session. Pure state and rendering;
+ * the attach client feeds it keys and runs what it returns.
+ *
+ * Keys: with an empty filter, an action's one-key shortcut runs it at once (so `Ctrl+\ d` detaches and
+ * `Ctrl+\ Ctrl+\` sends one literal `Ctrl+\`, as before the palette existed); any other printable key starts
+ * the filter. Up/Down move, Enter runs the selection, Backspace edits the filter, Esc clears the filter or
+ * closes. An action with a prompt opens a one-line text field (ordinary editing; Enter submits, Esc cancels).
+ */
+import { drawBox } from '../../ui/box.ts';
+import { decodeKeys, type Key } from '../terminal/keys.ts';
+import { cutColumns, padColumns, textWidth } from '../../ui/inert-text.ts';
+
+/** Widest the palette box gets (columns, borders included). */
+export const PALETTE_MAX_WIDTH = 64;
+/** Longest action title shown whole in a box of the widest size: inside the borders, a space, the key column and a space. */
+export const PALETTE_MAX_TITLE_COLUMNS = PALETTE_MAX_WIDTH - 2 - 1 - 7 - 1;
+
+export interface PaletteAction {
+  id: string;
+  title: string;
+  /** One printable character, or `palette` for the palette key itself. */
+  key?: string;
+  /** When set, the action asks for one line of text first. */
+  prompt?: string;
+}
+
+export type PaletteResult =
+  | { type: 'none' }
+  | { type: 'close' }
+  | { type: 'run'; action: PaletteAction; argument?: string };
+
+interface PromptState {
+  action: PaletteAction;
+  text: string;
+  cursor: number;
+}
+
+export const PALETTE_KEY_LABEL = 'Ctrl+\\';
+
+export class Palette {
+  private actions: PaletteAction[] = [];
+  private filter = '';
+  private filtering = false;
+  private selected = 0;
+  private prompt: PromptState | null = null;
+  private openState = false;
+
+  constructor(actions: PaletteAction[] = []) {
+    this.actions = [...actions];
+  }
+
+  register(action: PaletteAction): void {
+    const at = this.actions.findIndex((a) => a.id === action.id);
+    if (at >= 0) this.actions[at] = action;
+    else this.actions.push(action);
+  }
+
+  unregister(id: string): void {
+    this.actions = this.actions.filter((a) => a.id !== id);
+    this.selected = 0;
+  }
+
+  get isOpen(): boolean {
+    return this.openState;
+  }
+
+  open(): void {
+    this.openState = true;
+    this.filter = '';
+    this.filtering = false;
+    this.selected = 0;
+    this.prompt = null;
+  }
+
+  close(): void {
+    this.openState = false;
+    this.prompt = null;
+  }
+
+  /** The actions shown for the current filter (case-insensitive substring of title or id). */
+  visible(): PaletteAction[] {
+    const f = this.filter.toLowerCase();
+    if (f === '') return this.actions;
+    return this.actions.filter((a) => a.title.toLowerCase().includes(f) || a.id.includes(f));
+  }
+
+  /** The palette key pressed while the palette is open. */
+  paletteKey(): PaletteResult {
+    if (this.prompt) return { type: 'none' };
+    const a = this.actions.find((x) => x.key === 'palette');
+    return a ? this.choose(a) : { type: 'none' };
+  }
+
+  /** Feeds raw key bytes; returns what the caller must do, in order. */
+  input(bytes: Buffer): PaletteResult[] {
+    const out: PaletteResult[] = [];
+    for (const key of decodeKeys(bytes)) {
+      if (!this.openState) break;
+      const r = this.prompt ? this.promptKey(this.prompt, key) : this.listKey(key);
+      if (r.type !== 'none') out.push(r);
+    }
+    return out;
+  }
+
+  private choose(a: PaletteAction): PaletteResult {
+    if (a.prompt !== undefined) {
+      this.prompt = { action: a, text: '', cursor: 0 };
+      return { type: 'none' };
+    }
+    this.close();
+    return { type: 'run', action: a };
+  }
+
+  private listKey(key: Key): PaletteResult {
+    const list = this.visible();
+    switch (key.name) {
+      case 'escape':
+        if (this.filtering) {
+          this.filter = '';
+          this.filtering = false;
+          this.selected = 0;
+          return { type: 'none' };
+        }
+        this.close();
+        return { type: 'close' };
+      case 'ctrl-c':
+        this.close();
+        return { type: 'close' };
+      case 'up':
+        this.selected = list.length === 0 ? 0 : (this.selected - 1 + list.length) % list.length;
+        return { type: 'none' };
+      case 'down':
+      case 'tab':
+        this.selected = list.length === 0 ? 0 : (this.selected + 1) % list.length;
+        return { type: 'none' };
+      case 'enter': {
+        const a = list[this.selected];
+        return a ? this.choose(a) : { type: 'none' };
+      }
+      case 'backspace':
+        this.filter = [...this.filter].slice(0, -1).join('');
+        if (this.filter === '') this.filtering = false;
+        this.selected = 0;
+        return { type: 'none' };
+      case 'char': {
+        if (!this.filtering) {
+          const a = this.actions.find((x) => x.key === key.text);
+          if (a) return this.choose(a);
+          this.filtering = true;
+          if (key.text === '/') return { type: 'none' };
+        }
+        this.filter += key.text;
+        this.selected = 0;
+        return { type: 'none' };
+      }
+      default:
+        return { type: 'none' };
+    }
+  }
+
+  private promptKey(p: PromptState, key: Key): PaletteResult {
+    const chars = [...p.text];
+    switch (key.name) {
+      case 'escape':
+      case 'ctrl-c':
+        this.prompt = null;
+        return { type: 'none' };
+      case 'enter': {
+        const argument = p.text.trim();
+        if (argument === '') return { type: 'none' };
+        this.close();
+        return { type: 'run', action: p.action, argument };
+      }
+      case 'char':
+        chars.splice(p.cursor, 0, key.text);
+        p.cursor += 1;
+        break;
+      case 'backspace':
+        if (p.cursor > 0) {
+          chars.splice(p.cursor - 1, 1);
+          p.cursor -= 1;
+        }
+        break;
+      case 'delete':
+        chars.splice(p.cursor, 1);
+        break;
+      case 'left':
+        p.cursor = Math.max(0, p.cursor - 1);
+        break;
+      case 'right':
+        p.cursor = Math.min(chars.length, p.cursor + 1);
+        break;
+      case 'home':
+      case 'ctrl-a':
+        p.cursor = 0;
+        break;
+      case 'end':
+      case 'ctrl-e':
+        p.cursor = chars.length;
+        break;
+      case 'ctrl-u':
+        chars.splice(0, p.cursor);
+        p.cursor = 0;
+        break;
+      case 'ctrl-k':
+        chars.splice(p.cursor);
+        break;
+      case 'ctrl-w': {
+        let i = p.cursor;
+        while (i > 0 && chars[i - 1] === ' ') i--;
+        while (i > 0 && chars[i - 1] !== ' ') i--;
+        chars.splice(i, p.cursor - i);
+        p.cursor = i;
+        break;
+      }
+      default:
+        return { type: 'none' };
+    }
+    p.text = chars.join('');
+    return { type: 'none' };
+  }
+
+  /** Escape sequences that draw the palette as a box in the middle of a rows × cols screen. */
+  render(rows: number, cols: number): string {
+    const width = Math.max(20, Math.min(cols - 2, PALETTE_MAX_WIDTH));
+    const inner = width - 2;
+    const list = this.visible();
+    const maxItems = Math.max(1, rows - 7);
+    const first = Math.max(0, Math.min(this.selected - maxItems + 1, list.length - maxItems));
+    const shown = list.slice(first, first + maxItems);
+    const lines: Array<{ text: string; style: string }> = [];
+    const border = '\x1b[0;36m';
+    const body = '\x1b[0;37;40m';
+    const sel = '\x1b[0;30;46m';
+    const dim = '\x1b[0;90;40m';
+    if (this.prompt) {
+      lines.push({ text: ` ${this.prompt.action.prompt ?? this.prompt.action.title}`, style: body });
+      lines.push({ text: ` > ${this.prompt.text}`, style: body });
+      const fullHeight = 1 + Math.min(this.actions.length, maxItems);
+      while (lines.length < fullHeight) lines.push({ text: '', style: body });
+      lines.push({ text: ' Enter run · Esc back', style: dim });
+    } else {
+      const f = this.filtering ? `/${this.filter}` : 'type to filter';
+      lines.push({ text: ` ${f}`, style: this.filtering ? body : dim });
+      if (shown.length === 0) lines.push({ text: '  no matching action', style: dim });
+      shown.forEach((a, i) => {
+        const key = a.key === 'palette' ? PALETTE_KEY_LABEL : (a.key ?? '');
+        const text = ` ${padColumns(key, 7)} ${a.title}`;
+        lines.push({ text, style: first + i === this.selected ? sel : body });
+      });
+      // The box keeps the height of the full list, so a narrower filter never leaves old borders behind.
+      const fullHeight = 1 + Math.min(this.actions.length, maxItems);
+      while (lines.length < fullHeight) lines.push({ text: '', style: body });
+      lines.push({ text: ' ↑↓ select · Enter run · Esc close', style: dim });
+    }
+    const box = drawBox({ rows, cols, width, title: ' jackin ', border, inner: lines.map((l) => `${l.style}${padColumns(cutColumns(l.text, inner), inner)}`) });
+    let s = box.text;
+    const { top, left } = box;
+    if (this.prompt) {
+      const before = [...this.prompt.text].slice(0, this.prompt.cursor).join('');
+      const col = left + 1 + 3 + textWidth(before);
+      s += `\x1b[${top + 2};${Math.min(col, left + inner)}H\x1b[?25h`;
+    }
+    return s;
+  }
+}

@@ -1,0 +1,64 @@
+/**
+ * What the policy functions of the terminal filter (csi-policy.ts, osc-policy.ts) see of the filter:
+ * options, tracked state and the event sink. Pure types and the decision constants.
+ */
+import type { RateLimiter } from '../../platform/rate-limiter.ts';
+import type { HostNeeds, ProgramModes, TrackedState } from './modes.ts';
+import type { ReplyExpectations } from './replies.ts';
+
+/** Something the host acts on, found in the program's output. */
+export type FilterEvent =
+  /**
+   * An OSC 52 write that passed every check: valid base64, UTF-8, at most MAX_COPY_BYTES decoded. `text`
+   * is what a copy puts on the clipboard (control characters but tab, LF and CR removed, `removed` of them).
+   */
+  | { type: 'copy-offer'; text: string; bytes: number; removed: number }
+  /** An OSC 52 write that did not pass (the reason is the host's own words). */
+  | { type: 'copy-refused'; reason: string }
+  /** An OSC 52 query: nothing is answered. */
+  | { type: 'clipboard-query' }
+  /** The program asked for a change of the composed modes (mouse, paste, focus, alternate screen). */
+  | { type: 'modes'; modes: Readonly<ProgramModes> }
+  /** A sequence the policy removed (for --verbose diagnostics); `what` is a fixed label, never program text. */
+  | { type: 'dropped'; what: string };
+
+export interface TerminalFilterOptions {
+  /** Program notifications (OSC 9/99/777), made inert and rate limited; false drops them (JACKIN_NOTIFY=deny). */
+  notify?: boolean;
+  /** Sixel (DCS q) and kitty graphics (APC G) pass only when true (JACKIN_GRAPHICS=allow). */
+  graphics?: boolean;
+  /** Operator-configured URL schemes beyond http/https/mailto, for OSC 8 targets. */
+  extraSchemes?: readonly string[];
+  /** Shared with the input side, which forwards only replies that are due. */
+  expectations?: ReplyExpectations;
+  hostNeeds?: HostNeeds;
+  /** Monotonic clock in ms for the notification rate limit (tests). */
+  now?: () => number;
+  onEvent?: (ev: FilterEvent) => void;
+}
+
+/** Pass the sequence as received (7-bit form). */
+export const PASS = 1;
+/** Remove the sequence. */
+export const DROP = 0;
+/** PASS, DROP, or the bytes to write instead (latin1/ASCII or UTF-8 string, written as UTF-8). */
+export type Decision = typeof PASS | typeof DROP | string;
+
+export interface FilterContext {
+  readonly notify: boolean;
+  readonly graphics: boolean;
+  readonly extraSchemes: readonly string[];
+  readonly expectations: ReplyExpectations;
+  readonly tracked: TrackedState;
+  readonly program: ProgramModes;
+  readonly notifications: RateLimiter;
+  event(ev: FilterEvent): void;
+  dropped(what: string): typeof DROP;
+  /** Call after changing `program`: the sequences that bring the terminal's composed modes in line. */
+  programModesChanged(): string;
+  /**
+   * Call when a soft reset passes: what the reset turned off for the program is recorded as off, and the
+   * sequences that state the composed modes again (the host's click capture and bracketed paste).
+   */
+  softReset(): string;
+}
