@@ -132,3 +132,149 @@ test('`jackin` loads the attached session, doctor and the `open` package only wh
   const lazy = ['host/session/attach.ts', 'host/terminal/terminal.ts', 'host/instances/doctor.ts', 'host/paste/paste-feature.ts', 'host/links/link-feature.ts', 'host/export/export-feature.ts', 'host/copy/copy-feature.ts', 'host/terminal/terminal-filter/filter.ts'].map((p) => join(src, ...p.split('/')));
   assert.deepEqual([...lazy, 'open'].filter((m) => graph.has(m)).map((m) => relative(root, m)), []);
 });
+
+/**
+ * The rooms of src/host and src/capsule (README, "Layout"): each side is a session core, the layers below
+ * it, and one folder per affordance. Any folder not named here is an affordance, so a new one (forward/,
+ * notify/, hints/) falls under the rules without a change to this test.
+ */
+const ROOMS = {
+  host: { core: ['session'], below: ['terminal', 'platform', 'instances'] },
+  capsule: { core: ['session', 'connection', 'screen'], below: [] as string[] },
+} as const;
+/** Source files that may stay at the top of src/host or src/capsule (the capsule's wiring and its relay). */
+const MAX_LOOSE_FILES = 12;
+
+type Room = { side: 'host' | 'capsule'; kind: 'core' | 'below' | 'affordance' | 'top'; name: string } | null;
+
+/** The room of a path under src (null outside src/host and src/capsule). */
+function roomOf(file: string): Room {
+  const parts = relative(src, file).split(sep);
+  const side = parts[0];
+  if (side !== 'host' && side !== 'capsule') return null;
+  if (parts.length === 2) return { side, kind: 'top', name: parts[1]! };
+  const name = parts[1]!;
+  const rooms = ROOMS[side];
+  const kind = (rooms.core as readonly string[]).includes(name) ? 'core' : (rooms.below as readonly string[]).includes(name) ? 'below' : 'affordance';
+  return { side, kind, name };
+}
+
+/** Why an import from one room into another breaks the layout, or null when it does not. */
+function layoutOffence(from: Room, to: Room): string | null {
+  if (from === null || to === null || from.side !== to.side || from.name === to.name) return null;
+  if (from.kind === 'affordance' && to.kind === 'affordance') return `affordance ${from.name}/ imports affordance ${to.name}/ (what they share belongs in the core or a layer below)`;
+  if (from.kind === 'core' && to.kind === 'affordance') return `the session core (${from.name}/) imports affordance ${to.name}/ (affordances install themselves on a session)`;
+  if (from.kind === 'below' && (to.kind === 'core' || to.kind === 'affordance')) return `${from.name}/ is below the session and imports ${to.kind === 'core' ? 'the core' : 'affordance'} ${to.name}/`;
+  if (from.kind !== 'top' && to.kind === 'top') return `${from.name}/ imports ${to.name}, which wires the side together`;
+  return null;
+}
+
+/** Every relative import of every file under src: [file, specifier, resolved target]. */
+function relativeImports(): [string, string, string][] {
+  const out: [string, string, string][] = [];
+  for (const f of sourceFiles(src)) {
+    for (const s of specifiers(readFileSync(f, 'utf8'))) if (s.startsWith('.')) out.push([f, s, resolve(dirname(f), s)]);
+  }
+  return out;
+}
+
+test('the layout rules name what they forbid (so the check below cannot pass vacuously)', () => {
+  const at = (p: string): Room => roomOf(join(src, ...p.split('/')));
+  assert.deepEqual(at('host/paste/paste-feature.ts'), { side: 'host', kind: 'affordance', name: 'paste' });
+  assert.deepEqual(at('capsule/screen/links.ts'), { side: 'capsule', kind: 'core', name: 'screen' });
+  assert.equal(at('cli/jackin.ts'), null);
+  assert.match(layoutOffence(at('host/links/link-feature.ts'), at('host/export/export-feature.ts')) ?? '', /affordance links\/ imports affordance export\//);
+  assert.match(layoutOffence(at('host/session/attach.ts'), at('host/copy/copy-feature.ts')) ?? '', /session core/);
+  assert.match(layoutOffence(at('host/terminal/terminal.ts'), at('host/session/attach.ts')) ?? '', /below the session/);
+  assert.match(layoutOffence(at('capsule/connection/server.ts'), at('capsule/export/tar-zstd.ts')) ?? '', /session core/);
+  assert.match(layoutOffence(at('capsule/images/image-feature.ts'), at('capsule/serve.ts')) ?? '', /wires/);
+  for (const [a, b] of [
+    ['host/paste/paste-feature.ts', 'host/session/feature-session.ts'],
+    ['host/paste/paste-feature.ts', 'host/platform/clipboard/select.ts'],
+    ['host/session/attach.ts', 'host/terminal/terminal.ts'],
+    ['capsule/serve.ts', 'capsule/export/export-methods.ts'],
+    ['capsule/images/image-feature.ts', 'capsule/session/staging.ts'],
+  ] as const) {
+    assert.equal(layoutOffence(at(a), at(b)), null, `${a} -> ${b}`);
+  }
+});
+
+test('src/host and src/capsule keep their rooms: affordances import the core and the layers below, never each other', () => {
+  const imports = relativeImports();
+  assert.ok(imports.length > 300, 'the imports were found');
+  const offences: string[] = [];
+  for (const [f, s, target] of imports) {
+    const why = layoutOffence(roomOf(f), roomOf(target));
+    if (why !== null) offences.push(`${relative(root, f)} imports ${s}: ${why}`);
+  }
+  assert.deepEqual(offences, []);
+});
+
+test(`at most ${MAX_LOOSE_FILES} source files stay at the top of src/host and src/capsule`, () => {
+  for (const side of ['host', 'capsule']) {
+    const loose = readdirSync(join(src, side)).filter((n) => /\.ts$/.test(n) && !isTest(n) && statSync(join(src, side, n)).isFile());
+    assert.ok(loose.length <= MAX_LOOSE_FILES, `src/${side} has ${loose.length} loose source files: ${loose.join(', ')}`);
+  }
+});
+
+/** The import circles among `nodes` (strongly connected components of more than one file, or a file importing itself). */
+function importCircles(edges: ReadonlyMap<string, readonly string[]>): string[][] {
+  // Tarjan's algorithm, iterative over an explicit stack of [node, next edge index].
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const onStack = new Set<string>();
+  const stack: string[] = [];
+  const circles: string[][] = [];
+  let next = 0;
+  for (const start of edges.keys()) {
+    if (index.has(start)) continue;
+    const work: [string, number][] = [[start, 0]];
+    index.set(start, next);
+    low.set(start, next++);
+    stack.push(start);
+    onStack.add(start);
+    while (work.length > 0) {
+      const top = work[work.length - 1]!;
+      const [v, i] = top;
+      const out = edges.get(v) ?? [];
+      if (i < out.length) {
+        top[1] = i + 1;
+        const w = out[i]!;
+        if (!index.has(w)) {
+          index.set(w, next);
+          low.set(w, next++);
+          stack.push(w);
+          onStack.add(w);
+          work.push([w, 0]);
+        } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+        continue;
+      }
+      work.pop();
+      if (work.length > 0) {
+        const parent = work[work.length - 1]![0];
+        low.set(parent, Math.min(low.get(parent)!, low.get(v)!));
+      }
+      if (low.get(v) === index.get(v)) {
+        const component: string[] = [];
+        let w: string;
+        do {
+          w = stack.pop()!;
+          onStack.delete(w);
+          component.push(w);
+        } while (w !== v);
+        if (component.length > 1 || out.includes(v)) circles.push(component.sort());
+      }
+    }
+  }
+  return circles;
+}
+
+test('no import circles anywhere in src (type imports included)', () => {
+  assert.deepEqual(importCircles(new Map([['a', ['b']], ['b', ['c']], ['c', ['a']], ['d', ['a']]])), [['a', 'b', 'c']]);
+  assert.deepEqual(importCircles(new Map([['a', ['a']], ['b', []]])), [['a']]);
+  assert.deepEqual(importCircles(new Map([['a', ['b']], ['b', []]])), []);
+  const edges = new Map<string, string[]>();
+  for (const f of sourceFiles(src)) if (!isTest(f)) edges.set(f, []);
+  for (const [f, , target] of relativeImports()) if (edges.has(f) && edges.has(target)) edges.get(f)!.push(target);
+  assert.deepEqual(importCircles(edges).map((c) => c.map((f) => relative(root, f)).join(' <-> ')), []);
+});
