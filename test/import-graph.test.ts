@@ -186,7 +186,7 @@ test('the layout rules name what they forbid (so the check below cannot pass vac
   assert.match(layoutOffence(at('host/links/link-feature.ts'), at('host/export/export-feature.ts')) ?? '', /affordance links\/ imports affordance export\//);
   assert.match(layoutOffence(at('host/session/attach.ts'), at('host/copy/copy-feature.ts')) ?? '', /session core/);
   assert.match(layoutOffence(at('host/terminal/terminal.ts'), at('host/session/attach.ts')) ?? '', /below the session/);
-  assert.match(layoutOffence(at('capsule/connection/server.ts'), at('capsule/export/tar-zstd.ts')) ?? '', /session core/);
+  assert.match(layoutOffence(at('capsule/session/server.ts'), at('capsule/export/tar-zstd.ts')) ?? '', /session core/);
   assert.match(layoutOffence(at('capsule/images/image-feature.ts'), at('capsule/serve.ts')) ?? '', /wires/);
   for (const [a, b] of [
     ['host/paste/paste-feature.ts', 'host/session/feature-session.ts'],
