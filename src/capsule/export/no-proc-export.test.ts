@@ -73,7 +73,7 @@ test('simulateNoProcFd hides /proc/self/fd: a descriptor is located by the path 
 // Host-only code (host/, transport/) is not scanned: transport/socket.ts connects to a checked socket through
 // /proc/self/fd on a Linux host, which is no descriptor check of the capsule and has its own fallback.
 test('in the capsule only descriptor-location.ts reads /proc/self/fd, so the simulation covers every descriptor check', () => {
-  const src = fileURLToPath(new URL('..', import.meta.url));
+  const src = fileURLToPath(new URL('../..', import.meta.url));
   const readers = readdirSync(src, { recursive: true, encoding: 'utf8' })
     .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts') && !f.startsWith(`host${sep}`) && !f.startsWith(`transport${sep}`))
     .filter((f) => /\/proc\/self\/fd/.test(readFileSync(join(src, f), 'utf8').replace(/^\s*(\/\/|\/?\*).*$/gm, '')));

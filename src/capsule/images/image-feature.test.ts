@@ -8,7 +8,7 @@ import type { ControlResult, NoticeLevel } from '../../protocol/index.ts';
 import { ImageFeature, pasteBytes } from './image-feature.ts';
 import type { ImageReplies } from '../connection/image-sink.ts';
 
-const fixture = (name: string): Buffer => readFileSync(new URL(`../../test/fixtures/images/${name}`, import.meta.url));
+const fixture = (name: string): Buffer => readFileSync(new URL(`../../../test/fixtures/images/${name}`, import.meta.url));
 const sha = (b: Buffer): Buffer => createHash('sha256').update(b).digest();
 const ctx = { v: 1 as const };
 

@@ -9,7 +9,7 @@ import { ImageStaging } from '../session/staging.ts';
 import { MAX_CHUNK_BYTES } from '../../protocol/limits.ts';
 import { bigPng } from '../../../test/helpers/png.mjs';
 
-const fixture = (name: string): Buffer => readFileSync(new URL(`../../test/fixtures/images/${name}`, import.meta.url));
+const fixture = (name: string): Buffer => readFileSync(new URL(`../../../test/fixtures/images/${name}`, import.meta.url));
 const sha = (b: Buffer): Buffer => createHash('sha256').update(b).digest();
 
 /** Fake timers: the test advances time by firing what is due. */

@@ -6,7 +6,7 @@ import { basename, dirname, join } from 'node:path';
 import { hasCode } from '../../errors.ts';
 import { ImageStaging, stagedName } from './staging.ts';
 
-const fixture = (name: string): Buffer => readFileSync(new URL(`../../test/fixtures/images/${name}`, import.meta.url));
+const fixture = (name: string): Buffer => readFileSync(new URL(`../../../test/fixtures/images/${name}`, import.meta.url));
 
 function runDir(): string {
   return mkdtempSync(join(tmpdir(), 'jackin-staging-test-'));

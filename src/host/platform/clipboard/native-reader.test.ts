@@ -8,7 +8,7 @@ import { parseNativeOutput, windowsPathToWsl } from './native-contract.ts';
 import { interpretNativeOutput, runNativeHelper, MACOS_HELPER, WINDOWS_HELPER } from './native-reader.ts';
 
 const LIMITS = { timeoutMs: 5000, maxBytes: 1024 * 1024 };
-const fixture = (name: string): Buffer => readFileSync(new URL(`../../../test/fixtures/images/${name}`, import.meta.url));
+const fixture = (name: string): Buffer => readFileSync(new URL(`../../../../test/fixtures/images/${name}`, import.meta.url));
 
 // Outputs recorded from the helpers' contract (macOS 14 osascript, Windows 11 PowerShell 5.1 via WSL 2).
 const RECORDED = {

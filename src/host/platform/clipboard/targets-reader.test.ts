@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { hasCode } from '../../../errors.ts';
 import { createReader } from './select.ts';
 
-const fixture = (name: string): Buffer => readFileSync(new URL(`../../../test/fixtures/images/${name}`, import.meta.url));
+const fixture = (name: string): Buffer => readFileSync(new URL(`../../../../test/fixtures/images/${name}`, import.meta.url));
 
 function standIn(): { dir: string; env: NodeJS.ProcessEnv; serve(types: Record<string, Buffer>): void; calls(): string[] } {
   const dir = mkdtempSync(join(tmpdir(), 'jackin-wlpaste-test-'));
