@@ -242,3 +242,26 @@ test('usage errors jackin finds itself name the fix too', () => {
     assert.equal(r.status, 2);
   }
 });
+
+test('an instance name holding a control, bidi or path character is refused at every entry with one code, and shown inert', () => {
+  const names = ['q\x1b]52;c;SEVZ\x07', 'evil\u202egnp', 'a/b', 'a\u200bb'];
+  const entries = (name: string): Array<[string, string[]]> => [
+    [JACKIN, ['run', '--name', name, '--', 'true']],
+    [JACKIN, ['run', '--image', 'debian:bookworm', '--name', name, '--', 'true']],
+    [JACKIN, ['attach', name]],
+    [JACKIN, ['stop', name]],
+    [JACKIN, ['log', name]],
+    [JACKIN, ['export', '--from', name, '/etc/hostname']],
+    [CAPSULE, ['serve', '--name', name, '--', 'true']],
+  ];
+  for (const name of names) {
+    for (const [bin, args] of entries(name)) {
+      const r = runBin(bin, args);
+      const what = `${bin === CAPSULE ? 'jackin-capsule' : 'jackin'} ${args[0]} ${JSON.stringify(name)}`;
+      assert.equal(r.status, 2, `${what}: ${r.stderr}`);
+      assert.match(r.stderr, /E_BAD_INSTANCE_NAME/u, what);
+      // Nothing of the name reaches the terminal as it is: no control, format or bidi character at all.
+      assert.doesNotMatch(r.stderr.replace(/\n$/u, ''), /[\p{Cc}\p{Cf}]/u, what);
+    }
+  }
+});

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import type { Command } from './commander.ts';
 import { jackinHome } from '../host/instances/instances.ts';
 import { selectOptionsFromFlags, selectTransport, type SelectOptions } from '../transport/select.ts';
-import { instanceRunDir } from '../transport/instance-paths.ts';
+import { checkInstanceName, instanceRunDir } from '../transport/instance-paths.ts';
 import type { Transport } from '../transport/transport.ts';
 import { attachTerminal, loadSessionModules, NO_MOUSE_HELP } from './attach-terminal.ts';
 import type { SetStatus } from './command-kit.ts';
@@ -17,6 +17,7 @@ interface AttachFlags extends TransportFlags {
 }
 
 async function attachCommand(instance: string, flags: AttachFlags): Promise<number> {
+  checkInstanceName(instance);
   const home = jackinHome();
   const selectOptions: SelectOptions = selectOptionsFromFlags(instance, home, flags);
   const modules = loadSessionModules();

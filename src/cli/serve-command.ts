@@ -6,11 +6,19 @@ import { defaultRunDir } from '../capsule/session/run-dir.ts';
 import { JackinError } from '../errors.ts';
 import { DEFAULT_COLS, DEFAULT_ROWS } from '../capsule/session/pty-size.ts';
 import { HANDSHAKE_TIMEOUT_MS } from '../protocol/limits.ts';
+import { describeRefusedName, instanceNameProblem } from '../policy/instance-name.ts';
 import { checkWorkspace, type SetStatus } from './command-kit.ts';
 
 // Only `serve` loads the PTY (node-pty's native module) and the screen model: every other subcommand works
 // in an image whose native module cannot load, and `attach-proxy`, started for each `--via` relay, starts
 // as fast as Node itself. serve.ts imports node-pty, so it is loaded in the action, on demand.
+
+/** `--name`: the one instance-name rule (src/policy/instance-name.ts); the host prints the name this capsule reports. */
+function instanceName(value: string): string {
+  const problem = instanceNameProblem(value);
+  if (problem !== null) throw new JackinError('E_BAD_INSTANCE_NAME', `invalid instance name ${describeRefusedName(value)}: ${problem}`, { exitCode: 2 });
+  return value;
+}
 
 function positiveInt(value: string): number {
   const n = Number(value);
@@ -65,7 +73,7 @@ export function registerServeCommand(program: Command, setStatus: SetStatus): vo
     )
     .option('--run-dir <dir>', 'run directory (default: $JACKIN_RUN_DIR or /jackin/run)')
     .option('--workspace <dir>', 'working directory of the program (default: the current directory)')
-    .option('--name <name>', 'instance name reported by status (default: in a container its host name, which Docker and Podman set to the container id and Kubernetes to the pod name; elsewhere the command\'s basename)')
+    .option('--name <name>', 'instance name reported by status (default: in a container its host name, which Docker and Podman set to the container id and Kubernetes to the pod name; elsewhere the command\'s basename)', instanceName)
     .option('--handshake-timeout-ms <ms>', `time a new connection has to send its first frame (default: ${HANDSHAKE_TIMEOUT_MS})`, positiveInt)
     .option('--policy <file>', 'export policy JSON (default: the shipped policies/default.json; see docs/policy.md)')
     .option('--rows <n>', `PTY rows until a client attaches with its size (default: ${DEFAULT_ROWS})`, terminalSize)

@@ -12,6 +12,7 @@ import { engineCommand } from '../transport/container-engine.ts';
 import { readContainerRecord, removeContainerRecord } from '../transport/container-record.ts';
 import { checkInstanceName, instanceSocketPath } from '../transport/instance-paths.ts';
 import { socketAnswers } from '../host/instances/instances.ts';
+import { inertText } from '../ui/inert-text.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /** A local capsule ends its program (SIGHUP, then SIGKILL after its grace) well within this. */
@@ -27,7 +28,7 @@ async function stopCommand(name: string): Promise<number> {
     await engineCommand(record.engine, ['stop', '-t', '10', record.container]).catch(() => undefined);
     await engineCommand(record.engine, ['rm', '-f', record.container]);
     removeContainerRecord(home, name);
-    process.stdout.write(`stopped ${name} (${record.engine} container ${record.container})\n`);
+    process.stdout.write(`stopped ${inertText(name, 128)} (${record.engine} container ${inertText(record.container, 128)})\n`);
     return 0;
   }
   const info = await probeInstance(home, name);
@@ -54,7 +55,7 @@ async function stopCommand(name: string): Promise<number> {
     if (Date.now() > deadline) throw new JackinError('E_STOP_TIMEOUT', `${name} (pid ${info.pid}) still answers ${LOCAL_STOP_TIMEOUT_MS} ms after SIGTERM`);
     await sleep(LOCAL_STOP_POLL_MS);
   }
-  process.stdout.write(`stopped ${name}\n`);
+  process.stdout.write(`stopped ${inertText(name, 128)}\n`);
   return 0;
 }
 

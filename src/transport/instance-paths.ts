@@ -1,11 +1,16 @@
 /** Where a local instance lives under $JACKIN_HOME, from its name (checked first). */
 import { join } from 'node:path';
 import { JackinError } from '../errors.ts';
+import { describeRefusedName, instanceNameProblem } from '../policy/instance-name.ts';
 
-/** An instance name is a directory name under $JACKIN_HOME/sockets: no separators, no dot-dirs. */
+/**
+ * An instance name is a directory name under $JACKIN_HOME/sockets and a word printed in tables and messages:
+ * the one rule of src/policy/instance-name.ts, refused with E_BAD_INSTANCE_NAME (the name shown inert).
+ */
 export function checkInstanceName(name: string): string {
-  if (name.length === 0 || name.length > 128 || name === '.' || name === '..' || /[/\\\0\n\r]/.test(name) || name.startsWith('-')) {
-    throw new JackinError('E_USAGE', `invalid instance name ${JSON.stringify(name)}: use letters, digits, "." "_" "-" (no "/", not starting with "-")`, { exitCode: 2 });
+  const problem = instanceNameProblem(name);
+  if (problem !== null) {
+    throw new JackinError('E_BAD_INSTANCE_NAME', `invalid instance name ${describeRefusedName(name)}: ${problem}; use letters, digits, "." "_" "-" (no "/", not starting with "-")`, { exitCode: 2 });
   }
   return name;
 }
