@@ -276,3 +276,31 @@ test('input router: while a feature holds input and asks a question, what is typ
   hold.dispose();
   assert.deepEqual(s.typed, ['before ', 'after'], 'the program gets what was typed before and after the prompt, not the answer');
 });
+
+test('input router: with the palette open, no mouse report of any encoding or button byte runs a shortcut', () => {
+  const s = setup();
+  const ran: string[] = [];
+  for (const key of 'abcdefghijklmnopqrstuvwxyz0123456789') s.palette.register({ id: key, title: `action ${key}`, key, run: () => void ran.push(key) });
+  // Each report on a freshly opened palette (no filter typed yet), so a letter would run its action.
+  for (let cb = 0x20; cb <= 0xff; cb++) {
+    for (const report of [Buffer.from([0x1b, 0x5b, 0x4d, cb, 0x35, 0x36]), Buffer.from(`\x1b[${cb};21;22M`, 'latin1'), Buffer.from(`\x1b[<${cb - 32};21;22M`, 'latin1')]) {
+      s.palette.open();
+      s.router.push(report);
+    }
+  }
+  assert.deepEqual(ran, []);
+  assert.equal(s.palette.isOpen, true);
+  assert.deepEqual(s.typed, []);
+});
+
+test('input router: an unclaimed report reaches the program in the encoding it asked for, or not at all', () => {
+  const s = setup();
+  s.router.push(Buffer.from('\x1b[<0;5;6M'));
+  assert.deepEqual(s.typed, [], 'the program asked for no mouse reports');
+  s.program.mouse = 1000;
+  s.router.push(Buffer.from('\x1b[<0;5;6M'));
+  assert.deepEqual(s.typed, ['\x1b[M %&'], 'legacy: the program did not ask for SGR');
+  s.program.sgrMouse = true;
+  s.router.push(Buffer.from('\x1b[Ma%&'));
+  assert.deepEqual(s.typed, ['\x1b[M %&', '\x1b[<65;5;6M']);
+});

@@ -13,6 +13,7 @@
 import { DisposableStore, toDisposable, type Disposable } from '../../disposable.ts';
 import type { Gesture, InputHook, InputHookKind } from './feature-session.ts';
 import { InputScanner, type InputEvent, type InputScannerOptions } from '../terminal/input-scan.ts';
+import { encodeForProgram } from '../terminal/mouse-report.ts';
 import type { ConfirmController } from './confirm-controller.ts';
 import type { PaletteController } from './palette-controller.ts';
 import type { ProgramModes } from '../terminal/terminal-filter/modes.ts';
@@ -178,7 +179,9 @@ export class InputRouter implements Disposable {
           this.offer('paste', ev, this.o.filter.program.bracketedPaste ? ev.raw : ev.content);
           break;
         case 'mouse':
-          this.offer('mouse', ev);
+          // Unclaimed, the report goes to the program in the encoding it asked for (the terminal reports in
+          // SGR whenever a mouse mode is on), or nowhere when it asked for none.
+          this.offer('mouse', ev, encodeForProgram(ev, this.o.filter.program));
           break;
         default: {
           const never: never = ev;
@@ -197,6 +200,6 @@ export class InputRouter implements Disposable {
   /** Offers an event to the hooks of its kind, newest first; unclaimed, its bytes (`unclaimed`) go to the program. */
   private offer(kind: InputHookKind, ev: Extract<InputEvent, { raw: Buffer }>, unclaimed: Buffer = ev.raw): void {
     for (const hook of [...this.hooks[kind]]) if (hook(ev)) return;
-    this.o.sendInput(unclaimed);
+    if (unclaimed.length > 0) this.o.sendInput(unclaimed);
   }
 }

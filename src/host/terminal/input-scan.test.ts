@@ -173,6 +173,8 @@ test('input scan (property): input with no trigger comes out as bytes events onl
     // Nor a terminal reply: a CSI in a reply's form (focus, DA, DECRQM, status, window and position reports,
     // kitty flags) or any string sequence (OSC, DCS, APC, PM, SOS).
     if (/\x1b\[[\x30-\x3f]*[\x20-\x2f]*[IORcntuy]|\x1b[\]P_^X]/.test(s)) return false;
+    // Nor a mouse report (SGR, legacy `ESC [ M` and urxvt's `CSI Cb;Cx;Cy M`).
+    if (/\x1b\[M|\x1b\[\d+;\d+;\d+M/.test(s)) return false;
     return !/[\x16\x1c]|\x1b\[200~|\x1b\[<|\x1b\[(118|86|92)[;:u]|\x1b\[27;\d+;(118|86|92)~/.test(s);
   });
   fc.assert(

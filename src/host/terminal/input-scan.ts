@@ -1,6 +1,7 @@
 /**
  * The host's input scanner: a streaming tokenizer over the operator's keyboard bytes. It finds the image
- * paste key, the palette key, bracketed pastes and SGR mouse reports, and passes every other byte through
+ * paste key, the palette key, bracketed pastes and mouse reports (SGR, and the legacy `ESC [ M Cb Cx Cy` and urxvt
+ * forms as one unit each: their bytes are never keys), and passes every other byte through
  * unchanged and in order. Sequences split across reads are held until complete (or until `flush()`,
  * which the caller arms with a short timer when `pending` is true, so a lone Esc key still arrives).
  *
@@ -12,6 +13,7 @@
  */
 import { JackinError } from '../../errors.ts';
 import { DEFAULT_PALETTE_KEY, DEFAULT_PASTE_KEY, matchesKey, parseCsiU, parseKeySpec, parseModifyOtherKeys, type KeyEncoding, type KeyReport, type KeySpec } from './trigger-keys.ts';
+import { reportFromCode, type MouseReport } from './mouse-report.ts';
 import { classifyCsiReply, heldAsStringReply, ReplyExpectations, scanStringReply, stringReplyRest, type ReplyKind } from './terminal-filter/replies.ts';
 
 
@@ -24,20 +26,8 @@ export type InputEvent =
   | { type: 'paste-key'; source: KeyEncoding | 'empty-paste'; raw: Buffer }
   | { type: 'palette-key'; source: KeyEncoding; raw: Buffer }
   | { type: 'paste'; content: Buffer; raw: Buffer }
-  | {
-      type: 'mouse';
-      /** Button code without modifier and motion bits: 0 left, 1 middle, 2 right, 3 none, 64.. wheel. */
-      button: number;
-      /** 1-based cell column and row. */
-      x: number;
-      y: number;
-      press: boolean;
-      motion: boolean;
-      shift: boolean;
-      alt: boolean;
-      ctrl: boolean;
-      raw: Buffer;
-    };
+  /** A mouse report from the terminal, in whatever encoding it came (`raw`); see mouse-report.ts. */
+  | ({ type: 'mouse'; raw: Buffer } & MouseReport);
 
 /** A paste longer than this is forwarded as it streams instead of being held for path detection. */
 export const DEFAULT_MAX_PASTE_BYTES = 1024 * 1024;
@@ -112,7 +102,7 @@ export class InputScanner {
   /** True while the bytes held are the start of a terminal reply (more than its introducer), not a lone key. */
   get holdsReply(): boolean {
     const p = this.#pending;
-    return this.#replyRest !== 0 || (this.#mode === 'normal' && p.length > 2 && p[0] === ESC && heldAsStringReply(p, 0, this.#replies));
+    return this.#replyRest !== 0 || (this.#mode === 'normal' && p.length > 2 && p[0] === ESC && (heldAsStringReply(p, 0, this.#replies) || isLegacyMouseStart(p, 0)));
   }
 
   /** True inside a bracketed paste (flush() does not end it unless asked). */
@@ -149,7 +139,8 @@ export class InputScanner {
     } else if (this.#mode === 'normal') {
       const p = this.#pending;
       // A string reply that never ended is still a reply: its bytes never become keys.
-      if (p.length > 1 && p[0] === ESC && heldAsStringReply(p, 0, this.#replies)) this.#emit({ type: 'reply', kind: 'other', raw: p });
+      // So is a legacy mouse report cut short: the rest of its bytes would be read as keys.
+      if (p.length > 1 && p[0] === ESC && (heldAsStringReply(p, 0, this.#replies) || isLegacyMouseStart(p, 0))) this.#emit({ type: 'reply', kind: 'other', raw: p });
       else this.#bytes(p);
       this.#pending = Buffer.alloc(0);
     } else if (opts.endPaste) {
@@ -233,6 +224,14 @@ export class InputScanner {
       this.#bytes(data.subarray(i, i + 2));
       return i + 2;
     }
+    if (data[i + 2] === 0x4d /* M */) {
+      // A legacy mouse report, `ESC [ M Cb Cx Cy`: three raw bytes that are the report's, never keys (a
+      // terminal that ignored the host's `?1006h`, or one that reported before it took effect).
+      if (i + 5 >= data.length) return this.#keep(data, i);
+      const raw = Buffer.from(data.subarray(i, i + 6));
+      this.#emit({ type: 'mouse', ...reportFromCode(Math.max(0, raw[3]! - 32), raw[4]! - 32, raw[5]! - 32, (raw[3]! - 32 & 3) !== 3 || raw[3]! - 32 >= 64), raw });
+      return i + 6;
+    }
     // CSI: parameter bytes 0x30-0x3F, intermediates 0x20-0x2F, one final byte 0x40-0x7E.
     let k = i + 2;
     while (k < data.length && data[k]! >= 0x30 && data[k]! <= 0x3f) k++;
@@ -284,19 +283,16 @@ export class InputScanner {
     if ((final === 'M' || final === 'm') && params.startsWith('<')) {
       const m = /^<(\d+);(\d+);(\d+)$/.exec(params);
       if (m !== null) {
-        const code = Number(m[1]);
-        this.#emit({
-          type: 'mouse',
-          button: code & ~(4 | 8 | 16 | 32),
-          x: Number(m[2]),
-          y: Number(m[3]),
-          press: final === 'M',
-          motion: (code & 32) !== 0,
-          shift: (code & 4) !== 0,
-          alt: (code & 8) !== 0,
-          ctrl: (code & 16) !== 0,
-          raw: Buffer.from(seq),
-        });
+        this.#emit({ type: 'mouse', ...reportFromCode(Number(m[1]), Number(m[2]), Number(m[3]), final === 'M'), raw: Buffer.from(seq) });
+        return;
+      }
+    }
+    if (final === 'M') {
+      // urxvt's encoding (1015), `CSI Cb ; Cx ; Cy M` in decimal with Cb offset by 32.
+      const m = /^(\d{1,5});(\d{1,5});(\d{1,5})$/.exec(params);
+      if (m !== null && Number(m[1]) >= 32) {
+        const code = Number(m[1]) - 32;
+        this.#emit({ type: 'mouse', ...reportFromCode(code, Number(m[2]), Number(m[3]), (code & 3) !== 3 || code >= 64), raw: Buffer.from(seq) });
         return;
       }
     }
@@ -359,4 +355,9 @@ export class InputScanner {
       this.#mode = 'paste-passthrough';
     }
   }
+}
+
+/** `ESC [ M` at `i`: the start of a legacy mouse report. */
+function isLegacyMouseStart(b: Buffer, i: number): boolean {
+  return b[i] === ESC && b[i + 1] === 0x5b && b[i + 2] === 0x4d;
 }

@@ -42,12 +42,14 @@ export function initialProgramModes(): ProgramModes {
 }
 
 /**
- * The terminal's modes: the program's mouse tracking when it tracks the mouse (its reports are its own),
- * else the host's click capture; bracketed paste on when either wants it. A program's `?1000l` or
+ * The terminal's modes: the program's mouse tracking when it tracks the mouse (its reports are its own,
+ * always in SGR encoding), else the host's click capture; bracketed paste on when either wants it. A program's `?1000l` or
  * `?2004l` therefore never switches off what the host needs.
  */
 export function composeModes(p: ProgramModes, host: HostNeeds): ComposedModes {
-  if (p.mouse !== 0) return { mouse: p.mouse, sgrMouse: p.sgrMouse, bracketedPaste: p.bracketedPaste || host.bracketedPaste };
+  // SGR whenever a mouse mode is on: the input side parses SGR reports and hands the program its own
+  // encoding (mouse-report.ts); legacy reports carry raw bytes that would read as keys in the palette.
+  if (p.mouse !== 0) return { mouse: p.mouse, sgrMouse: true, bracketedPaste: p.bracketedPaste || host.bracketedPaste };
   return {
     mouse: host.mouseCapture ? 1000 : 0,
     sgrMouse: host.mouseCapture,
