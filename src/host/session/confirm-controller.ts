@@ -22,7 +22,8 @@ import type { HostTerminal } from '../terminal/terminal.ts';
 export const CONFIRM_ARM_MS = 500;
 
 export interface ConfirmControllerOptions {
-  terminal: Pick<HostTerminal, 'write' | 'size'>;
+  /** `hostColours`: the operator's colours while the prompt is up (the program's put back after). */
+  terminal: Pick<HostTerminal, 'write' | 'size'> & Partial<Pick<HostTerminal, 'hostColours'>>;
   /** Called after the prompt closed (the caller repaints the program's screen). */
   closed: () => void;
   /** Monotonic clock in milliseconds; injected by tests. */
@@ -30,7 +31,7 @@ export interface ConfirmControllerOptions {
 }
 
 export class ConfirmController implements Disposable {
-  private current: { prompt: ConfirmPrompt; answer: (yes: boolean) => void; shownAt: number } | null = null;
+  private current: { prompt: ConfirmPrompt; answer: (yes: boolean) => void; shownAt: number; colours: Disposable | undefined } | null = null;
   private disposed = false;
   private readonly now: () => number;
 
@@ -46,7 +47,7 @@ export class ConfirmController implements Disposable {
   ask(request: ConfirmRequest): Promise<boolean> {
     if (this.disposed || this.current !== null) return Promise.resolve(false);
     return new Promise((resolve) => {
-      this.current = { prompt: new ConfirmPrompt(request), answer: resolve, shownAt: this.now() };
+      this.current = { prompt: new ConfirmPrompt(request), answer: resolve, shownAt: this.now(), colours: this.o.terminal.hostColours?.() };
       this.draw();
     });
   }
@@ -72,8 +73,9 @@ export class ConfirmController implements Disposable {
   dispose(): void {
     this.disposed = true;
     if (this.current !== null) {
-      const { answer } = this.current;
+      const { answer, colours } = this.current;
       this.current = null;
+      colours?.dispose();
       answer(false);
     }
   }
@@ -83,6 +85,7 @@ export class ConfirmController implements Disposable {
     if (c === null) return;
     this.current = null;
     this.o.closed();
+    c.colours?.dispose();
     c.answer(yes);
   }
 

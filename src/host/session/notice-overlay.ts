@@ -16,7 +16,8 @@ import type { HostTerminal } from '../terminal/terminal.ts';
 export const NOTICE_REDRAW_MS = 30;
 
 export interface NoticeOverlayOptions {
-  terminal: Pick<HostTerminal, 'write' | 'size'>;
+  /** `hostColours`: the operator's colours while a notice is up (the program's put back after). */
+  terminal: Pick<HostTerminal, 'write' | 'size'> & Partial<Pick<HostTerminal, 'hostColours'>>;
   /** True while the palette or a confirmation covers the screen (notices wait). */
   paletteOpen: () => boolean;
   /** Asks the capsule to repaint the program's screen (removes a notice). */
@@ -30,6 +31,7 @@ export class NoticeOverlay implements Disposable {
   private expiryTimer: NodeJS.Timeout | undefined;
   private redrawTimer: NodeJS.Timeout | undefined;
   private immediate: NodeJS.Immediate | undefined;
+  private colours: Disposable | undefined;
 
   constructor(private readonly o: NoticeOverlayOptions) {
     this.queue = new NoticeBoard(o.now);
@@ -38,6 +40,7 @@ export class NoticeOverlay implements Disposable {
         clearTimeout(this.expiryTimer);
         clearTimeout(this.redrawTimer);
         clearImmediate(this.immediate);
+        this.releaseColours();
       }),
     );
   }
@@ -77,7 +80,14 @@ export class NoticeOverlay implements Disposable {
   private draw(): void {
     const n = this.queue.current;
     if (n === null || this.o.paletteOpen() || this.store.isDisposed) return;
+    this.colours ??= this.o.terminal.hostColours?.();
     this.o.terminal.write(Buffer.from(renderNotice(n, this.o.terminal.size().cols), 'utf8'));
+  }
+
+  private releaseColours(): void {
+    const c = this.colours;
+    this.colours = undefined;
+    c?.dispose();
   }
 
   private scheduleExpiry(): void {
@@ -89,6 +99,7 @@ export class NoticeOverlay implements Disposable {
       if (this.queue.tick()) {
         // Remove the old notice by repainting the program's screen, then draw the next one (if any) over it.
         if (!this.o.paletteOpen()) this.o.repaint();
+        if (this.queue.current === null) this.releaseColours();
         this.redrawSoon();
       }
       this.scheduleExpiry();

@@ -12,7 +12,8 @@ import { Palette, type PaletteResult } from './palette.ts';
 import type { HostTerminal } from '../terminal/terminal.ts';
 
 export interface PaletteControllerOptions {
-  terminal: Pick<HostTerminal, 'write' | 'size'>;
+  /** `hostColours`: the operator's colours while the palette is up (the program's put back after). */
+  terminal: Pick<HostTerminal, 'write' | 'size'> & Partial<Pick<HostTerminal, 'hostColours'>>;
   /** Called after the palette closed (the caller repaints the program's screen). */
   closed: () => void;
   /** Reports an action's failure. */
@@ -25,6 +26,7 @@ export class PaletteController implements Disposable {
   private readonly owners = new Map<string, object>();
   private readonly chosen = new Emitter<SessionAction>();
   private readonly opened = new Emitter<void>();
+  private colours: Disposable | undefined;
   /** The operator chose an action (fired before it runs). */
   readonly onChoose = this.chosen.event;
   /** The palette opened. */
@@ -54,6 +56,7 @@ export class PaletteController implements Disposable {
 
   open(): void {
     this.palette.open();
+    this.colours ??= this.o.terminal.hostColours?.();
     this.draw();
     this.opened.fire();
   }
@@ -107,6 +110,7 @@ export class PaletteController implements Disposable {
   }
 
   dispose(): void {
+    this.releaseColours();
     this.chosen.dispose();
     this.opened.dispose();
   }
@@ -132,5 +136,12 @@ export class PaletteController implements Disposable {
   private close(): void {
     this.palette.close();
     this.o.closed();
+    this.releaseColours();
+  }
+
+  private releaseColours(): void {
+    const c = this.colours;
+    this.colours = undefined;
+    c?.dispose();
   }
 }

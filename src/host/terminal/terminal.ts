@@ -117,6 +117,25 @@ export class HostTerminal {
     return this.stdout.write(bytes);
   }
 
+  /**
+   * Host UI goes up (palette, prompt, notice): the colours the program changed are reset to the operator's
+   * for as long as the result is not disposed, and the program's put back after (terminal-filter/modes.ts,
+   * ProgramColours). Holds nest.
+   */
+  hostColours(): Disposable {
+    this.writeHostUi(this.filter.hostColoursBegin());
+    let held = true;
+    return toDisposable(() => {
+      if (!held) return;
+      held = false;
+      this.writeHostUi(this.filter.hostColoursEnd());
+    });
+  }
+
+  private writeHostUi(s: string): void {
+    if (s !== '' && !this.restored) this.stdout.write(Buffer.from(s, 'latin1'));
+  }
+
   private hostNeeds: HostNeeds = { mouseCapture: false, bracketedPaste: false };
 
   /** Changes what the host needs from the terminal (click capture, bracketed paste); writes the change. */

@@ -3,7 +3,7 @@
  * options, tracked state and the event sink. Pure types and the decision constants.
  */
 import type { RateLimiter } from '../../platform/rate-limiter.ts';
-import type { HostNeeds, ProgramModes, TrackedState } from './modes.ts';
+import type { HostNeeds, ProgramColours, ProgramModes, TrackedState } from './modes.ts';
 import type { ReplyExpectations } from './replies.ts';
 
 /** Something the host acts on, found in the program's output. */
@@ -51,6 +51,10 @@ export interface FilterContext {
   readonly expectations: ReplyExpectations;
   readonly tracked: TrackedState;
   readonly program: ProgramModes;
+  /** The colours the program set (OSC 4/10/11), kept so they can be put back after host UI. */
+  readonly colours: ProgramColours;
+  /** Host UI is up: the program's colour changes are recorded in `colours`, not written. */
+  readonly hostColoursHeld: boolean;
   readonly notifications: RateLimiter;
   event(ev: FilterEvent): void;
   dropped(what: string): typeof DROP;

@@ -20,12 +20,16 @@ import {
   composeModes,
   composedAfterReset,
   composedDiff,
+  hostColoursBegin,
+  hostColoursEnd,
+  initialProgramColours,
   initialProgramModes,
   initialTrackedState,
   NO_HOST_NEEDS,
   restoreSequence,
   type ComposedModes,
   type HostNeeds,
+  type ProgramColours,
   type ProgramModes,
   type TrackedState,
 } from './modes.ts';
@@ -66,6 +70,8 @@ export class TerminalFilter implements FilterContext {
   readonly expectations: ReplyExpectations;
   readonly tracked: TrackedState = initialTrackedState();
   readonly program: ProgramModes = initialProgramModes();
+  readonly colours: ProgramColours = initialProgramColours();
+  #hostColours = 0;
   readonly notifications: RateLimiter;
   readonly #onEvent: ((ev: FilterEvent) => void) | undefined;
   #hostNeeds: HostNeeds;
@@ -122,6 +128,25 @@ export class TerminalFilter implements FilterContext {
   setHostNeeds(needs: HostNeeds): Buffer {
     this.#hostNeeds = { ...needs };
     return Buffer.from(this.#sync(), 'latin1');
+  }
+
+  get hostColoursHeld(): boolean {
+    return this.#hostColours > 0;
+  }
+
+  /**
+   * Host UI goes up (palette, prompt, notice; calls nest): the first call returns what resets the colours
+   * the program changed to the operator's, and from then on the program's colour changes are recorded, not
+   * written, until the last `hostColoursEnd`.
+   */
+  hostColoursBegin(): string {
+    return this.#hostColours++ === 0 ? hostColoursBegin(this.colours) : '';
+  }
+
+  /** Host UI is down: the last call returns what sets the program's colours again, as it last set them. */
+  hostColoursEnd(): string {
+    if (this.#hostColours === 0) return '';
+    return --this.#hostColours === 0 ? hostColoursEnd(this.colours) : '';
   }
 
   /** The sequence that undoes what the program left on (write it on every exit path). */

@@ -111,6 +111,41 @@ export function initialTrackedState(): TrackedState {
   return { alt: 0, kittyDepth: 0, kittyAltDepth: 0, kittySetAtBase: false, palette: false, foreground: false, background: false, cursorColor: false, titlePushed: false, origin: false, hyperlink: false };
 }
 
+/**
+ * The colours the program set, as it last set them: palette entries (OSC 4) and the default foreground and
+ * background (OSC 10/11). While host UI is up the terminal's are reset to the operator's (OSC 104/110/111:
+ * the program could otherwise make jackin's prompt, palette or notices blank by setting the colours they use
+ * to the background), the program's sets and resets are recorded here instead of written, and afterwards
+ * its colours are set again from here (hostColoursBegin/End).
+ */
+export interface ProgramColours {
+  readonly palette: Map<number, string>;
+  foreground: string | null;
+  background: string | null;
+}
+
+export function initialProgramColours(): ProgramColours {
+  return { palette: new Map(), foreground: null, background: null };
+}
+
+const ST = '\x1b\\';
+
+/** What puts the operator's own colours back for host UI: a reset of only what the program changed. */
+export function hostColoursBegin(c: ProgramColours): string {
+  return `${c.palette.size > 0 ? `\x1b]104${ST}` : ''}${c.foreground !== null ? `\x1b]110${ST}` : ''}${c.background !== null ? `\x1b]111${ST}` : ''}`;
+}
+
+/** What sets the program's colours again once host UI is down. */
+export function hostColoursEnd(c: ProgramColours): string {
+  const entries = [...c.palette].sort((a, b) => a[0] - b[0]);
+  let s = '';
+  // OSC 4 takes up to 32 index/spec pairs per sequence here (the filter's own limit on what it passes).
+  for (let i = 0; i < entries.length; i += 32) s += `\x1b]4;${entries.slice(i, i + 32).map(([n, spec]) => `${n};${spec}`).join(';')}${ST}`;
+  if (c.foreground !== null) s += `\x1b]10;${c.foreground}${ST}`;
+  if (c.background !== null) s += `\x1b]11;${c.background}${ST}`;
+  return s;
+}
+
 /** Kitty keyboard levels tracked at most (terminals keep a bounded stack too). */
 export const MAX_KITTY_DEPTH = 64;
 

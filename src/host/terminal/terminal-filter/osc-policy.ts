@@ -54,7 +54,7 @@ export function oscDecision(ctx: FilterContext, content: Buffer, overflow: boole
     case '110':
     case '111':
     case '112':
-      return /^[\d;]{0,64}$/.test(rest) ? `\x1b]${ps}${semi < 0 ? '' : `;${rest}`}${ST}` : ctx.dropped(`OSC ${ps}`);
+      return colourReset(ctx, ps, semi < 0 ? null : rest);
     case '8':
       return hyperlink(ctx, rest);
     case '52':
@@ -78,13 +78,21 @@ function title(ctx: FilterContext, ps: string, text: string): Decision {
 function colors(ctx: FilterContext, rest: string): Decision {
   const f = rest.split(';');
   if (f.length < 2 || f.length % 2 !== 0 || f.length > 64) return ctx.dropped('OSC 4');
-  let queries = 0;
   for (let i = 0; i < f.length; i += 2) {
     if (!/^\d{1,3}$/.test(f[i]!) || Number(f[i]) > 255 || !COLOR_SPEC.test(f[i + 1]!)) return ctx.dropped('OSC 4');
-    if (f[i + 1] === '?') queries++;
-    else ctx.tracked.palette = true;
   }
-  if (queries > 0) ctx.expectations.expect('osc-color', queries);
+  const queries: string[] = [];
+  for (let i = 0; i < f.length; i += 2) {
+    const n = Number(f[i]);
+    if (f[i + 1] === '?') queries.push(`${n};?`);
+    else {
+      ctx.tracked.palette = true;
+      ctx.colours.palette.set(n, f[i + 1]!);
+    }
+  }
+  if (queries.length > 0) ctx.expectations.expect('osc-color', queries.length);
+  // While host UI is up the sets wait (they are put back after it); the queries are answered now.
+  if (ctx.hostColoursHeld) return queries.length === 0 ? DROP : `\x1b]4;${queries.join(';')}${ST}`;
   return `\x1b]4;${rest}${ST}`;
 }
 
@@ -92,20 +100,45 @@ function colors(ctx: FilterContext, rest: string): Decision {
 function dynamicColors(ctx: FilterContext, first: number, rest: string): Decision {
   const specs = rest.split(';');
   if (specs.length === 0 || first + specs.length - 1 > 12) return ctx.dropped(`OSC ${first}`);
+  if (!specs.every((s) => COLOR_SPEC.test(s))) return ctx.dropped(`OSC ${first}`);
   let queries = 0;
+  let held = '';
   for (let i = 0; i < specs.length; i++) {
-    if (!COLOR_SPEC.test(specs[i]!)) return ctx.dropped(`OSC ${first}`);
-    if (specs[i] === '?') {
+    const n = first + i;
+    const spec = specs[i]!;
+    if (spec === '?') {
       queries++;
+      held += `\x1b]${n};?${ST}`;
       continue;
     }
-    const n = first + i;
-    if (n === 10) ctx.tracked.foreground = true;
-    else if (n === 11) ctx.tracked.background = true;
-    else ctx.tracked.cursorColor = true;
+    if (n === 10) {
+      ctx.tracked.foreground = true;
+      ctx.colours.foreground = spec;
+    } else if (n === 11) {
+      ctx.tracked.background = true;
+      ctx.colours.background = spec;
+    } else {
+      ctx.tracked.cursorColor = true;
+      held += `\x1b]12;${spec}${ST}`; // the cursor colour hides nothing of jackin's: it passes
+    }
   }
   if (queries > 0) ctx.expectations.expect('osc-color', queries);
+  if (ctx.hostColoursHeld) return held === '' ? DROP : held;
   return `\x1b]${first};${rest}${ST}`;
+}
+
+/** OSC 104 [; index]... , 110, 111, 112: the program's colours back to the terminal's (recorded for host UI). */
+function colourReset(ctx: FilterContext, ps: string, rest: string | null): Decision {
+  if (rest !== null && !/^[\d;]{0,64}$/.test(rest)) return ctx.dropped(`OSC ${ps}`);
+  if (ps === '104') {
+    const indexes = (rest ?? '').split(';').filter((x) => x !== '');
+    if (indexes.length === 0) ctx.colours.palette.clear();
+    else for (const x of indexes) ctx.colours.palette.delete(Number(x));
+  } else if (ps === '110') ctx.colours.foreground = null;
+  else if (ps === '111') ctx.colours.background = null;
+  // Host UI up: the terminal already has the operator's colours (the cursor colour was never taken).
+  if (ctx.hostColoursHeld && ps !== '112') return DROP;
+  return `\x1b]${ps}${rest === null ? '' : `;${rest}`}${ST}`;
 }
 
 /** OSC 8 ; params ; target: kept only when the target passes the host's URL check; the label is text anyway. */
