@@ -56,3 +56,12 @@ test('only a read that is exactly Enter confirms; Esc alone or Ctrl+C cancels; a
   assert.equal(p.key(Buffer.from('\x03')), 'cancel');
   for (const s of ['y', 'x\r', '\r\r', '\x1b[200~\r\x1b[201~', '\x1b[A', ' ', '\x1b[13;2u']) assert.equal(p.key(Buffer.from(s)), 'ignore', JSON.stringify(s));
 });
+
+test('the prompt takes Enter, Esc and Ctrl+C in the kitty keyboard protocol and modifyOtherKeys; a release is no key', () => {
+  const p = new ConfirmPrompt({ kind: 'url', target: 'https://example.com/' });
+  const key = (s: string) => p.key(Buffer.from(s, 'latin1'));
+  for (const s of ['\x1b[27u', '\x1b[27;1:1u\x1b[27;1:3u', '\x1b[99;5u', '\x1b[99;5u\x1b[99;5:3u', '\x1b[27;5;99~', '\x1b[27;1;27~']) assert.equal(key(s), 'cancel', JSON.stringify(s));
+  for (const s of ['\x1b[13u', '\x1b[13u\x1b[13;1:3u', '\r\x1b[13;1:3u', '\x1b[57414u', '\x1b[27;1;13~']) assert.equal(key(s), 'confirm', JSON.stringify(s));
+  // A release alone, Ctrl+Enter, or Enter among other keys answers nothing.
+  for (const s of ['\x1b[13;1:3u', '\x1b[13;5u', 'x\x1b[13u', '\x1b[27;5;13~']) assert.equal(key(s), 'ignore', JSON.stringify(s));
+});

@@ -10,6 +10,7 @@
 import { domainToUnicode } from 'node:url';
 import { drawBox } from '../../ui/box.ts';
 import { charWidth, inertText } from '../../ui/inert-text.ts';
+import { decodeKeys } from '../terminal/keys.ts';
 
 export interface ConfirmRequest {
   /**
@@ -111,9 +112,14 @@ export class ConfirmPrompt {
    * typing that merely contains a carriage return never does; Esc alone or Ctrl+C cancels; the rest is ignored.
    */
   key(bytes: Uint8Array): ConfirmKey {
-    const s = Buffer.from(bytes).toString('latin1');
-    if (s === '\r' || s === '\n' || s === '\r\n') return 'confirm';
-    if (s === '\x1b' || s === '\x03' || s === '\x1b\x1b') return 'cancel';
+    const buf = Buffer.from(bytes);
+    if (buf.toString('latin1') === '\r\n') return 'confirm';
+    // Decoded, so Enter, Esc and Ctrl+C mean the same in every keyboard protocol the program may have
+    // switched on (kitty's CSI u, modifyOtherKeys); a key's release is no key.
+    const keys = decodeKeys(buf);
+    if (keys.length === 1 && keys[0]!.name === 'enter') return 'confirm';
+    if (keys.length === 1 && keys[0]!.name === 'ctrl-c') return 'cancel';
+    if ((keys.length === 1 || keys.length === 2) && keys.every((k) => k.name === 'escape')) return 'cancel';
     return 'ignore';
   }
 

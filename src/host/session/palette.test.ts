@@ -87,3 +87,23 @@ test('the box keeps its height whatever the filter, so no stale border is left',
   p.input(b('e'));
   assert.deepEqual(rowsOf(p.render(24, 80)).slice(0, full.length), full);
 });
+
+test('the palette works under a kitty keyboard level or modifyOtherKeys: Esc closes, a shortcut runs, arrows and Enter choose, Ctrl+C closes', () => {
+  // Flag 1 (Esc as CSI 27 u), flag 8 (every key a CSI u) with 2 (releases) and 16 (text), and modifyOtherKeys 2.
+  const encodings = [
+    { esc: '\x1b[27u', d: 'd', down: '\x1b[B', enter: '\r', ctrlC: '\x1b[99;5u' },
+    { esc: '\x1b[27u\x1b[27;1:3u', d: '\x1b[100;;100u\x1b[100;1:3u', down: '\x1b[B\x1b[1;1:3B', enter: '\x1b[13u\x1b[13;1:3u', ctrlC: '\x1b[99;5u\x1b[99;5:3u' },
+    { esc: '\x1b', d: 'd', down: '\x1b[B', enter: '\r', ctrlC: '\x1b[27;5;99~' },
+  ];
+  for (const e of encodings) {
+    const p = new Palette(actions);
+    p.open();
+    assert.deepEqual(p.input(b(e.esc)), [{ type: 'close' }], JSON.stringify(e));
+    p.open();
+    assert.deepEqual(p.input(b(e.d)), [{ type: 'run', action: actions[0] }]);
+    p.open();
+    assert.deepEqual(p.input(b(e.down + e.down + e.enter)), [{ type: 'run', action: actions[2] }]);
+    p.open();
+    assert.deepEqual(p.input(b(e.ctrlC)), [{ type: 'close' }]);
+  }
+});
