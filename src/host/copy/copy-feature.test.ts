@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { hasCode } from '../../errors.ts';
 import { FakeFeatureSession } from '../../../test/helpers/fake-feature-session.ts';
-import { copyModeFromEnv, installCopyFeature, offerPreview } from './copy-feature.ts';
+import { copyLogTarget, copyModeFromEnv, installCopyFeature, offerPreview } from './copy-feature.ts';
 import type { ClipboardTextWriter } from '../platform/clipboard/write-text.ts';
 import { pollUntil } from '../../../test/helpers/poll.ts';
 import { textWidth } from '../../ui/inert-text.ts';
@@ -164,4 +164,22 @@ test('copy feature: with JACKIN_COPY=allow, copies over the notice rate are told
   await pollUntil('the second summary', () => s.notices.length === 5);
   assert.deepEqual(s.notices[4], { level: 'warning', text: 'The program offered text 1 more time (JACKIN_COPY=allow); the latest could not be copied: xclip exited with status 1' });
   feature.dispose();
+});
+
+test('copy feature: every copy is in the host log by size and hash, never the text; a failed one too', async () => {
+  const { s } = setup();
+  const secret = 'export TOKEN=hunter2';
+  s.terminalEmitter.fire({ type: 'copy-offer', text: secret, bytes: secret.length, removed: 0 });
+  assert.deepEqual(s.log, [], 'an offer alone is no host action');
+  s.paletteOpenEmitter.fire();
+  await s.actions.get('copy-offered-text')!.run();
+  assert.deepEqual(s.log, [{ action: 'copy', target: copyLogTarget(secret), result: 'ok', detail: 'to the clipboard (test-clip)' }]);
+  assert.match(copyLogTarget(secret), /^text of 20 bytes, sha256 [0-9a-f]{16}$/u);
+  assert.ok(!JSON.stringify(s.log).includes('hunter2'));
+
+  const failing = new FakeFeatureSession({ repaint: 1 });
+  installCopyFeature(failing, { env: { JACKIN_COPY: 'allow' }, writer: { name: 'broken', reason: 'test', write: async () => Promise.reject(new Error('no display')) } });
+  failing.terminalEmitter.fire({ type: 'copy-offer', text: 'x', bytes: 1, removed: 0 });
+  await pollUntil('the failed copy in the log', () => failing.log.length === 1);
+  assert.deepEqual(failing.log, [{ action: 'copy', target: copyLogTarget('x'), result: 'failed', detail: 'no display' }]);
 });

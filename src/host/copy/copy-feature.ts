@@ -7,6 +7,7 @@
  * (a flood: three notices, then one summary per 10 s), `deny` ignores offers. A program's clipboard query
  * is answered with nothing, and the operator is told once.
  */
+import { createHash } from 'node:crypto';
 import { DisposableStore, toDisposable, type Disposable } from '../../disposable.ts';
 import { JackinError } from '../../errors.ts';
 import { formatBytes } from '../../ui/format-bytes.ts';
@@ -57,6 +58,12 @@ export interface CopyFeatureOptions {
   summaryMs?: number;
 }
 
+/** What `jackin log` records of a copy: the text's size and the start of its SHA-256, never the text. */
+export function copyLogTarget(text: string): string {
+  const bytes = Buffer.from(text, 'utf8');
+  return `text of ${bytes.length} bytes, sha256 ${createHash('sha256').update(bytes).digest('hex').slice(0, 16)}`;
+}
+
 export interface CopyFeature extends Disposable {
   /** Puts the offer the palette entry showed on the host clipboard (the palette action), once per palette opening. */
   copyOffered(): Promise<void>;
@@ -83,12 +90,16 @@ export function installCopyFeature(session: FeatureSession, options: CopyFeature
   /** Writes one offer; tells the outcome unless `tell` is false; returns the error message, or null. */
   const copy = async (o: Offer, tell = true): Promise<string | null> => {
     writer ??= selectTextWriter(env as NodeJS.ProcessEnv, (b) => session.writeTerminal(b));
+    // The host's log names what was copied by size and hash, never the text (it may be a secret).
+    const target = copyLogTarget(o.text);
     try {
       await writer.write(o.text);
+      session.logAction({ action: 'copy', target, result: 'ok', detail: `to the clipboard (${writer.name}${mode === 'allow' ? ', JACKIN_COPY=allow' : ''})` });
       if (tell) session.notify('success', `Copied ${describe(o)} to the clipboard (${writer.name})`);
       return null;
     } catch (e) {
       const message = e instanceof Error ? e.message : String(e);
+      session.logAction({ action: 'copy', target, result: 'failed', detail: message });
       if (tell) session.notify('error', `Could not copy the offered text: ${message}`);
       return message;
     }
