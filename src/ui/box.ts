@@ -1,4 +1,5 @@
 /** A bordered box centred on the screen, drawn with absolute cursor moves (palette, confirmation). Pure. */
+import { singleWidthAt } from './host-draw.ts';
 import { textWidth } from './inert-text.ts';
 
 export interface BoxOptions {
@@ -21,10 +22,10 @@ export function drawBox(o: BoxOptions): { text: string; top: number; left: numbe
   const top = Math.max(1, Math.floor((o.rows - height) / 2) + 1);
   const left = Math.max(1, Math.floor((o.cols - o.width) / 2) + 1);
   let s = '\x1b[?25l';
-  s += `\x1b[${top};${left}H${o.border}┌─${o.title}${'─'.repeat(Math.max(0, inner - 1 - textWidth(o.title)))}┐`;
+  s += `${singleWidthAt(top, left)}${o.border}┌─${o.title}${'─'.repeat(Math.max(0, inner - 1 - textWidth(o.title)))}┐`;
   o.inner.forEach((row, i) => {
-    s += `\x1b[${top + 1 + i};${left}H${o.border}│${row}${o.border}│`;
+    s += `${singleWidthAt(top + 1 + i, left)}${o.border}│${row}${o.border}│`;
   });
-  s += `\x1b[${top + height - 1};${left}H${o.border}└${'─'.repeat(inner)}┘\x1b[0m`;
+  s += `${singleWidthAt(top + height - 1, left)}${o.border}└${'─'.repeat(inner)}┘\x1b[0m`;
   return { text: s, top, left };
 }

@@ -10,21 +10,33 @@
 /**
  * Save the cursor (DECSC also saves SGR, the character sets, origin mode and the wrap flag), then: origin
  * mode off (DECOM: rows are absolute again), insert mode off (IRM), G0 = ASCII and shifted in, SGR reset,
- * and any hyperlink (OSC 8) the program left open closed, or the host's text would be a link to the
- * program's target (a notice naming one URL while a click on it opens another). The program's link stays
- * closed after: the rest of its label is plain text.
+ * left/right margins off (DECLRMM, `?69l`: with margins set, text past the right one wraps or is lost; the
+ * program's come back after, see the filter's layoutRestore), a synchronized update the program began ended
+ * (`?2026l`: until its end the terminal would not show what the host draws, and the end may never come), and
+ * any hyperlink (OSC 8) the program left open closed, or the host's text would be a link to the program's
+ * target (a notice naming one URL while a click on it opens another). The program's link stays closed after:
+ * the rest of its label is plain text.
  */
-export const HOST_DRAW_BEGIN = '\x1b7\x1b[?6l\x1b[4l\x1b(B\x0f\x1b[0m\x1b]8;;\x1b\\';
+export const HOST_DRAW_BEGIN = '\x1b7\x1b[?6l\x1b[4l\x1b(B\x0f\x1b[0m\x1b[?69l\x1b[?2026l\x1b]8;;\x1b\\';
 /** Back to the program's cursor, SGR, character sets and origin mode (DECRC). */
 export const HOST_DRAW_END = '\x1b[0m\x1b8';
 /**
  * For boxes shown while the program's output is held and removed by a repaint (palette, confirmation):
  * the scroll region is reset too; the capsule's repaint puts the program's back. Notices, drawn while the
  * program runs, keep the program's region: they are placed with absolute moves and never line-feed, which
- * is all a region could change once origin mode is off. A synchronized update the program began is ended
- * (`?2026l`): its end is in the output held back, and until then the terminal would not show the box.
+ * is all a region could change once origin mode is off.
  */
-export const HOST_OVERLAY_BEGIN = `${HOST_DRAW_BEGIN}\x1b[r\x1b[?2026l`;
+export const HOST_OVERLAY_BEGIN = `${HOST_DRAW_BEGIN}\x1b[r`;
+
+/**
+ * The cursor at `row`, `col` on a single-width line: DECSWL (`ESC # 5`) first, at column 1 (on a
+ * double-width line a terminal keeps the cursor in its left half), since a row the program made double width
+ * or double height (`ESC # 3/4/6`) would show only the left half of what the host draws there. The row
+ * stays single width after; the program's next drawing of it decides again.
+ */
+export function singleWidthAt(row: number, col: number): string {
+  return `\x1b[${row};1H\x1b#5\x1b[${row};${col}H`;
+}
 
 /**
  * Whether the host draws in colour: the one process-wide setting of this module, set once when a session
@@ -64,7 +76,10 @@ export function withoutColour(text: string): string {
   return text.replace(/\x1b\[([0-9;]*)m/gu, (_, params: string) => `\x1b[${monochromeSgr(params)}m`);
 }
 
-/** `body` (cursor-addressed drawing) wrapped so it lands where it says whatever modes the program set. */
-export function hostDrawn(body: string, overlay = false): string {
-  return `${overlay ? HOST_OVERLAY_BEGIN : HOST_DRAW_BEGIN}${colour ? body : withoutColour(body)}${overlay ? '' : HOST_DRAW_END}`;
+/**
+ * `body` (cursor-addressed drawing) wrapped so it lands where it says whatever modes the program set.
+ * `after` (not for overlays) follows the end: what gives the program back the state the begin reset.
+ */
+export function hostDrawn(body: string, overlay = false, after = ''): string {
+  return `${overlay ? HOST_OVERLAY_BEGIN : HOST_DRAW_BEGIN}${colour ? body : withoutColour(body)}${overlay ? '' : HOST_DRAW_END + after}`;
 }

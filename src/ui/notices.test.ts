@@ -34,10 +34,11 @@ test('container text in a notice is inert: no ESC, BEL or newline reaches the te
   const q = new NoticeQueue();
   q.post('error', 'Export refused: evil\x1b]0;pwned\x07name\n\x1b[2J');
   const drawn = renderNotice(q.current!, 80);
-  // Our own sequences are DECSC, four resets (origin, insert, charset, SGR), a hyperlink close (OSC 8 and its
-  // ST), one cursor move, SGR, SGR reset, DECRC; nothing from the text may add more.
+  // Our own sequences are DECSC, six resets (origin, insert, charset, SGR, margins, synchronized update), a
+  // hyperlink close (OSC 8 and its ST), a move to column 1, DECSWL, the move to the notice, SGR, SGR reset,
+  // DECRC; nothing from the text may add more.
   const escapes = drawn.match(/\x1b/g) ?? [];
-  assert.equal(escapes.length, 11);
+  assert.equal(escapes.length, 15);
   assert.ok(!drawn.includes('\x07'));
   assert.ok(!drawn.includes('\n'));
   assert.ok(drawn.includes('\\x1b]0;pwned\\x07name\\n\\x1b[2J'));

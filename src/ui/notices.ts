@@ -5,7 +5,7 @@
  * or escape sequences.
  */
 import type { NoticeLevel } from '../protocol/frames.ts';
-import { hostDrawn } from './host-draw.ts';
+import { hostDrawn, singleWidthAt } from './host-draw.ts';
 import { cutColumns, inertText, textWidth } from './inert-text.ts';
 
 /** How long a notice stays up: long enough to read a path, short enough not to be in the way. */
@@ -84,10 +84,11 @@ export function noticeLine(n: Notice): string {
 
 /**
  * Escape sequences that draw a notice in the top-right corner without moving the program's cursor, and
- * where it belongs whatever modes the program set (host-draw.ts: DECSC, resets, draw, DECRC).
+ * where it belongs whatever modes the program set (host-draw.ts: DECSC, resets, draw, DECRC); `after`
+ * gives the program back what the resets took (its left/right margins).
  */
-export function renderNotice(n: Notice, cols: number): string {
+export function renderNotice(n: Notice, cols: number, after = ''): string {
   const text = cutColumns(` ${noticeLine(n)} `, Math.max(4, cols - 2));
   const col = Math.max(1, cols - textWidth(text) + 1);
-  return hostDrawn(`\x1b[1;${col}H${STYLE[n.level]}${text}`);
+  return hostDrawn(`${singleWidthAt(1, col)}${STYLE[n.level]}${text}`, false, after);
 }

@@ -4,7 +4,7 @@ import { ConfirmPrompt } from './confirm-prompt.ts';
 
 /** The text a terminal would show: our own CSI sequences (SGR, cursor position, cursor visibility) removed. */
 function visible(s: string): string {
-  return s.replace(/\x1b\[[0-9;?]*[A-Za-z]/gu, '\n');
+  return s.replace(/\x1b\[[0-9;?]*[A-Za-z]|\x1b#5/gu, '\n');
 }
 
 test('the prompt shows the exact target with scheme and host emphasised, and an IDN as punycode', () => {

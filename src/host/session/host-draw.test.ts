@@ -3,7 +3,12 @@ import assert from 'node:assert/strict';
 import xh from '@xterm/headless';
 import { hostDrawn } from '../../ui/host-draw.ts';
 import { renderNotice } from '../../ui/notices.ts';
+import { Writable } from 'node:stream';
+import { HostTerminal } from '../terminal/terminal.ts';
+import { ConfirmPrompt } from './confirm-prompt.ts';
+import { NoticeOverlay } from './notice-overlay.ts';
 import { Palette } from './palette.ts';
+import { PaletteController } from './palette-controller.ts';
 
 const { Terminal } = xh;
 
@@ -82,4 +87,53 @@ test('a palette or prompt is shown at once even when the program began a synchro
   assert.equal(term.modes.synchronizedOutputMode, true);
   await write(term, hostDrawn('\x1b[5;5Hbox', true));
   assert.equal(term.modes.synchronizedOutputMode, false);
+});
+
+test('every row the palette, a prompt or a notice draws on is made single width first (DECSWL), at column 1', () => {
+  const palette = new Palette();
+  palette.register({ id: 'a', title: 'Detach', key: 'd' });
+  palette.open();
+  const prompt = new ConfirmPrompt({ kind: 'url', target: `https://example.com/${'x'.repeat(200)}` });
+  for (const drawn of [hostDrawn(palette.render(30, 100), true), hostDrawn(prompt.render(30, 100), true), renderNotice({ level: 'info', text: 'hello' }, 100)]) {
+    // Every move to a row's drawing column comes right after `row;1H ESC # 5` of the same row.
+    const moves = [...drawn.matchAll(/\x1b\[(\d+);(\d+)H/gu)].filter((m) => m[2] !== '1' || drawn.slice(0, m.index).endsWith('#5'));
+    const rows = new Set(moves.map((m) => m[1]));
+    assert.ok(rows.size > 0);
+    for (const row of rows) assert.ok(drawn.includes(`\x1b[${row};1H\x1b#5\x1b[${row};`), `row ${row}: ${JSON.stringify(drawn)}`);
+  }
+});
+
+test('a notice ends a synchronized update the program began, and switches its left/right margins off, before it draws', async () => {
+  const n = renderNotice({ level: 'success', text: 'Copied' }, 80);
+  const draw = n.indexOf('✓');
+  for (const reset of ['\x1b[?2026l', '\x1b[?69l']) assert.ok(n.indexOf(reset) >= 0 && n.indexOf(reset) < draw, reset);
+  const term = new Terminal({ rows: 10, cols: 80, allowProposedApi: true });
+  await write(term, '\x1b[?2026h');
+  await write(term, n);
+  assert.equal(term.modes.synchronizedOutputMode, false);
+});
+
+test('the program\'s left/right margins are given back after a notice and after the palette, inside DECSC/DECRC', () => {
+  let out = '';
+  const stdout = new Writable({ write: (c: Buffer, _e, cb) => ((out += c.toString('utf8')), cb()) });
+  const terminal = new HostTerminal({ stdin: process.stdin, stdout: Object.assign(stdout, { rows: 24, columns: 80 }) });
+  terminal.writeOutput(Buffer.from('\x1b[?69h\x1b[5;40s'));
+  assert.equal(terminal.layoutRestore(), '\x1b7\x1b[?69h\x1b[5;40s\x1b8');
+  out = '';
+  const overlay = new NoticeOverlay({ terminal, paletteOpen: () => false, repaint: () => undefined });
+  overlay.post('info', 'hello');
+  assert.ok(out.includes('\x1b[?69l'), 'margins off for the drawing');
+  assert.ok(out.endsWith('\x1b[0m\x1b8\x1b7\x1b[?69h\x1b[5;40s\x1b8'), JSON.stringify(out));
+  overlay.dispose();
+  out = '';
+  const palette = new PaletteController({ terminal, closed: () => undefined, notify: () => undefined });
+  palette.open();
+  assert.ok(out.includes('\x1b[?69l'));
+  out = '';
+  palette.handle({ type: 'bytes', bytes: Buffer.from('\x1b') });
+  assert.equal(out, '\x1b7\x1b[?69h\x1b[5;40s\x1b8');
+  // Margin mode off: nothing to give back; a program that never used it gets no `?69h`.
+  terminal.writeOutput(Buffer.from('\x1b[?69l'));
+  assert.equal(terminal.layoutRestore(), '');
+  terminal.restore();
 });

@@ -17,7 +17,7 @@ export const NOTICE_REDRAW_MS = 30;
 
 export interface NoticeOverlayOptions {
   /** `hostColours`: the operator's colours while a notice is up (the program's put back after). */
-  terminal: Pick<HostTerminal, 'write' | 'size'> & Partial<Pick<HostTerminal, 'hostColours'>>;
+  terminal: Pick<HostTerminal, 'write' | 'size'> & Partial<Pick<HostTerminal, 'hostColours' | 'layoutRestore'>>;
   /** True while the palette or a confirmation covers the screen (notices wait). */
   paletteOpen: () => boolean;
   /** Asks the capsule to repaint the program's screen (removes a notice). */
@@ -81,7 +81,7 @@ export class NoticeOverlay implements Disposable {
     const n = this.queue.current;
     if (n === null || this.o.paletteOpen() || this.store.isDisposed) return;
     this.colours ??= this.o.terminal.hostColours?.();
-    this.o.terminal.write(Buffer.from(renderNotice(n, this.o.terminal.size().cols), 'utf8'));
+    this.o.terminal.write(Buffer.from(renderNotice(n, this.o.terminal.size().cols, this.o.terminal.layoutRestore?.() ?? ''), 'utf8'));
   }
 
   private releaseColours(): void {

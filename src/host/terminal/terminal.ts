@@ -128,8 +128,15 @@ export class HostTerminal {
     return toDisposable(() => {
       if (!held) return;
       held = false;
-      this.writeHostUi(this.filter.hostColoursEnd());
+      // The program's margins too: the palette and prompts switched them off, and their repaint does not
+      // set them (a notice puts them back after each drawing, notice-overlay.ts).
+      this.writeHostUi(this.filter.hostColoursEnd() + this.filter.layoutRestore());
     });
+  }
+
+  /** What gives the program back the left/right margins jackin's drawing switched off. */
+  layoutRestore(): string {
+    return this.filter.layoutRestore();
   }
 
   private writeHostUi(s: string): void {

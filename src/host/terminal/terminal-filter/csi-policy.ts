@@ -57,6 +57,7 @@ export function csiDecision(ctx: FilterContext, params: string, inter: string, f
   const p = marker === '' ? params : params.slice(1);
   if (inter === '') {
     if (marker === '') {
+      if (final === 's' && ctx.tracked.leftRightMode) ctx.tracked.leftRightMargins = p; // DECSLRM, put back after jackin draws
       if (PLAIN_PASS.has(final)) return PASS;
       switch (final) {
         case 'J':
@@ -165,6 +166,10 @@ function decModes(ctx: FilterContext, p: string, set: boolean): Decision {
       case 'pass':
         passed.push(s);
         if (n === 6) ctx.tracked.origin = set;
+        if (n === 69) {
+          ctx.tracked.leftRightMode = set;
+          ctx.tracked.leftRightMargins = ''; // either way the margins are the full width again
+        }
         break;
       case 'alt':
         passed.push(s);

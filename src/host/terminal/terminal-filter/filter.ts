@@ -22,6 +22,7 @@ import {
   composedDiff,
   hostColoursBegin,
   hostColoursEnd,
+  layoutRestore,
   initialProgramColours,
   initialProgramModes,
   initialTrackedState,
@@ -45,6 +46,7 @@ const ESC = 0x1b;
 /** Final bytes of the CSI sequences that pass with plain parameters (the ground loop skips them inline). */
 const FAST_FINAL = new Uint8Array(128);
 for (const ch of PLAIN_PASS_FINALS) FAST_FINAL[ch.charCodeAt(0)] = 1;
+FAST_FINAL[0x73] = 0; // `CSI s`: with left/right margin mode on it sets margins, which the policy tracks
 /** Longest CSI the inline path takes; longer ones go through the state machine. */
 const FAST_CSI_MAX = 64;
 const C2_BYTE = Buffer.from([0xc2]);
@@ -147,6 +149,11 @@ export class TerminalFilter implements FilterContext {
   hostColoursEnd(): string {
     if (this.#hostColours === 0) return '';
     return --this.#hostColours === 0 ? hostColoursEnd(this.colours) : '';
+  }
+
+  /** What gives the program back the left/right margins jackin's drawing switched off (modes.ts). */
+  layoutRestore(): string {
+    return layoutRestore(this.tracked);
   }
 
   /** The sequence that undoes what the program left on (write it on every exit path). */

@@ -105,10 +105,13 @@ export interface TrackedState {
   origin: boolean;
   /** A hyperlink (OSC 8) is open: the text written after it, jackin's and the shell's included, would be the link. */
   hyperlink: boolean;
+  /** Left/right margin mode (DECLRMM, `?69h`) is on, and the margins the program last set in it (DECSLRM params). */
+  leftRightMode: boolean;
+  leftRightMargins: string;
 }
 
 export function initialTrackedState(): TrackedState {
-  return { alt: 0, kittyDepth: 0, kittyAltDepth: 0, kittySetAtBase: false, palette: false, foreground: false, background: false, cursorColor: false, titlePushed: false, origin: false, hyperlink: false };
+  return { alt: 0, kittyDepth: 0, kittyAltDepth: 0, kittySetAtBase: false, palette: false, foreground: false, background: false, cursorColor: false, titlePushed: false, origin: false, hyperlink: false, leftRightMode: false, leftRightMargins: '' };
 }
 
 /**
@@ -144,6 +147,15 @@ export function hostColoursEnd(c: ProgramColours): string {
   if (c.foreground !== null) s += `\x1b]10;${c.foreground}${ST}`;
   if (c.background !== null) s += `\x1b]11;${c.background}${ST}`;
   return s;
+}
+
+/**
+ * What gives the program back the left/right margins jackin's drawing switched off (`?69l`, host-draw.ts):
+ * the mode and its margins, inside DECSC/DECRC since setting margins homes the cursor. Empty when the mode
+ * is off.
+ */
+export function layoutRestore(t: TrackedState): string {
+  return t.leftRightMode ? `\x1b7\x1b[?69h${t.leftRightMargins === '' ? '' : `\x1b[${t.leftRightMargins}s`}\x1b8` : '';
 }
 
 /** Kitty keyboard levels tracked at most (terminals keep a bounded stack too). */
