@@ -13,6 +13,7 @@ import { connect, createServer, type AddressInfo, type Server, type Socket } fro
 import { CAPSULE_BIN, JACKIN_BIN, startExportCapsule, type ExportCapsule } from './helpers/export-capsule.ts';
 import { shellQuote } from './helpers/tmux.ts';
 import { pollUntil } from './helpers/poll.ts';
+import { freePort } from './helpers/free-port.ts';
 import { stopChild } from './helpers/stop-child.ts';
 import { encodeControlMessage } from '../src/protocol/index.ts';
 import { ReplyReader } from '../src/transport/control-call.ts';
@@ -27,15 +28,6 @@ async function listening(t: TestContext, server: Server, host: string, port = 0)
   });
   t.after(() => new Promise<void>((r) => server.close(() => r())));
   return (server.address() as AddressInfo).port;
-}
-
-/** A free port of the host's loopback (bound and released). */
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen({ host: '127.0.0.1', port: 0 }, () => r()));
-  const { port } = s.address() as AddressInfo;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
 }
 
 interface Forward {
