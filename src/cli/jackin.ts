@@ -32,8 +32,8 @@ const COMMANDS: ReadonlyArray<(program: Command, setStatus: SetStatus) => void> 
   registerExportCommand,
   registerStopCommand,
   registerStageCommand,
-  registerForwardCommand,
   registerLogCommand,
+  registerForwardCommand,
 ];
 
 /** The program with every command registered (exported for tests, which parse with it). */
