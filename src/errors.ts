@@ -135,6 +135,15 @@ export const ERROR_CODES = [
   'E_OPENER_FAILED',
   'E_RESOLVE_TIMEOUT',
   'E_RESOLVE_UNSUPPORTED',
+  // Forwards: jackin forward, login callbacks
+  'E_FORWARD_REFUSED',
+  'E_FORWARD_TIMEOUT',
+  'E_FORWARD_RESET',
+  'E_FORWARD_LIMIT',
+  'E_FORWARD_UNSUPPORTED',
+  'E_FORWARD_PORT_TAKEN',
+  'E_FORWARD_PORT',
+  'E_FORWARD_PROTOCOL',
 ] as const;
 
 /** A stable error code (see ERROR_CODES and docs/errors.md). */

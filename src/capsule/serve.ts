@@ -14,6 +14,7 @@ import type { ImageSink } from './connection/image-sink.ts';
 import { ImageFeature } from './images/image-feature.ts';
 import { registerExportMethods } from './export/export-methods.ts';
 import { registerStageMethod } from './files/stage-method.ts';
+import { registerForwardMethod } from './forward/forward-method.ts';
 import { FILES_DIR_NAME, type FileStaging } from './files/file-staging.ts';
 import { stageMaxBytes } from '../policy/stage-limits.ts';
 import { loadPolicyFile } from './session/policy-file.ts';
@@ -120,6 +121,7 @@ export async function serve(options: ServeOptions): Promise<number> {
       registerMethods: (control, srv) => {
         registerExportMethods(control, { policy, workspace, runDir, notify: (level, text) => srv.notify(level, text), log });
         files = registerStageMethod(control, { runDir, maxBytes: stageCap, notify: (level, text) => srv.notify(level, text), log });
+        registerForwardMethod(control, { log });
       },
     });
   } catch (e) {

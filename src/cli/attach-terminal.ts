@@ -26,6 +26,8 @@ export function loadSessionModules() {
     import('../host/links/link-feature.ts'),
     import('../host/export/export-feature.ts'),
     import('../host/copy/copy-feature.ts'),
+    import('../host/forward/login-forward-feature.ts'),
+    import('../host/instances/instances.ts'),
     import('../host/terminal/terminal-filter/filter.ts'),
   ]);
 }
@@ -47,6 +49,8 @@ export async function attachTerminal(
     { installLinkFeature },
     { installExportFeature },
     { installCopyFeature },
+    { installLoginForwardFeature },
+    { jackinHome },
     { filterOptionsFromEnv },
   ] = await modules;
   // The palette, prompts and notices keep to bold, faint, underline and reverse video under NO_COLOR.
@@ -67,6 +71,8 @@ export async function attachTerminal(
     ...(exportFeature !== undefined ? { exportFeature } : {}),
   });
   installCopyFeature(session);
+  // Opening a login link whose callback is on the container's loopback forwards that port for the callback.
+  installLoginForwardFeature(session, { instance: name, home: jackinHome(), ...(features.connect !== undefined ? { connect: features.connect } : {}) });
 
   // On a terminal the reason starts on a line of its own (the program's last line may be unfinished);
   // redirected to a file or a pipe it is just the one line.

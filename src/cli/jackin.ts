@@ -13,6 +13,7 @@ import { pathError } from './path-error.ts';
 import { oneLineUsageErrors, USAGE_EXIT_STATUS } from './usage-errors.ts';
 import { registerDoctorCommand } from './doctor-command.ts';
 import { registerExportCommand } from './export-command.ts';
+import { registerForwardCommand } from './forward-command.ts';
 import { registerLogCommand } from './log-command.ts';
 import { registerStageCommand } from './stage-command.ts';
 import { registerLsCommand } from './ls-command.ts';
@@ -32,6 +33,7 @@ const COMMANDS: ReadonlyArray<(program: Command, setStatus: SetStatus) => void> 
   registerStopCommand,
   registerStageCommand,
   registerLogCommand,
+  registerForwardCommand,
 ];
 
 /** The program with every command registered (exported for tests, which parse with it). */

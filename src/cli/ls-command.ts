@@ -3,6 +3,14 @@ import type { Command } from './commander.ts';
 import { describeState, jackinHome, listInstances, type InstanceInfo } from '../host/instances/instances.ts';
 import { inertJson, inertText, padColumns, textWidth } from '../ui/inert-text.ts';
 import { writeAll, type SetStatus } from './command-kit.ts';
+import { liveForwards, type ForwardRecord } from '../host/forward/forward-registry.ts';
+
+/** Live forwards (`jackin forward`, login callbacks), one line each, under the table. */
+function formatForwards(forwards: readonly ForwardRecord[]): string {
+  return forwards
+    .map((f) => `forward  localhost:${f.hostPort} -> ${inertText(f.instance, 200)}:${f.containerPort}  (${f.kind === 'login' ? 'login callback' : 'jackin forward'}, pid ${f.pid})\n`)
+    .join('');
+}
 
 function formatInstances(list: InstanceInfo[]): string {
   if (list.length === 0) return 'no instances (start one with `jackin run -- <command>`)\n';
@@ -18,14 +26,16 @@ function formatInstances(list: InstanceInfo[]): string {
 
 async function lsCommand(flags: { json?: boolean }): Promise<number> {
   const list = await listInstances(jackinHome());
-  await writeAll(process.stdout, flags.json === true ? inertJson(list) + '\n' : formatInstances(list));
+  const forwards = await liveForwards(jackinHome());
+  const json = list.map((i) => ({ ...i, forwards: forwards.filter((f) => f.instance === i.name) }));
+  await writeAll(process.stdout, flags.json === true ? inertJson(json) + '\n' : formatInstances(list) + formatForwards(forwards));
   return 0;
 }
 
 export function registerLsCommand(program: Command, setStatus: SetStatus): void {
   program
     .command('ls')
-    .description('list local instances: name, state (live, stale, or not accessible to your user), attached, program, socket')
+    .description('list local instances: name, state (live, stale, or not accessible to your user), attached, program, socket; and live forwards')
     .option('--json', 'print a JSON array')
     .addHelpText('after', '\nExamples:\n  jackin ls\n  jackin ls --json')
     .action(async (flags: { json?: boolean }) => setStatus(await lsCommand(flags)));

@@ -100,7 +100,7 @@ function frame(tag: number, payload: Buffer | Buffer[]): Buffer {
 }
 
 /** The 5-byte header of a frame whose payload is `length` bytes; RangeError over the tag's cap. */
-function frameHeader(tag: number, length: number): Buffer {
+export function frameHeader(tag: number, length: number): Buffer {
   const cap = capForTag(tag);
   if (length > cap) throw new RangeError(`payload of ${length} bytes exceeds the ${cap}-byte cap of tag 0x${tag.toString(16)}`);
   const header = Buffer.alloc(FRAME_HEADER_BYTES);

@@ -13,11 +13,11 @@
  */
 import { FrameDecoder } from './decoder.ts';
 import { decodeServerPayload } from './decode-payload.ts';
-import { capForTag, SERVER_TAGS, type NoticeLevel } from './frames.ts';
+import { SERVER_TAGS, type NoticeLevel } from './frames.ts';
 import { FRAME_HEADER_BYTES, MAX_CHUNK_BYTES, MAX_STAGED_PATH_BYTES, SHA256_BYTES } from './limits.ts';
 import { PayloadReader } from './payload-reader.ts';
 import { PROTOCOL_CODES, ProtocolError, hex8 } from './protocol-error.ts';
-import { encodeServerFrame } from './encode.ts';
+import { encodeServerFrame, frameHeader } from './encode.ts';
 
 export const FILE_STAGE_FEATURE = 'file-stage';
 export const FILE_STAGE_TAGS = { FileStageChunk: 0x24, FileStageEnd: 0x25, FileStaged: 0xa6 } as const;
@@ -32,15 +32,6 @@ export type StageServerFrame =
   | { type: 'FileStaged'; transferId: bigint; bytes: number; path: string }
   | { type: 'Notice'; level: NoticeLevel; text: string };
 
-function header(tag: number, length: number): Buffer {
-  const cap = capForTag(tag);
-  if (length > cap) throw new RangeError(`payload of ${length} bytes exceeds the ${cap}-byte cap of tag ${hex8(tag)}`);
-  const b = Buffer.allocUnsafe(FRAME_HEADER_BYTES);
-  b[0] = tag;
-  b.writeUInt32BE(length, 1);
-  return b;
-}
-
 /** Bytes before the data of a FileStageChunk frame: frame header, transfer id, offset. */
 export const STAGE_CHUNK_HEADER_BYTES = FRAME_HEADER_BYTES + 16;
 
@@ -50,7 +41,7 @@ export function encodeStageChunkHeader(transferId: bigint, offset: number, dataB
     throw new RangeError(`stage chunk of ${dataBytes} bytes is outside 1..${MAX_CHUNK_BYTES}`);
   }
   const b = Buffer.allocUnsafe(STAGE_CHUNK_HEADER_BYTES);
-  header(FILE_STAGE_TAGS.FileStageChunk, 16 + dataBytes).copy(b, 0);
+  frameHeader(FILE_STAGE_TAGS.FileStageChunk, 16 + dataBytes).copy(b, 0);
   b.writeBigUInt64BE(transferId, 5);
   b.writeBigUInt64BE(BigInt(offset), 13);
   return b;
@@ -62,7 +53,7 @@ export function encodeStageClientFrame(f: StageClientFrame): Buffer {
       return Buffer.concat([encodeStageChunkHeader(f.transferId, f.offset, f.bytes.length), f.bytes]);
     case 'FileStageEnd': {
       if (f.sha256.length !== SHA256_BYTES) throw new RangeError(`sha256 is ${f.sha256.length} bytes, not ${SHA256_BYTES}`);
-      const b = Buffer.concat([header(FILE_STAGE_TAGS.FileStageEnd, 8 + SHA256_BYTES), Buffer.alloc(8), f.sha256]);
+      const b = Buffer.concat([frameHeader(FILE_STAGE_TAGS.FileStageEnd, 8 + SHA256_BYTES), Buffer.alloc(8), f.sha256]);
       b.writeBigUInt64BE(f.transferId, FRAME_HEADER_BYTES);
       return b;
     }
@@ -78,7 +69,7 @@ export function encodeStageServerFrame(f: StageServerFrame): Buffer {
     case 'FileStaged': {
       const path = Buffer.from(f.path, 'utf8');
       if (path.length < 1 || path.length > MAX_STAGED_PATH_BYTES) throw new RangeError(`staged path is ${path.length} bytes, outside 1..${MAX_STAGED_PATH_BYTES}`);
-      const b = Buffer.concat([header(FILE_STAGE_TAGS.FileStaged, 16 + path.length), Buffer.alloc(16), path]);
+      const b = Buffer.concat([frameHeader(FILE_STAGE_TAGS.FileStaged, 16 + path.length), Buffer.alloc(16), path]);
       b.writeBigUInt64BE(f.transferId, FRAME_HEADER_BYTES);
       b.writeBigUInt64BE(BigInt(f.bytes), FRAME_HEADER_BYTES + 8);
       return b;

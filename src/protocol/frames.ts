@@ -10,6 +10,7 @@ import {
   DEFAULT_FRAME_CAP,
   LARGE_FRAME_CAP,
   MAX_CHUNK_BYTES,
+  MAX_FORWARD_DATA_BYTES,
   MAX_RESOLVED_TEXT_BYTES,
   MAX_STAGED_PATH_BYTES,
   SHA256_BYTES,
@@ -87,6 +88,13 @@ export const FRAME_CAPS: ReadonlyMap<number, number> = new Map<number, number>([
   [0x24, 16 + MAX_CHUNK_BYTES],
   [0x25, 8 + SHA256_BYTES],
   [0xa6, 16 + MAX_STAGED_PATH_BYTES],
+  // Forwards (forward connections only, src/protocol/forward.ts): data, end (empty), reset (a reason byte).
+  [0x30, MAX_FORWARD_DATA_BYTES],
+  [0x31, 0],
+  [0x32, 1],
+  [0xb0, MAX_FORWARD_DATA_BYTES],
+  [0xb1, 0],
+  [0xb2, 1],
 ]);
 
 /** The payload cap of a tag. */

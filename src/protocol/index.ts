@@ -9,3 +9,4 @@ export * from './features.ts';
 export * from './control-channel.ts';
 export * from './text.ts';
 export * from './file-stage.ts';
+export * from './forward.ts';

@@ -40,6 +40,8 @@ export const MAX_REVEAL_PATH_BYTES = 4096;
 /** Extension frames: text of a Resolved answer, path of an ImageStaged report. */
 export const MAX_RESOLVED_TEXT_BYTES = 4096;
 export const MAX_STAGED_PATH_BYTES = 4096;
+/** Largest data part of one ForwardData frame (forward connections, src/protocol/forward.ts). */
+export const MAX_FORWARD_DATA_BYTES = 256 * KiB;
 
 /** Control channel (section 7): one JSON message, length u32 whose first byte is 0, so at most 16 MiB - 1;
  * upstream limits requests to 4 MiB and so do we, in both directions. */

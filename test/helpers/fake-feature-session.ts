@@ -7,6 +7,7 @@ import type { ClientFrame, Features, NoticeLevel, ServerFrame } from '../../src/
 import type { ConfirmRequest } from '../../src/host/session/confirm-prompt.ts';
 import type { FeatureSession, Gesture, HostActionRecord, InputHook, InputHookKind, SessionAction } from '../../src/host/session/feature-session.ts';
 import { SessionGestures, type HostRequestKind } from '../../src/host/session/gesture-gate.ts';
+import { UrlOpenHooks, type UrlOpenHook, type UrlOpenStep } from '../../src/host/session/url-open-hooks.ts';
 import type { FilterEvent } from '../../src/host/terminal/terminal-filter/context.ts';
 import { initialProgramModes, type HostNeeds } from '../../src/host/terminal/terminal-filter/modes.ts';
 
@@ -44,6 +45,14 @@ export class FakeFeatureSession implements FeatureSession {
   holds = 0;
 
   constructor(public features: Features | null) {}
+
+  readonly urlOpenHooks = new UrlOpenHooks();
+  addUrlOpenHook(hook: UrlOpenHook): Disposable {
+    return this.urlOpenHooks.add(hook);
+  }
+  urlOpenSteps(href: string): UrlOpenStep[] {
+    return this.urlOpenHooks.steps(href);
+  }
 
   emitFrame(f: ServerFrame): void {
     this.frameEmitter.fire(f);

@@ -12,6 +12,11 @@ export interface ControlOutcome {
   reply: ControlReply;
   /** Runs after the reply was written, with the connection; the connection ends when it settles. */
   stream?: (socket: Socket) => Promise<void>;
+  /**
+   * The method bounds its streams itself (forwards: MAX_CAPSULE_FORWARDS): the connection then stops counting
+   * against the server's MAX_CONNECTIONS, which is kept for attach and short control connections.
+   */
+  ownLimit?: true;
 }
 
 export interface ControlRequest {

@@ -18,7 +18,7 @@ import type { Session } from './session.ts';
 export const MAX_CONNECTIONS = 16;
 export const MAX_PENDING_HANDSHAKES = 8;
 /** The extensions this capsule implements (docs/protocol.md, "Extensions"). */
-export const CAPSULE_FEATURES: FeatureVersions = { 'exit-status': 1, notice: 1, repaint: 1, resolve: 1, modes: 1, 'image-staged': 1, 'stage-only': 1, 'file-stage': 1 };
+export const CAPSULE_FEATURES: FeatureVersions = { 'exit-status': 1, notice: 1, repaint: 1, resolve: 1, modes: 1, 'image-staged': 1, 'stage-only': 1, 'file-stage': 1, forward: 1 };
 
 export interface CapsuleInfo {
   name: string;
@@ -252,6 +252,7 @@ export class CapsuleServer {
       void this.control.dispatch(request, socket).then(async (outcome) => {
         if (socket.destroyed) return;
         socket.write(encodeControlMessage(outcome.reply));
+        if (outcome.ownLimit === true) this.sockets.delete(socket);
         if (outcome.stream) await outcome.stream(socket).catch((e: unknown) => this.options.log?.(`control stream: ${(e as Error).message}`));
         socket.end(() => socket.destroy());
       });

@@ -93,11 +93,16 @@ export function installLinkFeature(session: FeatureSession, options: LinkFeature
       session.logAction({ action: 'open-url', target: logged, result: 'refused', detail: `${checked.code}: ${checked.reason}` });
       return;
     }
-    if (confirm && !(await session.confirm({ kind: 'url', target: checked.href, hyperlink: origin === 'osc8' }))) {
+    // Other features' steps for this link (a login forward binds its callback port): shown in the prompt,
+    // run once confirmed and before the browser opens, so the callback finds the port already bound.
+    const steps = session.urlOpenSteps(checked.href);
+    const notes = steps.flatMap((st) => (st.note === undefined ? [] : [st.note]));
+    if (confirm && !(await session.confirm({ kind: 'url', target: checked.href, hyperlink: origin === 'osc8', ...(notes.length > 0 ? { notes, verb: 'open and forward' } : {}) }))) {
       session.notify('info', `Not opened: ${checked.display}`);
       session.logAction({ action: 'open-url', target: logged, result: 'cancelled' });
       return;
     }
+    for (const st of steps) await st.run();
     await launch(checked, origin);
   };
 

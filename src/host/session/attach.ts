@@ -15,6 +15,7 @@
  * (Over 350 lines on purpose: it is only the wiring of these parts and the FeatureSession surface they
  * share; each part's logic lives in its own module.)
  */
+import { UrlOpenHooks, type UrlOpenHook, type UrlOpenStep } from './url-open-hooks.ts';
 import { DisposableStore, Emitter, toDisposable, type Disposable } from '../../disposable.ts';
 import { hasFeature, SERVER_TAGS, type ClientFrame, type Features, type NoticeLevel, type ProtocolError, type ServerFrame } from '../../protocol/index.ts';
 import type { Transport } from '../../transport/transport.ts';
@@ -175,6 +176,14 @@ export class AttachSession implements FeatureSession {
   readonly logAction = (record: HostActionRecord): void => this.requests.logAction(record);
   readonly admitUpstream = (kind: HostRequestKind, action: string, target: string): boolean => this.requests.admitUpstream(kind, action, target);
   readonly confirm = (request: ConfirmRequest): Promise<boolean> => this.requests.confirm(request);
+
+  readonly #urlOpenHooks = new UrlOpenHooks();
+  addUrlOpenHook(hook: UrlOpenHook): Disposable {
+    return this.#urlOpenHooks.add(hook);
+  }
+  urlOpenSteps(href: string): UrlOpenStep[] {
+    return this.#urlOpenHooks.steps(href);
+  }
 
   retitleAction(id: string, title: string): void {
     this.palette.retitle(id, title);

@@ -26,6 +26,8 @@ export interface ConfirmRequest {
   readonly label?: string;
   /** What Enter does, for the hint line: `open`, `export`, `export and open`. */
   readonly verb?: string;
+  /** What else Enter does, one line each, drawn by the host under the target ("…and forward localhost:PORT to NAME"). */
+  readonly notes?: readonly string[];
 }
 
 export type ConfirmKey = 'confirm' | 'cancel' | 'ignore';
@@ -146,6 +148,10 @@ export class ConfirmPrompt {
       const what = r.kind === 'stage' ? 'the path pasted, a symlink that leads there, reads:' : r.hyperlink === true ? 'hyperlink target; the text on screen reads:' : 'the text on screen reads:';
       out.push(pad(cells(what, DIM)));
       for (const l of wrap(cells(inertText(r.label, 400), BODY), text).slice(0, 2)) out.push(pad(l));
+    }
+    for (const note of r.notes ?? []) {
+      out.push([]);
+      for (const l of wrap(cells(inertText(note, 400), STRONG), text).slice(0, 2)) out.push(pad(l));
     }
     out.push([]);
     out.push(pad(cells(`Enter ${r.verb ?? (r.kind === 'url' ? 'open' : r.kind)} · Esc cancel`, DIM)));

@@ -15,6 +15,7 @@ import type { ConfirmRequest } from './confirm-prompt.ts';
 import type { HostRequestKind } from './gesture-gate.ts';
 import type { InputEvent } from '../terminal/input-scan.ts';
 import type { PaletteAction } from './palette.ts';
+import type { UrlOpenHook, UrlOpenStep } from './url-open-hooks.ts';
 import type { FilterEvent } from '../terminal/terminal-filter/context.ts';
 import type { HostNeeds, ProgramModes } from '../terminal/terminal-filter/modes.ts';
 
@@ -85,6 +86,10 @@ export interface FeatureSession {
   drained(): Promise<void>;
   /** Writes terminal control sequences of our own to the operator's terminal. */
   writeTerminal(bytes: Buffer): void;
+  /** Adds a hook asked before every link the operator opens (a login forward binds its callback port). */
+  addUrlOpenHook(hook: UrlOpenHook): Disposable;
+  /** What the hooks want done before `href` (checked) opens: prompt lines, and steps to run once confirmed. */
+  urlOpenSteps(href: string): UrlOpenStep[];
   /** The modes the program asked for, as the host's terminal filter read them from its output. */
   readonly programModes: Readonly<ProgramModes>;
   /** Changes what the host needs from the operator's terminal (composed with the program's modes). */

@@ -1,0 +1,102 @@
+/**
+ * The `forward` control method (docs/protocol.md section 8.15): the host asks `{"method":"forward","port":P}`
+ * on a connection of its own; the capsule connects to the container's loopback, 127.0.0.1:P and then, when
+ * that is refused, [::1]:P, and to nothing else (the request can name a port only: any other field is
+ * refused), replies `{"ok":true,"address"}` and pumps bytes both ways until both end or one side resets.
+ *
+ * The capsule never looks into the bytes. At most MAX_CAPSULE_FORWARDS connections at once (the host keeps
+ * its own, tighter limit per forward).
+ */
+import { connect, type Socket } from 'node:net';
+import { FORWARD_LOOPBACKS, parseForwardRequest, type ForwardLoopback } from '../../protocol/index.ts';
+import { pumpForward } from '../../transport/forward-pump.ts';
+import type { ControlMethods, ControlOutcome } from '../session/control-methods.ts';
+
+/** Forwarded connections open at once in this capsule; more are refused (E_FORWARD_LIMIT). */
+export const MAX_CAPSULE_FORWARDS = 256;
+/** How long one connect to the container's loopback may take. */
+export const FORWARD_CONNECT_TIMEOUT_MS = 5_000;
+
+export interface ForwardMethodOptions {
+  readonly log?: (line: string) => void;
+  readonly connectTimeoutMs?: number;
+}
+
+type Attempt = { ok: true; socket: Socket } | { ok: false; code: 'ECONNREFUSED' | 'ETIMEDOUT' | string; message: string };
+
+/** One connect to `address:port`, allowHalfOpen so a half-close travels. */
+function connectTo(address: ForwardLoopback, port: number, timeoutMs: number): Promise<Attempt> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: address, port, allowHalfOpen: true, family: address === '::1' ? 6 : 4 });
+    const timer = setTimeout(() => {
+      socket.destroy();
+      resolve({ ok: false, code: 'ETIMEDOUT', message: `${address} port ${port} did not accept within ${timeoutMs} ms` });
+    }, timeoutMs);
+    socket.once('connect', () => {
+      clearTimeout(timer);
+      socket.off('error', onError);
+      resolve({ ok: true, socket });
+    });
+    const onError = (e: NodeJS.ErrnoException): void => {
+      clearTimeout(timer);
+      resolve({ ok: false, code: e.code ?? 'EIO', message: `${address} port ${port}: ${e.message}` });
+    };
+    socket.once('error', onError);
+  });
+}
+
+/** Registers `forward` on the capsule's control channel. */
+export function registerForwardMethod(control: ControlMethods, o: ForwardMethodOptions = {}): void {
+  let open = 0;
+  control.register('forward', async (request, control): Promise<ControlOutcome> => {
+    const parsed = parseForwardRequest(request);
+    if (!parsed.ok) return { reply: { ok: false, code: 'E_BAD_REQUEST', message: parsed.message } };
+    if (open >= MAX_CAPSULE_FORWARDS) return { reply: { ok: false, code: 'E_FORWARD_LIMIT', message: `${MAX_CAPSULE_FORWARDS} forwarded connections are open in this capsule already` } };
+    const { port } = parsed;
+    open++;
+    let released = false;
+    const release = (): void => {
+      if (!released) open--;
+      released = true;
+    };
+    const failures: string[] = [];
+    let timedOut = false;
+    // Only these two addresses, in this order: a server that listens on ::1 only is reached second.
+    for (const address of FORWARD_LOOPBACKS) {
+      const got = await connectTo(address, port, o.connectTimeoutMs ?? FORWARD_CONNECT_TIMEOUT_MS);
+      if (got.ok) {
+        const tcp = got.socket;
+        // The host may go while we connected: then no stream runs, and the connection must not stay open.
+        const orphaned = (): void => {
+          tcp.destroy();
+          release();
+        };
+        if (control.destroyed) {
+          orphaned();
+          return { reply: { ok: false, code: 'E_FORWARD_RESET', message: 'the host closed the connection' } };
+        }
+        control.once('close', orphaned);
+        return {
+          reply: { ok: true, address },
+          ownLimit: true,
+          stream: async (socket) => {
+            socket.off('close', orphaned);
+            try {
+              const outcome = await pumpForward({ side: 'server', local: tcp, peer: { readable: socket, writable: socket } });
+              if (!outcome.ok) o.log?.(`forward of port ${port}: ${outcome.reason} (${outcome.by}): ${outcome.message}`);
+              else await new Promise<void>((r) => (socket.writableFinished ? r() : socket.once('finish', () => r()).once('close', () => r())));
+            } finally {
+              release();
+            }
+          },
+        };
+      }
+      if (got.code === 'ETIMEDOUT') timedOut = true;
+      failures.push(got.message);
+    }
+    release();
+    return timedOut
+      ? { reply: { ok: false, code: 'E_FORWARD_TIMEOUT', message: `the container's loopback did not accept port ${port}: ${failures.join('; ')}` } }
+      : { reply: { ok: false, code: 'E_FORWARD_REFUSED', message: `nothing listens on port ${port} of the container's loopback (127.0.0.1 nor ::1): ${failures.join('; ')}` } };
+  });
+}

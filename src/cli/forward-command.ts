@@ -1,0 +1,140 @@
+/**
+ * `jackin forward NAME PORT[:CONTAINER_PORT] [--json] [-v]`: forwards a port of the host's loopback to a port
+ * of the container's loopback until Ctrl+C, attached or not, like `kubectl port-forward`
+ * (docs/protocol.md section 8.15). Prints the local URL; with -v one line per connection. Every connection
+ * travels on its own connection to the capsule (socket or exec relay, so --via works). The host never
+ * reads, stores or logs the forwarded bytes; the start and the end are recorded in `jackin log`.
+ */
+import type { Command } from './commander.ts';
+import { describeError, JackinError } from '../errors.ts';
+import { jackinHome } from '../host/instances/instances.ts';
+import { appendAction } from '../host/instances/action-log.ts';
+import { ForwardListener, type ForwardEvent } from '../host/forward/forward-listener.ts';
+import { recordForward } from '../host/forward/forward-registry.ts';
+import { capsuleHasForwards } from '../transport/forward-connect.ts';
+import { checkInstanceName } from '../transport/instance-paths.ts';
+import { selectOptionsFromFlags, selectTransport } from '../transport/select.ts';
+import type { Transport } from '../transport/transport.ts';
+import { inertJson, inertText } from '../ui/inert-text.ts';
+import type { SetStatus } from './command-kit.ts';
+import { interruptOnSignals } from './interrupt-signals.ts';
+import { addTransportOptions, type TransportFlags } from './transport-options.ts';
+
+interface ForwardFlags extends TransportFlags {
+  json?: boolean;
+  verbose?: boolean;
+}
+
+/** Host ports below this need root on most hosts: a port below it is forwarded only from a host port at or above it. */
+export const FIRST_UNPRIVILEGED_PORT = 1024;
+
+function portError(message: string): JackinError {
+  return new JackinError('E_FORWARD_PORT', message, { exitCode: 2 });
+}
+
+/** `PORT` or `HOSTPORT:CONTAINERPORT`; a host port below 1024 is refused (pass one above it). */
+export function parsePortSpec(spec: string): { hostPort: number; containerPort: number } {
+  const m = /^(\d{1,5})(?::(\d{1,5}))?$/.exec(spec);
+  if (m === null) throw portError(`${JSON.stringify(spec)} is not PORT or HOSTPORT:CONTAINERPORT`);
+  const hostPort = Number(m[1]);
+  const containerPort = m[2] === undefined ? hostPort : Number(m[2]);
+  for (const p of [hostPort, containerPort]) if (p < 1 || p > 65535) throw portError(`${p} is not a port (1..65535)`);
+  if (hostPort < FIRST_UNPRIVILEGED_PORT) {
+    throw portError(
+      m[2] === undefined
+        ? `port ${hostPort} is below ${FIRST_UNPRIVILEGED_PORT} on the host: name a host port above it, e.g. \`jackin forward NAME ${hostPort + 8000}:${hostPort}\``
+        : `host port ${hostPort} is below ${FIRST_UNPRIVILEGED_PORT}: pick one of ${FIRST_UNPRIVILEGED_PORT} or above`,
+    );
+  }
+  return { hostPort, containerPort };
+}
+
+function describeEvent(e: ForwardEvent): string {
+  switch (e.kind) {
+    case 'accepted':
+      return `connection ${e.id} from ${e.from}`;
+    case 'connected':
+      return `connection ${e.id}: reached ${e.address === '::1' ? '[::1]' : e.address} in the container`;
+    case 'closed':
+      return e.outcome.ok
+        ? `connection ${e.id} closed (${e.outcome.sent} bytes sent, ${e.outcome.received} received)`
+        : `connection ${e.id} ${e.outcome.reason} by ${e.outcome.by === 'local' ? 'the host side' : 'the container side'}: ${inertText(e.outcome.message, 300)}`;
+    case 'failed':
+      return `connection ${e.id} not forwarded: ${inertText(e.error.message, 300)} (${e.error.code})`;
+  }
+}
+
+async function forwardCommand(name: string, spec: string, flags: ForwardFlags): Promise<number> {
+  const instance = checkInstanceName(name);
+  const { hostPort, containerPort } = parsePortSpec(spec);
+  const home = jackinHome();
+  const select = selectOptionsFromFlags(instance, home, flags);
+  const connect = async (): Promise<Transport> => (await selectTransport(select)).transport;
+  const json = flags.json === true;
+  const out = (line: string): void => void process.stdout.write(line + '\n');
+  const err = (line: string): void => void process.stderr.write(`jackin: ${line}\n`);
+
+  if (!(await capsuleHasForwards(connect))) throw new JackinError('E_FORWARD_UNSUPPORTED', `the capsule of ${instance} has no forwards (an upstream or older jackin-capsule); update it in the container`);
+  const interruption = interruptOnSignals();
+  let listener: ForwardListener | undefined;
+  let unrecord: (() => Promise<void>) | undefined;
+  try {
+    listener = await ForwardListener.listen({
+      hostPort,
+      containerPort,
+      connect,
+      onEvent: (e) => {
+        if (e.kind === 'failed' && !flags.verbose && !json) err(describeEvent(e));
+        if (!flags.verbose) return;
+        if (json) out(inertJson({ event: e.kind, id: e.id, ...(e.kind === 'accepted' ? { from: e.from } : e.kind === 'connected' ? { address: e.address } : e.kind === 'closed' ? { ...e.outcome } : { code: e.error.code, message: e.error.message }) }));
+        else err(describeEvent(e));
+      },
+    });
+    unrecord = await recordForward(home, { instance, hostPort: listener.port, containerPort, kind: 'forward' });
+    const target = `${instance}:${containerPort}`;
+    await appendAction(home, { instance, action: 'forward', target: `localhost:${listener.port} -> ${target}`, result: 'ok', detail: `listening on ${listener.addresses.join(', ')}` });
+    if (json) out(inertJson({ ok: true, instance, url: listener.url, hostPort: listener.port, containerPort, addresses: listener.addresses }));
+    else {
+      out(listener.url);
+      err(`forwarding ${listener.addresses.map((a) => (a === '::1' ? `[::1]:${listener!.port}` : `${a}:${listener!.port}`)).join(' and ')} to port ${containerPort} of ${inertText(instance, 200)}'s loopback; Ctrl+C stops`);
+    }
+    await new Promise<void>((resolve) => interruption.signal.addEventListener('abort', () => resolve(), { once: true }));
+    return 0;
+  } catch (e) {
+    if (e instanceof JackinError && json) out(inertJson({ ok: false, code: e.code, message: describeError(e) }));
+    throw e;
+  } finally {
+    await listener?.close();
+    await unrecord?.();
+    if (listener !== undefined) await appendAction(home, { instance, action: 'forward', target: `localhost:${listener.port} -> ${instance}:${containerPort}`, result: 'ok', detail: 'closed' });
+    interruption.dispose();
+  }
+}
+
+/** Adds `jackin forward` to the CLI. */
+export function registerForwardCommand(program: Command, setStatus: SetStatus): void {
+  const cmd = program
+    .command('forward')
+    .description("forward a port of the host's loopback to a port of the container's loopback, until Ctrl+C")
+    .argument('<name>', 'the instance')
+    .argument('<port>', 'PORT, or HOSTPORT:CONTAINERPORT')
+    .option('--json', 'print {"ok":true,"url",...} (and, with -v, one JSON object per connection event) on stdout')
+    .option('-v, --verbose', 'print one line per connection on stderr');
+  addTransportOptions(cmd)
+    .addHelpText(
+      'after',
+      `
+The host listens on its own loopback only (127.0.0.1, and ::1 where it has it), never on another address;
+the capsule connects to 127.0.0.1, then ::1, of the container, never elsewhere. Each connection travels on
+its own connection to the capsule, so it works with --via and --exec, attached or not; at most 32 at once.
+The forwarded bytes are never read, stored or logged. A container port below 1024 needs a host port of 1024
+or above. Exit status: 0 after Ctrl+C, 1 when the port is taken or the capsule has no forwards, 2 for a bad
+port.
+
+Examples:
+  jackin forward agent 5173                  http://localhost:5173/ -> the container's 5173
+  jackin forward agent 8080:80               a container port below 1024, from host port 8080
+  jackin forward agent 3000 --via podman -v`,
+    )
+    .action(async (name: string, spec: string, flags: ForwardFlags) => setStatus(await forwardCommand(name, spec, flags)));
+}

@@ -1,0 +1,140 @@
+/**
+ * Login callbacks on the open gesture (docs/guide.md, "Logging in from a container"): when the operator
+ * opens a link (click, palette, offered link) whose target, or whose redirect_uri / redirect_url / callback /
+ * return_to, is a loopback URL with a port (login-callback.ts), the host binds that port on its own
+ * loopback before the browser opens and forwards each connection to the same port of the container's
+ * loopback. The confirm prompt says so; a notice and the host's log record it. It closes once its first
+ * HTTP exchange is done and the connection idle, after LOGIN_FORWARD_MAX_MS at most, and with the session.
+ * Nothing is bound without the gesture: a program that only prints or offers a URL gets nothing.
+ *
+ * The links affordance does not know this one: it asks the session's URL-open hooks, which this installs.
+ */
+import { DisposableStore, toDisposable, type Disposable } from '../../disposable.ts';
+import { JackinError } from '../../errors.ts';
+import { hasFeature } from '../../protocol/index.ts';
+import type { Transport } from '../../transport/transport.ts';
+import type { FeatureSession } from '../session/feature-session.ts';
+import type { UrlOpenStep } from '../session/url-open-hooks.ts';
+import { ForwardListener } from './forward-listener.ts';
+import { recordForward } from './forward-registry.ts';
+import { loginCallbackPort } from './login-callback.ts';
+
+/** The longest a login forward stays open. */
+export const LOGIN_FORWARD_MAX_MS = 10 * 60_000;
+/** Silence after the first exchange (bytes both ways) that ends it. */
+export const LOGIN_FORWARD_IDLE_MS = 2_000;
+
+export function loginForwardEnabled(env: Readonly<Record<string, string | undefined>>): boolean {
+  return env['JACKIN_LOGIN_FORWARD']?.trim().toLowerCase() !== 'off';
+}
+
+export interface LoginForwardOptions {
+  readonly instance: string;
+  /** Opens a new connection to the capsule; without it (no way to reach the capsule again) nothing is forwarded. */
+  readonly connect?: () => Promise<Transport>;
+  /** JACKIN_HOME, for `jackin ls`; no record without it. */
+  readonly home?: string;
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  readonly maxMs?: number;
+  readonly idleMs?: number;
+}
+
+/** One bound callback port. */
+interface Live {
+  readonly listener: ForwardListener;
+  close(why: string): Promise<void>;
+}
+
+export function installLoginForwardFeature(session: FeatureSession, o: LoginForwardOptions): Disposable {
+  const store = new DisposableStore();
+  const env = o.env ?? process.env;
+  const live = new Map<number, Live>();
+  const target = (port: number): string => `localhost:${port} -> ${o.instance}:${port}`;
+
+  const open = async (port: number): Promise<void> => {
+    if (live.has(port)) return;
+    let sentAny = false;
+    let receivedAny = false;
+    let closed = false;
+    let idle: NodeJS.Timeout | undefined;
+    let entry: Live | undefined;
+    const closeSoon = (why: string): void => void entry?.close(why);
+    const idleMs = o.idleMs ?? LOGIN_FORWARD_IDLE_MS;
+    let listener: ForwardListener;
+    try {
+      listener = await ForwardListener.listen({
+        hostPort: port,
+        containerPort: port,
+        connect: o.connect!,
+        onEvent: (e) => {
+          if (e.kind === 'closed' && e.outcome.sent > 0 && e.outcome.received > 0) closeSoon('its exchange is done');
+          if (e.kind === 'failed') session.notify('warning', `Login callback on localhost:${port} not forwarded: ${e.error.message}`);
+        },
+        onBytes: (_id, direction) => {
+          if (direction === 'sent') sentAny = true;
+          else receivedAny = true;
+          // The first exchange is done once both ways carried bytes and then nothing moves for a while.
+          if (sentAny && receivedAny) {
+            clearTimeout(idle);
+            idle = setTimeout(() => closeSoon('its exchange is done'), idleMs);
+          }
+        },
+      });
+    } catch (e) {
+      const why = e instanceof JackinError && e.code === 'E_FORWARD_PORT_TAKEN' ? `port ${port} is already in use on this host` : e instanceof Error ? e.message : String(e);
+      session.notify('warning', `Not forwarding localhost:${port} to ${o.instance}: ${why}; the link opens anyway, and its callback will not reach the container`);
+      session.logAction({ action: 'login-forward', target: target(port), result: 'failed', detail: why });
+      return;
+    }
+    let unrecord: (() => Promise<void>) | null = null;
+    const deadline = setTimeout(() => closeSoon(`${Math.round((o.maxMs ?? LOGIN_FORWARD_MAX_MS) / 60_000)} minutes passed`), o.maxMs ?? LOGIN_FORWARD_MAX_MS);
+    entry = {
+      listener,
+      close: async (why) => {
+        if (closed) return;
+        closed = true;
+        clearTimeout(idle);
+        clearTimeout(deadline);
+        live.delete(port);
+        await listener.close();
+        await unrecord?.();
+        session.notify('info', `Stopped forwarding localhost:${port} to ${o.instance}: ${why}`);
+        session.logAction({ action: 'login-forward', target: target(port), result: 'ok', detail: `closed: ${why}` });
+      },
+    };
+    live.set(port, entry);
+    session.notify('info', `Forwarding localhost:${port} to ${o.instance} for the login's callback (until it is done, ${Math.round((o.maxMs ?? LOGIN_FORWARD_MAX_MS) / 60_000)} minutes at most)`);
+    session.logAction({ action: 'login-forward', target: target(port), result: 'ok', detail: `listening on ${listener.addresses.join(', ')}` });
+    if (o.home !== undefined) {
+      unrecord = await recordForward(o.home, { instance: o.instance, hostPort: port, containerPort: port, kind: 'login' }).catch(() => null);
+      // Closed while the record was written: it goes at once.
+      if (closed) await unrecord?.();
+    }
+  };
+
+  store.add(
+    session.addUrlOpenHook((href): UrlOpenStep | null => {
+      if (!loginForwardEnabled(env)) return null;
+      const port = loginCallbackPort(href);
+      if (port === null) return null;
+      if (live.has(port)) return { note: `and keep forwarding localhost:${port} to ${o.instance}`, run: async () => {} };
+      if (!hasFeature(session.features, 'forward') || o.connect === undefined) {
+        const why = session.features === null ? 'an upstream capsule has no forwards' : 'this capsule has no forwards (an older jackin-capsule; update it in the container)';
+        return {
+          run: async () => {
+            session.notify('warning', `Not forwarding localhost:${port} to ${o.instance}: ${why}; the link opens, its callback will not reach the container`);
+            session.logAction({ action: 'login-forward', target: target(port), result: 'refused', detail: 'E_FORWARD_UNSUPPORTED' });
+          },
+        };
+      }
+      return { note: `…and forward localhost:${port} to ${o.instance}`, run: () => open(port) };
+    }),
+  );
+  const closeAll = (why: string): Promise<void> => Promise.all([...live.values()].map((l) => l.close(why))).then(() => {});
+  void session.done.then(
+    () => closeAll('the session ended'),
+    () => closeAll('the session ended'),
+  );
+  store.add(toDisposable(() => void closeAll('the session ended')));
+  return store;
+}

@@ -1,0 +1,34 @@
+/**
+ * What features do before a link opens on the host on an operator's gesture (click, palette, offered
+ * link): a hook looks at the checked URL and may return a step, with a line for the host's confirm prompt,
+ * that runs once the operator confirmed and before the browser opens. The login forward (host/forward/)
+ * binds a callback port this way; the links affordance asks the hooks without knowing who they are.
+ */
+import { toDisposable, type Disposable } from '../../disposable.ts';
+
+export interface UrlOpenStep {
+  /** A line for the confirm prompt ("and forward localhost:PORT to NAME"); none when there is nothing to ask. */
+  readonly note?: string;
+  /** Runs after the confirmation (or the gesture, when none is asked) and before the browser opens; never rejects. */
+  run(): Promise<void>;
+}
+
+/** Asked with the checked href of a link about to open; null when it has nothing to do with it. */
+export type UrlOpenHook = (href: string) => UrlOpenStep | null;
+
+export class UrlOpenHooks {
+  readonly #hooks: UrlOpenHook[] = [];
+
+  add(hook: UrlOpenHook): Disposable {
+    this.#hooks.push(hook);
+    return toDisposable(() => {
+      const i = this.#hooks.indexOf(hook);
+      if (i >= 0) this.#hooks.splice(i, 1);
+    });
+  }
+
+  /** The steps the hooks want for `href`, in the order the hooks were added. */
+  steps(href: string): UrlOpenStep[] {
+    return this.#hooks.map((h) => h(href)).filter((s): s is UrlOpenStep => s !== null);
+  }
+}

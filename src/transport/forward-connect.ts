@@ -1,0 +1,132 @@
+/**
+ * The host's side of one forwarded TCP connection (docs/protocol.md section 8.15): a fresh connection to the
+ * capsule (socket or exec relay), the `forward` request naming the port, the capsule's reply (which of the
+ * container's loopbacks it reached), then the byte pump until both ways end.
+ */
+import type { Socket } from 'node:net';
+import { JackinError } from '../errors.ts';
+import { encodeControlMessage, FORWARD_LOOPBACKS, forwardRequest, type ForwardLoopback } from '../protocol/index.ts';
+import { checkReply, ReplyReader } from './control-call.ts';
+import { pumpForward, type ForwardOutcome } from './forward-pump.ts';
+import type { Transport } from './transport.ts';
+
+/** The capsule tries 127.0.0.1 then ::1, 5 s each; its reply comes within that, or it is wedged. */
+export const FORWARD_REPLY_TIMEOUT_MS = 12_000;
+
+/**
+ * Sends the `forward` request on `t` and waits for the reply. Resolves with the loopback the capsule
+ * reached and the bytes read past the reply; rejects with the capsule's code (E_FORWARD_REFUSED,
+ * E_FORWARD_TIMEOUT, E_FORWARD_LIMIT), E_FORWARD_UNSUPPORTED for a capsule without forwards, or
+ * E_FORWARD_PROTOCOL / E_FORWARD_TIMEOUT for a capsule that answers wrong or not at all.
+ */
+export function requestForward(t: Transport, port: number, timeoutMs = FORWARD_REPLY_TIMEOUT_MS): Promise<{ address: ForwardLoopback; rest: Buffer }> {
+  return new Promise((resolve, reject) => {
+    const reader = new ReplyReader();
+    const done = (e: Error | null, v?: { address: ForwardLoopback; rest: Buffer }): void => {
+      clearTimeout(timer);
+      t.readable.off('data', onData);
+      t.readable.off('end', onEnd);
+      t.readable.off('error', onEnd);
+      if (e !== null) reject(e);
+      else resolve(v!);
+    };
+    const timer = setTimeout(() => done(new JackinError('E_FORWARD_TIMEOUT', `the capsule did not answer the forward of port ${port} within ${timeoutMs} ms`)), timeoutMs);
+    const onData = (chunk: Buffer): void => {
+      let got;
+      try {
+        got = reader.push(chunk);
+        if (got === undefined) return;
+        const reply = checkReply(got.value, 'forward');
+        const address = reply['address'];
+        if (!FORWARD_LOOPBACKS.includes(address as ForwardLoopback)) throw new JackinError('E_FORWARD_PROTOCOL', `the capsule says it connected to ${JSON.stringify(address)?.slice(0, 60)}, not a loopback address`);
+        // Nothing else may be read before the pump listens: pause, and hand over what came with the reply.
+        t.readable.pause();
+        done(null, { address: address as ForwardLoopback, rest: got.rest });
+      } catch (e) {
+        const unsupported = e instanceof JackinError && e.code === 'E_UNKNOWN_METHOD';
+        done(unsupported ? new JackinError('E_FORWARD_UNSUPPORTED', 'this capsule has no forwards (an older jackin-capsule); update it in the container', { cause: e }) : e instanceof JackinError && e.code === 'E_CONTROL_REPLY' ? new JackinError('E_FORWARD_PROTOCOL', e.message, { cause: e }) : (e as Error));
+      }
+    };
+    const onEnd = (): void => done(new JackinError('E_FORWARD_UNSUPPORTED', `the capsule closed the connection without answering the forward of port ${port} (an upstream or older capsule?)`));
+    t.readable.on('data', onData);
+    t.readable.on('end', onEnd);
+    t.readable.on('error', onEnd);
+    t.writable.write(encodeControlMessage(forwardRequest(port)));
+  });
+}
+
+export interface ForwardConnectionOptions {
+  /** Opens a new connection to the capsule (never the attach connection). */
+  readonly connect: () => Promise<Transport>;
+  /** The container port. */
+  readonly port: number;
+  /** Told which loopback the capsule reached, once it did. */
+  readonly onConnected?: (address: ForwardLoopback) => void;
+  readonly onBytes?: (direction: 'sent' | 'received', bytes: number) => void;
+}
+
+/**
+ * Forwards one accepted TCP connection (`local`, allowHalfOpen) to the container's loopback. Resolves with
+ * the pump's outcome, or rejects with why the forward could not start (then `local` is destroyed).
+ */
+export async function forwardConnection(local: Socket, o: ForwardConnectionOptions): Promise<ForwardOutcome> {
+  // Bytes the browser sends while the capsule connects wait in the socket, unread.
+  local.pause();
+  let t: Transport | undefined;
+  try {
+    t = await o.connect();
+    const { address, rest } = await requestForward(t, o.port);
+    o.onConnected?.(address);
+    const outcome = pumpForward({ side: 'client', local, peer: t, initial: rest, ...(o.onBytes !== undefined ? { onBytes: o.onBytes } : {}) });
+    local.resume();
+    t.readable.resume();
+    const result = await outcome;
+    // A clean end: the capsule closes once it has our ForwardEnd; a relay is let go once its output ended.
+    if (!result.ok || t.readable.readableEnded) t.close();
+    else {
+      const carrier = t;
+      const timer = setTimeout(() => carrier.close(), 5_000).unref();
+      carrier.readable.once('end', () => {
+        clearTimeout(timer);
+        carrier.close();
+      });
+      carrier.readable.resume();
+    }
+    return result;
+  } catch (e) {
+    t?.close();
+    local.resetAndDestroy();
+    throw e;
+  }
+}
+
+/**
+ * Whether the capsule has forwards, without connecting anywhere: a `forward` request without a port is
+ * E_BAD_REQUEST from a capsule that has the method, E_UNKNOWN_METHOD (or no answer) from one that does not.
+ */
+export async function capsuleHasForwards(connect: () => Promise<Transport>, timeoutMs = FORWARD_REPLY_TIMEOUT_MS): Promise<boolean> {
+  const t = await connect();
+  try {
+    return await new Promise<boolean>((resolve) => {
+      const reader = new ReplyReader();
+      const timer = setTimeout(() => resolve(false), timeoutMs);
+      const done = (v: boolean): void => {
+        clearTimeout(timer);
+        resolve(v);
+      };
+      t.readable.on('data', (chunk: Buffer) => {
+        try {
+          const got = reader.push(chunk);
+          if (got !== undefined) done((got.value as { code?: unknown } | null)?.code === 'E_BAD_REQUEST');
+        } catch {
+          done(false);
+        }
+      });
+      t.readable.once('end', () => done(false));
+      t.readable.once('error', () => done(false));
+      t.writable.write(encodeControlMessage({ method: 'forward' }));
+    });
+  } finally {
+    t.close();
+  }
+}

@@ -1,0 +1,191 @@
+// End-to-end forwards across a real container's network namespace (Podman): login callbacks forwarded on the
+// operator's open gesture (tmux as the terminal, the recording opener as the browser launcher, the test
+// playing the browser), a taken host port, and `jackin forward --via podman` carrying a 64 MiB download.
+// Every container is removed by the exact name the test gave it.
+import { test, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile, spawn } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { chmodSync, copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { get as httpGet } from 'node:http';
+import { connect, createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { confirmOnScreen, INNER_PROMPT, INNER_SHELL, JACKIN, paneFor, REPO_ROOT } from './helpers/jackin-cli.ts';
+import { containerName, glibcTestImage, removeContainer } from './helpers/podman-image.mjs';
+import { pollUntil } from './helpers/poll.ts';
+import { freePort } from './helpers/free-port.ts';
+import { stopChild } from './helpers/stop-child.ts';
+import { shellQuote, type TmuxPane } from './helpers/tmux.ts';
+import { recordingOpener } from './helpers/recording-opener.ts';
+import { readActions } from '../src/host/instances/action-log.ts';
+
+const execFileP = promisify(execFile);
+const CONTAINER_START_MS = 60_000;
+const PALETTE_KEY = [0x1c];
+const NODE_IN_CONTAINER = '/opt/jackin/node';
+
+function named(t: TestContext, label: string): string {
+  const name = containerName(label);
+  t.after(() => removeContainer(name));
+  return name;
+}
+
+/** A workspace the container's user can read, with the stand-in login server in it. */
+function workspace(t: TestContext): string {
+  const ws = mkdtempSync(join(tmpdir(), 'jackin-fwd-ws-'));
+  chmodSync(ws, 0o777);
+  copyFileSync(join(REPO_ROOT, 'test', 'fixtures', 'forward', 'login-server.cjs'), join(ws, 'login-server.cjs'));
+  t.after(() => rmSync(ws, { recursive: true, force: true }));
+  return ws;
+}
+
+/** How a TCP connect to the host's loopback port ends: 'open' or the error code. */
+function probe(port: number, host = '127.0.0.1'): Promise<string> {
+  return new Promise((resolve) => {
+    const s = connect({ host, port }, () => {
+      s.destroy();
+      resolve('open');
+    });
+    s.on('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? 'error'));
+  });
+}
+
+function get(url: string): Promise<{ status: number; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    httpGet(url, { agent: false }, (res) => {
+      const parts: Buffer[] = [];
+      res.on('data', (b: Buffer) => parts.push(b));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(parts) }));
+      res.on('error', reject);
+    }).on('error', reject);
+  });
+}
+
+async function startContainerSession(t: TestContext, pane: TmuxPane, label: string, ws: string): Promise<string> {
+  const name = named(t, label);
+  const image = await glibcTestImage();
+  await pane.typeLine(`clear; ${JACKIN} run --image ${image.ref} --engine podman --name ${name} --workspace ${shellQuote(ws)} -- ${INNER_SHELL}; echo "jackin-rc=$?"`);
+  await pane.waitForText(INNER_PROMPT, { timeoutMs: CONTAINER_START_MS });
+  return name;
+}
+
+/** Starts the login server in the container on `host`:`port` and offers its login link. */
+async function offerLogin(pane: TmuxPane, host: string, port: number): Promise<string> {
+  await pane.typeLine(`clear; ${NODE_IN_CONTAINER} /workspace/login-server.cjs ${host} ${port} &`);
+  await pane.waitForText(`LISTENING-ON-${host}`, { timeoutMs: 30_000 });
+  const callback = `http://localhost:${port}/callback`;
+  const link = `https://idp.example/oauth/authorize?client_id=agent&response_type=code&redirect_uri=${encodeURIComponent(callback)}&state=s`;
+  await pane.typeLine(`jackin-capsule open-url -- ${shellQuote(link)}; echo "offer-rc=$?"`);
+  await pane.waitForText(/^offer-rc=0\b/m);
+  return link;
+}
+
+/** Opens the offered link from the palette and confirms the host's prompt, which names the forward. */
+async function openOffered(pane: TmuxPane, note: RegExp | null): Promise<string> {
+  await pane.sendBytes(PALETTE_KEY);
+  await pane.waitForText('Open offered link: https://idp.example/');
+  await pane.sendKeys('u');
+  const screen = await pane.waitForText('jackin: confirm');
+  if (note !== null) assert.match(screen, note);
+  await confirmOnScreen(pane);
+  return screen;
+}
+
+for (const host of ['127.0.0.1', '::1']) {
+  test(`login callback: a login server on the container's ${host} gets its code once the operator opened its link; nothing is bound before, and it closes after`, { timeout: 240_000 }, async (t) => {
+    const rec = recordingOpener(t);
+    const pane = await paneFor(t, { rows: 30, cols: 120, env: rec.env });
+    const ws = workspace(t);
+    const name = await startContainerSession(t, pane, host === '::1' ? 'login6' : 'login4', ws);
+    const port = await freePort();
+    const link = await offerLogin(pane, host, port);
+    // Printed and offered, not opened: nothing is bound on the host.
+    assert.equal(await probe(port), 'ECONNREFUSED');
+    assert.deepEqual(rec.opened(), []);
+
+    await openOffered(pane, new RegExp(`…and forward localhost:${port} to ${name}`));
+    await pollUntil('the link to reach the opener', () => rec.opened().length === 1, { last: rec.opened });
+    assert.deepEqual(rec.opened(), [link]);
+    // The browser's redirect: the host's localhost:PORT now leads to the container's.
+    const r = await get(`http://localhost:${port}/callback?code=c0de-${port}`);
+    assert.equal(r.status, 200);
+    assert.equal(r.body.toString(), 'signed in\n');
+    await pane.waitForText(`GOT-CODE=c0de-${port}`);
+    // Its exchange done and the connection idle: the host port closes again, with a notice and a log line.
+    await pollUntil('the login forward to close', async () => (await probe(port)) === 'ECONNREFUSED', { timeoutMs: 30_000 });
+    const log = await pollUntil('the close in the host log', async () => {
+      const l = (await readActions(pane.jackinHome, name)).filter((a) => a.action === 'login-forward');
+      return l.length >= 2 ? l : undefined;
+    });
+    await pane.waitForText(`Stopped forwarding localhost:${port}`);
+    assert.deepEqual(log.map((a) => [a.target, a.result, a.detail?.startsWith('closed') ? 'closed' : 'opened']), [
+      [`localhost:${port} -> ${name}:${port}`, 'ok', 'opened'],
+      [`localhost:${port} -> ${name}:${port}`, 'ok', 'closed'],
+    ]);
+  });
+}
+
+test('login callback: a host port already taken still opens the link, and a notice says why nothing was forwarded', { timeout: 240_000 }, async (t) => {
+  const rec = recordingOpener(t);
+  const pane = await paneFor(t, { rows: 30, cols: 120, env: rec.env });
+  const ws = workspace(t);
+  const name = await startContainerSession(t, pane, 'login-taken', ws);
+  const holder = createServer((s) => s.end('the host\'s own server\n'));
+  await new Promise<void>((r) => holder.listen({ host: '127.0.0.1', port: 0 }, () => r()));
+  t.after(() => new Promise<void>((r) => holder.close(() => r())));
+  const port = (holder.address() as AddressInfo).port;
+  await offerLogin(pane, '127.0.0.1', port);
+  await openOffered(pane, new RegExp(`…and forward localhost:${port} to ${name}`));
+  await pollUntil('the link to reach the opener', () => rec.opened().length === 1, { last: rec.opened });
+  await pane.waitForText(`Not forwarding localhost:${port}`);
+  const log = (await readActions(pane.jackinHome, name)).filter((a) => a.action === 'login-forward');
+  assert.deepEqual(log.map((a) => a.result), ['failed']);
+});
+
+test('login callback: JACKIN_LOGIN_FORWARD=off opens the link and forwards nothing', { timeout: 240_000 }, async (t) => {
+  const rec = recordingOpener(t);
+  const pane = await paneFor(t, { rows: 30, cols: 120, env: { ...rec.env, JACKIN_LOGIN_FORWARD: 'off' } });
+  const ws = workspace(t);
+  const name = await startContainerSession(t, pane, 'login-off', ws);
+  const port = await freePort();
+  await offerLogin(pane, '127.0.0.1', port);
+  const screen = await openOffered(pane, null);
+  assert.doesNotMatch(screen, /forward localhost/);
+  await pollUntil('the link to reach the opener', () => rec.opened().length === 1, { last: rec.opened });
+  assert.equal(await probe(port), 'ECONNREFUSED');
+  assert.deepEqual((await readActions(pane.jackinHome, name)).filter((a) => a.action === 'login-forward'), []);
+});
+
+test('jackin forward --via podman: a 64 MiB download from the container\'s loopback arrives intact (SHA-256)', { timeout: 240_000 }, async (t) => {
+  const pane = await paneFor(t, { rows: 30, cols: 120 });
+  const ws = workspace(t);
+  const data = randomBytes(64 * 1024 * 1024);
+  writeFileSync(join(ws, 'big.bin'), data);
+  chmodSync(join(ws, 'big.bin'), 0o644);
+  const name = await startContainerSession(t, pane, 'fwd-via', ws);
+  const port = await freePort();
+  await pane.typeLine(`clear; ${NODE_IN_CONTAINER} /workspace/login-server.cjs 127.0.0.1 ${port} /workspace/big.bin &`);
+  await pane.waitForText('LISTENING-ON-127.0.0.1', { timeoutMs: 30_000 });
+  const hostPort = await freePort();
+  const child = spawn(process.execPath, [join(REPO_ROOT, 'bin', 'jackin.js'), 'forward', name, `${hostPort}:${port}`, '--via', 'podman'], {
+    env: { ...process.env, JACKIN_HOME: pane.jackinHome },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (b: Buffer) => (out += b.toString()));
+  child.stderr.on('data', (b: Buffer) => (err += b.toString()));
+  t.after(() => stopChild(child, 'SIGINT'));
+  await pollUntil('jackin forward to print its URL', () => out.includes(`http://localhost:${hostPort}/`), { timeoutMs: 30_000, last: () => err });
+  const r = await get(`http://localhost:${hostPort}/file`);
+  assert.equal(r.status, 200);
+  assert.equal(r.body.length, data.length);
+  assert.equal(createHash('sha256').update(r.body).digest('hex'), createHash('sha256').update(data).digest('hex'));
+  await stopChild(child, 'SIGINT');
+  assert.equal(child.exitCode, 0, err);
+  // Nothing else on the container side ever listens on the host.
+  assert.equal(await probe(port), 'ECONNREFUSED');
+  assert.ok((await execFileP('podman', ['container', 'exists', name]).then(() => true, () => false)));
+});
