@@ -6,6 +6,8 @@ export interface TestImage {
 }
 /** A glibc image with bash and coreutils and no jackin, no Node. */
 export declare function glibcTestImage(engine?: TestEngine): Promise<TestImage>;
+/** The glibc image plus the libraries the given agent binaries link (the binaries are mounted, not copied). */
+export declare function glibcAgentTestImage(engine?: TestEngine, binaries?: readonly string[]): Promise<TestImage>;
 /** The glibc image plus Debian's perl-base, as most real images have it: `attach-proxy` then runs on perl. */
 export declare function glibcPerlTestImage(engine?: TestEngine): Promise<TestImage>;
 /**

@@ -156,6 +156,19 @@ function perlBaseFiles() {
         throw new Error('dpkg -L perl-base lists no /usr/bin/perl');
     return files;
 }
+/**
+ * The glibc image plus the libraries the given agent binaries link (Claude Code's native binary needs
+ * librt, libpthread, libdl and libm): the binaries themselves are mounted, not copied (400 MB).
+ */
+export function glibcAgentTestImage(engine = 'podman', binaries = []) {
+    return cached(engine, `jackin-test-glibc-agents`, () => {
+        const files = glibcFiles();
+        for (const b of binaries)
+            for (const lib of libsOf(b))
+                files.set(lib, lib);
+        return files;
+    });
+}
 /** The glibc image plus Debian's perl-base, as most real images have it: `attach-proxy` then runs on perl. */
 export function glibcPerlTestImage(engine = 'podman') {
     return cached(engine, 'jackin-test-glibc-perl', () => new Map([...glibcFiles(), ...perlBaseFiles()]));
