@@ -55,9 +55,16 @@ export async function chooseEngine(installed: readonly ContainerEngine[], docker
  * Runs one engine command; resolves with stdout (and stderr after it with `both`: `logs` replays the
  * container's stderr on its own), rejects with stderr's last line.
  */
-export function engineCommand(engine: ContainerEngine, args: readonly string[], timeoutMs = ENGINE_COMMAND_TIMEOUT_MS, { both = false }: { both?: boolean } = {}): Promise<string> {
+export function engineCommand(
+  engine: ContainerEngine,
+  args: readonly string[],
+  timeoutMs = ENGINE_COMMAND_TIMEOUT_MS,
+  { both = false, env }: { both?: boolean; env?: Readonly<Record<string, string>> } = {},
+): Promise<string> {
   return new Promise((resolve, reject) => {
-    execFile(engine, [...args], { timeout: timeoutMs, maxBuffer: 4 * 1024 * 1024, encoding: 'utf8' }, (err, stdout, stderr) => {
+    // `env`: values the engine passes on for `-e NAME` (in its environment, never on its command line).
+    const options = { timeout: timeoutMs, maxBuffer: 4 * 1024 * 1024, encoding: 'utf8' as const, ...(env !== undefined ? { env: { ...process.env, ...env } } : {}) };
+    execFile(engine, [...args], options, (err, stdout, stderr) => {
       if (err === null) return resolve(both ? stdout + stderr : stdout);
       const said = stderr.split('\n').map((l) => l.trim()).filter((l) => l.length > 0).at(-1);
       const why = (err as NodeJS.ErrnoException).code === 'ENOENT' ? `${engine} is not installed or not on PATH` : (said ?? err.message);

@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { JackinError } from '../errors.ts';
+import { JackinError } from '../../errors.ts';
 import { collectEnv, parseEnvFile, parseEnvOption, parseVolume } from './run-image-options.ts';
 
 const SECRET = 'sk-ant-api03-very-secret-value';

@@ -7,7 +7,7 @@
  */
 import { readFileSync, statSync } from 'node:fs';
 import { isAbsolute, posix, resolve } from 'node:path';
-import { JackinError } from '../errors.ts';
+import { JackinError } from '../../errors.ts';
 
 /** A variable for the container: its name and the value the engine process passes on. */
 export interface EnvPass {
