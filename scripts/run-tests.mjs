@@ -8,6 +8,11 @@
 // to the processes they start with a clean environment). Afterwards that directory must be empty and no
 // process may carry the marker, run under that directory or name it on its command line. Anything left is
 // listed, the run fails, and then the leftovers are removed (processes by pid).
+//
+// Test files that run containers on a real Docker engine say `needs-docker-engine` in their text: for
+// them the run starts containerd and dockerd (scripts/docker-engine.sh, as root) before the tests, and
+// stops them afterwards if it started them, so a run leaves the machine as it found it. While dockerd
+// answers, jackin's default engine is docker: every test that wants one engine passes --engine.
 import { chmodSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -38,6 +43,24 @@ if (files.length === 0) {
 const build = spawnSync('npm', ['run', '--silent', 'build'], { cwd: root, stdio: 'inherit' });
 if (build.status !== 0) process.exit(build.status ?? 1);
 
+/** Starts the Docker engine when a selected file needs it; true when this run started it (and must stop it). */
+function startDockerEngine() {
+  if (!files.some((f) => readFileSync(join(root, f), 'utf8').includes('needs-docker-engine'))) return false;
+  const r = spawnSync(join(root, 'scripts', 'docker-engine.sh'), ['start'], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  if (r.status !== 0) {
+    // Not fatal here: the tests that need the engine fail, each saying so.
+    console.error(`run-tests: could not start the Docker engine (scripts/docker-engine.sh start: ${r.error?.message ?? `exit ${r.status}`})`);
+    return false;
+  }
+  return r.stdout.trim() === 'started';
+}
+const dockerStarted = startDockerEngine();
+function stopDockerEngine() {
+  if (!dockerStarted) return;
+  const r = spawnSync(join(root, 'scripts', 'docker-engine.sh'), ['stop'], { cwd: root, stdio: 'inherit' });
+  if (r.status !== 0) console.error('run-tests: scripts/docker-engine.sh stop failed');
+}
+
 const marker = randomBytes(8).toString('hex');
 // A short name: end-to-end tests show paths under it on a 120-column pane and match them on one line.
 const runTmp = mkdtempSync(join(tmpdir(), 'jt-'));
@@ -55,6 +78,7 @@ const r = spawnSync(
   { cwd: root, stdio: 'inherit', env: { ...process.env, TMPDIR: runTmp, JACKIN_TEST_RUN: marker } },
 );
 const status = r.status ?? 1;
+stopDockerEngine();
 
 /** Processes this run started that still exist (zombies excluded: they hold nothing and their parent reaps them). */
 function ourProcesses() {

@@ -27,6 +27,8 @@ export const ERROR_CODES = [
   'E_CONTAINER_START',
   'E_IMAGE_NOT_GLIBC',
   'E_IMAGE_NO_CAPSULE',
+  'E_BAD_ENV',
+  'E_BAD_VOLUME',
   // Transport and control channel
   'E_SOCKET_UNAVAILABLE',
   'E_SOCKET_CONNECT',

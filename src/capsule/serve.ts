@@ -19,6 +19,23 @@ import { FILES_DIR_NAME, type FileStaging } from './files/file-staging.ts';
 import { stageMaxBytes } from '../policy/stage-limits.ts';
 import { loadPolicyFile } from './session/policy-file.ts';
 import { defaultCapsuleName } from './session/instance-name.ts';
+import { PACKAGE_ROOT } from '../package-root.ts';
+
+/** The package's browser shims (each `jackin-capsule open-url`), for `serve --browser`. */
+export const BROWSER_BIN = join(PACKAGE_ROOT, 'container-bin', 'browser');
+
+/**
+ * The program's environment: JACKIN_RUN_DIR lets `jackin-capsule open-url` / `offer` run inside the
+ * session find this capsule; with `browser`, the shims come first on PATH and BROWSER names one.
+ */
+export function programEnv(env: NodeJS.ProcessEnv, runDir: string, browser: boolean): NodeJS.ProcessEnv {
+  const out: NodeJS.ProcessEnv = { ...env, JACKIN_RUN_DIR: runDir };
+  if (browser) {
+    out['PATH'] = env['PATH'] ? `${BROWSER_BIN}:${env['PATH']}` : `${BROWSER_BIN}:/usr/local/bin:/usr/bin:/bin`;
+    out['BROWSER'] = join(BROWSER_BIN, 'jackin-browser');
+  }
+  return out;
+}
 
 
 export interface ServeOptions {
@@ -31,6 +48,8 @@ export interface ServeOptions {
   cols?: number;
   handshakeTimeoutMs?: number;
   imageSink?: ImageSink;
+  /** Make the program's browser jackin's (programEnv). */
+  browser?: boolean;
   /** Export policy file (default: the package's policies/default.json); invalid fails the start. */
   policyPath?: string;
   log?: (line: string) => void;
@@ -68,12 +87,11 @@ export async function serve(options: ServeOptions): Promise<number> {
 
   if (process.pid === 1) log(PID1_WARNING);
 
-  // JACKIN_RUN_DIR lets `jackin-capsule open-url` / `offer` run inside the session find this capsule.
   const session = Session.spawn({
     file,
     args,
     cwd: workspace,
-    env: { ...process.env, JACKIN_RUN_DIR: runDir },
+    env: programEnv(process.env, runDir, options.browser === true),
     ...(options.rows !== undefined ? { rows: options.rows } : {}),
     ...(options.cols !== undefined ? { cols: options.cols } : {}),
   });

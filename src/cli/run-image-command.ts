@@ -9,7 +9,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { PACKAGE_ROOT } from '../package-root.ts';
 import { Option, type Command } from './commander.ts';
 import { JackinError } from '../errors.ts';
-import { CONTAINER_LABEL, containerRunArgv, explainStartFailure, imagePathFromEnv, DEFAULT_IMAGE_PATH, type CapsuleSource, type ContainerRunSpec } from '../host/instances/container-run-argv.ts';
+import { CONTAINER_LABEL, containerRunArgv, explainStartFailure, imagePathFromEnv, DEFAULT_IMAGE_PATH, TERMINAL_IDENTITY_ENV, type CapsuleSource, type ContainerRunSpec } from '../host/instances/container-run-argv.ts';
+import { collectEnv, parseVolume } from '../host/instances/run-image-options.ts';
 import { socketAnswers } from '../host/instances/instances.ts';
 import { CONTAINER_ENGINES, containerState, detectEngine, engineCommand, type ContainerEngine } from '../transport/container-engine.ts';
 import { removeContainerRecord, writeContainerRecord } from '../transport/container-record.ts';
@@ -40,7 +41,14 @@ export interface RunImageFlags {
   capsule?: CapsuleSource['kind'];
   dryRun?: boolean;
   verbose?: boolean;
+  env?: string[];
+  envFile?: string[];
+  volume?: string[];
+  network?: string;
+  engineArg?: string[];
 }
+
+const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
 
 /** Adds the container options to `jackin run`. */
 export function addRunImageOptions(cmd: Command): Command {
@@ -49,14 +57,19 @@ export function addRunImageOptions(cmd: Command): Command {
     .addOption(new Option('--engine <engine>', 'with --image: container engine (default: whichever of docker and podman is installed)').choices(CONTAINER_ENGINES))
     .option('--user <user>', 'with --image: user in the container (default: yours, uid:gid; as root, the image\'s)')
     .addOption(new Option('--capsule <source>', 'with --image: lend this host\'s Node and jackin (host, the default on Linux) or use the image\'s jackin-capsule (image)').choices(['host', 'image']))
+    .option('-e, --env <NAME[=VALUE]>', 'with --image: a variable for the program (repeatable); NAME alone takes this environment\'s value. The value goes to the engine in its environment, never on a command line', collect)
+    .option('--env-file <file>', 'with --image: variables from a file of NAME=VALUE or NAME lines (repeatable; # comments)', collect)
+    .option('--volume <host:container[:ro|rw]>', 'with --image: mount an existing host path (repeatable; a relative path is taken from here)', collect)
+    .option('--network <net>', 'with --image: the container\'s network (none, host, a network name; default: the engine\'s)')
+    .option('--engine-arg <arg>', 'with --image: one more argument for `ENGINE run`, placed before the image (repeatable; --engine-arg=--cap-add=SYS_PTRACE)', collect)
     .option('--dry-run', 'with --image: print the engine command and exit');
 }
 
 /** The container options mean nothing to a local `jackin run`: refuse them rather than ignore them. */
 export function refuseImageOnlyFlags(flags: RunImageFlags): void {
-  const given = (['engine', 'user', 'capsule', 'dryRun'] as const).filter((k) => flags[k] !== undefined);
+  const given = (['engine', 'user', 'capsule', 'env', 'envFile', 'volume', 'network', 'engineArg', 'dryRun'] as const).filter((k) => flags[k] !== undefined);
   if (given.length > 0) {
-    const names = given.map((k) => (k === 'dryRun' ? '--dry-run' : `--${k}`)).join(', ');
+    const names = given.map((k) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(', ');
     throw new JackinError('E_USAGE', `${names} ${given.length === 1 ? 'applies' : 'apply'} only with --image: add --image IMAGE, or leave ${given.length === 1 ? 'it' : 'them'} out`, { exitCode: 2 });
   }
 }
@@ -124,6 +137,16 @@ export async function runImageCommand(command: string[], flags: RunImageFlags, h
   }
   const capsule: CapsuleSource =
     source === 'host' ? { kind: 'host', node: realpathSync(process.execPath), packageRoot: realpathSync(PACKAGE_ROOT), imagePath: await imagePath(engine, image) } : { kind: 'image' };
+  // Bad forms are refused before anything starts, naming the variable or the line, never a value.
+  const cwd = process.cwd();
+  const env = collectEnv(flags.envFile ?? [], flags.env ?? [], cwd, process.env);
+  const volumes = (flags.volume ?? []).map((v) => parseVolume(v, cwd));
+  // The operator's terminal identity, by name, when set here and not given: the program chooses colours,
+  // hyperlinks and notifications from it (TERM is passed with its value, below).
+  const given = new Set(env.map((e) => e.name));
+  const identity = TERMINAL_IDENTITY_ENV.filter((n) => !given.has(n) && process.env[n] !== undefined && process.env[n] !== '').map((n) => ({ name: n, value: process.env[n]! }));
+  const passed = [...identity, ...env];
+  const engineEnv = Object.fromEntries(passed.map((e) => [e.name, e.value]));
   const uid = typeof process.getuid === 'function' ? process.getuid() : null;
   const gid = typeof process.getgid === 'function' ? process.getgid() : null;
   const user = flags.user ?? (uid !== null && uid !== 0 && gid !== null ? `${uid}:${gid}` : null);
@@ -137,11 +160,18 @@ export async function runImageCommand(command: string[], flags: RunImageFlags, h
     user,
     term: process.env['TERM'] || 'xterm-256color',
     capsule,
+    envNames: passed.map((e) => e.name),
+    volumes,
+    ...(flags.network !== undefined ? { network: flags.network } : {}),
+    engineArgs: flags.engineArg ?? [],
     // The operator's size now; a printed command (--dry-run) is run later, in another terminal, so it has none.
     ...(process.stdout.isTTY === true && flags.dryRun !== true ? { rows: process.stdout.rows, cols: process.stdout.columns } : {}),
   };
   const argv = containerRunArgv(spec);
   if (flags.dryRun === true) {
+    // The values stay here: the printed command reads each variable from the environment it runs in.
+    const fromHere = env.filter((e) => process.env[e.name] !== e.value).map((e) => e.name);
+    if (fromHere.length > 0) say(`the command passes ${fromHere.join(', ')} by name: set ${fromHere.length === 1 ? 'it' : 'them'} in the environment that runs it`);
     process.stdout.write(`mkdir -p -m 700 ${formatArgv([runDir])}\n${formatArgv(argv)}\n`);
     return 0;
   }
@@ -163,7 +193,7 @@ export async function runImageCommand(command: string[], flags: RunImageFlags, h
   writeContainerRecord(home, name, { engine, container: name, image });
   if (flags.verbose === true) say(formatArgv(argv));
   try {
-    await engineCommand(engine, argv.slice(1), CONTAINER_START_TIMEOUT_MS);
+    await engineCommand(engine, argv.slice(1), CONTAINER_START_TIMEOUT_MS, { env: engineEnv });
   } catch (e) {
     removeContainerRecord(home, name);
     throw new JackinError('E_CONTAINER_START', `could not start the container: ${e instanceof Error ? e.message : String(e)}`, { cause: e });

@@ -62,6 +62,7 @@ interface ServeFlags {
   policy?: string;
   rows?: number;
   cols?: number;
+  browser?: boolean;
 }
 
 export function registerServeCommand(program: Command, setStatus: SetStatus): void {
@@ -78,10 +79,11 @@ export function registerServeCommand(program: Command, setStatus: SetStatus): vo
     .option('--policy <file>', 'export policy JSON (default: the shipped policies/default.json; see docs/policy.md)')
     .option('--rows <n>', `PTY rows until a client attaches with its size (default: ${DEFAULT_ROWS})`, terminalSize)
     .option('--cols <n>', `PTY columns until a client attaches with its size (default: ${DEFAULT_COLS})`, terminalSize)
+    .option('--browser', 'make the program\'s browser jackin\'s: BROWSER, xdg-open, sensible-browser and www-browser make link offers (jackin run --image sets this up itself)')
     .argument('<cmd>', 'program to run')
     .argument('[args...]', 'its arguments (put -- before <cmd> when they start with -)')
     .passThroughOptions()
-    .addHelpText('after', '\nExample:\n  jackin-capsule serve --run-dir /jackin/run -- claude --continue')
+    .addHelpText('after', '\nExamples:\n  jackin-capsule serve --run-dir /jackin/run -- claude --continue\n  jackin-capsule serve --browser -- claude     its /login link becomes a link offer')
     .action(async (cmd: string, args: string[], opts: ServeFlags) => {
       const workspace = checkWorkspace(opts.workspace ?? process.cwd());
       await checkProgram(cmd, workspace);
@@ -96,6 +98,7 @@ export function registerServeCommand(program: Command, setStatus: SetStatus): vo
           ...(opts.cols !== undefined ? { cols: opts.cols } : {}),
           ...(opts.handshakeTimeoutMs !== undefined ? { handshakeTimeoutMs: opts.handshakeTimeoutMs } : {}),
           ...(opts.policy !== undefined ? { policyPath: opts.policy } : {}),
+          ...(opts.browser === true ? { browser: true } : {}),
         }),
       );
     });

@@ -55,9 +55,16 @@ export async function chooseEngine(installed: readonly ContainerEngine[], docker
  * Runs one engine command; resolves with stdout (and stderr after it with `both`: `logs` replays the
  * container's stderr on its own), rejects with stderr's last line.
  */
-export function engineCommand(engine: ContainerEngine, args: readonly string[], timeoutMs = ENGINE_COMMAND_TIMEOUT_MS, { both = false }: { both?: boolean } = {}): Promise<string> {
+export function engineCommand(
+  engine: ContainerEngine,
+  args: readonly string[],
+  timeoutMs = ENGINE_COMMAND_TIMEOUT_MS,
+  { both = false, env }: { both?: boolean; env?: Readonly<Record<string, string>> } = {},
+): Promise<string> {
   return new Promise((resolve, reject) => {
-    execFile(engine, [...args], { timeout: timeoutMs, maxBuffer: 4 * 1024 * 1024, encoding: 'utf8' }, (err, stdout, stderr) => {
+    // `env`: values the engine passes on for `-e NAME` (in its environment, never on its command line).
+    const options = { timeout: timeoutMs, maxBuffer: 4 * 1024 * 1024, encoding: 'utf8' as const, ...(env !== undefined ? { env: { ...process.env, ...env } } : {}) };
+    execFile(engine, [...args], options, (err, stdout, stderr) => {
       if (err === null) return resolve(both ? stdout + stderr : stdout);
       const said = stderr.split('\n').map((l) => l.trim()).filter((l) => l.length > 0).at(-1);
       const why = (err as NodeJS.ErrnoException).code === 'ENOENT' ? `${engine} is not installed or not on PATH` : (said ?? err.message);
@@ -79,4 +86,37 @@ export async function containerState(engine: ContainerEngine, name: string): Pro
   } catch {
     return null;
   }
+}
+
+/** What `jackin doctor` found of one engine: not installed, installed but not answering, or answering. */
+export interface EngineProbe {
+  engine: ContainerEngine;
+  installed: boolean;
+  /** The engine's server version when it answered. */
+  version: string | null;
+  /** Why it did not answer (its last stderr line), when installed. */
+  problem: string | null;
+}
+
+/** The argv that asks an engine for its server's version: it fails when no engine answers. */
+export function engineVersionArgs(engine: ContainerEngine): string[] {
+  return engine === 'docker' ? ['version', '--format', '{{.Server.Version}}'] : ['info', '--format', '{{.Version.Version}}'];
+}
+
+/** Asks each installed engine whether it answers, bounded by ENGINE_PROBE_TIMEOUT_MS each (in parallel). */
+export function probeEngines(env: NodeJS.ProcessEnv = process.env): Promise<EngineProbe[]> {
+  return Promise.all(
+    CONTAINER_ENGINES.map(
+      (engine) =>
+        new Promise<EngineProbe>((resolve) => {
+          if (!onPath(engine, env)) return resolve({ engine, installed: false, version: null, problem: null });
+          execFile(engine, engineVersionArgs(engine), { timeout: ENGINE_PROBE_TIMEOUT_MS, maxBuffer: 64 * 1024, encoding: 'utf8', env }, (err, stdout, stderr) => {
+            const version = stdout.trim();
+            if (err === null && version !== '') return resolve({ engine, installed: true, version, problem: null });
+            const said = stderr.split('\n').map((l) => l.trim()).filter((l) => l.length > 0).at(-1);
+            resolve({ engine, installed: true, version: null, problem: said ?? (err?.killed === true ? `no answer within ${ENGINE_PROBE_TIMEOUT_MS} ms` : (err?.message ?? 'no version')) });
+          });
+        }),
+    ),
+  );
 }

@@ -1,17 +1,21 @@
+/** The engines the tests run containers on. */
+export type TestEngine = 'podman' | 'docker';
 export interface TestImage {
     /** `localhost/<repo>:<content hash>` */
     ref: string;
 }
 /** A glibc image with bash and coreutils and no jackin, no Node. */
-export declare function glibcTestImage(): Promise<TestImage>;
+export declare function glibcTestImage(engine?: TestEngine): Promise<TestImage>;
+/** The glibc image plus the libraries the given agent binaries link (the binaries are mounted, not copied). */
+export declare function glibcAgentTestImage(engine?: TestEngine, binaries?: readonly string[]): Promise<TestImage>;
 /** The glibc image plus Debian's perl-base, as most real images have it: `attach-proxy` then runs on perl. */
-export declare function glibcPerlTestImage(): Promise<TestImage>;
+export declare function glibcPerlTestImage(engine?: TestEngine): Promise<TestImage>;
 /**
  * An image without glibc's loader, standing in for Alpine (musl): only the static
  * init, so the host's Node cannot run in it.
  */
-export declare function noGlibcTestImage(): Promise<TestImage>;
+export declare function noGlibcTestImage(engine?: TestEngine): Promise<TestImage>;
 /** A container name unique to this test run, with the branch-neutral prefix tests clean up by. */
 export declare function containerName(label: string): string;
 /** Removes a container a test started, by its exact name; a container already gone is fine. */
-export declare function removeContainer(name: string): Promise<void>;
+export declare function removeContainer(name: string, engine?: TestEngine): Promise<void>;

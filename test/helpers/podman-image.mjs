@@ -1,7 +1,8 @@
 /**
  * Container images for the real-engine tests, built with no registry: a root filesystem of this host's own
  * binaries (bash, coreutils, the libraries `ldd` lists for them, libutil for node-pty) imported with
- * `podman import`. There is no jackin and no Node inside: `jackin run --image` must bring its own.
+ * `podman import` or `docker import` (each engine keeps its own images; Docker's engine is the one
+ * scripts/docker-engine.sh starts). There is no jackin and no Node inside: `jackin run --image` must bring its own.
  *
  * An image is named by a hash of everything that goes into it, so it is built once per content and reused
  * by every test and every later run until a binary changes. Tests never remove it (it is the cache); they
@@ -78,13 +79,13 @@ function glibcFiles() {
     return files;
 }
 /** Builds (or finds, by content hash) an image from `files` plus passwd/group and the usual empty dirs. */
-async function ensureImage(repo, files) {
+async function ensureImage(engine, repo, files) {
     const sorted = [...files.entries()].sort(([a], [b]) => a.localeCompare(b));
     const hash = createHash('sha256').update(RECIPE).update(PASSWD).update(GROUP);
     for (const [inImage, host] of sorted)
         hash.update(inImage).update('\0').update(readFileSync(host)).update('\0');
     const ref = `localhost/${repo}:${hash.digest('hex').slice(0, 16)}`;
-    const exists = await execFileP('podman', ['image', 'exists', ref]).then(() => true, () => false);
+    const exists = await execFileP(engine, ['image', 'inspect', '--format', '{{.Id}}', ref]).then(() => true, () => false);
     if (exists)
         return { ref };
     const root = mkdtempSync(join(tmpdir(), `${repo}-`));
@@ -105,7 +106,7 @@ async function ensureImage(repo, files) {
         for (const [link, target] of [['bin', 'usr/bin'], ['lib', 'usr/lib'], ['lib64', 'usr/lib64'], ['sbin', 'usr/sbin']]) {
             mergeUsr(root, link, target);
         }
-        await execFileP('sh', ['-c', 'tar -C "$1" -cf - . | podman import --change \'CMD ["sleep","infinity"]\' - "$2" >/dev/null', 'sh', root, ref], {
+        await execFileP('sh', ['-c', 'tar -C "$1" -cf - . | "$3" import --change \'CMD ["sleep","infinity"]\' - "$2" >/dev/null', 'sh', root, ref, engine], {
             maxBuffer: 1 << 20,
         });
     }
@@ -118,11 +119,17 @@ async function ensureImage(repo, files) {
 function mergeUsr(root, link, target) {
     execFileSync('sh', ['-c', 'cd "$1" && if [ -d "$2" ] && [ ! -L "$2" ]; then mkdir -p "$3" && cp -a "$2"/. "$3"/ && rm -rf "$2"; fi; [ -e "$2" ] || ln -s "$3" "$2"', 'sh', root, link, target]);
 }
-let glibc;
+/** One build per engine and image per test process. */
+const built = new Map();
+function cached(engine, repo, files) {
+    const key = `${engine} ${repo}`;
+    if (!built.has(key))
+        built.set(key, ensureImage(engine, repo, files()));
+    return built.get(key);
+}
 /** A glibc image with bash and coreutils and no jackin, no Node. */
-export function glibcTestImage() {
-    glibc ??= ensureImage('jackin-test-glibc', glibcFiles());
-    return glibc;
+export function glibcTestImage(engine = 'podman') {
+    return cached(engine, 'jackin-test-glibc', glibcFiles);
 }
 /**
  * Debian's perl-base (Essential: in every Debian- and Ubuntu-based image) with the libraries it and its
@@ -149,27 +156,35 @@ function perlBaseFiles() {
         throw new Error('dpkg -L perl-base lists no /usr/bin/perl');
     return files;
 }
-let glibcPerl;
-/** The glibc image plus Debian's perl-base, as most real images have it: `attach-proxy` then runs on perl. */
-export function glibcPerlTestImage() {
-    glibcPerl ??= ensureImage('jackin-test-glibc-perl', new Map([...glibcFiles(), ...perlBaseFiles()]));
-    return glibcPerl;
+/**
+ * The glibc image plus the libraries the given agent binaries link (Claude Code's native binary needs
+ * librt, libpthread, libdl and libm): the binaries themselves are mounted, not copied (400 MB).
+ */
+export function glibcAgentTestImage(engine = 'podman', binaries = []) {
+    return cached(engine, `jackin-test-glibc-agents`, () => {
+        const files = glibcFiles();
+        for (const b of binaries)
+            for (const lib of libsOf(b))
+                files.set(lib, lib);
+        return files;
+    });
 }
-let noGlibc;
+/** The glibc image plus Debian's perl-base, as most real images have it: `attach-proxy` then runs on perl. */
+export function glibcPerlTestImage(engine = 'podman') {
+    return cached(engine, 'jackin-test-glibc-perl', () => new Map([...glibcFiles(), ...perlBaseFiles()]));
+}
 /**
  * An image without glibc's loader, standing in for Alpine (musl): only the static
  * init, so the host's Node cannot run in it.
  */
-export function noGlibcTestImage() {
-    const files = new Map([['/usr/bin/catatonit', which('catatonit')]]);
-    noGlibc ??= ensureImage('jackin-test-noglibc', files);
-    return noGlibc;
+export function noGlibcTestImage(engine = 'podman') {
+    return cached(engine, 'jackin-test-noglibc', () => new Map([['/usr/bin/catatonit', which('catatonit')]]));
 }
 /** A container name unique to this test run, with the branch-neutral prefix tests clean up by. */
 export function containerName(label) {
     return `jackin-test-${label}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
 }
 /** Removes a container a test started, by its exact name; a container already gone is fine. */
-export async function removeContainer(name) {
-    await execFileP('podman', ['rm', '-f', '-t', '0', name]).catch(() => undefined);
+export async function removeContainer(name, engine = 'podman') {
+    await execFileP(engine, engine === 'podman' ? ['rm', '-f', '-t', '0', name] : ['rm', '-f', name]).catch(() => undefined);
 }

@@ -26,7 +26,8 @@ test('containerRunArgv: the host lends its Node and package read-only; run dir, 
     '--user', '1000:1000',
     '-v', '/usr/bin/node:/opt/jackin/node:ro',
     '-v', '/usr/lib/node_modules/jackin-bridge:/opt/jackin/pkg:ro',
-    '-e', 'PATH=/opt/jackin/pkg/container-bin:/usr/local/bin:/usr/bin:/bin',
+    '-e', 'PATH=/opt/jackin/pkg/container-bin:/opt/jackin/pkg/container-bin/browser:/usr/local/bin:/usr/bin:/bin',
+    '-e', 'BROWSER=/opt/jackin/pkg/container-bin/browser/jackin-browser',
     '--entrypoint', '/opt/jackin/node', 'node:20-bookworm',
     '--max-semi-space-size=2', '/opt/jackin/pkg/bin/jackin-capsule.js',
     'serve', '--name', 'agent', '--run-dir', '/jackin/run', '--workspace', '/workspace', '--rows', '40', '--cols', '132', '--', 'claude', '--continue',
@@ -41,8 +42,49 @@ test('containerRunArgv: the image\'s own jackin-capsule (a macOS or Windows host
     '-v', '/home/op/src:/workspace', '-w', '/workspace',
     '-e', 'TERM=xterm-256color', '-e', 'JACKIN_RUN_DIR=/jackin/run',
     '--entrypoint', 'jackin-capsule', 'node:20-bookworm',
-    'serve', '--name', 'agent', '--run-dir', '/jackin/run', '--workspace', '/workspace', '--', 'claude', '--continue',
+    'serve', '--name', 'agent', '--run-dir', '/jackin/run', '--workspace', '/workspace', '--browser', '--', 'claude', '--continue',
   ]);
+});
+
+test('containerRunArgv: variables by name only, mounts, network, and engine arguments just before the image', () => {
+  const argv = containerRunArgv({
+    ...base,
+    envNames: ['ANTHROPIC_API_KEY', 'HOME'],
+    volumes: [
+      { host: '/home/op/.claude-home', container: '/home/agent', mode: null },
+      { host: '/opt/agents', container: '/opt/agents', mode: 'ro' },
+      { host: '/srv/cache', container: '/cache', mode: 'rw' },
+    ],
+    network: 'none',
+    engineArgs: ['--cap-add=SYS_PTRACE', '--shm-size', '1g'],
+  });
+  assert.deepEqual(argv, [
+    'docker', 'run', '-d', '--init', '--name', 'agent', '--label', 'io.github.jackin-bridge.instance=agent',
+    '-v', '/home/op/.jackin/sockets/agent:/jackin/run',
+    '-v', '/home/op/src:/workspace', '-w', '/workspace',
+    '-e', 'TERM=xterm-256color', '-e', 'JACKIN_RUN_DIR=/jackin/run',
+    '--user', '1000:1000',
+    '-e', 'ANTHROPIC_API_KEY', '-e', 'HOME',
+    '-v', '/home/op/.claude-home:/home/agent', '-v', '/opt/agents:/opt/agents:ro', '-v', '/srv/cache:/cache:rw',
+    '--network', 'none',
+    '-v', '/usr/bin/node:/opt/jackin/node:ro',
+    '-v', '/usr/lib/node_modules/jackin-bridge:/opt/jackin/pkg:ro',
+    '-e', 'PATH=/opt/jackin/pkg/container-bin:/opt/jackin/pkg/container-bin/browser:/usr/local/bin:/usr/bin:/bin',
+    '-e', 'BROWSER=/opt/jackin/pkg/container-bin/browser/jackin-browser',
+    '--cap-add=SYS_PTRACE', '--shm-size', '1g',
+    '--entrypoint', '/opt/jackin/node', 'node:20-bookworm',
+    '--max-semi-space-size=2', '/opt/jackin/pkg/bin/jackin-capsule.js',
+    'serve', '--name', 'agent', '--run-dir', '/jackin/run', '--workspace', '/workspace', '--rows', '40', '--cols', '132', '--', 'claude', '--continue',
+  ]);
+  const { rows: _r, cols: _c, ...noSize } = base;
+  const image = containerRunArgv({ ...noSize, capsule: { kind: 'image' }, envNames: ['K'], engineArgs: ['--privileged'] });
+  assert.deepEqual(image.slice(image.indexOf('-e', image.indexOf('--user'))), [
+    '-e', 'K', '--privileged', '--entrypoint', 'jackin-capsule', 'node:20-bookworm',
+    'serve', '--name', 'agent', '--run-dir', '/jackin/run', '--workspace', '/workspace', '--browser', '--', 'claude', '--continue',
+  ]);
+  assert.throws(() => containerRunArgv({ ...base, network: '--privileged' }), (e) => hasCode(e, 'E_USAGE'));
+  assert.throws(() => containerRunArgv({ ...base, volumes: [{ host: '/a:b', container: '/c', mode: null }] }), (e) => hasCode(e, 'E_USAGE'));
+  assert.throws(() => containerRunArgv({ ...base, envNames: ['A=value'] }), TypeError, 'a value never reaches the argv');
 });
 
 test('containerRunArgv: a path with ":" cannot be bind-mounted, an image or user starting with "-" is not an option', () => {

@@ -4,10 +4,14 @@
  * guide otherwise asks of the operator: the run directory bind-mounted at /jackin/run, the workspace, an
  * init as PID 1 (`--init`, so the agent's orphans are reaped), the operator's uid/gid, TERM, and a capsule:
  * the host's own Node and package mounted read-only (no jackin in the image), or the image's own
- * `jackin-capsule` where the host cannot lend them (a macOS or Windows host).
+ * `jackin-capsule` where the host cannot lend them (a macOS or Windows host). The container's browser is
+ * jackin's (BROWSER and the xdg-open family make link offers), and what the operator adds passes through:
+ * variables by name only (`-e NAME`: the value travels in the engine process's environment, never in an
+ * argv), mounts, a network, and any other engine argument, placed before the image.
  */
 import { JackinError } from '../../errors.ts';
 import type { ContainerEngine } from '../../transport/container-engine.ts';
+import type { VolumeSpec } from './run-image-options.ts';
 
 /** Where things are inside the container. */
 export const CONTAINER_RUN_DIR = '/jackin/run';
@@ -16,6 +20,14 @@ export const CONTAINER_NODE = '/opt/jackin/node';
 export const CONTAINER_PACKAGE = '/opt/jackin/pkg';
 /** Holds the `jackin-capsule` shim (container-bin/ in the package), put first on the container's PATH. */
 export const CONTAINER_BIN = `${CONTAINER_PACKAGE}/container-bin`;
+/**
+ * The browser shims (container-bin/browser/ in the package: jackin-browser, xdg-open, sensible-browser,
+ * www-browser), each `jackin-capsule open-url`: put on the container's PATH, and BROWSER names the first.
+ */
+export const CONTAINER_BROWSER_BIN = `${CONTAINER_BIN}/browser`;
+export const CONTAINER_BROWSER = `${CONTAINER_BROWSER_BIN}/jackin-browser`;
+/** The operator's terminal identity besides TERM, passed by name to the program when set (docs/guide.md). */
+export const TERMINAL_IDENTITY_ENV = ['COLORTERM', 'TERM_PROGRAM', 'TERM_PROGRAM_VERSION'] as const;
 /** Marks containers this command started, so a leftover is removed only when it is ours. */
 export const CONTAINER_LABEL = 'io.github.jackin-bridge.instance';
 /** The PATH of an image that declares none (Docker's and Podman's own default). */
@@ -47,6 +59,13 @@ export interface ContainerRunSpec {
   rows?: number;
   cols?: number;
   capsule: CapsuleSource;
+  /** Variables passed by name (`-e NAME`); their values are in the engine process's environment. */
+  envNames?: readonly string[];
+  volumes?: readonly VolumeSpec[];
+  /** `--network` value, or absent for the engine's default. */
+  network?: string;
+  /** Anything else for the engine, as given, just before the image. */
+  engineArgs?: readonly string[];
 }
 
 /** `-v` takes `src:dst[:opts]`, so a host path with a colon (or a control character) cannot be mounted. */
@@ -71,18 +90,26 @@ export function containerRunArgv(s: ContainerRunSpec): string[] {
   argv.push('-v', `${hostPath('workspace', s.workspace)}:${CONTAINER_WORKSPACE}`, '-w', CONTAINER_WORKSPACE);
   argv.push('-e', `TERM=${s.term}`, '-e', `JACKIN_RUN_DIR=${CONTAINER_RUN_DIR}`);
   if (s.user !== null) argv.push('--user', notOption('user', s.user));
+  for (const name of s.envNames ?? []) {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new TypeError(`not a variable name: ${JSON.stringify(name)}`);
+    argv.push('-e', name);
+  }
+  for (const v of s.volumes ?? []) argv.push('-v', `${hostPath('volume', v.host)}:${hostPath('container path', v.container)}${v.mode === null ? '' : `:${v.mode}`}`);
+  if (s.network !== undefined) argv.push('--network', notOption('network', s.network));
   const serve = ['serve', '--name', s.name, '--run-dir', CONTAINER_RUN_DIR, '--workspace', CONTAINER_WORKSPACE];
   if (s.rows !== undefined && s.cols !== undefined) serve.push('--rows', String(s.rows), '--cols', String(s.cols));
-  serve.push('--', ...s.program);
   switch (s.capsule.kind) {
     case 'host':
       argv.push('-v', `${hostPath('node binary', s.capsule.node)}:${CONTAINER_NODE}:ro`);
       argv.push('-v', `${hostPath('jackin package', s.capsule.packageRoot)}:${CONTAINER_PACKAGE}:ro`);
-      argv.push('-e', `PATH=${CONTAINER_BIN}:${s.capsule.imagePath}`);
-      argv.push('--entrypoint', CONTAINER_NODE, notOption('image', s.image), ...CAPSULE_NODE_FLAGS, `${CONTAINER_PACKAGE}/bin/jackin-capsule.js`, ...serve);
+      argv.push('-e', `PATH=${CONTAINER_BIN}:${CONTAINER_BROWSER_BIN}:${s.capsule.imagePath}`, '-e', `BROWSER=${CONTAINER_BROWSER}`);
+      argv.push(...(s.engineArgs ?? []));
+      argv.push('--entrypoint', CONTAINER_NODE, notOption('image', s.image), ...CAPSULE_NODE_FLAGS, `${CONTAINER_PACKAGE}/bin/jackin-capsule.js`, ...serve, '--', ...s.program);
       return argv;
     case 'image':
-      argv.push('--entrypoint', 'jackin-capsule', notOption('image', s.image), ...serve);
+      // The image's own package holds the same shims: its capsule puts them on the program's PATH.
+      argv.push(...(s.engineArgs ?? []));
+      argv.push('--entrypoint', 'jackin-capsule', notOption('image', s.image), ...serve, '--browser', '--', ...s.program);
       return argv;
     default: {
       const never: never = s.capsule;

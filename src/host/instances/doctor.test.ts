@@ -60,3 +60,26 @@ test('doctor: a stale instance is reported with how to reach it and what to remo
   assert.match(c.detail, /--via docker/);
   assert.match(c.fix ?? '', new RegExp(dir));
 });
+
+test('doctor: engines: which answer, and what to do when none does (engine stand-ins on PATH; the real podman)', async (t) => {
+  const env = base(t);
+  const bin = join(env['HOME']!, 'bin');
+  mkdirSync(bin);
+  const put = (name: string, script: string) => writeFileSync(join(bin, name), `#!/bin/sh\n${script}\n`, { mode: 0o755 });
+  put('docker', 'echo "Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?" >&2; exit 1');
+  const onlyDocker = byName(await runDoctor({ ...env, JACKIN_CLIPBOARD: 'none', PATH: bin }), 'engines');
+  assert.equal(onlyDocker.status, 'warning');
+  assert.equal(onlyDocker.detail, 'docker installed, its engine does not answer (Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?); podman not installed; jackin run --image cannot start a container (a local jackin run works)');
+  assert.match(onlyDocker.fix ?? '', /start Docker's engine/);
+  const none = byName(await runDoctor({ ...env, JACKIN_CLIPBOARD: 'none', PATH: '/nonexistent' }), 'engines');
+  assert.equal(none.detail, 'docker not installed; podman not installed; jackin run --image cannot start a container (a local jackin run works)');
+  assert.match(none.fix ?? '', /apt-get install podman/);
+  put('podman', '[ "$1 $2 $3" = "info --format {{.Version.Version}}" ] && echo 4.3.1');
+  const both = byName(await runDoctor({ ...env, JACKIN_CLIPBOARD: 'none', PATH: bin }), 'engines');
+  assert.equal(both.status, 'ok');
+  assert.match(both.detail, /^docker installed, its engine does not answer .*; podman 4\.3\.1 answers; jackin run --image uses podman unless given --engine$/);
+  // This machine's real podman (installed by .ci/run) answers.
+  const real = byName(await runDoctor({ ...env, JACKIN_CLIPBOARD: 'none' }), 'engines');
+  assert.equal(real.status, 'ok', real.detail);
+  assert.match(real.detail, /podman \d+\.\d+\.\d+ answers/);
+});

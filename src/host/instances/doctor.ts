@@ -14,11 +14,12 @@ import { scannerOptionsFromEnv } from '../terminal/input-scan.ts';
 import { describeState, jackinHome, listInstances } from './instances.ts';
 import { splitCommandLine } from '../platform/opener.ts';
 import { inertText } from '../../ui/inert-text.ts';
+import { probeEngines, type EngineProbe } from '../../transport/container-engine.ts';
 
 export type CheckStatus = 'ok' | 'warning' | 'error';
 
 export interface Check {
-  /** What was checked: clipboard, opener, downloads, keys, instance:<name>. */
+  /** What was checked: clipboard, opener, downloads, keys, engines, instance:<name>. */
   name: string;
   status: CheckStatus;
   /** What would be used, or what was found. */
@@ -206,9 +207,33 @@ async function checkInstances(env: NodeJS.ProcessEnv): Promise<Check[]> {
   });
 }
 
+/** Pure: the engines check from what each engine said (`jackin run --image` needs one that answers). */
+export function engineCheck(probes: readonly EngineProbe[]): Check {
+  const say = (p: EngineProbe): string =>
+    !p.installed ? `${p.engine} not installed` : p.version !== null ? `${p.engine} ${p.version} answers` : `${p.engine} installed, its engine does not answer (${p.problem ?? 'no reply'})`;
+  const detail = probes.map(say).join('; ');
+  if (probes.some((p) => p.version !== null)) {
+    // As detectEngine chooses: docker when its engine answers, else podman.
+    const pick = probes.find((p) => p.engine === 'docker')?.version != null ? 'docker' : 'podman';
+    return { name: 'engines', status: 'ok', detail: `${detail}; jackin run --image uses ${pick} unless given --engine` };
+  }
+  const installedOnly = probes.filter((p) => p.installed).map((p) => p.engine);
+  return {
+    name: 'engines',
+    status: 'warning',
+    detail: `${detail}; jackin run --image cannot start a container (a local jackin run works)`,
+    fix:
+      installedOnly.includes('docker')
+        ? 'start Docker\'s engine (systemctl start docker, or dockerd as root), or use Podman (apt-get install podman), which needs no daemon'
+        : installedOnly.includes('podman')
+          ? 'podman is installed but fails: run `podman info` and follow its message'
+          : 'install Podman (apt-get install podman) or Docker Engine for jackin run --image',
+  };
+}
+
 export async function runDoctor(env: NodeJS.ProcessEnv = process.env): Promise<Check[]> {
-  const [clipboard, downloads, instances] = await Promise.all([checkClipboard(env), checkDownloads(env), checkInstances(env)]);
-  return [clipboard, checkOpener(env), downloads, checkKeys(env), ...instances];
+  const [clipboard, downloads, engines, instances] = await Promise.all([checkClipboard(env), checkDownloads(env), probeEngines(env).then(engineCheck), checkInstances(env)]);
+  return [clipboard, checkOpener(env), downloads, checkKeys(env), engines, ...instances];
 }
 
 const MARK: Record<CheckStatus, string> = { ok: '✓', warning: '!', error: '✗' };
