@@ -28,10 +28,10 @@ test('planTransport: without flags, the instance socket under JACKIN_HOME with d
   });
 });
 
-test('planTransport: conflicting flags, kubectl-only flags elsewhere and path-like instance names are usage errors', () => {
+test('planTransport: conflicting flags, kubectl-only flags elsewhere and path-like instance names are refused', () => {
   assert.throws(() => planTransport({ instance: 'x', jackinHome: home, socket: '/s', via: 'docker' }), (e) => hasCode(e, 'E_USAGE'));
   assert.throws(() => planTransport({ instance: 'x', jackinHome: home, via: 'docker', namespace: 'n' }), (e) => hasCode(e, 'E_USAGE'));
-  assert.throws(() => planTransport({ instance: '../etc', jackinHome: home }), (e) => hasCode(e, 'E_USAGE'));
+  assert.throws(() => planTransport({ instance: '../etc', jackinHome: home }), (e) => hasCode(e, 'E_BAD_INSTANCE_NAME'));
 });
 
 function listen(path: string): Promise<Server> {
