@@ -16,7 +16,8 @@ import xtermSerialize from '@xterm/addon-serialize';
 import type { ProgramModes } from '../../protocol/index.ts';
 import { floodCut, sequenceEnd, type FloodCut } from './flood-cut.ts';
 import { charWidthProvider } from './char-width-provider.ts';
-import { XtermParserState } from './xterm-internals.ts';
+import { capCellCombining, XtermParserState, type CellCapPiece } from './xterm-internals.ts';
+import type { PieceReport } from '../session/internals-report.ts';
 import { lastCellRewrite, penOf, renditionOverlay, renditionSgr, savedCursorOf } from './rendition-overlay.ts';
 import { MOUSE_ENCODING_SET, MOUSE_ENCODINGS, MOUSE_TRACKING_SET, RESET_SEQUENCE, serializeScreens, type MouseEncoding, type TerminalModes } from './terminal-modes.ts';
 import { createOsc8Tracker, resolveLinkAt, resolvePathAt, type Osc8Tracker, type ResolvedLink, type ResolvedPath, type ResolveOptions } from './links.ts';
@@ -75,6 +76,8 @@ export class ScreenModel {
   private readonly links: Osc8Tracker;
   /** xterm's parser state, a private piece (see xterm-internals.ts for its fallback). */
   private readonly parserState: XtermParserState;
+  /** The xterm pieces the bound on combining characters per cell found. */
+  readonly cellCap: PieceReport<CellCapPiece>;
   /**
    * Set when parsed output contained a sequence that can change a program mode (DECSET/DECRST, soft or
    * full reset); cleared by `takeModesChanged`. Lets the session skip comparing modes after every chunk of
@@ -100,6 +103,8 @@ export class ScreenModel {
     this.fastForward = options.fastForward ?? true;
     this.fastForwardMinBytes = options.fastForwardMinBytes ?? FAST_FORWARD_MIN_BYTES;
     this.parserState = new XtermParserState(this.term);
+    // Combining characters per cell bounded, as terminals do (xterm-internals.ts, MAX_CELL_UNITS).
+    this.cellCap = capCellCombining(this.term);
     this.serializer = new SerializeAddon();
     this.term.loadAddon(this.serializer as never);
     // OSC 8 targets live only in xterm's private cell attributes: the tracker records them as they pass.

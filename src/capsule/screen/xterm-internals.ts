@@ -53,3 +53,45 @@ export class XtermParserState {
 function isObject(v: unknown): v is object {
   return typeof v === 'object' && v !== null;
 }
+
+/**
+ * The longest string one cell of the screen model keeps, in UTF-16 code units: its character and at most
+ * about 30 combining marks (Unicode's stream-safe text format allows 30 non-starters in a row). xterm.js
+ * appends every zero-width character to the cell before the cursor without limit (6 million combining marks
+ * on one cell grew the capsule by about 480 MB); terminals bound them, and so does the model, which leaves
+ * out what comes past this. Only the model is cut: the operator's terminal gets the program's bytes.
+ */
+export const MAX_CELL_UNITS = 64;
+
+export type CellCapPiece = 'buffer' | 'line' | 'addCodepointToCell' | 'combined';
+
+interface CombiningLine {
+  _combined: Record<number, string>;
+  addCodepointToCell(index: number, codePoint: number, width: number): void;
+}
+
+const CAPPED = Symbol('jackin.cellCap');
+
+/**
+ * Bounds the combining characters of every cell (xterm's BufferLine.addCodepointToCell, patched once on
+ * its prototype, which every terminal of this xterm shares). Fallback when a piece is missing: no bound
+ * (the model grows with such a flood, as before); `found` names the missing piece.
+ */
+export function capCellCombining(term: object): PieceReport<CellCapPiece> {
+  const core = (term as { _core?: unknown })._core;
+  const buffer = isObject(core) ? (core as { buffer?: unknown }).buffer : undefined;
+  const lines = isObject(buffer) ? (buffer as { lines?: { get?: (i: number) => unknown } }).lines : undefined;
+  const line = typeof lines?.get === 'function' ? lines.get(0) : undefined;
+  const proto = isObject(line) ? (Object.getPrototypeOf(line) as Partial<CombiningLine> & { [CAPPED]?: true }) : undefined;
+  const add = proto?.addCodepointToCell;
+  const combined = isObject(line) && isObject((line as Partial<CombiningLine>)._combined);
+  const found = { buffer: isObject(buffer), line: isObject(line), addCodepointToCell: typeof add === 'function', combined };
+  if (proto === undefined || typeof add !== 'function' || !combined || proto[CAPPED] === true) return found;
+  proto.addCodepointToCell = function (this: CombiningLine, index: number, codePoint: number, width: number): void {
+    const now = this._combined[index];
+    if (now !== undefined && now.length >= MAX_CELL_UNITS) return;
+    add.call(this, index, codePoint, width);
+  };
+  proto[CAPPED] = true;
+  return found;
+}
