@@ -8,6 +8,7 @@
 import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { basename } from 'node:path';
+import { instanceNameProblem } from '../../policy/instance-name.ts';
 
 /** Files the engines create in every container (Docker, Podman). */
 const CONTAINER_MARKERS = ['/.dockerenv', '/run/.containerenv'];
@@ -27,7 +28,9 @@ export function inContainer(probe: NameProbe = SYSTEM): boolean {
 
 /** The default instance name for a capsule running `program`. */
 export function defaultCapsuleName(program: string, probe: NameProbe = SYSTEM): string {
-  const fallback = basename(program);
+  // The one rule for names (a program named with a control or bidi character makes no name to print).
+  const base = basename(program);
+  const fallback = instanceNameProblem(base) === null ? base : 'capsule';
   if (!inContainer(probe)) return fallback;
   const host = probe.hostname();
   return /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(host) ? host : fallback;

@@ -1,0 +1,125 @@
+// End-to-end: what a hostile program may still set against the host's own UI (issue 34), with tmux as the
+// operator's terminal. Each attack acted before its fix: legacy mouse reports read as palette shortcuts
+// opened an offered link with no prompt; the program's colours reached the terminal while the prompt was
+// up; kitty-encoded Esc and Ctrl+C left the palette and the prompt up; a copy was missing from the log; an
+// instance name carried a clipboard write to the terminal that ran `jackin stop`.
+import { test, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { readActions } from '../src/host/instances/action-log.ts';
+import { JACKIN, OUTER_PROMPT, paneFor, REPO_ROOT, startSession, waitForJackinExit } from './helpers/jackin-cli.ts';
+import { pollUntil } from './helpers/poll.ts';
+import { recordingOpener } from './helpers/recording-opener.ts';
+import { shellQuote, type TmuxPane } from './helpers/tmux.ts';
+
+const PALETTE_KEY = [0x1c];
+const JACKIN_CAPSULE = `${shellQuote(process.execPath)} ${shellQuote(join(REPO_ROOT, 'bin', 'jackin-capsule.js'))}`;
+const b64 = (s: string): string => Buffer.from(s, 'utf8').toString('base64');
+
+async function paletteClosed(pane: TmuxPane): Promise<void> {
+  await pane.waitForScreen('the palette to close', (s) => !s.includes('┌─ jackin '));
+}
+
+/** Everything jackin writes to the pane from now on, read with `written()`. */
+async function pipeOutput(t: TestContext, pane: TmuxPane): Promise<() => string> {
+  const dir = mkdtempSync(join(tmpdir(), 'jackin-hp-pipe-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const log = join(dir, 'written.bin');
+  await pane.tmux('pipe-pane', '-O', '-t', pane.target, `cat >> ${shellQuote(log)}`);
+  t.after(() => pane.tmux('pipe-pane', '-t', pane.target).catch(() => undefined));
+  return () => (existsSync(log) ? readFileSync(log, 'latin1') : '');
+}
+
+test('hostile program: legacy mouse reports (?1000h without SGR) never act as palette shortcuts', async (t) => {
+  const rec = recordingOpener(t);
+  const pane = await paneFor(t, { env: rec.env });
+  await startSession(pane, 'hp-mouse');
+  await pane.typeLine(`clear; ${JACKIN_CAPSULE} open-url -- https://evil.example/offered; printf '\\033[?1000hMOUSE-ON\\n'; cat`);
+  await pane.waitForText(/^MOUSE-ON$/m);
+  // The program asked for normal tracking in the legacy encoding; the terminal is asked for SGR reports.
+  await pollUntil('the pane to report the mouse', async () => (await pane.modes()).mouseAny);
+  assert.equal((await pane.display('#{mouse_sgr_flag}')).trim(), '1');
+  await pane.sendBytes(PALETTE_KEY);
+  await pane.waitForText('Open offered link');
+  // Ctrl+Shift+wheel-down is `u` (Open offered link), wheel-right `c` (Copy offered text), in the legacy form.
+  await pane.sendBytes(Buffer.from('\x1b[Mu!!\x1b[Mc!!', 'latin1'));
+  await pane.sendBytes(Buffer.from('\x1b[<85;5;5M', 'latin1'));
+  assert.match(await pane.capture(), /Open offered link/, 'the palette is still up: no report chose anything');
+  await pane.sendKeys('Escape');
+  await paletteClosed(pane);
+  assert.deepEqual(rec.opened(), []);
+  assert.deepEqual((await readActions(pane.jackinHome, 'hp-mouse')).filter((r) => r.action === 'open-url' || r.action === 'copy'), []);
+  await pane.sendKeys('C-c');
+  await pane.typeLine('exit');
+  await waitForJackinExit(pane);
+});
+
+test('hostile program: colours set to the background do not reach the terminal while the prompt is up, and Esc and Ctrl+C work in the kitty keyboard protocol', async (t) => {
+  const rec = recordingOpener(t);
+  const pane = await paneFor(t, { env: rec.env });
+  await startSession(pane, 'hp-colours');
+  const written = await pipeOutput(t, pane);
+  const sets = Array.from({ length: 16 }, (_, i) => `${i};rgb:10/10/10`).join(';');
+  const target = `https://good.example/${'a'.repeat(80)}`;
+  // The program sets every colour and both defaults to its background, and pushes a kitty keyboard level.
+  await pane.typeLine(`clear; printf '\\033]4;${sets}\\a\\033]10;rgb:10/10/10\\a\\033]11;rgb:10/10/10\\a\\033[>1u'; ${JACKIN_CAPSULE} open-url -- ${target}; echo offered-$((40+2))`);
+  await pane.waitForText(/^offered-42/m);
+  await pane.sendBytes(PALETTE_KEY);
+  await pane.waitForText('Open offered link');
+  // Ctrl+C as a kitty terminal sends it at level 1 closes the palette.
+  await pane.sendBytes(Buffer.from('\x1b[99;5u', 'latin1'));
+  await paletteClosed(pane);
+  await pane.sendBytes(PALETTE_KEY);
+  await pane.waitForText('Open offered link');
+  await pane.sendKeys('u');
+  await pane.waitForText('jackin: confirm');
+  const up = written();
+  const box = up.lastIndexOf('jackin: confirm');
+  const reset = up.lastIndexOf('\x1b]104\x1b\\\x1b]110\x1b\\\x1b]111\x1b\\', box);
+  assert.ok(reset > up.lastIndexOf(`\x1b]4;${sets}`), 'the operator\'s colours came after the program\'s, before the prompt');
+  assert.ok(!up.slice(reset).includes('rgb:10/10/10'), 'none of the program\'s colours since');
+  // Esc as `CSI 27 u` cancels the prompt; the program's colours are set again after it.
+  await pane.sendBytes(Buffer.from('\x1b[27u', 'latin1'));
+  await pane.waitForScreen('the prompt to close', (s) => !s.includes('jackin: confirm'));
+  await pollUntil('the program\'s colours set again', () => written().slice(box).includes('\x1b]11;rgb:10/10/10'));
+  assert.deepEqual(rec.opened(), [], 'cancelled: nothing opened');
+  await pane.typeLine('exit');
+  await waitForJackinExit(pane);
+});
+
+test('hostile program: a copy of offered text is in jackin log by size and hash, never the text', async (t) => {
+  const pane = await paneFor(t);
+  await startSession(pane, 'hp-copy');
+  const secret = 'export TOKEN=hunter2-e2e';
+  await pane.typeLine(`clear; printf '\\033]52;c;%s\\a'; echo offered-$((40+2))`.replace('%s', b64(secret)));
+  await pane.waitForText(/^offered-42/m);
+  await pane.sendBytes(PALETTE_KEY);
+  await pane.waitForText('Copy offered text');
+  await pane.sendKeys('c');
+  const copies = await pollUntil('the copy in the log', async () => {
+    const r = (await readActions(pane.jackinHome, 'hp-copy')).filter((a) => a.action === 'copy');
+    return r.length > 0 ? r : undefined;
+  });
+  assert.match(copies[0]!.target, /^text of 24 bytes, sha256 [0-9a-f]{16}$/u);
+  assert.ok(!readFileSync(join(pane.jackinHome, 'log', 'actions.jsonl'), 'utf8').includes('hunter2'));
+  await pane.typeLine('exit');
+  await waitForJackinExit(pane);
+});
+
+test('hostile program: an instance name with a clipboard write in it is refused by run and stop, and nothing reaches tmux', async (t) => {
+  const pane = await paneFor(t);
+  await pane.tmux('set-option', '-g', 'set-clipboard', 'on');
+  // Outside jackin, the same bytes are a clipboard write tmux acts on.
+  await pane.typeLine(`printf 'q\\033]52;c;SEVZ\\a\\n'; clear`);
+  await pollUntil('tmux to store the outside write', async () => (await pane.tmux('list-buffers', '-F', '#{buffer_name}')).trim() !== '');
+  await pane.tmux('delete-buffer');
+  await pane.typeLine(`clear; ${JACKIN} run --name $'q\\e]52;c;SEVZ\\a' -- true; echo "run-rc=$?"; ${JACKIN} stop $'q\\e]52;c;SEVZ\\a'; echo "stop-rc=$?"`);
+  const screen = await pane.waitForText(/^stop-rc=\d+$/m);
+  assert.match(screen, /^run-rc=2$/m);
+  assert.match(screen, /^stop-rc=2$/m);
+  assert.match(screen, /E_BAD_INSTANCE_NAME/);
+  await pane.waitForText(OUTER_PROMPT);
+  assert.equal((await pane.tmux('list-buffers', '-F', '#{buffer_name}')).trim(), '', 'no clipboard write reached tmux');
+});
