@@ -38,9 +38,7 @@ test('hostile program: legacy mouse reports (?1000h without SGR) never act as pa
   await startSession(pane, 'hp-mouse');
   await pane.typeLine(`clear; ${JACKIN_CAPSULE} open-url -- https://evil.example/offered; printf '\\033[?1000hMOUSE-ON\\n'; cat`);
   await pane.waitForText(/^MOUSE-ON$/m);
-  // The program asked for normal tracking in the legacy encoding; the terminal is asked for SGR reports.
   await pollUntil('the pane to report the mouse', async () => (await pane.modes()).mouseAny);
-  assert.equal((await pane.display('#{mouse_sgr_flag}')).trim(), '1');
   await pane.sendBytes(PALETTE_KEY);
   await pane.waitForText('Open offered link');
   // Ctrl+Shift+wheel-down is `u` (Open offered link), wheel-right `c` (Copy offered text), in the legacy form.
@@ -51,6 +49,8 @@ test('hostile program: legacy mouse reports (?1000h without SGR) never act as pa
   await paletteClosed(pane);
   assert.deepEqual(rec.opened(), []);
   assert.deepEqual((await readActions(pane.jackinHome, 'hp-mouse')).filter((r) => r.action === 'open-url' || r.action === 'copy'), []);
+  // The program asked for normal tracking in the legacy encoding; the terminal was asked for SGR reports.
+  assert.equal((await pane.display('#{mouse_sgr_flag}')).trim(), '1');
   await pane.sendKeys('C-c');
   await pane.typeLine('exit');
   await waitForJackinExit(pane);
