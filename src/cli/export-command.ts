@@ -48,7 +48,7 @@ export async function pickInstance(flags: { from?: string; via?: TransportFlags[
   const live = (await listInstances(jackinHome())).filter((i) => i.state === 'live');
   if (live.length === 1 && live[0] !== undefined) return live[0].name;
   if (live.length === 0) throw new JackinError('E_NO_INSTANCE', `no instance is running; start one with \`jackin run\`, or name a container with ${flag} NAME --via docker`);
-  throw usage(`${live.length} instances are running (${live.map((i) => i.name).join(', ')}): pick one with ${flag}`);
+  throw usage(`${live.length} instances are running (${live.map((i) => inertText(i.name, 128)).join(', ')}): pick one with ${flag}`);
 }
 
 /** A one-line progress meter on stderr: bytes, rate, ETA. */
