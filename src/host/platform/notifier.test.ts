@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { hasCode } from '../../errors.ts';
 import { startNotificationService } from '../../../test/helpers/notification-service.ts';
+import { pollUntil } from '../../../test/helpers/poll.ts';
 import { removeTestDir } from '../../../test/helpers/test-run.ts';
 import { chooseNotifier, createNotifier, notifierCommand, windowsToastScript, type ChooseNotifierInput } from './notifier.ts';
 
@@ -87,5 +88,7 @@ test('notifier: notify-send reaches a real notification service on a private ses
   const n = createNotifier({ env: { PATH: process.env['PATH'] ?? '', ...service.env } });
   assert.deepEqual(n.selection, { choice: { kind: 'notify-send' }, reason: 'notify-send and a session bus', available: true });
   await n.notify('agent: build', 'Build finished — 3 tests ✓');
-  assert.deepEqual(service.received(), [{ appName: 'jackin', summary: 'agent: build', body: 'Build finished — 3 tests ✓' }]);
+  // notify-send returns once the service answered; dunst runs its rule's script just after.
+  const got = await pollUntil('the service to record the notification', () => service.received().length > 0 && service.received());
+  assert.deepEqual(got, [{ appName: 'jackin', summary: 'agent: build', body: 'Build finished — 3 tests ✓' }]);
 });
