@@ -28,6 +28,7 @@ export function loadSessionModules() {
     import('../host/copy/copy-feature.ts'),
     import('../host/forward/login-forward-feature.ts'),
     import('../host/instances/instances.ts'),
+    import('../host/hints/hints-feature.ts'),
     import('../host/terminal/terminal-filter/filter.ts'),
   ]);
 }
@@ -51,6 +52,7 @@ export async function attachTerminal(
     { installCopyFeature },
     { installLoginForwardFeature },
     { jackinHome },
+    { installHintsFeature },
     { filterOptionsFromEnv },
   ] = await modules;
   // The palette, prompts and notices keep to bold, faint, underline and reverse video under NO_COLOR.
@@ -73,6 +75,8 @@ export async function attachTerminal(
   installCopyFeature(session);
   // Opening a login link whose callback is on the container's loopback forwards that port for the callback.
   installLoginForwardFeature(session, { instance: name, home: jackinHome(), ...(features.connect !== undefined ? { connect: features.connect } : {}) });
+  // Link hints: the links on the screen labelled, one opened (or copied) by typing its label.
+  installHintsFeature(session, log ? { log } : {});
 
   // On a terminal the reason starts on a line of its own (the program's last line may be unfinished);
   // redirected to a file or a pipe it is just the one line.

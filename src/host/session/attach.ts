@@ -22,7 +22,8 @@ import type { Transport } from '../../transport/transport.ts';
 import type { AttachOutcome } from './attach-outcome.ts';
 import type { ConfirmController } from './confirm-controller.ts';
 import type { ConfirmRequest } from './confirm-prompt.ts';
-import type { FeatureSession, Gesture, HostActionRecord, InputHook, InputHookKind, SessionAction } from './feature-session.ts';
+import type { FeatureOverlay, FeatureSession, Gesture, HostActionRecord, InputHook, InputHookKind, SessionAction } from './feature-session.ts';
+import { hostDrawn } from '../../ui/host-draw.ts';
 import type { HostRequestKind } from './gesture-gate.ts';
 import { HostRequests } from './host-requests.ts';
 import { FrameRelay } from './frame-relay.ts';
@@ -97,6 +98,8 @@ export class AttachSession implements FeatureSession {
   /** The operator pressed the palette key, chose a palette action or made a modifier-click. */
   readonly onGesture = this.gestureEmitter.event;
   readonly onPaletteOpen: FeatureSession['onPaletteOpen'];
+  /** A feature's overlay (link hints), while it is up. */
+  private featureOverlay: FeatureOverlay | null = null;
   private exitStatus: number | null = null;
   private detaching = false;
   private negotiated: Features | null = null;
@@ -136,7 +139,7 @@ export class AttachSession implements FeatureSession {
     );
     this.confirmer = this.requests.confirmer;
     this.overlay = this.store.add(
-      new NoticeOverlay({ terminal, paletteOpen: () => this.palette.isOpen || this.confirmer.isOpen, repaint: () => this.repaint(), ...(o.now ? { now: o.now } : {}) }),
+      new NoticeOverlay({ terminal, paletteOpen: () => this.palette.isOpen || this.confirmer.isOpen || this.featureOverlay !== null, repaint: () => this.repaint(), ...(o.now ? { now: o.now } : {}) }),
     );
     this.input = this.store.add(
       new InputRouter({
@@ -148,6 +151,7 @@ export class AttachSession implements FeatureSession {
         drawsOverlay: () => (this.welcomed ? this.drawsOverlay : null),
         gesture: (g) => this.gesture(g),
         filter: terminal.filter,
+        overlay: () => (this.featureOverlay === null ? null : (ev) => this.featureOverlay?.handle(ev)),
         ...(o.log ? { log: o.log } : {}),
       }),
     );
@@ -183,6 +187,25 @@ export class AttachSession implements FeatureSession {
   }
   urlOpenSteps(href: string): UrlOpenStep[] {
     return this.#urlOpenHooks.steps(href);
+  }
+
+  showOverlay(overlay: FeatureOverlay): Disposable {
+    this.featureOverlay = overlay;
+    this.drawFeatureOverlay();
+    return toDisposable(() => {
+      if (this.featureOverlay !== overlay) return;
+      this.featureOverlay = null;
+      if (this.finished) return;
+      // The capsule repaints the program's screen, which kept updating under the overlay.
+      this.repaint();
+      this.overlay.redrawSoon();
+    });
+  }
+
+  private drawFeatureOverlay(): void {
+    const o = this.featureOverlay;
+    // Drawn like the palette: after resetting what the program may have set against it (src/ui/host-draw.ts).
+    if (o !== null && !this.finished) this.o.terminal.write(Buffer.from(hostDrawn(o.draw(this.o.terminal.size()), true), 'utf8'));
   }
 
   retitleAction(id: string, title: string): void {
@@ -270,6 +293,7 @@ export class AttachSession implements FeatureSession {
         this.relay.send({ type: 'Resize', rows: size.rows, cols: size.cols });
         if (this.confirmer.isOpen) this.confirmer.redraw();
         else if (this.palette.isOpen) this.palette.redraw();
+        else if (this.featureOverlay !== null) this.drawFeatureOverlay();
         else this.overlay.redrawSoon();
       }),
     );
@@ -319,7 +343,7 @@ export class AttachSession implements FeatureSession {
       case 'Output':
         // While the palette or a confirmation is up the program's output only updates the capsule's screen
         // model; closing it repaints from there, so nothing is lost and nothing draws over the host's box.
-        if (this.palette.isOpen || this.confirmer.isOpen) return;
+        if (this.palette.isOpen || this.confirmer.isOpen || this.featureOverlay !== null) return;
         this.relay.writeOutput(f.bytes);
         this.overlay.afterOutput();
         return;
@@ -368,6 +392,7 @@ export class AttachSession implements FeatureSession {
       case 'ImageStaged':
       case 'Modes':
       case 'FileExportLength':
+      case 'Links':
         if (!this.frameEmitter.hasListeners) this.o.log?.(`ignored ${f.type} frame (not handled by this host)`);
         this.frameEmitter.fire(f);
         return;

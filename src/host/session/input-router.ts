@@ -51,6 +51,8 @@ export interface InputRouterOptions {
   filter: { readonly expectations: ReplyExpectations; readonly program: Readonly<ProgramModes> };
   /** Diagnostics for dropped replies. */
   log?: (line: string) => void;
+  /** While a feature's overlay is up (link hints), every input event but a terminal reply goes to it. */
+  overlay?: () => ((ev: InputEvent) => void) | null;
 }
 
 export class InputRouter implements Disposable {
@@ -148,6 +150,11 @@ export class InputRouter implements Disposable {
       if (ev.type === 'reply') {
         if (shouldForwardReply(ev.kind, this.o.filter.expectations, this.o.filter.program.focus)) this.o.sendInput(ev.raw);
         else this.o.log?.(`dropped a terminal reply (${ev.kind}) that no query let out`);
+        continue;
+      }
+      const overlay = this.o.overlay?.() ?? null;
+      if (overlay !== null) {
+        overlay(ev);
         continue;
       }
       if (this.o.palette.isOpen) {

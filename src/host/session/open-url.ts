@@ -1,8 +1,8 @@
 /**
  * Opening one URL on the host through every check, shared by the affordances that open links (links/:
  * clicks, the cursor, offers; hints/: a label typed over the screen): JACKIN_OPEN_LINKS, the host's URL
- * check, the host's own confirmation of the exact target when the capsule chose it, then the opener (which
- * checks again and rate-limits). Every outcome is a notice and a line in the host's action log; notices name
+ * check, the host's own confirmation of the exact target when the capsule chose it, the other affordances'
+ * steps for that link (a login forward), then the opener (which checks again and rate-limits). Every outcome is a notice and a line in the host's action log; notices name
  * scheme and host only, and nothing logs a query string or fragment.
  */
 import { hasCode } from '../../errors.ts';
@@ -24,7 +24,7 @@ export interface UrlOpening {
  * operator confirms it in the host's prompt first; nothing opens before the prompt resolved true.
  */
 export async function openUrlChecked(
-  session: Pick<FeatureSession, 'notify' | 'logAction' | 'confirm'>,
+  session: Pick<FeatureSession, 'notify' | 'logAction' | 'confirm' | 'urlOpenSteps'>,
   how: UrlOpening,
   raw: string,
   origin: UrlOrigin,
@@ -42,11 +42,16 @@ export async function openUrlChecked(
     session.logAction({ action: 'open-url', target: logged, result: 'refused', detail: `${checked.code}: ${checked.reason}` });
     return;
   }
-  if (confirm && !(await session.confirm({ kind: 'url', target: checked.href, hyperlink: origin === 'osc8' }))) {
+  // Other features' steps for this link (a login forward binds its callback port): shown in the prompt,
+  // run once confirmed and before the browser opens, so the callback finds the port already bound.
+  const steps = session.urlOpenSteps(checked.href);
+  const notes = steps.flatMap((st) => (st.note === undefined ? [] : [st.note]));
+  if (confirm && !(await session.confirm({ kind: 'url', target: checked.href, hyperlink: origin === 'osc8', ...(notes.length > 0 ? { notes, verb: 'open and forward' } : {}) }))) {
     session.notify('info', `Not opened: ${checked.display}`);
     session.logAction({ action: 'open-url', target: logged, result: 'cancelled' });
     return;
   }
+  for (const st of steps) await st.run();
   await launchUrl(session, how.opener, checked, origin);
 }
 
