@@ -16,7 +16,7 @@ const stream = fc.array(token, { maxLength: 40 });
 
 function filterAll(chunks: Buffer[], graphics = false): { out: Buffer; events: FilterEvent[] } {
   const events: FilterEvent[] = [];
-  const f = new TerminalFilter({ graphics, now: () => 0, onEvent: (e) => events.push(e), hostNeeds: { mouseCapture: true, bracketedPaste: true } });
+  const f = new TerminalFilter({ graphics, now: () => 0, onEvent: (e) => events.push(e), hostNeeds: { mouseCapture: true, bracketedPaste: true, focusReports: false } });
   const parts = chunks.map((c) => f.push(c));
   parts.push(f.end());
   return { out: Buffer.concat(parts), events };
