@@ -29,6 +29,7 @@ export function loadSessionModules() {
     import('../host/forward/login-forward-feature.ts'),
     import('../host/instances/instances.ts'),
     import('../host/hints/hints-feature.ts'),
+    import('../host/notify/notify-feature.ts'),
     import('../host/terminal/terminal-filter/filter.ts'),
   ]);
 }
@@ -53,6 +54,7 @@ export async function attachTerminal(
     { installLoginForwardFeature },
     { jackinHome },
     { installHintsFeature },
+    { installNotifyFeature },
     { filterOptionsFromEnv },
   ] = await modules;
   // The palette, prompts and notices keep to bold, faint, underline and reverse video under NO_COLOR.
@@ -77,6 +79,8 @@ export async function attachTerminal(
   installLoginForwardFeature(session, { instance: name, home: jackinHome(), ...(features.connect !== undefined ? { connect: features.connect } : {}) });
   // Link hints: the links on the screen labelled, one opened (or copied) by typing its label.
   installHintsFeature(session, log ? { log } : {});
+  // Program notifications (OSC 9/99/777, and the bell while unfocused if asked for) on the host desktop.
+  installNotifyFeature(session, { instance: name, ...(log ? { log } : {}) });
 
   // On a terminal the reason starts on a line of its own (the program's last line may be unfinished);
   // redirected to a file or a pipe it is just the one line.

@@ -129,6 +129,20 @@ export class FakeFeatureSession implements FeatureSession {
       if (this.overlay === overlay) this.overlay = null;
     });
   }
+  programTitle: string | null = null;
+  /** Every routeNotifications call, in order. */
+  readonly routes: Array<{ terminal: boolean; bell: boolean }> = [];
+  routeNotifications(route: { terminal: boolean; bell: boolean }): void {
+    this.routes.push(route);
+  }
+  terminalFocused: boolean | null = null;
+  readonly focusEmitter = new Emitter<boolean>();
+  readonly onFocusChange = this.focusEmitter.event;
+  /** The operator's terminal reports focus in or out. */
+  focus(focused: boolean): void {
+    this.terminalFocused = focused;
+    this.focusEmitter.fire(focused);
+  }
   /** The operator types: held while a paste runs. */
   type(bytes: string): void {
     if (this.held !== null) this.held.push(Buffer.from(bytes));

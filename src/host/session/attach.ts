@@ -90,6 +90,10 @@ export class AttachSession implements FeatureSession {
   private readonly frameEmitter = this.store.add(new Emitter<ServerFrame>());
   private readonly welcomeEmitter = this.store.add(new Emitter<{ sessions: number; features: Features | null }>());
   private readonly gestureEmitter = this.store.add(new Emitter<Gesture>());
+  private readonly focusEmitter = this.store.add(new Emitter<boolean>());
+  /** The operator's terminal reported focus in or out (reports are on while the program or a feature wants them). */
+  readonly onFocusChange = this.focusEmitter.event;
+  terminalFocused: boolean | null = null;
   /** A Notice frame from the capsule (as sent; it is also shown, marked as the capsule's). */
   readonly onNotice = this.noticeEmitter.event;
   /** Server frames this module does not handle (host requests for features, answers to their requests). */
@@ -151,6 +155,11 @@ export class AttachSession implements FeatureSession {
         drawsOverlay: () => (this.welcomed ? this.drawsOverlay : null),
         gesture: (g) => this.gesture(g),
         filter: terminal.filter,
+        focusReport: (focused) => {
+          if (this.terminalFocused === focused) return;
+          this.terminalFocused = focused;
+          this.focusEmitter.fire(focused);
+        },
         overlay: () => (this.featureOverlay === null ? null : (ev) => this.featureOverlay?.handle(ev)),
         ...(o.log ? { log: o.log } : {}),
       }),
@@ -268,6 +277,11 @@ export class AttachSession implements FeatureSession {
   get programModes(): Readonly<ProgramModes> { return this.o.terminal.filter.program; }
   get onTerminalEvent(): FeatureSession['onTerminalEvent'] { return this.o.terminal.onFilterEvent; }
   setHostNeeds(needs: Partial<HostNeeds>): void { if (!this.finished) this.o.terminal.setHostNeeds(needs); }
+  get programTitle(): string | null { return this.o.terminal.filter.programTitle; }
+  routeNotifications(route: { terminal: boolean; bell: boolean }): void {
+    this.o.terminal.filter.notifyTerminal = route.terminal;
+    this.o.terminal.filter.bellEvents = route.bell;
+  }
 
   /** Sends Hello and starts relaying. Returns `done`. */
   start(): Promise<AttachOutcome> {

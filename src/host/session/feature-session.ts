@@ -113,4 +113,15 @@ export interface FeatureSession {
   setHostNeeds(needs: Partial<HostNeeds>): void;
   /** Something the terminal filter found in the program's output (copy offers, clipboard queries...). */
   readonly onTerminalEvent: Event<FilterEvent>;
+  /** The program's last window title (OSC 0/2), inert; null before its first. */
+  readonly programTitle: string | null;
+  /**
+   * Where program notifications go besides their event: to the operator's terminal (inert) or not, and
+   * whether a BEL in the program's text is a notification event too.
+   */
+  routeNotifications(route: { terminal: boolean; bell: boolean }): void;
+  /** Whether the operator's terminal last reported focus (in) or not (out); null before any report. */
+  readonly terminalFocused: boolean | null;
+  /** The operator's terminal reported focus in (true) or out (false). */
+  readonly onFocusChange: Event<boolean>;
 }

@@ -51,6 +51,8 @@ export interface InputRouterOptions {
   filter: { readonly expectations: ReplyExpectations; readonly program: Readonly<ProgramModes> };
   /** Diagnostics for dropped replies. */
   log?: (line: string) => void;
+  /** The operator's terminal reported focus in (true) or out (false). */
+  focusReport?: (focused: boolean) => void;
   /** While a feature's overlay is up (link hints), every input event but a terminal reply goes to it. */
   overlay?: () => ((ev: InputEvent) => void) | null;
 }
@@ -148,6 +150,8 @@ export class InputRouter implements Disposable {
         continue;
       }
       if (ev.type === 'reply') {
+        // The host reads focus reports itself (they may be on for it alone), and passes them on only when asked.
+        if (ev.kind === 'focus') this.o.focusReport?.(ev.raw[ev.raw.length - 1] === 0x49);
         if (shouldForwardReply(ev.kind, this.o.filter.expectations, this.o.filter.program.focus)) this.o.sendInput(ev.raw);
         else this.o.log?.(`dropped a terminal reply (${ev.kind}) that no query let out`);
         continue;
