@@ -43,6 +43,8 @@ test('notifier choice: JACKIN_NOTIFIER forces one, command: is split shell-like,
 
 test('notifier argv: notify-send ends its options before the title, command: gets title and body last', () => {
   assert.deepEqual(notifierCommand({ kind: 'notify-send' }, '-t 1', 'done'), { file: 'notify-send', args: ['--app-name=jackin', '--', '-t 1', 'done'] });
+  // notify-send unescapes the body (not the title): a backslash goes doubled.
+  assert.deepEqual(notifierCommand({ kind: 'notify-send' }, 'a\\x', 'b\\x1b\\n'), { file: 'notify-send', args: ['--app-name=jackin', '--', 'a\\x', 'b\\\\x1b\\\\n'] });
   assert.deepEqual(notifierCommand({ kind: 'command', argv: ['n', '-x'] }, 'T', 'B'), { file: 'n', args: ['-x', 'T', 'B'] });
   assert.equal(notifierCommand({ kind: 'none' }, 'T', 'B'), null);
 });
@@ -87,8 +89,8 @@ test('notifier: notify-send reaches a real notification service on a private ses
   t.after(() => service.stop());
   const n = createNotifier({ env: { PATH: process.env['PATH'] ?? '', ...service.env } });
   assert.deepEqual(n.selection, { choice: { kind: 'notify-send' }, reason: 'notify-send and a session bus', available: true });
-  await n.notify('agent: build', 'Build finished — 3 tests ✓');
+  await n.notify('agent: build', 'Build finished — 3 tests ✓ \\x1b\\n');
   // notify-send returns once the service answered; dunst runs its rule's script just after.
   const got = await pollUntil('the service to record the notification', () => service.received().length > 0 && service.received());
-  assert.deepEqual(got, [{ appName: 'jackin', summary: 'agent: build', body: 'Build finished — 3 tests ✓' }]);
+  assert.deepEqual(got, [{ appName: 'jackin', summary: 'agent: build', body: 'Build finished — 3 tests ✓ \\x1b\\n' }]);
 });

@@ -130,8 +130,9 @@ export function windowsToastScript(title: string, body: string): string {
 export function notifierCommand(choice: NotifierChoice, title: string, body: string): NotifierCommand | null {
   switch (choice.kind) {
     case 'notify-send':
-      // `--` ends the options: a title that starts with '-' is still a title.
-      return { file: 'notify-send', args: [`--app-name=${NOTIFY_APP_NAME}`, '--', title, body] };
+      // `--` ends the options: a title that starts with '-' is still a title. notify-send reads C escapes in
+      // the body (g_strcompress: `\n` would become a line break), so a backslash goes doubled.
+      return { file: 'notify-send', args: [`--app-name=${NOTIFY_APP_NAME}`, '--', title, body.replaceAll('\\', '\\\\')] };
     case 'macos':
       return { file: 'osascript', args: ['-e', `display notification ${appleScriptString(body)} with title ${appleScriptString(title)}`] };
     case 'windows':
