@@ -2,8 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { JackinError } from '../../errors.ts';
 import { FakeFeatureSession } from '../../../test/helpers/fake-feature-session.ts';
-import type { Notifier, NotifierSelection } from '../platform/notifier.ts';
-import { effectiveNotifyMode, installNotifyFeature, notifyModeFromEnv } from './notify-feature.ts';
+import { effectiveNotifyMode, notifyModeFromEnv, type Notifier, type NotifierSelection } from '../platform/notifier.ts';
+import { installNotifyFeature } from './notify-feature.ts';
 
 function recorder(available = true, fail = false): Notifier & { shown: Array<[string, string]> } {
   const shown: Array<[string, string]> = [];

@@ -14,35 +14,11 @@
  * notification is a line in the host's action log.
  */
 import { DisposableStore, type Disposable } from '../../disposable.ts';
-import { JackinError } from '../../errors.ts';
 import { inertText } from '../../ui/inert-text.ts';
-import { createNotifier, type Notifier } from '../platform/notifier.ts';
+import { bellWanted, createNotifier, effectiveNotifyMode, type Notifier, type NotifyMode } from '../platform/notifier.ts';
 import type { FeatureSession } from '../session/feature-session.ts';
 import type { FilterEvent } from '../terminal/terminal-filter/context.ts';
 import { NOTIFICATION_MAX_COLUMNS, TITLE_MAX_COLUMNS } from '../terminal/terminal-filter/osc-policy.ts';
-
-export type NotifyMode = 'desktop' | 'terminal' | 'both' | 'deny';
-
-const DENY_VALUES = new Set(['deny', 'off', 'no', '0', 'false']);
-
-/** JACKIN_NOTIFY as a mode, or null when unset (the default depends on the notifier); throws E_BAD_NOTIFY_MODE. */
-export function notifyModeFromEnv(env: Readonly<Record<string, string | undefined>>): NotifyMode | null {
-  const v = (env['JACKIN_NOTIFY'] ?? '').trim().toLowerCase();
-  if (v === '') return null;
-  if (DENY_VALUES.has(v)) return 'deny';
-  if (v === 'desktop' || v === 'terminal' || v === 'both') return v;
-  throw new JackinError('E_BAD_NOTIFY_MODE', `JACKIN_NOTIFY=${env['JACKIN_NOTIFY']} is not a mode; use desktop, terminal, both or deny`);
-}
-
-/** JACKIN_NOTIFY_BELL=unfocused (also on/1/yes/true): a bell while the terminal is unfocused notifies. */
-export function bellWanted(env: Readonly<Record<string, string | undefined>>): boolean {
-  return ['unfocused', 'on', '1', 'yes', 'true'].includes((env['JACKIN_NOTIFY_BELL'] ?? '').trim().toLowerCase());
-}
-
-/** The mode in effect: JACKIN_NOTIFY, else desktop when the notifier can answer, else terminal. */
-export function effectiveNotifyMode(env: Readonly<Record<string, string | undefined>>, notifier: Pick<Notifier, 'selection'> | null): NotifyMode {
-  return notifyModeFromEnv(env) ?? (notifier?.selection.available === true ? 'desktop' : 'terminal');
-}
 
 export interface NotifyFeatureOptions {
   env?: Readonly<Record<string, string | undefined>>;

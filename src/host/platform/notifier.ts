@@ -243,3 +243,28 @@ function run(cmd: NotifierCommand, env: Readonly<Record<string, string | undefin
     });
   });
 }
+
+/** Where program notifications go (JACKIN_NOTIFY; notify/notify-feature.ts). */
+export type NotifyMode = 'desktop' | 'terminal' | 'both' | 'deny';
+
+const DENY_VALUES = new Set(['deny', 'off', 'no', '0', 'false']);
+
+/** JACKIN_NOTIFY as a mode, or null when unset (the default depends on the notifier); throws E_BAD_NOTIFY_MODE. */
+export function notifyModeFromEnv(env: Readonly<Record<string, string | undefined>>): NotifyMode | null {
+  const v = (env['JACKIN_NOTIFY'] ?? '').trim().toLowerCase();
+  if (v === '') return null;
+  if (DENY_VALUES.has(v)) return 'deny';
+  if (v === 'desktop' || v === 'terminal' || v === 'both') return v;
+  throw new JackinError('E_BAD_NOTIFY_MODE', `JACKIN_NOTIFY=${env['JACKIN_NOTIFY']} is not a mode; use desktop, terminal, both or deny`);
+}
+
+/** The mode in effect: JACKIN_NOTIFY, else desktop when the notifier can answer, else terminal. */
+export function effectiveNotifyMode(env: Readonly<Record<string, string | undefined>>, notifier: Pick<Notifier, 'selection'> | null): NotifyMode {
+  return notifyModeFromEnv(env) ?? (notifier?.selection.available === true ? 'desktop' : 'terminal');
+}
+
+
+/** JACKIN_NOTIFY_BELL=unfocused (also on/1/yes/true): a bell while the terminal is unfocused notifies. */
+export function bellWanted(env: Readonly<Record<string, string | undefined>>): boolean {
+  return ['unfocused', 'on', '1', 'yes', 'true'].includes((env['JACKIN_NOTIFY_BELL'] ?? '').trim().toLowerCase());
+}
