@@ -12,6 +12,8 @@ import { pollUntil } from './helpers/poll.ts';
 import { recordingOpener } from './helpers/recording-opener.ts';
 import { readActions } from '../src/host/instances/action-log.ts';
 import type { TmuxPane } from './helpers/tmux.ts';
+import { ownClipboard, startXvfb } from './helpers/xvfb.ts';
+import { spawnSync } from 'node:child_process';
 
 const PALETTE_KEY = [0x1c];
 /** What the program drew, row by row (0-based), as tmux shows it. */
@@ -21,9 +23,9 @@ const SCREEN: Record<number, string> = {
   5: 'decoy https://example.com/decoy',
 };
 
-async function startHintScreen(t: TestContext, name: string) {
+async function startHintScreen(t: TestContext, name: string, env: Record<string, string> = {}) {
   const rec = recordingOpener(t);
-  const pane = await paneFor(t, { env: rec.env });
+  const pane = await paneFor(t, { env: { ...rec.env, ...env } });
   const dir = mkdtempSync(join(tmpdir(), 'jackin-hints-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const input = join(dir, 'input.bin');
@@ -86,4 +88,25 @@ test('hints: the plain URL after wide characters opens by its label; Esc leaves 
   assert.deepEqual(rec.opened(), ['https://example.com/plain-after-wide']);
   await screenRestored(pane);
   assert.equal(read(), '');
+});
+
+test('hints: Copy link on screen puts the chosen target on a real X11 clipboard, logged; nothing opens', async (t) => {
+  const x = await startXvfb();
+  t.after(() => x.stop());
+  const { rec, pane, read } = await startHintScreen(t, 'hints-copy', { DISPLAY: x.display });
+  await showHints(pane, 'y');
+  await pane.waitForText('type a label to copy');
+  await pane.sendBytes([...Buffer.from('s')]);
+  const clipboard = () => spawnSync('xclip', ['-selection', 'clipboard', '-o'], { env: x.env }).stdout.toString('utf8');
+  await pollUntil('the clipboard to hold the hyperlink target', () => clipboard() === 'https://target.example/osc8-target', { last: clipboard });
+  await pane.waitForText('Copied https://target.example');
+  await screenRestored(pane);
+  assert.deepEqual(rec.opened(), []);
+  assert.equal(read(), '');
+  const copies = async () => (await readActions(pane.jackinHome, 'hints-copy')).filter((a) => a.action === 'copy-link').map((a) => [a.target, a.result]);
+  await pollUntil('the copy in the host log', async () => (await copies()).length > 0);
+  assert.deepEqual(await copies(), [['https://target.example/osc8-target', 'ok']]);
+  // Take the selection back with an owner we stop, so the xclip that served the copy exits.
+  const owner = await ownClipboard(x, 'text/plain', Buffer.from('other'));
+  await owner.stop();
 });
