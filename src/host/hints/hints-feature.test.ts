@@ -99,3 +99,15 @@ test('hints: the copy twin puts the checked target on the clipboard, logged; no 
   assert.equal(none.s.overlay, null);
   assert.match(none.s.notices.at(-1)!.text, /No link on the screen that jackin would open \(1 refused\)/);
 });
+
+test('hints: a resize while the labels are up takes them away (the screen reflowed), choosing nothing', async () => {
+  const { s, opened } = setup(links);
+  const p = s.actions.get('open-link-on-screen')!.run();
+  await pollUntil('the labels', () => s.overlay !== null);
+  s.terminalSize = { rows: 30, cols: 100 };
+  assert.equal(s.overlay!.draw(s.terminalSize), '');
+  await p;
+  assert.equal(s.overlay, null);
+  assert.deepEqual(s.confirms, []);
+  assert.deepEqual(opened, []);
+});

@@ -48,7 +48,7 @@ export function installHintsFeature(session: FeatureSession, options: HintsFeatu
   let writer = options.writer;
 
   /** Shows the labels and waits for the operator: the chosen hint, or null on Esc. */
-  const choose = (hints: readonly Hint[], action: HintAction): Promise<Hint | null> =>
+  const choose = (hints: readonly Hint[], action: HintAction, listedAt: { rows: number; cols: number }): Promise<Hint | null> =>
     new Promise((resolve) => {
       let typed = '';
       let shown: Disposable | null = null;
@@ -71,6 +71,11 @@ export function installHintsFeature(session: FeatureSession, options: HintsFeatu
       };
       const title = action === 'open' ? 'open' : 'copy';
       const draw = (size: { rows: number; cols: number }): string => {
+        // A resize reflows the screen: the labels would mark other text. They go, and the palette can list again.
+        if (size.rows !== listedAt.rows || size.cols !== listedAt.cols) {
+          queueMicrotask(() => finish(null));
+          return '';
+        }
         // The host's own line at the bottom says what the labels are for; labels drawn after it stay on top.
         // Cut short of the last column: a character there on the last row could make the terminal scroll.
         const text = cutColumns(` jackin: type a label to ${title} its link, Esc to leave `, Math.max(0, size.cols - 1));
@@ -78,6 +83,8 @@ export function installHintsFeature(session: FeatureSession, options: HintsFeatu
         return `${size.rows > 1 ? help : ''}${renderHints(hints, size.cols)}`;
       };
       shown = session.showOverlay({ draw, handle });
+      // A session that ends with the labels up ends this too.
+      void session.done.then(() => finish(null), () => finish(null));
     });
 
   const copy = async (hint: Hint): Promise<void> => {
@@ -100,13 +107,14 @@ export function installHintsFeature(session: FeatureSession, options: HintsFeatu
       session.notify('info', 'This capsule cannot list the links on the screen; update jackin-capsule in the container');
       return;
     }
-    const { hints, dropped } = buildHints(listed, session.terminalSize, options.extraSchemes ?? []);
+    const screen = session.terminalSize;
+    const { hints, dropped } = buildHints(listed, screen, options.extraSchemes ?? []);
     options.log?.(`link hints: ${hints.length} labelled of ${listed.length} listed (${JSON.stringify(dropped)})`);
     if (hints.length === 0) {
       session.notify('info', dropped.refused > 0 ? `No link on the screen that jackin would open (${dropped.refused} refused)` : 'No links on the screen');
       return;
     }
-    const hint = await choose(hints, action);
+    const hint = await choose(hints, action, screen);
     if (hint === null) return;
     if (action === 'copy') await copy(hint);
     // The capsule chose these targets: the host's prompt shows the exact one before anything opens.
