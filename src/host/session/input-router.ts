@@ -1,8 +1,9 @@
 /**
- * Routes the operator's keyboard to where it belongs: the input scanner splits it into events; while the
- * palette is open every event goes to it; the palette key opens it (or goes to an upstream capsule, which
+ * Routes the operator's keyboard to where it belongs: the input scanner splits it into events; while a
+ * feature's overlay (link hints) or the palette is open every event but a terminal reply goes to it; the palette key opens it (or goes to an upstream capsule, which
  * has its own); paste-key, paste and mouse events are offered to the features' hooks; everything else is
- * typed input for the program. Terminal replies go to the program only when due (terminal-filter/replies.ts);
+ * typed input for the program. Terminal replies go to the program only when due (terminal-filter/replies.ts),
+ * focus reports only while it asked for them (the host reads each one itself);
  * a paste goes in brackets only when the program asked for bracketed paste (the host keeps the terminal's
  * bracketed paste on for itself, docs/terminal-policy.md). Two timers flush what the scanner holds back (a lone ESC, a paste whose
  * end marker never comes), and while a feature holds input (an image paste) it waits and follows, in order.
