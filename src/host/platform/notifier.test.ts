@@ -24,6 +24,9 @@ test('notifier choice: notify-send with a session bus, osascript on macOS, Power
   assert.deepEqual(chooseNotifier({ ...linux({}, ['osascript']), platform: 'darwin' }).choice, { kind: 'macos' });
   assert.deepEqual(chooseNotifier({ ...linux({}, ['powershell.exe']), platform: 'win32' }).choice, { kind: 'windows', wsl: false });
   assert.deepEqual(chooseNotifier(linux({}, ['powershell.exe'], true)), { choice: { kind: 'windows', wsl: true }, reason: 'WSL', available: true });
+  // Under WSL, notify-send counts only with a session bus; otherwise Windows shows the toast.
+  assert.deepEqual(chooseNotifier(linux({}, ['notify-send', 'powershell.exe'], true)).choice, { kind: 'windows', wsl: true });
+  assert.deepEqual(chooseNotifier(linux({ DBUS_SESSION_BUS_ADDRESS: 'x' }, ['notify-send', 'powershell.exe'], true)).choice, { kind: 'notify-send' });
   assert.deepEqual(chooseNotifier(linux({}, [])).choice, { kind: 'none' });
   assert.equal(chooseNotifier(linux({}, [])).available, false);
 });
@@ -93,4 +96,25 @@ test('notifier: notify-send reaches a real notification service on a private ses
   // notify-send returns once the service answered; dunst runs its rule's script just after.
   const got = await pollUntil('the service to record the notification', () => service.received().length > 0 && service.received());
   assert.deepEqual(got, [{ appName: 'jackin', summary: 'agent: build', body: 'Build finished — 3 tests ✓ \\x1b\\n' }]);
+});
+
+test('notifier: on macOS and WSL the chosen program runs with exactly the argv built (fakes on PATH record it)', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'jackin-notifier-fakes-'));
+  t.after(() => removeTestDir(dir));
+  for (const name of ['osascript', 'powershell.exe']) {
+    // Each argument on a line of its own, NUL-free: what the program received, exactly.
+    writeFileSync(join(dir, name), `#!/bin/sh\nfor a in "$@"; do printf '%s\\n' "$a"; done > '${join(dir, `${name}.args`)}'\n`);
+    chmodSync(join(dir, name), 0o755);
+  }
+  const env = { PATH: `${dir}:/usr/bin:/bin` };
+  const mac = createNotifier({ env, platform: 'darwin' });
+  assert.deepEqual(mac.selection, { choice: { kind: 'macos' }, reason: 'macOS', available: true });
+  await mac.notify('agent "x"', 'done');
+  assert.deepEqual(readFileSync(join(dir, 'osascript.args'), 'utf8').split('\n').slice(0, -1), ['-e', 'display notification "done" with title "agent \\"x\\""']);
+  const wsl = createNotifier({ env, platform: 'linux', wsl: true });
+  assert.deepEqual(wsl.selection, { choice: { kind: 'windows', wsl: true }, reason: 'WSL', available: true });
+  await wsl.notify('agent', "it's done");
+  const args = readFileSync(join(dir, 'powershell.exe.args'), 'utf8').split('\n').slice(0, -1);
+  assert.deepEqual(args.slice(0, 3), ['-NoProfile', '-NonInteractive', '-EncodedCommand']);
+  assert.equal(Buffer.from(args[3]!, 'base64').toString('utf16le'), windowsToastScript('agent', "it's done"));
 });

@@ -95,11 +95,11 @@ export function chooseNotifier(input: ChooseNotifierInput): NotifierSelection {
   }
   if (platform === 'darwin') return { choice: { kind: 'macos' }, reason: 'macOS', available: onPath('osascript') };
   if (platform === 'win32') return { choice: { kind: 'windows', wsl: false }, reason: 'Windows', available: onPath(powershell) };
-  if (onPath('notify-send')) {
-    const bus = hasSessionBus(env);
-    return { choice: { kind: 'notify-send' }, reason: bus ? 'notify-send and a session bus' : 'notify-send, but no session bus (DBUS_SESSION_BUS_ADDRESS)', available: bus };
-  }
+  const notifySend = onPath('notify-send');
+  if (notifySend && hasSessionBus(env)) return { choice: { kind: 'notify-send' }, reason: 'notify-send and a session bus', available: true };
+  // Under WSL a Linux notify-send rarely has a notification service to talk to: Windows shows the toast.
   if (wsl) return { choice: { kind: 'windows', wsl: true }, reason: 'WSL', available: onPath(powershell) };
+  if (notifySend) return { choice: { kind: 'notify-send' }, reason: 'notify-send, but no session bus (DBUS_SESSION_BUS_ADDRESS)', available: false };
   return { choice: { kind: 'none' }, reason: 'no notify-send on PATH (apt-get install libnotify-bin)', available: false };
 }
 
