@@ -200,13 +200,19 @@ export class AttachSession implements FeatureSession {
 
   showOverlay(overlay: FeatureOverlay): Disposable {
     this.featureOverlay = overlay;
+    // The operator's colours while it is up, as for the palette (the program's are put back after).
+    const colours = this.o.terminal.hostColours();
     this.drawFeatureOverlay();
     return toDisposable(() => {
-      if (this.featureOverlay !== overlay) return;
+      if (this.featureOverlay !== overlay || this.finished) {
+        colours.dispose();
+        if (this.featureOverlay === overlay) this.featureOverlay = null;
+        return;
+      }
       this.featureOverlay = null;
-      if (this.finished) return;
       // The capsule repaints the program's screen, which kept updating under the overlay.
       this.repaint();
+      colours.dispose();
       this.overlay.redrawSoon();
     });
   }
