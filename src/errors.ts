@@ -146,6 +146,11 @@ export const ERROR_CODES = [
   'E_FORWARD_PORT_TAKEN',
   'E_FORWARD_PORT',
   'E_FORWARD_PROTOCOL',
+  // Link hints and desktop notifications
+  'E_LINK_LIST_TIMEOUT',
+  'E_NOTIFIER_CONFIG',
+  'E_NOTIFIER_FAILED',
+  'E_BAD_NOTIFY_MODE',
 ] as const;
 
 /** A stable error code (see ERROR_CODES and docs/errors.md). */

@@ -28,6 +28,8 @@ export function loadSessionModules() {
     import('../host/copy/copy-feature.ts'),
     import('../host/forward/login-forward-feature.ts'),
     import('../host/instances/instances.ts'),
+    import('../host/hints/hints-feature.ts'),
+    import('../host/notify/notify-feature.ts'),
     import('../host/terminal/terminal-filter/filter.ts'),
   ]);
 }
@@ -51,6 +53,8 @@ export async function attachTerminal(
     { installCopyFeature },
     { installLoginForwardFeature },
     { jackinHome },
+    { installHintsFeature },
+    { installNotifyFeature },
     { filterOptionsFromEnv },
   ] = await modules;
   // The palette, prompts and notices keep to bold, faint, underline and reverse video under NO_COLOR.
@@ -73,6 +77,10 @@ export async function attachTerminal(
   installCopyFeature(session);
   // Opening a login link whose callback is on the container's loopback forwards that port for the callback.
   installLoginForwardFeature(session, { instance: name, home: jackinHome(), ...(features.connect !== undefined ? { connect: features.connect } : {}) });
+  // Link hints: the links on the screen labelled, one opened (or copied) by typing its label.
+  installHintsFeature(session, log ? { log } : {});
+  // Program notifications (OSC 9/99/777, and the bell while unfocused if asked for) on the host desktop.
+  installNotifyFeature(session, { instance: name, ...(log ? { log } : {}) });
 
   // On a terminal the reason starts on a line of its own (the program's last line may be unfinished);
   // redirected to a file or a pipe it is just the one line.

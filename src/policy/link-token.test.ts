@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { lineFromCells, lineFromString, linkTokenAt, pathTokenAt, trimToken, type Cell } from './link-token.ts';
+import { lineFromCells, lineFromString, linkTokenAt, linkTokensIn, pathTokenAt, trimToken, type Cell } from './link-token.ts';
 
 /** Column of the first occurrence of `needle` in an ASCII line. */
 function colOf(line: string, needle: string): number {
@@ -203,4 +203,41 @@ test('lineFromString counts one column per code point', () => {
   const line = lineFromString('a😀b');
   assert.equal(line.columnToIndex.length, 3);
   assert.equal(linkTokenAt('😀 https://example.com', 2)?.startCol, 2);
+});
+
+test('linkTokensIn lists every URL of a line once, left to right, past wide characters', () => {
+  const cells: Cell[] = [];
+  for (const ch of '表 https://a.example/x 漢 (http://b.example) xhttp://no mailto:m@c.example. https://q.example/?n=https://r.example') {
+    const wide = /[表漢]/u.test(ch);
+    cells.push({ chars: ch, width: wide ? 2 : 1 });
+    if (wide) cells.push({ chars: '', width: 0 });
+  }
+  const got = linkTokensIn(lineFromCells(cells)).map((t) => [t.text, t.startCol]);
+  assert.deepEqual(got, [
+    ['https://a.example/x', 3],
+    ['http://b.example', 27],
+    ['mailto:m@c.example', 56],
+    ['https://q.example/?n=https://r.example', 76],
+  ]);
+  assert.deepEqual(linkTokensIn('no links here, just http:// and mailto:'), []);
+});
+
+test('linkTokensIn agrees with linkTokenAt at every column of every token it lists', () => {
+  const piece = fc.constantFrom('https://a.b/c', 'http://x.y', 'mailto:z@w', ' ', '(', ')', '.', 'x', '?q=https://i.j', '"', 'é');
+  fc.assert(
+    fc.property(fc.array(piece, { maxLength: 20 }), (parts) => {
+      const s = parts.join('');
+      const tokens = linkTokensIn(s);
+      let last = 0;
+      for (const t of tokens) {
+        assert.ok(t.startCol >= last, 'tokens do not overlap');
+        last = t.endCol;
+        for (let c = t.startCol; c < t.endCol; c++) assert.deepEqual(linkTokenAt(s, c), t);
+      }
+      // And no column outside them is a link.
+      for (let c = 0; c < s.length; c++) {
+        if (!tokens.some((t) => c >= t.startCol && c < t.endCol)) assert.equal(linkTokenAt(s, c), null, `column ${c} of ${JSON.stringify(s)}`);
+      }
+    }),
+  );
 });

@@ -177,6 +177,27 @@ export function linkTokenAt(input: VisibleLine | string, col: number): TextToken
 }
 
 /**
+ * Every URL token of a line, left to right, by the same rule as `linkTokenAt` (each one is what a click
+ * on any of its columns finds), never overlapping. Candidates start only where a scheme does, so a long
+ * line without URLs costs one regular-expression scan.
+ */
+export function linkTokensIn(input: VisibleLine | string): TextToken[] {
+  const line = asLine(input);
+  const out: TextToken[] = [];
+  let endCol = 0;
+  for (const m of line.text.matchAll(SCHEME_START)) {
+    const col = line.indexToColumn[m.index];
+    if (col === undefined || col < endCol) continue;
+    const token = linkTokenAt(line, col);
+    // A token that starts before this scheme is one already listed (or refused, with its earlier scheme).
+    if (token === null || token.startCol !== col) continue;
+    out.push(token);
+    endCol = token.endCol;
+  }
+  return out;
+}
+
+/**
  * The file path token (absolute or relative, whitespace-delimited) covering column `col`, or null.
  * Leading quotes and brackets and trailing punctuation are trimmed by the shared rule, and a trailing
  * `:line[:col]` location (compiler and grep output) is dropped. URLs (`scheme://…`) are not paths.

@@ -208,6 +208,11 @@ export function decodeClientPayload(tag: number, payload: Buffer): ClientFrame {
       r.end();
       return { type: 'StageOnly', requestId };
     }
+    case CLIENT_TAGS.ListLinks: {
+      const requestId = r.u64('request id');
+      r.end();
+      return { type: 'ListLinks', requestId };
+    }
     default:
       throw new ProtocolError(PROTOCOL_CODES.unknownTag, 'payload', `unknown client frame tag ${hex8(tag)}`, { tag });
   }

@@ -1,10 +1,12 @@
 /** Strict decoders of the frames a server sends (capsule → host), one per tag. */
 import { WELCOME_EXTENSION_MAGIC, readFeatureList } from './features.ts';
-import { MODE_BITS, NOTICE_LEVELS, RESOLVED_KINDS, SERVER_TAGS, type ControlResult, type ProgramModes, type ServerFrame } from './frames.ts';
+import { LISTED_LINK_SOURCES, MODE_BITS, NOTICE_LEVELS, RESOLVED_KINDS, SERVER_TAGS, type ControlResult, type ListedLink, type ProgramModes, type ServerFrame } from './frames.ts';
 import {
   MAX_EXPORT_NAME_BYTES,
   MAX_EXPORT_SOURCE_BYTES,
   MAX_HOST_NOTICE_BYTES,
+  MAX_LISTED_LINKS,
+  MAX_LISTED_URL_BYTES,
   MAX_RESOLVED_TEXT_BYTES,
   MAX_REVEAL_PATH_BYTES,
   MAX_STAGED_PATH_BYTES,
@@ -131,6 +133,22 @@ export function decodeServerPayload(tag: number, payload: Buffer): ServerFrame {
       const size = r.u64Number('export size');
       r.end();
       return { type: 'FileExportLength', exportId, size };
+    }
+    case SERVER_TAGS.Links: {
+      const requestId = r.u64('request id');
+      const count = r.u8('link count');
+      if (count > MAX_LISTED_LINKS) r.fail(PROTOCOL_CODES.badValue, `link count ${count} exceeds ${MAX_LISTED_LINKS}`);
+      const links: ListedLink[] = [];
+      for (let i = 0; i < count; i++) {
+        const row = r.u16('row');
+        const col = r.u16('col');
+        const cells = r.u16('cells');
+        const source = enumByte(r, LISTED_LINK_SOURCES, 'link source', 1);
+        const n = r.u16('link length');
+        links.push({ row, col, cells, source, url: r.boundedText(n, 1, MAX_LISTED_URL_BYTES, 'listed link') });
+      }
+      r.end();
+      return { type: 'Links', requestId, links };
     }
     default:
       throw new ProtocolError(PROTOCOL_CODES.unknownTag, 'payload', `unknown server frame tag ${hex8(tag)}`, { tag });

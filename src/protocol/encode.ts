@@ -9,6 +9,7 @@ import {
   CONTROL_KINDS,
   CONTROL_RESULTS,
   IMAGE_FORMAT_CODES,
+  LISTED_LINK_SOURCES,
   MODE_BITS,
   NOTICE_LEVELS,
   RESOLVED_KINDS,
@@ -34,6 +35,8 @@ import {
   MAX_EXPORT_SOURCE_BYTES,
   MAX_HOST_NOTICE_BYTES,
   MAX_IMAGE_ERROR_BYTES,
+  MAX_LISTED_LINKS,
+  MAX_LISTED_URL_BYTES,
   MAX_RESOLVED_TEXT_BYTES,
   MAX_REVEAL_PATH_BYTES,
   MAX_STAGED_PATH_BYTES,
@@ -258,6 +261,8 @@ export function encodeClientFrame(f: ClientFrame): Buffer {
       return frame(CLIENT_TAGS.Resolve, p.list);
     case 'StageOnly':
       return frame(CLIENT_TAGS.StageOnly, p.u64(f.requestId).list);
+    case 'ListLinks':
+      return frame(CLIENT_TAGS.ListLinks, p.u64(f.requestId).list);
     default:
       return assertNever(f);
   }
@@ -328,6 +333,15 @@ export function encodeServerFrame(f: ServerFrame): Buffer {
     }
     case 'FileExportLength':
       return frame(SERVER_TAGS.FileExportLength, p.u64(f.exportId).u64(f.size).list);
+    case 'Links': {
+      if (f.links.length > MAX_LISTED_LINKS) throw new RangeError(`${f.links.length} links are more than ${MAX_LISTED_LINKS}`);
+      p.u64(f.requestId).u8(f.links.length);
+      for (const l of f.links) {
+        const url = bounded(l.url, 1, MAX_LISTED_URL_BYTES, 'listed link');
+        p.u16(l.row).u16(l.col).u16(l.cells).u8(LISTED_LINK_SOURCES.indexOf(l.source) + 1).u16(url.length).bytes(url);
+      }
+      return frame(SERVER_TAGS.Links, p.list);
+    }
     case 'Notice':
       return frame(SERVER_TAGS.Notice, p.u8(NOTICE_LEVELS.indexOf(f.level)).bytes(bounded(f.text, 1, MAX_HOST_NOTICE_BYTES, 'notice text')).list);
     default:

@@ -9,8 +9,11 @@ import {
   CHUNK_FRAME_CAP,
   DEFAULT_FRAME_CAP,
   LARGE_FRAME_CAP,
+  LISTED_LINK_HEADER_BYTES,
   MAX_CHUNK_BYTES,
   MAX_FORWARD_DATA_BYTES,
+  MAX_LISTED_LINKS,
+  MAX_LISTED_URL_BYTES,
   MAX_RESOLVED_TEXT_BYTES,
   MAX_STAGED_PATH_BYTES,
   SHA256_BYTES,
@@ -37,6 +40,8 @@ export const CLIENT_TAGS = {
   Repaint: 0x21,
   Resolve: 0x22,
   StageOnly: 0x23,
+  // 0x24, 0x25: file staging (stage connections only).
+  ListLinks: 0x26,
 } as const;
 
 /** Server → client tags (top bit set). */
@@ -62,10 +67,15 @@ export const SERVER_TAGS = {
   ImageStaged: 0xa3,
   Modes: 0xa4,
   FileExportLength: 0xa5,
+  // 0xa6: file staging (stage connections only).
+  Links: 0xa7,
 } as const;
 
 export type ClientFrameType = keyof typeof CLIENT_TAGS;
 export type ServerFrameType = keyof typeof SERVER_TAGS;
+
+/** A Links frame at its largest: request id, count, and MAX_LISTED_LINKS links with the longest targets. */
+export const LINKS_FRAME_CAP = 8 + 1 + MAX_LISTED_LINKS * (LISTED_LINK_HEADER_BYTES + MAX_LISTED_URL_BYTES);
 
 /** Payload caps by tag; a tag not listed here uses DEFAULT_FRAME_CAP. */
 export const FRAME_CAPS: ReadonlyMap<number, number> = new Map<number, number>([
@@ -84,6 +94,8 @@ export const FRAME_CAPS: ReadonlyMap<number, number> = new Map<number, number>([
   [SERVER_TAGS.ImageStaged, 8 + 8 + 1 + MAX_STAGED_PATH_BYTES],
   [SERVER_TAGS.Modes, 2],
   [SERVER_TAGS.FileExportLength, 16],
+  [CLIENT_TAGS.ListLinks, 8],
+  [SERVER_TAGS.Links, LINKS_FRAME_CAP],
   // File staging (stage connections only, src/protocol/file-stage.ts): chunk, end, staged path.
   [0x24, 16 + MAX_CHUNK_BYTES],
   [0x25, 8 + SHA256_BYTES],
@@ -222,6 +234,21 @@ export type ResolveTarget = (typeof RESOLVE_TARGETS)[number];
 export const RESOLVED_KINDS = ['none', 'osc8', 'text', 'offer'] as const;
 export type ResolvedKind = (typeof RESOLVED_KINDS)[number];
 
+/** Where a listed link came from: an OSC 8 hyperlink (its target), or a URL in the visible text. */
+export const LISTED_LINK_SOURCES = ['osc8', 'text'] as const;
+export type ListedLinkSource = (typeof LISTED_LINK_SOURCES)[number];
+/**
+ * One link the capsule's screen model shows: its first cell (viewport row and column, 0-based), the cells
+ * it covers on that row, and its target (unchecked: the host checks it, and every position).
+ */
+export interface ListedLink {
+  row: number;
+  col: number;
+  cells: number;
+  source: ListedLinkSource;
+  url: string;
+}
+
 /** The program's terminal modes that the host needs (mouse capture, paste, focus). */
 export interface ProgramModes {
   mouseTracking: boolean;
@@ -256,7 +283,9 @@ export type ClientFrame =
   /** Cell is viewport-relative and 0-based; null means the program's cursor. */
   | { type: 'Resolve'; requestId: bigint; target: ResolveTarget; at: { row: number; col: number } | null }
   /** The AttachControl image request with this id is staged but not typed into the program. */
-  | { type: 'StageOnly'; requestId: bigint };
+  | { type: 'StageOnly'; requestId: bigint }
+  /** Asks for the links visible on the screen (feature `link-list`). */
+  | { type: 'ListLinks'; requestId: bigint };
 
 export type ControlResult = 'success' | 'invalid-correlation' | 'rejected';
 export const CONTROL_RESULTS: Readonly<Record<ControlResult, number>> = {
@@ -296,7 +325,8 @@ export type ServerFrame =
   | { type: 'Resolved'; requestId: bigint; kind: ResolvedKind; text: string }
   | { type: 'ImageStaged'; requestId: bigint; bytes: number; pasted: boolean; path: string }
   | ({ type: 'Modes' } & ProgramModes)
-  | { type: 'FileExportLength'; exportId: bigint; size: number };
+  | { type: 'FileExportLength'; exportId: bigint; size: number }
+  | { type: 'Links'; requestId: bigint; links: ListedLink[] };
 
 export type Frame = ClientFrame | ServerFrame;
 

@@ -42,6 +42,11 @@ export const MAX_RESOLVED_TEXT_BYTES = 4096;
 export const MAX_STAGED_PATH_BYTES = 4096;
 /** Largest data part of one ForwardData frame (forward connections, src/protocol/forward.ts). */
 export const MAX_FORWARD_DATA_BYTES = 256 * KiB;
+/** Links frame (feature `link-list`): links listed at most, and the longest target listed (bytes). */
+export const MAX_LISTED_LINKS = 128;
+export const MAX_LISTED_URL_BYTES = 2048;
+/** One listed link's fixed fields: row u16, col u16, cells u16, source u8, target length u16. */
+export const LISTED_LINK_HEADER_BYTES = 9;
 
 /** Control channel (section 7): one JSON message, length u32 whose first byte is 0, so at most 16 MiB - 1;
  * upstream limits requests to 4 MiB and so do we, in both directions. */

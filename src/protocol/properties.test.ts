@@ -13,6 +13,7 @@ import {
   MAX_CHUNK_BYTES,
   MAX_IMAGE_TRANSFER_BYTES,
   NOTICE_LEVELS,
+  LISTED_LINK_SOURCES,
   RESOLVE_TARGETS,
   SERVER_TAGS,
   capForTag,
@@ -166,6 +167,7 @@ const clientFrames: { [K in ClientFrame['type']]: fc.Arbitrary<Of<ClientFrame, K
     at: fc.option(rec({ row: fc.integer({ min: 0, max: 0xfffe }), col: u16 }), { nil: null }),
   }),
   StageOnly: rec({ type: fc.constant('StageOnly' as const), requestId: u64 }),
+  ListLinks: rec({ type: fc.constant('ListLinks' as const), requestId: u64 }),
 };
 
 const serverFrames: { [K in ServerFrame['type']]: fc.Arbitrary<Of<ServerFrame, K>> } = {
@@ -210,6 +212,14 @@ const serverFrames: { [K in ServerFrame['type']]: fc.Arbitrary<Of<ServerFrame, K
   ),
   ImageStaged: rec({ type: fc.constant('ImageStaged' as const), requestId: u64, bytes: safeU64, pasted: fc.boolean(), path: text(1, 4096) }),
   FileExportLength: rec({ type: fc.constant('FileExportLength' as const), exportId: u64, size: safeU64 }),
+  Links: rec({
+    type: fc.constant('Links' as const),
+    requestId: u64,
+    links: fc.array(
+      rec({ row: u16, col: u16, cells: u16, source: fc.constantFrom(...LISTED_LINK_SOURCES), url: text(1, 2048) }),
+      { maxLength: 8 },
+    ),
+  }),
   Modes: rec({
     type: fc.constant('Modes' as const),
     mouseTracking: fc.boolean(),

@@ -28,6 +28,7 @@ import {
   type Features,
   type Frame,
   type ImageFormat,
+  type ListedLink,
   type NoticeLevel,
   type Rgb,
   type ServerFrame,
@@ -249,6 +250,7 @@ function clientFrame(m: Meaning): ClientFrame {
         at: m.get('at') as { row: number; col: number } | null,
       };
     case 'StageOnly':
+    case 'ListLinks':
       return { type, requestId: m.big('request_id') };
     default:
       throw new Error(`vector client frame type ${type} is not known`);
@@ -301,6 +303,8 @@ function serverFrame(m: Meaning): ServerFrame {
       return { type, requestId: m.big('request_id'), bytes: m.num('bytes'), pasted: m.get('pasted') as boolean, path: m.str('path') };
     case 'FileExportLength':
       return { type, exportId: m.id(), size: m.num('size') };
+    case 'Links':
+      return { type, requestId: m.big('request_id'), links: m.get('links') as ListedLink[] };
     case 'Modes':
       return {
         type,

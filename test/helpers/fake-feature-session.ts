@@ -5,7 +5,7 @@
 import { Emitter, toDisposable, type Disposable } from '../../src/disposable.ts';
 import type { ClientFrame, Features, NoticeLevel, ServerFrame } from '../../src/protocol/index.ts';
 import type { ConfirmRequest } from '../../src/host/session/confirm-prompt.ts';
-import type { FeatureSession, Gesture, HostActionRecord, InputHook, InputHookKind, SessionAction } from '../../src/host/session/feature-session.ts';
+import type { FeatureOverlay, FeatureSession, Gesture, HostActionRecord, InputHook, InputHookKind, SessionAction } from '../../src/host/session/feature-session.ts';
 import { SessionGestures, type HostRequestKind } from '../../src/host/session/gesture-gate.ts';
 import { UrlOpenHooks, type UrlOpenHook, type UrlOpenStep } from '../../src/host/session/url-open-hooks.ts';
 import type { FilterEvent } from '../../src/host/terminal/terminal-filter/context.ts';
@@ -117,6 +117,31 @@ export class FakeFeatureSession implements FeatureSession {
   }
   writeTerminal(bytes: Buffer): void {
     this.written.push(bytes.toString('latin1'));
+  }
+  /** The overlay a feature shows (link hints), while it is up, and what it drew each time. */
+  overlay: FeatureOverlay | null = null;
+  readonly overlayDraws: string[] = [];
+  terminalSize = { rows: 24, cols: 80 };
+  showOverlay(overlay: FeatureOverlay): Disposable {
+    this.overlay = overlay;
+    this.overlayDraws.push(overlay.draw(this.terminalSize));
+    return toDisposable(() => {
+      if (this.overlay === overlay) this.overlay = null;
+    });
+  }
+  programTitle: string | null = null;
+  /** Every routeNotifications call, in order. */
+  readonly routes: Array<{ terminal: boolean; bell: boolean }> = [];
+  routeNotifications(route: { terminal: boolean; bell: boolean }): void {
+    this.routes.push(route);
+  }
+  terminalFocused: boolean | null = null;
+  readonly focusEmitter = new Emitter<boolean>();
+  readonly onFocusChange = this.focusEmitter.event;
+  /** The operator's terminal reports focus in or out. */
+  focus(focused: boolean): void {
+    this.terminalFocused = focused;
+    this.focusEmitter.fire(focused);
   }
   /** The operator types: held while a paste runs. */
   type(bytes: string): void {

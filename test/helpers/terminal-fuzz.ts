@@ -79,7 +79,7 @@ export function fuzzTerminalFilter(streams: number, seed: number): TerminalFuzzS
     const input = Buffer.concat(parts);
     const f = new TerminalFilter({
       now: () => 0,
-      hostNeeds: { mouseCapture: rng.int(2) === 0, bracketedPaste: true },
+      hostNeeds: { mouseCapture: rng.int(2) === 0, bracketedPaste: true, focusReports: rng.int(2) === 0 },
       onEvent: (e) => {
         if (e.type === 'copy-offer') stats.copyOffers += 1;
         else if (e.type === 'dropped') stats.dropped += 1;

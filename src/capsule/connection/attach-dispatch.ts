@@ -108,6 +108,13 @@ export function dispatchFrame(f: ClientFrame, c: FrameContext): void {
       // Handled in frame order, so it is recorded before the image request that follows it.
       host.imageSink.stageOnly(f.requestId);
       return;
+    case 'ListLinks':
+      if (host.features['link-list'] === undefined) {
+        host.log(`client ${c.id}: ignored ListLinks (not advertised)`);
+        return;
+      }
+      listLinks(c, f.requestId);
+      return;
     default:
       assertNever(f);
   }
@@ -143,6 +150,21 @@ function image(c: FrameContext, src: ImageFrame | ImageBody, requestId: bigint |
       c.host.log(`client ${c.id}: image sink failed: ${(e as Error).message}`);
       if (requestId !== null && (op.kind === 'whole' || op.kind === 'start')) c.respond(requestId, 'rejected');
     });
+}
+
+/** Answers one ListLinks request (extension `link-list`) with exactly one Links under its id. */
+function listLinks(c: FrameContext, requestId: bigint): void {
+  const { session } = c.host;
+  session
+    .settle()
+    .then(() => session.visibleLinks())
+    .catch((e: unknown) => {
+      c.host.log(`client ${c.id}: listing links failed: ${(e as Error).message}`);
+      return [];
+    })
+    .then((links) => {
+      if (c.handshake.live) c.send({ type: 'Links', requestId, links });
+    }, () => undefined);
 }
 
 /** Answers one Resolve request (extension `resolve`) with exactly one Resolved under its id. */

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import xh from '@xterm/headless';
 import { checkUrl, MAX_URL_LENGTH } from '../../policy/url-safety.ts';
-import { createOsc8Tracker, resolveLinkAt, resolvePathAt, type Osc8Tracker } from './links.ts';
+import { createOsc8Tracker, listVisibleLinks, resolveLinkAt, resolvePathAt, type Osc8Tracker } from './links.ts';
 
 const { Terminal } = xh;
 type Term = InstanceType<typeof Terminal>;
@@ -220,4 +220,45 @@ test('the tracker needs allowProposedApi and stops tracking once disposed', asyn
   await write(term, link('https://after.example/', 'after'));
   assert.equal(tracker.size, 0);
   assert.equal(resolveLinkAt(term, tracker, 0, 1), null);
+});
+
+test('the visible links: text URLs and OSC 8 targets at their first cells, counted in columns past wide characters', async () => {
+  const { term, tracker } = setup(40, 6);
+  await write(term, `表示 https://a.example/x and ${link('https://target.example/', '漢字 label')}\r\n`);
+  await write(term, `(see http://b.example). ${link('https://c.example/', 'https://shown.example/')}\r\n`);
+  assert.deepEqual(listVisibleLinks(term, tracker), [
+    { row: 0, col: 5, cells: 19, source: 'text', url: 'https://a.example/x' },
+    { row: 0, col: 29, cells: 10, source: 'osc8', url: 'https://target.example/' },
+    { row: 1, col: 5, cells: 16, source: 'text', url: 'http://b.example' },
+    // A hyperlink whose label looks like a URL is listed once, with its target.
+    { row: 1, col: 24, cells: 16, source: 'osc8', url: 'https://c.example/' },
+  ]);
+  // Each listed cell is what a click there resolves.
+  for (const l of listVisibleLinks(term, tracker)) assert.equal(resolveLinkAt(term, tracker, l.row, l.col)?.url, l.url);
+});
+
+test('the visible links: a URL wrapped over rows is one link, one scrolled partly off the screen starts at row 0', async () => {
+  const { term, tracker } = setup(20, 3, 100);
+  const url = 'https://wrapped.example/abcdefghij';
+  await write(term, `ab ${url}`);
+  assert.deepEqual(listVisibleLinks(term, tracker), [{ row: 0, col: 3, cells: 17, source: 'text', url }]);
+  await write(term, '\r\nline\r\nline');
+  // The row holding the URL's start scrolled away: its rest is still the link, from the first visible cell.
+  assert.deepEqual(listVisibleLinks(term, tracker), [{ row: 0, col: 0, cells: url.length - 17, source: 'text', url }]);
+  await write(term, '\r\nnothing\r\nhere');
+  assert.deepEqual(listVisibleLinks(term, tracker), []);
+});
+
+test('the visible links: an overwritten hyperlink is not listed, and the list stops at its cap', async () => {
+  const { term, tracker } = setup(40, 4);
+  await write(term, link('https://gone.example/', 'label'));
+  await write(term, '\rXXXXX');
+  assert.deepEqual(listVisibleLinks(term, tracker), []);
+  const wide = setup(200, 60);
+  let s = '';
+  for (let i = 0; i < 200; i++) s += `https://h${i}.example `;
+  await write(wide.term, s);
+  const listed = listVisibleLinks(wide.term, wide.tracker);
+  assert.equal(listed.length, 128);
+  assert.equal(listed[0]!.url, 'https://h0.example');
 });

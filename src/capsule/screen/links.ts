@@ -4,7 +4,8 @@
  * across wrapped rows.
  */
 import type { Terminal } from '@xterm/headless';
-import { lineFromCells, linkTokenAt, pathTokenAt, type Cell } from '../../policy/link-token.ts';
+import { lineFromCells, linkTokenAt, linkTokensIn, pathTokenAt, type Cell } from '../../policy/link-token.ts';
+import { MAX_LISTED_LINKS, MAX_LISTED_URL_BYTES, type ListedLink } from '../../protocol/index.ts';
 import type { Osc8Tracker } from './osc8-tracker.ts';
 
 /** The tracker, for the screen model that creates it next to these lookups. */
@@ -144,4 +145,86 @@ export function resolvePathAt(
     if (token !== null) return { path: token.text, source: 'text', label: token.text };
   }
   return null;
+}
+
+/** One cell of a logical line, with where it is in the buffer. */
+interface PlacedCells {
+  readonly cells: Cell[];
+  readonly lines: number[];
+  readonly cols: number[];
+}
+
+/** The cells of the logical line that starts at absolute `first` (its wrapped rows joined, up to `limit`). */
+function logicalLineFrom(term: Terminal, first: number, limit: number): { placed: PlacedCells; last: number } {
+  const b = term.buffer.active;
+  let last = first;
+  while (last - first < MAX_WRAPPED_ROWS && last + 1 <= limit && b.getLine(last + 1)?.isWrapped === true) last++;
+  const placed: PlacedCells = { cells: [], lines: [], cols: [] };
+  const scratch = b.getNullCell();
+  for (let r = first; r <= last; r++) {
+    const row = b.getLine(r);
+    if (row === undefined) break;
+    for (let x = 0; x < term.cols; x++) {
+      const cell = row.getCell(x, scratch);
+      const chars = cell?.getChars() ?? '';
+      const width = cell?.getWidth() ?? 1;
+      // The blank a wide character leaves in the last column when it wraps (as logicalLineAt).
+      if (x === term.cols - 1 && r < last && chars === '' && width === 1 && b.getLine(r + 1)?.getCell(0)?.getWidth() === 2) continue;
+      placed.cells.push({ chars, width });
+      placed.lines.push(r);
+      placed.cols.push(x);
+    }
+  }
+  return { placed, last };
+}
+
+/**
+ * Every link the visible screen shows (extension `link-list`), in reading order: OSC 8 hyperlinks (their
+ * targets) and URLs of the visible text (the token a click on them finds, wrapped rows joined), each at its
+ * first visible cell with the cells it covers on that row. Where a hyperlink covers a URL's first cell the
+ * hyperlink is the link there, as for a click. Targets longer than a Links frame carries are left out, and
+ * links past MAX_LISTED_LINKS. The targets are not checked here: the host checks every one.
+ */
+export function listVisibleLinks(term: Terminal, tracker: Osc8Tracker): ListedLink[] {
+  const b = term.buffer.active;
+  const top = b.viewportY;
+  const bottom = top + term.rows - 1;
+  const found = new Map<number, ListedLink>();
+  const add = (line: number, col: number, cells: number, source: ListedLink['source'], url: string): void => {
+    const row = line - top;
+    if (row < 0 || row >= term.rows || col < 0 || col >= term.cols || cells < 1) return;
+    if (url === '' || Buffer.byteLength(url, 'utf8') > MAX_LISTED_URL_BYTES) return;
+    const key = row * term.cols + col;
+    if (!found.has(key)) found.set(key, { row, col, cells, source, url });
+  };
+  for (const span of tracker.spans()) {
+    const endLine = span.startLine + span.rowSpan;
+    if (endLine < top || span.startLine > bottom) continue;
+    const line = Math.max(span.startLine, top);
+    const col = line === span.startLine ? span.startCol : 0;
+    // Only where this hyperlink is the one a click finds (a newer one may cover its first cell).
+    if (tracker.hitTest(line, col)?.url !== span.url) continue;
+    const end = line === endLine ? span.endCol : term.cols;
+    add(line, col, end - col, 'osc8', span.url);
+  }
+  // The logical line the first visible row belongs to may start above the screen.
+  let first = top;
+  while (first > 0 && top - first < MAX_WRAPPED_ROWS && b.getLine(first)?.isWrapped === true) first--;
+  while (first <= bottom) {
+    const { placed, last } = logicalLineFrom(term, first, bottom);
+    for (const token of linkTokensIn(lineFromCells(placed.cells))) {
+      // The token's first cell on the screen (the cells before it may be above the first row).
+      let i = token.startCol;
+      while (i < token.endCol && (placed.lines[i] ?? top) < top) i++;
+      if (i >= token.endCol) continue;
+      const line = placed.lines[i]!;
+      const col = placed.cols[i]!;
+      if (tracker.hitTest(line, col) !== null) continue;
+      let cells = 0;
+      for (let k = i; k < token.endCol && placed.lines[k] === line; k++) cells++;
+      add(line, col, cells, 'text', token.text);
+    }
+    first = last + 1;
+  }
+  return [...found.values()].sort((a, z) => a.row - z.row || a.col - z.col).slice(0, MAX_LISTED_LINKS);
 }

@@ -59,8 +59,21 @@ export interface Osc8Hit {
 export interface Osc8Tracker extends IDisposable {
   /** The newest hyperlink covering absolute buffer line `line`, column `col`, still showing its text. */
   hitTest(line: number, col: number): Osc8Hit | null;
+  /**
+   * The hyperlinks of the active buffer still showing their text, newest first: target, start (absolute
+   * line, column) and end (rows after the start line, exclusive column on the end line).
+   */
+  spans(): Osc8Span[];
   /** Number of records kept (for tests and diagnostics). */
   readonly size: number;
+}
+
+export interface Osc8Span {
+  readonly url: string;
+  readonly startLine: number;
+  readonly startCol: number;
+  readonly rowSpan: number;
+  readonly endCol: number;
 }
 
 export interface Osc8TrackerOptions {
@@ -223,6 +236,28 @@ export function createOsc8Tracker(term: Terminal, options: Osc8TrackerOptions = 
         return { url: r.url, label: now.join('') };
       }
       return null;
+    },
+    spans() {
+      const kind = term.buffer.active.type;
+      const out: Osc8Span[] = [];
+      if (open !== null && open.kind === kind && open.cols === term.cols) {
+        const start = startLineOf(open);
+        const endCol = Math.min(term.buffer.active.cursorX, term.cols);
+        const rowSpan = start === null ? -1 : cursorLine(term) - start;
+        if (start !== null && rowSpan >= 0 && rowSpan <= MAX_OSC8_ROWS && (rowSpan > 0 || endCol > open.startCol)) {
+          out.push({ url: open.url, startLine: start, startCol: open.startCol, rowSpan, endCol });
+        }
+      }
+      for (let i = records.length - 1; i >= 0; i--) {
+        const r = records[i];
+        if (r === undefined || r.kind !== kind || r.cols !== term.cols) continue;
+        const start = startLineOf(r);
+        if (start === null) continue;
+        const now = spanText(term, start, r.startCol, r.rowSpan, r.endCol);
+        if (now.length !== r.snapshot.length || now.some((t, k) => t !== r.snapshot[k])) continue;
+        out.push({ url: r.url, startLine: start, startCol: r.startCol, rowSpan: r.rowSpan, endCol: r.endCol });
+      }
+      return out;
     },
     get size() {
       return records.length;

@@ -13,14 +13,14 @@
  */
 import xtermHeadless from '@xterm/headless';
 import xtermSerialize from '@xterm/addon-serialize';
-import type { ProgramModes } from '../../protocol/index.ts';
+import type { ListedLink, ProgramModes } from '../../protocol/index.ts';
 import { floodCut, sequenceEnd, type FloodCut } from './flood-cut.ts';
 import { charWidthProvider } from './char-width-provider.ts';
 import { capCellCombining, XtermParserState, type CellCapPiece } from './xterm-internals.ts';
 import type { PieceReport } from '../session/internals-report.ts';
 import { lastCellRewrite, penOf, renditionOverlay, renditionSgr, savedCursorOf } from './rendition-overlay.ts';
 import { MOUSE_ENCODING_SET, MOUSE_ENCODINGS, MOUSE_TRACKING_SET, RESET_SEQUENCE, serializeScreens, type MouseEncoding, type TerminalModes } from './terminal-modes.ts';
-import { createOsc8Tracker, resolveLinkAt, resolvePathAt, type Osc8Tracker, type ResolvedLink, type ResolvedPath, type ResolveOptions } from './links.ts';
+import { createOsc8Tracker, listVisibleLinks, resolveLinkAt, resolvePathAt, type Osc8Tracker, type ResolvedLink, type ResolvedPath, type ResolveOptions } from './links.ts';
 
 // Both are CommonJS packages, taken whole (their default export): scripts/bundle.mjs bundles them into the
 // capsule's bundle, so they load with its code cache (src/cli/code-cache.ts) instead of from node_modules.
@@ -327,6 +327,11 @@ export class ScreenModel {
   /** The file path at a viewport cell (0-based): an OSC 8 `file:` target, else the path token shown there. */
   pathAt(row: number, col: number, options: ResolveOptions = {}): ResolvedPath | null {
     return resolvePathAt(this.term, this.links, row, col, options);
+  }
+
+  /** The links the visible screen shows (extension `link-list`; see links.ts). */
+  visibleLinks(): ListedLink[] {
+    return listVisibleLinks(this.term, this.links);
   }
 
   /** Cursor position on the visible screen, 0-based. */

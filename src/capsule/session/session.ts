@@ -9,7 +9,7 @@ import { createRequire } from 'node:module';
 import type * as Pty from '@lydell/node-pty';
 import { DisposableStore, Emitter, onEvent, toDisposable, type Disposable } from '../../disposable.ts';
 import { JackinError } from '../../errors.ts';
-import type { ProgramModes } from '../../protocol/index.ts';
+import type { ListedLink, ProgramModes } from '../../protocol/index.ts';
 import type { ResolvedLink, ResolvedPath, ResolveOptions } from '../screen/links.ts';
 import { PtyInternals } from './pty-internals.ts';
 import { ScreenModel, type TerminalModes } from '../screen/screen-model.ts';
@@ -211,6 +211,11 @@ export class Session {
   /** The file path at a viewport cell, from the model (call after `settle()`). */
   pathAt(row: number, col: number, options: ResolveOptions = {}): ResolvedPath | null {
     return this.model.pathAt(row, col, options);
+  }
+
+  /** The links the visible screen shows, from the model (call after `settle()`). */
+  visibleLinks(): ListedLink[] {
+    return this.model.visibleLinks();
   }
 
   /** The status once the program exited, else null. */

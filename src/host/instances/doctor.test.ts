@@ -83,3 +83,22 @@ test('doctor: engines: which answer, and what to do when none does (engine stand
   assert.equal(real.status, 'ok', real.detail);
   assert.match(real.detail, /podman \d+\.\d+\.\d+ answers/);
 });
+
+test('doctor: says which notifier program notifications would use, and why', async (t) => {
+  const env: NodeJS.ProcessEnv = { ...base(t), JACKIN_CLIPBOARD: 'none' };
+  delete env['DBUS_SESSION_BUS_ADDRESS'];
+  const noBus = byName(await runDoctor({ ...env, XDG_RUNTIME_DIR: '/nonexistent-run' }), 'notifications');
+  assert.equal(noBus.status, 'ok');
+  assert.match(noBus.detail, /^to the terminal, inert \(no desktop notifier answers: notify-send \(notify-send, but no session bus/);
+  assert.match(noBus.fix ?? '', /libnotify-bin/);
+  const bus = byName(await runDoctor({ ...env, DBUS_SESSION_BUS_ADDRESS: 'unix:path=/x', JACKIN_NOTIFY_BELL: 'unfocused' }), 'notifications');
+  assert.deepEqual(bus, { name: 'notifications', status: 'ok', detail: 'desktop through notify-send (notify-send and a session bus); the bell notifies while the terminal is unfocused' });
+  const cmd = byName(await runDoctor({ ...env, JACKIN_NOTIFIER: 'command:/bin/true', JACKIN_NOTIFY: 'both' }), 'notifications');
+  assert.equal(cmd.detail, 'desktop and terminal through command /bin/true (JACKIN_NOTIFIER=command:/bin/true)');
+  const missing = byName(await runDoctor({ ...env, JACKIN_NOTIFIER: 'command:/nonexistent/n', JACKIN_NOTIFY: 'desktop' }), 'notifications');
+  assert.equal(missing.status, 'error');
+  assert.equal(byName(await runDoctor({ ...env, JACKIN_NOTIFY: 'deny' }), 'notifications').detail, 'off (JACKIN_NOTIFY=deny)');
+  const bad = byName(await runDoctor({ ...env, JACKIN_NOTIFY: 'loud' }), 'notifications');
+  assert.equal(bad.status, 'error');
+  assert.match(bad.detail, /JACKIN_NOTIFY=loud is not a mode/);
+});

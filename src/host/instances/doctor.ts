@@ -13,6 +13,7 @@ import { findDownloadsDir } from '../platform/download-dir.ts';
 import { scannerOptionsFromEnv } from '../terminal/input-scan.ts';
 import { describeState, jackinHome, listInstances } from './instances.ts';
 import { splitCommandLine } from '../platform/opener.ts';
+import { bellWanted, createNotifier, effectiveNotifyMode } from '../platform/notifier.ts';
 import { inertText } from '../../ui/inert-text.ts';
 import { probeEngines, type EngineProbe } from '../../transport/container-engine.ts';
 
@@ -147,6 +148,34 @@ function checkOpener(env: NodeJS.ProcessEnv): Check {
   return { name: 'opener', status: 'ok', detail: `platform opener ${platformOpener}` };
 }
 
+/** Which desktop notifier program notifications would use (JACKIN_NOTIFY, JACKIN_NOTIFIER), without showing one. */
+export function checkNotifier(env: NodeJS.ProcessEnv): Check {
+  let notifier;
+  let mode;
+  try {
+    notifier = createNotifier({ env });
+    mode = effectiveNotifyMode(env, notifier);
+  } catch (e) {
+    return { name: 'notifications', status: 'error', detail: `${describeError(e)}; notifications go to the terminal`, fix: 'set JACKIN_NOTIFY to desktop, terminal, both or deny, and JACKIN_NOTIFIER to notify-send, macos, windows, none or command:<argv>' };
+  }
+  const { selection } = notifier;
+  const bell = bellWanted(env) ? '; the bell notifies while the terminal is unfocused' : '';
+  if (mode === 'deny') return { name: 'notifications', status: 'ok', detail: `off (JACKIN_NOTIFY=${env['JACKIN_NOTIFY']})` };
+  if (mode === 'terminal') {
+    const why = env['JACKIN_NOTIFY'] !== undefined && env['JACKIN_NOTIFY'].trim() !== '' ? 'JACKIN_NOTIFY=terminal' : `no desktop notifier answers: ${notifier.name} (${selection.reason})`;
+    return {
+      name: 'notifications',
+      status: 'ok',
+      detail: `to the terminal, inert (${why})`,
+      ...(why.startsWith('no desktop') ? { fix: 'for desktop notifications: apt-get install libnotify-bin with a notification service, or set JACKIN_NOTIFIER=command:<argv>' } : {}),
+    };
+  }
+  if (!selection.available) {
+    return { name: 'notifications', status: 'error', detail: `${mode} with ${notifier.name} (${selection.reason}), which cannot answer`, fix: 'install the notifier (apt-get install libnotify-bin), or set JACKIN_NOTIFIER / JACKIN_NOTIFY=terminal' };
+  }
+  return { name: 'notifications', status: 'ok', detail: `${mode === 'both' ? 'desktop and terminal' : 'desktop'} through ${notifier.name} (${selection.reason})${bell}` };
+}
+
 async function checkDownloads(env: NodeJS.ProcessEnv): Promise<Check> {
   try {
     const dir = await findDownloadsDir(env);
@@ -233,7 +262,7 @@ export function engineCheck(probes: readonly EngineProbe[]): Check {
 
 export async function runDoctor(env: NodeJS.ProcessEnv = process.env): Promise<Check[]> {
   const [clipboard, downloads, engines, instances] = await Promise.all([checkClipboard(env), checkDownloads(env), probeEngines(env).then(engineCheck), checkInstances(env)]);
-  return [clipboard, checkOpener(env), downloads, checkKeys(env), engines, ...instances];
+  return [clipboard, checkOpener(env), checkNotifier(env), downloads, checkKeys(env), engines, ...instances];
 }
 
 const MARK: Record<CheckStatus, string> = { ok: '✓', warning: '!', error: '✗' };

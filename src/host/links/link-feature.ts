@@ -16,11 +16,11 @@
  * Every outcome is a host notice and a line in the host's action log. Notices name scheme and host only;
  * nothing here logs a query string or fragment.
  */
-import { hasCode } from '../../errors.ts';
 import type { ServerFrame } from '../../protocol/index.ts';
-import { checkUrl, linksEnabled, redactUrlForLog, type UrlCheckOk } from '../../policy/url-safety.ts';
+import { checkUrl, redactUrlForLog } from '../../policy/url-safety.ts';
 import { DisposableStore, type Disposable } from '../../disposable.ts';
 import type { FeatureSession } from '../session/feature-session.ts';
+import { openUrlChecked, type UrlOrigin } from '../session/open-url.ts';
 import type { InputEvent } from '../terminal/input-scan.ts';
 import { createOpener, type Opener } from '../platform/opener.ts';
 import { PALETTE_MAX_TITLE_COLUMNS } from '../session/palette.ts';
@@ -76,50 +76,8 @@ export function installLinkFeature(session: FeatureSession, options: LinkFeature
   const resolve = (target: 'link' | 'path' | 'offered-link', at: { row: number; col: number } | null): Promise<ResolveResult> =>
     requestResolve(session, target, at, options.resolveTimeoutMs);
 
-  /**
-   * Checks and opens one URL; every outcome is a notice and a log entry. `confirm`: the capsule chose the
-   * target (a click, the cursor), so the operator confirms it in the host's prompt first.
-   */
-  const openUrl = async (raw: string, origin: 'osc8' | 'text' | 'offer' | 'capsule', confirm = false): Promise<void> => {
-    const logged = redactUrlForLog(raw);
-    if (!linksEnabled(env)) {
-      session.notify('warning', 'Link not opened: opening links is turned off (JACKIN_OPEN_LINKS); unset it to allow links');
-      session.logAction({ action: 'open-url', target: logged, result: 'refused', detail: 'JACKIN_OPEN_LINKS' });
-      return;
-    }
-    const checked = checkUrl(raw, extra);
-    if (!checked.ok) {
-      session.notify('error', `Link refused: ${checked.reason}`);
-      session.logAction({ action: 'open-url', target: logged, result: 'refused', detail: `${checked.code}: ${checked.reason}` });
-      return;
-    }
-    // Other features' steps for this link (a login forward binds its callback port): shown in the prompt,
-    // run once confirmed and before the browser opens, so the callback finds the port already bound.
-    const steps = session.urlOpenSteps(checked.href);
-    const notes = steps.flatMap((st) => (st.note === undefined ? [] : [st.note]));
-    if (confirm && !(await session.confirm({ kind: 'url', target: checked.href, hyperlink: origin === 'osc8', ...(notes.length > 0 ? { notes, verb: 'open and forward' } : {}) }))) {
-      session.notify('info', `Not opened: ${checked.display}`);
-      session.logAction({ action: 'open-url', target: logged, result: 'cancelled' });
-      return;
-    }
-    for (const st of steps) await st.run();
-    await launch(checked, origin);
-  };
-
-  const launch = async (checked: UrlCheckOk, origin: 'osc8' | 'text' | 'offer' | 'capsule'): Promise<void> => {
-    // A hyperlink's label can differ from its target: the notice always names where it really went.
-    const what = origin === 'osc8' ? ' (hyperlink target)' : origin === 'offer' ? ' (offered link)' : '';
-    const target = redactUrlForLog(checked.href);
-    try {
-      await opener.openUrl(checked);
-      session.notify('success', `Opened ${checked.display}${what}`);
-      session.logAction({ action: 'open-url', target, result: 'ok', ...(what === '' ? {} : { detail: what.trim() }) });
-    } catch (e) {
-      const message = e instanceof Error ? e.message : String(e);
-      session.notify('error', hasCode(e, 'E_RATE_LIMITED') ? `Link not opened: ${message}` : `Could not open ${checked.display}: ${message}`);
-      session.logAction({ action: 'open-url', target, result: hasCode(e, 'E_RATE_LIMITED') ? 'refused' : 'failed', detail: message });
-    }
-  };
+  /** Checks and opens one URL (session/open-url.ts); `confirm`: the capsule chose it, the operator confirms first. */
+  const openUrl = (raw: string, origin: UrlOrigin, confirm = false): Promise<void> => openUrlChecked(session, { env, opener, ...extra }, raw, origin, confirm);
 
   const failed = (what: string) => (e: unknown): void => {
     session.notify('error', `${what}: ${e instanceof Error ? e.message : String(e)}`);

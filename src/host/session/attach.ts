@@ -22,7 +22,8 @@ import type { Transport } from '../../transport/transport.ts';
 import type { AttachOutcome } from './attach-outcome.ts';
 import type { ConfirmController } from './confirm-controller.ts';
 import type { ConfirmRequest } from './confirm-prompt.ts';
-import type { FeatureSession, Gesture, HostActionRecord, InputHook, InputHookKind, SessionAction } from './feature-session.ts';
+import type { FeatureOverlay, FeatureSession, Gesture, HostActionRecord, InputHook, InputHookKind, SessionAction } from './feature-session.ts';
+import { hostDrawn } from '../../ui/host-draw.ts';
 import type { HostRequestKind } from './gesture-gate.ts';
 import { HostRequests } from './host-requests.ts';
 import { FrameRelay } from './frame-relay.ts';
@@ -89,6 +90,10 @@ export class AttachSession implements FeatureSession {
   private readonly frameEmitter = this.store.add(new Emitter<ServerFrame>());
   private readonly welcomeEmitter = this.store.add(new Emitter<{ sessions: number; features: Features | null }>());
   private readonly gestureEmitter = this.store.add(new Emitter<Gesture>());
+  private readonly focusEmitter = this.store.add(new Emitter<boolean>());
+  /** The operator's terminal reported focus in or out (reports are on while the program or a feature wants them). */
+  readonly onFocusChange = this.focusEmitter.event;
+  terminalFocused: boolean | null = null;
   /** A Notice frame from the capsule (as sent; it is also shown, marked as the capsule's). */
   readonly onNotice = this.noticeEmitter.event;
   /** Server frames this module does not handle (host requests for features, answers to their requests). */
@@ -97,6 +102,8 @@ export class AttachSession implements FeatureSession {
   /** The operator pressed the palette key, chose a palette action or made a modifier-click. */
   readonly onGesture = this.gestureEmitter.event;
   readonly onPaletteOpen: FeatureSession['onPaletteOpen'];
+  /** A feature's overlay (link hints), while it is up. */
+  private featureOverlay: FeatureOverlay | null = null;
   private exitStatus: number | null = null;
   private detaching = false;
   private negotiated: Features | null = null;
@@ -136,7 +143,7 @@ export class AttachSession implements FeatureSession {
     );
     this.confirmer = this.requests.confirmer;
     this.overlay = this.store.add(
-      new NoticeOverlay({ terminal, paletteOpen: () => this.palette.isOpen || this.confirmer.isOpen, repaint: () => this.repaint(), ...(o.now ? { now: o.now } : {}) }),
+      new NoticeOverlay({ terminal, paletteOpen: () => this.palette.isOpen || this.confirmer.isOpen || this.featureOverlay !== null, repaint: () => this.repaint(), ...(o.now ? { now: o.now } : {}) }),
     );
     this.input = this.store.add(
       new InputRouter({
@@ -148,6 +155,12 @@ export class AttachSession implements FeatureSession {
         drawsOverlay: () => (this.welcomed ? this.drawsOverlay : null),
         gesture: (g) => this.gesture(g),
         filter: terminal.filter,
+        focusReport: (focused) => {
+          if (this.terminalFocused === focused) return;
+          this.terminalFocused = focused;
+          this.focusEmitter.fire(focused);
+        },
+        overlay: () => (this.featureOverlay === null ? null : (ev) => this.featureOverlay?.handle(ev)),
         ...(o.log ? { log: o.log } : {}),
       }),
     );
@@ -183,6 +196,31 @@ export class AttachSession implements FeatureSession {
   }
   urlOpenSteps(href: string): UrlOpenStep[] {
     return this.#urlOpenHooks.steps(href);
+  }
+
+  showOverlay(overlay: FeatureOverlay): Disposable {
+    this.featureOverlay = overlay;
+    // The operator's colours while it is up, as for the palette (the program's are put back after).
+    const colours = this.o.terminal.hostColours();
+    this.drawFeatureOverlay();
+    return toDisposable(() => {
+      if (this.featureOverlay !== overlay || this.finished) {
+        colours.dispose();
+        if (this.featureOverlay === overlay) this.featureOverlay = null;
+        return;
+      }
+      this.featureOverlay = null;
+      // The capsule repaints the program's screen, which kept updating under the overlay.
+      this.repaint();
+      colours.dispose();
+      this.overlay.redrawSoon();
+    });
+  }
+
+  private drawFeatureOverlay(): void {
+    const o = this.featureOverlay;
+    // Drawn like the palette: after resetting what the program may have set against it (src/ui/host-draw.ts).
+    if (o !== null && !this.finished) this.o.terminal.write(Buffer.from(hostDrawn(o.draw(this.o.terminal.size()), true), 'utf8'));
   }
 
   retitleAction(id: string, title: string): void {
@@ -245,6 +283,11 @@ export class AttachSession implements FeatureSession {
   get programModes(): Readonly<ProgramModes> { return this.o.terminal.filter.program; }
   get onTerminalEvent(): FeatureSession['onTerminalEvent'] { return this.o.terminal.onFilterEvent; }
   setHostNeeds(needs: Partial<HostNeeds>): void { if (!this.finished) this.o.terminal.setHostNeeds(needs); }
+  get programTitle(): string | null { return this.o.terminal.filter.programTitle; }
+  routeNotifications(route: { terminal: boolean; bell: boolean }): void {
+    this.o.terminal.filter.notifyTerminal = route.terminal;
+    this.o.terminal.filter.bellEvents = route.bell;
+  }
 
   /** Sends Hello and starts relaying. Returns `done`. */
   start(): Promise<AttachOutcome> {
@@ -270,6 +313,7 @@ export class AttachSession implements FeatureSession {
         this.relay.send({ type: 'Resize', rows: size.rows, cols: size.cols });
         if (this.confirmer.isOpen) this.confirmer.redraw();
         else if (this.palette.isOpen) this.palette.redraw();
+        else if (this.featureOverlay !== null) this.drawFeatureOverlay();
         else this.overlay.redrawSoon();
       }),
     );
@@ -319,7 +363,7 @@ export class AttachSession implements FeatureSession {
       case 'Output':
         // While the palette or a confirmation is up the program's output only updates the capsule's screen
         // model; closing it repaints from there, so nothing is lost and nothing draws over the host's box.
-        if (this.palette.isOpen || this.confirmer.isOpen) return;
+        if (this.palette.isOpen || this.confirmer.isOpen || this.featureOverlay !== null) return;
         this.relay.writeOutput(f.bytes);
         this.overlay.afterOutput();
         return;
@@ -368,6 +412,7 @@ export class AttachSession implements FeatureSession {
       case 'ImageStaged':
       case 'Modes':
       case 'FileExportLength':
+      case 'Links':
         if (!this.frameEmitter.hasListeners) this.o.log?.(`ignored ${f.type} frame (not handled by this host)`);
         this.frameEmitter.fire(f);
         return;

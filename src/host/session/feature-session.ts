@@ -42,6 +42,14 @@ export interface SessionAction extends PaletteAction {
   run: (argument?: string) => void | Promise<void>;
 }
 
+/** Something a feature draws over the program's screen while it has the keyboard (link hints). */
+export interface FeatureOverlay {
+  /** What to draw for a screen of this size (cursor-addressed; the session wraps it as host drawing). */
+  draw(size: { rows: number; cols: number }): string;
+  /** One input event while the overlay is up. */
+  handle(ev: InputEvent): void;
+}
+
 export interface FeatureSession {
   /** Extensions agreed with the capsule (null for an upstream capsule or before Welcome). */
   readonly features: Features | null;
@@ -74,6 +82,15 @@ export interface FeatureSession {
    * with JACKIN_CONFIRM=never). Nothing may happen before it resolves true.
    */
   confirm(request: ConfirmRequest): Promise<boolean>;
+  /**
+   * Draws `overlay` over the program's screen and gives it the keyboard until disposed: the program's output
+   * is held meanwhile (the capsule's screen model keeps it) and disposing has the capsule repaint, so the
+   * screen is as before. Only with a capsule that repaints (ours); one overlay at a time (a second one
+   * replaces the first).
+   */
+  showOverlay(overlay: FeatureOverlay): Disposable;
+  /** The operator's screen size. */
+  readonly terminalSize: { rows: number; cols: number };
   /** The palette opened (features refresh what their entries show, such as an offer's target). */
   readonly onPaletteOpen: Event<void>;
   /** Changes the title of a palette action already registered, and redraws the palette if open. */
@@ -96,4 +113,15 @@ export interface FeatureSession {
   setHostNeeds(needs: Partial<HostNeeds>): void;
   /** Something the terminal filter found in the program's output (copy offers, clipboard queries...). */
   readonly onTerminalEvent: Event<FilterEvent>;
+  /** The program's last window title (OSC 0/2), inert; null before its first. */
+  readonly programTitle: string | null;
+  /**
+   * Where program notifications go besides their event: to the operator's terminal (inert) or not, and
+   * whether a BEL in the program's text is a notification event too.
+   */
+  routeNotifications(route: { terminal: boolean; bell: boolean }): void;
+  /** Whether the operator's terminal last reported focus (in) or not (out); null before any report. */
+  readonly terminalFocused: boolean | null;
+  /** The operator's terminal reported focus in (true) or out (false). */
+  readonly onFocusChange: Event<boolean>;
 }

@@ -1,8 +1,9 @@
 /**
- * Routes the operator's keyboard to where it belongs: the input scanner splits it into events; while the
- * palette is open every event goes to it; the palette key opens it (or goes to an upstream capsule, which
+ * Routes the operator's keyboard to where it belongs: the input scanner splits it into events; while a
+ * feature's overlay (link hints) or the palette is open every event but a terminal reply goes to it; the palette key opens it (or goes to an upstream capsule, which
  * has its own); paste-key, paste and mouse events are offered to the features' hooks; everything else is
- * typed input for the program. Terminal replies go to the program only when due (terminal-filter/replies.ts);
+ * typed input for the program. Terminal replies go to the program only when due (terminal-filter/replies.ts),
+ * focus reports only while it asked for them (the host reads each one itself);
  * a paste goes in brackets only when the program asked for bracketed paste (the host keeps the terminal's
  * bracketed paste on for itself, docs/terminal-policy.md). Two timers flush what the scanner holds back (a lone ESC, a paste whose
  * end marker never comes), and while a feature holds input (an image paste) it waits and follows, in order.
@@ -51,6 +52,10 @@ export interface InputRouterOptions {
   filter: { readonly expectations: ReplyExpectations; readonly program: Readonly<ProgramModes> };
   /** Diagnostics for dropped replies. */
   log?: (line: string) => void;
+  /** The operator's terminal reported focus in (true) or out (false). */
+  focusReport?: (focused: boolean) => void;
+  /** While a feature's overlay is up (link hints), every input event but a terminal reply goes to it. */
+  overlay?: () => ((ev: InputEvent) => void) | null;
 }
 
 export class InputRouter implements Disposable {
@@ -146,8 +151,15 @@ export class InputRouter implements Disposable {
         continue;
       }
       if (ev.type === 'reply') {
+        // The host reads focus reports itself (they may be on for it alone), and passes them on only when asked.
+        if (ev.kind === 'focus') this.o.focusReport?.(ev.raw[ev.raw.length - 1] === 0x49);
         if (shouldForwardReply(ev.kind, this.o.filter.expectations, this.o.filter.program.focus)) this.o.sendInput(ev.raw);
         else this.o.log?.(`dropped a terminal reply (${ev.kind}) that no query let out`);
+        continue;
+      }
+      const overlay = this.o.overlay?.() ?? null;
+      if (overlay !== null) {
+        overlay(ev);
         continue;
       }
       if (this.o.palette.isOpen) {

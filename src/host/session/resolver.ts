@@ -4,7 +4,7 @@
  * checkUrl, a path through the export policy.
  */
 import { JackinError } from '../../errors.ts';
-import { hasFeature, type ResolvedKind, type ResolveTarget } from '../../protocol/index.ts';
+import { hasFeature, type ListedLink, type ResolvedKind, type ResolveTarget } from '../../protocol/index.ts';
 import type { FeatureSession } from './feature-session.ts';
 
 /** A local capsule answers in milliseconds; a loaded relay in well under this. */
@@ -53,5 +53,31 @@ export function requestResolve(
     const at16 = at === null ? null : { row: Math.min(Math.max(0, at.row), 0xfffe), col: Math.min(Math.max(0, at.col), 0xfffe) };
     // A false return is only backpressure (the frame is queued); an ended session runs into the timeout.
     session.sendFrame({ type: 'Resolve', requestId, target, at: at16 });
+  });
+}
+
+/**
+ * The links the capsule's screen model shows (extension `link-list`): unchecked capsule data, each target
+ * and position still to be checked (hints/hint-labels.ts). Resolves null when the capsule does not speak
+ * `link-list`; rejects with E_LINK_LIST_TIMEOUT when no answer comes within `timeoutMs`.
+ */
+export function requestLinkList(session: ResolveSession, timeoutMs: number = RESOLVE_TIMEOUT_MS): Promise<ListedLink[] | null> {
+  if (!hasFeature(session.features, 'link-list')) return Promise.resolve(null);
+  const requestId = nextRequestId++;
+  return new Promise((resolve, reject) => {
+    const sub = session.onFrame((f) => {
+      if (f.type !== 'Links' || f.requestId !== requestId) return;
+      cleanup();
+      resolve(f.links);
+    });
+    const timer = setTimeout(() => {
+      cleanup();
+      reject(new JackinError('E_LINK_LIST_TIMEOUT', `the capsule did not list the links on the screen within ${timeoutMs} ms; try again, or check the connection`));
+    }, timeoutMs);
+    const cleanup = (): void => {
+      clearTimeout(timer);
+      sub.dispose();
+    };
+    session.sendFrame({ type: 'ListLinks', requestId });
   });
 }

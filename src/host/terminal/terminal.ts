@@ -143,7 +143,7 @@ export class HostTerminal {
     if (s !== '' && !this.restored) this.stdout.write(Buffer.from(s, 'latin1'));
   }
 
-  private hostNeeds: HostNeeds = { mouseCapture: false, bracketedPaste: false };
+  private hostNeeds: HostNeeds = { mouseCapture: false, bracketedPaste: false, focusReports: false };
 
   /** Changes what the host needs from the terminal (click capture, bracketed paste); writes the change. */
   setHostNeeds(needs: Partial<HostNeeds>): void {

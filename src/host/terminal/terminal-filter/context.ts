@@ -19,8 +19,16 @@ export type FilterEvent =
   | { type: 'clipboard-query' }
   /** The program asked for a change of the composed modes (mouse, paste, focus, alternate screen). */
   | { type: 'modes'; modes: Readonly<ProgramModes> }
+  /**
+   * A program notification (OSC 9, OSC 99 without metadata, OSC 777 notify) or, when asked for, a bell
+   * (BEL in the text): inert (no control, bidi or escape character), cut, and within the notification rate
+   * limit. `title` is the program's own (OSC 777), else null.
+   */
+  | { type: 'notification'; source: NotificationSource; title: string | null; body: string }
   /** A sequence the policy removed (for --verbose diagnostics); `what` is a fixed label, never program text. */
   | { type: 'dropped'; what: string };
+
+export type NotificationSource = 'osc9' | 'osc99' | 'osc777' | 'bell';
 
 export interface TerminalFilterOptions {
   /** Program notifications (OSC 9/99/777), made inert and rate limited; false drops them (JACKIN_NOTIFY=deny). */
@@ -46,6 +54,10 @@ export type Decision = typeof PASS | typeof DROP | string;
 
 export interface FilterContext {
   readonly notify: boolean;
+  /** Notifications pass (inert) to the operator's terminal; false: only the event (JACKIN_NOTIFY=desktop). */
+  readonly notifyTerminal: boolean;
+  /** The program's last title (OSC 0/2), inert and cut; null before its first. */
+  programTitle: string | null;
   readonly graphics: boolean;
   readonly extraSchemes: readonly string[];
   readonly expectations: ReplyExpectations;

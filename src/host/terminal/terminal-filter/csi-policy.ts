@@ -178,7 +178,7 @@ function decModes(ctx: FilterContext, p: string, set: boolean): Decision {
         composed = true;
         break;
       case 'focus':
-        passed.push(s);
+        // Composed: the host may want focus reports for itself (JACKIN_NOTIFY_BELL) while the program does not.
         ctx.program.focus = set;
         composed = true;
         break;

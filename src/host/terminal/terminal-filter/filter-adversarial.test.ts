@@ -7,7 +7,7 @@ import { TerminalFilter } from './filter.ts';
 import { REPLY_WAIT_MS, ReplyExpectations } from './replies.ts';
 import { InputScanner } from '../input-scan.ts';
 
-const HOST = { mouseCapture: true, bracketedPaste: true } as const;
+const HOST = { mouseCapture: true, bracketedPaste: true, focusReports: false } as const;
 
 function hostFilter(): TerminalFilter {
   const f = new TerminalFilter({ hostNeeds: HOST });
@@ -34,7 +34,7 @@ test('soft reset (DECSTR) and RIS cannot switch off click capture or bracketed p
     // The terminal's reset also reset what the program asked for: its bracketed paste and focus reports are off.
     assert.equal(f.program.bracketedPaste, false);
     assert.equal(f.program.focus, false);
-    assert.deepEqual(f.composed, { mouse: 1000, sgrMouse: true, bracketedPaste: true });
+    assert.deepEqual(f.composed, { mouse: 1000, sgrMouse: true, bracketedPaste: true, focus: false });
   }
   // The program's own mouse tracking is off after the reset too: the host's capture is back.
   const g = hostFilter();

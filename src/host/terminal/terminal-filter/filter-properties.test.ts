@@ -14,9 +14,12 @@ const token = fc.oneof(
 );
 const stream = fc.array(token, { maxLength: 40 });
 
-function filterAll(chunks: Buffer[], graphics = false): { out: Buffer; events: FilterEvent[] } {
+function filterAll(chunks: Buffer[], graphics = false, bell = false): { out: Buffer; events: FilterEvent[] } {
   const events: FilterEvent[] = [];
-  const f = new TerminalFilter({ graphics, now: () => 0, onEvent: (e) => events.push(e), hostNeeds: { mouseCapture: true, bracketedPaste: true } });
+  const f = new TerminalFilter({ graphics, now: () => 0, onEvent: (e) => events.push(e), hostNeeds: { mouseCapture: true, bracketedPaste: true, focusReports: false } });
+  // Bell events (JACKIN_NOTIFY_BELL) and desktop-only notifications take other paths through the filter.
+  f.bellEvents = bell;
+  f.notifyTerminal = !bell;
   const parts = chunks.map((c) => f.push(c));
   parts.push(f.end());
   return { out: Buffer.concat(parts), events };
@@ -36,10 +39,10 @@ function splitAt(bytes: Buffer, cuts: number[]): Buffer[] {
 
 test('terminal filter property: splitting the stream at any bytes never changes the output or the events', () => {
   fc.assert(
-    fc.property(stream, fc.array(fc.nat(), { maxLength: 12 }), fc.boolean(), (tokens, cuts, graphics) => {
+    fc.property(stream, fc.array(fc.nat(), { maxLength: 12 }), fc.boolean(), fc.boolean(), (tokens, cuts, graphics, bell) => {
       const bytes = Buffer.from(tokens.map((t) => t.s).join(''), 'latin1');
-      const whole = filterAll([bytes], graphics);
-      const split = filterAll(splitAt(bytes, cuts), graphics);
+      const whole = filterAll([bytes], graphics, bell);
+      const split = filterAll(splitAt(bytes, cuts), graphics, bell);
       assert.deepEqual(split.out, whole.out);
       assert.deepEqual(split.events, whole.events);
     }),

@@ -136,9 +136,9 @@ test('terminal filter: unterminated strings are bounded: nothing past the cap is
 test('terminal filter: composed modes: a program cannot switch off click capture or bracketed paste', () => {
   const events: FilterEvent[] = [];
   const f = new TerminalFilter({ onEvent: (e) => events.push(e) });
-  assert.equal(f.setHostNeeds({ mouseCapture: true, bracketedPaste: true }).toString(), '\x1b[?1000h\x1b[?1006h\x1b[?2004h');
+  assert.equal(f.setHostNeeds({ mouseCapture: true, bracketedPaste: true, focusReports: false }).toString(), '\x1b[?1000h\x1b[?1006h\x1b[?2004h');
   assert.equal(f.push(Buffer.from('\x1b[?1000l\x1b[?2004l\x1b[?1006lx')).toString(), 'x');
-  assert.deepEqual(f.composed, { mouse: 1000, sgrMouse: true, bracketedPaste: true });
+  assert.deepEqual(f.composed, { mouse: 1000, sgrMouse: true, bracketedPaste: true, focus: false });
   // The program's own tracking takes over the terminal while it wants it, then the host's capture returns.
   // The terminal keeps reporting in SGR either way: the program asked for the legacy encoding, which the
   // input side gives it (mouse-report.ts).
@@ -150,7 +150,7 @@ test('terminal filter: composed modes: a program cannot switch off click capture
   assert.equal(f.program.bracketedPaste, false);
   const modes = events.filter((e) => e.type === 'modes');
   assert.ok(modes.length >= 4);
-  assert.equal(f.setHostNeeds({ mouseCapture: false, bracketedPaste: true }).toString(), '\x1b[?1000l\x1b[?1006l');
+  assert.equal(f.setHostNeeds({ mouseCapture: false, bracketedPaste: true, focusReports: false }).toString(), '\x1b[?1000l\x1b[?1006l');
 });
 
 test('terminal filter: the restore undoes what was tracked, also when each enabling sequence arrived split', () => {
@@ -173,4 +173,59 @@ test('terminal filter: the restore undoes what was tracked, also when each enabl
   assert.equal(g.push(Buffer.from('\x1b[>1u\x1b[<5u\x1b[<u')).toString(), '\x1b[>1u\x1b[<1u');
   assert.ok(!g.restoreSequence().includes('\x1b[<'));
   assert.ok(!new TerminalFilter().restoreSequence().includes('\x1b[?1049l'));
+});
+
+test('terminal filter: each notification let through is an event with inert text; notifyTerminal false keeps it off the terminal', () => {
+  let t = 0;
+  const events: FilterEvent[] = [];
+  const f = new TerminalFilter({ now: () => t, onEvent: (e) => void (e.type === 'notification' && events.push(e)) });
+  f.notifyTerminal = false;
+  const shown = f.push(Buffer.from('a\x1b]2;My \x7fAgent\x07b\x1b]9;done\x07\x1b]52;c;eA==\x07\x1b]777;notify;Build;ok; really\u202e\x07\x1b]99;;plain\x07', 'utf8')).toString();
+  assert.equal(shown, 'a\x1b[22;0t\x1b]2;My \\x7fAgent\x1b\\b', 'the title passes; the notifications do not');
+  assert.equal(f.programTitle, 'My \\x7fAgent');
+  assert.deepEqual(events, [
+    { type: 'notification', source: 'osc9', title: null, body: 'done' },
+    { type: 'notification', source: 'osc777', title: 'Build', body: 'ok, really\\u202e' },
+    { type: 'notification', source: 'osc99', title: null, body: 'plain' },
+  ]);
+  // The rate limit is the same one: a fourth inside the window is neither shown nor an event.
+  f.notifyTerminal = true;
+  assert.equal(f.push(Buffer.from('\x1b]9;more\x07')).toString(), '');
+  assert.equal(events.length, 3);
+  t += 10_001;
+  assert.equal(f.push(Buffer.from('\x1b]9;more\x07')).toString(), '\x1b]9;more\x1b\\');
+  assert.equal(events.length, 4);
+});
+
+test('terminal filter: with bell events on, a BEL in the text is a notification (rate limited), a BEL ending an OSC is not', () => {
+  const events: FilterEvent[] = [];
+  const f = new TerminalFilter({ now: () => 0, onEvent: (e) => void (e.type === 'notification' && events.push(e)) });
+  assert.equal(f.push(Buffer.from('ding\x07')).toString(), 'ding\x07');
+  assert.equal(events.length, 0, 'off unless asked for');
+  f.bellEvents = true;
+  // The BEL passes either way; plain ASCII, coloured text and UTF-8 each take their own path through the filter.
+  assert.equal(f.push(Buffer.from('ding\x07')).toString(), 'ding\x07');
+  assert.equal(f.push(Buffer.from('\x1b[1mx\x1b[0m\x07')).toString(), '\x1b[1mx\x1b[0m\x07');
+  assert.equal(f.push(Buffer.from('\x1b]0;title\x07é\x07')).toString(), '\x1b[22;0t\x1b]0;title\x1b\\é\x07');
+  assert.deepEqual(events.map((e) => e.type === 'notification' && e.source), ['bell', 'bell', 'bell']);
+  f.push(Buffer.from('\x07\x07'));
+  assert.equal(events.length, 3, 'past the rate limit');
+  const denied = new TerminalFilter({ notify: false, onEvent: (e) => void events.push(e) });
+  denied.bellEvents = true;
+  denied.push(Buffer.from('\x07'));
+  assert.equal(events.length, 3, 'JACKIN_NOTIFY=deny: no bell notifications either');
+});
+
+test('terminal filter: focus reporting is composed: on for the program or the host, off only when neither wants it', () => {
+  const f = new TerminalFilter();
+  assert.equal(f.push(Buffer.from('\x1b[?1004h')).toString(), '\x1b[?1004h');
+  assert.equal(f.program.focus, true);
+  assert.equal(f.setHostNeeds({ mouseCapture: false, bracketedPaste: false, focusReports: true }).toString(), '');
+  assert.equal(f.push(Buffer.from('\x1b[?1004l')).toString(), '', 'the host still wants the reports');
+  assert.equal(f.program.focus, false, 'but the program no longer gets them');
+  assert.equal(f.setHostNeeds({ mouseCapture: false, bracketedPaste: false, focusReports: false }).toString(), '\x1b[?1004l');
+  const h = new TerminalFilter({ hostNeeds: { mouseCapture: false, bracketedPaste: false, focusReports: true } });
+  assert.equal(h.setHostNeeds({ mouseCapture: false, bracketedPaste: false, focusReports: true }).toString(), '\x1b[?1004h');
+  // A soft reset turns the terminal's focus reporting off: the host's need is stated again.
+  assert.equal(h.push(Buffer.from('\x1b[!p')).toString(), '\x1b[!p\x1b[?1006l\x1b[?2004l\x1b[?1004h');
 });

@@ -67,6 +67,11 @@ const enum St {
 
 export class TerminalFilter implements FilterContext {
   readonly notify: boolean;
+  /** Set by the notify affordance: false when notifications go to the desktop only (JACKIN_NOTIFY=desktop). */
+  notifyTerminal = true;
+  /** Set by the notify affordance: a BEL in the text becomes a notification event too (rate limited). */
+  bellEvents = false;
+  programTitle: string | null = null;
   readonly graphics: boolean;
   readonly extraSchemes: readonly string[];
   readonly expectations: ReplyExpectations;
@@ -203,12 +208,13 @@ export class TerminalFilter implements FilterContext {
       chunk.indexOf(ESC) < 0 &&
       chunk.indexOf(0x05) < 0 &&
       chunk.indexOf(0xc2) < 0 &&
+      !(this.bellEvents && chunk.indexOf(0x07) >= 0) &&
       isUtf8(chunk)
     ) {
       return chunk;
     }
     this.#chunk = chunk;
-    this.#asciiChunk = isAscii(chunk) && chunk.indexOf(0x05) < 0;
+    this.#asciiChunk = isAscii(chunk) && chunk.indexOf(0x05) < 0 && !(this.bellEvents && chunk.indexOf(0x07) >= 0);
     this.#parts = [];
     this.#runStart = 0;
     if (this.#heldC2) {
@@ -316,6 +322,10 @@ export class TerminalFilter implements FilterContext {
           this.#state = St.Esc;
           return i + 1;
         }
+        if (c === 0x07) {
+          if (this.bellEvents) this.#bell();
+          continue;
+        }
         if (c === 0x05) {
           // ENQ asks the terminal for its answerback message: a query whose reply nobody needs.
           this.#cut(i);
@@ -369,6 +379,11 @@ export class TerminalFilter implements FilterContext {
     this.#hi = hi;
     this.#c2 = c2;
     return n;
+  }
+
+  /** A BEL in the text, when asked for: one notification event within the rate limit (the BEL itself passes). */
+  #bell(): void {
+    if (this.notify && this.notifications.tryTake()) this.event({ type: 'notification', source: 'bell', title: null, body: 'The program rang the bell' });
   }
 
   #begin(start: number, c1: boolean): void {

@@ -26,16 +26,20 @@ export interface HostNeeds {
   mouseCapture: boolean;
   /** Bracket pastes, so the host can tell a paste from typing (path detection, palette keys in a paste). */
   bracketedPaste: boolean;
+  /** Report focus in and out (`?1004`), so the host knows whether the operator looks (JACKIN_NOTIFY_BELL). */
+  focusReports: boolean;
 }
 
-/** The modes the host composes (the others pass as the program sends them). */
+/** The modes the host composes (the others pass as the program sends them, or are the host's alone). */
 export interface ComposedModes {
   mouse: MouseTracking;
   sgrMouse: boolean;
   bracketedPaste: boolean;
+  /** Focus reporting: on when the program or the host wants it; reports reach the program only when it asked. */
+  focus: boolean;
 }
 
-export const NO_HOST_NEEDS: HostNeeds = { mouseCapture: false, bracketedPaste: false };
+export const NO_HOST_NEEDS: HostNeeds = { mouseCapture: false, bracketedPaste: false, focusReports: false };
 
 export function initialProgramModes(): ProgramModes {
   return { mouse: 0, sgrMouse: false, bracketedPaste: false, focus: false, alt: 0 };
@@ -49,11 +53,13 @@ export function initialProgramModes(): ProgramModes {
 export function composeModes(p: ProgramModes, host: HostNeeds): ComposedModes {
   // SGR whenever a mouse mode is on: the input side parses SGR reports and hands the program its own
   // encoding (mouse-report.ts); legacy reports carry raw bytes that would read as keys in the palette.
-  if (p.mouse !== 0) return { mouse: p.mouse, sgrMouse: true, bracketedPaste: p.bracketedPaste || host.bracketedPaste };
+  const focus = p.focus || host.focusReports;
+  if (p.mouse !== 0) return { mouse: p.mouse, sgrMouse: true, bracketedPaste: p.bracketedPaste || host.bracketedPaste, focus };
   return {
     mouse: host.mouseCapture ? 1000 : 0,
     sgrMouse: host.mouseCapture,
     bracketedPaste: p.bracketedPaste || host.bracketedPaste,
+    focus,
   };
 }
 
@@ -66,6 +72,7 @@ export function composedDiff(from: ComposedModes, to: ComposedModes): string {
   }
   if (from.sgrMouse !== to.sgrMouse) s += `\x1b[?1006${to.sgrMouse ? 'h' : 'l'}`;
   if (from.bracketedPaste !== to.bracketedPaste) s += `\x1b[?2004${to.bracketedPaste ? 'h' : 'l'}`;
+  if (from.focus !== to.focus) s += `\x1b[?1004${to.focus ? 'h' : 'l'}`;
   return s;
 }
 
@@ -78,7 +85,7 @@ export function composedAfterReset(from: ComposedModes, to: ComposedModes): stri
   let s = '';
   if (to.mouse !== 0) s += `\x1b[?${to.mouse}h`;
   else if (from.mouse !== 0) s += `\x1b[?${from.mouse}l`;
-  return `${s}\x1b[?1006${to.sgrMouse ? 'h' : 'l'}\x1b[?2004${to.bracketedPaste ? 'h' : 'l'}\x1b[?1004l`;
+  return `${s}\x1b[?1006${to.sgrMouse ? 'h' : 'l'}\x1b[?2004${to.bracketedPaste ? 'h' : 'l'}\x1b[?1004${to.focus ? 'h' : 'l'}`;
 }
 
 /** What the program changed that a fixed reset cannot undo blindly (see restoreSequence). */

@@ -71,6 +71,8 @@ export function oscDecision(ctx: FilterContext, content: Buffer, overflow: boole
 function title(ctx: FilterContext, ps: string, text: string): Decision {
   const push = ctx.tracked.titlePushed ? '' : '\x1b[22;0t';
   ctx.tracked.titlePushed = true;
+  // OSC 1 is the icon name only; 0 and 2 set the window title, which names the program's notifications.
+  if (ps !== '1') ctx.programTitle = text === '' ? null : inertText(text, TITLE_MAX_COLUMNS);
   return `${push}\x1b]${ps};${inertField(text, TITLE_MAX_COLUMNS)}${ST}`;
 }
 
@@ -219,22 +221,33 @@ export function offerableText(text: string): { text: string; removed: number } {
 function notification(ctx: FilterContext, ps: string, rest: string): Decision {
   if (!ctx.notify) return ctx.dropped(`OSC ${ps} (notifications off)`);
   let out: string;
+  let title: string | null = null;
+  let body: string;
   if (ps === '9') {
     // ConEmu's OSC 9 ; <digits> ; ... subcommands (progress, cwd...) are not notifications.
     if (/^\d+(;|$)/.test(rest)) return ctx.dropped('OSC 9 subcommand');
+    body = rest;
     out = `\x1b]9;${inertField(rest, NOTIFICATION_MAX_COLUMNS)}${ST}`;
   } else if (ps === '99') {
     const semi = rest.indexOf(';');
     const meta = semi < 0 ? '' : rest.slice(0, semi);
     // Only a plain, complete notification: no actions, no base64 payload, no chunks.
     if (semi < 0 || meta !== '') return ctx.dropped('OSC 99 with metadata');
-    out = `\x1b]99;;${inertField(rest.slice(semi + 1), NOTIFICATION_MAX_COLUMNS)}${ST}`;
+    body = rest.slice(semi + 1);
+    out = `\x1b]99;;${inertField(body, NOTIFICATION_MAX_COLUMNS)}${ST}`;
   } else {
     const f = rest.split(';');
     if (f[0] !== 'notify' || f.length < 2) return ctx.dropped('OSC 777');
-    const body = f.slice(2).join(',');
-    out = `\x1b]777;notify;${inertField(f[1]!, TITLE_MAX_COLUMNS)};${inertField(body, NOTIFICATION_MAX_COLUMNS)}${ST}`;
+    body = f.slice(2).join(',');
+    title = f[1]!;
+    out = `\x1b]777;notify;${inertField(title, TITLE_MAX_COLUMNS)};${inertField(body, NOTIFICATION_MAX_COLUMNS)}${ST}`;
   }
   if (!ctx.notifications.tryTake()) return ctx.dropped(`OSC ${ps} (rate limited)`);
-  return out;
+  ctx.event({
+    type: 'notification',
+    source: ps === '9' ? 'osc9' : ps === '99' ? 'osc99' : 'osc777',
+    title: title === null || title === '' ? null : inertText(title, TITLE_MAX_COLUMNS),
+    body: inertText(body, NOTIFICATION_MAX_COLUMNS),
+  });
+  return ctx.notifyTerminal ? out : DROP;
 }

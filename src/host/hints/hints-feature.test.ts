@@ -1,0 +1,113 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { ClientFrame, ListedLink } from '../../protocol/index.ts';
+import type { UrlCheckOk } from '../../policy/url-safety.ts';
+import { FakeFeatureSession } from '../../../test/helpers/fake-feature-session.ts';
+import { pollUntil } from '../../../test/helpers/poll.ts';
+import type { ClipboardTextWriter } from '../platform/clipboard/write-text.ts';
+import type { Opener } from '../platform/opener.ts';
+import { installHintsFeature } from './hints-feature.ts';
+
+/** A capsule that answers ListLinks with `listed`. */
+class FakeSession extends FakeFeatureSession {
+  listed: ListedLink[] = [];
+  override sendFrame(f: ClientFrame): boolean {
+    super.sendFrame(f);
+    if (f.type === 'ListLinks') queueMicrotask(() => this.emitFrame({ type: 'Links', requestId: f.requestId, links: this.listed }));
+    return true;
+  }
+  keys(s: string): void {
+    assert.ok(this.overlay !== null, 'the labels are up');
+    this.overlay.handle({ type: 'bytes', bytes: Buffer.from(s, 'latin1') });
+  }
+}
+
+function setup(listed: ListedLink[], confirm = true) {
+  const s = new FakeSession({ 'link-list': 1, repaint: 1 });
+  s.listed = listed;
+  s.confirmAnswer = confirm;
+  const opened: string[] = [];
+  const copied: string[] = [];
+  const opener: Opener = {
+    async openUrl(u: string | UrlCheckOk) {
+      opened.push(typeof u === 'string' ? u : u.href);
+      return { command: 'rec', state: 'exited' };
+    },
+    async openFile() {
+      return { command: 'rec', state: 'exited' };
+    },
+  };
+  const writer: ClipboardTextWriter = { name: 'rec', reason: 'test', write: async (t) => void copied.push(t) };
+  const feature = installHintsFeature(s, { env: {}, opener, writer });
+  return { s, opened, copied, feature };
+}
+
+const links: ListedLink[] = [
+  { row: 2, col: 4, cells: 19, source: 'text', url: 'https://a.example/x' },
+  { row: 5, col: 0, cells: 5, source: 'osc8', url: 'https://target.example/' },
+  { row: 9, col: 3, cells: 5, source: 'osc8', url: 'file:///etc/passwd' },
+];
+
+test('hints: the palette entries, the labels drawn at the listed cells, and a typed label opening its link only after the prompt', async () => {
+  const { s, opened } = setup(links);
+  assert.deepEqual([...s.actions.values()].map((a) => [a.id, a.key]), [['open-link-on-screen', 'o'], ['copy-link-on-screen', 'y']]);
+  const done = s.actions.get('open-link-on-screen')!.run();
+  await pollUntil('the labels', () => s.overlay !== null);
+  assert.deepEqual(s.sent.map((f) => f.type), ['ListLinks']);
+  const drawn = s.overlayDraws[0]!;
+  assert.match(drawn, /\x1b\[3;5H\x1b\[0;1;30;103ma/);
+  assert.match(drawn, /\x1b\[6;1H\x1b\[0;1;30;103ms/);
+  assert.doesNotMatch(drawn, /\x1b\[10;4H/, 'a refused target gets no label');
+  s.keys('s');
+  await done;
+  assert.equal(s.overlay, null, 'the labels are gone (the session repaints)');
+  assert.deepEqual(s.confirms, [{ kind: 'url', target: 'https://target.example/', hyperlink: true }]);
+  assert.deepEqual(opened, ['https://target.example/']);
+  assert.deepEqual(s.log.map((l) => [l.action, l.result]), [['open-url', 'ok']]);
+});
+
+test('hints: a declined prompt opens nothing; Esc leaves with nothing opened or asked', async () => {
+  const declined = setup(links, false);
+  const p = declined.s.actions.get('open-link-on-screen')!.run();
+  await pollUntil('the labels', () => declined.s.overlay !== null);
+  declined.s.keys('a');
+  await p;
+  assert.equal(declined.s.confirms.length, 1);
+  assert.deepEqual(declined.opened, []);
+  const esc = setup(links);
+  const q = esc.s.actions.get('open-link-on-screen')!.run();
+  await pollUntil('the labels', () => esc.s.overlay !== null);
+  esc.s.keys('q'); // no such label: nothing happens
+  assert.notEqual(esc.s.overlay, null);
+  esc.s.keys('\x1b');
+  await q;
+  assert.equal(esc.s.overlay, null);
+  assert.deepEqual(esc.s.confirms, []);
+  assert.deepEqual(esc.opened, []);
+});
+
+test('hints: the copy twin puts the checked target on the clipboard, logged; no links is a notice', async () => {
+  const { s, copied } = setup(links);
+  const p = s.actions.get('copy-link-on-screen')!.run();
+  await pollUntil('the labels', () => s.overlay !== null);
+  s.keys('a');
+  await p;
+  assert.deepEqual(copied, ['https://a.example/x']);
+  assert.deepEqual(s.log.map((l) => [l.action, l.target, l.result]), [['copy-link', 'https://a.example/x', 'ok']]);
+  const none = setup([{ row: 0, col: 0, cells: 1, source: 'text', url: 'javascript:x' }]);
+  await none.s.actions.get('open-link-on-screen')!.run();
+  assert.equal(none.s.overlay, null);
+  assert.match(none.s.notices.at(-1)!.text, /No link on the screen that jackin would open \(1 refused\)/);
+});
+
+test('hints: a resize while the labels are up takes them away (the screen reflowed), choosing nothing', async () => {
+  const { s, opened } = setup(links);
+  const p = s.actions.get('open-link-on-screen')!.run();
+  await pollUntil('the labels', () => s.overlay !== null);
+  s.terminalSize = { rows: 30, cols: 100 };
+  assert.equal(s.overlay!.draw(s.terminalSize), '');
+  await p;
+  assert.equal(s.overlay, null);
+  assert.deepEqual(s.confirms, []);
+  assert.deepEqual(opened, []);
+});

@@ -1,0 +1,98 @@
+/**
+ * Program notifications on the host desktop (issue 37), wired into an attach session. The terminal filter
+ * turns OSC 9, OSC 99 (plain) and OSC 777 `notify` into events with inert text, within its rate limit
+ * (docs/terminal-policy.md); this affordance sends each one to the host's desktop notifier
+ * (platform/notifier.ts) and/or lets it pass to the operator's terminal, as JACKIN_NOTIFY says:
+ * - `desktop`: the notifier only; `terminal`: the terminal only (as before this affordance); `both`;
+ *   `deny` (also off/no/0/false): neither (the filter drops them).
+ * - unset: `desktop` where a notifier can answer (notify-send with a session bus, osascript, PowerShell),
+ *   else `terminal`. When the desktop notifier fails, that notification is told in a host notice instead.
+ * - JACKIN_NOTIFY_BELL=unfocused (opt-in): while the operator's terminal reports that it is unfocused, a BEL
+ *   from the program is a notification too. The host asks the terminal for focus reports (`?1004h`) for
+ *   this; they reach the program only when it asked for them itself.
+ * The title is the program's (OSC 777's own, else its window title), else the instance name. Every
+ * notification is a line in the host's action log.
+ */
+import { DisposableStore, type Disposable } from '../../disposable.ts';
+import { inertText } from '../../ui/inert-text.ts';
+import { bellWanted, createNotifier, effectiveNotifyMode, type Notifier, type NotifyMode } from '../platform/notifier.ts';
+import type { FeatureSession } from '../session/feature-session.ts';
+import type { FilterEvent } from '../terminal/terminal-filter/context.ts';
+import { NOTIFICATION_MAX_COLUMNS, TITLE_MAX_COLUMNS } from '../terminal/terminal-filter/osc-policy.ts';
+
+export interface NotifyFeatureOptions {
+  env?: Readonly<Record<string, string | undefined>>;
+  /** The instance name: the title when the program gave none. */
+  instance: string;
+  notifier?: Notifier;
+  log?: (line: string) => void;
+}
+
+export interface NotifyFeature extends Disposable {
+  readonly mode: NotifyMode;
+  /** Settles when every notification handed to the notifier so far has been shown or failed (tests). */
+  idle(): Promise<void>;
+}
+
+export function installNotifyFeature(session: FeatureSession, options: NotifyFeatureOptions): NotifyFeature {
+  const store = new DisposableStore();
+  const env = options.env ?? process.env;
+  let mode: NotifyMode;
+  let notifier: Notifier | null = options.notifier ?? null;
+  try {
+    notifier ??= createNotifier({ env });
+    mode = effectiveNotifyMode(env, notifier);
+  } catch (e) {
+    // A bad JACKIN_NOTIFY or JACKIN_NOTIFIER: said once, and notifications stay on the terminal as before.
+    session.notify('warning', `${e instanceof Error ? e.message : String(e)}; notifications go to the terminal`);
+    notifier = null;
+    mode = 'terminal';
+  }
+  if (mode === 'deny') {
+    // The filter already drops them (filterOptionsFromEnv): nothing to route.
+    return { mode, idle: () => Promise.resolve(), dispose: () => store.dispose() };
+  }
+  const desktop = (mode === 'desktop' || mode === 'both') && notifier !== null;
+  const bell = bellWanted(env) && desktop;
+  options.log?.(`notifications: ${mode}${notifier === null ? '' : ` (notifier ${notifier.name}: ${notifier.selection.reason})`}${bell ? ', bell while unfocused' : ''}`);
+  // Shown on the terminal too for `terminal` and `both`, and when there is no notifier to send them to.
+  const terminalToo = !desktop || mode === 'both';
+  const route = (): void => session.routeNotifications({ terminal: terminalToo, bell: bell && session.terminalFocused === false });
+  route();
+  if (bell) {
+    // The terminal reports focus for the host; the bell counts only while it says it is unfocused.
+    session.setHostNeeds({ focusReports: true });
+    store.add(session.onFocusChange(() => route()));
+    store.add({ dispose: () => session.setHostNeeds({ focusReports: false }) });
+  }
+
+  let pending: Promise<void> = Promise.resolve();
+  const onNotification = (ev: Extract<FilterEvent, { type: 'notification' }>): void => {
+    // The filter made the text inert; cut again here, as this is what leaves for the desktop.
+    const title = inertText(ev.title ?? session.programTitle ?? options.instance, TITLE_MAX_COLUMNS);
+    const body = inertText(ev.body, NOTIFICATION_MAX_COLUMNS);
+    const detail = `${ev.source}: ${body}`;
+    if (!desktop || notifier === null) {
+      session.logAction({ action: 'notify', target: title, result: 'ok', detail: `terminal; ${detail}` });
+      return;
+    }
+    const n = notifier;
+    pending = pending.then(async () => {
+      try {
+        await n.notify(title, body);
+        session.logAction({ action: 'notify', target: title, result: 'ok', detail: `${n.name}${terminalToo ? ' and terminal' : ''}; ${detail}` });
+      } catch (e) {
+        const message = e instanceof Error ? e.message : String(e);
+        session.logAction({ action: 'notify', target: title, result: 'failed', detail: `${message}; ${detail}` });
+        // Not lost: the operator sees it in a host notice (the filter's rate limit already bounds how many).
+        if (!terminalToo) session.notify('info', `${title}: ${body} (desktop notification failed: ${message})`);
+      }
+    });
+  };
+  store.add(session.onTerminalEvent((ev) => void (ev.type === 'notification' && onNotification(ev))));
+  return {
+    mode,
+    idle: () => pending,
+    dispose: () => store.dispose(),
+  };
+}
