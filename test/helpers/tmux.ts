@@ -142,12 +142,18 @@ export class TmuxPane {
     }
   }
 
-  /** The visible screen as text, one line per row (trailing blanks trimmed by tmux). */
-  async capture({ escapes = false, history = false }: { escapes?: boolean; history?: boolean } = {}): Promise<string> {
+  /**
+   * The visible screen as text, one line per row (trailing blanks trimmed). With `joined`, a line the terminal
+   * wrapped is one line, as the program wrote it (`capture-pane -J`): what a test reads off one line (a path)
+   * must not depend on the pane's width or on the length of the temporary directory in it.
+   */
+  async capture({ escapes = false, history = false, joined = false }: { escapes?: boolean; history?: boolean; joined?: boolean } = {}): Promise<string> {
     const args = ['capture-pane', '-p', '-t', this.target];
     if (escapes) args.push('-e');
     if (history) args.push('-S', '-');
-    return this.tmux(...args);
+    if (!joined) return this.tmux(...args);
+    // -J also keeps each row's trailing blanks: trimmed here as without it.
+    return (await this.tmux(...args, '-J')).replace(/ +$/gm, '');
   }
 
   /** The visible rows as an array (without the final newline's empty element). */
@@ -158,13 +164,13 @@ export class TmuxPane {
     return lines;
   }
 
-  /** Waits until the screen contains `needle` (a string or a regexp) and returns the screen. */
-  async waitForText(needle: string | RegExp, { timeoutMs = 10_000 }: { timeoutMs?: number } = {}): Promise<string> {
+  /** Waits until the screen (`joined`: its wrapped lines joined, see capture) contains `needle` (a string or a regexp) and returns it. */
+  async waitForText(needle: string | RegExp, { timeoutMs = 10_000, joined = false }: { timeoutMs?: number; joined?: boolean } = {}): Promise<string> {
     let last = '';
     return pollUntil(
       `screen to contain ${String(needle)}`,
       async () => {
-        last = await this.capture();
+        last = await this.capture({ joined });
         return screenShows(last, needle) ? last : undefined;
       },
       { timeoutMs, last: () => last },
