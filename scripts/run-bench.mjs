@@ -13,9 +13,10 @@ import * as exportSection from '../bench/sections/export.mjs';
 import * as stage from '../bench/sections/stage.mjs';
 import * as fairness from '../bench/sections/fairness.mjs';
 import * as container from '../bench/sections/container.mjs';
+import * as idle from '../bench/sections/idle.mjs';
 import { writeReport } from '../bench/lib/report.mjs';
 
-const SECTIONS = [attach, paste, exportSection, stage, fairness, container];
+const SECTIONS = [attach, paste, exportSection, stage, fairness, container, idle];
 const root = fileURLToPath(new URL('..', import.meta.url));
 
 const USAGE = `usage: npm run bench [-- OPTIONS]   (or: node scripts/run-bench.mjs [OPTIONS])

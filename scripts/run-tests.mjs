@@ -1,7 +1,11 @@
 #!/usr/bin/env node
 // Runs every test file through tsx's node:test integration.
 // Node 20's `--test` finds no .ts files when given a folder or a quoted glob (and still exits 0), so the
-// files are listed here explicitly. Usage: node scripts/run-tests.mjs [name-filter...]
+// files are listed here explicitly. Usage: node scripts/run-tests.mjs [--tmpdir-length N] [name-filter...]
+//
+// --tmpdir-length N gives the tests a temporary directory whose path is exactly N characters long (at least
+// the default's, and at most 80): macOS's TMPDIR (/var/folders/…/T/) is about 50, and nothing a test shows
+// or matches may depend on the length (a path that wraps on a pane, a socket path near the kernel's limit).
 //
 // Tests must clean up after themselves, so the run ends with a check: the tests get a temporary directory
 // of their own (TMPDIR) and a marker in their environment (JACKIN_TEST_RUN, passed on by the test helpers
@@ -31,7 +35,14 @@ function walk(dir) {
   }
   return out;
 }
-const filters = process.argv.slice(2);
+const args = process.argv.slice(2);
+let tmpdirLength = null;
+const lengthAt = args.indexOf('--tmpdir-length');
+if (lengthAt >= 0) {
+  tmpdirLength = Number(args[lengthAt + 1]);
+  args.splice(lengthAt, 2);
+}
+const filters = args;
 const files = [...walk(join(root, 'src')), ...walk(join(root, 'test'))]
   .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)))
   .sort();
@@ -62,8 +73,14 @@ function stopDockerEngine() {
 }
 
 const marker = randomBytes(8).toString('hex');
-// A short name: end-to-end tests show paths under it on a 120-column pane and match them on one line.
-const runTmp = mkdtempSync(join(tmpdir(), 'jt-'));
+// A short name by default; with --tmpdir-length, padded to exactly that many characters (mkdtemp adds six).
+const shortest = join(tmpdir(), 'jt-').length + 6;
+if (tmpdirLength !== null && !(Number.isInteger(tmpdirLength) && tmpdirLength >= shortest && tmpdirLength <= 80)) {
+  console.error(`run-tests: --tmpdir-length takes a length from ${shortest} to 80`);
+  process.exit(2);
+}
+const runTmp = mkdtempSync(join(tmpdir(), `jt-${'x'.repeat(tmpdirLength === null ? 0 : tmpdirLength - shortest)}`));
+if (tmpdirLength !== null) console.error(`run-tests: TMPDIR is ${runTmp} (${runTmp.length} characters)`);
 // Some tools ignore TMPDIR and write to the shared temporary directory (wl-copy builds its buffer path in):
 // what appears there under their names, or ours, during the run counts as left behind too.
 const SHARED_TMP = tmpdir();

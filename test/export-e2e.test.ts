@@ -14,6 +14,7 @@ import { encodeControlMessage } from '../src/protocol/index.ts';
 import { pollUntil } from './helpers/poll.ts';
 import { stopChild } from './helpers/stop-child.ts';
 import { startExportCapsule, CAPSULE_BIN } from './helpers/export-capsule.ts';
+import { socketAddress } from '../src/transport/socket-address.ts';
 
 function sha(b: Buffer): string {
   return createHash('sha256').update(b).digest('hex');
@@ -301,8 +302,9 @@ test('a host that leaves while its directory is archived (no streamSize) leaves 
         return [];
       }
     });
-  const sock = connect(c.socket);
-  await new Promise<void>((resolve, reject) => sock.once('connect', resolve).once('error', reject));
+  const address = socketAddress(c.socket);
+  const sock = connect(address.address);
+  await new Promise<void>((resolve, reject) => sock.once('connect', resolve).once('error', reject)).finally(address.release);
   // An older host's request (no streamSize): the capsule archives the whole tree before it replies.
   sock.write(encodeControlMessage({ method: 'export', path: 'tree' }));
   await pollUntil('the capsule to start archiving', () => archives().length > 0, { timeoutMs: 10_000 });

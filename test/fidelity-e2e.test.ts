@@ -42,6 +42,8 @@ interface Case {
   setup?: (dir: string) => void;
   /** Keys sent to both panes once ready, and what the screen shows after them. */
   keys?: { send: string[]; then: RegExp };
+  /** A key sent to both panes after each phase was compared, then compared again (`then(n)` shows the n-th). */
+  afterEach?: { send: string; then: (n: number) => RegExp };
 }
 
 const HOLD = '; exec sleep 600';
@@ -89,6 +91,8 @@ const CASES: Case[] = [
   { name: 'unicode', command: () => stream('unicode'), ready: /after-emoji/ },
   { name: 'sgr', command: () => stream('sgr'), ready: /white on red/ },
   { name: 'regions', command: () => stream('regions'), ready: /^end/m },
+  // A cursor saved with DECSC, restored by the program after each phase: position and pen must match.
+  { name: 'decsc', command: () => stream('decsc'), ready: /saved-ready/, afterEach: { send: 'x', then: (n) => new RegExp(`after restore ${n}`) } },
 ];
 
 /** What a pane shows: cells with attributes (tmux's own SGR), cursor and screen. */
@@ -152,11 +156,23 @@ async function runCase(t: TestContext, c: Case): Promise<void> {
     await via.waitForText(c.keys.then);
   }
   await expectSame(c, 'live', direct, via);
+  let restores = 0;
+  /** The program's DECRC after a phase (afterEach): where and in which pen it lands, compared again. */
+  const afterPhase = async (phase: Phase): Promise<void> => {
+    if (c.afterEach === undefined) return;
+    restores += 1;
+    await sendBoth(direct, via, [c.afterEach.send]);
+    await direct.waitForText(c.afterEach.then(restores));
+    await via.waitForText(c.afterEach.then(restores));
+    await expectSame(c, phase, direct, via);
+  };
+  await afterPhase('live');
 
   await via.sendBytes(PALETTE_KEY);
   await via.waitForText('Redraw the screen');
   await via.sendKeys('r');
   await expectSame(c, 'redraw', direct, via);
+  await afterPhase('redraw');
 
   await via.sendBytes(PALETTE_KEY);
   await via.waitForText('Detach');
@@ -165,10 +181,12 @@ async function runCase(t: TestContext, c: Case): Promise<void> {
   await via.typeLine(`clear; ${jackinAttach(name)}`);
   await via.waitForText(c.keys?.then ?? c.ready, { timeoutMs: START_TIMEOUT_MS });
   await expectSame(c, 'reattach', direct, via);
+  await afterPhase('reattach');
 
   await direct.resize(ROWS + 6, COLS + 20);
   await via.resize(ROWS + 6, COLS + 20);
   await expectSame(c, 'resize', direct, via);
+  await afterPhase('resize');
 }
 
 for (const c of CASES) {

@@ -43,9 +43,9 @@ function hostFile(name: string, bytes: Buffer | string): string {
   return p;
 }
 
-/** The command line after the last `in$ ` prompt. */
+/** The command line after the last `in$ ` prompt (wrapped rows joined: staged paths are long under a long TMPDIR). */
 async function commandLine(pane: TmuxPane): Promise<string> {
-  const lines = (await pane.capture()).split('\n').filter((l) => l.startsWith('in$'));
+  const lines = (await pane.capture({ joined: true })).split('\n').filter((l) => l.startsWith('in$'));
   return (lines.at(-1) ?? '').replace(/^in\$ ?/, '');
 }
 
@@ -64,9 +64,9 @@ async function pasteThroughPrintf(pane: TmuxPane, tag: string, text: string, typ
     last = await commandLine(pane);
     return last.startsWith(prefix) && typed(last.slice(prefix.length));
   }, { timeoutMs: 30_000, last: () => last });
-  assert.doesNotMatch(await pane.capture(), new RegExp(`^${tag}`, 'm'), 'nothing ran before Enter');
+  assert.doesNotMatch(await pane.capture({ joined: true }), new RegExp(`^${tag}`, 'm'), 'nothing ran before Enter');
   await pane.sendKeys('Enter');
-  const screen = await pane.waitForText(new RegExp(`^${tag}`, 'm'));
+  const screen = await pane.waitForText(new RegExp(`^${tag}`, 'm'), { joined: true });
   await commandLine(pane);
   return screen.split('\n').filter((l) => l.startsWith(tag)).map((l) => l.slice(tag.length));
 }
@@ -207,7 +207,7 @@ test('pasted and dropped host files end to end (jackin run -- bash in tmux, X11 
       await pane.sendKeys('C-v');
       await pollUntil('two staged paths on the command line', async () => (await commandLine(pane)).split('/files/').length === 3, { timeoutMs: 30_000 });
       await pane.sendKeys('Enter');
-      const screen = await pane.waitForText(/^CLIP/m);
+      const screen = await pane.waitForText(/^CLIP/m, { joined: true });
       const got = screen.split('\n').filter((l) => l.startsWith('CLIP')).map((l) => l.slice(4));
       assert.equal(got.length, 2);
       assert.equal(readFileSync(got[0]!, 'utf8'), 'one\n');
@@ -227,7 +227,7 @@ test('pasted and dropped host files end to end (jackin run -- bash in tmux, X11 
       await pane.sendKeys('C-v');
       await pollUntil('a staged path on the command line', async () => (await commandLine(pane)).includes('/files/'), { timeoutMs: 30_000 });
       await pane.sendKeys('Enter');
-      const screen = await pane.waitForText(/^GNOME/m);
+      const screen = await pane.waitForText(/^GNOME/m, { joined: true });
       const got = screen.split('\n').filter((l) => l.startsWith('GNOME')).map((l) => l.slice(5));
       assert.equal(got.length, 1);
       assert.equal(readFileSync(got[0]!, 'utf8'), 'gnome\n');

@@ -12,6 +12,7 @@ import { OUR_FEATURES, startFakeCapsule } from './helpers/fake-capsule.ts';
 import { fixtureCommand, JACKIN, paneFor, startSession, START_TIMEOUT_MS } from './helpers/jackin-cli.ts';
 import { pollUntil } from './helpers/poll.ts';
 import { shellQuote, type TmuxPane } from './helpers/tmux.ts';
+import { socketAddress } from '../src/transport/socket-address.ts';
 
 const PALETTE_KEY = [0x1c];
 const ESC = [0x1b];
@@ -19,7 +20,10 @@ const ESC = [0x1b];
 /** Sends one control-channel request to the instance's socket and returns the reply. */
 async function control(socketPath: string, request: unknown): Promise<Record<string, unknown>> {
   return new Promise((resolve, reject) => {
-    const s = connect(socketPath);
+    // Through its directory when the path is longer than a socket address holds (a long TMPDIR).
+    const address = socketAddress(socketPath);
+    const s = connect(address.address);
+    s.once('connect', address.release).once('error', address.release);
     const d = new ControlMessageDecoder();
     s.on('connect', () => s.write(encodeControlMessage(request)));
     s.on('data', (b) => {

@@ -97,6 +97,8 @@ export const jackin = {
     });
     return {
       pty: p,
+      /** The session's JACKIN_HOME (its capsule: capsulePids(home)). */
+      home,
       async stop() {
         // The capsule is detached from the PTY by design (it survives a detach), so stop it explicitly.
         for (const pid of capsulePids(home)) signal(pid, 'SIGTERM');

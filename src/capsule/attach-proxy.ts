@@ -6,6 +6,7 @@
  */
 import { fstatSync } from 'node:fs';
 import { connect, Socket } from 'node:net';
+import { socketAddress, type SocketAddress } from '../transport/socket-address.ts';
 import type { Readable, Writable } from 'node:stream';
 import { JackinError } from '../errors.ts';
 
@@ -37,13 +38,19 @@ function stdioStream(fd: 0 | 1): Readable | Writable {
 export async function runAttachProxy(options: AttachProxyOptions): Promise<number> {
   const stdin = options.stdin ?? (stdioStream(0) as Readable);
   const stdout = options.stdout ?? (stdioStream(1) as Writable);
-  const socket = connect({ path: options.socketPath, allowHalfOpen: true });
+  const fail = (e: NodeJS.ErrnoException): JackinError =>
+    new JackinError('E_SOCKET_CONNECT', `cannot connect to ${options.socketPath}: ${e.code ?? e.message}; is the capsule running (jackin-capsule serve)?`, { cause: e });
+  let address: SocketAddress;
+  try {
+    address = socketAddress(options.socketPath);
+  } catch (e) {
+    throw fail(e as NodeJS.ErrnoException);
+  }
+  const socket = connect({ path: address.address, allowHalfOpen: true });
   await new Promise<void>((resolve, reject) => {
     socket.once('connect', resolve);
-    socket.once('error', (e: NodeJS.ErrnoException) =>
-      reject(new JackinError('E_SOCKET_CONNECT', `cannot connect to ${options.socketPath}: ${e.code ?? e.message}; is the capsule running (jackin-capsule serve)?`, { cause: e })),
-    );
-  });
+    socket.once('error', (e: NodeJS.ErrnoException) => reject(fail(e)));
+  }).finally(address.release);
 
   return new Promise<number>((resolve) => {
     let upDone = false;

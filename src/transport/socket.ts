@@ -1,6 +1,7 @@
 import { closeSync, constants, existsSync, fstatSync, lstatSync, openSync, statSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { errnoOf, JackinError } from '../errors.ts';
+import { MAX_SOCKET_PATH_BYTES, socketAddress } from './socket-address.ts';
 import type { Transport } from './transport.ts';
 
 /** How long a local socket may take to accept; a live capsule answers in microseconds. */
@@ -20,6 +21,8 @@ function explain(path: string, code: string | undefined): string {
       return permissionDenied(path);
     case 'ENOTSOCK':
       return `${path} is not a socket (a symlink or another file in its place is never followed)`;
+    case 'ENAMETOOLONG':
+      return `the path ${path} is too long for a socket address (at most ${MAX_SOCKET_PATH_BYTES} bytes here); use a shorter JACKIN_HOME or --socket path`;
     default:
       return `cannot connect to ${path}${code === undefined ? '' : ` (${code})`}`;
   }
@@ -101,7 +104,8 @@ function pinnedSocketPath(path: string): { target: string; release: () => void }
     throw errnoError(errnoOf(e) ?? 'EIO', e instanceof Error ? e.message : String(e));
   }
   if (!st.isSocket()) throw errnoError('ENOTSOCK', `${path} is not a socket`);
-  return { target: path, release: () => undefined };
+  const { address, release } = socketAddress(path);
+  return { target: address, release };
 }
 
 /**
@@ -112,7 +116,10 @@ function pinnedSocketPath(path: string): { target: string; release: () => void }
 export function connectSocket(path: string, { timeoutMs = SOCKET_CONNECT_TIMEOUT_MS, followSymlink = false }: { timeoutMs?: number; followSymlink?: boolean } = {}): Promise<Socket> {
   let pinned: { target: string; release: () => void };
   try {
-    pinned = followSymlink ? { target: path, release: () => undefined } : pinnedSocketPath(path);
+    if (followSymlink) {
+      const { address, release } = socketAddress(path);
+      pinned = { target: address, release };
+    } else pinned = pinnedSocketPath(path);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     return Promise.reject(new JackinError('E_SOCKET_UNAVAILABLE', explain(path, code), { cause: e }));

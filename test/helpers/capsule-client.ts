@@ -13,6 +13,7 @@ import {
 } from '../../src/protocol/index.ts';
 import { ScreenModel } from '../../src/capsule/screen/screen-model.ts';
 import { pollUntil } from './poll.ts';
+import { socketAddress } from '../../src/transport/socket-address.ts';
 
 export function helloFrame(rows = 24, cols = 80): Hello {
   return {
@@ -68,7 +69,10 @@ export class TestClient {
 
   /** `mirror: false` skips the headless mirror, for tests that move megabytes and only count bytes. */
   static async connect(path: string, size: { rows: number; cols: number } = { rows: 24, cols: 80 }, mirror = true): Promise<TestClient> {
-    const socket = connect({ path, allowHalfOpen: true });
+    // Through its directory when the path is longer than a socket address holds (a long TMPDIR).
+    const address = socketAddress(path);
+    const socket = connect({ path: address.address, allowHalfOpen: true });
+    socket.once('connect', address.release).once('error', address.release);
     await new Promise<void>((resolve, reject) => {
       socket.once('connect', resolve);
       socket.once('error', reject);

@@ -20,6 +20,7 @@ import {
 } from '../../src/protocol/index.ts';
 import { pollUntil } from './poll.ts';
 import { removeTestDir } from './test-run.ts';
+import { socketAddress } from '../../src/transport/socket-address.ts';
 
 /** What "our" capsule advertises in these tests: enough for the host to draw its own palette and notices. */
 export const OUR_FEATURES: Readonly<Features> = { 'exit-status': 1, notice: 1, repaint: 1 };
@@ -179,13 +180,15 @@ export async function startFakeCapsule(t: TestContext, o: FakeCapsuleOptions = {
     };
     socket.on('data', onData);
   });
+  // Through its directory when the path is longer than a socket address holds (a long TMPDIR).
+  const address = socketAddress(socketPath);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(socketPath, () => {
+    server.listen(address.address, () => {
       server.off('error', reject);
       resolve();
     });
-  });
+  }).finally(address.release);
   let stopped: Promise<void> | undefined;
   const close = (): Promise<void> => {
     stopped ??= new Promise<void>((resolve) => {

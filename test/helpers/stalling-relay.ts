@@ -14,7 +14,10 @@ export function stallingRelay(dir: string, socket: string): string {
   const script = join(dir, 'stall-relay.mjs');
   writeFileSync(script, `
 import { connect } from 'node:net';
-const s = connect(process.argv[2]);
+import { basename, dirname } from 'node:path';
+// Named from its directory: the absolute path can exceed a socket address's limit under a long TMPDIR.
+process.chdir(dirname(process.argv[2]));
+const s = connect(basename(process.argv[2]));
 // Ends with jackin (a real relay ends on stdin EOF, which a paused stdin never sees).
 const parent = process.ppid;
 setInterval(() => { if (process.ppid !== parent) process.exit(0); }, 50);

@@ -13,6 +13,8 @@ const run = promisify(execFile);
 const NO_CONFIG = '/dev/null';
 /** Large enough for `capture-pane` of a 1 MiB scrollback and for `show-buffer`-sized replies. */
 const MAX_TMUX_OUTPUT = 64 * 1024 * 1024;
+/** The server's socket, relative to the pane's root directory (see `tmux()`). */
+const TMUX_SOCKET = './tmux.sock';
 
 export interface TmuxOptions {
   /** Pane size; default 30 rows × 120 columns. */
@@ -38,13 +40,12 @@ export interface PaneModes {
 }
 
 /**
- * One private tmux server (`tmux -L <unique>`) with one pane: the operator's terminal in end-to-end tests.
+ * One private tmux server (its socket in the pane's own temporary directory) with one pane: the operator's terminal in end-to-end tests.
  * The pane starts with a clean environment (HOME and JACKIN_HOME in a fresh temporary directory,
  * TERM=xterm-256color, PS1='$ ', and the test run's TMPDIR and marker: see test-run.ts), so tests see neither
  * the developer's shell setup nor their instances.
  */
 export class TmuxPane {
-  readonly socketName: string;
   /** Temporary directory holding HOME; removed by `kill()`. */
   readonly root: string;
   readonly home: string;
@@ -52,8 +53,7 @@ export class TmuxPane {
   readonly target = 'main:0.0';
   private killed = false;
 
-  private constructor(socketName: string, root: string) {
-    this.socketName = socketName;
+  private constructor(root: string) {
     this.root = root;
     this.home = join(root, 'home');
     this.jackinHome = join(this.home, '.jackin');
@@ -61,8 +61,7 @@ export class TmuxPane {
 
   static async start(opts: TmuxOptions = {}): Promise<TmuxPane> {
     const root = realpathSync(mkdtempSync(join(tmpdir(), 'jackin-e2e-')));
-    const socketName = `jackin-e2e-${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
-    const pane = new TmuxPane(socketName, root);
+    const pane = new TmuxPane(root);
     mkdirSync(pane.home, { recursive: true });
     const env: Record<string, string> = {
       PATH: process.env['PATH'] ?? '/usr/local/bin:/usr/bin:/bin',
@@ -107,10 +106,13 @@ export class TmuxPane {
 
   /** Runs a tmux command against this pane's private server and returns its stdout. */
   async tmux(...args: string[]): Promise<string> {
-    const { stdout } = await run('tmux', ['-L', this.socketName, '-f', NO_CONFIG, ...args], {
+    const { stdout } = await run('tmux', ['-S', TMUX_SOCKET, '-f', NO_CONFIG, ...args], {
       maxBuffer: MAX_TMUX_OUTPUT,
-      // The server's socket (tmux leaves it behind when the server exits) goes under `root`, removed by kill().
-      env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: this.home, TMUX_TMPDIR: this.root, ...testRunEnv() },
+      // The server's socket (tmux leaves it behind when the server exits) is `root`/TMUX_SOCKET, removed by
+      // kill(), named relative to `root` (the server's working directory too): a Unix socket's path is limited
+      // to about 107 bytes, which a long TMPDIR (macOS's) would exceed as an absolute path.
+      cwd: this.root,
+      env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: this.home, ...testRunEnv() },
     });
     return stdout;
   }
@@ -140,12 +142,18 @@ export class TmuxPane {
     }
   }
 
-  /** The visible screen as text, one line per row (trailing blanks trimmed by tmux). */
-  async capture({ escapes = false, history = false }: { escapes?: boolean; history?: boolean } = {}): Promise<string> {
+  /**
+   * The visible screen as text, one line per row (trailing blanks trimmed). With `joined`, a line the terminal
+   * wrapped is one line, as the program wrote it (`capture-pane -J`): what a test reads off one line (a path)
+   * must not depend on the pane's width or on the length of the temporary directory in it.
+   */
+  async capture({ escapes = false, history = false, joined = false }: { escapes?: boolean; history?: boolean; joined?: boolean } = {}): Promise<string> {
     const args = ['capture-pane', '-p', '-t', this.target];
     if (escapes) args.push('-e');
     if (history) args.push('-S', '-');
-    return this.tmux(...args);
+    if (!joined) return this.tmux(...args);
+    // -J also keeps each row's trailing blanks: trimmed here as without it.
+    return (await this.tmux(...args, '-J')).replace(/ +$/gm, '');
   }
 
   /** The visible rows as an array (without the final newline's empty element). */
@@ -156,13 +164,13 @@ export class TmuxPane {
     return lines;
   }
 
-  /** Waits until the screen contains `needle` (a string or a regexp) and returns the screen. */
-  async waitForText(needle: string | RegExp, { timeoutMs = 10_000 }: { timeoutMs?: number } = {}): Promise<string> {
+  /** Waits until the screen (`joined`: its wrapped lines joined, see capture) contains `needle` (a string or a regexp) and returns it. */
+  async waitForText(needle: string | RegExp, { timeoutMs = 10_000, joined = false }: { timeoutMs?: number; joined?: boolean } = {}): Promise<string> {
     let last = '';
     return pollUntil(
       `screen to contain ${String(needle)}`,
       async () => {
-        last = await this.capture();
+        last = await this.capture({ joined });
         return screenShows(last, needle) ? last : undefined;
       },
       { timeoutMs, last: () => last },

@@ -347,7 +347,10 @@ export class ScreenModel {
    */
   repaint(): Buffer {
     const modes = this.modes;
-    let s = RESET_SEQUENCE + '\x1b[H\x1b[2J';
+    // SGR 0 before the clear and the rows, which the serializer writes from the default pen: a soft reset
+    // does not reset the pen in every terminal (tmux keeps the one a DECRC, or leaving an alternate screen
+    // that was never entered, brought back: the pen the host's palette saved), and ESC[2J paints with it.
+    let s = RESET_SEQUENCE + '\x1b[0m\x1b[H\x1b[2J';
     s += serializeScreens(this.serializer.serialize({ scrollback: 0, excludeModes: true }));
     s += renditionOverlay(this.term.buffer.active, this.term.rows, this.term.cols, penOf(this.term));
     s += this.savedCursorRepaint();

@@ -13,11 +13,15 @@
  *   read. Fallback: no hold (the last KiB of output can be lost under load).
  * - `fd` (the master's descriptor): read synchronously to the end once the program exited. Fallback: no
  *   such read (output still unread when node-pty destroys the stream is lost).
+ * - `exitHook` (the native binding's `fork`, whose last argument is the exit callback): the session hears of
+ *   the program's exit the moment node-pty's own thread has reaped it, before node-pty arms the timer that
+ *   destroys the stream (see spawnWithExitHook). Fallback: the session checks for the exit on a timer.
  */
+import { createRequire } from 'node:module';
 import type { Writable } from 'node:stream';
 import { missingPieces, type PieceReport } from './internals-report.ts';
 
-export type PtyPiece = 'socket' | 'readStop' | 'readStart' | 'ptsName' | 'fd';
+export type PtyPiece = 'socket' | 'readStop' | 'readStart' | 'ptsName' | 'fd' | 'exitHook';
 
 /** The public calls used when a piece is missing. */
 export interface PublicPty {
@@ -40,7 +44,11 @@ export class PtyInternals {
   readonly ptsName: string | undefined;
   readonly fd: number | undefined;
 
-  constructor(private readonly proc: PublicPty) {
+  constructor(
+    private readonly proc: PublicPty,
+    /** Whether the exit hook was in place when this PTY was spawned (spawnWithExitHook). */
+    exitHooked = false,
+  ) {
     const raw = proc as unknown as { _socket?: unknown; ptsName?: unknown; fd?: unknown };
     const stream = raw._socket as PtyStream | undefined;
     this.stream = stream !== null && typeof stream === 'object' && typeof stream.write === 'function' ? stream : undefined;
@@ -53,6 +61,7 @@ export class PtyInternals {
       readStart: typeof handle?.readStart === 'function',
       ptsName: this.ptsName !== undefined,
       fd: this.fd !== undefined,
+      exitHook: exitHooked,
     };
   }
 
@@ -100,5 +109,74 @@ export class PtyInternals {
     while (stream?.read && (stream.readableLength ?? 0) > 0 && stream.read() !== null) {
       // emitted through the 'data' listener
     }
+  }
+}
+
+/** node-pty's native binding as unixTerminal.js calls it: `fork(file, args, env, cwd, cols, rows, uid, gid, utf8, helper, onexit)`. */
+interface NativePty {
+  fork: (...args: unknown[]) => unknown;
+}
+
+/** The exit listener of the spawn in progress, taken by the wrapped fork (spawns are synchronous). */
+let pendingExit: (() => void) | null = null;
+/** Set by the wrapped fork when it gave the pending listener to the spawn's exit callback. */
+let listenerAttached = false;
+/** Whether the native fork is wrapped: null until first tried. */
+let forkWrapped: boolean | null = null;
+
+/**
+ * Wraps node-pty's native `fork` once, so that the exit callback it is given first calls the listener of
+ * that spawn. node-pty's callback runs on the main thread right after its waitpid() thread reaped the child,
+ * and only then arms the 200 ms timer after which it destroys the PTY stream: the listener runs before it.
+ * The binding is the module node-pty itself loaded (the same file resolved from node-pty's own folder, so
+ * the same cached exports). False when it cannot be wrapped (another node-pty layout, a frozen binding).
+ */
+function wrapNativeFork(ptyPackage: string): boolean {
+  if (forkWrapped !== null) return forkWrapped;
+  forkWrapped = false;
+  try {
+    const fromPty = createRequire(ptyPackage);
+    const native = fromPty(`@lydell/node-pty-${process.platform}-${process.arch}/pty.node`) as NativePty;
+    const fork = native.fork;
+    if (typeof fork !== 'function') return false;
+    native.fork = function wrappedFork(this: unknown, ...args: unknown[]): unknown {
+      const listener = pendingExit;
+      pendingExit = null;
+      const onexit = args[args.length - 1];
+      if (listener !== null && typeof onexit === 'function') {
+        args[args.length - 1] = function exitFirst(this: unknown, ...exit: unknown[]): void {
+          try {
+            listener();
+          } finally {
+            // node-pty's own handling (its stream timer, then the public exit event) always follows.
+            (onexit as (...a: unknown[]) => unknown).apply(this, exit);
+          }
+        };
+        listenerAttached = true;
+      }
+      return fork.apply(this, args);
+    };
+    forkWrapped = native.fork !== fork;
+  } catch {
+    forkWrapped = false;
+  }
+  return forkWrapped;
+}
+
+/**
+ * Spawns through `spawn` (a node-pty spawn call) with `onChildExit` called as soon as node-pty learns the
+ * child was reaped (see wrapNativeFork); `hooked` says whether it will be (else the caller must watch).
+ * `ptyPackage` is the path of node-pty's entry (require.resolve('@lydell/node-pty')).
+ */
+export function spawnWithExitHook<T>(ptyPackage: string, spawn: () => T, onChildExit: () => void): { proc: T; hooked: boolean } {
+  const wrapped = process.platform !== 'win32' && wrapNativeFork(ptyPackage);
+  pendingExit = wrapped ? onChildExit : null;
+  listenerAttached = false;
+  try {
+    const proc = spawn();
+    return { proc, hooked: listenerAttached };
+  } finally {
+    pendingExit = null;
+    listenerAttached = false;
   }
 }

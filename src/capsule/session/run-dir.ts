@@ -5,6 +5,7 @@
 import { chmod, chown, lstat, mkdir, stat, unlink } from 'node:fs/promises';
 import { connect, type Server } from 'node:net';
 import { JackinError } from '../../errors.ts';
+import { socketAddress, type SocketAddress } from '../../transport/socket-address.ts';
 
 export const SOCKET_NAME = 'jackin.sock';
 export const CAPSULE_INFO_NAME = 'capsule.json';
@@ -27,6 +28,15 @@ export async function prepareRunDir(dir: string): Promise<void> {
   await chmod(dir, 0o700);
 }
 
+/** The address of the socket at `path` (socket-address.ts: a long path through its directory); E_SOCKET_PATH when none fits. */
+function addressFor(path: string): SocketAddress {
+  try {
+    return socketAddress(path);
+  } catch (e) {
+    throw new JackinError('E_SOCKET_PATH', `${(e as Error).message}; pass a shorter --run-dir (or JACKIN_RUN_DIR)`, { cause: e });
+  }
+}
+
 /** Removes a leftover socket at `path` if nothing listens on it; throws E_CAPSULE_RUNNING if something does. */
 export async function clearStaleSocket(path: string): Promise<void> {
   let st;
@@ -39,8 +49,9 @@ export async function clearStaleSocket(path: string): Promise<void> {
   if (!st.isSocket()) {
     throw new JackinError('E_SOCKET_PATH', `${path} exists and is not a socket; remove it or pass another --run-dir`);
   }
+  const { address, release } = addressFor(path);
   const outcome = await new Promise<'refused' | 'live' | 'gone' | 'forbidden'>((resolve) => {
-    const s = connect(path);
+    const s = connect(address);
     const timer = setTimeout(() => {
       s.destroy();
       resolve('live');
@@ -54,7 +65,7 @@ export async function clearStaleSocket(path: string): Promise<void> {
       clearTimeout(timer);
       resolve(e.code === 'ECONNREFUSED' ? 'refused' : e.code === 'ENOENT' ? 'gone' : e.code === 'EACCES' || e.code === 'EPERM' ? 'forbidden' : 'live');
     });
-  });
+  }).finally(release);
   if (outcome === 'live') {
     throw new JackinError('E_CAPSULE_RUNNING', `another capsule is already listening on ${path}; stop it or pass another --run-dir`);
   }
@@ -90,17 +101,19 @@ export async function handToRunDirOwner(runDir: string, paths: readonly string[]
 
 /** Listens on a Unix socket that is 0600 from creation: the umask covers the bind, chmod makes sure. */
 export async function listenPrivate(server: Server, path: string): Promise<void> {
+  const { address, release } = addressFor(path);
   const previous = process.umask(0o177);
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen(path, () => {
+      server.listen(address, () => {
         server.off('error', reject);
         resolve();
       });
     });
   } finally {
     process.umask(previous);
+    release();
   }
   await chmod(path, 0o600);
 }

@@ -11,14 +11,15 @@ import { DisposableStore, Emitter, onEvent, toDisposable, type Disposable } from
 import { JackinError } from '../../errors.ts';
 import type { ListedLink, ProgramModes } from '../../protocol/index.ts';
 import type { ResolvedLink, ResolvedPath, ResolveOptions } from '../screen/links.ts';
-import { PtyInternals } from './pty-internals.ts';
+import { PtyInternals, spawnWithExitHook } from './pty-internals.ts';
 import { ScreenModel, type TerminalModes } from '../screen/screen-model.ts';
 import { DEFAULT_COLS, DEFAULT_ROWS } from './pty-size.ts';
 import { collectGarbage, OutputCollector } from './output-gc.ts';
 
 // Loaded with the serve chain, never by the capsule's other commands (an image whose libc cannot load the
 // native module still runs them); required, not imported, so a bundle does not hoist it (scripts/bundle.mjs).
-const pty = createRequire(import.meta.url)('@lydell/node-pty') as typeof Pty;
+const requirePty = createRequire(import.meta.url);
+const pty = requirePty('@lydell/node-pty') as typeof Pty;
 
 /** Above this many unparsed bytes the model holds the PTY; it releases below the low mark. The model
  * parses far faster than a terminal draws, so this only bounds memory during floods. */
@@ -30,9 +31,11 @@ export const TERMINATE_GRACE_MS = 3000;
 /**
  * node-pty 1.1 destroys the PTY stream 200 ms after the child exits (DESTROY_SOCKET_TIMEOUT_MS in
  * unixTerminal.js), discarding output still unread: output we left unread because a client was slow, or
- * that the event loop had no time to read. So we check this often whether the child is gone, and once it
- * is we read the rest synchronously (the stream's buffer, then the fd; the kernel's PTY buffer bounds it).
- * This timer is due before node-pty's, so it runs first even when the loop was busy.
+ * that the event loop had no time to read. So the session hears of the exit from node-pty's native exit
+ * callback, before node-pty arms that timer (pty-internals.ts, spawnWithExitHook), and then reads the rest
+ * synchronously (the stream's buffer, then the fd; the kernel's PTY buffer bounds it). Nothing runs on a
+ * timer while the program lives. Only when that hook cannot be installed (another node-pty) does the session
+ * check whether the child is gone this often instead, a timer due before node-pty's.
  */
 export const EXIT_WATCH_MS = 50;
 
@@ -114,25 +117,29 @@ export class Session {
     const rows = options.rows ?? DEFAULT_ROWS;
     const cols = options.cols ?? DEFAULT_COLS;
     const env = { ...(options.env ?? process.env) };
+    let spawned: { proc: Pty.IPty; hooked: boolean };
     try {
-      this.proc = pty.spawn(options.file, [...options.args], {
-        name: options.term ?? env['TERM'] ?? 'xterm-256color',
-        rows,
-        cols,
-        cwd: options.cwd ?? process.cwd(),
-        env: env as Record<string, string>,
-        // null: deliver output as Buffers; decoding per chunk would split UTF-8 sequences.
-        encoding: null,
-      });
+      const spawn = (): Pty.IPty =>
+        pty.spawn(options.file, [...options.args], {
+          name: options.term ?? env['TERM'] ?? 'xterm-256color',
+          rows,
+          cols,
+          cwd: options.cwd ?? process.cwd(),
+          env: env as Record<string, string>,
+          // null: deliver output as Buffers; decoding per chunk would split UTF-8 sequences.
+          encoding: null,
+        });
+      spawned = spawnWithExitHook(requirePty.resolve('@lydell/node-pty'), spawn, () => this.onChildGone());
     } catch (cause) {
       throw new JackinError('E_SPAWN_FAILED', `could not start ${JSON.stringify(options.file)}: ${(cause as Error).message}`, { cause });
     }
+    this.proc = spawned.proc;
     this.pid = this.proc.pid;
-    this.internals = new PtyInternals(this.proc);
+    this.internals = new PtyInternals(this.proc, spawned.hooked);
     // SLAVE_HOLD: while any descriptor on the slave side is open, reading the master never reports EIO.
     // Without ours, the program's exit closes the last one and the master can report EIO while the tail of
     // its output is still queued in the kernel (seen here: the last few KiB lost under load). Holding it,
-    // the exit is noticed by the watch below, which reads to EAGAIN (everything) and only then lets go.
+    // the exit is noticed by the exit hook (or the watch below), which reads to EAGAIN (everything) and only then lets go.
     const ptsName = this.internals.ptsName;
     if (ptsName !== undefined) {
       try {
@@ -141,9 +148,11 @@ export class Session {
         this.slaveFd = null; // best effort: the drain on exit still covers most cases
       }
     }
-    const exitWatch = setInterval(() => this.checkChildGone(), EXIT_WATCH_MS);
-    exitWatch.unref();
-    this.exitWatch = this.store.add(toDisposable(() => clearInterval(exitWatch)));
+    if (!spawned.hooked) {
+      const exitWatch = setInterval(() => this.checkChildGone(), EXIT_WATCH_MS);
+      exitWatch.unref();
+      this.exitWatch = this.store.add(toDisposable(() => clearInterval(exitWatch)));
+    }
     this.store.add(this.drainEmitter);
     this.store.add(this.modesEmitter);
     this.model = new ScreenModel({ rows, cols });
@@ -240,6 +249,7 @@ export class Session {
     if (this.holds.size === 0) this.internals.resume();
   }
 
+  /** The fallback without the exit hook: whether the child was reaped yet. */
   private checkChildGone(): void {
     try {
       process.kill(this.pid, 0);
@@ -247,6 +257,11 @@ export class Session {
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'EPERM') return;
     }
+    this.onChildGone();
+  }
+
+  private onChildGone(): void {
+    if (this.childGone || this.store.isDisposed) return;
     // Reaped: no more output will be produced, so reading the rest cannot grow without bound.
     this.childGone = true;
     this.stopExitWatch();

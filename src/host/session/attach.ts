@@ -108,6 +108,8 @@ export class AttachSession implements FeatureSession {
   private detaching = false;
   private negotiated: Features | null = null;
   private welcomed = false;
+  /** WELCOME_TIMEOUT_MS after Hello; cleared by the Welcome, so an idle session has no timer armed. */
+  private noWelcome: NodeJS.Timeout | undefined;
   /** Malformed frames are each skipped, but told to the operator at most this often (a flood stays quiet). */
   private readonly skippedNotices = createRateLimiter({ max: 3, windowMs: 10_000 });
 
@@ -302,10 +304,10 @@ export class AttachSession implements FeatureSession {
     this.store.add(this.relay.onEnd(() => this.onServerEnd()));
     this.relay.start();
     const welcomeMs = this.o.welcomeTimeoutMs ?? WELCOME_TIMEOUT_MS;
-    const noWelcome = setTimeout(() => {
+    this.noWelcome = setTimeout(() => {
       if (!this.welcomed) void this.lose(`the capsule did not answer the handshake within ${welcomeMs / 1000} s`);
     }, welcomeMs);
-    this.store.add(toDisposable(() => clearTimeout(noWelcome)));
+    this.store.add(toDisposable(() => clearTimeout(this.noWelcome)));
     this.store.add(terminal.onData((chunk) => this.input.push(chunk)));
     terminal.stdin.resume();
     this.store.add(
@@ -349,6 +351,7 @@ export class AttachSession implements FeatureSession {
     if (error.tag === SERVER_TAGS.Welcome && !this.welcomed) {
       // A Welcome whose extension block is malformed: talk to it as to an upstream capsule.
       this.welcomed = true;
+      clearTimeout(this.noWelcome);
       this.welcomeEmitter.fire({ sessions: 0, features: null });
       this.input.welcomed();
       this.notify('warning', `the capsule sent a malformed extension block (${error.code}); extensions disabled`);
@@ -370,6 +373,8 @@ export class AttachSession implements FeatureSession {
       case 'Welcome':
         this.o.log?.(`welcome: ${f.sessions} session(s), features ${f.features === null ? 'none (upstream capsule)' : JSON.stringify(f.features)}`);
         this.welcomed = true;
+        clearTimeout(this.noWelcome);
+      clearTimeout(this.noWelcome);
         if (f.features !== null) {
           this.negotiated = negotiateFeatures(f.features);
           this.relay.send({ type: 'ExtHello', features: this.negotiated });

@@ -304,3 +304,30 @@ test('input router: an unclaimed report reaches the program in the encoding it a
   s.router.push(Buffer.from('\x1b[Ma%&'));
   assert.deepEqual(s.typed, ['\x1b[M %&', '\x1b[<65;5;6M']);
 });
+
+test('input router: keys typed in the same read after the palette key\'s action reach the program', () => {
+  const s = setup();
+  s.palette.register({ id: 'noop', title: 'Nothing', key: 'n', run: () => undefined });
+  s.router.push(Buffer.from('\x1cnls\r'));
+  assert.equal(s.palette.isOpen, false);
+  assert.deepEqual(s.typed, ['ls\r']);
+});
+
+test('input router: an Escape and a Ctrl+V read apart while input is held stay two keys when replayed', (t) => {
+  t.mock.timers.enable({ apis: ['setTimeout'] });
+  const s = setup();
+  const claimed: string[] = [];
+  const holds: Array<{ dispose(): void }> = [];
+  s.router.addHook('pasteKey', (ev) => (claimed.push(ev.type === 'bytes' ? '' : ev.raw.toString('latin1')), holds.push(s.router.hold()), true));
+  s.router.push(Buffer.from([0x16]));
+  s.router.push(Buffer.from([0x1b]));
+  t.mock.timers.tick(ESCAPE_FLUSH_MS + 5);
+  s.router.push(Buffer.from([0x16]));
+  // An arrow key split across two reads, no silence between: one key.
+  s.router.push(Buffer.from('\x1b['));
+  s.router.push(Buffer.from('A'));
+  while (holds.length > 0) holds.shift()!.dispose();
+  t.mock.timers.tick(1000);
+  assert.deepEqual(claimed, ['\x16', '\x16'], 'the second Ctrl+V is the paste key, not Alt+Ctrl+V');
+  assert.deepEqual(s.typed.join(''), '\x1b\x1b[A');
+});

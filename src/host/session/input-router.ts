@@ -33,6 +33,13 @@ export const PASTE_FLUSH_MS = 500;
  */
 export const REPLY_FLUSH_MS = 500;
 
+/**
+ * How long the keyboard was silent after a held read: not yet as long as a flush timer waits, as long as
+ * the Escape key's (ESCAPE_FLUSH_MS), as long as a paste's or a reply's (PASTE_FLUSH_MS, REPLY_FLUSH_MS).
+ */
+type HeldSilence = 0 | 1 | 2;
+const HeldSilence = { None: 0, Escape: 1, Long: 2 } as const;
+
 export interface InputRouterOptions {
   scanner: InputScannerOptions;
   palette: PaletteController;
@@ -67,15 +74,22 @@ export class InputRouter implements Disposable {
    * While held (an image paste in progress), typed input waits here and is sent after, in order: reads not
    * yet scanned (`scan`), and bytes the scanner already classed as typed (`typed`), which must not be
    * scanned again (the keys after a paste's end in one read would become triggers on a second look).
+   * A held read also keeps how long the keyboard was silent after it (`silence`, see HeldSilence): replayed
+   * back to back, a lone Escape at the end of one would otherwise join the next read's key (Escape then
+   * Ctrl+V would become Alt+Ctrl+V, and the paste key would be lost).
    */
-  private held: Array<{ scan: Buffer } | { typed: Buffer }> | null = null;
+  private held: Array<{ scan: Buffer; silence: HeldSilence } | { typed: Buffer }> | null = null;
   private holds = 0;
+  /** Marks the silence after the newest held read; replaced by the next one. */
+  private silenceTimer: NodeJS.Timeout | undefined;
+  /** Counts reads, so a flush timer knows whether another read came after the one that armed it. */
+  private reads = 0;
   /** The hold taken by an event read before the capsule's Welcome; released by `welcomed`. */
   private welcomeHold: Disposable | null = null;
 
   constructor(private readonly o: InputRouterOptions) {
     this.scanner = new InputScanner({ ...o.scanner, replies: o.filter.expectations, pasteBrackets: () => o.filter.program.bracketedPaste });
-    this.store.add(toDisposable(() => clearTimeout(this.flushTimer)));
+    this.store.add(toDisposable(() => (clearTimeout(this.flushTimer), clearTimeout(this.silenceTimer))));
   }
 
   addHook(kind: InputHookKind, hook: InputHook): Disposable {
@@ -96,12 +110,14 @@ export class InputRouter implements Disposable {
       if (this.holds > 0) return;
       const held = this.held ?? [];
       this.held = null;
+      clearTimeout(this.silenceTimer);
       // A replayed read may start a new hold (what follows it waits again) or open the palette (what follows
       // it goes there): typed bytes are routed like any read's, only never scanned again.
       for (const h of held) {
         if ('typed' in h) this.dispatch([{ type: 'bytes', bytes: h.typed }]);
-        else this.push(h.scan);
+        else this.replay(h.scan, h.silence);
       }
+      if (this.held === null) this.armFlush();
     });
   }
 
@@ -118,20 +134,81 @@ export class InputRouter implements Disposable {
   /** Bytes read from the operator's terminal. */
   push(chunk: Buffer): void {
     if (!this.o.active() || this.store.isDisposed) return;
+    this.reads += 1;
     if (this.held !== null) {
       // A feature holding input asks the operator (a pasted symlink's target): what is typed now answers
       // the prompt, whole reads as the prompt takes them, and is not kept for the program.
       if (this.o.confirm?.isOpen === true) this.o.confirm.handle({ type: 'bytes', bytes: chunk });
-      else this.held.push({ scan: chunk });
+      else this.holdRead(chunk, HeldSilence.None);
       return;
     }
     clearTimeout(this.flushTimer);
     this.dispatch(this.scanner.push(chunk));
-    if (this.scanner.pending) {
-      const inPaste = this.scanner.inPaste;
-      const wait = inPaste ? PASTE_FLUSH_MS : this.scanner.holdsReply ? REPLY_FLUSH_MS : ESCAPE_FLUSH_MS;
-      this.flushTimer = setTimeout(() => this.dispatch(this.scanner.flush({ endPaste: inPaste })), wait);
+    if (this.held !== null) this.holdTail(HeldSilence.None);
+    else this.armFlush();
+  }
+
+  /**
+   * A hook started holding input during a read: the bytes the scanner still holds from it (a partial
+   * sequence at its end) come after the events already held, so they are held with them, in order.
+   */
+  private holdTail(silence: HeldSilence): void {
+    const tail = this.scanner.takeHeld();
+    if (tail.length > 0) this.holdRead(tail, silence);
+  }
+
+  /**
+   * Arms the timer that releases what the scanner holds back (a lone ESC, a paste without its end, a reply
+   * cut short) after the silence that says it is complete. It flushes only if no read came meanwhile: one
+   * that came while input was held continues the sequence when it is replayed. Flushed bytes go where any
+   * read's go (into the held input, after everything before them, while held).
+   */
+  private armFlush(): void {
+    clearTimeout(this.flushTimer);
+    if (!this.scanner.pending) return;
+    const inPaste = this.scanner.inPaste;
+    const wait = inPaste ? PASTE_FLUSH_MS : this.scanner.holdsReply ? REPLY_FLUSH_MS : ESCAPE_FLUSH_MS;
+    const reads = this.reads;
+    this.flushTimer = setTimeout(() => {
+      if (this.reads === reads) this.dispatch(this.scanner.flush({ endPaste: inPaste }));
+    }, wait);
+  }
+
+  /** Keeps a read while input is held, and marks the silence after it until the next read. */
+  private holdRead(chunk: Buffer, silence: HeldSilence): void {
+    const entry = { scan: chunk, silence };
+    this.held?.push(entry);
+    clearTimeout(this.silenceTimer);
+    if (silence === HeldSilence.Long) return;
+    const long = (): void => {
+      entry.silence = HeldSilence.Long;
+    };
+    this.silenceTimer = setTimeout(
+      () => {
+        entry.silence = HeldSilence.Escape;
+        this.silenceTimer = setTimeout(long, PASTE_FLUSH_MS - ESCAPE_FLUSH_MS);
+      },
+      silence === HeldSilence.None ? ESCAPE_FLUSH_MS : 0,
+    );
+  }
+
+  /** A held read, scanned now; what the scanner then holds back is released if the silence after the read would have. */
+  private replay(chunk: Buffer, silence: HeldSilence): void {
+    if (!this.o.active() || this.store.isDisposed) return;
+    if (this.held !== null) {
+      this.holdRead(chunk, silence);
+      return;
     }
+    clearTimeout(this.flushTimer);
+    this.dispatch(this.scanner.push(chunk));
+    if (this.held !== null) {
+      this.holdTail(silence);
+      return;
+    }
+    if (!this.scanner.pending) return;
+    const inPaste = this.scanner.inPaste;
+    const needed = inPaste || this.scanner.holdsReply ? HeldSilence.Long : HeldSilence.Escape;
+    if (silence >= needed) this.dispatch(this.scanner.flush({ endPaste: inPaste }));
   }
 
   dispose(): void {
@@ -143,7 +220,7 @@ export class InputRouter implements Disposable {
       if (!this.o.active() || this.store.isDisposed) return;
       if (this.held !== null) {
         // A hook started holding input: what follows in this read waits with the rest.
-        this.held.push(ev.type === 'bytes' ? { typed: ev.bytes } : { scan: ev.raw });
+        this.held.push(ev.type === 'bytes' ? { typed: ev.bytes } : { scan: ev.raw, silence: HeldSilence.None });
         continue;
       }
       if (this.o.confirm?.isOpen === true) {
@@ -163,7 +240,9 @@ export class InputRouter implements Disposable {
         continue;
       }
       if (this.o.palette.isOpen) {
-        this.o.palette.handle(ev);
+        // Keys typed after the one that closed the palette, in the same read, are the operator's next keys.
+        const rest = this.o.palette.handle(ev);
+        if (rest.length > 0) this.dispatch([{ type: 'bytes', bytes: rest }]);
         continue;
       }
       if (ev.type !== 'bytes' && this.o.drawsOverlay() === null) {
@@ -206,7 +285,7 @@ export class InputRouter implements Disposable {
   /** Holds input from this event on (its raw bytes first, scanned again then) until `welcomed`. */
   private holdForWelcome(raw: Buffer): void {
     this.welcomeHold ??= this.hold();
-    this.held?.push({ scan: raw });
+    this.held?.push({ scan: raw, silence: HeldSilence.None });
   }
 
   /** Offers an event to the hooks of its kind, newest first; unclaimed, its bytes (`unclaimed`) go to the program. */

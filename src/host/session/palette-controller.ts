@@ -77,15 +77,20 @@ export class PaletteController implements Disposable {
     if (this.palette.isOpen) this.draw();
   }
 
-  /** One input event while the palette is open. */
-  handle(ev: InputEvent): void {
+  /**
+   * One input event while the palette is open. Returns the typed bytes that followed the key that closed
+   * the palette in the same event (keys typed quickly after an action's key), for the caller to route as
+   * typed input: empty when there are none.
+   */
+  handle(ev: InputEvent): Buffer {
     let results: PaletteResult[];
+    let rest: Buffer = Buffer.alloc(0);
     switch (ev.type) {
       case 'palette-key':
         results = [this.palette.paletteKey()];
         break;
       case 'bytes':
-        results = this.palette.input(ev.bytes);
+        ({ results, rest } = this.palette.inputKeys(ev.bytes));
         break;
       case 'paste':
         // Pasting into the palette's prompt (a path to export) is ordinary text entry; never an action.
@@ -104,9 +109,10 @@ export class PaletteController implements Disposable {
           this.run(action, r.argument);
         }
       }
-      return;
+      return rest;
     }
     if (this.palette.isOpen) this.draw();
+    return rest;
   }
 
   dispose(): void {

@@ -8,7 +8,7 @@
  * closes. An action with a prompt opens a one-line text field (ordinary editing; Enter submits, Esc cancels).
  */
 import { drawBox } from '../../ui/box.ts';
-import { decodeKeys, type Key } from '../terminal/keys.ts';
+import { decodeKeyEnds, type Key } from '../terminal/keys.ts';
 import { cutColumns, padColumns, textWidth } from '../../ui/inert-text.ts';
 
 /** Widest the palette box gets (columns, borders included). */
@@ -94,13 +94,22 @@ export class Palette {
 
   /** Feeds raw key bytes; returns what the caller must do, in order. */
   input(bytes: Buffer): PaletteResult[] {
-    const out: PaletteResult[] = [];
-    for (const key of decodeKeys(bytes)) {
+    return this.inputKeys(bytes).results;
+  }
+
+  /**
+   * Feeds raw key bytes until the palette closes; `rest` is what follows the key that closed it (typed in
+   * the same read: the operator's next keys, which the caller routes as typed input), empty otherwise.
+   */
+  inputKeys(bytes: Buffer): { results: PaletteResult[]; rest: Buffer } {
+    const results: PaletteResult[] = [];
+    for (const { key, end } of decodeKeyEnds(bytes)) {
       if (!this.openState) break;
       const r = this.prompt ? this.promptKey(this.prompt, key) : this.listKey(key);
-      if (r.type !== 'none') out.push(r);
+      if (r.type !== 'none') results.push(r);
+      if (!this.openState) return { results, rest: bytes.subarray(end) };
     }
-    return out;
+    return { results, rest: bytes.subarray(bytes.length) };
   }
 
   private choose(a: PaletteAction): PaletteResult {

@@ -155,6 +155,22 @@ export class InputScanner {
     return this.#take();
   }
 
+  /**
+   * Gives back, as raw input, what the scanner holds (a partial sequence, or a bracketed paste not yet
+   * ended), and forgets it: the caller keeps those bytes in order with input read later (input held while
+   * a feature works) and scans them again with it. Empty, keeping its state, when what it holds cannot be
+   * scanned again as it came (a paste already streaming through, the rest of a reply cut at its limit).
+   */
+  takeHeld(): Buffer {
+    if (this.#replyRest !== 0 || this.#mode === 'paste-passthrough') return Buffer.alloc(0);
+    const raw = this.#mode === 'paste' ? Buffer.concat([PASTE_START, ...this.#paste, this.#pending]) : this.#pending;
+    this.#pending = Buffer.alloc(0);
+    this.#paste = [];
+    this.#pasteSize = 0;
+    this.#mode = 'normal';
+    return raw;
+  }
+
   #take(): InputEvent[] {
     this.#flushPlain();
     const out = this.#events;

@@ -128,15 +128,17 @@ function csiKey(params: string, f: string, raw: Buffer): Key | null | undefined 
   return undefined;
 }
 
-export function decodeKeys(buf: Buffer): Key[] {
-  const keys: Key[] = [];
+/** The keys in `buf`, each with the offset just past its bytes (a key that is none, a release, has none). */
+export function decodeKeyEnds(buf: Buffer): Array<{ key: Key; end: number }> {
+  const keys: Array<{ key: Key; end: number }> = [];
+  const push = (key: Key, end: number): void => void keys.push({ key, end });
   let i = 0;
   while (i < buf.length) {
     const b = buf[i]!;
     if (b === 0x1b) {
       const next = buf[i + 1];
       if (next === undefined) {
-        keys.push(named('escape'));
+        push(named('escape'), i + 1);
         i += 1;
         continue;
       }
@@ -146,38 +148,42 @@ export function decodeKeys(buf: Buffer): Key[] {
         while (j < buf.length && buf[j]! >= 0x20 && buf[j]! <= 0x3f) j++;
         const final = buf[j];
         if (final === undefined) {
-          keys.push({ name: 'other', bytes: buf.subarray(i) });
+          push({ name: 'other', bytes: buf.subarray(i) }, buf.length);
           break;
         }
         const params = buf.subarray(i + 2, j).toString('latin1');
         const f = String.fromCharCode(final);
         const raw = buf.subarray(i, j + 1);
         const k = next === 0x5b ? csiKey(params, f, raw) : CSI_FINAL[f] !== undefined && params === '' ? named(CSI_FINAL[f]!) : undefined;
-        if (k !== null) keys.push(k ?? { name: 'other', bytes: raw });
+        if (k !== null) push(k ?? { name: 'other', bytes: raw }, j + 1);
         i = j + 1;
         continue;
       }
       // ESC followed by something else: a lone Escape, then the rest as keys.
-      keys.push(named('escape'));
+      push(named('escape'), i + 1);
       i += 1;
       continue;
     }
     const ctrl = CTRL[b];
     if (ctrl) {
-      keys.push(named(ctrl));
+      push(named(ctrl), i + 1);
       i += 1;
       continue;
     }
     if (b < 0x20) {
-      keys.push({ name: 'ctrl', byte: b });
+      push({ name: 'ctrl', byte: b }, i + 1);
       i += 1;
       continue;
     }
     // One UTF-8 character.
     const len = b < 0x80 ? 1 : b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1;
     const text = buf.subarray(i, i + len).toString('utf8');
-    keys.push(text === '\ufffd' ? { name: 'other', bytes: buf.subarray(i, i + len) } : { name: 'char', text });
+    push(text === '\ufffd' ? { name: 'other', bytes: buf.subarray(i, i + len) } : { name: 'char', text }, Math.min(buf.length, i + len));
     i += len;
   }
   return keys;
+}
+
+export function decodeKeys(buf: Buffer): Key[] {
+  return decodeKeyEnds(buf).map((k) => k.key);
 }

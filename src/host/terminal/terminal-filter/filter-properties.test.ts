@@ -7,6 +7,7 @@ import { TerminalFilter } from './filter.ts';
 import type { FilterEvent } from './context.ts';
 import { referenceText, referenceViolations, TEXT_CHARS, TOKENS, type StreamToken } from '../../../../test/helpers/terminal-reference.ts';
 import { fuzzTerminalFilter } from '../../../../test/helpers/terminal-fuzz.ts';
+import { splitAt } from '../../../../test/helpers/split.ts';
 
 const token = fc.oneof(
   { weight: 3, arbitrary: fc.constantFrom(...TOKENS) },
@@ -23,18 +24,6 @@ function filterAll(chunks: Buffer[], graphics = false, bell = false): { out: Buf
   const parts = chunks.map((c) => f.push(c));
   parts.push(f.end());
   return { out: Buffer.concat(parts), events };
-}
-
-function splitAt(bytes: Buffer, cuts: number[]): Buffer[] {
-  const points = [...new Set(cuts.map((c) => c % (bytes.length + 1)))].sort((a, b) => a - b);
-  const out: Buffer[] = [];
-  let at = 0;
-  for (const p of points) {
-    out.push(bytes.subarray(at, p));
-    at = p;
-  }
-  out.push(bytes.subarray(at));
-  return out;
 }
 
 test('terminal filter property: splitting the stream at any bytes never changes the output or the events', () => {
