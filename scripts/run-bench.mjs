@@ -11,12 +11,13 @@ import * as attach from '../bench/sections/attach.mjs';
 import * as paste from '../bench/sections/paste.mjs';
 import * as exportSection from '../bench/sections/export.mjs';
 import * as stage from '../bench/sections/stage.mjs';
+import * as forward from '../bench/sections/forward.mjs';
 import * as fairness from '../bench/sections/fairness.mjs';
 import * as container from '../bench/sections/container.mjs';
 import * as idle from '../bench/sections/idle.mjs';
 import { writeReport } from '../bench/lib/report.mjs';
 
-const SECTIONS = [attach, paste, exportSection, stage, fairness, container, idle];
+const SECTIONS = [attach, paste, exportSection, stage, forward, fairness, container, idle];
 const root = fileURLToPath(new URL('..', import.meta.url));
 
 const USAGE = `usage: npm run bench [-- OPTIONS]   (or: node scripts/run-bench.mjs [OPTIONS])

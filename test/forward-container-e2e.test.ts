@@ -1,4 +1,6 @@
-// End-to-end forwards across a real container's network namespace (Podman): login callbacks forwarded on the
+// needs-docker-engine
+// End-to-end forwards across a real container's network namespace (Podman, and a real Docker engine started
+// by scripts/run-tests.mjs; each test once per engine): login callbacks forwarded on the
 // operator's open gesture (tmux as the terminal, the recording opener as the browser launcher, the test
 // playing the browser), a taken host port, and `jackin forward --via podman` carrying a 64 MiB download.
 // Every container is removed by the exact name the test gave it.
@@ -13,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { confirmOnScreen, INNER_PROMPT, INNER_SHELL, JACKIN, paneFor, REPO_ROOT } from './helpers/jackin-cli.ts';
-import { containerName, glibcTestImage, removeContainer } from './helpers/podman-image.mjs';
+import { containerName, glibcTestImage, removeContainer, type TestEngine } from './helpers/podman-image.mjs';
 import { pollUntil } from './helpers/poll.ts';
 import { freePort } from './helpers/free-port.ts';
 import { stopChild } from './helpers/stop-child.ts';
@@ -25,10 +27,11 @@ const execFileP = promisify(execFile);
 const CONTAINER_START_MS = 60_000;
 const PALETTE_KEY = [0x1c];
 const NODE_IN_CONTAINER = '/opt/jackin/node';
+const ENGINES: readonly TestEngine[] = ['podman', 'docker'];
 
-function named(t: TestContext, label: string): string {
-  const name = containerName(label);
-  t.after(() => removeContainer(name));
+function named(t: TestContext, engine: TestEngine, label: string): string {
+  const name = containerName(`${engine}-${label}`);
+  t.after(() => removeContainer(name, engine));
   return name;
 }
 
@@ -63,10 +66,10 @@ function get(url: string): Promise<{ status: number; body: Buffer }> {
   });
 }
 
-async function startContainerSession(t: TestContext, pane: TmuxPane, label: string, ws: string): Promise<string> {
-  const name = named(t, label);
-  const image = await glibcTestImage();
-  await pane.typeLine(`clear; ${JACKIN} run --image ${image.ref} --engine podman --name ${name} --workspace ${shellQuote(ws)} -- ${INNER_SHELL}; echo "jackin-rc=$?"`);
+async function startContainerSession(t: TestContext, engine: TestEngine, pane: TmuxPane, label: string, ws: string): Promise<string> {
+  const name = named(t, engine, label);
+  const image = await glibcTestImage(engine);
+  await pane.typeLine(`clear; ${JACKIN} run --image ${image.ref} --engine ${engine} --name ${name} --workspace ${shellQuote(ws)} -- ${INNER_SHELL}; echo "jackin-rc=$?"`);
   await pane.waitForText(INNER_PROMPT, { timeoutMs: CONTAINER_START_MS });
   return name;
 }
@@ -93,99 +96,101 @@ async function openOffered(pane: TmuxPane, note: RegExp | null): Promise<string>
   return screen;
 }
 
-for (const host of ['127.0.0.1', '::1']) {
-  test(`login callback: a login server on the container's ${host} gets its code once the operator opened its link; nothing is bound before, and it closes after`, { timeout: 240_000 }, async (t) => {
+for (const engine of ENGINES) {
+  for (const host of ['127.0.0.1', '::1']) {
+    test(`${engine}: login callback: a login server on the container's ${host} gets its code once the operator opened its link; nothing is bound before, and it closes after`, { timeout: 240_000 }, async (t) => {
+      const rec = recordingOpener(t);
+      const pane = await paneFor(t, { rows: 30, cols: 120, env: rec.env });
+      const ws = workspace(t);
+      const name = await startContainerSession(t, engine, pane, host === '::1' ? 'login6' : 'login4', ws);
+      const port = await freePort();
+      const link = await offerLogin(pane, host, port);
+      // Printed and offered, not opened: nothing is bound on the host.
+      assert.equal(await probe(port), 'ECONNREFUSED');
+      assert.deepEqual(rec.opened(), []);
+
+      await openOffered(pane, new RegExp(`…and forward localhost:${port} to ${name.slice(0, 24)}`));
+      await pollUntil('the link to reach the opener', () => rec.opened().length === 1, { last: rec.opened });
+      assert.deepEqual(rec.opened(), [link]);
+      // The browser's redirect: the host's localhost:PORT now leads to the container's.
+      const r = await get(`http://localhost:${port}/callback?code=c0de-${port}`);
+      assert.equal(r.status, 200);
+      assert.equal(r.body.toString(), 'signed in\n');
+      await pane.waitForText(`GOT-CODE=c0de-${port}`);
+      // Its exchange done and the connection idle: the host port closes again, with a notice and a log line.
+      await pollUntil('the login forward to close', async () => (await probe(port)) === 'ECONNREFUSED', { timeoutMs: 30_000 });
+      const log = await pollUntil('the close in the host log', async () => {
+        const l = (await readActions(pane.jackinHome, name)).filter((a) => a.action === 'login-forward');
+        return l.length >= 2 ? l : undefined;
+      });
+      await pane.waitForText(`Stopped forwarding localhost:${port}`);
+      assert.deepEqual(log.map((a) => [a.target, a.result, a.detail?.startsWith('closed') ? 'closed' : 'opened']), [
+        [`localhost:${port} -> ${name}:${port}`, 'ok', 'opened'],
+        [`localhost:${port} -> ${name}:${port}`, 'ok', 'closed'],
+      ]);
+    });
+  }
+
+  test(`${engine}: login callback: a host port already taken still opens the link, and a notice says why nothing was forwarded`, { timeout: 240_000 }, async (t) => {
     const rec = recordingOpener(t);
     const pane = await paneFor(t, { rows: 30, cols: 120, env: rec.env });
     const ws = workspace(t);
-    const name = await startContainerSession(t, pane, host === '::1' ? 'login6' : 'login4', ws);
-    const port = await freePort();
-    const link = await offerLogin(pane, host, port);
-    // Printed and offered, not opened: nothing is bound on the host.
-    assert.equal(await probe(port), 'ECONNREFUSED');
-    assert.deepEqual(rec.opened(), []);
-
-    await openOffered(pane, new RegExp(`…and forward localhost:${port} to ${name}`));
+    const name = await startContainerSession(t, engine, pane, 'login-taken', ws);
+    const holder = createServer((s) => s.end('the host\'s own server\n'));
+    await new Promise<void>((r) => holder.listen({ host: '127.0.0.1', port: 0 }, () => r()));
+    t.after(() => new Promise<void>((r) => holder.close(() => r())));
+    const port = (holder.address() as AddressInfo).port;
+    await offerLogin(pane, '127.0.0.1', port);
+    await openOffered(pane, new RegExp(`…and forward localhost:${port} to ${name.slice(0, 24)}`));
     await pollUntil('the link to reach the opener', () => rec.opened().length === 1, { last: rec.opened });
-    assert.deepEqual(rec.opened(), [link]);
-    // The browser's redirect: the host's localhost:PORT now leads to the container's.
-    const r = await get(`http://localhost:${port}/callback?code=c0de-${port}`);
-    assert.equal(r.status, 200);
-    assert.equal(r.body.toString(), 'signed in\n');
-    await pane.waitForText(`GOT-CODE=c0de-${port}`);
-    // Its exchange done and the connection idle: the host port closes again, with a notice and a log line.
-    await pollUntil('the login forward to close', async () => (await probe(port)) === 'ECONNREFUSED', { timeoutMs: 30_000 });
-    const log = await pollUntil('the close in the host log', async () => {
-      const l = (await readActions(pane.jackinHome, name)).filter((a) => a.action === 'login-forward');
-      return l.length >= 2 ? l : undefined;
+    await pane.waitForText(`Not forwarding localhost:${port}`);
+    const log = (await readActions(pane.jackinHome, name)).filter((a) => a.action === 'login-forward');
+    assert.deepEqual(log.map((a) => a.result), ['failed']);
+  });
+
+  test(`${engine}: login callback: JACKIN_LOGIN_FORWARD=off opens the link and forwards nothing`, { timeout: 240_000 }, async (t) => {
+    const rec = recordingOpener(t);
+    const pane = await paneFor(t, { rows: 30, cols: 120, env: { ...rec.env, JACKIN_LOGIN_FORWARD: 'off' } });
+    const ws = workspace(t);
+    const name = await startContainerSession(t, engine, pane, 'login-off', ws);
+    const port = await freePort();
+    await offerLogin(pane, '127.0.0.1', port);
+    const screen = await openOffered(pane, null);
+    assert.doesNotMatch(screen, /forward localhost/);
+    await pollUntil('the link to reach the opener', () => rec.opened().length === 1, { last: rec.opened });
+    assert.equal(await probe(port), 'ECONNREFUSED');
+    assert.deepEqual((await readActions(pane.jackinHome, name)).filter((a) => a.action === 'login-forward'), []);
+  });
+
+  test(`${engine}: jackin forward --via ${engine}: a 64 MiB download from the container's loopback arrives intact (SHA-256)`, { timeout: 240_000 }, async (t) => {
+    const pane = await paneFor(t, { rows: 30, cols: 120 });
+    const ws = workspace(t);
+    const data = randomBytes(64 * 1024 * 1024);
+    writeFileSync(join(ws, 'big.bin'), data);
+    chmodSync(join(ws, 'big.bin'), 0o644);
+    const name = await startContainerSession(t, engine, pane, 'fwd-via', ws);
+    const port = await freePort();
+    await pane.typeLine(`clear; ${NODE_IN_CONTAINER} /workspace/login-server.cjs 127.0.0.1 ${port} /workspace/big.bin &`);
+    await pane.waitForText('LISTENING-ON-127.0.0.1', { timeoutMs: 30_000 });
+    const hostPort = await freePort();
+    const child = spawn(process.execPath, [join(REPO_ROOT, 'bin', 'jackin.js'), 'forward', name, `${hostPort}:${port}`, '--via', engine], {
+      env: { ...process.env, JACKIN_HOME: pane.jackinHome },
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
-    await pane.waitForText(`Stopped forwarding localhost:${port}`);
-    assert.deepEqual(log.map((a) => [a.target, a.result, a.detail?.startsWith('closed') ? 'closed' : 'opened']), [
-      [`localhost:${port} -> ${name}:${port}`, 'ok', 'opened'],
-      [`localhost:${port} -> ${name}:${port}`, 'ok', 'closed'],
-    ]);
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (b: Buffer) => (out += b.toString()));
+    child.stderr.on('data', (b: Buffer) => (err += b.toString()));
+    t.after(() => stopChild(child, 'SIGINT'));
+    await pollUntil('jackin forward to print its URL', () => out.includes(`http://localhost:${hostPort}/`), { timeoutMs: 30_000, last: () => err });
+    const r = await get(`http://localhost:${hostPort}/file`);
+    assert.equal(r.status, 200);
+    assert.equal(r.body.length, data.length);
+    assert.equal(createHash('sha256').update(r.body).digest('hex'), createHash('sha256').update(data).digest('hex'));
+    await stopChild(child, 'SIGINT');
+    assert.equal(child.exitCode, 0, err);
+    // Nothing else on the container side ever listens on the host.
+    assert.equal(await probe(port), 'ECONNREFUSED');
+    assert.ok((await execFileP(engine, ['inspect', '--type', 'container', '--format', '{{.Id}}', name]).then(() => true, () => false)));
   });
 }
-
-test('login callback: a host port already taken still opens the link, and a notice says why nothing was forwarded', { timeout: 240_000 }, async (t) => {
-  const rec = recordingOpener(t);
-  const pane = await paneFor(t, { rows: 30, cols: 120, env: rec.env });
-  const ws = workspace(t);
-  const name = await startContainerSession(t, pane, 'login-taken', ws);
-  const holder = createServer((s) => s.end('the host\'s own server\n'));
-  await new Promise<void>((r) => holder.listen({ host: '127.0.0.1', port: 0 }, () => r()));
-  t.after(() => new Promise<void>((r) => holder.close(() => r())));
-  const port = (holder.address() as AddressInfo).port;
-  await offerLogin(pane, '127.0.0.1', port);
-  await openOffered(pane, new RegExp(`…and forward localhost:${port} to ${name}`));
-  await pollUntil('the link to reach the opener', () => rec.opened().length === 1, { last: rec.opened });
-  await pane.waitForText(`Not forwarding localhost:${port}`);
-  const log = (await readActions(pane.jackinHome, name)).filter((a) => a.action === 'login-forward');
-  assert.deepEqual(log.map((a) => a.result), ['failed']);
-});
-
-test('login callback: JACKIN_LOGIN_FORWARD=off opens the link and forwards nothing', { timeout: 240_000 }, async (t) => {
-  const rec = recordingOpener(t);
-  const pane = await paneFor(t, { rows: 30, cols: 120, env: { ...rec.env, JACKIN_LOGIN_FORWARD: 'off' } });
-  const ws = workspace(t);
-  const name = await startContainerSession(t, pane, 'login-off', ws);
-  const port = await freePort();
-  await offerLogin(pane, '127.0.0.1', port);
-  const screen = await openOffered(pane, null);
-  assert.doesNotMatch(screen, /forward localhost/);
-  await pollUntil('the link to reach the opener', () => rec.opened().length === 1, { last: rec.opened });
-  assert.equal(await probe(port), 'ECONNREFUSED');
-  assert.deepEqual((await readActions(pane.jackinHome, name)).filter((a) => a.action === 'login-forward'), []);
-});
-
-test('jackin forward --via podman: a 64 MiB download from the container\'s loopback arrives intact (SHA-256)', { timeout: 240_000 }, async (t) => {
-  const pane = await paneFor(t, { rows: 30, cols: 120 });
-  const ws = workspace(t);
-  const data = randomBytes(64 * 1024 * 1024);
-  writeFileSync(join(ws, 'big.bin'), data);
-  chmodSync(join(ws, 'big.bin'), 0o644);
-  const name = await startContainerSession(t, pane, 'fwd-via', ws);
-  const port = await freePort();
-  await pane.typeLine(`clear; ${NODE_IN_CONTAINER} /workspace/login-server.cjs 127.0.0.1 ${port} /workspace/big.bin &`);
-  await pane.waitForText('LISTENING-ON-127.0.0.1', { timeoutMs: 30_000 });
-  const hostPort = await freePort();
-  const child = spawn(process.execPath, [join(REPO_ROOT, 'bin', 'jackin.js'), 'forward', name, `${hostPort}:${port}`, '--via', 'podman'], {
-    env: { ...process.env, JACKIN_HOME: pane.jackinHome },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (b: Buffer) => (out += b.toString()));
-  child.stderr.on('data', (b: Buffer) => (err += b.toString()));
-  t.after(() => stopChild(child, 'SIGINT'));
-  await pollUntil('jackin forward to print its URL', () => out.includes(`http://localhost:${hostPort}/`), { timeoutMs: 30_000, last: () => err });
-  const r = await get(`http://localhost:${hostPort}/file`);
-  assert.equal(r.status, 200);
-  assert.equal(r.body.length, data.length);
-  assert.equal(createHash('sha256').update(r.body).digest('hex'), createHash('sha256').update(data).digest('hex'));
-  await stopChild(child, 'SIGINT');
-  assert.equal(child.exitCode, 0, err);
-  // Nothing else on the container side ever listens on the host.
-  assert.equal(await probe(port), 'ECONNREFUSED');
-  assert.ok((await execFileP('podman', ['container', 'exists', name]).then(() => true, () => false)));
-});

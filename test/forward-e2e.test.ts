@@ -37,14 +37,24 @@ interface Forward {
   stderr(): string;
 }
 
-/** Starts `jackin forward` and waits for its URL on stdout; stopped with Ctrl+C (SIGINT) at the end. */
-async function startForward(t: TestContext, c: ExportCapsule, args: string[]): Promise<Forward> {
+/**
+ * The `jackin forward` processes of a test, stopped with Ctrl+C (SIGINT) when it ends. Made before the
+ * capsule, so that they stop (and write their last log line) before its directories are removed.
+ */
+function forwardKids(t: TestContext): ChildProcess[] {
+  const kids: ChildProcess[] = [];
+  t.after(() => Promise.all(kids.map((k) => stopChild(k, 'SIGINT'))));
+  return kids;
+}
+
+/** Starts `jackin forward` and waits for its URL on stdout. */
+async function startForward(kids: ChildProcess[], c: ExportCapsule, args: string[]): Promise<Forward> {
   const child = spawn(process.execPath, [JACKIN_BIN, 'forward', c.name, ...args], { env: c.env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stdout!.on('data', (b: Buffer) => (out += b.toString()));
   child.stderr!.on('data', (b: Buffer) => (err += b.toString()));
-  t.after(() => stopChild(child, 'SIGINT'));
+  kids.push(child);
   const url = await pollUntil('jackin forward to print its URL', () => {
     if (child.exitCode !== null) throw new Error(`jackin forward exited ${child.exitCode}: ${err}`);
     return /^(http:\/\/localhost:\d+\/)$/m.exec(out)?.[1] ?? /"url":"([^"]+)"/.exec(out)?.[1];
@@ -73,6 +83,7 @@ function sha(b: Buffer): string {
 }
 
 test('jackin forward: a 64 MiB download from the capsule side arrives intact (SHA-256), and the log records the forward', async (t) => {
+  const kids = forwardKids(t);
   const c = await startExportCapsule(t, 'fwd-big-i36');
   const body = randomBytes(64 * MiB);
   const server = createHttpServer((req, res) => {
@@ -81,7 +92,7 @@ test('jackin forward: a 64 MiB download from the capsule side arrives intact (SH
   });
   const port = await listening(t, server, '127.0.0.1');
   const hostPort = await freePort();
-  const f = await startForward(t, c, [`${hostPort}:${port}`]);
+  const f = await startForward(kids, c, [`${hostPort}:${port}`]);
   assert.equal(f.url, `http://localhost:${hostPort}/`);
   const got = await fetchDigest(`http://127.0.0.1:${hostPort}/big`);
   assert.deepEqual(got, { status: 200, bytes: body.length, sha256: sha(body) });
@@ -101,12 +112,13 @@ test('jackin forward: a 64 MiB download from the capsule side arrives intact (SH
 });
 
 test('jackin forward reaches a server that listens on ::1 only, over an exec relay (attach-proxy), with one -v line per connection', async (t) => {
+  const kids = forwardKids(t);
   const c = await startExportCapsule(t, 'fwd-v6-i36');
   const server = createHttpServer((req, res) => res.end(`v6 only: ${req.url}`));
   const port = await listening(t, server, '::1');
   const hostPort = await freePort();
   const relay = [process.execPath, CAPSULE_BIN, 'attach-proxy', '--socket', c.socket].map(shellQuote).join(' ');
-  const f = await startForward(t, c, [`${hostPort}:${port}`, '--exec', relay, '-v']);
+  const f = await startForward(kids, c, [`${hostPort}:${port}`, '--exec', relay, '-v']);
   for (const path of ['/a', '/b']) {
     const body = await new Promise<string>((resolve, reject) => {
       // A new connection each time (no keep-alive agent), so each gets its own line.
@@ -123,6 +135,7 @@ test('jackin forward reaches a server that listens on ::1 only, over an exec rel
 });
 
 test('jackin forward carries a half-close: the client ends its side and still receives the whole answer', async (t) => {
+  const kids = forwardKids(t);
   const c = await startExportCapsule(t, 'fwd-half-i36');
   // An echo server that answers only after the client's EOF, then ends.
   const server = createServer({ allowHalfOpen: true }, (s) => {
@@ -132,7 +145,7 @@ test('jackin forward carries a half-close: the client ends its side and still re
   });
   const port = await listening(t, server, '127.0.0.1');
   const hostPort = await freePort();
-  await startForward(t, c, [`${hostPort}:${port}`]);
+  await startForward(kids, c, [`${hostPort}:${port}`]);
   const sent = randomBytes(3 * MiB + 5);
   const got = await new Promise<Buffer>((resolve, reject) => {
     const s: Socket = connect({ host: '127.0.0.1', port: hostPort, allowHalfOpen: true }, () => s.end(sent));
@@ -145,10 +158,11 @@ test('jackin forward carries a half-close: the client ends its side and still re
 });
 
 test('jackin forward: nothing listening in the capsule resets the connection and says E_FORWARD_REFUSED; a reset server is a reset', async (t) => {
+  const kids = forwardKids(t);
   const c = await startExportCapsule(t, 'fwd-refused-i36');
   const closedPort = await freePort();
   const hostPort = await freePort();
-  const f = await startForward(t, c, [`${hostPort}:${closedPort}`]);
+  const f = await startForward(kids, c, [`${hostPort}:${closedPort}`]);
   const outcome = await new Promise<string>((resolve) => {
     const s = connect({ host: '127.0.0.1', port: hostPort });
     s.on('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? 'error'));
@@ -161,7 +175,7 @@ test('jackin forward: nothing listening in the capsule resets the connection and
   const resetter = createServer((s) => s.resetAndDestroy());
   const port = await listening(t, resetter, '127.0.0.1');
   const hostPort2 = await freePort();
-  await startForward(t, c, [`${hostPort2}:${port}`]);
+  await startForward(kids, c, [`${hostPort2}:${port}`]);
   const code = await new Promise<string>((resolve) => {
     const s = connect({ host: '127.0.0.1', port: hostPort2 }, () => s.write('hello'));
     s.on('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? 'error'));
@@ -171,6 +185,7 @@ test('jackin forward: nothing listening in the capsule resets the connection and
 });
 
 test('jackin forward: a taken host port, a port below 1024 without a host port above it, a bad port: refused with codes, nothing bound', async (t) => {
+  const kids = forwardKids(t);
   const c = await startExportCapsule(t, 'fwd-ports-i36');
   const holder = createServer();
   const taken = await listening(t, holder, '127.0.0.1');
@@ -187,13 +202,17 @@ test('jackin forward: a taken host port, a port below 1024 without a host port a
 });
 
 test('jackin forward holds at most 32 connections at once; the 33rd is reset and reported E_FORWARD_LIMIT', async (t) => {
+  const kids = forwardKids(t);
   const c = await startExportCapsule(t, 'fwd-limit-i36');
   const held: Socket[] = [];
-  const server = createServer((s) => held.push(s));
+  const server = createServer((s) => {
+    s.on('error', () => {});
+    held.push(s);
+  });
   t.after(() => held.forEach((s) => s.destroy()));
   const port = await listening(t, server, '127.0.0.1');
   const hostPort = await freePort();
-  const f = await startForward(t, c, [`${hostPort}:${port}`, '-v']);
+  const f = await startForward(kids, c, [`${hostPort}:${port}`, '-v']);
   const clients: Socket[] = [];
   t.after(() => clients.forEach((s) => s.destroy()));
   for (let i = 0; i < 32; i++) {
@@ -214,6 +233,7 @@ test('jackin forward holds at most 32 connections at once; the 33rd is reset and
 });
 
 test('a hostile host cannot make the capsule connect elsewhere: a forward request naming an address is refused, nothing connects', async (t) => {
+  const kids = forwardKids(t);
   const c = await startExportCapsule(t, 'fwd-hostile-host-i36');
   let connections = 0;
   const bait = createServer((s) => {

@@ -16,8 +16,8 @@ export const FORWARD_REPLY_TIMEOUT_MS = 12_000;
 /**
  * Sends the `forward` request on `t` and waits for the reply. Resolves with the loopback the capsule
  * reached and the bytes read past the reply; rejects with the capsule's code (E_FORWARD_REFUSED,
- * E_FORWARD_TIMEOUT, E_FORWARD_LIMIT), E_FORWARD_UNSUPPORTED for a capsule without forwards, or
- * E_FORWARD_PROTOCOL / E_FORWARD_TIMEOUT for a capsule that answers wrong or not at all.
+ * E_FORWARD_TIMEOUT, E_FORWARD_LIMIT), E_FORWARD_UNSUPPORTED for a capsule without forwards,
+ * E_FORWARD_PROTOCOL for one that answers wrong, E_FORWARD_TIMEOUT / E_FORWARD_RESET for no answer.
  */
 export function requestForward(t: Transport, port: number, timeoutMs = FORWARD_REPLY_TIMEOUT_MS): Promise<{ address: ForwardLoopback; rest: Buffer }> {
   return new Promise((resolve, reject) => {
@@ -47,7 +47,9 @@ export function requestForward(t: Transport, port: number, timeoutMs = FORWARD_R
         done(unsupported ? new JackinError('E_FORWARD_UNSUPPORTED', 'this capsule has no forwards (an older jackin-capsule); update it in the container', { cause: e }) : e instanceof JackinError && e.code === 'E_CONTROL_REPLY' ? new JackinError('E_FORWARD_PROTOCOL', e.message, { cause: e }) : (e as Error));
       }
     };
-    const onEnd = (): void => done(new JackinError('E_FORWARD_UNSUPPORTED', `the capsule closed the connection without answering the forward of port ${port} (an upstream or older capsule?)`));
+    // Our capsule always answers; one that is busy (its limit of connections in handshake) or going away
+    // closes first. A capsule without forwards answers E_UNKNOWN_METHOD, above.
+    const onEnd = (): void => done(new JackinError('E_FORWARD_RESET', `the capsule closed the connection without answering the forward of port ${port}`));
     t.readable.on('data', onData);
     t.readable.on('end', onEnd);
     t.readable.on('error', onEnd);

@@ -183,5 +183,8 @@ export function pumpForward(o: ForwardPumpOptions): Promise<ForwardOutcome> {
 
   for (const [emitter, event, fn] of listeners()) emitter.on(event, fn);
   if (o.initial !== undefined && o.initial.length > 0) onPeerData(o.initial);
+  // Either side may have gone while the forward was being set up: its 'close' was before our listeners.
+  if (local.destroyed) fail('reset', 'local', 'the connection closed before the forward started');
+  else if (peer.readable.destroyed) fail('reset', 'peer', 'the connection to the other side closed before the forward started');
   return outcome;
 }

@@ -35,6 +35,8 @@ function connectTo(address: ForwardLoopback, port: number, timeoutMs: number): P
     socket.once('connect', () => {
       clearTimeout(timer);
       socket.off('error', onError);
+      // Until the pump listens, a reset by the server is noticed by the pump (a closed socket), not thrown.
+      socket.on('error', () => {});
       resolve({ ok: true, socket });
     });
     const onError = (e: NodeJS.ErrnoException): void => {

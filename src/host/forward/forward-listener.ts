@@ -107,6 +107,9 @@ export class ForwardListener {
     }
     this.#sockets.add(s);
     s.once('close', () => this.#sockets.delete(s));
+    // Until the pump listens (the capsule is being reached), a reset by the browser is only a failure of this
+    // connection, reported by forwardConnection, never an uncaught error.
+    s.on('error', () => {});
     emit({ kind: 'accepted', id, from: `${s.remoteAddress ?? '?'}:${s.remotePort ?? '?'}` });
     const onBytes = this.#o.onBytes;
     forwardConnection(s, {

@@ -1,0 +1,140 @@
+// Issue 36: `jackin forward` against the same HTTP request made directly on the capsule's loopback, same
+// run: a small request's time to first byte (a new connection each time, as a browser's callback makes it)
+// and a 64 MiB download's throughput. The capsule is local (its loopback is the host's), so the direct
+// request is exactly the one a program inside would make; the forward adds the host listener, one new
+// capsule connection per TCP connection, the forward request and the framed pump on both sides.
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { get } from 'node:http';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { fmt, quantile } from '../lib/stats.mjs';
+import { median, startCapsule } from './export.mjs';
+
+export const id = 'forward';
+export const title = 'Forward: a forwarded HTTP request against the same request on the capsule side';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const JACKIN = join(root, 'bin', 'jackin.js');
+const MiB = 1024 * 1024;
+
+// The container side's server, in a process of its own: /small answers 2 bytes, /big 64 MiB.
+const SERVER = `
+const http = require('node:http');
+const big = require('node:crypto').randomBytes(64 * 1024 * 1024);
+const s = http.createServer((req, res) => {
+  if (req.url === '/big') { res.writeHead(200, { 'content-length': big.length }); res.end(big); }
+  else { res.writeHead(200, { 'content-length': 2 }); res.end('ok'); }
+});
+s.listen(0, '127.0.0.1', () => process.stdout.write(String(s.address().port) + '\\n'));
+`;
+
+function freePort() {
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** One GET on a new connection: seconds to the first body byte, and to the last, and the byte count. */
+function request(port, path) {
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    let first = 0;
+    let bytes = 0;
+    get({ host: '127.0.0.1', port, path, agent: false }, (res) => {
+      res.on('data', (b) => {
+        if (bytes === 0) first = performance.now();
+        bytes += b.length;
+      });
+      res.on('end', () => resolve({ ttfb: (first - t0) / 1000, total: (performance.now() - t0) / 1000, bytes }));
+      res.on('error', reject);
+    }).on('error', reject);
+  });
+}
+
+function firstLine(child, what) {
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (b) => {
+      out += b.toString();
+      const nl = out.indexOf('\n');
+      if (nl >= 0) resolve(out.slice(0, nl));
+    });
+    child.once('exit', (code) => reject(new Error(`${what} exited ${code}`)));
+  });
+}
+
+export async function run({ quick, log }) {
+  const smallRuns = quick ? 20 : 100;
+  const bigRuns = quick ? 2 : 5;
+  const base = mkdtempSync(join(tmpdir(), 'jackin-bench-forward-'));
+  const home = join(base, 'home');
+  const ws = join(base, 'ws');
+  mkdirSync(ws, { recursive: true });
+  const env = { ...process.env, JACKIN_HOME: home };
+  const data = { smallRuns, bigRuns, bigMiB: 64 };
+  let capsule;
+  let server;
+  let forward;
+  try {
+    capsule = await startCapsule(home, 'fwd', ws);
+    server = spawn(process.execPath, ['-e', SERVER], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const port = Number(await firstLine(server, 'the server'));
+    const hostPort = await freePort();
+    forward = spawn(process.execPath, [JACKIN, 'forward', 'fwd', `${hostPort}:${port}`], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+    await firstLine(forward, 'jackin forward');
+    // Direct and forwarded alternate, after a discarded warm-up of each.
+    const direct = { small: [], big: [] };
+    const forwarded = { small: [], big: [] };
+    await request(port, '/small');
+    await request(hostPort, '/small');
+    for (let i = 0; i < smallRuns; i++) {
+      direct.small.push((await request(port, '/small')).ttfb);
+      forwarded.small.push((await request(hostPort, '/small')).ttfb);
+    }
+    await request(hostPort, '/big');
+    for (let i = 0; i < bigRuns; i++) {
+      const d = await request(port, '/big');
+      const f = await request(hostPort, '/big');
+      if (d.bytes !== 64 * MiB || f.bytes !== 64 * MiB) throw new Error(`short download: ${d.bytes} / ${f.bytes}`);
+      direct.big.push(d.total);
+      forwarded.big.push(f.total);
+    }
+    data.directTtfbMs = median(direct.small) * 1000;
+    data.forwardTtfbMs = median(forwarded.small) * 1000;
+    data.directTtfbP95Ms = quantile(direct.small, 0.95) * 1000;
+    data.forwardTtfbP95Ms = quantile(forwarded.small, 0.95) * 1000;
+    data.directBigSeconds = median(direct.big);
+    data.forwardBigSeconds = median(forwarded.big);
+    log(`forward: TTFB direct ${fmt(data.directTtfbMs, 2)} ms, forwarded ${fmt(data.forwardTtfbMs, 2)} ms; 64 MiB direct ${fmt(data.directBigSeconds, 3)} s, forwarded ${fmt(data.forwardBigSeconds, 3)} s`);
+  } finally {
+    forward?.kill('SIGINT');
+    server?.kill('SIGKILL');
+    capsule?.kill('SIGKILL');
+    await new Promise((r) => setTimeout(r, 200));
+    rmSync(base, { recursive: true, force: true });
+  }
+  return { data, markdown: render(data) };
+}
+
+function render(d) {
+  const directRate = d.bigMiB / d.directBigSeconds;
+  const forwardRate = d.bigMiB / d.forwardBigSeconds;
+  return [
+    `| measure | on the capsule side | through \`jackin forward\` | ratio |`,
+    `|---|---:|---:|---:|`,
+    `| time to first byte, new connection (ms, median of ${d.smallRuns}) | ${fmt(d.directTtfbMs, 2)} | ${fmt(d.forwardTtfbMs, 2)} | +${fmt(d.forwardTtfbMs - d.directTtfbMs, 2)} ms |`,
+    `| time to first byte, p95 (ms) | ${fmt(d.directTtfbP95Ms, 2)} | ${fmt(d.forwardTtfbP95Ms, 2)} | |`,
+    `| ${d.bigMiB} MiB download (s, median of ${d.bigRuns}) | ${fmt(d.directBigSeconds, 3)} | ${fmt(d.forwardBigSeconds, 3)} | |`,
+    `| throughput (MiB/s) | ${fmt(directRate, 0)} | ${fmt(forwardRate, 0)} | ${fmt(forwardRate / directRate, 2)}× |`,
+    '',
+    'Direct and forwarded requests alternate in the same run, after a discarded warm-up of each; every small request opens a new connection (as a login callback does), so the forward\'s time to first byte includes its new connection to the capsule and the `forward` request. The capsule is local: the direct request is the one a program in the capsule would make.',
+    '',
+  ].join('\n');
+}
