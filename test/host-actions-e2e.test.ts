@@ -73,7 +73,10 @@ test('one palette key answered with an open, an export and a clipboard read: exa
     return l.length >= 3 ? l : undefined;
   }, WAIT);
   const seen = (): string => JSON.stringify({ log, opened: host.opened(), written: readdirSync(host.downloads), images: imagesSent(c) });
-  assert.deepEqual(log.map((r) => [r.action, r.result]), [['export', 'refused'], ['paste-image', 'refused'], ['open-url', 'ok']], seen());
+  // The open came first and took the gesture; its entry is written when the opener has run, so under load it
+  // may land before or after the two refusals: the set is what counts.
+  const byAction = (rows: readonly { action: string; result: string }[]): string[][] => rows.map((r) => [r.action, r.result]).sort();
+  assert.deepEqual(byAction(log), [['export', 'refused'], ['open-url', 'ok'], ['paste-image', 'refused']], seen());
   assert.deepEqual(host.opened(), ['https://example.com/open-1'], seen());
   // The outcome is drawn by the host itself, over an upstream capsule too.
   await pane.waitForText('Opened https://example.com', WAIT);
