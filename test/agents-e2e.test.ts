@@ -35,6 +35,19 @@ const AGENTS: Record<AgentName, { key: keyof typeof FAKE_KEYS; program: () => st
   gemini: { key: 'GEMINI_API_KEY', program: () => ['/opt/jackin/node', agentProgramInContainer('gemini')], extraEnv: [] },
 };
 
+/** The engine each agent runs on here, as in docs/guide.md (most users have Docker; Podman for Codex). */
+const ENGINE: Record<AgentName, TestEngine> = { claude: 'docker', codex: 'podman', gemini: 'docker' };
+
+/**
+ * `jackin run`'s words for `agent` as docs/guide.md shows them ("Agents in containers"), for an image, the
+ * agent's home and the agents folder; the tests put `--verbose --name --workspace --network none` first.
+ */
+function guideArgs(agent: AgentName, engine: TestEngine, where: { image: string; home: string; agents: string }, extraEnv: readonly string[] = []): string[] {
+  const spec = AGENTS[agent];
+  const env = [spec.key, `HOME=${AGENT_HOME}`, ...spec.extraEnv, ...extraEnv].flatMap((e) => ['--env', e]);
+  return ['--image', where.image, '--engine', engine, ...env, '--volume', `${where.home}:${AGENT_HOME}`, '--volume', `${where.agents}:${AGENTS_MOUNT}:ro`, '--', ...spec.program()];
+}
+
 interface AgentSession {
   pane: TmuxPane;
   name: string;
@@ -55,7 +68,7 @@ function scratch(t: TestContext, label: string): string {
  * profile, so in no command line), `--env HOME=/home/agent --volume HOME:/home/agent` for its config, the
  * agents folder read-only, `--network none`.
  */
-async function startAgent(t: TestContext, agent: AgentName, engine: TestEngine, { x, env = {}, extraEnv = [], ready }: { x: Xvfb; env?: Record<string, string>; extraEnv?: string[]; ready: RegExp }): Promise<AgentSession> {
+async function startAgent(t: TestContext, agent: AgentName, { engine = ENGINE[agent], x, env = {}, extraEnv = [], ready }: { engine?: TestEngine; x: Xvfb; env?: Record<string, string>; extraEnv?: string[]; ready: RegExp }): Promise<AgentSession> {
   agentProgram(agent); // fails the test, naming the install command, when the agent is missing
   const spec = AGENTS[agent];
   const dir = scratch(t, agent);
@@ -71,10 +84,9 @@ async function startAgent(t: TestContext, agent: AgentName, engine: TestEngine, 
   const image = await glibcAgentTestImage(engine, [agentProgram('claude')]);
   const pane = await paneFor(t, { rows: 40, cols: 120, env: { DISPLAY: x.display, JACKIN_PASTE_KEY: 'ctrl+v', ...env } });
   await pane.typeLine(`. ${shellQuote(profile)}`);
-  const envs = [spec.key, `HOME=${AGENT_HOME}`, ...spec.extraEnv, ...extraEnv].map((e) => `--env ${shellQuote(e)}`).join(' ');
+  const args = guideArgs(agent, engine, { image: image.ref, home, agents: agentsDir() }, extraEnv);
   await pane.typeLine(
-    `clear; ${JACKIN} run --verbose --image ${image.ref} --engine ${engine} --name ${name} --workspace ${shellQuote(ws)} --network none ${envs} ` +
-      `--volume ${shellQuote(home)}:${AGENT_HOME} --volume ${shellQuote(agentsDir())}:${AGENTS_MOUNT}:ro -- ${spec.program().map(shellQuote).join(' ')} 2>>${shellQuote(log)}; echo "jackin-rc=$?"`,
+    `clear; ${JACKIN} run --verbose --name ${name} --workspace ${shellQuote(ws)} --network none ${args.map(shellQuote).join(' ')} 2>>${shellQuote(log)}; echo "jackin-rc=$?"`,
   );
   await pane.waitForText(ready, { timeoutMs: AGENT_START_MS });
   const noticed = (notice: RegExp): Promise<string> =>
@@ -126,7 +138,7 @@ function query(url: string): Record<string, string> {
 test('Claude Code in a docker container: /login\'s browser becomes a link offer with its loopback redirect_uri; "c to copy" a copy offer the palette copies exactly; Ctrl+V gives [Image #1]', { timeout: 300_000 }, async (t) => {
   const x = await withX(t);
   const opener = recordingOpener(t);
-  const s = await startAgent(t, 'claude', 'docker', { x, env: opener.env, ready: /^❯\s/m });
+  const s = await startAgent(t, 'claude', { x, env: opener.env, ready: /^❯\s/m });
   const { pane } = s;
 
   // /login, the subscription sign-in: Claude runs $BROWSER in the container, which is jackin's.
@@ -200,7 +212,7 @@ async function sameAs(pane: TmuxPane, before: string, what: string): Promise<voi
 
 test('Claude Code\'s full-screen renderer (CLAUDE_CODE_NO_FLICKER=1) in a podman container: after a redraw and after detach/reattach the screen equals tmux\'s capture of it before', { timeout: 300_000 }, async (t) => {
   const x = await withX(t);
-  const s = await startAgent(t, 'claude', 'podman', { x, extraEnv: ['CLAUDE_CODE_NO_FLICKER=1'], ready: /❯/ });
+  const s = await startAgent(t, 'claude', { engine: 'podman', x, extraEnv: ['CLAUDE_CODE_NO_FLICKER=1'], ready: /❯/ });
   const { pane } = s;
   await pollUntil('the full-screen renderer to take the alternate screen', async () => (await pane.modes()).alternateOn, { timeoutMs: 15_000 });
   await pane.type('hello from jackin');
@@ -222,9 +234,9 @@ test('Claude Code\'s full-screen renderer (CLAUDE_CODE_NO_FLICKER=1) in a podman
 
 test('Codex in a podman container: Ctrl+V gives [Image #1]; no app-server daemon is left', { timeout: 300_000 }, async (t) => {
   const x = await withX(t);
-  const s = await startAgent(t, 'codex', 'podman', { x, ready: /Ask Codex to do anything|^› /m });
+  const s = await startAgent(t, 'codex', { x, ready: /Ask Codex to do anything|^› /m });
   await pasteImage(s, x, /› \[Image #1\]/);
-  const ps = (await execFileP('podman', ['exec', s.name, 'ps', '-eo', 'args='], { encoding: 'utf8' })).stdout;
+  const ps = (await execFileP(s.engine, ['exec', s.name, 'ps', '-eo', 'args='], { encoding: 'utf8' })).stdout;
   assert.doesNotMatch(ps, /app-server/, ps);
   await s.pane.sendKeys('C-c');
   await s.pane.sendKeys('C-c');
@@ -233,7 +245,7 @@ test('Codex in a podman container: Ctrl+V gives [Image #1]; no app-server daemon
 
 test('Gemini CLI in a docker container: Ctrl+V gives its image marker, and it submits the staged image without asking to read outside its workspace (context.includeDirectories)', { timeout: 300_000 }, async (t) => {
   const x = await withX(t);
-  const s = await startAgent(t, 'gemini', 'docker', { x, ready: /Type your message/ });
+  const s = await startAgent(t, 'gemini', { x, ready: /Type your message/ });
   await pasteImage(s, x, /> \[Image \.\.\.[0-9a-f]+\.png\]/);
   await s.pane.type(' describe it');
   await s.pane.waitForText(/\.png\]\s+describe it/);
@@ -254,4 +266,13 @@ test('Gemini CLI in a docker container: Ctrl+V gives its image marker, and it su
   assert.doesNotMatch(await s.pane.capture(), /outside your workspace/);
   await s.pane.sendKeys('C-c');
   await s.pane.sendKeys('C-c');
+});
+
+test('docs/guide.md shows for each agent the command these tests run', async () => {
+  const guide = readFileSync(new URL('../docs/guide.md', import.meta.url), 'utf8');
+  const block = /### Agents in containers[\s\S]*?```sh\n([\s\S]*?)```/.exec(guide)?.[1];
+  assert.ok(block !== undefined, 'the agents block is in the guide');
+  const commands = block.replace(/ \\\n\s*/g, ' ').split('\n').filter((l) => l.startsWith('jackin run ')).map((l) => l.slice('jackin run '.length).trim().split(/\s+/));
+  const agents: AgentName[] = ['claude', 'codex', 'gemini'];
+  assert.deepEqual(commands, agents.map((a) => guideArgs(a, ENGINE[a], { image: 'my-agent', home: `~/agents/${a}-home`, agents: '~/.cache/jackin-bridge/agents' })));
 });
