@@ -153,6 +153,8 @@ test('Claude Code in a docker container: /login\'s browser becomes a link offer 
   await pane.waitForText('Open offered link: https://claude.');
   await pane.sendKeys('u');
   await pane.waitForText('Open this link?');
+  // The callback's port is forwarded from the host to the container when the link opens.
+  await pane.waitForText(/forward localhost:\d+/);
   await confirmOnScreen(pane);
   const [opened] = await pollUntil('the offered link to reach the host opener', () => (opener.opened().length === 1 ? opener.opened() : undefined), { timeoutMs: 15_000, last: opener.opened });
   const link = query(opened!);
