@@ -54,6 +54,8 @@ interface AgentSession {
   engine: TestEngine;
   /** Waits for a notice in jackin's --verbose log (a notice is on screen for about 3 s only). */
   noticed: (notice: RegExp) => Promise<string>;
+  /** The paths of the images staged so far, from that log. */
+  staged: () => string[];
 }
 
 function scratch(t: TestContext, label: string): string {
@@ -94,11 +96,9 @@ async function startAgent(t: TestContext, agent: AgentName, { engine = ENGINE[ag
       const text = existsSync(log) ? readFileSync(log, 'utf8') : '';
       return notice.exec(text)?.[0];
     }, { timeoutMs: 30_000 });
-  return { pane, name, engine, noticed };
+  const staged = (): string[] => [...(existsSync(log) ? readFileSync(log, 'utf8') : '').matchAll(/host action send-image .*: ok \((\/jackin\/run\/clipboard\/\S+)\)/g)].map((m) => m[1]!);
+  return { pane, name, engine, noticed, staged };
 }
-
-/** A staged image's path typed as text on an agent's prompt line. */
-const TYPED_PATH = /[>›❯]\s+\/jackin\/run\/clipboard\/clip-\S+\.png/;
 
 /**
  * Ctrl+V with a PNG on the host's X11 clipboard: the agent shows `marker`. An agent still starting up can
@@ -110,13 +110,16 @@ async function pasteImage(s: AgentSession, x: Xvfb, marker: RegExp): Promise<voi
   const owner = await ownClipboard(x, 'image/png', bigPng(20_000));
   try {
     for (let attempt = 1; ; attempt++) {
+      const before = s.staged().length;
       await s.pane.sendKeys('C-v');
-      // The path as typed text on the prompt line (not jackin's "Image staged" notice, which names it too).
-      const screen = await s.pane.waitForText(new RegExp(`${marker.source}|${TYPED_PATH.source}`), { timeoutMs: 30_000 });
+      const path = await pollUntil('the image to be staged', () => s.staged()[before], { timeoutMs: 30_000 });
+      // This paste's path as typed text on the prompt line (not jackin's "Image staged" notice, which names it too).
+      const typed = new RegExp(`[>›❯]\\s+${path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`);
+      const screen = await s.pane.waitForText(new RegExp(`${marker.source}|${typed.source}`), { timeoutMs: 30_000 });
       if (marker.test(screen)) return;
       if (attempt === 3) assert.fail(`the agent took the pasted path as text three times:\n${screen}`);
       await s.pane.sendKeys('C-u');
-      await pollUntil('the typed path to be cleared', async () => !TYPED_PATH.test(await s.pane.capture()), { timeoutMs: 10_000 });
+      await pollUntil('the typed path to be cleared', async () => !typed.test(await s.pane.capture()), { timeoutMs: 10_000 });
       await settled(s.pane);
     }
   } finally {
