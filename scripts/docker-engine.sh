@@ -2,11 +2,18 @@
 # Starts or stops a real Docker engine (Debian's docker.io: containerd, then dockerd) on machines without
 # systemd, as the tests need it. Run as root. Measured recipe: docs/guide.md ("Testing with Docker").
 #
-#   scripts/docker-engine.sh start   # prints "started" (this call started it) or "running" (it already answered)
-#   scripts/docker-engine.sh stop    # stops only what `start` started, by the pids it recorded
+#   scripts/docker-engine.sh start   # prints "started" (this call started it), "shared" (a start of this
+#                                    # script runs it: now used by us too) or "running" (an engine not
+#                                    # started here answers: left alone)
+#   scripts/docker-engine.sh stop    # after "started" or "shared": this user is done; the engine that
+#                                    # `start` started is stopped, by the pids it recorded, once no user
+#                                    # is left
 #   scripts/docker-engine.sh status  # exit 0 when the engine answers
 #
-# Idempotent: `start` on an engine that answers changes nothing; `stop` with nothing recorded changes nothing.
+# A user is $JACKIN_DOCKER_USER (default: the caller's pid), so test runs side by side share one engine
+# and the last one out stops it; a user whose process is gone no longer counts. Start and stop take a
+# lock, so two runs never start two engines. Idempotent: `start` on an engine that answers changes nothing;
+# `stop` with nothing recorded changes nothing.
 # The host's network is never touched: dockerd runs with --iptables=false --ip-forward=false
 # --ip-masq=false --bridge=none (containers then have only `lo`; --network none and host work).
 set -euo pipefail
@@ -14,6 +21,9 @@ set -euo pipefail
 STATE=${JACKIN_DOCKER_STATE:-/run/jackin-docker-engine}
 CONTAINERD_SOCK=/run/containerd/containerd.sock
 START_TIMEOUT_S=${JACKIN_DOCKER_START_TIMEOUT_S:-60}
+LOCK=/run/jackin-docker-engine.lock
+ME=${JACKIN_DOCKER_USER:-$PPID}
+case "$ME" in '' | *[!0-9]*) echo "docker-engine: JACKIN_DOCKER_USER must be a pid" >&2; exit 2 ;; esac
 STOP_TIMEOUT_S=20
 
 say() { echo "docker-engine: $*" >&2; }
@@ -65,7 +75,28 @@ cleanup_docker_files() {
   rm -rf /run/docker
 }
 
+recorded_alive() { [ -f "$STATE/dockerd.pid" ] && alive "$(cat "$STATE/dockerd.pid")"; }
+
+add_user() { mkdir -p "$STATE/users" && : >"$STATE/users/$ME"; }
+
+# The users whose processes still run (a run killed before its stop does not keep the engine up).
+live_users() {
+  local f n=0
+  for f in "$STATE"/users/*; do
+    [ -e "$f" ] || continue
+    if alive "$(basename "$f")"; then n=$((n + 1)); else rm -f "$f"; fi
+  done
+  echo "$n"
+}
+
 start() {
+  # Started here and still running (answering slowly under load, maybe): shared, never restarted.
+  if recorded_alive; then
+    add_user
+    wait_for "$START_TIMEOUT_S" dockerd docker_answers || exit 1
+    echo shared
+    return 0
+  fi
   if docker_answers; then
     echo running
     return 0
@@ -80,18 +111,27 @@ start() {
   stop_recorded "$STATE/dockerd.pid"
   if ! containerd_answers; then
     stop_recorded "$STATE/containerd.pid"
-    setsid /usr/bin/containerd >"$STATE/containerd.log" 2>&1 </dev/null &
+    setsid /usr/bin/containerd >"$STATE/containerd.log" 2>&1 </dev/null 9>&- &
     echo $! >"$STATE/containerd.pid"
-    wait_for "$START_TIMEOUT_S" containerd containerd_answers || { tail -5 "$STATE/containerd.log" >&2; stop; exit 1; }
+    wait_for "$START_TIMEOUT_S" containerd containerd_answers || { tail -5 "$STATE/containerd.log" >&2; stop_engine; exit 1; }
   fi
   setsid dockerd --containerd="$CONTAINERD_SOCK" --iptables=false --ip-forward=false --ip-masq=false --bridge=none \
-    --storage-driver=overlay2 >"$STATE/dockerd.log" 2>&1 </dev/null &
+    --storage-driver=overlay2 >"$STATE/dockerd.log" 2>&1 </dev/null 9>&- &
   echo $! >"$STATE/dockerd.pid"
-  wait_for "$START_TIMEOUT_S" dockerd docker_answers || { tail -5 "$STATE/dockerd.log" >&2; stop; exit 1; }
+  wait_for "$START_TIMEOUT_S" dockerd docker_answers || { tail -5 "$STATE/dockerd.log" >&2; stop_engine; exit 1; }
+  add_user
   echo started
 }
 
 stop() {
+  rm -f "$STATE/users/$ME"
+  if [ -d "$STATE/users" ] && [ "$(live_users)" -gt 0 ]; then
+    return 0
+  fi
+  stop_engine
+}
+
+stop_engine() {
   if [ -f "$STATE/dockerd.pid" ]; then
     stop_recorded "$STATE/dockerd.pid"
     cleanup_docker_files
@@ -103,9 +143,11 @@ stop() {
   rm -rf "$STATE"
 }
 
+# The daemons are started with fd 9 closed, so the lock ends with this script.
+exec 9>"$LOCK"
 case "${1:-}" in
-  start) start ;;
-  stop) stop ;;
+  start) flock 9; start ;;
+  stop) flock 9; stop ;;
   status) docker_answers ;;
   *) echo "usage: $0 start|stop|status" >&2; exit 2 ;;
 esac

@@ -15,7 +15,8 @@
 //
 // Test files that run containers on a real Docker engine say `needs-docker-engine` in their text: for
 // them the run starts containerd and dockerd (scripts/docker-engine.sh, as root) before the tests, and
-// stops them afterwards if it started them, so a run leaves the machine as it found it. While dockerd
+// stops them afterwards (runs side by side share them, the last one stops them; an engine started
+// elsewhere is left alone), so a run leaves the machine as it found it. While dockerd
 // answers, jackin's default engine is docker: every test that wants one engine passes --engine.
 import { chmodSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -54,21 +55,24 @@ if (files.length === 0) {
 const build = spawnSync('npm', ['run', '--silent', 'build'], { cwd: root, stdio: 'inherit' });
 if (build.status !== 0) process.exit(build.status ?? 1);
 
-/** Starts the Docker engine when a selected file needs it; true when this run started it (and must stop it). */
+/** This run as a user of the engine: runs side by side share it, the last one out stops it. */
+const DOCKER_USER = { ...process.env, JACKIN_DOCKER_USER: String(process.pid) };
+/** Starts the Docker engine when a selected file needs it; true when this run uses one started here (and must say when it is done). */
 function startDockerEngine() {
   if (!files.some((f) => readFileSync(join(root, f), 'utf8').includes('needs-docker-engine'))) return false;
-  const r = spawnSync(join(root, 'scripts', 'docker-engine.sh'), ['start'], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  const r = spawnSync(join(root, 'scripts', 'docker-engine.sh'), ['start'], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], env: DOCKER_USER });
   if (r.status !== 0) {
     // Not fatal here: the tests that need the engine fail, each saying so.
     console.error(`run-tests: could not start the Docker engine (scripts/docker-engine.sh start: ${r.error?.message ?? `exit ${r.status}`})`);
     return false;
   }
-  return r.stdout.trim() === 'started';
+  // Started by this run, or by another run still using it: this run is one of its users until it stops.
+  return ['started', 'shared'].includes(r.stdout.trim());
 }
 const dockerStarted = startDockerEngine();
 function stopDockerEngine() {
   if (!dockerStarted) return;
-  const r = spawnSync(join(root, 'scripts', 'docker-engine.sh'), ['stop'], { cwd: root, stdio: 'inherit' });
+  const r = spawnSync(join(root, 'scripts', 'docker-engine.sh'), ['stop'], { cwd: root, stdio: 'inherit', env: DOCKER_USER });
   if (r.status !== 0) console.error('run-tests: scripts/docker-engine.sh stop failed');
 }
 

@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { jackinAttach, jackinRun, paneFor, REPO_ROOT, START_TIMEOUT_MS, waitForJackinExit } from './helpers/jackin-cli.ts';
 import { pollUntil } from './helpers/poll.ts';
+import { picture } from './helpers/screen-picture.ts';
 import { shellQuote, type TmuxPane } from './helpers/tmux.ts';
 
 const ROWS = 24;
@@ -94,18 +95,6 @@ const CASES: Case[] = [
   // A cursor saved with DECSC, restored by the program after each phase: position and pen must match.
   { name: 'decsc', command: () => stream('decsc'), ready: /saved-ready/, afterEach: { send: 'x', then: (n) => new RegExp(`after restore ${n}`) } },
 ];
-
-/** What a pane shows: cells with attributes (tmux's own SGR), cursor and screen. */
-async function picture(pane: TmuxPane): Promise<string[]> {
-  const cells = (await pane.capture({ escapes: true })).split('\n').slice(0, -1);
-  const state = await pane.display('cursor=#{cursor_x},#{cursor_y} alternate=#{alternate_on} size=#{pane_width}x#{pane_height}');
-  // An SGR change after the last character of a row shows nothing: tmux emits one when the row has cells
-  // past its text that were written blank (vim's ESC[K) and none when they were never written.
-  // For the same reason a row may start by resetting the background or foreground the row above ended
-  // with, past its text: tmux captures such an erased tail in one pane and not the other (see the doc), so
-  // a reset to the defaults before a row's first character is dropped too.
-  return [...cells.map((l) => l.replace(/(?:\x1b\[[0-9;:]*m)+$/, '').replace(/^(?:\x1b\[(?:0|39|49|39;49|49;39)?m)+/, '')), state];
-}
 
 function differingRows(a: string[], b: string[]): number[] {
   const out: number[] = [];

@@ -1,4 +1,4 @@
-/** `jackin doctor [--json]`: checks the clipboard, the opener, the download directory, the keys and each instance. */
+/** `jackin doctor [--json]`: checks the clipboard, the opener, the download directory, the keys, the container engines and each instance. */
 import { inertJson } from '../ui/inert-text.ts';
 import type { Command } from './commander.ts';
 import { writeAll, type SetStatus } from './command-kit.ts';
@@ -14,7 +14,7 @@ async function doctorCommand(flags: { json?: boolean }): Promise<number> {
 export function registerDoctorCommand(program: Command, setStatus: SetStatus): void {
   program
     .command('doctor')
-    .description('check the clipboard backend, the link opener, the download directory, the keys and each instance, with the fix for each problem')
+    .description('check the clipboard backend, the link opener, the download directory, the keys, the container engines and each instance, with the fix for each problem')
     .option('--json', 'print one JSON object: {"ok":bool,"checks":[{name,status,detail,fix?}]}')
     .addHelpText('after', '\nExit status: 0 when nothing is an error (warnings allowed), 1 otherwise.\n\nExamples:\n  jackin doctor\n  jackin doctor --json')
     .action(async (flags: { json?: boolean }) => setStatus(await doctorCommand(flags)));

@@ -8,7 +8,7 @@ import type { Command } from './commander.ts';
 import { JackinError } from '../errors.ts';
 import { unconfirmedCapsulePid } from '../host/instances/capsule-process.ts';
 import { jackinHome, probeInstance } from '../host/instances/instances.ts';
-import { engineCommand } from '../transport/container-engine.ts';
+import { engineCommand, removeContainer } from '../transport/container-engine.ts';
 import { readContainerRecord, removeContainerRecord } from '../transport/container-record.ts';
 import { checkInstanceName, instanceSocketPath } from '../transport/instance-paths.ts';
 import { socketAnswers } from '../host/instances/instances.ts';
@@ -26,7 +26,7 @@ async function stopCommand(name: string): Promise<number> {
   if (record !== null) {
     // `stop` gives the init's SIGTERM 10 s; `rm -f` then removes it (and succeeds if it is already gone).
     await engineCommand(record.engine, ['stop', '-t', '10', record.container]).catch(() => undefined);
-    await engineCommand(record.engine, ['rm', '-f', record.container]);
+    await removeContainer(record.engine, record.container);
     removeContainerRecord(home, name);
     process.stdout.write(`stopped ${inertText(name, 128)} (${record.engine} container ${inertText(record.container, 128)})\n`);
     return 0;

@@ -13,3 +13,27 @@ test('chooseEngine: the one installed, saying so; with both, docker unless its e
   assert.match(fallback.reason, /docker .* does not answer/);
   await assert.rejects(chooseEngine([], never), (e) => hasCode(e, 'E_ENGINE_MISSING'));
 });
+
+test('removeContainer: a removal already in progress (Docker) is waited for; another failure while the container exists is not hidden', async (t) => {
+  const { mkdtempSync, rmSync, writeFileSync, existsSync, unlinkSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const { removeContainer } = await import('./container-engine.ts');
+  const bin = mkdtempSync(join(tmpdir(), 'jackin-rm-'));
+  t.after(() => rmSync(bin, { recursive: true, force: true }));
+  const exists = join(bin, 'exists');
+  // A stand-in docker: `rm` fails as Docker does during another removal; `inspect` answers while `exists` is there.
+  writeFileSync(
+    join(bin, 'docker'),
+    `#!/bin/sh\ncase "$1" in\n  rm) echo "Error response from daemon: removal of container $3 is already in progress" >&2; exit 1 ;;\n  inspect) [ -e '${exists}' ] && { echo running; exit 0; }; echo "Error: No such container: x" >&2; exit 1 ;;\nesac\n`,
+    { mode: 0o755 },
+  );
+  const env = { PATH: `${bin}:/usr/bin:/bin` };
+  writeFileSync(exists, '');
+  setTimeout(() => unlinkSync(exists), 300);
+  await removeContainer('docker', 'agent', env);
+  assert.equal(existsSync(exists), false, 'resolved once the other removal was done');
+  // rm fails for another reason and the container is still there: the error stands.
+  writeFileSync(join(bin, 'docker'), `#!/bin/sh\ncase "$1" in\n  rm) echo "Error response from daemon: permission denied" >&2; exit 1 ;;\n  inspect) echo running ;;\nesac\n`, { mode: 0o755 });
+  await assert.rejects(removeContainer('docker', 'agent', env), (e) => hasCode(e, 'E_ENGINE_COMMAND') && /permission denied/.test((e as Error).message));
+});

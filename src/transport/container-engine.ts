@@ -80,11 +80,32 @@ export function detectEngine(env: NodeJS.ProcessEnv = process.env): Promise<Engi
 }
 
 /** The container's state (`running`, `exited`, …), or null when there is no container of that name. */
-export async function containerState(engine: ContainerEngine, name: string): Promise<string | null> {
+export async function containerState(engine: ContainerEngine, name: string, env?: Readonly<Record<string, string>>): Promise<string | null> {
   try {
-    return (await engineCommand(engine, ['inspect', '--type', 'container', '--format', '{{.State.Status}}', name])).trim();
+    return (await engineCommand(engine, ['inspect', '--type', 'container', '--format', '{{.State.Status}}', name], undefined, env !== undefined ? { env } : {})).trim();
   } catch {
     return null;
+  }
+}
+
+const REMOVE_POLL_MS = 100;
+
+/**
+ * `rm -f NAME`, which also succeeds when another removal takes the container away meanwhile: Docker refuses
+ * a second `rm` with "removal of container … is already in progress" (`jackin stop` and the `jackin run`
+ * whose program it stopped both remove it), and this waits for that one to finish instead.
+ */
+export async function removeContainer(engine: ContainerEngine, name: string, env?: Readonly<Record<string, string>>): Promise<void> {
+  const opts = env !== undefined ? { env } : {};
+  try {
+    await engineCommand(engine, ['rm', '-f', name], undefined, opts);
+  } catch (e) {
+    const inProgress = e instanceof Error && /already in progress/i.test(e.message);
+    const deadline = Date.now() + ENGINE_COMMAND_TIMEOUT_MS;
+    while ((await containerState(engine, name, env)) !== null) {
+      if (!inProgress || Date.now() > deadline) throw e;
+      await new Promise((r) => setTimeout(r, REMOVE_POLL_MS));
+    }
   }
 }
 

@@ -99,7 +99,8 @@ export function agentHome(t: TestContext, agent: AgentName, workdir: string): st
           context: { includeDirectories: ['/jackin/run'] },
         }),
       );
-      write(join(home, '.gemini', 'trustedFolders.json'), JSON.stringify({ [workdir]: 'TRUST_FOLDER' }));
+      // The run directory trusted too, or Gemini asks at start whether to add it to the workspace.
+      write(join(home, '.gemini', 'trustedFolders.json'), JSON.stringify({ [workdir]: 'TRUST_FOLDER', '/jackin/run': 'TRUST_FOLDER' }));
       break;
   }
   // Everything in it writable by whichever user the container runs as.

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import xh from '@xterm/headless';
 import { ScreenModel } from './screen-model.ts';
-import { penOf, savedCursorOf, underlineOf } from './rendition-overlay.ts';
+import { penOf, savedCursorOf, underlineOf, writtenUnderline } from './rendition-overlay.ts';
 
 /** Per cell of row 0: chars, underline style and colour, bold, fg (what a terminal fed `writes` shows). */
 async function underlines(cols: number, ...writes: Array<string | Uint8Array>): Promise<string[]> {
@@ -12,7 +12,7 @@ async function underlines(cols: number, ...writes: Array<string | Uint8Array>): 
   const out: string[] = [];
   for (let x = 0; x < cols; x++) {
     const c = line.getCell(x)!;
-    const u = c.isUnderline() ? underlineOf(c) : null;
+    const u = writtenUnderline(c);
     out.push(`${c.getChars()}:${u === null ? '-' : `${u.style}/${u.color.toString(16)}`}:${c.isBold() ? 1 : 0}:${c.getFgColorMode()}/${c.getFgColor()}`);
   }
   const pen = penOf(term);
@@ -36,6 +36,27 @@ test('rendition overlay: a repaint keeps underline styles and colours, 256-colou
   assert.ok(expected.includes('o:1/0:0:0/-1'), `the default colour after SGR 59: ${expected.filter((c) => c.startsWith('o:')).join(' ')}`);
   // 'P' written after the repaint gets the program's pen (curly, yellow) as it would have.
   assert.deepEqual(await underlines(60, m.repaint(), 'P'), expected);
+  m.dispose();
+});
+
+test('rendition overlay: the cells of an OSC 8 link are repainted as the program wrote them, not underlined as xterm reports links', async () => {
+  const link = (url: string, text: string) => `\x1b]8;;${url}\x07${text}\x1b]8;;\x07`;
+  const stream = `see ${link('https://example.com/a', 'plain')} ${link('https://example.com/b', '\x1b[4:3mcurly\x1b[24m')} ${link('https://example.com/c', '\x1b[4mone\x1b[24m')} \x1b[38;5;246m${link('https://example.com/d', 'grey')}\x1b[0m`;
+  const cells = await underlines(40, stream);
+  // xterm itself calls every link cell underlined (dashed): the program underlined only "curly" and "one".
+  const term = new xh.Terminal({ rows: 1, cols: 40, allowProposedApi: true });
+  await new Promise<void>((resolve) => term.write(stream, resolve));
+  assert.equal(term.buffer.active.getLine(0)!.getCell(4)!.isUnderline(), 1, 'xterm reports the link cell "p" underlined');
+  term.dispose();
+  assert.ok(cells[4]!.startsWith('p:-:'), cells[4]);
+  assert.ok(cells[10]!.startsWith('c:3/'), cells[10]);
+  assert.ok(cells[16]!.startsWith('o:1/'), cells[16]);
+  assert.ok(cells[20]!.startsWith('g:-:0:33554432/246'), cells[20]);
+  const m = new ScreenModel({ rows: 2, cols: 40 });
+  m.write(Buffer.from(stream));
+  await m.settle();
+  // The repaint, fed to a terminal, gives the cells the program wrote (the repaint carries no links: "-").
+  assert.deepEqual(await underlines(40, m.repaint()), cells);
   m.dispose();
 });
 

@@ -1,6 +1,7 @@
 /**
  * The serialize addon (0.14.0) writes every underline as SGR 4: curly, double, dotted and dashed underlines
- * (`4:2`..`4:5`, `21`) came back straight after a repaint, and the underline colour (SGR 58) was dropped.
+ * (`4:2`..`4:5`, `21`) came back straight after a repaint, and the underline colour (SGR 58) was dropped;
+ * and it underlines every cell of an OSC 8 link, which xterm reports as underlined (dashed) to draw links.
  * It also writes 256-colour indexes 0-15 (`38;5;1`) as ANSI colours (`31`), which a terminal that shows bold
  * text in bright colours draws differently. `renditionOverlay` redraws just those cells after the serialized
  * screen, with their full rendition, and then sets the program's pen again (the overlay changed it).
@@ -25,6 +26,9 @@ interface Underline {
 }
 
 const CM_MASK = 0x3000000;
+/** Where xterm keeps SGR 4 in a cell's foreground word, and the underline style in its extended word. */
+const FG_UNDERLINE = 0x10000000;
+const EXT_UNDERLINE_STYLE = 0x1c000000;
 const CM_P256 = 0x2000000;
 const CM_RGB = 0x3000000;
 const DEFAULT_AFTER_59 = 0x3ffffff;
@@ -37,6 +41,35 @@ export function underlineOf(attrs: object): Underline | null {
   // RGB white, read here as the default (59 is far more common than a white underline).
   const color = ext.underlineColor < 0 || ext.underlineColor === DEFAULT_AFTER_59 ? 0 : ext.underlineColor;
   return { style: ext.underlineStyle, color };
+}
+
+/**
+ * xterm's id of the OSC 8 link a cell belongs to (0 for none). Only a cell with extended attributes has one:
+ * a reused cell object keeps the `extended` of the last cell loaded into it that had them.
+ */
+function linkOf(attrs: object): number {
+  const a = attrs as { hasExtendedAttrs?: () => number; extended?: { urlId?: unknown } };
+  if (typeof a.hasExtendedAttrs !== 'function' || a.hasExtendedAttrs() === 0) return 0;
+  const id = a.extended?.urlId;
+  return typeof id === 'number' ? id : 0;
+}
+
+/**
+ * The underline the program wrote, or null for none. xterm reports every cell of an OSC 8 link as underlined
+ * dashed (its renderer's way of showing links: `underlineStyle` is 5 while `urlId` is set), whatever the
+ * program wrote, so a repaint would underline every link: for a link cell the style is read from the bits
+ * beneath (`extended._ext`) and SGR 4 from the foreground word (`fg`).
+ */
+export function writtenUnderline(a: Rendition & object): Underline | null {
+  const ext = (a as { extended?: { _ext?: unknown } }).extended;
+  const fg = (a as { fg?: unknown }).fg;
+  if (linkOf(a) !== 0 && typeof ext?._ext === 'number' && typeof fg === 'number') {
+    const style = (ext._ext & EXT_UNDERLINE_STYLE) >>> 26;
+    if (style === 0 && (fg & FG_UNDERLINE) === 0) return null;
+    return { style: style === 0 ? 1 : style, color: underlineOf(a)?.color ?? 0 };
+  }
+  if (!a.isUnderline()) return null;
+  return underlineOf(a) ?? { style: 1, color: 0 };
 }
 
 /** xterm's current pen (the attributes the next printed character gets), or null if it cannot be read. */
@@ -75,8 +108,8 @@ export function renditionSgr(a: Rendition): string {
   if (a.isBold()) p.push('1');
   if (a.isDim()) p.push('2');
   if (a.isItalic()) p.push('3');
-  const u = a.isUnderline() ? underlineOf(a) : null;
-  if (a.isUnderline()) p.push(u === null || u.style <= 1 ? '4' : `4:${u.style}`);
+  const u = writtenUnderline(a);
+  if (u !== null) p.push(u.style <= 1 ? '4' : `4:${u.style}`);
   if (a.isBlink()) p.push('5');
   if (a.isInverse()) p.push('7');
   if (a.isInvisible()) p.push('8');
@@ -105,10 +138,11 @@ export function renditionOverlay(buffer: IBuffer, rows: number, cols: number, pe
     if (line === undefined) continue;
     for (let x = 0; x < cols; x++) {
       if (line.getCell(x, cell) === undefined || cell.getWidth() === 0) continue;
-      const u = cell.isUnderline() ? underlineOf(cell) : null;
+      const u = writtenUnderline(cell);
       const specialUnderline = u !== null && (u.style > 1 || (u.color & CM_MASK) !== 0);
       const lowPalette = (cell.getFgColorMode() === CM_P256 && cell.getFgColor() < 16) || (cell.getBgColorMode() === CM_P256 && cell.getBgColor() < 16);
-      if (!specialUnderline && !lowPalette) continue;
+      // A link's cells: the addon underlined them all (xterm's view of a link), the overlay writes what the program did.
+      if (!specialUnderline && !lowPalette && linkOf(cell) === 0) continue;
       out += `\x1b[${y + 1};${x + 1}H${renditionSgr(cell)}${cell.getChars() || ' '}`;
     }
   }
