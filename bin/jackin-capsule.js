@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 'use strict';
+require('./node-version.js')('jackin-capsule');
 // `attach-proxy` (one per exec relay) skips the full CLI: see src/cli/attach-proxy-main.ts. CommonJS
 // (bin/package.json), so the relay never starts Node's ES module loader; the full CLI loads with its code
 // cache (src/cli/code-cache.ts).

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 'use strict';
+require('./node-version.js')('jackin');
 // CommonJS (bin/package.json), so `jackin attach NAME --via ENGINE` starts its relay before the CLI loads
 // (src/cli/early-relay.ts), and the CLI loads with its code cache (src/cli/code-cache.ts).
 const { join } = require('node:path');

@@ -148,8 +148,9 @@ function listTree(dir, prefix = '') {
 // A process stopped at the end of a test may take a moment to exit: give leftovers time to go on their own.
 let procs = ourProcesses();
 for (const deadline = Date.now() + 10_000; procs.length > 0 && Date.now() < deadline; procs = ourProcesses()) await sleep(200);
-// tsx keeps its compile cache in the temporary directory (`tsx-<uid>`): the runner's, not a test's.
-const entries = readdirSync(runTmp).filter((e) => !/^tsx-\d+$/.test(e));
+// tsx keeps its compile cache in the temporary directory (`tsx-<uid>`), and on Node 22 and later npm keeps
+// Node's (`node-compile-cache`, module.enableCompileCache) there for every npm a test runs: the tools', not a test's.
+const entries = readdirSync(runTmp).filter((e) => !/^(tsx-\d+|node-compile-cache)$/.test(e));
 const shared = readdirSync(SHARED_TMP).filter((e) => SHARED_NAMES.test(e) && !sharedBefore.has(e));
 if (procs.length === 0 && entries.length === 0 && shared.length === 0) {
   rmSync(runTmp, { recursive: true, force: true });

@@ -7,6 +7,7 @@ export const ERROR_CODES = [
   // Command line and local instances
   'E_USAGE',
   'E_INTERNAL',
+  'E_NODE_VERSION',
   'E_BAD_TARGET',
   'E_BAD_KEY_SPEC',
   'E_BAD_COPY_MODE',

@@ -1,9 +1,11 @@
 import { test } from 'node:test';
+import { execFileSync } from 'node:child_process';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { otherLineNode } from '../../test/helpers/node-lines.ts';
 import { loadWithCodeCache, writeCodeCache } from './code-cache.ts';
 
 function tempModule(t: { after(fn: () => void): void }): { dir: string; file: string; cache: string } {
@@ -57,6 +59,23 @@ test('a cache V8 refuses (another source, garbage) is ignored: the file is compi
   const garbage = loadWithCodeCache(m.file, m.cache);
   assert.equal(garbage.cache, 'rejected');
   assert.equal((garbage.exports as { answer: number }).answer, 8);
+});
+
+test('a cache made by the other tested Node line (another V8) is refused by this one, and the file still runs', async (t) => {
+  const m = tempModule(t);
+  const other = otherLineNode();
+  // The other Node writes the cache as the build does (scripts/bundle.mjs), through the built loader.
+  const loader = fileURLToPath(new URL('../../dist/code-cache.bundle.cjs', import.meta.url));
+  const written = `require(process.argv[1]).writeCodeCache(process.argv[2], process.argv[3]).then((n) => console.log(process.version, n))`;
+  const out = execFileSync(other.node, ['-e', written, loader, m.file, m.cache], { encoding: 'utf8' }).trim().split(' ');
+  assert.equal(out[0], `v${other.version}`);
+  assert.ok(Number(out[1]) > 0, `the other Node wrote a cache: ${out.join(' ')}`);
+  const foreign = loadWithCodeCache(m.file, m.cache);
+  assert.equal(foreign.cache, 'rejected', `Node ${process.version} accepted a cache from ${other.version}`);
+  assert.equal((foreign.exports as { answer: number }).answer, 42);
+  // The Node that made it accepts it: the refusal above is the version's, not a broken cache.
+  const own = `console.log(require(process.argv[1]).loadWithCodeCache(process.argv[2], process.argv[3]).cache)`;
+  assert.equal(execFileSync(other.node, ['-e', own, loader, m.file, m.cache], { encoding: 'utf8' }).trim(), 'accepted');
 });
 
 test('code run through the cache loader cannot import(); through bin/esm-import.js it can (how `open` is loaded)', async (t) => {

@@ -5,9 +5,9 @@
  * about 38), for every command, `jackin attach` and `jackin export` included. The capsule's bundle holds
  * xterm too, and its cache the functions of a first attach (src/cli/code-cache-warm-up.ts): its socket
  * exists about 117 ms after it starts, against 151 with a cache V8 refused (one made under other flags,
- * as before CAPSULE_NODE_FLAGS was passed to the writer) and xterm from node_modules. Node 20 has no
- * compile cache for user code (Node 22's `module.enableCompileCache` is that), so the cache is V8's own,
- * through `vm.Script`'s `cachedData`.
+ * as before CAPSULE_NODE_FLAGS was passed to the writer) and xterm from node_modules. The cache is V8's
+ * own, through `vm.Script`'s `cachedData`, not Node's `module.enableCompileCache` (22 and later): that one
+ * is written at run time into a directory, and here a cache is made once, by the build (below).
  *
  * V8 accepts a cache only for the exact source, V8 version and flags it was made with; otherwise it
  * compiles as usual (`cachedDataRejected`), so a stale or foreign cache (a package built by another Node)
