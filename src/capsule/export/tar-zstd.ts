@@ -70,7 +70,7 @@ export async function writeDirectoryArchive(listing: DirectoryListing, sink: Arc
   const { root, shown, listed, skipped } = listing;
   const folder = archiveTopFolder(top);
   const slicer = new Slicer();
-  const compressor = await createZstdCompressor();
+  const compressor = createZstdCompressor();
   const pack = tarStream().pack();
 
   // tar-stream queues whole entries without backpressure, so the producer waits while the consumer is more
@@ -81,17 +81,22 @@ export async function writeDirectoryArchive(listing: DirectoryListing, sink: Arc
   let consumed = 0;
   let wake: (() => void) | undefined;
   const consumer = (async () => {
-    for await (const chunk of pack as AsyncIterable<Uint8Array>) {
-      consumed += chunk.byteLength;
-      if (wake !== undefined && produced - consumed < PACK_AHEAD_BYTES / 2) {
-        wake();
-        wake = undefined;
+    try {
+      for await (const chunk of pack as AsyncIterable<Uint8Array>) {
+        consumed += chunk.byteLength;
+        if (wake !== undefined && produced - consumed < PACK_AHEAD_BYTES / 2) {
+          wake();
+          wake = undefined;
+        }
+        const ready = compressor.push(chunk);
+        readBuffers.give(chunk); // copied by push()
+        for (const out of await ready) await sink(out);
       }
-      const frames = compressor.push(chunk);
-      readBuffers.give(chunk);
-      for (const frame of frames) await sink(frame);
+      for (const out of await compressor.end()) await sink(out);
+    } catch (e) {
+      compressor.destroy();
+      throw e;
     }
-    for (const frame of compressor.end()) await sink(frame);
   })();
   // A failed write (say, a full disk) must stop the producer, which would otherwise wait for a drain forever;
   // the producer failing first must not leave the consumer's rejection unhandled.
