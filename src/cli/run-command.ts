@@ -176,7 +176,7 @@ Examples:
   jackin run                         your shell
   jackin run -- bash -l
   jackin run --name review -- claude
-  jackin run --image node:20-bookworm --name agent -- bash
+  jackin run --image node:24-bookworm --name agent -- bash
   jackin run --image my-agent --engine podman --dry-run -- claude`,
     )
     .action(async (command: string[], flags: RunFlags) => setStatus(await runCommand(command, flags)));

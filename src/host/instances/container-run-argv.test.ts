@@ -6,7 +6,7 @@ import { containerRunArgv, DEFAULT_IMAGE_PATH, explainStartFailure, imagePathFro
 const base: ContainerRunSpec = {
   engine: 'docker',
   name: 'agent',
-  image: 'node:20-bookworm',
+  image: 'node:24-bookworm',
   runDir: '/home/op/.jackin/sockets/agent',
   workspace: '/home/op/src',
   program: ['claude', '--continue'],
@@ -28,7 +28,7 @@ test('containerRunArgv: the host lends its Node and package read-only; run dir, 
     '-v', '/usr/lib/node_modules/jackin-bridge:/opt/jackin/pkg:ro',
     '-e', 'PATH=/opt/jackin/pkg/container-bin:/opt/jackin/pkg/container-bin/browser:/usr/local/bin:/usr/bin:/bin',
     '-e', 'BROWSER=/opt/jackin/pkg/container-bin/browser/jackin-browser',
-    '--entrypoint', '/opt/jackin/node', 'node:20-bookworm',
+    '--entrypoint', '/opt/jackin/node', 'node:24-bookworm',
     '--max-semi-space-size=2', '/opt/jackin/pkg/bin/jackin-capsule.js',
     'serve', '--name', 'agent', '--run-dir', '/jackin/run', '--workspace', '/workspace', '--rows', '40', '--cols', '132', '--', 'claude', '--continue',
   ]);
@@ -41,7 +41,7 @@ test('containerRunArgv: the image\'s own jackin-capsule (a macOS or Windows host
     '-v', '/home/op/.jackin/sockets/agent:/jackin/run',
     '-v', '/home/op/src:/workspace', '-w', '/workspace',
     '-e', 'TERM=xterm-256color', '-e', 'JACKIN_RUN_DIR=/jackin/run',
-    '--entrypoint', 'jackin-capsule', 'node:20-bookworm',
+    '--entrypoint', 'jackin-capsule', 'node:24-bookworm',
     'serve', '--name', 'agent', '--run-dir', '/jackin/run', '--workspace', '/workspace', '--browser', '--', 'claude', '--continue',
   ]);
 });
@@ -72,14 +72,14 @@ test('containerRunArgv: variables by name only, mounts, network, and engine argu
     '-e', 'PATH=/opt/jackin/pkg/container-bin:/opt/jackin/pkg/container-bin/browser:/usr/local/bin:/usr/bin:/bin',
     '-e', 'BROWSER=/opt/jackin/pkg/container-bin/browser/jackin-browser',
     '--cap-add=SYS_PTRACE', '--shm-size', '1g',
-    '--entrypoint', '/opt/jackin/node', 'node:20-bookworm',
+    '--entrypoint', '/opt/jackin/node', 'node:24-bookworm',
     '--max-semi-space-size=2', '/opt/jackin/pkg/bin/jackin-capsule.js',
     'serve', '--name', 'agent', '--run-dir', '/jackin/run', '--workspace', '/workspace', '--rows', '40', '--cols', '132', '--', 'claude', '--continue',
   ]);
   const { rows: _r, cols: _c, ...noSize } = base;
   const image = containerRunArgv({ ...noSize, capsule: { kind: 'image' }, envNames: ['K'], engineArgs: ['--privileged'] });
   assert.deepEqual(image.slice(image.indexOf('-e', image.indexOf('--user'))), [
-    '-e', 'K', '--privileged', '--entrypoint', 'jackin-capsule', 'node:20-bookworm',
+    '-e', 'K', '--privileged', '--entrypoint', 'jackin-capsule', 'node:24-bookworm',
     'serve', '--name', 'agent', '--run-dir', '/jackin/run', '--workspace', '/workspace', '--browser', '--', 'claude', '--continue',
   ]);
   assert.throws(() => containerRunArgv({ ...base, network: '--privileged' }), (e) => hasCode(e, 'E_USAGE'));
