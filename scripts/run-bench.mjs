@@ -32,6 +32,9 @@ Measures jackin against its baselines and writes bench/RESULTS.md (raw numbers: 
   --out FILE.md             write the report to FILE.md instead of bench/RESULTS.md (raw numbers:
                             FILE.json)
   --no-build                measure the existing dist/ instead of building it first
+  --node VERSION            the export section also runs jackin and its capsule under Node VERSION (exact,
+                            like 22.23.5; repeatable), installed by scripts/install-node.sh, in turns with
+                            this Node on the same files and baselines
   -h, --help                show this help
 `;
 
@@ -43,6 +46,7 @@ try {
       only: { type: 'string' },
       out: { type: 'string' },
       'no-build': { type: 'boolean', default: false },
+      node: { type: 'string', multiple: true, default: [] },
       help: { type: 'boolean', short: 'h', default: false },
     },
   }));
@@ -75,13 +79,24 @@ if (!values['no-build']) {
   }
 }
 
+// The export section's Nodes: this one (which built dist/ and its code caches), then each --node.
+const nodes = [{ version: process.versions.node, path: process.execPath }];
+for (const version of values.node) {
+  const bin = spawnSync(join(root, 'scripts', 'install-node.sh'), [version], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  if (bin.status !== 0) {
+    console.error(`run-bench: could not install Node ${version} (scripts/install-node.sh)`);
+    process.exit(2);
+  }
+  nodes.push({ version, path: join(bin.stdout.trim(), 'node') });
+}
+
 const started = new Date();
 const log = (msg) => console.error(`[bench ${((Date.now() - started.getTime()) / 1000).toFixed(1)}s] ${msg}`);
 const results = [];
 for (const section of SECTIONS) {
   if (only && !only.has(section.id)) continue;
   log(`section ${section.id}: ${section.title}`);
-  const { data, markdown } = await section.run({ quick: values.quick, log });
+  const { data, markdown } = await section.run({ quick: values.quick, log, nodes });
   results.push({ id: section.id, title: section.title, data, markdown });
 }
 

@@ -1,5 +1,7 @@
 // Issue 6: export throughput of a large file against `cp` + fsync of the copy, directory export against
 // GNU `tar --zstd -cf` of the same tree, and peak RSS (VmHWM) of the capsule and of `jackin export`.
+// Issue 38: the same measures under several Nodes in one run (`npm run bench -- --node 22.23.5`), turn by
+// turn on the same files against the same baselines.
 import { spawn, spawnSync } from 'node:child_process';
 import { randomFillSync } from 'node:crypto';
 import { closeSync, fsyncSync, mkdirSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
@@ -9,7 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { fmt } from '../lib/stats.mjs';
 import { writeRandomFile } from '../lib/files.mjs';
-import { timedChild, vmHwmKiB } from '../lib/processes.mjs';
+import { cpuOf, timedChild, vmHwmKiB } from '../lib/processes.mjs';
 
 export const id = 'export';
 export const title = 'Export: file and directory throughput, peak memory';
@@ -55,17 +57,17 @@ export async function waitForSocket(path, child) {
   }
 }
 
-export async function startCapsule(home, name, workspace) {
+export async function startCapsule(home, name, workspace, node = process.execPath) {
   const runDir = join(home, 'sockets', name);
   // Started as `jackin run` starts a capsule (CAPSULE_NODE_FLAGS in src/host/instances/container-run-argv.ts).
-  const child = spawn(process.execPath, ['--max-semi-space-size=2', CAPSULE, 'serve', '--run-dir', runDir, '--workspace', workspace, '--name', name, '--', 'sleep', '100000'], { stdio: 'ignore' });
+  const child = spawn(node, ['--max-semi-space-size=2', CAPSULE, 'serve', '--run-dir', runDir, '--workspace', workspace, '--name', name, '--', 'sleep', '100000'], { stdio: 'ignore' });
   await waitForSocket(join(runDir, 'jackin.sock'), child);
   return child;
 }
 
 /** Runs `jackin export`, sampling its VmHWM until it exits. */
-async function timedExport(env, args) {
-  const r = await timedChild([process.execPath, JACKIN, 'export', ...args, '--json'], env);
+async function timedExport(env, args, node) {
+  const r = await timedChild([node, JACKIN, 'export', ...args, '--json'], env);
   return { seconds: r.seconds, peakKiB: r.peakKiB, result: JSON.parse(r.out.trim().split('\n')[0]) };
 }
 
@@ -80,7 +82,11 @@ export function median(xs) {
   return s[Math.floor(s.length / 2)];
 }
 
-export async function run({ quick, log }) {
+/**
+ * `nodes`: the Nodes to run jackin and the capsule with, `[{ version, path }]`, the bench's own first (the
+ * one that built dist/ and its code caches: another Node refuses them and compiles the bundles).
+ */
+export async function run({ quick, log, nodes = [{ version: process.versions.node, path: process.execPath }] }) {
   const fileMiB = quick ? 256 : 1024;
   const treeMiB = quick ? 48 : 256;
   const runs = quick ? 1 : 3;
@@ -91,72 +97,89 @@ export async function run({ quick, log }) {
   mkdirSync(ws, { recursive: true });
   mkdirSync(out, { recursive: true });
   const env = { ...process.env, JACKIN_HOME: home, JACKIN_DOWNLOAD_DIR: join(base, 'dl') };
-  const data = { fileMiB, treeMiB, runs };
+  const data = { fileMiB, treeMiB, runs, nodes: [] };
   const capsules = [];
   try {
     log(`export: writing a ${fileMiB} MiB random file and a ${treeMiB} MiB tree`);
     writeRandomFile(join(ws, 'big.bin'), fileMiB * MiB);
     data.treeBytes = writeTree(join(ws, 'tree'), treeMiB);
 
-    // cp + fsync of the copy (warm cache for both sides: the first cp reads the file once).
-    const cpTimes = [];
-    for (let i = 0; i < runs + 1; i++) {
-      const dst = join(out, 'copy.bin');
-      const s = timed(() => {
+    const cp = () =>
+      timed(() => {
+        const dst = join(out, 'copy.bin');
         const r = spawnSync('cp', [join(ws, 'big.bin'), dst]);
         if (r.status !== 0) throw new Error('cp failed');
         const fd = openSync(dst, 'r');
         fsyncSync(fd);
         closeSync(fd);
+        rmSync(dst);
       });
-      rmSync(dst);
-      if (i > 0) cpTimes.push(s);
-    }
-    data.cpSeconds = median(cpTimes);
-    log(`export: cp + fsync ${fmt(data.cpSeconds, 2)} s`);
-
-    const fileCapsule = await startCapsule(home, 'file', ws);
-    capsules.push(fileCapsule);
-    const exp = [];
-    let hostPeak = 0;
-    // One discarded warm-up run, as cp gets: the first writes of a run pay for fresh page-cache pages.
-    rmSync((await timedExport(env, ['--from', 'file', 'big.bin', '--to', join(out, 'e')])).result.destination);
-    for (let i = 0; i < runs; i++) {
-      const r = await timedExport(env, ['--from', 'file', 'big.bin', '--to', join(out, 'e')]);
-      rmSync(r.result.destination);
-      exp.push(r.seconds);
-      hostPeak = Math.max(hostPeak, r.peakKiB);
-    }
-    data.exportSeconds = median(exp);
-    data.exportHostPeakMiB = hostPeak / 1024;
-    data.exportCapsulePeakMiB = (vmHwmKiB(fileCapsule.pid) ?? NaN) / 1024;
-    log(`export: jackin export ${fmt(data.exportSeconds, 2)} s, RSS host ${fmt(data.exportHostPeakMiB, 0)} MiB, capsule ${fmt(data.exportCapsulePeakMiB, 0)} MiB`);
-
-    const tarTimes = [];
-    for (let i = 0; i < runs; i++) {
-      const dst = join(out, 'tree.tar.zst');
-      tarTimes.push(timed(() => {
+    const tar = () =>
+      timed(() => {
+        const dst = join(out, 'tree.tar.zst');
         const r = spawnSync('tar', ['--zstd', '-cf', dst, '-C', ws, 'tree']);
         if (r.status !== 0) throw new Error(`tar failed: ${r.stderr}`);
-      }));
-      rmSync(dst);
+        rmSync(dst);
+      });
+    const perNode = [];
+    for (const [i, node] of nodes.entries()) {
+      const file = await startCapsule(home, `file-${i}`, ws, node.path);
+      const dir = await startCapsule(home, `dir-${i}`, ws, node.path);
+      capsules.push(file, dir);
+      perNode.push({ i, node, file, dir, exp: [], dirTimes: [], dirCapsuleCpu: [], hostPeak: 0, dirHostPeak: 0 });
     }
-    data.tarSeconds = median(tarTimes);
-    const dirCapsule = await startCapsule(home, 'dir', ws);
-    capsules.push(dirCapsule);
-    const dirTimes = [];
-    let dirHostPeak = 0;
-    rmSync((await timedExport(env, ['--from', 'dir', 'tree', '--to', join(out, 'd')])).result.destination);
-    for (let i = 0; i < runs; i++) {
-      const r = await timedExport(env, ['--from', 'dir', 'tree', '--to', join(out, 'd')]);
+    const exportOnce = async (p, kind) => {
+      const capsule = kind === 'file' ? p.file : p.dir;
+      const args = kind === 'file' ? ['--from', `file-${p.i}`, 'big.bin', '--to', join(out, 'e')] : ['--from', `dir-${p.i}`, 'tree', '--to', join(out, 'd')];
+      const cpu0 = cpuOf(capsule.pid);
+      const r = await timedExport(env, args, p.node.path);
       rmSync(r.result.destination);
-      dirTimes.push(r.seconds);
-      dirHostPeak = Math.max(dirHostPeak, r.peakKiB);
+      return { ...r, capsuleCpu: cpuOf(capsule.pid) - cpu0 };
+    };
+    // One discarded warm-up of each (the first cp reads the file once; the first writes of a run pay for
+    // fresh page-cache pages), then the runs in turns: the baseline, then each Node's export.
+    cp();
+    tar();
+    for (const p of perNode) {
+      await exportOnce(p, 'file');
+      await exportOnce(p, 'dir');
     }
-    data.dirSeconds = median(dirTimes);
-    data.dirHostPeakMiB = dirHostPeak / 1024;
-    data.dirCapsulePeakMiB = (vmHwmKiB(dirCapsule.pid) ?? NaN) / 1024;
-    log(`export: tar ${fmt(data.tarSeconds, 2)} s, directory export ${fmt(data.dirSeconds, 2)} s, capsule ${fmt(data.dirCapsulePeakMiB, 0)} MiB`);
+    const cpTimes = [];
+    const tarTimes = [];
+    for (let i = 0; i < runs; i++) {
+      cpTimes.push(cp());
+      for (const p of perNode) {
+        const r = await exportOnce(p, 'file');
+        p.exp.push(r.seconds);
+        p.hostPeak = Math.max(p.hostPeak, r.peakKiB);
+      }
+      tarTimes.push(tar());
+      for (const p of perNode) {
+        const r = await exportOnce(p, 'dir');
+        p.dirTimes.push(r.seconds);
+        p.dirCapsuleCpu.push(r.capsuleCpu);
+        p.dirHostPeak = Math.max(p.dirHostPeak, r.peakKiB);
+      }
+    }
+    data.cpSeconds = median(cpTimes);
+    data.tarSeconds = median(tarTimes);
+    data.tarRuns = tarTimes;
+    log(`export: cp + fsync ${fmt(data.cpSeconds, 2)} s, tar ${fmt(data.tarSeconds, 2)} s`);
+    for (const p of perNode) {
+      const d = {
+        node: p.node.version,
+        exportSeconds: median(p.exp),
+        exportHostPeakMiB: p.hostPeak / 1024,
+        exportCapsulePeakMiB: (vmHwmKiB(p.file.pid) ?? NaN) / 1024,
+        dirSeconds: median(p.dirTimes),
+        dirRuns: p.dirTimes,
+        dirCapsuleCpuSeconds: median(p.dirCapsuleCpu),
+        dirHostPeakMiB: p.dirHostPeak / 1024,
+        dirCapsulePeakMiB: (vmHwmKiB(p.dir.pid) ?? NaN) / 1024,
+      };
+      data.nodes.push(d);
+      log(`export (Node ${d.node}): file ${fmt(d.exportSeconds, 2)} s, directory ${fmt(d.dirSeconds, 2)} s (capsule CPU ${fmt(d.dirCapsuleCpuSeconds, 2)} s), capsule RSS ${fmt(d.dirCapsulePeakMiB, 0)} MiB`);
+    }
   } finally {
     for (const c of capsules) c.kill('SIGKILL');
     rmSync(base, { recursive: true, force: true });
@@ -166,23 +189,36 @@ export async function run({ quick, log }) {
 
 function render(d) {
   const mbps = (s, mib) => mib / s;
-  const fileRatio = d.cpSeconds / d.exportSeconds;
-  const dirRatio = d.dirSeconds / d.tarSeconds;
   const ok = (b) => (b ? 'met' : '**missed**');
-  return [
-    `| measure | baseline | jackin export | ratio |`,
-    `|---|---:|---:|---:|`,
-    `| ${d.fileMiB} MiB file (s) | ${fmt(d.cpSeconds, 2)} (cp + fsync) | ${fmt(d.exportSeconds, 2)} | ${fmt(fileRatio, 2)}× cp's throughput |`,
-    `| file throughput (MiB/s) | ${fmt(mbps(d.cpSeconds, d.fileMiB), 0)} | ${fmt(mbps(d.exportSeconds, d.fileMiB), 0)} | |`,
-    `| ${fmt(d.treeBytes / MiB, 0)} MiB directory (s) | ${fmt(d.tarSeconds, 2)} (tar --zstd -cf) | ${fmt(d.dirSeconds, 2)} | ${fmt(dirRatio, 2)}× tar's time |`,
-    `| peak RSS, file: host / capsule (MiB) | | ${fmt(d.exportHostPeakMiB, 0)} / ${fmt(d.exportCapsulePeakMiB, 0)} | |`,
-    `| peak RSS, directory: host / capsule (MiB) | | ${fmt(d.dirHostPeakMiB, 0)} / ${fmt(d.dirCapsulePeakMiB, 0)} | |`,
+  const cols = d.nodes;
+  const row = (label, baseline, cell) => `| ${label} | ${baseline} | ${cols.map(cell).join(' | ')} |`;
+  const lines = [
+    `| measure | baseline | ${cols.map((n) => `jackin export, Node ${n.node}`).join(' | ')} |`,
+    `|---|---:|${cols.map(() => '---:').join('|')}|`,
+    row(`${d.fileMiB} MiB file (s)`, `${fmt(d.cpSeconds, 2)} (cp + fsync)`, (n) => fmt(n.exportSeconds, 2)),
+    row('file throughput (MiB/s)', fmt(mbps(d.cpSeconds, d.fileMiB), 0), (n) => fmt(mbps(n.exportSeconds, d.fileMiB), 0)),
+    row("file: ratio to cp's throughput", '', (n) => `${fmt(d.cpSeconds / n.exportSeconds, 2)}×`),
+    row(`${fmt(d.treeBytes / MiB, 0)} MiB directory (s)`, `${fmt(d.tarSeconds, 2)} (tar --zstd -cf)`, (n) => fmt(n.dirSeconds, 2)),
+    row("directory: ratio to tar's time", '', (n) => `${fmt(n.dirSeconds / d.tarSeconds, 2)}×`),
+    row('directory: capsule CPU per export (s)', '', (n) => fmt(n.dirCapsuleCpuSeconds, 2)),
+    row('peak RSS, file: host / capsule (MiB)', '', (n) => `${fmt(n.exportHostPeakMiB, 0)} / ${fmt(n.exportCapsulePeakMiB, 0)}`),
+    row('peak RSS, directory: host / capsule (MiB)', '', (n) => `${fmt(n.dirHostPeakMiB, 0)} / ${fmt(n.dirCapsulePeakMiB, 0)}`),
     '',
-    `Median of ${d.runs} run(s); the export includes starting \`jackin export\` (node), the policy check, SHA-256 on both sides, fsync and the no-replace publish. Page cache warm for every side.`,
+    `Median of ${d.runs} run(s), in turns (the baseline, then each Node's export, on the same files; tar runs: ${d.tarRuns.map((x) => fmt(x, 2)).join(', ')} s); the export includes starting \`jackin export\` (node), the policy check, SHA-256 on both sides, fsync and the no-replace publish. Page cache warm for every side. Directories compress with Node's own zstd (\`zlib.createZstdCompress\`, level 1).` +
+      (cols.length > 1 ? ` dist/ and its code caches were built by Node ${cols[0].node}; the other Nodes refuse those caches and compile the bundles at each start.` : ''),
     '',
-    `- at least 0.5× cp's throughput: ${fmt(fileRatio, 2)}× — ${ok(fileRatio >= 0.5)}`,
-    `- within 1.5× of tar --zstd: ${fmt(dirRatio, 2)}× — ${ok(dirRatio <= 1.5)}`,
-    `- under 100 MiB peak RSS each side: ${ok(Math.max(d.exportHostPeakMiB, d.exportCapsulePeakMiB, d.dirHostPeakMiB, d.dirCapsulePeakMiB) < 100)}`,
-    '',
-  ].join('\n');
+  ];
+  for (const n of cols) {
+    const fileRatio = d.cpSeconds / n.exportSeconds;
+    const dirRatio = n.dirSeconds / d.tarSeconds;
+    lines.push(
+      `Node ${n.node}:`,
+      '',
+      `- at least 0.5× cp's throughput: ${fmt(fileRatio, 2)}× — ${ok(fileRatio >= 0.5)}`,
+      `- within 1.5× of tar --zstd: ${fmt(dirRatio, 2)}× — ${ok(dirRatio <= 1.5)} (runs: ${n.dirRuns.map((x) => fmt(x, 2)).join(', ')} s)`,
+      `- under 100 MiB peak RSS each side: ${ok(Math.max(n.exportHostPeakMiB, n.exportCapsulePeakMiB, n.dirHostPeakMiB, n.dirCapsulePeakMiB) < 100)}`,
+      '',
+    );
+  }
+  return lines.join('\n');
 }
