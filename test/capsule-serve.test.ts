@@ -3,10 +3,10 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, watch } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, watch } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   createServerFrameDecoder,
@@ -287,8 +287,9 @@ for (const relay of Object.keys(RELAYS) as Relay[]) {
       Buffer.concat(p.frames.flatMap((f) => (f.type === 'Output' ? [f.bytes] : []))).toString('latin1');
     p.child.stdin!.write(encodeClientFrame(helloFrame()));
     await pollUntil('Welcome through the proxy', () => p.frames[0]?.type === 'Welcome', { timeoutMs: START_TIMEOUT_MS });
-    // The relay that answered is the one named: the perl relay did not hand this session to Node.
-    assert.equal(readFileSync(`/proc/${p.child.pid}/comm`, 'utf8').trim(), relay);
+    // The relay that answered is the one named: the perl relay did not hand this session to Node. By its
+    // executable, not /proc/PID/comm: Node 24 names its main thread, so its comm is `MainThread`.
+    assert.equal(basename(realpathSync(`/proc/${p.child.pid}/exe`)).replace(/[\d.]+$/, ''), relay);
     p.child.stdin!.write(encodeClientFrame({ type: 'Input', bytes: Buffer.from('echo via-$((40+2))\r') }));
     await pollUntil('echo through the proxy', () => output().includes('via-42'), { last: output });
     p.child.stdin!.write(encodeClientFrame({ type: 'Detach' }));
