@@ -16,8 +16,8 @@ export const NODE_LINES: readonly string[] = readFileSync(join(root, '.ci', 'nod
   .map((l) => l.trim())
   .filter((l) => l !== '' && !l.startsWith('#'));
 
-/** The newest Node `engines` refuses on its oldest line (22.15 brought zstd to node:zlib). */
-export const BELOW_ENGINES = '22.14.0';
+/** The newest Node below `engines` (`>=20`): the last 18. */
+export const BELOW_ENGINES = '18.20.8';
 
 /** The `node` binary of `version`, installed first when needed. */
 export function installedNode(version: string): string {
