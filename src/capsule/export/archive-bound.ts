@@ -1,5 +1,6 @@
 /** Sizes of a directory's tar.zst known before it is written: the most it can take, and the least each entry's headers take. */
 import type { DirectoryListing, Listed } from './directory-listing.ts';
+import { ZSTD_BLOCK_BYTES } from './zstd-compressor.ts';
 
 const TAR_BLOCK = 512;
 const roundUp = (n: number, to: number): number => Math.ceil(n / to) * to;
@@ -8,8 +9,8 @@ const roundUp = (n: number, to: number): number => Math.ceil(n / to) * to;
  * The most bytes the tar.zst of `listing` can take, for a host that accepts a streamed size (the exact
  * size follows the last chunk): every entry as a header, a pax extended header with its name and link
  * target, and its content padded to 512 bytes; then the end blocks; then zstd's worst case for that input
- * as one frame (ZSTD_COMPRESSBOUND: n + n/256 + at most 64, plus an 18-byte frame header and a 4-byte
- * checksum), with room to spare. A file that grows after the
+ * (ZSTD_COMPRESSBOUND: n + n/256 + at most 64, plus an 18-byte frame header and a 4-byte checksum, per
+ * frame: one for Node's own zstd, one per ZSTD_BLOCK_BYTES for the WebAssembly fallback), with room to spare. A file that grows after the
  * listing fails the export anyway (E_CHANGED_WHILE_READING).
  */
 export function archiveBound(listing: DirectoryListing): number {
@@ -20,7 +21,8 @@ export function archiveBound(listing: DirectoryListing): number {
     tar += 2 * TAR_BLOCK + roundUp(names + 128 + 256, TAR_BLOCK) + (e.type === 'file' ? roundUp(e.size, TAR_BLOCK) : 0);
   }
   tar += 2 * TAR_BLOCK + roundUp(256 + 128, TAR_BLOCK);
-  return tar + Math.ceil(tar / 256) + 4096;
+  const frames = Math.ceil(tar / ZSTD_BLOCK_BYTES) + 1;
+  return tar + Math.ceil(tar / 256) + 4096 + frames * 1024;
 }
 
 /**

@@ -1,14 +1,28 @@
+/**
+ * Both zstd compressors (zstd-compressor.ts) round-trip, each through the zstd program GNU tar --zstd uses;
+ * and the one picked is the one the running Node should use. The WebAssembly one is tested on every Node;
+ * Node's own only where it exists (CI's Node 24 run): on a Node without it, the cases check it is refused.
+ */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { zstdDecompressSync } from 'node:zlib';
 import fc from 'fast-check';
-import { createZstdCompressor, ZSTD_BLOCK_BYTES } from './zstd-compressor.ts';
+import { createZstdCompressor, ZSTD_BLOCK_BYTES, ZSTD_COMPRESSORS, ZSTD_IMPLEMENTATION, ZSTD_LEVEL, type ZstdImplementation } from './zstd-compressor.ts';
+
+const [major, minor] = process.versions.node.split('.').map(Number) as [number, number];
+/** Node's zlib has zstd from 22.15 on the 22 line, 23.8 on 23, and in every 24 and later. */
+const nodeHasZstd = major >= 24 || (major === 23 && minor >= 8) || (major === 22 && minor >= 15);
+
+function unzstd(packed: Uint8Array): Buffer {
+  const r = spawnSync('zstd', ['-dc'], { input: packed, maxBuffer: 64 << 20 });
+  assert.equal(r.status, 0, String(r.stderr));
+  return r.stdout;
+}
 
 /** Pushes `chunks` in order, overwriting each chunk after push() returned (push copies: a caller reuses its buffers). */
-async function compress(chunks: readonly Uint8Array[], blockBytes?: number): Promise<Buffer> {
-  const c = createZstdCompressor(undefined, blockBytes);
+async function compress(impl: ZstdImplementation, chunks: readonly Uint8Array[], blockBytes: number = ZSTD_BLOCK_BYTES): Promise<Buffer> {
+  const c = ZSTD_COMPRESSORS[impl](ZSTD_LEVEL, blockBytes);
   const out: Uint8Array[] = [];
   for (const chunk of chunks) {
     const copy = Buffer.from(chunk);
@@ -20,39 +34,57 @@ async function compress(chunks: readonly Uint8Array[], blockBytes?: number): Pro
   return Buffer.concat(out);
 }
 
-test('zstd: any split of any input compresses to one stream that decompresses to the input, with pushed buffers reused at once', async () => {
-  await fc.assert(
-    fc.asyncProperty(fc.array(fc.uint8Array({ maxLength: 3000 }), { maxLength: 12 }), fc.integer({ min: 1, max: 4096 }), async (chunks, blockBytes) => {
-      const input = Buffer.concat(chunks);
-      const packed = await compress(chunks, blockBytes);
-      assert.deepEqual(zstdDecompressSync(packed), input);
-    }),
-    { numRuns: 150 },
-  );
+test(`zstd: on Node ${process.version} directory export uses ${nodeHasZstd ? "Node's own zstd" : 'the WebAssembly fallback'}`, () => {
+  assert.equal(ZSTD_IMPLEMENTATION, nodeHasZstd ? 'node:zlib' : 'zstd-wasm');
 });
 
-test('zstd: several blocks of mixed data round-trip through the zstd program, as GNU tar --zstd reads them', async () => {
-  const text = Buffer.from('export const value = "some fairly repetitive source text";\n'.repeat(40_000));
-  const chunks = [text.subarray(0, 512), randomBytes(3 * ZSTD_BLOCK_BYTES + 17), text, Buffer.alloc(0), randomBytes(100)];
-  const packed = await compress(chunks);
-  const input = Buffer.concat(chunks);
-  assert.ok(packed.length < input.length, 'the text compressed');
-  const r = spawnSync('zstd', ['-dc'], { input: packed, maxBuffer: 64 << 20 });
-  assert.equal(r.status, 0, String(r.stderr));
-  assert.ok(Buffer.compare(r.stdout, input) === 0, 'zstd -dc gives the input back');
-});
+for (const impl of ['zstd-wasm', 'node:zlib'] as const) {
+  if (impl === 'node:zlib' && !nodeHasZstd) {
+    test(`zstd (${impl}): on Node ${process.version}, which has none, it is refused at once (its round trips run on Node 24)`, () => {
+      assert.throws(() => ZSTD_COMPRESSORS[impl](ZSTD_LEVEL, ZSTD_BLOCK_BYTES), /has no zlib\.createZstdCompress/);
+    });
+    continue;
+  }
 
-test('zstd: nothing pushed is an empty stream; end() twice and push() after end() are refused or empty', async () => {
+  test(`zstd (${impl}): any split of any input compresses to one stream that decompresses to the input, with pushed buffers reused at once`, async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.uint8Array({ maxLength: 3000 }), { maxLength: 12 }), fc.integer({ min: 1, max: 4096 }), async (chunks, blockBytes) => {
+        const packed = await compress(impl, chunks, blockBytes);
+        assert.deepEqual(unzstd(packed), Buffer.concat(chunks));
+      }),
+      { numRuns: 100 },
+    );
+  });
+
+  test(`zstd (${impl}): several blocks of mixed data round-trip through the zstd program, as GNU tar --zstd reads them`, async () => {
+    const text = Buffer.from('export const value = "some fairly repetitive source text";\n'.repeat(40_000));
+    const chunks = [text.subarray(0, 512), randomBytes(3 * ZSTD_BLOCK_BYTES + 17), text, Buffer.alloc(0), randomBytes(100)];
+    const packed = await compress(impl, chunks);
+    const input = Buffer.concat(chunks);
+    assert.ok(packed.length < input.length, 'the text compressed');
+    assert.ok(Buffer.compare(unzstd(packed), input) === 0, 'zstd -dc gives the input back');
+  });
+
+  test(`zstd (${impl}): nothing pushed is an empty stream; end() twice and push() after end() are refused or empty`, async () => {
+    const c = ZSTD_COMPRESSORS[impl](ZSTD_LEVEL, ZSTD_BLOCK_BYTES);
+    const packed = Buffer.concat(await c.end());
+    assert.ok(packed.length > 0, 'one empty frame');
+    assert.equal(unzstd(packed).length, 0);
+    assert.deepEqual(await c.end(), []);
+    await assert.rejects(c.push(Buffer.from('late')), /already ended/);
+  });
+
+  test(`zstd (${impl}): a destroyed compressor refuses more input (an export that failed elsewhere)`, async () => {
+    const c = ZSTD_COMPRESSORS[impl](ZSTD_LEVEL, ZSTD_BLOCK_BYTES);
+    await c.push(randomBytes(10_000));
+    c.destroy();
+    await assert.rejects(c.push(Buffer.from('more')), /already ended|destroyed/);
+  });
+}
+
+test('zstd: createZstdCompressor() is the picked implementation, and its stream round-trips', async () => {
   const c = createZstdCompressor();
-  const packed = Buffer.concat(await c.end());
-  assert.equal(zstdDecompressSync(packed).length, 0);
-  assert.deepEqual(await c.end(), []);
-  await assert.rejects(c.push(Buffer.from('late')), /already ended/);
-});
-
-test('zstd: a destroyed compressor refuses more input (an export that failed elsewhere)', async () => {
-  const c = createZstdCompressor();
-  await c.push(randomBytes(10_000));
-  c.destroy();
-  await assert.rejects(c.push(Buffer.from('more')), /already ended|destroyed/);
+  const input = Buffer.from('picked '.repeat(1000));
+  const packed = Buffer.concat([...(await c.push(input)), ...(await c.end())]);
+  assert.deepEqual(unzstd(packed), input);
 });
