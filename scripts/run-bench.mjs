@@ -33,7 +33,7 @@ Measures jackin against its baselines and writes bench/RESULTS.md (raw numbers: 
                             FILE.json)
   --no-build                measure the existing dist/ instead of building it first
   --node VERSION            the export section also runs jackin and its capsule under Node VERSION (exact,
-                            like 22.23.5; repeatable), installed by scripts/install-node.sh, in turns with
+                            like 20.20.2; repeatable), installed by scripts/install-node.sh, in turns with
                             this Node on the same files and baselines
   -h, --help                show this help
 `;

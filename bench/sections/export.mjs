@@ -1,6 +1,6 @@
 // Issue 6: export throughput of a large file against `cp` + fsync of the copy, directory export against
 // GNU `tar --zstd -cf` of the same tree, and peak RSS (VmHWM) of the capsule and of `jackin export`.
-// Issue 38: the same measures under several Nodes in one run (`npm run bench -- --node 22.23.5`), turn by
+// Issue 38: the same measures under several Nodes in one run (`npm run bench -- --node 20.20.2`), turn by
 // turn on the same files against the same baselines.
 import { spawn, spawnSync } from 'node:child_process';
 import { randomFillSync } from 'node:crypto';
@@ -63,6 +63,14 @@ export async function startCapsule(home, name, workspace, node = process.execPat
   const child = spawn(node, ['--max-semi-space-size=2', CAPSULE, 'serve', '--run-dir', runDir, '--workspace', workspace, '--name', name, '--', 'sleep', '100000'], { stdio: 'ignore' });
   await waitForSocket(join(runDir, 'jackin.sock'), child);
   return child;
+}
+
+/** The zstd directory export uses under `node` ('node:zlib' or 'zstd-wasm'), as the built capsule picks it. */
+function zstdImplementation(node) {
+  const module = fileURLToPath(new URL('../../dist/capsule/export/zstd-compressor.js', import.meta.url));
+  const r = spawnSync(node, ['--input-type=module', '-e', `import(${JSON.stringify(module)}).then((m) => process.stdout.write(m.ZSTD_IMPLEMENTATION))`], { encoding: 'utf8' });
+  if (r.status !== 0 || r.stdout === '') throw new Error(`could not tell the zstd of ${node}: ${r.stderr}`);
+  return r.stdout;
 }
 
 /** Runs `jackin export`, sampling its VmHWM until it exits. */
@@ -168,6 +176,7 @@ export async function run({ quick, log, nodes = [{ version: process.versions.nod
     for (const p of perNode) {
       const d = {
         node: p.node.version,
+        zstd: zstdImplementation(p.node.path),
         exportSeconds: median(p.exp),
         exportHostPeakMiB: p.hostPeak / 1024,
         exportCapsulePeakMiB: (vmHwmKiB(p.file.pid) ?? NaN) / 1024,
@@ -178,7 +187,7 @@ export async function run({ quick, log, nodes = [{ version: process.versions.nod
         dirCapsulePeakMiB: (vmHwmKiB(p.dir.pid) ?? NaN) / 1024,
       };
       data.nodes.push(d);
-      log(`export (Node ${d.node}): file ${fmt(d.exportSeconds, 2)} s, directory ${fmt(d.dirSeconds, 2)} s (capsule CPU ${fmt(d.dirCapsuleCpuSeconds, 2)} s), capsule RSS ${fmt(d.dirCapsulePeakMiB, 0)} MiB`);
+      log(`export (Node ${d.node}, zstd ${d.zstd}): file ${fmt(d.exportSeconds, 2)} s, directory ${fmt(d.dirSeconds, 2)} s (capsule CPU ${fmt(d.dirCapsuleCpuSeconds, 2)} s), capsule RSS ${fmt(d.dirCapsulePeakMiB, 0)} MiB`);
     }
   } finally {
     for (const c of capsules) c.kill('SIGKILL');
@@ -187,13 +196,15 @@ export async function run({ quick, log, nodes = [{ version: process.versions.nod
   return { data, markdown: render(data) };
 }
 
+const ZSTD_LABEL = { 'node:zlib': 'built-in zlib.createZstdCompress', 'zstd-wasm': 'WebAssembly @bokuweb/zstd-wasm' };
+
 function render(d) {
   const mbps = (s, mib) => mib / s;
   const ok = (b) => (b ? 'met' : '**missed**');
   const cols = d.nodes;
   const row = (label, baseline, cell) => `| ${label} | ${baseline} | ${cols.map(cell).join(' | ')} |`;
   const lines = [
-    `| measure | baseline | ${cols.map((n) => `jackin export, Node ${n.node}`).join(' | ')} |`,
+    `| measure | baseline | ${cols.map((n) => `jackin export, Node ${n.node} (zstd: ${ZSTD_LABEL[n.zstd] ?? n.zstd})`).join(' | ')} |`,
     `|---|---:|${cols.map(() => '---:').join('|')}|`,
     row(`${d.fileMiB} MiB file (s)`, `${fmt(d.cpSeconds, 2)} (cp + fsync)`, (n) => fmt(n.exportSeconds, 2)),
     row('file throughput (MiB/s)', fmt(mbps(d.cpSeconds, d.fileMiB), 0), (n) => fmt(mbps(n.exportSeconds, d.fileMiB), 0)),
@@ -204,7 +215,7 @@ function render(d) {
     row('peak RSS, file: host / capsule (MiB)', '', (n) => `${fmt(n.exportHostPeakMiB, 0)} / ${fmt(n.exportCapsulePeakMiB, 0)}`),
     row('peak RSS, directory: host / capsule (MiB)', '', (n) => `${fmt(n.dirHostPeakMiB, 0)} / ${fmt(n.dirCapsulePeakMiB, 0)}`),
     '',
-    `Median of ${d.runs} run(s), in turns (the baseline, then each Node's export, on the same files; tar runs: ${d.tarRuns.map((x) => fmt(x, 2)).join(', ')} s); the export includes starting \`jackin export\` (node), the policy check, SHA-256 on both sides, fsync and the no-replace publish. Page cache warm for every side. Directories compress with Node's own zstd (\`zlib.createZstdCompress\`, level 1).` +
+    `Median of ${d.runs} run(s), in turns (the baseline, then each Node's export, on the same files; tar runs: ${d.tarRuns.map((x) => fmt(x, 2)).join(', ')} s); the export includes starting \`jackin export\` (node), the policy check, SHA-256 on both sides, fsync and the no-replace publish. Page cache warm for every side. Directories compress at level 1 with the zstd each Node's capsule picked (in the header): Node's own \`zlib.createZstdCompress\` where the Node has it, else the WebAssembly \`@bokuweb/zstd-wasm\` (Node 20, 22.0-22.14).` +
       (cols.length > 1 ? ` dist/ and its code caches were built by Node ${cols[0].node}; the other Nodes refuse those caches and compile the bundles at each start.` : ''),
     '',
   ];
@@ -212,7 +223,7 @@ function render(d) {
     const fileRatio = d.cpSeconds / n.exportSeconds;
     const dirRatio = n.dirSeconds / d.tarSeconds;
     lines.push(
-      `Node ${n.node}:`,
+      `Node ${n.node} (zstd: ${ZSTD_LABEL[n.zstd] ?? n.zstd}):`,
       '',
       `- at least 0.5× cp's throughput: ${fmt(fileRatio, 2)}× — ${ok(fileRatio >= 0.5)}`,
       `- within 1.5× of tar --zstd: ${fmt(dirRatio, 2)}× — ${ok(dirRatio <= 1.5)} (runs: ${n.dirRuns.map((x) => fmt(x, 2)).join(', ')} s)`,
