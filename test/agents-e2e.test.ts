@@ -73,6 +73,10 @@ function scratch(t: TestContext, label: string): string {
 async function startAgent(t: TestContext, agent: AgentName, { engine = ENGINE[agent], x, env = {}, extraEnv = [], ready }: { engine?: TestEngine; x: Xvfb; env?: Record<string, string>; extraEnv?: string[]; ready: RegExp }): Promise<AgentSession> {
   agentProgram(agent); // fails the test, naming the install command, when the agent is missing
   const spec = AGENTS[agent];
+  // node:test runs after-hooks in the order they were added: the container goes first, so the agent no
+  // longer writes into the home and scratch directories when they are removed.
+  const name = containerName(`${engine}-${agent}`);
+  t.after(() => removeContainer(name, engine));
   const dir = scratch(t, agent);
   const ws = join(dir, 'ws');
   mkdirSync(ws);
@@ -81,8 +85,6 @@ async function startAgent(t: TestContext, agent: AgentName, { engine = ENGINE[ag
   const profile = join(dir, 'profile.sh');
   writeFileSync(profile, `export ${spec.key}=${FAKE_KEYS[spec.key]}\n`);
   const log = join(dir, 'verbose.log');
-  const name = containerName(`${engine}-${agent}`);
-  t.after(() => removeContainer(name, engine));
   const image = await glibcAgentTestImage(engine, [agentProgram('claude')]);
   const pane = await paneFor(t, { rows: 40, cols: 120, env: { DISPLAY: x.display, JACKIN_PASTE_KEY: 'ctrl+v', ...env } });
   await pane.typeLine(`. ${shellQuote(profile)}`);

@@ -38,6 +38,9 @@ export async function startClaude(
   { env = {}, containerEnv = [] }: { env?: Record<string, string>; containerEnv?: string[] } = {},
 ): Promise<ClaudeSession> {
   agentProgram('claude'); // fails the test, naming the install command, when Claude is missing
+  // After-hooks run in the order they were added: the container goes before the directories it writes to.
+  const name = containerName(`claude-${label}`);
+  t.after(() => removeContainer(name, 'podman'));
   const dir = mkdtempSync(join(tmpdir(), `jackin-claude-${label}-`));
   chmodSync(dir, 0o777);
   t.after(() => rmSync(dir, { recursive: true, force: true }));
@@ -48,8 +51,6 @@ export async function startClaude(
   const profile = join(dir, 'profile.sh');
   writeFileSync(profile, `export ANTHROPIC_API_KEY=${FAKE_KEYS.ANTHROPIC_API_KEY}\n`);
   const log = join(dir, 'verbose.log');
-  const name = containerName(`claude-${label}`);
-  t.after(() => removeContainer(name, 'podman'));
   const image = await glibcAgentTestImage('podman', [agentProgram('claude')]);
   const pane = await paneFor(t, { rows: 40, cols: 120, env });
   await pane.typeLine(`. ${shellQuote(profile)}`);
