@@ -17,6 +17,7 @@ import { pollUntil } from '../../../test/helpers/poll.ts';
 import { hasCode } from '../../errors.ts';
 import { ControlMessageDecoder, encodeControlMessage, encodeServerFrame } from '../../protocol/index.ts';
 import { connectSocket, socketTransport } from '../../transport/socket.ts';
+import { socketAddress } from '../../transport/socket-address.ts';
 import { exportFile } from './export-client.ts';
 import { DEFAULT_HOST_EXPORT_CAP, hostExportCap, removeStalePartials, STALE_PARTIAL_AGE_MS } from './export-sink.ts';
 
@@ -43,7 +44,9 @@ async function fakeCapsule(t: TestContext, script: Script) {
       for (const m of d.push(chunk)) script(s, m as { path: string });
     });
   });
-  await new Promise<void>((r) => server.listen(path, r));
+  // Through its directory when the path is longer than a socket address holds (a long TMPDIR).
+  const address = socketAddress(path);
+  await new Promise<void>((r) => server.listen(address.address, r)).finally(address.release);
   t.after(() => {
     for (const s of sockets) s.destroy();
     server.close();
