@@ -12,6 +12,7 @@ import { promisify } from 'node:util';
 import { REPO_ROOT } from './helpers/jackin-cli.ts';
 import { pollUntil } from './helpers/poll.ts';
 import { stopChild } from './helpers/stop-child.ts';
+import { socketAddress } from '../src/transport/socket-address.ts';
 
 const execFileP = promisify(execFile);
 const OPERATOR = 1000;
@@ -44,7 +45,9 @@ test('a live socket owned by root is "not accessible (owned by uid 0)" to ls and
   const { home, jackinHome, runDir } = operatorHome(t, 'rootcap');
   const socket = join(runDir, 'jackin.sock');
   const server = createServer((s) => s.destroy());
-  await new Promise<void>((r) => server.listen(socket, r));
+  // Through its directory when the path is longer than a socket address holds (a long TMPDIR).
+  const address = socketAddress(socket);
+  await new Promise<void>((r) => server.listen(address.address, r)).finally(address.release);
   t.after(() => new Promise<void>((r) => server.close(() => r())));
   chmodSync(socket, 0o600);
   const env = { HOME: home, JACKIN_HOME: jackinHome, PATH: process.env['PATH'] ?? '/usr/bin:/bin' };
@@ -76,7 +79,8 @@ test('a capsule started as a non-root user replaces the socket and capsule.json 
   const { runDir } = operatorHome(t, 'leftover');
   const socket = join(runDir, 'jackin.sock');
   // A root "capsule" that dies by SIGKILL: its socket file stays, owned by root, mode 0600.
-  const dead = spawn(process.execPath, ['-e', `require('net').createServer().listen(${JSON.stringify(socket)}, () => { require('fs').chmodSync(${JSON.stringify(socket)}, 0o600); console.log('up'); })`], { stdio: ['ignore', 'pipe', 'inherit'] });
+  // It listens from its run directory on a relative name, so a long TMPDIR cannot overflow the socket address.
+  const dead = spawn(process.execPath, ['-e', `require('net').createServer().listen('jackin.sock', () => { require('fs').chmodSync('jackin.sock', 0o600); console.log('up'); })`], { cwd: runDir, stdio: ['ignore', 'pipe', 'inherit'] });
   await new Promise<void>((r) => dead.stdout!.once('data', () => r()));
   dead.kill('SIGKILL');
   await new Promise((r) => dead.once('exit', r));

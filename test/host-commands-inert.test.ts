@@ -17,6 +17,7 @@ import { readActions } from '../src/host/instances/action-log.ts';
 import { REPO_ROOT } from './helpers/jackin-cli.ts';
 import { capsulePid } from './helpers/capsules.ts';
 import { stopChild } from './helpers/stop-child.ts';
+import { socketAddress } from '../src/transport/socket-address.ts';
 
 const JACKIN = join(REPO_ROOT, 'bin', 'jackin.js');
 /** OSC 52 (set the clipboard), CSI (clear screen, colour), 8-bit CSI/OSC/ST/NEL, a line break and BEL. */
@@ -76,7 +77,9 @@ async function hostileCapsule(t: TestContext, home: string, name: string): Promi
       }
     });
   });
-  await new Promise<void>((resolve) => server.listen(join(dir, 'jackin.sock'), resolve));
+  // Through its directory when the path is longer than a socket address holds (a long TMPDIR).
+  const address = socketAddress(join(dir, 'jackin.sock'));
+  await new Promise<void>((resolve) => server.listen(address.address, resolve)).finally(address.release);
   t.after(() => {
     for (const s of sockets) s.destroy();
     server.close();
