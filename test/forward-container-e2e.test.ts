@@ -55,14 +55,21 @@ function probe(port: number, host = '127.0.0.1'): Promise<string> {
   });
 }
 
-function get(url: string): Promise<{ status: number; body: Buffer }> {
+/** An HTTP GET; a transfer with no byte for `idleMs` fails, saying how far it got (a stalled forward shows, not a test timeout). */
+function get(url: string, idleMs = 60_000): Promise<{ status: number; body: Buffer }> {
   return new Promise((resolve, reject) => {
-    httpGet(url, { agent: false }, (res) => {
+    let got = 0;
+    const req = httpGet(url, { agent: false }, (res) => {
       const parts: Buffer[] = [];
-      res.on('data', (b: Buffer) => parts.push(b));
+      res.on('data', (b: Buffer) => {
+        got += b.length;
+        parts.push(b);
+      });
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(parts) }));
       res.on('error', reject);
-    }).on('error', reject);
+    });
+    req.setTimeout(idleMs, () => req.destroy(new Error(`GET ${url}: no data for ${idleMs} ms after ${got} bytes`)));
+    req.on('error', reject);
   });
 }
 
@@ -183,7 +190,9 @@ for (const engine of ENGINES) {
     child.stderr.on('data', (b: Buffer) => (err += b.toString()));
     t.after(() => stopChild(child, 'SIGINT'));
     await pollUntil('jackin forward to print its URL', () => out.includes(`http://localhost:${hostPort}/`), { timeoutMs: 30_000, last: () => err });
-    const r = await get(`http://localhost:${hostPort}/file`);
+    const r = await get(`http://localhost:${hostPort}/file`).catch((e: unknown) => {
+      throw new Error(`${(e as Error).message}; jackin forward said: ${err}`, { cause: e });
+    });
     assert.equal(r.status, 200);
     assert.equal(r.body.length, data.length);
     assert.equal(createHash('sha256').update(r.body).digest('hex'), createHash('sha256').update(data).digest('hex'));
