@@ -1,6 +1,6 @@
 # jackin clipboard helper for Windows and WSL. The host runs it as
 #   powershell.exe -NoProfile -NonInteractive -Sta -EncodedCommand <"$JackinMode = 'image'|'text'" + this file>
-# and reads ONE line of JSON from stdout (see src/host/clipboard/native-contract.ts):
+# and reads ONE line of JSON from stdout (see src/host/platform/clipboard/native-contract.ts):
 #   {"kind":"file","path":...,"paths":[...]} | {"kind":"image","format":...,"path":...,"types":[...]}
 #   {"kind":"text","text":...} | {"kind":"none"} | {"kind":"error","message":...}
 # A copied file (Explorer) is reported as its path, never as its thumbnail. A "PNG" clipboard format

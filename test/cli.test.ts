@@ -190,7 +190,7 @@ test('a JACKIN_HOME (or a capsule run directory) that cannot be used is E_HOST_I
 test('jackin attach of a name that is neither a local instance nor a container says where the instance names are', (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'jackin-cli-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
-  // No Docker engine runs here: a fake docker that records its argv and answers as docker does for a missing container.
+  // The exact argv of the fallback (a stand-in docker records it, answering as docker does for a missing container): a real engine shows only the error.
   const argvFile = join(dir, 'argv');
   writeFileSync(join(dir, 'docker'), `#!/bin/sh\nprintf '%s\\n' "$@" > '${argvFile}'\necho 'Error response from daemon: No such container: tpyo' >&2\nexit 1\n`, { mode: 0o755 });
   const r = runBin(JACKIN, ['attach', 'tpyo'], 'pipe', { PATH: dir });
@@ -252,6 +252,8 @@ test('an instance name holding a control, bidi or path character is refused at e
     [JACKIN, ['stop', name]],
     [JACKIN, ['log', name]],
     [JACKIN, ['export', '--from', name, '/etc/hostname']],
+    [JACKIN, ['stage', '--to', name, '/etc/hostname']],
+    [JACKIN, ['forward', name, '3000']],
     [CAPSULE, ['serve', '--name', name, '--', 'true']],
   ];
   for (const name of names) {
