@@ -170,16 +170,22 @@ for (const engine of ENGINES) {
   });
 
   test(`${engine}: jackin forward --via ${engine}: a 64 MiB download from the container's loopback arrives intact (SHA-256)`, { timeout: 240_000 }, async (t) => {
+    // Each step is said as a diagnostic with its time, so a run that hits the test's timeout shows where it was.
+    const started = Date.now();
+    const step = (what: string): void => t.diagnostic(`${((Date.now() - started) / 1000).toFixed(1)} s: ${what}`);
     const pane = await paneFor(t, { rows: 30, cols: 120 });
     const ws = workspace(t);
     const data = randomBytes(64 * 1024 * 1024);
     writeFileSync(join(ws, 'big.bin'), data);
     chmodSync(join(ws, 'big.bin'), 0o644);
+    step('starting the container session');
     const name = await startContainerSession(t, engine, pane, 'fwd-via', ws);
+    step('starting the server in the container');
     const port = await freePort();
     await pane.typeLine(`clear; ${NODE_IN_CONTAINER} /workspace/login-server.cjs 127.0.0.1 ${port} /workspace/big.bin &`);
     await pane.waitForText('LISTENING-ON-127.0.0.1', { timeoutMs: 30_000 });
     const hostPort = await freePort();
+    step('starting jackin forward');
     const child = spawn(process.execPath, [join(REPO_ROOT, 'bin', 'jackin.js'), 'forward', name, `${hostPort}:${port}`, '--via', engine], {
       env: { ...process.env, JACKIN_HOME: pane.jackinHome },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -190,16 +196,23 @@ for (const engine of ENGINES) {
     child.stderr.on('data', (b: Buffer) => (err += b.toString()));
     t.after(() => stopChild(child, 'SIGINT'));
     await pollUntil('jackin forward to print its URL', () => out.includes(`http://localhost:${hostPort}/`), { timeoutMs: 30_000, last: () => err });
+    step('GET through the forward');
     const r = await get(`http://localhost:${hostPort}/file`).catch((e: unknown) => {
       throw new Error(`${(e as Error).message}; jackin forward said: ${err}`, { cause: e });
     });
     assert.equal(r.status, 200);
     assert.equal(r.body.length, data.length);
     assert.equal(createHash('sha256').update(r.body).digest('hex'), createHash('sha256').update(data).digest('hex'));
-    await stopChild(child, 'SIGINT');
+    step('stopping jackin forward (SIGINT)');
+    let timer: NodeJS.Timeout | undefined;
+    await new Promise<void>((resolve, reject) => {
+      timer = setTimeout(() => reject(new Error(`jackin forward did not exit within 20 s of SIGINT; it said: ${err}`)), 20_000);
+      void stopChild(child, 'SIGINT').then(resolve);
+    }).finally(() => clearTimeout(timer));
     assert.equal(child.exitCode, 0, err);
+    step('checking the container');
     // Nothing else on the container side ever listens on the host.
     assert.equal(await probe(port), 'ECONNREFUSED');
-    assert.ok((await execFileP(engine, ['inspect', '--type', 'container', '--format', '{{.Id}}', name]).then(() => true, () => false)));
+    assert.ok((await execFileP(engine, ['inspect', '--type', 'container', '--format', '{{.Id}}', name], { timeout: 30_000 }).then(() => true, () => false)));
   });
 }
