@@ -130,8 +130,11 @@ test('jackin forward reaches a server that listens on ::1 only, over an exec rel
     });
     assert.equal(body, `v6 only: ${path}`);
   }
-  await pollUntil('two connections reported', () => (f.stderr().match(/reached \[::1\] in the container/g) ?? []).length === 2, { last: f.stderr });
-  await pollUntil('both closed', () => (f.stderr().match(/connection \d+ closed/g) ?? []).length === 2, { last: f.stderr });
+  await pollUntil('both connections reported', () => (f.stderr().match(/^jackin: connection \d+ /gm) ?? []).length === 2, { last: f.stderr });
+  // One line each, when it ends: where it came from, the loopback it reached, how it ended.
+  const lines = f.stderr().split('\n').filter((l) => /^jackin: connection /.test(l));
+  assert.equal(lines.length, 2, f.stderr());
+  for (const line of lines) assert.match(line, /^jackin: connection \d+ from 127\.0\.0\.1:\d+ to \[::1\]: closed \(\d+ bytes sent, \d+ received\)$/);
 });
 
 test('jackin forward carries a half-close: the client ends its side and still receives the whole answer', async (t) => {

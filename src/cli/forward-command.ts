@@ -1,7 +1,7 @@
 /**
  * `jackin forward NAME PORT[:CONTAINER_PORT] [--json] [-v]`: forwards a port of the host's loopback to a port
  * of the container's loopback until Ctrl+C, attached or not, like `kubectl port-forward`
- * (docs/protocol.md section 8.15). Prints the local URL; with -v one line per connection. Every connection
+ * (docs/protocol.md section 8.15). Prints the local URL; with -v one line per connection, when it ends. Every connection
  * travels on its own connection to the capsule (socket or exec relay, so --via works). The host never
  * reads, stores or logs the forwarded bytes; the start and the end are recorded in `jackin log`.
  */
@@ -49,19 +49,20 @@ export function parsePortSpec(spec: string): { hostPort: number; containerPort: 
   return { hostPort, containerPort };
 }
 
-function describeEvent(e: ForwardEvent): string {
-  switch (e.kind) {
-    case 'accepted':
-      return `connection ${e.id} from ${e.from}`;
-    case 'connected':
-      return `connection ${e.id}: reached ${e.address === '::1' ? '[::1]' : e.address} in the container`;
-    case 'closed':
-      return e.outcome.ok
-        ? `connection ${e.id} closed (${e.outcome.sent} bytes sent, ${e.outcome.received} received)`
-        : `connection ${e.id} ${e.outcome.reason} by ${e.outcome.by === 'local' ? 'the host side' : 'the container side'}: ${inertText(e.outcome.message, 300)}`;
-    case 'failed':
-      return `connection ${e.id} not forwarded: ${inertText(e.error.message, 300)} (${e.error.code})`;
-  }
+/** Where one connection came from and which container loopback it reached, until it ends. */
+interface ConnectionSeen {
+  from: string;
+  address?: string;
+}
+
+/** A connection's one -v line, said when it ends: where from, where to, and how it ended. */
+function describeConnection(e: Extract<ForwardEvent, { kind: 'closed' | 'failed' }>, seen: ConnectionSeen | undefined): string {
+  const from = seen === undefined ? `connection ${e.id}` : `connection ${e.id} from ${seen.from}`;
+  const to = seen?.address === undefined ? '' : ` to ${seen.address === '::1' ? '[::1]' : seen.address}`;
+  if (e.kind === 'failed') return `${from} not forwarded: ${inertText(e.error.message, 300)} (${e.error.code})`;
+  return e.outcome.ok
+    ? `${from}${to}: closed (${e.outcome.sent} bytes sent, ${e.outcome.received} received)`
+    : `${from}${to}: ${e.outcome.reason} by ${e.outcome.by === 'local' ? 'the host side' : 'the container side'}: ${inertText(e.outcome.message, 300)}`;
 }
 
 async function forwardCommand(name: string, spec: string, flags: ForwardFlags): Promise<number> {
@@ -76,6 +77,7 @@ async function forwardCommand(name: string, spec: string, flags: ForwardFlags): 
 
   if (!(await capsuleHasForwards(connect))) throw new JackinError('E_FORWARD_UNSUPPORTED', `the capsule of ${instance} has no forwards (an upstream or older jackin-capsule); update it in the container`);
   const interruption = interruptOnSignals();
+  const connections = new Map<number, ConnectionSeen>();
   let listener: ForwardListener | undefined;
   let unrecord: (() => Promise<void>) | undefined;
   try {
@@ -84,10 +86,23 @@ async function forwardCommand(name: string, spec: string, flags: ForwardFlags): 
       containerPort,
       connect,
       onEvent: (e) => {
-        if (e.kind === 'failed' && !flags.verbose && !json) err(describeEvent(e));
+        if (e.kind === 'accepted') {
+          connections.set(e.id, { from: e.from });
+          return;
+        }
+        if (e.kind === 'connected') {
+          const seen = connections.get(e.id);
+          if (seen !== undefined) seen.address = e.address;
+          return;
+        }
+        const seen = connections.get(e.id);
+        connections.delete(e.id);
+        if (e.kind === 'failed' && !flags.verbose && !json) err(describeConnection(e, seen));
         if (!flags.verbose) return;
-        if (json) out(inertJson({ event: e.kind, id: e.id, ...(e.kind === 'accepted' ? { from: e.from } : e.kind === 'connected' ? { address: e.address } : e.kind === 'closed' ? { ...e.outcome } : { code: e.error.code, message: e.error.message }) }));
-        else err(describeEvent(e));
+        if (json) {
+          const how = e.kind === 'closed' ? { ...e.outcome } : { ok: false, code: e.error.code, message: e.error.message };
+          out(inertJson({ connection: e.id, ...(seen !== undefined ? { from: seen.from } : {}), ...(seen?.address !== undefined ? { address: seen.address } : {}), ...how }));
+        } else err(describeConnection(e, seen));
       },
     });
     unrecord = await recordForward(home, { instance, hostPort: listener.port, containerPort, kind: 'forward' });
@@ -118,8 +133,8 @@ export function registerForwardCommand(program: Command, setStatus: SetStatus): 
     .description("forward a port of the host's loopback to a port of the container's loopback, until Ctrl+C")
     .argument('<name>', 'the instance')
     .argument('<port>', 'PORT, or HOSTPORT:CONTAINERPORT')
-    .option('--json', 'print {"ok":true,"url",...} (and, with -v, one JSON object per connection event) on stdout')
-    .option('-v, --verbose', 'print one line per connection on stderr');
+    .option('--json', 'print {"ok":true,"url",...} (and, with -v, one JSON object per connection) on stdout')
+    .option('-v, --verbose', 'print one line per connection on stderr, when it ends: from where, to which loopback, how');
   addTransportOptions(cmd)
     .addHelpText(
       'after',
