@@ -1,6 +1,10 @@
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { connect } from 'node:net';
+import { Agent, createServer as createHttpServer, get as httpGet } from 'node:http';
+import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
+import { ControlMessageDecoder, encodeControlMessage } from '../../protocol/index.ts';
+import { pumpForward } from '../../transport/forward-pump.ts';
+import type { Transport } from '../../transport/transport.ts';
 import { FakeFeatureSession } from '../../../test/helpers/fake-feature-session.ts';
 import { freePort } from '../../../test/helpers/free-port.ts';
 import { installLoginForwardFeature } from './login-forward-feature.ts';
@@ -82,4 +86,74 @@ test('login forward: only the step binds (after the gesture); it closes at its d
     const check = (): void => void probe(port2).then((r) => (r === 'ECONNREFUSED' ? resolve() : setTimeout(check, 20)));
     check();
   });
+});
+
+/**
+ * A stand-in capsule on a TCP port: it answers a `forward` request by connecting to `target` (whatever port
+ * was asked: locally, the host's port and the "container's" are the same loopback) and pumps the bytes, as
+ * the capsule's forward method does.
+ */
+async function standInCapsule(t: TestContext, target: number): Promise<() => Promise<Transport>> {
+  const server = createServer((sock) => {
+    sock.on('error', () => {});
+    const reader = new ControlMessageDecoder();
+    const onData = (chunk: Buffer): void => {
+      const got = reader.push(chunk);
+      if (got.length === 0) return;
+      sock.off('data', onData);
+      sock.pause();
+      const tcp = connect({ host: '127.0.0.1', port: target, allowHalfOpen: true }, () => {
+        sock.write(encodeControlMessage({ ok: true, address: '127.0.0.1' }));
+        void pumpForward({ side: 'server', local: tcp, peer: { readable: sock, writable: sock } });
+        sock.resume();
+      });
+      tcp.on('error', () => sock.destroy());
+    };
+    sock.on('data', onData);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => server.close());
+  const port = (server.address() as AddressInfo).port;
+  return async () => {
+    const sock = connect({ host: '127.0.0.1', port, allowHalfOpen: true });
+    await new Promise<void>((resolve, reject) => sock.once('connect', resolve).once('error', reject));
+    return { kind: 'socket', readable: sock, writable: sock, description: `stand-in capsule ${port}`, close: () => sock.destroy(), failureDetail: async () => null };
+  };
+}
+
+test('login forward: a callback connection kept alive after its exchange closes once idle; none closes before the first exchange', { timeout: 20_000 }, async (t) => {
+  // The login helper answers the callback and keeps the connection alive, as a browser's would stay.
+  const login = createHttpServer((req, res) => res.end(`signed in: ${req.url}`));
+  login.keepAliveTimeout = 60_000;
+  await new Promise<void>((resolve) => login.listen(0, '127.0.0.1', resolve));
+  t.after(() => login.closeAllConnections());
+  t.after(() => login.close());
+  const connectCapsule = await standInCapsule(t, (login.address() as AddressInfo).port);
+  const s = new FakeFeatureSession({ forward: 1 });
+  const f = installLoginForwardFeature(s, { instance: 'agent', connect: connectCapsule, env: {}, idleMs: 300, maxMs: 60_000 });
+  t.after(() => f.dispose());
+  const port = await freePort();
+  await s.urlOpenSteps(link(port))[0]!.run();
+  // Silence before any exchange (the operator is still signing in) closes nothing.
+  await new Promise((resolve) => setTimeout(resolve, 900));
+  assert.notEqual(await probe(port), 'ECONNREFUSED', 'still bound before the exchange');
+  const agent = new Agent({ keepAlive: true });
+  t.after(() => agent.destroy());
+  const socketClosed = new Promise<void>((resolve) => agent.once('free', (sock: Socket) => sock.once('close', () => resolve())));
+  const body = await new Promise<string>((resolve, reject) => {
+    httpGet({ host: '127.0.0.1', port, path: '/callback?code=c0de', agent }, (res) => {
+      let text = '';
+      res.on('data', (b: Buffer) => (text += b.toString()));
+      res.on('end', () => resolve(text));
+    }).on('error', reject);
+  });
+  assert.equal(body, 'signed in: /callback?code=c0de');
+  // The browser keeps the connection open; the forward ends it once nothing moved for idleMs.
+  await socketClosed;
+  await new Promise<void>((resolve) => {
+    const check = (): void => void (s.notices.some((n) => n.text === `Stopped forwarding localhost:${port} to agent: its exchange is done`) ? resolve() : setTimeout(check, 20));
+    check();
+  });
+  assert.equal(await probe(port), 'ECONNREFUSED');
+  assert.deepEqual(s.log.map((l) => [l.action, l.result, l.detail]).at(-1), ['login-forward', 'ok', 'closed: its exchange is done']);
 });
