@@ -1,7 +1,7 @@
 // End-to-end: link hints (issue 37), tmux as the operator's terminal and JACKIN_OPENER pointed at a
 // recorder. The program owns the mouse (full screen, mouse tracking on), so a click would go to it; the
 // palette's "Open link on screen" labels every link on the screen instead, and typing a label opens that
-// link, after the host's prompt names the exact target.
+// link, after the host's prompt names the exact target. A program that leaves the mouse alone gets the same labels.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -23,15 +23,15 @@ const SCREEN: Record<number, string> = {
   5: 'decoy https://example.com/decoy',
 };
 
-async function startHintScreen(t: TestContext, name: string, env: Record<string, string> = {}) {
+async function startHintScreen(t: TestContext, name: string, env: Record<string, string> = {}, { mouse = true }: { mouse?: boolean } = {}) {
   const rec = recordingOpener(t);
   const pane = await paneFor(t, { env: { ...rec.env, ...env } });
   const dir = mkdtempSync(join(tmpdir(), 'jackin-hints-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const input = join(dir, 'input.bin');
-  await startSession(pane, name, 'HINT-SCREEN-READY', fixtureCommand('../links/hint-screen.mjs', input));
+  await startSession(pane, name, 'HINT-SCREEN-READY', fixtureCommand('../links/hint-screen.mjs', input, ...(mouse ? [] : ['--no-mouse'])));
   // The program tracks the mouse itself: the host's capture is off, its clicks are the program's.
-  await pollUntil('the program\'s mouse tracking', async () => (await pane.modes()).mouseAny);
+  if (mouse) await pollUntil('the program\'s mouse tracking', async () => (await pane.modes()).mouseAny);
   return { rec, pane, read: () => readFileSync(input, 'latin1') };
 }
 
@@ -86,6 +86,22 @@ test('hints: the plain URL after wide characters opens by its label; Esc leaves 
   await confirmOnScreen(pane);
   await pollUntil('the opener to run', () => rec.opened().length === 1, { last: rec.opened });
   assert.deepEqual(rec.opened(), ['https://example.com/plain-after-wide']);
+  await screenRestored(pane);
+  assert.equal(read(), '');
+});
+
+test('hints: in a program that does not track the mouse, the same labels open the same links, after the prompt', async (t) => {
+  const { rec, pane, read } = await startHintScreen(t, 'hints-nomouse', {}, { mouse: false });
+  const lines = await showHints(pane, 'o');
+  assert.equal(lines[1], '漢字漢字 plain attps://example.com/plain-after-wide');
+  assert.equal(lines[3], '表 see she docs here');
+  assert.equal(lines[5], 'decoy dttps://example.com/decoy');
+  await pane.sendBytes([...Buffer.from('d')]);
+  await pane.waitForText('│ https://example.com/decoy');
+  assert.deepEqual(rec.opened(), [], 'nothing opens before the operator confirms');
+  await confirmOnScreen(pane);
+  await pollUntil('the opener to run', () => rec.opened().length === 1, { last: rec.opened });
+  assert.deepEqual(rec.opened(), ['https://example.com/decoy']);
   await screenRestored(pane);
   assert.equal(read(), '');
 });

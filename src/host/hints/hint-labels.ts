@@ -75,7 +75,8 @@ const LABEL_SGR = '\x1b[0;1;30;103m';
 
 /**
  * The labels drawn at their links' first cells (absolute moves, never a line feed), each cut to the columns
- * left on its row. `typed` dims the labels it no longer matches. The caller wraps this with
+ * left on its row; with `typed`, only the labels that still start with it (the feature draws them all once:
+ * a two-letter label's first letter changes nothing on the screen). The caller wraps this with
  * HOST_OVERLAY_BEGIN/END (src/ui/host-draw.ts), so no mode the program set can move or hide them.
  */
 export function renderHints(hints: readonly Hint[], cols: number, typed = ''): string {
