@@ -49,6 +49,13 @@ test('copy feature: a clipboard query is told once; refusals are rate limited; p
   for (let i = 0; i < 10; i++) s.terminalEmitter.fire({ type: 'copy-refused', reason: 'the text is not valid base64' });
   assert.equal(texts().filter((t) => t.includes('read your clipboard')).length, 1);
   assert.equal(texts().filter((t) => t.startsWith('Copy offer refused')).length, 3);
+  // Both are in the host log, at the same rate as told: the query once, three refusals.
+  assert.deepEqual(s.log.map((l) => [l.action, l.result, l.detail]), [
+    ['read-clipboard', 'refused', 'programs never read the host clipboard (told once a session)'],
+    ['copy', 'refused', 'the text is not valid base64'],
+    ['copy', 'refused', 'the text is not valid base64'],
+    ['copy', 'refused', 'the text is not valid base64'],
+  ]);
   assert.equal(offerPreview('a\n\n  b\x1b[2J' + 'z'.repeat(100)).includes('\n'), false);
   assert.ok(offerPreview('\x1b[2J').startsWith('\\x1b'));
 });

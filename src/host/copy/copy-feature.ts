@@ -195,10 +195,16 @@ export function installCopyFeature(session: FeatureSession, options: CopyFeature
           else if (offerNotices.tryTake()) session.notify('info', `Copy offer: ${describe(e)}; copy it with the palette: Copy offered text (c)`);
           return;
         case 'copy-refused':
-          if (mode !== 'deny' && refusals.tryTake()) session.notify('warning', `Copy offer refused: ${e.reason}`);
+          // Told and logged at the same rate: a program flooding bad offers fills neither the notices nor the log.
+          if (!refusals.tryTake()) return;
+          if (mode !== 'deny') session.notify('warning', `Copy offer refused: ${e.reason}`);
+          session.logAction({ action: 'copy', target: 'a copy offer of the program', result: 'refused', detail: e.reason });
           return;
         case 'clipboard-query':
-          if (!queryTold) session.notify('warning', 'The program asked to read your clipboard; it got nothing');
+          if (!queryTold) {
+            session.notify('warning', 'The program asked to read your clipboard; it got nothing');
+            session.logAction({ action: 'read-clipboard', target: 'a clipboard query of the program', result: 'refused', detail: 'programs never read the host clipboard (told once a session)' });
+          }
           queryTold = true;
           return;
         default:
