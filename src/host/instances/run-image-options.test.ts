@@ -34,6 +34,17 @@ test('--env NAME=VALUE and NAME alone (the host value); bad names and unset name
   for (const reserved of ['PATH=/x', 'JACKIN_RUN_DIR=/x']) assert.match(refused(() => parseEnvOption(reserved, {}), 'E_BAD_ENV').message, /set by jackin run --image itself/);
 });
 
+test('a value passed where the name goes (--env "$TOKEN") is never echoed, whatever its form', () => {
+  for (const token of ['sk-proj-abcdefghijklmnop', 'ghp_abcdefghijklmnopqrstuvwxyz0123456789', 'AIzaSyAbcdefghijklmnopqrstuvwxyz012345']) {
+    for (const e of [refused(() => parseEnvOption(token, {}), 'E_BAD_ENV'), refused(() => parseEnvFile('f.env', `${token}\n`, {}), 'E_BAD_ENV')]) {
+      assert.doesNotMatch(e.message, new RegExp(token.slice(4, 12)), e.message);
+      assert.match(e.message, new RegExp(`a name of ${token.length} characters`));
+    }
+  }
+  // A usual variable name is shown in full.
+  assert.match(refused(() => parseEnvOption('OPENAI_API_KEY', {}), 'E_BAD_ENV').message, /^--env OPENAI_API_KEY: OPENAI_API_KEY is not set/);
+});
+
 test('a value never appears in an --env error (property)', () => {
   fc.assert(
     fc.property(fc.string({ minLength: 1 }), fc.stringMatching(/^[a-z0-9]{12,20}$/), (name, value) => {

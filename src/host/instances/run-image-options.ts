@@ -33,10 +33,18 @@ function badEnv(message: string): JackinError {
   return new JackinError('E_BAD_ENV', message, { exitCode: 2 });
 }
 
+/**
+ * How an error names a variable: in full when it has the usual form of a variable name (capitals, digits
+ * and _), else only by its length. An `--env "$TOKEN"` written for `--env NAME` puts a value where the name
+ * goes, and a value is never echoed, whatever its form.
+ */
+function nameForError(name: string): string {
+  return /^[A-Z_][A-Z0-9_]{0,63}$/.test(name) ? name : `a name of ${[...name].length} characters (not shown: it may be a value)`;
+}
+
 function checkEnvName(name: string, where: string): string {
   if (!ENV_NAME.test(name)) {
-    // The name only, inert (JSON): what followed a `=` is never echoed.
-    throw badEnv(`${where}: ${JSON.stringify(name.slice(0, 64))} is not a variable name (letters, digits and _, not starting with a digit)`);
+    throw badEnv(`${where}: ${nameForError(name)} is not a variable name (letters, digits and _, not starting with a digit)`);
   }
   if (RESERVED_ENV.has(name)) throw badEnv(`${where}: ${name} is set by jackin run --image itself (the capsule needs it): leave it out`);
   return name;
@@ -48,7 +56,10 @@ export function parseEnvOption(spec: string, hostEnv: NodeJS.ProcessEnv): EnvPas
   const name = checkEnvName(eq === -1 ? spec : spec.slice(0, eq), '--env');
   if (eq !== -1) return { name, value: spec.slice(eq + 1) };
   const value = hostEnv[name];
-  if (value === undefined) throw badEnv(`--env ${name}: ${name} is not set in this environment: export it first, or pass --env ${name}=VALUE`);
+  if (value === undefined) {
+    const shown = nameForError(name);
+    throw badEnv(`--env ${shown}: ${shown === name ? name : 'it'} is not set in this environment: export it first, or pass --env NAME=VALUE`);
+  }
   return { name, value };
 }
 
@@ -70,7 +81,10 @@ export function parseEnvFile(file: string, text: string, hostEnv: NodeJS.Process
       continue;
     }
     const value = hostEnv[name];
-    if (value === undefined) throw badEnv(`${where}: ${name} is not set in this environment: export it first, or write ${name}=VALUE`);
+    if (value === undefined) {
+      const shown = nameForError(name);
+      throw badEnv(`${where}: ${shown} is not set in this environment: export it first, or write NAME=VALUE`);
+    }
     out.push({ name, value });
   }
   return out;
