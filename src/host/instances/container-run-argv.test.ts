@@ -29,7 +29,7 @@ test('containerRunArgv: the host lends its Node and package read-only; run dir, 
     '-e', 'PATH=/opt/jackin/pkg/container-bin:/opt/jackin/pkg/container-bin/browser:/usr/local/bin:/usr/bin:/bin',
     '-e', 'BROWSER=/opt/jackin/pkg/container-bin/browser/jackin-browser',
     '--entrypoint', '/opt/jackin/node', 'node:24-bookworm',
-    '--max-semi-space-size=2', '/opt/jackin/pkg/bin/jackin-capsule.js',
+    '--max-semi-space-size=2', '--no-concurrent-recompilation', '/opt/jackin/pkg/bin/jackin-capsule.js',
     'serve', '--name', 'agent', '--run-dir', '/jackin/run', '--workspace', '/workspace', '--rows', '40', '--cols', '132', '--', 'claude', '--continue',
   ]);
 });
@@ -73,7 +73,7 @@ test('containerRunArgv: variables by name only, mounts, network, and engine argu
     '-e', 'BROWSER=/opt/jackin/pkg/container-bin/browser/jackin-browser',
     '--cap-add=SYS_PTRACE', '--shm-size', '1g',
     '--entrypoint', '/opt/jackin/node', 'node:24-bookworm',
-    '--max-semi-space-size=2', '/opt/jackin/pkg/bin/jackin-capsule.js',
+    '--max-semi-space-size=2', '--no-concurrent-recompilation', '/opt/jackin/pkg/bin/jackin-capsule.js',
     'serve', '--name', 'agent', '--run-dir', '/jackin/run', '--workspace', '/workspace', '--rows', '40', '--cols', '132', '--', 'claude', '--continue',
   ]);
   const { rows: _r, cols: _c, ...noSize } = base;

@@ -36,9 +36,12 @@ export const DEFAULT_IMAGE_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr
  * Node flags for a capsule jackin starts, locally (`jackin run`) or in a container (`jackin run --image`).
  * A 2 MiB young generation (V8's default grows to 16 MiB per semi-space) keeps the long-running capsule
  * small: measured, its peak RSS over repeated directory exports went from 122 to 102 MiB, with no change in
- * export or relay speed. docs/guide.md shows the same flag for a capsule started by an image's entrypoint.
+ * export or relay speed. Optimizing compiles run on the main thread (`--no-concurrent-recompilation`): done
+ * on V8's worker threads, they left a malloc arena of their own, about 1.9 MiB of an idle capsule's 6 to 7
+ * MiB of anonymous memory above a bare `node` (bench idle section), for compiles that happen a few times in
+ * a capsule's life. docs/guide.md shows the same flags for a capsule started by an image's entrypoint.
  */
-export const CAPSULE_NODE_FLAGS = ['--max-semi-space-size=2'];
+export const CAPSULE_NODE_FLAGS = ['--max-semi-space-size=2', '--no-concurrent-recompilation'];
 
 export type CapsuleSource =
   /** The host's Node binary and jackin package, mounted read-only; `imagePath` is the image's PATH. */
