@@ -32,7 +32,7 @@ Measures jackin against its baselines and writes bench/RESULTS.md (raw numbers: 
   --out FILE.md             write the report to FILE.md instead of bench/RESULTS.md (raw numbers:
                             FILE.json)
   --no-build                measure the existing dist/ instead of building it first
-  --node VERSION            the export section also runs jackin and its capsule under Node VERSION (exact,
+  --node VERSION            the export and attach sections also run jackin and its capsule under Node VERSION (exact,
                             like 20.20.2; repeatable), installed by scripts/install-node.sh, in turns with
                             this Node on the same files and baselines
   -h, --help                show this help
@@ -79,7 +79,7 @@ if (!values['no-build']) {
   }
 }
 
-// The export section's Nodes: this one (which built dist/ and its code caches), then each --node.
+// The Nodes of the export and attach sections: this one (which built dist/ and its code caches), then each --node.
 const nodes = [{ version: process.versions.node, path: process.execPath }];
 for (const version of values.node) {
   const bin = spawnSync(join(root, 'scripts', 'install-node.sh'), [version], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });

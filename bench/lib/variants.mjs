@@ -82,34 +82,42 @@ export const script = {
   },
 };
 
-/** The subject: `jackin run` (capsule spawned locally, host attached to the PTY). */
-export const jackin = {
-  id: 'jackin',
-  label: 'jackin run',
-  async start(argv) {
-    if (!existsSync(join(REPO_ROOT, 'dist', 'jackin.bundle.cjs'))) {
-      throw new Error(`dist/jackin.bundle.cjs is missing: run \`npm run build\` in ${REPO_ROOT}`);
-    }
-    const home = mkdtempSync(join(tmpdir(), 'jackin-bench-'));
-    const name = `bench-${process.pid}`;
-    const p = spawnOnPty(process.execPath, [JACKIN_BIN, 'run', '--name', name, '--', ...argv], {
-      env: baseEnv({ JACKIN_HOME: home, JACKIN_PASTE_KEY: 'none' }),
-    });
-    return {
-      pty: p,
-      /** The session's JACKIN_HOME (its capsule: capsulePids(home)). */
-      home,
-      async stop() {
-        // The capsule is detached from the PTY by design (it survives a detach), so stop it explicitly.
-        for (const pid of capsulePids(home)) signal(pid, 'SIGTERM');
-        for (let i = 0; i < 100 && capsulePids(home).some(isAlive); i++) await sleep(20);
-        for (const pid of capsulePids(home)) signal(pid, 'SIGKILL');
-        p.kill();
-        rmSync(home, { recursive: true, force: true });
-      },
-    };
-  },
-};
+/**
+ * The subject: `jackin run` (capsule spawned locally, host attached to the PTY), under the Node at
+ * `nodePath` (the bench's own by default; `jackin run` starts its capsule on the Node that runs it). Another
+ * Node refuses the code caches the build made, and compiles the bundles as usual.
+ */
+export function jackinOn({ id = 'jackin', label = 'jackin run', nodePath = process.execPath } = {}) {
+  return {
+    id,
+    label,
+    async start(argv) {
+      if (!existsSync(join(REPO_ROOT, 'dist', 'jackin.bundle.cjs'))) {
+        throw new Error(`dist/jackin.bundle.cjs is missing: run \`npm run build\` in ${REPO_ROOT}`);
+      }
+      const home = mkdtempSync(join(tmpdir(), 'jackin-bench-'));
+      const name = `bench-${process.pid}`;
+      const p = spawnOnPty(nodePath, [JACKIN_BIN, 'run', '--name', name, '--', ...argv], {
+        env: baseEnv({ JACKIN_HOME: home, JACKIN_PASTE_KEY: 'none' }),
+      });
+      return {
+        pty: p,
+        /** The session's JACKIN_HOME (its capsule: capsulePids(home)). */
+        home,
+        async stop() {
+          // The capsule is detached from the PTY by design (it survives a detach), so stop it explicitly.
+          for (const pid of capsulePids(home)) signal(pid, 'SIGTERM');
+          for (let i = 0; i < 100 && capsulePids(home).some(isAlive); i++) await sleep(20);
+          for (const pid of capsulePids(home)) signal(pid, 'SIGKILL');
+          p.kill();
+          rmSync(home, { recursive: true, force: true });
+        },
+      };
+    },
+  };
+}
+
+export const jackin = jackinOn();
 
 export const ALL_VARIANTS = [direct, script, tmux, jackin];
 

@@ -1,6 +1,6 @@
 // Issue 3: keystroke round trip and output throughput of `jackin run`, against the same program on a
 // direct PTY, under `script` (the two PTYs of any relay, nothing else) and inside tmux, all measured in this run.
-import { ALL_VARIANTS } from '../lib/variants.mjs';
+import { ALL_VARIANTS, jackinOn } from '../lib/variants.mjs';
 import { latencyInTurns, turnOverheads } from '../lib/latency.mjs';
 import { makeTextFile, throughputInTurns } from '../lib/throughput.mjs';
 import { fmt, median, ratio } from '../lib/stats.mjs';
@@ -8,7 +8,13 @@ import { fmt, median, ratio } from '../lib/stats.mjs';
 export const id = 'attach';
 export const title = 'Attach: keystroke round trip and output throughput';
 
-export async function run({ quick, log }) {
+/**
+ * `nodes`: the Nodes to run jackin under, `[{ version, path }]`, the bench's own first (the `jackin run`
+ * column); each other one (`--node VERSION`) is one more jackin variant taking its turn with the others.
+ */
+export async function run({ quick, log, nodes = [{ version: process.versions.node, path: process.execPath }] }) {
+  const others = nodes.slice(1).map((n) => ({ version: n.version, variant: jackinOn({ id: `jackin@${n.version}`, label: `jackin run (Node ${n.version})`, nodePath: n.path }) }));
+  const variants = [...ALL_VARIANTS, ...others.map((o) => o.variant)];
   const latencySamples = quick ? 200 : 2000;
   const latencyTurns = quick ? 2 : 5;
   const mib = quick ? 16 : 64;
@@ -21,15 +27,16 @@ export async function run({ quick, log }) {
   const file = await makeTextFile(mib);
   const colouredFile = await makeTextFile(mib, { coloured: true });
   try {
-    for (const v of ALL_VARIANTS) results[v.id] = { label: v.label, rates: [], coldRates: [] };
+    for (const v of variants) results[v.id] = { label: v.label, rates: [], coldRates: [] };
     log(`attach: ${latencySamples} keystrokes per variant, in ${latencyTurns} turns`);
-    await latencyInTurns(ALL_VARIANTS, results, { samples: latencySamples, turns: latencyTurns, log, section: 'attach' });
-    await throughputInTurns(ALL_VARIANTS, results, file, { runs, log, section: 'attach' });
+    await latencyInTurns(variants, results, { samples: latencySamples, turns: latencyTurns, log, section: 'attach' });
+    await throughputInTurns(variants, results, file, { runs, log, section: 'attach' });
     for (const v of ALL_VARIANTS) coloured[v.id] = { label: v.label, rates: [], coldRates: [] };
     await throughputInTurns(ALL_VARIANTS, coloured, colouredFile, { runs: colouredRuns, log, section: 'attach (coloured)' });
     for (const set of [results, coloured]) {
-      for (const v of ALL_VARIANTS) {
+      for (const v of variants) {
         const r = set[v.id];
+        if (r === undefined) continue;
         if (r.rates.length > 0) r.throughput = { mibPerSecond: median(r.rates), coldMibPerSecond: median(r.coldRates), runs: r.rates.length, mib };
         if (r.cpu?.length) r.machineCpu = { msPerMiB: median(r.cpu.map((c) => c.msPerMiB)), busyShare: median(r.cpu.map((c) => c.busyShare)) };
       }
@@ -38,7 +45,35 @@ export async function run({ quick, log }) {
     file.cleanup();
     colouredFile.cleanup();
   }
-  return { data: { ...results, coloured }, markdown: render(results, coloured, { latencySamples, latencyTurns, mib, runs, colouredRuns }) };
+  const markdown = render(results, coloured, { latencySamples, latencyTurns, mib, runs, colouredRuns });
+  return { data: { ...results, coloured }, markdown: others.length === 0 ? markdown : `${markdown}\n\n${renderNodes(results, others, mib)}` };
+}
+
+/** The same measures of jackin under each other Node, against the bench's own, from the same turns. */
+function renderNodes(res, others, mib) {
+  const own = res.jackin ?? {};
+  const d = res.direct ?? {};
+  const measures = [
+    ['keystroke round trip p50 (ms)', (r) => r.latency?.p50, 3],
+    ['p50 round-trip overhead over the direct PTY (ms)', (r) => (r.latency?.p50 ?? NaN) - (d.latency?.p50 ?? NaN), 3],
+    ['keystroke round trip p99 (ms)', (r) => r.latency?.p99, 3],
+    [`output throughput, cat of ${mib} MiB in a running session (MiB/s)`, (r) => r.throughput?.mibPerSecond, 1],
+    [`output throughput, the first cat of ${mib} MiB of a new session (MiB/s)`, (r) => r.throughput?.coldMibPerSecond, 1],
+    ['machine CPU time per MiB of output, running session (ms)', (r) => r.machineCpu?.msPerMiB, 1],
+  ];
+  const cols = others.map((o) => res[o.variant.id] ?? {});
+  const head = `| measure | jackin run (Node ${process.versions.node}, the table above) | ${others.map((o) => `Node ${o.version}`).join(' | ')} | ${others.map((o) => `Node ${o.version} / ${process.versions.node}`).join(' | ')} |`;
+  const lines = [
+    `Under other Nodes (\`--node\`), in the same turns as the variants above: jackin and its capsule run on that Node, which refuses the code caches this Node's build made and compiles the bundles as usual.`,
+    '',
+    head,
+    `|---|---:|${others.map(() => '---:').join('|')}|${others.map(() => '---:').join('|')}|`,
+    ...measures.map(([name, get, digits]) => `| ${name} | ${fmt(get(own), digits)} | ${cols.map((c) => fmt(get(c), digits)).join(' | ')} | ${cols.map((c) => ratio(get(c), get(own))).join(' | ')} |`),
+    '',
+    ...others.map((o, i) => `Node ${o.version}, throughput of each run in a running session (MiB/s): ${(cols[i].rates ?? []).map((x) => fmt(x, 1)).join(', ')}; within each turn against the direct PTY: ${turnRatios(cols[i].rates, d.rates)}.`),
+  ];
+  const errors = cols.filter((r) => r.error).map((r) => `- ${r.label} failed: ${r.error}`);
+  return [...lines, ...(errors.length ? ['', 'Failures:', '', ...errors] : [])].join('\n');
 }
 
 function render(res, col, { latencySamples, latencyTurns, mib, runs, colouredRuns }) {
