@@ -48,7 +48,7 @@ async function socketAnswers(path) {
  * Starts a container for one session the way `jackin run --image` does (its own argv builder, from the
  * built package), with the benchmark's data mounted read-only, and waits for the capsule's socket.
  */
-async function startContainer(image, argv, dataDir) {
+export async function startContainer(image, argv, dataDir) {
   const { containerRunArgv, DEFAULT_IMAGE_PATH } = await import('../../dist/host/instances/container-run-argv.js');
   const name = `jackin-bench-${process.pid}-${++counter}`;
   const home = mkdtempSync(join(tmpdir(), 'jackin-bench-ctr-'));
@@ -84,8 +84,9 @@ function capsulePeakRssMiB(name) {
   const init = execFileSync('podman', ['inspect', '--format', '{{.State.Pid}}', name], { encoding: 'utf8' }).trim();
   const children = readFileSync(`/proc/${init}/task/${init}/children`, 'utf8').trim().split(/\s+/);
   for (const pid of children) {
+    // Told by its command line: Node 24 names its main thread MainThread in /proc/PID/status, not node.
+    if (!readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').some((a) => a.endsWith('/jackin-capsule.js'))) continue;
     const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-    if (!/^Name:\s+node/m.test(status)) continue;
     const m = /^VmHWM:\s+(\d+) kB/m.exec(status);
     if (m) return Number(m[1]) / 1024;
   }

@@ -1,10 +1,15 @@
 // Issue 36: `jackin forward` against the same HTTP request made directly on the capsule's loopback, same
 // run: a small request's time to first byte (a new connection each time, as a browser's callback makes it)
-// and a 64 MiB download's throughput. The capsule is local (its loopback is the host's), so the direct
+// and a 64 MiB download's throughput. First with a local capsule (its loopback is the host's), so the direct
 // request is exactly the one a program inside would make; the forward adds the host listener, one new
-// capsule connection per TCP connection, the forward request and the framed pump on both sides.
-import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+// capsule connection per TCP connection, the forward request and the framed pump on both sides. Then in a
+// real Podman container (started as `jackin run --image` starts one): the same requests made inside the
+// container, on its own loopback, against the host's through `jackin forward` over the mounted socket.
+import { execFile, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { promisify } from 'node:util';
+import { glibcTestImage } from '../../test/helpers/podman-image.mjs';
+import { startContainer } from './container.mjs';
 import { get } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -29,6 +34,37 @@ const s = http.createServer((req, res) => {
   else { res.writeHead(200, { 'content-length': 2 }); res.end('ok'); }
 });
 s.listen(0, '127.0.0.1', () => process.stdout.write(String(s.address().port) + '\\n'));
+`;
+
+const execFileP = promisify(execFile);
+/** The server's port inside the container (its loopback is its own). */
+const CONTAINER_PORT = 18080;
+
+// The same server on a fixed port, as the container's program; and a client that makes the requests inside
+// the container and prints their times as JSON: node client.cjs PORT SMALL BIG.
+const CONTAINER_SERVER = SERVER.replace("s.listen(0, '127.0.0.1'", `s.listen(${CONTAINER_PORT}, '127.0.0.1'`);
+const CONTAINER_CLIENT = `
+const { get } = require('node:http');
+const [port, small, big] = process.argv.slice(2).map(Number);
+function request(path) {
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    let first = 0;
+    let bytes = 0;
+    get({ host: '127.0.0.1', port, path, agent: false }, (res) => {
+      res.on('data', (b) => { if (bytes === 0) first = performance.now(); bytes += b.length; });
+      res.on('end', () => resolve({ ttfb: (first - t0) / 1000, total: (performance.now() - t0) / 1000, bytes }));
+      res.on('error', reject);
+    }).on('error', reject);
+  });
+}
+(async () => {
+  const out = { small: [], big: [] };
+  await request('/small');
+  for (let i = 0; i < small; i++) out.small.push((await request('/small')).ttfb);
+  for (let i = 0; i < big; i++) { const r = await request('/big'); if (r.bytes !== 64 * 1024 * 1024) throw new Error('short download ' + r.bytes); out.big.push(r.total); }
+  process.stdout.write(JSON.stringify(out));
+})();
 `;
 
 function freePort() {
@@ -120,7 +156,94 @@ export async function run({ quick, log }) {
     await new Promise((r) => setTimeout(r, 200));
     rmSync(base, { recursive: true, force: true });
   }
+  try {
+    data.container = await inContainer({ quick, log });
+  } catch (e) {
+    data.container = { error: e instanceof Error ? e.message : String(e) };
+    log(`forward: in a container: failed: ${data.container.error}`);
+  }
   return { data, markdown: render(data) };
+}
+
+/**
+ * The container part: the server is the container's program; in each round the client inside the container
+ * makes its requests, then the host makes the same through `jackin forward` (after a discarded warm-up).
+ */
+async function inContainer({ quick, log }) {
+  const rounds = quick ? 2 : 5;
+  const smallPerRound = quick ? 10 : 20;
+  const dataDir = mkdtempSync(join(tmpdir(), 'jackin-bench-forward-ctr-'));
+  writeFileSync(join(dataDir, 'server.cjs'), CONTAINER_SERVER);
+  writeFileSync(join(dataDir, 'client.cjs'), CONTAINER_CLIENT);
+  const image = (await glibcTestImage()).ref;
+  let c;
+  let forward;
+  try {
+    c = await startContainer(image, ['/opt/jackin/node', join(dataDir, 'server.cjs')], dataDir);
+    const hostPort = await freePort();
+    forward = spawn(process.execPath, [JACKIN, 'forward', c.name, `${hostPort}:${CONTAINER_PORT}`], { env: { ...process.env, JACKIN_HOME: c.home }, stdio: ['ignore', 'pipe', 'inherit'] });
+    await firstLine(forward, 'jackin forward');
+    // The server starts with the container: wait until the forward reaches it.
+    for (let i = 0; ; i++) {
+      try {
+        await request(hostPort, '/small');
+        break;
+      } catch (e) {
+        if (i > 100) throw e;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+    await request(hostPort, '/big');
+    const inside = { small: [], big: [] };
+    const forwarded = { small: [], big: [] };
+    for (let r = 0; r < rounds; r++) {
+      const { stdout } = await execFileP('podman', ['exec', c.name, '/opt/jackin/node', '/bench-data/client.cjs', String(CONTAINER_PORT), String(smallPerRound), '1'], { maxBuffer: 1 << 20 });
+      const got = JSON.parse(stdout);
+      inside.small.push(...got.small);
+      inside.big.push(...got.big);
+      for (let i = 0; i < smallPerRound; i++) forwarded.small.push((await request(hostPort, '/small')).ttfb);
+      const f = await request(hostPort, '/big');
+      if (f.bytes !== 64 * MiB) throw new Error(`short download through the forward: ${f.bytes}`);
+      forwarded.big.push(f.total);
+    }
+    const d = {
+      rounds,
+      smallRuns: inside.small.length,
+      bigRuns: inside.big.length,
+      insideTtfbMs: median(inside.small) * 1000,
+      forwardTtfbMs: median(forwarded.small) * 1000,
+      insideTtfbP95Ms: quantile(inside.small, 0.95) * 1000,
+      forwardTtfbP95Ms: quantile(forwarded.small, 0.95) * 1000,
+      insideBigSeconds: median(inside.big),
+      forwardBigSeconds: median(forwarded.big),
+    };
+    log(`forward: in a container: TTFB inside ${fmt(d.insideTtfbMs, 2)} ms, forwarded ${fmt(d.forwardTtfbMs, 2)} ms; 64 MiB inside ${fmt(d.insideBigSeconds, 3)} s, forwarded ${fmt(d.forwardBigSeconds, 3)} s`);
+    return d;
+  } finally {
+    forward?.kill('SIGINT');
+    await new Promise((r) => setTimeout(r, 200));
+    await c?.remove();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+function renderContainer(c) {
+  if (c === undefined) return [];
+  if (c.error !== undefined) return ['', `In a Podman container: failed: ${c.error}`];
+  const insideRate = 64 / c.insideBigSeconds;
+  const forwardRate = 64 / c.forwardBigSeconds;
+  return [
+    '',
+    `In a real Podman container (started as \`jackin run --image\` starts one), the same requests made inside the container on its own loopback (a client run by \`podman exec\`) against the host's through \`jackin forward\` over the mounted socket, in ${c.rounds} alternating rounds:`,
+    '',
+    `| measure | inside the container | through \`jackin forward\` | ratio |`,
+    `|---|---:|---:|---:|`,
+    `| time to first byte, new connection (ms, median of ${c.smallRuns}) | ${fmt(c.insideTtfbMs, 2)} | ${fmt(c.forwardTtfbMs, 2)} | +${fmt(c.forwardTtfbMs - c.insideTtfbMs, 2)} ms |`,
+    `| time to first byte, p95 (ms) | ${fmt(c.insideTtfbP95Ms, 2)} | ${fmt(c.forwardTtfbP95Ms, 2)} | |`,
+    `| 64 MiB download (s, median of ${c.bigRuns}) | ${fmt(c.insideBigSeconds, 3)} | ${fmt(c.forwardBigSeconds, 3)} | |`,
+    `| throughput (MiB/s) | ${fmt(insideRate, 0)} | ${fmt(forwardRate, 0)} | ${fmt(forwardRate / insideRate, 2)}× |`,
+    '',
+  ];
 }
 
 function render(d) {
@@ -135,6 +258,7 @@ function render(d) {
     `| throughput (MiB/s) | ${fmt(directRate, 0)} | ${fmt(forwardRate, 0)} | ${fmt(forwardRate / directRate, 2)}× |`,
     '',
     'Direct and forwarded requests alternate in the same run, after a discarded warm-up of each; every small request opens a new connection (as a login callback does), so the forward\'s time to first byte includes its new connection to the capsule and the `forward` request. The capsule is local: the direct request is the one a program in the capsule would make.',
+    ...renderContainer(d.container),
     '',
   ].join('\n');
 }
