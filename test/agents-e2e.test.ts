@@ -233,43 +233,46 @@ test('Claude Code\'s full-screen renderer (CLAUDE_CODE_NO_FLICKER=1) in a podman
   await sameAs(pane, before, 'the reattached screen');
 });
 
-test('Codex in a podman container: Ctrl+V gives [Image #1]; no app-server daemon is left', { timeout: 300_000 }, async (t) => {
-  const x = await withX(t);
-  // Codex draws its prompt while it is still loading, and takes a pasted image path as text until its session
-  // is configured: its footer then names the model and the directory.
-  const s = await startAgent(t, 'codex', { x, ready: / · \/workspace\s*$/m });
-  await pasteImage(s, x, /› \[Image #1\]/);
-  const ps = (await execFileP(s.engine, ['exec', s.name, 'ps', '-eo', 'args='], { encoding: 'utf8' })).stdout;
-  assert.doesNotMatch(ps, /app-server/, ps);
-  await s.pane.sendKeys('C-c');
-  await s.pane.sendKeys('C-c');
-  await waitForJackinExit(s.pane, 30_000);
-});
+// Codex and Gemini CLI on both engines (the guide shows Codex on Podman, Gemini CLI on Docker).
+for (const engine of ['podman', 'docker'] as const) {
+  test(`Codex in a ${engine} container: Ctrl+V gives [Image #1]; no app-server daemon is left`, { timeout: 300_000 }, async (t) => {
+    const x = await withX(t);
+    // Codex draws its prompt while it is still loading, and takes a pasted image path as text until its session
+    // is configured: its footer then names the model and the directory.
+    const s = await startAgent(t, 'codex', { engine, x, ready: / · \/workspace\s*$/m });
+    await pasteImage(s, x, /› \[Image #1\]/);
+    const ps = (await execFileP(s.engine, ['exec', s.name, 'ps', '-eo', 'args='], { encoding: 'utf8' })).stdout;
+    assert.doesNotMatch(ps, /app-server/, ps);
+    await s.pane.sendKeys('C-c');
+    await s.pane.sendKeys('C-c');
+    await waitForJackinExit(s.pane, 30_000);
+  });
 
-test('Gemini CLI in a docker container: Ctrl+V gives its image marker, and it submits the staged image without asking to read outside its workspace (context.includeDirectories)', { timeout: 300_000 }, async (t) => {
-  const x = await withX(t);
-  const s = await startAgent(t, 'gemini', { x, ready: /Type your message/ });
-  await pasteImage(s, x, /> \[Image \.\.\.[0-9a-f]+\.png\]/);
-  await s.pane.type(' describe it');
-  await s.pane.waitForText(/\.png\]\s+describe it/);
-  // Gemini takes an Enter that follows typing too closely as part of a paste: Enter again until it submits.
-  let sent = 0;
-  await pollUntil('Gemini to take the submit', async () => {
-    const now = await s.pane.capture();
-    if (/ReadManyFiles|outside your workspace/.test(now)) return true;
-    if (Date.now() - sent > 3_000) {
-      sent = Date.now();
-      await s.pane.sendKeys('Enter');
-    }
-    return false;
-  }, { timeoutMs: 30_000, intervalMs: 250 });
-  // It reads the staged file at once: the read is shown, and no consent question is asked.
-  const screen = await s.pane.waitForText(/ReadManyFiles\s+Attempting to read files from \/jackin\/run\/clipboard\//, { timeoutMs: 30_000 });
-  assert.doesNotMatch(screen, /outside your workspace/);
-  assert.doesNotMatch(await s.pane.capture(), /outside your workspace/);
-  await s.pane.sendKeys('C-c');
-  await s.pane.sendKeys('C-c');
-});
+  test(`Gemini CLI in a ${engine} container: Ctrl+V gives its image marker, and it submits the staged image without asking to read outside its workspace (context.includeDirectories)`, { timeout: 300_000 }, async (t) => {
+    const x = await withX(t);
+    const s = await startAgent(t, 'gemini', { engine, x, ready: /Type your message/ });
+    await pasteImage(s, x, /> \[Image \.\.\.[0-9a-f]+\.png\]/);
+    await s.pane.type(' describe it');
+    await s.pane.waitForText(/\.png\]\s+describe it/);
+    // Gemini takes an Enter that follows typing too closely as part of a paste: Enter again until it submits.
+    let sent = 0;
+    await pollUntil('Gemini to take the submit', async () => {
+      const now = await s.pane.capture();
+      if (/ReadManyFiles|outside your workspace/.test(now)) return true;
+      if (Date.now() - sent > 3_000) {
+        sent = Date.now();
+        await s.pane.sendKeys('Enter');
+      }
+      return false;
+    }, { timeoutMs: 30_000, intervalMs: 250 });
+    // It reads the staged file at once: the read is shown, and no consent question is asked.
+    const screen = await s.pane.waitForText(/ReadManyFiles\s+Attempting to read files from \/jackin\/run\/clipboard\//, { timeoutMs: 30_000 });
+    assert.doesNotMatch(screen, /outside your workspace/);
+    assert.doesNotMatch(await s.pane.capture(), /outside your workspace/);
+    await s.pane.sendKeys('C-c');
+    await s.pane.sendKeys('C-c');
+  });
+}
 
 test('docs/guide.md shows for each agent the command these tests run', async () => {
   const guide = readFileSync(new URL('../docs/guide.md', import.meta.url), 'utf8');
