@@ -319,7 +319,9 @@ test('capsule server: 1 MiB of every byte value reaches a raw-mode program uncha
 
 test('capsule server: a flood is gathered into frames larger than one PTY read, complete and in order', async (t) => {
   const lines = 100_000;
-  const f = await start(t, ['sh', '-c', `read x; seq 1 ${lines}; echo END-$x; read y; echo AFTER-$y`]);
+  // Through cat, which writes what it reads in large writes: seq alone, on a terminal, writes line by line, and
+  // on a loaded machine (the suite runs two files at once) wrote too slowly to be a flood at all.
+  const f = await start(t, ['sh', '-c', `read x; seq 1 ${lines} | cat; echo END-$x; read y; echo AFTER-$y`]);
   const c = await f.attach();
   c.send({ type: 'Input', bytes: Buffer.from('go\r') });
   await pollUntil('END-go', () => c.output().includes('END-go'), { timeoutMs: 30_000, last: () => c.output().length });
