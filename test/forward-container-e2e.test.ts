@@ -2,14 +2,15 @@
 // End-to-end forwards across a real container's network namespace (Podman, and a real Docker engine started
 // by scripts/run-tests.mjs; each test once per engine): login callbacks forwarded on the
 // operator's open gesture (tmux as the terminal, the recording opener as the browser launcher, the test
-// playing the browser), a taken host port, and `jackin forward --via podman` carrying a 64 MiB download.
+// playing the browser), one kept alive by the browser and closed once idle, a taken host port, and
+// `jackin forward --via ENGINE` carrying a 64 MiB download.
 // Every container is removed by the exact name the test gave it.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { chmodSync, copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { get as httpGet } from 'node:http';
+import { Agent, get as httpGet } from 'node:http';
 import { connect, createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -137,6 +138,43 @@ for (const engine of ENGINES) {
       ]);
     });
   }
+
+  test(`${engine}: login callback: a callback connection the browser keeps open is closed once its exchange is done and it is idle`, { timeout: 240_000 }, async (t) => {
+    const rec = recordingOpener(t);
+    const pane = await paneFor(t, { rows: 30, cols: 120, env: rec.env });
+    const ws = workspace(t);
+    const name = await startContainerSession(t, engine, pane, 'login-idle', ws);
+    const port = await freePort();
+    await offerLogin(pane, '127.0.0.1', port);
+    await openOffered(pane, new RegExp(`…and forward localhost:${port} to ${name.slice(0, 24)}`));
+    await pollUntil('the link to reach the opener', () => rec.opened().length === 1, { last: rec.opened });
+    // A browser keeps the connection alive after the callback's answer; so does the login server (120 s).
+    const agent = new Agent({ keepAlive: true });
+    t.after(() => agent.destroy());
+    let closedAt = 0;
+    const body = await new Promise<string>((resolve, reject) => {
+      const req = httpGet({ host: '127.0.0.1', port, path: `/callback-kept?code=k33p-${port}`, agent }, (res) => {
+        let text = '';
+        res.on('data', (b: Buffer) => (text += b.toString()));
+        res.on('end', () => resolve(text));
+        res.on('error', reject);
+      });
+      req.on('socket', (s) => s.once('close', () => (closedAt = Date.now())));
+      req.on('error', reject);
+    });
+    const answeredAt = Date.now();
+    assert.equal(body, 'signed in\n');
+    await pane.waitForText(`GOT-CODE=k33p-${port}`);
+    // The forward ends the idle connection itself, long before either side's keep-alive would.
+    await pollUntil('the forward to close the kept-alive connection', () => closedAt > 0, { timeoutMs: 30_000 });
+    assert.ok(closedAt - answeredAt < 30_000, `closed ${closedAt - answeredAt} ms after the answer`);
+    await pollUntil('the login forward to close', async () => (await probe(port)) === 'ECONNREFUSED', { timeoutMs: 30_000 });
+    const log = await pollUntil('the close in the host log', async () => {
+      const l = (await readActions(pane.jackinHome, name)).filter((a) => a.action === 'login-forward');
+      return l.length >= 2 ? l : undefined;
+    });
+    assert.equal(log.at(-1)?.detail, 'closed: its exchange is done');
+  });
 
   test(`${engine}: login callback: a host port already taken still opens the link, and a notice says why nothing was forwarded`, { timeout: 240_000 }, async (t) => {
     const rec = recordingOpener(t);
