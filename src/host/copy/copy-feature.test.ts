@@ -39,6 +39,10 @@ test('copy feature: JACKIN_COPY=allow copies at once with a notice; deny ignores
   await deny.s.actions.get('copy-offered-text')!.run();
   assert.deepEqual(deny.copied, []);
   assert.match(deny.texts().join('\n'), /No text has been offered/);
+  // A bad offer under deny is ignored like a good one: no notice, no log entry.
+  deny.s.terminalEmitter.fire({ type: 'copy-refused', reason: 'the text is not valid base64' });
+  assert.doesNotMatch(deny.texts().join('\n'), /Copy offer refused/);
+  assert.deepEqual(deny.s.log, []);
   assert.throws(() => copyModeFromEnv({ JACKIN_COPY: 'sometimes' }), (e) => hasCode(e, 'E_BAD_COPY_MODE'));
   assert.equal(copyModeFromEnv({}), 'ask');
 });

@@ -196,8 +196,9 @@ export function installCopyFeature(session: FeatureSession, options: CopyFeature
           return;
         case 'copy-refused':
           // Told and logged at the same rate: a program flooding bad offers fills neither the notices nor the log.
-          if (!refusals.tryTake()) return;
-          if (mode !== 'deny') session.notify('warning', `Copy offer refused: ${e.reason}`);
+          // Under JACKIN_COPY=deny offers are ignored, good or bad, as the operator asked: neither told nor logged.
+          if (mode === 'deny' || !refusals.tryTake()) return;
+          session.notify('warning', `Copy offer refused: ${e.reason}`);
           session.logAction({ action: 'copy', target: 'a copy offer of the program', result: 'refused', detail: e.reason });
           return;
         case 'clipboard-query':

@@ -35,14 +35,17 @@ test('--env NAME=VALUE and NAME alone (the host value); bad names and unset name
 });
 
 test('a value passed where the name goes (--env "$TOKEN") is never echoed, whatever its form', () => {
-  for (const token of ['sk-proj-abcdefghijklmnop', 'ghp_abcdefghijklmnopqrstuvwxyz0123456789', 'AIzaSyAbcdefghijklmnopqrstuvwxyz012345']) {
+  for (const token of ['sk-proj-abcdefghijklmnop', 'ghp_abcdefghijklmnopqrstuvwxyz0123456789', 'AIzaSyAbcdefghijklmnopqrstuvwxyz012345', '0123456789abcdef0123456789abcdef01234567', 'AKIAIOSFODNN7EXAMPLE']) {
     for (const e of [refused(() => parseEnvOption(token, {}), 'E_BAD_ENV'), refused(() => parseEnvFile('f.env', `${token}\n`, {}), 'E_BAD_ENV')]) {
       assert.doesNotMatch(e.message, new RegExp(token.slice(4, 12)), e.message);
       assert.match(e.message, new RegExp(`a name of ${token.length} characters`));
     }
   }
-  // A usual variable name is shown in full.
+  // The usual forms of a variable name are shown in full.
   assert.match(refused(() => parseEnvOption('OPENAI_API_KEY', {}), 'E_BAD_ENV').message, /^--env OPENAI_API_KEY: OPENAI_API_KEY is not set/);
+  for (const usual of ['http_proxy', 'EDITOR', 'CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC']) {
+    assert.match(refused(() => parseEnvOption(usual, {}), 'E_BAD_ENV').message, new RegExp(`^--env ${usual}: ${usual} is not set`));
+  }
 });
 
 test('a value never appears in an --env error (property)', () => {

@@ -34,12 +34,16 @@ function badEnv(message: string): JackinError {
 }
 
 /**
- * How an error names a variable: in full when it has the usual form of a variable name (capitals, digits
- * and _), else only by its length. An `--env "$TOKEN"` written for `--env NAME` puts a value where the name
- * goes, and a value is never echoed, whatever its form.
+ * How an error names a variable: in full when it has the usual form of a variable name (words of one case,
+ * at most 16 characters each, joined by _, as OPENAI_API_KEY or http_proxy; a single word of at most 12, as
+ * EDITOR), else only by its length. An `--env "$TOKEN"` written for `--env NAME` puts a value where the name
+ * goes, and a value is never echoed, whatever its form: mixed-case, hex, prefixed (ghp_ and 36 characters)
+ * and key-id-like (AKIA and 16) values match none of these.
  */
 function nameForError(name: string): string {
-  return /^[A-Z_][A-Z0-9_]{0,63}$/.test(name) ? name : `a name of ${[...name].length} characters (not shown: it may be a value)`;
+  const words = /^[A-Z][A-Z0-9]{0,15}(?:_[A-Z0-9]{1,16})*$/.test(name) || /^[a-z][a-z0-9]{0,15}(?:_[a-z0-9]{1,16})*$/.test(name);
+  const usual = name.length <= 64 && words && (name.includes('_') || name.length <= 12);
+  return usual ? name : `a name of ${[...name].length} characters (not shown: it may be a value)`;
 }
 
 function checkEnvName(name: string, where: string): string {
