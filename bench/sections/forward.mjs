@@ -7,15 +7,15 @@
 // container, on its own loopback, against the host's through `jackin forward` over the mounted socket.
 import { execFile, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { promisify } from 'node:util';
-import { glibcTestImage } from '../../test/helpers/podman-image.mjs';
-import { startContainer } from './container.mjs';
 import { get } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { glibcTestImage } from '../../test/helpers/podman-image.mjs';
 import { fmt, quantile } from '../lib/stats.mjs';
+import { startContainer } from './container.mjs';
 import { median, startCapsule } from './export.mjs';
 
 export const id = 'forward';
@@ -46,23 +46,13 @@ const CONTAINER_SERVER = SERVER.replace("s.listen(0, '127.0.0.1'", `s.listen(${C
 const CONTAINER_CLIENT = `
 const { get } = require('node:http');
 const [port, small, big] = process.argv.slice(2).map(Number);
-function request(path) {
-  return new Promise((resolve, reject) => {
-    const t0 = performance.now();
-    let first = 0;
-    let bytes = 0;
-    get({ host: '127.0.0.1', port, path, agent: false }, (res) => {
-      res.on('data', (b) => { if (bytes === 0) first = performance.now(); bytes += b.length; });
-      res.on('end', () => resolve({ ttfb: (first - t0) / 1000, total: (performance.now() - t0) / 1000, bytes }));
-      res.on('error', reject);
-    }).on('error', reject);
-  });
-}
+// The host side's own request() below, so both sides time a request the same way.
+${request.toString()}
 (async () => {
   const out = { small: [], big: [] };
-  await request('/small');
-  for (let i = 0; i < small; i++) out.small.push((await request('/small')).ttfb);
-  for (let i = 0; i < big; i++) { const r = await request('/big'); if (r.bytes !== 64 * 1024 * 1024) throw new Error('short download ' + r.bytes); out.big.push(r.total); }
+  await request(port, '/small');
+  for (let i = 0; i < small; i++) out.small.push((await request(port, '/small')).ttfb);
+  for (let i = 0; i < big; i++) { const r = await request(port, '/big'); if (r.bytes !== 64 * 1024 * 1024) throw new Error('short download ' + r.bytes); out.big.push(r.total); }
   process.stdout.write(JSON.stringify(out));
 })();
 `;
@@ -180,27 +170,29 @@ async function inContainer({ quick, log }) {
   let forward;
   try {
     c = await startContainer(image, ['/opt/jackin/node', join(dataDir, 'server.cjs')], dataDir);
-    const hostPort = await freePort();
-    forward = spawn(process.execPath, [JACKIN, 'forward', c.name, `${hostPort}:${CONTAINER_PORT}`], { env: { ...process.env, JACKIN_HOME: c.home }, stdio: ['ignore', 'pipe', 'inherit'] });
-    await firstLine(forward, 'jackin forward');
-    // The server starts with the container: wait until the forward reaches it.
+    const inside = (small, big) =>
+      execFileP('podman', ['exec', c.name, '/opt/jackin/node', '/bench-data/client.cjs', String(CONTAINER_PORT), String(small), String(big)], { maxBuffer: 1 << 20 });
+    // The server starts with the container: wait until it answers inside (the client's warm-up request).
     for (let i = 0; ; i++) {
       try {
-        await request(hostPort, '/small');
+        await inside(0, 0);
         break;
       } catch (e) {
-        if (i > 100) throw e;
+        if (i > 50) throw e;
         await new Promise((r) => setTimeout(r, 100));
       }
     }
+    const hostPort = await freePort();
+    forward = spawn(process.execPath, [JACKIN, 'forward', c.name, `${hostPort}:${CONTAINER_PORT}`], { env: { ...process.env, JACKIN_HOME: c.home }, stdio: ['ignore', 'pipe', 'inherit'] });
+    await firstLine(forward, 'jackin forward');
+    await request(hostPort, '/small');
     await request(hostPort, '/big');
-    const inside = { small: [], big: [] };
+    const measured = { small: [], big: [] };
     const forwarded = { small: [], big: [] };
     for (let r = 0; r < rounds; r++) {
-      const { stdout } = await execFileP('podman', ['exec', c.name, '/opt/jackin/node', '/bench-data/client.cjs', String(CONTAINER_PORT), String(smallPerRound), '1'], { maxBuffer: 1 << 20 });
-      const got = JSON.parse(stdout);
-      inside.small.push(...got.small);
-      inside.big.push(...got.big);
+      const got = JSON.parse((await inside(smallPerRound, 1)).stdout);
+      measured.small.push(...got.small);
+      measured.big.push(...got.big);
       for (let i = 0; i < smallPerRound; i++) forwarded.small.push((await request(hostPort, '/small')).ttfb);
       const f = await request(hostPort, '/big');
       if (f.bytes !== 64 * MiB) throw new Error(`short download through the forward: ${f.bytes}`);
@@ -208,13 +200,13 @@ async function inContainer({ quick, log }) {
     }
     const d = {
       rounds,
-      smallRuns: inside.small.length,
-      bigRuns: inside.big.length,
-      insideTtfbMs: median(inside.small) * 1000,
+      smallRuns: measured.small.length,
+      bigRuns: measured.big.length,
+      insideTtfbMs: median(measured.small) * 1000,
       forwardTtfbMs: median(forwarded.small) * 1000,
-      insideTtfbP95Ms: quantile(inside.small, 0.95) * 1000,
+      insideTtfbP95Ms: quantile(measured.small, 0.95) * 1000,
       forwardTtfbP95Ms: quantile(forwarded.small, 0.95) * 1000,
-      insideBigSeconds: median(inside.big),
+      insideBigSeconds: median(measured.big),
       forwardBigSeconds: median(forwarded.big),
     };
     log(`forward: in a container: TTFB inside ${fmt(d.insideTtfbMs, 2)} ms, forwarded ${fmt(d.forwardTtfbMs, 2)} ms; 64 MiB inside ${fmt(d.insideBigSeconds, 3)} s, forwarded ${fmt(d.forwardBigSeconds, 3)} s`);
