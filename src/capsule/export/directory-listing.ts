@@ -54,9 +54,9 @@ function listingCall<T>(shown: string, rel: string, call: () => T): T {
  * Opens directory `rel` of the tree for listing, and makes sure it is the one at that place inside `root`:
  * the final name is never followed (O_NOFOLLOW), and the opened directory's real location must be exactly
  * root/rel, so a directory on the way swapped for a symlink is refused (E_CHANGED_WHILE_READING) instead of
- * listed.
+ * listed. The archiver opens each directory again this way to open its files from it (tar-zstd.ts).
  */
-function openListedDirectory(root: string, shown: string, rel: string): number {
+export function openListedDirectory(root: string, shown: string, rel: string): number {
   const path = posix.join(root, rel);
   const fd = listingCall(shown, rel, () => openSync(path, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW));
   let real: string;

@@ -2,12 +2,13 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { appendFileSync, chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, closeSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readSync, renameSync, rmSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { openExportSource, EXPORT_CHUNK_BYTES, type ExportContext, type ExportSource } from './export-source.ts';
-import { listDirectory } from './directory-listing.ts';
+import { listDirectory, openListedDirectory } from './directory-listing.ts';
+import { openEntrySync } from './safe-open.ts';
 import { writeDirectoryArchive } from './tar-zstd.ts';
 import { DEFAULT_POLICY, type Policy } from '../../policy/schema.ts';
 import { JackinError } from '../../errors.ts';
@@ -221,7 +222,7 @@ test('stress: swapping symlinks and directories during exports never yields an o
 });
 
 test('stress: swapping a tree\'s file and subdirectory for outside symlinks while it is archived never archives an outside byte or name', { timeout: 120_000 }, async () => {
-  // The tree's entries are opened with the synchronous opener (openInsideRootsSync): same guarantee. The
+  // The tree's entries are opened from their checked directory (openEntrySync): same guarantee. The
   // outside directory the swapped-in subdirectory symlink points to holds only a directory and a symlink:
   // entries archived without being opened, so only the listing itself can keep their names out (an outside
   // regular file would fail the export when opened).
@@ -467,5 +468,42 @@ test('a directory swapped for a symlink after it was checked is refused, never l
     rmSync(join(ws, 'swapped-dir'), { force: true });
     rmSync(join(ws, 'swapped-parent'), { force: true });
     rmSync(elsewhere, { recursive: true, force: true });
+  }
+});
+
+test('a tree file is opened from its checked directory\'s descriptor: a path swapped meanwhile reads nothing else, and a directory moved out of the roots is refused', () => {
+  const dir = join(ws, 'pinned');
+  mkdirSync(dir);
+  writeFileSync(join(dir, 'a.txt'), INSIDE);
+  symlinkSync(join(out, 'secret.txt'), join(dir, 'link.txt'));
+  const inRoot = { realRoots: [ws], outside: 'deny', confirmedOutside: false } as const;
+  const fd = openListedDirectory(ws, 'pinned', 'pinned');
+  try {
+    // The path now leads outside; opening by path would read the outside file, opening from the descriptor cannot.
+    renameSync(dir, `${dir}.moved`);
+    mkdirSync(dir);
+    symlinkSync(join(out, 'secret.txt'), join(dir, 'a.txt'));
+    const opened = openEntrySync(fd, 'a.txt', 'pinned/a.txt', inRoot);
+    assert.ok(opened !== null);
+    try {
+      assert.equal(opened.realPath, join(`${dir}.moved`, 'a.txt'));
+      const b = Buffer.alloc(64);
+      assert.equal(b.subarray(0, readSync(opened.fd, b, 0, 64, 0)).toString(), INSIDE);
+    } finally {
+      closeSync(opened.fd);
+    }
+    // The last name is never followed.
+    assert.throws(() => openEntrySync(fd, 'link.txt', 'pinned/link.txt', inRoot), (e: unknown) => e instanceof JackinError && e.code === 'E_POLICY_DENIED');
+    // One name only.
+    assert.throws(() => openEntrySync(fd, '../pinned/a.txt', 'x', inRoot), TypeError);
+    assert.throws(() => openEntrySync(fd, '..', 'x', inRoot), TypeError);
+    // The checked directory moved out of the roots: its files are outside now, and refused.
+    renameSync(`${dir}.moved`, join(out, 'pinned.moved'));
+    assert.throws(() => openEntrySync(fd, 'a.txt', 'pinned/a.txt', inRoot), (e: unknown) => e instanceof JackinError && e.code === 'E_POLICY_DENIED');
+  } finally {
+    closeSync(fd);
+    rmSync(dir, { recursive: true, force: true });
+    rmSync(`${dir}.moved`, { recursive: true, force: true });
+    rmSync(join(out, 'pinned.moved'), { recursive: true, force: true });
   }
 });

@@ -1,10 +1,10 @@
 /**
  * Writes a listed directory (directory-listing.ts) as a tar.zst stream: tar-stream's pack piped through the
  * zstd compressor, with bounded memory (the pack may run at most PACK_AHEAD_BYTES ahead of the sink). Entry
- * names are relative to the directory. Every regular file is opened through openInsideRootsSync with the
- * directory as the only root, so a subdirectory swapped for a symlink during the walk cannot pull in bytes
- * from elsewhere. Owner fields are fixed (uid/gid 0, no names), so the container's users do not leak and
- * extraction does not depend on them. File sizes are declared in the tar headers, so a file that changes
+ * names are relative to the directory. Every regular file is opened from its checked parent directory
+ * (openEntrySync; openInsideRootsSync without /proc) with the directory as the only root, so a subdirectory
+ * swapped for a symlink during the walk cannot pull in bytes from elsewhere. Owner fields are fixed (uid/gid
+ * 0, no names), so the container's users do not leak and extraction does not depend on them. File sizes are declared in the tar headers, so a file that changes
  * after the listing fails the export (E_CHANGED_WHILE_READING).
  */
 import { closeSync, fstatSync, readSync } from 'node:fs';
@@ -15,9 +15,9 @@ import type TarStream from 'tar-stream';
 import type { Header, Pack } from 'tar-stream';
 import { JackinError } from '../../errors.ts';
 import { headerFloor } from './archive-bound.ts';
-import type { DirectoryListing } from './directory-listing.ts';
+import { openListedDirectory, type DirectoryListing } from './directory-listing.ts';
 import { readBuffers } from './read-buffers.ts';
-import { openInsideRootsSync } from './safe-open.ts';
+import { openEntrySync, openInsideRootsSync } from './safe-open.ts';
 import { Slicer } from './slicer.ts';
 import { createZstdCompressor } from './zstd-compressor.ts';
 
@@ -116,6 +116,7 @@ export async function writeDirectoryArchive(listing: DirectoryListing, sink: Arc
   };
 
   let contentBytes = 0;
+  const parents = new ParentDirectory(root, shown);
   try {
     await addEntry(pack, { name: folder, type: 'directory', mode: 0o755, mtime: new Date(), uid: 0, gid: 0, uname: '', gname: '' });
     for (const e of listed) {
@@ -132,7 +133,7 @@ export async function writeDirectoryArchive(listing: DirectoryListing, sink: Arc
         case 'file': {
           const header = { ...base, type: 'file' as const, size: e.size };
           produced += e.size;
-          contentBytes += await addFile(pack, root, shown, e.rel, header, slicer);
+          contentBytes += await addFile(pack, root, shown, e.rel, header, slicer, parents);
           break;
         }
         default: {
@@ -142,8 +143,10 @@ export async function writeDirectoryArchive(listing: DirectoryListing, sink: Arc
       }
       await caughtUp();
     }
+    parents.close();
     pack.finalize();
   } catch (e) {
+    parents.close();
     pack.destroy(e instanceof Error ? e : new Error(String(e)));
     await consumerDone;
     // A write failure is the real cause when it stopped the producer.
@@ -163,17 +166,58 @@ function addEntry(pack: Pack, header: Partial<Header> & Pick<Header, 'name'>, co
 }
 
 /**
+ * The directory the files being archived sit in, opened once for all of them (the listing puts a
+ * directory's files together) and checked to be exactly where it was listed (openListedDirectory), so each
+ * file is opened from it by name (openEntrySync) instead of by a path walked and resolved again per file.
+ */
+class ParentDirectory {
+  #rel: string | undefined;
+  #fd: number | undefined;
+  constructor(
+    readonly root: string,
+    readonly shown: string,
+  ) {}
+
+  /** A descriptor of directory `rel` of the tree, valid until the next call or close(). */
+  fd(rel: string): number {
+    if (this.#fd !== undefined && this.#rel === rel) return this.#fd;
+    this.close();
+    this.#fd = openListedDirectory(this.root, this.shown, rel);
+    this.#rel = rel;
+    return this.#fd;
+  }
+
+  close(): void {
+    if (this.#fd !== undefined) closeSync(this.#fd);
+    this.#fd = undefined;
+    this.#rel = undefined;
+  }
+}
+
+/**
  * Opens one file of the tree (never leaving it: the directory is the only root) and adds its `size` bytes
  * as an entry, refusing a file that changed since it was listed (size or mtime, a short read, a byte past
  * the end). A file that fits in one read is added whole; a larger one is streamed with tar-stream's
  * backpressure, turning the event loop between reads.
  */
-async function addFile(pack: Pack, root: string, shown: string, rel: string, header: Partial<Header> & Pick<Header, 'name'> & { size: number }, slicer: Slicer): Promise<number> {
+async function addFile(
+  pack: Pack,
+  root: string,
+  shown: string,
+  rel: string,
+  header: Partial<Header> & Pick<Header, 'name'> & { size: number },
+  slicer: Slicer,
+  parents: ParentDirectory,
+): Promise<number> {
   const entryShown = `${shown}/${rel}`;
   const changed = (what: string): JackinError =>
     new JackinError('E_CHANGED_WHILE_READING', `${entryShown} changed while the directory was exported (${what}); export it again once it stops changing`);
   const size = header.size;
-  const opened = openInsideRootsSync(posix.join(root, rel), entryShown, { realRoots: [root], outside: 'deny', confirmedOutside: false });
+  const inRoot = { realRoots: [root], outside: 'deny', confirmedOutside: false } as const;
+  const slash = rel.lastIndexOf('/');
+  const opened =
+    openEntrySync(parents.fd(slash < 0 ? '' : rel.slice(0, slash)), rel.slice(slash + 1), entryShown, inRoot) ??
+    openInsideRootsSync(posix.join(root, rel), entryShown, inRoot);
   try {
     if (opened.kind !== 'file' || opened.stat.size !== BigInt(size)) throw changed('no longer the listed file');
     const readAt = (at: number): Buffer => {
