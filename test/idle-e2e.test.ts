@@ -3,11 +3,15 @@
 // process over a few seconds, after the session settled.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { capsulePid } from './helpers/capsules.ts';
 import { paneFor, startSession } from './helpers/jackin-cli.ts';
 import { pollUntil } from './helpers/poll.ts';
-import { shellQuote } from './helpers/tmux.ts';
+import { shellQuote, type TmuxPane } from './helpers/tmux.ts';
 import { childPids, wakeups } from './helpers/wakeups.ts';
 
 /** How long the session is watched once idle. */
@@ -18,20 +22,55 @@ const WINDOW_MS = 3_000;
  */
 const MAX_WAKEUPS = 4;
 
-test('an idle attached session wakes neither the capsule nor the host', async (t) => {
-  const pane = await paneFor(t);
-  const program = `sh -c ${shellQuote("printf 'IDLE-%s' READY; exec cat")}`;
-  await startSession(pane, 'idle', 'IDLE-READY', program);
-  const capsule = await capsulePid(pane.jackinHome, 'idle');
+/** Starts a session whose program waits for input; its capsule's and host's pids once it settled. */
+async function idleSession(pane: TmuxPane, name: string): Promise<{ capsule: number; host: number }> {
+  const marker = name.toUpperCase();
+  await startSession(pane, name, `${marker}-READY`, `sh -c ${shellQuote(`printf '${marker}-%s' READY; exec cat`)}`);
+  const capsule = await capsulePid(pane.jackinHome, name);
   const shell = Number(await pane.display('#{pane_pid}'));
   const host = await pollUntil('the jackin host process under the pane\'s shell', () => childPids(shell)[0]);
   // Settled: the first repaint went out, start-up work (compiles, collections) is done.
   await sleep(1_500);
+  return { capsule, host };
+}
+
+test('an idle attached session wakes neither the capsule nor the host', async (t) => {
+  const pane = await paneFor(t);
+  const { capsule, host } = await idleSession(pane, 'idle');
   const before = { capsule: wakeups(capsule), host: wakeups(host) };
   await sleep(WINDOW_MS);
   const woken = { capsule: wakeups(capsule) - before.capsule, host: wakeups(host) - before.host };
   assert.ok(woken.capsule <= MAX_WAKEUPS && woken.host <= MAX_WAKEUPS, `wake-ups in ${WINDOW_MS} ms of idle: ${JSON.stringify(woken)}`);
   // Still working after the silence: a key reaches the program and its echo comes back.
+  await pane.type('still-here');
+  await pane.waitForText('still-here');
+});
+
+test('an idle attached session has not loaded node:crypto or node:zlib, which only moving images, files or copies needs', async (t) => {
+  // lazy-builtins.ts: on Node 24 each process held 0.6 MiB more while idle with them loaded at start.
+  const dir = mkdtempSync(join(tmpdir(), 'jk-builtins-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const preload = fileURLToPath(new URL('./fixtures/idle/record-builtins.cjs', import.meta.url));
+  const pane = await paneFor(t, { env: { NODE_OPTIONS: `--require=${preload}`, JACKIN_TEST_BUILTINS_DIR: dir } });
+  const { capsule, host } = await idleSession(pane, 'builtins');
+  const loaded = async (pid: number): Promise<string[]> => {
+    process.kill(pid, 'SIGUSR2');
+    const text = await pollUntil(`the built-ins of process ${pid}`, () => {
+      try {
+        return readFileSync(join(dir, `${pid}.txt`), 'utf8');
+      } catch {
+        return undefined;
+      }
+    });
+    return text.split('\n').filter((l) => l.startsWith('NativeModule '));
+  };
+  for (const [who, pid] of [['capsule', capsule], ['host', host]] as const) {
+    const modules = await loaded(pid);
+    // The list is real: both load the socket module they work with.
+    assert.ok(modules.includes('NativeModule net'), `${who}: ${modules.join(', ')}`);
+    assert.deepEqual(modules.filter((m) => /^NativeModule (crypto|zlib)$/.test(m)), [], `${who} loaded them while idle`);
+  }
+  // The signal changed nothing for the session.
   await pane.type('still-here');
   await pane.waitForText('still-here');
 });

@@ -133,6 +133,16 @@ test('`jackin` loads the attached session, doctor and the `open` package only wh
   assert.deepEqual([...lazy, 'open'].filter((m) => graph.has(m)).map((m) => relative(root, m)), []);
 });
 
+test('no source file loads node:crypto or node:zlib when it loads: they load at first use (src/lazy-builtins.ts)', () => {
+  // An idle session never needs them, and each held memory for the process's life (test/idle-e2e.test.ts).
+  const eager = sourceFiles(src)
+    .filter((f) => !isTest(f))
+    .filter((f) => staticSpecifiers(readFileSync(f, 'utf8')).some((s) => /^(node:)?(crypto|zlib)$/.test(s)))
+    .map((f) => relative(root, f));
+  assert.deepEqual(eager, []);
+  assert.deepEqual(staticSpecifiers("import { createHash } from 'node:crypto';\nimport type { Hash } from 'node:crypto';"), ['node:crypto']);
+});
+
 /**
  * The rooms of src/host and src/capsule (README, "Layout"): each side is a session core, the layers below
  * it, and one folder per affordance. Any folder not named here is an affordance, so a new one (forward/,

@@ -68,7 +68,7 @@ export async function startCapsule(home, name, workspace, node = process.execPat
 /** The zstd directory export uses under `node` ('node:zlib' or 'zstd-wasm'), as the built capsule picks it. */
 function zstdImplementation(node) {
   const module = fileURLToPath(new URL('../../dist/capsule/export/zstd-compressor.js', import.meta.url));
-  const r = spawnSync(node, ['--input-type=module', '-e', `import(${JSON.stringify(module)}).then((m) => process.stdout.write(m.ZSTD_IMPLEMENTATION))`], { encoding: 'utf8' });
+  const r = spawnSync(node, ['--input-type=module', '-e', `import(${JSON.stringify(module)}).then((m) => process.stdout.write(m.zstdImplementation()))`], { encoding: 'utf8' });
   if (r.status !== 0 || r.stdout === '') throw new Error(`could not tell the zstd of ${node}: ${r.stderr}`);
   return r.stdout;
 }

@@ -8,7 +8,8 @@
  * overlapping (an export ran at a third of the disk's speed with both sides mostly idle). Slices of 64 KiB
  * let libuv flush or read the socket, and forward terminal traffic, between them.
  */
-import { createHash, type Hash } from 'node:crypto';
+import type { Hash } from 'node:crypto';
+import { nodeCrypto } from '../lazy-builtins.ts';
 
 /** Bytes hashed between two turns of the event loop. */
 export const TRANSFER_HASH_SLICE_BYTES = 64 * 1024;
@@ -16,7 +17,7 @@ export const TRANSFER_HASH_SLICE_BYTES = 64 * 1024;
 const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 export class TransferHash {
-  readonly #hash: Hash = createHash('sha256');
+  readonly #hash: Hash = nodeCrypto().createHash('sha256');
   #queue: Promise<void> = Promise.resolve();
   #bytes = 0;
   #done = false;

@@ -12,7 +12,7 @@
  *    created (the open descriptor keeps it alive, so nothing is left behind even if the capsule is killed),
  *    and then streamed like a file with its exact size.
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes } from '../../lazy-builtins.ts';
 import { constants } from 'node:fs';
 import { mkdir, open, unlink, type FileHandle } from 'node:fs/promises';
 import { posix } from 'node:path';

@@ -13,16 +13,18 @@
  * make a quarter of the sink calls (each a write to the host).
  */
 import type { Transform } from 'node:stream';
-import * as nodeZlib from 'node:zlib';
+import type * as NodeZlib from 'node:zlib';
+import { nodeZlib } from '../../lazy-builtins.ts';
 import type { StreamCompressor } from './stream-compressor.ts';
 
 // @types/node is pinned to the oldest Node line engines admits (20), which has no zstd: the built-in is
 // reached through this narrow, optional view of node:zlib, so code that forgets to test for it fails the
-// type check instead of throwing on Node 20.
-const zlib = nodeZlib as typeof nodeZlib & {
+// type check instead of throwing on Node 20. node:zlib loads at the first directory export (lazy-builtins.ts).
+type ZlibWithZstd = typeof NodeZlib & {
   readonly createZstdCompress?: (options: { params: Record<number, number>; chunkSize: number }) => Transform;
-  readonly constants: typeof nodeZlib.constants & { readonly ZSTD_c_compressionLevel?: number };
+  readonly constants: typeof NodeZlib.constants & { readonly ZSTD_c_compressionLevel?: number };
 };
+const zlib = (): ZlibWithZstd => nodeZlib() as ZlibWithZstd;
 
 /** Bytes of compressed output per chunk handed to the sink. */
 export const ZSTD_OUTPUT_CHUNK_BYTES = 256 * 1024;
@@ -31,11 +33,14 @@ export const ZSTD_OUTPUT_CHUNK_BYTES = 256 * 1024;
 export const ZSTD_BLOCKS_AHEAD = 2;
 
 /** Whether this Node has its own streaming zstd compressor (not 20, 22.0-22.14, 23.0-23.7). */
-export const builtinZstdAvailable: boolean = typeof zlib.createZstdCompress === 'function' && zlib.constants.ZSTD_c_compressionLevel !== undefined;
+export function builtinZstdAvailable(): boolean {
+  const z = zlib();
+  return typeof z.createZstdCompress === 'function' && z.constants.ZSTD_c_compressionLevel !== undefined;
+}
 
 export function createBuiltinZstdCompressor(level: number, blockBytes: number): StreamCompressor {
-  const create = zlib.createZstdCompress;
-  const levelParam = zlib.constants.ZSTD_c_compressionLevel;
+  const create = zlib().createZstdCompress;
+  const levelParam = zlib().constants.ZSTD_c_compressionLevel;
   if (create === undefined || levelParam === undefined) throw new Error(`Node ${process.version} has no zlib.createZstdCompress`);
   const z: Transform = create({ params: { [levelParam]: level }, chunkSize: ZSTD_OUTPUT_CHUNK_BYTES });
   let ready: Uint8Array[] = [];

@@ -1,6 +1,6 @@
 /**
  * A streaming zstd compressor behind one small interface, so the directory exporter does not care which
- * implementation is underneath. Picked once, when this module loads, by what the running Node has:
+ * implementation is underneath. Picked at each export (the first loads node:zlib) by what the running Node has:
  *
  * - Node's own `zlib.createZstdCompress` (zstd-builtin.ts) wherever it exists (Node 22.15+, 23.8+, 24): on
  *   the thread pool, one frame, about half the CPU of the other.
@@ -25,8 +25,11 @@ export type { StreamCompressor } from './stream-compressor.ts';
 
 export type ZstdImplementation = 'node:zlib' | 'zstd-wasm';
 
-/** The implementation directory export uses on this Node. */
-export const ZSTD_IMPLEMENTATION: ZstdImplementation = builtinZstdAvailable ? 'node:zlib' : 'zstd-wasm';
+/** The implementation directory export uses on this Node (asked at the first export, not at start: it loads
+ * node:zlib). */
+export function zstdImplementation(): ZstdImplementation {
+  return builtinZstdAvailable() ? 'node:zlib' : 'zstd-wasm';
+}
 
 export const ZSTD_COMPRESSORS: Readonly<Record<ZstdImplementation, (level: number, blockBytes: number) => StreamCompressor>> = {
   'node:zlib': createBuiltinZstdCompressor,
@@ -34,5 +37,5 @@ export const ZSTD_COMPRESSORS: Readonly<Record<ZstdImplementation, (level: numbe
 };
 
 export function createZstdCompressor(level: number = ZSTD_LEVEL, blockBytes: number = ZSTD_BLOCK_BYTES): StreamCompressor {
-  return ZSTD_COMPRESSORS[ZSTD_IMPLEMENTATION](level, blockBytes);
+  return ZSTD_COMPRESSORS[zstdImplementation()](level, blockBytes);
 }

@@ -11,7 +11,8 @@
  * final name, and its partial file is removed when the connection closes. `cleanup()` removes the whole
  * files directory when the capsule exits.
  */
-import { createHash, randomBytes, type Hash } from 'node:crypto';
+import type { Hash } from 'node:crypto';
+import { nodeCrypto, randomBytes } from '../../lazy-builtins.ts';
 import { link, mkdir, open, rm, rmdir, statfs, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { JackinError } from '../../errors.ts';
@@ -59,7 +60,7 @@ export function checkStagedName(name: unknown): string {
 
 /** One file arriving: sequential chunks into the partial file, then finish() or abort(). */
 export class FileStageTransfer {
-  readonly #hash: Hash = createHash('sha256');
+  readonly #hash: Hash = nodeCrypto().createHash('sha256');
   #received = 0;
   #done = false;
 

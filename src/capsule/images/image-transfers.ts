@@ -14,7 +14,8 @@
  * MAX_BUFFERED_TRANSFER_BYTES, checked against the declared size at Start; chunks are never allowed past
  * it). A host sends one transfer at a time, so the budget is 64 MiB in practice.
  */
-import { createHash, type Hash } from 'node:crypto';
+import type { Hash } from 'node:crypto';
+import { nodeCrypto } from '../../lazy-builtins.ts';
 import { JackinError, type ErrorCode } from '../../errors.ts';
 import type { AttachContext, ControlResult, ImageChunk, ImageEnd, ImageFormat, ImageStart } from '../../protocol/frames.ts';
 import { MAX_CHUNK_BYTES, MAX_IMAGE_TRANSFER_BYTES, MiB, SHA256_BYTES, TRANSFER_IDLE_MS } from '../../protocol/limits.ts';
@@ -137,7 +138,7 @@ export class ImageTransfers {
       size: body.size,
       received: 0,
       parts: [],
-      hash: createHash('sha256'),
+      hash: nodeCrypto().createHash('sha256'),
       timer: undefined,
     };
     this.#transfers.set(t.id, t);

@@ -5,7 +5,7 @@
  * never trusts the host's format byte. Staged files live as long as the capsule (an agent may read one
  * after the prompt was submitted); `cleanup()` removes the directory when the capsule exits.
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes } from '../../lazy-builtins.ts';
 import { lstat, chmod, mkdir, open, rm, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { JackinError } from '../../errors.ts';

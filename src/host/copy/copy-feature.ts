@@ -7,7 +7,7 @@
  * (a flood: three notices, then one summary per 10 s), `deny` ignores offers. A program's clipboard query
  * is answered with nothing, and the operator is told once.
  */
-import { createHash } from 'node:crypto';
+import { nodeCrypto } from '../../lazy-builtins.ts';
 import { DisposableStore, toDisposable, type Disposable } from '../../disposable.ts';
 import { JackinError } from '../../errors.ts';
 import { formatBytes } from '../../ui/format-bytes.ts';
@@ -61,7 +61,7 @@ export interface CopyFeatureOptions {
 /** What `jackin log` records of a copy: the text's size and the start of its SHA-256, never the text. */
 export function copyLogTarget(text: string): string {
   const bytes = Buffer.from(text, 'utf8');
-  return `text of ${bytes.length} bytes, sha256 ${createHash('sha256').update(bytes).digest('hex').slice(0, 16)}`;
+  return `text of ${bytes.length} bytes, sha256 ${nodeCrypto().createHash('sha256').update(bytes).digest('hex').slice(0, 16)}`;
 }
 
 export interface CopyFeature extends Disposable {

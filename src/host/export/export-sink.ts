@@ -7,7 +7,7 @@
  * failure, or abort(), the temporary file is removed, so nothing ever appears under a final name unless it
  * is complete and verified. The host-side size cap and free-space check apply whatever the capsule claims.
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes } from '../../lazy-builtins.ts';
 import { constants } from 'node:fs';
 import { link, lstat, mkdir, open, readdir, statfs, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';

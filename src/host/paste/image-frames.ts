@@ -3,7 +3,7 @@
  * ClipboardImage up to SINGLE_FRAME_MAX_BYTES, else ClipboardImageStart, 1 MiB chunks and an End with the
  * SHA-256 of the whole; a StageOnly first when the image is only to be staged.
  */
-import { createHash } from 'node:crypto';
+import { nodeCrypto } from '../../lazy-builtins.ts';
 import type { AttachContext, ClientFrame, ImageFormat } from '../../protocol/index.ts';
 import { LARGE_FRAME_CAP, MAX_CHUNK_BYTES, MAX_SINGLE_IMAGE_BYTES } from '../../protocol/limits.ts';
 
@@ -35,7 +35,7 @@ export function* imageFrames(
   const transferId = requestId;
   const step = opts.chunkBytes ?? MAX_CHUNK_BYTES;
   yield control({ kind: 'ClipboardImageStart', transferId, format, size: bytes.length });
-  const hash = createHash('sha256');
+  const hash = nodeCrypto().createHash('sha256');
   for (let offset = 0; offset < bytes.length; offset += step) {
     const part = bytes.subarray(offset, offset + step);
     hash.update(part);

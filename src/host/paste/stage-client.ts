@@ -8,7 +8,7 @@
  * or grows meanwhile fails the transfer (E_CHANGED_WHILE_READING) and the capsule keeps nothing. Writes wait
  * for the connection to drain, so memory stays at a few chunks whatever the file size.
  */
-import { createHash } from 'node:crypto';
+import { nodeCrypto } from '../../lazy-builtins.ts';
 import type { Writable } from 'node:stream';
 import { JackinError } from '../../errors.ts';
 import {
@@ -73,7 +73,7 @@ function waitDrain(w: Writable): Promise<void> {
 
 /** Reads the whole file and sends it; resolves with its SHA-256. */
 async function sendFile(w: Writable, src: StageSource, transferId: bigint, touch: () => void, stopped: () => boolean, onProgress?: (n: number, total: number) => void): Promise<Buffer> {
-  const hash = createHash('sha256');
+  const hash = nodeCrypto().createHash('sha256');
   let offset = 0;
   while (offset < src.size) {
     if (stopped()) throw new JackinError('E_TRANSFER_INTERRUPTED', 'stopped');
