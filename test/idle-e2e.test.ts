@@ -1,6 +1,7 @@
 // Idle costs nothing: an attached `jackin run` session whose program waits for input wakes neither the
-// capsule nor the host (no timer polls anything). Counted as context switches of every thread of each
-// process over a few seconds, after the session settled.
+// capsule nor the host (no timer polls anything), counted as context switches of every thread of each
+// process over a few seconds after the session settled; and neither holds the Node modules only a transfer
+// needs (src/lazy-builtins.ts).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';

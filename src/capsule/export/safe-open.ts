@@ -197,8 +197,8 @@ function openCheckedSync(path: string, shown: string, opts: SafeOpenOptions): Op
  * Opens entry `name` of directory descriptor `dirFd` (a directory already checked to be where it should be,
  * see openListedDirectory) with the same steps 2-4, through /proc/self/fd/N/name: the kernel walks from
  * the directory the descriptor holds, as openat would, so no directory on the way can be swapped for a
- * symlink, and the realpath of step 1 is not needed (it was a fifth of a directory export's time in a tree
- * of small files). Null without /proc: the caller opens the path with openInsideRootsSync.
+ * symlink, and the realpath of step 1 is not needed. Null without /proc: the caller opens the path with
+ * openInsideRootsSync.
  */
 export function openEntrySync(dirFd: number, name: string, shown: string, opts: SafeOpenOptions): OpenedFd | null {
   const dir = procFdPath(dirFd);

@@ -4,8 +4,9 @@
  * names are relative to the directory. Every regular file is opened from its checked parent directory
  * (openEntrySync; openInsideRootsSync without /proc) with the directory as the only root, so a subdirectory
  * swapped for a symlink during the walk cannot pull in bytes from elsewhere. Owner fields are fixed (uid/gid
- * 0, no names), so the container's users do not leak and extraction does not depend on them. File sizes are declared in the tar headers, so a file that changes
- * after the listing fails the export (E_CHANGED_WHILE_READING).
+ * 0, no names), so the container's users do not leak and extraction does not depend on them. File sizes are
+ * declared in the tar headers, so a file that changes after the listing fails the export
+ * (E_CHANGED_WHILE_READING).
  */
 import { closeSync, fstatSync, readSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
