@@ -17,6 +17,11 @@ import { errnoOf } from '../../errors.ts';
 const PROC_FD = '/proc/self/fd';
 let hasProcFd = existsSync(PROC_FD);
 
+/** Whether descriptors have paths under /proc/self/fd here (false on macOS, or under simulateNoProcFd). */
+export function procFdAvailable(): boolean {
+  return hasProcFd;
+}
+
 /** A path that names open descriptor `fd` as long as it stays open, or null on a system without /proc. */
 export function procFdPath(fd: number): string | null {
   return hasProcFd ? `${PROC_FD}/${fd}` : null;

@@ -484,7 +484,6 @@ test('a tree file is opened from its checked directory\'s descriptor: a path swa
     mkdirSync(dir);
     symlinkSync(join(out, 'secret.txt'), join(dir, 'a.txt'));
     const opened = openEntrySync(fd, 'a.txt', 'pinned/a.txt', inRoot);
-    assert.ok(opened !== null);
     try {
       assert.equal(opened.realPath, join(`${dir}.moved`, 'a.txt'));
       const b = Buffer.alloc(64);

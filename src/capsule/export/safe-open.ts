@@ -197,12 +197,12 @@ function openCheckedSync(path: string, shown: string, opts: SafeOpenOptions): Op
  * Opens entry `name` of directory descriptor `dirFd` (a directory already checked to be where it should be,
  * see openListedDirectory) with the same steps 2-4, through /proc/self/fd/N/name: the kernel walks from
  * the directory the descriptor holds, as openat would, so no directory on the way can be swapped for a
- * symlink, and the realpath of step 1 is not needed. Null without /proc: the caller opens the path with
- * openInsideRootsSync.
+ * symlink, and the realpath of step 1 is not needed. Only with /proc (procFdAvailable); without it the
+ * caller opens the path with openInsideRootsSync.
  */
-export function openEntrySync(dirFd: number, name: string, shown: string, opts: SafeOpenOptions): OpenedFd | null {
+export function openEntrySync(dirFd: number, name: string, shown: string, opts: SafeOpenOptions): OpenedFd {
   const dir = procFdPath(dirFd);
-  if (dir === null) return null;
+  if (dir === null) throw new Error('openEntrySync needs descriptor paths (procFdAvailable): open the path with openInsideRootsSync');
   if (name === '' || name === '.' || name === '..' || name.includes('/')) throw new TypeError(`not one name: ${JSON.stringify(name)}`);
   return openCheckedSync(`${dir}/${name}`, shown, opts);
 }

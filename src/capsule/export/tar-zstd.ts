@@ -16,6 +16,7 @@ import type TarStream from 'tar-stream';
 import type { Header, Pack } from 'tar-stream';
 import { JackinError } from '../../errors.ts';
 import { headerFloor } from './archive-bound.ts';
+import { procFdAvailable } from './descriptor-location.ts';
 import { openListedDirectory, type DirectoryListing } from './directory-listing.ts';
 import { readBuffers } from './read-buffers.ts';
 import { openEntrySync, openInsideRootsSync } from './safe-open.ts';
@@ -216,9 +217,9 @@ async function addFile(
   const size = header.size;
   const inRoot = { realRoots: [root], outside: 'deny', confirmedOutside: false } as const;
   const slash = rel.lastIndexOf('/');
-  const opened =
-    openEntrySync(parents.fd(slash < 0 ? '' : rel.slice(0, slash)), rel.slice(slash + 1), entryShown, inRoot) ??
-    openInsideRootsSync(posix.join(root, rel), entryShown, inRoot);
+  const opened = procFdAvailable()
+    ? openEntrySync(parents.fd(slash < 0 ? '' : rel.slice(0, slash)), rel.slice(slash + 1), entryShown, inRoot)
+    : openInsideRootsSync(posix.join(root, rel), entryShown, inRoot);
   try {
     if (opened.kind !== 'file' || opened.stat.size !== BigInt(size)) throw changed('no longer the listed file');
     const readAt = (at: number): Buffer => {
