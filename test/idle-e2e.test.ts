@@ -4,7 +4,7 @@
 // needs (src/lazy-builtins.ts).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -55,6 +55,7 @@ test('an idle attached session has not loaded node:crypto or node:zlib, which on
   const pane = await paneFor(t, { env: { NODE_OPTIONS: `--require=${preload}`, JACKIN_TEST_BUILTINS_DIR: dir } });
   const { capsule, host } = await idleSession(pane, 'builtins');
   const loaded = async (pid: number): Promise<string[]> => {
+    assert.ok(existsSync(join(dir, `${pid}.ready`)), `the recorder was not preloaded into process ${pid} (NODE_OPTIONS did not reach it)`);
     process.kill(pid, 'SIGUSR2');
     const text = await pollUntil(`the built-ins of process ${pid}`, () => {
       try {
