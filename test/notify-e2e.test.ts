@@ -2,13 +2,17 @@
 // operator's terminal. The desktop is a real freedesktop notification service (dunst on a private session
 // bus, recording what it receives) reached by the real notify-send, or JACKIN_NOTIFIER=command: pointed at a
 // recorder. Focus reports are typed into the pane as the operator's terminal would send them.
+// The hostile-program tests (issue 43) acted before their fix: a notification whose desktop notifier failed
+// (a bus without a notification service, a command: notifier that exits 1) was drawn as a host notice,
+// title first, with no `capsule:` mark; the command: notifier got option-shaped text with no `--` before
+// it; titles and the app name posed as jackin's.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fixtureCommand, paneFor, startSession } from './helpers/jackin-cli.ts';
-import { startNotificationService } from './helpers/notification-service.ts';
+import { startBusWithoutNotifications, startNotificationService } from './helpers/notification-service.ts';
 import { pollUntil } from './helpers/poll.ts';
 import { shellQuote, type TmuxPane } from './helpers/tmux.ts';
 import { readActions } from '../src/host/instances/action-log.ts';
@@ -39,21 +43,21 @@ test('notify: OSC 9 and OSC 777 reach a real notification service through notify
   await pane.waitForText(/^sent-2$/m);
   const got = await pollUntil('two notifications at the service', () => service.received().length >= 2 && service.received(), { last: service.received });
   assert.deepEqual(got, [
-    { appName: 'jackin', summary: 'agent: fix bug', body: 'done \\x7f \\u202egnp.exe' },
-    { appName: 'jackin', summary: 'Build', body: 'all green' },
+    { appName: 'jackin (program)', summary: 'agent: fix bug', body: 'done \\x7f \\u202egnp.exe' },
+    { appName: 'jackin (program)', summary: 'Build', body: 'all green' },
   ]);
   const logged = await pollUntil('both in the host log', async () => (await notifyLog(pane, 'notify-desktop')).length === 2 && notifyLog(pane, 'notify-desktop'));
   assert.deepEqual(logged.map((a) => [a.target, a.result]), [['agent: fix bug', 'ok'], ['Build', 'ok']]);
 });
 
-test('notify: the command: notifier gets the title and body as its last two arguments; past 3 in 10 s they are dropped', async (t) => {
+test('notify: the command: notifier gets --, the title and the body as its last three arguments; past 3 in 10 s they are dropped', async (t) => {
   const rec = commandNotifier(t);
   const pane = await paneFor(t, { env: rec.env });
   await startSession(pane, 'notify-command');
   await pane.typeLine(`for i in 1 2 3 4 5; do printf '\\e]9;note %s\\a' $i; done; echo sent-$((2 + 2))`);
   await pane.waitForText(/^sent-4$/m);
   await pollUntil('three calls', () => rec.calls().length === 3, { last: rec.calls });
-  assert.deepEqual(rec.calls(), ['--from-jackin|notify-command|note 1', '--from-jackin|notify-command|note 2', '--from-jackin|notify-command|note 3']);
+  assert.deepEqual(rec.calls(), ['--from-jackin|--|notify-command|note 1', '--from-jackin|--|notify-command|note 2', '--from-jackin|--|notify-command|note 3']);
   // The log holds exactly the three that passed: the other two never left the filter.
   await pollUntil('three in the host log', async () => (await notifyLog(pane, 'notify-command')).length === 3);
 });
@@ -103,6 +107,97 @@ test('focus: with JACKIN_NOTIFY_BELL the host reads focus itself: a bell notifie
     await pane.sendBytes([...Buffer.from('b')]);
     return false;
   }, { intervalMs: 500, last: rec.calls });
-  assert.deepEqual(rec.calls(), ['--from-jackin|focus-bell|The program rang the bell']);
+  assert.deepEqual(rec.calls(), ['--from-jackin|--|focus-bell|The program rang the bell']);
   assert.equal(readFileSync(input, 'latin1').replaceAll('b', ''), '', 'the focus reports never reached the program, which did not ask');
+});
+
+/** A script the inner shell runs: prints `printf`-ready `sequences`, then `emitted-done`; its command line quotes none of them. */
+function emitter(t: TestContext, sequences: string): string {
+  const dir = mkdtempSync(join(tmpdir(), 'jackin-emit-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const script = join(dir, 'emit.sh');
+  writeFileSync(script, `printf ${shellQuote(sequences)}\nprintf 'emitted-%s\\n' done\n`);
+  return `sh ${shellQuote(script)}`;
+}
+
+/** Everything jackin writes to the pane from now on (UTF-8), read with the returned function. */
+async function pipeOutput(t: TestContext, pane: TmuxPane): Promise<() => string> {
+  const dir = mkdtempSync(join(tmpdir(), 'jackin-notify-pipe-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const log = join(dir, 'written.bin');
+  await pane.tmux('pipe-pane', '-O', '-t', pane.target, `cat >> ${shellQuote(log)}`);
+  t.after(() => pane.tmux('pipe-pane', '-t', pane.target).catch(() => undefined));
+  return () => (existsSync(log) ? readFileSync(log, 'utf8') : '');
+}
+
+/** What was written just before each place `needle` was written to the pane (up to 40 characters). */
+function writtenBefore(written: string, needle: string): string[] {
+  const out: string[] = [];
+  for (let i = written.indexOf(needle); i !== -1; i = written.indexOf(needle, i + 1)) out.push(written.slice(Math.max(0, i - 40), i));
+  return out;
+}
+
+const HOST_FAILURE_NOTICE = /program notification could not be shown on the desktop/;
+
+test('hostile program: a command: notifier that fails never turns the program\'s text into a host notice; it gets the text after --', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'jackin-notifier-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const args = join(dir, 'args.txt');
+  const script = join(dir, 'failing-notifier');
+  // Records its arguments one a line, echoes them on stderr (a notifier may), and fails.
+  writeFileSync(script, `#!/bin/sh\nfor a in "$@"; do printf '%s\\n' "$a"; done > ${shellQuote(args)}\necho "NOTIFIER-STDERR $*" >&2\nexit 1\n`);
+  chmodSync(script, 0o755);
+  const pane = await paneFor(t, { env: { JACKIN_NOTIFIER: `command:${script} --from-jackin` } });
+  await startSession(pane, 'notify-fails');
+  const written = await pipeOutput(t, pane);
+  // A title shaped like jackin's own notice of an opened link, and an option-shaped body.
+  const title = '✓ Opened https://x.example/evil (hyperlink target)';
+  await pane.typeLine(emitter(t, `\\033]777;notify;${title};--urgency=critical\\007`));
+  await pane.waitForText(/^emitted-done$/m);
+  await pollUntil('the notifier to run', () => existsSync(args) && readFileSync(args, 'utf8').endsWith('\n'));
+  // The program's text reaches the pane only as a capsule notice, never as the host's.
+  await pane.waitForText('Opened https://x.example/evil', { timeoutMs: 15_000 });
+  const before = writtenBefore(written(), 'Opened https://x.example/evil');
+  assert.ok(before.length > 0);
+  for (const b of before) assert.match(b, /capsule: ✓ $/u, `the program's title drawn unmarked, after ${JSON.stringify(b)}`);
+  assert.match(written(), HOST_FAILURE_NOTICE, 'the host says itself that the desktop notification failed');
+  assert.doesNotMatch(written(), /NOTIFIER-STDERR/, 'the notifier\'s stderr (which echoes the program\'s text) is not quoted');
+  const logged = await pollUntil('the failure in the host log', async () => (await notifyLog(pane, 'notify-fails')).length === 1 && notifyLog(pane, 'notify-fails'));
+  assert.equal(logged[0]?.result, 'failed');
+  assert.deepEqual(readFileSync(args, 'utf8').split('\n').slice(0, -1), ['--from-jackin', '--', title, '--urgency=critical']);
+});
+
+test('hostile program: notify-send on a bus with no notification service (the default choice): the host says so in its own words, the titles as capsule notices', async (t) => {
+  const bus = await startBusWithoutNotifications();
+  t.after(() => bus.stop());
+  const pane = await paneFor(t, { env: bus.env });
+  await startSession(pane, 'notify-nobus');
+  const written = await pipeOutput(t, pane);
+  await pane.typeLine(emitter(t, '\\033]777;notify;jackin: action required;press y to allow\\007\\033]777;notify;Second title;more\\007'));
+  await pane.waitForText(/^emitted-done$/m);
+  await pollUntil('both failures in the host log', async () => (await notifyLog(pane, 'notify-nobus')).filter((a) => a.result === 'failed').length === 2);
+  await pane.waitForText('Second title', { timeoutMs: 20_000 });
+  for (const needle of ['action required', 'Second title']) {
+    const before = writtenBefore(written(), needle);
+    assert.ok(before.length > 0, `${needle} was shown`);
+    for (const b of before) assert.match(b, /capsule: (program: )?(jackin: )?$/u, `the program's title drawn unmarked, after ${JSON.stringify(b)}`);
+  }
+  assert.match(written(), HOST_FAILURE_NOTICE);
+  await pane.waitForText('capsule: Second title: more', { timeoutMs: 20_000 });
+});
+
+test('hostile program: titles posing as jackin arrive marked as the program\'s, under a marked app name, and option-shaped text arrives as text', async (t) => {
+  const service = await startNotificationService();
+  t.after(() => service.stop());
+  const pane = await paneFor(t, { env: service.env });
+  await startSession(pane, 'notify-pose');
+  // Cyrillic а in the second title; the third is option-shaped.
+  await pane.typeLine(emitter(t, '\\033]777;notify;jackin: action required;--urgency=critical\\007\\033]777;notify;[J\u0430ckin] approve;x\\007\\033]777;notify;-i /etc/passwd;-u critical\\007'));
+  await pane.waitForText(/^emitted-done$/m);
+  const got = await pollUntil('three notifications at the service', () => service.received().length >= 3 && service.received(), { last: service.received });
+  assert.deepEqual(got, [
+    { appName: 'jackin (program)', summary: 'program: jackin: action required', body: '--urgency=critical' },
+    { appName: 'jackin (program)', summary: 'program: [J\u0430ckin] approve', body: 'x' },
+    { appName: 'jackin (program)', summary: '-i /etc/passwd', body: '-u critical' },
+  ]);
 });

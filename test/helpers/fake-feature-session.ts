@@ -83,6 +83,11 @@ export class FakeFeatureSession implements FeatureSession {
   notify(level: NoticeLevel, text: string): void {
     this.notices.push({ level, text });
   }
+  /** containerNotice calls, with the `capsule:` mark the session adds. */
+  readonly containerNotices: Array<{ level: NoticeLevel; text: string }> = [];
+  containerNotice(level: NoticeLevel, text: string): void {
+    this.containerNotices.push({ level, text: `capsule: ${text}` });
+  }
   logAction(record: HostActionRecord): void {
     this.log.push(record);
   }

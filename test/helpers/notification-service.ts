@@ -82,3 +82,42 @@ export async function startNotificationService(): Promise<NotificationService> {
     stop,
   };
 }
+
+export interface SessionBus {
+  /** An environment with this bus (DBUS_SESSION_BUS_ADDRESS), for a process that notifies. */
+  readonly env: Record<string, string>;
+  stop(): Promise<void>;
+}
+
+/**
+ * A private session bus with no notification service on it and none it could start (its configuration
+ * names no service directories, so the dunst a desktop package installs is never activated): notify-send
+ * finds a bus, so the default choice picks it, and every notification fails (ServiceUnknown).
+ */
+export async function startBusWithoutNotifications(): Promise<SessionBus> {
+  const dir = mkdtempSync(join(tmpdir(), 'jackin-bus-'));
+  const config = join(dir, 'bus.conf');
+  writeFileSync(
+    config,
+    [
+      '<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN" "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">',
+      `<busconfig><type>session</type><listen>unix:path=${join(dir, 'bus')}</listen><auth>EXTERNAL</auth>`,
+      '<policy context="default"><allow send_destination="*" eavesdrop="true"/><allow eavesdrop="true"/><allow own="*"/></policy></busconfig>',
+    ].join('\n'),
+  );
+  const bus = spawn('dbus-daemon', [`--config-file=${config}`, '--nofork', '--nopidfile'], { stdio: 'ignore' });
+  const stop = async (): Promise<void> => {
+    await stopChild(bus);
+    removeTestDir(dir);
+  };
+  try {
+    await pollUntil('the private session bus', () => {
+      if (bus.exitCode !== null) throw new Error(`dbus-daemon exited with ${String(bus.exitCode)}`);
+      return existsSync(join(dir, 'bus'));
+    });
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+  return { env: { DBUS_SESSION_BUS_ADDRESS: `unix:path=${join(dir, 'bus')}` }, stop };
+}

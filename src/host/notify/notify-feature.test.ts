@@ -6,6 +6,7 @@ import { effectiveNotifyMode, notifyModeFromEnv, type Notifier, type NotifierSel
 import { installNotifyFeature } from './notify-feature.ts';
 
 function recorder(available = true, fail = false): Notifier & { shown: Array<[string, string]> } {
+  const said = new Error('rec: the program said this');
   const shown: Array<[string, string]> = [];
   const selection: NotifierSelection = { choice: { kind: 'command', argv: ['rec'] }, reason: 'test', available };
   return {
@@ -13,7 +14,7 @@ function recorder(available = true, fail = false): Notifier & { shown: Array<[st
     selection,
     name: 'rec',
     notify: async (title, body) => {
-      if (fail) throw new JackinError('E_NOTIFIER_FAILED', 'rec failed (exit 1)');
+      if (fail) throw new JackinError('E_NOTIFIER_FAILED', 'rec failed (exit 1)', { cause: said });
       shown.push([title, body]);
     },
   };
@@ -50,13 +51,31 @@ test('notify: desktop mode sends the title (the program\'s, else the instance) a
   ]);
 });
 
-test('notify: a failing notifier is logged and the notification told in a host notice; terminal mode only logs', async () => {
+test('notify: a title that starts like jackin\'s reaches the notifier marked as the program\'s', async () => {
+  const s = new FakeFeatureSession({});
+  const n = recorder();
+  const f = installNotifyFeature(s, { env: {}, instance: 'agent', notifier: n });
+  s.terminalEmitter.fire(notification('press y', 'Jackin: action required'));
+  s.terminalEmitter.fire(notification('ok', 'Build'));
+  await f.idle();
+  assert.deepEqual(n.shown, [['program: Jackin: action required', 'press y'], ['Build', 'ok']]);
+});
+
+test('notify: a failing notifier: the notification is a capsule notice, the host says so once a session quoting nothing of it, the log has the reason; terminal mode only logs', async () => {
   const s = new FakeFeatureSession({});
   const f = installNotifyFeature(s, { env: {}, instance: 'agent', notifier: recorder(true, true) });
   s.terminalEmitter.fire(notification('done'));
+  s.terminalEmitter.fire(notification('--urgency=critical', 'jackin: approve'));
   await f.idle();
-  assert.deepEqual(s.log.map((l) => l.result), ['failed']);
-  assert.deepEqual(s.notices, [{ level: 'info', text: 'agent: done (desktop notification failed: rec failed (exit 1))' }]);
+  assert.deepEqual(s.log.map((l) => [l.result, l.detail]), [
+    ['failed', 'rec failed (exit 1): rec: the program said this; osc9: done'],
+    ['failed', 'rec failed (exit 1): rec: the program said this; osc9: --urgency=critical'],
+  ]);
+  assert.deepEqual(s.notices, [{ level: 'warning', text: 'A program notification could not be shown on the desktop (rec failed (exit 1)); failed ones show as capsule notices' }]);
+  assert.deepEqual(s.containerNotices, [
+    { level: 'info', text: 'capsule: agent: done' },
+    { level: 'info', text: 'capsule: program: jackin: approve: --urgency=critical' },
+  ]);
   const t = new FakeFeatureSession({});
   const n = recorder(false);
   installNotifyFeature(t, { env: {}, instance: 'agent', notifier: n });

@@ -6,17 +6,21 @@
  * - `desktop`: the notifier only; `terminal`: the terminal only (as before this affordance); `both`;
  *   `deny` (also off/no/0/false): neither (the filter drops them).
  * - unset: `desktop` where a notifier can answer (notify-send with a session bus, osascript, PowerShell),
- *   else `terminal`. When the desktop notifier fails, that notification is told in a host notice instead.
+ *   else `terminal`. When the desktop notifier fails, that notification is shown as a capsule notice instead
+ *   (marked `capsule:`, in the container's rate-limited queue: the text is the program's), and the host says
+ *   so once a session in a notice of its own that quotes none of the program's text.
  * - JACKIN_NOTIFY_BELL=unfocused (opt-in): while the operator's terminal reports that it is unfocused, a BEL
  *   from the program is a notification too. The host asks the terminal for focus reports (`?1004h`) for
  *   this; they reach the program only when it asked for them itself.
- * The title is the program's (OSC 777's own, else its window title), else the instance name. Every
- * notification is a line in the host's action log.
+ * The title is the program's (OSC 777's own, else its window title), else the instance name; one that
+ * starts like jackin's is marked as the program's (program-title.ts). Every notification is a line in the
+ * host's action log.
  */
 import { DisposableStore, type Disposable } from '../../disposable.ts';
 import { inertText } from '../../ui/inert-text.ts';
 import { bellWanted, createNotifier, effectiveNotifyMode, type Notifier, type NotifyMode } from '../platform/notifier.ts';
 import type { FeatureSession } from '../session/feature-session.ts';
+import { markProgramTitle } from './program-title.ts';
 import type { FilterEvent } from '../terminal/terminal-filter/context.ts';
 import { NOTIFICATION_MAX_COLUMNS, TITLE_MAX_COLUMNS } from '../terminal/terminal-filter/osc-policy.ts';
 
@@ -67,6 +71,8 @@ export function installNotifyFeature(session: FeatureSession, options: NotifyFea
   }
 
   let pending: Promise<void> = Promise.resolve();
+  /** The host's own notice of a failed desktop notification is shown once a session: a program cannot flood with it. */
+  let failureTold = false;
   const onNotification = (ev: Extract<FilterEvent, { type: 'notification' }>): void => {
     // The filter made the text inert; cut again here, as this is what leaves for the desktop.
     const title = inertText(ev.title ?? session.programTitle ?? options.instance, TITLE_MAX_COLUMNS);
@@ -77,15 +83,25 @@ export function installNotifyFeature(session: FeatureSession, options: NotifyFea
       return;
     }
     const n = notifier;
+    const shown = markProgramTitle(title);
     pending = pending.then(async () => {
       try {
-        await n.notify(title, body);
+        await n.notify(shown, body);
         session.logAction({ action: 'notify', target: title, result: 'ok', detail: `${n.name}${terminalToo ? ' and terminal' : ''}; ${detail}` });
       } catch (e) {
+        // The message names the notifier and how it failed, never the program's text (notifier.ts); what the
+        // notifier printed, which may echo that text, is its cause: for the log only, made inert there.
         const message = e instanceof Error ? e.message : String(e);
-        session.logAction({ action: 'notify', target: title, result: 'failed', detail: `${message}; ${detail}` });
-        // Not lost: the operator sees it in a host notice (the filter's rate limit already bounds how many).
-        if (!terminalToo) session.notify('info', `${title}: ${body} (desktop notification failed: ${message})`);
+        const said = e instanceof Error && e.cause instanceof Error ? `: ${inertText(e.cause.message, NOTIFICATION_MAX_COLUMNS)}` : '';
+        session.logAction({ action: 'notify', target: title, result: 'failed', detail: `${message}${said}; ${detail}` });
+        if (terminalToo) return;
+        if (!failureTold) {
+          failureTold = true;
+          session.notify('warning', `A program notification could not be shown on the desktop (${message}); failed ones show as capsule notices`);
+        }
+        // Not lost: shown as what it is, the container's text (the filter's rate limit and the container
+        // notice queue's bound how many).
+        session.containerNotice('info', `${shown}: ${body}`);
       }
     });
   };

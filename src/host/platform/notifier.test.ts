@@ -44,19 +44,20 @@ test('notifier choice: JACKIN_NOTIFIER forces one, command: is split shell-like,
   }
 });
 
-test('notifier argv: notify-send ends its options before the title, command: gets title and body last', () => {
-  assert.deepEqual(notifierCommand({ kind: 'notify-send' }, '-t 1', 'done'), { file: 'notify-send', args: ['--app-name=jackin', '--', '-t 1', 'done'] });
+test('notifier argv: notify-send ends its options before the title, under the program\'s app name; command: gets --, title and body last', () => {
+  assert.deepEqual(notifierCommand({ kind: 'notify-send' }, '-t 1', 'done'), { file: 'notify-send', args: ['--app-name=jackin (program)', '--', '-t 1', 'done'] });
   // notify-send unescapes the body (not the title): a backslash goes doubled.
-  assert.deepEqual(notifierCommand({ kind: 'notify-send' }, 'a\\x', 'b\\x1b\\n'), { file: 'notify-send', args: ['--app-name=jackin', '--', 'a\\x', 'b\\\\x1b\\\\n'] });
-  assert.deepEqual(notifierCommand({ kind: 'command', argv: ['n', '-x'] }, 'T', 'B'), { file: 'n', args: ['-x', 'T', 'B'] });
+  assert.deepEqual(notifierCommand({ kind: 'notify-send' }, 'a\\x', 'b\\x1b\\n'), { file: 'notify-send', args: ['--app-name=jackin (program)', '--', 'a\\x', 'b\\\\x1b\\\\n'] });
+  assert.deepEqual(notifierCommand({ kind: 'command', argv: ['n', '-x'] }, '--urgency=critical', '-i /etc/passwd'), { file: 'n', args: ['-x', '--', '--urgency=critical', '-i /etc/passwd'] });
   assert.equal(notifierCommand({ kind: 'none' }, 'T', 'B'), null);
 });
 
-test('notifier argv: macOS osascript with the text as AppleScript string literals', () => {
-  assert.deepEqual(notifierCommand({ kind: 'macos' }, 'say "hi"', 'back\\slash and "quotes"'), {
-    file: 'osascript',
-    args: ['-e', 'display notification "back\\\\slash and \\"quotes\\"" with title "say \\"hi\\""'],
-  });
+const OSASCRIPT_PROGRAM = ['-e', 'on run argv', '-e', 'display notification (item 2 of argv) with title (item 1 of argv)', '-e', 'end run', '--'];
+
+test('notifier argv: macOS osascript gets the text as its run handler\'s arguments after --, never in the script', () => {
+  // Curly quotes, a straight quote, a backslash and an option shape: none of it is AppleScript source.
+  const title = '” & (do shell script "id") & “';
+  assert.deepEqual(notifierCommand({ kind: 'macos' }, title, '-e back\\slash'), { file: 'osascript', args: [...OSASCRIPT_PROGRAM, title, '-e back\\slash'] });
 });
 
 test('notifier argv: Windows and WSL run a PowerShell toast as -EncodedCommand, quotes doubled', () => {
@@ -68,20 +69,27 @@ test('notifier argv: Windows and WSL run a PowerShell toast as -EncodedCommand, 
   assert.equal(script, windowsToastScript("it's", 'body ‘x’'));
   assert.match(script, /CreateTextNode\('it''s'\)/);
   assert.match(script, /CreateTextNode\('body ''x'''\)/);
+  // Nothing else is special in a single-quoted string: no $(...) or variable is expanded.
+  assert.match(windowsToastScript("‛; Start-Process calc; $(id) ‛", 'b'), /CreateTextNode\('''; Start-Process calc; \$\(id\) '''\)/);
   assert.match(script, /ToastText02/);
   assert.match(script, /CreateToastNotifier\('\{1AC14E77-02E7-4E5D-B744-2EB1AE5198B7\}\\WindowsPowerShell\\v1\.0\\powershell\.exe'\)\.Show/);
 });
 
-test('notifier: a command: notifier runs with the title and the body as its last two arguments; a failure is E_NOTIFIER_FAILED', async (t) => {
+test('notifier: a command: notifier runs with --, the title and the body last; a failure is E_NOTIFIER_FAILED, its stderr only the cause', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'jackin-notifier-'));
   t.after(() => removeTestDir(dir));
   const script = join(dir, 'rec');
-  writeFileSync(script, `#!/bin/sh\nprintf '%s|' "$@" > '${join(dir, 'args')}'\n[ "$2" != fail ]\n`);
+  writeFileSync(script, `#!/bin/sh\nprintf '%s|' "$@" > '${join(dir, 'args')}'\n[ "$3" != fail ] || { echo "said $3" >&2; exit 3; }\n`);
   chmodSync(script, 0o755);
   const n = createNotifier({ env: { ...process.env, JACKIN_NOTIFIER: `command:${script} --flag` } });
   await n.notify('Title here', 'Body, with ; and spaces');
-  assert.equal(readFileSync(join(dir, 'args'), 'utf8'), '--flag|Title here|Body, with ; and spaces|');
-  await assert.rejects(n.notify('fail', 'x'), (e) => hasCode(e, 'E_NOTIFIER_FAILED'));
+  assert.equal(readFileSync(join(dir, 'args'), 'utf8'), '--flag|--|Title here|Body, with ; and spaces|');
+  await assert.rejects(n.notify('fail', 'x'), (e) => {
+    assert.ok(hasCode(e, 'E_NOTIFIER_FAILED'));
+    assert.equal((e as Error).message, `${script} failed (exit 3)`);
+    assert.equal(((e as Error).cause as Error).message, 'said fail');
+    return true;
+  });
   const missing = createNotifier({ env: { ...process.env, JACKIN_NOTIFIER: `command:${join(dir, 'nope')}` } });
   assert.equal(missing.selection.available, false);
   await assert.rejects(missing.notify('a', 'b'), (e) => hasCode(e, 'E_NOTIFIER_FAILED') && /not installed/.test((e as Error).message));
@@ -95,7 +103,7 @@ test('notifier: notify-send reaches a real notification service on a private ses
   await n.notify('agent: build', 'Build finished — 3 tests ✓ \\x1b\\n');
   // notify-send returns once the service answered; dunst runs its rule's script just after.
   const got = await pollUntil('the service to record the notification', () => service.received().length > 0 && service.received());
-  assert.deepEqual(got, [{ appName: 'jackin', summary: 'agent: build', body: 'Build finished — 3 tests ✓ \\x1b\\n' }]);
+  assert.deepEqual(got, [{ appName: 'jackin (program)', summary: 'agent: build', body: 'Build finished — 3 tests ✓ \\x1b\\n' }]);
 });
 
 test('notifier: on macOS and WSL the chosen program runs with exactly the argv built (fakes on PATH record it)', async (t) => {
@@ -110,7 +118,7 @@ test('notifier: on macOS and WSL the chosen program runs with exactly the argv b
   const mac = createNotifier({ env, platform: 'darwin' });
   assert.deepEqual(mac.selection, { choice: { kind: 'macos' }, reason: 'macOS', available: true });
   await mac.notify('agent "x"', 'done');
-  assert.deepEqual(readFileSync(join(dir, 'osascript.args'), 'utf8').split('\n').slice(0, -1), ['-e', 'display notification "done" with title "agent \\"x\\""']);
+  assert.deepEqual(readFileSync(join(dir, 'osascript.args'), 'utf8').split('\n').slice(0, -1), [...OSASCRIPT_PROGRAM, 'agent "x"', 'done']);
   const wsl = createNotifier({ env, platform: 'linux', wsl: true });
   assert.deepEqual(wsl.selection, { choice: { kind: 'windows', wsl: true }, reason: 'WSL', available: true });
   await wsl.notify('agent', "it's done");

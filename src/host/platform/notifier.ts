@@ -1,13 +1,16 @@
 /**
  * The host's desktop notifier (issue 37): `notify-send` (the freedesktop notification service), `osascript`
- * on macOS, a PowerShell toast on Windows and WSL, or `JACKIN_NOTIFIER=command:<argv>` (run with the title
- * and the body as its last two arguments). Chosen once, like the clipboard: JACKIN_NOTIFIER forces one
+ * on macOS, a PowerShell toast on Windows and WSL, or `JACKIN_NOTIFIER=command:<argv>` (run with `--`, the
+ * title and the body as its last three arguments). Chosen once, like the clipboard: JACKIN_NOTIFIER forces one
  * (`notify-send`, `macos`, `windows`, `none`, `command:<argv>`), else the platform's. Every argv is built by
  * a pure function, so the macOS and Windows ones are pinned by tests where they cannot run.
  *
  * The title and body given here must already be inert (src/ui/inert-text.ts): no control, bidi or escape
- * characters. They still travel as arguments, never through a shell, and where a script carries them
- * (AppleScript, PowerShell) they are written as that language's string literals.
+ * characters. They are the program's, so they are never read as options or code: they travel as arguments
+ * after `--` (notify-send, osascript, command:), never through a shell; osascript gets them as its run
+ * handler's arguments (data, not AppleScript source), and PowerShell as single-quoted string literals.
+ * A failure's message names only the notifier and how it failed: its stderr (which may echo the program's
+ * text) is the error's cause, for the log, never in the message a notice shows.
  */
 import { spawn } from 'node:child_process';
 import { accessSync, constants, existsSync } from 'node:fs';
@@ -20,8 +23,8 @@ import { splitShellWords } from './shell-words.ts';
 export const NOTIFIER_TIMEOUT_MS = 10_000;
 /** Stderr kept for the error message. */
 const MAX_STDERR_BYTES = 2048;
-/** The application name notifications carry (notify-send --app-name). */
-export const NOTIFY_APP_NAME = 'jackin';
+/** The application name notifications carry (notify-send --app-name): they are the program's, not jackin's. */
+export const NOTIFY_APP_NAME = 'jackin (program)';
 /** The AppUserModelID of Windows PowerShell: toasts from an unregistered id are dropped silently. */
 const POWERSHELL_APP_ID = '{1AC14E77-02E7-4E5D-B744-2EB1AE5198B7}\\WindowsPowerShell\\v1.0\\powershell.exe';
 
@@ -103,11 +106,6 @@ export function chooseNotifier(input: ChooseNotifierInput): NotifierSelection {
   return { choice: { kind: 'none' }, reason: 'no notify-send on PATH (apt-get install libnotify-bin)', available: false };
 }
 
-/** An AppleScript string literal. */
-function appleScriptString(s: string): string {
-  return `"${s.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`;
-}
-
 /** A PowerShell single-quoted string literal (a quote is doubled; nothing else is special in one). */
 function powerShellString(s: string): string {
   return `'${s.replace(/['\u2018\u2019\u201a\u201b]/gu, "''")}'`;
@@ -134,7 +132,8 @@ export function notifierCommand(choice: NotifierChoice, title: string, body: str
       // the body (g_strcompress: `\n` would become a line break), so a backslash goes doubled.
       return { file: 'notify-send', args: [`--app-name=${NOTIFY_APP_NAME}`, '--', title, body.replaceAll('\\', '\\\\')] };
     case 'macos':
-      return { file: 'osascript', args: ['-e', `display notification ${appleScriptString(body)} with title ${appleScriptString(title)}`] };
+      // The text as the run handler's arguments, never in the script's source; `--` ends osascript's options.
+      return { file: 'osascript', args: ['-e', 'on run argv', '-e', 'display notification (item 2 of argv) with title (item 1 of argv)', '-e', 'end run', '--', title, body] };
     case 'windows':
       // -EncodedCommand (UTF-16LE, base64): no argument translation between WSL and Windows, no execution policy.
       return {
@@ -142,7 +141,8 @@ export function notifierCommand(choice: NotifierChoice, title: string, body: str
         args: ['-NoProfile', '-NonInteractive', '-EncodedCommand', Buffer.from(windowsToastScript(title, body), 'utf16le').toString('base64')],
       };
     case 'command':
-      return { file: choice.argv[0]!, args: [...choice.argv.slice(1), title, body] };
+      // `--` first: a title or body that starts with '-' is not an option of the operator's command.
+      return { file: choice.argv[0]!, args: [...choice.argv.slice(1), '--', title, body] };
     case 'none':
       return null;
     default: {
@@ -239,7 +239,11 @@ function run(cmd: NotifierCommand, env: Readonly<Record<string, string | undefin
     child.on('close', (code, signal) => {
       clearTimeout(timer);
       if (code === 0) resolve();
-      else reject(new JackinError('E_NOTIFIER_FAILED', `${cmd.file} failed (${signal ?? `exit ${code}`})${stderr.trim() === '' ? '' : `: ${stderr.trim().split('\n')[0]}`}`));
+      else {
+        // What it printed goes in the cause only: a notifier may echo its arguments, the program's text.
+        const said = stderr.trim().split('\n')[0] ?? '';
+        reject(new JackinError('E_NOTIFIER_FAILED', `${cmd.file} failed (${signal ?? `exit ${code}`})`, said === '' ? {} : { cause: new Error(said) }));
+      }
     });
   });
 }

@@ -244,6 +244,17 @@ export class AttachSession implements FeatureSession {
     this.overlay.post(level, text, 'host');
   }
 
+  /**
+   * Shows text the container said (a Notice frame, a program notification the desktop could not show). The
+   * container is untrusted: marked so it cannot pass for the host's own notice, and queued apart (rate
+   * limited) so it can never push one of the host's notices out.
+   */
+  containerNotice(level: NoticeLevel, text: string): void {
+    this.o.log?.(`capsule notice (${level}): ${text}`);
+    if (this.finished) return;
+    this.overlay.post(level, `capsule: ${text}`, 'container');
+  }
+
   /** Holds typed input until disposed (an image paste in progress): keys reach the program after the path. */
   holdInput(): Disposable {
     return this.input.hold();
@@ -390,10 +401,7 @@ export class AttachSession implements FeatureSession {
         return;
       case 'Notice':
         this.noticeEmitter.fire({ level: f.level, text: f.text });
-        // Said by the container, which is untrusted: marked so it cannot pass for the host's own notice, and
-        // queued apart (rate limited) so it can never push one of the host's notices out.
-        this.o.log?.(`capsule notice (${f.level}): ${f.text}`);
-        this.overlay.post(f.level, `capsule: ${f.text}`, 'container');
+        this.containerNotice(f.level, f.text);
         return;
       case 'Shutdown':
         this.o.log?.(`shutdown${f.reason === null ? '' : `: ${f.reason}`}`);

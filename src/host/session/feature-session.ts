@@ -5,7 +5,7 @@
  * - palette actions: `registerAction` (shown in the palette, run on the operator's choice);
  * - input: `addInputHook` claims paste-key, paste or mouse events (return true to consume the bytes);
  * - capsule frames the session does not handle itself: `onFrame`; operator gestures: `onGesture`;
- * - the operator: `notify` (drawn as a notice, or sent to an upstream capsule as a HostNotice).
+ * - the operator: `notify` (the host's own notice), `containerNotice` (the container's text, marked `capsule:`).
  * AttachSession implements it; unit tests drive features with a small fake of it.
  */
 import type { Disposable, Emitter } from '../../disposable.ts';
@@ -69,6 +69,12 @@ export interface FeatureSession {
   holdInput(): Disposable;
   /** Tells the operator the outcome of a host action: always drawn by the host itself, never sent to the capsule. */
   notify(level: NoticeLevel, text: string): void;
+  /**
+   * Shows text the container supplied (a program notification the desktop could not show) as what it is:
+   * marked `capsule:` and queued with the capsule's notices (rate limited), so it never passes for the
+   * host's own notice, pushes one out or delays it.
+   */
+  containerNotice(level: NoticeLevel, text: string): void;
   /** Appends a host action (or its refusal) to the host's log. */
   logAction(record: HostActionRecord): void;
   /**
