@@ -4,9 +4,10 @@
 // browser's connection on a broken stream and goes on serving the next one.
 //
 // Login forwards end to end (issue 43), with tmux as the operator's terminal: in the embedded default
-// (`jackin run`, the capsule's loopback is the host's) a login link's callback port was forwarded onto
-// itself, 32 connections deep; a login forward live at a detach or at the program's exit left no `closed`
-// line in `jackin log` and its forwards/*.json record behind.
+// (`jackin run`, the capsule's loopback is the host's) a login link's callback port was bound and forwarded
+// onto itself (the capsule connected back to the forward's own port), and a browser's connection was reset
+// instead of refused; a login forward live at a detach or at the program's exit left no `closed` line in
+// `jackin log` and its forwards/*.json record behind.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
