@@ -8,7 +8,7 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { INNER_PROMPT, JACKIN, paneFor, REPO_ROOT, waitForJackinExit } from './helpers/jackin-cli.ts';
+import { INNER_PROMPT, JACKIN, paneFor, REPO_ROOT, waitForInnerShell, waitForJackinExit } from './helpers/jackin-cli.ts';
 import { containerName, glibcTestImage, removeContainer } from './helpers/podman-image.mjs';
 
 const execFileP = promisify(execFile);
@@ -66,7 +66,8 @@ test('docs/guide.md: the compose service runs with podman-compose as written, an
 
   // Through the engine, by the container's own name (`podman-compose ps`); the program's exit status comes back.
   await pane.typeLine(`clear; ${JACKIN} attach ${project}_agent_1 --via podman; echo "jackin-rc=$?"`);
-  await pane.waitForText(INNER_PROMPT, { timeoutMs: 30_000 });
+  // The detached session's screen (its prompt) is up until `clear` runs: wait for the inner shell's answer.
+  await waitForInnerShell(pane, 30_000);
   await pane.typeLine('echo via-$((2*21)); exit 5');
   await pane.waitForText(/^via-42$/m);
   assert.equal(await waitForJackinExit(pane, 30_000), 5);

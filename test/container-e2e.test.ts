@@ -12,7 +12,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { confirmOnScreen, INNER_PROMPT, INNER_SHELL, JACKIN, paneFor, waitForJackinExit } from './helpers/jackin-cli.ts';
+import { confirmOnScreen, INNER_PROMPT, INNER_SHELL, JACKIN, paneFor, waitForInnerShell, waitForJackinExit } from './helpers/jackin-cli.ts';
 import { containerName, glibcPerlTestImage, glibcTestImage, noGlibcTestImage, removeContainer, type TestEngine } from './helpers/podman-image.mjs';
 import { pollUntil } from './helpers/poll.ts';
 import { shellQuote, type TmuxPane } from './helpers/tmux.ts';
@@ -104,7 +104,7 @@ for (const engine of ENGINES) {
     // The verbose lines go to a file: the reattach repaint would draw over them on the screen.
     const verboseLog = join(ws, 'attach-verbose.log');
     await pane.typeLine(`clear; ${JACKIN} attach ${name} --verbose 2>${shellQuote(verboseLog)}; printf '\\njackin-rc=%s\\n' "$?"`);
-    await pane.waitForText(INNER_PROMPT);
+    await waitForInnerShell(pane);
     await pane.typeLine('echo again-$((6*7))');
     await pane.waitForText(/^again-42$/m);
     await pane.sendBytes([...PALETTE_KEY, ...Buffer.from('d')]);
@@ -113,7 +113,8 @@ for (const engine of ENGINES) {
 
     // Through the engine: `ENGINE exec -i NAME jackin-capsule attach-proxy` finds the capsule on PATH.
     await pane.typeLine(`clear; ${JACKIN} attach ${name} --via ${engine}; echo "jackin-rc=$?"`);
-    await pane.waitForText(INNER_PROMPT, { timeoutMs: 30_000 });
+    // The detached session's screen (its prompt) is up until `clear` runs: wait for the inner shell's answer.
+    await waitForInnerShell(pane, 30_000);
     await pane.typeLine('echo via-$((2*21)); exit 7');
     await pane.waitForText(/^via-42$/m);
     assert.equal(await waitForJackinExit(pane, 30_000), 7);
@@ -135,7 +136,8 @@ for (const engine of ENGINES) {
     assert.equal(await waitForJackinExit(pane), 0);
 
     await pane.typeLine(`clear; ${JACKIN} attach ${name} --via ${engine}; echo "jackin-rc=$?"`);
-    await pane.waitForText(INNER_PROMPT, { timeoutMs: 30_000 });
+    // The detached session's screen (its prompt) is up until `clear` runs: wait for the inner shell's answer.
+    await waitForInnerShell(pane, 30_000);
     // The relay `ENGINE exec` started is perl running the package's script; no Node relay is running.
     const relays = (await run(engine, 'exec', name, 'ps', '-eo', 'args=')).split('\n').filter((l) => l.includes('attach-proxy'));
     assert.equal(relays.length, 1, relays.join('\n'));

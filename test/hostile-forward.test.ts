@@ -2,9 +2,15 @@
 // the way a compromised container could, against the host's real listener and a real TCP client playing
 // the browser. Whatever it sends, the host connects nowhere but to it, keeps its memory bounded, resets the
 // browser's connection on a broken stream and goes on serving the next one.
+//
+// Login forwards end to end (issue 43), with tmux as the operator's terminal: in the embedded default
+// (`jackin run`, the capsule's loopback is the host's) a login link's callback port was bound and forwarded
+// onto itself (the capsule connected back to the forward's own port), and a browser's connection was reset
+// instead of refused; a login forward live at a detach or at the program's exit left no `closed` line in
+// `jackin log` and its forwards/*.json record behind.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { connect, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,8 +18,12 @@ import { encodeControlMessage, encodeForwardFrame, ControlMessageDecoder } from 
 import { ForwardListener, type ForwardEvent } from '../src/host/forward/forward-listener.ts';
 import { FORWARD_QUEUE_BYTES } from '../src/transport/forward-pump.ts';
 import { connectSocket, socketTransport } from '../src/transport/socket.ts';
-import { freePort } from './helpers/free-port.ts';
+import { readActions } from '../src/host/instances/action-log.ts';
+import { freePort, probePort } from './helpers/free-port.ts';
+import { confirmOnScreen, JACKIN, paneFor, REPO_ROOT, startSession, waitForInnerShell, waitForJackinExit } from './helpers/jackin-cli.ts';
 import { pollUntil } from './helpers/poll.ts';
+import { recordingOpener } from './helpers/recording-opener.ts';
+import { shellQuote, type TmuxPane } from './helpers/tmux.ts';
 
 type Script = (sock: Socket, request: Record<string, unknown>) => void;
 
@@ -142,4 +152,93 @@ test('hostile capsule: a flood to a browser that does not read is not buffered b
   }, { timeoutMs: 30_000 });
   // What got through is the socket buffers plus the host's bound, far from the 512 MiB on offer.
   assert.ok(written < 64 * 1024 * 1024 + 8 * FORWARD_QUEUE_BYTES, `${written} bytes were taken`);
+});
+
+const PALETTE_KEY = [0x1c];
+const JACKIN_CAPSULE = `${shellQuote(process.execPath)} ${shellQuote(join(REPO_ROOT, 'bin', 'jackin-capsule.js'))}`;
+
+/** A login link calling back to `port` of the loopback; long enough that opening it is confirmed in the prompt. */
+const loginLink = (port: number): string =>
+  `https://idp.example/oauth/authorize?client_id=agent&response_type=code&redirect_uri=${encodeURIComponent(`http://localhost:${port}/callback`)}&state=${'s'.repeat(60)}`;
+
+/** The program offers `link`; the operator opens it from the palette; returns the prompt's screen (and confirms it). */
+async function openOfferedLogin(pane: TmuxPane, link: string, tag: string): Promise<string> {
+  await pane.typeLine(`clear; ${JACKIN_CAPSULE} open-url -- ${shellQuote(link)}; echo offered-${tag}-$((40+2))`);
+  await pane.waitForText(new RegExp(`^offered-${tag}-42$`, 'm'));
+  await pane.sendBytes(PALETTE_KEY);
+  await pane.waitForText('Open offered link');
+  await pane.sendKeys('u');
+  const prompt = await pane.waitForText('jackin: confirm');
+  await confirmOnScreen(pane);
+  return prompt;
+}
+
+const loginForwards = async (pane: TmuxPane, name: string) => (await readActions(pane.jackinHome, name)).filter((a) => a.action === 'login-forward');
+const forwardRecords = (pane: TmuxPane): string[] => {
+  try {
+    return readdirSync(join(pane.jackinHome, 'forwards'));
+  } catch {
+    return [];
+  }
+};
+
+test('embedded default: jackin run, and an attach to it again, open a login link with no forward: nothing binds or loops, no warning, no word of it', { timeout: 120_000 }, async (t) => {
+  const rec = recordingOpener(t);
+  const pane = await paneFor(t, { env: rec.env });
+  const name = 'hf-embedded';
+  await startSession(pane, name);
+  for (const [i, tag] of ['run', 'attach'].entries()) {
+    if (tag === 'attach') {
+      await pane.sendBytes([...PALETTE_KEY, ...Buffer.from('d')]);
+      assert.equal(await waitForJackinExit(pane), 0);
+      await pane.typeLine(`clear; ${JACKIN} attach ${name}; echo "jackin-rc=$?"`);
+      await waitForInnerShell(pane);
+    }
+    const port = await freePort();
+    const link = loginLink(port);
+    const prompt = await openOfferedLogin(pane, link, tag);
+    assert.doesNotMatch(prompt, /forward/i, `${tag}: the prompt promises no forward`);
+    await pollUntil(`${tag}: the link to open`, () => rec.opened().length === i + 1, { last: rec.opened });
+    assert.equal(rec.opened()[i], link);
+    // The program's own callback server would listen here, on the same loopback: the host left it free.
+    assert.equal(await probePort(port), 'ECONNREFUSED', `${tag}: nothing bound`);
+    const screen = await pane.capture();
+    assert.doesNotMatch(screen, /forward/i, `${tag}: no notice about forwarding`);
+  }
+  assert.deepEqual(await loginForwards(pane, name), []);
+  assert.deepEqual(forwardRecords(pane), []);
+  await pane.typeLine('exit');
+  assert.equal(await waitForJackinExit(pane), 0);
+});
+
+test('a login forward live at a detach, and at the program\'s exit, is closed, logged closed, and its record removed', { timeout: 120_000 }, async (t) => {
+  const rec = recordingOpener(t);
+  const pane = await paneFor(t, { env: rec.env });
+  const name = 'hf-fwd-end';
+  await startSession(pane, name);
+  await pane.sendBytes([...PALETTE_KEY, ...Buffer.from('d')]);
+  assert.equal(await waitForJackinExit(pane), 0);
+  // Through an exec relay the host cannot tell where the capsule runs, so it forwards, as to a container.
+  const relay = [process.execPath, join(REPO_ROOT, 'bin', 'jackin-capsule.js'), 'attach-proxy', '--socket', join(pane.jackinHome, 'sockets', name, 'jackin.sock')].map(shellQuote).join(' ');
+  for (const [i, how] of ['detach', 'exit'].entries()) {
+    await pane.typeLine(`clear; ${JACKIN} attach ${name} --exec ${shellQuote(relay)}; echo "jackin-rc=$?"`);
+    await waitForInnerShell(pane);
+    const port = await freePort();
+    const prompt = await openOfferedLogin(pane, loginLink(port), how);
+    assert.match(prompt, new RegExp(`forward localhost:${port} to ${name}`));
+    await pollUntil(`${how}: the forward to listen`, async () => (await probePort(port)) === 'open');
+    await pollUntil(`${how}: its record`, () => forwardRecords(pane).length === 1, { last: () => forwardRecords(pane) });
+    await pollUntil(`${how}: the link to open`, () => rec.opened().length === i + 1, { last: rec.opened });
+    if (how === 'detach') await pane.sendBytes([...PALETTE_KEY, ...Buffer.from('d')]);
+    else await pane.typeLine('exit 3');
+    assert.equal(await waitForJackinExit(pane), how === 'detach' ? 0 : 3);
+    // jackin has exited: whatever it did at the end is done.
+    assert.equal(await probePort(port), 'ECONNREFUSED', `${how}: closed`);
+    assert.deepEqual(forwardRecords(pane), [], `${how}: the record is removed`);
+    const target = `localhost:${port} -> ${name}:${port}`;
+    const lines = (await loginForwards(pane, name)).filter((a) => a.target === target).map((a) => [a.result, a.detail]);
+    assert.equal(lines.length, 2, `${how}: ${JSON.stringify(lines)}`);
+    assert.match(lines[0]?.[1] ?? '', /^listening on 127\.0\.0\.1/);
+    assert.deepEqual(lines[1], ['ok', 'closed: the session ended'], `${how}: ${JSON.stringify(lines)}`);
+  }
 });

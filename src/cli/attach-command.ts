@@ -1,7 +1,8 @@
 /** `jackin attach <instance>`: attaches this terminal to a running capsule, locally or through an exec relay. */
 import { existsSync } from 'node:fs';
+import { dirname } from 'node:path';
 import type { Command } from './commander.ts';
-import { jackinHome } from '../host/instances/instances.ts';
+import { capsuleSharesHostNetwork, jackinHome } from '../host/instances/instances.ts';
 import { selectOptionsFromFlags, selectTransport, type SelectOptions } from '../transport/select.ts';
 import { checkInstanceName, instanceRunDir } from '../transport/instance-paths.ts';
 import type { Transport } from '../transport/transport.ts';
@@ -32,7 +33,17 @@ async function attachCommand(instance: string, flags: AttachFlags): Promise<numb
   const guessed = flags.socket === undefined && flags.via === undefined && flags.exec === undefined && selection.choice !== 'socket';
   const explainLost = async (message: string): Promise<string | null> =>
     guessed && !existsSync(instanceRunDir(home, instance)) ? `${message}; no local instance is named ${instance} either (\`jackin ls\` lists them)` : null;
-  return attachTerminal(modules, selection, instance, flags.verbose === true, { noMouse: flags.mouse === false, connect, explainLost, allowUpstreamRequests: flags.allowUpstreamRequests === true });
+  // A local capsule (jackin run) shares the host's loopback: its login callbacks need no forward. Only a
+  // socket can lead to one; through a relay the host cannot tell, and forwards.
+  const runDir = flags.socket !== undefined ? dirname(flags.socket) : instanceRunDir(home, instance);
+  const sharedLoopback = selection.choice === 'socket' && (await capsuleSharesHostNetwork(runDir));
+  return attachTerminal(modules, selection, instance, flags.verbose === true, {
+    noMouse: flags.mouse === false,
+    connect,
+    explainLost,
+    allowUpstreamRequests: flags.allowUpstreamRequests === true,
+    sharedLoopback,
+  });
 }
 
 export function registerAttachCommand(program: Command, setStatus: SetStatus): void {

@@ -42,7 +42,14 @@ export async function attachTerminal(
   selection: Selection,
   name: string,
   verbose: boolean,
-  features: { noMouse?: boolean; connect?: () => Promise<Transport>; allowUpstreamRequests?: boolean; explainLost?: (message: string) => Promise<string | null> } = {},
+  features: {
+    noMouse?: boolean;
+    connect?: () => Promise<Transport>;
+    allowUpstreamRequests?: boolean;
+    explainLost?: (message: string) => Promise<string | null>;
+    /** The capsule's loopback is this host's (the embedded default): login callbacks need no forward. */
+    sharedLoopback?: boolean;
+  } = {},
 ): Promise<number> {
   const [
     { AttachSession, outcomeExit },
@@ -76,7 +83,12 @@ export async function attachTerminal(
   });
   installCopyFeature(session);
   // Opening a login link whose callback is on the container's loopback forwards that port for the callback.
-  installLoginForwardFeature(session, { instance: name, home: jackinHome(), ...(features.connect !== undefined ? { connect: features.connect } : {}) });
+  const loginForward = installLoginForwardFeature(session, {
+    instance: name,
+    home: jackinHome(),
+    sharedLoopback: features.sharedLoopback === true,
+    ...(features.connect !== undefined ? { connect: features.connect } : {}),
+  });
   // Link hints: the links on the screen labelled, one opened (or copied) by typing its label.
   installHintsFeature(session, log ? { log } : {});
   // Program notifications (OSC 9/99/777, and the bell while unfocused if asked for) on the host desktop.
@@ -107,6 +119,10 @@ export async function attachTerminal(
     process.off('uncaughtException', onCrash);
     process.off('unhandledRejection', onCrash);
   }
+  // jackin exits once this returns: a login forward still open (a detach, the program's exit) is closed,
+  // logged and unrecorded first, and every action of the session is in the log.
+  await loginForward.close();
+  await session.actionsLogged();
   const exit = outcomeExit(outcome, name);
   let message = exit.message;
   // A lost connection whose cause the caller can name (a container that stopped) gets that one line instead.

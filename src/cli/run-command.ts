@@ -140,7 +140,8 @@ async function runCommand(command: string[], flags: RunFlags): Promise<number> {
       const sock = await connectSocket(socket);
       const selection: Selection = { transport: socketTransport(sock, socket), choice: 'socket', reason: `jackin run started capsule ${name}` };
       const connect = async (): Promise<Transport> => socketTransport(await connectSocket(socket), socket);
-      return await attachTerminal(modules, selection, name, flags.verbose === true, { noMouse: flags.mouse === false, connect });
+      // The capsule runs here, as this user, on the host's own network: its loopback is the host's.
+      return await attachTerminal(modules, selection, name, flags.verbose === true, { noMouse: flags.mouse === false, connect, sharedLoopback: true });
     } catch (e) {
       if (!(e instanceof JackinError) || e.code !== 'E_SOCKET_UNAVAILABLE') throw e;
     }

@@ -100,3 +100,18 @@ export async function confirmOnScreen(pane: TmuxPane, { timeoutMs = 15_000 }: { 
     return false;
   }, { timeoutMs });
 }
+
+let attachMarks = 0;
+
+/**
+ * Waits until the inner shell (INNER_SHELL) of a session just typed (`clear; jackin attach …`) answers a
+ * line of its own: the screen before the command (a detached session's prompt, an earlier `jackin-rc=`)
+ * can stay up until `clear` runs, so waiting for the prompt there can be met before jackin even started.
+ * The line asks for `attached-N-$PS1`: only the inner shell prints `attached-N-in$`. Typed before jackin
+ * is in raw mode, the line waits in the terminal's input queue and reaches the program once it is.
+ */
+export async function waitForInnerShell(pane: TmuxPane, timeoutMs = START_TIMEOUT_MS): Promise<string> {
+  const n = ++attachMarks;
+  await pane.typeLine(`echo "attached-$((${n}+0))-$PS1"`);
+  return pane.waitForText(new RegExp(`^attached-${n}-in\\$$`, 'm'), { timeoutMs });
+}

@@ -1,7 +1,10 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { Agent, createServer as createHttpServer, get as httpGet } from 'node:http';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { ControlMessageDecoder, encodeControlMessage } from '../../protocol/index.ts';
 import { pumpForward } from '../../transport/forward-pump.ts';
 import type { Transport } from '../../transport/transport.ts';
@@ -156,4 +159,32 @@ test('login forward: a callback connection kept alive after its exchange closes 
   });
   assert.equal(await probe(port), 'ECONNREFUSED');
   assert.deepEqual(s.log.map((l) => [l.action, l.result, l.detail]).at(-1), ['login-forward', 'ok', 'closed: its exchange is done']);
+});
+
+test('login forward: with the capsule on the host\'s own loopback (the embedded default) nothing is asked, bound, said or logged', async (t) => {
+  const s = new FakeFeatureSession({ forward: 1 });
+  const f = installLoginForwardFeature(s, { instance: 'agent', connect: never, env: {}, sharedLoopback: true });
+  t.after(() => f.dispose());
+  const port = await freePort();
+  assert.deepEqual(s.urlOpenSteps(link(port)), []);
+  assert.equal(await probe(port), 'ECONNREFUSED');
+  assert.deepEqual([s.notices, s.log], [[], []]);
+});
+
+test('login forward: close() returns once each open forward is closed, logged closed and its record removed', async (t) => {
+  const home = mkdtempSync(join(tmpdir(), 'jackin-login-fwd-'));
+  t.after(() => rmSync(home, { recursive: true, force: true }));
+  const s = new FakeFeatureSession({ forward: 1 });
+  const f = installLoginForwardFeature(s, { instance: 'agent', connect: never, env: {}, home });
+  t.after(() => f.dispose());
+  const port = await freePort();
+  await s.urlOpenSteps(link(port))[0]!.run();
+  assert.equal(readdirSync(join(home, 'forwards')).length, 1);
+  await f.close();
+  assert.equal(await probe(port), 'ECONNREFUSED');
+  assert.deepEqual(readdirSync(join(home, 'forwards')), []);
+  assert.deepEqual(s.log.map((l) => [l.action, l.result, l.detail]).at(-1), ['login-forward', 'ok', 'closed: the session ended']);
+  // After the end, a link is opened with no forward.
+  await s.urlOpenSteps(link(port))[0]?.run();
+  assert.equal(await probe(port), 'ECONNREFUSED');
 });

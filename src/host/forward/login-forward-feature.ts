@@ -5,7 +5,10 @@
  * loopback before the browser opens and forwards each connection to the same port of the container's
  * loopback. The confirm prompt says so; a notice and the host's log record it. It closes once its first
  * HTTP exchange is done and the connection idle, after LOGIN_FORWARD_MAX_MS at most, and with the session.
- * Nothing is bound without the gesture: a program that only prints or offers a URL gets nothing.
+ * Nothing is bound without the gesture: a program that only prints or offers a URL gets nothing. When the
+ * capsule's loopback is the host's own (the embedded default, `jackin run` without --image), the callback
+ * already reaches the program and a forward would only connect back to itself: nothing is done then.
+ * A forward still open when the session ends is closed, logged and unrecorded before jackin exits (close()).
  *
  * The links affordance does not know this one: it asks the session's URL-open hooks, which this installs.
  */
@@ -37,6 +40,16 @@ export interface LoginForwardOptions {
   readonly env?: Readonly<Record<string, string | undefined>>;
   readonly maxMs?: number;
   readonly idleMs?: number;
+  /**
+   * The capsule's loopback is this host's (a capsule jackin started here, or one whose network namespace is
+   * the host's): a callback port is already the host's port, so nothing is forwarded, said or logged.
+   */
+  readonly sharedLoopback?: boolean;
+}
+
+export interface LoginForwardFeature extends Disposable {
+  /** Closes every open login forward (each logged closed, its record removed); resolves when all are done. */
+  close(): Promise<void>;
 }
 
 /** One bound callback port. */
@@ -45,17 +58,27 @@ interface Live {
   close(why: string): Promise<void>;
 }
 
-export function installLoginForwardFeature(session: FeatureSession, o: LoginForwardOptions): Disposable {
+export function installLoginForwardFeature(session: FeatureSession, o: LoginForwardOptions): LoginForwardFeature {
   const store = new DisposableStore();
   const env = o.env ?? process.env;
   const live = new Map<number, Live>();
   const target = (port: number): string => `localhost:${port} -> ${o.instance}:${port}`;
+  /** Set once the session ended: a forward whose port was being bound then closes as soon as it is. */
+  let ended = false;
+  /** Forwards being opened or closed, so close() returns only once every one of them is done. */
+  const pending = new Set<Promise<void>>();
+  const track = (p: Promise<void>): Promise<void> => {
+    pending.add(p);
+    const done = (): void => void pending.delete(p);
+    p.then(done, done);
+    return p;
+  };
 
   const open = async (port: number): Promise<void> => {
-    if (live.has(port)) return;
+    if (live.has(port) || ended) return;
     let sentAny = false;
     let receivedAny = false;
-    let closed = false;
+    let closing: Promise<void> | undefined;
     let idle: NodeJS.Timeout | undefined;
     let entry: Live | undefined;
     const closeSoon = (why: string): void => void entry?.close(why);
@@ -86,35 +109,37 @@ export function installLoginForwardFeature(session: FeatureSession, o: LoginForw
       session.logAction({ action: 'login-forward', target: target(port), result: 'failed', detail: why });
       return;
     }
-    let unrecord: (() => Promise<void>) | null = null;
+    // The record for `jackin ls`, written while the forward runs; a close waits for it, then removes it.
+    const recorded: Promise<(() => Promise<void>) | null> =
+      o.home === undefined ? Promise.resolve(null) : recordForward(o.home, { instance: o.instance, hostPort: port, containerPort: port, kind: 'login' }).catch(() => null);
     const deadline = setTimeout(() => closeSoon(`${Math.round((o.maxMs ?? LOGIN_FORWARD_MAX_MS) / 60_000)} minutes passed`), o.maxMs ?? LOGIN_FORWARD_MAX_MS);
     entry = {
       listener,
-      close: async (why) => {
-        if (closed) return;
-        closed = true;
-        clearTimeout(idle);
-        clearTimeout(deadline);
-        live.delete(port);
-        await listener.close();
-        await unrecord?.();
-        session.notify('info', `Stopped forwarding localhost:${port} to ${o.instance}: ${why}`);
-        session.logAction({ action: 'login-forward', target: target(port), result: 'ok', detail: `closed: ${why}` });
-      },
+      // Once: a second caller (the session's end while the exchange's end closes it) waits for the first.
+      close: (why) =>
+        (closing ??= track(
+          (async () => {
+            clearTimeout(idle);
+            clearTimeout(deadline);
+            live.delete(port);
+            await listener.close();
+            await (await recorded)?.();
+            session.notify('info', `Stopped forwarding localhost:${port} to ${o.instance}: ${why}`);
+            session.logAction({ action: 'login-forward', target: target(port), result: 'ok', detail: `closed: ${why}` });
+          })(),
+        )),
     };
     live.set(port, entry);
     session.notify('info', `Forwarding localhost:${port} to ${o.instance} for the login's callback (until it is done, ${Math.round((o.maxMs ?? LOGIN_FORWARD_MAX_MS) / 60_000)} minutes at most)`);
     session.logAction({ action: 'login-forward', target: target(port), result: 'ok', detail: `listening on ${listener.addresses.join(', ')}` });
-    if (o.home !== undefined) {
-      unrecord = await recordForward(o.home, { instance: o.instance, hostPort: port, containerPort: port, kind: 'login' }).catch(() => null);
-      // Closed while the record was written: it goes at once.
-      if (closed) await unrecord?.();
-    }
+    await recorded;
+    // The session ended while the port was being bound: the forward closes at once.
+    if (ended) await entry.close('the session ended');
   };
 
   store.add(
     session.addUrlOpenHook((href): UrlOpenStep | null => {
-      if (!loginForwardEnabled(env)) return null;
+      if (!loginForwardEnabled(env) || o.sharedLoopback === true) return null;
       const port = loginCallbackPort(href);
       if (port === null) return null;
       if (live.has(port)) return { note: `and keep forwarding localhost:${port} to ${o.instance}`, run: async () => {} };
@@ -127,14 +152,16 @@ export function installLoginForwardFeature(session: FeatureSession, o: LoginForw
           },
         };
       }
-      return { note: `…and forward localhost:${port} to ${o.instance}`, run: () => open(port) };
+      return { note: `…and forward localhost:${port} to ${o.instance}`, run: () => track(open(port)) };
     }),
   );
-  const closeAll = (why: string): Promise<void> => Promise.all([...live.values()].map((l) => l.close(why))).then(() => {});
-  void session.done.then(
-    () => closeAll('the session ended'),
-    () => closeAll('the session ended'),
-  );
-  store.add(toDisposable(() => void closeAll('the session ended')));
-  return store;
+  /** Closes every forward, and waits for those being opened or closed already. */
+  const closeAll = async (): Promise<void> => {
+    ended = true;
+    for (const l of live.values()) void l.close('the session ended');
+    while (pending.size > 0) await Promise.all([...pending]);
+  };
+  void session.done.then(closeAll, closeAll);
+  store.add(toDisposable(() => void closeAll()));
+  return { close: closeAll, dispose: () => store.dispose() };
 }

@@ -143,6 +143,42 @@ export async function probeInstance(home: string, name: string): Promise<Instanc
   return place();
 }
 
+/**
+ * True when the capsule of `runDir` runs in this host's network namespace, so its loopback is the host's (a
+ * capsule `jackin run` started here): a port "of the container's loopback" is then a port of the host's,
+ * and forwarding it would connect the forward to itself. capsule.json names the capsule's pid and PID
+ * namespace (the capsule's word); the network namespace is read by the host itself, from /proc. A capsule
+ * that names a pid not its own can only turn the login forward off for itself. Off Linux (no /proc), a
+ * capsule with no PID namespace (so not one of a Linux container or VM) whose pid is alive counts.
+ */
+export async function capsuleSharesHostNetwork(runDir: string): Promise<boolean> {
+  const meta = await readCapsuleJson(runDir);
+  const pid = meta?.['pid'];
+  if (typeof pid !== 'number' || !Number.isSafeInteger(pid) || pid <= 0) return false;
+  const ns = str(meta?.['pidNamespace']);
+  if (ns !== ownPidNamespace()) return false;
+  let own: string;
+  try {
+    own = readlinkSync('/proc/self/ns/net');
+  } catch {
+    return ns === null && processAlive(pid);
+  }
+  try {
+    return readlinkSync(`/proc/${pid}/ns/net`) === own;
+  } catch {
+    return false;
+  }
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 let ownNs: string | null | undefined;
 function ownPidNamespace(): string | null {
   if (ownNs === undefined) {

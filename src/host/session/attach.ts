@@ -189,6 +189,8 @@ export class AttachSession implements FeatureSession {
 
   // Decisions on host requests and capsule-chosen targets, and the action log (host-requests.ts).
   readonly logAction = (record: HostActionRecord): void => this.requests.logAction(record);
+  /** Resolves once every action logged so far is written. */
+  readonly actionsLogged = (): Promise<void> => this.requests.actionsLogged();
   readonly admitUpstream = (kind: HostRequestKind, action: string, target: string): boolean => this.requests.admitUpstream(kind, action, target);
   readonly confirm = (request: ConfirmRequest): Promise<boolean> => this.requests.confirm(request);
 

@@ -53,6 +53,14 @@ export class HostRequests implements Disposable {
     this.logged = this.logged.then(() => appendAction(this.o.home ?? jackinHome(this.o.env), entry));
   }
 
+  /** Resolves once every action logged so far is in the log (jackin waits for it before it exits). */
+  actionsLogged(): Promise<void> {
+    return this.logged.then(
+      () => undefined,
+      () => undefined,
+    );
+  }
+
   admitUpstream(kind: HostRequestKind, action: string, target: string): boolean {
     const refuse = (why: string): false => {
       this.o.notify('warning', `Refused a request from the capsule (${action} ${target}): ${why}`);
