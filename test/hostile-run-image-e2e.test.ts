@@ -185,7 +185,7 @@ test('hostile workspace symlink: --volume ./data:/data leading out of the worksp
   const pane = await paneFor(t, { rows: 30, cols: 200, cwd: ws });
   await pane.typeLine(`clear; ${JACKIN} run --image ${image.ref} --engine podman --name ${name} --volume ./data:/data -- cat /data/secret.txt; echo "jackin-rc=$?"`);
   const rc = await waitForJackinExit(pane, CONTAINER_START_MS);
-  const screen = await pane.capture({ history: true });
+  const screen = await pane.capture({ history: true, joined: true });
   assert.ok(!screen.includes(secret), `the operator's file was mounted and read:\n${screen}`);
   assert.equal(rc, 2, screen);
   assert.match(screen, /\(E_BAD_VOLUME\)/);
@@ -206,7 +206,7 @@ test('hostile workspace symlink: --env-file .env leading out of the workspace is
   const pane = await paneFor(t, { rows: 30, cols: 200, cwd: ws });
   await pane.typeLine(`clear; ${JACKIN} run --image ${image.ref} --engine podman --name ${name} --env-file .env -- sh -c 'echo "leak=$OTHER_PROJECT_TOKEN"'; echo "jackin-rc=$?"`);
   const rc = await waitForJackinExit(pane, CONTAINER_START_MS);
-  const screen = await pane.capture({ history: true });
+  const screen = await pane.capture({ history: true, joined: true });
   assert.ok(!screen.includes(secret), `the operator's file was read into the container:\n${screen}`);
   assert.equal(rc, 2, screen);
   assert.match(screen, /--env-file \.env: .*\(E_BAD_ENV\)/s);
