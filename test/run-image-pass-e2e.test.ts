@@ -1,6 +1,6 @@
 // needs-docker-engine
-// `jackin run --image` passes what an agent needs (variables by name with their values only in the engine
-// process's environment, an env file, mounts, a network, other engine arguments), wires the container's
+// `jackin run --image` passes what an agent needs (variables by name or in jackin's private env file, never a
+// value in an argv, an env file, mounts, a network, other engine arguments), wires the container's
 // browser to link offers, and hands the operator's terminal identity to the program; on Podman and on a real
 // Docker engine (each test passes --engine). Also: a local `jackin run` leaves the browser alone, and a
 // capsule started by hand gets the same browser with `serve --browser`.

@@ -1,15 +1,19 @@
 /**
  * `jackin run --image IMAGE`: the agent in a container, with no jackin in the image. Starts the container
  * (argv from host/instances/container-run-argv.ts), waits for its capsule's socket, attaches, and removes the
- * container once the program has exited. `--dry-run` prints the engine command instead.
+ * container once the program has exited. `--dry-run` prints the engine command instead. The engine runs with
+ * the operator's environment as it is: the container's variables reach it by name or in a private env file
+ * (host/instances/private-env-file.ts), never in its environment.
  */
 import { chownSync, lstatSync, mkdirSync, realpathSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { PACKAGE_ROOT } from '../package-root.ts';
 import { Option, type Command } from './commander.ts';
 import { JackinError } from '../errors.ts';
 import { CONTAINER_LABEL, containerRunArgv, explainStartFailure, imagePathFromEnv, DEFAULT_IMAGE_PATH, TERMINAL_IDENTITY_ENV, type CapsuleSource, type ContainerRunSpec } from '../host/instances/container-run-argv.ts';
+import { envFileText, privateParent, writePrivateEnvFile, type PrivateEnvFile } from '../host/instances/private-env-file.ts';
 import { collectEnv, parseVolume } from '../host/instances/run-image-options.ts';
 import { socketAnswers } from '../host/instances/instances.ts';
 import { CONTAINER_ENGINES, containerState, detectEngine, engineCommand, type ContainerEngine } from '../transport/container-engine.ts';
@@ -57,7 +61,7 @@ export function addRunImageOptions(cmd: Command): Command {
     .addOption(new Option('--engine <engine>', 'with --image: container engine (default: whichever of docker and podman is installed)').choices(CONTAINER_ENGINES))
     .option('--user <user>', 'with --image: user in the container (default: yours, uid:gid; as root, the image\'s)')
     .addOption(new Option('--capsule <source>', 'with --image: lend this host\'s Node and jackin (host, the default on Linux) or use the image\'s jackin-capsule (image)').choices(['host', 'image']))
-    .option('-e, --env <NAME[=VALUE]>', 'with --image: a variable for the program (repeatable); NAME alone takes this environment\'s value. The value goes to the engine in its environment, never on a command line', collect)
+    .option('-e, --env <NAME[=VALUE]>', 'with --image: a variable for the program (repeatable); NAME alone takes this environment\'s value. The value goes to the engine by name or in a private env file, never on a command line or in the engine\'s environment', collect)
     .option('--env-file <file>', 'with --image: variables from a file of NAME=VALUE or NAME lines (repeatable; # comments)', collect)
     .option('--volume <host:container[:ro|rw]>', 'with --image: mount an existing host path (repeatable; a relative path is taken from here)', collect)
     .option('--network <net>', 'with --image: the container\'s network (none, host, a network name; default: the engine\'s)')
@@ -137,16 +141,19 @@ export async function runImageCommand(command: string[], flags: RunImageFlags, h
   }
   const capsule: CapsuleSource =
     source === 'host' ? { kind: 'host', node: realpathSync(process.execPath), packageRoot: realpathSync(PACKAGE_ROOT), imagePath: await imagePath(engine, image) } : { kind: 'image' };
-  // Bad forms are refused before anything starts, naming the variable or the line, never a value.
+  // Bad forms are refused before anything starts, naming the variable or the line, never a value; a path
+  // written in the workspace that leads out of it through a symlink is refused.
   const cwd = process.cwd();
-  const env = collectEnv(flags.envFile ?? [], flags.env ?? [], cwd, process.env);
-  const volumes = (flags.volume ?? []).map((v) => parseVolume(v, cwd));
+  const env = collectEnv(flags.envFile ?? [], flags.env ?? [], cwd, process.env, workspace);
+  const volumes = (flags.volume ?? []).map((v) => parseVolume(v, cwd, workspace));
   // The operator's terminal identity, by name, when set here and not given: the program chooses colours,
   // hyperlinks and notifications from it (TERM is passed with its value, below).
   const given = new Set(env.map((e) => e.name));
   const identity = TERMINAL_IDENTITY_ENV.filter((n) => !given.has(n) && process.env[n] !== undefined && process.env[n] !== '').map((n) => ({ name: n, value: process.env[n]! }));
-  const passed = [...identity, ...env];
-  const engineEnv = Object.fromEntries(passed.map((e) => [e.name, e.value]));
+  const passed = [...identity.map((e) => ({ ...e, from: 'your terminal' })), ...env];
+  // The engine's environment is the operator's: a value it already holds goes by name, any other in the file.
+  const byName = passed.filter((e) => process.env[e.name] === e.value);
+  const inFile = passed.filter((e) => process.env[e.name] !== e.value);
   const uid = typeof process.getuid === 'function' ? process.getuid() : null;
   const gid = typeof process.getgid === 'function' ? process.getgid() : null;
   const user = flags.user ?? (uid !== null && uid !== 0 && gid !== null ? `${uid}:${gid}` : null);
@@ -176,6 +183,8 @@ export async function runImageCommand(command: string[], flags: RunImageFlags, h
     return 0;
   }
 
+  // A value no env file can carry is refused before anything starts.
+  const envText = inFile.length > 0 ? envFileText(inFile, process.env) : null;
   try {
     if (!lstatSync(workspace).isDirectory()) throw new Error('not a directory');
   } catch (cause) {
@@ -191,12 +200,22 @@ export async function runImageCommand(command: string[], flags: RunImageFlags, h
   const numeric = /^(\d+)(?::(\d+))?$/.exec(user ?? '');
   if (uid === 0 && numeric !== null && numeric[1] !== '0') chownSync(runDir, Number(numeric[1]), Number(numeric[2] ?? numeric[1]));
   writeContainerRecord(home, name, { engine, container: name, image });
-  if (flags.verbose === true) say(formatArgv(argv));
+  // The private env file exists only while the engine starts the container (see private-env-file.ts).
+  let envFile: PrivateEnvFile | null = null;
   try {
-    await engineCommand(engine, argv.slice(1), CONTAINER_START_TIMEOUT_MS, { env: engineEnv });
+    if (envText !== null) envFile = writePrivateEnvFile(envText, privateParent([tmpdir(), home], [workspace, runDir, ...volumes.map((v) => v.host)]));
+    const startArgv = containerRunArgv({
+      ...spec,
+      envNames: byName.map((e) => e.name),
+      ...(envFile !== null ? { envFile: { path: envFile.path, names: inFile.map((e) => e.name) } } : {}),
+    });
+    if (flags.verbose === true) say(formatArgv(startArgv));
+    await engineCommand(engine, startArgv.slice(1), CONTAINER_START_TIMEOUT_MS);
   } catch (e) {
     removeContainerRecord(home, name);
     throw new JackinError('E_CONTAINER_START', `could not start the container: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
+  } finally {
+    envFile?.remove();
   }
 
   const socket = join(runDir, 'jackin.sock');

@@ -62,7 +62,8 @@ export function engineCommand(
   { both = false, env }: { both?: boolean; env?: Readonly<Record<string, string>> } = {},
 ): Promise<string> {
   return new Promise((resolve, reject) => {
-    // `env`: values the engine passes on for `-e NAME` (in its environment, never on its command line).
+    // `env`: added to the operator's environment (tests put a stand-in engine first on PATH). Never a container's
+    // variables: the engine runs as the operator, and a variable in its environment steers it (private-env-file.ts).
     const options = { timeout: timeoutMs, maxBuffer: 4 * 1024 * 1024, encoding: 'utf8' as const, ...(env !== undefined ? { env: { ...process.env, ...env } } : {}) };
     execFile(engine, [...args], options, (err, stdout, stderr) => {
       if (err === null) return resolve(both ? stdout + stderr : stdout);

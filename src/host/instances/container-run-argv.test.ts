@@ -87,6 +87,19 @@ test('containerRunArgv: variables by name only, mounts, network, and engine argu
   assert.throws(() => containerRunArgv({ ...base, envNames: ['A=value'] }), TypeError, 'a value never reaches the argv');
 });
 
+test('containerRunArgv: jackin\'s private env file after the names; a TERM the operator passes replaces jackin\'s', () => {
+  const argv = containerRunArgv({ ...base, envNames: ['COLORTERM'], envFile: { path: '/tmp/jackin-env-Ab12Cd/env', names: ['ANTHROPIC_API_KEY', 'HOME'] } });
+  assert.deepEqual(argv.slice(argv.indexOf('-w'), argv.indexOf('-v', argv.indexOf('--user'))), [
+    '-w', '/workspace', '-e', 'TERM=xterm-256color', '-e', 'JACKIN_RUN_DIR=/jackin/run', '--user', '1000:1000',
+    '-e', 'COLORTERM', '--env-file', '/tmp/jackin-env-Ab12Cd/env',
+  ]);
+  for (const spec of [{ envNames: ['TERM'] }, { envFile: { path: '/tmp/e', names: ['TERM'] } }]) {
+    const a = containerRunArgv({ ...base, ...spec });
+    assert.ok(!a.some((x) => x.startsWith('TERM=')), a.join(' '));
+  }
+  assert.throws(() => containerRunArgv({ ...base, envFile: { path: '/tmp/e', names: ['A=value'] } }), TypeError);
+});
+
 test('containerRunArgv: a path with ":" cannot be bind-mounted, an image or user starting with "-" is not an option', () => {
   assert.throws(() => containerRunArgv({ ...base, workspace: '/home/op/a:b' }), (e) => hasCode(e, 'E_USAGE'));
   assert.throws(() => containerRunArgv({ ...base, image: '--privileged' }), (e) => hasCode(e, 'E_USAGE'));

@@ -6,8 +6,9 @@
  * the host's own Node and package mounted read-only (no jackin in the image), or the image's own
  * `jackin-capsule` where the host cannot lend them (a macOS or Windows host). The container's browser is
  * jackin's (BROWSER and the xdg-open family make link offers), and what the operator adds passes through:
- * variables by name only (`-e NAME`: the value travels in the engine process's environment, never in an
- * argv), mounts, a network, and any other engine argument, placed before the image.
+ * variables by name (`-e NAME`: the engine reads the value from its own environment, the operator's) or in
+ * jackin's private env file (`--env-file`, private-env-file.ts), never a value in an argv; mounts, a network,
+ * and any other engine argument, placed before the image.
  */
 import { JackinError } from '../../errors.ts';
 import type { ContainerEngine } from '../../transport/container-engine.ts';
@@ -62,8 +63,10 @@ export interface ContainerRunSpec {
   rows?: number;
   cols?: number;
   capsule: CapsuleSource;
-  /** Variables passed by name (`-e NAME`); their values are in the engine process's environment. */
+  /** Variables passed by name (`-e NAME`): the engine takes each value from its own environment. */
   envNames?: readonly string[];
+  /** jackin's private env file (`--env-file PATH`) and the names of the variables it holds. */
+  envFile?: { path: string; names: readonly string[] };
   volumes?: readonly VolumeSpec[];
   /** `--network` value, or absent for the engine's default. */
   network?: string;
@@ -91,12 +94,16 @@ export function containerRunArgv(s: ContainerRunSpec): string[] {
   const argv: string[] = [s.engine, 'run', '-d', '--init', '--name', notOption('name', s.name), '--label', `${CONTAINER_LABEL}=${s.name}`];
   argv.push('-v', `${hostPath('run directory', s.runDir)}:${CONTAINER_RUN_DIR}`);
   argv.push('-v', `${hostPath('workspace', s.workspace)}:${CONTAINER_WORKSPACE}`, '-w', CONTAINER_WORKSPACE);
-  argv.push('-e', `TERM=${s.term}`, '-e', `JACKIN_RUN_DIR=${CONTAINER_RUN_DIR}`);
+  // A TERM the operator passes wins (the engines apply an env file before every -e, so TERM=… would).
+  const given = [...(s.envNames ?? []), ...(s.envFile?.names ?? [])];
+  if (!given.includes('TERM')) argv.push('-e', `TERM=${s.term}`);
+  argv.push('-e', `JACKIN_RUN_DIR=${CONTAINER_RUN_DIR}`);
   if (s.user !== null) argv.push('--user', notOption('user', s.user));
-  for (const name of s.envNames ?? []) {
+  for (const name of given) {
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new TypeError(`not a variable name: ${JSON.stringify(name)}`);
-    argv.push('-e', name);
   }
+  for (const name of s.envNames ?? []) argv.push('-e', name);
+  if (s.envFile !== undefined) argv.push('--env-file', s.envFile.path);
   for (const v of s.volumes ?? []) argv.push('-v', `${hostPath('volume', v.host)}:${hostPath('container path', v.container)}${v.mode === null ? '' : `:${v.mode}`}`);
   if (s.network !== undefined) argv.push('--network', notOption('network', s.network));
   const serve = ['serve', '--name', s.name, '--run-dir', CONTAINER_RUN_DIR, '--workspace', CONTAINER_WORKSPACE];

@@ -1,22 +1,28 @@
 /**
  * The forms of `jackin run --image`'s pass-through options: `--env NAME[=VALUE]`, `--env-file FILE`,
- * `--volume HOST:CONTAINER[:ro|rw]`. Pure (the file system is read only to check that a host path exists
- * and to read an env file). A variable's value is kept apart from its name: the engine gets `-e NAME` on its
- * command line and the value in its own environment, so no value is ever in an argv, a printed command or
- * an error message (errors name the variable or the line number, never the value).
+ * `--volume HOST:CONTAINER[:ro|rw]`. Pure but for the file system, read to resolve a host path and to read an
+ * env file. A variable's value is kept apart from its name: it reaches the engine by name from the operator's
+ * own environment, or in a private file of jackin's (private-env-file.ts), never in an argv, a printed command
+ * or an error message (errors name the variable or the line number, never the value). A host path written
+ * inside the workspace, which the container writes, must not lead out of it through a symlink
+ * (workspace-path.ts).
  */
-import { readFileSync, statSync } from 'node:fs';
+import { constants, fstatSync, openSync, closeSync, readFileSync, readlinkSync } from 'node:fs';
 import { isAbsolute, posix, resolve } from 'node:path';
 import { JackinError } from '../../errors.ts';
+import { inertText } from '../../ui/inert-text.ts';
+import { resolveHostPath, type ResolvedHostPath } from './workspace-path.ts';
 
-/** A variable for the container: its name and the value the engine process passes on. */
+/** A variable for the container: its name, its value, and where it was given (for an error). */
 export interface EnvPass {
   name: string;
   value: string;
+  /** `--env`, or `--env-file FILE line N`. */
+  from: string;
 }
 
 export interface VolumeSpec {
-  /** Absolute, existing host path. */
+  /** Absolute, existing host path, its symlinks resolved (what the engine mounts). */
   host: string;
   /** Absolute container path. */
   container: string;
@@ -28,27 +34,32 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const RESERVED_ENV = new Set(['PATH', 'JACKIN_RUN_DIR']);
 /** Container paths jackin mounts itself (run directory, lent Node and package, workspace). */
 const RESERVED_MOUNTS = ['/jackin/run', '/opt/jackin', '/workspace'];
+/** An env file in the workspace is the container's writing: read at most this much of it. */
+export const ENV_FILE_MAX_BYTES = 1024 * 1024;
 
 function badEnv(message: string): JackinError {
   return new JackinError('E_BAD_ENV', message, { exitCode: 2 });
 }
 
 /**
- * How an error names a variable: in full when it has the usual form of a variable name (words of one case,
- * at most 16 characters each, joined by _, as OPENAI_API_KEY or http_proxy; a single word of at most 12, as
- * EDITOR), else only by its length. An `--env "$TOKEN"` written for `--env NAME` puts a value where the name
- * goes, and a value is never echoed, whatever its form: mixed-case, hex, prefixed (ghp_ and 36 characters)
- * and key-id-like (AKIA and 16) values match none of these.
+ * How an error names a variable. A value given where a name goes (`--env "$TOKEN"` written for
+ * `--env NAME`, or `--env hunter2`) must never be echoed, and no form tells every name from every value. A
+ * name is shown when it is set in jackin's environment (then it names a variable here, whatever its form:
+ * `http_proxy`), or when it has the form of the usual exported variable: upper-case words of letters and
+ * digits joined by `_`, at most 16 characters each (OPENAI_API_KEY), or one such word of at most 12
+ * (EDITOR). Any other name is given by its length only: lower-case and mixed-case words, hex, prefixed
+ * (`ghp_` and 36 characters) and key-id-like (`AKIA` and 16) values match neither.
  */
-function nameForError(name: string): string {
-  const words = /^[A-Z][A-Z0-9]{0,15}(?:_[A-Z0-9]{1,16})*$/.test(name) || /^[a-z][a-z0-9]{0,15}(?:_[a-z0-9]{1,16})*$/.test(name);
-  const usual = name.length <= 64 && words && (name.includes('_') || name.length <= 12);
+export function nameForError(name: string, hostEnv: NodeJS.ProcessEnv): string {
+  if (Object.prototype.hasOwnProperty.call(hostEnv, name) && hostEnv[name] !== undefined) return name;
+  const upper = /^[A-Z][A-Z0-9]{0,15}(?:_[A-Z0-9]{1,16})*$/.test(name);
+  const usual = name.length <= 64 && upper && (name.includes('_') || name.length <= 12);
   return usual ? name : `a name of ${[...name].length} characters (not shown: it may be a value)`;
 }
 
-function checkEnvName(name: string, where: string): string {
+function checkEnvName(name: string, where: string, hostEnv: NodeJS.ProcessEnv): string {
   if (!ENV_NAME.test(name)) {
-    throw badEnv(`${where}: ${nameForError(name)} is not a variable name (letters, digits and _, not starting with a digit)`);
+    throw badEnv(`${where}: ${nameForError(name, hostEnv)} is not a variable name (letters, digits and _, not starting with a digit)`);
   }
   if (RESERVED_ENV.has(name)) throw badEnv(`${where}: ${name} is set by jackin run --image itself (the capsule needs it): leave it out`);
   return name;
@@ -57,14 +68,14 @@ function checkEnvName(name: string, where: string): string {
 /** One `--env` value: `NAME=VALUE`, or `NAME` alone for the host's value of NAME. */
 export function parseEnvOption(spec: string, hostEnv: NodeJS.ProcessEnv): EnvPass {
   const eq = spec.indexOf('=');
-  const name = checkEnvName(eq === -1 ? spec : spec.slice(0, eq), '--env');
-  if (eq !== -1) return { name, value: spec.slice(eq + 1) };
+  const name = checkEnvName(eq === -1 ? spec : spec.slice(0, eq), '--env', hostEnv);
+  if (eq !== -1) return { name, value: spec.slice(eq + 1), from: '--env' };
   const value = hostEnv[name];
   if (value === undefined) {
-    const shown = nameForError(name);
+    const shown = nameForError(name, hostEnv);
     throw badEnv(`--env ${shown}: ${shown === name ? name : 'it'} is not set in this environment: export it first, or pass --env NAME=VALUE`);
   }
-  return { name, value };
+  return { name, value, from: '--env' };
 }
 
 /**
@@ -79,36 +90,97 @@ export function parseEnvFile(file: string, text: string, hostEnv: NodeJS.Process
     if (line === '' || line.startsWith('#')) continue;
     const where = `--env-file ${file} line ${i + 1}`;
     const eq = line.indexOf('=');
-    const name = checkEnvName(eq === -1 ? line.trimEnd() : line.slice(0, eq), where);
+    const name = checkEnvName(eq === -1 ? line.trimEnd() : line.slice(0, eq), where, hostEnv);
     if (eq !== -1) {
-      out.push({ name, value: line.slice(eq + 1) });
+      out.push({ name, value: line.slice(eq + 1), from: where });
       continue;
     }
     const value = hostEnv[name];
     if (value === undefined) {
-      const shown = nameForError(name);
+      const shown = nameForError(name, hostEnv);
       throw badEnv(`${where}: ${shown} is not set in this environment: export it first, or write NAME=VALUE`);
     }
-    out.push({ name, value });
+    out.push({ name, value, from: where });
   }
   return out;
 }
 
-/** Reads and parses `--env-file FILE` (relative to `cwd`). */
-export function readEnvFile(file: string, cwd: string, hostEnv: NodeJS.ProcessEnv): EnvPass[] {
-  let text: string;
+function unreadable(file: string, cause: unknown, why?: string): JackinError {
+  return new JackinError('E_BAD_ENV', `--env-file ${file}: cannot read it (${why ?? (cause as NodeJS.ErrnoException).code ?? 'error'})`, { cause, exitCode: 2 });
+}
+
+/**
+ * An env file inside the workspace: the container wrote it, and may have made it a symlink, a FIFO (which
+ * would hang a plain read) or a file of any size. Its resolved path must be in the workspace; it is opened
+ * there without following a symlink at its end, non-blocking, must be a regular file of at most
+ * ENV_FILE_MAX_BYTES, and on Linux (where /proc shows what a descriptor is) the file opened must be the one
+ * resolved, so a directory swapped for a symlink between the check and the open is caught.
+ */
+function readWorkspaceEnvFile(file: string, real: string): string {
+  let fd: number;
   try {
-    text = readFileSync(resolve(cwd, file), 'utf8');
+    fd = openSync(real, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY);
   } catch (cause) {
-    throw new JackinError('E_BAD_ENV', `--env-file ${file}: cannot read it (${(cause as NodeJS.ErrnoException).code ?? 'error'})`, { cause, exitCode: 2 });
+    throw unreadable(file, cause);
+  }
+  try {
+    if (process.platform === 'linux') {
+      let opened: string | null = null;
+      try {
+        opened = readlinkSync(`/proc/self/fd/${fd}`);
+      } catch {
+        // No /proc (a restricted mount): the O_NOFOLLOW open is what we have.
+      }
+      if (opened !== null && opened !== real) throw unreadable(file, null, 'it changed while it was opened');
+    }
+    const st = fstatSync(fd);
+    if (!st.isFile()) throw unreadable(file, null, 'not a regular file');
+    if (st.size > ENV_FILE_MAX_BYTES) throw unreadable(file, null, `larger than ${ENV_FILE_MAX_BYTES} bytes`);
+    const bytes = readFileSync(fd);
+    if (bytes.length > ENV_FILE_MAX_BYTES) throw unreadable(file, null, `larger than ${ENV_FILE_MAX_BYTES} bytes`);
+    return bytes.toString('utf8');
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Reads and parses `--env-file FILE` (relative to `cwd`). A file written inside `workspace` is refused when
+ * it leads out of the workspace through a symlink (it would carry a file of the operator's into the
+ * container), and is read as readWorkspaceEnvFile says; any other is read as it is (`<(pass show x)`).
+ */
+export function readEnvFile(file: string, cwd: string, hostEnv: NodeJS.ProcessEnv, workspace: string): EnvPass[] {
+  const path = resolve(cwd, file);
+  let resolved: ResolvedHostPath | null = null;
+  try {
+    resolved = resolveHostPath(path, workspace);
+  } catch {
+    // Not resolvable (a missing file): read below as given, which says why not.
+  }
+  let text: string;
+  if (resolved?.inWorkspace === true) {
+    if (resolved.leavesWorkspace) {
+      throw new JackinError(
+        'E_BAD_ENV',
+        `--env-file ${file}: it is in the workspace, which the container writes, and leads out of it through a symlink (to ${inertText(resolved.real)}): nothing was read; name the file itself if you mean it`,
+        { exitCode: 2 },
+      );
+    }
+    text = readWorkspaceEnvFile(file, resolved.real);
+  } else {
+    try {
+      text = readFileSync(path, 'utf8');
+    } catch (cause) {
+      throw unreadable(file, cause);
+    }
   }
   return parseEnvFile(file, text, hostEnv);
 }
 
 /** The variables of `--env-file` (in order) then `--env` (in order): a later one of the same name wins. */
-export function collectEnv(files: readonly string[], specs: readonly string[], cwd: string, hostEnv: NodeJS.ProcessEnv): EnvPass[] {
+export function collectEnv(files: readonly string[], specs: readonly string[], cwd: string, hostEnv: NodeJS.ProcessEnv, workspace: string): EnvPass[] {
   const byName = new Map<string, EnvPass>();
-  for (const f of files) for (const e of readEnvFile(f, cwd, hostEnv)) byName.delete(e.name), byName.set(e.name, e);
+  for (const f of files) for (const e of readEnvFile(f, cwd, hostEnv, workspace)) byName.delete(e.name), byName.set(e.name, e);
   for (const s of specs) {
     const e = parseEnvOption(s, hostEnv);
     byName.delete(e.name);
@@ -121,8 +193,12 @@ function badVolume(spec: string, why: string): JackinError {
   return new JackinError('E_BAD_VOLUME', `--volume ${JSON.stringify(spec)}: ${why}`, { exitCode: 2 });
 }
 
-/** One `--volume HOST:CONTAINER[:ro|rw]`: the host path must exist (a relative one is taken from `cwd`). */
-export function parseVolume(spec: string, cwd: string): VolumeSpec {
+/**
+ * One `--volume HOST:CONTAINER[:ro|rw]`: the host path must exist (a relative one is taken from `cwd`), and
+ * is mounted by its resolved path; one written inside `workspace` must not lead out of it through a symlink
+ * (workspace-path.ts).
+ */
+export function parseVolume(spec: string, cwd: string, workspace: string): VolumeSpec {
   if (/[\0\n\r]/.test(spec)) throw badVolume(spec, 'contains a control character');
   const parts = spec.split(':');
   if (parts.length < 2 || parts.length > 3 || parts[0] === '' || parts[1] === '') {
@@ -138,10 +214,17 @@ export function parseVolume(spec: string, cwd: string): VolumeSpec {
     }
   }
   const host = resolve(cwd, hostPart);
+  let resolved: ResolvedHostPath;
   try {
-    statSync(host);
+    resolved = resolveHostPath(host, workspace);
   } catch (cause) {
     throw new JackinError('E_BAD_VOLUME', `--volume ${JSON.stringify(spec)}: the host path ${host} does not exist (${(cause as NodeJS.ErrnoException).code ?? 'error'}): create it first`, { cause, exitCode: 2 });
   }
-  return { host, container: target, mode: mode === undefined ? null : mode };
+  if (resolved.leavesWorkspace) {
+    throw badVolume(
+      spec,
+      `the host path ${host} is in the workspace, which the container writes, and leads out of it through a symlink (to ${inertText(resolved.real)}): nothing was mounted; name the target itself if you mean it`,
+    );
+  }
+  return { host: resolved.real, container: target, mode: mode === undefined ? null : mode };
 }
