@@ -186,3 +186,22 @@ test('--env-file in the workspace: refused when it leads out through a symlink, 
   writeFileSync(join(ws, 'big.env'), Buffer.alloc(ENV_FILE_MAX_BYTES + 1, 0x41));
   assert.match(refused(() => readEnvFile('big.env', ws, {}, ws), 'E_BAD_ENV').message, /larger than/);
 });
+
+test('--env-file in the workspace: a NAME line alone is refused (it would hand the operator\'s value to the container); outside, it takes the value', (t) => {
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), 'jackin-envname-')));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const ws = join(dir, 'ws');
+  mkdirSync(ws);
+  const text = 'A=1\nAWS_SECRET_ACCESS_KEY\n';
+  writeFileSync(join(ws, '.env'), text);
+  writeFileSync(join(dir, 'own.env'), text);
+  const hostEnv = { AWS_SECRET_ACCESS_KEY: SECRET };
+  const e = refused(() => readEnvFile('.env', ws, hostEnv, ws), 'E_BAD_ENV');
+  assert.match(e.message, /^--env-file \.env line 2: AWS_SECRET_ACCESS_KEY alone would take this environment's value, and the file is in the workspace/);
+  assert.ok(!e.message.includes(SECRET));
+  // The same file written by the operator outside the workspace keeps Docker's meaning.
+  assert.deepEqual(readEnvFile(join(dir, 'own.env'), ws, hostEnv, ws), [
+    { name: 'A', value: '1', from: `--env-file ${join(dir, 'own.env')} line 1` },
+    { name: 'AWS_SECRET_ACCESS_KEY', value: SECRET, from: `--env-file ${join(dir, 'own.env')} line 2` },
+  ]);
+});

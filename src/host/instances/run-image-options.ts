@@ -80,9 +80,11 @@ export function parseEnvOption(spec: string, hostEnv: NodeJS.ProcessEnv): EnvPas
 
 /**
  * An env file as Docker reads one: a `NAME=VALUE` or `NAME` per line (leading blanks ignored, the value
- * taken as it is, quotes included), blank lines and lines starting with `#` skipped.
+ * taken as it is, quotes included), blank lines and lines starting with `#` skipped. In a file the container
+ * wrote (`inWorkspace`), a `NAME` line alone is refused: it would hand the operator's own value of any
+ * variable the agent names (a token, a cloud key) to the container.
  */
-export function parseEnvFile(file: string, text: string, hostEnv: NodeJS.ProcessEnv): EnvPass[] {
+export function parseEnvFile(file: string, text: string, hostEnv: NodeJS.ProcessEnv, inWorkspace = false): EnvPass[] {
   const out: EnvPass[] = [];
   const lines = text.split(/\r?\n/);
   for (const [i, raw] of lines.entries()) {
@@ -94,6 +96,12 @@ export function parseEnvFile(file: string, text: string, hostEnv: NodeJS.Process
     if (eq !== -1) {
       out.push({ name, value: line.slice(eq + 1), from: where });
       continue;
+    }
+    if (inWorkspace) {
+      throw badEnv(
+        `${where}: ${nameForError(name, hostEnv)} alone would take this environment's value, and the file is in the workspace, which the container writes: ` +
+          'write NAME=VALUE there, or pass --env NAME yourself',
+      );
     }
     const value = hostEnv[name];
     if (value === undefined) {
@@ -174,7 +182,7 @@ export function readEnvFile(file: string, cwd: string, hostEnv: NodeJS.ProcessEn
       throw unreadable(file, cause);
     }
   }
-  return parseEnvFile(file, text, hostEnv);
+  return parseEnvFile(file, text, hostEnv, resolved?.inWorkspace === true);
 }
 
 /** The variables of `--env-file` (in order) then `--env` (in order): a later one of the same name wins. */
