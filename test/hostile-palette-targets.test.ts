@@ -15,7 +15,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync }
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Socket } from 'node:net';
-import { ControlMessageDecoder, encodeControlMessage, encodeServerFrame } from '../src/protocol/index.ts';
+import { ControlMessageDecoder, encodeControlMessage, encodeServerFrame, type ClientFrame } from '../src/protocol/index.ts';
 import { readActions, type ActionRecord } from '../src/host/instances/action-log.ts';
 import { OUR_FEATURES, startFakeCapsule, welcomeFrame, type FakeConnection } from './helpers/fake-capsule.ts';
 import { freePort, probePort } from './helpers/free-port.ts';
@@ -29,7 +29,7 @@ const PANE = { rows: 30, cols: 160 };
 /** Generous: two node processes and tmux share 2 busy cores in CI. */
 const WAIT = { timeoutMs: 20_000 };
 /** Our capsule's extensions, with the offer lookups and the forwards a login link binds. */
-const FEATURES = { ...OUR_FEATURES, resolve: 1, forward: 1 };
+const FEATURES = { ...OUR_FEATURES, resolve: 1, forward: 1, 'link-list': 1 };
 
 /**
  * The capsule's answer to one kind of offer read: the current answer, or held (each read waits) until the
@@ -150,6 +150,31 @@ async function openPalette(pane: TmuxPane, script: OfferScript): Promise<void> {
   await pane.sendBytes(PALETTE_KEY);
   await pane.waitForText('Detach (the program keeps running)', WAIT);
   await pollUntil('the host to read the offer for this opening', () => script.reads > before, WAIT);
+}
+
+/** Resolves with the next client frame `pick` accepts (the test answers it when it likes). */
+function nextFrame<T>(c: FakeConnection, pick: (f: ClientFrame) => T | undefined): Promise<T> {
+  return new Promise((resolve) => {
+    let done = false;
+    c.onFrame((f) => {
+      const v = done ? undefined : pick(f);
+      if (v === undefined) return;
+      done = true;
+      resolve(v);
+    });
+  });
+}
+
+/** Resolves once the program receives typed input (the capsule sees the operator start typing). */
+function nextInput(c: FakeConnection): Promise<void> {
+  return new Promise((resolve) => {
+    let done = false;
+    c.onInput(() => {
+      if (done) return;
+      done = true;
+      resolve();
+    });
+  });
 }
 
 /** Nothing listens on the host's loopback at `port`, IPv4 or IPv6. */
@@ -287,4 +312,55 @@ test('palette offers, ordinary path: u opens exactly the drawn link and f pulls 
   await s.pane.sendKeys('Escape');
   const log = await s.log();
   assert.deepEqual(log.map((r) => [r.action, r.result]), [['open-url', 'ok'], ['export', 'ok']]);
+});
+
+test('hostile palette: targets read after the key (l, x, y) that the capsule holds until the operator types for the program act on nothing the operator did not see', async (t) => {
+  const s = await scripted(t, 'aftkey');
+  const port = await freePort();
+
+  // Open link under cursor: the capsule answers the moment the operator presses Enter at a command line.
+  await openPalette(s.pane, s.link);
+  const linkAsked = nextFrame(s.c, (f) => (f.type === 'Resolve' && f.target === 'link' ? f : undefined));
+  await s.pane.sendKeys('l');
+  const link = await linkAsked;
+  s.c.send({ type: 'Resolved', requestId: link.requestId, kind: 'text', text: `http://localhost:${port}/` });
+  await s.pane.sendKeys('Enter');
+  await s.pane.waitForText(`http://localhost:${port}/`, WAIT);
+  await s.pane.waitForText('jackin: confirm', WAIT);
+  assert.deepEqual(s.opened(), [], 'an Enter typed as the prompt appeared opened it');
+  await assertNotBound(port);
+  await s.pane.sendKeys('Escape');
+  await pollUntil('the cancel in the host log', async () => (await s.log()).some((r) => r.action === 'open-url' && r.result === 'cancelled'), WAIT);
+
+  // Export file under cursor: the same, with a path.
+  await paletteGone(s.pane);
+  await pollUntil('the prompt to close', async () => !(await s.pane.capture()).includes('jackin: confirm'), WAIT);
+  await openPalette(s.pane, s.link);
+  const pathAsked = nextFrame(s.c, (f) => (f.type === 'Resolve' && f.target === 'path' ? f : undefined));
+  await s.pane.sendKeys('x');
+  const path = await pathAsked;
+  s.c.send({ type: 'Resolved', requestId: path.requestId, kind: 'text', text: '/etc/shadow' });
+  await s.pane.sendKeys('Enter');
+  await s.pane.waitForText('jackin: confirm', WAIT);
+  assert.deepEqual(s.exports, [], 'an Enter typed as the prompt appeared exported it');
+  await s.pane.sendKeys('Escape');
+  await pollUntil('the cancel in the host log', async () => (await s.log()).some((r) => r.action === 'export' && r.result === 'cancelled'), WAIT);
+
+  // Copy link on screen: the capsule holds the list until the operator starts typing a word for the
+  // program, then answers with a link whose label is the word's next letter.
+  await pollUntil('the prompt to close', async () => !(await s.pane.capture()).includes('jackin: confirm'), WAIT);
+  await openPalette(s.pane, s.link);
+  const listAsked = nextFrame(s.c, (f) => (f.type === 'ListLinks' ? f : undefined));
+  await s.pane.sendKeys('y');
+  const list = await listAsked;
+  const typing = nextInput(s.c);
+  void typing.then(() => s.c.send({ type: 'Links', requestId: list.requestId, links: [{ row: 0, col: 0, cells: 12, source: 'text', url: 'https://evil.example/planted' }] }));
+  for (const ch of 'saaaa') await s.pane.type(ch);
+  await typing;
+  let screen = '';
+  await pollUntil('the labels to be up, or a copy', async () => (await s.log()).some((r) => r.action === 'copy-link') || (screen = await s.pane.capture()).includes('type a label to copy'), { ...WAIT, last: () => screen });
+  const copied = (await s.log()).filter((r) => r.action === 'copy-link');
+  assert.deepEqual(copied, [], 'letters typed for the program chose a label the operator never saw');
+  await s.pane.sendKeys('Escape');
+  assert.deepEqual(s.opened(), []);
 });
