@@ -5,7 +5,7 @@
 // names the exact target.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { confirmOnScreen } from './helpers/jackin-cli.ts';
+import { confirmOnScreen, typeLabel } from './helpers/jackin-cli.ts';
 import { pollUntil } from './helpers/poll.ts';
 import { recordingOpener } from './helpers/recording-opener.ts';
 import { startClaude, startLogin } from './helpers/claude-container.ts';
@@ -36,7 +36,7 @@ test('Claude Code (CLAUDE_CODE_NO_FLICKER=1) in a podman container: the sign-in 
   assert.equal(hinted.slice(col + 1), before[row]!.slice(col + 1), hinted);
   const label = hinted[col]!;
   assert.match(label, /^[a-z]$/, hinted);
-  await pane.type(label);
+  await typeLabel(pane, label, 'type a label to open');
   const prompt = await pane.waitForText('jackin: confirm', { timeoutMs: 15_000 });
   assert.match(prompt, /│ https:\/\/claude\.ai\/oauth\/authorize\?/, prompt);
   assert.deepEqual(opener.opened(), [], 'nothing opens before the operator confirms');

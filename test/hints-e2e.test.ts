@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { confirmOnScreen, fixtureCommand, paneFor, startSession } from './helpers/jackin-cli.ts';
+import { confirmOnScreen, fixtureCommand, paneFor, startSession, typeLabel } from './helpers/jackin-cli.ts';
 import { pollUntil } from './helpers/poll.ts';
 import { recordingOpener } from './helpers/recording-opener.ts';
 import { readActions } from '../src/host/instances/action-log.ts';
@@ -59,7 +59,7 @@ test('hints: in a program that tracks the mouse, the OSC 8 label after a wide ch
   assert.equal(lines[1], '漢字漢字 plain attps://example.com/plain-after-wide');
   assert.equal(lines[3], '表 see she docs here');
   assert.equal(lines[5], 'decoy dttps://example.com/decoy');
-  await pane.sendBytes([...Buffer.from('s')]);
+  await typeLabel(pane, 's');
   const prompt = await pane.waitForText('│ https://target.example/osc8-target');
   assert.match(prompt, /jackin: confirm/);
   assert.deepEqual(rec.opened(), [], 'nothing opens before the operator confirms');
@@ -81,7 +81,7 @@ test('hints: the plain URL after wide characters opens by its label; Esc leaves 
   await screenRestored(pane);
   assert.deepEqual(rec.opened(), []);
   await showHints(pane, 'o');
-  await pane.sendBytes([...Buffer.from('a')]);
+  await typeLabel(pane, 'a');
   await pane.waitForText('│ https://example.com/plain-after-wide');
   await confirmOnScreen(pane);
   await pollUntil('the opener to run', () => rec.opened().length === 1, { last: rec.opened });
@@ -96,7 +96,7 @@ test('hints: in a program that does not track the mouse, the same labels open th
   assert.equal(lines[1], '漢字漢字 plain attps://example.com/plain-after-wide');
   assert.equal(lines[3], '表 see she docs here');
   assert.equal(lines[5], 'decoy dttps://example.com/decoy');
-  await pane.sendBytes([...Buffer.from('d')]);
+  await typeLabel(pane, 'd');
   await pane.waitForText('│ https://example.com/decoy');
   assert.deepEqual(rec.opened(), [], 'nothing opens before the operator confirms');
   await confirmOnScreen(pane);
@@ -112,7 +112,7 @@ test('hints: Copy link on screen puts the chosen target on a real X11 clipboard,
   const { rec, pane, read } = await startHintScreen(t, 'hints-copy', { DISPLAY: x.display });
   await showHints(pane, 'y');
   await pane.waitForText('type a label to copy');
-  await pane.sendBytes([...Buffer.from('s')]);
+  await typeLabel(pane, 's');
   const clipboard = () => spawnSync('xclip', ['-selection', 'clipboard', '-o'], { env: x.env }).stdout.toString('utf8');
   await pollUntil('the clipboard to hold the hyperlink target', () => clipboard() === 'https://target.example/osc8-target', { last: clipboard });
   await pane.waitForText('Copied https://target.example');

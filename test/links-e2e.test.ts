@@ -197,10 +197,12 @@ test('links: JACKIN_OPEN_LINKS=deny opens nothing and says so', async (t) => {
 });
 
 test('links: open-url inside the session only offers; "Open offered link" shows it and opens it; file paths are refused', async (t) => {
+  // Longer than the palette's widest entry, so choosing it shows the whole target in the prompt first.
+  const OFFERED = 'https://example.com/login?client_id=jackin-links-test&state=s3cret';
   const rec = recordingOpener(t);
   const pane = await paneFor(t, { env: rec.env });
   await startSession(pane, 'links-offer');
-  await pane.typeLine(`clear; ${JACKIN_CAPSULE} open-url -- https://example.com/login?state=s3cret; echo "offer-rc=$?"`);
+  await pane.typeLine(`clear; ${JACKIN_CAPSULE} open-url -- '${OFFERED}'; echo "offer-rc=$?"`);
   // The notice is drawn at the right end of the top row, next to this line.
   await pane.waitForText(/^offer-rc=0\b/m);
   await pane.waitForText('Link offered: https://example.com/login');
@@ -217,9 +219,9 @@ test('links: open-url inside the session only offers; "Open offered link" shows 
   // shows the exact target in the host's prompt first.
   await pane.waitForText('Open offered link: https://example.com/');
   await pane.sendKeys('u');
-  await confirmTarget(pane, 'https://example.com/login?state=s3cret', rec.opened, 0);
+  await confirmTarget(pane, OFFERED, rec.opened, 0);
   await pollUntil('the offered link to reach the opener', () => rec.opened().length === 1, { last: rec.opened });
-  assert.deepEqual(rec.opened(), ['https://example.com/login?state=s3cret']);
+  assert.deepEqual(rec.opened(), [OFFERED]);
 });
 
 test('links: "Open link under cursor" opens the URL just typed at the prompt', async (t) => {

@@ -64,6 +64,8 @@ export interface FakeConnection {
   input(): string;
   /** Called for each Input frame. */
   onInput(listener: (bytes: Buffer) => void): void;
+  /** Called for each client frame as it arrives (a scripted answer to a Resolve, say). */
+  onFrame(listener: (f: ClientFrame) => void): void;
   readonly closed: boolean;
 }
 
@@ -111,6 +113,7 @@ export async function startFakeCapsule(t: TestContext, o: FakeCapsuleOptions = {
     socket.on('error', () => undefined);
     const received: ClientFrame[] = [];
     const inputListeners: Array<(bytes: Buffer) => void> = [];
+    const frameListeners: Array<(f: ClientFrame) => void> = [];
     let malformed = 0;
     let closed = false;
     let index = -1;
@@ -133,6 +136,7 @@ export async function startFakeCapsule(t: TestContext, o: FakeCapsuleOptions = {
       notices: () => received.flatMap((f) => (f.type === 'HostNotice' ? [f.text] : [])),
       input: () => Buffer.concat(received.flatMap((f) => (f.type === 'Input' ? [f.bytes] : []))).toString('latin1'),
       onInput: (l) => void inputListeners.push(l),
+      onFrame: (l) => void frameListeners.push(l),
       get closed() {
         return closed;
       },
@@ -161,6 +165,7 @@ export async function startFakeCapsule(t: TestContext, o: FakeCapsuleOptions = {
         }
         const f = item.frame;
         received.push(f);
+        for (const l of frameListeners) l(f);
         if (f.type === 'Hello' && index < 0) {
           index = next++;
           connections[index] = conn;

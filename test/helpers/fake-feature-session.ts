@@ -5,7 +5,7 @@
 import { Emitter, toDisposable, type Disposable } from '../../src/disposable.ts';
 import type { ClientFrame, Features, NoticeLevel, ServerFrame } from '../../src/protocol/index.ts';
 import type { ConfirmRequest } from '../../src/host/session/confirm-prompt.ts';
-import type { FeatureOverlay, FeatureSession, Gesture, HostActionRecord, InputHook, InputHookKind, SessionAction } from '../../src/host/session/feature-session.ts';
+import type { FeatureOverlay, FeatureSession, Gesture, HostActionRecord, InputHook, InputHookKind, PaletteOpening, SessionAction, ShownTarget, TargetEntry } from '../../src/host/session/feature-session.ts';
 import { SessionGestures, type HostRequestKind } from '../../src/host/session/gesture-gate.ts';
 import { UrlOpenHooks, type UrlOpenHook, type UrlOpenStep } from '../../src/host/session/url-open-hooks.ts';
 import type { FilterEvent } from '../../src/host/terminal/terminal-filter/context.ts';
@@ -17,8 +17,12 @@ export class FakeFeatureSession implements FeatureSession {
   readonly gestureEmitter = new Emitter<Gesture>();
   readonly onFrame = this.frameEmitter.event;
   readonly onGesture = this.gestureEmitter.event;
-  readonly paletteOpenEmitter = new Emitter<void>();
+  readonly paletteOpenEmitter = new Emitter<PaletteOpening>();
   readonly onPaletteOpen = this.paletteOpenEmitter.event;
+  /** The palette's opening in progress (closed by the next one, or by `closePalette`). */
+  opening: { current: boolean } = { current: false };
+  /** What each entry with a target shows in the current opening, as `showTarget` gave it. */
+  readonly targets = new Map<string, TargetEntry>();
   /** The host action log entries, in order. */
   readonly log: HostActionRecord[] = [];
   /** Confirmations asked for, and the answer the operator gives (default yes). */
@@ -102,6 +106,43 @@ export class FakeFeatureSession implements FeatureSession {
   confirm(request: ConfirmRequest): Promise<boolean> {
     this.confirms.push(request);
     return Promise.resolve(this.confirmAnswer);
+  }
+  /** Opens the palette: entries with a target start pending, and the features read their targets. */
+  openPalette(): PaletteOpening {
+    this.opening.current = false;
+    this.opening = { current: true };
+    this.targets.clear();
+    for (const [id, a] of this.actions) if (a.readsTarget !== undefined) this.actions.set(id, { ...a, title: a.readsTarget.pendingTitle });
+    this.paletteOpenEmitter.fire(this.opening);
+    return this.opening;
+  }
+  closePalette(): void {
+    this.opening.current = false;
+  }
+  showTarget(id: string, opening: PaletteOpening, entry: TargetEntry): void {
+    const a = this.actions.get(id);
+    if (opening !== this.opening || !opening.current || a?.readsTarget === undefined) return;
+    this.targets.set(id, entry);
+    this.actions.set(id, { ...a, title: `${entry.title}${entry.suffix ?? ''}` });
+  }
+  /**
+   * Chooses an entry the way the palette does: a pending one (no target shown yet) runs nothing and gives
+   * the palette's line; else the palette closes and the action runs with what its entry showed. `seen`:
+   * the title fit the palette (default true).
+   */
+  async choose(id: string, seen = true): Promise<string | undefined> {
+    const a = this.actions.get(id);
+    if (a === undefined) throw new Error(`no action ${id}`);
+    if (a.readsTarget === undefined) {
+      await a.run();
+      return undefined;
+    }
+    const t = this.opening.current ? this.targets.get(id) : undefined;
+    if (this.opening.current && t === undefined) return a.readsTarget.whilePending();
+    this.opening.current = false;
+    const shown: ShownTarget = t === undefined ? { target: null, seen: false } : { target: t.target, seen: t.literal && seen };
+    await a.run(undefined, shown);
+    return undefined;
   }
   retitleAction(id: string, title: string): void {
     const a = this.actions.get(id);

@@ -115,3 +115,24 @@ export async function waitForInnerShell(pane: TmuxPane, timeoutMs = START_TIMEOU
   await pane.typeLine(`echo "attached-$((${n}+0))-$PS1"`);
   return pane.waitForText(new RegExp(`^attached-${n}-in\\$$`, 'm'), { timeoutMs });
 }
+
+/**
+ * Types a label over the host's link hints until it is taken (the labels' help line `up` goes, or the
+ * prompt for the chosen link shows): letters typed within
+ * CONFIRM_ARM_MS of the labels appearing choose nothing by design, and a test sees them sooner than that.
+ * Typed again only once twice that time passed, so labels that were chosen but not yet repainted away do
+ * not get a second one.
+ */
+export async function typeLabel(pane: TmuxPane, label: string, up = 'type a label to', { timeoutMs = 15_000 }: { timeoutMs?: number } = {}): Promise<void> {
+  let sentAt = -Infinity;
+  await pollUntil(`the label ${label} to be taken`, async () => {
+    const screen = await pane.capture();
+    // Taken: the labels are gone, or the prompt for the chosen link is up (the labels' help line stays under it).
+    if (!screen.includes(up) || screen.includes('jackin: confirm')) return true;
+    if (Date.now() - sentAt > 2 * CONFIRM_ARM_MS) {
+      sentAt = Date.now();
+      await pane.type(label);
+    }
+    return false;
+  }, { timeoutMs });
+}

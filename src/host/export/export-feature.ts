@@ -3,6 +3,11 @@
  * "and reveal" / "and open" variants, Pull offered file), the export a modifier-click starts (called by the
  * links feature, which owns the mouse hook), and the gate for an upstream capsule's FileExport* frames.
  *
+ * Pull offered file acts on the exact path its palette entry drew: the offer is read when the palette
+ * opens (the entry is pending, and cannot be chosen, until the answer comes); choosing the entry asks the
+ * capsule once more and refuses, with a notice, an offer that changed meanwhile; a path the entry could not
+ * show whole and as it is is confirmed in the host's prompt first.
+ *
  * Our capsule never sends FileExport* frames on the attach connection: every export it serves travels on a
  * fresh control-channel connection the host opened for an operator request (export-client.ts). So on the
  * attach connection such frames are refused outright when the capsule negotiated extensions, and accepted
@@ -20,9 +25,9 @@ import { exportFile, type ExportedFile } from './export-client.ts';
 import { controlCall } from '../../transport/control-call.ts';
 import { createExportSink, type ExportSink } from './export-sink.ts';
 import { createOpener, type Opener } from '../platform/opener.ts';
-import { PALETTE_MAX_TITLE_COLUMNS } from '../session/palette.ts';
+import type { PaletteOpening, ShownTarget } from '../session/feature-session.ts';
 import { requestResolve } from '../session/resolver.ts';
-import { inertText, textWidth } from '../../ui/inert-text.ts';
+import { inertText } from '../../ui/inert-text.ts';
 import { exportNameFor } from '../platform/sanitize-name.ts';
 import { formatBytes } from '../../ui/format-bytes.ts';
 
@@ -135,41 +140,66 @@ export function installExportFeature(session: FeatureSession, opts: ExportFeatur
     await exportPath(path, mode, true);
   }
 
-  /** The offered file the palette entry shows, so choosing the entry is choosing that exact path. */
-  let shownOffer: string | null = null;
   const OFFERED_TITLE = 'Pull offered file';
+  /** Why the entry named no file in this opening (null: nothing was offered). */
+  let unread: string | null = null;
+  const offeredFile = async (): Promise<string | null> => {
+    const file = (await controlCall(opts.connect, { method: 'offers' }))['file'];
+    return typeof file === 'string' && file !== '' ? file : null;
+  };
   store.add(
-    session.onPaletteOpen(() => {
-      if (session.features === null) return;
-      void controlCall(opts.connect, { method: 'offers' }).then(
-        (reply) => {
-          const file = reply['file'];
-          const offered = typeof file === 'string' && file !== '' ? file : null;
-          const title = offered === null ? OFFERED_TITLE : `${OFFERED_TITLE}: ${inertText(offered, 400)}`;
-          // Only a path shown whole (and without characters made visible) counts as seen; else the prompt shows it.
-          shownOffer = offered !== null && textWidth(title) <= PALETTE_MAX_TITLE_COLUMNS && inertText(offered, 400) === offered ? offered : null;
-          session.retitleAction('pull-offered-file', title);
+    session.onPaletteOpen((opening: PaletteOpening) => {
+      if (session.features === null) {
+        // An upstream capsule: offers are ours only, and its control channel is not asked.
+        unread = 'this capsule makes no offers (not a jackin capsule)';
+        session.showTarget('pull-offered-file', opening, { title: OFFERED_TITLE, target: null, literal: false });
+        return;
+      }
+      void offeredFile().then(
+        (offered) => {
+          if (!opening.current) return;
+          unread = null;
+          session.showTarget('pull-offered-file', opening, {
+            title: offered === null ? OFFERED_TITLE : `${OFFERED_TITLE}: ${inertText(offered, 400)}`,
+            target: offered,
+            // Only a path drawn as it is (no character made visible) counts as seen; else the prompt shows it.
+            literal: offered !== null && inertText(offered, 400) === offered,
+          });
         },
-        () => undefined,
+        (e: unknown) => {
+          if (!opening.current) return;
+          unread = describe(e);
+          session.showTarget('pull-offered-file', opening, { title: `${OFFERED_TITLE} (could not read the offer)`, target: null, literal: false });
+        },
       );
     }),
   );
 
-  async function pullOffered(): Promise<void> {
-    let reply: Record<string, unknown>;
+  async function pullOffered(shown: ShownTarget): Promise<void> {
+    const drawn = shown.target;
+    if (drawn === null) {
+      if (unread !== null) session.notify('error', `Pull offered file: ${unread}`);
+      else session.notify('info', 'No file is offered (inside the container: jackin-capsule offer <path>)');
+      return;
+    }
+    // The capsule may have changed its offer since the entry was drawn: the path pulled is the one drawn,
+    // and only while it is still the one offered.
+    let now: string | null;
     try {
-      reply = await controlCall(opts.connect, { method: 'offers' });
+      now = await offeredFile();
     } catch (e) {
       session.notify('error', `Pull offered file: ${describe(e)}`);
+      session.logAction({ action: 'export', target: drawn, result: 'failed', detail: describe(e) });
       return;
     }
-    const file = reply['file'];
-    if (typeof file !== 'string' || file === '') {
-      session.notify('info', 'No file is offered (inside the container: jackin-capsule offer <path>)');
+    if (now !== drawn) {
+      const instead = now === null ? 'no file is offered now' : `now ${now}`;
+      session.notify('warning', `Not pulled: the offered file changed after the palette showed it (${inertText(instead, 120)}); open the palette again to see it`);
+      session.logAction({ action: 'export', target: drawn, result: 'refused', detail: `the offer changed after the palette showed it: ${instead}` });
       return;
     }
-    // The entry showed this exact path: choosing it was the confirmation. Anything else is confirmed first.
-    await exportPath(file, 'save', file !== shownOffer);
+    // The entry showed this exact path whole: choosing it was the confirmation. Anything else is confirmed first.
+    await exportPath(drawn, 'save', !shown.seen);
   }
 
   const variants: ReadonlyArray<{ mode: ExportMode; suffix: string; idSuffix: string }> = [
@@ -194,7 +224,21 @@ export function installExportFeature(session: FeatureSession, opts: ExportFeatur
       run: () => underCursor(v.mode),
     }));
   }
-  store.add(session.registerAction({ id: 'pull-offered-file', title: OFFERED_TITLE, key: 'f', run: () => pullOffered() }));
+  store.add(
+    session.registerAction({
+      id: 'pull-offered-file',
+      title: OFFERED_TITLE,
+      key: 'f',
+      readsTarget: {
+        pendingTitle: `${OFFERED_TITLE} (reading the offer…)`,
+        whilePending: () => {
+          session.logAction({ action: 'export', target: 'the offered file (not yet shown)', result: 'refused', detail: 'chosen while the palette was still reading the offer' });
+          return 'Still reading the offer; choose it once it shows';
+        },
+      },
+      run: (_argument, shown) => pullOffered(shown ?? { target: null, seen: false }),
+    }),
+  );
 
   installUpstreamGate(session, store, { destination, reveal, signal: stop.signal });
 

@@ -142,7 +142,7 @@ export function installLoginForwardFeature(session: FeatureSession, o: LoginForw
       if (!loginForwardEnabled(env) || o.sharedLoopback === true) return null;
       const port = loginCallbackPort(href);
       if (port === null) return null;
-      if (live.has(port)) return { note: `and keep forwarding localhost:${port} to ${o.instance}`, run: async () => {} };
+      if (live.has(port)) return { note: `and keep forwarding localhost:${port} to ${o.instance}`, entry: `forwarding port ${port}`, run: async () => {} };
       if (!hasFeature(session.features, 'forward') || o.connect === undefined) {
         const why = session.features === null ? 'an upstream capsule has no forwards' : 'this capsule has no forwards (an older jackin-capsule; update it in the container)';
         return {
@@ -152,7 +152,7 @@ export function installLoginForwardFeature(session: FeatureSession, o: LoginForw
           },
         };
       }
-      return { note: `…and forward localhost:${port} to ${o.instance}`, run: () => track(open(port)) };
+      return { note: `…and forward localhost:${port} to ${o.instance}`, entry: `forwards port ${port}`, run: () => track(open(port)) };
     }),
   );
   /** Closes every forward, and waits for those being opened or closed already. */

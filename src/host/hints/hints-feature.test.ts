@@ -7,6 +7,7 @@ import { pollUntil } from '../../../test/helpers/poll.ts';
 import type { ClipboardTextWriter } from '../platform/clipboard/write-text.ts';
 import type { Opener } from '../platform/opener.ts';
 import { installHintsFeature } from './hints-feature.ts';
+import { CONFIRM_ARM_MS } from '../session/confirm-controller.ts';
 
 /** A capsule that answers ListLinks with `listed`. */
 class FakeSession extends FakeFeatureSession {
@@ -22,7 +23,13 @@ class FakeSession extends FakeFeatureSession {
   }
 }
 
-function setup(listed: ListedLink[], confirm = true) {
+/** Each reading of the clock is CONFIRM_ARM_MS after the last: the labels have been up long enough when a key comes. */
+function slowClock(): () => number {
+  let t = 0;
+  return () => (t += CONFIRM_ARM_MS);
+}
+
+function setup(listed: ListedLink[], confirm = true, now: () => number = slowClock()) {
   const s = new FakeSession({ 'link-list': 1, repaint: 1 });
   s.listed = listed;
   s.confirmAnswer = confirm;
@@ -38,7 +45,7 @@ function setup(listed: ListedLink[], confirm = true) {
     },
   };
   const writer: ClipboardTextWriter = { name: 'rec', reason: 'test', write: async (t) => void copied.push(t) };
-  const feature = installHintsFeature(s, { env: {}, opener, writer });
+  const feature = installHintsFeature(s, { env: {}, opener, writer, now });
   return { s, opened, copied, feature };
 }
 
@@ -110,4 +117,27 @@ test('hints: a resize while the labels are up takes them away (the screen reflow
   assert.equal(s.overlay, null);
   assert.deepEqual(s.confirms, []);
   assert.deepEqual(opened, []);
+});
+
+test('hints: letters typed before the labels could be read choose nothing; Esc still leaves, and later letters choose', async () => {
+  let clock = 0;
+  const { s, copied } = setup(links, true, () => clock);
+  const done = s.actions.get('copy-link-on-screen')!.run();
+  await pollUntil('the labels', () => s.overlay !== null);
+  // The capsule answered as the operator typed a word for the program: its next letters are labels.
+  s.keys('sa');
+  clock += CONFIRM_ARM_MS - 1;
+  s.keys('s');
+  assert.ok(s.overlay !== null, 'still up: nothing was chosen');
+  clock += 1;
+  s.keys('s');
+  await done;
+  assert.deepEqual(copied, ['https://target.example/']);
+  // Esc within the first moment leaves at once.
+  const again = s.actions.get('copy-link-on-screen')!.run();
+  await pollUntil('the labels', () => s.overlay !== null);
+  s.keys('\x1b');
+  await again;
+  assert.equal(s.overlay, null);
+  assert.deepEqual(copied, ['https://target.example/']);
 });

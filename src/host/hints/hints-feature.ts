@@ -3,14 +3,18 @@
  * link on screen** (y) ask our capsule for the links its screen model shows (extension `link-list`), check
  * every one again (hint-labels.ts: positions on the host's own screen, the URL check, one per cell, capped),
  * draw a label of one or two letters over each link's first cells, and take the keyboard: typing a label
- * chooses that link, Esc leaves. Either way the overlay goes and the capsule repaints, so the screen is as
+ * chooses that link, Esc leaves. A letter typed in the first CONFIRM_ARM_MS after the labels appear chooses
+ * nothing (it is dropped): the capsule picks when its list arrives, and could pick the moment the operator
+ * types a word for the program, whose next letters would choose a label nobody saw. Either way the overlay goes and the capsule repaints, so the screen is as
  * before. This works whether or not the program tracks the mouse: no click is involved.
  *
  * The chosen target came from the capsule, which is untrusted: opening goes through the same checks and the
  * same host prompt showing the exact target as a click (session/open-url.ts); copying puts the checked
  * target on the host clipboard through the platform's text writer, with a notice and a log entry.
  */
+import { performance } from 'node:perf_hooks';
 import { DisposableStore, type Disposable } from '../../disposable.ts';
+import { CONFIRM_ARM_MS } from '../session/confirm-controller.ts';
 import { cutColumns } from '../../ui/inert-text.ts';
 import { redactUrlForLog } from '../../policy/url-safety.ts';
 import { selectTextWriter, type ClipboardTextWriter } from '../platform/clipboard/write-text.ts';
@@ -31,6 +35,8 @@ export interface HintsFeatureOptions {
   listTimeoutMs?: number;
   /** Diagnostics (--verbose). */
   log?: (line: string) => void;
+  /** Monotonic clock in milliseconds; injected by tests. */
+  now?: () => number;
 }
 
 export type HintAction = 'open' | 'copy';
@@ -46,12 +52,14 @@ export function installHintsFeature(session: FeatureSession, options: HintsFeatu
   const extra = options.extraSchemes === undefined ? {} : { extraSchemes: options.extraSchemes };
   const opener = options.opener ?? createOpener({ env, ...extra });
   let writer = options.writer;
+  const now = options.now ?? (() => performance.now());
 
   /** Shows the labels and waits for the operator: the chosen hint, or null on Esc. */
   const choose = (hints: readonly Hint[], action: HintAction, listedAt: { rows: number; cols: number }): Promise<Hint | null> =>
     new Promise((resolve) => {
       let typed = '';
       let shown: Disposable | null = null;
+      let shownAt = Infinity;
       const finish = (hint: Hint | null): void => {
         shown?.dispose();
         shown = null;
@@ -62,8 +70,11 @@ export function installHintsFeature(session: FeatureSession, options: HintsFeatu
         if (ev.type === 'palette-key') keys = ['palette'];
         else if (ev.type === 'bytes') keys = decodeKeys(ev.bytes);
         else return; // pastes, clicks and paste-key presses do nothing while the labels are up
+        // Typed before the operator could have read the labels: meant for the program, never a choice.
+        const early = now() - shownAt < CONFIRM_ARM_MS;
         for (const key of keys) {
           const r = hintKey(hints, typed, key);
+          if (early && r.type !== 'cancel') continue;
           if (r.type === 'cancel') return finish(null);
           if (r.type === 'chosen') return finish(r.hint);
           typed = r.typed;
@@ -83,6 +94,7 @@ export function installHintsFeature(session: FeatureSession, options: HintsFeatu
         return `${size.rows > 1 ? help : ''}${renderHints(hints, size.cols)}`;
       };
       shown = session.showOverlay({ draw, handle });
+      shownAt = now();
       // A session that ends with the labels up ends this too.
       void session.done.then(() => finish(null), () => finish(null));
     });

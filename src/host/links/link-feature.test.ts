@@ -190,28 +190,57 @@ test('link feature: a link the capsule resolved opens only after the operator co
   assert.deepEqual(s.log.at(-1), { action: 'open-url', target: 'https://example.com/docs?…', result: 'ok' });
 });
 
-test('link feature: the offered link is shown in its palette entry; choosing that entry opens it, a changed offer is confirmed', async () => {
+test('link feature: the offered link is shown in its palette entry; choosing that entry opens exactly it, a changed offer is refused', async () => {
   const { s, opener } = setup();
   s.offered = 'https://example.com/offer';
-  s.paletteOpenEmitter.fire();
+  s.openPalette();
+  // Until the capsule answered, the entry is pending: choosing it runs nothing and says why.
+  assert.equal(s.actions.get('open-offered-link')?.title, 'Open offered link (reading the offer…)');
+  assert.equal(await s.choose('open-offered-link'), 'Still reading the offer; choose it once it shows');
+  assert.deepEqual(s.log.at(-1), { action: 'open-url', target: 'the offered link (not yet shown)', result: 'refused', detail: 'chosen while the palette was still reading the offer' });
   await pollUntil('the entry to show the offer', () => s.actions.get('open-offered-link')?.title === 'Open offered link: https://example.com/offer');
-  await s.actions.get('open-offered-link')?.run();
+  await s.choose('open-offered-link');
   assert.deepEqual(opener.opened, ['https://example.com/offer']);
   assert.deepEqual(s.confirms, []);
-  // The capsule changed the offer after the palette showed it: the operator confirms the new target.
+  // The capsule changed the offer after the palette showed it: refused, never opened nor asked about.
+  s.openPalette();
+  await pollUntil('the entry to show the offer', () => s.targets.get('open-offered-link')?.target === 'https://example.com/offer');
   s.offered = 'https://evil.example/swap';
-  s.confirmAnswer = false;
-  await s.actions.get('open-offered-link')?.run();
-  assert.deepEqual(s.confirms, [{ kind: 'url', target: 'https://evil.example/swap', hyperlink: false }]);
+  await s.choose('open-offered-link');
+  assert.deepEqual(s.confirms, []);
   assert.deepEqual(opener.opened, ['https://example.com/offer']);
+  assert.match(s.texts.at(-1) ?? '', /^Not opened: the offered link changed after the palette showed it \(now https:\/\/evil\.example\/swap\)/);
+  assert.deepEqual(s.log.at(-1), { action: 'open-url', target: 'https://example.com/offer', result: 'refused', detail: 'the offer changed after the palette showed it: now https://evil.example/swap' });
 });
 
-test('link feature: an offered link too long to show whole in its entry is confirmed in the prompt', async () => {
+test('link feature: an answer for an opening that closed never shows; nothing offered says so', async () => {
+  const { s, opener } = setup();
+  s.offered = 'https://example.com/late';
+  s.openPalette();
+  s.closePalette();
+  s.offered = null;
+  s.openPalette();
+  await pollUntil('the entry to show the answer', () => s.targets.has('open-offered-link'));
+  // Both answers came: the first opening's (a link) was dropped, the second's (none) drawn.
+  await new Promise((r) => setImmediate(r));
+  assert.deepEqual(s.targets.get('open-offered-link'), { title: 'Open offered link', target: null, literal: false });
+  await s.choose('open-offered-link');
+  assert.equal(s.texts.at(-1), 'No link has been offered (inside the session: jackin-capsule open-url <url>)');
+  assert.deepEqual(opener.opened, []);
+});
+
+test('link feature: an offered link the entry could not show whole is confirmed in the prompt; a login link says it forwards', async () => {
   const { s, opener } = setup();
   s.offered = `https://example.com/${'x'.repeat(80)}`;
-  s.paletteOpenEmitter.fire();
+  s.openPalette();
   await pollUntil('the entry to show the offer', () => s.actions.get('open-offered-link')?.title.startsWith('Open offered link: https://example.com/x'));
-  await s.actions.get('open-offered-link')?.run();
+  await s.choose('open-offered-link', false);
   assert.deepEqual(s.confirms.map((c) => c.target), [s.offered]);
   assert.deepEqual(opener.opened, [s.offered]);
+  // A hook that would bind a port for this link: its entry words come after the title, never cut.
+  s.addUrlOpenHook((href) => (href.startsWith('http://localhost:7803/') ? { entry: 'forwards port 7803', run: async () => {} } : null));
+  s.offered = 'http://localhost:7803/callback';
+  s.openPalette();
+  await pollUntil('the entry to show the offer', () => s.targets.has('open-offered-link'));
+  assert.deepEqual(s.targets.get('open-offered-link'), { title: 'Open offered link: http://localhost:7803/callback', suffix: ' (forwards port 7803)', target: 'http://localhost:7803/callback', literal: true });
 });

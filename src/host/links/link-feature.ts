@@ -7,10 +7,14 @@
  * - Ctrl+click / Alt+click (SGR modifier bits) on a cell: the link there (OSC 8 target, else the URL
  *   token), checked by checkUrl and opened; no link there → the file path there goes to the export
  *   feature. Any other report we captured is swallowed: the program never asked for mouse input.
- * - palette: **Open link under cursor** (l) and **Open offered link** (u, its entry shows the link).
+ * - palette: **Open link under cursor** (l) and **Open offered link** (u, its entry shows the link, and
+ *   "(forwards port N)" when opening it would bind a login callback port: the session's URL-open hooks say so).
  * - the capsule resolves what is under a click or the cursor, and its screen model is untrusted: every such
- *   link (and the offered link, when it is not the one its palette entry showed) opens only after the
- *   operator confirmed the exact target in the host's prompt (session.confirm).
+ *   link opens only after the operator confirmed the exact target in the host's prompt (session.confirm).
+ * - the offered link: read when the palette opens; until the answer comes the entry is pending and cannot
+ *   be chosen. Choosing it opens the exact link the entry drew (held by the host), after asking the capsule
+ *   once more: an offer that changed meanwhile is refused with a notice. A link the entry could not show
+ *   whole is confirmed in the prompt first.
  * - an upstream capsule's HostOpenUrl: refused unless the operator allowed upstream requests, then
  *   honoured once per gesture (the session's one gate), and checked again.
  * Every outcome is a host notice and a line in the host's action log. Notices name scheme and host only;
@@ -23,9 +27,9 @@ import type { FeatureSession } from '../session/feature-session.ts';
 import { openUrlChecked, type UrlOrigin } from '../session/open-url.ts';
 import type { InputEvent } from '../terminal/input-scan.ts';
 import { createOpener, type Opener } from '../platform/opener.ts';
-import { PALETTE_MAX_TITLE_COLUMNS } from '../session/palette.ts';
+import type { PaletteOpening, ShownTarget } from '../session/feature-session.ts';
 import { requestResolve, type ResolveResult } from '../session/resolver.ts';
-import { textWidth } from '../../ui/inert-text.ts';
+import { inertText } from '../../ui/inert-text.ts';
 
 
 /** Values of JACKIN_MOUSE that turn mouse capture off (any case). */
@@ -57,7 +61,8 @@ export interface LinkFeatureOptions {
 export interface LinkFeature extends Disposable {
   /** Opens the link at a viewport cell (0-based), or under the program's cursor when null. */
   openLinkAt(at: { row: number; col: number } | null): Promise<void>;
-  openOfferedLink(): Promise<void>;
+  /** Opens the offered link its palette entry showed (`shown`), if the capsule still offers that one. */
+  openOfferedLink(shown: ShownTarget): Promise<void>;
   /** True while the operator's terminal reports the mouse because of us. */
   readonly capturing: boolean;
 }
@@ -101,33 +106,65 @@ export function installLinkFeature(session: FeatureSession, options: LinkFeature
     session.notify('info', 'No link or file path under the pointer');
   };
 
-  /** The offered link the palette entry shows, so choosing the entry is choosing that exact target. */
-  let shownOffer: string | null = null;
   const OFFERED_TITLE = 'Open offered link';
-  const showOffer = async (): Promise<void> => {
+  /** Why the entry named no link in this opening (null: nothing was offered). */
+  let unread: string | null = null;
+  const showOffer = async (opening: PaletteOpening): Promise<void> => {
     let href: string | null = null;
+    let why: string | null = null;
     try {
       const r = await resolve('offered-link', null);
       const checked = r.kind === 'none' ? null : checkUrl(r.text, extra);
-      href = checked?.ok === true ? checked.href : null;
-    } catch {
-      href = null;
+      if (checked?.ok === true) href = checked.href;
+      else if (checked !== null) why = `the offered link is refused: ${checked.reason}`;
+    } catch (e) {
+      why = e instanceof Error ? e.message : String(e);
     }
-    const title = href === null ? OFFERED_TITLE : `${OFFERED_TITLE}: ${href}`;
-    // Only a target shown whole in the entry counts as seen; a longer one is confirmed in the prompt.
-    shownOffer = textWidth(title) <= PALETTE_MAX_TITLE_COLUMNS ? href : null;
-    session.retitleAction('open-offered-link', title);
-  };
-
-  const openOfferedLink = async (): Promise<void> => {
-    const r = await resolve('offered-link', null);
-    if (r.kind === 'none') {
-      session.notify('info', 'No link has been offered (inside the session: jackin-capsule open-url <url>)');
+    if (!opening.current) return;
+    unread = why;
+    if (href === null) {
+      session.showTarget('open-offered-link', opening, { title: why === null ? OFFERED_TITLE : `${OFFERED_TITLE} (could not read the offer)`, target: null, literal: false });
       return;
     }
-    // The entry showed this exact link: choosing it was the confirmation. Anything else is confirmed first.
-    const checked = checkUrl(r.text, extra);
-    await openUrl(r.text, 'offer', !(checked.ok && checked.href === shownOffer));
+    // What opening it would do besides (a login forward binds its port) is said in the entry itself.
+    const extras = session.urlOpenSteps(href).flatMap((st) => (st.entry === undefined ? [] : [st.entry]));
+    const title = `${OFFERED_TITLE}: ${inertText(href, 400)}`;
+    session.showTarget('open-offered-link', opening, {
+      title,
+      ...(extras.length > 0 ? { suffix: ` (${extras.join(', ')})` } : {}),
+      target: href,
+      literal: inertText(href, 400) === href,
+    });
+  };
+
+  const openOfferedLink = async (shown: ShownTarget): Promise<void> => {
+    const drawn = shown.target;
+    if (drawn === null) {
+      if (unread !== null) session.notify('error', `Open offered link: ${unread}`);
+      else session.notify('info', 'No link has been offered (inside the session: jackin-capsule open-url <url>)');
+      return;
+    }
+    // The capsule may have changed its offer since the entry was drawn (it sees the operator's timing): the
+    // link opened is the one drawn, and only while it is still the one offered.
+    let now: string | null;
+    try {
+      const r = await resolve('offered-link', null);
+      const checked = r.kind === 'none' ? null : checkUrl(r.text, extra);
+      now = checked === null ? null : checked.ok ? checked.href : r.text;
+    } catch (e) {
+      const message = e instanceof Error ? e.message : String(e);
+      session.notify('error', `Open offered link: ${message}`);
+      session.logAction({ action: 'open-url', target: redactUrlForLog(drawn), result: 'failed', detail: message });
+      return;
+    }
+    if (now !== drawn) {
+      const instead = now === null ? 'no link is offered now' : `now ${redactUrlForLog(now)}`;
+      session.notify('warning', `Not opened: the offered link changed after the palette showed it (${inertText(instead, 120)}); open the palette again to see it`);
+      session.logAction({ action: 'open-url', target: redactUrlForLog(drawn), result: 'refused', detail: `the offer changed after the palette showed it: ${instead}` });
+      return;
+    }
+    // The entry showed this exact link whole: choosing it was the confirmation. A cut one is confirmed first.
+    await openUrl(drawn, 'offer', !shown.seen);
   };
 
   store.add(
@@ -163,11 +200,7 @@ export function installLinkFeature(session: FeatureSession, options: LinkFeature
     void openUrl(url, 'capsule').catch(failed('Open link'));
   };
 
-  store.add(
-    session.onPaletteOpen(() => {
-      if (session.features !== null) void showOffer();
-    }),
-  );
+  store.add(session.onPaletteOpen((opening) => void showOffer(opening)));
 
   const onMouse = (ev: InputEvent): boolean => {
     if (ev.type !== 'mouse') return false;
@@ -188,7 +221,21 @@ export function installLinkFeature(session: FeatureSession, options: LinkFeature
   };
   store.add(session.addInputHook('mouse', onMouse));
   store.add(session.registerAction({ id: 'open-link-under-cursor', title: 'Open link under cursor', key: 'l', run: () => openLinkAt(null) }));
-  store.add(session.registerAction({ id: 'open-offered-link', title: OFFERED_TITLE, key: 'u', run: () => openOfferedLink() }));
+  store.add(
+    session.registerAction({
+      id: 'open-offered-link',
+      title: OFFERED_TITLE,
+      key: 'u',
+      readsTarget: {
+        pendingTitle: `${OFFERED_TITLE} (reading the offer…)`,
+        whilePending: () => {
+          session.logAction({ action: 'open-url', target: 'the offered link (not yet shown)', result: 'refused', detail: 'chosen while the palette was still reading the offer' });
+          return 'Still reading the offer; choose it once it shows';
+        },
+      },
+      run: (_argument, shown) => openOfferedLink(shown ?? { target: null, seen: false }),
+    }),
+  );
 
   return {
     openLinkAt,

@@ -22,7 +22,7 @@ import type { Transport } from '../../transport/transport.ts';
 import type { AttachOutcome } from './attach-outcome.ts';
 import type { ConfirmController } from './confirm-controller.ts';
 import type { ConfirmRequest } from './confirm-prompt.ts';
-import type { FeatureOverlay, FeatureSession, Gesture, HostActionRecord, InputHook, InputHookKind, SessionAction } from './feature-session.ts';
+import type { FeatureOverlay, FeatureSession, Gesture, HostActionRecord, InputHook, InputHookKind, PaletteOpening, SessionAction, TargetEntry } from './feature-session.ts';
 import { hostDrawn } from '../../ui/host-draw.ts';
 import type { HostRequestKind } from './gesture-gate.ts';
 import { HostRequests } from './host-requests.ts';
@@ -229,6 +229,10 @@ export class AttachSession implements FeatureSession {
 
   retitleAction(id: string, title: string): void {
     this.palette.retitle(id, title);
+  }
+
+  showTarget(id: string, opening: PaletteOpening, entry: TargetEntry): void {
+    this.palette.showTarget(id, opening, entry);
   }
 
   /** True when this host draws its own palette and notices (our capsule, which repaints on request). */

@@ -38,8 +38,44 @@ export interface HostActionRecord {
   readonly detail?: string;
 }
 
+/** One opening of the palette; `current` turns false when it closes. */
+export interface PaletteOpening {
+  readonly current: boolean;
+}
+
+/**
+ * What an entry with a target acted on: the target its entry drew when it was chosen, held by the host
+ * (never read again from the capsule), and whether the whole of it was drawn, literally.
+ */
+export interface ShownTarget {
+  /** Null when the entry named no target (nothing offered, or the offer could not be read). */
+  readonly target: string | null;
+  /** The entry drew the whole target as it is: choosing the entry was seeing it (no prompt needed). */
+  readonly seen: boolean;
+}
+
+/** What an entry shows once its target is read (FeatureSession.showTarget). */
+export interface TargetEntry {
+  readonly title: string;
+  /** Drawn after the title and never cut ("(forwards port 7803)"). */
+  readonly suffix?: string;
+  readonly target: string | null;
+  /** The title holds the whole target as it is (no character made visible or left out). */
+  readonly literal: boolean;
+}
+
 export interface SessionAction extends PaletteAction {
-  run: (argument?: string) => void | Promise<void>;
+  /** `shown`: for an entry with `readsTarget`, what its entry drew when chosen. */
+  run: (argument?: string, shown?: ShownTarget) => void | Promise<void>;
+  /**
+   * The entry acts on a target read anew at each palette opening (an offer): until the feature gives it with
+   * `showTarget`, the entry is drawn with `pendingTitle` and cannot be chosen.
+   */
+  readsTarget?: {
+    readonly pendingTitle: string;
+    /** The entry was chosen while pending: logs the refusal and returns the line the palette shows. */
+    readonly whilePending: () => string;
+  };
 }
 
 /** Something a feature draws over the program's screen while it has the keyboard (link hints). */
@@ -98,9 +134,14 @@ export interface FeatureSession {
   /** The operator's screen size. */
   readonly terminalSize: { rows: number; cols: number };
   /** The palette opened (features refresh what their entries show, such as an offer's target). */
-  readonly onPaletteOpen: Event<void>;
+  readonly onPaletteOpen: Event<PaletteOpening>;
   /** Changes the title of a palette action already registered, and redraws the palette if open. */
   retitleAction(id: string, title: string): void;
+  /**
+   * Shows the target of an entry with `readsTarget` for one opening of the palette, which makes it
+   * choosable; ignored once that opening closed (a late answer never changes a later opening's entry).
+   */
+  showTarget(id: string, opening: PaletteOpening, entry: TargetEntry): void;
   /** Sends a client frame; false means the transport is full (await `drained`) or the session ended. */
   sendFrame(f: ClientFrame): boolean;
   /** Sends bytes to the program as typed input. */

@@ -2,11 +2,15 @@
  * The host's command palette in a session: the action registry, the palette's drawing on the operator's
  * terminal, and the input it takes while open. An action runs at once when chosen (so a key it sends
  * keeps its place among typed bytes); its failure becomes an error notice.
+ *
+ * Entries with a target (an offer, `readsTarget`) act on exactly what the palette drew before the key: at
+ * each opening they start pending (drawn dim, not choosable) until their feature shows the target for that
+ * opening, and the action gets the target the entry drew, held here, never a fresh answer of the capsule.
  */
 import { Emitter, toDisposable, type Disposable } from '../../disposable.ts';
 import type { NoticeLevel } from '../../protocol/index.ts';
 import { hostDrawn } from '../../ui/host-draw.ts';
-import type { SessionAction } from './feature-session.ts';
+import type { PaletteOpening, SessionAction, ShownTarget, TargetEntry } from './feature-session.ts';
 import type { InputEvent } from '../terminal/input-scan.ts';
 import { Palette, type PaletteResult } from './palette.ts';
 import type { HostTerminal } from '../terminal/terminal.ts';
@@ -25,7 +29,11 @@ export class PaletteController implements Disposable {
   private readonly actions = new Map<string, SessionAction>();
   private readonly owners = new Map<string, object>();
   private readonly chosen = new Emitter<SessionAction>();
-  private readonly opened = new Emitter<void>();
+  private readonly opened = new Emitter<PaletteOpening>();
+  /** The opening in progress (its `current` turns false when the palette closes). */
+  private opening: { current: boolean } = { current: false };
+  /** What each entry with a target drew in this opening. */
+  private readonly targets = new Map<string, { target: string | null; literal: boolean }>();
   private colours: Disposable | undefined;
   /** The operator chose an action (fired before it runs). */
   readonly onChoose = this.chosen.event;
@@ -44,8 +52,9 @@ export class PaletteController implements Disposable {
     // Who registered the id last: a retitle keeps the owner, a newer registration takes it over.
     const owner = {};
     this.owners.set(action.id, owner);
-    const { run: _run, ...shown } = action;
-    this.palette.register(shown);
+    this.targets.delete(action.id);
+    // An entry with a target is pending until its feature shows one for an opening.
+    this.palette.register(action.readsTarget === undefined ? this.shown(action) : { ...this.shown(action), title: action.readsTarget.pendingTitle, pending: true });
     return toDisposable(() => {
       if (this.owners.get(action.id) !== owner) return;
       this.owners.delete(action.id);
@@ -55,19 +64,41 @@ export class PaletteController implements Disposable {
   }
 
   open(): void {
+    this.opening.current = false;
+    const opening = { current: true };
+    this.opening = opening;
+    // Entries with a target show none until their feature read it for this opening: never a stale one.
+    this.targets.clear();
+    for (const a of this.actions.values()) {
+      if (a.readsTarget !== undefined) this.palette.register({ ...this.shown(a), title: a.readsTarget.pendingTitle, pending: true });
+    }
     this.palette.open();
     this.colours ??= this.o.terminal.hostColours?.();
     this.draw();
-    this.opened.fire();
+    this.opened.fire(opening);
+  }
+
+  /** Shows an entry's target for `opening` (a feature read it); the entry becomes choosable. */
+  showTarget(id: string, opening: PaletteOpening, entry: TargetEntry): void {
+    const action = this.actions.get(id);
+    if (opening !== this.opening || !opening.current || action?.readsTarget === undefined) return;
+    this.targets.set(id, { target: entry.target, literal: entry.literal });
+    this.palette.register({ ...this.shown(action), title: entry.title, ...(entry.suffix !== undefined ? { suffix: entry.suffix } : {}), pending: false });
+    this.redraw();
+  }
+
+  private shown(action: SessionAction): { id: string; title: string; key?: string; prompt?: string } {
+    return { id: action.id, title: action.title, ...(action.key !== undefined ? { key: action.key } : {}), ...(action.prompt !== undefined ? { prompt: action.prompt } : {}) };
   }
 
   /** Changes an action's title (an offer's target shown in its entry); redraws when open. */
   retitle(id: string, title: string): void {
     const action = this.actions.get(id);
-    if (action === undefined || action.title === title) return;
+    // An entry with a target changes only through showTarget, which holds the target with the title.
+    if (action === undefined || action.readsTarget !== undefined || action.title === title) return;
     const updated = { ...action, title };
     this.actions.set(id, updated);
-    const { run: _run, ...shown } = updated;
+    const shown = this.shown(updated);
     this.palette.register(shown);
     this.redraw();
   }
@@ -101,12 +132,20 @@ export class PaletteController implements Disposable {
     }
     for (const r of results) {
       if (r.type === 'none') continue;
+      if (r.type === 'pending') {
+        // Nothing runs: the target is not drawn yet. The palette stays up and says why.
+        const action = this.actions.get(r.action.id);
+        this.palette.setStatus(action?.readsTarget?.whilePending() ?? null, r.action.id);
+        continue;
+      }
+      // What an entry with a target drew, taken before the palette closes.
+      const shown = r.type === 'run' ? this.shownTarget(r.action.id) : undefined;
       this.close();
       if (r.type === 'run') {
         const action = this.actions.get(r.action.id);
         if (action) {
           this.chosen.fire(action);
-          this.run(action, r.argument);
+          this.run(action, r.argument, shown);
         }
       }
       return rest;
@@ -121,10 +160,17 @@ export class PaletteController implements Disposable {
     this.opened.dispose();
   }
 
-  private run(action: SessionAction, argument?: string): void {
+  private shownTarget(id: string): ShownTarget | undefined {
+    if (this.actions.get(id)?.readsTarget === undefined) return undefined;
+    const t = this.targets.get(id);
+    if (t === undefined) return { target: null, seen: false };
+    return { target: t.target, seen: t.literal && this.palette.titleShownWhole(id, this.o.terminal.size().cols) };
+  }
+
+  private run(action: SessionAction, argument?: string, shown?: ShownTarget): void {
     const fail = (e: unknown) => this.o.notify('error', `${action.title}: ${e instanceof Error ? e.message : String(e)}`);
     try {
-      const p = action.run(argument);
+      const p = action.run(argument, shown);
       if (p instanceof Promise) p.catch(fail);
     } catch (e) {
       fail(e);
@@ -140,6 +186,7 @@ export class PaletteController implements Disposable {
 
   /** Closes the palette; the caller has the capsule repaint the program's screen, which kept updating. */
   private close(): void {
+    this.opening.current = false;
     this.palette.close();
     this.o.closed();
     this.releaseColours();

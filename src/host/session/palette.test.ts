@@ -107,3 +107,34 @@ test('the palette works under a kitty keyboard level or modifyOtherKeys: Esc clo
     assert.deepEqual(p.input(b(e.ctrlC)), [{ type: 'close' }]);
   }
 });
+
+test('a pending entry is drawn dim and cannot be chosen; the palette stays open and its footer says why', () => {
+  const p = new Palette([...actions, { id: 'offer', title: 'Open offered link (reading the offer…)', key: 'u', pending: true }]);
+  p.open();
+  assert.deepEqual(p.input(b('u')), [{ type: 'pending', action: { id: 'offer', title: 'Open offered link (reading the offer…)', key: 'u', pending: true } }]);
+  assert.equal(p.isOpen, true);
+  p.setStatus('still reading the offer', 'offer');
+  // Another entry changing leaves the line: it is about this one.
+  p.register({ id: 'redraw', title: 'Redraw', key: 'r' });
+  assert.match(p.render(24, 80), /still reading the offer/);
+  assert.match(p.render(24, 80), /still reading the offer/);
+  assert.match(p.render(24, 80), /\x1b\[0;90;40m u +Open offered link \(reading/);
+  // Its target was read: the entry is choosable, and the line about its earlier state goes.
+  p.register({ id: 'offer', title: 'Open offered link: https://example.com/', key: 'u' });
+  assert.doesNotMatch(p.render(24, 80), /still reading the offer/);
+  assert.equal(p.input(b('u'))[0]?.type, 'run');
+});
+
+test('an entry\'s suffix is never cut; the box grows for a long entry up to its widest, then the title is cut and not shown whole', () => {
+  const login = { id: 'offer', title: 'Open offered link: http://localhost:7803/', suffix: ' (forwards port 7803)', key: 'u' };
+  const p = new Palette([...actions, login]);
+  p.open();
+  assert.match(p.render(30, 160), /Open offered link: http:\/\/localhost:7803\/ \(forwards port 7803\)/);
+  assert.equal(p.titleShownWhole('offer', 160), true);
+  // A narrow terminal draws a narrower box: the title is cut, the suffix still shows.
+  assert.match(p.render(30, 60), /Open offered link: http:\/… \(forwards port 7803\)/);
+  assert.equal(p.titleShownWhole('offer', 60), false);
+  p.register({ ...login, title: `Open offered link: http://localhost:7803/${'x'.repeat(40)}` });
+  assert.match(p.render(30, 160), /Open offered link: http:\/\/localhost:7803\/x*… \(forwards port 7803\)/);
+  assert.equal(p.titleShownWhole('offer', 160), false);
+});

@@ -6,15 +6,26 @@
  * `Ctrl+\ Ctrl+\` sends one literal `Ctrl+\`, as before the palette existed); any other printable key starts
  * the filter. Up/Down move, Enter runs the selection, Backspace edits the filter, Esc clears the filter or
  * closes. An action with a prompt opens a one-line text field (ordinary editing; Enter submits, Esc cancels).
+ *
+ * An entry whose target is still being read (an offer the capsule has not answered yet) is `pending`: drawn
+ * dim, and choosing it runs nothing (the result says so; the caller puts a line in the palette's footer
+ * with `setStatus`), so the key cannot act on a target the palette has not shown.
  */
 import { drawBox } from '../../ui/box.ts';
 import { decodeKeyEnds, type Key } from '../terminal/keys.ts';
 import { cutColumns, padColumns, textWidth } from '../../ui/inert-text.ts';
 
-/** Widest the palette box gets (columns, borders included). */
+/** Width of the palette box (columns, borders included) when the screen has room and no entry needs more. */
 export const PALETTE_MAX_WIDTH = 64;
-/** Longest action title shown whole in a box of the widest size: inside the borders, a space, the key column and a space. */
-export const PALETTE_MAX_TITLE_COLUMNS = PALETTE_MAX_WIDTH - 2 - 1 - 7 - 1;
+/**
+ * Widest the box grows for a longer entry ("Open offered link: http://localhost:7803/ (forwards port 7803)"
+ * is 62 columns); a title longer still is cut, and its entry then counts as not shown whole.
+ */
+export const PALETTE_WIDEST = 80;
+/** Columns of an entry's row besides its title: inside the borders, a space, the key column and a space. */
+const ENTRY_COLUMNS = 1 + 7 + 1;
+/** Longest action title shown whole in a box of the usual width. */
+export const PALETTE_MAX_TITLE_COLUMNS = PALETTE_MAX_WIDTH - 2 - ENTRY_COLUMNS;
 
 export interface PaletteAction {
   id: string;
@@ -23,12 +34,26 @@ export interface PaletteAction {
   key?: string;
   /** When set, the action asks for one line of text first. */
   prompt?: string;
+  /** Drawn dim and cannot be chosen: what the entry acts on is still being read. */
+  pending?: boolean;
+  /** Drawn after the title and never cut (what choosing the entry also does, "(forwards port 7803)"). */
+  suffix?: string;
+}
+
+/** An entry's title as drawn in `columns`: cut (with …) so that its suffix always shows whole. */
+export function entryTitle(a: Pick<PaletteAction, 'title' | 'suffix'>, columns: number): { text: string; whole: boolean } {
+  const suffix = a.suffix ?? '';
+  const room = Math.max(1, columns - textWidth(suffix));
+  const whole = textWidth(a.title) <= room;
+  return { text: `${whole ? a.title : cutColumns(a.title, room)}${suffix}`, whole };
 }
 
 export type PaletteResult =
   | { type: 'none' }
   | { type: 'close' }
-  | { type: 'run'; action: PaletteAction; argument?: string };
+  | { type: 'run'; action: PaletteAction; argument?: string }
+  /** A pending entry was chosen: nothing runs, the palette stays open. */
+  | { type: 'pending'; action: PaletteAction };
 
 interface PromptState {
   action: PaletteAction;
@@ -45,6 +70,8 @@ export class Palette {
   private selected = 0;
   private prompt: PromptState | null = null;
   private openState = false;
+  /** A line shown in the footer instead of the key help (why a chosen entry did not run), and that entry. */
+  private status: { text: string; about: string } | null = null;
 
   constructor(actions: PaletteAction[] = []) {
     this.actions = [...actions];
@@ -52,6 +79,8 @@ export class Palette {
 
   register(action: PaletteAction): void {
     const at = this.actions.findIndex((a) => a.id === action.id);
+    // The entry the line is about is no longer pending (its target was read): the line no longer holds.
+    if (this.status?.about === action.id && action.pending !== true) this.status = null;
     if (at >= 0) this.actions[at] = action;
     else this.actions.push(action);
   }
@@ -65,8 +94,27 @@ export class Palette {
     return this.openState;
   }
 
+  /** Shows `text` in the footer, about entry `about`, until the palette closes or that entry is no longer pending. */
+  setStatus(text: string | null, about: string): void {
+    this.status = text === null ? null : { text, about };
+  }
+
+  /** The entry's title is drawn whole on a screen `cols` wide (not cut short of its end). */
+  titleShownWhole(id: string, cols: number): boolean {
+    const a = this.actions.find((x) => x.id === id);
+    return a !== undefined && entryTitle(a, this.width(cols) - 2 - ENTRY_COLUMNS).whole;
+  }
+
+  /** The box's width on a screen `cols` wide: the usual, or wider for the longest entry (all of them, so a filter never changes it). */
+  private width(cols: number): number {
+    const longest = Math.max(0, ...this.actions.map((a) => textWidth(a.title) + textWidth(a.suffix ?? '')));
+    const wanted = Math.min(PALETTE_WIDEST, Math.max(PALETTE_MAX_WIDTH, longest + ENTRY_COLUMNS + 2));
+    return Math.max(20, Math.min(cols - 2, wanted));
+  }
+
   open(): void {
     this.openState = true;
+    this.status = null;
     this.filter = '';
     this.filtering = false;
     this.selected = 0;
@@ -76,6 +124,7 @@ export class Palette {
   close(): void {
     this.openState = false;
     this.prompt = null;
+    this.status = null;
   }
 
   /** The actions shown for the current filter (case-insensitive substring of title or id). */
@@ -113,6 +162,7 @@ export class Palette {
   }
 
   private choose(a: PaletteAction): PaletteResult {
+    if (a.pending === true) return { type: 'pending', action: a };
     if (a.prompt !== undefined) {
       this.prompt = { action: a, text: '', cursor: 0 };
       return { type: 'none' };
@@ -232,7 +282,7 @@ export class Palette {
 
   /** Escape sequences that draw the palette as a box in the middle of a rows × cols screen. */
   render(rows: number, cols: number): string {
-    const width = Math.max(20, Math.min(cols - 2, PALETTE_MAX_WIDTH));
+    const width = this.width(cols);
     const inner = width - 2;
     const list = this.visible();
     const maxItems = Math.max(1, rows - 7);
@@ -255,13 +305,13 @@ export class Palette {
       if (shown.length === 0) lines.push({ text: '  no matching action', style: dim });
       shown.forEach((a, i) => {
         const key = a.key === 'palette' ? PALETTE_KEY_LABEL : (a.key ?? '');
-        const text = ` ${padColumns(key, 7)} ${a.title}`;
-        lines.push({ text, style: first + i === this.selected ? sel : body });
+        const text = ` ${padColumns(key, 7)} ${entryTitle(a, inner - ENTRY_COLUMNS).text}`;
+        lines.push({ text, style: first + i === this.selected ? sel : a.pending === true ? dim : body });
       });
       // The box keeps the height of the full list, so a narrower filter never leaves old borders behind.
       const fullHeight = 1 + Math.min(this.actions.length, maxItems);
       while (lines.length < fullHeight) lines.push({ text: '', style: body });
-      lines.push({ text: ' ↑↓ select · Enter run · Esc close', style: dim });
+      lines.push(this.status === null ? { text: ' ↑↓ select · Enter run · Esc close', style: dim } : { text: ` ${this.status.text}`, style: body });
     }
     const box = drawBox({ rows, cols, width, title: ' jackin ', border, inner: lines.map((l) => `${l.style}${padColumns(cutColumns(l.text, inner), inner)}`) });
     let s = box.text;

@@ -9,6 +9,11 @@ import { toDisposable, type Disposable } from '../../disposable.ts';
 export interface UrlOpenStep {
   /** A line for the confirm prompt ("and forward localhost:PORT to NAME"); none when there is nothing to ask. */
   readonly note?: string;
+  /**
+   * A few words for a palette entry that would open the link ("forwards port 7803"): an offered link's entry
+   * says what choosing it does besides opening, before anyone chooses it. Asking the hooks does nothing.
+   */
+  readonly entry?: string;
   /** Runs after the confirmation (or the gesture, when none is asked) and before the browser opens; never rejects. */
   run(): Promise<void>;
 }
