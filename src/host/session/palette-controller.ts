@@ -18,6 +18,12 @@ export interface PaletteControllerOptions {
   closed: () => void;
   /** Reports an action's failure. */
   notify: (level: NoticeLevel, text: string) => void;
+  /**
+   * Called as the palette opens: calls `ready` once the program's output is held (at once, or when the
+   * capsule marked where it starts answering the program's queries, extension `held-replies`). The palette
+   * takes keys at once and is drawn from `ready` on.
+   */
+  holdOutput?: (ready: () => void) => void;
 }
 
 export class PaletteController implements Disposable {
@@ -27,6 +33,10 @@ export class PaletteController implements Disposable {
   private readonly chosen = new Emitter<SessionAction>();
   private readonly opened = new Emitter<void>();
   private colours: Disposable | undefined;
+  /** The palette is open and its output hold is in place: it is drawn. */
+  private shown = false;
+  /** Counts openings, so a `ready` for an earlier one does nothing. */
+  private openings = 0;
   /** The operator chose an action (fired before it runs). */
   readonly onChoose = this.chosen.event;
   /** The palette opened. */
@@ -56,9 +66,22 @@ export class PaletteController implements Disposable {
 
   open(): void {
     this.palette.open();
-    this.colours ??= this.o.terminal.hostColours?.();
-    this.draw();
+    this.shown = false;
+    const opening = ++this.openings;
+    const ready = (): void => {
+      if (opening !== this.openings || !this.palette.isOpen || this.shown) return;
+      this.shown = true;
+      this.colours ??= this.o.terminal.hostColours?.();
+      this.draw();
+    };
+    if (this.o.holdOutput) this.o.holdOutput(ready);
+    else ready();
     this.opened.fire();
+  }
+
+  /** True while the palette is open and drawn (the program's output is held). */
+  get isShown(): boolean {
+    return this.palette.isOpen && this.shown;
   }
 
   /** Changes an action's title (an offer's target shown in its entry); redraws when open. */
@@ -74,7 +97,7 @@ export class PaletteController implements Disposable {
 
   /** Draws the palette again (after a resize); a no-op while closed. */
   redraw(): void {
-    if (this.palette.isOpen) this.draw();
+    if (this.isShown) this.draw();
   }
 
   /**
@@ -111,7 +134,7 @@ export class PaletteController implements Disposable {
       }
       return rest;
     }
-    if (this.palette.isOpen) this.draw();
+    if (this.isShown) this.draw();
     return rest;
   }
 
@@ -141,6 +164,7 @@ export class PaletteController implements Disposable {
   /** Closes the palette; the caller has the capsule repaint the program's screen, which kept updating. */
   private close(): void {
     this.palette.close();
+    this.shown = false;
     this.o.closed();
     this.releaseColours();
   }
