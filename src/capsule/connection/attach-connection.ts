@@ -305,6 +305,8 @@ export class AttachConnection {
         this.send({ type: 'Welcome', sessions: 1, features: this.host.features });
         this.sendRepaint();
         this.handshake.to('attached');
+        // The terminal of this host answers the program's queries until it holds the output itself.
+        session.answerQueries = false;
         session.setOutputSink((chunk) => this.sendOutput(chunk));
         this.relay.add(session.onModesChange(() => this.sendModes()));
         // The program ended while this host was being welcomed: now it can be told.
@@ -346,7 +348,8 @@ export class AttachConnection {
   private holdReplies(held: boolean, mark = true): void {
     const session = this.host.session;
     if (held && (!this.handshake.live || !this.host.isCurrent(this))) return;
-    if (held || this.repliesHeld) session.answerQueries = held;
+    // A connection replaced by another no longer speaks for the session (the new one started answering nothing).
+    if (held || (this.repliesHeld && this.host.isCurrent(this))) session.answerQueries = held;
     this.repliesHeld = held;
     if (mark && this.handshake.live) this.send({ type: 'RepliesHeld', held });
   }
