@@ -302,3 +302,24 @@ test('attach: a capsule that never sends RepliesHeld still gets the palette draw
   cap.send({ type: 'Shutdown', reason: null });
   await done;
 });
+
+test('attach: a feature overlay asks the capsule to hold replies, and lets go before the repaint it asks for', async (t) => {
+  const cap = await fakeCapsule(t);
+  const term = fakeTerminal();
+  const session = new AttachSession({ transport: cap.client, terminal: term.terminal, name: 'x' });
+  const done = session.start();
+  await cap.waitFor('Hello');
+  cap.send({ type: 'Welcome', sessions: 1, features: { 'held-replies': 1, repaint: 1 } });
+  await cap.waitFor('ExtHello');
+  const up = session.showOverlay({ draw: () => 'OVERLAY', handle: () => undefined });
+  await pollUntil('HoldReplies true', () => cap.frames.some((f) => f.type === 'HoldReplies' && f.held));
+  cap.send({ type: 'RepliesHeld', held: true });
+  up.dispose();
+  const order = await pollUntil('HoldReplies false, then Repaint', () => {
+    const o = cap.frames.flatMap((f) => (f.type === 'HoldReplies' ? [`hold ${f.held}`] : f.type === 'Repaint' ? ['repaint'] : []));
+    return o.length === 3 ? o : undefined;
+  });
+  assert.deepEqual(order, ['hold true', 'hold false', 'repaint']);
+  cap.send({ type: 'Shutdown', reason: null });
+  await done;
+});

@@ -144,6 +144,7 @@ export class AttachSession implements FeatureSession {
         notify: (level, text) => this.notify(level, text),
         // The capsule repaints the program's screen, which kept updating under the prompt.
         confirmClosed: () => {
+          this.releaseReplies();
           this.repaint();
           this.overlay.redrawSoon();
         },
@@ -197,7 +198,11 @@ export class AttachSession implements FeatureSession {
   // Decisions on host requests and capsule-chosen targets, and the action log (host-requests.ts).
   readonly logAction = (record: HostActionRecord): void => this.requests.logAction(record);
   readonly admitUpstream = (kind: HostRequestKind, action: string, target: string): boolean => this.requests.admitUpstream(kind, action, target);
-  readonly confirm = (request: ConfirmRequest): Promise<boolean> => this.requests.confirm(request);
+  readonly confirm = (request: ConfirmRequest): Promise<boolean> => {
+    const answer = this.requests.confirm(request);
+    if (this.confirmer.isOpen) this.holdForUi();
+    return answer;
+  };
 
   readonly #urlOpenHooks = new UrlOpenHooks();
   addUrlOpenHook(hook: UrlOpenHook): Disposable {
@@ -209,6 +214,7 @@ export class AttachSession implements FeatureSession {
 
   showOverlay(overlay: FeatureOverlay): Disposable {
     this.featureOverlay = overlay;
+    this.holdForUi();
     // The operator's colours while it is up, as for the palette (the program's are put back after).
     const colours = this.o.terminal.hostColours();
     this.drawFeatureOverlay();
@@ -219,6 +225,7 @@ export class AttachSession implements FeatureSession {
         return;
       }
       this.featureOverlay = null;
+      this.releaseReplies();
       // The capsule repaints the program's screen, which kept updating under the overlay.
       this.repaint();
       colours.dispose();
@@ -365,11 +372,29 @@ export class AttachSession implements FeatureSession {
     });
   }
 
-  /** The palette closed: the terminal answers the program's queries again from the capsule's RepliesHeld false on. */
+  /** Whether the capsule was last asked to answer the program's queries (or does, asked nothing since). */
+  private get repliesHeld(): boolean {
+    return this.repliesAsked.length > 0 ? this.repliesAsked.at(-1) === true : this.capsuleAnswers;
+  }
+
+  /**
+   * A confirmation prompt or a feature's overlay is up, drawn at once: the capsule answers the program's
+   * queries from its mark on (the output before the mark and after the box was drawn is held, queries too).
+   */
+  private holdForUi(): void {
+    if (!hasFeature(this.negotiated, 'held-replies') || this.finished || this.repliesHeld) return;
+    this.relay.send({ type: 'HoldReplies', held: true });
+    this.repliesAsked.push(true);
+  }
+
+  /**
+   * Host UI closed: once none is up, the terminal answers the program's queries again from the capsule's
+   * RepliesHeld false on (asked before the repaint, which then comes after the mark).
+   */
   private releaseReplies(): void {
+    if (this.palette.isOpen || this.confirmer.isOpen || this.featureOverlay !== null) return;
     this.heldReady = null;
-    const held = this.repliesAsked.length > 0 ? this.repliesAsked.at(-1) === true : this.capsuleAnswers;
-    if (!held || this.finished) return;
+    if (!this.repliesHeld || this.finished) return;
     this.relay.send({ type: 'HoldReplies', held: false });
     this.repliesAsked.push(false);
     this.armHoldTimer(() => {
