@@ -257,6 +257,10 @@ test('attach: with held-replies the palette is drawn at the capsule\'s RepliesHe
   cap.send({ type: 'Welcome', sessions: 1, features: { 'held-replies': 1, repaint: 1 } });
   await cap.waitFor('ExtHello');
   const holds = () => cap.frames.flatMap((f) => (f.type === 'HoldReplies' ? [f.held] : []));
+  // A mark nobody asked for holds nothing: the capsule cannot make the host drop the program's output.
+  cap.send({ type: 'RepliesHeld', held: true });
+  cap.send({ type: 'Output', bytes: Buffer.from('unasked-mark') });
+  await pollUntil('the output after an unasked mark', () => term.written().includes('unasked-mark'));
   term.stdin.write(Buffer.from([0x1c]));
   await pollUntil('HoldReplies true', () => holds().length === 1);
   assert.deepEqual(holds(), [true]);
