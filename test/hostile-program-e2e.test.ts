@@ -5,7 +5,7 @@
 // instance name carried a clipboard write to the terminal that ran `jackin stop`.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readActions } from '../src/host/instances/action-log.ts';
@@ -52,6 +52,14 @@ test('hostile program: legacy mouse reports (?1000h without SGR) never act as pa
   // The program asked for normal tracking in the legacy encoding; the terminal was asked for SGR reports.
   assert.equal((await pane.display('#{mouse_sgr_flag}')).trim(), '1');
   await pane.sendKeys('C-c');
+  // The interrupt flushes the terminal's input queue, and a line typed while bash is still taking the
+  // terminal back from cat can be lost: wait until the shell answers a line of its own before `exit`.
+  let asked = 0;
+  await pollUntil('the shell to answer after Ctrl+C', async () => {
+    if ((await pane.capture()).includes('after-ctrl-c-2')) return true;
+    if (asked++ % 25 === 0) await pane.typeLine('echo after-ctrl-c-$((1+1))');
+    return false;
+  }, { timeoutMs: 20_000 });
   await pane.typeLine('exit');
   await waitForJackinExit(pane);
 });
@@ -122,4 +130,74 @@ test('hostile program: an instance name with a clipboard write in it is refused 
   assert.match(screen, /E_BAD_INSTANCE_NAME/);
   await pane.waitForText(OUTER_PROMPT);
   assert.equal((await pane.tmux('list-buffers', '-F', '#{buffer_name}')).trim(), '', 'no clipboard write reached tmux');
+});
+
+/** A program that asks for the cursor position and the status every 50 ms and logs when each reply came (issue 43, 6). */
+const POLLER = String.raw`
+import { writeFileSync } from 'node:fs';
+const sent = [];
+const got = [];
+let buf = '';
+let done = false;
+process.stdin.setRawMode(true);
+process.stdout.write('\x1b[2J\x1b[HPOLLING\r\n\x1b[3;5H');
+const timer = setInterval(() => {
+  sent.push(Date.now());
+  process.stdout.write('\x1b[6n\x1b[5n');
+}, 50);
+process.stdin.on('data', (d) => {
+  buf += d.toString('latin1');
+  const reply = /\x1b\[(?:(\d+;\d+)R|(0)n)/;
+  for (let m = reply.exec(buf); m !== null; m = reply.exec(buf)) {
+    got.push({ t: Date.now(), pos: m[1] ?? 'status ' + m[2] });
+    buf = buf.slice(0, m.index) + buf.slice(m.index + m[0].length);
+  }
+  if (!done && buf.includes('q')) {
+    done = true;
+    clearInterval(timer);
+    // The replies still due come within this; then the log, and the line the test waits for.
+    setTimeout(() => {
+      writeFileSync(process.argv[2], JSON.stringify({ sent, got }));
+      process.stdout.write('\x1b[6;1HPOLL-' + 'DONE\r\n');
+      process.exit(0);
+    }, 1000);
+  }
+});
+`;
+
+test('hostile program: a program polling CSI 6n and CSI 5n cannot tell that the palette is up (one reply per query, in order, from the right position)', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'jackin-hp-poll-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const script = join(dir, 'poller.mjs');
+  const log = join(dir, 'replies.json');
+  writeFileSync(script, POLLER);
+  const pane = await paneFor(t);
+  await startSession(pane, 'hp-poll');
+  await pane.typeLine(`${shellQuote(process.execPath)} ${shellQuote(script)} ${shellQuote(log)}; echo poller-rc=$?`);
+  await pane.waitForText(/^POLLING$/m);
+  const started = Date.now();
+  await pollUntil('the program to ask a few times first', async () => Date.now() - started > 500);
+  await pane.sendBytes(PALETTE_KEY);
+  await pane.waitForText('┌─ jackin ');
+  const opened = Date.now();
+  await new Promise((resolve) => setTimeout(resolve, 2_000)); // the palette stays up this long: the attack's window
+  await pane.sendKeys('Escape');
+  await paletteClosed(pane);
+  const closed = Date.now();
+  await pollUntil('the program to ask a few more times', async () => Date.now() - closed > 500);
+  await pane.sendKeys('q');
+  await pane.waitForText(/^POLL-DONE$/m, { timeoutMs: 15_000 });
+  const { sent, got } = JSON.parse(readFileSync(log, 'utf8')) as { sent: number[]; got: Array<{ t: number; pos: string }> };
+  const during = sent.filter((s) => s > opened + 200 && s < closed - 200).length;
+  assert.ok(during >= 10, `the program asked while the palette was up (${during} times)`);
+  const at = (ms: number): string => (ms < opened ? `${ms - opened}` : ms < closed ? `+${ms - opened}` : `closed+${ms - closed}`);
+  const timeline = `palette up ${closed - opened} ms; asked at ${sent.map(at).join(' ')}; answered at ${got.map((g) => at(g.t)).join(' ')}`;
+  assert.equal(got.length, 2 * sent.length, `one reply per query: ${2 * sent.length} asked, ${got.length} answered (${timeline})`);
+  const expected = sent.flatMap(() => ['3;5', 'status 0']);
+  assert.deepEqual(got.map((g) => g.pos), expected, 'every reply in order: the program\'s own cursor position, then the status');
+  const late = sent.map((s, i) => got[2 * i]!.t - s).filter((ms) => ms > 1_000);
+  assert.deepEqual(late, [], 'no reply waited for the palette to close');
+  await pane.waitForText(/^poller-rc=0$/m);
+  await pane.typeLine('exit');
+  await waitForJackinExit(pane);
 });

@@ -213,6 +213,11 @@ export function decodeClientPayload(tag: number, payload: Buffer): ClientFrame {
       r.end();
       return { type: 'ListLinks', requestId };
     }
+    case CLIENT_TAGS.HoldReplies: {
+      const held = enumByte(r, [false, true], 'held flag');
+      r.end();
+      return { type: 'HoldReplies', held };
+    }
     default:
       throw new ProtocolError(PROTOCOL_CODES.unknownTag, 'payload', `unknown client frame tag ${hex8(tag)}`, { tag });
   }

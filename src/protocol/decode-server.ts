@@ -128,6 +128,11 @@ export function decodeServerPayload(tag: number, payload: Buffer): ServerFrame {
       const modes = Object.fromEntries(MODE_BITS.map((name, bit) => [name, (flags & (1 << bit)) !== 0])) as unknown as ProgramModes;
       return { type: 'Modes', ...modes };
     }
+    case SERVER_TAGS.RepliesHeld: {
+      const held = enumByte(r, [false, true], 'held flag');
+      r.end();
+      return { type: 'RepliesHeld', held };
+    }
     case SERVER_TAGS.FileExportLength: {
       const exportId = r.u64('export id');
       const size = r.u64Number('export size');

@@ -263,6 +263,8 @@ export function encodeClientFrame(f: ClientFrame): Buffer {
       return frame(CLIENT_TAGS.StageOnly, p.u64(f.requestId).list);
     case 'ListLinks':
       return frame(CLIENT_TAGS.ListLinks, p.u64(f.requestId).list);
+    case 'HoldReplies':
+      return frame(CLIENT_TAGS.HoldReplies, p.u8(f.held ? 1 : 0).list);
     default:
       return assertNever(f);
   }
@@ -331,6 +333,8 @@ export function encodeServerFrame(f: ServerFrame): Buffer {
       });
       return frame(SERVER_TAGS.Modes, p.u16(flags).list);
     }
+    case 'RepliesHeld':
+      return frame(SERVER_TAGS.RepliesHeld, p.u8(f.held ? 1 : 0).list);
     case 'FileExportLength':
       return frame(SERVER_TAGS.FileExportLength, p.u64(f.exportId).u64(f.size).list);
     case 'Links': {

@@ -42,6 +42,7 @@ export const CLIENT_TAGS = {
   StageOnly: 0x23,
   // 0x24, 0x25: file staging (stage connections only).
   ListLinks: 0x26,
+  HoldReplies: 0x27,
 } as const;
 
 /** Server → client tags (top bit set). */
@@ -69,6 +70,7 @@ export const SERVER_TAGS = {
   FileExportLength: 0xa5,
   // 0xa6: file staging (stage connections only).
   Links: 0xa7,
+  RepliesHeld: 0xa8,
 } as const;
 
 export type ClientFrameType = keyof typeof CLIENT_TAGS;
@@ -96,6 +98,8 @@ export const FRAME_CAPS: ReadonlyMap<number, number> = new Map<number, number>([
   [SERVER_TAGS.FileExportLength, 16],
   [CLIENT_TAGS.ListLinks, 8],
   [SERVER_TAGS.Links, LINKS_FRAME_CAP],
+  [CLIENT_TAGS.HoldReplies, 1],
+  [SERVER_TAGS.RepliesHeld, 1],
   // File staging (stage connections only, src/protocol/file-stage.ts): chunk, end, staged path.
   [0x24, 16 + MAX_CHUNK_BYTES],
   [0x25, 8 + SHA256_BYTES],
@@ -285,7 +289,9 @@ export type ClientFrame =
   /** The AttachControl image request with this id is staged but not typed into the program. */
   | { type: 'StageOnly'; requestId: bigint }
   /** Asks for the links visible on the screen (feature `link-list`). */
-  | { type: 'ListLinks'; requestId: bigint };
+  | { type: 'ListLinks'; requestId: bigint }
+  /** Host UI holds the program's output from the capsule's RepliesHeld on (true) or no more (false) (feature `held-replies`). */
+  | { type: 'HoldReplies'; held: boolean };
 
 export type ControlResult = 'success' | 'invalid-correlation' | 'rejected';
 export const CONTROL_RESULTS: Readonly<Record<ControlResult, number>> = {
@@ -326,7 +332,9 @@ export type ServerFrame =
   | { type: 'ImageStaged'; requestId: bigint; bytes: number; pasted: boolean; path: string }
   | ({ type: 'Modes' } & ProgramModes)
   | { type: 'FileExportLength'; exportId: bigint; size: number }
-  | { type: 'Links'; requestId: bigint; links: ListedLink[] };
+  | { type: 'Links'; requestId: bigint; links: ListedLink[] }
+  /** Where in the output the capsule starts (true) or stops (false) answering position and status queries (feature `held-replies`). */
+  | { type: 'RepliesHeld'; held: boolean };
 
 export type Frame = ClientFrame | ServerFrame;
 

@@ -168,6 +168,7 @@ const clientFrames: { [K in ClientFrame['type']]: fc.Arbitrary<Of<ClientFrame, K
   }),
   StageOnly: rec({ type: fc.constant('StageOnly' as const), requestId: u64 }),
   ListLinks: rec({ type: fc.constant('ListLinks' as const), requestId: u64 }),
+  HoldReplies: rec({ type: fc.constant('HoldReplies' as const), held: fc.boolean() }),
 };
 
 const serverFrames: { [K in ServerFrame['type']]: fc.Arbitrary<Of<ServerFrame, K>> } = {
@@ -220,6 +221,7 @@ const serverFrames: { [K in ServerFrame['type']]: fc.Arbitrary<Of<ServerFrame, K
       { maxLength: 8 },
     ),
   }),
+  RepliesHeld: rec({ type: fc.constant('RepliesHeld' as const), held: fc.boolean() }),
   Modes: rec({
     type: fc.constant('Modes' as const),
     mouseTracking: fc.boolean(),

@@ -252,6 +252,8 @@ function clientFrame(m: Meaning): ClientFrame {
     case 'StageOnly':
     case 'ListLinks':
       return { type, requestId: m.big('request_id') };
+    case 'HoldReplies':
+      return { type, held: m.get('held') as boolean };
     default:
       throw new Error(`vector client frame type ${type} is not known`);
   }
@@ -305,6 +307,8 @@ function serverFrame(m: Meaning): ServerFrame {
       return { type, exportId: m.id(), size: m.num('size') };
     case 'Links':
       return { type, requestId: m.big('request_id'), links: m.get('links') as ListedLink[] };
+    case 'RepliesHeld':
+      return { type, held: m.get('held') as boolean };
     case 'Modes':
       return {
         type,

@@ -136,7 +136,10 @@ export class AttachConnection {
       runExclusive: (step) => this.queue.runExclusive(step),
       repaint: () => this.repaintExact(),
       sendModes: () => this.sendModes(),
+      holdReplies: (held) => this.holdReplies(held),
     };
+    // A host that goes (or is replaced) while it held the output answers nothing more: the model stops too.
+    this.relay.add(toDisposable(() => this.holdReplies(false, false)));
     this.lifetime.add(onEvent(socket, 'data', (chunk: Buffer) => this.onData(chunk)));
     this.lifetime.add(
       onEvent(socket, 'end', () => {
@@ -302,6 +305,8 @@ export class AttachConnection {
         this.send({ type: 'Welcome', sessions: 1, features: this.host.features });
         this.sendRepaint();
         this.handshake.to('attached');
+        // The terminal of this host answers the program's queries until it holds the output itself.
+        session.answerQueries = false;
         session.setOutputSink((chunk) => this.sendOutput(chunk));
         this.relay.add(session.onModesChange(() => this.sendModes()));
         // The program ended while this host was being welcomed: now it can be told.
@@ -329,6 +334,24 @@ export class AttachConnection {
     forEachOutputFrame(this.host.session.repaint(), (bytes) => this.send({ type: 'Output', bytes }));
     // A repaint resets the terminal's mouse modes: a host capturing the mouse re-applies its capture on Modes.
     this.sendModes();
+  }
+
+  /** Whether this connection's host holds the program's output (extension `held-replies`). */
+  private repliesHeld = false;
+
+  /**
+   * The host holds the program's output (its palette is up) or no more (extension `held-replies`): from the
+   * RepliesHeld marker sent here on, the session answers the position and status queries in the output (it
+   * goes after every output frame gathered so far, so the host knows exactly which queries it no longer
+   * lets out to its terminal); from a RepliesHeld false on, the host's terminal answers them again.
+   */
+  private holdReplies(held: boolean, mark = true): void {
+    const session = this.host.session;
+    if (held && (!this.handshake.live || !this.host.isCurrent(this))) return;
+    // A connection replaced by another no longer speaks for the session (the new one started answering nothing).
+    if (held || (this.repliesHeld && this.host.isCurrent(this))) session.answerQueries = held;
+    this.repliesHeld = held;
+    if (mark && this.handshake.live) this.send({ type: 'RepliesHeld', held });
   }
 
   /** Modes (extension `modes`) to a host that negotiated it. */

@@ -45,6 +45,8 @@ export interface FrameContext {
   repaint(): Promise<void>;
   /** Modes, to a host that negotiated them. */
   sendModes(): void;
+  /** The host holds the program's output (true) or no more: the session answers its queries, from the RepliesHeld sent here on. */
+  holdReplies(held: boolean): void;
 }
 
 type ControlFrame = Extract<ClientFrame, { type: 'AttachControl' }>;
@@ -114,6 +116,13 @@ export function dispatchFrame(f: ClientFrame, c: FrameContext): void {
         return;
       }
       listLinks(c, f.requestId);
+      return;
+    case 'HoldReplies':
+      if (host.features['held-replies'] === undefined || !c.handshake.hostHas('held-replies')) {
+        host.log(`client ${c.id}: ignored HoldReplies (not negotiated)`);
+        return;
+      }
+      c.holdReplies(f.held);
       return;
     default:
       assertNever(f);

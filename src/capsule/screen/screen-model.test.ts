@@ -345,3 +345,20 @@ test('combining marks on one cell are bounded as terminals bound them, also when
   // The repaint carries the bounded cell.
   assert.ok(m.repaint().length < 10_000);
 });
+
+test('screen model: answers CSI 6 n and CSI 5 n only in output written to be answered, in order, from its cursor', async () => {
+  const m = new ScreenModel({ rows: 5, cols: 10 });
+  const replies: string[] = [];
+  m.onReply = (r) => replies.push(r.toString('latin1'));
+  m.write(Buffer.from('\x1b[3;5H\x1b[6n'));
+  m.write(Buffer.from('\x1b[6nab\x1b[6n\x1b[5n'), undefined, true);
+  // Split across writes, and at the right margin with a write pending: the last column, as terminals say.
+  m.write(Buffer.from('\x1b[4;1H0123456789\x1b['), undefined, true);
+  m.write(Buffer.from('6n\x1b[006n'), undefined, true);
+  // Other forms the host's filter never lets out get no reply here either.
+  m.write(Buffer.from('\x1b[6;1n\x1b[6:1n\x1b[?6n\x1b[7n\x1b[n\x1b[c\x1b[>c'), undefined, true);
+  m.write(Buffer.from('\x1b[H\x1b[6n'));
+  await m.settle();
+  assert.deepEqual(replies, ['\x1b[3;5R', '\x1b[3;7R', '\x1b[0n', '\x1b[4;10R', '\x1b[4;10R']);
+  m.dispose();
+});

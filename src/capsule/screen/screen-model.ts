@@ -65,7 +65,15 @@ export class ScreenModel {
   private scrollRegion: { top: number; bottom: number } | null = null;
   private pendingBytes = 0;
   /** Output waiting for the batch being parsed (see write). */
-  private queued: Array<{ bytes: Uint8Array; done: (() => void) | undefined }> = [];
+  private queued: Array<{ bytes: Uint8Array; done: (() => void) | undefined; answer?: boolean }> = [];
+  /**
+   * Whether each write handed to xterm and not yet parsed was output whose position and status queries the
+   * model answers (see `write`), oldest first: xterm parses its writes in order and calls each one's callback
+   * right after, so the head is the write being parsed when a query's reply comes.
+   */
+  private readonly answering: boolean[] = [];
+  /** Receives the model's replies to queries in output written with `answer` (see `write`). */
+  onReply: ((reply: Buffer) => void) | null = null;
   private parsing = false;
   private readonly fastForward: boolean;
   private readonly fastForwardMinBytes: number;
@@ -133,17 +141,29 @@ export class ScreenModel {
     });
     // DECSC and SCOSC: remembered per buffer so a repaint can save the same cursor in the new terminal.
     this.term.parser.registerEscHandler({ final: '7' }, () => this.onSaveCursor());
+    // DSR: the model answers only `CSI 5 n` and `CSI 6 n` with one plain parameter, the forms the host's filter
+    // lets out to the terminal (csi-policy.ts), and only in output written with `answer`; xterm's own replies
+    // are never used (true: handled). A sub-parameter, `CSI 6:1 n`, comes as a second entry: no reply.
+    this.term.parser.registerCsiHandler({ final: 'n' }, (params) => {
+      if (this.answering[0] !== true || params.length !== 1) return true;
+      if (params[0] === 5) this.onReply?.(Buffer.from('\x1b[0n', 'latin1'));
+      else if (params[0] === 6) this.onReply?.(Buffer.from(this.positionReport(), 'latin1'));
+      return true;
+    });
+    this.term.parser.registerCsiHandler({ prefix: '?', final: 'n' }, () => true);
     this.term.parser.registerCsiHandler({ final: 's' }, () => this.onSaveCursor());
   }
 
   /**
    * Queues bytes for parsing; `onParsed` runs once they are applied. Output that arrives while a batch is
    * being parsed waits and goes to xterm as the next batch: so the state is exact when a batch starts, which
-   * is what lets a batch that begins with a flood of text skip what can no longer be seen.
+   * is what lets a batch that begins with a flood of text skip what can no longer be seen. With `answer`, the
+   * position and status queries in `bytes` are answered through `onReply` as they are parsed (and nothing of
+   * the batch is skipped).
    */
-  write(bytes: Uint8Array, onParsed?: () => void): void {
+  write(bytes: Uint8Array, onParsed?: () => void, answer = false): void {
     this.pendingBytes += bytes.length;
-    this.queued.push({ bytes, done: onParsed });
+    this.queued.push({ bytes, done: onParsed, answer });
     if (this.gatherTimer !== undefined && this.pendingBytes >= FLOOD_GATHER_BYTES) {
       this.parseNext();
       return;
@@ -162,6 +182,15 @@ export class ScreenModel {
       this.gatherTimer = undefined;
       this.parseNext();
     }, this.floodGatherMs);
+  }
+
+  /**
+   * The cursor position report a terminal gives: 1-based row and column of the screen, the column the last
+   * one while a write is pending at the right margin (xterm.js then has the cursor one past it).
+   */
+  private positionReport(): string {
+    const b = this.term.buffer.active;
+    return `\x1b[${b.cursorY + 1};${Math.min(b.cursorX, this.term.cols - 1) + 1}R`;
   }
 
   /** Bytes fed but not yet parsed. */
@@ -207,7 +236,8 @@ export class ScreenModel {
     // its parser's state private; an xterm without it (the version is pinned) just never skips.
     let cut: FloodCut | null = null;
     let from = 0;
-    if (this.fastForward && this.scrollRegion === null && total >= this.fastForwardMinBytes) {
+    // Output whose queries the model answers is parsed whole: a query in what a cut skips would go unanswered.
+    if (this.fastForward && this.scrollRegion === null && total >= this.fastForwardMinBytes && !batch.some((e) => e.answer === true)) {
       const chunks = batch.map((e) => e.bytes);
       const state = this.parserState.state();
       from = state === undefined ? -1 : state === 0 ? 0 : sequenceEnd(chunks, state);
@@ -223,26 +253,32 @@ export class ScreenModel {
     // Handed over in slices: xterm checks its time budget between writes, not inside one, so a large batch
     // in one write would hold the event loop (and with it the relay and the keyboard) until it is parsed.
     // With a cut: the bytes before `from`, the pen the skipped SGR sequences left, the bytes from the cut.
-    const slices: Uint8Array[] = [];
+    const slices: Array<{ bytes: Uint8Array; answer: boolean }> = [];
     const parse = (start: number, end: number): void => {
       let base = 0;
-      for (const { bytes } of batch) {
+      for (const { bytes, answer } of batch) {
         const a = Math.max(start, base) - base;
         const b = Math.min(end, base + bytes.length) - base;
-        for (let at = a; at < b; at += PARSE_SLICE_BYTES) slices.push(bytes.subarray(at, Math.min(b, at + PARSE_SLICE_BYTES)));
+        for (let at = a; at < b; at += PARSE_SLICE_BYTES) slices.push({ bytes: bytes.subarray(at, Math.min(b, at + PARSE_SLICE_BYTES)), answer: answer === true });
         base += bytes.length;
       }
     };
     if (cut !== null && skip > 0) {
       parse(0, from);
-      if (cut.pen.length > 0) slices.push(cut.pen);
+      if (cut.pen.length > 0) slices.push({ bytes: cut.pen, answer: false });
       parse(cut.at, total);
     } else {
       parse(0, total);
     }
-    const last = slices.pop() ?? new Uint8Array(0);
-    for (const slice of slices) this.term.write(slice);
-    this.term.write(last, () => {
+    const last = slices.pop() ?? { bytes: new Uint8Array(0), answer: false };
+    const parsed = (): void => void this.answering.shift();
+    for (const slice of slices) {
+      this.answering.push(slice.answer);
+      this.term.write(slice.bytes, parsed);
+    }
+    this.answering.push(last.answer);
+    this.term.write(last.bytes, () => {
+      parsed();
       this.parsing = false;
       this.pendingBytes -= total;
       for (const e of batch) e.done?.();

@@ -482,3 +482,20 @@ test('capsule server: a host that negotiated notices gets Notice frames instead 
   assert.deepEqual(n, { type: 'Notice', level: 'success', text: 'offered: out.png' });
   assert.ok(!c.output().slice(before).includes('offered'), 'the capsule drew nothing itself');
 });
+
+test('capsule server: between RepliesHeld true and false the model answers the program\'s CSI 6 n and CSI 5 n, and only then', async (t) => {
+  const f = await start(t, BASH);
+  const c = await f.attach();
+  c.send({ type: 'ExtHello', features: { 'held-replies': 1 } });
+  const ask = (tag: string): Buffer =>
+    Buffer.from(`stty -icanon -echo; printf '\\033[3;5H\\033[6n\\033[5n'; r=; read -r -t 2 -d n r; stty sane; echo "${tag}[\${r//$'\\e'/E}]"\r`);
+  c.send({ type: 'HoldReplies', held: true });
+  assert.deepEqual(await c.waitForFrame('RepliesHeld'), { type: 'RepliesHeld', held: true });
+  c.send({ type: 'Input', bytes: ask('HE""LD') });
+  await c.waitForOutput('HELD[E[3;5RE[0]');
+  c.send({ type: 'HoldReplies', held: false });
+  await pollUntil('RepliesHeld false', () => c.frames.some((x) => x.type === 'RepliesHeld' && !x.held));
+  // The host's terminal answers again (this client answers nothing): the program's read times out.
+  c.send({ type: 'Input', bytes: ask('FR""EE') });
+  await c.waitForOutput('FREE[]');
+});

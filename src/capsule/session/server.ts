@@ -18,7 +18,7 @@ import type { Session } from './session.ts';
 export const MAX_CONNECTIONS = 16;
 export const MAX_PENDING_HANDSHAKES = 8;
 /** The extensions this capsule implements (docs/protocol.md, "Extensions"). */
-export const CAPSULE_FEATURES: FeatureVersions = { 'exit-status': 1, notice: 1, repaint: 1, resolve: 1, modes: 1, 'image-staged': 1, 'stage-only': 1, 'file-stage': 1, forward: 1, 'link-list': 1 };
+export const CAPSULE_FEATURES: FeatureVersions = { 'exit-status': 1, notice: 1, repaint: 1, resolve: 1, modes: 1, 'image-staged': 1, 'stage-only': 1, 'file-stage': 1, forward: 1, 'link-list': 1, 'held-replies': 1 };
 
 export interface CapsuleInfo {
   name: string;

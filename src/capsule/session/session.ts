@@ -156,6 +156,8 @@ export class Session {
     this.store.add(this.drainEmitter);
     this.store.add(this.modesEmitter);
     this.model = new ScreenModel({ rows, cols });
+    // The model's replies to the position and status queries it answers (see `answerQueries`) go to the program as input.
+    this.model.onReply = (reply) => void this.write(reply);
     // node-pty's public write() drops the stream's write() result, so backpressure is read from the
     // tty stream it wraps (node-pty 1.1 UnixTerminal._socket). Without it, writes still work unbounded.
     const stream = this.internals.stream;
@@ -231,6 +233,13 @@ export class Session {
   get status(): number | null {
     return this.exitStatus;
   }
+
+  /**
+   * While true, the position and status queries in output read from now on (`CSI 6 n`, `CSI 5 n`) are
+   * answered from the screen model, in order, as it parses them: the attached host holds the program's output
+   * (its palette is up) and the terminal never sees them (extension `held-replies`, docs/terminal-policy.md).
+   */
+  answerQueries = false;
 
   /** Sets (or clears) where live output goes. */
   setOutputSink(sink: OutputSink | null): void {
@@ -417,10 +426,14 @@ export class Session {
 
   private onOutput(chunk: Buffer): void {
     this.sink?.(chunk);
-    this.model.write(chunk, () => {
-      if (this.model.backlog < MODEL_BACKLOG_LOW) this.release('model');
-      this.checkModes();
-    });
+    this.model.write(
+      chunk,
+      () => {
+        if (this.model.backlog < MODEL_BACKLOG_LOW) this.release('model');
+        this.checkModes();
+      },
+      this.answerQueries,
+    );
     if (this.model.backlog > MODEL_BACKLOG_HIGH) this.hold('model');
     // Last: a collection that falls due on this chunk (a keystroke's echo after a flood) runs once the
     // chunk has gone to the host, not before it.

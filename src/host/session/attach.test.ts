@@ -244,3 +244,86 @@ test('attach: malformed frames in sync are skipped with a notice, and a flood of
   cap.send({ type: 'Shutdown', reason: null });
   await done;
 });
+
+/** A palette action's title: on the terminal once the palette is drawn. */
+const PALETTE_TEXT = 'Detach (the program keeps running)';
+
+test('attach: with held-replies the palette is drawn at the capsule\'s RepliesHeld, and output is written up to it and from the one after', async (t) => {
+  const cap = await fakeCapsule(t);
+  const term = fakeTerminal();
+  const session = new AttachSession({ transport: cap.client, terminal: term.terminal, name: 'x' });
+  const done = session.start();
+  await cap.waitFor('Hello');
+  cap.send({ type: 'Welcome', sessions: 1, features: { 'held-replies': 1, repaint: 1 } });
+  await cap.waitFor('ExtHello');
+  const holds = () => cap.frames.flatMap((f) => (f.type === 'HoldReplies' ? [f.held] : []));
+  // A mark nobody asked for holds nothing: the capsule cannot make the host drop the program's output.
+  cap.send({ type: 'RepliesHeld', held: true });
+  cap.send({ type: 'Output', bytes: Buffer.from('unasked-mark') });
+  await pollUntil('the output after an unasked mark', () => term.written().includes('unasked-mark'));
+  term.stdin.write(Buffer.from([0x1c]));
+  await pollUntil('HoldReplies true', () => holds().length === 1);
+  assert.deepEqual(holds(), [true]);
+  // Before the mark the output is the terminal's (its queries too); a RepliesHeld not asked for changes nothing.
+  cap.send({ type: 'RepliesHeld', held: false });
+  cap.send({ type: 'Output', bytes: Buffer.from('before-mark\x1b[6n') });
+  await pollUntil('the output before the mark', () => term.written().includes('before-mark\x1b[6n'));
+  assert.ok(!term.written().includes(PALETTE_TEXT), 'the palette waits for the mark');
+  cap.send({ type: 'RepliesHeld', held: true });
+  await pollUntil('the palette drawn', () => term.written().includes(PALETTE_TEXT));
+  cap.send({ type: 'Output', bytes: Buffer.from('held-output\x1b[6n') });
+  term.stdin.write(Buffer.from([0x1b]));
+  await pollUntil('HoldReplies false', () => holds().length === 2);
+  assert.deepEqual(holds(), [true, false]);
+  await cap.waitFor('Repaint');
+  cap.send({ type: 'Output', bytes: Buffer.from('still-held') });
+  cap.send({ type: 'RepliesHeld', held: false });
+  cap.send({ type: 'Output', bytes: Buffer.from('after-mark') });
+  await pollUntil('the output after the second mark', () => term.written().includes('after-mark'));
+  assert.ok(!term.written().includes('held-output') && !term.written().includes('still-held'), 'nothing between the marks was written');
+  cap.send({ type: 'Shutdown', reason: null });
+  await done;
+});
+
+test('attach: a capsule that never sends RepliesHeld still gets the palette drawn, and output flows again after it closes', async (t) => {
+  const cap = await fakeCapsule(t);
+  const term = fakeTerminal();
+  const session = new AttachSession({ transport: cap.client, terminal: term.terminal, name: 'x' });
+  const done = session.start();
+  await cap.waitFor('Hello');
+  cap.send({ type: 'Welcome', sessions: 1, features: { 'held-replies': 1, repaint: 1 } });
+  await cap.waitFor('ExtHello');
+  term.stdin.write(Buffer.from([0x1c]));
+  await pollUntil('the palette drawn without the mark', () => term.written().includes(PALETTE_TEXT));
+  cap.send({ type: 'Output', bytes: Buffer.from('under-palette') });
+  term.stdin.write(Buffer.from([0x1b]));
+  await cap.waitFor('Repaint');
+  await pollUntil('output written again', () => {
+    cap.send({ type: 'Output', bytes: Buffer.from('x') });
+    return term.written().includes('x');
+  });
+  assert.ok(!term.written().includes('under-palette'));
+  cap.send({ type: 'Shutdown', reason: null });
+  await done;
+});
+
+test('attach: a feature overlay asks the capsule to hold replies, and lets go before the repaint it asks for', async (t) => {
+  const cap = await fakeCapsule(t);
+  const term = fakeTerminal();
+  const session = new AttachSession({ transport: cap.client, terminal: term.terminal, name: 'x' });
+  const done = session.start();
+  await cap.waitFor('Hello');
+  cap.send({ type: 'Welcome', sessions: 1, features: { 'held-replies': 1, repaint: 1 } });
+  await cap.waitFor('ExtHello');
+  const up = session.showOverlay({ draw: () => 'OVERLAY', handle: () => undefined });
+  await pollUntil('HoldReplies true', () => cap.frames.some((f) => f.type === 'HoldReplies' && f.held));
+  cap.send({ type: 'RepliesHeld', held: true });
+  up.dispose();
+  const order = await pollUntil('HoldReplies false, then Repaint', () => {
+    const o = cap.frames.flatMap((f) => (f.type === 'HoldReplies' ? [`hold ${f.held}`] : f.type === 'Repaint' ? ['repaint'] : []));
+    return o.length === 3 ? o : undefined;
+  });
+  assert.deepEqual(order, ['hold true', 'hold false', 'repaint']);
+  cap.send({ type: 'Shutdown', reason: null });
+  await done;
+});

@@ -50,6 +50,11 @@ export const FAILURE_DETAIL_TIMEOUT_MS = 1_000;
  * otherwise keep the operator's terminal in raw mode, with a palette key held for the Welcome (no detach).
  */
 export const WELCOME_TIMEOUT_MS = 20_000;
+/**
+ * How long the palette waits for the capsule's RepliesHeld (extension `held-replies`) before it is drawn
+ * anyway, and how long the output stays held after the palette closed when the capsule does not mark the end.
+ */
+export const HOLD_REPLIES_TIMEOUT_MS = 1_000;
 const DETACH_REQUEST_ID = 1n;
 const BEL = Buffer.from([0x07]);
 
@@ -122,10 +127,12 @@ export class AttachSession implements FeatureSession {
         terminal,
         notify: (level, text) => this.notify(level, text),
         closed: () => {
+          this.releaseReplies();
           // The capsule repaints the program's screen, which kept updating meanwhile.
           this.repaint();
           this.overlay.redrawSoon();
         },
+        holdOutput: (ready) => this.holdReplies(ready),
       }),
     );
     this.store.add(this.palette.onChoose(() => this.gesture('palette-action')));
@@ -137,6 +144,7 @@ export class AttachSession implements FeatureSession {
         notify: (level, text) => this.notify(level, text),
         // The capsule repaints the program's screen, which kept updating under the prompt.
         confirmClosed: () => {
+          this.releaseReplies();
           this.repaint();
           this.overlay.redrawSoon();
         },
@@ -192,7 +200,11 @@ export class AttachSession implements FeatureSession {
   /** Resolves once every action logged so far is written. */
   readonly actionsLogged = (): Promise<void> => this.requests.actionsLogged();
   readonly admitUpstream = (kind: HostRequestKind, action: string, target: string): boolean => this.requests.admitUpstream(kind, action, target);
-  readonly confirm = (request: ConfirmRequest): Promise<boolean> => this.requests.confirm(request);
+  readonly confirm = (request: ConfirmRequest): Promise<boolean> => {
+    const answer = this.requests.confirm(request);
+    if (this.confirmer.isOpen) this.holdForUi();
+    return answer;
+  };
 
   readonly #urlOpenHooks = new UrlOpenHooks();
   addUrlOpenHook(hook: UrlOpenHook): Disposable {
@@ -204,6 +216,7 @@ export class AttachSession implements FeatureSession {
 
   showOverlay(overlay: FeatureOverlay): Disposable {
     this.featureOverlay = overlay;
+    this.holdForUi();
     // The operator's colours while it is up, as for the palette (the program's are put back after).
     const colours = this.o.terminal.hostColours();
     this.drawFeatureOverlay();
@@ -214,6 +227,7 @@ export class AttachSession implements FeatureSession {
         return;
       }
       this.featureOverlay = null;
+      this.releaseReplies();
       // The capsule repaints the program's screen, which kept updating under the overlay.
       this.repaint();
       colours.dispose();
@@ -325,6 +339,7 @@ export class AttachSession implements FeatureSession {
       if (!this.welcomed) void this.lose(`the capsule did not answer the handshake within ${welcomeMs / 1000} s`);
     }, welcomeMs);
     this.store.add(toDisposable(() => clearTimeout(this.noWelcome)));
+    this.store.add(toDisposable(() => clearTimeout(this.holdTimer)));
     this.store.add(terminal.onData((chunk) => this.input.push(chunk)));
     terminal.stdin.resume();
     this.store.add(
@@ -337,6 +352,104 @@ export class AttachSession implements FeatureSession {
       }),
     );
     return this.done;
+  }
+
+  /**
+   * The markers asked of the capsule with HoldReplies and not yet received (extension `held-replies`), in
+   * order; a RepliesHeld that is not the next one asked for is ignored.
+   */
+  private readonly repliesAsked: boolean[] = [];
+  /**
+   * The capsule answers the program's position and status queries (from its RepliesHeld true to its
+   * RepliesHeld false): the output meanwhile is never written, so no query in it reaches the terminal too.
+   */
+  private capsuleAnswers = false;
+  /** The palette waiting for RepliesHeld true to be drawn. */
+  private heldReady: (() => void) | null = null;
+  private holdTimer: NodeJS.Timeout | undefined;
+
+  /**
+   * The palette opens (docs/terminal-policy.md, "Replies"): with `held-replies`, the capsule is asked to answer
+   * the program's position and status queries from its screen model, and the palette is drawn (`ready`) once
+   * its RepliesHeld marks where that begins: the output before the mark is still written, so each query is
+   * answered exactly once, by the terminal before the mark and by the capsule after it.
+   */
+  private holdReplies(ready: () => void): void {
+    if (!hasFeature(this.negotiated, 'held-replies') || this.finished) {
+      ready();
+      return;
+    }
+    this.heldReady = ready;
+    this.relay.send({ type: 'HoldReplies', held: true });
+    this.repliesAsked.push(true);
+    this.armHoldTimer(() => {
+      // A capsule that does not answer: the palette is drawn all the same, and its output dropped as before.
+      this.o.log?.('the capsule did not mark held replies in time');
+      this.takeHeldReady();
+    });
+  }
+
+  /** Whether the capsule was last asked to answer the program's queries (or does, asked nothing since). */
+  private get repliesHeld(): boolean {
+    return this.repliesAsked.length > 0 ? this.repliesAsked.at(-1) === true : this.capsuleAnswers;
+  }
+
+  /**
+   * A confirmation prompt or a feature's overlay is up, drawn at once: the capsule answers the program's
+   * queries from its mark on (the output before the mark and after the box was drawn is held, queries too).
+   */
+  private holdForUi(): void {
+    if (!hasFeature(this.negotiated, 'held-replies') || this.finished || this.repliesHeld) return;
+    this.relay.send({ type: 'HoldReplies', held: true });
+    this.repliesAsked.push(true);
+  }
+
+  /**
+   * Host UI closed: once none is up, the terminal answers the program's queries again from the capsule's
+   * RepliesHeld false on (asked before the repaint, which then comes after the mark).
+   */
+  private releaseReplies(): void {
+    if (this.palette.isOpen || this.confirmer.isOpen || this.featureOverlay !== null) return;
+    this.heldReady = null;
+    if (!this.repliesHeld || this.finished) return;
+    this.relay.send({ type: 'HoldReplies', held: false });
+    this.repliesAsked.push(false);
+    this.armHoldTimer(() => {
+      this.o.log?.('the capsule did not mark the end of held replies in time');
+      this.capsuleAnswers = false;
+    });
+  }
+
+  private armHoldTimer(fire: () => void): void {
+    clearTimeout(this.holdTimer);
+    this.holdTimer = setTimeout(fire, HOLD_REPLIES_TIMEOUT_MS);
+  }
+
+  private takeHeldReady(): void {
+    const ready = this.heldReady;
+    this.heldReady = null;
+    ready?.();
+  }
+
+  private onRepliesHeld(held: boolean): void {
+    if (this.repliesAsked[0] !== held) {
+      this.o.log?.(`ignored a RepliesHeld ${held} not asked for`);
+      return;
+    }
+    this.repliesAsked.shift();
+    this.capsuleAnswers = held;
+    if (this.repliesAsked.length === 0) clearTimeout(this.holdTimer);
+    if (held && this.repliesAsked.length === 0) this.takeHeldReady();
+  }
+
+  /**
+   * Whether the program's output is held: while the palette or a confirmation is up, the output only updates
+   * the capsule's screen model; closing it repaints from there, so nothing is lost and nothing draws over the
+   * host's box. With `held-replies`, from the capsule's mark on (the palette is drawn there) to its mark after.
+   */
+  private get outputHeld(): boolean {
+    if (this.confirmer.isOpen || this.featureOverlay !== null || this.capsuleAnswers) return true;
+    return hasFeature(this.negotiated, 'held-replies') ? this.palette.isShown : this.palette.isOpen;
   }
 
   /** Asks the capsule to resend modes and the full screen (only when negotiated). Returns whether sent. */
@@ -381,9 +494,7 @@ export class AttachSession implements FeatureSession {
     if (this.finished) return;
     switch (f.type) {
       case 'Output':
-        // While the palette or a confirmation is up the program's output only updates the capsule's screen
-        // model; closing it repaints from there, so nothing is lost and nothing draws over the host's box.
-        if (this.palette.isOpen || this.confirmer.isOpen || this.featureOverlay !== null) return;
+        if (this.outputHeld) return;
         this.relay.writeOutput(f.bytes);
         this.overlay.afterOutput();
         return;
@@ -401,6 +512,9 @@ export class AttachSession implements FeatureSession {
         return;
       case 'Bell':
         this.o.terminal.write(BEL);
+        return;
+      case 'RepliesHeld':
+        this.onRepliesHeld(f.held);
         return;
       case 'ExitStatus':
         this.exitStatus = f.status;

@@ -22,6 +22,12 @@ export interface PaletteControllerOptions {
   closed: () => void;
   /** Reports an action's failure. */
   notify: (level: NoticeLevel, text: string) => void;
+  /**
+   * Called as the palette opens: calls `ready` once the program's output is held (at once, or when the
+   * capsule marked where it starts answering the program's queries, extension `held-replies`). The palette
+   * takes keys at once and is drawn from `ready` on.
+   */
+  holdOutput?: (ready: () => void) => void;
 }
 
 export class PaletteController implements Disposable {
@@ -35,6 +41,10 @@ export class PaletteController implements Disposable {
   /** What each entry with a target drew in this opening. */
   private readonly targets = new Map<string, { target: string | null; literal: boolean }>();
   private colours: Disposable | undefined;
+  /** The palette is open and its output hold is in place: it is drawn. */
+  private drawn = false;
+  /** Counts openings, so a `ready` for an earlier one does nothing. */
+  private openings = 0;
   /** The operator chose an action (fired before it runs). */
   readonly onChoose = this.chosen.event;
   /** The palette opened. */
@@ -73,8 +83,16 @@ export class PaletteController implements Disposable {
       if (a.readsTarget !== undefined) this.palette.register({ ...this.shown(a), title: a.readsTarget.pendingTitle, pending: true });
     }
     this.palette.open();
-    this.colours ??= this.o.terminal.hostColours?.();
-    this.draw();
+    this.drawn = false;
+    const drawing = ++this.openings;
+    const ready = (): void => {
+      if (drawing !== this.openings || !this.palette.isOpen || this.drawn) return;
+      this.drawn = true;
+      this.colours ??= this.o.terminal.hostColours?.();
+      this.draw();
+    };
+    if (this.o.holdOutput) this.o.holdOutput(ready);
+    else ready();
     this.opened.fire(opening);
   }
 
@@ -91,6 +109,11 @@ export class PaletteController implements Disposable {
     return { id: action.id, title: action.title, ...(action.key !== undefined ? { key: action.key } : {}), ...(action.prompt !== undefined ? { prompt: action.prompt } : {}) };
   }
 
+  /** True while the palette is open and drawn (the program's output is held). */
+  get isShown(): boolean {
+    return this.palette.isOpen && this.drawn;
+  }
+
   /** Changes an action's title (an offer's target shown in its entry); redraws when open. */
   retitle(id: string, title: string): void {
     const action = this.actions.get(id);
@@ -105,7 +128,7 @@ export class PaletteController implements Disposable {
 
   /** Draws the palette again (after a resize); a no-op while closed. */
   redraw(): void {
-    if (this.palette.isOpen) this.draw();
+    if (this.isShown) this.draw();
   }
 
   /**
@@ -150,7 +173,7 @@ export class PaletteController implements Disposable {
       }
       return rest;
     }
-    if (this.palette.isOpen) this.draw();
+    if (this.isShown) this.draw();
     return rest;
   }
 
@@ -164,7 +187,9 @@ export class PaletteController implements Disposable {
     if (this.actions.get(id)?.readsTarget === undefined) return undefined;
     const t = this.targets.get(id);
     if (t === undefined) return { target: null, seen: false };
-    return { target: t.target, seen: t.literal && this.palette.titleShownWhole(id, this.o.terminal.size().cols) };
+    // Seen only once the palette is drawn (it waits for the capsule's reply mark, up to a second): a key
+    // pressed before that acted on nothing the operator saw, so the target is confirmed first.
+    return { target: t.target, seen: this.drawn && t.literal && this.palette.titleShownWhole(id, this.o.terminal.size().cols) };
   }
 
   private run(action: SessionAction, argument?: string, shown?: ShownTarget): void {
@@ -188,6 +213,7 @@ export class PaletteController implements Disposable {
   private close(): void {
     this.opening.current = false;
     this.palette.close();
+    this.drawn = false;
     this.o.closed();
     this.releaseColours();
   }

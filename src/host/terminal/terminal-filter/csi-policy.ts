@@ -68,8 +68,10 @@ export function csiDecision(ctx: FilterContext, params: string, inter: string, f
         case 'l':
           return ansiModes(ctx, p, final);
         case 'n':
-          if (p === '5') ctx.expectations.expect('status');
-          else if (p === '6') ctx.expectations.expect('cpr');
+          // Leading zeros are the same number to a terminal, and to the capsule's model, which answers these
+          // while the palette holds the output (docs/terminal-policy.md, "Replies").
+          if (/^0*5$/.test(p)) ctx.expectations.expect('status');
+          else if (/^0*6$/.test(p)) ctx.expectations.expect('cpr');
           else return ctx.dropped('CSI n (report)');
           return PASS;
         case 'c':
