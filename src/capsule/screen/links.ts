@@ -197,7 +197,7 @@ export function listVisibleLinks(term: Terminal, tracker: Osc8Tracker): ListedLi
     const key = row * term.cols + col;
     if (!found.has(key)) found.set(key, { row, col, cells, source, url });
   };
-  for (const span of tracker.spans()) {
+  for (const span of tracker.spans(top, bottom)) {
     const endLine = span.startLine + span.rowSpan;
     if (endLine < top || span.startLine > bottom) continue;
     const line = Math.max(span.startLine, top);
