@@ -4,12 +4,14 @@
 //  - Copilot writes its sign-in link, moves the cursor over cells it has not written, closes the link,
 //    then draws a spinner into those cells: the link keeps its full target (with its `state`).
 //  - A link cleared from the screen is gone: the same text printed again without a link opens that text.
+//  - OpenCode and Qwen wrap long URLs themselves (a hard newline at the last column, no OSC 8): the URL
+//    opens whole, by click and by hint, and the host's prompt shows the joined target first.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { confirmOnScreen, paneFor, startSession } from './helpers/jackin-cli.ts';
 import { pollUntil } from './helpers/poll.ts';
 import { recordingOpener } from './helpers/recording-opener.ts';
-import type { TmuxPane } from './helpers/tmux.ts';
+import { shellQuote, type TmuxPane } from './helpers/tmux.ts';
 
 const PALETTE_KEY = [0x1c];
 const CTRL = 16;
@@ -96,4 +98,36 @@ test('links: after the screen is erased, the same text printed without a link op
   await confirmShown(pane, 'https://example.com/same', rec.opened, 0);
   await pollUntil('the Ctrl+click to reach the opener', () => rec.opened().length === 1, { last: rec.opened });
   assert.deepEqual(rec.opened(), ['https://example.com/same']);
+});
+
+test('links: a URL the program wrapped itself at the last column opens whole, by click on either row and by hint', async (t) => {
+  const rec = recordingOpener(t);
+  const pane = await paneFor(t, { env: rec.env, cols: 60 });
+  await startSession(pane, 'links-hardwrap');
+  await waitForCapture(pane);
+  const { cols } = await pane.size();
+  const head = `https://example.com/hard/${'a'.repeat(cols - 'https://example.com/hard/'.length)}`;
+  const tail = 'bc?state=xyz';
+  const full = head + tail;
+  assert.equal(head.length, cols);
+  // A hard newline right after the last column, as OpenCode and Qwen write: no soft wrap, no OSC 8.
+  await pane.typeLine(`clear; printf '%s\\n%s\\n' ${shellQuote(head)} ${shellQuote(tail)}`);
+  await pane.waitForText(new RegExp(`^${tail.replace(/[?]/g, '\\?')}$`, 'm'));
+  const row = await rowOf(pane, head);
+
+  await click(pane, CTRL, row, 3);
+  await confirmShown(pane, full, rec.opened, 0);
+  await pollUntil('the click on the first row to reach the opener', () => rec.opened().length === 1, { last: rec.opened });
+  await click(pane, CTRL, row + 1, 4);
+  await confirmShown(pane, full, rec.opened, 1);
+  await pollUntil('the click on the second row to reach the opener', () => rec.opened().length === 2, { last: rec.opened });
+
+  await pane.sendBytes(PALETTE_KEY);
+  await pane.waitForText('Open link on screen');
+  await pane.sendBytes([...Buffer.from('o')]);
+  await pane.waitForText('type a label to');
+  await pane.sendBytes([...Buffer.from('a')]);
+  await confirmShown(pane, full, rec.opened, 2);
+  await pollUntil('the hint to reach the opener', () => rec.opened().length === 3, { last: rec.opened });
+  assert.deepEqual(rec.opened(), [full, full, full]);
 });

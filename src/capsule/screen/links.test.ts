@@ -302,3 +302,38 @@ test('the visible links: an overwritten hyperlink is not listed, and the list st
   assert.equal(listed.length, 128);
   assert.equal(listed[0]!.url, 'https://h0.example');
 });
+
+test('a URL the program broke with a hard newline at the last column is read whole from either row', async () => {
+  const { term, tracker } = setup(20);
+  // OpenCode and Qwen wrap long URLs themselves: the row is full, then CR LF, no soft wrap, no OSC 8.
+  await write(term, 'https://example.com/\r\nabc?state=1 next\r\n');
+  assert.equal(term.buffer.active.getLine(1)?.isWrapped, false);
+  for (const [row, col] of [[0, 0], [0, 19], [1, 0], [1, 10]] as const) {
+    assert.deepEqual(resolveLinkAt(term, tracker, row, col), { url: 'https://example.com/abc?state=1', source: 'text', label: 'https://example.com/abc?state=1' }, `${row},${col}`);
+  }
+  assert.equal(resolveLinkAt(term, tracker, 1, 12), null);
+  assert.deepEqual(listVisibleLinks(term, tracker), [{ row: 0, col: 0, cells: 20, source: 'text', url: 'https://example.com/abc?state=1' }]);
+  // Over three rows, and after a soft wrap.
+  await write(term, 'see https://example.\r\ncom/aaaaaaaaaaaaaaaa\r\nbbb\r\n');
+  assert.equal(resolveLinkAt(term, tracker, 4, 1)?.url, 'https://example.com/aaaaaaaaaaaaaaaabbb');
+  assert.equal(resolveLinkAt(term, tracker, 2, 6)?.url, 'https://example.com/aaaaaaaaaaaaaaaabbb');
+  await write(term, '\x1b[2J\x1b[H12345 https://exampl' + 'e.com/soft/wrapped/x\r\nyz\r\n');
+  assert.equal(term.buffer.active.getLine(term.buffer.active.viewportY + 1)?.isWrapped, true);
+  assert.equal(resolveLinkAt(term, tracker, 2, 0)?.url, 'https://example.com/soft/wrapped/xyz');
+  assert.equal(resolveLinkAt(term, tracker, 0, 8)?.url, 'https://example.com/soft/wrapped/xyz');
+});
+
+test('rows are not joined unless a URL runs to the last column and the next row goes on at its first', async () => {
+  const { term, tracker } = setup(20, 8);
+  await write(term, 'https://example.com\r\n/not-joined\r\n'); // ends before the last column
+  assert.equal(resolveLinkAt(term, tracker, 0, 2)?.url, 'https://example.com');
+  await write(term, 'https://example.com/\r\n next\r\n'); // the next row starts with a blank
+  assert.equal(resolveLinkAt(term, tracker, 2, 2)?.url, 'https://example.com/');
+  await write(term, 'plain words end here\r\nhttps://x.example/a\r\n'); // no URL at the end of the row
+  assert.equal(resolveLinkAt(term, tracker, 4, 19), null);
+  assert.equal(resolveLinkAt(term, tracker, 5, 2)?.url, 'https://x.example/a');
+  // Paths keep to soft wraps only.
+  await write(term, '\x1b[2J\x1b[Hsee /tmp/aaaaaaaaaaaa\r\nbbb\r\n');
+  assert.equal(resolvePathAt(term, tracker, 0, 6)?.path, '/tmp/aaaaaaaaaaaa');
+  assert.deepEqual(listVisibleLinks(term, tracker), []);
+});
