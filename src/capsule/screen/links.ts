@@ -1,7 +1,8 @@
 /**
  * Link resolution from the capsule's screen model (an @xterm/headless Terminal): the OSC 8 target at a
- * cell (recorded by osc8-tracker.ts), else the URL or path token shown there (policy/link-token.ts), read
- * across wrapped rows.
+ * cell (read by osc8-tracker.ts), else the URL or path token shown there (policy/link-token.ts), read
+ * across soft-wrapped rows and, for URLs, across a hard newline the program wrote at the last column
+ * inside a URL (see continuesOnto).
  */
 import type { Terminal } from '@xterm/headless';
 import { lineFromCells, linkTokenAt, linkTokensIn, pathTokenAt, type Cell } from '../../policy/link-token.ts';
