@@ -48,6 +48,12 @@ export interface Osc8Tracker extends IDisposable {
    * of cells carrying the same link (a run that starts above `top` is given from `top`).
    */
   spans(top: number, bottom: number): Osc8Span[];
+  /**
+   * Whether a hyperlink is open (the next printed cell joins it). xterm drops a link's target once no row
+   * it printed on is left, so skipping output printed while a link is open would lose targets that parsing
+   * it keeps: the screen model does not skip then.
+   */
+  linkOpen(): boolean;
   /** Whether the xterm internals the tracker reads were found (false: no cell is ever a hyperlink). */
   readonly available: boolean;
 }
@@ -68,8 +74,8 @@ function linkServiceOf(term: Terminal): LinkService | undefined {
  * xterm's id of the OSC 8 link a cell belongs to (0 for none). Only a cell with extended attributes has one:
  * a reused cell object keeps the `extended` of the last cell loaded into it that had them.
  */
-function linkIdOf(cell: IBufferCell): number {
-  const c = cell as unknown as { hasExtendedAttrs?: () => number; extended?: { urlId?: unknown } };
+function linkIdOf(cell: object): number {
+  const c = cell as { hasExtendedAttrs?: () => number; extended?: { urlId?: unknown } };
   if (typeof c.hasExtendedAttrs !== 'function' || c.hasExtendedAttrs() === 0) return 0;
   const id = c.extended?.urlId;
   return typeof id === 'number' ? id : 0;
@@ -126,6 +132,11 @@ export function createOsc8Tracker(term: Terminal): Osc8Tracker {
 
   return {
     available,
+    linkOpen() {
+      if (service === undefined) return false;
+      const pen = (term as unknown as { _core?: { _inputHandler?: { _curAttrData?: unknown } } })._core?._inputHandler?._curAttrData;
+      return typeof pen === 'object' && pen !== null && linkIdOf(pen) !== 0;
+    },
     hitTest(line, col) {
       if (service === undefined || !Number.isInteger(line) || !Number.isInteger(col)) return null;
       const b = term.buffer.active;

@@ -207,7 +207,8 @@ export class ScreenModel {
     // its parser's state private; an xterm without it (the version is pinned) just never skips.
     let cut: FloodCut | null = null;
     let from = 0;
-    if (this.fastForward && this.scrollRegion === null && total >= this.fastForwardMinBytes) {
+    // Not while an OSC 8 link is open: the skipped rows would have kept its target alive (osc8-tracker.ts).
+    if (this.fastForward && this.scrollRegion === null && total >= this.fastForwardMinBytes && !this.links.linkOpen()) {
       const chunks = batch.map((e) => e.bytes);
       const state = this.parserState.state();
       from = state === undefined ? -1 : state === 0 ? 0 : sequenceEnd(chunks, state);
