@@ -74,8 +74,8 @@ function linkServiceOf(term: Terminal): LinkService | undefined {
  * xterm's id of the OSC 8 link a cell belongs to (0 for none). Only a cell with extended attributes has one:
  * a reused cell object keeps the `extended` of the last cell loaded into it that had them.
  */
-function linkIdOf(cell: object): number {
-  const c = cell as { hasExtendedAttrs?: () => number; extended?: { urlId?: unknown } };
+function linkIdOf(cell: IBufferCell): number {
+  const c = cell as unknown as { hasExtendedAttrs?: () => number; extended?: { urlId?: unknown } };
   if (typeof c.hasExtendedAttrs !== 'function' || c.hasExtendedAttrs() === 0) return 0;
   const id = c.extended?.urlId;
   return typeof id === 'number' ? id : 0;
@@ -134,8 +134,11 @@ export function createOsc8Tracker(term: Terminal): Osc8Tracker {
     available,
     linkOpen() {
       if (service === undefined) return false;
-      const pen = (term as unknown as { _core?: { _inputHandler?: { _curAttrData?: unknown } } })._core?._inputHandler?._curAttrData;
-      return typeof pen === 'object' && pen !== null && linkIdOf(pen) !== 0;
+      // xterm's own test (InputHandler._getCurrentLinkId): the pen's link id, read even when the pen's flag
+      // for extended attributes is off (a DECRC restores the flag, not the id, and SGR 0 sets it again).
+      const pen = (term as unknown as { _core?: { _inputHandler?: { _curAttrData?: { extended?: { urlId?: unknown } } } } })._core?._inputHandler?._curAttrData;
+      const id = pen?.extended?.urlId;
+      return typeof id === 'number' && id !== 0;
     },
     hitTest(line, col) {
       if (service === undefined || !Number.isInteger(line) || !Number.isInteger(col)) return null;

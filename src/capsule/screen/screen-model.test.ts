@@ -233,6 +233,11 @@ test('screen model: a flood printed while an OSC 8 link is open is parsed whole,
   await m.settle();
   assert.equal(m.skippedBytes, 0);
   assert.equal(m.linkAt(3, 1)?.url, 'https://open.example/');
+  // A DECRC leaves xterm's link open (it restores the pen's flags, not its link; SGR 0 sets the flag again).
+  await feed(m, '\x1b[?1049lx');
+  m.write(Buffer.from(lines));
+  await m.settle();
+  assert.equal(m.skippedBytes, 0);
   // Closed: the next flood is skipped as usual.
   await feed(m, '\x1b]8;;\x1b\\\r\n');
   m.write(Buffer.from(lines));
