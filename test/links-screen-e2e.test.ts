@@ -8,7 +8,7 @@
 //    opens whole, by click and by hint, and the host's prompt shows the joined target first.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { confirmOnScreen, paneFor, startSession } from './helpers/jackin-cli.ts';
+import { confirmOnScreen, paneFor, startSession, typeLabel } from './helpers/jackin-cli.ts';
 import { pollUntil } from './helpers/poll.ts';
 import { recordingOpener } from './helpers/recording-opener.ts';
 import { shellQuote, type TmuxPane } from './helpers/tmux.ts';
@@ -79,7 +79,7 @@ test('links: an OSC 8 link closed after a cursor move keeps its target under a s
   await pane.waitForText('Open link on screen');
   await pane.sendBytes([...Buffer.from('o')]);
   await pane.waitForText('type a label to');
-  await pane.sendBytes([...Buffer.from('a')]);
+  await typeLabel(pane, 'a');
   await confirmShown(pane, 'https://example.com/m5?y=1&state=abc', rec.opened, 1);
   await pollUntil('the hint to reach the opener', () => rec.opened().length === 2, { last: rec.opened });
   assert.deepEqual(rec.opened(), ['https://example.com/m5?y=1&state=abc', 'https://example.com/m5?y=1&state=abc']);
@@ -126,7 +126,7 @@ test('links: a URL the program wrapped itself at the last column opens whole, by
   await pane.waitForText('Open link on screen');
   await pane.sendBytes([...Buffer.from('o')]);
   await pane.waitForText('type a label to');
-  await pane.sendBytes([...Buffer.from('a')]);
+  await typeLabel(pane, 'a');
   await confirmShown(pane, full, rec.opened, 2);
   await pollUntil('the hint to reach the opener', () => rec.opened().length === 3, { last: rec.opened });
   assert.deepEqual(rec.opened(), [full, full, full]);
