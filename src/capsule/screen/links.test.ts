@@ -7,9 +7,9 @@ import { createOsc8Tracker, listVisibleLinks, resolveLinkAt, resolvePathAt, type
 const { Terminal } = xh;
 type Term = InstanceType<typeof Terminal>;
 
-function setup(cols = 40, rows = 6, scrollback = 100, maxRecords?: number): { term: Term; tracker: Osc8Tracker } {
+function setup(cols = 40, rows = 6, scrollback = 100): { term: Term; tracker: Osc8Tracker } {
   const term = new Terminal({ cols, rows, scrollback, allowProposedApi: true });
-  const tracker = createOsc8Tracker(term, maxRecords === undefined ? {} : { maxRecords });
+  const tracker = createOsc8Tracker(term);
   return { term, tracker };
 }
 
@@ -121,7 +121,7 @@ test('a link that scrolled into the scrollback still resolves where it is now', 
   assert.equal(resolveLinkAt(term, tracker, 0, 2), null);
 });
 
-test('when the scrollback is trimmed, records move with their lines and vanish with them', async () => {
+test('when the scrollback is trimmed, links move with their lines and vanish with them', async () => {
   const { term, tracker } = setup(40, 3, 3);
   await write(term, 'a\r\nb\r\nc\r\n');
   await write(term, `${link('https://moved.example/', 'moved')}\r\n`);
@@ -132,8 +132,6 @@ test('when the scrollback is trimmed, records move with their lines and vanish w
   assert.equal(tracker.hitTest(3, 1), null);
   for (let i = 0; i < 10; i++) await write(term, `more ${i}\r\n`);
   assert.equal(tracker.hitTest(1, 1), null);
-  await write(term, link('https://new.example/', 'new'));
-  assert.equal(tracker.size, 1);
 });
 
 test('overwritten or cleared link text no longer resolves to the old target', async () => {
@@ -145,23 +143,25 @@ test('overwritten or cleared link text no longer resolves to the old target', as
   assert.equal(resolveLinkAt(term, tracker, 1, 1), null);
 });
 
-test('alternate-screen links resolve there and are dropped when it is left', async () => {
+test('alternate-screen links resolve there and are gone when it is left', async () => {
   const { term, tracker } = setup();
   await write(term, 'normal text here');
   await write(term, `\x1b[?1049h\x1b[H${link('https://alt.example/', 'alt link')}`);
   assert.equal(resolveLinkAt(term, tracker, 0, 1)?.url, 'https://alt.example/');
   await write(term, '\x1b[?1049l');
   assert.equal(resolveLinkAt(term, tracker, 0, 1), null);
-  // Back on the alternate screen the old record is gone even if the same text is drawn again.
+  // Back on the alternate screen the old link is gone even if the same text is drawn again.
   await write(term, '\x1b[?1049h\x1b[Halt link');
   assert.equal(resolveLinkAt(term, tracker, 0, 1), null);
-  assert.equal(tracker.size, 0);
 });
 
-test('alternate-screen scrolling drops its records rather than pointing at moved rows', async () => {
+test('alternate-screen scrolling moves a link with its cells', async () => {
   const { term, tracker } = setup(40, 4);
   await write(term, `\x1b[?1049h\x1b[2;1H${link('https://alt.example/', 'link')}\x1b[4;1H\n`);
   assert.equal(resolveLinkAt(term, tracker, 1, 1), null);
+  assert.equal(resolveLinkAt(term, tracker, 0, 1)?.url, 'https://alt.example/');
+  // Scrolled off the top: gone.
+  await write(term, '\n');
   assert.equal(resolveLinkAt(term, tracker, 0, 1), null);
 });
 
@@ -179,21 +179,64 @@ test('a new OSC 8 link closes the previous one', async () => {
   assert.equal(resolveLinkAt(term, tracker, 0, 4)?.url, 'https://two.example/');
 });
 
-test('records are bounded: the oldest are dropped first', async () => {
-  const { term, tracker } = setup(80, 30, 100, 5);
-  for (let i = 0; i < 20; i++) await write(term, `${link(`https://n${i}.example/`, `link${i}`)}\r\n`);
-  assert.equal(tracker.size, 5);
-  assert.equal(resolveLinkAt(term, tracker, 19, 1)?.url, 'https://n19.example/');
-  assert.equal(resolveLinkAt(term, tracker, 15, 1)?.url, 'https://n15.example/');
-  assert.equal(resolveLinkAt(term, tracker, 14, 1), null);
+test('resize keeps a link on the cells it reflowed to', async () => {
+  const { term, tracker } = setup();
+  await write(term, `abc ${link('https://r.example/', 'resized')}`);
+  term.resize(30, 6);
+  assert.equal(resolveLinkAt(term, tracker, 0, 5)?.url, 'https://r.example/');
+  assert.equal(resolveLinkAt(term, tracker, 0, 1), null);
 });
 
-test('resize drops records measured at the old width', async () => {
-  const { term, tracker } = setup();
-  await write(term, link('https://r.example/', 'resized'));
-  term.resize(30, 6);
-  assert.equal(tracker.size, 0);
-  assert.equal(resolveLinkAt(term, tracker, 0, 1), null);
+test('a link closed after the cursor moved keeps its target on the cells written while it was open (Copilot sign-in)', async () => {
+  const { term, tracker } = setup(40, 6);
+  // The issue's sequence: CR LF and a cursor move over unwritten cells before the close, then a spinner
+  // drawn into those cells.
+  await write(term, '\x1b]8;;https://example.com/m5?y=1&state=abc\x07https://example.com/m5\r\n\x1b[3C\x1b]8;;\x07Waiting\r * \r');
+  for (const col of [0, 10, 21]) {
+    assert.deepEqual(resolveLinkAt(term, tracker, 0, col), { url: 'https://example.com/m5?y=1&state=abc', source: 'osc8', label: 'https://example.com/m5' });
+  }
+  assert.equal(resolveLinkAt(term, tracker, 0, 22), null);
+  // The cells the cursor crossed were never written while the link was open: not part of it.
+  for (const col of [0, 1, 2, 3, 5]) assert.equal(resolveLinkAt(term, tracker, 1, col), null);
+  assert.deepEqual(listVisibleLinks(term, tracker), [{ row: 0, col: 0, cells: 22, source: 'osc8', url: 'https://example.com/m5?y=1&state=abc' }]);
+  // The spinner goes on redrawing beside the link, and then into the link's own cells.
+  for (const frame of ['-', '\\', '|', '/']) await write(term, `\x1b[2;2H${frame}\x1b[1;30H${frame}`);
+  assert.equal(resolveLinkAt(term, tracker, 0, 5)?.url, 'https://example.com/m5?y=1&state=abc');
+  await write(term, '\x1b[1;5H*');
+  assert.equal(resolveLinkAt(term, tracker, 0, 4), null, 'a link cell overwritten with other output is not the link any more');
+  assert.equal(resolveLinkAt(term, tracker, 0, 3)?.url, 'https://example.com/m5?y=1&state=abc');
+  assert.equal(resolveLinkAt(term, tracker, 0, 5)?.url, 'https://example.com/m5?y=1&state=abc');
+});
+
+test('a link written while the cursor jumps around covers exactly the cells it wrote', async () => {
+  const { term, tracker } = setup(40, 6);
+  await write(term, '\x1b]8;;https://jump.example/\x07AB\x1b[3;10HCD\x1b[1;1H\x1b]8;;\x07ZZ');
+  assert.equal(resolveLinkAt(term, tracker, 0, 0), null, 'overwritten after the close');
+  assert.equal(resolveLinkAt(term, tracker, 2, 9)?.url, 'https://jump.example/');
+  assert.equal(resolveLinkAt(term, tracker, 2, 10)?.label, 'CD');
+  assert.equal(resolveLinkAt(term, tracker, 1, 5), null);
+});
+
+test('a link cleared from the screen does not come back when the same text is drawn there again', async () => {
+  for (const erase of ['\x1b[H\x1b[2J', '\x1b[H\x1b[J', '\x1b[1;1H\x1b[2K', '\x1b[1;1H\x1b[K', '\x1b[1;1H\x1b[40X', '\x1bc']) {
+    const { term, tracker } = setup(40, 6);
+    await write(term, `${link('https://old.example/', 'https://example.com/same')}\r\n`);
+    assert.equal(resolveLinkAt(term, tracker, 0, 3)?.url, 'https://old.example/');
+    await write(term, `${erase}\x1b[1;1Hhttps://example.com/same`);
+    assert.deepEqual(resolveLinkAt(term, tracker, 0, 3), { url: 'https://example.com/same', source: 'text', label: 'https://example.com/same' }, JSON.stringify(erase));
+    assert.deepEqual(listVisibleLinks(term, tracker), [{ row: 0, col: 0, cells: 24, source: 'text', url: 'https://example.com/same' }], JSON.stringify(erase));
+  }
+});
+
+test('a link scrolled off the screen does not come back on the row that took its place', async () => {
+  const { term, tracker } = setup(40, 3, 0);
+  await write(term, `${link('https://old.example/', 'https://example.com/same')}\r\nx\r\ny\r\nz`);
+  await write(term, '\x1b[1;1Hhttps://example.com/same');
+  assert.equal(resolveLinkAt(term, tracker, 0, 3)?.source, 'text');
+  // Inside a scroll region (SU) as well.
+  const r = setup(40, 4, 0);
+  await write(r.term, `\x1b[2;3r\x1b[2;1H${link('https://old.example/', 'https://example.com/same')}\x1b[S\x1b[2;1Hhttps://example.com/same`);
+  assert.equal(resolveLinkAt(r.term, r.tracker, 1, 3)?.source, 'text');
 });
 
 test('resolvePathAt reads path tokens, file: hyperlinks, and the token left of the cursor', async () => {
@@ -213,13 +256,10 @@ test('resolvePathAt reads path tokens, file: hyperlinks, and the token left of t
   assert.equal(resolvePathAt(term, tracker, 3, cursorCol, { atCursor: true })?.path, 'out/shot.png');
 });
 
-test('the tracker needs allowProposedApi and stops tracking once disposed', async () => {
+test('the tracker needs allowProposedApi and finds xterm\'s own link of every cell', () => {
   assert.throws(() => createOsc8Tracker(new Terminal({ cols: 20, rows: 4 })), TypeError);
-  const { term, tracker } = setup();
-  tracker.dispose();
-  await write(term, link('https://after.example/', 'after'));
-  assert.equal(tracker.size, 0);
-  assert.equal(resolveLinkAt(term, tracker, 0, 1), null);
+  const { tracker } = setup();
+  assert.equal(tracker.available, true, '@xterm/headless no longer keeps OSC 8 links where osc8-tracker.ts reads them');
 });
 
 test('the visible links: text URLs and OSC 8 targets at their first cells, counted in columns past wide characters', async () => {
@@ -261,4 +301,39 @@ test('the visible links: an overwritten hyperlink is not listed, and the list st
   const listed = listVisibleLinks(wide.term, wide.tracker);
   assert.equal(listed.length, 128);
   assert.equal(listed[0]!.url, 'https://h0.example');
+});
+
+test('a URL the program broke with a hard newline at the last column is read whole from either row', async () => {
+  const { term, tracker } = setup(20);
+  // OpenCode and Qwen wrap long URLs themselves: the row is full, then CR LF, no soft wrap, no OSC 8.
+  await write(term, 'https://example.com/\r\nabc?state=1 next\r\n');
+  assert.equal(term.buffer.active.getLine(1)?.isWrapped, false);
+  for (const [row, col] of [[0, 0], [0, 19], [1, 0], [1, 10]] as const) {
+    assert.deepEqual(resolveLinkAt(term, tracker, row, col), { url: 'https://example.com/abc?state=1', source: 'text', label: 'https://example.com/abc?state=1' }, `${row},${col}`);
+  }
+  assert.equal(resolveLinkAt(term, tracker, 1, 12), null);
+  assert.deepEqual(listVisibleLinks(term, tracker), [{ row: 0, col: 0, cells: 20, source: 'text', url: 'https://example.com/abc?state=1' }]);
+  // Over three rows, and after a soft wrap.
+  await write(term, 'see https://example.\r\ncom/aaaaaaaaaaaaaaaa\r\nbbb\r\n');
+  assert.equal(resolveLinkAt(term, tracker, 4, 1)?.url, 'https://example.com/aaaaaaaaaaaaaaaabbb');
+  assert.equal(resolveLinkAt(term, tracker, 2, 6)?.url, 'https://example.com/aaaaaaaaaaaaaaaabbb');
+  await write(term, '\x1b[2J\x1b[H12345 https://exampl' + 'e.com/soft/wrapped/x\r\nyz\r\n');
+  assert.equal(term.buffer.active.getLine(term.buffer.active.viewportY + 1)?.isWrapped, true);
+  assert.equal(resolveLinkAt(term, tracker, 2, 0)?.url, 'https://example.com/soft/wrapped/xyz');
+  assert.equal(resolveLinkAt(term, tracker, 0, 8)?.url, 'https://example.com/soft/wrapped/xyz');
+});
+
+test('rows are not joined unless a URL runs to the last column and the next row goes on at its first', async () => {
+  const { term, tracker } = setup(20, 8);
+  await write(term, 'https://example.com\r\n/not-joined\r\n'); // ends before the last column
+  assert.equal(resolveLinkAt(term, tracker, 0, 2)?.url, 'https://example.com');
+  await write(term, 'https://example.com/\r\n next\r\n'); // the next row starts with a blank
+  assert.equal(resolveLinkAt(term, tracker, 2, 2)?.url, 'https://example.com/');
+  await write(term, 'plain words end here\r\nhttps://x.example/a\r\n'); // no URL at the end of the row
+  assert.equal(resolveLinkAt(term, tracker, 4, 19), null);
+  assert.equal(resolveLinkAt(term, tracker, 5, 2)?.url, 'https://x.example/a');
+  // Paths keep to soft wraps only.
+  await write(term, '\x1b[2J\x1b[Hsee /tmp/aaaaaaaaaaaa\r\nbbb\r\n');
+  assert.equal(resolvePathAt(term, tracker, 0, 6)?.path, '/tmp/aaaaaaaaaaaa');
+  assert.deepEqual(listVisibleLinks(term, tracker), []);
 });

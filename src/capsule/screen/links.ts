@@ -1,7 +1,8 @@
 /**
  * Link resolution from the capsule's screen model (an @xterm/headless Terminal): the OSC 8 target at a
- * cell (recorded by osc8-tracker.ts), else the URL or path token shown there (policy/link-token.ts), read
- * across wrapped rows.
+ * cell (read by osc8-tracker.ts), else the URL or path token shown there (policy/link-token.ts), read
+ * across soft-wrapped rows and, for URLs, across a hard newline the program wrote at the last column
+ * inside a URL (see continuesOnto).
  */
 import type { Terminal } from '@xterm/headless';
 import { lineFromCells, linkTokenAt, linkTokensIn, pathTokenAt, type Cell } from '../../policy/link-token.ts';
@@ -37,35 +38,115 @@ export interface ResolveOptions {
   readonly atCursor?: boolean;
 }
 
-/** The wrapped logical line around absolute `line` as cells, and the cell index of (line, col). */
-function logicalLineAt(term: Terminal, line: number, col: number): { cells: Cell[]; index: number } | null {
+/** Cells of a logical line with where each one is in the buffer. */
+interface PlacedCells {
+  readonly cells: Cell[];
+  readonly lines: number[];
+  readonly cols: number[];
+}
+
+/** The cells of row `r` appended to `placed`; `wraps` when the next row continues it (for the wide-character gap). */
+function appendRow(term: Terminal, placed: PlacedCells, r: number, wraps: boolean): void {
+  const b = term.buffer.active;
+  const row = b.getLine(r);
+  if (row === undefined) return;
+  const scratch = b.getNullCell();
+  for (let x = 0; x < term.cols; x++) {
+    const cell = row.getCell(x, scratch);
+    const chars = cell?.getChars() ?? '';
+    const width = cell?.getWidth() ?? 1;
+    // A wide character that did not fit in the last column wraps and leaves that column blank: skip
+    // it, or a wrapped URL would read as two words.
+    if (x === term.cols - 1 && wraps && chars === '' && width === 1 && b.getLine(r + 1)?.getCell(0)?.getWidth() === 2) continue;
+    placed.cells.push({ chars, width });
+    placed.lines.push(r);
+    placed.cols.push(x);
+  }
+}
+
+/**
+ * Whether row `r + 1` goes on the logical line that `placed` (ending with row `r`) holds: a soft wrap, or,
+ * with `joinUrls`, a URL the program broke itself with a hard newline (OpenCode, Qwen): the row ends in its
+ * last column inside a URL token and the URL token there, read with the next row appended, runs into it.
+ */
+function continuesOnto(term: Terminal, placed: PlacedCells, r: number, joinUrls: boolean): boolean {
+  const b = term.buffer.active;
+  const next = b.getLine(r + 1);
+  if (next === undefined) return false;
+  if (next.isWrapped) return true;
+  if (!joinUrls) return false;
+  const last = placed.cells.length - 1;
+  const end = placed.cells[last];
+  if (end === undefined || placed.cols[last] !== term.cols - 1 || (end.chars === '' && end.width !== 0)) return false;
+  if ((next.getCell(0)?.getChars() ?? '') === '') return false;
+  const joined: PlacedCells = { cells: [...placed.cells], lines: [...placed.lines], cols: [...placed.cols] };
+  appendRow(term, joined, r + 1, b.getLine(r + 2)?.isWrapped === true);
+  const token = linkTokenAt(lineFromCells(joined.cells), last);
+  return token !== null && token.endCol > placed.cells.length;
+}
+
+/** The cells of the logical line that starts at absolute `first` (its continued rows joined, up to `limit`). */
+function logicalLineFrom(term: Terminal, first: number, limit: number, joinUrls: boolean): { placed: PlacedCells; last: number } {
+  const b = term.buffer.active;
+  const placed: PlacedCells = { cells: [], lines: [], cols: [] };
+  let last = first;
+  appendRow(term, placed, first, b.getLine(first + 1)?.isWrapped === true);
+  while (last - first < MAX_WRAPPED_ROWS && last + 1 <= limit && continuesOnto(term, placed, last, joinUrls)) {
+    last++;
+    appendRow(term, placed, last, b.getLine(last + 1)?.isWrapped === true);
+  }
+  return { placed, last };
+}
+
+/**
+ * The first row of the logical line holding absolute `line`: back over soft wraps, and with `joinUrls`
+ * back over rows that may continue a URL (the row above ends in its last column and this one starts with a
+ * character), then forward from there deciding each join as `logicalLineFrom` does.
+ */
+function logicalStart(term: Terminal, line: number, joinUrls: boolean): number {
+  const b = term.buffer.active;
+  const mayContinue = (r: number): boolean => {
+    const row = b.getLine(r);
+    if (row === undefined || r <= 0) return false;
+    if (row.isWrapped) return true;
+    if (!joinUrls) return false;
+    const above = b.getLine(r - 1)?.getCell(term.cols - 1);
+    return above !== undefined && (above.getChars() !== '' || above.getWidth() === 0) && (row.getCell(0)?.getChars() ?? '') !== '';
+  };
+  let candidate = line;
+  while (line - candidate < MAX_WRAPPED_ROWS && mayContinue(candidate)) candidate--;
+  if (!joinUrls || candidate === line) return candidate;
+  let first = candidate;
+  for (;;) {
+    const { last } = logicalLineFrom(term, first, line, joinUrls);
+    if (last >= line) return first;
+    first = last + 1;
+  }
+}
+
+/** The logical line around absolute `line` as cells, and the cell index of (line, col). */
+function logicalLineAt(term: Terminal, line: number, col: number, joinUrls: boolean): { cells: Cell[]; index: number } | null {
   const b = term.buffer.active;
   if (b.getLine(line) === undefined) return null;
-  let first = line;
-  while (first > 0 && line - first < MAX_WRAPPED_ROWS && b.getLine(first)?.isWrapped === true) first--;
-  let last = line;
-  while (last - first < MAX_WRAPPED_ROWS && b.getLine(last + 1)?.isWrapped === true) last++;
-  const cells: Cell[] = [];
+  const first = logicalStart(term, line, joinUrls);
+  const { placed } = logicalLineFrom(term, first, Number.MAX_SAFE_INTEGER, joinUrls);
   let index = -1;
-  const scratch = b.getNullCell();
-  for (let r = first; r <= last; r++) {
-    const row = b.getLine(r);
-    if (row === undefined) break;
-    for (let x = 0; x < term.cols; x++) {
-      const cell = row.getCell(x, scratch);
-      const chars = cell?.getChars() ?? '';
-      const width = cell?.getWidth() ?? 1;
-      // A wide character that did not fit in the last column wraps and leaves that column blank: skip
-      // it, or a wrapped URL would read as two words.
-      if (x === term.cols - 1 && r < last && chars === '' && width === 1 && b.getLine(r + 1)?.getCell(0)?.getWidth() === 2) {
-        if (r === line && x === col) index = cells.length - 1;
-        continue;
-      }
-      if (r === line && x === col) index = cells.length;
-      cells.push({ chars, width });
+  for (let i = 0; i < placed.cells.length; i++) {
+    if (placed.lines[i] === line && placed.cols[i] === col) {
+      index = i;
+      break;
     }
   }
-  return index < 0 ? null : { cells, index };
+  // The skipped wide-character gap in a row's last column reads as the cell before it.
+  if (index < 0 && col === term.cols - 1) {
+    for (let i = placed.cells.length - 1; i >= 0; i--) {
+      if (placed.lines[i] === line) {
+        index = i;
+        break;
+      }
+    }
+  }
+  return index < 0 ? null : { cells: placed.cells, index };
 }
 
 function inViewport(term: Terminal, row: number, col: number): boolean {
@@ -73,8 +154,8 @@ function inViewport(term: Terminal, row: number, col: number): boolean {
 }
 
 /** The rule `find` applied to the logical line at (line, col), wide characters and wrap gaps accounted for. */
-function textTokenAt<T>(term: Terminal, line: number, col: number, find: (l: ReturnType<typeof lineFromCells>, c: number) => T | null): T | null {
-  const logical = logicalLineAt(term, line, col);
+function textTokenAt<T>(term: Terminal, line: number, col: number, joinUrls: boolean, find: (l: ReturnType<typeof lineFromCells>, c: number) => T | null): T | null {
+  const logical = logicalLineAt(term, line, col, joinUrls);
   if (logical === null) return null;
   return find(lineFromCells(logical.cells), logical.index);
 }
@@ -101,7 +182,7 @@ export function resolveLinkAt(
     // An OSC 8 target wins even when the host will refuse it: falling back to the label would open
     // something other than what the program linked.
     if (hit !== null) return { url: hit.url, source: 'osc8', label: hit.label };
-    const token = textTokenAt(term, line, c, linkTokenAt);
+    const token = textTokenAt(term, line, c, true, linkTokenAt);
     if (token !== null) return { url: token.text, source: 'text', label: token.text };
   }
   return null;
@@ -141,41 +222,10 @@ export function resolvePathAt(
     const hit = tracker.hitTest(line, c);
     const fromLink = hit === null ? null : pathOfFileUrl(hit.url);
     if (hit !== null && fromLink !== null) return { path: fromLink, source: 'osc8', label: hit.label };
-    const token = textTokenAt(term, line, c, pathTokenAt);
+    const token = textTokenAt(term, line, c, false, pathTokenAt);
     if (token !== null) return { path: token.text, source: 'text', label: token.text };
   }
   return null;
-}
-
-/** One cell of a logical line, with where it is in the buffer. */
-interface PlacedCells {
-  readonly cells: Cell[];
-  readonly lines: number[];
-  readonly cols: number[];
-}
-
-/** The cells of the logical line that starts at absolute `first` (its wrapped rows joined, up to `limit`). */
-function logicalLineFrom(term: Terminal, first: number, limit: number): { placed: PlacedCells; last: number } {
-  const b = term.buffer.active;
-  let last = first;
-  while (last - first < MAX_WRAPPED_ROWS && last + 1 <= limit && b.getLine(last + 1)?.isWrapped === true) last++;
-  const placed: PlacedCells = { cells: [], lines: [], cols: [] };
-  const scratch = b.getNullCell();
-  for (let r = first; r <= last; r++) {
-    const row = b.getLine(r);
-    if (row === undefined) break;
-    for (let x = 0; x < term.cols; x++) {
-      const cell = row.getCell(x, scratch);
-      const chars = cell?.getChars() ?? '';
-      const width = cell?.getWidth() ?? 1;
-      // The blank a wide character leaves in the last column when it wraps (as logicalLineAt).
-      if (x === term.cols - 1 && r < last && chars === '' && width === 1 && b.getLine(r + 1)?.getCell(0)?.getWidth() === 2) continue;
-      placed.cells.push({ chars, width });
-      placed.lines.push(r);
-      placed.cols.push(x);
-    }
-  }
-  return { placed, last };
 }
 
 /**
@@ -197,7 +247,7 @@ export function listVisibleLinks(term: Terminal, tracker: Osc8Tracker): ListedLi
     const key = row * term.cols + col;
     if (!found.has(key)) found.set(key, { row, col, cells, source, url });
   };
-  for (const span of tracker.spans()) {
+  for (const span of tracker.spans(top, bottom)) {
     const endLine = span.startLine + span.rowSpan;
     if (endLine < top || span.startLine > bottom) continue;
     const line = Math.max(span.startLine, top);
@@ -208,10 +258,9 @@ export function listVisibleLinks(term: Terminal, tracker: Osc8Tracker): ListedLi
     add(line, col, end - col, 'osc8', span.url);
   }
   // The logical line the first visible row belongs to may start above the screen.
-  let first = top;
-  while (first > 0 && top - first < MAX_WRAPPED_ROWS && b.getLine(first)?.isWrapped === true) first--;
+  let first = logicalStart(term, top, true);
   while (first <= bottom) {
-    const { placed, last } = logicalLineFrom(term, first, bottom);
+    const { placed, last } = logicalLineFrom(term, first, bottom, true);
     for (const token of linkTokensIn(lineFromCells(placed.cells))) {
       // The token's first cell on the screen (the cells before it may be above the first row).
       let i = token.startCol;

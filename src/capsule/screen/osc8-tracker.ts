@@ -2,53 +2,27 @@
  * The OSC 8 hyperlinks of the capsule's screen model (an @xterm/headless Terminal), for link resolution
  * (links.ts).
  *
- * xterm keeps OSC 8 hyperlinks only in private cell attributes, so `createOsc8Tracker` watches the
- * sequences through the public `parser.registerOscHandler(8, …)` hook and records, per hyperlink, its
- * target and the span of cells printed between the opening and closing sequence (from the cursor when it
- * opens to the cursor when it closes, in reading order, so wrapped lines are covered). The span is kept
- * in step with the buffer: in the normal buffer a marker moves it with scrolling and drops it when its
- * line leaves the scrollback; the alternate screen has no markers, so its records are dropped when it
- * scrolls and when it is left. Each record also keeps the text it covered, and a record whose cells no
- * longer show that text (overwritten, cleared) is ignored: a stale link never answers a click.
+ * xterm itself marks every cell printed while a hyperlink is open with that hyperlink's id (in the cell's
+ * extended attributes) and keeps the id's target in its link service. The tracker reads those: a cell is
+ * part of a hyperlink exactly when it was written while the hyperlink was open, wherever the cursor went
+ * before the link was closed (Copilot closes its sign-in link after moving the cursor over cells it then
+ * draws a spinner into). A cell overwritten with other output, erased (ED, EL, ECH, `clear`, a reset) or
+ * scrolled off loses the link with its content, as in the terminal, and cells moved by scrolling, insertion,
+ * deletion or a resize's reflow keep it. A hyperlink's label is the run of cells around a cell that carry
+ * the same id, in reading order (a link that wrapped covers both rows).
  *
- * The Terminal must be created with `allowProposedApi: true`: xterm 6 puts `parser`, `buffer` and
- * `registerMarker` behind it.
+ * These are xterm internals (`cell.extended.urlId`, `_core._oscLinkService`; xterm is pinned exactly in
+ * package.json, and links.test.ts checks the installed xterm provides them, as rendition-overlay.ts reads
+ * the same id). Without them `available` is false and no cell is a hyperlink: links resolve by their
+ * visible text only.
+ *
+ * The Terminal must be created with `allowProposedApi: true`: xterm 6 puts `buffer` behind it.
  */
-import type { IBufferLine, IDisposable, IMarker, Terminal } from '@xterm/headless';
+import type { IBufferCell, IBufferLine, IDisposable, Terminal } from '@xterm/headless';
 import { MAX_URL_LENGTH } from '../../policy/url-safety.ts';
 
-/** Records kept; the oldest go first. A screenful of `ls --hyperlink` is a few hundred. */
-export const MAX_OSC8_RECORDS = 1000;
-/** A hyperlink spanning more rows than this is a program that forgot to close it: not recorded. */
+/** Rows a label is followed over in each direction from the cell asked about. */
 export const MAX_OSC8_ROWS = 32;
-
-type BufferKind = 'normal' | 'alternate';
-
-interface Osc8Record {
-  readonly url: string;
-  readonly kind: BufferKind;
-  /** Normal buffer: tracks the start line through scrolling. Alternate buffer: undefined. */
-  readonly marker: IMarker | undefined;
-  /** Start line in the alternate buffer (absolute = viewport row there); unused when `marker` is set. */
-  readonly altLine: number;
-  readonly startCol: number;
-  /** Rows from the start line to the end line (0 = one row). */
-  readonly rowSpan: number;
-  /** Exclusive end column on the end line (may equal cols: the link ran to the end of that row). */
-  readonly endCol: number;
-  readonly cols: number;
-  /** The covered text per row, compared at resolve time. */
-  readonly snapshot: readonly string[];
-}
-
-interface OpenLink {
-  readonly url: string;
-  readonly kind: BufferKind;
-  readonly marker: IMarker | undefined;
-  readonly altLine: number;
-  readonly startCol: number;
-  readonly cols: number;
-}
 
 export interface Osc8Hit {
   readonly url: string;
@@ -56,218 +30,158 @@ export interface Osc8Hit {
   readonly label: string;
 }
 
-export interface Osc8Tracker extends IDisposable {
-  /** The newest hyperlink covering absolute buffer line `line`, column `col`, still showing its text. */
-  hitTest(line: number, col: number): Osc8Hit | null;
-  /**
-   * The hyperlinks of the active buffer still showing their text, newest first: target, start (absolute
-   * line, column) and end (rows after the start line, exclusive column on the end line).
-   */
-  spans(): Osc8Span[];
-  /** Number of records kept (for tests and diagnostics). */
-  readonly size: number;
-}
-
 export interface Osc8Span {
   readonly url: string;
   readonly startLine: number;
   readonly startCol: number;
+  /** Rows from the start line to the end line (0 = one row). */
   readonly rowSpan: number;
+  /** Exclusive end column on the end line (may equal cols: the link ran to the end of that row). */
   readonly endCol: number;
 }
 
-export interface Osc8TrackerOptions {
-  readonly maxRecords?: number;
-}
-function cursorLine(term: Terminal): number {
-  const b = term.buffer.active;
-  return b.baseY + b.cursorY;
-}
-
-/** Text of `line` from `start` to `end` (exclusive) columns, wide characters counted once. */
-function rowText(line: IBufferLine | undefined, start: number, end: number): string {
-  if (line === undefined || end <= start) return '';
-  return line.translateToString(false, start, end);
-}
-
-/** Per-row text covered by a span starting at (startLine, startCol) and ending at (startLine+rowSpan, endCol). */
-function spanText(term: Terminal, startLine: number, startCol: number, rowSpan: number, endCol: number): string[] {
-  const b = term.buffer.active;
-  const out: string[] = [];
-  for (let r = 0; r <= rowSpan; r++) {
-    const from = r === 0 ? startCol : 0;
-    const to = r === rowSpan ? endCol : term.cols;
-    out.push(rowText(b.getLine(startLine + r), from, to));
-  }
-  return out;
+export interface Osc8Tracker extends IDisposable {
+  /** The hyperlink of the cell at absolute buffer line `line`, column `col`, or null. */
+  hitTest(line: number, col: number): Osc8Hit | null;
+  /**
+   * The hyperlinks on absolute lines `top` to `bottom` of the active buffer, in reading order, each a run
+   * of cells carrying the same link (a run that starts above `top` is given from `top`).
+   */
+  spans(top: number, bottom: number): Osc8Span[];
+  /**
+   * Whether a hyperlink is open (the next printed cell joins it). xterm drops a link's target once no row
+   * it printed on is left, so skipping output printed while a link is open would lose targets that parsing
+   * it keeps: the screen model does not skip then.
+   */
+  linkOpen(): boolean;
+  /** Whether the xterm internals the tracker reads were found (false: no cell is ever a hyperlink). */
+  readonly available: boolean;
 }
 
-export function createOsc8Tracker(term: Terminal, options: Osc8TrackerOptions = {}): Osc8Tracker {
+interface LinkService {
+  getLinkData(id: number): { uri?: unknown } | undefined;
+}
+
+/** xterm's link service, or undefined when this xterm keeps it elsewhere. */
+function linkServiceOf(term: Terminal): LinkService | undefined {
+  const core = (term as unknown as { _core?: { _oscLinkService?: unknown } })._core;
+  const service = core?._oscLinkService;
+  if (typeof service !== 'object' || service === null) return undefined;
+  return typeof (service as Partial<LinkService>).getLinkData === 'function' ? (service as LinkService) : undefined;
+}
+
+/**
+ * xterm's id of the OSC 8 link a cell belongs to (0 for none). Only a cell with extended attributes has one:
+ * a reused cell object keeps the `extended` of the last cell loaded into it that had them.
+ */
+function linkIdOf(cell: IBufferCell): number {
+  const c = cell as unknown as { hasExtendedAttrs?: () => number; extended?: { urlId?: unknown } };
+  if (typeof c.hasExtendedAttrs !== 'function' || c.hasExtendedAttrs() === 0) return 0;
+  const id = c.extended?.urlId;
+  return typeof id === 'number' ? id : 0;
+}
+
+export function createOsc8Tracker(term: Terminal): Osc8Tracker {
   if (term.options.allowProposedApi !== true) {
-    throw new TypeError('createOsc8Tracker needs a Terminal created with allowProposedApi: true (xterm 6 hides parser and buffer behind it)');
+    throw new TypeError('createOsc8Tracker needs a Terminal created with allowProposedApi: true (xterm 6 hides the buffer behind it)');
   }
-  const maxRecords = options.maxRecords ?? MAX_OSC8_RECORDS;
-  let records: Osc8Record[] = [];
-  let open: OpenLink | null = null;
-  const disposables: IDisposable[] = [];
+  let service = linkServiceOf(term);
+  const probe = term.buffer.active.getNullCell() as unknown as { hasExtendedAttrs?: unknown; extended?: { urlId?: unknown } };
+  const available = service !== undefined && typeof probe.hasExtendedAttrs === 'function' && typeof probe.extended?.urlId === 'number';
+  if (!available) service = undefined;
 
-  const dropRecord = (r: { marker: IMarker | undefined }): void => {
-    r.marker?.dispose();
-  };
-  const dropOpen = (): void => {
-    if (open !== null) dropRecord(open);
-    open = null;
-  };
-  const dropAlternate = (): void => {
-    records = records.filter((r) => r.kind !== 'alternate');
-    if (open?.kind === 'alternate') dropOpen();
+  /** The link id of the cell at (line, col) of the active buffer; 0 for none or outside it. */
+  const idAt = (row: IBufferLine | undefined, col: number, scratch: IBufferCell): number => {
+    if (row === undefined || col < 0 || col >= term.cols) return 0;
+    const cell = row.getCell(col, scratch);
+    return cell === undefined ? 0 : linkIdOf(cell);
   };
 
-  const startLineOf = (r: { marker: IMarker | undefined; altLine: number }): number | null => {
-    if (r.marker === undefined) return r.altLine;
-    return r.marker.isDisposed ? null : r.marker.line;
+  /** The target of link `id`, bounded: an over-long one is kept one character past the limit, so the host's check refuses it as too long rather than a shortened target passing. */
+  const targetOf = (id: number): string | null => {
+    if (id === 0 || service === undefined) return null;
+    const uri = service.getLinkData(id)?.uri;
+    if (typeof uri !== 'string' || uri === '') return null;
+    return uri.length > MAX_URL_LENGTH ? uri.slice(0, MAX_URL_LENGTH + 1) : uri;
   };
 
-  const close = (): void => {
-    const link = open;
-    open = null;
-    if (link === null) return;
-    const kind = term.buffer.active.type;
-    const startLine = startLineOf(link);
-    if (kind !== link.kind || startLine === null || term.cols !== link.cols) {
-      dropRecord(link);
-      return;
-    }
-    const endLine = cursorLine(term);
-    const endCol = Math.min(term.buffer.active.cursorX, term.cols);
-    const rowSpan = endLine - startLine;
-    // A cursor that moved up or left before closing leaves no span we can trust; a huge span is an unclosed link.
-    if (rowSpan < 0 || rowSpan > MAX_OSC8_ROWS || (rowSpan === 0 && endCol <= link.startCol)) {
-      dropRecord(link);
-      return;
-    }
-    records.push({
-      url: link.url,
-      kind: link.kind,
-      marker: link.marker,
-      altLine: link.altLine,
-      startCol: link.startCol,
-      rowSpan,
-      endCol,
-      cols: link.cols,
-      snapshot: spanText(term, startLine, link.startCol, rowSpan, endCol),
-    });
-    // Markers are disposed by xterm when their line leaves the scrollback: forget those records.
-    records = records.filter((r) => r.marker?.isDisposed !== true);
-    while (records.length > maxRecords) {
-      const oldest = records.shift();
-      if (oldest !== undefined) dropRecord(oldest);
-    }
-  };
-
-  disposables.push(
-    term.parser.registerOscHandler(8, (data) => {
-      // OSC 8 ; params ; URI ST — the URI itself may contain ';', so split at the first one only.
-      const sep = data.indexOf(';');
-      if (sep === -1) return false;
-      const uri = data.slice(sep + 1);
-      close();
-      if (uri !== '') {
-        const b = term.buffer.active;
-        const kind = b.type;
-        open = {
-          // An over-long target is kept one character past the limit, so checkUrl refuses it as too long
-          // instead of a shortened target passing; memory stays bounded either way.
-          url: uri.length > MAX_URL_LENGTH ? uri.slice(0, MAX_URL_LENGTH + 1) : uri,
-          kind,
-          marker: kind === 'normal' ? term.registerMarker(0) : undefined,
-          altLine: kind === 'alternate' ? cursorLine(term) : 0,
-          startCol: Math.min(b.cursorX, term.cols),
-          cols: term.cols,
-        };
-      }
-      // Not handled: xterm's own OSC 8 handling still runs.
-      return false;
-    }),
-    term.buffer.onBufferChange(() => {
-      // The alternate screen starts blank and is discarded when left, and a link open across the switch
-      // would span two buffers.
-      dropOpen();
-      dropAlternate();
-    }),
-    term.onScroll(() => {
-      // Alternate-screen scrolling moves rows without markers (its scroll region is not observable).
-      // Checked only when there is something to drop: this runs for every scrolled line of a flood.
-      if ((records.length > 0 || open !== null) && term.buffer.active.type === 'alternate') dropAlternate();
-    }),
-    term.onResize(() => {
-      // Reflow moves cells between rows: spans measured at the old width mean nothing now.
-      dropOpen();
-      for (const r of records) dropRecord(r);
-      records = [];
-    }),
-  );
-
-  const covers = (startLine: number, startCol: number, rowSpan: number, endCol: number, line: number, col: number): boolean => {
+  /** The run of cells with link `id` around (line, col), in reading order: start and exclusive end as absolute cell positions. */
+  const runAround = (line: number, col: number, id: number, scratch: IBufferCell): { from: number; to: number } => {
+    const b = term.buffer.active;
     const cols = term.cols;
-    const pos = line * cols + col;
-    return pos >= startLine * cols + startCol && pos < (startLine + rowSpan) * cols + endCol;
+    let from = line * cols + col;
+    const low = Math.max(0, (line - MAX_OSC8_ROWS) * cols);
+    while (from > low && idAt(b.getLine(Math.floor((from - 1) / cols)), (from - 1) % cols, scratch) === id) from--;
+    let to = line * cols + col + 1;
+    const high = (line + MAX_OSC8_ROWS + 1) * cols;
+    while (to < high && idAt(b.getLine(Math.floor(to / cols)), to % cols, scratch) === id) to++;
+    return { from, to };
+  };
+
+  const textOf = (from: number, to: number): string => {
+    const b = term.buffer.active;
+    const cols = term.cols;
+    let out = '';
+    for (let line = Math.floor(from / cols); line * cols < to; line++) {
+      const start = Math.max(from - line * cols, 0);
+      const end = Math.min(to - line * cols, cols);
+      out += b.getLine(line)?.translateToString(false, start, end) ?? '';
+    }
+    return out;
   };
 
   return {
-    hitTest(line, col) {
-      const kind = term.buffer.active.type;
-      if (open !== null && open.kind === kind && open.cols === term.cols) {
-        // A link still being printed covers up to the cursor.
-        const start = startLineOf(open);
-        const endLine = cursorLine(term);
-        if (start !== null && covers(start, open.startCol, endLine - start, Math.min(term.buffer.active.cursorX, term.cols), line, col)) {
-          const label = spanText(term, start, open.startCol, endLine - start, term.buffer.active.cursorX).join('');
-          return { url: open.url, label };
-        }
-      }
-      for (let i = records.length - 1; i >= 0; i--) {
-        const r = records[i];
-        if (r === undefined || r.kind !== kind || r.cols !== term.cols) continue;
-        const start = startLineOf(r);
-        if (start === null || !covers(start, r.startCol, r.rowSpan, r.endCol, line, col)) continue;
-        const now = spanText(term, start, r.startCol, r.rowSpan, r.endCol);
-        if (now.length !== r.snapshot.length || now.some((t, k) => t !== r.snapshot[k])) continue;
-        return { url: r.url, label: now.join('') };
-      }
-      return null;
+    available,
+    linkOpen() {
+      if (service === undefined) return false;
+      // xterm's own test (InputHandler._getCurrentLinkId): the pen's link id, read even when the pen's flag
+      // for extended attributes is off (a DECRC restores the flag, not the id, and SGR 0 sets it again).
+      const pen = (term as unknown as { _core?: { _inputHandler?: { _curAttrData?: { extended?: { urlId?: unknown } } } } })._core?._inputHandler?._curAttrData;
+      const id = pen?.extended?.urlId;
+      return typeof id === 'number' && id !== 0;
     },
-    spans() {
-      const kind = term.buffer.active.type;
+    hitTest(line, col) {
+      if (service === undefined || !Number.isInteger(line) || !Number.isInteger(col)) return null;
+      const b = term.buffer.active;
+      const scratch = b.getNullCell();
+      const id = idAt(b.getLine(line), col, scratch);
+      const url = targetOf(id);
+      if (url === null) return null;
+      const { from, to } = runAround(line, col, id, scratch);
+      return { url, label: textOf(from, to) };
+    },
+    spans(top, bottom) {
       const out: Osc8Span[] = [];
-      if (open !== null && open.kind === kind && open.cols === term.cols) {
-        const start = startLineOf(open);
-        const endCol = Math.min(term.buffer.active.cursorX, term.cols);
-        const rowSpan = start === null ? -1 : cursorLine(term) - start;
-        if (start !== null && rowSpan >= 0 && rowSpan <= MAX_OSC8_ROWS && (rowSpan > 0 || endCol > open.startCol)) {
-          out.push({ url: open.url, startLine: start, startCol: open.startCol, rowSpan, endCol });
+      if (service === undefined) return out;
+      const b = term.buffer.active;
+      const cols = term.cols;
+      const scratch = b.getNullCell();
+      let open: { id: number; url: string | null; startLine: number; startCol: number } | null = null;
+      const finish = (line: number, col: number): void => {
+        if (open === null) return;
+        if (open.url !== null) {
+          // Ends at (line, col) exclusive; an end at column 0 is the end of the row before.
+          const endLine = col === 0 ? line - 1 : line;
+          const endCol = col === 0 ? cols : col;
+          out.push({ url: open.url, startLine: open.startLine, startCol: open.startCol, rowSpan: endLine - open.startLine, endCol });
+        }
+        open = null;
+      };
+      for (let line = top; line <= bottom; line++) {
+        const row = b.getLine(line);
+        if (row === undefined) break;
+        for (let col = 0; col < cols; col++) {
+          const id = idAt(row, col, scratch);
+          if (open !== null && id === open.id) continue;
+          finish(line, col);
+          if (id !== 0) open = { id, url: targetOf(id), startLine: line, startCol: col };
         }
       }
-      for (let i = records.length - 1; i >= 0; i--) {
-        const r = records[i];
-        if (r === undefined || r.kind !== kind || r.cols !== term.cols) continue;
-        const start = startLineOf(r);
-        if (start === null) continue;
-        const now = spanText(term, start, r.startCol, r.rowSpan, r.endCol);
-        if (now.length !== r.snapshot.length || now.some((t, k) => t !== r.snapshot[k])) continue;
-        out.push({ url: r.url, startLine: start, startCol: r.startCol, rowSpan: r.rowSpan, endCol: r.endCol });
-      }
+      finish(bottom + 1, 0);
       return out;
     },
-    get size() {
-      return records.length;
-    },
     dispose() {
-      for (const d of disposables) d.dispose();
-      disposables.length = 0;
-      dropOpen();
-      for (const r of records) dropRecord(r);
-      records = [];
+      service = undefined;
     },
   };
 }

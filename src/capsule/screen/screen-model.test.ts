@@ -225,6 +225,27 @@ test('screen model: skipping a flood (plain or coloured) ends with the same scre
   assert.ok(withPen >= 20, `only ${withPen} of 300 runs cut past SGR sequences: the property would not test the pen`);
 });
 
+test('screen model: a flood printed while an OSC 8 link is open is parsed whole, so the link keeps its target', async () => {
+  const lines = Array.from({ length: 3000 }, (_, i) => `line ${i}\r\n`).join('');
+  const m = new ScreenModel({ rows: 4, cols: 20, fastForwardMinBytes: 0 });
+  await feed(m, '\x1b]8;;https://open.example/\x1b\\\r\n');
+  m.write(Buffer.from(lines + 'last'));
+  await m.settle();
+  assert.equal(m.skippedBytes, 0);
+  assert.equal(m.linkAt(3, 1)?.url, 'https://open.example/');
+  // A DECRC leaves xterm's link open (it restores the pen's flags, not its link; SGR 0 sets the flag again).
+  await feed(m, '\x1b[?1049lx');
+  m.write(Buffer.from(lines));
+  await m.settle();
+  assert.equal(m.skippedBytes, 0);
+  // Closed: the next flood is skipped as usual.
+  await feed(m, '\x1b]8;;\x1b\\\r\n');
+  m.write(Buffer.from(lines));
+  await m.settle();
+  assert.ok(m.skippedBytes > 0);
+  m.dispose();
+});
+
 test('screen model: a flood of plain or coloured lines is skipped, one with other escapes or under a scroll region is parsed whole', async () => {
   const lines = Array.from({ length: 3000 }, (_, i) => `line ${i} of the build log\r\n`).join('');
   const m = new ScreenModel({ rows: 10, cols: 40 });

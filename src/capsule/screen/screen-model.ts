@@ -237,7 +237,8 @@ export class ScreenModel {
     let cut: FloodCut | null = null;
     let from = 0;
     // Output whose queries the model answers is parsed whole: a query in what a cut skips would go unanswered.
-    if (this.fastForward && this.scrollRegion === null && total >= this.fastForwardMinBytes && !batch.some((e) => e.answer === true)) {
+    // Not while an OSC 8 link is open either: the skipped rows would have kept its target alive (osc8-tracker.ts).
+    if (this.fastForward && this.scrollRegion === null && total >= this.fastForwardMinBytes && !batch.some((e) => e.answer === true) && !this.links.linkOpen()) {
       const chunks = batch.map((e) => e.bytes);
       const state = this.parserState.state();
       from = state === undefined ? -1 : state === 0 ? 0 : sequenceEnd(chunks, state);
