@@ -68,6 +68,12 @@ test('kitty notifications: bounded: the joined text, the ids pending (oldest dro
   const big = k.accept(`i=big:p=body;${chunk}`);
   assert.equal(big.kind, 'complete');
   if (big.kind === 'complete') assert.equal(big.title.length + big.body.length, MAX_NOTIFICATION_BYTES);
+  // Chunks past the cap, or empty ones, hold nothing more.
+  for (let i = 0; i < 5; i++) k.accept(`i=full:d=0;${chunk}`);
+  const held = k.pendingParts;
+  for (let i = 0; i < 10_000; i++) k.accept(i % 2 === 0 ? 'i=full:d=0;' : 'i=full:d=0:p=body;x');
+  assert.equal(k.pendingParts, held);
+  assert.equal(k.accept('i=full;').kind, 'complete');
   for (let i = 0; i < MAX_PENDING_IDS + 3; i++) k.accept(`i=id${i}:d=0;t${i}`);
   assert.equal(k.pendingIds, MAX_PENDING_IDS);
   // The three oldest went: their last chunk starts afresh, with nothing of before.

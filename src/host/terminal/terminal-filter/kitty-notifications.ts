@@ -118,6 +118,13 @@ export class KittyNotifications {
     return this.#pending.size;
   }
 
+  /** Parts held for all pending ids (tests). */
+  get pendingParts(): number {
+    let n = 0;
+    for (const e of this.#pending.values()) n += e.title.length + e.body.length;
+    return n;
+  }
+
   /** One OSC 99: `rest` is everything after `99;` (metadata ; payload). */
   accept(rest: string): Osc99Result {
     const semi = rest.indexOf(';');
@@ -144,7 +151,8 @@ export class KittyNotifications {
       if (entry === undefined) entry = this.#start(meta.id, now);
       const room = MAX_NOTIFICATION_BYTES - entry.bytes;
       const kept = bytes.length <= room ? bytes : bytes.subarray(0, Math.max(0, room));
-      (meta.payload === 'title' ? entry.title : entry.body).push(kept);
+      // Empty parts are not kept: the parts held are then bounded by the bytes held.
+      if (kept.length > 0) (meta.payload === 'title' ? entry.title : entry.body).push(kept);
       entry.bytes += kept.length;
     } else if (entry === undefined && meta.more) {
       // An icon or buttons first: the notification is pending from here (their content is not kept).
