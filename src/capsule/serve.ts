@@ -20,16 +20,19 @@ import { stageMaxBytes } from '../policy/stage-limits.ts';
 import { loadPolicyFile } from './session/policy-file.ts';
 import { defaultCapsuleName } from './session/instance-name.ts';
 import { PACKAGE_ROOT } from '../package-root.ts';
+import { withoutMultiplexer } from '../policy/operator-multiplexer.ts';
 
 /** The package's browser shims (each `jackin-capsule open-url`), for `serve --browser`. */
 export const BROWSER_BIN = join(PACKAGE_ROOT, 'container-bin', 'browser');
 
 /**
  * The program's environment: JACKIN_RUN_DIR lets `jackin-capsule open-url` / `offer` run inside the
- * session find this capsule; with `browser`, the shims come first on PATH and BROWSER names one.
+ * session find this capsule; with `browser`, the shims come first on PATH and BROWSER names one. The
+ * program's terminal is this PTY: a multiplexer the capsule was started in (the operator's tmux, for a
+ * local `jackin run`) is not shown to it (operator-multiplexer.ts).
  */
 export function programEnv(env: NodeJS.ProcessEnv, runDir: string, browser: boolean): NodeJS.ProcessEnv {
-  const out: NodeJS.ProcessEnv = { ...env, JACKIN_RUN_DIR: runDir };
+  const out: NodeJS.ProcessEnv = { ...withoutMultiplexer(env), JACKIN_RUN_DIR: runDir };
   if (browser) {
     out['PATH'] = env['PATH'] ? `${BROWSER_BIN}:${env['PATH']}` : `${BROWSER_BIN}:/usr/local/bin:/usr/bin:/bin`;
     out['BROWSER'] = join(BROWSER_BIN, 'jackin-browser');

@@ -12,7 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { PACKAGE_ROOT } from '../package-root.ts';
 import { Option, type Command } from './commander.ts';
 import { JackinError } from '../errors.ts';
-import { CONTAINER_LABEL, containerRunArgv, explainStartFailure, imagePathFromEnv, DEFAULT_IMAGE_PATH, TERMINAL_IDENTITY_ENV, type CapsuleSource, type ContainerRunSpec } from '../host/instances/container-run-argv.ts';
+import { CONTAINER_LABEL, containerRunArgv, explainStartFailure, imagePathFromEnv, DEFAULT_IMAGE_PATH, terminalIdentityEnv, type CapsuleSource, type ContainerRunSpec } from '../host/instances/container-run-argv.ts';
 import { envFileText, privateParent, writePrivateEnvFile, type PrivateEnvFile } from '../host/instances/private-env-file.ts';
 import { collectEnv, parseVolume } from '../host/instances/run-image-options.ts';
 import { socketAnswers } from '../host/instances/instances.ts';
@@ -149,7 +149,7 @@ export async function runImageCommand(command: string[], flags: RunImageFlags, h
   // The operator's terminal identity, by name, when set here and not given: the program chooses colours,
   // hyperlinks and notifications from it (TERM is passed with its value, below).
   const given = new Set(env.map((e) => e.name));
-  const identity = TERMINAL_IDENTITY_ENV.filter((n) => !given.has(n) && process.env[n] !== undefined && process.env[n] !== '').map((n) => ({ name: n, value: process.env[n]! }));
+  const identity = terminalIdentityEnv(process.env).filter((e) => !given.has(e.name));
   const passed = [...identity.map((e) => ({ ...e, from: 'your terminal' })), ...env];
   // The engine's environment is the operator's: a value it already holds goes by name, any other in the file.
   const byName = passed.filter((e) => process.env[e.name] === e.value);

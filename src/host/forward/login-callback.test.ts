@@ -17,6 +17,30 @@ test('login callback: the real links of Claude Code, Codex and a direct loopback
   assert.equal(loginCallbackPort('https://idp.example/authorize?redirect_url=http%3A%2F%2FLOCALHOST%3A7779'), 7779);
 });
 
+test('login callback: every callback parameter the agents use names its port, percent-encoded or not', () => {
+  const ports: Record<(typeof CALLBACK_PARAMETERS)[number], number> = {
+    redirect_uri: 4101,
+    redirect_url: 4102,
+    callback_url: 4103,
+    callback: 4104,
+    return_to: 4105,
+    returnTo: 4106,
+    oauth_callback: 4107,
+  };
+  assert.deepEqual([...CALLBACK_PARAMETERS].sort(), Object.keys(ports).sort());
+  for (const [name, port] of Object.entries(ports)) {
+    const target = `http://localhost:${port}/callback`;
+    assert.equal(loginCallbackPort(`https://idp.example/authorize?client_id=x&${name}=${encodeURIComponent(target)}&state=s`), port, name);
+    assert.equal(loginCallbackPort(`https://idp.example/authorize?${name}=${target}`), port, `${name} unencoded`);
+  }
+  // OpenRouter's PKCE sign-in, encoded and as some programs print it unencoded.
+  assert.equal(loginCallbackPort('https://openrouter.ai/auth?callback_url=http%3A%2F%2Flocalhost%3A3000%2Fcallback&code_challenge=abc&code_challenge_method=S256'), 3000);
+  assert.equal(loginCallbackPort('https://openrouter.ai/auth?callback_url=http://127.0.0.1:8765/openrouter/callback'), 8765);
+  // Names are exact: query names are case-sensitive, and a look-alike is not a callback.
+  assert.equal(loginCallbackPort('https://idp.example/a?Callback_URL=http%3A%2F%2Flocalhost%3A4108%2F'), null);
+  assert.equal(loginCallbackPort('https://idp.example/a?returnto=http%3A%2F%2Flocalhost%3A4109%2F'), null);
+});
+
 test('login callback: no forward for links that do not call back to a loopback port of 1024 or above', () => {
   for (const href of [
     'https://example.com/',

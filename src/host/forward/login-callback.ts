@@ -1,11 +1,16 @@
 /**
  * Which port of the container's loopback a login link calls back to (docs/guide.md, "Logging in from a
  * container"): the link itself when it is `http://localhost|127.0.0.1|[::1]:PORT/…`, or the loopback URL
- * its query names in `redirect_uri`, `redirect_url`, `callback` or `return_to` (percent-decoded). Pure.
+ * its query names in `redirect_uri`, `redirect_url`, `callback_url`, `callback`, `return_to`, `returnTo` or
+ * `oauth_callback` (percent-decoded). Pure.
  */
 
-/** Query parameters that carry an OAuth-style callback. */
-export const CALLBACK_PARAMETERS = ['redirect_uri', 'redirect_url', 'callback', 'return_to'] as const;
+/**
+ * Query parameters that carry an OAuth-style callback: `redirect_uri` (OAuth 2: Claude Code, Codex),
+ * `redirect_url`, `callback_url` (OpenRouter, Qwen), `callback`, `return_to` / `returnTo` (Auth0-style
+ * logins) and `oauth_callback` (OAuth 1.0a). Names are matched exactly, as query names are case-sensitive.
+ */
+export const CALLBACK_PARAMETERS = ['redirect_uri', 'redirect_url', 'callback_url', 'callback', 'return_to', 'returnTo', 'oauth_callback'] as const;
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 /** Below this a host port needs privileges: such a callback is not forwarded. */
 const FIRST_UNPRIVILEGED_PORT = 1024;

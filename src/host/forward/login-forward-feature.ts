@@ -1,7 +1,7 @@
 /**
  * Login callbacks on the open gesture (docs/guide.md, "Logging in from a container"): when the operator
- * opens a link (click, palette, offered link) whose target, or whose redirect_uri / redirect_url / callback /
- * return_to, is a loopback URL with a port (login-callback.ts), the host binds that port on its own
+ * opens a link (click, palette, offered link) whose target, or whose callback parameter (redirect_uri,
+ * callback_url, return_to, … CALLBACK_PARAMETERS), is a loopback URL with a port (login-callback.ts), the host binds that port on its own
  * loopback before the browser opens and forwards each connection to the same port of the container's
  * loopback. The confirm prompt says so; a notice and the host's log record it. It closes once its first
  * HTTP exchange is done and the connection idle, after LOGIN_FORWARD_MAX_MS at most, and with the session.

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { hasCode } from '../../errors.ts';
-import { containerRunArgv, DEFAULT_IMAGE_PATH, explainStartFailure, imagePathFromEnv, type ContainerRunSpec } from './container-run-argv.ts';
+import { containerRunArgv, DEFAULT_IMAGE_PATH, explainStartFailure, imagePathFromEnv, terminalIdentityEnv, type ContainerRunSpec } from './container-run-argv.ts';
 
 const base: ContainerRunSpec = {
   engine: 'docker',
@@ -210,4 +210,16 @@ test('docs/guide.md: the compose service and the dev container carry exactly the
   assert.deepEqual(dc.mounts, [mount(runDirVolume!).replace(spec.runDir, '${localEnv:HOME}/.jackin/sockets/agent'), ...lent.map(mount)]);
   assert.equal(dc.workspaceMount, mount(workspaceVolume!).replace('/home/op/project', '${localWorkspaceFolder}'));
   assert.equal(dc.postStartCommand, `nohup ${formatArgv([...entrypoint, ...program])} >/dev/null 2>&1 &`);
+});
+
+test('terminalIdentityEnv: the operator\'s terminal identity when set, never a multiplexer\'s TERM_PROGRAM', () => {
+  assert.deepEqual(terminalIdentityEnv({ COLORTERM: 'truecolor', TERM_PROGRAM: 'WezTerm', TERM_PROGRAM_VERSION: '20240203', TMUX: '/t,1,0' }), [
+    { name: 'COLORTERM', value: 'truecolor' },
+    { name: 'TERM_PROGRAM', value: 'WezTerm' },
+    { name: 'TERM_PROGRAM_VERSION', value: '20240203' },
+  ]);
+  for (const tp of ['tmux', 'screen', 'zellij']) {
+    assert.deepEqual(terminalIdentityEnv({ COLORTERM: 'truecolor', TERM_PROGRAM: tp, TERM_PROGRAM_VERSION: '3.4' }), [{ name: 'COLORTERM', value: 'truecolor' }], tp);
+  }
+  assert.deepEqual(terminalIdentityEnv({ COLORTERM: '', TERM_PROGRAM_VERSION: '1' }), [{ name: 'TERM_PROGRAM_VERSION', value: '1' }]);
 });

@@ -11,6 +11,7 @@
  * and any other engine argument, placed before the image.
  */
 import { JackinError } from '../../errors.ts';
+import { termProgramIsMultiplexer } from '../../policy/operator-multiplexer.ts';
 import type { ContainerEngine } from '../../transport/container-engine.ts';
 import type { VolumeSpec } from './run-image-options.ts';
 
@@ -29,6 +30,14 @@ export const CONTAINER_BROWSER_BIN = `${CONTAINER_BIN}/browser`;
 export const CONTAINER_BROWSER = `${CONTAINER_BROWSER_BIN}/jackin-browser`;
 /** The operator's terminal identity besides TERM, passed by name to the program when set (docs/guide.md). */
 export const TERMINAL_IDENTITY_ENV = ['COLORTERM', 'TERM_PROGRAM', 'TERM_PROGRAM_VERSION'] as const;
+/**
+ * The TERMINAL_IDENTITY_ENV variables of `env` to pass (set and not empty), except a TERM_PROGRAM (and its
+ * version) that names the operator's multiplexer: the program's terminal is jackin's, not tmux.
+ */
+export function terminalIdentityEnv(env: Readonly<Record<string, string | undefined>>): Array<{ name: string; value: string }> {
+  const mux = termProgramIsMultiplexer(env['TERM_PROGRAM']);
+  return TERMINAL_IDENTITY_ENV.filter((n) => env[n] !== undefined && env[n] !== '' && !(mux && n !== 'COLORTERM')).map((n) => ({ name: n, value: env[n]! }));
+}
 /** Marks containers this command started, so a leftover is removed only when it is ours. */
 export const CONTAINER_LABEL = 'io.github.jackin-bridge.instance';
 /** The PATH of an image that declares none (Docker's and Podman's own default). */

@@ -1,7 +1,7 @@
 /**
  * Program notifications on the host desktop (issue 37), wired into an attach session. The terminal filter
- * turns OSC 9, OSC 99 (plain) and OSC 777 `notify` into events with inert text, within its rate limit
- * (docs/terminal-policy.md); this affordance sends each one to the host's desktop notifier
+ * turns OSC 9, OSC 99 (kitty's, its chunks joined) and OSC 777 `notify` into events with inert text, within
+ * its rate limit (docs/terminal-policy.md); this affordance sends each one to the host's desktop notifier
  * (platform/notifier.ts) and/or lets it pass to the operator's terminal, as JACKIN_NOTIFY says:
  * - `desktop`: the notifier only; `terminal`: the terminal only (as before this affordance); `both`;
  *   `deny` (also off/no/0/false): neither (the filter drops them).

@@ -4,6 +4,7 @@
  */
 import type { RateLimiter } from '../../platform/rate-limiter.ts';
 import type { HostNeeds, ProgramColours, ProgramModes, TrackedState } from './modes.ts';
+import type { KittyNotifications } from './kitty-notifications.ts';
 import type { ReplyExpectations } from './replies.ts';
 
 /** Something the host acts on, found in the program's output. */
@@ -20,9 +21,9 @@ export type FilterEvent =
   /** The program asked for a change of the composed modes (mouse, paste, focus, alternate screen). */
   | { type: 'modes'; modes: Readonly<ProgramModes> }
   /**
-   * A program notification (OSC 9, OSC 99 without metadata, OSC 777 notify) or, when asked for, a bell
-   * (BEL in the text): inert (no control, bidi or escape character), cut, and within the notification rate
-   * limit. `title` is the program's own (OSC 777), else null.
+   * A program notification (OSC 9, OSC 99 once its last chunk is in, OSC 777 notify) or, when asked for, a
+   * bell (BEL in the text): inert (no control, bidi or escape character), cut, and within the notification
+   * rate limit. `title` is the program's own (OSC 777, OSC 99 with a title and a body), else null.
    */
   | { type: 'notification'; source: NotificationSource; title: string | null; body: string }
   /** A sequence the policy removed (for --verbose diagnostics); `what` is a fixed label, never program text. */
@@ -68,6 +69,8 @@ export interface FilterContext {
   /** Host UI is up: the program's colour changes are recorded in `colours`, not written. */
   readonly hostColoursHeld: boolean;
   readonly notifications: RateLimiter;
+  /** OSC 99 chunks pending per id (kitty-notifications.ts). */
+  readonly kittyNotifications: KittyNotifications;
   event(ev: FilterEvent): void;
   dropped(what: string): typeof DROP;
   /** Call after changing `program`: the sequences that bring the terminal's composed modes in line. */

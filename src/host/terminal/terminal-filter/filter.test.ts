@@ -99,7 +99,8 @@ test('terminal filter: notifications are inert and rate limited; notify: false d
   assert.equal(out(`\x1b]9;hi\x7f\xe2\x80\xae\x07`, { now }), '\x1b]9;hi\\x7f\\u202e\x1b\\');
   assert.equal(out(`\x1b]777;notify;T;a;b\x07`, { now }), '\x1b]777;notify;T;a,b\x1b\\');
   assert.equal(out(`\x1b]99;;hello\x07`, { now }), '\x1b]99;;hello\x1b\\');
-  assert.equal(out(`\x1b]99;a=focus;x\x07\x1b]9;4;1;50\x07`, { now }), '');
+  // kitty's actions are not kept: the notification passes without them, so the terminal never answers.
+  assert.equal(out(`\x1b]99;a=focus;x\x07\x1b]9;4;1;50\x07`, { now }), '\x1b]99;;x\x1b\\');
   assert.equal(out('\x1b]9;x\x07\x1b]777;notify;a;b\x07', { notify: false }), '');
   const five = '\x1b]9;n\x07'.repeat(5);
   assert.equal(out(five, { now }).split('\x1b]9;n').length - 1, 3);

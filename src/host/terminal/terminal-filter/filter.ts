@@ -34,6 +34,7 @@ import {
   type ProgramModes,
   type TrackedState,
 } from './modes.ts';
+import { KittyNotifications } from './kitty-notifications.ts';
 import { MAX_OSC52_BYTES, MAX_OSC_BYTES, oscDecision } from './osc-policy.ts';
 import { ReplyExpectations } from './replies.ts';
 
@@ -80,6 +81,7 @@ export class TerminalFilter implements FilterContext {
   readonly colours: ProgramColours = initialProgramColours();
   #hostColours = 0;
   readonly notifications: RateLimiter;
+  readonly kittyNotifications: KittyNotifications;
   readonly #onEvent: ((ev: FilterEvent) => void) | undefined;
   #hostNeeds: HostNeeds;
   #applied: ComposedModes;
@@ -119,6 +121,7 @@ export class TerminalFilter implements FilterContext {
     this.#hostNeeds = options.hostNeeds ?? NO_HOST_NEEDS;
     this.#applied = composeModes(this.program, NO_HOST_NEEDS);
     this.notifications = createRateLimiter({ ...NOTIFY_RATE, ...(options.now === undefined ? {} : { now: options.now }) });
+    this.kittyNotifications = new KittyNotifications(options.now);
   }
 
   /** Bytes the filter holds for unfinished sequences (capacity); bounded by the OSC 52 cap. */

@@ -217,7 +217,7 @@ export function offerableText(text: string): { text: string; removed: number } {
   return { text: out, removed };
 }
 
-/** OSC 9 ; text, OSC 99 ; metadata ; text, OSC 777 ; notify ; title ; body: inert, rate limited, or off. */
+/** OSC 9 ; text, OSC 99 ; metadata ; payload (chunks joined), OSC 777 ; notify ; title ; body: inert, rate limited, or off. */
 function notification(ctx: FilterContext, ps: string, rest: string): Decision {
   if (!ctx.notify) return ctx.dropped(`OSC ${ps} (notifications off)`);
   let out: string;
@@ -229,12 +229,22 @@ function notification(ctx: FilterContext, ps: string, rest: string): Decision {
     body = rest;
     out = `\x1b]9;${inertField(rest, NOTIFICATION_MAX_COLUMNS)}${ST}`;
   } else if (ps === '99') {
-    const semi = rest.indexOf(';');
-    const meta = semi < 0 ? '' : rest.slice(0, semi);
-    // Only a plain, complete notification: no actions, no base64 payload, no chunks.
-    if (semi < 0 || meta !== '') return ctx.dropped('OSC 99 with metadata');
-    body = rest.slice(semi + 1);
-    out = `\x1b]99;;${inertField(body, NOTIFICATION_MAX_COLUMNS)}${ST}`;
+    // kitty's notifications: chunks joined per id, only the title and body kept (kitty-notifications.ts).
+    const k = ctx.kittyNotifications.accept(rest);
+    if (k.kind === 'ignored') return ctx.dropped(k.what);
+    if (k.kind === 'pending') return DROP;
+    if (k.title !== '' && k.body !== '') {
+      title = k.title;
+      body = k.body;
+      // Written again as kitty's two chunks under an id of jackin's; no action, so the terminal never answers.
+      const id = ctx.kittyNotifications.nextTerminalId();
+      out = `\x1b]99;i=${id}:d=0;${inertField(title, TITLE_MAX_COLUMNS)}${ST}\x1b]99;i=${id}:p=body;${inertField(body, NOTIFICATION_MAX_COLUMNS)}${ST}`;
+    } else {
+      // One text (a plain OSC 99, or a title or body alone): the notification's text, titled by the host.
+      body = k.title === '' ? k.body : k.title;
+      if (body === '') return ctx.dropped('OSC 99 (empty)');
+      out = `\x1b]99;;${inertField(body, NOTIFICATION_MAX_COLUMNS)}${ST}`;
+    }
   } else {
     const f = rest.split(';');
     if (f[0] !== 'notify' || f.length < 2) return ctx.dropped('OSC 777');
