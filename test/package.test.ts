@@ -55,6 +55,8 @@ test('npm pack contains only what the package needs', () => {
   assert.ok(files.includes('container-bin/attach-proxy.pl'));
   // The container's browser: BROWSER and the xdg-open family, each a link offer (run --image, serve --browser).
   for (const shim of ['jackin-browser', 'xdg-open', 'sensible-browser', 'www-browser']) assert.ok(files.includes(`container-bin/browser/${shim}`), shim);
+  // The container's clipboard tools: a write is a copy offer, a read answers the image last pasted (run --image, serve --clipboard).
+  for (const shim of ['xclip', 'xsel', 'wl-copy', 'wl-paste', 'pbcopy', 'pbpaste']) assert.ok(files.includes(`container-bin/clipboard/${shim}`), shim);
   // Source maps would point at src/, which is not shipped; so would a reference to one in the code.
   assert.deepEqual(files.filter((f) => f.endsWith('.map')), []);
   const mapped = files.filter((f) => f.endsWith('.js') && readFileSync(join(root, f), 'utf8').includes('//# sourceMappingURL='));

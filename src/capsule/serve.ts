@@ -15,6 +15,7 @@ import { ImageFeature } from './images/image-feature.ts';
 import { registerExportMethods } from './export/export-methods.ts';
 import { registerStageMethod } from './files/stage-method.ts';
 import { registerForwardMethod } from './forward/forward-method.ts';
+import { registerClipboardMethod } from './images/clipboard-method.ts';
 import { FILES_DIR_NAME, type FileStaging } from './files/file-staging.ts';
 import { stageMaxBytes } from '../policy/stage-limits.ts';
 import { loadPolicyFile } from './session/policy-file.ts';
@@ -25,18 +26,21 @@ import { withoutMultiplexer } from '../policy/operator-multiplexer.ts';
 /** The package's browser shims (each `jackin-capsule open-url`), for `serve --browser`. */
 export const BROWSER_BIN = join(PACKAGE_ROOT, 'container-bin', 'browser');
 
+/** The package's clipboard shims (xclip, xsel, wl-copy, wl-paste, pbcopy, pbpaste), for `serve --clipboard`. */
+export const CLIPBOARD_BIN = join(PACKAGE_ROOT, 'container-bin', 'clipboard');
+
 /**
  * The program's environment: JACKIN_RUN_DIR lets `jackin-capsule open-url` / `offer` run inside the
- * session find this capsule; with `browser`, the shims come first on PATH and BROWSER names one. The
- * program's terminal is this PTY: a multiplexer the capsule was started in (the operator's tmux, for a
- * local `jackin run`) is not shown to it (operator-multiplexer.ts).
+ * session find this capsule; with `browser`, the browser shims come first on PATH and BROWSER names one;
+ * with `clipboard`, the clipboard shims come first on PATH. The program's terminal is this PTY: a
+ * multiplexer the capsule was started in (the operator's tmux, for a local `jackin run`) is not shown to
+ * it (operator-multiplexer.ts).
  */
-export function programEnv(env: NodeJS.ProcessEnv, runDir: string, browser: boolean): NodeJS.ProcessEnv {
+export function programEnv(env: NodeJS.ProcessEnv, runDir: string, browser: boolean, clipboard = false): NodeJS.ProcessEnv {
   const out: NodeJS.ProcessEnv = { ...withoutMultiplexer(env), JACKIN_RUN_DIR: runDir };
-  if (browser) {
-    out['PATH'] = env['PATH'] ? `${BROWSER_BIN}:${env['PATH']}` : `${BROWSER_BIN}:/usr/local/bin:/usr/bin:/bin`;
-    out['BROWSER'] = join(BROWSER_BIN, 'jackin-browser');
-  }
+  const first = [...(clipboard ? [CLIPBOARD_BIN] : []), ...(browser ? [BROWSER_BIN] : [])];
+  if (first.length > 0) out['PATH'] = [...first, env['PATH'] ? env['PATH'] : '/usr/local/bin:/usr/bin:/bin'].join(':');
+  if (browser) out['BROWSER'] = join(BROWSER_BIN, 'jackin-browser');
   return out;
 }
 
@@ -53,6 +57,8 @@ export interface ServeOptions {
   imageSink?: ImageSink;
   /** Make the program's browser jackin's (programEnv). */
   browser?: boolean;
+  /** Put the clipboard shims first on the program's PATH (programEnv). */
+  clipboard?: boolean;
   /** Export policy file (default: the package's policies/default.json); invalid fails the start. */
   policyPath?: string;
   log?: (line: string) => void;
@@ -94,7 +100,7 @@ export async function serve(options: ServeOptions): Promise<number> {
     file,
     args,
     cwd: workspace,
-    env: programEnv(process.env, runDir, options.browser === true),
+    env: programEnv(process.env, runDir, options.browser === true, options.clipboard === true),
     ...(options.rows !== undefined ? { rows: options.rows } : {}),
     ...(options.cols !== undefined ? { cols: options.cols } : {}),
   });
@@ -143,6 +149,7 @@ export async function serve(options: ServeOptions): Promise<number> {
         registerExportMethods(control, { policy, workspace, runDir, notify: (level, text) => srv.notify(level, text), log });
         files = registerStageMethod(control, { runDir, maxBytes: stageCap, notify: (level, text) => srv.notify(level, text), log });
         registerForwardMethod(control, { log });
+        if (images !== null) registerClipboardMethod(control, images);
       },
     });
   } catch (e) {

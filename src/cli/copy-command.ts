@@ -13,7 +13,8 @@ import { JackinError } from '../errors.ts';
 /** The host refuses larger offers; refusing here says so at once. Same value as the host's MAX_COPY_BYTES. */
 export const MAX_COPY_TEXT_BYTES = 1024 * 1024;
 
-async function readBounded(stream: Readable, max: number): Promise<Buffer> {
+/** Reads `stream` whole; E_COPY_TOO_LARGE as soon as it is over `max` bytes. */
+export async function readBounded(stream: Readable, max: number): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of stream) {
@@ -38,6 +39,11 @@ export function copyOfferSequence(text: Buffer): Buffer {
 
 export async function copyCommand(words: readonly string[], stdin: Readable, ttyPath = '/dev/tty'): Promise<void> {
   const text = words.length > 0 ? Buffer.from(words.join(' '), 'utf8') : await readBounded(stdin, MAX_COPY_TEXT_BYTES);
+  writeCopyOffer(text, ttyPath);
+}
+
+/** Writes the copy offer of `text` (copyOfferSequence) to the session's terminal. */
+export function writeCopyOffer(text: Buffer, ttyPath = '/dev/tty'): void {
   const seq = copyOfferSequence(text);
   let fd: number;
   try {

@@ -1,7 +1,7 @@
 /**
  * `jackin-capsule`: the container side. `serve` runs the agent on a PTY behind the attach socket;
  * `attach-proxy` relays stdio to that socket for hosts that reach it through an exec relay; `open-url` and
- * `offer` offer a link or a file to the operator; `copy` offers text for the operator's clipboard. Each command lives in its own module and registers here.
+ * `offer` offer a link or a file to the operator; `copy` offers text for the operator's clipboard; `clipboard` is what the xclip/xsel/wl-copy/wl-paste/pbcopy/pbpaste shims run. Each command lives in its own module and registers here.
  */
 import { Command, CommanderError } from './commander.ts';
 import { describeError, JackinError } from '../errors.ts';
@@ -11,6 +11,7 @@ import { endOnOutputError, exitAfterOutput } from './output-errors.ts';
 import { pathError } from './path-error.ts';
 import { oneLineUsageErrors, USAGE_EXIT_STATUS } from './usage-errors.ts';
 import { registerCopyCommand } from './copy-command.ts';
+import { registerClipboardCommand } from './clipboard-command.ts';
 import { registerOfferCommand, registerOpenUrlCommand } from './offer-commands.ts';
 import { registerServeCommand } from './serve-command.ts';
 
@@ -21,6 +22,7 @@ const COMMANDS: ReadonlyArray<(program: Command, setStatus: SetStatus) => void> 
   registerOpenUrlCommand,
   registerOfferCommand,
   registerCopyCommand,
+  registerClipboardCommand,
 ];
 
 function buildProgram(setStatus: SetStatus): Command {

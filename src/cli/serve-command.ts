@@ -63,6 +63,7 @@ interface ServeFlags {
   rows?: number;
   cols?: number;
   browser?: boolean;
+  clipboard?: boolean;
 }
 
 export function registerServeCommand(program: Command, setStatus: SetStatus): void {
@@ -80,6 +81,7 @@ export function registerServeCommand(program: Command, setStatus: SetStatus): vo
     .option('--rows <n>', `PTY rows until a client attaches with its size (default: ${DEFAULT_ROWS})`, terminalSize)
     .option('--cols <n>', `PTY columns until a client attaches with its size (default: ${DEFAULT_COLS})`, terminalSize)
     .option('--browser', 'make the program\'s browser jackin\'s: BROWSER, xdg-open, sensible-browser and www-browser make link offers (jackin run --image sets this up itself)')
+    .option('--clipboard', 'make the program\'s clipboard tools jackin\'s: xclip, xsel, wl-copy, wl-paste, pbcopy and pbpaste make copy offers and read the image last pasted (jackin run --image sets this up itself)')
     .argument('<cmd>', 'program to run')
     .argument('[args...]', 'its arguments (put -- before <cmd> when they start with -)')
     .passThroughOptions()
@@ -99,6 +101,7 @@ export function registerServeCommand(program: Command, setStatus: SetStatus): vo
           ...(opts.handshakeTimeoutMs !== undefined ? { handshakeTimeoutMs: opts.handshakeTimeoutMs } : {}),
           ...(opts.policy !== undefined ? { policyPath: opts.policy } : {}),
           ...(opts.browser === true ? { browser: true } : {}),
+          ...(opts.clipboard === true ? { clipboard: true } : {}),
         }),
       );
     });

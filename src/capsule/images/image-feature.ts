@@ -48,6 +48,7 @@ export class ImageFeature implements ImageSink {
   readonly #stageOnly = new Set<bigint>();
   /** Where the answers of a chunked transfer go (the connection that started it), for the idle drop. */
   readonly #owners = new Map<bigint, ImageReplies>();
+  #lastPasted: StagedImage | null = null;
 
   constructor(opts: ImageFeatureOptions) {
     this.staging = new ImageStaging(opts.runDir, opts.maxBytes === undefined ? {} : { maxBytes: opts.maxBytes });
@@ -65,6 +66,11 @@ export class ImageFeature implements ImageSink {
         }
       },
     });
+  }
+
+  /** The image last pasted (typed into the program; not a stage-only one): what the clipboard shims read. */
+  get lastPasted(): StagedImage | null {
+    return this.#lastPasted;
   }
 
   /** Transfers in progress (tests). */
@@ -161,7 +167,10 @@ export class ImageFeature implements ImageSink {
   /** Types the path (unless stage-only), reports ImageStaged or a notice. */
   #deliver(staged: StagedImage, requestId: bigint | null, replies: ImageReplies): void {
     const stageOnly = requestId !== null && this.#stageOnly.delete(requestId);
-    if (!stageOnly) this.#session.write(pasteBytes(staged.path, this.#session.modes.bracketedPaste));
+    if (!stageOnly) {
+      this.#session.write(pasteBytes(staged.path, this.#session.modes.bracketedPaste));
+      this.#lastPasted = staged;
+    }
     this.#log(`staged ${staged.path} (${staged.bytes} bytes, ${staged.format})${stageOnly ? ', not pasted (stage only)' : ''}`);
     const told = requestId !== null && replies.imageStaged?.(requestId, staged.bytes, !stageOnly, staged.path) === true;
     if (told) return;

@@ -26,7 +26,7 @@ test('containerRunArgv: the host lends its Node and package read-only; run dir, 
     '--user', '1000:1000',
     '-v', '/usr/bin/node:/opt/jackin/node:ro',
     '-v', '/usr/lib/node_modules/jackin-bridge:/opt/jackin/pkg:ro',
-    '-e', 'PATH=/opt/jackin/pkg/container-bin:/opt/jackin/pkg/container-bin/browser:/usr/local/bin:/usr/bin:/bin',
+    '-e', 'PATH=/opt/jackin/pkg/container-bin:/opt/jackin/pkg/container-bin/clipboard:/opt/jackin/pkg/container-bin/browser:/usr/local/bin:/usr/bin:/bin',
     '-e', 'BROWSER=/opt/jackin/pkg/container-bin/browser/jackin-browser',
     '--entrypoint', '/opt/jackin/node', 'node:24-bookworm',
     '--max-semi-space-size=2', '--no-concurrent-recompilation', '/opt/jackin/pkg/bin/jackin-capsule.js',
@@ -42,7 +42,7 @@ test('containerRunArgv: the image\'s own jackin-capsule (a macOS or Windows host
     '-v', '/home/op/src:/workspace', '-w', '/workspace',
     '-e', 'TERM=xterm-256color', '-e', 'JACKIN_RUN_DIR=/jackin/run',
     '--entrypoint', 'jackin-capsule', 'node:24-bookworm',
-    'serve', '--name', 'agent', '--run-dir', '/jackin/run', '--workspace', '/workspace', '--browser', '--', 'claude', '--continue',
+    'serve', '--name', 'agent', '--run-dir', '/jackin/run', '--workspace', '/workspace', '--browser', '--clipboard', '--', 'claude', '--continue',
   ]);
 });
 
@@ -69,7 +69,7 @@ test('containerRunArgv: variables by name only, mounts, network, and engine argu
     '--network', 'none',
     '-v', '/usr/bin/node:/opt/jackin/node:ro',
     '-v', '/usr/lib/node_modules/jackin-bridge:/opt/jackin/pkg:ro',
-    '-e', 'PATH=/opt/jackin/pkg/container-bin:/opt/jackin/pkg/container-bin/browser:/usr/local/bin:/usr/bin:/bin',
+    '-e', 'PATH=/opt/jackin/pkg/container-bin:/opt/jackin/pkg/container-bin/clipboard:/opt/jackin/pkg/container-bin/browser:/usr/local/bin:/usr/bin:/bin',
     '-e', 'BROWSER=/opt/jackin/pkg/container-bin/browser/jackin-browser',
     '--cap-add=SYS_PTRACE', '--shm-size', '1g',
     '--entrypoint', '/opt/jackin/node', 'node:24-bookworm',
@@ -80,7 +80,7 @@ test('containerRunArgv: variables by name only, mounts, network, and engine argu
   const image = containerRunArgv({ ...noSize, capsule: { kind: 'image' }, envNames: ['K'], engineArgs: ['--privileged'] });
   assert.deepEqual(image.slice(image.indexOf('-e', image.indexOf('--user'))), [
     '-e', 'K', '--privileged', '--entrypoint', 'jackin-capsule', 'node:24-bookworm',
-    'serve', '--name', 'agent', '--run-dir', '/jackin/run', '--workspace', '/workspace', '--browser', '--', 'claude', '--continue',
+    'serve', '--name', 'agent', '--run-dir', '/jackin/run', '--workspace', '/workspace', '--browser', '--clipboard', '--', 'claude', '--continue',
   ]);
   assert.throws(() => containerRunArgv({ ...base, network: '--privileged' }), (e) => hasCode(e, 'E_USAGE'));
   assert.throws(() => containerRunArgv({ ...base, volumes: [{ host: '/a:b', container: '/c', mode: null }] }), (e) => hasCode(e, 'E_USAGE'));

@@ -5,7 +5,7 @@
  * init as PID 1 (`--init`, so the agent's orphans are reaped), the operator's uid/gid, TERM, and a capsule:
  * the host's own Node and package mounted read-only (no jackin in the image), or the image's own
  * `jackin-capsule` where the host cannot lend them (a macOS or Windows host). The container's browser is
- * jackin's (BROWSER and the xdg-open family make link offers), and what the operator adds passes through:
+ * jackin's (BROWSER and the xdg-open family make link offers), so are its clipboard tools (copy offers), and what the operator adds passes through:
  * variables by name (`-e NAME`: the engine reads the value from its own environment, the operator's) or in
  * jackin's private env file (`--env-file`, private-env-file.ts), never a value in an argv; mounts, a network,
  * and any other engine argument, placed before the image.
@@ -28,6 +28,12 @@ export const CONTAINER_BIN = `${CONTAINER_PACKAGE}/container-bin`;
  */
 export const CONTAINER_BROWSER_BIN = `${CONTAINER_BIN}/browser`;
 export const CONTAINER_BROWSER = `${CONTAINER_BROWSER_BIN}/jackin-browser`;
+/**
+ * The clipboard shims (container-bin/clipboard/ in the package: xclip, xsel, wl-copy, wl-paste, pbcopy,
+ * pbpaste), each `jackin-capsule clipboard`: a write is a copy offer, a read answers the image last pasted.
+ * First on the container's PATH, before any real tool in the image (which would reach no display).
+ */
+export const CONTAINER_CLIPBOARD_BIN = `${CONTAINER_BIN}/clipboard`;
 /** The operator's terminal identity besides TERM, passed by name to the program when set (docs/guide.md). */
 export const TERMINAL_IDENTITY_ENV = ['COLORTERM', 'TERM_PROGRAM', 'TERM_PROGRAM_VERSION'] as const;
 /**
@@ -121,14 +127,14 @@ export function containerRunArgv(s: ContainerRunSpec): string[] {
     case 'host':
       argv.push('-v', `${hostPath('node binary', s.capsule.node)}:${CONTAINER_NODE}:ro`);
       argv.push('-v', `${hostPath('jackin package', s.capsule.packageRoot)}:${CONTAINER_PACKAGE}:ro`);
-      argv.push('-e', `PATH=${CONTAINER_BIN}:${CONTAINER_BROWSER_BIN}:${s.capsule.imagePath}`, '-e', `BROWSER=${CONTAINER_BROWSER}`);
+      argv.push('-e', `PATH=${CONTAINER_BIN}:${CONTAINER_CLIPBOARD_BIN}:${CONTAINER_BROWSER_BIN}:${s.capsule.imagePath}`, '-e', `BROWSER=${CONTAINER_BROWSER}`);
       argv.push(...(s.engineArgs ?? []));
       argv.push('--entrypoint', CONTAINER_NODE, notOption('image', s.image), ...CAPSULE_NODE_FLAGS, `${CONTAINER_PACKAGE}/bin/jackin-capsule.js`, ...serve, '--', ...s.program);
       return argv;
     case 'image':
       // The image's own package holds the same shims: its capsule puts them on the program's PATH.
       argv.push(...(s.engineArgs ?? []));
-      argv.push('--entrypoint', 'jackin-capsule', notOption('image', s.image), ...serve, '--browser', '--', ...s.program);
+      argv.push('--entrypoint', 'jackin-capsule', notOption('image', s.image), ...serve, '--browser', '--clipboard', '--', ...s.program);
       return argv;
     default: {
       const never: never = s.capsule;
