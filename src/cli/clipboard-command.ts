@@ -69,7 +69,7 @@ async function readStaged(runDir: string, name: string): Promise<Buffer | null> 
 
 async function readFileBounded(path: string, max: number): Promise<Buffer> {
   const fh = await open(path, 'r').catch((e: NodeJS.ErrnoException) => {
-    throw new JackinError('E_USAGE', `cannot read ${path}: ${e.message}`, { exitCode: 1, cause: e });
+    throw new JackinError('E_USAGE', `cannot read ${path}: ${e.message}`, { exitCode: 2, cause: e });
   });
   try {
     return await readBounded(fh.createReadStream({ autoClose: false }), max);

@@ -67,9 +67,11 @@ test('StageOnly: staged, nothing typed, ImageStaged says not pasted', async (t) 
   assert.equal(typed.length, 0);
   assert.equal(files().length, 1);
   assert.equal(log[0]?.kind === 'staged' && log[0].pasted, false);
+  assert.equal(feature.lastPasted, null, 'a stage-only image is not what the clipboard shims read');
   // The mark is used once: the next request with another id is pasted.
   await feature.handle({ op: { kind: 'whole', format: 'png', bytes: fixture('sample.png') }, requestId: 10n, context: ctx }, replies);
   assert.equal(typed.length, 1);
+  assert.equal((feature.lastPasted as { path: string } | null)?.path, Buffer.concat(typed).toString(), 'the clipboard shims read the image last pasted');
 });
 
 test('without image-staged (an upstream host) the capsule tells the operator; legacy frames get no response', async (t) => {
