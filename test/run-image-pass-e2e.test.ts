@@ -3,7 +3,7 @@
 // value in an argv, an env file, mounts, a network, other engine arguments), wires the container's
 // browser to link offers, and hands the operator's terminal identity to the program; on Podman and on a real
 // Docker engine (each test passes --engine). Also: a local `jackin run` leaves the browser alone, and a
-// capsule started by hand gets the same browser with `serve --browser`.
+// capsule started by hand gets the same browser with `serve --browser` (and the clipboard tools with `--clipboard`).
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -168,29 +168,36 @@ test('local jackin run: the program keeps its own browser and gets the operator\
   const pane = await paneFor(t, { env: { COLORTERM: 'truecolor', TERM_PROGRAM: 'WezTerm', TERM_PROGRAM_VERSION: '20240203-110809', BROWSER: 'my-own-browser' } });
   const outer = await outerIdentity(pane);
   await startSession(pane, 'local-browser');
-  await pane.typeLine('clear; echo "ident=$TERM|$COLORTERM|$TERM_PROGRAM|$TERM_PROGRAM_VERSION browser=$BROWSER xdg=$(command -v xdg-open || echo none)"');
-  const shown = await pane.waitForText(/^ident=.* browser=.*$/m);
-  const line = /^ident=(.*) browser=(\S*) xdg=(\S*)$/m.exec(shown)!;
+  await pane.typeLine('clear; echo "ident=$TERM|$COLORTERM|$TERM_PROGRAM|$TERM_PROGRAM_VERSION browser=$BROWSER xdg=$(command -v xdg-open || echo none) clip=$(command -v xclip || echo none)"');
+  const shown = await pane.waitForText(/^ident=.* browser=.* clip=\S+$/m);
+  const line = /^ident=(.*) browser=(\S*) xdg=(\S*) clip=(\S*)$/m.exec(shown)!;
   assert.equal(line[1], outer);
   assert.equal(line[2], 'my-own-browser');
   assert.doesNotMatch(line[3]!, /container-bin/);
+  assert.doesNotMatch(line[4]!, /container-bin/, 'a local program keeps the operator\'s clipboard tools');
   await pane.typeLine('exit 0');
   assert.equal(await waitForJackinExit(pane), 0);
 });
 
-test('a capsule started by hand with serve --browser: BROWSER and xdg-open make link offers', { timeout: 60_000 }, async (t) => {
+test('a capsule started by hand with serve --browser --clipboard: BROWSER and xdg-open make link offers, xclip copy offers', { timeout: 60_000 }, async (t) => {
   const pane = await paneFor(t);
   // As in an image with the package installed: `jackin-capsule` on PATH.
   const bin = scratch(t, 'bin');
   symlinkSync(join(REPO_ROOT, 'bin', 'jackin-capsule.js'), join(bin, 'jackin-capsule'));
   const run = join(pane.jackinHome, 'sockets', 'hand');
   mkdirSync(run, { recursive: true, mode: 0o700 });
-  await pane.typeLine(`clear; PATH=${shellQuote(bin)}:$PATH jackin-capsule serve --browser --name hand --run-dir ${shellQuote(run)} -- ${INNER_SHELL} >/dev/null 2>&1 & ${JACKIN} attach hand; echo "jackin-rc=$?"`);
+  await pane.typeLine(`clear; PATH=${shellQuote(bin)}:$PATH jackin-capsule serve --browser --clipboard --name hand --run-dir ${shellQuote(run)} -- ${INNER_SHELL} >/dev/null 2>&1 & ${JACKIN} attach hand; echo "jackin-rc=$?"`);
   await pane.waitForText(INNER_PROMPT, { timeoutMs: 30_000 });
   await pane.typeLine('clear; echo "browser=$BROWSER"; xdg-open https://example.com/by-hand; echo "open-rc=$?"');
   await pane.waitForText(/^browser=\/.*\/container-bin\/browser\/jackin-browser$/m);
   await pane.waitForText(/^open-rc=0$/m);
   await pane.waitForText('Link offered: https://example.com/by-hand');
+  await pane.typeLine('clear; printf by-hand | xclip -selection clipboard; echo "copy-rc=$?"');
+  await pane.waitForText(/^copy-rc=0$/m);
+  // The palette's entry shows the offer it would copy.
+  await pane.sendBytes([0x1c]);
+  await pane.waitForText('Copy offered text 7 B "by-hand"');
+  await pane.sendKeys('Escape');
   await pane.typeLine('exit 0');
   assert.equal(await waitForJackinExit(pane, 20_000), 0);
 });
