@@ -109,7 +109,17 @@ export class HostTerminal {
    */
   writeOutput(bytes: Buffer): boolean {
     const out = this.filter.push(bytes);
+    if (out.length > 0) for (const tap of this.taps) tap(out);
     return out.length === 0 ? !this.stdout.writableNeedDrain : this.stdout.write(out);
+  }
+
+  private readonly taps = new Set<(bytes: Buffer) => void>();
+
+  /** Sees the program output written to the terminal (after the filter) until disposed: the host's own view of the screen. */
+  tapOutput(listener: (bytes: Buffer) => void): Disposable {
+    const tap = (bytes: Buffer): void => listener(bytes);
+    this.taps.add(tap);
+    return toDisposable(() => this.taps.delete(tap));
   }
 
   /** Writes the host's own bytes (palette, notices, its own modes), unfiltered. */
