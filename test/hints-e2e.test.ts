@@ -13,6 +13,8 @@ import { recordingOpener } from './helpers/recording-opener.ts';
 import { readActions } from '../src/host/instances/action-log.ts';
 import type { TmuxPane } from './helpers/tmux.ts';
 import { ownClipboard, startXvfb } from './helpers/xvfb.ts';
+import { recordingClipboard } from './helpers/recording-clipboard.ts';
+import { CONFIRM_ARM_MS } from '../src/host/session/confirm-controller.ts';
 import { spawnSync } from 'node:child_process';
 
 const PALETTE_KEY = [0x1c];
@@ -106,23 +108,76 @@ test('hints: in a program that does not track the mouse, the same labels open th
   assert.equal(read(), '');
 });
 
-test('hints: Copy link on screen puts the chosen target on a real X11 clipboard, logged; nothing opens', async (t) => {
+test('hints: Copy link on screen shows the whole target in the host\'s prompt, and puts it on a real X11 clipboard only on Enter, logged; nothing opens', async (t) => {
   const x = await startXvfb();
   t.after(() => x.stop());
   const { rec, pane, read } = await startHintScreen(t, 'hints-copy', { DISPLAY: x.display });
+  const clipboard = () => spawnSync('xclip', ['-selection', 'clipboard', '-o'], { env: x.env }).stdout.toString('utf8');
+  // Esc in the prompt: nothing is copied.
   await showHints(pane, 'y');
   await pane.waitForText('type a label to copy');
   await typeLabel(pane, 's');
-  const clipboard = () => spawnSync('xclip', ['-selection', 'clipboard', '-o'], { env: x.env }).stdout.toString('utf8');
+  let prompt = await pane.waitForText('│ https://target.example/osc8-target');
+  assert.match(prompt, /Copy this hyperlink target\?/);
+  assert.match(prompt, /Enter copy/);
+  await pane.sendKeys('Escape');
+  await screenRestored(pane);
+  assert.equal(clipboard(), '', 'cancelled: nothing on the clipboard');
+  // Enter: copied.
+  await showHints(pane, 'y');
+  await typeLabel(pane, 's');
+  prompt = await pane.waitForText('│ https://target.example/osc8-target');
+  assert.equal(clipboard(), '', 'nothing is copied before the operator confirms');
+  await confirmOnScreen(pane);
   await pollUntil('the clipboard to hold the hyperlink target', () => clipboard() === 'https://target.example/osc8-target', { last: clipboard });
   await pane.waitForText('Copied https://target.example');
   await screenRestored(pane);
   assert.deepEqual(rec.opened(), []);
   assert.equal(read(), '');
   const copies = async () => (await readActions(pane.jackinHome, 'hints-copy')).filter((a) => a.action === 'copy-link').map((a) => [a.target, a.result]);
-  await pollUntil('the copy in the host log', async () => (await copies()).length > 0);
-  assert.deepEqual(await copies(), [['https://target.example/osc8-target', 'ok']]);
+  await pollUntil('the copy in the host log', async () => (await copies()).length > 1);
+  assert.deepEqual(await copies(), [['https://target.example/osc8-target', 'cancelled'], ['https://target.example/osc8-target', 'ok']]);
   // Take the selection back with an owner we stop, so the xclip that served the copy exits.
   const owner = await ownClipboard(x, 'text/plain', Buffer.from('other'));
   await owner.stop();
+});
+
+/**
+ * Sends `burst` (a label and the keys after it) as one read, again until it is taken (as typeLabel): a burst
+ * typed while the labels are new is dropped whole by design, so the program gets the taken one's keys once.
+ */
+async function sendBurst(pane: TmuxPane, burst: string): Promise<void> {
+  let sentAt = -Infinity;
+  await pollUntil('the burst to be taken', async () => {
+    const screen = await pane.capture();
+    if (!screen.includes('type a label to') || screen.includes('jackin: confirm')) return true;
+    if (Date.now() - sentAt > 2 * CONFIRM_ARM_MS) {
+      sentAt = Date.now();
+      await pane.sendBytes([...Buffer.from(burst, 'latin1')]);
+    }
+    return false;
+  }, { timeoutMs: 15_000 });
+}
+
+test('hints: keys typed right after a label in the same read reach the program once the prompt is answered, never the prompt', async (t) => {
+  const clip = recordingClipboard(t);
+  const { rec, pane, read } = await startHintScreen(t, 'hints-keys-after', clip.env);
+  // Open: the label, then keys (an Enter among them) in one read; the prompt shows and stays up.
+  await showHints(pane, 'o');
+  await sendBurst(pane, 'sopen-after\r');
+  await pane.waitForText('│ https://target.example/osc8-target');
+  assert.equal(read(), '', 'held while the prompt is up');
+  await pane.sendKeys('Escape');
+  await pollUntil('the keys after the label to reach the program', () => read() === 'open-after\r', { last: read });
+  await screenRestored(pane);
+  assert.deepEqual(rec.opened(), [], 'the Enter after the label answered no prompt');
+  // Copy: the same; confirmed, the keys follow the copy.
+  await showHints(pane, 'y');
+  await sendBurst(pane, 'acopy-after');
+  await pane.waitForText('│ https://example.com/plain-after-wide');
+  assert.deepEqual(clip.written(), []);
+  await confirmOnScreen(pane);
+  await pollUntil('the copy', () => clip.written().length === 1, { last: clip.written });
+  assert.deepEqual(clip.written(), ['https://example.com/plain-after-wide']);
+  await pollUntil('the keys after the label to reach the program', () => read() === 'open-after\rcopy-after', { last: read });
 });

@@ -22,9 +22,10 @@ import {
   type FakeConnection,
   type FakeCapsuleOptions,
 } from './helpers/fake-capsule.ts';
-import { JACKIN, paneFor, START_TIMEOUT_MS } from './helpers/jackin-cli.ts';
+import { JACKIN, paneFor, START_TIMEOUT_MS, typeLabel } from './helpers/jackin-cli.ts';
 import { pollUntil } from './helpers/poll.ts';
 import { readActions } from '../src/host/instances/action-log.ts';
+import { recordingClipboard } from './helpers/recording-clipboard.ts';
 import { shellQuote, type TmuxPane } from './helpers/tmux.ts';
 
 const PALETTE_KEY = [0x1c];
@@ -449,4 +450,55 @@ test('hostile capsule: a 50 MiB flood of output; typed input reaches the capsule
   assert.match(r.lastLine, /^jackin: detached from flood/);
   assert.ok(!existsSync(host.recorderLog));
   assert.deepEqual(host.written(), []);
+});
+
+test('hostile capsule (ours, link-list): a listed link whose text is not on the screen gets no label; the one that is, copied only after the prompt showed its whole target', async (t) => {
+  const host = hostSide(t);
+  const clip = recordingClipboard(t);
+  const pane = await paneFor(t, { ...PANE, env: { ...host.env, ...clip.env } });
+  const c = await attachToFake(t, pane, { name: 'hints-liar', welcome: () => welcomeFrame({ ...OUR_FEATURES, 'link-list': 1 }), echo: true });
+  // The fake's screen, drawn as a repaint draws it (normal screen, soft reset, home, clear), on every Repaint.
+  const screen = '\x1b[?1049l\x1b[!p\x1b[r\x1b[H\x1b[2J\x1b[3;1Hhttps://good.example/docs\x1b[4;1Hhttps://other.example/x\x1b[6;1HLINKS-SHOWN';
+  c.send({ type: 'Output', bytes: Buffer.from(screen, 'latin1') });
+  await pane.waitForText('LINKS-SHOWN', WAIT);
+  // Every link list the host asks for: the good URL's cells with another target, and the other URL truly.
+  let seen = 0;
+  const answer = setInterval(() => {
+    for (const f of c.received.slice(seen)) {
+      seen += 1;
+      if (f.type === 'Repaint') c.send({ type: 'Output', bytes: Buffer.from(screen, 'latin1') });
+      if (f.type === 'ListLinks') {
+        c.send({
+          type: 'Links',
+          requestId: f.requestId,
+          links: [
+            { row: 2, col: 0, cells: 25, source: 'text', url: 'https://evil.example/steal' },
+            { row: 3, col: 0, cells: 23, source: 'text', url: 'https://other.example/x' },
+          ],
+        });
+      }
+    }
+  }, 20);
+  t.after(() => clearInterval(answer));
+  await pane.sendBytes(PALETTE_KEY);
+  await pane.waitForText('Copy link on screen', WAIT);
+  await pane.sendKeys('y');
+  const lines = (await pane.waitForText('type a label to copy', WAIT)).split('\n');
+  assert.equal(lines[2], 'https://good.example/docs', 'no label over the good URL: the host\'s own view shows other text there');
+  const label = lines[3]?.[0] ?? '';
+  assert.match(label, /^[a-z]$/, `a label on the other URL: ${JSON.stringify(lines[3])}`);
+  await typeLabel(pane, label, 'type a label to copy');
+  const prompt = await pane.waitForText('│ https://other.example/x', WAIT);
+  assert.match(prompt, /Copy this link\?/);
+  assert.deepEqual(clip.written(), [], 'nothing copied before the operator answered');
+  await pane.sendKeys('Escape');
+  // The prompt's box stays drawn until the fake repaints: the host's notice and log tell.
+  await pane.waitForText('Not copied: https://other.example', WAIT);
+  const copies = await pollUntil('the cancelled copy in the log', async () => {
+    const r = (await readActions(pane.jackinHome, 'hints-liar')).filter((a) => a.action === 'copy-link');
+    return r.length > 0 ? r : undefined;
+  }, WAIT);
+  assert.deepEqual(copies.map((r) => [r.target, r.result]), [['https://other.example/x', 'cancelled']]);
+  assert.deepEqual(clip.written(), [], 'cancelled: nothing copied');
+  await assertAlive(pane, c, 'alive-after-hints');
 });

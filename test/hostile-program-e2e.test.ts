@@ -9,12 +9,14 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readActions } from '../src/host/instances/action-log.ts';
-import { JACKIN, OUTER_PROMPT, paneFor, REPO_ROOT, startSession, waitForJackinExit } from './helpers/jackin-cli.ts';
+import { fixtureCommand, JACKIN, OUTER_PROMPT, paneFor, REPO_ROOT, startSession, typeLabel, waitForJackinExit } from './helpers/jackin-cli.ts';
 import { pollUntil } from './helpers/poll.ts';
+import { recordingClipboard } from './helpers/recording-clipboard.ts';
 import { recordingOpener } from './helpers/recording-opener.ts';
 import { shellQuote, type TmuxPane } from './helpers/tmux.ts';
 
 const PALETTE_KEY = [0x1c];
+const WAIT = { timeoutMs: 20_000 };
 const JACKIN_CAPSULE = `${shellQuote(process.execPath)} ${shellQuote(join(REPO_ROOT, 'bin', 'jackin-capsule.js'))}`;
 const b64 = (s: string): string => Buffer.from(s, 'utf8').toString('base64');
 
@@ -200,4 +202,47 @@ test('hostile program: a program polling CSI 6n and CSI 5n cannot tell that the 
   await pane.waitForText(/^poller-rc=0$/m);
   await pane.typeLine('exit');
   await waitForJackinExit(pane);
+});
+
+test('hostile program: 13 × U+1FAE8 before a hyperlink: labels only where the host\'s own view shows the link; Copy link on screen shows the whole target and the text there, and copies nothing on Esc', async (t) => {
+  const clip = recordingClipboard(t);
+  const pane = await paneFor(t, { env: clip.env });
+  const dir = mkdtempSync(join(tmpdir(), 'jackin-hp-shift-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const input = join(dir, 'input.bin');
+  await startSession(pane, 'hp-shift', 'SHIFT-SCREEN-READY', fixtureCommand('../links/hint-shift.mjs', input));
+  // tmux draws none of the 13 (glibc 2.36 has no width for them): the hyperlink's text is at column 0, the
+  // good URL at 26 (whose first cell a repaint, which draws the hyperlink's cells again where the capsule
+  // has them, covers with that `x`).
+  assert.match((await pane.screenLines())[1] ?? '', /^x {25}[hx]ttps:\/\/good\.example\/docs$/);
+  await pane.sendBytes(PALETTE_KEY);
+  await pane.waitForText('Copy link on screen');
+  await pane.sendKeys('y');
+  await pane.waitForText('type a label to copy');
+  // The capsule lists the hyperlink at column 26 and the good URL at 52; the host's own view of the
+  // repainted screen shows the hyperlink's `x` at 26 (the repaint draws it there again) and nothing it can
+  // be sure of after the emoji: the good URL gets no label, where the operator sees only blanks.
+  const row = (await pane.screenLines())[1] ?? '';
+  const label = row[26] ?? '';
+  assert.match(label, /^[a-z]$/, `a label on the hyperlink's cell: ${JSON.stringify(row)}`);
+  assert.equal(row.slice(27).trimEnd(), 'ttps://good.example/docs', `no other label on the row: ${JSON.stringify(row)}`);
+  await typeLabel(pane, label, 'type a label to copy');
+  // What it would copy is shown whole, by the host, before anything is copied.
+  const prompt = await pane.waitForText('│ https://evil.example/steal', WAIT);
+  assert.match(prompt, /Copy this hyperlink target\?/);
+  // …and names the text the host's own view shows at the label: the hyperlink's `x`.
+  const promptLines = prompt.split('\n');
+  const reads = promptLines.findIndex((l) => l.includes('hyperlink target; the text on screen reads:'));
+  assert.ok(reads > 0, prompt);
+  assert.match(promptLines[reads + 1] ?? '', /│ x +│/);
+  assert.deepEqual(clip.written(), [], 'nothing copied before the operator answered');
+  await pane.sendKeys('Escape');
+  await pane.waitForScreen('the prompt to close', (s) => !s.includes('jackin: confirm'));
+  assert.deepEqual(clip.written(), [], 'cancelled: nothing copied');
+  const copies = await pollUntil('the cancelled copy in the log', async () => {
+    const r = (await readActions(pane.jackinHome, 'hp-shift')).filter((a) => a.action === 'copy-link');
+    return r.length > 0 ? r : undefined;
+  });
+  assert.deepEqual(copies.map((r) => [r.target, r.result]), [['https://evil.example/steal', 'cancelled']]);
+  assert.equal(readFileSync(input, 'latin1'), '', 'no key reached the program');
 });

@@ -168,6 +168,24 @@ export class FakeFeatureSession implements FeatureSession {
   overlay: FeatureOverlay | null = null;
   readonly overlayDraws: string[] = [];
   terminalSize = { rows: 24, cols: 80 };
+  /** Output taps (features that check the screen); `output` plays program output to them. */
+  readonly taps = new Set<(bytes: Buffer) => void>();
+  tapOutput(listener: (bytes: Buffer) => void): Disposable {
+    this.taps.add(listener);
+    return toDisposable(() => this.taps.delete(listener));
+  }
+  output(bytes: Buffer | string): void {
+    for (const t of [...this.taps]) t(Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes, 'utf8'));
+  }
+  /** Repaint requests; `onRepaint` answers one (a test plays the repaint's output). */
+  repaints = 0;
+  onRepaint: (() => void) | null = null;
+  repaint(): boolean {
+    this.repaints += 1;
+    const answer = this.onRepaint;
+    if (answer !== null) queueMicrotask(answer);
+    return this.features?.['repaint'] !== undefined;
+  }
   showOverlay(overlay: FeatureOverlay): Disposable {
     this.overlay = overlay;
     this.overlayDraws.push(overlay.draw(this.terminalSize));

@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import type { ListedLink } from '../../protocol/index.ts';
 import { decodeKeys } from '../terminal/keys.ts';
-import { buildHints, hintKey, hintLabels, MAX_HINTS, renderHints } from './hint-labels.ts';
+import { HostScreen } from '../terminal/host-screen.ts';
+import { buildHints, hintKey, hintLabels, MAX_HINTS, renderHints, seenAt } from './hint-labels.ts';
 
 const link = (row: number, col: number, url: string, source: ListedLink['source'] = 'text'): ListedLink => ({ row, col, cells: 4, source, url });
 const key = (s: string) => decodeKeys(Buffer.from(s, 'latin1'))[0]!;
@@ -44,7 +45,7 @@ test('hints: the capsule list is checked again: off-screen cells, refused target
       ['s', 3, 5, 'osc8', 'https://b.example/x'],
     ],
   );
-  assert.deepEqual(set.dropped, { outside: 3, refused: 2, duplicate: 1, over: 0 });
+  assert.deepEqual(set.dropped, { outside: 3, refused: 2, duplicate: 1, over: 0, unseen: 0 });
   const many = buildHints(Array.from({ length: 200 }, (_, i) => link(Math.floor(i / 80), i % 80, `https://h${i}.example/`)), { rows: 24, cols: 80 });
   assert.equal(many.hints.length, MAX_HINTS);
   assert.equal(many.dropped.over, 200 - MAX_HINTS);
@@ -69,4 +70,16 @@ test('hints: typing a label chooses its link, Esc, Ctrl+C and the palette key ca
   assert.deepEqual(hintKey(hints, 'a', key('\x1b')), { type: 'cancel' });
   assert.deepEqual(hintKey(hints, '', key('\x03')), { type: 'cancel' });
   assert.deepEqual(hintKey(hints, '', 'palette'), { type: 'cancel' });
+});
+
+test('hints: seenAt, the host\'s own view against a listed link: the URL text itself, a hyperlink\'s known text and target', () => {
+  const view = new HostScreen(4, 30);
+  view.write(Buffer.from('\x1b[?1049l\x1b[!p\x1b[r\x1b[H\x1b[2Jsee https://a.example/x\r\n\x1b]8;;https://t.example/\x1b\\docs\x1b]8;;\x1b\\ 🫨 https://b.example/', 'utf8'));
+  assert.equal(seenAt(view, { row: 0, col: 4, cells: 19, source: 'text', url: 'https://a.example/x' }), 'https://a.example/x');
+  assert.equal(seenAt(view, { row: 0, col: 4, cells: 19, source: 'text', url: 'https://a.example/y' }), null);
+  assert.equal(seenAt(view, { row: 0, col: 5, cells: 18, source: 'text', url: 'ttps://a.example/x' }), 'ttps://a.example/x', 'the check is of cells, not of URL rules');
+  assert.equal(seenAt(view, { row: 1, col: 0, cells: 4, source: 'osc8', url: 'https://t.example/' }), 'docs');
+  assert.equal(seenAt(view, { row: 1, col: 0, cells: 4, source: 'osc8', url: 'https://evil.example/' }), null, 'the host saw another target there');
+  assert.equal(seenAt(view, { row: 2, col: 0, cells: 4, source: 'osc8', url: 'https://t.example/' }), null, 'blank cells');
+  assert.equal(seenAt(view, { row: 1, col: 8, cells: 17, source: 'text', url: 'https://b.example/' }), null, 'after an emoji: not known');
 });

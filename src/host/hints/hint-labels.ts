@@ -2,11 +2,13 @@
  * Link hints (issue 37), the pure part: which of the links the capsule listed get a label, which label,
  * what the host draws, and what a typed key means. The list comes from the capsule's screen model, which
  * the host does not trust, so every claim is checked again here: the first cell must be on the host's own
- * screen, the target must pass the host's URL check, two links never share a first cell, and no more links
- * are labelled than MAX_HINTS. Labels are the host's own (the capsule never names one).
+ * screen, the host's own view of that screen must show the link there (seenAt), the target must pass the
+ * host's URL check, two links never share a first cell, and no more links are labelled than MAX_HINTS.
+ * Labels are the host's own (the capsule never names one).
  */
 import type { ListedLink, ListedLinkSource } from '../../protocol/index.ts';
 import { checkUrl, type UrlCheckOk } from '../../policy/url-safety.ts';
+import { certainWidth } from '../terminal/host-screen.ts';
 import type { Key } from '../terminal/keys.ts';
 
 /** Label letters, home row first: one letter each for up to 26 links, two letters each beyond that. */
@@ -21,12 +23,46 @@ export interface Hint {
   readonly source: ListedLinkSource;
   /** The target as the host's URL check normalised it. */
   readonly checked: UrlCheckOk;
+  /** The text the host's own view shows at the link's cells (what the operator sees there). */
+  readonly shown?: string;
 }
 
 export interface HintSet {
   readonly hints: readonly Hint[];
-  /** Links the capsule listed that got no label, and why (for --verbose). */
-  readonly dropped: { outside: number; refused: number; duplicate: number; over: number };
+  /**
+   * Links the capsule listed that got no label, and why (for --verbose): `unseen`, the host's own view of
+   * the screen does not show the link's text at its cells for certain.
+   */
+  readonly dropped: { outside: number; refused: number; duplicate: number; over: number; unseen: number };
+}
+
+/** The host's own view of the operator's screen (terminal/host-screen.ts). */
+export interface ScreenView {
+  text(row: number, col: number, count: number): string | null;
+  hyperlink(row: number, col: number): string | null;
+}
+
+/**
+ * What the operator sees at a listed link's cells, from the host's own view, or null when that view does
+ * not show the link there for certain. A URL of the text must be that text, at those cells (wrapped rows
+ * read on); a hyperlink's cells must show known text that is not all blank, and where the host saw the
+ * hyperlink itself, its target must be the one listed.
+ */
+export function seenAt(view: ScreenView, l: ListedLink): string | null {
+  if (l.source === 'text') {
+    let columns = 0;
+    for (const ch of l.url) {
+      const w = certainWidth(ch.codePointAt(0)!);
+      if (w === null) return null;
+      columns += w;
+    }
+    return view.text(l.row, l.col, columns) === l.url ? l.url : null;
+  }
+  const shown = view.text(l.row, l.col, l.cells);
+  if (shown === null || shown.trim() === '') return null;
+  const seen = view.hyperlink(l.row, l.col);
+  if (seen !== null && seen !== l.url) return null;
+  return shown;
 }
 
 /** `count` labels, all the same length, none a prefix of another. */
@@ -39,9 +75,17 @@ export function hintLabels(count: number): string[] {
   return out;
 }
 
-/** The links that get a label, in the capsule's order, checked against the host's screen and URL rules. */
-export function buildHints(links: readonly ListedLink[], screen: { rows: number; cols: number }, extraSchemes: readonly string[] = []): HintSet {
-  const dropped = { outside: 0, refused: 0, duplicate: 0, over: 0 };
+/**
+ * The links that get a label, in the capsule's order, checked against the host's screen and URL rules and,
+ * with `view`, against the host's own view of what the screen shows at each link's cells.
+ */
+export function buildHints(
+  links: readonly ListedLink[],
+  screen: { rows: number; cols: number },
+  extraSchemes: readonly string[] = [],
+  view?: ScreenView,
+): HintSet {
+  const dropped = { outside: 0, refused: 0, duplicate: 0, over: 0, unseen: 0 };
   const kept: Omit<Hint, 'label'>[] = [];
   const cells = new Set<number>();
   for (const l of links) {
@@ -54,6 +98,11 @@ export function buildHints(links: readonly ListedLink[], screen: { rows: number;
       dropped.refused++;
       continue;
     }
+    const shown = view === undefined ? undefined : seenAt(view, l);
+    if (shown === null) {
+      dropped.unseen++;
+      continue;
+    }
     const at = l.row * screen.cols + l.col;
     if (cells.has(at)) {
       dropped.duplicate++;
@@ -64,7 +113,7 @@ export function buildHints(links: readonly ListedLink[], screen: { rows: number;
       continue;
     }
     cells.add(at);
-    kept.push({ row: l.row, col: l.col, source: l.source, checked });
+    kept.push({ row: l.row, col: l.col, source: l.source, checked, ...(shown === undefined ? {} : { shown }) });
   }
   const labels = hintLabels(kept.length);
   return { hints: kept.map((h, i) => ({ ...h, label: labels[i]! })), dropped };

@@ -5,12 +5,17 @@
  * draw a label of one or two letters over each link's first cells, and take the keyboard: typing a label
  * chooses that link, Esc leaves. A letter typed in the first CONFIRM_ARM_MS after the labels appear chooses
  * nothing (it is dropped): the capsule picks when its list arrives, and could pick the moment the operator
- * types a word for the program, whose next letters would choose a label nobody saw. Either way the overlay goes and the capsule repaints, so the screen is as
- * before. This works whether or not the program tracks the mouse: no click is involved.
+ * types a word for the program, whose next letters would choose a label nobody saw. Either way the overlay
+ * goes and the capsule repaints, so the screen is as before. This works whether or not the program tracks
+ * the mouse: no click is involved. Keys typed after the label in the same read are the operator's next
+ * keys: held while the chosen action asks, then typed into the program (never an answer to the prompt
+ * drawn after them).
  *
- * The chosen target came from the capsule, which is untrusted: opening goes through the same checks and the
- * same host prompt showing the exact target as a click (session/open-url.ts); copying puts the checked
- * target on the host clipboard through the platform's text writer, with a notice and a log entry.
+ * The chosen target came from the capsule, which is untrusted, and a label can sit over other text (a lying
+ * list; wide characters the operator's terminal draws narrower than the capsule counts them): opening goes
+ * through the same checks and the same host prompt showing the exact target as a click (session/open-url.ts);
+ * copying shows the same prompt, with the whole target, and only on Enter puts the checked target on the
+ * host clipboard through the platform's text writer, with a notice and a log entry.
  */
 import { performance } from 'node:perf_hooks';
 import { DisposableStore, type Disposable } from '../../disposable.ts';
@@ -20,9 +25,12 @@ import { redactUrlForLog } from '../../policy/url-safety.ts';
 import { selectTextWriter, type ClipboardTextWriter } from '../platform/clipboard/write-text.ts';
 import { createOpener, type Opener } from '../platform/opener.ts';
 import type { FeatureSession } from '../session/feature-session.ts';
+import type { ConfirmRequest } from '../session/confirm-prompt.ts';
 import { openUrlChecked } from '../session/open-url.ts';
-import { requestLinkList } from '../session/resolver.ts';
-import { decodeKeys } from '../terminal/keys.ts';
+import { requestLinkList, RESOLVE_TIMEOUT_MS } from '../session/resolver.ts';
+import { HostScreen } from '../terminal/host-screen.ts';
+import { hasFeature, type ListedLink } from '../../protocol/index.ts';
+import { decodeKeyEnds } from '../terminal/keys.ts';
 import type { InputEvent } from '../terminal/input-scan.ts';
 import { buildHints, hintKey, renderHints, type Hint } from './hint-labels.ts';
 
@@ -41,6 +49,20 @@ export interface HintsFeatureOptions {
 
 export type HintAction = 'open' | 'copy';
 
+/** The host's own text at a hint's cells, for the prompt ("the text on screen reads"). */
+function shownLabel(hint: Hint): { label: string } | Record<string, never> {
+  return hint.shown === undefined ? {} : { label: hint.shown };
+}
+
+/** What opening a URL needs of the session, bound to it (openUrlChecked takes it with its own `confirm`). */
+function pickSession(session: FeatureSession): Pick<FeatureSession, 'notify' | 'logAction' | 'urlOpenSteps'> {
+  return {
+    notify: (level, text) => session.notify(level, text),
+    logAction: (record) => session.logAction(record),
+    urlOpenSteps: (href) => session.urlOpenSteps(href),
+  };
+}
+
 export interface HintsFeature extends Disposable {
   /** Lists the links on the screen and shows their labels; resolves once the operator chose one or left. */
   showHints(action: HintAction): Promise<void>;
@@ -54,29 +76,41 @@ export function installHintsFeature(session: FeatureSession, options: HintsFeatu
   let writer = options.writer;
   const now = options.now ?? (() => performance.now());
 
-  /** Shows the labels and waits for the operator: the chosen hint, or null on Esc. */
-  const choose = (hints: readonly Hint[], action: HintAction, listedAt: { rows: number; cols: number }): Promise<Hint | null> =>
+  /**
+   * Shows the labels and waits for the operator: the chosen hint, or null on Esc. Keys typed after the label
+   * in the same read go back to the session as typed input; a choice holds them (`hold`) until its action
+   * is done, so they reach the program after it and never answer a prompt drawn after them.
+   */
+  const choose = (hints: readonly Hint[], action: HintAction, listedAt: { rows: number; cols: number }): Promise<{ hint: Hint; hold: Disposable } | null> =>
     new Promise((resolve) => {
       let typed = '';
       let shown: Disposable | null = null;
       let shownAt = Infinity;
-      const finish = (hint: Hint | null): void => {
+      const finish = (chosen: { hint: Hint; hold: Disposable } | null): void => {
         shown?.dispose();
         shown = null;
-        resolve(hint);
+        resolve(chosen);
       };
-      const handle = (ev: InputEvent): void => {
-        let keys: Array<Parameters<typeof hintKey>[2]>;
-        if (ev.type === 'palette-key') keys = ['palette'];
-        else if (ev.type === 'bytes') keys = decodeKeys(ev.bytes);
+      const handle = (ev: InputEvent): Buffer | void => {
+        let keys: Array<{ key: Parameters<typeof hintKey>[2]; end: number }>;
+        if (ev.type === 'palette-key') keys = [{ key: 'palette', end: 0 }];
+        else if (ev.type === 'bytes') keys = decodeKeyEnds(ev.bytes);
         else return; // pastes, clicks and paste-key presses do nothing while the labels are up
         // Typed before the operator could have read the labels: meant for the program, never a choice.
         const early = now() - shownAt < CONFIRM_ARM_MS;
-        for (const key of keys) {
+        const rest = (end: number): Buffer => (ev.type === 'bytes' ? ev.bytes.subarray(end) : Buffer.alloc(0));
+        for (const { key, end } of keys) {
           const r = hintKey(hints, typed, key);
           if (early && r.type !== 'cancel') continue;
-          if (r.type === 'cancel') return finish(null);
-          if (r.type === 'chosen') return finish(r.hint);
+          if (r.type === 'cancel') {
+            finish(null);
+            return rest(end);
+          }
+          if (r.type === 'chosen') {
+            // Taken before the rest is routed: the session holds it while the action runs.
+            finish({ hint: r.hint, hold: session.holdInput() });
+            return rest(end);
+          }
           typed = r.typed;
         }
       };
@@ -99,38 +133,113 @@ export function installHintsFeature(session: FeatureSession, options: HintsFeatu
       void session.done.then(() => finish(null), () => finish(null));
     });
 
-  const copy = async (hint: Hint): Promise<void> => {
+  /**
+   * The capsule chose the target, and the label may sit over other text (a lying list, or a program whose
+   * wide characters the operator's terminal draws narrower): the host's prompt shows the whole target, as
+   * for opening, and nothing reaches the clipboard before Enter. `answered` runs once the prompt closed.
+   */
+  const copy = async (hint: Hint, answered: () => void): Promise<void> => {
     const target = hint.checked.href;
+    const logged = redactUrlForLog(target);
+    const detail = hint.source === 'osc8' ? 'hyperlink target' : 'link on screen';
+    const yes = await session.confirm({ kind: 'url', target, hyperlink: hint.source === 'osc8', verb: 'copy', ...shownLabel(hint) });
+    answered();
+    if (!yes) {
+      session.notify('info', `Not copied: ${hint.checked.display}`);
+      session.logAction({ action: 'copy-link', target: logged, result: 'cancelled', detail });
+      return;
+    }
     writer ??= selectTextWriter(env as NodeJS.ProcessEnv, (b) => session.writeTerminal(b));
     try {
       await writer.write(target);
       session.notify('success', `Copied ${hint.checked.display} to the clipboard (${writer.name})`);
-      session.logAction({ action: 'copy-link', target: redactUrlForLog(target), result: 'ok', detail: hint.source === 'osc8' ? 'hyperlink target' : 'link on screen' });
+      session.logAction({ action: 'copy-link', target: logged, result: 'ok', detail });
     } catch (e) {
       const message = e instanceof Error ? e.message : String(e);
       session.notify('error', `Could not copy the link: ${message}`);
-      session.logAction({ action: 'copy-link', target: redactUrlForLog(target), result: 'failed', detail: message });
+      session.logAction({ action: 'copy-link', target: logged, result: 'failed', detail: message });
+    }
+  };
+
+  /**
+   * The capsule's list of links, and the host's own view of the screen it was listed from: the capsule
+   * repaints, the host follows every byte of it (and of the output after it) as written to the operator's
+   * terminal, and the list is asked for once that view is whole. Null (with a notice) when either fails.
+   */
+  const listWithView = async (screen: { rows: number; cols: number }): Promise<{ listed: ListedLink[]; view: HostScreen } | null> => {
+    if (!hasFeature(session.features, 'link-list')) {
+      session.notify('info', 'This capsule cannot list the links on the screen; update jackin-capsule in the container');
+      return null;
+    }
+    const view = new HostScreen(screen.rows, screen.cols);
+    let whole: () => void = () => undefined;
+    const ready = new Promise<void>((resolve) => (whole = resolve));
+    const tap = session.tapOutput((bytes) => {
+      view.write(bytes);
+      if (view.ready) whole();
+    });
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      if (!session.repaint()) return null;
+      const timeoutMs = options.listTimeoutMs ?? RESOLVE_TIMEOUT_MS;
+      const repainted = await Promise.race([ready.then(() => true), new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)))]);
+      if (!repainted) {
+        session.notify('warning', 'The capsule did not repaint the screen, so jackin cannot check its links; try again');
+        return null;
+      }
+      const listed = await requestLinkList(session, options.listTimeoutMs);
+      return listed === null ? null : { listed, view };
+    } finally {
+      clearTimeout(timer);
+      tap.dispose();
     }
   };
 
   const showHints = async (action: HintAction): Promise<void> => {
-    const listed = await requestLinkList(session, options.listTimeoutMs);
-    if (listed === null) {
-      session.notify('info', 'This capsule cannot list the links on the screen; update jackin-capsule in the container');
-      return;
-    }
     const screen = session.terminalSize;
-    const { hints, dropped } = buildHints(listed, screen, options.extraSchemes ?? []);
+    const got = await listWithView(screen);
+    if (got === null) return;
+    const { listed, view } = got;
+    // The size changed meanwhile: the view and the list are of another layout.
+    const now = session.terminalSize;
+    if (now.rows !== screen.rows || now.cols !== screen.cols) return;
+    const { hints, dropped } = buildHints(listed, screen, options.extraSchemes ?? [], view);
     options.log?.(`link hints: ${hints.length} labelled of ${listed.length} listed (${JSON.stringify(dropped)})`);
     if (hints.length === 0) {
-      session.notify('info', dropped.refused > 0 ? `No link on the screen that jackin would open (${dropped.refused} refused)` : 'No links on the screen');
+      session.notify(
+        'info',
+        dropped.refused > 0
+          ? `No link on the screen that jackin would open (${dropped.refused} refused)`
+          : dropped.unseen > 0
+            ? `No link on the screen that jackin could check (${dropped.unseen} not shown where the capsule says)`
+            : 'No links on the screen',
+      );
       return;
     }
-    const hint = await choose(hints, action, screen);
-    if (hint === null) return;
-    if (action === 'copy') await copy(hint);
-    // The capsule chose these targets: the host's prompt shows the exact one before anything opens.
-    else await openUrlChecked(session, { env, opener, ...extra }, hint.checked.href, hint.source, true);
+    const chosen = await choose(hints, action, screen);
+    if (chosen === null) return;
+    const { hint, hold } = chosen;
+    // The keys typed after the label wait until the prompt is answered, then go to the program.
+    const answered = (): void => hold.dispose();
+    try {
+      if (action === 'copy') await copy(hint, answered);
+      else {
+        // The capsule chose these targets: the host's prompt shows the exact one before anything opens.
+        const asking = {
+          ...pickSession(session),
+          confirm: async (r: ConfirmRequest): Promise<boolean> => {
+            try {
+              return await session.confirm({ ...r, ...shownLabel(hint) });
+            } finally {
+              answered();
+            }
+          },
+        };
+        await openUrlChecked(asking, { env, opener, ...extra }, hint.checked.href, hint.source, true);
+      }
+    } finally {
+      answered();
+    }
   };
 
   store.add(session.registerAction({ id: 'open-link-on-screen', title: 'Open link on screen', key: 'o', run: () => showHints('open') }));

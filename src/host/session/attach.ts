@@ -235,6 +235,10 @@ export class AttachSession implements FeatureSession {
     });
   }
 
+  tapOutput(listener: (bytes: Buffer) => void): Disposable {
+    return this.o.terminal.tapOutput(listener);
+  }
+
   private drawFeatureOverlay(): void {
     const o = this.featureOverlay;
     // Drawn like the palette: after resetting what the program may have set against it (src/ui/host-draw.ts).

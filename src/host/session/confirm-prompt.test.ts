@@ -65,3 +65,11 @@ test('the prompt takes Enter, Esc and Ctrl+C in the kitty keyboard protocol and 
   // A release alone, Ctrl+Enter, or Enter among other keys answers nothing.
   for (const s of ['\x1b[13;1:3u', '\x1b[13;5u', 'x\x1b[13u', '\x1b[27;5;13~']) assert.equal(key(s), 'ignore', JSON.stringify(s));
 });
+
+test('a copy asks to copy: the title and the hint line say so, the whole target shown', () => {
+  const v = visible(new ConfirmPrompt({ kind: 'url', target: 'https://evil.example/steal?token=1', hyperlink: true, verb: 'copy' }).render(30, 100));
+  assert.match(v, /Copy this hyperlink target\?/u);
+  assert.ok(v.includes('evil.example') && v.includes('/steal?token=1'), v);
+  assert.match(v, /Enter copy · Esc cancel/u);
+  assert.match(visible(new ConfirmPrompt({ kind: 'url', target: 'https://a.example/', verb: 'copy' }).render(30, 100)), /Copy this link\?/u);
+});

@@ -24,7 +24,7 @@ export interface ConfirmRequest {
   readonly hyperlink?: boolean;
   /** The text the screen showed where the operator clicked, or the path pasted, when it differs from the target. */
   readonly label?: string;
-  /** What Enter does, for the hint line: `open`, `export`, `export and open`. */
+  /** What Enter does, for the hint line: `open`, `export`, `export and open`; `copy` (a URL to the clipboard) titles the box too. */
   readonly verb?: string;
   /** What else Enter does, one line each, drawn by the host under the target ("…and forward localhost:PORT to NAME"). */
   readonly notes?: readonly string[];
@@ -132,7 +132,11 @@ export class ConfirmPrompt {
     const out: Line[] = [];
     const pad = (l: Line): Line => [{ ch: ' ', style: BODY }, ...l];
     const title =
-      r.kind === 'url' ? (r.hyperlink === true ? 'Open this hyperlink target?' : 'Open this link?') : r.kind === 'export' ? 'Export this file from the container?' : 'Send this host file into the container?';
+      r.kind === 'url'
+        ? `${r.verb === 'copy' ? 'Copy' : 'Open'} this ${r.hyperlink === true ? 'hyperlink target' : 'link'}?`
+        : r.kind === 'export'
+          ? 'Export this file from the container?'
+          : 'Send this host file into the container?';
     out.push(pad(cells(title, BODY)));
     out.push([]);
     const { cells: target, idn } = targetCells(r);

@@ -82,8 +82,12 @@ export interface SessionAction extends PaletteAction {
 export interface FeatureOverlay {
   /** What to draw for a screen of this size (cursor-addressed; the session wraps it as host drawing). */
   draw(size: { rows: number; cols: number }): string;
-  /** One input event while the overlay is up. */
-  handle(ev: InputEvent): void;
+  /**
+   * One input event while the overlay is up. Returns the typed bytes that followed the key that closed the
+   * overlay in the same event (keys typed quickly after a label), for the session to route as typed input:
+   * nothing when there are none.
+   */
+  handle(ev: InputEvent): Buffer | void;
 }
 
 export interface FeatureSession {
@@ -131,6 +135,13 @@ export interface FeatureSession {
    * replaces the first).
    */
   showOverlay(overlay: FeatureOverlay): Disposable;
+  /**
+   * The program output as written to the operator's terminal (after the host's filter), from now until
+   * disposed: what the host checks the capsule's claims about the screen against (link hints).
+   */
+  tapOutput(listener: (bytes: Buffer) => void): Disposable;
+  /** Has our capsule repaint the program's screen; false when it cannot (an upstream capsule). */
+  repaint(): boolean;
   /** The operator's screen size. */
   readonly terminalSize: { rows: number; cols: number };
   /** The palette opened (features refresh what their entries show, such as an offer's target). */

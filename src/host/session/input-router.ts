@@ -61,8 +61,11 @@ export interface InputRouterOptions {
   log?: (line: string) => void;
   /** The operator's terminal reported focus in (true) or out (false). */
   focusReport?: (focused: boolean) => void;
-  /** While a feature's overlay is up (link hints), every input event but a terminal reply goes to it. */
-  overlay?: () => ((ev: InputEvent) => void) | null;
+  /**
+   * While a feature's overlay is up (link hints), every input event but a terminal reply goes to it; it
+   * returns the typed bytes that followed the key that closed it in the same event, routed as typed input.
+   */
+  overlay?: () => ((ev: InputEvent) => Buffer | void) | null;
 }
 
 export class InputRouter implements Disposable {
@@ -236,7 +239,10 @@ export class InputRouter implements Disposable {
       }
       const overlay = this.o.overlay?.() ?? null;
       if (overlay !== null) {
-        overlay(ev);
+        // Keys typed after the label that closed the overlay, in the same read, are the operator's next keys:
+        // they go where they would a moment later (held, when the chosen action holds input until it is done).
+        const rest = overlay(ev);
+        if (rest !== undefined && rest.length > 0) this.dispatch([{ type: 'bytes', bytes: rest }]);
         continue;
       }
       if (this.o.palette.isOpen) {
