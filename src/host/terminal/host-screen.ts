@@ -102,6 +102,11 @@ export class HostScreen {
   private shifted = false;
   private top = 0;
   private bottom: number;
+  /**
+   * The scroll region is not known: terminals keep it across a switch of screens or give each screen its own
+   * (xterm). Whatever scrolls or stops at a margin then loses the screen, until the next DECSTBM.
+   */
+  private regionLost = false;
   private tabs: Set<number> | null;
   private link: string | null = null;
   /** The last character written, for REP; null when unknown. */
@@ -329,9 +334,19 @@ export class HostScreen {
     this.pendingWrap = false;
   }
 
+  /** A move that depends on the scroll region while it is not known: the cursor's row and the cells are not either. */
+  private regionUnknown(): boolean {
+    if (!this.regionLost) return false;
+    this.lose();
+    this.slack = this.cols;
+    this.rowLost = true;
+    return true;
+  }
+
   /** Down one row, scrolling the region at its bottom. */
   private lineFeed(): void {
     this.pendingWrap = false;
+    if (this.regionUnknown()) return;
     if (this.rowLost) {
       // The terminal's row is not ours: whether and where it scrolled is not known.
       this.lose();
@@ -344,6 +359,7 @@ export class HostScreen {
 
   private reverseIndex(): void {
     this.pendingWrap = false;
+    if (this.regionUnknown()) return;
     if (this.rowLost) {
       this.lose();
       return;
@@ -483,7 +499,7 @@ export class HostScreen {
       const base = this.origin === true ? this.top : 0;
       const max = this.origin === true ? this.bottom : this.rows - 1;
       this.y = Math.min(Math.max(base + row, base), max);
-      this.rowLost = this.origin === null;
+      this.rowLost = this.origin === null || (this.origin === true && this.regionLost);
     }
     if (col !== null) {
       this.x = Math.min(Math.max(col, 0), this.cols - 1);
@@ -535,12 +551,14 @@ export class HostScreen {
       case 'q':
         return;
       case 'A':
+        if (this.regionUnknown()) return;
         this.pendingWrap = false;
         if (this.rowLost) return;
         this.y = Math.max(this.y >= this.top ? this.top : 0, this.y - n);
         return;
       case 'B':
       case 'e':
+        if (this.regionUnknown()) return;
         this.pendingWrap = false;
         if (this.rowLost) return;
         this.y = Math.min(this.y <= this.bottom ? this.bottom : this.rows - 1, this.y + n);
@@ -556,6 +574,7 @@ export class HostScreen {
         return;
       case 'E':
       case 'F':
+        if (this.regionUnknown()) return;
         if (!this.rowLost) this.y = final === 'E' ? Math.min(this.y <= this.bottom ? this.bottom : this.rows - 1, this.y + n) : Math.max(this.y >= this.top ? this.top : 0, this.y - n);
         this.carriageReturn();
         return;
@@ -608,6 +627,7 @@ export class HostScreen {
         });
       case 'L':
       case 'M':
+        if (this.regionUnknown()) return;
         if (this.rowLost) return this.lose();
         if (this.y >= this.top && this.y <= this.bottom) {
           if (final === 'L') this.scrollDown(this.y, this.bottom, n);
@@ -617,8 +637,10 @@ export class HostScreen {
         this.slack = this.cols;
         return;
       case 'S':
+        if (this.regionUnknown()) return;
         return this.scrollUp(this.top, this.bottom, n);
       case 'T':
+        if (this.regionUnknown()) return;
         return this.scrollDown(this.top, this.bottom, n);
       case 'b':
         if (this.last === null) {
@@ -637,6 +659,7 @@ export class HostScreen {
         if (t < bt) {
           this.top = t;
           this.bottom = bt;
+          this.regionLost = false;
         }
         return this.moveTo(0, 0);
       }
@@ -722,6 +745,7 @@ export class HostScreen {
             break;
           }
           if (p === 1049 && set) this.saveCursor();
+          if (this.top !== 0 || this.bottom !== this.rows - 1) this.regionLost = true;
           this.screen = set ? this.alt : this.main;
           if (set && p === 1049) this.erase(0, this.size);
           if (!set && p === 1049) this.restoreCursor();
@@ -749,6 +773,7 @@ export class HostScreen {
     this.shifted = false;
     this.top = 0;
     this.bottom = this.rows - 1;
+    this.regionLost = false;
     this.pendingWrap = false;
     if (this.screen !== null) this.screen.saved = { x: 0, y: 0, slack: 0, rowLost: false, origin: false, g0: true, g1: true };
   }
