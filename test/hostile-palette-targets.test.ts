@@ -129,8 +129,10 @@ async function scripted(t: TestContext, name: string): Promise<Scripted> {
   await pane.typeLine(`clear; ${JACKIN} attach ${shellQuote(name)}; echo "rc=$?"`);
   const c = await fake.connection(0, START_TIMEOUT_MS);
   c.onFrame((f) => {
-    // Asked to repaint (the palette closed): a cleared screen, so nothing the palette drew stays behind.
-    if (f.type === 'Repaint') c.send({ type: 'Output', bytes: Buffer.from('\x1b[2J\x1b[HFAKE-REPAINTED\r\n') });
+    // Asked to repaint (the palette closed, or link hints want a screen the host can check): drawn as a
+    // capsule's repaint starts (normal screen, soft reset, home, clear), so nothing the palette drew stays
+    // behind and the host's own view of the screen is whole. The second row holds a URL for the hints.
+    if (f.type === 'Repaint') c.send({ type: 'Output', bytes: Buffer.from(`\x1b[?1049l\x1b[!p\x1b[r\x1b[H\x1b[2JFAKE-REPAINTED\r\n${PLANTED}\r\n`) });
     if (f.type !== 'Resolve' || f.target !== 'offered-link') return;
     link.read((url) => c.send(url === null ? { type: 'Resolved', requestId: f.requestId, kind: 'none', text: '' } : { type: 'Resolved', requestId: f.requestId, kind: 'offer', text: url }));
   });
@@ -153,13 +155,22 @@ async function openPalette(pane: TmuxPane, script: OfferScript): Promise<void> {
 }
 
 /** Resolves with the next client frame `pick` accepts (the test answers it when it likes). */
+/** The link the capsule plants for Copy link on screen: on the fake's repainted screen, so it gets a label. */
+const PLANTED = 'https://evil.example/planted';
+
+/** The next frame from the host that `pick` takes; fails after WAIT's timeout rather than hanging the suite. */
 function nextFrame<T>(c: FakeConnection, pick: (f: ClientFrame) => T | undefined): Promise<T> {
-  return new Promise((resolve) => {
+  return new Promise((resolve, reject) => {
     let done = false;
+    const timer = setTimeout(() => {
+      done = true;
+      reject(new Error(`no such frame from the host within ${WAIT.timeoutMs} ms`));
+    }, WAIT.timeoutMs);
     c.onFrame((f) => {
       const v = done ? undefined : pick(f);
       if (v === undefined) return;
       done = true;
+      clearTimeout(timer);
       resolve(v);
     });
   });
@@ -167,11 +178,16 @@ function nextFrame<T>(c: FakeConnection, pick: (f: ClientFrame) => T | undefined
 
 /** Resolves once the program receives typed input (the capsule sees the operator start typing). */
 function nextInput(c: FakeConnection): Promise<void> {
-  return new Promise((resolve) => {
+  return new Promise((resolve, reject) => {
     let done = false;
+    const timer = setTimeout(() => {
+      done = true;
+      reject(new Error(`no typed input reached the program within ${WAIT.timeoutMs} ms`));
+    }, WAIT.timeoutMs);
     c.onInput(() => {
       if (done) return;
       done = true;
+      clearTimeout(timer);
       resolve();
     });
   });
@@ -354,13 +370,15 @@ test('hostile palette: targets read after the key (l, x, y) that the capsule hol
   await s.pane.sendKeys('y');
   const list = await listAsked;
   const typing = nextInput(s.c);
-  void typing.then(() => s.c.send({ type: 'Links', requestId: list.requestId, links: [{ row: 0, col: 0, cells: 12, source: 'text', url: 'https://evil.example/planted' }] }));
+  void typing.then(() => s.c.send({ type: 'Links', requestId: list.requestId, links: [{ row: 1, col: 0, cells: PLANTED.length, source: 'text', url: PLANTED }] }));
   for (const ch of 'saaaa') await s.pane.type(ch);
   await typing;
   let screen = '';
   await pollUntil('the labels to be up, or a copy', async () => (await s.log()).some((r) => r.action === 'copy-link') || (screen = await s.pane.capture()).includes('type a label to copy'), { ...WAIT, last: () => screen });
   const copied = (await s.log()).filter((r) => r.action === 'copy-link');
   assert.deepEqual(copied, [], 'letters typed for the program chose a label the operator never saw');
+  // Copy link on screen asks before it copies: a chosen label would show its prompt.
+  assert.doesNotMatch(await s.pane.capture(), /Copy this link\?|jackin: confirm/, 'letters typed for the program chose a label the operator never saw');
   await s.pane.sendKeys('Escape');
   assert.deepEqual(s.opened(), []);
 });
