@@ -4,26 +4,13 @@
 // Before the fix every OSC 99 with metadata was dropped: the notifier got nothing.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { paneFor, startSession } from './helpers/jackin-cli.ts';
+import { commandNotifier } from './helpers/command-notifier.ts';
 import { pollUntil } from './helpers/poll.ts';
 import { shellQuote } from './helpers/tmux.ts';
-
-/** A JACKIN_NOTIFIER=command: recorder: one line per call, its arguments joined by `|`. */
-function commandNotifier(t: TestContext): { env: Record<string, string>; calls: () => string[] } {
-  const dir = mkdtempSync(join(tmpdir(), 'jackin-notifier-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  const log = join(dir, 'calls.txt');
-  const script = join(dir, 'record-notifier');
-  writeFileSync(script, `#!/bin/sh\nIFS='|'; printf '%s\\n' "$*" >> ${shellQuote(log)}\n`);
-  chmodSync(script, 0o755);
-  return {
-    env: { JACKIN_NOTIFIER: `command:${script} --from-jackin` },
-    calls: () => (existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter((l) => l !== '') : []),
-  };
-}
 
 /** A script the inner shell runs: prints `printf`-ready `sequences`, then `emitted-done`; its command line quotes none of them. */
 function emitter(t: TestContext, sequences: string): string {

@@ -13,23 +13,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fixtureCommand, paneFor, startSession } from './helpers/jackin-cli.ts';
 import { startBusWithoutNotifications, startNotificationService } from './helpers/notification-service.ts';
+import { commandNotifier } from './helpers/command-notifier.ts';
 import { pollUntil } from './helpers/poll.ts';
 import { shellQuote, type TmuxPane } from './helpers/tmux.ts';
 import { readActions } from '../src/host/instances/action-log.ts';
-
-/** A JACKIN_NOTIFIER=command: recorder: one line per call, its arguments joined by `|`. */
-function commandNotifier(t: TestContext): { env: Record<string, string>; calls: () => string[] } {
-  const dir = mkdtempSync(join(tmpdir(), 'jackin-notifier-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  const log = join(dir, 'calls.txt');
-  const script = join(dir, 'record-notifier');
-  writeFileSync(script, `#!/bin/sh\nIFS='|'; printf '%s\\n' "$*" >> ${shellQuote(log)}\n`);
-  chmodSync(script, 0o755);
-  return {
-    env: { JACKIN_NOTIFIER: `command:${script} --from-jackin` },
-    calls: () => (existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter((l) => l !== '') : []),
-  };
-}
 
 const notifyLog = async (pane: TmuxPane, name: string) => (await readActions(pane.jackinHome, name)).filter((a) => a.action === 'notify');
 
