@@ -7,16 +7,18 @@
 // user's terminal, so what it writes does not depend on the tmux that plays the operator's terminal.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { agentHome, agentProgram, agentProgramInContainer, agentsDir, AGENT_HOME, AGENTS_MOUNT, FAKE_KEYS, type MoreAgentName } from './helpers/agents.ts';
-import { confirmOnScreen, JACKIN, paneFor, typeLabel } from './helpers/jackin-cli.ts';
+import { confirmOnScreen, JACKIN, paneFor, REPO_ROOT, typeLabel } from './helpers/jackin-cli.ts';
 import { bigPng } from './helpers/png.mjs';
 import { containerName, glibcAgentTestImage, removeContainer } from './helpers/podman-image.mjs';
 import { pollUntil } from './helpers/poll.ts';
 import { picture } from './helpers/screen-picture.ts';
 import { recordingOpener } from './helpers/recording-opener.ts';
+import { startStandInModel } from './helpers/stand-in-model.mjs';
 import { shellQuote, type TmuxPane } from './helpers/tmux.ts';
 import { ownClipboard, startXvfb, type Xvfb } from './helpers/xvfb.ts';
 
@@ -25,6 +27,26 @@ const AGENT_START_MS = 90_000;
 const PALETTE_KEY = [0x1c];
 
 type Where = 'local' | 'podman';
+
+/** What the stand-in model answers: the text each agent's own copy action must offer, exactly. */
+const REPLY = 'jackin-stand-in-reply-42';
+/** The stand-in model's port inside a container (its own loopback: the container has no network). */
+const MODEL_PORT_IN_CONTAINER = 38911;
+const STAND_IN_IN_CONTAINER = '/opt/stand-in/stand-in-model.mjs';
+
+/** The environment that points `agent` at the stand-in model on 127.0.0.1:`port` (an OpenAI-compatible API). */
+function modelEnv(agent: MoreAgentName, port: number): Record<string, string> {
+  const baseURL = `http://127.0.0.1:${port}/v1`;
+  if (agent === 'opencode') {
+    return {
+      OPENCODE_CONFIG_CONTENT: JSON.stringify({
+        model: 'standin/gpt-4o',
+        provider: { standin: { npm: '@ai-sdk/openai-compatible', name: 'Stand-in', options: { baseURL, apiKey: 'x' }, models: { 'gpt-4o': { name: 'gpt-4o' } } } },
+      }),
+    };
+  }
+  return { COPILOT_OFFLINE: 'true', COPILOT_PROVIDER_BASE_URL: baseURL, COPILOT_MODEL: 'gpt-4o', COPILOT_PROVIDER_API_KEY: 'x' };
+}
 
 /** What each agent needs to reach its prompt offline (docs/guide.md, "Agents in containers"). */
 const AGENTS: Record<MoreAgentName, { env: Record<string, string>; ready: RegExp }> = {
@@ -42,6 +64,10 @@ interface AgentSession {
   logged: (what: RegExp, timeoutMs?: number) => Promise<string>;
   /** The paths of the images staged so far, from that log. */
   staged: () => string[];
+  /** jackin's --verbose log so far. */
+  text: () => string;
+  /** Whether jackin has exited. */
+  exited: () => Promise<boolean>;
 }
 
 function scratch(t: TestContext, label: string): string {
@@ -52,9 +78,21 @@ function scratch(t: TestContext, label: string): string {
 }
 
 /** Starts `agent` under `jackin run --verbose`, locally or in a Podman container, and waits for its prompt. */
-async function startAgent(t: TestContext, agent: MoreAgentName, where: Where, { x, env = {} }: { x: Xvfb; env?: Record<string, string> }): Promise<AgentSession> {
+async function startAgent(
+  t: TestContext,
+  agent: MoreAgentName,
+  where: Where,
+  { x, env = {}, model = false, ready = AGENTS[agent].ready }: { x: Xvfb; env?: Record<string, string>; model?: boolean; ready?: RegExp },
+): Promise<AgentSession> {
   agentProgram(agent); // fails the test, naming the install command, when the agent is missing
-  const spec = AGENTS[agent];
+  let spec = AGENTS[agent];
+  let local = 0;
+  if (model && where === 'local') {
+    const server = await startStandInModel(REPLY);
+    t.after(() => server.stop());
+    local = server.port;
+  }
+  if (model) spec = { ...spec, env: { ...spec.env, ...modelEnv(agent, where === 'local' ? local : MODEL_PORT_IN_CONTAINER) } };
   // After-hooks run in the order they were added: the container goes before the directories it writes to.
   const name = containerName(`${where}-${agent}`);
   if (where === 'podman') t.after(() => removeContainer(name, 'podman'));
@@ -85,17 +123,24 @@ async function startAgent(t: TestContext, agent: MoreAgentName, where: Where, { 
       '--volume', `${home}:${AGENT_HOME}`, '--volume', `${agentsDir()}:${AGENTS_MOUNT}:ro`,
       // Copilot CLI reads the system's CA certificates at start, even offline; the test image has none.
       '--volume', '/etc/ssl/certs/ca-certificates.crt:/etc/ssl/certs/ca-certificates.crt:ro',
-      '--', agentProgramInContainer(agent),
+      // The stand-in model runs in the container, on the Node jackin lends it, before the agent.
+      ...(model
+        ? ['--volume', `${join(REPO_ROOT, 'test', 'helpers', 'stand-in-model.mjs')}:${STAND_IN_IN_CONTAINER}:ro`, '--', '/bin/sh', '-c', `/opt/jackin/node ${STAND_IN_IN_CONTAINER} ${MODEL_PORT_IN_CONTAINER} ${REPLY.split('-').join(' ')} >/dev/null & exec "$0"`]
+        : ['--']),
+      agentProgramInContainer(agent),
     ];
     command = `${JACKIN} run --verbose --name ${name} --workspace ${shellQuote(ws)} --network none ${args.map(shellQuote).join(' ')}`;
   }
   await pane.typeLine(`clear; ${command} 2>>${shellQuote(log)}; echo "jackin-rc=$?"`);
-  await pane.waitForText(spec.ready, { timeoutMs: AGENT_START_MS });
+  await pane.waitForText(ready, { timeoutMs: AGENT_START_MS });
   const text = (): string => (existsSync(log) ? readFileSync(log, 'utf8') : '');
   const logged = (what: RegExp, timeoutMs = 30_000): Promise<string> =>
     pollUntil(`${String(what)} in jackin's log`, () => what.exec(text())?.[0], { timeoutMs, last: () => text().slice(-2000) });
   const staged = (): string[] => [...text().matchAll(/host action send-image .*: ok \((\/\S+)\)/g)].map((m) => m[1]!);
-  return { pane, name, logged, staged };
+  // jackin (node) is the pane's foreground process until it exits. Not its `jackin-rc=` line: a Ctrl+C that
+  // reaches the shell as jackin exits ends the command list before it is printed.
+  const exited = async (): Promise<boolean> => (await pane.display('#{pane_current_command}')) !== 'node';
+  return { pane, name, logged, staged, text, exited };
 }
 
 /** The picture once it has stopped changing for 1.5 s. */
@@ -134,15 +179,15 @@ async function pasteImage(s: AgentSession, x: Xvfb, marker: RegExp): Promise<voi
  * Ctrl+C until the agent quits and jackin with it: the first clears its prompt or cancels, the next quits
  * (Copilot CLI asks for a second one within a moment: "ctrl+c again to exit", which is answered at once).
  */
-async function quit(pane: TmuxPane): Promise<void> {
+async function quit(s: AgentSession): Promise<void> {
+  const { pane } = s;
   let sent = 0;
   let screen = '';
   await pollUntil('the agent and jackin to exit on Ctrl+C', async () => {
+    if (await s.exited()) return true;
     screen = await pane.capture();
-    // An echoed ^C may come before it and jackin's last notice after it, on the same line.
-    if (/jackin-rc=\d/.test(screen)) return true;
     const again = /again to exit/i.test(screen);
-    if (Date.now() - sent > (again ? 500 : 2_000)) {
+    if (Date.now() - sent > (again ? 500 : 3_000)) {
       sent = Date.now();
       await pane.sendKeys('C-c');
     }
@@ -168,6 +213,26 @@ async function pressUntil(pane: TmuxPane, key: string, next: string | RegExp): P
   }, { timeoutMs: 30_000, intervalMs: 250, last: () => screen });
 }
 
+/**
+ * The agent's answer (the stand-in's REPLY) to a prompt, then its own copy action (`copy`): exactly one copy
+ * offer, of exactly that text, which the palette's Copy offered text puts on the host clipboard.
+ */
+async function copyReply(s: AgentSession, x: Xvfb, copy: () => Promise<void>): Promise<void> {
+  await settled(s.pane);
+  await s.pane.type('say hi');
+  await s.pane.waitForText('say hi');
+  await pressUntil(s.pane, 'Enter', REPLY);
+  assert.doesNotMatch(s.text(), /Copy offer/, 'no offer before the copy');
+  await copy();
+  const offer = await s.logged(/Copy offer: (\d+) B "([^"]*)"/);
+  assert.match(offer, new RegExp(`Copy offer: ${REPLY.length} B "${REPLY}"`));
+  await settled(s.pane);
+  assert.equal(s.text().match(/Copy offer:/g)?.length, 1, 'one copy, one offer');
+  await s.pane.sendBytes([...PALETTE_KEY, 0x63]);
+  const read = () => spawnSync('xclip', ['-selection', 'clipboard', '-o'], { env: x.env }).stdout.toString('utf8');
+  assert.equal(await pollUntil('the X11 clipboard to hold the offered text', () => (read() === REPLY ? read() : undefined), { timeoutMs: 15_000, last: read }), REPLY);
+}
+
 async function withX(t: TestContext): Promise<Xvfb> {
   const x = await startXvfb();
   t.after(() => x.stop());
@@ -181,7 +246,28 @@ for (const where of ['local', 'podman'] as const) {
     const x = await withX(t);
     const s = await startAgent(t, 'opencode', where, { x });
     await pasteImage(s, x, /\[Image 1\]/);
-    await quit(s.pane);
+    await quit(s);
+  });
+
+  test(`OpenCode ${how}: its Copy last assistant message (Ctrl+X y) is one copy offer of exactly that message`, { timeout: 240_000 }, async (t) => {
+    const x = await withX(t);
+    const s = await startAgent(t, 'opencode', where, { x, model: true, ready: /gpt-4o Stand-in/ });
+    await copyReply(s, x, async () => {
+      await s.pane.sendKeys('C-x');
+      await s.pane.sendKeys('y');
+    });
+    await quit(s);
+  });
+
+  test(`Copilot CLI ${how}: its /copy is one copy offer of exactly the last response`, { timeout: 240_000 }, async (t) => {
+    const x = await withX(t);
+    const s = await startAgent(t, 'copilot', where, { x, model: true, ready: /\? help .*gpt-4o\s*$/m });
+    await copyReply(s, x, async () => {
+      await s.pane.type('/copy');
+      await s.pane.waitForText(/❯ \/copy/);
+      await s.pane.sendKeys('Enter');
+    });
+    await quit(s);
   });
 
   test(`Copilot CLI ${how}: Ctrl+V gives its image marker; its /login sign-in link opens whole by its label`, { timeout: 240_000 }, async (t) => {
@@ -224,6 +310,6 @@ for (const where of ['local', 'podman'] as const) {
     assert.ok((q.get('state') ?? '') !== '', opened);
     assert.equal(q.get('code_challenge_method'), 'S256', opened);
     assert.match(q.get('redirect_uri') ?? '', /^http:\/\/127\.0\.0\.1:\d+\/callback$/, opened);
-    await quit(pane);
+    await quit(s);
   });
 }
