@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the three agent CLIs the end-to-end tests drive (test/agents-e2e.test.ts), pinned exactly, into a
+# Installs the five agent CLIs the end-to-end tests drive (test/agents-e2e.test.ts), pinned exactly, into a
 # cache outside the project's node_modules (they are large and no shipped code uses them):
 #   ${JACKIN_AGENTS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/jackin-bridge/agents}
 # Idempotent: a cache that already holds these exact versions is left as it is. Prints the cache directory.
@@ -13,7 +13,9 @@ want='{
   "dependencies": {
     "@anthropic-ai/claude-code": "2.1.332",
     "@openai/codex": "0.171.0",
-    "@google/gemini-cli": "0.61.0"
+    "@google/gemini-cli": "0.61.0",
+    "opencode-ai": "1.18.33",
+    "@github/copilot": "1.0.102"
   }
 }'
 installed() {
@@ -24,7 +26,8 @@ installed() {
       const p = require(require("path").join(dir, "node_modules", name, "package.json"));
       if (p.version !== version) process.exit(1);
     }' "$dir" "$want" 2>/dev/null &&
-    [ -x "$dir/node_modules/.bin/claude" ] && [ -x "$dir/node_modules/.bin/codex" ] && [ -x "$dir/node_modules/.bin/gemini" ]
+    [ -x "$dir/node_modules/.bin/claude" ] && [ -x "$dir/node_modules/.bin/codex" ] && [ -x "$dir/node_modules/.bin/gemini" ] &&
+    [ -x "$dir/node_modules/opencode-linux-x64/bin/opencode" ] && [ -x "$dir/node_modules/.bin/copilot" ]
 }
 if ! installed; then
   mkdir -p "$dir"

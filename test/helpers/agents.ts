@@ -24,23 +24,29 @@ export function agentsDir(env: NodeJS.ProcessEnv = process.env): string {
 }
 
 export type AgentName = 'claude' | 'codex' | 'gemini';
+/** The agents test/agents-more-e2e.test.ts drives, locally and in a container. */
+export type MoreAgentName = 'opencode' | 'copilot';
 
 /** Each agent's program inside the agents folder (relative to node_modules). */
-const PROGRAMS: Record<AgentName, string> = {
+const PROGRAMS: Record<AgentName | MoreAgentName, string> = {
   claude: '@anthropic-ai/claude-code/bin/claude.exe',
   codex: '@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex',
   gemini: '@google/gemini-cli/bundle/gemini.js',
+  // Glibc binaries: OpenCode's (185 MB) and Copilot CLI's single executable (its first run unpacks its
+  // JavaScript into ~/.cache/copilot/pkg).
+  opencode: 'opencode-linux-x64/bin/opencode',
+  copilot: '@github/copilot-linux-x64/copilot',
 };
 
 /** The agent's program on the host; throws (failing the test) when it is not installed. */
-export function agentProgram(agent: AgentName): string {
+export function agentProgram(agent: AgentName | MoreAgentName): string {
   const p = join(agentsDir(), 'node_modules', PROGRAMS[agent]);
   if (!existsSync(p)) throw new Error(`${agent} is not installed at ${p}: run scripts/install-agents.sh (as .ci/run does)`);
   return p;
 }
 
 /** The same program as the container sees it under AGENTS_MOUNT. */
-export function agentProgramInContainer(agent: AgentName): string {
+export function agentProgramInContainer(agent: AgentName | MoreAgentName): string {
   agentProgram(agent);
   return `${AGENTS_MOUNT}/node_modules/${PROGRAMS[agent]}`;
 }
@@ -70,7 +76,7 @@ function write(path: string, content: string): void {
  * `workdir` (the container's working directory: /workspace) and `runDir` (jackin's run directory, for
  * Gemini's include-directories).
  */
-export function agentHome(t: TestContext, agent: AgentName, workdir: string): string {
+export function agentHome(t: TestContext, agent: AgentName | MoreAgentName, workdir: string): string {
   const home = scratch(t, `${agent}-home`);
   switch (agent) {
     case 'claude': {
@@ -101,6 +107,13 @@ export function agentHome(t: TestContext, agent: AgentName, workdir: string): st
       );
       // The run directory trusted too, or Gemini asks at start whether to add it to the workspace.
       write(join(home, '.gemini', 'trustedFolders.json'), JSON.stringify({ [workdir]: 'TRUST_FOLDER', '/jackin/run': 'TRUST_FOLDER' }));
+      break;
+    case 'opencode':
+      // Nothing: its key and OPENCODE_DISABLE_AUTOUPDATE / OPENCODE_DISABLE_MODELS_FETCH take it to its home screen.
+      break;
+    case 'copilot':
+      // The folder-trust question's "remember this folder" answer.
+      write(join(home, '.copilot', 'config.json'), JSON.stringify({ trustedFolders: [workdir] }));
       break;
   }
   // Everything in it writable by whichever user the container runs as.

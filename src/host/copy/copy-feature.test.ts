@@ -194,3 +194,27 @@ test('copy feature: every copy is in the host log by size and hash, never the te
   await pollUntil('the failed copy in the log', () => failing.log.length === 1);
   assert.deepEqual(failing.log, [{ action: 'copy', target: copyLogTarget('x'), result: 'failed', detail: 'no display' }]);
 });
+
+test('copy feature: the same text offered twice at once (OSC 52 and a clipboard tool) is one offer; again later, or other text, is a new one', async () => {
+  let t = 1_000;
+  for (const env of [{}, { JACKIN_COPY: 'allow' }]) {
+    const s = new FakeFeatureSession({ repaint: 1 });
+    const copied: string[] = [];
+    const writer: ClipboardTextWriter = { name: 'test-clip', reason: 'test', write: async (x) => void copied.push(x) };
+    installCopyFeature(s, { env, writer, now: () => t });
+    const offers = () => s.notices.filter((n) => /^(Copy offer|Copied)/.test(n.text)).length;
+    const offer = (text: string) => s.terminalEmitter.fire({ type: 'copy-offer', text, bytes: text.length, removed: 0 });
+    offer('reply');
+    t += 50;
+    offer('reply');
+    if ('JACKIN_COPY' in env) await pollUntil('the copy', () => copied.length === 1);
+    assert.equal(offers(), 1, JSON.stringify(s.notices));
+    t += 50;
+    offer('other');
+    t += 5_000;
+    offer('other');
+    if ('JACKIN_COPY' in env) await pollUntil('the copies', () => copied.length === 3);
+    assert.equal(offers(), 3, JSON.stringify(s.notices));
+    if ('JACKIN_COPY' in env) assert.deepEqual(copied, ['reply', 'other', 'other']);
+  }
+});

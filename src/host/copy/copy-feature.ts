@@ -24,6 +24,11 @@ export type CopyMode = (typeof COPY_MODES)[number];
 const PREVIEW_COLUMNS = 40;
 /** At most 3 offer notices in this window; with JACKIN_COPY=allow, the summary of the rest comes this long after. */
 const NOTICE_WINDOW_MS = 10_000;
+/**
+ * The same text offered again this soon is the same copy: an agent that writes OSC 52 and also runs a
+ * clipboard tool (OpenCode in a container, where jackin's `xclip` shim makes an offer too) copies once.
+ */
+const SAME_OFFER_MS = 2_000;
 
 /** JACKIN_COPY (any case; unset or empty: ask). Throws E_BAD_COPY_MODE for anything else. */
 export function copyModeFromEnv(env: Readonly<Record<string, string | undefined>>): CopyMode {
@@ -56,6 +61,8 @@ export interface CopyFeatureOptions {
   writer?: ClipboardTextWriter;
   /** How long after an untold copy the summary comes (default 10 s); injected by tests. */
   summaryMs?: number;
+  /** The clock (default Date.now); injected by tests. */
+  now?: () => number;
 }
 
 /** What `jackin log` records of a copy: the text's size and the start of its SHA-256, never the text. */
@@ -77,6 +84,8 @@ export function installCopyFeature(session: FeatureSession, options: CopyFeature
   const mode = copyModeFromEnv(env);
   let writer = options.writer;
   let offer: Offer | null = null;
+  const now = options.now ?? Date.now;
+  let offerAt = -Infinity;
   let queryTold = false;
   const refusals = createRateLimiter({ max: 3, windowMs: 10_000 });
   // Offers are recorded whatever their rate, but told at most this often: a program flooding offers would
@@ -188,12 +197,18 @@ export function installCopyFeature(session: FeatureSession, options: CopyFeature
   store.add(
     session.onTerminalEvent((e) => {
       switch (e.type) {
-        case 'copy-offer':
+        case 'copy-offer': {
           if (mode === 'deny') return;
+          const at = now();
+          // One copy, one offer: the same text again within SAME_OFFER_MS is neither told nor copied again.
+          const same = offer !== null && offer.text === e.text && at - offerAt < SAME_OFFER_MS;
           offer = e;
+          offerAt = at;
+          if (same) return;
           if (mode === 'allow') copySoon(e);
           else if (offerNotices.tryTake()) session.notify('info', `Copy offer: ${describe(e)}; copy it with the palette: Copy offered text (c)`);
           return;
+        }
         case 'copy-refused':
           // Told and logged at the same rate: a program flooding bad offers fills neither the notices nor the log.
           // Under JACKIN_COPY=deny offers are ignored, good or bad, as the operator asked: neither told nor logged.
