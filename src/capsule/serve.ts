@@ -149,7 +149,7 @@ export async function serve(options: ServeOptions): Promise<number> {
         registerExportMethods(control, { policy, workspace, runDir, notify: (level, text) => srv.notify(level, text), log });
         files = registerStageMethod(control, { runDir, maxBytes: stageCap, notify: (level, text) => srv.notify(level, text), log });
         registerForwardMethod(control, { log });
-        if (images !== null) registerClipboardMethod(control, images);
+        if (images !== null) registerClipboardMethod(control, images, srv.pasted);
       },
     });
   } catch (e) {

@@ -9,6 +9,7 @@ import { hasCode } from '../errors.ts';
 import { ControlMessageDecoder, encodeControlMessage } from '../protocol/index.ts';
 import { ControlMethods } from '../capsule/session/control-methods.ts';
 import { registerClipboardMethod } from '../capsule/images/clipboard-method.ts';
+import { PasteScanner } from '../capsule/connection/paste-scanner.ts';
 import { ImageStaging, type StagedImage } from '../capsule/session/staging.ts';
 import { TerminalFilter } from '../host/terminal/terminal-filter/filter.ts';
 import type { FilterEvent } from '../host/terminal/terminal-filter/context.ts';
@@ -134,6 +135,50 @@ test('clipboard shims: before any paste a read answers as an empty clipboard; af
   source.lastPasted = await new ImageStaging(dir).stage(jpeg);
   assert.deepEqual((await run('wl-paste', ['-t', 'image/jpeg'], dir)).stdout, jpeg);
   assert.deepEqual((await run('wl-paste', ['-l'], dir)).stdout, Buffer.from('image/jpeg\n'));
+});
+
+test('clipboard shims: after a bracketed text paste, text reads answer exactly it and the type lists show text', async (t) => {
+  const dir = runDir(t);
+  const images: { lastPasted: StagedImage | null } = { lastPasted: null };
+  const pasted = new PasteScanner();
+  const control = new ControlMethods();
+  registerClipboardMethod(control, images, pasted);
+  await capsuleSocket(t, dir, async (request, socket) => (await control.dispatch(request, socket)).reply);
+  // Typed text is not pasted text.
+  pasted.push(Buffer.from('typed\r'));
+  assert.deepEqual(await run('xclip', ['-selection', 'clipboard', '-o'], dir), { status: 1, stdout: Buffer.alloc(0), stderr: 'Error: target UTF8_STRING not available\n' });
+  const text = 'caf\u00e9\n\x1b[31mline two\t';
+  pasted.push(Buffer.from(`\x1b[200~${text.slice(0, 3)}`));
+  pasted.push(Buffer.from(`${text.slice(3)}\x1b[20`));
+  pasted.push(Buffer.from('1~'));
+  const want = { status: 0, stdout: Buffer.from(text, 'utf8'), stderr: '' };
+  assert.deepEqual(await run('xclip', ['-selection', 'clipboard', '-o'], dir), want);
+  assert.deepEqual(await run('xclip', ['-selection', 'clipboard', '-o', '-t', 'text/plain'], dir), want);
+  assert.deepEqual(await run('wl-paste', [], dir), want);
+  assert.deepEqual(await run('xsel', ['-bo'], dir), want);
+  assert.deepEqual(await run('pbpaste', [], dir), want);
+  assert.deepEqual(await run('xclip', ['-selection', 'clipboard', '-t', 'TARGETS', '-o'], dir), { status: 0, stdout: Buffer.from('TARGETS\nUTF8_STRING\ntext/plain\n'), stderr: '' });
+  // An image type is still not there; with an image pasted too, both are listed.
+  assert.deepEqual(await run('wl-paste', ['-t', 'image/png'], dir), { status: 1, stdout: Buffer.alloc(0), stderr: 'No suitable type of content copied\n' });
+  images.lastPasted = await new ImageStaging(dir).stage(fixture('sample.png'));
+  assert.deepEqual(await run('wl-paste', ['-l'], dir), { status: 0, stdout: Buffer.from('UTF8_STRING\ntext/plain\nimage/png\n'), stderr: '' });
+  // The primary selection holds nothing.
+  assert.deepEqual(await run('xclip', ['-o'], dir), { status: 1, stdout: Buffer.alloc(0), stderr: 'Error: target UTF8_STRING not available\n' });
+});
+
+test('clipboard shims: pasted text in a capsule reply that is not base64 of at most 1 MiB of UTF-8 is refused', async (t) => {
+  const dir = runDir(t);
+  const replies: unknown[] = [
+    { ok: true, name: null, type: null, text: 'not base64!' },
+    { ok: true, name: null, type: null, text: 42 },
+    { ok: true, name: null, type: null, text: Buffer.from([0xff, 0xfe]).toString('base64') },
+    { ok: true, name: null, type: null, text: Buffer.alloc(MAX_COPY_TEXT_BYTES + 3, 0x61).toString('base64') },
+  ];
+  let next = 0;
+  await capsuleSocket(t, dir, async () => replies[next++]);
+  for (let i = 0; i < replies.length; i++) {
+    await assert.rejects(run('pbpaste', [], dir), (e) => hasCode(e, 'E_CONTROL_REPLY'), `reply ${i}`);
+  }
 });
 
 test('clipboard shims: a capsule reply naming anything but a staged file is refused; no capsule is E_NO_CAPSULE', async (t) => {

@@ -3,8 +3,9 @@
  * (container-bin/clipboard/: xclip, xsel, wl-copy, wl-paste, pbcopy, pbpaste). A write is a copy offer,
  * made as `jackin-capsule copy` makes it (an OSC 52 to the session's terminal; the operator takes it with
  * a gesture). A read of an image type answers the image last pasted into this session (the capsule names
- * it, over its control channel; the bytes are read from `<run>/clipboard/`); a read of text answers nothing,
- * as an empty clipboard does: pasted text is typed into the program, never kept.
+ * it, over its control channel; the bytes are read from `<run>/clipboard/`); a read of text answers the text
+ * the operator last pasted in bracketed-paste markers (the capsule remembers at most 1 MiB), else nothing,
+ * as an empty clipboard does: without the markers a paste cannot be told from typing.
  */
 import { lstat, open, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -33,9 +34,22 @@ interface PastedImage {
   type: string;
 }
 
-const STAGED_NAME = /^clip-\d{8}-\d{6}-[0-9a-f]{16}\.(?:png|jpg|gif|webp|tiff)$/u;
+/** What the capsule remembers of the operator's last pastes. */
+interface Pasted {
+  image: PastedImage | null;
+  /** The text last pasted in bracketed-paste markers. */
+  text: string | null;
+}
 
-async function lastPasted(runDir: string): Promise<PastedImage | null> {
+const STAGED_NAME = /^clip-\d{8}-\d{6}-[0-9a-f]{16}\.(?:png|jpg|gif|webp|tiff)$/u;
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/u;
+
+/** The types a text read answers with the pasted text (the tool's default is null). */
+const TEXT_TYPES: ReadonlySet<string> = new Set(['UTF8_STRING', 'STRING', 'TEXT', 'text/plain', 'text/plain;charset=utf-8']);
+/** What a list of types shows for pasted text. */
+const TEXT_TARGETS = ['UTF8_STRING', 'text/plain'];
+
+async function lastPasted(runDir: string): Promise<Pasted> {
   const socketPath = join(runDir, SOCKET_NAME);
   let reply: unknown;
   try {
@@ -43,15 +57,33 @@ async function lastPasted(runDir: string): Promise<PastedImage | null> {
   } catch (e) {
     throw new JackinError('E_NO_CAPSULE', `no capsule answers at ${socketPath} (${e instanceof Error ? e.message : String(e)}); set JACKIN_RUN_DIR`, { cause: e });
   }
-  const r = reply as { ok?: unknown; code?: unknown; message?: unknown; name?: unknown; type?: unknown };
+  const r = reply as { ok?: unknown; code?: unknown; message?: unknown; name?: unknown; type?: unknown; text?: unknown };
   if (r.ok !== true) {
     throw new JackinError(isErrorCode(r.code) ? r.code : 'E_CONTROL_REPLY', typeof r.message === 'string' ? r.message : `the capsule refused: ${JSON.stringify(reply)}`);
   }
+  return { image: pastedImage(r), text: pastedText(r.text) };
+}
+
+function pastedImage(r: { name?: unknown; type?: unknown }): PastedImage | null {
   if (r.name === null) return null;
   if (typeof r.name !== 'string' || !STAGED_NAME.test(r.name) || typeof r.type !== 'string' || !/^image\/[a-z]+$/u.test(r.type)) {
-    throw new JackinError('E_CONTROL_REPLY', `the capsule named no staged image: ${JSON.stringify(reply)}`);
+    throw new JackinError('E_CONTROL_REPLY', `the capsule named no staged image: ${JSON.stringify({ name: r.name, type: r.type })}`);
   }
   return { name: r.name, type: r.type };
+}
+
+/** The pasted text (base64 in the reply; absent from an older capsule), checked: at most 1 MiB of UTF-8. */
+function pastedText(text: unknown): string | null {
+  if (text === undefined || text === null) return null;
+  const bad = (why: string): JackinError => new JackinError('E_CONTROL_REPLY', `the capsule's pasted text is ${why}`);
+  if (typeof text !== 'string' || text.length > Math.ceil(MAX_COPY_TEXT_BYTES / 3) * 4 || text.length % 4 !== 0 || !BASE64.test(text)) throw bad('not base64 of at most 1 MiB');
+  const bytes = Buffer.from(text, 'base64');
+  if (bytes.length > MAX_COPY_TEXT_BYTES) throw bad('over 1 MiB');
+  try {
+    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes);
+  } catch (e) {
+    throw new JackinError('E_CONTROL_REPLY', 'the capsule\'s pasted text is not UTF-8', { cause: e });
+  }
 }
 
 /** The staged file's bytes, or null when it is gone (the capsule removes them only at exit). */
@@ -114,19 +146,26 @@ export async function clipboardCommand(tool: ClipboardTool, args: readonly strin
       return 0;
     case 'types':
     case 'read': {
-      const image = action.clipboard ? await lastPasted(io.runDir) : null;
+      const pasted: Pasted = action.clipboard ? await lastPasted(io.runDir) : { image: null, text: null };
+      const image = pasted.image;
       const bytes = image === null ? null : await readStaged(io.runDir, image.name);
-      if (image !== null && bytes !== null) {
-        if (action.kind === 'types') {
-          await write(io.stdout, tool === 'xclip' ? `TARGETS\n${image.type}\n` : `${image.type}\n`);
+      const text = pasted.text;
+      if (action.kind === 'types' && (bytes !== null || text !== null)) {
+        const types = [...(text === null ? [] : TEXT_TARGETS), ...(image === null || bytes === null ? [] : [image.type])];
+        await write(io.stdout, `${tool === 'xclip' ? 'TARGETS\n' : ''}${types.map((ty) => `${ty}\n`).join('')}`);
+        return 0;
+      }
+      if (action.kind === 'read') {
+        if (text !== null && (action.type === null || TEXT_TYPES.has(action.type))) {
+          await write(io.stdout, Buffer.from(text, 'utf8'));
           return 0;
         }
-        if (action.type === image.type) {
+        if (image !== null && bytes !== null && action.type === image.type) {
           await write(io.stdout, bytes);
           return 0;
         }
       }
-      const empty = emptyReadOutcome(tool, action, bytes !== null);
+      const empty = emptyReadOutcome(tool, action, bytes !== null || text !== null);
       if (empty.stderr !== '') await write(io.stderr, empty.stderr);
       return empty.status;
     }
@@ -142,7 +181,8 @@ export function registerClipboardCommand(program: Command, setStatus: (status: n
     .command('clipboard')
     .description(
       'Run as a clipboard tool (what the xclip, xsel, wl-copy, wl-paste, pbcopy and pbpaste shims run): a write offers the text ' +
-        'for the operator\'s clipboard, a read of an image type answers the image last pasted into this session, a read of text answers nothing.',
+        'for the operator\'s clipboard, a read of an image type answers the image last pasted into this session, a read of text the text ' +
+        'last pasted in bracketed-paste markers (else nothing).',
     )
     .argument('<tool>', `the tool: ${CLIPBOARD_TOOLS.join(', ')}`)
     .argument('[args...]', 'its arguments, after --')

@@ -2,8 +2,8 @@
  * The command lines of the clipboard tools an agent may run in its container (`xclip`, `xsel`, `wl-copy`,
  * `wl-paste`, `pbcopy`, `pbpaste`), parsed the way each real tool parses them, into what jackin's shims do
  * (container-bin/clipboard/, each `jackin-capsule clipboard <tool> -- <args>`): a write becomes a copy offer;
- * a read answers the image last pasted into the session when an image type is asked for, and nothing
- * otherwise (pasted text is typed into the program, never kept). Pure: no I/O here.
+ * a read answers the image last pasted into the session when an image type is asked for, the text last
+ * pasted in bracketed-paste markers when text is, and nothing otherwise. Pure: no I/O here.
  *
  * An option the shim does not know, or one that asks for what it cannot do (`wl-paste --watch`,
  * `xsel --follow`), is a usage error (exit status 2) with one line on stderr: never something else.
@@ -40,7 +40,8 @@ function usage(tool: ClipboardTool, message: string): JackinError {
 const VERSION = (tool: ClipboardTool): string => `${tool} (jackin bridge clipboard shim: writes are copy offers, reads answer the image last pasted)\n`;
 const HELP = (tool: ClipboardTool): string =>
   `${tool} is jackin's clipboard shim: a write offers the text for the operator's clipboard (they copy it with a gesture); ` +
-  'a read of an image type answers the image last pasted into this session; a read of text answers nothing.\n';
+  'a read of an image type answers the image last pasted into this session; a read of text the text last pasted ' +
+  '(when the program asked for bracketed paste; else nothing).\n';
 
 interface OptionSpec {
   /** The option's canonical name. */

@@ -11,6 +11,7 @@ import type { AttachInput } from './attach-input.ts';
 import type { AttachShutdown } from './attach-shutdown.ts';
 import { imageOp, isImageBody, isImageFrame, type ImageFrame, type ImageBody, type ImageReplies, type ImageSink } from './image-sink.ts';
 import type { Offers } from './offers.ts';
+import type { PasteScanner } from './paste-scanner.ts';
 import { resolveRequest } from './resolver.ts';
 import type { Session } from '../session/session.ts';
 
@@ -21,6 +22,8 @@ export interface DispatchHost {
   readonly imageSink: ImageSink;
   /** Link and file offers, read by Resolve requests. */
   readonly offers: Offers;
+  /** Remembers the text pasted last (bracketed) for the clipboard shims; absent in tests that need none. */
+  readonly pasted?: PasteScanner;
   log(line: string): void;
 }
 
@@ -67,6 +70,7 @@ export function dispatchFrame(f: ClientFrame, c: FrameContext): void {
       host.session.resize(f.rows, f.cols);
       return;
     case 'Input':
+      host.pasted?.push(f.bytes);
       c.input.write(f.bytes);
       return;
     case 'Command':

@@ -12,6 +12,7 @@ import { startHelloGrace } from '../connection/attach-shutdown.ts';
 import { ControlMethods } from './control-methods.ts';
 import { rejectingImageSink, type ImageSink } from '../connection/image-sink.ts';
 import { Offers, registerOfferMethods } from '../connection/offers.ts';
+import { PasteScanner } from '../connection/paste-scanner.ts';
 import { clearStaleSocket, listenPrivate } from './run-dir.ts';
 import type { Session } from './session.ts';
 
@@ -48,6 +49,8 @@ export interface CapsuleServerOptions {
 export class CapsuleServer {
   readonly control = new ControlMethods();
   readonly offers = new Offers();
+  /** The text the operator pasted last (bracketed), for the `clipboard-image` method. */
+  readonly pasted = new PasteScanner();
   readonly socketPath: string;
   private readonly server: Server;
   private readonly sockets = new Set<Socket>();
@@ -77,6 +80,7 @@ export class CapsuleServer {
       features: options.features ?? CAPSULE_FEATURES,
       imageSink: options.imageSink ?? rejectingImageSink,
       offers: this.offers,
+      pasted: this.pasted,
       log,
       takeOver: (conn) => {
         const prev = this.current;
