@@ -1,8 +1,8 @@
 // The container's clipboard tools under `jackin run --image` (Podman, an image with no jackin, no X server
 // and no clipboard tool of its own): `xclip` in the container makes a copy offer the operator copies to the
 // host's real X11 clipboard (Xvfb + xclip) with the palette; after a Ctrl+V image paste, reading the
-// clipboard as image/png in the container yields the pasted bytes; a read of text answers nothing, as an
-// empty clipboard does; an unknown option is a usage error. One container for every check.
+// clipboard as image/png in the container yields the pasted bytes; a read of text, with no bracketed text paste in
+// the session, answers nothing as an empty clipboard does; an unknown option is a usage error. One container for every check.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -66,7 +66,7 @@ test('podman: run --image: xclip copies become copy offers, the pasted image is 
   assert.deepEqual(readFileSync(join(ws, 'out.png')), png, 'xclip -o -t image/png gives the pasted bytes');
   assert.deepEqual(readFileSync(join(ws, 'out2.png')), png, 'wl-paste --type image/png gives the pasted bytes');
 
-  // Text reads answer nothing (text pastes are typed, never kept); an unknown option is a usage error.
+  // Text reads answer nothing: this session had no bracketed text paste (the capsule keeps only those). An unknown option is a usage error.
   await pane.typeLine('xclip -selection clipboard -o; echo "text-rc=$?"; xsel -b -o; echo "xsel-rc=$?"; xclip -bogus; echo "bad-rc=$?"');
   const text = await pane.waitForText(/^bad-rc=\d+$/m, { timeoutMs: 30_000 });
   assert.match(text, /^Error: target UTF8_STRING not available\ntext-rc=1$/m);
