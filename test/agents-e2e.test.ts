@@ -16,7 +16,7 @@ import { confirmOnScreen, JACKIN, paneFor, waitForJackinExit } from './helpers/j
 import { bigPng } from './helpers/png.mjs';
 import { containerName, glibcAgentTestImage, removeContainer, type TestEngine } from './helpers/podman-image.mjs';
 import { pollUntil } from './helpers/poll.ts';
-import { picture } from './helpers/screen-picture.ts';
+import { picture, settled } from './helpers/screen-picture.ts';
 import { recordingOpener } from './helpers/recording-opener.ts';
 import { shellQuote, type TmuxPane } from './helpers/tmux.ts';
 import { ownClipboard, startXvfb, type Xvfb } from './helpers/xvfb.ts';
@@ -183,20 +183,6 @@ test('Claude Code in a docker container: /login\'s browser becomes a link offer 
   await waitForJackinExit(pane, 30_000);
 });
 
-/** The picture once it has stopped changing (Claude redraws its status line for a while after start). */
-async function settled(pane: TmuxPane): Promise<string> {
-  let last = '';
-  let since = Date.now();
-  return pollUntil('the screen to settle', async () => {
-    const now = (await picture(pane)).join('\n');
-    if (now !== last) {
-      last = now;
-      since = Date.now();
-      return undefined;
-    }
-    return Date.now() - since >= 1500 ? now : undefined;
-  }, { timeoutMs: 60_000, intervalMs: 250 });
-}
 
 /** Polls until the pane's picture equals `before`; fails with the rows that differ. */
 async function sameAs(pane: TmuxPane, before: string, what: string): Promise<void> {

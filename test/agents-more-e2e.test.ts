@@ -16,7 +16,7 @@ import { confirmOnScreen, JACKIN, paneFor, REPO_ROOT, typeLabel } from './helper
 import { bigPng } from './helpers/png.mjs';
 import { containerName, glibcAgentTestImage, removeContainer } from './helpers/podman-image.mjs';
 import { pollUntil } from './helpers/poll.ts';
-import { picture } from './helpers/screen-picture.ts';
+import { picture, settled } from './helpers/screen-picture.ts';
 import { recordingOpener } from './helpers/recording-opener.ts';
 import { startStandInModel } from './helpers/stand-in-model.mjs';
 import { shellQuote, type TmuxPane } from './helpers/tmux.ts';
@@ -143,20 +143,6 @@ async function startAgent(
   return { pane, name, logged, staged, text, exited };
 }
 
-/** The picture once it has stopped changing for 1.5 s. */
-async function settled(pane: TmuxPane): Promise<string> {
-  let last = '';
-  let since = Date.now();
-  return pollUntil('the screen to settle', async () => {
-    const now = (await picture(pane)).join('\n');
-    if (now !== last) {
-      last = now;
-      since = Date.now();
-      return undefined;
-    }
-    return Date.now() - since >= 1500 ? now : undefined;
-  }, { timeoutMs: 60_000, intervalMs: 250 });
-}
 
 /** Ctrl+V with a PNG on the host's X11 clipboard: one image staged, and the agent shows `marker`, not the path as text. */
 async function pasteImage(s: AgentSession, x: Xvfb, marker: RegExp): Promise<void> {
