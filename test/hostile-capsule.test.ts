@@ -500,5 +500,7 @@ test('hostile capsule (ours, link-list): a listed link whose text is not on the 
   }, WAIT);
   assert.deepEqual(copies.map((r) => [r.target, r.result]), [['https://other.example/x', 'cancelled']]);
   assert.deepEqual(clip.written(), [], 'cancelled: nothing copied');
+  // This fake's repaint draws only the fixed screen: the notice's expiry repaint would erase the echo below.
+  clearInterval(answer);
   await assertAlive(pane, c, 'alive-after-hints');
 });
