@@ -22,7 +22,7 @@ export function loadSessionModules() {
   return Promise.all([
     import('../host/session/attach.ts'),
     import('../host/terminal/terminal.ts'),
-    import('../host/paste/file-paste-feature.ts'),
+    import('../host/paste/paste-feature.ts'),
     import('../host/links/link-feature.ts'),
     import('../host/export/export-feature.ts'),
     import('../host/copy/copy-feature.ts'),
@@ -54,7 +54,7 @@ export async function attachTerminal(
   const [
     { AttachSession, outcomeExit },
     { HostTerminal, signalExitStatus },
-    { installPasteFeatures },
+    { installPasteFeature },
     { installLinkFeature },
     { installExportFeature },
     { installCopyFeature },
@@ -74,7 +74,7 @@ export async function attachTerminal(
   log?.(`transport: ${selection.choice}, because ${selection.reason} (${selection.transport.description})`);
   const session = new AttachSession({ transport: selection.transport, terminal, name, allowUpstreamRequests: features.allowUpstreamRequests === true, ...(log ? { log } : {}) });
   // Images and host files (pasted paths, dropped files, copied file lists) on paste.
-  installPasteFeatures(session, { ...(features.connect !== undefined ? { connect: features.connect } : {}), ...(log ? { record: log } : {}) });
+  installPasteFeature(session, { ...(features.connect !== undefined ? { connect: features.connect } : {}), ...(log ? { record: log } : {}) });
   const exportFeature = features.connect !== undefined ? installExportFeature(session, { instance: name, connect: features.connect }) : undefined;
   installLinkFeature(session, {
     noMouse: features.noMouse === true,

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { JackinError } from '../../errors.ts';
 import type { ClientFrame, Features, NoticeLevel, ServerFrame } from '../../protocol/index.ts';
 import type { ClipboardContent, ClipboardReader } from '../platform/clipboard/types.ts';
-import { imageFrames, installPasteFeature, pasteImagePathsEnabled } from './paste-feature.ts';
+import { imageFrames, installPasteFeature, pasteFilePathsEnabled, pasteImagePathsEnabled } from './paste-feature.ts';
 import { InputScanner } from '../terminal/input-scan.ts';
 
 const png = readFileSync(new URL('../../../test/fixtures/images/sample.png', import.meta.url));
@@ -74,7 +74,9 @@ test('Ctrl+V without an image: the raw key reaches the program before the held k
 test('empty bracketed paste and palette without an image: a notice', async () => {
   const s = new FakeSession(OURS);
   const f = installPasteFeature(s, { reader: reader(null) });
-  await f.trigger({ kind: 'empty-paste', raw: Buffer.from('\x1b[200~\x1b[201~') }, 'paste');
+  s.programModes.bracketedPaste = true;
+  await f.trigger({ kind: 'empty-paste' }, 'paste');
+  assert.equal(Buffer.concat(s.program).toString(), '\x1b[200~\x1b[201~', 'the empty paste goes on, bracketed as the program asked');
   await f.trigger({ kind: 'action', source: 'clipboard' }, 'stage-only');
   assert.equal(s.notices.length, 2);
   assert.match(s.notices[1]!.text, /no image on the host clipboard/);
@@ -85,6 +87,11 @@ test('empty bracketed paste and palette without an image: a notice', async () =>
   ]);
   await f.trigger({ kind: 'key', raw: Buffer.from([0x16]) }, 'paste');
   assert.equal(s.log.length, 2);
+  // A program that did not ask for bracketed paste gets an empty paste as what it is: nothing.
+  s.programModes.bracketedPaste = false;
+  s.program.length = 0;
+  await f.trigger({ kind: 'empty-paste' }, 'paste');
+  assert.deepEqual(s.program, []);
 });
 
 test('stage-only sends StageOnly first only when negotiated; upstream gets only upstream frames', async () => {
@@ -145,6 +152,7 @@ test('pasted paths: one real image path is staged; anything else passes byte for
   writeFileSync(join(dir, 'my shot.png'), png);
   writeFileSync(join(dir, 'notes.txt'), 'hello');
   const s = new FakeSession(OURS);
+  s.programModes.bracketedPaste = true; // a shell at its prompt
   const f = installPasteFeature(s, { reader: reader(null), env: {} });
   const scanner = new InputScanner();
   const paste = (text: string) => {
@@ -165,6 +173,11 @@ test('pasted paths: one real image path is staged; anything else passes byte for
     assert.equal(s.program.pop()?.toString(), `\x1b[200~${text}\x1b[201~`);
   }
   assert.equal(s.sent.filter((fr) => fr.type === 'AttachControl').length, 1);
+  // A program that did not ask for bracketed paste gets a path that is not an image as plain typing.
+  s.programModes.bracketedPaste = false;
+  assert.equal(s.hooks.get('paste')!(paste(`${dir}/missing.png`) as never), true);
+  await f.trigger({ kind: 'action', source: 'clipboard' }, 'paste');
+  assert.equal(s.program.pop()?.toString(), `${dir}/missing.png`);
   assert.equal(pasteImagePathsEnabled({ JACKIN_PASTE_IMAGE_PATHS: 'Off' }), false);
   assert.equal(pasteImagePathsEnabled({}), true);
 });
@@ -175,6 +188,7 @@ test('an image path (pasted or copied) whose symlink leads elsewhere is read onl
 
   // Pasted path, declined: no image is sent; the paste stays text, with a notice naming both paths.
   const declined = new FakeSession(OURS);
+  declined.programModes.bracketedPaste = true;
   declined.confirmAnswer = false;
   const f1 = installPasteFeature(declined, { reader: reader(null), env: {} });
   const scanner = new InputScanner();
@@ -244,4 +258,187 @@ test('a capsule cannot make the host read the clipboard: no gesture, our capsule
   assert.match(ours.notices[0]!.text, /Ignored a clipboard request from the capsule/);
   assert.deepEqual(ours.sent, []);
   assert.equal(reads, 1, 'our capsule never gets the clipboard by asking');
+});
+
+// --- host files: pasted paths, dropped files and copied file lists, staged when the capsule stages files ---
+
+/** A paste affordance whose session stages files (the fake capsule refuses connections), counting reads. */
+function filesSetup(o: { env?: NodeJS.ProcessEnv; features?: Features | null; clipboard?: ClipboardContent | null; connect?: boolean } = {}) {
+  const s = new FakeSession(o.features === undefined ? { ...OURS, 'file-stage': 1 } : o.features);
+  s.programModes.bracketedPaste = true;
+  let connects = 0;
+  let reads = 0;
+  let holds = 0;
+  const hold = s.holdInput.bind(s);
+  s.holdInput = () => (holds++, hold());
+  const clip = reader(o.clipboard ?? null);
+  const f = installPasteFeature(s, {
+    env: o.env ?? {},
+    reader: { ...clip, readImage: () => (reads++, clip.readImage()) },
+    ...(o.connect === false
+      ? {}
+      : {
+          connect: async () => {
+            connects++;
+            throw new Error('no capsule in this test');
+          },
+        }),
+  });
+  const paste = (text: string): boolean => s.hooks.get('paste')!({ type: 'paste', content: Buffer.from(text), raw: Buffer.from(`\x1b[200~${text}\x1b[201~`) });
+  const pasteKey = (): boolean => s.hooks.get('pasteKey')!({ type: 'paste-key', source: 'c0', raw: Buffer.from([0x16]) });
+  /** Waits until every paste started so far has ended (the keys they held are released). */
+  const settled = () => pollUntil('the pastes to end', () => s.held === null);
+  return { s, f, paste, pasteKey, settled, connects: () => connects, reads: () => reads, holds: () => holds };
+}
+
+test('JACKIN_PASTE_FILE_PATHS: on unless 0/false/no/off in any case', () => {
+  assert.equal(pasteFilePathsEnabled({}), true);
+  for (const v of ['off', 'OFF', '0', 'false', 'no']) assert.equal(pasteFilePathsEnabled({ JACKIN_PASTE_FILE_PATHS: v }), false, v);
+  assert.equal(pasteFilePathsEnabled({ JACKIN_PASTE_FILE_PATHS: 'on' }), true);
+});
+
+test('files are not staged when turned off, by a capsule without file-stage, or without connections: the paste goes through unchanged', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'jackin-file-paste-unit-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'a.txt');
+  writeFileSync(file, 'a');
+  for (const o of [
+    { env: { JACKIN_PASTE_FILE_PATHS: 'off' } },
+    { features: { notice: 1 } },
+    { features: null },
+    { connect: false },
+  ] as const) {
+    const { s, paste, pasteKey, settled, connects } = filesSetup({ ...o, clipboard: { kind: 'file', path: file, paths: [file], offered: [] } });
+    // One path is tried as an image (it is text: the paste goes on as typed).
+    assert.equal(paste(file), true);
+    // A copied file list is tried as an image only (a text file: refused with a notice).
+    assert.equal(pasteKey(), true);
+    await settled();
+    assert.equal(connects(), 0, JSON.stringify(o));
+    assert.equal(Buffer.concat(s.program).toString(), `\x1b[200~${file}\x1b[201~`);
+    assert.match(s.notices.map((n) => n.text).join('\n'), /Image not pasted: unsupported image/);
+  }
+});
+
+test('file paste: a paste that is not only paths goes on; a paste of paths is claimed and staged', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'jackin-file-paste-unit-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const { s, paste, settled, connects } = filesSetup();
+  assert.deepEqual([...s.hooks.keys()].sort(), ['paste', 'pasteKey']);
+  assert.equal(paste('look at this'), false);
+  writeFileSync(join(dir, 'a.txt'), 'a');
+  writeFileSync(join(dir, 'b c.txt'), 'b');
+  assert.equal(paste(`${join(dir, 'a.txt')} '${join(dir, 'b c.txt')}'\n`), true);
+  await settled();
+  assert.equal(connects(), 2, 'each file staged on a connection of its own');
+  // This capsule refuses the connections: the host paths are pasted, quoted as they were, without the Enter.
+  assert.equal(Buffer.concat(s.program).toString(), `\x1b[200~${join(dir, 'a.txt')} '${join(dir, 'b c.txt')}'\x1b[201~`);
+  assert.equal(s.log.filter((r) => r.action === 'stage' && r.result === 'failed').length, 2);
+  // A paste naming a file that does not exist is text, left alone.
+  s.program.length = 0;
+  assert.equal(paste(`${join(dir, 'a.txt')} ${join(dir, 'gone.txt')}`), true);
+  await settled();
+  assert.equal(Buffer.concat(s.program).toString(), `\x1b[200~${join(dir, 'a.txt')} ${join(dir, 'gone.txt')}\x1b[201~`);
+  assert.equal(connects(), 2);
+});
+
+test('file paste: what is typed is bracketed only when the program asked for bracketed paste', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'jackin-file-paste-unit-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const a = join(dir, 'a.txt');
+  writeFileSync(a, 'a');
+  const { s, paste, pasteKey, settled } = filesSetup({ clipboard: { kind: 'file', path: a, paths: [a, a], offered: [] } });
+  s.programModes.bracketedPaste = false;
+  assert.equal(paste(`'${a}'`), true);
+  await settled();
+  assert.equal(Buffer.concat(s.program).toString(), `'${a}'`);
+  s.program.length = 0;
+  s.programModes.bracketedPaste = true;
+  assert.equal(pasteKey(), true);
+  await settled();
+  assert.equal(Buffer.concat(s.program).toString(), `\x1b[200~${a} ${a}\x1b[201~`);
+});
+
+test('Ctrl+V over copied files: the clipboard is read once, input held once, the files staged and their paths typed', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'jackin-file-paste-unit-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const a = join(dir, 'my notes.txt');
+  const b = join(dir, 'b.csv');
+  writeFileSync(a, 'a');
+  writeFileSync(b, 'b');
+  const { s, pasteKey, settled, connects, reads, holds } = filesSetup({ clipboard: { kind: 'file', path: a, paths: [a, b], offered: [] } });
+  assert.equal(pasteKey(), true);
+  s.type('k');
+  await settled();
+  assert.equal(reads(), 1);
+  assert.equal(holds(), 1);
+  assert.equal(connects(), 2);
+  assert.equal(Buffer.concat(s.program).toString(), `\x1b[200~${a.replace(/ /g, '\\ ')} ${b}\x1b[201~k`, 'the paths, then the held key; no Ctrl+V, no Enter');
+  assert.deepEqual(s.sent, [], 'no image frames');
+
+  // A copied file that is gone: nothing is typed, and the operator is told.
+  rmSync(b);
+  assert.equal(pasteKey(), true);
+  await settled();
+  assert.match(s.notices.at(-1)!.text, /Copied files not pasted: a copied file no longer exists/);
+});
+
+test('one image file, copied or pasted, goes as an image even when files are staged: read once, never staged', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'jackin-file-paste-unit-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const shot = join(dir, 'shot.png');
+  writeFileSync(shot, png);
+  const copied = filesSetup({ clipboard: { kind: 'file', path: shot, paths: [shot], offered: [] } });
+  assert.equal(copied.pasteKey(), true);
+  await copied.settled();
+  assert.equal(copied.reads(), 1);
+  assert.equal(copied.connects(), 0);
+  const body = copied.s.sent.find((fr) => fr.type === 'AttachControl');
+  assert.ok(body?.type === 'AttachControl' && body.body.kind === 'ClipboardImage' && body.body.bytes.equals(png));
+
+  const pasted = filesSetup();
+  assert.equal(pasted.paste(`'${shot}'`), true);
+  await pasted.settled();
+  assert.equal(pasted.reads(), 0, 'a pasted path never reads the clipboard');
+  assert.equal(pasted.connects(), 0);
+  assert.equal(pasted.s.sent.filter((fr) => fr.type === 'AttachControl').length, 1);
+  assert.deepEqual(pasted.s.program, []);
+
+  // With image paths off, a pasted image file is a file like any other.
+  const off = filesSetup({ env: { JACKIN_PASTE_IMAGE_PATHS: 'off' } });
+  assert.equal(off.paste(shot), true);
+  await off.settled();
+  assert.equal(off.connects(), 1);
+  assert.deepEqual(off.s.sent, []);
+});
+
+test('file paste: a pasted symlink that leads elsewhere is read only after the operator confirms the file it leads to', async (t) => {
+  const { workspace, target, link } = plantSymlink(t, { target: 'taxes.pdf', link: 'report.pdf' }, '%PDF private');
+  const plain = join(workspace, 'plain.pdf');
+  writeFileSync(plain, '%PDF plain');
+
+  // Declined: nothing is read or sent to a capsule; the paste stays the host path, with a notice and a record.
+  const declined = filesSetup();
+  declined.s.confirmAnswer = false;
+  assert.equal(declined.paste(link), true);
+  await declined.settled();
+  assert.deepEqual(declined.s.confirms, [{ kind: 'stage', target, label: link }]);
+  assert.equal(declined.connects(), 0);
+  assert.equal(Buffer.concat(declined.s.program).toString(), `\x1b[200~${link}\x1b[201~`);
+  assert.match(declined.s.notices.map((n) => n.text).join('\n'), /Not staged, pasted as the host path: .*report\.pdf leads to .*taxes\.pdf through a symlink/);
+  assert.deepEqual(declined.s.log.map((r) => ({ action: r.action, target: r.target, result: r.result })), [{ action: 'stage', target: link, result: 'refused' }]);
+
+  // Confirmed: staging goes ahead (this fake has no capsule, so it fails there, after the question).
+  const confirmed = filesSetup();
+  assert.equal(confirmed.paste(link), true);
+  await confirmed.settled();
+  assert.equal(confirmed.s.confirms.length, 1);
+  assert.equal(confirmed.connects(), 1);
+
+  // A file that is where its path says: no question.
+  const direct = filesSetup();
+  assert.equal(direct.paste(plain), true);
+  await direct.settled();
+  assert.deepEqual(direct.s.confirms, []);
+  assert.equal(direct.connects(), 1);
 });

@@ -1,30 +1,60 @@
 /**
- * The host side of "paste screenshots": the triggers (the paste key, an empty bracketed paste, a pasted
- * image path, three palette actions, and an upstream capsule's 0x8A/0x8B/0x8C requests), the clipboard
- * read, validation, and the transfer to the capsule (protocol.md section 4) with its answer.
+ * The host's one paste affordance: host content in on paste. Its triggers are the paste key (Ctrl+V), an
+ * empty bracketed paste (Cmd+V over an image-only clipboard), a bracketed paste of host paths (typed, or
+ * files dropped on the terminal), three palette actions, and an upstream capsule's 0x8A/0x8B/0x8C requests.
+ * One paste reads the clipboard once (paste key, palette) and routes what it found:
  *
- * While a paste is in progress, typed input is held (FeatureSession.holdInput) and released after the
- * capsule answered, so keys typed meanwhile reach the program after the pasted path, in order. When the
- * clipboard holds no image, the trigger's own bytes go to the program before the held keys (Vim's Ctrl+V
- * keeps working). Program output keeps flowing throughout: the clipboard read is a child process, and a
- * large image goes in 1 MiB chunks, each sent after the transport drained.
+ * - an image, or one copied or pasted image file, goes to the capsule as an image (image-sender.ts,
+ *   protocol.md section 4), which stages it under `clipboard/` and types its path;
+ * - copied files and pasted paths of any other file, when the capsule stages files (`file-stage`) and
+ *   JACKIN_PASTE_FILE_PATHS is not off, are staged under `files/` (stage-paths.ts) and the program gets the
+ *   container paths in place of the host paths, quoted as they were, inside the same paste, never followed
+ *   by Enter. A paste with any word that is not an existing path is text, forwarded unchanged;
+ * - nothing: the paste key's own bytes go to the program (Vim's Ctrl+V keeps working), silently.
+ *
+ * Pastes run one at a time, in trigger order. While one is in progress, typed input is held
+ * (FeatureSession.holdInput) and released after it ended, so keys typed meanwhile reach the program after
+ * the paste, in order. Program output keeps flowing throughout: the clipboard read is a child process, and
+ * a large image goes in 1 MiB chunks, each sent after the transport drained.
+ *
+ * Whatever the paste types goes in bracketed-paste markers exactly when the program asked for them
+ * (FeatureSession.programModes, the host filter's reading of its output), as an unclaimed paste does.
  */
+import { constants } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { JackinError, type ErrorCode } from '../../errors.ts';
 import { DisposableStore, type Disposable } from '../../disposable.ts';
-import { hasFeature, type ControlResult, type ImageFormat, type ServerFrame } from '../../protocol/index.ts';
-import { DEFAULT_MAX_IMAGE_BYTES } from '../../policy/image-signature.ts';
-import { acquireClipboardImage } from '../platform/clipboard/acquire.ts';
+import { hasFeature, type ImageFormat, type ServerFrame } from '../../protocol/index.ts';
+import { DEFAULT_MAX_IMAGE_BYTES, signatureFormat } from '../../policy/image-signature.ts';
+import type { Transport } from '../../transport/transport.ts';
+import { contentImage } from '../platform/clipboard/acquire.ts';
 import { readImageFile } from '../platform/clipboard/read-image-file.ts';
 import { selectClipboardReader } from '../platform/clipboard/select.ts';
 import type { ClipboardReader } from '../platform/clipboard/types.ts';
+import { parsePastedPath } from '../platform/pasted-path.ts';
+import { parsePastedPaths, renderPath, rewritePaste, type PastedPaths } from '../platform/pasted-paths.ts';
 import type { FeatureSession } from '../session/feature-session.ts';
 import type { InputEvent } from '../terminal/input-scan.ts';
-import { imageFrames } from './image-frames.ts';
-import { parsePastedPath } from '../platform/pasted-path.ts';
-import { formatBytes } from '../../ui/format-bytes.ts';
+import { ImageSender, type ImageSendOutcome, type PasteMode } from './image-sender.ts';
+import { stagePaths } from './stage-paths.ts';
 
-/** What the feature uses of the session (FeatureSession: tests drive it with a fake). */
-export type PasteSession = FeatureSession;
+/** What the affordance uses of the session (tests drive it with a fake). */
+export type PasteSession = Pick<
+  FeatureSession,
+  | 'features'
+  | 'onFrame'
+  | 'addInputHook'
+  | 'registerAction'
+  | 'holdInput'
+  | 'notify'
+  | 'logAction'
+  | 'confirm'
+  | 'admitUpstream'
+  | 'sendFrame'
+  | 'sendInput'
+  | 'drained'
+  | 'programModes'
+>;
 
 export interface PasteFeatureOptions {
   env?: NodeJS.ProcessEnv;
@@ -34,35 +64,39 @@ export interface PasteFeatureOptions {
   maxBytes?: number;
   /** How long to wait for the capsule's answer after the last byte was sent. */
   responseTimeoutMs?: number;
+  /** Opens a new connection to the same capsule; without it, files are not staged (images still are). */
+  connect?: () => Promise<Transport>;
+  /** The host's record of host actions (one line per staged or refused file). */
+  record?: (line: string) => void;
 }
 
-/** What one paste does with the image: type its path, or only stage it. */
-export type PasteMode = 'paste' | 'stage-only';
+export type { PasteMode } from './image-sender.ts';
 
 /** Where a paste came from; decides what happens when there is no image. */
 export type PasteTrigger =
   /** The paste key: no image → its raw bytes go to the program, silently. */
   | { kind: 'key'; raw: Buffer }
-  /** An empty bracketed paste (Cmd+V over an image-only clipboard): no image → raw bytes and a notice. */
-  | { kind: 'empty-paste'; raw: Buffer }
+  /** An empty bracketed paste (Cmd+V over an image-only clipboard): no image → the empty paste and a notice. */
+  | { kind: 'empty-paste' }
   /** A bracketed paste that is one absolute path: not a readable image → the paste goes through as is. */
-  | { kind: 'pasted-path'; raw: Buffer; path: string }
+  | { kind: 'pasted-path'; content: Buffer; path: string }
   /** A palette action or an upstream capsule's request: no image → a notice. */
   | { kind: 'action'; source: 'clipboard' | 'clipboard-path' };
 
 export type PasteOutcome =
-  | { kind: 'staged'; requestId: bigint; bytes: number; format: ImageFormat; path: string | null; pasted: boolean }
+  | ImageSendOutcome
+  | { kind: 'files' }
   | { kind: 'passed-through' }
   | { kind: 'no-image' }
-  | { kind: 'failed'; code: ErrorCode; message: string }
-  | { kind: 'rejected'; requestId: bigint; result: ControlResult }
-  | { kind: 'timeout'; requestId: bigint };
+  | { kind: 'failed'; code: ErrorCode; message: string };
 
 export { imageFrames, SINGLE_FRAME_MAX_BYTES } from './image-frames.ts';
 
 export const DEFAULT_RESPONSE_TIMEOUT_MS = 30_000;
 /** A pasted path that fails with one of these is ordinary text (no file, not a file, not an image). */
 const NOT_AN_IMAGE_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['E_PATH_NOT_FOUND', 'E_NOT_A_FILE', 'E_UNSUPPORTED_IMAGE', 'E_NO_CLIPBOARD_IMAGE', 'E_PATH_UNREADABLE']);
+const PASTE_START = Buffer.from('\x1b[200~');
+const PASTE_END = Buffer.from('\x1b[201~');
 
 /** `JACKIN_PASTE_IMAGE_PATHS`: on unless 0/false/no/off (any case). */
 export function pasteImagePathsEnabled(env: NodeJS.ProcessEnv): boolean {
@@ -70,22 +104,47 @@ export function pasteImagePathsEnabled(env: NodeJS.ProcessEnv): boolean {
   return !(v === '0' || v === 'false' || v === 'no' || v === 'off');
 }
 
-interface Pending {
-  resolve: (result: ControlResult) => void;
-  staged: { bytes: number; pasted: boolean; path: string } | null;
+/** `JACKIN_PASTE_FILE_PATHS`: on unless 0/false/no/off (any case). */
+export function pasteFilePathsEnabled(env: NodeJS.ProcessEnv): boolean {
+  const v = env['JACKIN_PASTE_FILE_PATHS']?.trim().toLowerCase();
+  return !(v === '0' || v === 'false' || v === 'no' || v === 'off');
 }
+
+/**
+ * Whether the file at `path` starts with an accepted image signature: where a paste of one file goes when
+ * files are staged too (an image, or a file). Only its first bytes are read, and nothing is sent; the image
+ * path then validates the whole (and asks first when its symlinks lead elsewhere).
+ */
+async function isImageFile(path: string): Promise<boolean> {
+  try {
+    const fh = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
+    try {
+      if (!(await fh.stat()).isFile()) return false;
+      const head = Buffer.alloc(64);
+      const { bytesRead } = await fh.read(head, 0, head.length, 0);
+      return signatureFormat(head.subarray(0, bytesRead)) !== null;
+    } finally {
+      await fh.close();
+    }
+  } catch {
+    return false;
+  }
+}
+
+/** What a paste found: an image to send, host files to stage, or nothing. */
+type Found = { kind: 'image'; image: { format: ImageFormat; bytes: Buffer } } | { kind: 'files'; paths: readonly string[] } | null;
 
 export class PasteFeature implements Disposable {
   readonly #s: PasteSession;
   readonly #store = new DisposableStore();
   readonly #env: NodeJS.ProcessEnv;
   readonly #maxBytes: number;
-  readonly #timeoutMs: number;
+  readonly #connect: (() => Promise<Transport>) | undefined;
+  readonly #record: ((line: string) => void) | undefined;
+  readonly #images: ImageSender;
   #reader: ClipboardReader | undefined;
-  readonly #pending = new Map<bigint, Pending>();
   /** Pastes run one at a time, in trigger order. */
   #queue: Promise<unknown> = Promise.resolve();
-  #nextId = 0x5041_0000n; // "PA": apart from the session's own request ids (Detach is 1)
   #missingTold = false;
 
   constructor(session: PasteSession, opts: PasteFeatureOptions = {}) {
@@ -93,8 +152,10 @@ export class PasteFeature implements Disposable {
     this.#env = opts.env ?? process.env;
     this.#reader = opts.reader;
     this.#maxBytes = opts.maxBytes ?? DEFAULT_MAX_IMAGE_BYTES;
-    this.#timeoutMs = opts.responseTimeoutMs ?? DEFAULT_RESPONSE_TIMEOUT_MS;
+    this.#connect = opts.connect;
+    this.#record = opts.record;
     const store = this.#store;
+    this.#images = store.add(new ImageSender(session, opts.responseTimeoutMs ?? DEFAULT_RESPONSE_TIMEOUT_MS));
     store.add(session.onFrame((f) => this.#onFrame(f)));
     store.add(session.addInputHook('pasteKey', (ev) => this.onPasteKey(ev)));
     store.add(session.addInputHook('paste', (ev) => this.onPaste(ev)));
@@ -105,7 +166,7 @@ export class PasteFeature implements Disposable {
     action('stage-image-path', 'Stage image from clipboard path', 'p', { kind: 'action', source: 'clipboard-path' }, 'stage-only');
   }
 
-  /** Removes the feature's hooks, actions and listeners. */
+  /** Removes the affordance's hooks, actions and listeners. */
   dispose(): void {
     this.#store.dispose();
   }
@@ -130,8 +191,12 @@ export class PasteFeature implements Disposable {
    * paste runs after any earlier one, and the promise gives its outcome (already told to the operator).
    */
   trigger(trigger: PasteTrigger, mode: PasteMode): Promise<PasteOutcome> {
+    return this.#enqueue(() => this.#run(trigger, mode));
+  }
+
+  #enqueue<T>(job: () => Promise<T>): Promise<T> {
     const hold = this.#s.holdInput();
-    const run = this.#queue.then(() => this.#run(trigger, mode));
+    const run = this.#queue.then(job);
     this.#queue = run.catch(() => undefined);
     return run.finally(() => hold.dispose());
   }
@@ -139,18 +204,32 @@ export class PasteFeature implements Disposable {
   /** The hook for paste-key events (the key and an empty bracketed paste). */
   onPasteKey(ev: InputEvent): boolean {
     if (ev.type !== 'paste-key') return false;
-    const trigger: PasteTrigger = ev.source === 'empty-paste' ? { kind: 'empty-paste', raw: ev.raw } : { kind: 'key', raw: ev.raw };
-    void this.trigger(trigger, 'paste');
+    void this.trigger(ev.source === 'empty-paste' ? { kind: 'empty-paste' } : { kind: 'key', raw: ev.raw }, 'paste');
     return true;
   }
 
-  /** The hook for bracketed pastes: claims only a paste that is exactly one absolute path. */
+  /**
+   * The hook for bracketed pastes: claims a paste of host paths only (with files staged, any number of
+   * existing files; else exactly one path, for an image). Anything else goes on to the program.
+   */
   onPaste(ev: InputEvent): boolean {
-    if (ev.type !== 'paste' || !pasteImagePathsEnabled(this.#env)) return false;
+    if (ev.type !== 'paste') return false;
+    if (this.#stagesFiles()) {
+      const parsed = parsePastedPaths(ev.content);
+      if (parsed === null) return false;
+      void this.#enqueue(() => this.#pastedPaths(parsed, ev.content));
+      return true;
+    }
+    if (!pasteImagePathsEnabled(this.#env)) return false;
     const path = parsePastedPath(ev.content);
     if (path === null) return false;
-    void this.trigger({ kind: 'pasted-path', raw: ev.raw, path }, 'paste');
+    void this.trigger({ kind: 'pasted-path', content: ev.content, path }, 'paste');
     return true;
+  }
+
+  /** Files are staged: the session can open connections, the capsule stages files, the operator allows it. */
+  #stagesFiles(): boolean {
+    return this.#connect !== undefined && hasFeature(this.#s.features, 'file-stage') && pasteFilePathsEnabled(this.#env);
   }
 
   /**
@@ -164,51 +243,65 @@ export class PasteFeature implements Disposable {
     return this.#reader;
   }
 
+  /** Types `text` into the program as a paste: in bracketed-paste markers when the program asked for them. */
+  #typePaste(text: Buffer): void {
+    const bytes = this.#s.programModes.bracketedPaste ? Buffer.concat([PASTE_START, text, PASTE_END]) : text;
+    if (bytes.length > 0) this.#s.sendInput(bytes);
+  }
+
   async #run(trigger: PasteTrigger, mode: PasteMode): Promise<PasteOutcome> {
-    let image: { format: ImageFormat; bytes: Buffer } | null;
+    let found: Found;
     try {
-      image = await this.#acquire(trigger);
+      found = await this.#acquire(trigger);
     } catch (e) {
       return this.#acquireFailed(trigger, e);
     }
-    if (image === null) {
-      switch (trigger.kind) {
-        case 'key':
-          this.#s.sendInput(trigger.raw);
-          return { kind: 'passed-through' };
-        case 'empty-paste':
-          this.#s.sendInput(trigger.raw);
-          this.#s.notify('warning', 'Image not pasted: no image on the host clipboard');
-          this.#logFailed(trigger, 'no image on the host clipboard');
-          return { kind: 'no-image' };
-        case 'pasted-path':
-          this.#s.sendInput(trigger.raw);
-          return { kind: 'passed-through' };
-        case 'action': {
-          const why = trigger.source === 'clipboard-path' ? 'the host clipboard names no image file' : 'no image on the host clipboard';
-          this.#s.notify(
-            'warning',
-            trigger.source === 'clipboard-path'
-              ? 'Image not staged: the host clipboard names no image file (copy a file, or one absolute path)'
-              : 'Image not pasted: no image on the host clipboard',
-          );
-          this.#logFailed(trigger, why);
-          return { kind: 'no-image' };
-        }
-        default: {
-          const never: never = trigger;
-          throw new TypeError(`unexpected trigger ${JSON.stringify(never)}`);
-        }
-      }
+    if (found === null) return this.#nothingFound(trigger);
+    if (found.kind === 'files') {
+      await this.#copiedFiles(found.paths);
+      return { kind: 'files' };
     }
-    return this.#send(image, mode);
+    return this.#images.send(found.image, mode);
   }
 
-  async #acquire(trigger: PasteTrigger): Promise<{ format: ImageFormat; bytes: Buffer } | null> {
+  #nothingFound(trigger: PasteTrigger): PasteOutcome {
+    switch (trigger.kind) {
+      case 'key':
+        this.#s.sendInput(trigger.raw);
+        return { kind: 'passed-through' };
+      case 'empty-paste':
+        this.#typePaste(Buffer.alloc(0));
+        this.#s.notify('warning', 'Image not pasted: no image on the host clipboard');
+        this.#logFailed(trigger, 'no image on the host clipboard');
+        return { kind: 'no-image' };
+      case 'pasted-path':
+        this.#typePaste(trigger.content);
+        return { kind: 'passed-through' };
+      case 'action': {
+        const why = trigger.source === 'clipboard-path' ? 'the host clipboard names no image file' : 'no image on the host clipboard';
+        this.#s.notify(
+          'warning',
+          trigger.source === 'clipboard-path'
+            ? 'Image not staged: the host clipboard names no image file (copy a file, or one absolute path)'
+            : 'Image not pasted: no image on the host clipboard',
+        );
+        this.#logFailed(trigger, why);
+        return { kind: 'no-image' };
+      }
+      default: {
+        const never: never = trigger;
+        throw new TypeError(`unexpected trigger ${JSON.stringify(never)}`);
+      }
+    }
+  }
+
+  /** What the trigger's source holds: the clipboard is read once, the pasted path's file read once. */
+  async #acquire(trigger: PasteTrigger): Promise<Found> {
+    const image = (i: { format: ImageFormat; bytes: Buffer } | null): Found => (i === null ? null : { kind: 'image', image: i });
     switch (trigger.kind) {
       case 'pasted-path':
         try {
-          return await readImageFile(trigger.path, this.#maxBytes, this.#confirmRedirect);
+          return image(await readImageFile(trigger.path, this.#maxBytes, this.#confirmRedirect));
         } catch (e) {
           // Not a readable image (missing, a directory, text): the paste is ordinary text.
           if (e instanceof JackinError && NOT_AN_IMAGE_CODES.has(e.code)) return null;
@@ -217,12 +310,20 @@ export class PasteFeature implements Disposable {
       case 'action':
         if (trigger.source === 'clipboard-path') {
           const path = await this.#reader_().readPath();
-          return path === null ? null : readImageFile(path, this.#maxBytes, this.#confirmRedirect);
+          return path === null ? null : image(await readImageFile(path, this.#maxBytes, this.#confirmRedirect));
         }
-        return acquireClipboardImage(this.#reader_(), this.#maxBytes, this.#confirmRedirect);
+        return image(await contentImage(await this.#reader_().readImage(), this.#reader_().name, this.#maxBytes, this.#confirmRedirect));
       case 'key':
-      case 'empty-paste':
-        return acquireClipboardImage(this.#reader_(), this.#maxBytes, this.#confirmRedirect);
+      case 'empty-paste': {
+        const reader = this.#reader_();
+        const got = await reader.readImage();
+        if (got?.kind === 'file' && this.#stagesFiles()) {
+          // A copied file list is staged, unless it is one image file (then it goes as an image).
+          const paths = got.paths ?? [got.path];
+          if (!(paths.length === 1 && (await isImageFile(paths[0]!)))) return { kind: 'files', paths };
+        }
+        return image(await contentImage(got, reader.name, this.#maxBytes, this.#confirmRedirect));
+      }
       default: {
         const never: never = trigger;
         throw new TypeError(`unexpected trigger ${JSON.stringify(never)}`);
@@ -236,7 +337,7 @@ export class PasteFeature implements Disposable {
     const missing = code === 'E_CLIPBOARD_BACKEND_MISSING' || code === 'E_BAD_CLIPBOARD_BACKEND';
     if (trigger.kind === 'pasted-path') {
       // A real image we cannot send (too large): the text still goes through, and the operator learns why.
-      this.#s.sendInput(trigger.raw);
+      this.#typePaste(trigger.content);
       this.#s.notify('warning', `Pasted path not staged: ${message}`);
       this.#logFailed(trigger, `${code}: ${message}`);
       return { kind: 'failed', code, message };
@@ -258,77 +359,33 @@ export class PasteFeature implements Disposable {
     this.#s.logAction({ action: 'paste-image', target, result: 'failed', detail });
   }
 
-  async #send(image: { format: ImageFormat; bytes: Buffer }, mode: PasteMode): Promise<PasteOutcome> {
-    const requestId = this.#nextId++;
-    const features = this.#s.features;
-    let pending!: Pending;
-    const answer = new Promise<ControlResult>((resolve) => {
-      pending = { resolve, staged: null };
-      this.#pending.set(requestId, pending);
-    });
-    let answered = false;
-    void answer.then(() => (answered = true));
-    try {
-      const stageOnly = mode === 'stage-only' && hasFeature(features, 'stage-only');
-      for (const frame of imageFrames(requestId, image.format, image.bytes, { stageOnly })) {
-        // A rejected Start (or an early chunk error) is answered at once: stop sending the rest.
-        if (answered) break;
-        if (!this.#s.sendFrame(frame)) await this.#s.drained();
-      }
-      let timer: NodeJS.Timeout | undefined;
-      const timeout = new Promise<'timeout'>((resolve) => {
-        timer = setTimeout(() => resolve('timeout'), this.#timeoutMs);
-      });
-      const result = await Promise.race([answer, timeout]);
-      clearTimeout(timer);
-      if (result === 'timeout') {
-        this.#s.notify('error', `Image not confirmed: the capsule did not answer within ${Math.round(this.#timeoutMs / 1000)} s`);
-        this.#s.logAction({ action: 'send-image', target: `${image.format} image`, result: 'failed', detail: 'no answer from the capsule' });
-        return { kind: 'timeout', requestId };
-      }
-      if (result !== 'success') {
-        // Our capsule told the operator why (a Notice); an upstream one may not have.
-        if (features === null) this.#s.notify('error', `Image rejected by the capsule (${result})`);
-        this.#s.logAction({ action: 'send-image', target: `${image.format} image`, result: 'failed', detail: `rejected by the capsule (${result})` });
-        return { kind: 'rejected', requestId, result };
-      }
-      const staged = pending.staged;
-      const size = `${formatBytes(image.bytes.length)} ${image.format}`;
-      this.#s.logAction({ action: 'send-image', target: `${image.format} image, ${image.bytes.length} bytes`, result: 'ok', ...(staged !== null ? { detail: staged.path } : {}) });
-      if (staged !== null) {
-        this.#s.notify(
-          'success',
-          staged.pasted
-            ? `Image staged: ${staged.path} (${size})`
-            : `Image staged, not pasted (stage only): ${staged.path} (${size})`,
-        );
-      } else if (!hasFeature(features, 'image-staged')) {
-        // The capsule does not report the path (upstream): it showed its own notice; this one is ours.
-        this.#s.notify('success', `Image sent to the capsule (${size})`);
-      }
-      return {
-        kind: 'staged',
-        requestId,
-        bytes: image.bytes.length,
-        format: image.format,
-        path: staged?.path ?? null,
-        pasted: staged?.pasted ?? mode === 'paste',
-      };
-    } finally {
-      this.#pending.delete(requestId);
+  #stage(paths: readonly string[]): Promise<string[] | null> {
+    return stagePaths(this.#s, paths, { connect: this.#connect!, env: this.#env, ...(this.#record !== undefined ? { record: this.#record } : {}) });
+  }
+
+  /** A bracketed paste of host paths, files staged: one image file is an image; other files are staged. */
+  async #pastedPaths(parsed: PastedPaths, content: Buffer): Promise<void> {
+    const only = parsed.words.length === 1 ? parsed.words[0]! : undefined;
+    if (only !== undefined && pasteImagePathsEnabled(this.#env) && (await isImageFile(only.path))) {
+      await this.#run({ kind: 'pasted-path', content, path: only.path }, 'paste');
+      return;
     }
+    const staged = await this.#stage(parsed.words.map((w) => w.path));
+    this.#typePaste(staged === null ? content : Buffer.from(rewritePaste(parsed, staged), 'utf8'));
+  }
+
+  /** The paste key over copied files (not one image): the container paths are typed, as one paste. */
+  async #copiedFiles(paths: readonly string[]): Promise<void> {
+    const staged = await this.#stage(paths);
+    if (staged === null) {
+      this.#s.notify('warning', 'Copied files not pasted: a copied file no longer exists');
+      return;
+    }
+    this.#typePaste(Buffer.from(staged.map((p) => renderPath(p, 'plain')).join(' '), 'utf8'));
   }
 
   #onFrame(f: ServerFrame): void {
     switch (f.type) {
-      case 'AttachControlResponse':
-        this.#pending.get(f.requestId)?.resolve(f.result);
-        return;
-      case 'ImageStaged': {
-        const p = this.#pending.get(f.requestId);
-        if (p !== undefined) p.staged = { bytes: f.bytes, pasted: f.pasted, path: f.path };
-        return;
-      }
       // An upstream capsule's palette asks us to read the clipboard (the operator chose it there): only
       // right after the operator's palette key, once (see #capsuleAsks).
       case 'HostPasteImageFromClipboard':
@@ -346,7 +403,10 @@ export class PasteFeature implements Disposable {
   }
 }
 
-/** Installs the paste feature on a session (before `start()`): hooks, palette actions, capsule requests. */
+/**
+ * Installs the paste affordance on a session (before `start()`): its hooks, palette actions and capsule
+ * requests; with `connect`, host files are staged too.
+ */
 export function installPasteFeature(session: PasteSession, opts: PasteFeatureOptions = {}): PasteFeature {
   return new PasteFeature(session, opts);
 }

@@ -6,7 +6,7 @@ import type { ImageFormat } from '../../../protocol/frames.ts';
 import { validateImage } from '../../../policy/image-signature.ts';
 import type { ConfirmRedirect } from '../host-file.ts';
 import { readImageFile } from './read-image-file.ts';
-import type { ClipboardBackendName, ClipboardReader } from './types.ts';
+import type { ClipboardBackendName, ClipboardContent, ClipboardReader } from './types.ts';
 
 export type ImageOrigin =
   | { kind: 'clipboard'; backend: ClipboardBackendName; mimeType: string; offered: readonly string[] }
@@ -24,18 +24,25 @@ export interface AcquiredImage {
  * (`confirm` is asked when a copied file's symlinks lead elsewhere).
  */
 export async function acquireClipboardImage(reader: ClipboardReader, maxBytes: number, confirm?: ConfirmRedirect): Promise<AcquiredImage | null> {
-  const got = await reader.readImage();
+  return contentImage(await reader.readImage(), reader.name, maxBytes, confirm);
+}
+
+/**
+ * What one read of the clipboard (`got`, from the `backend` reader) holds as a validated image, or null when
+ * it held nothing; throws as acquireClipboardImage does after its read.
+ */
+export async function contentImage(got: ClipboardContent | null, backend: ClipboardBackendName, maxBytes: number, confirm?: ConfirmRedirect): Promise<AcquiredImage | null> {
   if (got === null) return null;
   switch (got.kind) {
     case 'image':
       return {
         format: validateImage(got.bytes, { maxBytes }),
         bytes: got.bytes,
-        origin: { kind: 'clipboard', backend: reader.name, mimeType: got.mimeType, offered: got.offered },
+        origin: { kind: 'clipboard', backend, mimeType: got.mimeType, offered: got.offered },
       };
     case 'file': {
       const file = await readImageFile(got.path, maxBytes, confirm);
-      return { ...file, origin: { kind: 'file', backend: reader.name, path: got.path } };
+      return { ...file, origin: { kind: 'file', backend, path: got.path } };
     }
     default: {
       const never: never = got;
