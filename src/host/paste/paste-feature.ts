@@ -20,15 +20,13 @@
  * Whatever the paste types goes in bracketed-paste markers exactly when the program asked for them
  * (FeatureSession.programModes, the host filter's reading of its output), as an unclaimed paste does.
  */
-import { constants } from 'node:fs';
-import { open } from 'node:fs/promises';
 import { JackinError, type ErrorCode } from '../../errors.ts';
 import { DisposableStore, type Disposable } from '../../disposable.ts';
 import { hasFeature, type ImageFormat, type ServerFrame } from '../../protocol/index.ts';
-import { DEFAULT_MAX_IMAGE_BYTES, signatureFormat } from '../../policy/image-signature.ts';
+import { DEFAULT_MAX_IMAGE_BYTES } from '../../policy/image-signature.ts';
 import type { Transport } from '../../transport/transport.ts';
 import { contentImage } from '../platform/clipboard/acquire.ts';
-import { readImageFile } from '../platform/clipboard/read-image-file.ts';
+import { hasImageSignature, readImageFile } from '../platform/clipboard/read-image-file.ts';
 import { selectClipboardReader } from '../platform/clipboard/select.ts';
 import type { ClipboardReader } from '../platform/clipboard/types.ts';
 import { parsePastedPath } from '../platform/pasted-path.ts';
@@ -108,27 +106,6 @@ export function pasteImagePathsEnabled(env: NodeJS.ProcessEnv): boolean {
 export function pasteFilePathsEnabled(env: NodeJS.ProcessEnv): boolean {
   const v = env['JACKIN_PASTE_FILE_PATHS']?.trim().toLowerCase();
   return !(v === '0' || v === 'false' || v === 'no' || v === 'off');
-}
-
-/**
- * Whether the file at `path` starts with an accepted image signature: where a paste of one file goes when
- * files are staged too (an image, or a file). Only its first bytes are read, and nothing is sent; the image
- * path then validates the whole (and asks first when its symlinks lead elsewhere).
- */
-async function isImageFile(path: string): Promise<boolean> {
-  try {
-    const fh = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
-    try {
-      if (!(await fh.stat()).isFile()) return false;
-      const head = Buffer.alloc(64);
-      const { bytesRead } = await fh.read(head, 0, head.length, 0);
-      return signatureFormat(head.subarray(0, bytesRead)) !== null;
-    } finally {
-      await fh.close();
-    }
-  } catch {
-    return false;
-  }
 }
 
 /** What a paste found: an image to send, host files to stage, or nothing. */
@@ -320,7 +297,7 @@ export class PasteFeature implements Disposable {
         if (got?.kind === 'file' && this.#stagesFiles()) {
           // A copied file list is staged, unless it is one image file (then it goes as an image).
           const paths = got.paths ?? [got.path];
-          if (!(paths.length === 1 && (await isImageFile(paths[0]!)))) return { kind: 'files', paths };
+          if (!(paths.length === 1 && (await hasImageSignature(paths[0]!)))) return { kind: 'files', paths };
         }
         return image(await contentImage(got, reader.name, this.#maxBytes, this.#confirmRedirect));
       }
@@ -366,7 +343,7 @@ export class PasteFeature implements Disposable {
   /** A bracketed paste of host paths, files staged: one image file is an image; other files are staged. */
   async #pastedPaths(parsed: PastedPaths, content: Buffer): Promise<void> {
     const only = parsed.words.length === 1 ? parsed.words[0]! : undefined;
-    if (only !== undefined && pasteImagePathsEnabled(this.#env) && (await isImageFile(only.path))) {
+    if (only !== undefined && pasteImagePathsEnabled(this.#env) && (await hasImageSignature(only.path))) {
       await this.#run({ kind: 'pasted-path', content, path: only.path }, 'paste');
       return;
     }
