@@ -161,7 +161,7 @@ export function installLoginForwardFeature(session: FeatureSession, o: LoginForw
     for (const l of live.values()) void l.close('the session ended');
     while (pending.size > 0) await Promise.all([...pending]);
   };
-  void session.done.then(closeAll, closeAll);
+  // The session disposes its affordances when it ends: every forward closes then.
   store.add(toDisposable(() => void closeAll()));
   return { close: closeAll, dispose: () => store.dispose() };
 }

@@ -23,6 +23,7 @@ import type { Transport } from '../../transport/transport.ts';
 import { formatBytes } from '../../ui/format-bytes.ts';
 import { createPrimedReader, type PrimedReader } from '../platform/clipboard/primed-reader.ts';
 import { selectClipboardReader } from '../platform/clipboard/select.ts';
+import type { HostServices } from '../platform/host-services.ts';
 import type { FeatureSession } from '../session/feature-session.ts';
 import { symlinkDeclined } from '../platform/host-file.ts';
 import type { InputEvent } from '../terminal/input-scan.ts';
@@ -219,10 +220,10 @@ export class FilePasteFeature implements Disposable {
  */
 export function installPasteFeatures(
   session: FeatureSession,
-  o: { connect?: () => Promise<Transport>; env?: NodeJS.ProcessEnv; record?: (line: string) => void },
+  o: { connect?: () => Promise<Transport>; env?: NodeJS.ProcessEnv; services?: HostServices; record?: (line: string) => void },
 ): Disposable {
-  const env = o.env ?? process.env;
-  const clipboard = createPrimedReader(() => selectClipboardReader(env));
+  const env = o.env ?? o.services?.env ?? process.env;
+  const clipboard = createPrimedReader(() => o.services?.clipboardReader ?? selectClipboardReader(env));
   const store = new DisposableStore();
   const images = store.add(installPasteFeature(session, { env, reader: clipboard }));
   if (o.connect !== undefined) {

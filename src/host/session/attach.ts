@@ -107,6 +107,8 @@ export class AttachSession implements FeatureSession {
   /** The operator pressed the palette key, chose a palette action or made a modifier-click. */
   readonly onGesture = this.gestureEmitter.event;
   readonly onPaletteOpen: FeatureSession['onPaletteOpen'];
+  /** The affordances installed on the session (`install`). */
+  private readonly installed = new DisposableStore();
   /** A feature's overlay (link hints), while it is up. */
   private featureOverlay: FeatureOverlay | null = null;
   private exitStatus: number | null = null;
@@ -177,6 +179,14 @@ export class AttachSession implements FeatureSession {
     this.registerAction({ id: 'detach', title: 'Detach (the program keeps running)', key: 'd', run: () => this.detach() });
     this.registerAction({ id: 'send-palette-key', title: 'Send the palette key to the program', key: 'palette', run: () => this.sendInput(Buffer.from([0x1c])) });
     this.registerAction({ id: 'redraw', title: 'Redraw the screen', key: 'r', run: () => void this.repaint() });
+  }
+
+  /**
+   * Keeps an installed affordance (what its `install…Feature` returned) for the session's life: the
+   * session disposes every one when it ends, newest first (at once when it has ended already).
+   */
+  install<T extends Disposable>(feature: T): T {
+    return this.installed.add(feature);
   }
 
   /** Adds a palette action (features register theirs before start); disposing removes it. */
@@ -596,7 +606,9 @@ export class AttachSession implements FeatureSession {
     if (this.finished) return;
     this.finished = true;
     this.o.terminal.stdin.pause();
-    // Timers, listeners and the parts; the relay closes the transport.
+    // The affordances first, newest first (they are built on the parts), then the session's timers,
+    // listeners and parts; the relay closes the transport.
+    this.installed.dispose();
     this.store.dispose();
     this.resolveDone(outcome);
   }
