@@ -56,6 +56,11 @@ export const WELCOME_TIMEOUT_MS = 20_000;
  */
 export const HOLD_REPLIES_TIMEOUT_MS = 1_000;
 const DETACH_REQUEST_ID = 1n;
+
+/** The server frames the session handles itself; every other one is passed on to the affordances. */
+type SessionFrame = Extract<ServerFrame, { type: 'Output' | 'Welcome' | 'Bell' | 'RepliesHeld' | 'ExitStatus' | 'Notice' | 'Shutdown' | 'AttachControlResponse' }>;
+/** The frames passed on to the affordances (`onFrame`), whatever their type. */
+type PassedOnFrame = Exclude<ServerFrame, SessionFrame>;
 const BEL = Buffer.from([0x07]);
 
 export interface AttachOptions {
@@ -516,7 +521,6 @@ export class AttachSession implements FeatureSession {
         this.o.log?.(`welcome: ${f.sessions} session(s), features ${f.features === null ? 'none (upstream capsule)' : JSON.stringify(f.features)}`);
         this.welcomed = true;
         clearTimeout(this.noWelcome);
-      clearTimeout(this.noWelcome);
         if (f.features !== null) {
           this.negotiated = negotiateFeatures(f.features);
           this.relay.send({ type: 'ExtHello', features: this.negotiated });
@@ -546,28 +550,18 @@ export class AttachSession implements FeatureSession {
         // Features that sent a request (image paste) wait for its answer.
         this.frameEmitter.fire(f);
         return;
-      case 'SessionList':
-      case 'HostOpenUrl':
-      case 'FileExportStart':
-      case 'FileExportChunk':
-      case 'FileExportEnd':
-      case 'HostStageImageFromClipboardPath':
-      case 'HostPasteImageFromClipboard':
-      case 'HostStageImageFromClipboard':
-      case 'HostRevealPath':
-      case 'Resolved':
-      case 'ImageStaged':
-      case 'Modes':
-      case 'FileExportLength':
-      case 'Links':
-        if (!this.frameEmitter.hasListeners) this.o.log?.(`ignored ${f.type} frame (not handled by this host)`);
-        this.frameEmitter.fire(f);
+      default:
+        // Every other frame is an affordance's (host requests, answers to their requests): passed on
+        // to them unnamed; `passOn` keeps the union exhaustive.
+        this.passOn(f);
         return;
-      default: {
-        const never: never = f;
-        throw new TypeError(`unexpected frame ${JSON.stringify(never)}`);
-      }
     }
+  }
+
+  /** Passes a frame the session does not handle itself to the affordances (FeatureSession.onFrame). */
+  private passOn(f: PassedOnFrame): void {
+    if (!this.frameEmitter.hasListeners) this.o.log?.(`ignored ${f.type} frame (not handled by this host)`);
+    this.frameEmitter.fire(f);
   }
 
   /** How the session ends when the capsule says so (Shutdown, or a clean close). */
