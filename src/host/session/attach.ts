@@ -31,6 +31,7 @@ import { helloFrame, negotiateFeatures } from './handshake.ts';
 import { scannerOptionsFromEnv, type InputScannerOptions } from '../terminal/input-scan.ts';
 import { InputRouter } from './input-router.ts';
 import { NoticeOverlay } from './notice-overlay.ts';
+import { ModalStack } from './modal-stack.ts';
 import { PaletteController } from './palette-controller.ts';
 import { createRateLimiter } from '../platform/rate-limiter.ts';
 import type { HostTerminal } from '../terminal/terminal.ts';
@@ -94,6 +95,8 @@ export class AttachSession implements FeatureSession {
   private readonly input: InputRouter;
   private readonly overlay: NoticeOverlay;
   private readonly confirmer: ConfirmController;
+  /** Which of the prompt, a feature's overlay and the palette has the screen and the keyboard. */
+  private readonly modals: ModalStack;
   /** One gesture gate for every feature, the operator's switches, confirmations and the action log. */
   private readonly requests: HostRequests;
   private readonly noticeEmitter = this.store.add(new Emitter<{ level: NoticeLevel; text: string }>());
@@ -114,8 +117,6 @@ export class AttachSession implements FeatureSession {
   readonly onPaletteOpen: FeatureSession['onPaletteOpen'];
   /** The affordances installed on the session (`install`). */
   private readonly installed = new DisposableStore();
-  /** A feature's overlay (link hints), while it is up. */
-  private featureOverlay: FeatureOverlay | null = null;
   private exitStatus: number | null = null;
   private detaching = false;
   private negotiated: Features | null = null;
@@ -133,12 +134,8 @@ export class AttachSession implements FeatureSession {
       new PaletteController({
         terminal,
         notify: (level, text) => this.notify(level, text),
-        closed: () => {
-          this.releaseReplies();
-          // The capsule repaints the program's screen, which kept updating meanwhile.
-          this.repaint();
-          this.overlay.redrawSoon();
-        },
+        // The capsule repaints the program's screen, which kept updating meanwhile.
+        closed: () => this.modalClosed(),
         holdOutput: (ready) => this.holdReplies(ready),
       }),
     );
@@ -150,23 +147,20 @@ export class AttachSession implements FeatureSession {
         env: o.env ?? process.env,
         notify: (level, text) => this.notify(level, text),
         // The capsule repaints the program's screen, which kept updating under the prompt.
-        confirmClosed: () => {
-          this.releaseReplies();
-          this.repaint();
-          this.overlay.redrawSoon();
-        },
+        confirmClosed: () => this.modalClosed(),
         ended: () => this.finished,
       }),
     );
     this.confirmer = this.requests.confirmer;
+    this.modals = new ModalStack({ prompt: this.confirmer, palette: this.palette, drawOverlay: () => this.drawFeatureOverlay() });
     this.overlay = this.store.add(
-      new NoticeOverlay({ terminal, paletteOpen: () => this.palette.isOpen || this.confirmer.isOpen || this.featureOverlay !== null, repaint: () => this.repaint(), ...(o.now ? { now: o.now } : {}) }),
+      new NoticeOverlay({ terminal, modals: this.modals, repaint: () => this.repaint(), ...(o.now ? { now: o.now } : {}) }),
     );
     this.input = this.store.add(
       new InputRouter({
         scanner: o.scanner ?? scannerOptionsFromEnv(o.env ?? process.env),
         palette: this.palette,
-        confirm: this.confirmer,
+        modals: this.modals,
         sendInput: (bytes) => this.sendInput(bytes),
         active: () => !this.detaching && !this.finished,
         drawsOverlay: () => (this.welcomed ? this.drawsOverlay : null),
@@ -177,7 +171,6 @@ export class AttachSession implements FeatureSession {
           this.terminalFocused = focused;
           this.focusEmitter.fire(focused);
         },
-        overlay: () => (this.featureOverlay === null ? null : (ev) => this.featureOverlay?.handle(ev)),
         ...(o.log ? { log: o.log } : {}),
       }),
     );
@@ -230,23 +223,19 @@ export class AttachSession implements FeatureSession {
   }
 
   showOverlay(overlay: FeatureOverlay): Disposable {
-    this.featureOverlay = overlay;
+    this.modals.showOverlay(overlay);
     this.holdForUi();
     // The operator's colours while it is up, as for the palette (the program's are put back after).
     const colours = this.o.terminal.hostColours();
     this.drawFeatureOverlay();
     return toDisposable(() => {
-      if (this.featureOverlay !== overlay || this.finished) {
+      if (!this.modals.hideOverlay(overlay) || this.finished) {
         colours.dispose();
-        if (this.featureOverlay === overlay) this.featureOverlay = null;
         return;
       }
-      this.featureOverlay = null;
-      this.releaseReplies();
       // The capsule repaints the program's screen, which kept updating under the overlay.
-      this.repaint();
+      this.modalClosed();
       colours.dispose();
-      this.overlay.redrawSoon();
     });
   }
 
@@ -255,7 +244,7 @@ export class AttachSession implements FeatureSession {
   }
 
   private drawFeatureOverlay(): void {
-    const o = this.featureOverlay;
+    const o = this.modals.overlay;
     // Drawn like the palette: after resetting what the program may have set against it (src/ui/host-draw.ts).
     if (o !== null && !this.finished) this.o.terminal.write(Buffer.from(hostDrawn(o.draw(this.o.terminal.size()), true), 'utf8'));
   }
@@ -364,10 +353,7 @@ export class AttachSession implements FeatureSession {
     this.store.add(
       terminal.onResize((size) => {
         this.relay.send({ type: 'Resize', rows: size.rows, cols: size.cols });
-        if (this.confirmer.isOpen) this.confirmer.redraw();
-        else if (this.palette.isOpen) this.palette.redraw();
-        else if (this.featureOverlay !== null) this.drawFeatureOverlay();
-        else this.overlay.redrawSoon();
+        if (!this.modals.redraw()) this.overlay.redrawSoon();
       }),
     );
     return this.done;
@@ -427,8 +413,18 @@ export class AttachSession implements FeatureSession {
    * Host UI closed: once none is up, the terminal answers the program's queries again from the capsule's
    * RepliesHeld false on (asked before the repaint, which then comes after the mark).
    */
+  /**
+   * A modal closed (the palette, a prompt, a feature's overlay): the capsule repaints the program's screen,
+   * which kept updating under it, and a notice is drawn again over it.
+   */
+  private modalClosed(): void {
+    this.releaseReplies();
+    this.repaint();
+    this.overlay.redrawSoon();
+  }
+
   private releaseReplies(): void {
-    if (this.palette.isOpen || this.confirmer.isOpen || this.featureOverlay !== null) return;
+    if (this.modals.anyOpen) return;
     this.heldReady = null;
     if (!this.repliesHeld || this.finished) return;
     this.relay.send({ type: 'HoldReplies', held: false });
@@ -467,8 +463,7 @@ export class AttachSession implements FeatureSession {
    * host's box. With `held-replies`, from the capsule's mark on (the palette is drawn there) to its mark after.
    */
   private get outputHeld(): boolean {
-    if (this.confirmer.isOpen || this.featureOverlay !== null || this.capsuleAnswers) return true;
-    return hasFeature(this.negotiated, 'held-replies') ? this.palette.isShown : this.palette.isOpen;
+    return this.capsuleAnswers || this.modals.holdsOutput(hasFeature(this.negotiated, 'held-replies'));
   }
 
   /** Asks the capsule to resend modes and the full screen (only when negotiated). Returns whether sent. */
