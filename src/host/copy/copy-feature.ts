@@ -14,7 +14,7 @@ import { formatBytes } from '../../ui/format-bytes.ts';
 import { inertText, textWidth } from '../../ui/inert-text.ts';
 import type { ClipboardTextWriter } from '../platform/clipboard/write-text.ts';
 import { createHostServices, type HostServices } from '../platform/host-services.ts';
-import type { FeatureSession } from '../session/feature-session.ts';
+import type { SessionNotices, SessionPalette, SessionScreen, SessionTerminal } from '../session/feature-session.ts';
 import { PALETTE_MAX_TITLE_COLUMNS } from '../session/palette.ts';
 import { createRateLimiter } from '../platform/rate-limiter.ts';
 import type { FilterEvent } from '../terminal/terminal-filter/context.ts';
@@ -81,7 +81,10 @@ export interface CopyFeature extends Disposable {
 
 type Offer = Extract<FilterEvent, { type: 'copy-offer' }>;
 
-export function installCopyFeature(session: FeatureSession, options: CopyFeatureOptions = {}): CopyFeature {
+/** What the copy feature uses of the session (the screen: the clipboard's OSC 52 fallback writes to it). */
+export type CopySession = SessionNotices & SessionPalette & Pick<SessionScreen, 'writeTerminal'> & Pick<SessionTerminal, 'onTerminalEvent'>;
+
+export function installCopyFeature(session: CopySession, options: CopyFeatureOptions = {}): CopyFeature {
   const store = new DisposableStore();
   const env = options.env ?? options.services?.env ?? process.env;
   const services = options.services ?? createHostServices({ env: env as NodeJS.ProcessEnv, writeTerminal: (b) => session.writeTerminal(b) });

@@ -19,7 +19,7 @@ import { JackinError } from '../../errors.ts';
 import { hasFeature, type ServerFrame } from '../../protocol/index.ts';
 import type { Transport } from '../../transport/transport.ts';
 import { DisposableStore, toDisposable, type Disposable } from '../../disposable.ts';
-import type { FeatureSession } from '../session/feature-session.ts';
+import type { SessionFrames, SessionNotices, SessionPalette, SessionRequests } from '../session/feature-session.ts';
 import { exportFile, type ExportedFile } from './export-client.ts';
 import { controlCall } from '../../transport/control-call.ts';
 import { createExportSink, type ExportSink } from './export-sink.ts';
@@ -48,7 +48,7 @@ export interface ExportFeatureOptions {
   readonly services?: HostServices;
   readonly opener?: Opener;
   /** The path token under the program's cursor, or null; default a Resolve{target:'path', at:null} round trip. */
-  readonly resolvePathAtCursor?: (session: FeatureSession) => Promise<string | null>;
+  readonly resolvePathAtCursor?: (session: ExportSession) => Promise<string | null>;
 }
 
 export interface ExportFeature extends Disposable {
@@ -62,9 +62,12 @@ function describe(e: unknown): string {
   return e instanceof JackinError ? `${e.message} (${e.code})` : e instanceof Error ? e.message : String(e);
 }
 
-export function installExportFeature(session: FeatureSession, opts: ExportFeatureOptions): ExportFeature {
+/** What the export feature uses of the session. */
+export type ExportSession = SessionFrames & SessionNotices & SessionPalette & SessionRequests;
+
+export function installExportFeature(session: ExportSession, opts: ExportFeatureOptions): ExportFeature {
   const store = new DisposableStore();
-  const services = opts.services ?? createHostServices({ env: opts.env ?? process.env, writeTerminal: (b) => session.writeTerminal(b) });
+  const services = opts.services ?? createHostServices({ env: opts.env ?? process.env });
   const getOpener = (): Opener => opts.opener ?? services.opener;
   const destination = (): Promise<string> => (opts.directory !== undefined ? Promise.resolve(opts.directory) : services.exportDirectory(opts.instance));
   // Exports in flight end (and remove their temporary files) when the feature ends (the session disposes it when it ends).
@@ -267,7 +270,7 @@ interface UpstreamTransfer {
  * then once per gesture (session.admitUpstream); ours never sends them on the session.
  */
 function installUpstreamGate(
-  session: FeatureSession,
+  session: ExportSession,
   store: DisposableStore,
   o: { destination: () => Promise<string>; reveal: (path: string, mode: ExportMode) => Promise<void>; signal: AbortSignal },
 ): void {

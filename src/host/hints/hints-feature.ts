@@ -25,7 +25,7 @@ import { redactUrlForLog } from '../../policy/url-safety.ts';
 import type { ClipboardTextWriter } from '../platform/clipboard/write-text.ts';
 import { createHostServices, type HostServices } from '../platform/host-services.ts';
 import type { Opener } from '../platform/opener.ts';
-import type { FeatureSession } from '../session/feature-session.ts';
+import type { SessionFrames, SessionInput, SessionNotices, SessionPalette, SessionRequests, SessionScreen } from '../session/feature-session.ts';
 import type { ConfirmRequest } from '../session/confirm-prompt.ts';
 import { openUrlChecked } from '../session/open-url.ts';
 import { requestLinkList, RESOLVE_TIMEOUT_MS } from '../session/resolver.ts';
@@ -52,13 +52,16 @@ export interface HintsFeatureOptions {
 
 export type HintAction = 'open' | 'copy';
 
+/** What the hints feature uses of the session. */
+export type HintsSession = SessionFrames & SessionNotices & SessionPalette & Pick<SessionRequests, 'confirm' | 'urlOpenSteps'> & Pick<SessionInput, 'holdInput'> & SessionScreen;
+
 /** The host's own text at a hint's cells, for the prompt ("the text on screen reads"). */
 function shownLabel(hint: Hint): { label: string } | Record<string, never> {
   return hint.shown === undefined ? {} : { label: hint.shown };
 }
 
 /** What opening a URL needs of the session, bound to it (openUrlChecked takes it with its own `confirm`). */
-function pickSession(session: FeatureSession): Pick<FeatureSession, 'notify' | 'logAction' | 'urlOpenSteps'> {
+function pickSession(session: HintsSession): Pick<HintsSession, 'notify' | 'logAction' | 'urlOpenSteps'> {
   return {
     notify: (level, text) => session.notify(level, text),
     logAction: (record) => session.logAction(record),
@@ -71,7 +74,7 @@ export interface HintsFeature extends Disposable {
   showHints(action: HintAction): Promise<void>;
 }
 
-export function installHintsFeature(session: FeatureSession, options: HintsFeatureOptions = {}): HintsFeature {
+export function installHintsFeature(session: HintsSession, options: HintsFeatureOptions = {}): HintsFeature {
   const store = new DisposableStore();
   const env = options.env ?? options.services?.env ?? process.env;
   const extra = options.extraSchemes === undefined ? {} : { extraSchemes: options.extraSchemes };

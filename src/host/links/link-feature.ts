@@ -23,7 +23,7 @@
 import type { ServerFrame } from '../../protocol/index.ts';
 import { checkUrl, redactUrlForLog } from '../../policy/url-safety.ts';
 import { DisposableStore, type Disposable } from '../../disposable.ts';
-import type { FeatureSession } from '../session/feature-session.ts';
+import type { SessionFrames, SessionInput, SessionNotices, SessionPalette, SessionRequests, SessionTerminal } from '../session/feature-session.ts';
 import { openUrlChecked, type UrlOrigin } from '../session/open-url.ts';
 import type { InputEvent } from '../terminal/input-scan.ts';
 import { createHostServices, type HostServices } from '../platform/host-services.ts';
@@ -70,11 +70,14 @@ export interface LinkFeature extends Disposable {
   readonly capturing: boolean;
 }
 
-export function installLinkFeature(session: FeatureSession, options: LinkFeatureOptions = {}): LinkFeature {
+/** What the links feature uses of the session. */
+export type LinkSession = SessionFrames & SessionNotices & SessionPalette & SessionRequests & SessionInput & SessionTerminal;
+
+export function installLinkFeature(session: LinkSession, options: LinkFeatureOptions = {}): LinkFeature {
   const store = new DisposableStore();
   const env = options.env ?? options.services?.env ?? process.env;
   const extra = options.extraSchemes === undefined ? {} : { extraSchemes: options.extraSchemes };
-  const services = options.services ?? createHostServices({ env: env as NodeJS.ProcessEnv, writeTerminal: (b) => session.writeTerminal(b), ...extra });
+  const services = options.services ?? createHostServices({ env: env as NodeJS.ProcessEnv, ...extra });
   const opener = options.opener ?? services.opener;
   const captureWanted = mouseCaptureEnabled(env, options.noMouse === true);
   /** Click capture was asked of the host's terminal (our capsule, capture not turned off). */

@@ -20,7 +20,7 @@ import { DisposableStore, type Disposable } from '../../disposable.ts';
 import { inertText } from '../../ui/inert-text.ts';
 import { createHostServices, type HostServices } from '../platform/host-services.ts';
 import { bellWanted, effectiveNotifyMode, type Notifier, type NotifyMode } from '../platform/notifier.ts';
-import type { FeatureSession } from '../session/feature-session.ts';
+import type { SessionNotices, SessionTerminal } from '../session/feature-session.ts';
 import { markProgramTitle } from './program-title.ts';
 import type { FilterEvent } from '../terminal/terminal-filter/context.ts';
 import { NOTIFICATION_MAX_COLUMNS, TITLE_MAX_COLUMNS } from '../terminal/terminal-filter/osc-policy.ts';
@@ -41,10 +41,13 @@ export interface NotifyFeature extends Disposable {
   idle(): Promise<void>;
 }
 
-export function installNotifyFeature(session: FeatureSession, options: NotifyFeatureOptions): NotifyFeature {
+/** What the notify feature uses of the session. */
+export type NotifySession = SessionNotices & SessionTerminal;
+
+export function installNotifyFeature(session: NotifySession, options: NotifyFeatureOptions): NotifyFeature {
   const store = new DisposableStore();
   const env = options.env ?? options.services?.env ?? process.env;
-  const services = options.services ?? createHostServices({ env: env as NodeJS.ProcessEnv, writeTerminal: (b) => session.writeTerminal(b) });
+  const services = options.services ?? createHostServices({ env: env as NodeJS.ProcessEnv });
   let mode: NotifyMode;
   let notifier: Notifier | null = options.notifier ?? null;
   try {

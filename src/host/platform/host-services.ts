@@ -29,8 +29,8 @@ export interface HostServices {
 
 export interface HostServicesOptions {
   readonly env?: NodeJS.ProcessEnv;
-  /** Writes to the operator's terminal (the text writer's OSC 52 fallback). */
-  readonly writeTerminal: (bytes: Buffer) => void;
+  /** Writes to the operator's terminal (the text writer's OSC 52 fallback); needed only for `textWriter`. */
+  readonly writeTerminal?: (bytes: Buffer) => void;
   /** Operator-configured extra URL schemes the opener accepts. */
   readonly extraSchemes?: readonly string[];
 }
@@ -55,7 +55,10 @@ export function createHostServices(o: HostServicesOptions): HostServices {
   const env = o.env ?? process.env;
   const opener = once(() => createOpener({ env, ...(o.extraSchemes === undefined ? {} : { extraSchemes: o.extraSchemes }) }));
   const reader = once(() => selectClipboardReader(env));
-  const writer = once(() => selectTextWriter(env, o.writeTerminal));
+  const writer = once(() => {
+    if (o.writeTerminal === undefined) throw new TypeError('a clipboard text writer needs the operator\'s terminal (writeTerminal)');
+    return selectTextWriter(env, o.writeTerminal);
+  });
   const notifier = once(() => createNotifier({ env }));
   return {
     env,
