@@ -10,8 +10,10 @@
  * - input-router.ts: the keyboard (scanner, flush timers, held input, the features' input hooks);
  * - palette-controller.ts: the palette and its actions; notice-overlay.ts: the host's notices;
  * - handshake.ts: Hello and the extensions; attach-outcome.ts: how a session ends.
- * - host-requests.ts: the one gesture gate, confirmations and the host action log.
- * Features use it through the FeatureSession interface (feature-session.ts).
+ * - host-requests.ts: the one gesture gate, confirmations and the host action log;
+ * - modal-stack.ts: which of the prompt, a feature's overlay and the palette has the keyboard.
+ * Features use it through the capabilities of feature-session.ts, and are installed on it (`install`): it
+ * disposes them when it ends. Frames it does not handle itself go to them (`onFrame`), unnamed.
  * (Over 350 lines on purpose: it is only the wiring of these parts and the FeatureSession surface they
  * share; each part's logic lives in its own module.)
  */
