@@ -59,12 +59,12 @@ export const WELCOME_TIMEOUT_MS = 20_000;
  */
 export const HOLD_REPLIES_TIMEOUT_MS = 1_000;
 const DETACH_REQUEST_ID = 1n;
+const BEL = Buffer.from([0x07]);
 
 /** The server frames the session handles itself; every other one is passed on to the affordances. */
 type SessionFrame = Extract<ServerFrame, { type: 'Output' | 'Welcome' | 'Bell' | 'RepliesHeld' | 'ExitStatus' | 'Notice' | 'Shutdown' | 'AttachControlResponse' }>;
 /** The frames passed on to the affordances (`onFrame`), whatever their type. */
 type PassedOnFrame = Exclude<ServerFrame, SessionFrame>;
-const BEL = Buffer.from([0x07]);
 
 export interface AttachOptions {
   transport: Transport;
