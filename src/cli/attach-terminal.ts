@@ -31,6 +31,7 @@ export function loadSessionModules() {
     import('../host/hints/hints-feature.ts'),
     import('../host/notify/notify-feature.ts'),
     import('../host/terminal/terminal-filter/filter.ts'),
+    import('../host/platform/host-services.ts'),
   ]);
 }
 
@@ -63,6 +64,7 @@ export async function attachTerminal(
     { installHintsFeature },
     { installNotifyFeature },
     { filterOptionsFromEnv },
+    { createHostServices },
   ] = await modules;
   // The palette, prompts and notices keep to bold, faint, underline and reverse video under NO_COLOR.
   setHostColour(colourFromEnv(process.env));
@@ -73,26 +75,32 @@ export async function attachTerminal(
   const log = verbose ? (line: string) => void process.stderr.write(`jackin: ${inertText(line, MAX_REASON_COLUMNS)}\r\n`) : undefined;
   log?.(`transport: ${selection.choice}, because ${selection.reason} (${selection.transport.description})`);
   const session = new AttachSession({ transport: selection.transport, terminal, name, allowUpstreamRequests: features.allowUpstreamRequests === true, ...(log ? { log } : {}) });
+  // What this host offers the affordances (opener, clipboard, notifier, export directory, the switches):
+  // built once for the session, each at its first use, and shared by every affordance.
+  const services = createHostServices({ env: process.env, writeTerminal: (b) => session.writeTerminal(b) });
+  // Each affordance installs itself on the session, which disposes them all when it ends.
   // Images and host files (pasted paths, dropped files, copied file lists) on paste.
-  installPasteFeature(session, { ...(features.connect !== undefined ? { connect: features.connect } : {}), ...(log ? { record: log } : {}) });
-  const exportFeature = features.connect !== undefined ? installExportFeature(session, { instance: name, connect: features.connect }) : undefined;
-  installLinkFeature(session, {
+  session.install(installPasteFeature(session, { services, ...(features.connect !== undefined ? { connect: features.connect } : {}), ...(log ? { record: log } : {}) }));
+  const exportFeature = features.connect !== undefined ? session.install(installExportFeature(session, { instance: name, connect: features.connect, services })) : undefined;
+  session.install(installLinkFeature(session, {
+    services,
     noMouse: features.noMouse === true,
     // A modifier-click on a file path (not a link) exports that file.
     ...(exportFeature !== undefined ? { exportFeature } : {}),
-  });
-  installCopyFeature(session);
+  }));
+  session.install(installCopyFeature(session, { services }));
   // Opening a login link whose callback is on the container's loopback forwards that port for the callback.
-  const loginForward = installLoginForwardFeature(session, {
+  const loginForward = session.install(installLoginForwardFeature(session, {
     instance: name,
     home: jackinHome(),
+    env: services.env,
     sharedLoopback: features.sharedLoopback === true,
     ...(features.connect !== undefined ? { connect: features.connect } : {}),
-  });
+  }));
   // Link hints: the links on the screen labelled, one opened (or copied) by typing its label.
-  installHintsFeature(session, log ? { log } : {});
+  session.install(installHintsFeature(session, { services, ...(log ? { log } : {}) }));
   // Program notifications (OSC 9/99/777, and the bell while unfocused if asked for) on the host desktop.
-  installNotifyFeature(session, { instance: name, ...(log ? { log } : {}) });
+  session.install(installNotifyFeature(session, { instance: name, services, ...(log ? { log } : {}) }));
 
   // On a terminal the reason starts on a line of its own (the program's last line may be unfinished);
   // redirected to a file or a pipe it is just the one line.

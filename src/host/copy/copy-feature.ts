@@ -12,8 +12,9 @@ import { DisposableStore, toDisposable, type Disposable } from '../../disposable
 import { JackinError } from '../../errors.ts';
 import { formatBytes } from '../../ui/format-bytes.ts';
 import { inertText, textWidth } from '../../ui/inert-text.ts';
-import { selectTextWriter, type ClipboardTextWriter } from '../platform/clipboard/write-text.ts';
-import type { FeatureSession } from '../session/feature-session.ts';
+import type { ClipboardTextWriter } from '../platform/clipboard/write-text.ts';
+import { createHostServices, type HostServices } from '../platform/host-services.ts';
+import type { SessionNotices, SessionPalette, SessionScreen, SessionTerminal } from '../session/feature-session.ts';
 import { PALETTE_MAX_TITLE_COLUMNS } from '../session/palette.ts';
 import { createRateLimiter } from '../platform/rate-limiter.ts';
 import type { FilterEvent } from '../terminal/terminal-filter/context.ts';
@@ -57,7 +58,9 @@ export function paletteTitle(o: { text: string; bytes: number }): string {
 
 export interface CopyFeatureOptions {
   env?: Readonly<Record<string, string | undefined>>;
-  /** The clipboard writer (default: the platform's, or OSC 52 to the operator's terminal). */
+  /** The session's platform services (default: the feature's own, from `env`). */
+  services?: HostServices;
+  /** The clipboard writer (default: the services' one: the platform's, or OSC 52 to the operator's terminal). */
   writer?: ClipboardTextWriter;
   /** How long after an untold copy the summary comes (default 10 s); injected by tests. */
   summaryMs?: number;
@@ -78,9 +81,13 @@ export interface CopyFeature extends Disposable {
 
 type Offer = Extract<FilterEvent, { type: 'copy-offer' }>;
 
-export function installCopyFeature(session: FeatureSession, options: CopyFeatureOptions = {}): CopyFeature {
+/** What the copy feature uses of the session (the screen: the clipboard's OSC 52 fallback writes to it). */
+export type CopySession = SessionNotices & SessionPalette & Pick<SessionScreen, 'writeTerminal'> & Pick<SessionTerminal, 'onTerminalEvent'>;
+
+export function installCopyFeature(session: CopySession, options: CopyFeatureOptions = {}): CopyFeature {
   const store = new DisposableStore();
-  const env = options.env ?? process.env;
+  const env = options.env ?? options.services?.env ?? process.env;
+  const services = options.services ?? createHostServices({ env: env as NodeJS.ProcessEnv, writeTerminal: (b) => session.writeTerminal(b) });
   const mode = copyModeFromEnv(env);
   let writer = options.writer;
   let offer: Offer | null = null;
@@ -98,7 +105,7 @@ export function installCopyFeature(session: FeatureSession, options: CopyFeature
 
   /** Writes one offer; tells the outcome unless `tell` is false; returns the error message, or null. */
   const copy = async (o: Offer, tell = true): Promise<string | null> => {
-    writer ??= selectTextWriter(env as NodeJS.ProcessEnv, (b) => session.writeTerminal(b));
+    writer ??= services.textWriter;
     // The host's log names what was copied by size and hash, never the text (it may be a secret).
     const target = copyLogTarget(o.text);
     try {

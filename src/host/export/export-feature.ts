@@ -19,12 +19,12 @@ import { JackinError } from '../../errors.ts';
 import { hasFeature, type ServerFrame } from '../../protocol/index.ts';
 import type { Transport } from '../../transport/transport.ts';
 import { DisposableStore, toDisposable, type Disposable } from '../../disposable.ts';
-import type { FeatureSession } from '../session/feature-session.ts';
-import { exportDirectory } from '../platform/download-dir.ts';
+import type { SessionFrames, SessionNotices, SessionPalette, SessionRequests } from '../session/feature-session.ts';
 import { exportFile, type ExportedFile } from './export-client.ts';
 import { controlCall } from '../../transport/control-call.ts';
 import { createExportSink, type ExportSink } from './export-sink.ts';
-import { createOpener, type Opener } from '../platform/opener.ts';
+import { createHostServices, type HostServices } from '../platform/host-services.ts';
+import type { Opener } from '../platform/opener.ts';
 import type { PaletteOpening, ShownTarget } from '../session/feature-session.ts';
 import { requestResolve } from '../session/resolver.ts';
 import { inertText } from '../../ui/inert-text.ts';
@@ -44,9 +44,11 @@ export interface ExportFeatureOptions {
   /** Destination directory (default from JACKIN_DOWNLOAD_DIR / XDG / ~/Downloads). */
   readonly directory?: string;
   readonly env?: NodeJS.ProcessEnv;
+  /** The session's platform services (default: the feature's own, from `env`). */
+  readonly services?: HostServices;
   readonly opener?: Opener;
   /** The path token under the program's cursor, or null; default a Resolve{target:'path', at:null} round trip. */
-  readonly resolvePathAtCursor?: (session: FeatureSession) => Promise<string | null>;
+  readonly resolvePathAtCursor?: (session: ExportSession) => Promise<string | null>;
 }
 
 export interface ExportFeature extends Disposable {
@@ -60,15 +62,16 @@ function describe(e: unknown): string {
   return e instanceof JackinError ? `${e.message} (${e.code})` : e instanceof Error ? e.message : String(e);
 }
 
-export function installExportFeature(session: FeatureSession, opts: ExportFeatureOptions): ExportFeature {
+/** What the export feature uses of the session. */
+export type ExportSession = SessionFrames & SessionNotices & SessionPalette & SessionRequests;
+
+export function installExportFeature(session: ExportSession, opts: ExportFeatureOptions): ExportFeature {
   const store = new DisposableStore();
-  const env = opts.env ?? process.env;
-  let opener = opts.opener;
-  const getOpener = (): Opener => (opener ??= createOpener({ env }));
-  const destination = (): Promise<string> => (opts.directory !== undefined ? Promise.resolve(opts.directory) : exportDirectory(opts.instance, undefined, env));
-  // Exports in flight end (and remove their temporary files) when the session or the feature ends.
+  const services = opts.services ?? createHostServices({ env: opts.env ?? process.env });
+  const getOpener = (): Opener => opts.opener ?? services.opener;
+  const destination = (): Promise<string> => (opts.directory !== undefined ? Promise.resolve(opts.directory) : services.exportDirectory(opts.instance));
+  // Exports in flight end (and remove their temporary files) when the feature ends (the session disposes it when it ends).
   const stop = new AbortController();
-  void session.done.then(() => stop.abort());
   store.add(toDisposable(() => stop.abort()));
 
   async function reveal(path: string, mode: ExportMode): Promise<void> {
@@ -267,7 +270,7 @@ interface UpstreamTransfer {
  * then once per gesture (session.admitUpstream); ours never sends them on the session.
  */
 function installUpstreamGate(
-  session: FeatureSession,
+  session: ExportSession,
   store: DisposableStore,
   o: { destination: () => Promise<string>; reveal: (path: string, mode: ExportMode) => Promise<void>; signal: AbortSignal },
 ): void {

@@ -16,7 +16,7 @@ import { DisposableStore, toDisposable, type Disposable } from '../../disposable
 import { JackinError } from '../../errors.ts';
 import { hasFeature } from '../../protocol/index.ts';
 import type { Transport } from '../../transport/transport.ts';
-import type { FeatureSession } from '../session/feature-session.ts';
+import type { SessionFrames, SessionNotices, SessionRequests } from '../session/feature-session.ts';
 import type { UrlOpenStep } from '../session/url-open-hooks.ts';
 import { ForwardListener } from './forward-listener.ts';
 import { recordForward } from './forward-registry.ts';
@@ -58,7 +58,10 @@ interface Live {
   close(why: string): Promise<void>;
 }
 
-export function installLoginForwardFeature(session: FeatureSession, o: LoginForwardOptions): LoginForwardFeature {
+/** What the login forward uses of the session. */
+export type LoginForwardSession = Pick<SessionFrames, 'features'> & SessionNotices & Pick<SessionRequests, 'addUrlOpenHook'>;
+
+export function installLoginForwardFeature(session: LoginForwardSession, o: LoginForwardOptions): LoginForwardFeature {
   const store = new DisposableStore();
   const env = o.env ?? process.env;
   const live = new Map<number, Live>();
@@ -161,7 +164,7 @@ export function installLoginForwardFeature(session: FeatureSession, o: LoginForw
     for (const l of live.values()) void l.close('the session ended');
     while (pending.size > 0) await Promise.all([...pending]);
   };
-  void session.done.then(closeAll, closeAll);
+  // The session disposes its affordances when it ends: every forward closes then.
   store.add(toDisposable(() => void closeAll()));
   return { close: closeAll, dispose: () => store.dispose() };
 }

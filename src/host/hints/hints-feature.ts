@@ -18,13 +18,14 @@
  * host clipboard through the platform's text writer, with a notice and a log entry.
  */
 import { performance } from 'node:perf_hooks';
-import { DisposableStore, type Disposable } from '../../disposable.ts';
+import { DisposableStore, toDisposable, type Disposable } from '../../disposable.ts';
 import { CONFIRM_ARM_MS } from '../session/confirm-controller.ts';
 import { cutColumns } from '../../ui/inert-text.ts';
 import { redactUrlForLog } from '../../policy/url-safety.ts';
-import { selectTextWriter, type ClipboardTextWriter } from '../platform/clipboard/write-text.ts';
-import { createOpener, type Opener } from '../platform/opener.ts';
-import type { FeatureSession } from '../session/feature-session.ts';
+import type { ClipboardTextWriter } from '../platform/clipboard/write-text.ts';
+import { createHostServices, type HostServices } from '../platform/host-services.ts';
+import type { Opener } from '../platform/opener.ts';
+import type { SessionFrames, SessionInput, SessionNotices, SessionPalette, SessionRequests, SessionScreen } from '../session/feature-session.ts';
 import type { ConfirmRequest } from '../session/confirm-prompt.ts';
 import { openUrlChecked } from '../session/open-url.ts';
 import { requestLinkList, RESOLVE_TIMEOUT_MS } from '../session/resolver.ts';
@@ -36,6 +37,8 @@ import { buildHints, hintKey, renderHints, type Hint } from './hint-labels.ts';
 
 export interface HintsFeatureOptions {
   env?: Readonly<Record<string, string | undefined>>;
+  /** The session's platform services (default: the feature's own, from `env`). */
+  services?: HostServices;
   opener?: Opener;
   /** The host clipboard's text writer (default: the platform's, chosen on first use). */
   writer?: ClipboardTextWriter;
@@ -49,13 +52,16 @@ export interface HintsFeatureOptions {
 
 export type HintAction = 'open' | 'copy';
 
+/** What the hints feature uses of the session. */
+export type HintsSession = SessionFrames & SessionNotices & SessionPalette & Pick<SessionRequests, 'confirm' | 'urlOpenSteps'> & Pick<SessionInput, 'holdInput'> & SessionScreen;
+
 /** The host's own text at a hint's cells, for the prompt ("the text on screen reads"). */
 function shownLabel(hint: Hint): { label: string } | Record<string, never> {
   return hint.shown === undefined ? {} : { label: hint.shown };
 }
 
 /** What opening a URL needs of the session, bound to it (openUrlChecked takes it with its own `confirm`). */
-function pickSession(session: FeatureSession): Pick<FeatureSession, 'notify' | 'logAction' | 'urlOpenSteps'> {
+function pickSession(session: HintsSession): Pick<HintsSession, 'notify' | 'logAction' | 'urlOpenSteps'> {
   return {
     notify: (level, text) => session.notify(level, text),
     logAction: (record) => session.logAction(record),
@@ -68,13 +74,19 @@ export interface HintsFeature extends Disposable {
   showHints(action: HintAction): Promise<void>;
 }
 
-export function installHintsFeature(session: FeatureSession, options: HintsFeatureOptions = {}): HintsFeature {
+export function installHintsFeature(session: HintsSession, options: HintsFeatureOptions = {}): HintsFeature {
   const store = new DisposableStore();
-  const env = options.env ?? process.env;
+  const env = options.env ?? options.services?.env ?? process.env;
   const extra = options.extraSchemes === undefined ? {} : { extraSchemes: options.extraSchemes };
-  const opener = options.opener ?? createOpener({ env, ...extra });
+  const services = options.services ?? createHostServices({ env: env as NodeJS.ProcessEnv, writeTerminal: (b) => session.writeTerminal(b), ...extra });
+  const opener = options.opener ?? services.opener;
   let writer = options.writer;
   const now = options.now ?? (() => performance.now());
+  /** The choices waiting for the operator: the feature's end ends them. */
+  const choosing = new Set<(chosen: null) => void>();
+  store.add(toDisposable(() => {
+    for (const finish of [...choosing]) finish(null);
+  }));
 
   /**
    * Shows the labels and waits for the operator: the chosen hint, or null on Esc. Keys typed after the label
@@ -87,6 +99,7 @@ export function installHintsFeature(session: FeatureSession, options: HintsFeatu
       let shown: Disposable | null = null;
       let shownAt = Infinity;
       const finish = (chosen: { hint: Hint; hold: Disposable } | null): void => {
+        choosing.delete(finish);
         shown?.dispose();
         shown = null;
         resolve(chosen);
@@ -129,8 +142,9 @@ export function installHintsFeature(session: FeatureSession, options: HintsFeatu
       };
       shown = session.showOverlay({ draw, handle });
       shownAt = now();
-      // A session that ends with the labels up ends this too.
-      void session.done.then(() => finish(null), () => finish(null));
+      // A session that ends with the labels up ends this too (it disposes the feature).
+      if (store.isDisposed) finish(null);
+      else choosing.add(finish);
     });
 
   /**
@@ -149,7 +163,7 @@ export function installHintsFeature(session: FeatureSession, options: HintsFeatu
       session.logAction({ action: 'copy-link', target: logged, result: 'cancelled', detail });
       return;
     }
-    writer ??= selectTextWriter(env as NodeJS.ProcessEnv, (b) => session.writeTerminal(b));
+    writer ??= services.textWriter;
     try {
       await writer.write(target);
       session.notify('success', `Copied ${hint.checked.display} to the clipboard (${writer.name})`);

@@ -23,10 +23,11 @@
 import type { ServerFrame } from '../../protocol/index.ts';
 import { checkUrl, redactUrlForLog } from '../../policy/url-safety.ts';
 import { DisposableStore, type Disposable } from '../../disposable.ts';
-import type { FeatureSession } from '../session/feature-session.ts';
+import type { SessionFrames, SessionInput, SessionNotices, SessionPalette, SessionRequests, SessionTerminal } from '../session/feature-session.ts';
 import { openUrlChecked, type UrlOrigin } from '../session/open-url.ts';
 import type { InputEvent } from '../terminal/input-scan.ts';
-import { createOpener, type Opener } from '../platform/opener.ts';
+import { createHostServices, type HostServices } from '../platform/host-services.ts';
+import type { Opener } from '../platform/opener.ts';
 import type { PaletteOpening, ShownTarget } from '../session/feature-session.ts';
 import { requestResolve, type ResolveResult } from '../session/resolver.ts';
 import { inertText } from '../../ui/inert-text.ts';
@@ -52,6 +53,8 @@ export interface LinkFeatureOptions {
   noMouse?: boolean;
   /** Where a click on a file path goes (the export feature's exportFromClick): links do not know export. */
   exportFeature?: PathClickHandler;
+  /** The session's platform services (default: the feature's own, from `env`). */
+  services?: HostServices;
   opener?: Opener;
   /** Operator-configured extra URL schemes. */
   extraSchemes?: readonly string[];
@@ -67,11 +70,15 @@ export interface LinkFeature extends Disposable {
   readonly capturing: boolean;
 }
 
-export function installLinkFeature(session: FeatureSession, options: LinkFeatureOptions = {}): LinkFeature {
+/** What the links feature uses of the session. */
+export type LinkSession = SessionFrames & SessionNotices & SessionPalette & SessionRequests & SessionInput & SessionTerminal;
+
+export function installLinkFeature(session: LinkSession, options: LinkFeatureOptions = {}): LinkFeature {
   const store = new DisposableStore();
-  const env = options.env ?? process.env;
+  const env = options.env ?? options.services?.env ?? process.env;
   const extra = options.extraSchemes === undefined ? {} : { extraSchemes: options.extraSchemes };
-  const opener = options.opener ?? createOpener({ env, ...extra });
+  const services = options.services ?? createHostServices({ env: env as NodeJS.ProcessEnv, ...extra });
+  const opener = options.opener ?? services.opener;
   const captureWanted = mouseCaptureEnabled(env, options.noMouse === true);
   /** Click capture was asked of the host's terminal (our capsule, capture not turned off). */
   let captureRequested = false;

@@ -18,8 +18,9 @@
  */
 import { DisposableStore, type Disposable } from '../../disposable.ts';
 import { inertText } from '../../ui/inert-text.ts';
-import { bellWanted, createNotifier, effectiveNotifyMode, type Notifier, type NotifyMode } from '../platform/notifier.ts';
-import type { FeatureSession } from '../session/feature-session.ts';
+import { createHostServices, type HostServices } from '../platform/host-services.ts';
+import { bellWanted, effectiveNotifyMode, type Notifier, type NotifyMode } from '../platform/notifier.ts';
+import type { SessionNotices, SessionTerminal } from '../session/feature-session.ts';
 import { markProgramTitle } from './program-title.ts';
 import type { FilterEvent } from '../terminal/terminal-filter/context.ts';
 import { NOTIFICATION_MAX_COLUMNS, TITLE_MAX_COLUMNS } from '../terminal/terminal-filter/osc-policy.ts';
@@ -28,6 +29,8 @@ export interface NotifyFeatureOptions {
   env?: Readonly<Record<string, string | undefined>>;
   /** The instance name: the title when the program gave none. */
   instance: string;
+  /** The session's platform services (default: the feature's own, from `env`). */
+  services?: HostServices;
   notifier?: Notifier;
   log?: (line: string) => void;
 }
@@ -38,13 +41,17 @@ export interface NotifyFeature extends Disposable {
   idle(): Promise<void>;
 }
 
-export function installNotifyFeature(session: FeatureSession, options: NotifyFeatureOptions): NotifyFeature {
+/** What the notify feature uses of the session. */
+export type NotifySession = SessionNotices & SessionTerminal;
+
+export function installNotifyFeature(session: NotifySession, options: NotifyFeatureOptions): NotifyFeature {
   const store = new DisposableStore();
-  const env = options.env ?? process.env;
+  const env = options.env ?? options.services?.env ?? process.env;
+  const services = options.services ?? createHostServices({ env: env as NodeJS.ProcessEnv });
   let mode: NotifyMode;
   let notifier: Notifier | null = options.notifier ?? null;
   try {
-    notifier ??= createNotifier({ env });
+    notifier ??= services.notifier;
     mode = effectiveNotifyMode(env, notifier);
   } catch (e) {
     // A bad JACKIN_NOTIFY or JACKIN_NOTIFIER: said once, and notifications stay on the terminal as before.

@@ -28,6 +28,7 @@ import type { Transport } from '../../transport/transport.ts';
 import { contentImage } from '../platform/clipboard/acquire.ts';
 import { hasImageSignature, readImageFile } from '../platform/clipboard/read-image-file.ts';
 import { selectClipboardReader } from '../platform/clipboard/select.ts';
+import type { HostServices } from '../platform/host-services.ts';
 import type { ClipboardReader } from '../platform/clipboard/types.ts';
 import { parsePastedPath } from '../platform/pasted-path.ts';
 import { parsePastedPaths, renderPath, rewritePaste, type PastedPaths } from '../platform/pasted-paths.ts';
@@ -56,6 +57,8 @@ export type PasteSession = Pick<
 
 export interface PasteFeatureOptions {
   env?: NodeJS.ProcessEnv;
+  /** The session's host services: the clipboard reader and the switches, unless `reader`/`env` say otherwise. */
+  services?: HostServices;
   /** The clipboard backend; default chosen from `env` on first use. */
   reader?: ClipboardReader;
   /** Largest image accepted (default 64 MiB, the transfer cap). */
@@ -120,14 +123,16 @@ export class PasteFeature implements Disposable {
   readonly #record: ((line: string) => void) | undefined;
   readonly #images: ImageSender;
   #reader: ClipboardReader | undefined;
+  readonly #services: HostServices | undefined;
   /** Pastes run one at a time, in trigger order. */
   #queue: Promise<unknown> = Promise.resolve();
   #missingTold = false;
 
   constructor(session: PasteSession, opts: PasteFeatureOptions = {}) {
     this.#s = session;
-    this.#env = opts.env ?? process.env;
+    this.#env = opts.env ?? opts.services?.env ?? process.env;
     this.#reader = opts.reader;
+    this.#services = opts.services;
     this.#maxBytes = opts.maxBytes ?? DEFAULT_MAX_IMAGE_BYTES;
     this.#connect = opts.connect;
     this.#record = opts.record;
@@ -216,7 +221,7 @@ export class PasteFeature implements Disposable {
   readonly #confirmRedirect = (given: string, real: string): Promise<boolean> => this.#s.confirm({ kind: 'stage', target: real, label: given });
 
   #reader_(): ClipboardReader {
-    this.#reader ??= selectClipboardReader(this.#env);
+    this.#reader ??= this.#services?.clipboardReader ?? selectClipboardReader(this.#env);
     return this.#reader;
   }
 

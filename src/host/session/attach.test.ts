@@ -327,3 +327,44 @@ test('attach: a feature overlay asks the capsule to hold replies, and lets go be
   cap.send({ type: 'Shutdown', reason: null });
   await done;
 });
+
+test('attach: the session keeps the affordances installed on it and disposes them, newest first, when it ends', async (t) => {
+  const cap = await fakeCapsule(t);
+  const term = fakeTerminal();
+  const session = new AttachSession({ transport: cap.client, terminal: term.terminal, name: 'x' });
+  const disposed: string[] = [];
+  const first = { dispose: () => void disposed.push('first') };
+  assert.equal(session.install(first), first, 'install returns the feature');
+  session.install({ dispose: () => void disposed.push('second') });
+  const done = session.start();
+  await cap.waitFor('Hello');
+  cap.send({ type: 'Welcome', sessions: 1, features: null });
+  assert.deepEqual([...disposed], [], 'nothing is disposed while the session runs');
+  cap.send({ type: 'Shutdown', reason: null });
+  await done;
+  assert.deepEqual([...disposed], ['second', 'first']);
+  session.install({ dispose: () => void disposed.push('late') });
+  assert.deepEqual(disposed, ['second', 'first', 'late'], 'an affordance installed after the end is disposed at once');
+});
+
+test('attach: frames the session does not handle go to the affordances unnamed; with none listening they are logged as ignored', async (t) => {
+  const cap = await fakeCapsule(t);
+  const term = fakeTerminal();
+  const logs: string[] = [];
+  const session = new AttachSession({ transport: cap.client, terminal: term.terminal, name: 'x', log: (l) => logs.push(l) });
+  const done = session.start();
+  await cap.waitFor('Hello');
+  cap.send({ type: 'Welcome', sessions: 1, features: null });
+  cap.send({ type: 'HostOpenUrl', url: 'https://example.com/' });
+  await pollUntil('the ignored frame logged', () => logs.find((l) => l === 'ignored HostOpenUrl frame (not handled by this host)'));
+  const seen: string[] = [];
+  const sub = session.onFrame((f) => seen.push(f.type));
+  cap.send({ type: 'HostOpenUrl', url: 'https://example.com/' });
+  cap.send({ type: 'Bell' });
+  await pollUntil('the frame passed on', () => seen.length > 0 || undefined);
+  assert.deepEqual(seen, ['HostOpenUrl'], 'a frame the session handles (Bell) is not passed on');
+  assert.equal(logs.filter((l) => l.startsWith('ignored')).length, 1);
+  sub.dispose();
+  cap.send({ type: 'Shutdown', reason: null });
+  await done;
+});

@@ -10,8 +10,10 @@
  * - input-router.ts: the keyboard (scanner, flush timers, held input, the features' input hooks);
  * - palette-controller.ts: the palette and its actions; notice-overlay.ts: the host's notices;
  * - handshake.ts: Hello and the extensions; attach-outcome.ts: how a session ends.
- * - host-requests.ts: the one gesture gate, confirmations and the host action log.
- * Features use it through the FeatureSession interface (feature-session.ts).
+ * - host-requests.ts: the one gesture gate, confirmations and the host action log;
+ * - modal-stack.ts: which of the prompt, a feature's overlay and the palette has the keyboard.
+ * Features use it through the capabilities of feature-session.ts, and are installed on it (`install`): it
+ * disposes them when it ends. Frames it does not handle itself go to them (`onFrame`), unnamed.
  * (Over 350 lines on purpose: it is only the wiring of these parts and the FeatureSession surface they
  * share; each part's logic lives in its own module.)
  */
@@ -31,6 +33,7 @@ import { helloFrame, negotiateFeatures } from './handshake.ts';
 import { scannerOptionsFromEnv, type InputScannerOptions } from '../terminal/input-scan.ts';
 import { InputRouter } from './input-router.ts';
 import { NoticeOverlay } from './notice-overlay.ts';
+import { ModalStack } from './modal-stack.ts';
 import { PaletteController } from './palette-controller.ts';
 import { createRateLimiter } from '../platform/rate-limiter.ts';
 import type { HostTerminal } from '../terminal/terminal.ts';
@@ -57,6 +60,11 @@ export const WELCOME_TIMEOUT_MS = 20_000;
 export const HOLD_REPLIES_TIMEOUT_MS = 1_000;
 const DETACH_REQUEST_ID = 1n;
 const BEL = Buffer.from([0x07]);
+
+/** The server frames the session handles itself; every other one is passed on to the affordances. */
+type SessionFrame = Extract<ServerFrame, { type: 'Output' | 'Welcome' | 'Bell' | 'RepliesHeld' | 'ExitStatus' | 'Notice' | 'Shutdown' | 'AttachControlResponse' }>;
+/** The frames passed on to the affordances (`onFrame`), whatever their type. */
+type PassedOnFrame = Exclude<ServerFrame, SessionFrame>;
 
 export interface AttachOptions {
   transport: Transport;
@@ -89,6 +97,8 @@ export class AttachSession implements FeatureSession {
   private readonly input: InputRouter;
   private readonly overlay: NoticeOverlay;
   private readonly confirmer: ConfirmController;
+  /** Which of the prompt, a feature's overlay and the palette has the screen and the keyboard. */
+  private readonly modals: ModalStack;
   /** One gesture gate for every feature, the operator's switches, confirmations and the action log. */
   private readonly requests: HostRequests;
   private readonly noticeEmitter = this.store.add(new Emitter<{ level: NoticeLevel; text: string }>());
@@ -107,8 +117,8 @@ export class AttachSession implements FeatureSession {
   /** The operator pressed the palette key, chose a palette action or made a modifier-click. */
   readonly onGesture = this.gestureEmitter.event;
   readonly onPaletteOpen: FeatureSession['onPaletteOpen'];
-  /** A feature's overlay (link hints), while it is up. */
-  private featureOverlay: FeatureOverlay | null = null;
+  /** The affordances installed on the session (`install`). */
+  private readonly installed = new DisposableStore();
   private exitStatus: number | null = null;
   private detaching = false;
   private negotiated: Features | null = null;
@@ -126,12 +136,8 @@ export class AttachSession implements FeatureSession {
       new PaletteController({
         terminal,
         notify: (level, text) => this.notify(level, text),
-        closed: () => {
-          this.releaseReplies();
-          // The capsule repaints the program's screen, which kept updating meanwhile.
-          this.repaint();
-          this.overlay.redrawSoon();
-        },
+        // The capsule repaints the program's screen, which kept updating meanwhile.
+        closed: () => this.modalClosed(),
         holdOutput: (ready) => this.holdReplies(ready),
       }),
     );
@@ -143,23 +149,20 @@ export class AttachSession implements FeatureSession {
         env: o.env ?? process.env,
         notify: (level, text) => this.notify(level, text),
         // The capsule repaints the program's screen, which kept updating under the prompt.
-        confirmClosed: () => {
-          this.releaseReplies();
-          this.repaint();
-          this.overlay.redrawSoon();
-        },
+        confirmClosed: () => this.modalClosed(),
         ended: () => this.finished,
       }),
     );
     this.confirmer = this.requests.confirmer;
+    this.modals = new ModalStack({ prompt: this.confirmer, palette: this.palette, drawOverlay: () => this.drawFeatureOverlay() });
     this.overlay = this.store.add(
-      new NoticeOverlay({ terminal, paletteOpen: () => this.palette.isOpen || this.confirmer.isOpen || this.featureOverlay !== null, repaint: () => this.repaint(), ...(o.now ? { now: o.now } : {}) }),
+      new NoticeOverlay({ terminal, modals: this.modals, repaint: () => this.repaint(), ...(o.now ? { now: o.now } : {}) }),
     );
     this.input = this.store.add(
       new InputRouter({
         scanner: o.scanner ?? scannerOptionsFromEnv(o.env ?? process.env),
         palette: this.palette,
-        confirm: this.confirmer,
+        modals: this.modals,
         sendInput: (bytes) => this.sendInput(bytes),
         active: () => !this.detaching && !this.finished,
         drawsOverlay: () => (this.welcomed ? this.drawsOverlay : null),
@@ -170,13 +173,20 @@ export class AttachSession implements FeatureSession {
           this.terminalFocused = focused;
           this.focusEmitter.fire(focused);
         },
-        overlay: () => (this.featureOverlay === null ? null : (ev) => this.featureOverlay?.handle(ev)),
         ...(o.log ? { log: o.log } : {}),
       }),
     );
     this.registerAction({ id: 'detach', title: 'Detach (the program keeps running)', key: 'd', run: () => this.detach() });
     this.registerAction({ id: 'send-palette-key', title: 'Send the palette key to the program', key: 'palette', run: () => this.sendInput(Buffer.from([0x1c])) });
     this.registerAction({ id: 'redraw', title: 'Redraw the screen', key: 'r', run: () => void this.repaint() });
+  }
+
+  /**
+   * Keeps an installed affordance (what its `install…Feature` returned) for the session's life: the
+   * session disposes every one when it ends, newest first (at once when it has ended already).
+   */
+  install<T extends Disposable>(feature: T): T {
+    return this.installed.add(feature);
   }
 
   /** Adds a palette action (features register theirs before start); disposing removes it. */
@@ -215,23 +225,19 @@ export class AttachSession implements FeatureSession {
   }
 
   showOverlay(overlay: FeatureOverlay): Disposable {
-    this.featureOverlay = overlay;
+    this.modals.showOverlay(overlay);
     this.holdForUi();
     // The operator's colours while it is up, as for the palette (the program's are put back after).
     const colours = this.o.terminal.hostColours();
     this.drawFeatureOverlay();
     return toDisposable(() => {
-      if (this.featureOverlay !== overlay || this.finished) {
+      if (!this.modals.hideOverlay(overlay) || this.finished) {
         colours.dispose();
-        if (this.featureOverlay === overlay) this.featureOverlay = null;
         return;
       }
-      this.featureOverlay = null;
-      this.releaseReplies();
       // The capsule repaints the program's screen, which kept updating under the overlay.
-      this.repaint();
+      this.modalClosed();
       colours.dispose();
-      this.overlay.redrawSoon();
     });
   }
 
@@ -240,7 +246,7 @@ export class AttachSession implements FeatureSession {
   }
 
   private drawFeatureOverlay(): void {
-    const o = this.featureOverlay;
+    const o = this.modals.overlay;
     // Drawn like the palette: after resetting what the program may have set against it (src/ui/host-draw.ts).
     if (o !== null && !this.finished) this.o.terminal.write(Buffer.from(hostDrawn(o.draw(this.o.terminal.size()), true), 'utf8'));
   }
@@ -349,10 +355,7 @@ export class AttachSession implements FeatureSession {
     this.store.add(
       terminal.onResize((size) => {
         this.relay.send({ type: 'Resize', rows: size.rows, cols: size.cols });
-        if (this.confirmer.isOpen) this.confirmer.redraw();
-        else if (this.palette.isOpen) this.palette.redraw();
-        else if (this.featureOverlay !== null) this.drawFeatureOverlay();
-        else this.overlay.redrawSoon();
+        if (!this.modals.redraw()) this.overlay.redrawSoon();
       }),
     );
     return this.done;
@@ -412,8 +415,18 @@ export class AttachSession implements FeatureSession {
    * Host UI closed: once none is up, the terminal answers the program's queries again from the capsule's
    * RepliesHeld false on (asked before the repaint, which then comes after the mark).
    */
+  /**
+   * A modal closed (the palette, a prompt, a feature's overlay): the capsule repaints the program's screen,
+   * which kept updating under it, and a notice is drawn again over it.
+   */
+  private modalClosed(): void {
+    this.releaseReplies();
+    this.repaint();
+    this.overlay.redrawSoon();
+  }
+
   private releaseReplies(): void {
-    if (this.palette.isOpen || this.confirmer.isOpen || this.featureOverlay !== null) return;
+    if (this.modals.anyOpen) return;
     this.heldReady = null;
     if (!this.repliesHeld || this.finished) return;
     this.relay.send({ type: 'HoldReplies', held: false });
@@ -452,8 +465,7 @@ export class AttachSession implements FeatureSession {
    * host's box. With `held-replies`, from the capsule's mark on (the palette is drawn there) to its mark after.
    */
   private get outputHeld(): boolean {
-    if (this.confirmer.isOpen || this.featureOverlay !== null || this.capsuleAnswers) return true;
-    return hasFeature(this.negotiated, 'held-replies') ? this.palette.isShown : this.palette.isOpen;
+    return this.capsuleAnswers || this.modals.holdsOutput(hasFeature(this.negotiated, 'held-replies'));
   }
 
   /** Asks the capsule to resend modes and the full screen (only when negotiated). Returns whether sent. */
@@ -506,7 +518,6 @@ export class AttachSession implements FeatureSession {
         this.o.log?.(`welcome: ${f.sessions} session(s), features ${f.features === null ? 'none (upstream capsule)' : JSON.stringify(f.features)}`);
         this.welcomed = true;
         clearTimeout(this.noWelcome);
-      clearTimeout(this.noWelcome);
         if (f.features !== null) {
           this.negotiated = negotiateFeatures(f.features);
           this.relay.send({ type: 'ExtHello', features: this.negotiated });
@@ -536,28 +547,18 @@ export class AttachSession implements FeatureSession {
         // Features that sent a request (image paste) wait for its answer.
         this.frameEmitter.fire(f);
         return;
-      case 'SessionList':
-      case 'HostOpenUrl':
-      case 'FileExportStart':
-      case 'FileExportChunk':
-      case 'FileExportEnd':
-      case 'HostStageImageFromClipboardPath':
-      case 'HostPasteImageFromClipboard':
-      case 'HostStageImageFromClipboard':
-      case 'HostRevealPath':
-      case 'Resolved':
-      case 'ImageStaged':
-      case 'Modes':
-      case 'FileExportLength':
-      case 'Links':
-        if (!this.frameEmitter.hasListeners) this.o.log?.(`ignored ${f.type} frame (not handled by this host)`);
-        this.frameEmitter.fire(f);
+      default:
+        // Every other frame is an affordance's (host requests, answers to their requests): passed on
+        // to them unnamed; `passOn` keeps the union exhaustive.
+        this.passOn(f);
         return;
-      default: {
-        const never: never = f;
-        throw new TypeError(`unexpected frame ${JSON.stringify(never)}`);
-      }
     }
+  }
+
+  /** Passes a frame the session does not handle itself to the affordances (FeatureSession.onFrame). */
+  private passOn(f: PassedOnFrame): void {
+    if (!this.frameEmitter.hasListeners) this.o.log?.(`ignored ${f.type} frame (not handled by this host)`);
+    this.frameEmitter.fire(f);
   }
 
   /** How the session ends when the capsule says so (Shutdown, or a clean close). */
@@ -596,7 +597,9 @@ export class AttachSession implements FeatureSession {
     if (this.finished) return;
     this.finished = true;
     this.o.terminal.stdin.pause();
-    // Timers, listeners and the parts; the relay closes the transport.
+    // The affordances first, newest first (they are built on the parts), then the session's timers,
+    // listeners and parts; the relay closes the transport.
+    this.installed.dispose();
     this.store.dispose();
     this.resolveDone(outcome);
   }

@@ -1,12 +1,19 @@
 /**
- * What a host feature (paste, links, export, and the next ones) may use of the attach session: the one
- * shape every feature is plumbed through. A feature is `installXFeature(session, options)`, returns an
- * object that is also a Disposable, and registers everything it adds here in a DisposableStore:
+ * What a host feature (paste, links, export, and the next ones) may use of the attach session, as narrow
+ * capabilities: frames with the capsule (SessionFrames), notices and the action log (SessionNotices), palette
+ * entries (SessionPalette), gestures, prompts and URL-open hooks (SessionRequests), the keyboard
+ * (SessionInput), the operator's screen (SessionScreen) and terminal (SessionTerminal), and the session's life
+ * (SessionLifetime). Each affordance's install takes the capabilities it uses (an intersection of them);
+ * FeatureSession is all of them. A feature is `installXFeature(session, options)`, returns an object that is
+ * also a Disposable, which the session keeps and disposes when it ends (`AttachSession.install`), and
+ * registers everything it adds here in a DisposableStore:
  * - palette actions: `registerAction` (shown in the palette, run on the operator's choice);
  * - input: `addInputHook` claims paste-key, paste or mouse events (return true to consume the bytes);
  * - capsule frames the session does not handle itself: `onFrame`; operator gestures: `onGesture`;
  * - the operator: `notify` (the host's own notice), `containerNotice` (the container's text, marked `capsule:`).
- * AttachSession implements it; unit tests drive features with a small fake of it.
+ * The host's platform services (opener, clipboard, notifier, export directory) come in the install options
+ * (platform/host-services.ts), built once per session. AttachSession implements FeatureSession; unit tests
+ * drive features with a small fake of it.
  */
 import type { Disposable, Emitter } from '../../disposable.ts';
 import type { ClientFrame, Features, NoticeLevel, ServerFrame } from '../../protocol/index.ts';
@@ -90,23 +97,26 @@ export interface FeatureOverlay {
   handle(ev: InputEvent): Buffer | void;
 }
 
-export interface FeatureSession {
-  /** Extensions agreed with the capsule (null for an upstream capsule or before Welcome). */
-  readonly features: Features | null;
+/** The session's life. */
+export interface SessionLifetime {
   /** Settles when the session ends. */
   readonly done: Promise<unknown>;
+}
+
+/** Frames with the capsule: the extensions agreed, the frames the session passes on, the frames sent. */
+export interface SessionFrames {
+  /** Extensions agreed with the capsule (null for an upstream capsule or before Welcome). */
+  readonly features: Features | null;
   /** Server frames the session does not handle itself (host requests, answers to features' requests). */
   readonly onFrame: Event<ServerFrame>;
-  /** The operator made a gesture (palette key, palette action, modifier-click). */
-  readonly onGesture: Event<Gesture>;
-  /** Records a gesture a feature saw (a modifier-click). */
-  gesture(g: Gesture): void;
-  /** Adds a palette action; disposing removes it. */
-  registerAction(action: SessionAction): Disposable;
-  /** Claims one kind of input event (the newest hook of a kind is asked first); disposing releases it. */
-  addInputHook(kind: InputHookKind, hook: InputHook): Disposable;
-  /** Holds typed input until disposed (an image paste in progress): keys reach the program after it, in order. */
-  holdInput(): Disposable;
+  /** Sends a client frame; false means the transport is full (await `drained`) or the session ended. */
+  sendFrame(f: ClientFrame): boolean;
+  /** Resolves once the transport takes more bytes, or when the session ends. */
+  drained(): Promise<void>;
+}
+
+/** Telling the operator, and the host's action log. */
+export interface SessionNotices {
   /** Tells the operator the outcome of a host action: always drawn by the host itself, never sent to the capsule. */
   notify(level: NoticeLevel, text: string): void;
   /**
@@ -117,6 +127,32 @@ export interface FeatureSession {
   containerNotice(level: NoticeLevel, text: string): void;
   /** Appends a host action (or its refusal) to the host's log. */
   logAction(record: HostActionRecord): void;
+}
+
+/** The palette's entries. */
+export interface SessionPalette {
+  /** Adds a palette action; disposing removes it. */
+  registerAction(action: SessionAction): Disposable;
+  /** The palette opened (features refresh what their entries show, such as an offer's target). */
+  readonly onPaletteOpen: Event<PaletteOpening>;
+  /** Changes the title of a palette action already registered, and redraws the palette if open. */
+  retitleAction(id: string, title: string): void;
+  /**
+   * Shows the target of an entry with `readsTarget` for one opening of the palette, which makes it
+   * choosable; ignored once that opening closed (a late answer never changes a later opening's entry).
+   */
+  showTarget(id: string, opening: PaletteOpening, entry: TargetEntry): void;
+}
+
+/**
+ * Operator gestures, and the host's decisions on what the capsule chose or asks: the one gesture gate, the
+ * confirmation prompt, the hooks asked before a link opens.
+ */
+export interface SessionRequests {
+  /** The operator made a gesture (palette key, palette action, modifier-click). */
+  readonly onGesture: Event<Gesture>;
+  /** Records a gesture a feature saw (a modifier-click). */
+  gesture(g: Gesture): void;
   /**
    * Decides on one host request from an upstream capsule (one without our extensions): refused, with a
    * notice and a log entry, unless the operator allowed upstream requests and made a gesture just before
@@ -128,6 +164,28 @@ export interface FeatureSession {
    * with JACKIN_CONFIRM=never). Nothing may happen before it resolves true.
    */
   confirm(request: ConfirmRequest): Promise<boolean>;
+  /** Adds a hook asked before every link the operator opens (a login forward binds its callback port). */
+  addUrlOpenHook(hook: UrlOpenHook): Disposable;
+  /** What the hooks want done before `href` (checked) opens: prompt lines, and steps to run once confirmed. */
+  urlOpenSteps(href: string): UrlOpenStep[];
+}
+
+/** The operator's keyboard. */
+export interface SessionInput {
+  /** Claims one kind of input event (the newest hook of a kind is asked first); disposing releases it. */
+  addInputHook(kind: InputHookKind, hook: InputHook): Disposable;
+  /** Holds typed input until disposed (an image paste in progress): keys reach the program after it, in order. */
+  holdInput(): Disposable;
+  /** Sends bytes to the program as typed input. */
+  sendInput(bytes: Buffer): void;
+}
+
+/** The operator's screen: its size, the host's own drawing over the program's, the program's output as written. */
+export interface SessionScreen {
+  /** The operator's screen size. */
+  readonly terminalSize: { rows: number; cols: number };
+  /** Writes terminal control sequences of our own to the operator's terminal. */
+  writeTerminal(bytes: Buffer): void;
   /**
    * Draws `overlay` over the program's screen and gives it the keyboard until disposed: the program's output
    * is held meanwhile (the capsule's screen model keeps it) and disposing has the capsule repaint, so the
@@ -142,29 +200,10 @@ export interface FeatureSession {
   tapOutput(listener: (bytes: Buffer) => void): Disposable;
   /** Has our capsule repaint the program's screen; false when it cannot (an upstream capsule). */
   repaint(): boolean;
-  /** The operator's screen size. */
-  readonly terminalSize: { rows: number; cols: number };
-  /** The palette opened (features refresh what their entries show, such as an offer's target). */
-  readonly onPaletteOpen: Event<PaletteOpening>;
-  /** Changes the title of a palette action already registered, and redraws the palette if open. */
-  retitleAction(id: string, title: string): void;
-  /**
-   * Shows the target of an entry with `readsTarget` for one opening of the palette, which makes it
-   * choosable; ignored once that opening closed (a late answer never changes a later opening's entry).
-   */
-  showTarget(id: string, opening: PaletteOpening, entry: TargetEntry): void;
-  /** Sends a client frame; false means the transport is full (await `drained`) or the session ended. */
-  sendFrame(f: ClientFrame): boolean;
-  /** Sends bytes to the program as typed input. */
-  sendInput(bytes: Buffer): void;
-  /** Resolves once the transport takes more bytes, or when the session ends. */
-  drained(): Promise<void>;
-  /** Writes terminal control sequences of our own to the operator's terminal. */
-  writeTerminal(bytes: Buffer): void;
-  /** Adds a hook asked before every link the operator opens (a login forward binds its callback port). */
-  addUrlOpenHook(hook: UrlOpenHook): Disposable;
-  /** What the hooks want done before `href` (checked) opens: prompt lines, and steps to run once confirmed. */
-  urlOpenSteps(href: string): UrlOpenStep[];
+}
+
+/** The operator's terminal as the host's filter reads it, and what the host needs of it. */
+export interface SessionTerminal {
   /** The modes the program asked for, as the host's terminal filter read them from its output. */
   readonly programModes: Readonly<ProgramModes>;
   /** Changes what the host needs from the operator's terminal (composed with the program's modes). */
@@ -183,3 +222,10 @@ export interface FeatureSession {
   /** The operator's terminal reported focus in (true) or out (false). */
   readonly onFocusChange: Event<boolean>;
 }
+
+/**
+ * Everything a feature may use of the session: the capabilities above, together. AttachSession implements
+ * it; each affordance's install takes only the capabilities it uses (an intersection of them).
+ */
+export interface FeatureSession
+  extends SessionLifetime, SessionFrames, SessionNotices, SessionPalette, SessionRequests, SessionInput, SessionScreen, SessionTerminal {}

@@ -102,7 +102,7 @@ for (const colour of [true, false]) {
       assert.deepEqual(colourState(s.all()), hostile ? PROGRAM : OPERATOR);
 
       let now = 0;
-      const notices = new NoticeOverlay({ terminal: s.terminal, paletteOpen: () => false, repaint: () => undefined, now: () => now });
+      const notices = new NoticeOverlay({ terminal: s.terminal, modals: { anyOpen: false }, repaint: () => undefined, now: () => now });
       notices.post('success', 'Opened https://good.example');
       const n = s.since();
       assert.deepEqual(colourState(s.all()), OPERATOR, 'while the notice is up');

@@ -120,7 +120,7 @@ test('the program\'s left/right margins are given back after a notice and after 
   terminal.writeOutput(Buffer.from('\x1b[?69h\x1b[5;40s'));
   assert.equal(terminal.layoutRestore(), '\x1b7\x1b[?69h\x1b[5;40s\x1b8');
   out = '';
-  const overlay = new NoticeOverlay({ terminal, paletteOpen: () => false, repaint: () => undefined });
+  const overlay = new NoticeOverlay({ terminal, modals: { anyOpen: false }, repaint: () => undefined });
   overlay.post('info', 'hello');
   assert.ok(out.includes('\x1b[?69l'), 'margins off for the drawing');
   assert.ok(out.endsWith('\x1b[0m\x1b8\x1b7\x1b[?69h\x1b[5;40s\x1b8'), JSON.stringify(out));

@@ -16,6 +16,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import type { Disposable } from '../../disposable.ts';
 import { ESCAPE_FLUSH_MS, InputRouter } from './input-router.ts';
+import { ModalStack } from './modal-stack.ts';
 import { PaletteController } from './palette-controller.ts';
 import { TerminalFilter } from '../terminal/terminal-filter/filter.ts';
 import { splitAt } from '../../../test/helpers/split.ts';
@@ -100,6 +101,7 @@ export function runScenario(steps: Step[], bracketed: boolean): { actual: string
   const router = new InputRouter({
     scanner: {},
     palette,
+    modals: new ModalStack({ palette }),
     sendInput,
     active: () => true,
     drawsOverlay: () => true,

@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Gesture } from './feature-session.ts';
 import { ESCAPE_FLUSH_MS, InputRouter, REPLY_FLUSH_MS } from './input-router.ts';
+import { ModalStack } from './modal-stack.ts';
 import { PaletteController } from './palette-controller.ts';
 import { initialProgramModes } from '../terminal/terminal-filter/modes.ts';
 import { ReplyExpectations } from '../terminal/terminal-filter/replies.ts';
@@ -23,6 +24,7 @@ function setup(initialOverlay: boolean | null = true) {
   const router = new InputRouter({
     scanner: {},
     palette,
+    modals: new ModalStack({ palette }),
     sendInput: (b) => typed.push(b.toString('latin1')),
     active: () => active,
     drawsOverlay: () => drawsOverlay,
@@ -254,15 +256,19 @@ test('input router: while a feature holds input and asks a question, what is typ
     drawsOverlay: () => true,
     gesture: () => undefined,
     filter: { expectations: s.replies, program: s.program },
-    confirm: {
-      get isOpen() {
-        return open;
+    modals: new ModalStack({
+      palette: s.palette,
+      prompt: {
+        get isOpen() {
+          return open;
+        },
+        handle: (ev) => {
+          if (ev.type === 'bytes') answered.push(ev.bytes.toString('latin1'));
+          if (ev.type === 'bytes' && ev.bytes.toString('latin1') === '\r') open = false;
+        },
+        redraw: () => undefined,
       },
-      handle: (ev) => {
-        if (ev.type === 'bytes') answered.push(ev.bytes.toString('latin1'));
-        if (ev.type === 'bytes' && ev.bytes.toString('latin1') === '\r') open = false;
-      },
-    },
+    }),
   });
   const hold = router.hold();
   router.push(Buffer.from('before '));

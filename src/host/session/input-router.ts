@@ -1,6 +1,7 @@
 /**
- * Routes the operator's keyboard to where it belongs: the input scanner splits it into events; while a
- * feature's overlay (link hints) or the palette is open every event but a terminal reply goes to it; the palette key opens it (or goes to an upstream capsule, which
+ * Routes the operator's keyboard to where it belongs: the input scanner splits it into events; while one of
+ * the host's modals is up (the prompt, a feature's overlay, the palette) the modal stack gives each event to
+ * the one that has the keyboard (modal-stack.ts); the palette key opens the palette (or goes to an upstream capsule, which
  * has its own); paste-key, paste and mouse events are offered to the features' hooks; everything else is
  * typed input for the program. Terminal replies go to the program only when due (terminal-filter/replies.ts),
  * focus reports only while it asked for them (the host reads each one itself);
@@ -15,7 +16,7 @@ import { DisposableStore, toDisposable, type Disposable } from '../../disposable
 import type { Gesture, InputHook, InputHookKind } from './feature-session.ts';
 import { InputScanner, type InputEvent, type InputScannerOptions } from '../terminal/input-scan.ts';
 import { encodeForProgram } from '../terminal/mouse-report.ts';
-import type { ConfirmController } from './confirm-controller.ts';
+import type { ModalStack } from './modal-stack.ts';
 import type { PaletteController } from './palette-controller.ts';
 import type { ProgramModes } from '../terminal/terminal-filter/modes.ts';
 import { shouldForwardReply, type ReplyExpectations } from '../terminal/terminal-filter/replies.ts';
@@ -42,9 +43,10 @@ const HeldSilence = { None: 0, Escape: 1, Long: 2 } as const;
 
 export interface InputRouterOptions {
   scanner: InputScannerOptions;
-  palette: PaletteController;
-  /** While a host confirmation is up, every input event goes to it. */
-  confirm?: Pick<ConfirmController, 'isOpen' | 'handle'>;
+  /** Opens the palette (the palette key, when this host draws it). */
+  palette: Pick<PaletteController, 'open'>;
+  /** The host's modals (prompt, feature overlay, palette): the one that has the keyboard takes each event. */
+  modals: Pick<ModalStack, 'promptOpen' | 'take'>;
   /** Typed input for the program. */
   sendInput: (bytes: Buffer) => void;
   /** False once the session detaches or ends: input is dropped. */
@@ -61,11 +63,6 @@ export interface InputRouterOptions {
   log?: (line: string) => void;
   /** The operator's terminal reported focus in (true) or out (false). */
   focusReport?: (focused: boolean) => void;
-  /**
-   * While a feature's overlay is up (link hints), every input event but a terminal reply goes to it; it
-   * returns the typed bytes that followed the key that closed it in the same event, routed as typed input.
-   */
-  overlay?: () => ((ev: InputEvent) => Buffer | void) | null;
 }
 
 export class InputRouter implements Disposable {
@@ -141,7 +138,7 @@ export class InputRouter implements Disposable {
     if (this.held !== null) {
       // A feature holding input asks the operator (a pasted symlink's target): what is typed now answers
       // the prompt, whole reads as the prompt takes them, and is not kept for the program.
-      if (this.o.confirm?.isOpen === true) this.o.confirm.handle({ type: 'bytes', bytes: chunk });
+      if (this.o.modals.promptOpen) this.o.modals.take({ type: 'bytes', bytes: chunk });
       else this.holdRead(chunk, HeldSilence.None);
       return;
     }
@@ -226,8 +223,12 @@ export class InputRouter implements Disposable {
         this.held.push(ev.type === 'bytes' ? { typed: ev.bytes } : { scan: ev.raw, silence: HeldSilence.None });
         continue;
       }
-      if (this.o.confirm?.isOpen === true) {
-        this.o.confirm.handle(ev);
+      // The modal that has the keyboard (modal-stack.ts) takes the event. Keys typed after the one that closed
+      // it, in the same read, are the operator's next keys: they go where they would a moment later (held,
+      // when the chosen action holds input until it is done).
+      const rest = this.o.modals.take(ev);
+      if (rest !== null) {
+        if (rest.length > 0) this.dispatch([{ type: 'bytes', bytes: rest }]);
         continue;
       }
       if (ev.type === 'reply') {
@@ -235,20 +236,6 @@ export class InputRouter implements Disposable {
         if (ev.kind === 'focus') this.o.focusReport?.(ev.raw[ev.raw.length - 1] === 0x49);
         if (shouldForwardReply(ev.kind, this.o.filter.expectations, this.o.filter.program.focus)) this.o.sendInput(ev.raw);
         else this.o.log?.(`dropped a terminal reply (${ev.kind}) that no query let out`);
-        continue;
-      }
-      const overlay = this.o.overlay?.() ?? null;
-      if (overlay !== null) {
-        // Keys typed after the label that closed the overlay, in the same read, are the operator's next keys:
-        // they go where they would a moment later (held, when the chosen action holds input until it is done).
-        const rest = overlay(ev);
-        if (rest !== undefined && rest.length > 0) this.dispatch([{ type: 'bytes', bytes: rest }]);
-        continue;
-      }
-      if (this.o.palette.isOpen) {
-        // Keys typed after the one that closed the palette, in the same read, are the operator's next keys.
-        const rest = this.o.palette.handle(ev);
-        if (rest.length > 0) this.dispatch([{ type: 'bytes', bytes: rest }]);
         continue;
       }
       if (ev.type !== 'bytes' && this.o.drawsOverlay() === null) {

@@ -3,14 +3,15 @@
  * notices, and the container's in their own rate-limited queue) drawn in the top-right corner of the
  * operator's terminal over the program's screen, with its timers. A notice is removed by asking the capsule
  * to repaint the program's screen, and drawn again right after each batch of program output (a program
- * that rewrote row 1 every 5 ms used to keep a redraw that waited for quiet output from ever running). Nothing is drawn while the palette or a
- * confirmation is up. An upstream capsule cannot repaint: there a notice stays until the program draws over it.
+ * that rewrote row 1 every 5 ms used to keep a redraw that waited for quiet output from ever running). Nothing is drawn while one of the host's
+ * modals is up (modal-stack.ts). An upstream capsule cannot repaint: there a notice stays until the program draws over it.
  */
 import { DisposableStore, toDisposable, type Disposable } from '../../disposable.ts';
 import type { NoticeLevel } from '../../protocol/index.ts';
 import { renderNotice } from '../../ui/notices.ts';
 import { NoticeBoard, type NoticeSource } from './notice-board.ts';
 import type { HostTerminal } from '../terminal/terminal.ts';
+import type { ModalStack } from './modal-stack.ts';
 
 /** After the screen under the overlay changed (a resize, the palette closed), the notice is redrawn this long after. */
 export const NOTICE_REDRAW_MS = 30;
@@ -18,8 +19,8 @@ export const NOTICE_REDRAW_MS = 30;
 export interface NoticeOverlayOptions {
   /** `hostColours`: the operator's colours while a notice is up (the program's put back after). */
   terminal: Pick<HostTerminal, 'write' | 'size'> & Partial<Pick<HostTerminal, 'hostColours' | 'layoutRestore'>>;
-  /** True while the palette or a confirmation covers the screen (notices wait). */
-  paletteOpen: () => boolean;
+  /** The host's modals: while one covers the screen (the palette, a confirmation, a feature's overlay), notices wait. */
+  modals: Pick<ModalStack, 'anyOpen'>;
   /** Asks the capsule to repaint the program's screen (removes a notice). */
   repaint: () => void;
   now?: () => number;
@@ -79,7 +80,7 @@ export class NoticeOverlay implements Disposable {
 
   private draw(): void {
     const n = this.queue.current;
-    if (n === null || this.o.paletteOpen() || this.store.isDisposed) return;
+    if (n === null || this.o.modals.anyOpen || this.store.isDisposed) return;
     this.colours ??= this.o.terminal.hostColours?.();
     this.o.terminal.write(Buffer.from(renderNotice(n, this.o.terminal.size().cols, this.o.terminal.layoutRestore?.() ?? ''), 'utf8'));
   }
@@ -98,7 +99,7 @@ export class NoticeOverlay implements Disposable {
     this.expiryTimer = setTimeout(() => {
       if (this.queue.tick()) {
         // Remove the old notice by repainting the program's screen, then draw the next one (if any) over it.
-        if (!this.o.paletteOpen()) this.o.repaint();
+        if (!this.o.modals.anyOpen) this.o.repaint();
         if (this.queue.current === null) this.releaseColours();
         this.redrawSoon();
       }
