@@ -7,7 +7,7 @@ import { rename, unlink, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { DisposableStore, onEvent } from '../disposable.ts';
 import { CapsuleServer } from './session/server.ts';
-import { HELLO_GRACE_MS } from './connection/attach-shutdown.ts';
+import { FIRST_HOST_WAIT_MS } from './connection/attach-shutdown.ts';
 import { CAPSULE_INFO_NAME, handToRunDirOwner, prepareRunDir, removeForeign, SOCKET_NAME } from './session/run-dir.ts';
 import { Session } from './session/session.ts';
 import type { ImageSink } from './connection/image-sink.ts';
@@ -188,9 +188,9 @@ export async function serve(options: ServeOptions): Promise<number> {
   const stoppedBy = stopSignal as NodeJS.Signals | null;
   const reason = stoppedBy !== null ? `the capsule received ${stoppedBy} (its container or supervisor is stopping) and ended the program` : status === 0 ? 'program exited' : `program exited with status ${status}`;
   // A program that ended on its own may have done so before the host that started us got to attach: the
-  // server waits up to HELLO_GRACE_MS for a first host, so the exit status still reaches it. Not when
+  // server waits up to FIRST_HOST_WAIT_MS for a first host, so the exit status still reaches it. Not when
   // stopped by a signal (a supervisor that wants the capsule gone).
-  await server.shutdown(status, reason, stoppedBy === null ? { waitForHostMs: HELLO_GRACE_MS } : {});
+  await server.shutdown(status, reason, stoppedBy === null ? { waitForHostMs: FIRST_HOST_WAIT_MS } : {});
   await unlink(infoPath).catch(() => undefined);
   processHooks.dispose();
   await images?.dispose();

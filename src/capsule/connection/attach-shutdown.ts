@@ -20,6 +20,12 @@ import type { AttachPhase } from './attach-handshake.ts';
 
 /** How long a shutdown waits for a connected host to finish its Hello and be welcomed. */
 export const HELLO_GRACE_MS = 1000;
+/**
+ * How long a capsule whose program ended before any host reached it keeps waiting for the host that started
+ * it (`jackin run` of a program that exits at once), so the exit status still reaches that host. A second
+ * was too short on a loaded machine: the host, still starting up, connected after it and was told nothing.
+ */
+export const FIRST_HOST_WAIT_MS = 10_000;
 /** How long a shutdown waits for the ExtHello of a host that was just welcomed. */
 export const EXT_HELLO_GRACE_MS = 300;
 /** After Shutdown and end(), a peer that never reads is cut off after this long. */
