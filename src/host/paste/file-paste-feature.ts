@@ -18,6 +18,7 @@ import { DisposableStore, type Disposable } from '../../disposable.ts';
 import { describeError, JackinError } from '../../errors.ts';
 import { hasFeature } from '../../protocol/index.ts';
 import { signatureFormat } from '../../policy/image-signature.ts';
+import { envSwitch } from '../../policy/env-switch.ts';
 import { stageMaxBytes } from '../../policy/stage-limits.ts';
 import type { Transport } from '../../transport/transport.ts';
 import { formatBytes } from '../../ui/format-bytes.ts';
@@ -49,10 +50,9 @@ export interface FilePasteOptions {
   readonly record?: (line: string) => void;
 }
 
-/** `JACKIN_PASTE_FILE_PATHS`: on unless 0/false/no/off (any case). */
+/** `JACKIN_PASTE_FILE_PATHS`: on unless an off-word (env-switch.ts). */
 export function pasteFilePathsEnabled(env: NodeJS.ProcessEnv): boolean {
-  const v = env['JACKIN_PASTE_FILE_PATHS']?.trim().toLowerCase();
-  return !(v === '0' || v === 'false' || v === 'no' || v === 'off');
+  return envSwitch(env, 'JACKIN_PASTE_FILE_PATHS');
 }
 
 /** True when the file at `path` starts with an accepted image signature (the image feature then takes it). */

@@ -13,6 +13,7 @@ import { JackinError, type ErrorCode } from '../../errors.ts';
 import { DisposableStore, type Disposable } from '../../disposable.ts';
 import { hasFeature, type ControlResult, type ImageFormat, type ServerFrame } from '../../protocol/index.ts';
 import { DEFAULT_MAX_IMAGE_BYTES } from '../../policy/image-signature.ts';
+import { envSwitch } from '../../policy/env-switch.ts';
 import { acquireClipboardImage } from '../platform/clipboard/acquire.ts';
 import { readImageFile } from '../platform/clipboard/read-image-file.ts';
 import { selectClipboardReader } from '../platform/clipboard/select.ts';
@@ -64,10 +65,9 @@ export const DEFAULT_RESPONSE_TIMEOUT_MS = 30_000;
 /** A pasted path that fails with one of these is ordinary text (no file, not a file, not an image). */
 const NOT_AN_IMAGE_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['E_PATH_NOT_FOUND', 'E_NOT_A_FILE', 'E_UNSUPPORTED_IMAGE', 'E_NO_CLIPBOARD_IMAGE', 'E_PATH_UNREADABLE']);
 
-/** `JACKIN_PASTE_IMAGE_PATHS`: on unless 0/false/no/off (any case). */
+/** `JACKIN_PASTE_IMAGE_PATHS`: on unless an off-word (env-switch.ts). */
 export function pasteImagePathsEnabled(env: NodeJS.ProcessEnv): boolean {
-  const v = env['JACKIN_PASTE_IMAGE_PATHS']?.trim().toLowerCase();
-  return !(v === '0' || v === 'false' || v === 'no' || v === 'off');
+  return envSwitch(env, 'JACKIN_PASTE_IMAGE_PATHS');
 }
 
 interface Pending {
