@@ -8,7 +8,8 @@ import { join, resolve } from 'node:path';
 import { DisposableStore, onEvent } from '../disposable.ts';
 import { CapsuleServer } from './session/server.ts';
 import { FIRST_HOST_WAIT_MS } from './connection/attach-shutdown.ts';
-import { CAPSULE_INFO_NAME, handToRunDirOwner, prepareRunDir, removeForeign, SOCKET_NAME } from './session/run-dir.ts';
+import { CAPSULE_INFO_NAME, handToRunDirOwner, prepareRunDir, removeForeign } from './session/run-dir.ts';
+import { runDirSocketPath } from '../transport/instance-paths.ts';
 import { Session } from './session/session.ts';
 import type { ImageSink } from './connection/image-sink.ts';
 import { ImageFeature } from './images/image-feature.ts';
@@ -91,7 +92,7 @@ export async function serve(options: ServeOptions): Promise<number> {
   const policy = await loadPolicyFile(options.policyPath);
   const stageCap = stageMaxBytes(process.env);
   await prepareRunDir(runDir);
-  const socketPath = join(runDir, SOCKET_NAME);
+  const socketPath = runDirSocketPath(runDir);
   const infoPath = join(runDir, CAPSULE_INFO_NAME);
 
   if (process.pid === 1) log(PID1_WARNING);

@@ -1,8 +1,8 @@
 /** `jackin-capsule attach-proxy`: relays stdio to the capsule socket for hosts that come through an exec relay. */
-import { join } from 'node:path';
 import type { Command } from './commander.ts';
 import { runAttachProxy } from '../capsule/attach-proxy.ts';
-import { defaultRunDir, SOCKET_NAME } from '../capsule/session/run-dir.ts';
+import { defaultRunDir } from '../capsule/session/run-dir.ts';
+import { runDirSocketPath, SOCKET_NAME } from '../transport/instance-paths.ts';
 import type { SetStatus } from './command-kit.ts';
 
 export function registerAttachProxyCommand(program: Command, setStatus: SetStatus): void {
@@ -21,6 +21,6 @@ Example (what jackin attach --via docker runs):
   docker exec -i agent jackin-capsule attach-proxy`,
     )
     .action(async (opts: { socket?: string }) => {
-      setStatus(await runAttachProxy({ socketPath: opts.socket ?? join(defaultRunDir(), SOCKET_NAME) }));
+      setStatus(await runAttachProxy({ socketPath: opts.socket ?? runDirSocketPath(defaultRunDir()) }));
     });
 }

@@ -4,15 +4,15 @@
  * commander, no protocol, no PTY, so a relay starts about as fast as Node itself. Anything it does not
  * recognise (--help, a typo) goes to the full CLI, which gives the usual help and errors.
  */
-import { join } from 'node:path';
 import { describeError, JackinError } from '../errors.ts';
 import { runAttachProxy } from '../capsule/attach-proxy.ts';
-import { defaultRunDir, SOCKET_NAME } from '../capsule/session/run-dir.ts';
+import { defaultRunDir } from '../capsule/session/run-dir.ts';
+import { runDirSocketPath } from '../transport/instance-paths.ts';
 
 /** The socket path for `attach-proxy [--socket PATH]`, or null when the arguments need the full CLI. */
 export function fastProxySocket(args: readonly string[], env: NodeJS.ProcessEnv = process.env): string | null {
   if (args[0] !== 'attach-proxy') return null;
-  if (args.length === 1) return join(defaultRunDir(env), SOCKET_NAME);
+  if (args.length === 1) return runDirSocketPath(defaultRunDir(env));
   if (args.length === 3 && args[1] === '--socket' && args[2] !== undefined && args[2] !== '' && !args[2].startsWith('-')) return args[2];
   if (args.length === 2 && args[1]!.startsWith('--socket=') && args[1]!.length > '--socket='.length) return args[1]!.slice('--socket='.length);
   return null;

@@ -12,7 +12,8 @@ import { join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import type { Command } from './commander.ts';
 import { isErrorCode, JackinError } from '../errors.ts';
-import { defaultRunDir, SOCKET_NAME } from '../capsule/session/run-dir.ts';
+import { defaultRunDir } from '../capsule/session/run-dir.ts';
+import { runDirSocketPath } from '../transport/instance-paths.ts';
 import { STAGING_DIR_NAME } from '../capsule/session/staging.ts';
 import { DEFAULT_MAX_IMAGE_BYTES } from '../policy/image-signature.ts';
 import { controlRequest } from '../transport/control-request.ts';
@@ -50,7 +51,7 @@ const TEXT_TYPES: ReadonlySet<string> = new Set(['UTF8_STRING', 'STRING', 'TEXT'
 const TEXT_TARGETS = ['UTF8_STRING', 'text/plain'];
 
 async function lastPasted(runDir: string): Promise<Pasted> {
-  const socketPath = join(runDir, SOCKET_NAME);
+  const socketPath = runDirSocketPath(runDir);
   let reply: unknown;
   try {
     reply = await controlRequest(socketPath, { method: 'clipboard-image' });

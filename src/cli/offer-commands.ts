@@ -4,10 +4,11 @@
  * offer in the capsule through its control channel; nothing opens or is written on the host until the
  * operator acts.
  */
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import type { Command } from './commander.ts';
 import { isErrorCode, JackinError } from '../errors.ts';
-import { defaultRunDir, SOCKET_NAME } from '../capsule/session/run-dir.ts';
+import { defaultRunDir } from '../capsule/session/run-dir.ts';
+import { runDirSocketPath } from '../transport/instance-paths.ts';
 import { controlRequest } from '../transport/control-request.ts';
 
 /** Text that reads as a file path rather than a URL: `xdg-open ./report.html`, `/tmp/x`, `~/x`, `file:`. */
@@ -16,7 +17,7 @@ export function looksLikeFilePath(arg: string): boolean {
 }
 
 async function send(runDir: string, request: Record<string, unknown>): Promise<void> {
-  const socketPath = join(runDir, SOCKET_NAME);
+  const socketPath = runDirSocketPath(runDir);
   let reply: unknown;
   try {
     reply = await controlRequest(socketPath, request);

@@ -11,8 +11,9 @@ import { jackinHome, socketAnswers } from '../host/instances/instances.ts';
 import { CAPSULE_NODE_FLAGS } from '../host/instances/container-run-argv.ts';
 import { capsuleSizeArgs } from '../host/terminal/tty-size.ts';
 import { type Selection } from '../transport/select.ts';
-import { checkInstanceName, instanceRunDir } from '../transport/instance-paths.ts';
+import { checkInstanceName, instanceRunDir, instanceSocketPath, runDirSocketPath } from '../transport/instance-paths.ts';
 import { connectSocket, socketTransport } from '../transport/socket.ts';
+import { waitForSocket } from '../transport/socket-wait.ts';
 import type { Transport } from '../transport/transport.ts';
 import { attachTerminal, loadSessionModules, NO_MOUSE_HELP } from './attach-terminal.ts';
 import { addRunImageOptions, refuseImageOnlyFlags, runImageCommand, type RunImageFlags } from './run-image-command.ts';
@@ -38,7 +39,7 @@ export function defaultInstanceName(command: string): string {
 async function freeInstanceName(home: string, base: string): Promise<string> {
   for (let i = 1; ; i++) {
     const name = i === 1 ? base : `${base}-${i}`;
-    if (!(await socketAnswers(join(instanceRunDir(home, name), 'jackin.sock')))) return name;
+    if (!(await socketAnswers(instanceSocketPath(home, name)))) return name;
   }
 }
 
@@ -110,7 +111,7 @@ async function runCommand(command: string[], flags: RunFlags): Promise<number> {
   let name: string;
   if (flags.name !== undefined) {
     name = checkInstanceName(flags.name);
-    if (await socketAnswers(join(instanceRunDir(home, name), 'jackin.sock'))) {
+    if (await socketAnswers(instanceSocketPath(home, name))) {
       throw new JackinError('E_INSTANCE_EXISTS', `instance ${name} is already running: attach with \`jackin attach ${name}\` or pick another --name`);
     }
   } else {
@@ -118,7 +119,7 @@ async function runCommand(command: string[], flags: RunFlags): Promise<number> {
   }
   const runDir = instanceRunDir(home, name);
   mkdirSync(runDir, { recursive: true, mode: 0o700 });
-  const socket = join(runDir, 'jackin.sock');
+  const socket = runDirSocketPath(runDir);
   const logPath = join(runDir, 'capsule.log');
   const logFd = openCapsuleLog(logPath);
   // Detached (its own session, no controlling terminal) so the program survives a detach and a closed pane.
@@ -134,26 +135,20 @@ async function runCommand(command: string[], flags: RunFlags): Promise<number> {
   child.unref();
 
   await modules;
-  const deadline = Date.now() + CAPSULE_START_TIMEOUT_MS;
-  for (;;) {
-    try {
-      const sock = await connectSocket(socket);
-      const selection: Selection = { transport: socketTransport(sock, socket), choice: 'socket', reason: `jackin run started capsule ${name}` };
-      const connect = async (): Promise<Transport> => socketTransport(await connectSocket(socket), socket);
-      // The capsule runs here, as this user, on the host's own network: its loopback is the host's.
-      return await attachTerminal(modules, selection, name, flags.verbose === true, { noMouse: flags.mouse === false, connect, sharedLoopback: true });
-    } catch (e) {
-      if (!(e instanceof JackinError) || e.code !== 'E_SOCKET_UNAVAILABLE') throw e;
-    }
-    if (exited !== null) {
+  const sock = await waitForSocket(socket, {
+    timeoutMs: CAPSULE_START_TIMEOUT_MS,
+    pollMs: CAPSULE_START_POLL_MS,
+    check: () => {
+      if (exited === null) return;
       const tail = logTail(logPath);
       throw new JackinError('E_CAPSULE_START', `capsule for ${name} ${exited} before its socket was ready${tail ? `: ${tail}` : ''} (log: ${logPath})`);
-    }
-    if (Date.now() > deadline) {
-      throw new JackinError('E_CAPSULE_START', `capsule for ${name} did not open ${socket} within ${CAPSULE_START_TIMEOUT_MS} ms (log: ${logPath})`);
-    }
-    await new Promise((r) => setTimeout(r, CAPSULE_START_POLL_MS));
-  }
+    },
+    timedOut: () => new JackinError('E_CAPSULE_START', `capsule for ${name} did not open ${socket} within ${CAPSULE_START_TIMEOUT_MS} ms (log: ${logPath})`),
+  });
+  const selection: Selection = { transport: socketTransport(sock, socket), choice: 'socket', reason: `jackin run started capsule ${name}` };
+  const connect = async (): Promise<Transport> => socketTransport(await connectSocket(socket), socket);
+  // The capsule runs here, as this user, on the host's own network: its loopback is the host's.
+  return await attachTerminal(modules, selection, name, flags.verbose === true, { noMouse: flags.mouse === false, connect, sharedLoopback: true });
 }
 
 export function registerRunCommand(program: Command, setStatus: SetStatus): void {

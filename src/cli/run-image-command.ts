@@ -20,8 +20,9 @@ import { CONTAINER_ENGINES, containerState, detectEngine, engineCommand, type Co
 import { removeContainerRecord, writeContainerRecord } from '../transport/container-record.ts';
 import { formatArgv } from '../transport/exec-args.ts';
 import { SOCKET_HANDOVER_GRACE_MS, type Selection } from '../transport/select.ts';
-import { checkInstanceName, instanceRunDir } from '../transport/instance-paths.ts';
+import { checkInstanceName, instanceRunDir, runDirSocketPath } from '../transport/instance-paths.ts';
 import { connectSocket, isPermissionDenied, socketTransport } from '../transport/socket.ts';
+import { waitForSocket } from '../transport/socket-wait.ts';
 import { inertText } from '../ui/inert-text.ts';
 import type { Transport } from '../transport/transport.ts';
 
@@ -190,7 +191,7 @@ export async function runImageCommand(command: string[], flags: RunImageFlags, h
   } catch (cause) {
     throw new JackinError('E_USAGE', `workspace ${workspace} is not a directory: pass an existing --workspace`, { cause, exitCode: 2 });
   }
-  if (await socketAnswers(join(runDir, 'jackin.sock'))) {
+  if (await socketAnswers(runDirSocketPath(runDir))) {
     throw new JackinError('E_INSTANCE_EXISTS', `instance ${name} is already running: attach with \`jackin attach ${name}\` or pick another --name`);
   }
   await clearOldContainer(engine, name);
@@ -218,7 +219,7 @@ export async function runImageCommand(command: string[], flags: RunImageFlags, h
     envFile?.remove();
   }
 
-  const socket = join(runDir, 'jackin.sock');
+  const socket = runDirSocketPath(runDir);
   const sock = await waitForCapsule(engine, name, socket, capsule.kind, image).catch(async (e: unknown) => {
     await engineCommand(engine, ['rm', '-f', name]).catch(() => undefined);
     removeContainerRecord(home, name);
@@ -264,28 +265,24 @@ async function stateAfterSession(engine: ContainerEngine, name: string, socket: 
 
 /** Polls the socket until the capsule answers; fails at once, with the reason, when the container stops. */
 async function waitForCapsule(engine: ContainerEngine, name: string, socket: string, capsule: CapsuleSource['kind'], image: string) {
-  const deadline = Date.now() + CONTAINER_START_TIMEOUT_MS;
   let nextState = Date.now() + STATE_POLL_MS;
   let handover = Infinity;
-  for (;;) {
-    try {
-      return await connectSocket(socket);
-    } catch (e) {
-      if (!(e instanceof JackinError) || e.code !== 'E_SOCKET_UNAVAILABLE') throw e;
+  return waitForSocket(socket, {
+    timeoutMs: CONTAINER_START_TIMEOUT_MS,
+    pollMs: SOCKET_POLL_MS,
+    refused: (e) => {
       if (isPermissionDenied(e)) handover = Math.min(handover, Date.now() + SOCKET_HANDOVER_GRACE_MS);
       if (isPermissionDenied(e) && Date.now() > handover) throw new JackinError('E_SOCKET_PERMISSION', e.message, { cause: e });
-    }
-    if (Date.now() >= nextState) {
+    },
+    check: async () => {
+      if (Date.now() < nextState) return;
       nextState = Date.now() + STATE_POLL_MS;
       const state = await containerState(engine, name);
       if (state !== 'running' && state !== 'created') {
         const tail = await logTail(engine, name);
         throw explainStartFailure(tail, capsule, image) ?? new JackinError('E_CAPSULE_START', `container ${name} stopped (${state ?? 'gone'}) before its capsule opened ${socket}${tail ? `: ${tail}` : ''}`);
       }
-    }
-    if (Date.now() > deadline) {
-      throw new JackinError('E_CAPSULE_START', `the capsule in container ${name} did not open ${socket} within ${CONTAINER_START_TIMEOUT_MS} ms (see ${engine} logs ${name})`);
-    }
-    await sleep(SOCKET_POLL_MS);
-  }
+    },
+    timedOut: () => new JackinError('E_CAPSULE_START', `the capsule in container ${name} did not open ${socket} within ${CONTAINER_START_TIMEOUT_MS} ms (see ${engine} logs ${name})`),
+  });
 }

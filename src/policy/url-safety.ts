@@ -4,6 +4,7 @@
  */
 import { domainToUnicode } from 'node:url';
 import type { ErrorCode } from '../errors.ts';
+import { envSwitch } from './env-switch.ts';
 
 /** Longest raw URL accepted. Real links (OAuth requests included) fit; anything longer is refused. */
 export const MAX_URL_LENGTH = 8192;
@@ -146,14 +147,9 @@ export function checkUrl(raw: string, options: UrlCheckOptions = {}): UrlCheck {
   return { ok: true, href, display: displayOf(url) };
 }
 
-/** Values of JACKIN_OPEN_LINKS that turn link opening off, compared case-insensitively. */
-const DISABLED_VALUES = new Set(['deny', 'off', 'no', '0', 'false']);
-
-/** False when JACKIN_OPEN_LINKS is deny/off/no/0/false (any case, surrounding spaces ignored). */
+/** False when JACKIN_OPEN_LINKS is an off-word (env-switch.ts: deny, off, no, 0, false, none, never; any case). */
 export function linksEnabled(env: Readonly<Record<string, string | undefined>>): boolean {
-  const v = env['JACKIN_OPEN_LINKS'];
-  if (v === undefined) return true;
-  return !DISABLED_VALUES.has(v.trim().toLowerCase());
+  return envSwitch(env, 'JACKIN_OPEN_LINKS');
 }
 
 /**

@@ -1,4 +1,4 @@
-/** Where a local instance lives under $JACKIN_HOME, from its name (checked first). */
+/** Where a local instance lives under $JACKIN_HOME, from its name (checked first), and where a run directory's socket is. */
 import { join } from 'node:path';
 import { JackinError } from '../errors.ts';
 import { describeRefusedName, instanceNameProblem } from '../policy/instance-name.ts';
@@ -20,7 +20,15 @@ export function instanceRunDir(jackinHome: string, instance: string): string {
   return join(jackinHome, 'sockets', checkInstanceName(instance));
 }
 
+/** The socket's name in a run directory: `$JACKIN_HOME/sockets/<instance>/` on the host, `/jackin/run` in a container. */
+export const SOCKET_NAME = 'jackin.sock';
+
+/** The capsule's socket in a run directory. */
+export function runDirSocketPath(runDir: string): string {
+  return join(runDir, SOCKET_NAME);
+}
+
 /** The socket of a local instance. */
 export function instanceSocketPath(jackinHome: string, instance: string): string {
-  return join(instanceRunDir(jackinHome, instance), 'jackin.sock');
+  return runDirSocketPath(instanceRunDir(jackinHome, instance));
 }

@@ -5,7 +5,6 @@
  */
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { JackinError } from '../errors.ts';
 import { containerState, onPath } from './container-engine.ts';
 import { readContainerRecord } from './container-record.ts';
@@ -15,6 +14,7 @@ import { relayArgv, type Engine, type RelaySpec } from './exec-args.ts';
 export { ENGINES, type Engine } from './exec-args.ts';
 import { relayTransport, spawnRelay } from './exec-relay.ts';
 import { connectSocket, isNotListening, isPermissionDenied, socketTransport } from './socket.ts';
+import { waitForSocket } from './socket-wait.ts';
 import type { Transport } from './transport.ts';
 
 
@@ -120,18 +120,19 @@ async function connectSoon(o: SelectOptions, path: string): Promise<Awaited<Retu
   const record = readContainerRecord(o.jackinHome, o.instance);
   const runDir = dirname(path);
   const starting = record !== null || (existsSync(runDir) && !existsSync(join(runDir, 'capsule.log')));
-  const deadline = Date.now() + SOCKET_APPEAR_TIMEOUT_MS;
+  if (!starting) return connectSocket(path);
   const permissionGrace = Date.now() + SOCKET_HANDOVER_GRACE_MS;
   let nextCheck = 0;
-  for (;;) {
-    try {
-      return await connectSocket(path);
-    } catch (e) {
+  return waitForSocket(path, {
+    timeoutMs: SOCKET_APPEAR_TIMEOUT_MS,
+    pollMs: SOCKET_APPEAR_POLL_MS,
+    refused: (e) => {
       // A capsule running as root hands its new socket to the run directory's owner a moment after binding it.
       const handingOver = isPermissionDenied(e) && Date.now() < permissionGrace;
-      if (!starting || !(isNotListening(e) || handingOver) || Date.now() > deadline) throw e;
-    }
-    if (record !== null && Date.now() >= nextCheck) {
+      if (!(isNotListening(e) || handingOver)) throw e;
+    },
+    check: async () => {
+      if (record === null || Date.now() < nextCheck) return;
       nextCheck = Date.now() + CONTAINER_CHECK_MS;
       const state = await containerState(record.engine, record.container);
       if (state !== 'running' && state !== 'created') {
@@ -140,9 +141,10 @@ async function connectSoon(o: SelectOptions, path: string): Promise<Awaited<Retu
           `container ${record.container} of instance ${o.instance} is ${state === null ? 'gone' : `not running (${record.engine} says: ${state})`}: start it again with \`jackin run --image ${record.image} --name ${o.instance}\``,
         );
       }
-    }
-    await sleep(SOCKET_APPEAR_POLL_MS);
-  }
+    },
+    // The last refusal says best why the socket never came.
+    timedOut: (last) => last,
+  });
 }
 
 /** Connects as planned. Errors: E_USAGE, E_BAD_TARGET, E_SOCKET_UNAVAILABLE, E_SOCKET_PERMISSION, E_CONTAINER_STOPPED, E_INSTANCE_UNREACHABLE, E_RELAY_SPAWN. */

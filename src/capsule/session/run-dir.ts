@@ -7,7 +7,6 @@ import { connect, type Server } from 'node:net';
 import { JackinError } from '../../errors.ts';
 import { socketAddress, type SocketAddress } from '../../transport/socket-address.ts';
 
-export const SOCKET_NAME = 'jackin.sock';
 export const CAPSULE_INFO_NAME = 'capsule.json';
 export const DEFAULT_RUN_DIR = '/jackin/run';
 

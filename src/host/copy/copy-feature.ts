@@ -10,6 +10,7 @@
 import { nodeCrypto } from '../../lazy-builtins.ts';
 import { DisposableStore, toDisposable, type Disposable } from '../../disposable.ts';
 import { JackinError } from '../../errors.ts';
+import { isOffWord } from '../../policy/env-switch.ts';
 import { formatBytes } from '../../ui/format-bytes.ts';
 import { inertText, textWidth } from '../../ui/inert-text.ts';
 import type { ClipboardTextWriter } from '../platform/clipboard/write-text.ts';
@@ -31,10 +32,11 @@ const NOTICE_WINDOW_MS = 10_000;
  */
 const SAME_OFFER_MS = 2_000;
 
-/** JACKIN_COPY (any case; unset or empty: ask). Throws E_BAD_COPY_MODE for anything else. */
+/** JACKIN_COPY (any case; unset or empty: ask; an off-word: deny). Throws E_BAD_COPY_MODE for anything else. */
 export function copyModeFromEnv(env: Readonly<Record<string, string | undefined>>): CopyMode {
   const v = (env['JACKIN_COPY'] ?? '').trim().toLowerCase();
   if (v === '') return 'ask';
+  if (isOffWord(v)) return 'deny';
   const mode = COPY_MODES.find((m) => m === v);
   if (mode === undefined) throw new JackinError('E_BAD_COPY_MODE', `JACKIN_COPY=${JSON.stringify(env['JACKIN_COPY'])} is not one of ${COPY_MODES.join(', ')}`);
   return mode;

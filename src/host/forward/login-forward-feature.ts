@@ -14,6 +14,7 @@
  */
 import { DisposableStore, toDisposable, type Disposable } from '../../disposable.ts';
 import { JackinError } from '../../errors.ts';
+import { envSwitch } from '../../policy/env-switch.ts';
 import { hasFeature } from '../../protocol/index.ts';
 import type { Transport } from '../../transport/transport.ts';
 import type { SessionFrames, SessionNotices, SessionRequests } from '../session/feature-session.ts';
@@ -27,8 +28,9 @@ export const LOGIN_FORWARD_MAX_MS = 10 * 60_000;
 /** Silence after the first exchange (bytes both ways) that ends it. */
 export const LOGIN_FORWARD_IDLE_MS = 2_000;
 
+/** False when JACKIN_LOGIN_FORWARD is an off-word (env-switch.ts). */
 export function loginForwardEnabled(env: Readonly<Record<string, string | undefined>>): boolean {
-  return env['JACKIN_LOGIN_FORWARD']?.trim().toLowerCase() !== 'off';
+  return envSwitch(env, 'JACKIN_LOGIN_FORWARD');
 }
 
 export interface LoginForwardOptions {

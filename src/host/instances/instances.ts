@@ -11,6 +11,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { controlRequest } from '../../transport/control-request.ts';
 import { connectSocket, isPermissionDenied, socketOwner } from '../../transport/socket.ts';
+import { runDirSocketPath, SOCKET_NAME } from '../../transport/instance-paths.ts';
 
 export type InstanceState = 'live' | 'stale' | 'inaccessible';
 
@@ -95,7 +96,7 @@ export async function socketAnswers(socket: string, timeoutMs = PROBE_TIMEOUT_MS
 /** Describes one instance directory. */
 export async function probeInstance(home: string, name: string): Promise<InstanceInfo> {
   const runDir = join(home, 'sockets', name);
-  const socket = join(runDir, 'jackin.sock');
+  const socket = runDirSocketPath(runDir);
   const meta = await readCapsuleJson(runDir);
   const info: InstanceInfo = {
     name,
@@ -204,6 +205,6 @@ export async function listInstances(home: string): Promise<InstanceInfo[]> {
   // A capsule that ended cleanly removed its socket and capsule.json (its log stays for diagnosis): that
   // is a finished instance, not a stale one. A crashed capsule leaves them behind and is listed as stale.
   const present = (dir: string, file: string) => stat(join(home, 'sockets', dir, file)).then(() => true, () => false);
-  const kept = await Promise.all(names.map(async (n) => (await present(n, 'jackin.sock')) || (await present(n, 'capsule.json'))));
+  const kept = await Promise.all(names.map(async (n) => (await present(n, SOCKET_NAME)) || (await present(n, 'capsule.json'))));
   return Promise.all(names.filter((_, i) => kept[i]).map((n) => probeInstance(home, n)));
 }

@@ -21,6 +21,7 @@
  * nothing here logs a query string or fragment.
  */
 import type { ServerFrame } from '../../protocol/index.ts';
+import { envSwitch } from '../../policy/env-switch.ts';
 import { checkUrl, redactUrlForLog } from '../../policy/url-safety.ts';
 import { DisposableStore, type Disposable } from '../../disposable.ts';
 import type { SessionFrames, SessionInput, SessionNotices, SessionPalette, SessionRequests, SessionTerminal } from '../session/feature-session.ts';
@@ -33,13 +34,9 @@ import { requestResolve, type ResolveResult } from '../session/resolver.ts';
 import { inertText } from '../../ui/inert-text.ts';
 
 
-/** Values of JACKIN_MOUSE that turn mouse capture off (any case). */
-const MOUSE_OFF_VALUES = new Set(['off', 'no', '0', 'false', 'none']);
-
+/** False with --no-mouse or when JACKIN_MOUSE is an off-word (env-switch.ts). */
 export function mouseCaptureEnabled(env: Readonly<Record<string, string | undefined>>, noMouseFlag = false): boolean {
-  if (noMouseFlag) return false;
-  const v = env['JACKIN_MOUSE'];
-  return v === undefined || !MOUSE_OFF_VALUES.has(v.trim().toLowerCase());
+  return !noMouseFlag && envSwitch(env, 'JACKIN_MOUSE');
 }
 
 /** What a modifier-click on a file path (no link under it) is handed to. */

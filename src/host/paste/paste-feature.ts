@@ -24,6 +24,7 @@ import { JackinError, type ErrorCode } from '../../errors.ts';
 import { DisposableStore, type Disposable } from '../../disposable.ts';
 import { hasFeature, type ImageFormat, type ServerFrame } from '../../protocol/index.ts';
 import { DEFAULT_MAX_IMAGE_BYTES } from '../../policy/image-signature.ts';
+import { envSwitch } from '../../policy/env-switch.ts';
 import type { Transport } from '../../transport/transport.ts';
 import { contentImage } from '../platform/clipboard/acquire.ts';
 import { hasImageSignature, readImageFile } from '../platform/clipboard/read-image-file.ts';
@@ -99,16 +100,14 @@ const NOT_AN_IMAGE_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['E_PATH_N
 const PASTE_START = Buffer.from('\x1b[200~');
 const PASTE_END = Buffer.from('\x1b[201~');
 
-/** `JACKIN_PASTE_IMAGE_PATHS`: on unless 0/false/no/off (any case). */
+/** `JACKIN_PASTE_IMAGE_PATHS`: on unless an off-word (env-switch.ts). */
 export function pasteImagePathsEnabled(env: NodeJS.ProcessEnv): boolean {
-  const v = env['JACKIN_PASTE_IMAGE_PATHS']?.trim().toLowerCase();
-  return !(v === '0' || v === 'false' || v === 'no' || v === 'off');
+  return envSwitch(env, 'JACKIN_PASTE_IMAGE_PATHS');
 }
 
-/** `JACKIN_PASTE_FILE_PATHS`: on unless 0/false/no/off (any case). */
+/** `JACKIN_PASTE_FILE_PATHS`: on unless an off-word (env-switch.ts). */
 export function pasteFilePathsEnabled(env: NodeJS.ProcessEnv): boolean {
-  const v = env['JACKIN_PASTE_FILE_PATHS']?.trim().toLowerCase();
-  return !(v === '0' || v === 'false' || v === 'no' || v === 'off');
+  return envSwitch(env, 'JACKIN_PASTE_FILE_PATHS');
 }
 
 /** What a paste found: an image to send, host files to stage, or nothing. */

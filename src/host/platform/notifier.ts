@@ -16,6 +16,7 @@ import { spawn } from 'node:child_process';
 import { accessSync, constants, existsSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { JackinError } from '../../errors.ts';
+import { envSwitch, isOffWord } from '../../policy/env-switch.ts';
 import { detectWsl } from './clipboard/select.ts';
 import { splitShellWords } from './shell-words.ts';
 
@@ -90,9 +91,8 @@ export function chooseNotifier(input: ChooseNotifierInput): NotifierSelection {
         return { choice: { kind: 'macos' }, reason, available: onPath('osascript') };
       case 'windows':
         return { choice: { kind: 'windows', wsl: platform !== 'win32' }, reason, available: onPath(powershell) };
-      case 'none':
-        return { choice: { kind: 'none' }, reason, available: false };
       default:
+        if (isOffWord(forced)) return { choice: { kind: 'none' }, reason, available: false };
         throw new JackinError('E_NOTIFIER_CONFIG', `JACKIN_NOTIFIER=${forced} is not a notifier; use notify-send, macos, windows, none or command:<argv>`);
     }
   }
@@ -251,13 +251,11 @@ function run(cmd: NotifierCommand, env: Readonly<Record<string, string | undefin
 /** Where program notifications go (JACKIN_NOTIFY; notify/notify-feature.ts). */
 export type NotifyMode = 'desktop' | 'terminal' | 'both' | 'deny';
 
-const DENY_VALUES = new Set(['deny', 'off', 'no', '0', 'false']);
-
-/** JACKIN_NOTIFY as a mode, or null when unset (the default depends on the notifier); throws E_BAD_NOTIFY_MODE. */
+/** JACKIN_NOTIFY as a mode (an off-word is deny), or null when unset (the default depends on the notifier); throws E_BAD_NOTIFY_MODE. */
 export function notifyModeFromEnv(env: Readonly<Record<string, string | undefined>>): NotifyMode | null {
   const v = (env['JACKIN_NOTIFY'] ?? '').trim().toLowerCase();
   if (v === '') return null;
-  if (DENY_VALUES.has(v)) return 'deny';
+  if (isOffWord(v)) return 'deny';
   if (v === 'desktop' || v === 'terminal' || v === 'both') return v;
   throw new JackinError('E_BAD_NOTIFY_MODE', `JACKIN_NOTIFY=${env['JACKIN_NOTIFY']} is not a mode; use desktop, terminal, both or deny`);
 }
@@ -268,7 +266,7 @@ export function effectiveNotifyMode(env: Readonly<Record<string, string | undefi
 }
 
 
-/** JACKIN_NOTIFY_BELL=unfocused (also on/1/yes/true): a bell while the terminal is unfocused notifies. */
+/** JACKIN_NOTIFY_BELL=unfocused (or an on-word): a bell while the terminal is unfocused notifies. */
 export function bellWanted(env: Readonly<Record<string, string | undefined>>): boolean {
-  return ['unfocused', 'on', '1', 'yes', 'true'].includes((env['JACKIN_NOTIFY_BELL'] ?? '').trim().toLowerCase());
+  return envSwitch(env, 'JACKIN_NOTIFY_BELL');
 }

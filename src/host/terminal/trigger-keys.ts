@@ -4,6 +4,7 @@
  * modifyOtherKeys). Pure; the input scanner matches keys with it.
  */
 import { JackinError } from '../../errors.ts';
+import { isOffWord } from '../../policy/env-switch.ts';
 
 export type KeyEncoding = 'c0' | 'csi-u' | 'modify-other-keys';
 
@@ -37,12 +38,12 @@ const CTRL_PUNCT: ReadonlyMap<string, number> = new Map([
 ]);
 
 /**
- * Parses `ctrl+v`, `ctrl+\`, `ctrl+g`... (case-insensitive); `none` gives null. Throws E_BAD_KEY_SPEC for
- * anything else, naming `source` (the variable the spec came from).
+ * Parses `ctrl+v`, `ctrl+\`, `ctrl+g`... (case-insensitive); `none` (or another off-word, env-switch.ts)
+ * gives null. Throws E_BAD_KEY_SPEC for anything else, naming `source` (the variable the spec came from).
  */
 export function parseKeySpec(spec: string, source: string): KeySpec | null {
   const s = spec.trim().toLowerCase();
-  if (s === 'none') return null;
+  if (isOffWord(s)) return null;
   const bad = (why: string): never => {
     throw new JackinError('E_BAD_KEY_SPEC', `${source}=${JSON.stringify(spec)} ${why}; use ctrl+<letter>, ctrl+\\, ctrl+], ctrl+^, ctrl+_ or none`);
   };

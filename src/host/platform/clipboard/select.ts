@@ -4,6 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { JackinError } from '../../../errors.ts';
+import { isOffWord } from '../../../policy/env-switch.ts';
 import { DEFAULT_MAX_IMAGE_BYTES } from '../../../policy/image-signature.ts';
 import { createCommandReader } from './command-reader.ts';
 import { createMacosReader, createWindowsReader } from './native-reader.ts';
@@ -37,7 +38,7 @@ export const DEFAULT_READ_LIMITS: ReadLimits = {
 
 const FORCED = ['wl-paste', 'xclip', 'macos', 'windows', 'none'] as const;
 
-/** The backend and why; throws E_BAD_CLIPBOARD_BACKEND for an unknown JACKIN_CLIPBOARD value. Pure. */
+/** The backend and why (an off-word is none); throws E_BAD_CLIPBOARD_BACKEND for an unknown JACKIN_CLIPBOARD value. Pure. */
 export function chooseBackend({ env, platform, wsl }: ChoiceInput): { choice: BackendChoice; reason: string } {
   const forced = env.JACKIN_CLIPBOARD?.trim();
   if (forced !== undefined && forced !== '') {
@@ -48,14 +49,14 @@ export function chooseBackend({ env, platform, wsl }: ChoiceInput): { choice: Ba
       }
       return { choice: { kind: 'command', argv }, reason: 'JACKIN_CLIPBOARD=command:' };
     }
-    const name = FORCED.find((f) => f === forced);
+    const name = isOffWord(forced) ? 'none' : FORCED.find((f) => f === forced);
     if (name === undefined) {
       throw new JackinError(
         'E_BAD_CLIPBOARD_BACKEND',
         `JACKIN_CLIPBOARD=${JSON.stringify(forced)} is not a backend; use one of ${FORCED.join(', ')} or command:<argv>`,
       );
     }
-    const reason = `JACKIN_CLIPBOARD=${name}`;
+    const reason = `JACKIN_CLIPBOARD=${forced}`;
     switch (name) {
       case 'windows':
         return { choice: { kind: 'windows', wsl: platform !== 'win32' }, reason };

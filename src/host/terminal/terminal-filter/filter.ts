@@ -13,6 +13,7 @@
  * Over 350 lines on purpose: one state machine whose states share the run bookkeeping reads best whole.
  */
 import { isAscii, isUtf8 } from 'node:buffer';
+import { envSwitch, isOffWord } from '../../../policy/env-switch.ts';
 import { createRateLimiter, type RateLimiter } from '../../platform/rate-limiter.ts';
 import { DROP, PASS, type Decision, type FilterContext, type FilterEvent, type TerminalFilterOptions } from './context.ts';
 import { csiDecision, escDecision, PLAIN_PASS_FINALS } from './csi-policy.ts';
@@ -686,13 +687,10 @@ export class TerminalFilter implements FilterContext {
   }
 }
 
-/** Values of JACKIN_NOTIFY that turn program notifications off (any case). */
-const NOTIFY_OFF = new Set(['deny', 'off', 'no', '0', 'false']);
-
-/** Filter options from the environment: JACKIN_NOTIFY (notifications), JACKIN_GRAPHICS=allow (sixel, kitty). */
+/** Filter options from the environment: JACKIN_NOTIFY (an off-word drops notifications), JACKIN_GRAPHICS (sixel, kitty). */
 export function filterOptionsFromEnv(env: Readonly<Record<string, string | undefined>>): Pick<TerminalFilterOptions, 'notify' | 'graphics'> {
   return {
-    notify: !NOTIFY_OFF.has((env['JACKIN_NOTIFY'] ?? '').trim().toLowerCase()),
-    graphics: (env['JACKIN_GRAPHICS'] ?? '').trim().toLowerCase() === 'allow',
+    notify: !isOffWord(env['JACKIN_NOTIFY']),
+    graphics: envSwitch(env, 'JACKIN_GRAPHICS'),
   };
 }
