@@ -87,9 +87,6 @@ export const ERROR_CODES = [
   'E_EXPORT_STATE',
   'E_EXPORT_WRITE',
   'E_NO_SPACE',
-  'E_SIZE_MISMATCH',
-  'E_BAD_OFFSET',
-  'E_DIGEST_MISMATCH',
   // Clipboard and image paste
   'E_BAD_CLIPBOARD_BACKEND',
   'E_CLIPBOARD_BACKEND_MISSING',
@@ -104,13 +101,15 @@ export const ERROR_CODES = [
   'E_NOT_A_FILE',
   'E_STAGING_FAILED',
   'E_STAGING_UNSAFE',
+  // Verified transfers: exports, staged files and images (src/protocol/verified-transfer.ts)
+  'E_TRANSFER_OFFSET',
+  'E_TRANSFER_CHUNK_SIZE',
+  'E_TRANSFER_SIZE_MISMATCH',
+  'E_DIGEST_MISMATCH',
   // Image transfers (capsule)
   'E_TOO_MANY_TRANSFERS',
   'E_TRANSFER_ID_IN_USE',
   'E_TRANSFER_UNKNOWN',
-  'E_TRANSFER_OFFSET',
-  'E_TRANSFER_CHUNK_SIZE',
-  'E_TRANSFER_SIZE_MISMATCH',
   'E_TRANSFER_CORRELATION',
   'E_TRANSFER_IDLE',
   'E_TRANSFER_ABORTED',

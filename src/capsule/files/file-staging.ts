@@ -11,12 +11,12 @@
  * final name, and its partial file is removed when the connection closes. `cleanup()` removes the whole
  * files directory when the capsule exits.
  */
-import type { Hash } from 'node:crypto';
-import { nodeCrypto, randomBytes } from '../../lazy-builtins.ts';
+import { randomBytes } from '../../lazy-builtins.ts';
 import { link, mkdir, open, rm, rmdir, statfs, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { JackinError } from '../../errors.ts';
-import { MAX_CHUNK_BYTES, MAX_STAGED_PATH_BYTES, SHA256_BYTES } from '../../protocol/limits.ts';
+import { MAX_STAGED_PATH_BYTES } from '../../protocol/limits.ts';
+import { VerifiedTransfer } from '../../protocol/verified-transfer.ts';
 import { ensurePrivateDir, type StagedPath } from '../session/staging.ts';
 
 export const FILES_DIR_NAME = 'files';
@@ -60,8 +60,7 @@ export function checkStagedName(name: unknown): string {
 
 /** One file arriving: sequential chunks into the partial file, then finish() or abort(). */
 export class FileStageTransfer {
-  readonly #hash: Hash = nodeCrypto().createHash('sha256');
-  #received = 0;
+  readonly #transfer: VerifiedTransfer;
   #done = false;
 
   constructor(
@@ -70,26 +69,24 @@ export class FileStageTransfer {
     private readonly partial: string,
     readonly name: string,
     readonly size: number,
-  ) {}
-
-  get received(): number {
-    return this.#received;
+  ) {
+    this.#transfer = new VerifiedTransfer({ size, label: name });
   }
 
+  get received(): number {
+    return this.#transfer.received;
+  }
+
+  /** Checks the chunk (rejecting before any await), then writes and hashes it; resolves when both are done. */
   async write(offset: number, bytes: Buffer): Promise<void> {
     if (this.#done) throw new JackinError('E_TRANSFER_UNKNOWN', `the transfer of ${this.name} is over`);
-    if (offset !== this.#received) throw new JackinError('E_TRANSFER_OFFSET', `chunk at offset ${offset}, expected ${this.#received}`);
-    if (bytes.length < 1 || bytes.length > MAX_CHUNK_BYTES) throw new JackinError('E_TRANSFER_CHUNK_SIZE', `chunk of ${bytes.length} bytes; allowed 1..${MAX_CHUNK_BYTES}`);
-    if (offset + bytes.length > this.size) {
-      throw new JackinError('E_TRANSFER_SIZE_MISMATCH', `chunk ends at ${offset + bytes.length}, past the declared ${this.size} bytes`);
-    }
-    this.#received += bytes.length;
-    this.#hash.update(bytes);
+    const hashed = this.#transfer.accept(offset, bytes);
     let written = 0;
     while (written < bytes.length) {
       const r = await this.fh.write(bytes, written, bytes.length - written, offset + written);
       written += r.bytesWritten;
     }
+    await hashed;
   }
 
   /** Verifies size and digest, then publishes under `<run>/files/<random>/<name>`. */
@@ -97,13 +94,7 @@ export class FileStageTransfer {
     if (this.#done) throw new JackinError('E_TRANSFER_UNKNOWN', `the transfer of ${this.name} is over`);
     this.#done = true;
     try {
-      if (this.#received !== this.size) {
-        throw new JackinError('E_TRANSFER_SIZE_MISMATCH', `${this.name} ended after ${this.#received} of ${this.size} bytes`);
-      }
-      const digest = this.#hash.digest();
-      if (sha256.length !== SHA256_BYTES || !digest.equals(sha256)) {
-        throw new JackinError('E_DIGEST_MISMATCH', `${this.name}: SHA-256 ${digest.toString('hex')} does not match the sender's ${sha256.toString('hex')}`);
-      }
+      const digest = await this.#transfer.verify(sha256);
       await this.fh.close();
       const path = await this.staging.publish(this.partial, this.name);
       return { path, name: this.name, bytes: this.size, sha256: digest.toString('hex') };

@@ -51,7 +51,7 @@ function messageOf(e: unknown): string {
 
 /**
  * Receives the frames of one transfer on `socket` until FileStaged is sent; throws on any failure. Chunks
- * are checked and hashed as they are decoded and their writes issued at once (positioned writes, so they
+ * are checked as they are decoded, queued for hashing in order, and their writes issued at once (positioned writes, so they
  * may complete in any order); the connection is paused only while more than STAGE_WRITE_QUEUE_BYTES wait
  * for the disk, so the network and the disk overlap and memory stays bounded.
  */
@@ -85,7 +85,7 @@ function receive(socket: Socket, transfer: FileStageTransfer, transferId: bigint
       timer.unref();
     };
     const write = (offset: number, bytes: Buffer): void => {
-      // write() checks and hashes synchronously and throws (rejects) before its first await.
+      // write() checks synchronously and rejects before its first await.
       const w = transfer.write(offset, bytes);
       queued += bytes.length;
       writes.add(w);

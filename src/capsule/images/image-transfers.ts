@@ -14,11 +14,10 @@
  * MAX_BUFFERED_TRANSFER_BYTES, checked against the declared size at Start; chunks are never allowed past
  * it). A host sends one transfer at a time, so the budget is 64 MiB in practice.
  */
-import type { Hash } from 'node:crypto';
-import { nodeCrypto } from '../../lazy-builtins.ts';
 import { JackinError, type ErrorCode } from '../../errors.ts';
 import type { AttachContext, ControlResult, ImageChunk, ImageEnd, ImageFormat, ImageStart } from '../../protocol/frames.ts';
-import { MAX_CHUNK_BYTES, MAX_IMAGE_TRANSFER_BYTES, MiB, SHA256_BYTES, TRANSFER_IDLE_MS } from '../../protocol/limits.ts';
+import { MAX_IMAGE_TRANSFER_BYTES, MiB, TRANSFER_IDLE_MS } from '../../protocol/limits.ts';
+import { VerifiedTransfer } from '../../protocol/verified-transfer.ts';
 import type { StagedImage } from '../session/staging.ts';
 
 export const MAX_CONCURRENT_TRANSFERS = 4;
@@ -67,9 +66,9 @@ interface Transfer {
   owner: Correlation;
   format: ImageFormat;
   size: number;
-  received: number;
+  /** Offsets, sizes and the SHA-256 (the bytes themselves are kept in `parts`). */
+  verified: VerifiedTransfer;
   parts: Buffer[];
-  hash: Hash;
   timer: unknown;
 }
 
@@ -136,9 +135,8 @@ export class ImageTransfers {
       owner: from,
       format: body.format,
       size: body.size,
-      received: 0,
+      verified: new VerifiedTransfer({ size: body.size, label: `image transfer ${body.transferId}` }),
       parts: [],
-      hash: nodeCrypto().createHash('sha256'),
       timer: undefined,
     };
     this.#transfers.set(t.id, t);
@@ -149,20 +147,15 @@ export class ImageTransfers {
   chunk(from: Correlation, body: ImageChunk): TransferStep {
     const t = this.#owned(from, body.transferId);
     if (!('id' in t)) return t;
-    if (body.offset !== t.received) {
-      return this.#drop(t, 'E_TRANSFER_OFFSET', `image transfer ${t.id}: chunk at offset ${body.offset}, expected ${t.received}`);
-    }
-    if (body.bytes.length < 1 || body.bytes.length > MAX_CHUNK_BYTES) {
-      return this.#drop(t, 'E_TRANSFER_CHUNK_SIZE', `image transfer ${t.id}: chunk of ${body.bytes.length} bytes; allowed 1..${MAX_CHUNK_BYTES}`);
-    }
-    if (t.received + body.bytes.length > t.size) {
-      return this.#drop(t, 'E_TRANSFER_SIZE_MISMATCH', `image transfer ${t.id}: chunk ends at ${t.received + body.bytes.length}, past the declared ${t.size} bytes`);
-    }
-    // Copy: the decoder's buffer may be a view into a larger read buffer that is reused.
+    // Copy: the decoder's buffer may be a view into a larger read buffer that is reused. The copy is
+    // checked, then hashed (queued; end() waits for it), and never changes.
     const part = Buffer.from(body.bytes);
+    try {
+      void t.verified.accept(body.offset, part);
+    } catch (e) {
+      return this.#dropWith(t, e as JackinError);
+    }
     t.parts.push(part);
-    t.hash.update(part);
-    t.received += part.length;
     this.#touch(t);
     return { responses: [], events: [] };
   }
@@ -173,13 +166,10 @@ export class ImageTransfers {
     const parts = t.parts;
     // Removed before any await: a second End, or a chunk racing the staging, finds no transfer.
     this.#forget(t);
-    const fail = (code: ErrorCode, message: string): TransferStep => this.#rejectStep(t.owner.requestId, t.id, new JackinError(code, message));
-    if (t.received !== t.size) {
-      return fail('E_TRANSFER_SIZE_MISMATCH', `image transfer ${t.id} ended after ${t.received} of ${t.size} bytes`);
-    }
-    const digest = t.hash.digest();
-    if (body.sha256.length !== SHA256_BYTES || !digest.equals(body.sha256)) {
-      return fail('E_DIGEST_MISMATCH', `image transfer ${t.id}: SHA-256 ${digest.toString('hex')} does not match the sender's ${body.sha256.toString('hex')}`);
+    try {
+      await t.verified.verify(body.sha256);
+    } catch (e) {
+      return this.#rejectStep(t.owner.requestId, t.id, e as JackinError);
     }
     const bytes = Buffer.concat(parts, t.size);
     parts.length = 0;
@@ -235,8 +225,12 @@ export class ImageTransfers {
   }
 
   #drop(t: Transfer, code: ErrorCode, message: string): TransferStep {
+    return this.#dropWith(t, new JackinError(code, message));
+  }
+
+  #dropWith(t: Transfer, error: JackinError): TransferStep {
     this.#forget(t);
-    return this.#rejectStep(t.owner.requestId, t.id, new JackinError(code, message));
+    return this.#rejectStep(t.owner.requestId, t.id, error);
   }
 
   #rejectStep(requestId: bigint | null, transferId: bigint, error: JackinError): TransferStep {

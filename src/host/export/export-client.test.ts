@@ -52,7 +52,7 @@ test('exportFile: a short stream (End before all bytes, or a close) leaves nothi
   const f1 = await fakeCapsule(t, (s) => {
     s.end(Buffer.concat([encodeControlMessage({ ok: true, exportId: '2' }), frames(2n, [start(2n), { type: 'FileExportChunk', exportId: 2n, offset: 0, bytes: half }, { type: 'FileExportEnd', exportId: 2n, sha256: digest }])]));
   });
-  await assert.rejects(exportFile({ path: 'a.txt' }, { connect: f1.connect, directory: f1.dest }), (e: unknown) => e instanceof JackinError && e.code === 'E_SIZE_MISMATCH');
+  await assert.rejects(exportFile({ path: 'a.txt' }, { connect: f1.connect, directory: f1.dest }), (e: unknown) => e instanceof JackinError && e.code === 'E_TRANSFER_SIZE_MISMATCH');
   assert.deepEqual(files(f1.dest), []);
   const f2 = await fakeCapsule(t, (s) => {
     s.end(Buffer.concat([encodeControlMessage({ ok: true, exportId: '3' }), frames(3n, [start(3n), { type: 'FileExportChunk', exportId: 3n, offset: 0, bytes: half }])]));
@@ -177,8 +177,8 @@ test('exportFile: a streamed export (bound in Start, exact size in FileExportLen
 
   const bad: Array<[string, Record<string, unknown>, ServerFrame[], string]> = [
     ['no FileExportLength on a streamed export', { streamed: true }, [start(11n, 4096), chunk, end], 'E_EXPORT_PROTOCOL'],
-    ['a length that is not what arrived', { streamed: true }, [start(11n, 4096), chunk, length(body.length + 1), end], 'E_SIZE_MISMATCH'],
-    ['more bytes than the declared bound', { streamed: true }, [start(11n, 8), chunk, length(body.length), end], 'E_SIZE_MISMATCH'],
+    ['a length that is not what arrived', { streamed: true }, [start(11n, 4096), chunk, length(body.length + 1), end], 'E_TRANSFER_SIZE_MISMATCH'],
+    ['more bytes than the declared bound', { streamed: true }, [start(11n, 8), chunk, length(body.length), end], 'E_TRANSFER_SIZE_MISMATCH'],
     ['a length on an export of exact size', {}, [start(11n), chunk, length(body.length), end], 'E_EXPORT_PROTOCOL'],
     ['a chunk after the length', { streamed: true }, [start(11n, 4096), chunk, length(body.length), { ...chunk, offset: body.length }, end], 'E_EXPORT_PROTOCOL'],
   ];

@@ -22,7 +22,7 @@ import { DisposableStore, toDisposable, type Disposable } from '../../disposable
 import type { SessionFrames, SessionNotices, SessionPalette, SessionRequests } from '../session/feature-session.ts';
 import { exportFile, type ExportedFile } from './export-client.ts';
 import { controlCall } from '../../transport/control-call.ts';
-import { createExportSink, type ExportSink } from './export-sink.ts';
+import { ExportSink } from './export-sink.ts';
 import { createHostServices, type HostServices } from '../platform/host-services.ts';
 import type { Opener } from '../platform/opener.ts';
 import type { PaletteOpening, ShownTarget } from '../session/feature-session.ts';
@@ -51,33 +51,83 @@ export interface ExportFeatureOptions {
   readonly resolvePathAtCursor?: (session: ExportSession) => Promise<string | null>;
 }
 
-export interface ExportFeature extends Disposable {
-  /** Exports one container path; tells the operator the outcome. Resolves undefined on failure. */
-  exportPath(path: string, mode: ExportMode): Promise<ExportedFile | undefined>;
-  /** For the links feature: a modifier-click on a visible path (records the gesture, then exports it). */
-  exportFromClick(path: string): void;
-}
-
 function describe(e: unknown): string {
   return e instanceof JackinError ? `${e.message} (${e.code})` : e instanceof Error ? e.message : String(e);
 }
 
+const OFFERED_TITLE = 'Pull offered file';
+
+const VARIANTS: ReadonlyArray<{ mode: ExportMode; suffix: string; idSuffix: string }> = [
+  { mode: 'save', suffix: '', idSuffix: '' },
+  { mode: 'reveal', suffix: ' and reveal', idSuffix: '-reveal' },
+  { mode: 'open', suffix: ' and open', idSuffix: '-open' },
+];
+
 /** What the export feature uses of the session. */
 export type ExportSession = SessionFrames & SessionNotices & SessionPalette & SessionRequests;
 
-export function installExportFeature(session: ExportSession, opts: ExportFeatureOptions): ExportFeature {
-  const store = new DisposableStore();
-  const services = opts.services ?? createHostServices({ env: opts.env ?? process.env });
-  const getOpener = (): Opener => opts.opener ?? services.opener;
-  const destination = (): Promise<string> => (opts.directory !== undefined ? Promise.resolve(opts.directory) : services.exportDirectory(opts.instance));
+/** The export affordance of one attached session; installExportFeature() makes it. */
+export class ExportFeature implements Disposable {
+  readonly #session: ExportSession;
+  readonly #opts: ExportFeatureOptions;
+  readonly #store = new DisposableStore();
+  readonly #services: HostServices;
   // Exports in flight end (and remove their temporary files) when the feature ends (the session disposes it when it ends).
-  const stop = new AbortController();
-  store.add(toDisposable(() => stop.abort()));
+  readonly #stop = new AbortController();
+  readonly #resolvePathAtCursor: (session: ExportSession) => Promise<string | null>;
+  /** Why the Pull offered file entry named no file in this opening (null: nothing was offered). */
+  #unread: string | null = null;
 
-  async function reveal(path: string, mode: ExportMode): Promise<void> {
+  constructor(session: ExportSession, opts: ExportFeatureOptions) {
+    this.#session = session;
+    this.#opts = opts;
+    this.#services = opts.services ?? createHostServices({ env: opts.env ?? process.env });
+    this.#resolvePathAtCursor =
+      opts.resolvePathAtCursor ??
+      (async (): Promise<string | null> => {
+        const r = await requestResolve(session, 'path', null);
+        return r.kind === 'none' ? null : r.text;
+      });
+    this.#store.add(toDisposable(() => this.#stop.abort()));
+    this.#store.add(session.onPaletteOpen((opening) => this.#onPaletteOpen(opening)));
+    this.#registerActions();
+    this.#store.add(
+      new UpstreamExportGate(session, {
+        destination: () => this.#destination(),
+        reveal: (path, mode) => this.#reveal(path, mode),
+        signal: this.#stop.signal,
+      }),
+    );
+  }
+
+  /** Exports one container path; tells the operator the outcome. Resolves undefined on failure. */
+  exportPath(path: string, mode: ExportMode): Promise<ExportedFile | undefined> {
+    return this.#export(path, mode);
+  }
+
+  /** For the links feature: a modifier-click on a visible path (records the gesture, then exports it). */
+  exportFromClick(path: string): void {
+    this.#session.gesture('click');
+    void this.#export(path, 'save', true);
+  }
+
+  dispose(): void {
+    this.#store.dispose();
+  }
+
+  #getOpener(): Opener {
+    return this.#opts.opener ?? this.#services.opener;
+  }
+
+  #destination(): Promise<string> {
+    return this.#opts.directory !== undefined ? Promise.resolve(this.#opts.directory) : this.#services.exportDirectory(this.#opts.instance);
+  }
+
+  async #reveal(path: string, mode: ExportMode): Promise<void> {
     if (mode === 'save') return;
+    const session = this.#session;
     try {
-      const r = await getOpener().openFile(path, mode);
+      const r = await this.#getOpener().openFile(path, mode);
       if (r.revealedInstead !== undefined) session.notify('warning', `Revealed ${basename(path)} instead of opening it: ${r.revealedInstead}`);
       else session.notify('success', `${mode === 'open' ? 'Opened' : 'Revealed'} ${basename(path)}`);
       session.logAction({ action: r.revealedInstead === undefined ? `${mode}-file` : 'reveal-file', target: path, result: 'ok', ...(r.revealedInstead !== undefined ? { detail: `not opened: ${r.revealedInstead}` } : {}) });
@@ -91,7 +141,8 @@ export function installExportFeature(session: ExportSession, opts: ExportFeature
    * Exports one container path. `confirm`: the capsule chose the path (a click, the cursor, a changed
    * offer), so the operator confirms it in the host's prompt first and nothing is fetched before.
    */
-  async function exportPath(path: string, mode: ExportMode, confirm = false): Promise<ExportedFile | undefined> {
+  async #export(path: string, mode: ExportMode, confirm = false): Promise<ExportedFile | undefined> {
+    const session = this.#session;
     const trimmed = path.trim();
     if (trimmed === '') {
       session.notify('warning', 'Export: no path given');
@@ -103,12 +154,12 @@ export function installExportFeature(session: ExportSession, opts: ExportFeature
       return undefined;
     }
     try {
-      const directory = await destination();
+      const directory = await this.#destination();
       session.notify('info', `Exporting ${trimmed}…`);
-      const r = await exportFile({ path: trimmed, reveal: mode === 'reveal', open: mode === 'open' }, { connect: opts.connect, directory, signal: stop.signal });
+      const r = await exportFile({ path: trimmed, reveal: mode === 'reveal', open: mode === 'open' }, { connect: this.#opts.connect, directory, signal: this.#stop.signal });
       session.notify('success', `Saved ${basename(r.destination)} (${formatBytes(r.bytes)}) in ${dirname(r.destination)}`);
       session.logAction({ action: 'export', target: trimmed, result: 'ok', detail: r.destination });
-      await reveal(r.destination, mode);
+      await this.#reveal(r.destination, mode);
       return r;
     } catch (e) {
       session.notify('error', `Export of ${trimmed} failed: ${describe(e)}`);
@@ -117,21 +168,15 @@ export function installExportFeature(session: ExportSession, opts: ExportFeature
     }
   }
 
-  const resolvePathAtCursor =
-    opts.resolvePathAtCursor ??
-    (async (): Promise<string | null> => {
-      const r = await requestResolve(session, 'path', null);
-      return r.kind === 'none' ? null : r.text;
-    });
-
-  async function underCursor(mode: ExportMode): Promise<void> {
+  async #underCursor(mode: ExportMode): Promise<void> {
+    const session = this.#session;
     if (!hasFeature(session.features, 'resolve')) {
       session.notify('warning', 'Export file under cursor needs a jackin capsule (this one does not resolve paths)');
       return;
     }
     let path: string | null;
     try {
-      path = await resolvePathAtCursor(session);
+      path = await this.#resolvePathAtCursor(session);
     } catch (e) {
       session.notify('error', `Export file under cursor: ${describe(e)}`);
       return;
@@ -140,48 +185,46 @@ export function installExportFeature(session: ExportSession, opts: ExportFeature
       session.notify('warning', 'No file path under the cursor');
       return;
     }
-    await exportPath(path, mode, true);
+    await this.#export(path, mode, true);
   }
 
-  const OFFERED_TITLE = 'Pull offered file';
-  /** Why the entry named no file in this opening (null: nothing was offered). */
-  let unread: string | null = null;
-  const offeredFile = async (): Promise<string | null> => {
-    const file = (await controlCall(opts.connect, { method: 'offers' }))['file'];
+  async #offeredFile(): Promise<string | null> {
+    const file = (await controlCall(this.#opts.connect, { method: 'offers' }))['file'];
     return typeof file === 'string' && file !== '' ? file : null;
-  };
-  store.add(
-    session.onPaletteOpen((opening: PaletteOpening) => {
-      if (session.features === null) {
-        // An upstream capsule: offers are ours only, and its control channel is not asked.
-        unread = 'this capsule makes no offers (not a jackin capsule)';
-        session.showTarget('pull-offered-file', opening, { title: OFFERED_TITLE, target: null, literal: false });
-        return;
-      }
-      void offeredFile().then(
-        (offered) => {
-          if (!opening.current) return;
-          unread = null;
-          session.showTarget('pull-offered-file', opening, {
-            title: offered === null ? OFFERED_TITLE : `${OFFERED_TITLE}: ${inertText(offered, 400)}`,
-            target: offered,
-            // Only a path drawn as it is (no character made visible) counts as seen; else the prompt shows it.
-            literal: offered !== null && inertText(offered, 400) === offered,
-          });
-        },
-        (e: unknown) => {
-          if (!opening.current) return;
-          unread = describe(e);
-          session.showTarget('pull-offered-file', opening, { title: `${OFFERED_TITLE} (could not read the offer)`, target: null, literal: false });
-        },
-      );
-    }),
-  );
+  }
 
-  async function pullOffered(shown: ShownTarget): Promise<void> {
+  #onPaletteOpen(opening: PaletteOpening): void {
+    const session = this.#session;
+    if (session.features === null) {
+      // An upstream capsule: offers are ours only, and its control channel is not asked.
+      this.#unread = 'this capsule makes no offers (not a jackin capsule)';
+      session.showTarget('pull-offered-file', opening, { title: OFFERED_TITLE, target: null, literal: false });
+      return;
+    }
+    void this.#offeredFile().then(
+      (offered) => {
+        if (!opening.current) return;
+        this.#unread = null;
+        session.showTarget('pull-offered-file', opening, {
+          title: offered === null ? OFFERED_TITLE : `${OFFERED_TITLE}: ${inertText(offered, 400)}`,
+          target: offered,
+          // Only a path drawn as it is (no character made visible) counts as seen; else the prompt shows it.
+          literal: offered !== null && inertText(offered, 400) === offered,
+        });
+      },
+      (e: unknown) => {
+        if (!opening.current) return;
+        this.#unread = describe(e);
+        session.showTarget('pull-offered-file', opening, { title: `${OFFERED_TITLE} (could not read the offer)`, target: null, literal: false });
+      },
+    );
+  }
+
+  async #pullOffered(shown: ShownTarget): Promise<void> {
+    const session = this.#session;
     const drawn = shown.target;
     if (drawn === null) {
-      if (unread !== null) session.notify('error', `Pull offered file: ${unread}`);
+      if (this.#unread !== null) session.notify('error', `Pull offered file: ${this.#unread}`);
       else session.notify('info', 'No file is offered (inside the container: jackin-capsule offer <path>)');
       return;
     }
@@ -189,7 +232,7 @@ export function installExportFeature(session: ExportSession, opts: ExportFeature
     // and only while it is still the one offered.
     let now: string | null;
     try {
-      now = await offeredFile();
+      now = await this.#offeredFile();
     } catch (e) {
       session.notify('error', `Pull offered file: ${describe(e)}`);
       session.logAction({ action: 'export', target: drawn, result: 'failed', detail: describe(e) });
@@ -202,57 +245,49 @@ export function installExportFeature(session: ExportSession, opts: ExportFeature
       return;
     }
     // The entry showed this exact path whole: choosing it was the confirmation. Anything else is confirmed first.
-    await exportPath(drawn, 'save', !shown.seen);
+    await this.#export(drawn, 'save', !shown.seen);
   }
 
-  const variants: ReadonlyArray<{ mode: ExportMode; suffix: string; idSuffix: string }> = [
-    { mode: 'save', suffix: '', idSuffix: '' },
-    { mode: 'reveal', suffix: ' and reveal', idSuffix: '-reveal' },
-    { mode: 'open', suffix: ' and open', idSuffix: '-open' },
-  ];
-  for (const v of variants) {
-    store.add(session.registerAction({
-      id: `export-file${v.idSuffix}`,
-      title: `Export file…${v.suffix}`,
-      ...(v.mode === 'save' ? { key: 'e' } : {}),
-      prompt: 'Container path to export',
-      run: (argument) => void exportPath(argument ?? '', v.mode),
-    }));
-  }
-  for (const v of variants) {
-    store.add(session.registerAction({
-      id: `export-cursor${v.idSuffix}`,
-      title: `Export file under cursor${v.suffix}`,
-      ...(v.mode === 'save' ? { key: 'x' } : {}),
-      run: () => underCursor(v.mode),
-    }));
-  }
-  store.add(
-    session.registerAction({
-      id: 'pull-offered-file',
-      title: OFFERED_TITLE,
-      key: 'f',
-      readsTarget: {
-        pendingTitle: `${OFFERED_TITLE} (reading the offer…)`,
-        whilePending: () => {
-          session.logAction({ action: 'export', target: 'the offered file (not yet shown)', result: 'refused', detail: 'chosen while the palette was still reading the offer' });
-          return 'Still reading the offer; choose it once it shows';
+  #registerActions(): void {
+    const session = this.#session;
+    const store = this.#store;
+    for (const v of VARIANTS) {
+      store.add(session.registerAction({
+        id: `export-file${v.idSuffix}`,
+        title: `Export file…${v.suffix}`,
+        ...(v.mode === 'save' ? { key: 'e' } : {}),
+        prompt: 'Container path to export',
+        run: (argument) => void this.#export(argument ?? '', v.mode),
+      }));
+    }
+    for (const v of VARIANTS) {
+      store.add(session.registerAction({
+        id: `export-cursor${v.idSuffix}`,
+        title: `Export file under cursor${v.suffix}`,
+        ...(v.mode === 'save' ? { key: 'x' } : {}),
+        run: () => this.#underCursor(v.mode),
+      }));
+    }
+    store.add(
+      session.registerAction({
+        id: 'pull-offered-file',
+        title: OFFERED_TITLE,
+        key: 'f',
+        readsTarget: {
+          pendingTitle: `${OFFERED_TITLE} (reading the offer…)`,
+          whilePending: () => {
+            session.logAction({ action: 'export', target: 'the offered file (not yet shown)', result: 'refused', detail: 'chosen while the palette was still reading the offer' });
+            return 'Still reading the offer; choose it once it shows';
+          },
         },
-      },
-      run: (_argument, shown) => pullOffered(shown ?? { target: null, seen: false }),
-    }),
-  );
+        run: (_argument, shown) => this.#pullOffered(shown ?? { target: null, seen: false }),
+      }),
+    );
+  }
+}
 
-  installUpstreamGate(session, store, { destination, reveal, signal: stop.signal });
-
-  return {
-    exportPath,
-    exportFromClick(path) {
-      session.gesture('click');
-      void exportPath(path, 'save', true);
-    },
-    dispose: () => store.dispose(),
-  };
+export function installExportFeature(session: ExportSession, opts: ExportFeatureOptions): ExportFeature {
+  return new ExportFeature(session, opts);
 }
 
 interface UpstreamTransfer {
@@ -265,85 +300,106 @@ interface UpstreamTransfer {
   failed: boolean;
 }
 
+interface UpstreamGateOptions {
+  readonly destination: () => Promise<string>;
+  readonly reveal: (path: string, mode: ExportMode) => Promise<void>;
+  readonly signal: AbortSignal;
+}
+
 /**
  * Accepts an upstream capsule's FileExport* frames only when the operator allowed upstream requests, and
  * then once per gesture (session.admitUpstream); ours never sends them on the session.
  */
-function installUpstreamGate(
-  session: ExportSession,
-  store: DisposableStore,
-  o: { destination: () => Promise<string>; reveal: (path: string, mode: ExportMode) => Promise<void>; signal: AbortSignal },
-): void {
-  const transfers = new Map<bigint, UpstreamTransfer>();
-  const refusedIds = new Set<bigint>();
+class UpstreamExportGate implements Disposable {
+  readonly #session: ExportSession;
+  readonly #o: UpstreamGateOptions;
+  readonly #transfers = new Map<bigint, UpstreamTransfer>();
+  readonly #refusedIds = new Set<bigint>();
+  readonly #subscription: Disposable;
+
+  constructor(session: ExportSession, o: UpstreamGateOptions) {
+    this.#session = session;
+    this.#o = o;
+    o.signal.addEventListener('abort', () => {
+      for (const t of this.#transfers.values()) void t.sink?.abort('the session ended');
+      this.#transfers.clear();
+    });
+    this.#subscription = session.onFrame((f: ServerFrame) => this.#onFrame(f));
+  }
+
+  dispose(): void {
+    this.#subscription.dispose();
+  }
+
   /** Later frames of a refused export are dropped without another notice. */
-  const silence = (id: bigint): boolean => {
-    if (refusedIds.has(id)) return false;
-    if (refusedIds.size > 64) refusedIds.clear();
-    refusedIds.add(id);
+  #silence(id: bigint): boolean {
+    if (this.#refusedIds.has(id)) return false;
+    if (this.#refusedIds.size > 64) this.#refusedIds.clear();
+    this.#refusedIds.add(id);
     return true;
-  };
-  const refuse = (id: bigint, why: string): void => {
-    if (!silence(id)) return;
-    session.notify('warning', `Refused a file export from the capsule: ${why}; nothing was written`);
-    session.logAction({ action: 'export', target: `upstream export ${id}`, result: 'refused', detail: why });
-  };
-  const fail = (id: bigint, t: UpstreamTransfer, e: unknown): void => {
+  }
+
+  #refuse(id: bigint, why: string): void {
+    if (!this.#silence(id)) return;
+    this.#session.notify('warning', `Refused a file export from the capsule: ${why}; nothing was written`);
+    this.#session.logAction({ action: 'export', target: `upstream export ${id}`, result: 'refused', detail: why });
+  }
+
+  #fail(id: bigint, t: UpstreamTransfer, e: unknown): void {
     if (t.failed) return;
     t.failed = true;
-    transfers.delete(id);
+    this.#transfers.delete(id);
     void t.sink?.abort(describe(e));
-    session.notify('error', `Export of ${t.name} failed: ${describe(e)}`);
-    session.logAction({ action: 'export', target: t.name, result: 'failed', detail: describe(e) });
-  };
-  o.signal.addEventListener('abort', () => {
-    for (const t of transfers.values()) void t.sink?.abort('the session ended');
-    transfers.clear();
-  });
+    this.#session.notify('error', `Export of ${t.name} failed: ${describe(e)}`);
+    this.#session.logAction({ action: 'export', target: t.name, result: 'failed', detail: describe(e) });
+  }
 
-  store.add(session.onFrame((f: ServerFrame) => {
+  #onFrame(f: ServerFrame): void {
+    const session = this.#session;
+    const transfers = this.#transfers;
     switch (f.type) {
       case 'FileExportStart': {
-        if (session.features !== null) return refuse(f.exportId, 'this capsule sends exports only on request, never on the session');
-        if (transfers.has(f.exportId)) return refuse(f.exportId, `export ${f.exportId} started twice`);
-        if (transfers.size >= MAX_UPSTREAM_EXPORTS) return refuse(f.exportId, `already ${MAX_UPSTREAM_EXPORTS} exports in progress`);
-        if (refusedIds.has(f.exportId)) return;
-        if (!session.admitUpstream('export', 'export', f.source)) return void silence(f.exportId);
+        if (session.features !== null) return this.#refuse(f.exportId, 'this capsule sends exports only on request, never on the session');
+        if (transfers.has(f.exportId)) return this.#refuse(f.exportId, `export ${f.exportId} started twice`);
+        if (transfers.size >= MAX_UPSTREAM_EXPORTS) return this.#refuse(f.exportId, `already ${MAX_UPSTREAM_EXPORTS} exports in progress`);
+        if (this.#refusedIds.has(f.exportId)) return;
+        if (!session.admitUpstream('export', 'export', f.source)) return void this.#silence(f.exportId);
         const mode: ExportMode = f.open ? 'open' : f.reveal ? 'reveal' : 'save';
         // The published extension follows the path the transfer names, not a differing suggested name.
         const name = exportNameFor(f.source, /\.tar\.zst$/iu.test(f.name) ? 'directory' : 'file', f.name);
         const t: UpstreamTransfer = { sink: undefined, name, mode, chain: Promise.resolve(), failed: false };
         transfers.set(f.exportId, t);
-        t.chain = o.destination().then(async (directory) => {
-          t.sink = createExportSink({ directory });
-          await t.sink.begin(name, f.size);
+        t.chain = this.#o.destination().then(async (directory) => {
+          const sink = new ExportSink({ directory });
+          t.sink = sink;
+          await sink.begin(name, f.size);
         });
-        t.chain.catch((e: unknown) => fail(f.exportId, t, e));
+        t.chain.catch((e: unknown) => this.#fail(f.exportId, t, e));
         return;
       }
       case 'FileExportChunk': {
         const t = transfers.get(f.exportId);
-        if (t === undefined) return refuse(f.exportId, `data for export ${f.exportId}, which was never accepted`);
+        if (t === undefined) return this.#refuse(f.exportId, `data for export ${f.exportId}, which was never accepted`);
         t.chain = t.chain.then(() => t.sink?.write(f.offset, f.bytes));
-        t.chain.catch((e: unknown) => fail(f.exportId, t, e));
+        t.chain.catch((e: unknown) => this.#fail(f.exportId, t, e));
         return;
       }
       case 'FileExportEnd': {
         const t = transfers.get(f.exportId);
-        if (t === undefined) return refuse(f.exportId, `the end of export ${f.exportId}, which was never accepted`);
+        if (t === undefined) return this.#refuse(f.exportId, `the end of export ${f.exportId}, which was never accepted`);
         t.chain = t.chain.then(async () => {
           if (t.sink === undefined) throw new JackinError('E_EXPORT_STATE', 'export ended before it began');
           const r = await t.sink.finish(f.sha256);
           transfers.delete(f.exportId);
           session.notify('success', `Saved ${basename(r.destination)} (${formatBytes(r.bytes)}) in ${dirname(r.destination)}`);
           session.logAction({ action: 'export', target: t.name, result: 'ok', detail: r.destination });
-          await o.reveal(r.destination, t.mode);
+          await this.#o.reveal(r.destination, t.mode);
         });
-        t.chain.catch((e: unknown) => fail(f.exportId, t, e));
+        t.chain.catch((e: unknown) => this.#fail(f.exportId, t, e));
         return;
       }
       default:
         return;
     }
-  }));
+  }
 }

@@ -5,7 +5,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createExportSink, type ExportSink } from './export-sink.ts';
+import { ExportSink } from './export-sink.ts';
 import { JackinError } from '../../errors.ts';
 
 let base = '';
@@ -36,7 +36,7 @@ after(() => rmSync(base, { recursive: true, force: true }));
 test('a verified export is published 0600 in a 0700 directory, byte-identical, with no temp left', async () => {
   const dir = freshDir();
   const data = randomBytes(3 * 1024 * 1024 + 5);
-  const sink = createExportSink({ directory: dir });
+  const sink = new ExportSink({ directory: dir });
   assert.equal(await sink.begin('report.txt', data.length), 'report.txt');
   await send(sink, data);
   const r = await sink.finish(sha(data));
@@ -56,7 +56,7 @@ test('an existing name is never replaced: the next export goes to name-1, name-2
   const results: string[] = [];
   for (const body of ['one', 'two']) {
     const data = Buffer.from(body);
-    const sink = createExportSink({ directory: dir });
+    const sink = new ExportSink({ directory: dir });
     await sink.begin('out.tar.zst', data.length);
     await sink.write(0, data);
     results.push((await sink.finish(sha(data).toString('hex'))).destination);
@@ -69,7 +69,7 @@ test('an existing name is never replaced: the next export goes to name-1, name-2
 
 test('the capsule name is sanitised before anything is created', async () => {
   const dir = freshDir();
-  const sink = createExportSink({ directory: dir });
+  const sink = new ExportSink({ directory: dir });
   assert.equal(await sink.begin('../../.bashrc', 1), 'bashrc');
   await sink.write(0, Buffer.from('x'));
   assert.equal((await sink.finish(sha(Buffer.from('x')))).destination, join(dir, 'bashrc'));
@@ -79,16 +79,16 @@ test('failures leave no temporary and no final file', async (t) => {
   const data = Buffer.from('hello world');
   const cases: Array<[string, string, (s: ExportSink) => Promise<unknown>]> = [
     ['digest mismatch', 'E_DIGEST_MISMATCH', async (s) => { await s.write(0, data); return s.finish(sha(Buffer.from('other'))); }],
-    ['short stream', 'E_SIZE_MISMATCH', async (s) => { await s.write(0, data.subarray(0, 5)); return s.finish(sha(data)); }],
-    ['overlong stream', 'E_SIZE_MISMATCH', async (s) => { await s.write(0, data); return s.write(data.length, Buffer.from('!')); }],
-    ['offset gap', 'E_BAD_OFFSET', async (s) => { await s.write(0, data.subarray(0, 5)); return s.write(6, data.subarray(6)); }],
-    ['offset replay', 'E_BAD_OFFSET', async (s) => { await s.write(0, data.subarray(0, 5)); return s.write(0, data.subarray(0, 5)); }],
+    ['short stream', 'E_TRANSFER_SIZE_MISMATCH', async (s) => { await s.write(0, data.subarray(0, 5)); return s.finish(sha(data)); }],
+    ['overlong stream', 'E_TRANSFER_SIZE_MISMATCH', async (s) => { await s.write(0, data); return s.write(data.length, Buffer.from('!')); }],
+    ['offset gap', 'E_TRANSFER_OFFSET', async (s) => { await s.write(0, data.subarray(0, 5)); return s.write(6, data.subarray(6)); }],
+    ['offset replay', 'E_TRANSFER_OFFSET', async (s) => { await s.write(0, data.subarray(0, 5)); return s.write(0, data.subarray(0, 5)); }],
     ['abort', 'E_EXPORT_ABORTED', async (s) => { await s.write(0, data.subarray(0, 5)); await s.abort('capsule went away'); return s.finish(sha(data)); }],
   ];
   for (const [label, code, run] of cases) {
     await t.test(label, async () => {
       const dir = freshDir();
-      const sink = createExportSink({ directory: dir });
+      const sink = new ExportSink({ directory: dir });
       await sink.begin('file.txt', data.length);
       assert.equal(readdirSync(dir).length, 1, 'a temporary file exists while writing');
       assert.match(readdirSync(dir)[0] ?? '', /^\.file\.txt\.jackin-partial-\d+-[0-9a-f]{8}$/);
@@ -101,7 +101,7 @@ test('failures leave no temporary and no final file', async (t) => {
 
 test('the host cap applies whatever the capsule declares', async () => {
   const dir = freshDir();
-  await rejectsWith(createExportSink({ directory: dir, maxBytes: 10 }).begin('big.bin', 11), 'E_TOO_LARGE');
+  await rejectsWith(new ExportSink({ directory: dir, maxBytes: 10 }).begin('big.bin', 11), 'E_TOO_LARGE');
   assert.equal(existsSync(dir), false, 'nothing is created for a refused export');
 });
 
@@ -112,11 +112,11 @@ test('full disk: a small tmpfs refuses up front, and a disk that fills mid-write
   try {
     const dir = join(mnt, 'jackin', 'box');
     // Declared larger than the filesystem: refused before a byte is written.
-    await rejectsWith(createExportSink({ directory: dir }).begin('huge.bin', 2 * 1024 * 1024), 'E_NO_SPACE');
+    await rejectsWith(new ExportSink({ directory: dir }).begin('huge.bin', 2 * 1024 * 1024), 'E_NO_SPACE');
     assert.deepEqual(readdirSync(dir), []);
 
     // The check passes, then something else fills the disk: the write fails and the temp file goes.
-    const sink = createExportSink({ directory: dir, freeSpaceMargin: 0 });
+    const sink = new ExportSink({ directory: dir, freeSpaceMargin: 0 });
     const data = randomBytes(600 * 1024);
     await sink.begin('fits.bin', data.length);
     const filler = spawnSync('dd', ['if=/dev/zero', `of=${join(mnt, 'filler')}`, 'bs=64k'], { encoding: 'utf8' });

@@ -13,7 +13,7 @@ import { link, lstat, mkdir, open, readdir, statfs, unlink, type FileHandle } fr
 import { join } from 'node:path';
 import { errnoOf, JackinError } from '../../errors.ts';
 import { parseSize } from '../../policy/size.ts';
-import { TransferHash } from '../../protocol/transfer-hash.ts';
+import { VerifiedTransfer } from '../../protocol/verified-transfer.ts';
 import { truncateUtf8 } from '../../protocol/text.ts';
 import { fitName, sanitizeExportName, splitExtension } from '../platform/sanitize-name.ts';
 
@@ -107,25 +107,10 @@ export interface ExportResult {
   readonly sha256hex: string;
 }
 
-export interface ExportSink {
-  /** Check size, cap and free space, then create the temporary file. Returns the sanitised name.
-   * `declaredSize` is exact, or an upper bound when finish() will be given the exact size. */
-  begin(name: string, declaredSize: number): Promise<string>;
-  /** Append `bytes` at `offset` (must equal the end of the previous chunk). Resolves when written: await it
-   * for backpressure. Several writes may be in flight; `bytes` must not change until this resolves. */
-  write(offset: number, bytes: Uint8Array): Promise<void>;
-  /** Verify, fsync and publish under a name that did not exist. `exactSize`: for a streamed export, the size
-   * sent after the last chunk (at most the declared bound); otherwise the declared size must be met. */
-  finish(sha256: Uint8Array | string, exactSize?: number): Promise<ExportResult>;
-  /** Drop the transfer and remove the temporary file. Safe to call at any time, more than once. */
-  abort(reason?: string): Promise<void>;
-}
-
 type State =
   | { readonly kind: 'idle' }
-  | { readonly kind: 'open'; readonly handle: FileHandle; readonly temp: string; readonly name: string; readonly size: number; readonly hash: TransferHash }
+  | { readonly kind: 'open'; readonly handle: FileHandle; readonly temp: string; readonly name: string; readonly transfer: VerifiedTransfer }
   | { readonly kind: 'done' };
-
 
 function ioError(what: string, e: unknown): JackinError {
   if (e instanceof JackinError) return e;
@@ -135,182 +120,199 @@ function ioError(what: string, e: unknown): JackinError {
   return new JackinError('E_EXPORT_WRITE', `${what}: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
 }
 
-export function createExportSink(options: ExportSinkOptions): ExportSink {
-  const capOption = options.maxBytes;
-  const margin = options.freeSpaceMargin ?? FREE_SPACE_MARGIN;
-  let state: State = { kind: 'idle' };
-  let expectedOffset = 0;
-  let written = 0;
-  let lastWrite: Promise<void> = Promise.resolve();
+/** Said after a digest mismatch of an export. */
+const NOTHING_SAVED = 'nothing was saved, export it again';
+
+/**
+ * One export's writer: begin(), write() chunk after chunk, then finish() or abort(). The transfer's checks
+ * (offsets, sizes, SHA-256) are VerifiedTransfer's; this class owns the temporary file and the publish.
+ */
+export class ExportSink {
+  readonly #directory: string;
+  readonly #cap: number | undefined;
+  readonly #margin: number;
+  #state: State = { kind: 'idle' };
+  #written = 0;
+  #lastWrite: Promise<void> = Promise.resolve();
   // Hashing is queued as chunks arrive (in order: write() checks offsets), while the writes run in libuv's
   // pool, one at a time but overlapping the hash and the socket. A failure poisons
   // every later write; finish() and abort() wait for all of them.
-  const pending = new Set<Promise<void>>();
-  let failure: JackinError | undefined;
-  const settled = async (): Promise<void> => {
-    while (pending.size > 0) await Promise.allSettled([...pending]);
-  };
+  readonly #pending = new Set<Promise<void>>();
+  #failure: JackinError | undefined;
   // Start writing back to the disk every EARLY_WRITEBACK_BYTES, in the background, so the final fsync has
   // little left to do instead of the whole file (that fsync is still what makes the file durable).
-  let unsynced = 0;
-  let writeback: Promise<void> | undefined;
-  const kickWriteback = (s: Extract<State, { kind: 'open' }>): void => {
-    if (unsynced < EARLY_WRITEBACK_BYTES || writeback !== undefined) return;
-    unsynced = 0;
-    const w = s.handle.datasync().then(
-      () => {
-        writeback = undefined;
-      },
-      async (e: unknown) => {
-        writeback = undefined;
-        await fail(e, `writing ${s.name}`).catch(() => undefined);
-      },
-    );
-    writeback = w;
-    pending.add(w);
-    void w.then(() => pending.delete(w));
-  };
-
+  #unsynced = 0;
+  #writeback: Promise<void> | undefined;
   // Every caller waits for the same removal: a failed write starts it, and abort() (which the client calls
   // right after) must not resolve while the temporary file still exists.
-  let cleaning: Promise<void> | undefined;
-  function cleanup(): Promise<void> {
-    if (cleaning !== undefined) return cleaning;
-    const s = state;
-    state = { kind: 'done' };
-    cleaning = (async () => {
+  #cleaning: Promise<void> | undefined;
+
+  constructor(options: ExportSinkOptions) {
+    this.#directory = options.directory;
+    this.#cap = options.maxBytes;
+    this.#margin = options.freeSpaceMargin ?? FREE_SPACE_MARGIN;
+  }
+
+  /** Check size, cap and free space, then create the temporary file. Returns the sanitised name.
+   * `declaredSize` is exact, or an upper bound when settleSize() will give the exact size. */
+  async begin(rawName: string, declaredSize: number): Promise<string> {
+    if (this.#state.kind !== 'idle') throw new JackinError('E_EXPORT_STATE', 'export sink: begin() called twice');
+    const name = sanitizeExportName(rawName);
+    const transfer = new VerifiedTransfer({ size: declaredSize, label: name, hint: NOTHING_SAVED });
+    let cap: number;
+    try {
+      cap = this.#cap ?? hostExportCap();
+    } catch (e) {
+      this.#state = { kind: 'done' };
+      throw e;
+    }
+    if (declaredSize > cap) {
+      this.#state = { kind: 'done' };
+      throw new JackinError('E_TOO_LARGE', `${JSON.stringify(rawName)} is ${declaredSize} bytes, over the host cap of ${cap} bytes (JACKIN_EXPORT_MAX_BYTES raises it)`);
+    }
+    const dir = this.#directory;
+    try {
+      await mkdir(dir, { recursive: true, mode: 0o700 });
+      await removeStalePartials(dir);
+      const fs = await statfs(dir);
+      const free = fs.bavail * fs.bsize;
+      if (declaredSize + this.#margin > free) {
+        throw new JackinError('E_NO_SPACE', `${name} needs ${declaredSize} bytes but ${dir} has ${free} bytes free; free some space or use --to`);
+      }
+      // The temporary name keeps the final name readable but must itself fit in 255 bytes.
+      // The pid tells a later export whether the writer is still alive (removeStalePartials).
+      const temp = join(dir, `.${truncateUtf8(name, 200, '')}.jackin-partial-${process.pid}-${randomBytes(4).toString('hex')}`);
+      const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
+      const handle = await open(temp, flags, 0o600);
+      this.#state = { kind: 'open', handle, temp, name, transfer };
+      // umask can only remove bits, but make the mode exact anyway.
+      await handle.chmod(0o600);
+    } catch (e) {
+      return this.#fail(e, `writing ${name}`);
+    }
+    return name;
+  }
+
+  /** Append `bytes` at `offset` (must equal the end of the previous chunk). Resolves when written: await it
+   * for backpressure. Several writes may be in flight; `bytes` must not change until this resolves. */
+  write(offset: number, bytes: Uint8Array): Promise<void> {
+    if (this.#failure !== undefined) return Promise.reject(this.#failure);
+    const s = this.#state;
+    if (s.kind !== 'open') return Promise.reject(new JackinError('E_EXPORT_STATE', 'export sink: write() before begin() or after finish()'));
+    let hashed: Promise<void>;
+    try {
+      // Hashing is queued in arrival order and runs in slices between socket reads (transfer-hash.ts).
+      hashed = s.transfer.accept(offset, bytes);
+    } catch (e) {
+      return this.#fail(e, s.name);
+    }
+    hashed.catch(() => undefined);
+    // Writes run one after another: ext4 (and most filesystems) serialise buffered writes to one file on
+    // its inode lock, so concurrent pwrites from libuv's pool only spun on that lock (measured: a sixth of
+    // the host's CPU during a 1 GiB export went to rwsem spinning).
+    const previous = this.#lastWrite;
+    const w = (async () => {
+      try {
+        await previous;
+        let at = 0;
+        while (at < bytes.byteLength) {
+          if (this.#failure !== undefined) throw this.#failure;
+          const { bytesWritten } = await s.handle.write(bytes, at, bytes.byteLength - at, offset + at);
+          at += bytesWritten;
+        }
+        this.#written += bytes.byteLength;
+        this.#unsynced += bytes.byteLength;
+        this.#kickWriteback(s);
+        await hashed;
+      } catch (e) {
+        await this.#fail(e, `writing ${s.name}`);
+      }
+    })();
+    this.#lastWrite = w.catch(() => undefined);
+    this.#pending.add(w);
+    void w.then(
+      () => this.#pending.delete(w),
+      () => this.#pending.delete(w),
+    );
+    return w;
+  }
+
+  /** For an export whose declared size was an upper bound: its exact size, sent after the last chunk (the
+   * bytes written so far, within the bound). E_TRANSFER_SIZE_MISMATCH otherwise. */
+  settleSize(exactSize: number): void {
+    if (this.#failure !== undefined) throw this.#failure;
+    const s = this.#state;
+    if (s.kind !== 'open') throw new JackinError('E_EXPORT_STATE', 'export sink: settleSize() before begin() or after it ended');
+    s.transfer.settleSize(exactSize);
+  }
+
+  /** Verify, fsync and publish under a name that did not exist. The declared size (or the settled one)
+   * must have arrived, and its SHA-256 be `sha256` (32 bytes or hex). */
+  async finish(sha256: Uint8Array | string): Promise<ExportResult> {
+    await this.#settled();
+    if (this.#failure !== undefined) throw this.#failure;
+    const s = this.#state;
+    if (s.kind !== 'open') throw new JackinError('E_EXPORT_STATE', 'export sink: finish() before begin() or after it ended');
+    try {
+      const actual = (await s.transfer.verify(sha256)).toString('hex');
+      await s.handle.sync();
+      await s.handle.close();
+      const destination = await publish(s.temp, this.#directory, s.name);
+      await unlink(s.temp);
+      await syncDir(this.#directory);
+      this.#state = { kind: 'done' };
+      return { destination, bytes: this.#written, sha256hex: actual };
+    } catch (e) {
+      return this.#fail(e, `writing ${s.name}`);
+    }
+  }
+
+  /** Drop the transfer and remove the temporary file. Safe to call at any time, more than once. */
+  async abort(reason?: string): Promise<void> {
+    this.#failure ??= new JackinError('E_EXPORT_ABORTED', `aborted${reason === undefined ? '' : `: ${reason}`}`);
+    await this.#settled();
+    await this.#cleanup();
+  }
+
+  async #settled(): Promise<void> {
+    while (this.#pending.size > 0) await Promise.allSettled([...this.#pending]);
+  }
+
+  #kickWriteback(s: Extract<State, { kind: 'open' }>): void {
+    if (this.#unsynced < EARLY_WRITEBACK_BYTES || this.#writeback !== undefined) return;
+    this.#unsynced = 0;
+    const w = s.handle.datasync().then(
+      () => {
+        this.#writeback = undefined;
+      },
+      async (e: unknown) => {
+        this.#writeback = undefined;
+        await this.#fail(e, `writing ${s.name}`).catch(() => undefined);
+      },
+    );
+    this.#writeback = w;
+    this.#pending.add(w);
+    void w.then(() => this.#pending.delete(w));
+  }
+
+  #cleanup(): Promise<void> {
+    if (this.#cleaning !== undefined) return this.#cleaning;
+    const s = this.#state;
+    this.#state = { kind: 'done' };
+    this.#cleaning = (async () => {
       if (s.kind !== 'open') return;
       await s.handle.close().catch(() => undefined);
       await unlink(s.temp).catch(() => undefined);
     })();
-    return cleaning;
+    return this.#cleaning;
   }
 
-  async function fail(e: unknown, what: string): Promise<never> {
+  async #fail(e: unknown, what: string): Promise<never> {
     const err = ioError(what, e);
-    failure ??= err;
-    await cleanup();
+    this.#failure ??= err;
+    await this.#cleanup();
     throw err;
   }
-
-  return {
-    async begin(rawName, declaredSize) {
-      if (state.kind !== 'idle') throw new JackinError('E_EXPORT_STATE', 'export sink: begin() called twice');
-      if (!Number.isSafeInteger(declaredSize) || declaredSize < 0) {
-        throw new JackinError('E_SIZE_MISMATCH', `export declares an invalid size ${declaredSize}`);
-      }
-      let cap: number;
-      try {
-        cap = capOption ?? hostExportCap();
-      } catch (e) {
-        state = { kind: 'done' };
-        throw e;
-      }
-      if (declaredSize > cap) {
-        state = { kind: 'done' };
-        throw new JackinError('E_TOO_LARGE', `${JSON.stringify(rawName)} is ${declaredSize} bytes, over the host cap of ${cap} bytes (JACKIN_EXPORT_MAX_BYTES raises it)`);
-      }
-      const name = sanitizeExportName(rawName);
-      const dir = options.directory;
-      try {
-        await mkdir(dir, { recursive: true, mode: 0o700 });
-        await removeStalePartials(dir);
-        const fs = await statfs(dir);
-        const free = fs.bavail * fs.bsize;
-        if (declaredSize + margin > free) {
-          throw new JackinError('E_NO_SPACE', `${name} needs ${declaredSize} bytes but ${dir} has ${free} bytes free; free some space or use --to`);
-        }
-        // The temporary name keeps the final name readable but must itself fit in 255 bytes.
-        // The pid tells a later export whether the writer is still alive (removeStalePartials).
-        const temp = join(dir, `.${truncateUtf8(name, 200, '')}.jackin-partial-${process.pid}-${randomBytes(4).toString('hex')}`);
-        const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
-        const handle = await open(temp, flags, 0o600);
-        state = { kind: 'open', handle, temp, name, size: declaredSize, hash: new TransferHash() };
-        // umask can only remove bits, but make the mode exact anyway.
-        await handle.chmod(0o600);
-      } catch (e) {
-        return fail(e, `writing ${name}`);
-      }
-      return name;
-    },
-
-    write(offset, bytes) {
-      if (failure !== undefined) return Promise.reject(failure);
-      const s = state;
-      if (s.kind !== 'open') return Promise.reject(new JackinError('E_EXPORT_STATE', 'export sink: write() before begin() or after finish()'));
-      if (offset !== expectedOffset) {
-        return fail(new JackinError('E_BAD_OFFSET', `chunk at offset ${offset}, expected ${expectedOffset}`), s.name);
-      }
-      if (bytes.byteLength === 0 || expectedOffset + bytes.byteLength > s.size) {
-        return fail(new JackinError('E_SIZE_MISMATCH', `chunk of ${bytes.byteLength} bytes at ${offset} passes the declared size ${s.size}`), s.name);
-      }
-      expectedOffset += bytes.byteLength;
-      // Hashing is queued in arrival order and runs in slices between socket reads (transfer-hash.ts).
-      const hashed = s.hash.update(bytes);
-      hashed.catch(() => undefined);
-      // Writes run one after another: ext4 (and most filesystems) serialise buffered writes to one file on
-      // its inode lock, so concurrent pwrites from libuv's pool only spun on that lock (measured: a sixth of
-      // the host's CPU during a 1 GiB export went to rwsem spinning).
-      const previous = lastWrite;
-      const w = (async () => {
-        try {
-          await previous;
-          let at = 0;
-          while (at < bytes.byteLength) {
-            if (failure !== undefined) throw failure;
-            const { bytesWritten } = await s.handle.write(bytes, at, bytes.byteLength - at, offset + at);
-            at += bytesWritten;
-          }
-          written += bytes.byteLength;
-          unsynced += bytes.byteLength;
-          kickWriteback(s);
-          await hashed;
-        } catch (e) {
-          await fail(e, `writing ${s.name}`);
-        }
-      })();
-      lastWrite = w.catch(() => undefined);
-      pending.add(w);
-      void w.then(
-        () => pending.delete(w),
-        () => pending.delete(w),
-      );
-      return w;
-    },
-
-    async finish(sha256, exactSize) {
-      await settled();
-      if (failure !== undefined) throw failure;
-      const s = state;
-      if (s.kind !== 'open') throw new JackinError('E_EXPORT_STATE', 'export sink: finish() before begin() or after it ended');
-      try {
-        const expected = exactSize ?? s.size;
-        if (expected > s.size || written !== expected) {
-          throw new JackinError('E_SIZE_MISMATCH', `the stream ended after ${written} of ${expected} bytes`);
-        }
-        const actual = (await s.hash.digest()).toString('hex');
-        const claimed = typeof sha256 === 'string' ? sha256.toLowerCase() : Buffer.from(sha256).toString('hex');
-        if (actual !== claimed) {
-          throw new JackinError('E_DIGEST_MISMATCH', `SHA-256 is ${actual}, the capsule claimed ${claimed}; nothing was saved, export it again`);
-        }
-        await s.handle.sync();
-        await s.handle.close();
-        const destination = await publish(s.temp, options.directory, s.name);
-        await unlink(s.temp);
-        await syncDir(options.directory);
-        state = { kind: 'done' };
-        return { destination, bytes: written, sha256hex: actual };
-      } catch (e) {
-        return fail(e, `writing ${s.name}`);
-      }
-    },
-
-    async abort(reason) {
-      failure ??= new JackinError('E_EXPORT_ABORTED', `aborted${reason === undefined ? '' : `: ${reason}`}`);
-      await settled();
-      await cleanup();
-    },
-  };
 }
 
 /** Hard-link `temp` under the first free name; never replaces an existing file. */
