@@ -44,11 +44,11 @@ test('every E_ code written in the sources is in ERROR_CODES', () => {
 });
 
 test('a code from the other side of a connection is kept only when it is one of ours', async () => {
-  const { checkReply } = await import('../src/transport/control-call.ts');
+  const { EXPORT_METHOD, readControlReply } = await import('../src/protocol/index.ts');
   const { JackinError } = await import('../src/errors.ts');
   const thrown = (reply: unknown): InstanceType<typeof JackinError> => {
     try {
-      checkReply(reply, 'export');
+      readControlReply(EXPORT_METHOD, reply);
     } catch (e) {
       assert.ok(e instanceof JackinError, String(e));
       return e;

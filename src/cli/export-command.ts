@@ -9,6 +9,7 @@ import { Option, type Command } from './commander.ts';
 import { describeError, JackinError } from '../errors.ts';
 import { exportDirectory } from '../host/platform/download-dir.ts';
 import { exportFile, type ExportProgress } from '../host/export/export-client.ts';
+import { OFFERS_METHOD } from '../protocol/index.ts';
 import { controlCall } from '../transport/control-call.ts';
 import { appendAction } from '../host/instances/action-log.ts';
 import { jackinHome, listInstances } from '../host/instances/instances.ts';
@@ -84,7 +85,6 @@ function progressMeter(stream: NodeJS.WriteStream): { update(p: ExportProgress):
 }
 
 async function exportCommand(paths: string[], flags: ExportFlags): Promise<number> {
-  if (flags.reveal === true && flags.open === true) throw usage('--reveal and --open cannot be combined: pick one');
   if (paths.length === 0 && flags.offered !== true) throw usage('name at least one container path, or pass --offered');
   const instance = await pickInstance(flags);
   const select: SelectOptions = selectOptionsFromFlags(instance, jackinHome(), flags);
@@ -100,9 +100,8 @@ async function exportCommand(paths: string[], flags: ExportFlags): Promise<numbe
 
   const sources = [...paths];
   if (flags.offered === true) {
-    const reply = await controlCall(connect, { method: 'offers' });
-    const file = reply['file'];
-    if (typeof file !== 'string' || file === '') {
+    const { file } = await controlCall(connect, OFFERS_METHOD, {});
+    if (file === null) {
       throw new JackinError('E_NO_OFFER', `instance ${instance} offers no file (inside the container: jackin-capsule offer <path>)`);
     }
     sources.push(file);
@@ -117,7 +116,7 @@ async function exportCommand(paths: string[], flags: ExportFlags): Promise<numbe
       if (stop.aborted) break;
       try {
         const r = await exportFile(
-          { path: source, reveal: mode === 'reveal', open: mode === 'open' },
+          { path: source, ...(mode !== undefined ? { mode } : {}) },
           { connect, directory, signal: stop, ...(meter ? { onProgress: (p: ExportProgress) => meter.update(p) } : {}) },
         );
         meter?.clear();

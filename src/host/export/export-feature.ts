@@ -16,7 +16,7 @@
  */
 import { basename, dirname } from 'node:path';
 import { JackinError } from '../../errors.ts';
-import { hasFeature, type ServerFrame } from '../../protocol/index.ts';
+import { hasFeature, OFFERS_METHOD, type ServerFrame } from '../../protocol/index.ts';
 import type { Transport } from '../../transport/transport.ts';
 import { DisposableStore, toDisposable, type Disposable } from '../../disposable.ts';
 import type { FeatureSession } from '../session/feature-session.ts';
@@ -102,7 +102,7 @@ export function installExportFeature(session: FeatureSession, opts: ExportFeatur
     try {
       const directory = await destination();
       session.notify('info', `Exporting ${trimmed}…`);
-      const r = await exportFile({ path: trimmed, reveal: mode === 'reveal', open: mode === 'open' }, { connect: opts.connect, directory, signal: stop.signal });
+      const r = await exportFile({ path: trimmed, ...(mode === 'save' ? {} : { mode }) }, { connect: opts.connect, directory, signal: stop.signal });
       session.notify('success', `Saved ${basename(r.destination)} (${formatBytes(r.bytes)}) in ${dirname(r.destination)}`);
       session.logAction({ action: 'export', target: trimmed, result: 'ok', detail: r.destination });
       await reveal(r.destination, mode);
@@ -144,8 +144,7 @@ export function installExportFeature(session: FeatureSession, opts: ExportFeatur
   /** Why the entry named no file in this opening (null: nothing was offered). */
   let unread: string | null = null;
   const offeredFile = async (): Promise<string | null> => {
-    const file = (await controlCall(opts.connect, { method: 'offers' }))['file'];
-    return typeof file === 'string' && file !== '' ? file : null;
+    return (await controlCall(opts.connect, OFFERS_METHOD, {})).file;
   };
   store.add(
     session.onPaletteOpen((opening: PaletteOpening) => {
