@@ -61,7 +61,7 @@ async function readStaged(runDir: string, name: string): Promise<Buffer | null> 
 
 async function readFileBounded(path: string, max: number): Promise<Buffer> {
   const fh = await open(path, 'r').catch((e: NodeJS.ErrnoException) => {
-    throw new JackinError('E_USAGE', `cannot read ${path}: ${e.message}`, { exitCode: 2, cause: e });
+    throw new JackinError('E_USAGE', `cannot read ${path}: ${e.message}`, { cause: e });
   });
   try {
     return await readBounded(fh.createReadStream({ autoClose: false }), max);
@@ -148,7 +148,7 @@ export function registerClipboardCommand(program: Command, setStatus: (status: n
     .argument('[args...]', 'its arguments, after --')
     .addHelpText('after', '\nExamples:\n  jackin-capsule clipboard xclip -- -selection clipboard -o -t image/png > shot.png\n  printf hi | jackin-capsule clipboard pbcopy --')
     .action(async (tool: string, args: string[]) => {
-      if (!isClipboardTool(tool)) throw new JackinError('E_USAGE', `${JSON.stringify(tool)} is not one of ${CLIPBOARD_TOOLS.join(', ')}`, { exitCode: 2 });
+      if (!isClipboardTool(tool)) throw new JackinError('E_USAGE', `${JSON.stringify(tool)} is not one of ${CLIPBOARD_TOOLS.join(', ')}`);
       setStatus(await clipboardCommand(tool, args, { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, runDir: defaultRunDir() }));
     });
 }

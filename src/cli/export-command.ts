@@ -6,7 +6,7 @@
  */
 import { existsSync, statSync } from 'node:fs';
 import { Option, type Command } from './commander.ts';
-import { describeError, JackinError } from '../errors.ts';
+import { describeError, JackinError, refusedOrFailed } from '../errors.ts';
 import { exportDirectory } from '../host/platform/download-dir.ts';
 import { exportFile, type ExportProgress } from '../host/export/export-client.ts';
 import { OFFERS_METHOD } from '../protocol/index.ts';
@@ -39,7 +39,7 @@ interface ExportFlags extends TransportFlags {
 }
 
 function usage(message: string): JackinError {
-  return new JackinError('E_USAGE', message, { exitCode: 2 });
+  return new JackinError('E_USAGE', message);
 }
 
 /** `--from` (or the given flag, `--to` for `jackin stage`), or the only live instance. */
@@ -140,8 +140,7 @@ async function exportCommand(paths: string[], flags: ExportFlags): Promise<numbe
         meter?.clear();
         failed++;
         const code = e instanceof JackinError ? e.code : 'E_INTERNAL';
-        const refused = /^E_(POLICY|PATH|OUTSIDE|TOO_LARGE|NOT_FOUND)/u.test(code);
-        const result = stop.aborted ? 'cancelled' : refused ? 'refused' : 'failed';
+        const result = stop.aborted ? 'cancelled' : refusedOrFailed(e);
         await appendAction(jackinHome(), { instance, action: 'export', target: source, result, detail: `${code}: ${describeError(e)}` });
         if (json) out(inertJson({ ok: false, source, code, message: describeError(e) }));
         else process.stderr.write(`jackin: export ${inertText(source, MAX_SHOWN_COLUMNS)}: ${inertText(describeError(e), MAX_SHOWN_COLUMNS)} (${inertText(code, 64)})\n`);

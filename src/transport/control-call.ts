@@ -54,7 +54,7 @@ export async function withConnection<T>(
     clearTimeout(timer);
     timer = setTimeout(() => stop(new JackinError(what.timeoutCode, `no data from the capsule for ${idleMs} ms (${t.description})`)), idleMs);
   };
-  const onAbort = (): void => stop(new JackinError(what.abortedCode, what.aborted, { exitCode: 130 }));
+  const onAbort = (): void => stop(new JackinError(what.abortedCode, what.aborted));
   if (signal?.aborted === true) onAbort();
   signal?.addEventListener('abort', onAbort, { once: true });
   touch();

@@ -15,7 +15,7 @@
  * operator gesture (gesture-gate.ts), once per gesture. A refused export writes nothing.
  */
 import { basename, dirname } from 'node:path';
-import { JackinError } from '../../errors.ts';
+import { JackinError, refusedOrFailed } from '../../errors.ts';
 import { hasFeature, OFFERS_METHOD, type ServerFrame } from '../../protocol/index.ts';
 import type { Transport } from '../../transport/transport.ts';
 import { DisposableStore, toDisposable, type Disposable } from '../../disposable.ts';
@@ -109,7 +109,7 @@ export function installExportFeature(session: FeatureSession, opts: ExportFeatur
       return r;
     } catch (e) {
       session.notify('error', `Export of ${trimmed} failed: ${describe(e)}`);
-      session.logAction({ action: 'export', target: trimmed, result: 'failed', detail: describe(e) });
+      session.logAction({ action: 'export', target: trimmed, result: refusedOrFailed(e), detail: describe(e) });
       return undefined;
     }
   }
@@ -290,7 +290,7 @@ function installUpstreamGate(
     transfers.delete(id);
     void t.sink?.abort(describe(e));
     session.notify('error', `Export of ${t.name} failed: ${describe(e)}`);
-    session.logAction({ action: 'export', target: t.name, result: 'failed', detail: describe(e) });
+    session.logAction({ action: 'export', target: t.name, result: refusedOrFailed(e), detail: describe(e) });
   };
   o.signal.addEventListener('abort', () => {
     for (const t of transfers.values()) void t.sink?.abort('the session ended');

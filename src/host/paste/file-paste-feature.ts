@@ -15,7 +15,7 @@
 import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { DisposableStore, type Disposable } from '../../disposable.ts';
-import { describeError, JackinError } from '../../errors.ts';
+import { describeError, isRefusal, JackinError } from '../../errors.ts';
 import { hasFeature } from '../../protocol/index.ts';
 import { signatureFormat } from '../../policy/image-signature.ts';
 import { stageMaxBytes } from '../../policy/stage-limits.ts';
@@ -206,7 +206,7 @@ export class FilePasteFeature implements Disposable {
 
   #refused(path: string, e: unknown): void {
     const code = e instanceof JackinError ? e.code : 'E_INTERNAL';
-    const refused = code === 'E_SECRET_PATH' || code === 'E_SYMLINK_DECLINED';
+    const refused = isRefusal(code);
     this.#s.notify(refused ? 'warning' : 'error', `Not staged, pasted as the host path: ${describeError(e)}`);
     this.#o.record?.(`not staged ${path}: ${code}: ${describeError(e)}`);
     this.#s.logAction({ action: 'stage', target: path, result: refused ? 'refused' : 'failed', detail: `${code}: ${describeError(e)}` });

@@ -9,7 +9,7 @@
  * keeps working). Program output keeps flowing throughout: the clipboard read is a child process, and a
  * large image goes in 1 MiB chunks, each sent after the transport drained.
  */
-import { JackinError, type ErrorCode } from '../../errors.ts';
+import { isRefusal, JackinError, type ErrorCode } from '../../errors.ts';
 import { DisposableStore, type Disposable } from '../../disposable.ts';
 import { hasFeature, type ControlResult, type ImageFormat, type ServerFrame } from '../../protocol/index.ts';
 import { DEFAULT_MAX_IMAGE_BYTES } from '../../policy/image-signature.ts';
@@ -238,7 +238,7 @@ export class PasteFeature implements Disposable {
       // A real image we cannot send (too large): the text still goes through, and the operator learns why.
       this.#s.sendInput(trigger.raw);
       this.#s.notify('warning', `Pasted path not staged: ${message}`);
-      this.#logFailed(trigger, `${code}: ${message}`);
+      this.#logFailed(trigger, `${code}: ${message}`, code);
       return { kind: 'failed', code, message };
     }
     if (trigger.kind === 'key' && missing) {
@@ -248,14 +248,14 @@ export class PasteFeature implements Disposable {
       this.#missingTold = true;
     }
     this.#s.notify('error', `Image not pasted: ${message}`);
-    this.#logFailed(trigger, `${code}: ${message}`);
+    this.#logFailed(trigger, `${code}: ${message}`, code);
     return { kind: 'failed', code, message };
   }
 
   /** A paste the operator asked for that ended before anything was sent: in the host's record too. */
-  #logFailed(trigger: PasteTrigger, detail: string): void {
+  #logFailed(trigger: PasteTrigger, detail: string, code?: ErrorCode): void {
     const target = trigger.kind === 'pasted-path' ? trigger.path : trigger.kind === 'action' ? trigger.source : 'clipboard';
-    this.#s.logAction({ action: 'paste-image', target, result: 'failed', detail });
+    this.#s.logAction({ action: 'paste-image', target, result: code !== undefined && isRefusal(code) ? 'refused' : 'failed', detail });
   }
 
   async #send(image: { format: ImageFormat; bytes: Buffer }, mode: PasteMode): Promise<PasteOutcome> {
