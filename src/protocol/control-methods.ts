@@ -12,7 +12,7 @@ import { isPort, FORWARD_LOOPBACKS, type ForwardLoopback } from './forward.ts';
 import { NOTICE_LEVELS, type NoticeLevel } from './frames.ts';
 import { MiB } from './limits.ts';
 
-/** A request's JSON object, as the capsule decoded it. */
+/** A request or reply as a JSON object, once decoded. */
 export type ControlRequestObject = Readonly<Record<string, unknown>>;
 
 /** The capsule's reading of a request: its params, or the refusal to answer (`{"ok":false,code,message}`). */
@@ -38,8 +38,20 @@ export interface ControlMethod<Name extends string, Params, Reply, Read = Reply>
   parseReply(reply: ControlRequestObject): Read;
 }
 
+/**
+ * The method a request names (the capsule looks it up among its descriptors), or why the request names none
+ * (answered E_BAD_REQUEST).
+ */
+export function requestedMethod(value: unknown): { ok: true; method: string; request: ControlRequestObject } | { ok: false; message: string } {
+  const request = record(value);
+  if (request === null) return { ok: false, message: 'control request must be a JSON object like {"method":"status"}' };
+  const method = request['method'];
+  if (typeof method !== 'string') return { ok: false, message: 'control request has no string "method" field' };
+  return { ok: true, method, request };
+}
+
 /** The request object `{"method":…, fields…}` for `params`. */
-export function controlRequestMessage<N extends string, P>(m: ControlMethod<N, P, unknown, unknown>, params: P): { method: N } & Record<string, unknown> {
+function controlRequestMessage<N extends string, P>(m: ControlMethod<N, P, unknown, unknown>, params: P): { method: N } & Record<string, unknown> {
   return { method: m.method, ...m.fields(params) };
 }
 
@@ -72,7 +84,7 @@ export function readControlReply<T>(m: ControlMethod<string, unknown, unknown, T
 }
 
 /** A transfer id of a reply (a decimal u64 as a string); E_CONTROL_REPLY otherwise. */
-export function replyU64(reply: ControlRequestObject, method: string, field: string): bigint {
+function replyU64(reply: ControlRequestObject, method: string, field: string): bigint {
   const id = reply[field];
   if (typeof id !== 'string' || !/^\d{1,20}$/.test(id) || BigInt(id) > 0xffffffffffffffffn) {
     throw new JackinError('E_CONTROL_REPLY', `${method} reply has no valid ${field}: ${JSON.stringify(id)?.slice(0, 100)}`);

@@ -6,10 +6,10 @@
  */
 import type { Socket } from 'node:net';
 import { JackinError, type ErrorCode } from '../../errors.ts';
-import { controlReplyMessage, type ControlMethod } from '../../protocol/index.ts';
+import { controlReplyMessage, requestedMethod, type ControlMethod, type ControlRequestObject } from '../../protocol/index.ts';
 
 /** A reply as it goes on the wire. */
-export type ControlReply = { ok: true; [key: string]: unknown } | { ok: false; code: ErrorCode; message: string };
+type ControlReply = { ok: true; [key: string]: unknown } | { ok: false; code: ErrorCode; message: string };
 
 interface Continuation {
   /** Runs after the reply was written, with the connection; the connection ends when it settles. */
@@ -39,7 +39,7 @@ export function refuse(code: ErrorCode, message: string): ControlAnswer<never> {
 
 export type ControlHandler<Params, Reply> = (params: Params, socket: Socket) => ControlAnswer<Reply> | Promise<ControlAnswer<Reply>>;
 
-type Dispatch = (request: Readonly<Record<string, unknown>>, socket: Socket) => Promise<ControlOutcome>;
+type Dispatch = (request: ControlRequestObject, socket: Socket) => Promise<ControlOutcome>;
 
 export class ControlMethods {
   private readonly methods = new Map<string, Dispatch>();
@@ -62,21 +62,17 @@ export class ControlMethods {
   }
 
   /** Validates and runs one request; never throws (failures become `ok:false` replies). */
-  async dispatch(request: unknown, socket: Socket): Promise<ControlOutcome> {
-    if (typeof request !== 'object' || request === null || Array.isArray(request)) {
-      return fail('E_BAD_REQUEST', 'control request must be a JSON object like {"method":"status"}');
-    }
-    const method = (request as Record<string, unknown>)['method'];
-    if (typeof method !== 'string') {
-      return fail('E_BAD_REQUEST', 'control request has no string "method" field');
-    }
+  async dispatch(value: unknown, socket: Socket): Promise<ControlOutcome> {
+    const named = requestedMethod(value);
+    if (!named.ok) return fail('E_BAD_REQUEST', named.message);
+    const { method, request } = named;
     const fn = this.methods.get(method);
     if (!fn) {
       const known = [...this.methods.keys()].sort().join(', ');
       return fail('E_UNKNOWN_METHOD', `unknown control method ${JSON.stringify(method)}; this capsule knows: ${known}`);
     }
     try {
-      return await fn(request as Readonly<Record<string, unknown>>, socket);
+      return await fn(request, socket);
     } catch (e) {
       // A system error's errno (ENOENT…) stays in the message: only project codes travel as codes.
       const code = e instanceof JackinError ? e.code : 'E_INTERNAL';
