@@ -164,8 +164,65 @@ export function isErrorCode(value: unknown): value is ErrorCode {
 }
 
 /**
+ * Codes that mean a check said no on purpose (a policy, a cap, a rule of what may cross, the operator's
+ * setting or answer), as opposed to a failure: something broke, is missing or is malformed. The host's
+ * action log records an action that ends in one of these as `refused`, in any other code as `failed`
+ * (docs/errors.md, "Refusals"; test/errors-doc.test.ts keeps the two lists equal).
+ */
+export const REFUSAL_CODES = [
+  // Export: the policy and its caps
+  'E_POLICY_DENIED',
+  'E_NEEDS_CONFIRMATION',
+  'E_NOT_REGULAR',
+  'E_TOO_LARGE',
+  'E_DIR_DISABLED',
+  'E_DIR_CAP',
+  // Host content in: what may cross, and the caps
+  'E_IMAGE_TOO_LARGE',
+  'E_SECRET_PATH',
+  'E_STAGE_DIRECTORY',
+  'E_STAGE_TOO_LARGE',
+  'E_SYMLINK_DECLINED',
+  // Links
+  'E_URL_SCHEME',
+  'E_URL_INVALID',
+  'E_URL_CREDENTIALS',
+  'E_URL_CONTROL',
+  'E_URL_TOO_LONG',
+  'E_URL_ATTACHMENT',
+  'E_LINKS_DISABLED',
+  'E_RATE_LIMITED',
+] as const satisfies readonly ErrorCode[];
+
+const REFUSALS: ReadonlySet<ErrorCode> = new Set(REFUSAL_CODES);
+
+/** Whether `code` means a check said no (REFUSAL_CODES) rather than that something failed. */
+export function isRefusal(code: ErrorCode): boolean {
+  return REFUSALS.has(code);
+}
+
+/** How an action that ended in `e` is recorded: `refused` for a refusal code, `failed` for anything else. */
+export function refusedOrFailed(e: unknown): 'refused' | 'failed' {
+  return e instanceof JackinError && isRefusal(e.code) ? 'refused' : 'failed';
+}
+
+/** Codes that end a command as a usage error, exit status 2 (docs/errors.md). */
+const USAGE_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['E_USAGE', 'E_BAD_TARGET', 'E_BAD_INSTANCE_NAME', 'E_BAD_ENV', 'E_BAD_VOLUME', 'E_BAD_STAGE_MAX_BYTES', 'E_FORWARD_PORT']);
+
+/** Codes of a transfer the operator interrupted: 130, as for Ctrl+C (a command that knows the signal says 128 + its number). */
+const INTERRUPTED_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['E_EXPORT_ABORTED', 'E_STAGE_ABORTED']);
+
+/** The exit status of a command that `code` ends: 2 for a usage error, 130 for an interrupted transfer, else 1. */
+export function exitStatusOf(code: ErrorCode): number {
+  if (USAGE_CODES.has(code)) return 2;
+  if (INTERRUPTED_CODES.has(code)) return 130;
+  return 1;
+}
+
+/**
  * The one error base of the project. Every condition a caller or the CLI reacts to has a stable `code`
- * (tests assert the code, never the wording) and the exit status the CLI uses for it.
+ * (tests assert the code, never the wording) and the exit status the CLI uses for it, which follows from
+ * the code (exitStatusOf).
  * Programmer errors use the built-in classes (TypeError, RangeError) instead.
  */
 export class JackinError extends Error {
@@ -173,10 +230,10 @@ export class JackinError extends Error {
   readonly code: ErrorCode;
   readonly exitCode: number;
 
-  constructor(code: ErrorCode, message: string, options: { cause?: unknown; exitCode?: number } = {}) {
+  constructor(code: ErrorCode, message: string, options: { cause?: unknown } = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
-    this.exitCode = options.exitCode ?? 1;
+    this.exitCode = exitStatusOf(code);
   }
 }
 

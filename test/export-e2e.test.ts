@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { exportFile } from '../src/host/export/export-client.ts';
 import { JackinError } from '../src/errors.ts';
+import { readActions } from '../src/host/instances/action-log.ts';
 import { encodeControlMessage } from '../src/protocol/index.ts';
 import { pollUntil } from './helpers/poll.ts';
 import { stopChild } from './helpers/stop-child.ts';
@@ -86,6 +87,9 @@ test('jackin export refuses each unsafe or invalid path with a stable code and w
     assert.equal(typeof l['message'], 'string');
   }
   assert.deepEqual(listAll(join(c.downloads, 'jackin', 'R')), [], 'nothing written, no temporary file');
+  // The host's record: what the policy or a cap said no to is refused, a missing file failed.
+  const logged = (await readActions(c.home, 'R')).map((a) => [a.target, a.result]);
+  assert.deepEqual(logged, cases.map(([p, code]) => [p, code === 'E_NOT_FOUND' ? 'failed' : 'refused']));
 });
 
 test('symlink swap stress through the control channel: no exported byte comes from outside the roots', async (t) => {

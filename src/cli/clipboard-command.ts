@@ -11,7 +11,8 @@ import { lstat, open, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import type { Command } from './commander.ts';
-import { isErrorCode, JackinError } from '../errors.ts';
+import { JackinError } from '../errors.ts';
+import { CLIPBOARD_IMAGE_METHOD, readControlReply, type ClipboardImageRead } from '../protocol/index.ts';
 import { defaultRunDir } from '../capsule/session/run-dir.ts';
 import { runDirSocketPath } from '../transport/instance-paths.ts';
 import { STAGING_DIR_NAME } from '../capsule/session/staging.ts';
@@ -29,62 +30,21 @@ export interface ClipboardIo {
   ttyPath?: string;
 }
 
-/** The image last pasted, as the capsule names it: `clip-<stamp>-<hex>.<ext>` and its MIME type. */
-interface PastedImage {
-  name: string;
-  type: string;
-}
-
-/** What the capsule remembers of the operator's last pastes. */
-interface Pasted {
-  image: PastedImage | null;
-  /** The text last pasted in bracketed-paste markers. */
-  text: string | null;
-}
-
-const STAGED_NAME = /^clip-\d{8}-\d{6}-[0-9a-f]{16}\.(?:png|jpg|gif|webp|tiff)$/u;
-const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/u;
-
 /** The types a text read answers with the pasted text (the tool's default is null). */
 const TEXT_TYPES: ReadonlySet<string> = new Set(['UTF8_STRING', 'STRING', 'TEXT', 'text/plain', 'text/plain;charset=utf-8']);
 /** What a list of types shows for pasted text. */
 const TEXT_TARGETS = ['UTF8_STRING', 'text/plain'];
 
-async function lastPasted(runDir: string): Promise<Pasted> {
+/** What the capsule remembers of the operator's last pastes (the reply checked: a staged image's name, UTF-8 text). */
+async function lastPasted(runDir: string): Promise<ClipboardImageRead> {
   const socketPath = runDirSocketPath(runDir);
   let reply: unknown;
   try {
-    reply = await controlRequest(socketPath, { method: 'clipboard-image' });
+    reply = await controlRequest(socketPath, CLIPBOARD_IMAGE_METHOD, {});
   } catch (e) {
     throw new JackinError('E_NO_CAPSULE', `no capsule answers at ${socketPath} (${e instanceof Error ? e.message : String(e)}); set JACKIN_RUN_DIR`, { cause: e });
   }
-  const r = reply as { ok?: unknown; code?: unknown; message?: unknown; name?: unknown; type?: unknown; text?: unknown };
-  if (r.ok !== true) {
-    throw new JackinError(isErrorCode(r.code) ? r.code : 'E_CONTROL_REPLY', typeof r.message === 'string' ? r.message : `the capsule refused: ${JSON.stringify(reply)}`);
-  }
-  return { image: pastedImage(r), text: pastedText(r.text) };
-}
-
-function pastedImage(r: { name?: unknown; type?: unknown }): PastedImage | null {
-  if (r.name === null) return null;
-  if (typeof r.name !== 'string' || !STAGED_NAME.test(r.name) || typeof r.type !== 'string' || !/^image\/[a-z]+$/u.test(r.type)) {
-    throw new JackinError('E_CONTROL_REPLY', `the capsule named no staged image: ${JSON.stringify({ name: r.name, type: r.type })}`);
-  }
-  return { name: r.name, type: r.type };
-}
-
-/** The pasted text (base64 in the reply; absent from an older capsule), checked: at most 1 MiB of UTF-8. */
-function pastedText(text: unknown): string | null {
-  if (text === undefined || text === null) return null;
-  const bad = (why: string): JackinError => new JackinError('E_CONTROL_REPLY', `the capsule's pasted text is ${why}`);
-  if (typeof text !== 'string' || text.length > Math.ceil(MAX_COPY_TEXT_BYTES / 3) * 4 || text.length % 4 !== 0 || !BASE64.test(text)) throw bad('not base64 of at most 1 MiB');
-  const bytes = Buffer.from(text, 'base64');
-  if (bytes.length > MAX_COPY_TEXT_BYTES) throw bad('over 1 MiB');
-  try {
-    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes);
-  } catch (e) {
-    throw new JackinError('E_CONTROL_REPLY', 'the capsule\'s pasted text is not UTF-8', { cause: e });
-  }
+  return readControlReply(CLIPBOARD_IMAGE_METHOD, reply);
 }
 
 /** The staged file's bytes, or null when it is gone (the capsule removes them only at exit). */
@@ -102,7 +62,7 @@ async function readStaged(runDir: string, name: string): Promise<Buffer | null> 
 
 async function readFileBounded(path: string, max: number): Promise<Buffer> {
   const fh = await open(path, 'r').catch((e: NodeJS.ErrnoException) => {
-    throw new JackinError('E_USAGE', `cannot read ${path}: ${e.message}`, { exitCode: 2, cause: e });
+    throw new JackinError('E_USAGE', `cannot read ${path}: ${e.message}`, { cause: e });
   });
   try {
     return await readBounded(fh.createReadStream({ autoClose: false }), max);
@@ -147,7 +107,7 @@ export async function clipboardCommand(tool: ClipboardTool, args: readonly strin
       return 0;
     case 'types':
     case 'read': {
-      const pasted: Pasted = action.clipboard ? await lastPasted(io.runDir) : { image: null, text: null };
+      const pasted: ClipboardImageRead = action.clipboard ? await lastPasted(io.runDir) : { image: null, text: null };
       const image = pasted.image;
       const bytes = image === null ? null : await readStaged(io.runDir, image.name);
       const text = pasted.text;
@@ -189,7 +149,7 @@ export function registerClipboardCommand(program: Command, setStatus: (status: n
     .argument('[args...]', 'its arguments, after --')
     .addHelpText('after', '\nExamples:\n  jackin-capsule clipboard xclip -- -selection clipboard -o -t image/png > shot.png\n  printf hi | jackin-capsule clipboard pbcopy --')
     .action(async (tool: string, args: string[]) => {
-      if (!isClipboardTool(tool)) throw new JackinError('E_USAGE', `${JSON.stringify(tool)} is not one of ${CLIPBOARD_TOOLS.join(', ')}`, { exitCode: 2 });
+      if (!isClipboardTool(tool)) throw new JackinError('E_USAGE', `${JSON.stringify(tool)} is not one of ${CLIPBOARD_TOOLS.join(', ')}`);
       setStatus(await clipboardCommand(tool, args, { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, runDir: defaultRunDir() }));
     });
 }

@@ -34,7 +34,7 @@ export type ClipboardAction =
   | { kind: 'print'; text: string };
 
 function usage(tool: ClipboardTool, message: string): JackinError {
-  return new JackinError('E_USAGE', `${tool} (jackin's clipboard shim): ${message}; see docs/guide.md, "Clipboard tools in the container"`, { exitCode: 2 });
+  return new JackinError('E_USAGE', `${tool} (jackin's clipboard shim): ${message}; see docs/guide.md, "Clipboard tools in the container"`);
 }
 
 const VERSION = (tool: ClipboardTool): string => `${tool} (jackin bridge clipboard shim: writes are copy offers, reads answer the image last pasted)\n`;

@@ -33,7 +33,7 @@ export function checkWorkspace(dir: string): string {
   try {
     if (!statSync(workspace).isDirectory()) throw new Error('not a directory');
   } catch (cause) {
-    throw new JackinError('E_USAGE', `workspace ${workspace} is not a directory: pass an existing --workspace`, { cause, exitCode: 2 });
+    throw new JackinError('E_USAGE', `workspace ${workspace} is not a directory: pass an existing --workspace`, { cause });
   }
   return workspace;
 }

@@ -6,9 +6,10 @@
  */
 import { existsSync, statSync } from 'node:fs';
 import { Option, type Command } from './commander.ts';
-import { describeError, JackinError } from '../errors.ts';
+import { describeError, JackinError, refusedOrFailed } from '../errors.ts';
 import { exportDirectory } from '../host/platform/download-dir.ts';
 import { exportFile, type ExportProgress } from '../host/export/export-client.ts';
+import { OFFERS_METHOD } from '../protocol/index.ts';
 import { controlCall } from '../transport/control-call.ts';
 import { appendAction } from '../host/instances/action-log.ts';
 import { jackinHome, listInstances } from '../host/instances/instances.ts';
@@ -38,7 +39,7 @@ interface ExportFlags extends TransportFlags {
 }
 
 function usage(message: string): JackinError {
-  return new JackinError('E_USAGE', message, { exitCode: 2 });
+  return new JackinError('E_USAGE', message);
 }
 
 /** `--from` (or the given flag, `--to` for `jackin stage`), or the only live instance. */
@@ -84,7 +85,6 @@ function progressMeter(stream: NodeJS.WriteStream): { update(p: ExportProgress):
 }
 
 async function exportCommand(paths: string[], flags: ExportFlags): Promise<number> {
-  if (flags.reveal === true && flags.open === true) throw usage('--reveal and --open cannot be combined: pick one');
   if (paths.length === 0 && flags.offered !== true) throw usage('name at least one container path, or pass --offered');
   const instance = await pickInstance(flags);
   const select: SelectOptions = selectOptionsFromFlags(instance, jackinHome(), flags);
@@ -100,9 +100,8 @@ async function exportCommand(paths: string[], flags: ExportFlags): Promise<numbe
 
   const sources = [...paths];
   if (flags.offered === true) {
-    const reply = await controlCall(connect, { method: 'offers' });
-    const file = reply['file'];
-    if (typeof file !== 'string' || file === '') {
+    const { file } = await controlCall(connect, OFFERS_METHOD, {});
+    if (file === null) {
       throw new JackinError('E_NO_OFFER', `instance ${instance} offers no file (inside the container: jackin-capsule offer <path>)`);
     }
     sources.push(file);
@@ -117,7 +116,7 @@ async function exportCommand(paths: string[], flags: ExportFlags): Promise<numbe
       if (stop.aborted) break;
       try {
         const r = await exportFile(
-          { path: source, reveal: mode === 'reveal', open: mode === 'open' },
+          { path: source, ...(mode !== undefined ? { mode } : {}) },
           { connect, directory, signal: stop, ...(meter ? { onProgress: (p: ExportProgress) => meter.update(p) } : {}) },
         );
         meter?.clear();
@@ -141,8 +140,7 @@ async function exportCommand(paths: string[], flags: ExportFlags): Promise<numbe
         meter?.clear();
         failed++;
         const code = e instanceof JackinError ? e.code : 'E_INTERNAL';
-        const refused = /^E_(POLICY|PATH|OUTSIDE|TOO_LARGE|NOT_FOUND)/u.test(code);
-        const result = stop.aborted ? 'cancelled' : refused ? 'refused' : 'failed';
+        const result = stop.aborted ? 'cancelled' : refusedOrFailed(e);
         await appendAction(jackinHome(), { instance, action: 'export', target: source, result, detail: `${code}: ${describeError(e)}` });
         if (json) out(inertJson({ ok: false, source, code, message: describeError(e) }));
         else process.stderr.write(`jackin: export ${inertText(source, MAX_SHOWN_COLUMNS)}: ${inertText(describeError(e), MAX_SHOWN_COLUMNS)} (${inertText(code, 64)})\n`);

@@ -29,7 +29,7 @@ interface ForwardFlags extends TransportFlags {
 export const FIRST_UNPRIVILEGED_PORT = 1024;
 
 function portError(message: string): JackinError {
-  return new JackinError('E_FORWARD_PORT', message, { exitCode: 2 });
+  return new JackinError('E_FORWARD_PORT', message);
 }
 
 /** `PORT` or `HOSTPORT:CONTAINERPORT`; a host port below 1024 is refused (pass one above it). */

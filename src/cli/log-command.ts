@@ -16,7 +16,7 @@ interface LogFlags {
 
 async function logCommand(instance: string | undefined, flags: LogFlags): Promise<number> {
   const n = flags.lines === undefined ? DEFAULT_SHOWN_RECORDS : Number(flags.lines);
-  if (!Number.isSafeInteger(n) || n < 0) throw new JackinError('E_USAGE', `-n ${JSON.stringify(flags.lines)} is not a number of records: pass a whole number (0 shows them all)`, { exitCode: 2 });
+  if (!Number.isSafeInteger(n) || n < 0) throw new JackinError('E_USAGE', `-n ${JSON.stringify(flags.lines)} is not a number of records: pass a whole number (0 shows them all)`);
   if (instance !== undefined) checkInstanceName(instance);
   const records = (await readActions(jackinHome(), instance)).slice(n === 0 ? 0 : -n);
   const text = flags.json === true ? records.map((r) => inertJson(r) + '\n').join('') : formatActions(records);

@@ -6,7 +6,8 @@
  */
 import { resolve } from 'node:path';
 import type { Command } from './commander.ts';
-import { isErrorCode, JackinError } from '../errors.ts';
+import { JackinError } from '../errors.ts';
+import { OFFER_FILE_METHOD, OFFER_URL_METHOD, readControlReply, type ControlMethod } from '../protocol/index.ts';
 import { defaultRunDir } from '../capsule/session/run-dir.ts';
 import { runDirSocketPath } from '../transport/instance-paths.ts';
 import { controlRequest } from '../transport/control-request.ts';
@@ -16,19 +17,15 @@ export function looksLikeFilePath(arg: string): boolean {
   return /^(?:\/|\.{1,2}(?:\/|$)|~(?:\/|$))/u.test(arg) || /^file:/iu.test(arg);
 }
 
-async function send(runDir: string, request: Record<string, unknown>): Promise<void> {
+async function send<Name extends string, Params>(runDir: string, method: ControlMethod<Name, Params, unknown, unknown>, params: Params): Promise<void> {
   const socketPath = runDirSocketPath(runDir);
   let reply: unknown;
   try {
-    reply = await controlRequest(socketPath, request);
+    reply = await controlRequest(socketPath, method, params);
   } catch (e) {
     throw new JackinError('E_NO_CAPSULE', `no capsule answers at ${socketPath} (${e instanceof Error ? e.message : String(e)}); set JACKIN_RUN_DIR or pass --run-dir`, { cause: e });
   }
-  const r = reply as { ok?: unknown; code?: unknown; message?: unknown };
-  if (r.ok !== true) {
-    const message = typeof r.message === 'string' ? r.message : `the capsule refused the offer: ${JSON.stringify(reply)}`;
-    throw new JackinError(isErrorCode(r.code) ? r.code : 'E_CONTROL_REPLY', message);
-  }
+  readControlReply(method, reply);
 }
 
 /** Offers a URL; refuses file paths (offer those with `jackin-capsule offer`). */
@@ -36,12 +33,12 @@ export async function openUrlCommand(url: string, runDir: string): Promise<void>
   if (looksLikeFilePath(url)) {
     throw new JackinError('E_URL_SCHEME', `${JSON.stringify(url)} is a file path, not a link; offer a file with: jackin-capsule offer <path>`);
   }
-  await send(runDir, { method: 'offer-url', url });
+  await send(runDir, OFFER_URL_METHOD, { url });
 }
 
 /** Offers a file; a relative path resolves against `cwd`. */
 export async function offerFileCommand(path: string, runDir: string, cwd: string = process.cwd()): Promise<void> {
-  await send(runDir, { method: 'offer-file', path: resolve(cwd, path) });
+  await send(runDir, OFFER_FILE_METHOD, { path: resolve(cwd, path) });
 }
 
 export function registerOpenUrlCommand(program: Command): void {

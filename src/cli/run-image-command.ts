@@ -75,7 +75,7 @@ export function refuseImageOnlyFlags(flags: RunImageFlags): void {
   const given = (['engine', 'user', 'capsule', 'env', 'envFile', 'volume', 'network', 'engineArg', 'dryRun'] as const).filter((k) => flags[k] !== undefined);
   if (given.length > 0) {
     const names = given.map((k) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(', ');
-    throw new JackinError('E_USAGE', `${names} ${given.length === 1 ? 'applies' : 'apply'} only with --image: add --image IMAGE, or leave ${given.length === 1 ? 'it' : 'them'} out`, { exitCode: 2 });
+    throw new JackinError('E_USAGE', `${names} ${given.length === 1 ? 'applies' : 'apply'} only with --image: add --image IMAGE, or leave ${given.length === 1 ? 'it' : 'them'} out`);
   }
 }
 
@@ -138,7 +138,7 @@ export async function runImageCommand(command: string[], flags: RunImageFlags, h
   const runDir = instanceRunDir(home, name);
   const source = flags.capsule ?? (hostCanLend() ? 'host' : 'image');
   if (source === 'host' && !hostCanLend()) {
-    throw new JackinError('E_USAGE', `--capsule host needs a Linux glibc host (this is ${process.platform}): its Node cannot run in a Linux container; install jackin-bridge in the image and use --capsule image`, { exitCode: 2 });
+    throw new JackinError('E_USAGE', `--capsule host needs a Linux glibc host (this is ${process.platform}): its Node cannot run in a Linux container; install jackin-bridge in the image and use --capsule image`);
   }
   const capsule: CapsuleSource =
     source === 'host' ? { kind: 'host', node: realpathSync(process.execPath), packageRoot: realpathSync(PACKAGE_ROOT), imagePath: await imagePath(engine, image) } : { kind: 'image' };
@@ -189,7 +189,7 @@ export async function runImageCommand(command: string[], flags: RunImageFlags, h
   try {
     if (!lstatSync(workspace).isDirectory()) throw new Error('not a directory');
   } catch (cause) {
-    throw new JackinError('E_USAGE', `workspace ${workspace} is not a directory: pass an existing --workspace`, { cause, exitCode: 2 });
+    throw new JackinError('E_USAGE', `workspace ${workspace} is not a directory: pass an existing --workspace`, { cause });
   }
   if (await socketAnswers(runDirSocketPath(runDir))) {
     throw new JackinError('E_INSTANCE_EXISTS', `instance ${name} is already running: attach with \`jackin attach ${name}\` or pick another --name`);

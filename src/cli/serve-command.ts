@@ -16,7 +16,7 @@ import { checkWorkspace, type SetStatus } from './command-kit.ts';
 /** `--name`: the one instance-name rule (src/policy/instance-name.ts); the host prints the name this capsule reports. */
 function instanceName(value: string): string {
   const problem = instanceNameProblem(value);
-  if (problem !== null) throw new JackinError('E_BAD_INSTANCE_NAME', `invalid instance name ${describeRefusedName(value)}: ${problem}`, { exitCode: 2 });
+  if (problem !== null) throw new JackinError('E_BAD_INSTANCE_NAME', `invalid instance name ${describeRefusedName(value)}: ${problem}`);
   return value;
 }
 

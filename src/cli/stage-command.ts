@@ -7,7 +7,7 @@
  * JACKIN_STAGE_MAX_BYTES per file and for the whole command.
  */
 import type { Command } from './commander.ts';
-import { describeError, JackinError } from '../errors.ts';
+import { describeError, JackinError, refusedOrFailed } from '../errors.ts';
 import { jackinHome } from '../host/instances/instances.ts';
 import { stageFile } from '../host/paste/stage-client.ts';
 import { closeSources, openStageSources } from '../host/paste/stage-source.ts';
@@ -27,7 +27,7 @@ interface StageFlags extends TransportFlags {
 }
 
 async function stageCommand(paths: string[], flags: StageFlags): Promise<number> {
-  if (paths.length === 0) throw new JackinError('E_USAGE', 'name at least one host file to stage', { exitCode: 2 });
+  if (paths.length === 0) throw new JackinError('E_USAGE', 'name at least one host file to stage');
   const maxBytes = stageMaxBytes(process.env);
   const instance = await pickInstance({ ...(flags.to !== undefined ? { from: flags.to } : {}), ...(flags.via !== undefined ? { via: flags.via } : {}), ...(flags.exec !== undefined ? { exec: flags.exec } : {}) }, '--to');
   const select = selectOptionsFromFlags(instance, jackinHome(), flags);
@@ -38,7 +38,7 @@ async function stageCommand(paths: string[], flags: StageFlags): Promise<number>
     const code = e instanceof JackinError ? e.code : 'E_INTERNAL';
     if (json) out(inertJson({ ok: false, source, code, message: describeError(e) }));
     else process.stderr.write(`jackin: stage ${inertText(source, 4096)}: ${inertText(describeError(e), 4096)} (${code})\n`);
-    const result = interruption.signal.aborted ? 'cancelled' : code === 'E_SECRET_PATH' ? 'refused' : 'failed';
+    const result = interruption.signal.aborted ? 'cancelled' : refusedOrFailed(e);
     await appendAction(jackinHome(), { instance, action: 'stage', target: source, result, detail: `${code}: ${describeError(e)}` });
   };
 

@@ -20,7 +20,7 @@ export function stageMaxBytes(env: NodeJS.ProcessEnv): number {
   const text = raw.trim();
   const bytes = /^\d+$/.test(text) ? Number(text) : parseSize(text);
   if (bytes === undefined || !Number.isSafeInteger(bytes) || bytes < 1) {
-    throw new JackinError('E_BAD_STAGE_MAX_BYTES', `JACKIN_STAGE_MAX_BYTES=${JSON.stringify(raw)} is not a size; use bytes (1048576) or a size like "256 MiB"`, { exitCode: 2 });
+    throw new JackinError('E_BAD_STAGE_MAX_BYTES', `JACKIN_STAGE_MAX_BYTES=${JSON.stringify(raw)} is not a size; use bytes (1048576) or a size like "256 MiB"`);
   }
   return bytes;
 }

@@ -11,7 +11,7 @@ import {
   encodeForwardFrame,
   FORWARD_RESET_REASONS,
   MAX_FORWARD_DATA_BYTES,
-  parseForwardRequest,
+  FORWARD_METHOD,
   ProtocolError,
   type ForwardFrame,
   type ForwardSide,
@@ -120,7 +120,7 @@ test('forward frames are unknown tags on an attach connection (a payload error, 
 });
 
 test('a forward request names a port and nothing else: an address, host or family is refused', () => {
-  assert.deepEqual(parseForwardRequest({ method: 'forward', port: 8080 }), { ok: true, port: 8080 });
+  assert.deepEqual(FORWARD_METHOD.parseParams({ method: 'forward', port: 8080 }), { ok: true, params: { port: 8080 } });
   for (const bad of [
     { method: 'forward', port: 8080, host: '10.0.0.1' },
     { method: 'forward', port: 8080, address: '169.254.169.254' },
@@ -131,12 +131,12 @@ test('a forward request names a port and nothing else: an address, host or famil
     { method: 'forward', port: 80.5 },
     { method: 'forward' },
   ]) {
-    assert.equal(parseForwardRequest(bad).ok, false, JSON.stringify(bad));
+    assert.equal(FORWARD_METHOD.parseParams(bad).ok, false, JSON.stringify(bad));
   }
   fc.assert(
     fc.property(fc.dictionary(fc.string({ maxLength: 12 }), fc.jsonValue(), { minKeys: 1 }), fc.integer({ min: 1, max: 65535 }), (extra, port) => {
       const keys = Object.keys(extra).filter((k) => k !== 'method' && k !== 'port');
-      const r = parseForwardRequest({ ...extra, method: 'forward', port });
+      const r = FORWARD_METHOD.parseParams({ ...extra, method: 'forward', port });
       assert.equal(r.ok, keys.length === 0);
     }),
   );

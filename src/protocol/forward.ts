@@ -92,30 +92,9 @@ export function createForwardDecoder(side: ForwardSide): FrameDecoder<ForwardFra
   return new FrameDecoder((tag, payload) => decodeForwardPayload(side, tag, payload));
 }
 
-/** The `forward` control request (docs/protocol.md section 8.15): a port, and nothing else, not an address. */
-export interface ForwardRequest {
-  method: 'forward';
-  port: number;
-}
-
+/** A port number, 1..65535 (the `forward` control request, control-methods.ts, names one and nothing else). */
 export function isPort(n: unknown): n is number {
   return typeof n === 'number' && Number.isInteger(n) && n >= 1 && n <= 65535;
-}
-
-export function forwardRequest(port: number): ForwardRequest {
-  if (!isPort(port)) throw new RangeError(`${port} is not a port (1..65535)`);
-  return { method: 'forward', port };
-}
-
-/**
- * Reads a `forward` request, or says why it is refused: any field but `method` and `port` (an address, a
- * host name, a family) is refused, so a request can only ever name a port of the container's own loopback.
- */
-export function parseForwardRequest(request: Readonly<Record<string, unknown>>): { ok: true; port: number } | { ok: false; message: string } {
-  const extra = Object.keys(request).filter((k) => k !== 'method' && k !== 'port');
-  if (extra.length > 0) return { ok: false, message: `a forward request names a port only; refused field(s) ${extra.map((k) => JSON.stringify(k).slice(0, 40)).join(', ')}` };
-  if (!isPort(request['port'])) return { ok: false, message: `a forward request needs "port" 1..65535, got ${JSON.stringify(request['port'])?.slice(0, 40)}` };
-  return { ok: true, port: request['port'] };
 }
 
 /** The loopback addresses the capsule tries, in order; nothing else is ever connected to. */

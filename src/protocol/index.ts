@@ -10,3 +10,4 @@ export * from './control-channel.ts';
 export * from './text.ts';
 export * from './file-stage.ts';
 export * from './forward.ts';
+export * from './control-methods.ts';

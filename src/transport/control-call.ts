@@ -1,10 +1,11 @@
 /**
  * Control calls over a fresh connection to a capsule (docs/protocol.md section 7), shared by every host
- * request that opens one (export, stage, offers): the u32-length JSON reply, its checks, in-stream failures,
- * and the idle timer and abort signal that bound the connection.
+ * request that opens one (export, stage, offers): the u32-length JSON reply (read by the method's descriptor
+ * in src/protocol/control-methods.ts), in-stream failures, and the idle timer and abort signal that bound
+ * the connection.
  */
 import { isErrorCode, JackinError, type ErrorCode } from '../errors.ts';
-import { encodeControlMessage, MAX_CONTROL_MESSAGE_BYTES } from '../protocol/index.ts';
+import { encodeControlRequest, MAX_CONTROL_MESSAGE_BYTES, readControlReply, type ControlMethod } from '../protocol/index.ts';
 import type { Transport } from './transport.ts';
 
 /** A plain control request (offers, status) answers at once. */
@@ -27,30 +28,6 @@ export class ReplyReader {
     }
     return { value, rest: this.buf.subarray(4 + len) };
   }
-}
-
-function record(v: unknown): Record<string, unknown> | null {
-  return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
-}
-
-/** Turns an `ok:false` reply into its JackinError; returns the record of an `ok:true` reply. */
-/** The transfer id a successful reply names under `field` (a decimal u64 as a string); E_CONTROL_REPLY otherwise. */
-export function replyTransferId(reply: Record<string, unknown>, what: string, field: string): bigint {
-  const id = reply[field];
-  if (typeof id !== 'string' || !/^\d{1,20}$/.test(id) || BigInt(id) > 0xffffffffffffffffn) {
-    throw new JackinError('E_CONTROL_REPLY', `${what} reply has no valid ${field}: ${JSON.stringify(id)?.slice(0, 100)}`);
-  }
-  return BigInt(id);
-}
-
-export function checkReply(value: unknown, what: string): Record<string, unknown> {
-  const r = record(value);
-  if (r === null || typeof r['ok'] !== 'boolean') throw new JackinError('E_CONTROL_REPLY', `${what}: malformed reply ${JSON.stringify(value)?.slice(0, 200)}`);
-  if (r['ok'] === true) return r;
-  const message = typeof r['message'] === 'string' ? r['message'] : `${what} failed`;
-  // A code this host does not know (a newer capsule's, or garbage) stays visible in the message.
-  if (isErrorCode(r['code'])) throw new JackinError(r['code'], message);
-  throw new JackinError('E_CONTROL_REPLY', typeof r['code'] === 'string' ? `${JSON.stringify(r['code']).slice(0, 60)}: ${message}` : message);
 }
 
 /** A capsule's in-stream failure: a Notice frame whose text is `E_CODE: message`. */
@@ -77,7 +54,7 @@ export async function withConnection<T>(
     clearTimeout(timer);
     timer = setTimeout(() => stop(new JackinError(what.timeoutCode, `no data from the capsule for ${idleMs} ms (${t.description})`)), idleMs);
   };
-  const onAbort = (): void => stop(new JackinError(what.abortedCode, what.aborted, { exitCode: 130 }));
+  const onAbort = (): void => stop(new JackinError(what.abortedCode, what.aborted));
   if (signal?.aborted === true) onAbort();
   signal?.addEventListener('abort', onAbort, { once: true });
   touch();
@@ -95,17 +72,22 @@ export async function withConnection<T>(
   }
 }
 
-/** Sends one control request on a fresh connection and returns its (checked) reply. */
-export async function controlCall(connect: () => Promise<Transport>, request: { method: string; [k: string]: unknown }, timeoutMs = CONTROL_CALL_TIMEOUT_MS): Promise<Record<string, unknown>> {
+/** Sends one control request on a fresh connection and returns its reply, checked by the method's descriptor. */
+export async function controlCall<Name extends string, Params, Read>(
+  connect: () => Promise<Transport>,
+  method: ControlMethod<Name, Params, unknown, Read>,
+  params: Params,
+  timeoutMs = CONTROL_CALL_TIMEOUT_MS,
+): Promise<Read> {
   const t = await connect();
-  t.writable.write(encodeControlMessage(request));
+  t.writable.write(encodeControlRequest(method, params));
   return withConnection(t, undefined, timeoutMs, async (chunks) => {
     const reader = new ReplyReader();
     for await (const chunk of chunks) {
       const got = reader.push(chunk);
-      if (got !== undefined) return checkReply(got.value, request.method);
+      if (got !== undefined) return readControlReply(method, got.value);
     }
     const detail = await t.failureDetail();
-    throw new JackinError('E_CONTROL_REPLY', `the capsule closed the control channel without answering ${request.method}${detail === null ? '' : ` (${detail})`}`);
+    throw new JackinError('E_CONTROL_REPLY', `the capsule closed the control channel without answering ${method.method}${detail === null ? '' : ` (${detail})`}`);
   });
 }

@@ -29,12 +29,12 @@ export type RelayKind = RelaySpec['kind'];
  * what the engine does instead of naming a container. Names are also never empty.
  */
 function checkName(what: string, value: string): string {
-  if (value.length === 0) throw new JackinError('E_BAD_TARGET', `${what} is empty: pass the container or pod name`, { exitCode: 2 });
+  if (value.length === 0) throw new JackinError('E_BAD_TARGET', `${what} is empty: pass the container or pod name`);
   if (value.startsWith('-')) {
-    throw new JackinError('E_BAD_TARGET', `${what} ${JSON.stringify(value)} starts with "-" and would be read as an option: pass a real name`, { exitCode: 2 });
+    throw new JackinError('E_BAD_TARGET', `${what} ${JSON.stringify(value)} starts with "-" and would be read as an option: pass a real name`);
   }
   if (/[\0\n\r]/.test(value)) {
-    throw new JackinError('E_BAD_TARGET', `${what} ${JSON.stringify(value)} contains a control character`, { exitCode: 2 });
+    throw new JackinError('E_BAD_TARGET', `${what} ${JSON.stringify(value)} contains a control character`);
   }
   return value;
 }
@@ -54,7 +54,7 @@ export function relayArgv(spec: RelaySpec): string[] {
     }
     case 'custom':
       if (spec.command.trim().length === 0) {
-        throw new JackinError('E_BAD_TARGET', '--exec command is empty: pass the relay command, e.g. --exec "ssh box docker exec -i agent jackin-capsule attach-proxy"', { exitCode: 2 });
+        throw new JackinError('E_BAD_TARGET', '--exec command is empty: pass the relay command, e.g. --exec "ssh box docker exec -i agent jackin-capsule attach-proxy"');
       }
       return ['sh', '-c', spec.command];
     default: {

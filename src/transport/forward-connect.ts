@@ -4,9 +4,9 @@
  * container's loopbacks it reached), then the byte pump until both ways end.
  */
 import type { Socket } from 'node:net';
-import { JackinError } from '../errors.ts';
-import { encodeControlMessage, FORWARD_LOOPBACKS, forwardRequest, type ForwardLoopback } from '../protocol/index.ts';
-import { checkReply, ReplyReader } from './control-call.ts';
+import { hasCode, JackinError } from '../errors.ts';
+import { encodeControlRequest, FORWARD_METHOD, FORWARD_PROBE, readControlReply, type ForwardLoopback } from '../protocol/index.ts';
+import { ReplyReader } from './control-call.ts';
 import { pumpForward, type ForwardOutcome } from './forward-pump.ts';
 import type { Transport } from './transport.ts';
 
@@ -36,12 +36,11 @@ export function requestForward(t: Transport, port: number, timeoutMs = FORWARD_R
       try {
         got = reader.push(chunk);
         if (got === undefined) return;
-        const reply = checkReply(got.value, 'forward');
-        const address = reply['address'];
-        if (!FORWARD_LOOPBACKS.includes(address as ForwardLoopback)) throw new JackinError('E_FORWARD_PROTOCOL', `the capsule says it connected to ${JSON.stringify(address)?.slice(0, 60)}, not a loopback address`);
+        // A reply that names anything but a loopback address is E_CONTROL_REPLY, made E_FORWARD_PROTOCOL below.
+        const { address } = readControlReply(FORWARD_METHOD, got.value);
         // Nothing else may be read before the pump listens: pause, and hand over what came with the reply.
         t.readable.pause();
-        done(null, { address: address as ForwardLoopback, rest: got.rest });
+        done(null, { address, rest: got.rest });
       } catch (e) {
         const unsupported = e instanceof JackinError && e.code === 'E_UNKNOWN_METHOD';
         done(unsupported ? new JackinError('E_FORWARD_UNSUPPORTED', 'this capsule has no forwards (an older jackin-capsule); update it in the container', { cause: e }) : e instanceof JackinError && e.code === 'E_CONTROL_REPLY' ? new JackinError('E_FORWARD_PROTOCOL', e.message, { cause: e }) : (e as Error));
@@ -53,7 +52,7 @@ export function requestForward(t: Transport, port: number, timeoutMs = FORWARD_R
     t.readable.on('data', onData);
     t.readable.on('end', onEnd);
     t.readable.on('error', onEnd);
-    t.writable.write(encodeControlMessage(forwardRequest(port)));
+    t.writable.write(encodeControlRequest(FORWARD_METHOD, { port }));
   });
 }
 
@@ -119,14 +118,16 @@ export async function capsuleHasForwards(connect: () => Promise<Transport>, time
       t.readable.on('data', (chunk: Buffer) => {
         try {
           const got = reader.push(chunk);
-          if (got !== undefined) done((got.value as { code?: unknown } | null)?.code === 'E_BAD_REQUEST');
-        } catch {
+          if (got === undefined) return;
+          readControlReply(FORWARD_PROBE, got.value);
           done(false);
+        } catch (e) {
+          done(hasCode(e, 'E_BAD_REQUEST'));
         }
       });
       t.readable.once('end', () => done(false));
       t.readable.once('error', () => done(false));
-      t.writable.write(encodeControlMessage({ method: 'forward' }));
+      t.writable.write(encodeControlRequest(FORWARD_PROBE, {}));
     });
   } finally {
     t.close();

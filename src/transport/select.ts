@@ -70,7 +70,7 @@ export interface Selection {
 }
 
 function usage(message: string): JackinError {
-  return new JackinError('E_USAGE', message, { exitCode: 2 });
+  return new JackinError('E_USAGE', message);
 }
 
 /** Pure: what to try, from the flags alone. */

@@ -6,10 +6,10 @@
  */
 import { isAbsolute } from 'node:path';
 import type { ErrorCode } from '../../errors.ts';
-import type { NoticeLevel } from '../../protocol/index.ts';
+import { OFFER_FILE_METHOD, OFFER_URL_METHOD, OFFERS_METHOD, type NoParams, type NoticeLevel } from '../../protocol/index.ts';
 import { checkUrl, redactUrlForLog } from '../../policy/url-safety.ts';
 import { inertText } from '../../ui/inert-text.ts';
-import type { ControlMethods, ControlReply } from '../session/control-methods.ts';
+import { answer, refuse, type ControlAnswer, type ControlMethods } from '../session/control-methods.ts';
 
 /** Longest offered path accepted (PATH_MAX on Linux). */
 export const MAX_OFFER_PATH_LENGTH = 4096;
@@ -62,8 +62,8 @@ export function fileOfferNotice(path: string): string {
   return `File offered: ${inertText(path, 160)} (palette: Pull offered file)`;
 }
 
-function reply(result: OfferResult): { reply: ControlReply } {
-  return { reply: result.ok ? { ok: true } : result };
+function reply(result: OfferResult): ControlAnswer<NoParams> {
+  return result.ok ? answer({}) : refuse(result.code, result.message);
 }
 
 /**
@@ -71,19 +71,15 @@ function reply(result: OfferResult): { reply: ControlReply } {
  * operator (a no-op when nobody is attached: the offer stays recorded for the next attach).
  */
 export function registerOfferMethods(control: ControlMethods, offers: Offers, notify: (level: NoticeLevel, text: string) => void): void {
-  control.register('offer-url', (req) => {
-    const url = req['url'];
-    if (typeof url !== 'string') return reply({ ok: false, code: 'E_BAD_REQUEST', message: 'offer-url needs a string "url"' });
+  control.register(OFFER_URL_METHOD, ({ url }) => {
     const result = offers.offerUrl(url);
     if (result.ok && offers.url !== null) notify('info', urlOfferNotice(offers.url));
     return reply(result);
   });
-  control.register('offer-file', (req) => {
-    const path = req['path'];
-    if (typeof path !== 'string') return reply({ ok: false, code: 'E_BAD_REQUEST', message: 'offer-file needs a string "path"' });
+  control.register(OFFER_FILE_METHOD, ({ path }) => {
     const result = offers.offerFile(path);
     if (result.ok) notify('info', fileOfferNotice(path));
     return reply(result);
   });
-  control.register('offers', () => ({ reply: { ok: true, file: offers.file, url: offers.url } }));
+  control.register(OFFERS_METHOD, () => answer({ file: offers.file, url: offers.url }));
 }

@@ -16,9 +16,9 @@
 import type { Socket } from 'node:net';
 import { DisposableStore, onEvent } from '../../disposable.ts';
 import { JackinError, type ErrorCode } from '../../errors.ts';
-import { encodeExportChunkHeader, encodeServerFrame, MAX_EXPORT_NAME_BYTES, MAX_EXPORT_SOURCE_BYTES, MAX_HOST_NOTICE_BYTES, truncateUtf8, type NoticeLevel, type ServerFrame } from '../../protocol/index.ts';
+import { encodeExportChunkHeader, encodeServerFrame, EXPORT_METHOD, MAX_EXPORT_NAME_BYTES, MAX_EXPORT_SOURCE_BYTES, MAX_HOST_NOTICE_BYTES, truncateUtf8, type NoticeLevel, type ServerFrame } from '../../protocol/index.ts';
 import type { Policy } from '../../policy/schema.ts';
-import type { ControlMethods, ControlOutcome, ControlRequest } from '../session/control-methods.ts';
+import { answer, refuse, type ControlMethods } from '../session/control-methods.ts';
 import { EXPORT_CHUNK_BYTES, openExportSource, type ExportSource } from './export-source.ts';
 import { formatBytes } from '../../ui/format-bytes.ts';
 
@@ -161,43 +161,24 @@ export async function streamExport(socket: Socket, source: ExportSource, exportI
   }
 }
 
-function bad(message: string): ControlOutcome {
-  return { reply: { ok: false, code: 'E_BAD_REQUEST', message } };
-}
-
-function flag(req: ControlRequest, key: string): boolean | undefined | null {
-  const v = req[key];
-  if (v === undefined) return undefined;
-  return typeof v === 'boolean' ? v : null;
-}
-
 /** Registers `export` on the capsule's control channel. */
 export function registerExportMethods(control: ControlMethods, o: ExportMethodsOptions): void {
-  control.register('export', async (req, socket) => {
-    const path = req['path'];
-    if (typeof path !== 'string' || path.length === 0) return bad('export needs a non-empty string "path", e.g. {"method":"export","path":"report.txt"}');
-    const reveal = flag(req, 'reveal');
-    const open = flag(req, 'open');
-    const confirmOutside = flag(req, 'confirmOutside');
-    const streamSize = flag(req, 'streamSize');
-    if (reveal === null || open === null || confirmOutside === null || streamSize === null) {
-      return bad('export: "reveal", "open", "confirmOutside" and "streamSize" must be true or false');
-    }
-    if (reveal === true && open === true) return bad('export: ask for "reveal" or "open", not both');
+  // reveal and open are only echoed in FileExportStart: the host that asked acts on its own operator's choice.
+  control.register(EXPORT_METHOD, async ({ path, reveal, open, confirmOutside, streamSize }, socket) => {
     let source: ExportSource;
     try {
       source = await openExportSource(path, {
         policy: o.policy,
         workspace: o.workspace,
         runDir: o.runDir,
-        confirmedOutside: confirmOutside === true,
-        streamSize: streamSize === true,
+        confirmedOutside: confirmOutside,
+        streamSize,
       });
     } catch (e) {
       const code = codeOf(e);
       o.log?.(`export ${JSON.stringify(path)} refused: ${code}: ${messageOf(e)}`);
       o.notify('warning', `Export of ${path} refused: ${messageOf(e)}`);
-      return { reply: { ok: false, code, message: messageOf(e) } };
+      return refuse(code, messageOf(e));
     }
     // The server skips the stream when the host is already gone: release the descriptor then too. The host
     // may have gone while the source was opened (archiving a directory for an older host takes a while), and
@@ -206,17 +187,19 @@ export function registerExportMethods(control: ControlMethods, o: ExportMethodsO
     socket.once('close', release);
     if (socket.destroyed) release();
     const exportId = nextExportId++;
-    return {
-      reply: { ok: true, exportId: exportId.toString(), name: source.name, size: source.size, kind: source.kind, ...(source.streamed ? { streamed: true } : {}) },
-      stream: async (s) => {
-        try {
-          await streamExport(s, source, exportId, reveal === true, open === true);
-          o.notify('success', `Exported ${path} (${formatBytes(source.size)}) to the host`);
-        } catch (e) {
-          o.notify('error', `Export of ${path} failed: ${messageOf(e)}`);
-          throw e;
-        }
+    return answer(
+      { exportId, name: source.name, size: source.size, kind: source.kind, streamed: source.streamed },
+      {
+        stream: async (s) => {
+          try {
+            await streamExport(s, source, exportId, reveal, open);
+            o.notify('success', `Exported ${path} (${formatBytes(source.size)}) to the host`);
+          } catch (e) {
+            o.notify('error', `Export of ${path} failed: ${messageOf(e)}`);
+            throw e;
+          }
+        },
       },
-    };
+    );
   });
 }

@@ -16,13 +16,14 @@ import {
   encodeStageServerFrame,
   MAX_CHUNK_BYTES,
   MAX_HOST_NOTICE_BYTES,
+  STAGE_METHOD,
   TRANSFER_IDLE_MS,
   truncateUtf8,
   type NoticeLevel,
   type StageClientFrame,
 } from '../../protocol/index.ts';
 import { formatBytes } from '../../ui/format-bytes.ts';
-import type { ControlMethods } from '../session/control-methods.ts';
+import { answer, refuse, type ControlMethods } from '../session/control-methods.ts';
 import { FileStaging, type FileStageTransfer, type StagedFile } from './file-staging.ts';
 
 /** Files arriving at once; more are refused (E_TOO_MANY_TRANSFERS). */
@@ -144,17 +145,17 @@ function receive(socket: Socket, transfer: FileStageTransfer, transferId: bigint
 export function registerStageMethod(control: ControlMethods, o: StageMethodOptions): FileStaging {
   const staging = new FileStaging(o.runDir, { maxBytes: o.maxBytes });
   let active = 0;
-  control.register('stage', async (req, socket) => {
-    const quiet = req['notify'] === false;
+  control.register(STAGE_METHOD, async ({ name, size, notify }, socket) => {
+    const quiet = !notify;
     if (active >= MAX_CONCURRENT_STAGES) {
-      return { reply: { ok: false, code: 'E_TOO_MANY_TRANSFERS', message: `${active} files are being staged already; try again when they are done` } };
+      return refuse('E_TOO_MANY_TRANSFERS', `${active} files are being staged already; try again when they are done`);
     }
     let transfer: FileStageTransfer;
     try {
-      transfer = await staging.begin(req['name'], req['size']);
+      transfer = await staging.begin(name, size);
     } catch (e) {
-      o.log?.(`stage ${JSON.stringify(req['name'])?.slice(0, 300)} refused: ${codeOf(e)}: ${messageOf(e)}`);
-      return { reply: { ok: false, code: codeOf(e), message: messageOf(e) } };
+      o.log?.(`stage ${JSON.stringify(name).slice(0, 300)} refused: ${codeOf(e)}: ${messageOf(e)}`);
+      return refuse(codeOf(e), messageOf(e));
     }
     active++;
     // The slot is free once the transfer is over or the host is gone, whichever comes first (a host that
@@ -170,22 +171,24 @@ export function registerStageMethod(control: ControlMethods, o: StageMethodOptio
     socket.once('close', release);
     if (socket.destroyed) release();
     const transferId = nextTransferId++;
-    return {
-      reply: { ok: true, transferId: transferId.toString(), chunkBytes: MAX_CHUNK_BYTES },
-      stream: async (s) => {
-        try {
-          const staged = await receive(s, transfer, transferId, o.idleMs ?? TRANSFER_IDLE_MS);
-          o.log?.(`staged ${staged.path} (${staged.bytes} bytes, sha256 ${staged.sha256})`);
-          if (!quiet) o.notify('success', `Host file staged: ${staged.path} (${formatBytes(staged.bytes)})`);
-        } catch (e) {
-          o.log?.(`stage of ${transfer.name} failed: ${codeOf(e)}: ${messageOf(e)}`);
-          if (!quiet) o.notify('error', `Staging ${transfer.name} failed: ${messageOf(e)}`);
-          throw e;
-        } finally {
-          release();
-        }
+    return answer(
+      { transferId, chunkBytes: MAX_CHUNK_BYTES },
+      {
+        stream: async (s) => {
+          try {
+            const staged = await receive(s, transfer, transferId, o.idleMs ?? TRANSFER_IDLE_MS);
+            o.log?.(`staged ${staged.path} (${staged.bytes} bytes, sha256 ${staged.sha256})`);
+            if (!quiet) o.notify('success', `Host file staged: ${staged.path} (${formatBytes(staged.bytes)})`);
+          } catch (e) {
+            o.log?.(`stage of ${transfer.name} failed: ${codeOf(e)}: ${messageOf(e)}`);
+            if (!quiet) o.notify('error', `Staging ${transfer.name} failed: ${messageOf(e)}`);
+            throw e;
+          } finally {
+            release();
+          }
+        },
       },
-    };
+    );
   });
   return staging;
 }

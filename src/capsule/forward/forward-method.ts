@@ -8,9 +8,9 @@
  * its own, tighter limit per forward).
  */
 import { connect, type Socket } from 'node:net';
-import { FORWARD_LOOPBACKS, parseForwardRequest, type ForwardLoopback } from '../../protocol/index.ts';
+import { FORWARD_LOOPBACKS, FORWARD_METHOD, type ForwardLoopback, type ForwardReply } from '../../protocol/index.ts';
 import { pumpForward } from '../../transport/forward-pump.ts';
-import type { ControlMethods, ControlOutcome } from '../session/control-methods.ts';
+import { answer, refuse, type ControlAnswer, type ControlMethods } from '../session/control-methods.ts';
 
 /** Forwarded connections open at once in this capsule; more are refused (E_FORWARD_LIMIT). */
 export const MAX_CAPSULE_FORWARDS = 256;
@@ -50,11 +50,8 @@ function connectTo(address: ForwardLoopback, port: number, timeoutMs: number): P
 /** Registers `forward` on the capsule's control channel. */
 export function registerForwardMethod(control: ControlMethods, o: ForwardMethodOptions = {}): void {
   let open = 0;
-  control.register('forward', async (request, control): Promise<ControlOutcome> => {
-    const parsed = parseForwardRequest(request);
-    if (!parsed.ok) return { reply: { ok: false, code: 'E_BAD_REQUEST', message: parsed.message } };
-    if (open >= MAX_CAPSULE_FORWARDS) return { reply: { ok: false, code: 'E_FORWARD_LIMIT', message: `${MAX_CAPSULE_FORWARDS} forwarded connections are open in this capsule already` } };
-    const { port } = parsed;
+  control.register(FORWARD_METHOD, async ({ port }, control): Promise<ControlAnswer<ForwardReply>> => {
+    if (open >= MAX_CAPSULE_FORWARDS) return refuse('E_FORWARD_LIMIT', `${MAX_CAPSULE_FORWARDS} forwarded connections are open in this capsule already`);
     open++;
     let released = false;
     const release = (): void => {
@@ -75,30 +72,32 @@ export function registerForwardMethod(control: ControlMethods, o: ForwardMethodO
         };
         if (control.destroyed) {
           orphaned();
-          return { reply: { ok: false, code: 'E_FORWARD_RESET', message: 'the host closed the connection' } };
+          return refuse('E_FORWARD_RESET', 'the host closed the connection');
         }
         control.once('close', orphaned);
-        return {
-          reply: { ok: true, address },
-          ownLimit: true,
-          stream: async (socket) => {
-            socket.off('close', orphaned);
-            try {
-              const outcome = await pumpForward({ side: 'server', local: tcp, peer: { readable: socket, writable: socket } });
-              if (!outcome.ok) o.log?.(`forward of port ${port}: ${outcome.reason} (${outcome.by}): ${outcome.message}`);
-              else await new Promise<void>((r) => (socket.writableFinished ? r() : socket.once('finish', () => r()).once('close', () => r())));
-            } finally {
-              release();
-            }
+        return answer(
+          { address },
+          {
+            ownLimit: true,
+            stream: async (socket) => {
+              socket.off('close', orphaned);
+              try {
+                const outcome = await pumpForward({ side: 'server', local: tcp, peer: { readable: socket, writable: socket } });
+                if (!outcome.ok) o.log?.(`forward of port ${port}: ${outcome.reason} (${outcome.by}): ${outcome.message}`);
+                else await new Promise<void>((r) => (socket.writableFinished ? r() : socket.once('finish', () => r()).once('close', () => r())));
+              } finally {
+                release();
+              }
+            },
           },
-        };
+        );
       }
       if (got.code === 'ETIMEDOUT') timedOut = true;
       failures.push(got.message);
     }
     release();
     return timedOut
-      ? { reply: { ok: false, code: 'E_FORWARD_TIMEOUT', message: `the container's loopback did not accept port ${port}: ${failures.join('; ')}` } }
-      : { reply: { ok: false, code: 'E_FORWARD_REFUSED', message: `nothing listens on port ${port} of the container's loopback (127.0.0.1 nor ::1): ${failures.join('; ')}` } };
+      ? refuse('E_FORWARD_TIMEOUT', `the container's loopback did not accept port ${port}: ${failures.join('; ')}`)
+      : refuse('E_FORWARD_REFUSED', `nothing listens on port ${port} of the container's loopback (127.0.0.1 nor ::1): ${failures.join('; ')}`);
   });
 }

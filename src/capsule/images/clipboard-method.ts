@@ -6,7 +6,8 @@
  * bracketed-paste markers (at most 1 MiB of UTF-8, in base64), or null, for a read of text (`xclip -o`,
  * `pbpaste`).
  */
-import type { ControlMethods } from '../session/control-methods.ts';
+import { CLIPBOARD_IMAGE_METHOD } from '../../protocol/index.ts';
+import { answer, type ControlMethods } from '../session/control-methods.ts';
 import type { StagedImage } from '../session/staging.ts';
 import type { ImageFormat } from '../../protocol/frames.ts';
 import { MAX_PASTED_TEXT_BYTES } from '../connection/paste-scanner.ts';
@@ -31,17 +32,14 @@ export interface ClipboardTextSource {
 const NO_TEXT: ClipboardTextSource = { lastPasted: null };
 
 export function registerClipboardMethod(control: ControlMethods, images: ClipboardImageSource, text: ClipboardTextSource = NO_TEXT): void {
-  control.register('clipboard-image', () => {
+  control.register(CLIPBOARD_IMAGE_METHOD, () => {
     const last = images.lastPasted;
     const pasted = text.lastPasted;
-    return {
-      reply: {
-        ok: true,
-        name: last === null ? null : last.name,
-        type: last === null ? null : IMAGE_MIME_TYPES[last.format],
-        // Base64: 1 MiB of text with control characters would be up to 6 MiB as a JSON string.
-        text: pasted !== null && Buffer.byteLength(pasted, 'utf8') <= MAX_PASTED_TEXT_BYTES ? Buffer.from(pasted, 'utf8').toString('base64') : null,
-      },
-    };
+    return answer({
+      name: last === null ? null : last.name,
+      type: last === null ? null : IMAGE_MIME_TYPES[last.format],
+      // Base64: 1 MiB of text with control characters would be up to 6 MiB as a JSON string.
+      text: pasted !== null && Buffer.byteLength(pasted, 'utf8') <= MAX_PASTED_TEXT_BYTES ? Buffer.from(pasted, 'utf8').toString('base64') : null,
+    });
   });
 }

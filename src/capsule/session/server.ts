@@ -5,11 +5,11 @@
  */
 import { unlink } from 'node:fs/promises';
 import { createServer, type Server, type Socket } from 'node:net';
-import { ControlMessageDecoder, encodeControlMessage, HANDSHAKE_TIMEOUT_MS, type Features, type FeatureVersions, type NoticeLevel } from '../../protocol/index.ts';
+import { ControlMessageDecoder, encodeControlMessage, HANDSHAKE_TIMEOUT_MS, NOTICE_METHOD, STATUS_METHOD, type Features, type FeatureVersions, type NoticeLevel } from '../../protocol/index.ts';
 import { toDisposable, type Disposable } from '../../disposable.ts';
 import { AttachConnection, type AttachHost } from '../connection/attach-connection.ts';
 import { startHelloGrace } from '../connection/attach-shutdown.ts';
-import { ControlMethods } from './control-methods.ts';
+import { answer, ControlMethods } from './control-methods.ts';
 import { rejectingImageSink, type ImageSink } from '../connection/image-sink.ts';
 import { Offers, registerOfferMethods } from '../connection/offers.ts';
 import { PasteScanner } from '../connection/paste-scanner.ts';
@@ -98,29 +98,20 @@ export class CapsuleServer {
         }
       },
     };
-    this.control.register('status', () => ({
-      reply: {
-        ok: true,
+    this.control.register(STATUS_METHOD, () =>
+      answer({
         name: options.info.name,
         program: options.info.program,
         pid: options.info.pid,
         workspace: options.info.workspace,
         attached: this.attached,
         clients: this.clients,
-      },
-    }));
+      }),
+    );
     // Lets a script in the container tell the operator something (shown as a notice, text made inert).
-    this.control.register('notice', (req) => {
-      const text = req['text'];
-      const level = req['level'] ?? 'info';
-      if (typeof text !== 'string' || text.length === 0) {
-        return { reply: { ok: false, code: 'E_BAD_REQUEST', message: 'notice needs a non-empty string "text"' } };
-      }
-      if (level !== 'info' && level !== 'success' && level !== 'warning' && level !== 'error') {
-        return { reply: { ok: false, code: 'E_BAD_REQUEST', message: `notice level ${JSON.stringify(level)} is not info, success, warning or error` } };
-      }
+    this.control.register(NOTICE_METHOD, ({ level, text }) => {
       this.notify(level, text);
-      return { reply: { ok: true, shown: this.attached } };
+      return answer({ shown: this.attached });
     });
     registerOfferMethods(this.control, this.offers, (level, text) => this.notify(level, text));
     this.server = createServer({ allowHalfOpen: true, pauseOnConnect: false }, (s) => this.onConnection(s));

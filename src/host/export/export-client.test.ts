@@ -4,12 +4,12 @@ import { createHash, randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import { join } from 'node:path';
-import { hasCode, JackinError } from '../../errors.ts';
-import { encodeControlMessage, encodeServerFrame, type ServerFrame } from '../../protocol/index.ts';
+import { JackinError } from '../../errors.ts';
+import { encodeControlMessage, encodeServerFrame, OFFERS_METHOD, type ServerFrame } from '../../protocol/index.ts';
 import { connectSocket, socketTransport } from '../../transport/socket.ts';
 import { startFakeCapsule } from '../../../test/helpers/fake-capsule.ts';
 import { exportFile, FramePool } from './export-client.ts';
-import { controlCall, replyTransferId } from '../../transport/control-call.ts';
+import { controlCall } from '../../transport/control-call.ts';
 
 /** A fake capsule (test/helpers/fake-capsule.ts): answers every control request with `script` (a reply, then frames), then closes or hangs. */
 async function fakeCapsule(t: TestContext, script: (s: Socket) => void) {
@@ -97,11 +97,11 @@ test('exportFile: an interrupt while the last frames are handled stops before th
   assert.deepEqual(files(f.dest), [], 'the message says nothing was saved: nothing is there');
 });
 
-test('controlCall returns an ok reply and throws the code of a refusal', async (t) => {
+test('controlCall returns an ok reply as its method reads it and throws the code of a refusal', async (t) => {
   const f = await fakeCapsule(t, (s) => s.end(encodeControlMessage({ ok: true, file: '/w/out.png', url: null })));
-  assert.deepEqual(await controlCall(f.connect, { method: 'offers' }), { ok: true, file: '/w/out.png', url: null });
+  assert.deepEqual(await controlCall(f.connect, OFFERS_METHOD, {}), { file: '/w/out.png', url: null });
   const g = await fakeCapsule(t, (s) => s.end(encodeControlMessage({ ok: false, code: 'E_UNKNOWN_METHOD', message: 'x' })));
-  await assert.rejects(controlCall(g.connect, { method: 'offers' }), (e: unknown) => e instanceof JackinError && e.code === 'E_UNKNOWN_METHOD');
+  await assert.rejects(controlCall(g.connect, OFFERS_METHOD, {}), (e: unknown) => e instanceof JackinError && e.code === 'E_UNKNOWN_METHOD');
 });
 
 test('FramePool reuses only its own chunk-sized buffers, and only after release', () => {
@@ -186,12 +186,5 @@ test('exportFile: a streamed export (bound in Start, exact size in FileExportLen
     const b = await run(reply, f);
     await assert.rejects(b.result, (e: unknown) => e instanceof JackinError && e.code === code, why);
     assert.deepEqual(files(b.dest), [], why);
-  }
-});
-
-test('replyTransferId takes a decimal u64 string and refuses anything else with E_CONTROL_REPLY', () => {
-  assert.equal(replyTransferId({ exportId: '18446744073709551615' }, 'export', 'exportId'), 18446744073709551615n);
-  for (const bad of [undefined, 7, '', '-1', '1e3', '18446744073709551616', '123456789012345678901']) {
-    assert.throws(() => replyTransferId({ exportId: bad }, 'export', 'exportId'), (e: unknown) => hasCode(e, 'E_CONTROL_REPLY'));
   }
 });

@@ -13,11 +13,13 @@
 import { JackinError } from '../../errors.ts';
 import {
   createServerFrameDecoder,
-  encodeControlMessage,
+  encodeControlRequest,
   capForTag,
+  EXPORT_METHOD,
+  readControlReply,
   SERVER_TAGS,
 } from '../../protocol/index.ts';
-import { checkReply, ReplyReader, replyTransferId, withConnection } from '../../transport/control-call.ts';
+import { ReplyReader, withConnection } from '../../transport/control-call.ts';
 import type { Transport } from '../../transport/transport.ts';
 import { ExportFrameReader, EXPORT_WRITE_QUEUE_BYTES, type ExportProgress, type ExportedFile } from './export-frame-reader.ts';
 import { ExportSink } from './export-sink.ts';
@@ -41,8 +43,8 @@ export const EXPORT_MIN_PROGRESS: MinProgress = { bytes: 64 * 1024, windowMs: 30
 export interface ExportRequest {
   /** Container path; relative resolves against the capsule's workspace. */
   readonly path: string;
-  readonly reveal?: boolean;
-  readonly open?: boolean;
+  /** What the operator will do with the file once saved (the caller does it); told to the capsule. */
+  readonly mode?: 'reveal' | 'open';
   /** The operator confirmed a path outside the roots (policy outsideRoots = confirm). */
   readonly confirmOutside?: boolean;
 }
@@ -111,12 +113,12 @@ export async function exportFile(request: ExportRequest, options: ExportClientOp
     ...(options.freeSpaceMargin !== undefined ? { freeSpaceMargin: options.freeSpaceMargin } : {}),
   });
   t.writable.write(
-    encodeControlMessage({
-      method: 'export',
+    encodeControlRequest(EXPORT_METHOD, {
       path: request.path,
-      reveal: request.reveal === true,
-      open: request.open === true,
-      ...(request.confirmOutside === true ? { confirmOutside: true } : {}),
+      // Sent as the protocol asks; the capsule only echoes them. The caller opens or reveals the file.
+      reveal: request.mode === 'reveal',
+      open: request.mode === 'open',
+      confirmOutside: request.confirmOutside === true,
       // A directory may be archived while it streams: Start then declares an upper bound and
       // FileExportLength the exact size (docs/protocol.md section 7).
       streamSize: true,
@@ -147,12 +149,7 @@ export async function exportFile(request: ExportRequest, options: ExportClientOp
           if (reader.awaitingReply) {
             const got = replyReader.push(chunk);
             if (got === undefined) continue;
-            const reply = checkReply(got.value, 'export');
-            reader.replied({
-              exportId: replyTransferId(reply, 'export', 'exportId'),
-              streamed: reply['streamed'] === true,
-              kind: reply['kind'] === 'directory' ? 'directory' : 'file',
-            });
+            reader.replied(readControlReply(EXPORT_METHOD, got.value));
             chunk = got.rest;
           }
           for (const item of decoder.push(chunk)) {

@@ -15,8 +15,8 @@
  * operator gesture (gesture-gate.ts), once per gesture. A refused export writes nothing.
  */
 import { basename, dirname } from 'node:path';
-import { JackinError } from '../../errors.ts';
-import { hasFeature, type ServerFrame } from '../../protocol/index.ts';
+import { JackinError, refusedOrFailed } from '../../errors.ts';
+import { hasFeature, OFFERS_METHOD, type ServerFrame } from '../../protocol/index.ts';
 import type { Transport } from '../../transport/transport.ts';
 import { DisposableStore, toDisposable, type Disposable } from '../../disposable.ts';
 import type { SessionFrames, SessionNotices, SessionPalette, SessionRequests } from '../session/feature-session.ts';
@@ -156,14 +156,14 @@ export class ExportFeature implements Disposable {
     try {
       const directory = await this.#destination();
       session.notify('info', `Exporting ${trimmed}…`);
-      const r = await exportFile({ path: trimmed, reveal: mode === 'reveal', open: mode === 'open' }, { connect: this.#opts.connect, directory, signal: this.#stop.signal });
+      const r = await exportFile({ path: trimmed, ...(mode === 'save' ? {} : { mode }) }, { connect: this.#opts.connect, directory, signal: this.#stop.signal });
       session.notify('success', `Saved ${basename(r.destination)} (${formatBytes(r.bytes)}) in ${dirname(r.destination)}`);
       session.logAction({ action: 'export', target: trimmed, result: 'ok', detail: r.destination });
       await this.#reveal(r.destination, mode);
       return r;
     } catch (e) {
       session.notify('error', `Export of ${trimmed} failed: ${describe(e)}`);
-      session.logAction({ action: 'export', target: trimmed, result: 'failed', detail: describe(e) });
+      session.logAction({ action: 'export', target: trimmed, result: refusedOrFailed(e), detail: describe(e) });
       return undefined;
     }
   }
@@ -189,8 +189,7 @@ export class ExportFeature implements Disposable {
   }
 
   async #offeredFile(): Promise<string | null> {
-    const file = (await controlCall(this.#opts.connect, { method: 'offers' }))['file'];
-    return typeof file === 'string' && file !== '' ? file : null;
+    return (await controlCall(this.#opts.connect, OFFERS_METHOD, {})).file;
   }
 
   #onPaletteOpen(opening: PaletteOpening): void {
@@ -351,7 +350,7 @@ class UpstreamExportGate implements Disposable {
     this.#transfers.delete(id);
     void t.sink?.abort(describe(e));
     this.#session.notify('error', `Export of ${t.name} failed: ${describe(e)}`);
-    this.#session.logAction({ action: 'export', target: t.name, result: 'failed', detail: describe(e) });
+    this.#session.logAction({ action: 'export', target: t.name, result: refusedOrFailed(e), detail: describe(e) });
   }
 
   #onFrame(f: ServerFrame): void {

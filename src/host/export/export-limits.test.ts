@@ -84,7 +84,7 @@ const trickle: Script = (s, req) => {
 
 test('the published name keeps the requested path\'s extension, whatever name the capsule suggests', async (t) => {
   const f1 = await fakeCapsule(t, answerAs('invoicetxt.exe'));
-  const r1 = await exportFile({ path: 'docs/invoice.txt', open: true }, { connect: f1.connect, directory: f1.dest });
+  const r1 = await exportFile({ path: 'docs/invoice.txt', mode: 'open' }, { connect: f1.connect, directory: f1.dest });
   assert.equal(basename(r1.destination), 'invoice.txt');
   const f2 = await fakeCapsule(t, answerAs('x.desktop', 'directory'));
   const r2 = await exportFile({ path: 'out/' }, { connect: f2.connect, directory: f2.dest });

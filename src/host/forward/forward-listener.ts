@@ -81,7 +81,7 @@ export class ForwardListener {
       if (host === '::1' && (err.code === 'EADDRNOTAVAIL' || err.code === 'EAFNOSUPPORT' || err.code === 'EINVAL')) continue;
       await l.close();
       if (err.code === 'EADDRINUSE') throw new JackinError('E_FORWARD_PORT_TAKEN', `port ${o.hostPort} is already in use on the host's loopback (${host})`);
-      if (err.code === 'EACCES') throw new JackinError('E_FORWARD_PORT', `the host does not let this user listen on port ${o.hostPort} (${host}): pick a port of 1024 or above`, { exitCode: 2 });
+      if (err.code === 'EACCES') throw new JackinError('E_FORWARD_PORT', `the host does not let this user listen on port ${o.hostPort} (${host}): pick a port of 1024 or above`);
       throw new JackinError('E_FORWARD_PORT_TAKEN', `cannot listen on ${host} port ${o.hostPort}: ${err.message}`);
     }
     return l;

@@ -92,14 +92,14 @@ export interface ContainerRunSpec {
 /** `-v` takes `src:dst[:opts]`, so a host path with a colon (or a control character) cannot be mounted. */
 function hostPath(what: string, path: string): string {
   if (/[:\0\n\r]/.test(path)) {
-    throw new JackinError('E_USAGE', `${what} ${JSON.stringify(path)} contains ":" or a control character and cannot be bind-mounted: use another path`, { exitCode: 2 });
+    throw new JackinError('E_USAGE', `${what} ${JSON.stringify(path)} contains ":" or a control character and cannot be bind-mounted: use another path`);
   }
   return path;
 }
 
 function notOption(what: string, value: string): string {
   if (value.length === 0 || value.startsWith('-') || /[\0\n\r]/.test(value)) {
-    throw new JackinError('E_USAGE', `${what} ${JSON.stringify(value)} is empty, starts with "-" or contains a control character`, { exitCode: 2 });
+    throw new JackinError('E_USAGE', `${what} ${JSON.stringify(value)} is empty, starts with "-" or contains a control character`);
   }
   return value;
 }

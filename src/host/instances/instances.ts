@@ -9,6 +9,7 @@ import { constants, readlinkSync } from 'node:fs';
 import { open, readdir, stat, type FileHandle } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { readControlReply, STATUS_METHOD, type StatusRead } from '../../protocol/index.ts';
 import { controlRequest } from '../../transport/control-request.ts';
 import { connectSocket, isPermissionDenied, socketOwner } from '../../transport/socket.ts';
 import { runDirSocketPath, SOCKET_NAME } from '../../transport/instance-paths.ts';
@@ -121,9 +122,9 @@ export async function probeInstance(home: string, name: string): Promise<Instanc
     }
     return info;
   };
-  let status: Record<string, unknown> | null = null;
+  let reply: unknown;
   try {
-    status = asRecord(await controlRequest(socket, { method: 'status' }, { timeoutMs: PROBE_TIMEOUT_MS }));
+    reply = await controlRequest(socket, STATUS_METHOD, {}, { timeoutMs: PROBE_TIMEOUT_MS });
   } catch (e) {
     if (isPermissionDenied(e)) {
       info.state = 'inaccessible';
@@ -135,11 +136,18 @@ export async function probeInstance(home: string, name: string): Promise<Instanc
     return place();
   }
   info.state = 'live';
-  if (status?.['ok'] === true) {
-    if (typeof status['attached'] === 'boolean') info.attached = status['attached'];
-    info.program = argv(status['program']) ?? info.program;
-    if (typeof status['pid'] === 'number') info.pid = status['pid'];
-    info.workspace = str(status['workspace']) ?? info.workspace;
+  // A capsule that answers but refuses, or answers wrong, is live; its status adds nothing then.
+  let status: StatusRead | null = null;
+  try {
+    status = readControlReply(STATUS_METHOD, reply);
+  } catch {
+    status = null;
+  }
+  if (status !== null) {
+    if (status.attached !== null) info.attached = status.attached;
+    info.program = status.program ?? info.program;
+    if (status.pid !== null) info.pid = status.pid;
+    info.workspace = status.workspace ?? info.workspace;
   }
   return place();
 }

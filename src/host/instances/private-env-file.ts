@@ -45,7 +45,6 @@ export function envFileText(vars: readonly EnvPass[], hostEnv: NodeJS.ProcessEnv
       throw new JackinError(
         'E_BAD_ENV',
         `${e.from}: the value of ${nameForError(e.name, hostEnv)} ${why}, which the engine's env file cannot carry: export it in this environment and pass --env NAME (by name, as it is), or put it in a file the container reads`,
-        { exitCode: 2 },
       );
     }
     text += `${line}\n`;

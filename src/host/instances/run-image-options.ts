@@ -38,7 +38,7 @@ const RESERVED_MOUNTS = ['/jackin/run', '/opt/jackin', '/workspace'];
 export const ENV_FILE_MAX_BYTES = 1024 * 1024;
 
 function badEnv(message: string): JackinError {
-  return new JackinError('E_BAD_ENV', message, { exitCode: 2 });
+  return new JackinError('E_BAD_ENV', message);
 }
 
 /**
@@ -114,7 +114,7 @@ export function parseEnvFile(file: string, text: string, hostEnv: NodeJS.Process
 }
 
 function unreadable(file: string, cause: unknown, why?: string): JackinError {
-  return new JackinError('E_BAD_ENV', `--env-file ${file}: cannot read it (${why ?? (cause as NodeJS.ErrnoException).code ?? 'error'})`, { cause, exitCode: 2 });
+  return new JackinError('E_BAD_ENV', `--env-file ${file}: cannot read it (${why ?? (cause as NodeJS.ErrnoException).code ?? 'error'})`, { cause });
 }
 
 /**
@@ -171,7 +171,6 @@ export function readEnvFile(file: string, cwd: string, hostEnv: NodeJS.ProcessEn
       throw new JackinError(
         'E_BAD_ENV',
         `--env-file ${file}: it is in the workspace, which the container writes, and leads out of it through a symlink (to ${inertText(resolved.real)}): nothing was read; name the file itself if you mean it`,
-        { exitCode: 2 },
       );
     }
     text = readWorkspaceEnvFile(file, resolved.real);
@@ -198,7 +197,7 @@ export function collectEnv(files: readonly string[], specs: readonly string[], c
 }
 
 function badVolume(spec: string, why: string): JackinError {
-  return new JackinError('E_BAD_VOLUME', `--volume ${JSON.stringify(spec)}: ${why}`, { exitCode: 2 });
+  return new JackinError('E_BAD_VOLUME', `--volume ${JSON.stringify(spec)}: ${why}`);
 }
 
 /**
@@ -226,7 +225,7 @@ export function parseVolume(spec: string, cwd: string, workspace: string): Volum
   try {
     resolved = resolveHostPath(host, workspace);
   } catch (cause) {
-    throw new JackinError('E_BAD_VOLUME', `--volume ${JSON.stringify(spec)}: the host path ${host} does not exist (${(cause as NodeJS.ErrnoException).code ?? 'error'}): create it first`, { cause, exitCode: 2 });
+    throw new JackinError('E_BAD_VOLUME', `--volume ${JSON.stringify(spec)}: the host path ${host} does not exist (${(cause as NodeJS.ErrnoException).code ?? 'error'}): create it first`, { cause });
   }
   if (resolved.leavesWorkspace) {
     throw badVolume(

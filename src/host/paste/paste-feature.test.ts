@@ -124,7 +124,8 @@ test('failures are told: backend missing (with the install hint), too large, uns
     assert.equal(s.notices[0]?.level, 'error');
     assert.ok(s.notices[0]?.text.includes(msg));
     assert.equal(s.sent.length, 0);
-    assert.deepEqual(s.log, [{ action: 'paste-image', target: 'clipboard', result: 'failed', detail: `${code}: ${msg}` }]);
+    // An image over the cap is refused (a check said no); the others failed.
+    assert.deepEqual(s.log, [{ action: 'paste-image', target: 'clipboard', result: code === 'E_IMAGE_TOO_LARGE' ? 'refused' : 'failed', detail: `${code}: ${msg}` }]);
   }
 });
 

@@ -20,7 +20,7 @@
  * Whatever the paste types goes in bracketed-paste markers exactly when the program asked for them
  * (FeatureSession.programModes, the host filter's reading of its output), as an unclaimed paste does.
  */
-import { JackinError, type ErrorCode } from '../../errors.ts';
+import { isRefusal, JackinError, type ErrorCode } from '../../errors.ts';
 import { DisposableStore, type Disposable } from '../../disposable.ts';
 import { hasFeature, type ImageFormat, type ServerFrame } from '../../protocol/index.ts';
 import { DEFAULT_MAX_IMAGE_BYTES } from '../../policy/image-signature.ts';
@@ -320,7 +320,7 @@ export class PasteFeature implements Disposable {
       // A real image we cannot send (too large): the text still goes through, and the operator learns why.
       this.#typePaste(trigger.content);
       this.#s.notify('warning', `Pasted path not staged: ${message}`);
-      this.#logFailed(trigger, `${code}: ${message}`);
+      this.#logFailed(trigger, `${code}: ${message}`, code);
       return { kind: 'failed', code, message };
     }
     if (trigger.kind === 'key' && missing) {
@@ -330,14 +330,14 @@ export class PasteFeature implements Disposable {
       this.#missingTold = true;
     }
     this.#s.notify('error', `Image not pasted: ${message}`);
-    this.#logFailed(trigger, `${code}: ${message}`);
+    this.#logFailed(trigger, `${code}: ${message}`, code);
     return { kind: 'failed', code, message };
   }
 
   /** A paste the operator asked for that ended before anything was sent: in the host's record too. */
-  #logFailed(trigger: PasteTrigger, detail: string): void {
+  #logFailed(trigger: PasteTrigger, detail: string, code?: ErrorCode): void {
     const target = trigger.kind === 'pasted-path' ? trigger.path : trigger.kind === 'action' ? trigger.source : 'clipboard';
-    this.#s.logAction({ action: 'paste-image', target, result: 'failed', detail });
+    this.#s.logAction({ action: 'paste-image', target, result: code !== undefined && isRefusal(code) ? 'refused' : 'failed', detail });
   }
 
   #stage(paths: readonly string[]): Promise<string[] | null> {

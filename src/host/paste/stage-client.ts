@@ -13,14 +13,16 @@ import type { Writable } from 'node:stream';
 import { JackinError } from '../../errors.ts';
 import {
   createStageServerDecoder,
-  encodeControlMessage,
+  encodeControlRequest,
   encodeStageChunkHeader,
   encodeStageClientFrame,
   MAX_CHUNK_BYTES,
+  readControlReply,
+  STAGE_METHOD,
   type StageServerFrame,
 } from '../../protocol/index.ts';
 import type { Transport } from '../../transport/transport.ts';
-import { checkReply, ReplyReader, replyTransferId, streamFailure, withConnection } from '../../transport/control-call.ts';
+import { ReplyReader, streamFailure, withConnection } from '../../transport/control-call.ts';
 import type { StageSource } from './stage-source.ts';
 
 /** Silence longer than this fails the transfer (the capsule checks space before it replies). */
@@ -107,7 +109,7 @@ async function sendFile(w: Writable, src: StageSource, transferId: bigint, touch
 /** Stages one opened host file into the capsule; the caller closes `src.handle`. */
 export async function stageFile(src: StageSource, o: StageClientOptions): Promise<StagedFileResult> {
   const t = await o.connect();
-  t.writable.write(encodeControlMessage({ method: 'stage', name: src.name, size: src.size, ...(o.capsuleNotice === false ? { notify: false } : {}) }));
+  t.writable.write(encodeControlRequest(STAGE_METHOD, { name: src.name, size: src.size, notify: o.capsuleNotice !== false }));
   return withConnection(
     t,
     o.signal,
@@ -133,8 +135,7 @@ export async function stageFile(src: StageSource, o: StageClientOptions): Promis
         if (transferId === undefined) {
           const got = reader.push(chunk);
           if (got === undefined) continue;
-          const reply = checkReply(got.value, 'stage');
-          transferId = replyTransferId(reply, 'stage', 'transferId');
+          transferId = readControlReply(STAGE_METHOD, got.value).transferId;
           sending = sendFile(t.writable, src, transferId, touch, () => stoppedBy() !== undefined, o.onProgress);
           // A send failure closes the connection, which ends this loop; the error is then the reason.
           sending.catch((e: unknown) => {

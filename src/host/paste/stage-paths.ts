@@ -5,7 +5,7 @@
  * a path whose symlinks lead elsewhere (host-file.ts) is staged only once the operator confirmed the file it
  * leads to. Every file gets a notice and a line in the host's record.
  */
-import { describeError, JackinError } from '../../errors.ts';
+import { describeError, isRefusal, JackinError } from '../../errors.ts';
 import { stageMaxBytes } from '../../policy/stage-limits.ts';
 import type { Transport } from '../../transport/transport.ts';
 import { formatBytes } from '../../ui/format-bytes.ts';
@@ -39,10 +39,10 @@ export async function stagePaths(s: StagePathsSession, paths: readonly string[],
   }
   const refused = (path: string, e: unknown): void => {
     const code = e instanceof JackinError ? e.code : 'E_INTERNAL';
-    const isRefusal = code === 'E_SECRET_PATH' || code === 'E_SYMLINK_DECLINED';
-    s.notify(isRefusal ? 'warning' : 'error', `Not staged, pasted as the host path: ${describeError(e)}`);
+    const refusal = isRefusal(code);
+    s.notify(refusal ? 'warning' : 'error', `Not staged, pasted as the host path: ${describeError(e)}`);
     o.record?.(`not staged ${path}: ${code}: ${describeError(e)}`);
-    s.logAction({ action: 'stage', target: path, result: isRefusal ? 'refused' : 'failed', detail: `${code}: ${describeError(e)}` });
+    s.logAction({ action: 'stage', target: path, result: refusal ? 'refused' : 'failed', detail: `${code}: ${describeError(e)}` });
   };
   const opened = await openStageSources(paths, cap);
   try {

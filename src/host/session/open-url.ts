@@ -5,7 +5,7 @@
  * steps for that link (a login forward), then the opener (which checks again and rate-limits). Every outcome is a notice and a line in the host's action log; notices name
  * scheme and host only, and nothing logs a query string or fragment.
  */
-import { hasCode } from '../../errors.ts';
+import { hasCode, refusedOrFailed } from '../../errors.ts';
 import { checkUrl, linksEnabled, redactUrlForLog, type UrlCheckOk } from '../../policy/url-safety.ts';
 import type { Opener } from '../platform/opener.ts';
 import type { FeatureSession } from './feature-session.ts';
@@ -66,6 +66,6 @@ async function launchUrl(session: Pick<FeatureSession, 'notify' | 'logAction'>, 
   } catch (e) {
     const message = e instanceof Error ? e.message : String(e);
     session.notify('error', hasCode(e, 'E_RATE_LIMITED') ? `Link not opened: ${message}` : `Could not open ${checked.display}: ${message}`);
-    session.logAction({ action: 'open-url', target, result: hasCode(e, 'E_RATE_LIMITED') ? 'refused' : 'failed', detail: message });
+    session.logAction({ action: 'open-url', target, result: refusedOrFailed(e), detail: message });
   }
 }
