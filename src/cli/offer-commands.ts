@@ -11,7 +11,7 @@ import { defaultRunDir, SOCKET_NAME } from '../capsule/session/run-dir.ts';
 import { controlRequest } from '../transport/control-request.ts';
 
 /** Text that reads as a file path rather than a URL: `xdg-open ./report.html`, `/tmp/x`, `~/x`, `file:`. */
-export function looksLikeFilePath(arg: string): boolean {
+function looksLikeFilePath(arg: string): boolean {
   return /^(?:\/|\.{1,2}(?:\/|$)|~(?:\/|$))/u.test(arg) || /^file:/iu.test(arg);
 }
 
@@ -31,7 +31,7 @@ async function send(runDir: string, request: Record<string, unknown>): Promise<v
 }
 
 /** Offers a URL; refuses file paths (offer those with `jackin-capsule offer`). */
-export async function openUrlCommand(url: string, runDir: string): Promise<void> {
+async function openUrlCommand(url: string, runDir: string): Promise<void> {
   if (looksLikeFilePath(url)) {
     throw new JackinError('E_URL_SCHEME', `${JSON.stringify(url)} is a file path, not a link; offer a file with: jackin-capsule offer <path>`);
   }
@@ -39,7 +39,7 @@ export async function openUrlCommand(url: string, runDir: string): Promise<void>
 }
 
 /** Offers a file; a relative path resolves against `cwd`. */
-export async function offerFileCommand(path: string, runDir: string, cwd: string = process.cwd()): Promise<void> {
+async function offerFileCommand(path: string, runDir: string, cwd: string = process.cwd()): Promise<void> {
   await send(runDir, { method: 'offer-file', path: resolve(cwd, path) });
 }
 

@@ -8,17 +8,17 @@ import type { ErrorCode } from '../errors.ts';
 /** Longest raw URL accepted. Real links (OAuth requests included) fit; anything longer is refused. */
 export const MAX_URL_LENGTH = 8192;
 /** Schemes allowed without configuration. */
-export const DEFAULT_URL_SCHEMES: readonly string[] = ['http', 'https', 'mailto'];
+const DEFAULT_URL_SCHEMES: readonly string[] = ['http', 'https', 'mailto'];
 /**
  * Schemes an operator's configuration can never enable: each runs code or reads local data in whatever
  * handles it (browser, shell), which no gesture on agent output should be able to trigger.
  */
-export const NEVER_URL_SCHEMES: readonly string[] = ['javascript', 'vbscript', 'data', 'blob', 'file', 'about'];
+const NEVER_URL_SCHEMES: readonly string[] = ['javascript', 'vbscript', 'data', 'blob', 'file', 'about'];
 /** Longest `display` text; a mailto address list can be long and a notice is one line. */
 const MAX_DISPLAY_LENGTH = 200;
 
 const URL_REJECT_CODES = ['E_URL_SCHEME', 'E_URL_INVALID', 'E_URL_CREDENTIALS', 'E_URL_CONTROL', 'E_URL_TOO_LONG', 'E_URL_ATTACHMENT'] as const satisfies readonly ErrorCode[];
-export type UrlRejectCode = (typeof URL_REJECT_CODES)[number];
+type UrlRejectCode = (typeof URL_REJECT_CODES)[number];
 
 export interface UrlCheckOk {
   readonly ok: true;
@@ -27,7 +27,7 @@ export interface UrlCheckOk {
   /** Scheme and host for notices (punycode first for international names); never the query or fragment. */
   readonly display: string;
 }
-export interface UrlCheckRejected {
+interface UrlCheckRejected {
   readonly ok: false;
   readonly code: UrlRejectCode;
   /** One line for the operator: what is wrong, without echoing control characters. */

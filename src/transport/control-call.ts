@@ -8,7 +8,7 @@ import { encodeControlMessage, MAX_CONTROL_MESSAGE_BYTES } from '../protocol/ind
 import type { Transport } from './transport.ts';
 
 /** A plain control request (offers, status) answers at once. */
-export const CONTROL_CALL_TIMEOUT_MS = 5_000;
+const CONTROL_CALL_TIMEOUT_MS = 5_000;
 
 /** Reads the first u32-length JSON message off a byte stream; the rest are frames. */
 export class ReplyReader {

@@ -4,7 +4,7 @@ import { unconfirmedCapsulePid } from '../../src/host/instances/capsule-process.
 import { pollUntil } from './poll.ts';
 
 /** What `jackin-capsule serve` writes to `<run>/capsule.json` (backbone contract). */
-export interface CapsuleInfo {
+interface CapsuleInfo {
   pid: number;
   name: string;
   program: string[];
@@ -18,7 +18,7 @@ export function runDir(jackinHome: string, name: string): string {
   return join(jackinHome, 'sockets', name);
 }
 
-export function readCapsuleInfo(jackinHome: string, name: string): CapsuleInfo | undefined {
+function readCapsuleInfo(jackinHome: string, name: string): CapsuleInfo | undefined {
   const file = join(runDir(jackinHome, name), 'capsule.json');
   if (!existsSync(file)) return undefined;
   try {

@@ -16,9 +16,9 @@ import { pollUntil } from './poll.ts';
 import { shellQuote, type TmuxPane } from './tmux.ts';
 
 /** The container (~0.5 s), then Claude: 10 to 25 s to its prompt here, more on a loaded machine. */
-export const CLAUDE_START_MS = 120_000;
+const CLAUDE_START_MS = 120_000;
 /** Claude's prompt line. */
-export const CLAUDE_PROMPT = /❯/;
+const CLAUDE_PROMPT = /❯/;
 
 export interface ClaudeSession {
   pane: TmuxPane;

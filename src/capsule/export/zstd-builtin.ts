@@ -27,10 +27,10 @@ type ZlibWithZstd = typeof NodeZlib & {
 const zlib = (): ZlibWithZstd => nodeZlib() as ZlibWithZstd;
 
 /** Bytes of compressed output per chunk handed to the sink. */
-export const ZSTD_OUTPUT_CHUNK_BYTES = 256 * 1024;
+const ZSTD_OUTPUT_CHUNK_BYTES = 256 * 1024;
 /** Blocks written and not yet compressed before push() waits (backpressure): the pool's thread has the
  * next block while the event loop fills the one after. */
-export const ZSTD_BLOCKS_AHEAD = 2;
+const ZSTD_BLOCKS_AHEAD = 2;
 
 /** Whether this Node has its own streaming zstd compressor (not 20, 22.0-22.14, 23.0-23.7). */
 export function builtinZstdAvailable(): boolean {

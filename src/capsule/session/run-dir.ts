@@ -9,7 +9,7 @@ import { socketAddress, type SocketAddress } from '../../transport/socket-addres
 
 export const SOCKET_NAME = 'jackin.sock';
 export const CAPSULE_INFO_NAME = 'capsule.json';
-export const DEFAULT_RUN_DIR = '/jackin/run';
+const DEFAULT_RUN_DIR = '/jackin/run';
 
 export function defaultRunDir(env: NodeJS.ProcessEnv = process.env): string {
   const v = env['JACKIN_RUN_DIR'];

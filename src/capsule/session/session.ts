@@ -23,10 +23,10 @@ const pty = requirePty('@lydell/node-pty') as typeof Pty;
 
 /** Above this many unparsed bytes the model holds the PTY; it releases below the low mark. The model
  * parses far faster than a terminal draws, so this only bounds memory during floods. */
-export const MODEL_BACKLOG_HIGH = 8 * 1024 * 1024;
-export const MODEL_BACKLOG_LOW = 1 * 1024 * 1024;
+const MODEL_BACKLOG_HIGH = 8 * 1024 * 1024;
+const MODEL_BACKLOG_LOW = 1 * 1024 * 1024;
 /** Time a program gets between SIGHUP and SIGKILL when the capsule is told to stop. */
-export const TERMINATE_GRACE_MS = 3000;
+const TERMINATE_GRACE_MS = 3000;
 
 /**
  * node-pty 1.1 destroys the PTY stream 200 ms after the child exits (DESTROY_SOCKET_TIMEOUT_MS in
@@ -37,7 +37,7 @@ export const TERMINATE_GRACE_MS = 3000;
  * timer while the program lives. Only when that hook cannot be installed (another node-pty) does the session
  * check whether the child is gone this often instead, a timer due before node-pty's.
  */
-export const EXIT_WATCH_MS = 50;
+const EXIT_WATCH_MS = 50;
 
 /**
  * A read of the PTY master returns at most what the kernel's line discipline holds, 4 KiB (N_TTY_BUF_SIZE),
@@ -54,8 +54,8 @@ export const EXIT_WATCH_MS = 50;
  * with 16 KiB the capsule took 360 ms per flood in a session of six (the bench's ratio: 1.40× the direct PTY's
  * CPU per MiB, against 1.46× with 64 KiB and 1.57× before reading on).
  */
-export const READ_ON_FROM = 2048;
-export const READ_ON_BYTES = 16 * 1024;
+const READ_ON_FROM = 2048;
+const READ_ON_BYTES = 16 * 1024;
 
 /**
  * Such a read ends with one that finds nothing queued, and fs.readSync throws EAGAIN for it: once per burst
@@ -65,8 +65,6 @@ export const READ_ON_BYTES = 16 * 1024;
  * intrinsics).
  */
 const STACK_LIMIT_WRITABLE = Object.getOwnPropertyDescriptor(Error, 'stackTraceLimit')?.writable === true;
-
-export { DEFAULT_COLS, DEFAULT_ROWS };
 
 export interface SessionOptions {
   file: string;
@@ -83,7 +81,7 @@ export interface SessionOptions {
 export type OutputSink = (chunk: Buffer) => void;
 
 /** Exit status in shell convention: the exit code, or 128 + signal number. */
-export function shellStatus(exitCode: number, signal: number | undefined): number {
+function shellStatus(exitCode: number, signal: number | undefined): number {
   return signal !== undefined && signal > 0 ? 128 + signal : exitCode;
 }
 

@@ -28,15 +28,15 @@ const FILE_EXPORT_CHUNK_FRAME_BYTES = capForTag(SERVER_TAGS.FileExportChunk);
 const EXPORT_CHUNK_DATA_BYTES = 1024 * 1024;
 
 /** Silence on the connection longer than this fails the export. Generous: a directory is archived before the reply. */
-export const EXPORT_IDLE_TIMEOUT_MS = 5 * 60_000;
+const EXPORT_IDLE_TIMEOUT_MS = 5 * 60_000;
 /** Bytes of chunks handed to the sink before waiting for its writes (bounds host memory). */
-export const EXPORT_WRITE_QUEUE_BYTES = 4 * 1024 * 1024;
+const EXPORT_WRITE_QUEUE_BYTES = 4 * 1024 * 1024;
 /**
  * An export that, once bytes flow, moves less than `bytes` in any `windowMs` window before its end fails
  * with E_EXPORT_STALLED (a capsule trickling one byte every 2 s would otherwise hold a partial file open
  * for ever). A live export on any working link or disk moves megabytes per second.
  */
-export const EXPORT_MIN_PROGRESS: MinProgress = { bytes: 64 * 1024, windowMs: 30_000 };
+const EXPORT_MIN_PROGRESS: MinProgress = { bytes: 64 * 1024, windowMs: 30_000 };
 
 export interface ExportRequest {
   /** Container path; relative resolves against the capsule's workspace. */

@@ -58,9 +58,9 @@ export type PasteOutcome =
   | { kind: 'rejected'; requestId: bigint; result: ControlResult }
   | { kind: 'timeout'; requestId: bigint };
 
-export { imageFrames, SINGLE_FRAME_MAX_BYTES } from './image-frames.ts';
+export { imageFrames } from './image-frames.ts';
 
-export const DEFAULT_RESPONSE_TIMEOUT_MS = 30_000;
+const DEFAULT_RESPONSE_TIMEOUT_MS = 30_000;
 /** A pasted path that fails with one of these is ordinary text (no file, not a file, not an image). */
 const NOT_AN_IMAGE_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['E_PATH_NOT_FOUND', 'E_NOT_A_FILE', 'E_UNSUPPORTED_IMAGE', 'E_NO_CLIPBOARD_IMAGE', 'E_PATH_UNREADABLE']);
 
