@@ -16,7 +16,7 @@ import { confirmOnScreen, JACKIN, paneFor, REPO_ROOT, typeLabel } from './helper
 import { bigPng } from './helpers/png.mjs';
 import { containerName, glibcAgentTestImage, removeContainer } from './helpers/podman-image.mjs';
 import { pollUntil } from './helpers/poll.ts';
-import { picture, settled } from './helpers/screen-picture.ts';
+import { settled } from './helpers/screen-picture.ts';
 import { recordingOpener } from './helpers/recording-opener.ts';
 import { startStandInModel } from './helpers/stand-in-model.mjs';
 import { shellQuote, type TmuxPane } from './helpers/tmux.ts';

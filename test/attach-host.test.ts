@@ -81,7 +81,7 @@ function operator(t: TestContext, line: string, env: Record<string, string>) {
     /** The output with CSI sequences taken out: the host writes its own (mouse capture after a Modes frame)
      * between the program's bytes wherever a frame ends, so text is matched without them. */
     waitForText: (re: RegExp) => {
-      const text = (): string => out.replace(/\x1b\[[0-9;?]*[ -\/]*[@-~]/g, '');
+      const text = (): string => out.replace(/\x1b\[[0-9;?]*[ -/]*[@-~]/g, '');
       return pollUntil(`${re} in the operator terminal's text`, () => re.test(text()), { timeoutMs: START_TIMEOUT_MS, last: () => text().slice(-400) });
     },
     exited,

@@ -1,9 +1,9 @@
 // End-to-end: opening links on the host (issue 7 acceptance), tmux as the operator's terminal and
 // JACKIN_OPENER pointed at a recorder script. tmux cannot synthesize clicks, so the tests type the SGR
 // mouse reports a terminal would send (ESC [ < b ; x ; y M / m; b: 16 = Ctrl, 8 = Alt, 0 = plain left).
-import { test, type TestContext } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startFakeCapsule, welcomeFrame } from './helpers/fake-capsule.ts';

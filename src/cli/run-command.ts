@@ -10,7 +10,7 @@ import { errnoOf, JackinError } from '../errors.ts';
 import { jackinHome, socketAnswers } from '../host/instances/instances.ts';
 import { CAPSULE_NODE_FLAGS } from '../host/instances/container-run-argv.ts';
 import { capsuleSizeArgs } from '../host/terminal/tty-size.ts';
-import { type Selection } from '../transport/select.ts';
+import type { Selection } from '../transport/select.ts';
 import { checkInstanceName, instanceRunDir } from '../transport/instance-paths.ts';
 import { connectSocket, socketTransport } from '../transport/socket.ts';
 import type { Transport } from '../transport/transport.ts';

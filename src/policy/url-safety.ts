@@ -161,7 +161,7 @@ export function linksEnabled(env: Readonly<Record<string, string | undefined>>):
  * characters escaped, length bounded. Logs may be shared; query strings carry tokens and OAuth codes.
  */
 export function redactUrlForLog(raw: string): string {
-  const escape = (s: string): string =>
+  const escapeInvisible = (s: string): string =>
     s.replace(/[\p{Cc}\p{Cf}\p{Z}\s]/gu, (ch) => `\\u{${(ch.codePointAt(0) ?? 0).toString(16)}}`);
   let out: string;
   try {
@@ -175,6 +175,6 @@ export function redactUrlForLog(raw: string): string {
     const head = cut === -1 ? raw : raw.slice(0, cut);
     out = `${head.replace(/^([^/]*\/\/)?[^/@]*@/u, '$1…@')}${cut === -1 ? '' : `${raw[cut] ?? ''}…`}`;
   }
-  out = escape(out);
+  out = escapeInvisible(out);
   return out.length > 300 ? `${out.slice(0, 299)}…` : out;
 }

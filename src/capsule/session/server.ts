@@ -136,7 +136,7 @@ export class CapsuleServer {
   }
 
   get attached(): boolean {
-    return this.current !== null && this.current.attached;
+    return this.current?.attached ?? false;
   }
 
   /** Attach clients that completed Hello and are still connected. */

@@ -313,7 +313,7 @@ export class InputScanner {
       }
     }
     const key = final === 'u' ? parseCsiU(params) : final === '~' ? parseModifyOtherKeys(params) : null;
-    if (key !== null && key.ctrlOnly && key.press) {
+    if (key?.ctrlOnly && key.press) {
       if (this.#pasteKey !== null && matchesKey(this.#pasteKey, key.codepoint)) {
         this.#emit({ type: 'paste-key', source: key.encoding, raw: Buffer.from(seq) });
         return;
