@@ -43,16 +43,10 @@ const EXIT_WATCH_MS = 50;
  * A read of the PTY master returns at most what the kernel's line discipline holds, 4 KiB (N_TTY_BUF_SIZE),
  * so a flood arrives as one libuv read, one Node stream event and one pass through the sink and the model per
  * 4 KiB. A read at least this long means more is likely queued: the session reads on synchronously until the
- * kernel has nothing (EAGAIN) or READ_ON_BYTES are gathered, and passes it on as one chunk. Measured on
- * 64 MiB floods: the capsule's CPU 575 → 485 ms per flood, the machine's 37.0 → 35.0 ms per MiB, most of it
- * fewer allocations for the collector. Shorter reads (keystroke echo, a prompt) go on as they are.
- *
- * READ_ON_BYTES is 16 KiB, not more: in about one session in four the first flood keeps 20 to 30 MiB of
- * output chunks alive for half a second (as it did before reads were read on), and with chunks of up to
- * 68 KiB that peak grew (the capsule's peak RSS over two floods: 92 to 107 MiB, against 87 to 91 before;
- * with 16 KiB, 87 to 94). Bursts averaged 27 KiB; 32, 64 and 256 KiB made no difference to the CPU, and
- * with 16 KiB the capsule took 360 ms per flood in a session of six (the bench's ratio: 1.40× the direct PTY's
- * CPU per MiB, against 1.46× with 64 KiB and 1.57× before reading on).
+ * kernel has nothing (EAGAIN) or READ_ON_BYTES are gathered, and passes it on as one chunk: a sixth less
+ * capsule CPU in a flood, mostly fewer allocations for the collector. Shorter reads (keystroke echo, a
+ * prompt) go on as they are. READ_ON_BYTES is 16 KiB, not more: larger chunks raised the capsule's peak RSS
+ * and saved no CPU (measurements: bench/RESULTS.md, Container, notes).
  */
 const READ_ON_FROM = 2048;
 const READ_ON_BYTES = 16 * 1024;
