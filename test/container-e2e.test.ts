@@ -12,7 +12,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { confirmOnScreen, INNER_PROMPT, INNER_SHELL, JACKIN, paneFor, waitForInnerShell, waitForJackinExit } from './helpers/jackin-cli.ts';
+import { confirmOnScreen, INNER_PROMPT, INNER_SHELL, JACKIN, paneFor, waitForInnerShell, waitForJackinExit, runJackin, JACKIN_BIN, type JackinResult } from './helpers/jackin-cli.ts';
 import { containerName, glibcPerlTestImage, glibcTestImage, noGlibcTestImage, removeContainer, type TestEngine } from './helpers/podman-image.mjs';
 import { pollUntil } from './helpers/poll.ts';
 import { shellQuote, type TmuxPane } from './helpers/tmux.ts';
@@ -49,17 +49,8 @@ async function runImageLine(engine: TestEngine, name: string, ws: string, extra 
   return `clear; ${JACKIN} run --image ${image.ref} --engine ${engine} --name ${name} --workspace ${shellQuote(ws)} ${extra} -- ${INNER_SHELL}; echo "jackin-rc=$?"`;
 }
 
-async function jackin(pane: TmuxPane, args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const r = await execFileP(process.execPath, [join(import.meta.dirname, '..', 'bin', 'jackin.js'), ...args], {
-      env: { ...process.env, JACKIN_HOME: pane.jackinHome, ...env },
-      encoding: 'utf8',
-    });
-    return { code: 0, stdout: r.stdout, stderr: r.stderr };
-  } catch (e) {
-    const x = e as { code?: number; stdout?: string; stderr?: string };
-    return { code: typeof x.code === 'number' ? x.code : -1, stdout: x.stdout ?? '', stderr: x.stderr ?? '' };
-  }
+function jackin(pane: TmuxPane, args: string[], env: Record<string, string> = {}): Promise<JackinResult> {
+  return runJackin(args, { ...process.env, JACKIN_HOME: pane.jackinHome, ...env });
 }
 
 async function run(engine: TestEngine, ...args: string[]): Promise<string> {
@@ -260,7 +251,7 @@ for (const engine of ENGINES) {
     await execFileP('chown', ['-R', '1000:1000', home]);
     const name = named(t, engine, 'rootcapsule');
     const image = await glibcTestImage(engine);
-    const dry = await execFileP(process.execPath, [join(import.meta.dirname, '..', 'bin', 'jackin.js'), 'run', '--image', image.ref, '--engine', engine, '--name', name, '--workspace', ws, '--user', '0:0', '--dry-run', '--', 'sleep', '600'], {
+    const dry = await execFileP(process.execPath, [JACKIN_BIN, 'run', '--image', image.ref, '--engine', engine, '--name', name, '--workspace', ws, '--user', '0:0', '--dry-run', '--', 'sleep', '600'], {
       env: { ...process.env, JACKIN_HOME: jackinHome },
       encoding: 'utf8',
     });
@@ -273,7 +264,7 @@ for (const engine of ENGINES) {
     await asOperator(mkdirLine!);
     // Root starts the container (as a compose file or a script would), then the operator exports at once.
     await execFileP('sh', ['-c', runLine!]);
-    const jackinAsOperator = `${shellQuote(process.execPath)} ${shellQuote(join(import.meta.dirname, '..', 'bin', 'jackin.js'))}`;
+    const jackinAsOperator = JACKIN;
     const exported = await asOperator(`${jackinAsOperator} export --from ${name} hello.txt --to ${shellQuote(join(home, 'dl'))} --json`);
     assert.equal(readFileSync((JSON.parse(exported.stdout) as { destination: string }).destination, 'utf8'), 'hello\n');
     // The capsule ran as root and handed its socket to the owner of the run directory.

@@ -13,7 +13,8 @@ import { JackinError } from '../src/errors.ts';
 import { encodeControlMessage } from '../src/protocol/index.ts';
 import { pollUntil } from './helpers/poll.ts';
 import { stopChild } from './helpers/stop-child.ts';
-import { startExportCapsule, CAPSULE_BIN } from './helpers/export-capsule.ts';
+import { startExportCapsule } from './helpers/export-capsule.ts';
+import { CAPSULE_BIN } from './helpers/jackin-cli.ts';
 import { socketAddress } from '../src/transport/socket-address.ts';
 
 function sha(b: Buffer): string {

@@ -9,7 +9,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readActions } from '../src/host/instances/action-log.ts';
-import { fixtureCommand, JACKIN, OUTER_PROMPT, paneFor, REPO_ROOT, startSession, typeLabel, waitForJackinExit } from './helpers/jackin-cli.ts';
+import { fixtureCommand, JACKIN, OUTER_PROMPT, paneFor, startSession, typeLabel, waitForJackinExit, JACKIN_CAPSULE } from './helpers/jackin-cli.ts';
 import { pollUntil } from './helpers/poll.ts';
 import { recordingClipboard } from './helpers/recording-clipboard.ts';
 import { recordingOpener } from './helpers/recording-opener.ts';
@@ -17,7 +17,6 @@ import { shellQuote, type TmuxPane } from './helpers/tmux.ts';
 
 const PALETTE_KEY = [0x1c];
 const WAIT = { timeoutMs: 20_000 };
-const JACKIN_CAPSULE = `${shellQuote(process.execPath)} ${shellQuote(join(REPO_ROOT, 'bin', 'jackin-capsule.js'))}`;
 const b64 = (s: string): string => Buffer.from(s, 'utf8').toString('base64');
 
 async function paletteClosed(pane: TmuxPane): Promise<void> {

@@ -17,13 +17,12 @@ import { tmpdir } from 'node:os';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { INNER_PROMPT, INNER_SHELL, JACKIN, REPO_ROOT, paneFor, waitForJackinExit } from './helpers/jackin-cli.ts';
+import { INNER_PROMPT, INNER_SHELL, JACKIN, paneFor, waitForJackinExit, JACKIN_BIN } from './helpers/jackin-cli.ts';
 import { containerName, glibcTestImage, removeContainer, type TestEngine } from './helpers/podman-image.mjs';
 import { shellQuote } from './helpers/tmux.ts';
 
 const execFileP = promisify(execFile);
 const CONTAINER_START_MS = 60_000;
-const JACKIN_JS = join(REPO_ROOT, 'bin', 'jackin.js');
 
 function scratch(t: TestContext, label: string): string {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), `jackin-hri-${label}-`)));
@@ -219,7 +218,7 @@ test('a value given where a name goes (--env hunter2) is never echoed by E_BAD_E
     let stderr = '';
     let code = 0;
     try {
-      await execFileP(process.execPath, [JACKIN_JS, 'run', '--image', 'img', '--engine', 'podman', '--name', 'echo', '--workspace', dir, '--dry-run', '--env', value, '--', 'sh'], {
+      await execFileP(process.execPath, [JACKIN_BIN, 'run', '--image', 'img', '--engine', 'podman', '--name', 'echo', '--workspace', dir, '--dry-run', '--env', value, '--', 'sh'], {
         env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', JACKIN_HOME: join(dir, 'jh') },
         encoding: 'utf8',
       });

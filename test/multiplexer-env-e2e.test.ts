@@ -9,7 +9,7 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { INNER_PROMPT, INNER_SHELL, JACKIN, paneFor, REPO_ROOT, startSession, waitForJackinExit } from './helpers/jackin-cli.ts';
+import { INNER_PROMPT, INNER_SHELL, JACKIN, paneFor, startSession, waitForJackinExit, JACKIN_BIN } from './helpers/jackin-cli.ts';
 import { containerName, glibcTestImage, removeContainer } from './helpers/podman-image.mjs';
 import { shellQuote } from './helpers/tmux.ts';
 
@@ -61,7 +61,7 @@ test('multiplexer: run --image inside tmux does not pass a TERM_PROGRAM naming i
   const dir = scratch(t);
   const r = await execFileP(
     process.execPath,
-    [join(REPO_ROOT, 'bin', 'jackin.js'), 'run', '--image', 'img', '--engine', 'podman', '--name', 'mux-dry', '--workspace', dir, '--dry-run', '--', 'sh'],
+    [JACKIN_BIN, 'run', '--image', 'img', '--engine', 'podman', '--name', 'mux-dry', '--workspace', dir, '--dry-run', '--', 'sh'],
     { env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: dir, JACKIN_HOME: join(dir, 'jh'), TERM: 'tmux-256color', TMUX: '/tmp/tmux-1000/default,1,0', TMUX_PANE: '%0', ...OPERATOR_MUX } },
   );
   const run = r.stdout.trim().split('\n')[1]!;
