@@ -12,23 +12,20 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { INNER_PROMPT, INNER_SHELL, JACKIN, paneFor, waitForJackinExit, JACKIN_BIN } from './helpers/jackin-cli.ts';
 import { containerName, glibcTestImage, removeContainer, type TestEngine } from './helpers/podman-image.mjs';
 import { shellQuote } from './helpers/tmux.ts';
+import { testDir } from './helpers/test-run.ts';
 
 const execFileP = promisify(execFile);
 const CONTAINER_START_MS = 60_000;
 
 function scratch(t: TestContext, label: string): string {
-  const dir = realpathSync(mkdtempSync(join(tmpdir(), `jackin-hri-${label}-`)));
-  chmodSync(dir, 0o777);
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
+  return testDir(t, `jackin-hri-${label}-`, { shared: true });
 }
 
 /** The real engine on this machine's PATH (the recording wrapper execs it). */

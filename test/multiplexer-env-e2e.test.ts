@@ -5,13 +5,13 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, mkdirSync, } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { INNER_PROMPT, INNER_SHELL, JACKIN, paneFor, startSession, waitForJackinExit, JACKIN_BIN } from './helpers/jackin-cli.ts';
 import { containerName, glibcTestImage, removeContainer } from './helpers/podman-image.mjs';
 import { shellQuote } from './helpers/tmux.ts';
+import { testDir } from './helpers/test-run.ts';
 
 const execFileP = promisify(execFile);
 
@@ -27,10 +27,7 @@ const OPERATOR_MUX = {
 };
 
 function scratch(t: TestContext): string {
-  const dir = mkdtempSync(join(tmpdir(), 'jackin-mux-'));
-  chmodSync(dir, 0o777);
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
+  return testDir(t, 'jackin-mux-', { shared: true });
 }
 
 test('multiplexer: a local jackin run inside tmux, screen or zellij does not show it to the program', async (t) => {

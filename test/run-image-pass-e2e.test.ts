@@ -7,20 +7,17 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { INNER_PROMPT, INNER_SHELL, JACKIN, paneFor, startSession, waitForJackinExit, runJackin, type JackinResult, CAPSULE_BIN } from './helpers/jackin-cli.ts';
 import { containerName, glibcTestImage, removeContainer, type TestEngine } from './helpers/podman-image.mjs';
 import { shellQuote, type TmuxPane } from './helpers/tmux.ts';
+import { testDir } from './helpers/test-run.ts';
 
 const CONTAINER_START_MS = 60_000;
 
 function scratch(t: TestContext, label: string): string {
-  const dir = mkdtempSync(join(tmpdir(), `jackin-pass-${label}-`));
-  chmodSync(dir, 0o777);
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
+  return testDir(t, `jackin-pass-${label}-`, { shared: true });
 }
 
 /** Processes on this machine whose command line holds `needle` (`ps` shows command lines to every user). */

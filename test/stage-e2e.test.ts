@@ -7,8 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync, existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { startExportCapsule } from './helpers/export-capsule.ts';
 import { CAPSULE_BIN, JACKIN_BIN, runJackin } from './helpers/jackin-cli.ts';
@@ -19,11 +18,10 @@ import { stallingRelay } from './helpers/stalling-relay.ts';
 import { createStageServerDecoder, encodeControlMessage, encodeStageClientFrame, type StageServerFrame } from '../src/protocol/index.ts';
 import { ReplyReader } from '../src/transport/control-call.ts';
 import { connectSocket } from '../src/transport/socket.ts';
+import { testDir } from './helpers/test-run.ts';
 
 function hostDir(t: { after: (fn: () => void) => void }): string {
-  const d = mkdtempSync(join(tmpdir(), 'jackin-stage-src-'));
-  t.after(() => rmSync(d, { recursive: true, force: true }));
-  return d;
+  return testDir(t, 'jackin-stage-src-');
 }
 
 function sha(b: Buffer): string {

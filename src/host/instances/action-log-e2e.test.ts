@@ -1,18 +1,16 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { actionLogPath, appendAction, formatActions, readActions } from './action-log.ts';
 import { JACKIN_BIN } from '../../../test/helpers/jackin-cli.ts';
+import { testDir } from '../../../test/helpers/test-run.ts';
 
 const HOSTILE = 'x\x1b]52;c;eA==\x07\u009b2J\x1b[31m';
 
 function home(t: { after: (f: () => void) => void }): string {
-  const h = mkdtempSync(join(tmpdir(), 'jackin-log-'));
-  t.after(() => rmSync(h, { recursive: true, force: true }));
-  return h;
+  return testDir(t, 'jackin-log-');
 }
 
 test('appendAction writes one JSON line per record to a 0600 file in a 0700 directory, appending only', async (t) => {
