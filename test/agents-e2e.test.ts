@@ -13,7 +13,7 @@ import { promisify } from 'node:util';
 import { agentHome, agentProgram, agentProgramInContainer, agentsDir, AGENT_HOME, AGENTS_MOUNT, FAKE_KEYS, type AgentName } from './helpers/agents.ts';
 import { confirmOnScreen, JACKIN, paneFor, waitForJackinExit } from './helpers/jackin-cli.ts';
 import { bigPng } from './helpers/png.mjs';
-import { containerName, glibcAgentTestImage, removeContainer, type TestEngine } from './helpers/podman-image.mjs';
+import { glibcAgentTestImage, type TestEngine, testContainer } from './helpers/podman-image.mjs';
 import { pollUntil } from './helpers/poll.ts';
 import { picture, settled } from './helpers/screen-picture.ts';
 import { recordingOpener } from './helpers/recording-opener.ts';
@@ -72,8 +72,7 @@ async function startAgent(t: TestContext, agent: AgentName, { engine = ENGINE[ag
   const spec = AGENTS[agent];
   // node:test runs after-hooks in the order they were added: the container goes first, so the agent no
   // longer writes into the home and scratch directories when they are removed.
-  const name = containerName(`${engine}-${agent}`);
-  t.after(() => removeContainer(name, engine));
+  const name = testContainer(t, `${engine}-${agent}`, engine);
   const dir = scratch(t, agent);
   const ws = join(dir, 'ws');
   mkdirSync(ws);

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { confirmOnScreen, INNER_PROMPT, INNER_SHELL, JACKIN, paneFor, waitForInnerShell, waitForJackinExit, runJackin, JACKIN_BIN, type JackinResult } from './helpers/jackin-cli.ts';
-import { containerName, glibcPerlTestImage, glibcTestImage, noGlibcTestImage, removeContainer, type TestEngine } from './helpers/podman-image.mjs';
+import { glibcPerlTestImage, glibcTestImage, noGlibcTestImage, type TestEngine, testContainer } from './helpers/podman-image.mjs';
 import { pollUntil } from './helpers/poll.ts';
 import { shellQuote, type TmuxPane } from './helpers/tmux.ts';
 import { ownClipboard, startXvfb } from './helpers/xvfb.ts';
@@ -32,9 +32,7 @@ const INIT_COMM = /(catatonit|podman-init|docker-init|tini)/.source;
 
 /** A container name for this test, removed when the test ends (whatever happened). */
 function named(t: TestContext, engine: TestEngine, label: string): string {
-  const name = containerName(`${engine}-${label}`);
-  t.after(() => removeContainer(name, engine));
-  return name;
+  return testContainer(t, `${engine}-${label}`, engine);
 }
 
 function workspace(t: TestContext): string {

@@ -9,7 +9,7 @@ import { chmodSync, mkdirSync, } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { INNER_PROMPT, INNER_SHELL, JACKIN, paneFor, startSession, waitForJackinExit, JACKIN_BIN } from './helpers/jackin-cli.ts';
-import { containerName, glibcTestImage, removeContainer } from './helpers/podman-image.mjs';
+import { glibcTestImage, testContainer } from './helpers/podman-image.mjs';
 import { shellQuote } from './helpers/tmux.ts';
 import { testDir } from './helpers/test-run.ts';
 
@@ -71,8 +71,7 @@ test('multiplexer: podman: a program started by run --image inside tmux does not
   const ws = join(dir, 'ws');
   mkdirSync(ws);
   chmodSync(ws, 0o777);
-  const name = containerName('mux-env');
-  t.after(() => removeContainer(name, 'podman'));
+  const name = testContainer(t, 'mux-env', 'podman');
   const image = await glibcTestImage('podman');
   const pane = await paneFor(t, { rows: 30, cols: 160, env: OPERATOR_MUX });
   const tmuxEnv = (await pane.display('#{socket_path},#{pid},#{session_id}')).trim().replace(/,\$(\d+)$/, ',$1');

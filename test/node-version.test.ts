@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { BELOW_ENGINES, installedNode, NODE_LINES } from './helpers/node-lines.ts';
 import { REPO_ROOT, CAPSULE_BIN, JACKIN_BIN } from './helpers/jackin-cli.ts';
-import { containerName, glibcTestImage, removeContainer } from './helpers/podman-image.mjs';
+import { glibcTestImage, testContainer } from './helpers/podman-image.mjs';
 
 const execFileP = promisify(execFile);
 const NEEDED = /needs Node\.js 20 or newer; this is v(\d+\.\d+\.\d+) at .*Install Node 24 LTS: https:\/\/nodejs\.org\/en\/download/;
@@ -44,8 +44,7 @@ test(`under Node ${BELOW_ENGINES}, jackin and jackin-capsule (its relay too) sto
 test("the container's jackin-capsule shim, with an older Node mounted as the host's, stops with the same line", async (t) => {
   const old = installedNode(BELOW_ENGINES);
   const { ref } = await glibcTestImage();
-  const name = containerName('old-node');
-  t.after(() => removeContainer(name));
+  const name = testContainer(t, 'old-node');
   const r = await execFileP(
     'podman',
     ['run', '--rm', '--name', name, '-v', `${old}:/opt/jackin/node:ro`, '-v', `${REPO_ROOT}:/opt/jackin/pkg:ro`, '--entrypoint', '/opt/jackin/pkg/container-bin/jackin-capsule', ref, 'serve', '--', 'true'],

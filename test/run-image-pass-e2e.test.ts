@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { INNER_PROMPT, INNER_SHELL, JACKIN, paneFor, startSession, waitForJackinExit, runJackin, type JackinResult, CAPSULE_BIN } from './helpers/jackin-cli.ts';
-import { containerName, glibcTestImage, removeContainer, type TestEngine } from './helpers/podman-image.mjs';
+import { glibcTestImage, type TestEngine, testContainer } from './helpers/podman-image.mjs';
 import { shellQuote, type TmuxPane } from './helpers/tmux.ts';
 import { testDir } from './helpers/test-run.ts';
 
@@ -107,8 +107,7 @@ for (const engine of ['podman', 'docker'] as const satisfies readonly TestEngine
     const ws = join(dir, 'ws');
     mkdirSync(ws);
     chmodSync(ws, 0o777);
-    const name = containerName(`${engine}-pass`);
-    t.after(() => removeContainer(name, engine));
+    const name = testContainer(t, `${engine}-pass`, engine);
     const image = await glibcTestImage(engine);
     const pane = await paneFor(t, { rows: 30, cols: 160, env: { COLORTERM: 'truecolor', TERM_PROGRAM: 'WezTerm', TERM_PROGRAM_VERSION: '20240203-110809' } });
     // The host's variable, set in the operator's shell the way a user's profile does: in no command line.

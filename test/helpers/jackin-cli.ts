@@ -1,9 +1,11 @@
 import { execFile } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { TestContext } from 'node:test';
 import { CONFIRM_ARM_MS } from '../../src/host/session/confirm-controller.ts';
 import { pollUntil } from './poll.ts';
+import { testDir } from './test-run.ts';
 import { screenShows, TmuxPane, shellQuote, type TmuxOptions } from './tmux.ts';
 
 /** Root of this checkout: e2e tests run the built binaries under bin/ (the test runner builds dist/ first). */
@@ -49,6 +51,13 @@ export function runJackin(
 export function fixtureCommand(script: string, ...args: string[]): string {
   const path = join(REPO_ROOT, 'test', 'fixtures', 'attach', script);
   return [process.execPath, path, ...args].map(shellQuote).join(' ');
+}
+
+/** A script the inner shell runs: prints `printf`-ready `sequences`, then `emitted-done`; its command line quotes none of them. */
+export function emitterCommand(t: { after: (fn: () => void) => void }, sequences: string): string {
+  const script = join(testDir(t, 'jackin-emit-'), 'emit.sh');
+  writeFileSync(script, `printf ${shellQuote(sequences)}\nprintf 'emitted-%s\\n' done\n`);
+  return `sh ${shellQuote(script)}`;
 }
 
 /**
