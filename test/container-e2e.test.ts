@@ -19,6 +19,7 @@ import { shellQuote, type TmuxPane } from './helpers/tmux.ts';
 import { ownClipboard, startXvfb } from './helpers/xvfb.ts';
 import { recordingOpener } from './helpers/recording-opener.ts';
 import { bigPng } from './helpers/png.mjs';
+import { onlyStagedImage } from './helpers/capsules.ts';
 
 const execFileP = promisify(execFile);
 /** Creating the container, then Node and the PTY inside it, on a loaded 2-core machine. */
@@ -159,10 +160,9 @@ for (const engine of ENGINES) {
     try {
       await pane.sendKeys('C-v');
       // The run directory is the host's, bind-mounted: the staged file's name is read there, its bytes inside.
-      const clipboardDir = join(pane.jackinHome, 'sockets', name, 'clipboard');
-      const [file] = await pollUntil('one staged image', () => (existsSync(clipboardDir) && readdirSync(clipboardDir).length === 1 ? readdirSync(clipboardDir) : undefined), { timeoutMs: 60_000 });
-      await pane.waitForText(`/jackin/run/clipboard/${file!}`, { timeoutMs: 30_000 });
-      const inside = await run(engine, 'exec', name, 'sha256sum', `/jackin/run/clipboard/${file!}`);
+      const staged = await onlyStagedImage(pane.jackinHome, name);
+      await pane.waitForText(staged, { timeoutMs: 30_000 });
+      const inside = await run(engine, 'exec', name, 'sha256sum', staged);
       assert.equal(inside.split(' ')[0], createHash('sha256').update(png).digest('hex'), 'the file inside the container is identical');
     } finally {
       await owner.stop();
