@@ -110,9 +110,10 @@ const sharedBefore = new Set(readdirSync(SHARED_TMP));
 // Others may pass through (not list): the Wayland tests run the compositor as an unprivileged user, in a
 // directory of its own under this one.
 chmodSync(runTmp, 0o711);
+// Unit test files mostly wait (timers, sockets, a PTY's sh), so four at a time keep two cores busy.
 const r = spawnSync(
   process.execPath,
-  ['--import', 'tsx', '--test', '--test-reporter=spec', '--test-concurrency=2', ...files],
+  ['--import', 'tsx', '--test', '--test-reporter=spec', `--test-concurrency=${unit ? 4 : 2}`, ...files],
   { cwd: root, stdio: 'inherit', env: { ...process.env, TMPDIR: runTmp, JACKIN_TEST_RUN: marker } },
 );
 const status = r.status ?? 1;
