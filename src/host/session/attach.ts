@@ -506,7 +506,6 @@ export class AttachSession implements FeatureSession {
         this.o.log?.(`welcome: ${f.sessions} session(s), features ${f.features === null ? 'none (upstream capsule)' : JSON.stringify(f.features)}`);
         this.welcomed = true;
         clearTimeout(this.noWelcome);
-      clearTimeout(this.noWelcome);
         if (f.features !== null) {
           this.negotiated = negotiateFeatures(f.features);
           this.relay.send({ type: 'ExtHello', features: this.negotiated });
