@@ -32,6 +32,7 @@ function copiedFiles(pb) {
   return paths;
 }
 
+// biome-ignore lint/correctness/noUnusedVariables: osascript calls run(argv) with the script's arguments.
 function run(argv) {
   try {
     var mode = argv[0] || 'image';

@@ -1,7 +1,12 @@
 #!/usr/bin/env node
 // Runs every test file through tsx's node:test integration.
 // Node 20's `--test` finds no .ts files when given a folder or a quoted glob (and still exits 0), so the
-// files are listed here explicitly. Usage: node scripts/run-tests.mjs [--tmpdir-length N] [name-filter...]
+// files are listed here explicitly. Usage: node scripts/run-tests.mjs [--unit] [--tmpdir-length N] [name-filter...]
+//
+// --unit (`npm run test:unit`) runs the unit tests alone, without a build: the test files beside their source
+// (src/**/*.test.ts) but for those named *-e2e.test.ts. A unit test starts no tmux, Xvfb, container engine,
+// other Node or jackin binary (bin/, which runs the build's bundles); a test file under src/ that does is
+// named *-e2e.test.ts, and test/ holds the end-to-end and cross-module tests.
 //
 // --tmpdir-length N gives the tests a temporary directory whose path is exactly N characters long (at least
 // the default's, and at most 80): macOS's TMPDIR (/var/folders/…/T/) is about 50, and nothing a test shows
@@ -40,6 +45,9 @@ function walk(dir) {
   return out;
 }
 const args = process.argv.slice(2);
+const unitAt = args.indexOf('--unit');
+const unit = unitAt >= 0;
+if (unit) args.splice(unitAt, 1);
 let tmpdirLength = null;
 const lengthAt = args.indexOf('--tmpdir-length');
 if (lengthAt >= 0) {
@@ -47,16 +55,22 @@ if (lengthAt >= 0) {
   args.splice(lengthAt, 2);
 }
 const filters = args;
+/** A unit test: beside its source, and not named as one that starts real programs. */
+const isUnit = (f) => f.startsWith('src/') && !f.endsWith('-e2e.test.ts');
 const files = [...walk(join(root, 'src')), ...walk(join(root, 'test'))]
+  .filter((f) => !unit || isUnit(f))
   .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)))
   .sort();
 if (files.length === 0) {
   console.error('run-tests: no test files matched');
   process.exit(1);
 }
-// End-to-end tests run the built binaries (the bundles scripts/bundle.mjs makes from tsc's output), so build first.
-const build = spawnSync('npm', ['run', '--silent', 'build'], { cwd: root, stdio: 'inherit' });
-if (build.status !== 0) process.exit(build.status ?? 1);
+// End-to-end tests run the built binaries (the bundles scripts/bundle.mjs makes from tsc's output), so build
+// first; unit tests load the sources through tsx.
+if (!unit) {
+  const build = spawnSync('npm', ['run', '--silent', 'build'], { cwd: root, stdio: 'inherit' });
+  if (build.status !== 0) process.exit(build.status ?? 1);
+}
 
 /** This run as a user of the engine: runs side by side share it, the last one out stops it. */
 const DOCKER_USER = { ...process.env, JACKIN_DOCKER_USER: String(process.pid) };
@@ -96,9 +110,10 @@ const sharedBefore = new Set(readdirSync(SHARED_TMP));
 // Others may pass through (not list): the Wayland tests run the compositor as an unprivileged user, in a
 // directory of its own under this one.
 chmodSync(runTmp, 0o711);
+// Unit test files mostly wait (timers, sockets, a PTY's sh), so four at a time keep two cores busy.
 const r = spawnSync(
   process.execPath,
-  ['--import', 'tsx', '--test', '--test-reporter=spec', '--test-concurrency=2', ...files],
+  ['--import', 'tsx', '--test', '--test-reporter=spec', `--test-concurrency=${unit ? 4 : 2}`, ...files],
   { cwd: root, stdio: 'inherit', env: { ...process.env, TMPDIR: runTmp, JACKIN_TEST_RUN: marker } },
 );
 const status = r.status ?? 1;

@@ -7,19 +7,19 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { agentHome, agentProgram, agentProgramInContainer, agentsDir, AGENT_HOME, AGENTS_MOUNT, FAKE_KEYS, type AgentName } from './helpers/agents.ts';
 import { confirmOnScreen, JACKIN, paneFor, waitForJackinExit } from './helpers/jackin-cli.ts';
 import { bigPng } from './helpers/png.mjs';
-import { containerName, glibcAgentTestImage, removeContainer, type TestEngine } from './helpers/podman-image.mjs';
+import { glibcAgentTestImage, type TestEngine, testContainer } from './helpers/podman-image.mjs';
 import { pollUntil } from './helpers/poll.ts';
 import { picture, settled } from './helpers/screen-picture.ts';
 import { recordingOpener } from './helpers/recording-opener.ts';
 import { shellQuote, type TmuxPane } from './helpers/tmux.ts';
 import { ownClipboard, startXvfb, type Xvfb } from './helpers/xvfb.ts';
+import { testDir } from './helpers/test-run.ts';
 
 const execFileP = promisify(execFile);
 /** The container (~0.5 s), then the agent: 8 to 25 s to its prompt here, more on a loaded machine. */
@@ -59,10 +59,7 @@ interface AgentSession {
 }
 
 function scratch(t: TestContext, label: string): string {
-  const dir = mkdtempSync(join(tmpdir(), `jackin-agents-${label}-`));
-  chmodSync(dir, 0o777);
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
+  return testDir(t, `jackin-agents-${label}-`, { shared: true });
 }
 
 /**
@@ -75,8 +72,7 @@ async function startAgent(t: TestContext, agent: AgentName, { engine = ENGINE[ag
   const spec = AGENTS[agent];
   // node:test runs after-hooks in the order they were added: the container goes first, so the agent no
   // longer writes into the home and scratch directories when they are removed.
-  const name = containerName(`${engine}-${agent}`);
-  t.after(() => removeContainer(name, engine));
+  const name = testContainer(t, `${engine}-${agent}`, engine);
   const dir = scratch(t, agent);
   const ws = join(dir, 'ws');
   mkdirSync(ws);

@@ -8,19 +8,19 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { agentHome, agentProgram, agentProgramInContainer, agentsDir, AGENT_HOME, AGENTS_MOUNT, FAKE_KEYS, type MoreAgentName } from './helpers/agents.ts';
 import { confirmOnScreen, JACKIN, paneFor, REPO_ROOT, typeLabel } from './helpers/jackin-cli.ts';
 import { bigPng } from './helpers/png.mjs';
 import { containerName, glibcAgentTestImage, removeContainer } from './helpers/podman-image.mjs';
 import { pollUntil } from './helpers/poll.ts';
-import { picture, settled } from './helpers/screen-picture.ts';
+import { settled } from './helpers/screen-picture.ts';
 import { recordingOpener } from './helpers/recording-opener.ts';
 import { startStandInModel } from './helpers/stand-in-model.mjs';
 import { shellQuote, type TmuxPane } from './helpers/tmux.ts';
 import { ownClipboard, startXvfb, type Xvfb } from './helpers/xvfb.ts';
+import { testDir } from './helpers/test-run.ts';
 
 /** The container (~0.5 s), then the agent: 5 to 15 s to its prompt here, more on a loaded machine. */
 const AGENT_START_MS = 90_000;
@@ -71,10 +71,7 @@ interface AgentSession {
 }
 
 function scratch(t: TestContext, label: string): string {
-  const dir = mkdtempSync(join(tmpdir(), `jackin-agents-more-${label}-`));
-  chmodSync(dir, 0o777);
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
+  return testDir(t, `jackin-agents-more-${label}-`, { shared: true });
 }
 
 /** Starts `agent` under `jackin run --verbose`, locally or in a Podman container, and waits for its prompt. */

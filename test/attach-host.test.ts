@@ -12,11 +12,9 @@ import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import pty from '@lydell/node-pty';
 import { capsulePid, stopCapsules } from './helpers/capsules.ts';
-import { REPO_ROOT } from './helpers/jackin-cli.ts';
+import { REPO_ROOT, CAPSULE_BIN, JACKIN_BIN } from './helpers/jackin-cli.ts';
 import { pollUntil } from './helpers/poll.ts';
 
-const JACKIN = join(REPO_ROOT, 'bin', 'jackin.js');
-const CAPSULE = join(REPO_ROOT, 'bin', 'jackin-capsule.js');
 const START_TIMEOUT_MS = 20_000;
 
 function q(s: string): string {
@@ -33,7 +31,7 @@ function setup(t: TestContext) {
     // (in <argv>.runs), then relays locally.
     writeFileSync(
       join(bin, engine),
-      `#!/bin/sh\nprintf '%s\\0' "$(basename "$0")" "$@" > "$JACKIN_TEST_ARGV"\necho "$$" >> "$JACKIN_TEST_ARGV.runs"\nexec ${q(process.execPath)} ${q(CAPSULE)} attach-proxy --socket "$JACKIN_TEST_SOCKET"\n`,
+      `#!/bin/sh\nprintf '%s\\0' "$(basename "$0")" "$@" > "$JACKIN_TEST_ARGV"\necho "$$" >> "$JACKIN_TEST_ARGV.runs"\nexec ${q(process.execPath)} ${q(CAPSULE_BIN)} attach-proxy --socket "$JACKIN_TEST_SOCKET"\n`,
     );
     chmodSync(join(bin, engine), 0o755);
   }
@@ -47,7 +45,7 @@ function setup(t: TestContext) {
 /** Starts `bash` in a capsule named `name` under home, as `jackin run` would. */
 async function startCapsule(home: string, name: string): Promise<{ socket: string; pid: number }> {
   const runDir = join(home, 'sockets', name);
-  const child = spawn(process.execPath, [CAPSULE, 'serve', '--run-dir', runDir, '--name', name, '--', 'bash', '--norc', '--noprofile'], {
+  const child = spawn(process.execPath, [CAPSULE_BIN, 'serve', '--run-dir', runDir, '--name', name, '--', 'bash', '--norc', '--noprofile'], {
     detached: true,
     stdio: 'ignore',
     env: { ...process.env, PS1: 'in$ ' },
@@ -81,7 +79,7 @@ function operator(t: TestContext, line: string, env: Record<string, string>) {
     /** The output with CSI sequences taken out: the host writes its own (mouse capture after a Modes frame)
      * between the program's bytes wherever a frame ends, so text is matched without them. */
     waitForText: (re: RegExp) => {
-      const text = (): string => out.replace(/\x1b\[[0-9;?]*[ -\/]*[@-~]/g, '');
+      const text = (): string => out.replace(/\x1b\[[0-9;?]*[ -/]*[@-~]/g, '');
       return pollUntil(`${re} in the operator terminal's text`, () => re.test(text()), { timeoutMs: START_TIMEOUT_MS, last: () => text().slice(-400) });
     },
     exited,
@@ -103,7 +101,7 @@ for (const engine of ['docker', 'podman', 'kubectl'] as const) {
     const { socket } = await startCapsule(home, 'agent');
     const argvFile = join(home, 'argv');
     const extra = engine === 'kubectl' ? ' -n dev -c main' : '';
-    const op = operator(t, `node ${q(JACKIN)} attach agent --via ${engine}${extra}${AFTER}`, {
+    const op = operator(t, `node ${q(JACKIN_BIN)} attach agent --via ${engine}${extra}${AFTER}`, {
       PATH: `${bin}:${process.env['PATH']}`,
       JACKIN_HOME: home,
       JACKIN_TEST_ARGV: argvFile,
@@ -136,7 +134,7 @@ test('without a flag and without a local socket, jackin attach --verbose falls b
   const { home, bin } = setup(t);
   const { socket } = await startCapsule(home, 'elsewhere');
   const opHome = join(home, 'operator-home');
-  const op = operator(t, `node ${q(JACKIN)} attach agent --verbose${AFTER}`, {
+  const op = operator(t, `node ${q(JACKIN_BIN)} attach agent --verbose${AFTER}`, {
     PATH: `${bin}:${process.env['PATH']}`,
     JACKIN_HOME: opHome,
     JACKIN_TEST_ARGV: join(home, 'argv'),
@@ -156,7 +154,7 @@ test('without a flag and without a local socket, jackin attach --verbose falls b
 test('a SIGKILLed capsule leaves a sane terminal (alternate screen left, echo/icanon back) and a one-line reason', async (t) => {
   const { home } = setup(t);
   const { pid } = await startCapsule(home, 'victim');
-  const op = operator(t, `node ${q(JACKIN)} attach victim${AFTER}`, { JACKIN_HOME: home });
+  const op = operator(t, `node ${q(JACKIN_BIN)} attach victim${AFTER}`, { JACKIN_HOME: home });
   await op.waitForText(/in\$ /);
   op.pty.write(`printf '\\033[?1049h\\033[?1000h\\033[?25lALT'\r`);
   await op.waitForText(/ALT/);
@@ -175,7 +173,7 @@ test('a SIGKILLed capsule leaves a sane terminal (alternate screen left, echo/ic
 test('SIGTERM to jackin restores the terminal and exits 143; the program keeps running', async (t) => {
   const { home } = setup(t);
   const { pid } = await startCapsule(home, 'keep');
-  const op = operator(t, `node ${q(JACKIN)} attach keep${AFTER}`, { JACKIN_HOME: home });
+  const op = operator(t, `node ${q(JACKIN_BIN)} attach keep${AFTER}`, { JACKIN_HOME: home });
   await op.waitForText(/in\$ /);
   const jackinPid = await pollUntil('the jackin process', () => {
     try {
@@ -197,7 +195,7 @@ test('jackin ls lists live instances with their program and attached state, and 
   await startCapsule(home, 'one');
   mkdirSync(join(home, 'sockets', 'gone'), { recursive: true });
   writeFileSync(join(home, 'sockets', 'gone', 'capsule.json'), JSON.stringify({ pid: 2147483646, name: 'gone', program: ['vim'], workspace: '/w', startedAt: 'x' }));
-  const out = execFileSync(process.execPath, [JACKIN, 'ls', '--json'], { env: { ...process.env, JACKIN_HOME: home }, encoding: 'utf8' });
+  const out = execFileSync(process.execPath, [JACKIN_BIN, 'ls', '--json'], { env: { ...process.env, JACKIN_HOME: home }, encoding: 'utf8' });
   const list = JSON.parse(out) as Array<Record<string, unknown>>;
   assert.deepEqual(
     list.map((i) => [i['name'], i['state'], i['attached'], i['program']]),
@@ -206,7 +204,7 @@ test('jackin ls lists live instances with their program and attached state, and 
       ['one', 'live', false, ['bash', '--norc', '--noprofile']],
     ],
   );
-  const table = execFileSync(process.execPath, [JACKIN, 'ls'], { env: { ...process.env, JACKIN_HOME: home }, encoding: 'utf8' });
+  const table = execFileSync(process.execPath, [JACKIN_BIN, 'ls'], { env: { ...process.env, JACKIN_HOME: home }, encoding: 'utf8' });
   assert.match(table, /^NAME +STATE +ATTACHED +PROGRAM +SOCKET\n/);
   assert.match(table, /\none +live +no +bash --norc --noprofile +\S+one\/jackin.sock\n/);
 });
@@ -230,5 +228,5 @@ test('jackin errors are one line on stderr, their code last, with a non-zero sta
 
 import { spawnSync } from 'node:child_process';
 function spawnSyncJackin(args: string[], home: string) {
-  return spawnSync(process.execPath, [JACKIN, ...args], { env: { ...process.env, JACKIN_HOME: home }, encoding: 'utf8' });
+  return spawnSync(process.execPath, [JACKIN_BIN, ...args], { env: { ...process.env, JACKIN_HOME: home }, encoding: 'utf8' });
 }

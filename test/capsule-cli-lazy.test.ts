@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { REPO_ROOT } from './helpers/jackin-cli.ts';
+import { CAPSULE_BIN } from './helpers/jackin-cli.ts';
 import { fastProxySocket } from '../src/cli/attach-proxy-main.ts';
 
 test('jackin-capsule: --help, attach-proxy, open-url and offer never load node-pty; serve does', (t) => {
@@ -32,7 +32,7 @@ Module._resolveFilename = function (request, ...rest) {
 };\n`,
   );
   const capsule = (...args: string[]) =>
-    spawnSync(process.execPath, ['--import', pathToFileURL(register).href, join(REPO_ROOT, 'bin', 'jackin-capsule.js'), ...args], { encoding: 'utf8', timeout: 30_000 });
+    spawnSync(process.execPath, ['--import', pathToFileURL(register).href, CAPSULE_BIN, ...args], { encoding: 'utf8', timeout: 30_000 });
 
   const help = capsule('--help');
   assert.equal(help.status, 0, help.stderr);

@@ -17,9 +17,9 @@ import {
 } from '../src/protocol/index.ts';
 import { helloFrame, TestClient } from './helpers/capsule-client.ts';
 import { pollUntil } from './helpers/poll.ts';
+import { CAPSULE_BIN } from './helpers/jackin-cli.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const BIN = join(ROOT, 'bin', 'jackin-capsule.js');
 const START_TIMEOUT_MS = 20_000;
 
 interface Capsule {
@@ -33,7 +33,7 @@ interface Capsule {
 function startCapsule(t: TestContext, program: string[], extra: string[] = [], runDir?: string): Capsule {
   const base = mkdtempSync(join(tmpdir(), 'capsule-proc-'));
   const dir = runDir ?? join(base, 'run');
-  const child = spawn(process.execPath, [BIN, 'serve', '--run-dir', dir, '--workspace', base, '--name', 'proc', ...extra, '--', ...program], {
+  const child = spawn(process.execPath, [CAPSULE_BIN, 'serve', '--run-dir', dir, '--workspace', base, '--name', 'proc', ...extra, '--', ...program], {
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let err = '';
@@ -244,8 +244,8 @@ test('jackin-capsule serve: a socket path that is a live non-capsule listener is
  * (container-bin/attach-proxy.pl, which hands what it does not handle to the Node relay). */
 const PERL_RELAY = join(ROOT, 'container-bin', 'attach-proxy.pl');
 const RELAYS = {
-  node: (args: string[]): string[] => [process.execPath, BIN, ...args],
-  perl: (args: string[]): string[] => ['perl', PERL_RELAY, process.execPath, BIN, ...args],
+  node: (args: string[]): string[] => [process.execPath, CAPSULE_BIN, ...args],
+  perl: (args: string[]): string[] => ['perl', PERL_RELAY, process.execPath, CAPSULE_BIN, ...args],
 } as const;
 type Relay = keyof typeof RELAYS;
 
@@ -447,10 +447,10 @@ for (const relay of Object.keys(RELAYS) as Relay[]) {
 
 test('jackin-capsule attach-proxy (perl): what it does not handle itself goes to the Node relay', async () => {
   // --help is the full CLI's; a terminal or file on stdio is left to Node's streams.
-  const help = spawnSync('perl', [PERL_RELAY, process.execPath, BIN, 'attach-proxy', '--help'], { encoding: 'utf8' });
+  const help = spawnSync('perl', [PERL_RELAY, process.execPath, CAPSULE_BIN, 'attach-proxy', '--help'], { encoding: 'utf8' });
   assert.equal(help.status, 0);
   assert.match(help.stdout, /Usage: jackin-capsule attach-proxy/);
-  const notPipe = spawnSync('perl', [PERL_RELAY, process.execPath, BIN, 'attach-proxy', '--socket', '/nonexistent/x.sock'], {
+  const notPipe = spawnSync('perl', [PERL_RELAY, process.execPath, CAPSULE_BIN, 'attach-proxy', '--socket', '/nonexistent/x.sock'], {
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -458,11 +458,11 @@ test('jackin-capsule attach-proxy (perl): what it does not handle itself goes to
   assert.match(notPipe.stderr, /^jackin-capsule: E_SOCKET_CONNECT: cannot connect to \/nonexistent\/x\.sock/);
   // A path too long for sun_path: Node's relay reports it (perl would have connected to a cut-off path).
   const long = `/tmp/${'x'.repeat(120)}/jackin.sock`;
-  const tooLong = spawnSync('perl', [PERL_RELAY, process.execPath, BIN, 'attach-proxy', '--socket', long], { encoding: 'utf8' });
+  const tooLong = spawnSync('perl', [PERL_RELAY, process.execPath, CAPSULE_BIN, 'attach-proxy', '--socket', long], { encoding: 'utf8' });
   assert.equal(tooLong.status, 1);
   assert.match(tooLong.stderr, /^jackin-capsule: E_SOCKET_CONNECT: cannot connect to \/tmp\/x{120}\/jackin\.sock/);
   // A Node that cannot start is one line naming it.
-  const noNode = spawnSync('perl', [PERL_RELAY, '/nonexistent/node', BIN, 'attach-proxy', '--bogus'], { encoding: 'utf8' });
+  const noNode = spawnSync('perl', [PERL_RELAY, '/nonexistent/node', CAPSULE_BIN, 'attach-proxy', '--bogus'], { encoding: 'utf8' });
   assert.equal(noNode.status, 1);
   assert.match(noNode.stderr, /^jackin-capsule: E_INTERNAL: cannot start \/nonexistent\/node: No such file or directory\n$/);
 });

@@ -9,10 +9,8 @@ import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pty from '@lydell/node-pty';
-import { REPO_ROOT } from './helpers/jackin-cli.ts';
+import { CAPSULE_BIN, JACKIN_BIN } from './helpers/jackin-cli.ts';
 
-const JACKIN = join(REPO_ROOT, 'bin', 'jackin.js');
-const CAPSULE = join(REPO_ROOT, 'bin', 'jackin-capsule.js');
 
 function runBin(bin: string, args: string[], stdout: 'pipe' | number = 'pipe', extraEnv: NodeJS.ProcessEnv = {}) {
   const home = mkdtempSync(join(tmpdir(), 'jackin-cli-'));
@@ -25,11 +23,11 @@ function runBin(bin: string, args: string[], stdout: 'pipe' | number = 'pipe', e
 }
 
 function jackin(args: string[]) {
-  return runBin(JACKIN, args);
+  return runBin(JACKIN_BIN, args);
 }
 
 function capsule(args: string[]) {
-  return runBin(CAPSULE, args);
+  return runBin(CAPSULE_BIN, args);
 }
 
 test('a --json after `jackin run --` belongs to the program: the error stays one plain line', () => {
@@ -84,7 +82,7 @@ test('a reader that closes early (`jackin log | head -1`) ends jackin quietly wi
   const record = JSON.stringify({ time: '2026-01-01T00:00:00.000Z', instance: 'a', action: 'export', target: 'x'.repeat(200), result: 'ok' });
   writeFileSync(join(home, 'log', 'actions.jsonl'), `${record}\n`.repeat(20_000), { mode: 0o600 });
   for (const args of [['log', '-n', '0'], ['log', '-n', '0', '--json']]) {
-    const child = spawn(process.execPath, [JACKIN, ...args], { env: { ...process.env, JACKIN_HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [JACKIN_BIN, ...args], { env: { ...process.env, JACKIN_HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
     child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
     const exited = new Promise<number | null>((res) => child.once('close', (code) => res(code)));
@@ -100,9 +98,9 @@ test('output that cannot be written (a full disk) is one line on stderr and stat
   const full = openSync('/dev/full', 'w');
   try {
     const cases: Array<[ReturnType<typeof jackin>, string]> = [
-      [runBin(JACKIN, ['ls'], full), 'jackin'],
-      [runBin(JACKIN, ['--help'], full), 'jackin'],
-      [runBin(CAPSULE, ['--help'], full), 'jackin-capsule'],
+      [runBin(JACKIN_BIN, ['ls'], full), 'jackin'],
+      [runBin(JACKIN_BIN, ['--help'], full), 'jackin'],
+      [runBin(CAPSULE_BIN, ['--help'], full), 'jackin-capsule'],
     ];
     for (const [r, bin] of cases) {
       assert.equal(r.stderr, `${bin}: cannot write the output: ENOSPC: no space left on device, write\n`);
@@ -126,7 +124,7 @@ test('jackin attach on a terminal: a relay that fails at once ends the session w
   t.after(() => rmSync(home, { recursive: true, force: true }));
   const relay = `echo 'Error: no container with name or ID "box" found: no such container' >&2; exit 125`;
   const env = { ...process.env, JACKIN_HOME: home, JACKIN_CLIPBOARD: 'none' } as Record<string, string>;
-  const term = pty.spawn(process.execPath, [JACKIN, 'attach', 'box', '--exec', relay], { name: 'xterm-256color', cols: 300, rows: 30, env, encoding: null });
+  const term = pty.spawn(process.execPath, [JACKIN_BIN, 'attach', 'box', '--exec', relay], { name: 'xterm-256color', cols: 300, rows: 30, env, encoding: null });
   t.after(() => {
     try {
       term.kill();
@@ -173,7 +171,7 @@ test('a JACKIN_HOME (or a capsule run directory) that cannot be used is E_HOST_I
     [['log'], `jackin: cannot open ${home}/log/actions.jsonl: not a directory (ENOTDIR); ${fix} (E_HOST_IO)\n`],
     [['run', '--name', 'x', '--', 'true'], `jackin: cannot mkdir ${home}/sockets/x: not a directory (ENOTDIR); ${fix} (E_HOST_IO)\n`],
   ] as const) {
-    const r = runBin(JACKIN, [...args], 'pipe', { JACKIN_HOME: home });
+    const r = runBin(JACKIN_BIN, [...args], 'pipe', { JACKIN_HOME: home });
     assert.equal(r.stderr, line);
     assert.equal(r.status, 1);
   }
@@ -181,7 +179,7 @@ test('a JACKIN_HOME (or a capsule run directory) that cannot be used is E_HOST_I
   const serve = capsule(['serve', '--run-dir', join(home, 'run'), '--', 'true']);
   assert.equal(serve.stderr, `jackin-capsule: E_RUN_DIR: cannot mkdir ${home}/run: not a directory (ENOTDIR); a part of that path is not a directory: check --run-dir (or JACKIN_RUN_DIR)\n`);
   assert.equal(serve.status, 1);
-  const json = runBin(JACKIN, ['ls', '--json'], 'pipe', { JACKIN_HOME: home });
+  const json = runBin(JACKIN_BIN, ['ls', '--json'], 'pipe', { JACKIN_HOME: home });
   assert.equal(json.status, 1);
   assert.equal(json.stdout, '');
   assert.equal((JSON.parse(json.stderr) as { error: { code: string } }).error.code, 'E_HOST_IO');
@@ -193,7 +191,7 @@ test('jackin attach of a name that is neither a local instance nor a container s
   // The exact argv of the fallback (a stand-in docker records it, answering as docker does for a missing container): a real engine shows only the error.
   const argvFile = join(dir, 'argv');
   writeFileSync(join(dir, 'docker'), `#!/bin/sh\nprintf '%s\\n' "$@" > '${argvFile}'\necho 'Error response from daemon: No such container: tpyo' >&2\nexit 1\n`, { mode: 0o755 });
-  const r = runBin(JACKIN, ['attach', 'tpyo'], 'pipe', { PATH: dir });
+  const r = runBin(JACKIN_BIN, ['attach', 'tpyo'], 'pipe', { PATH: dir });
   assert.equal(r.status, 1);
   assert.deepEqual(readFileSync(argvFile, 'utf8').split('\n').filter((a) => a !== ''), ['exec', '-i', 'tpyo', 'jackin-capsule', 'attach-proxy']);
   assert.match(r.stderr, /^jackin: lost connection to tpyo: [^\n]*No such container: tpyo[^\n]*; no local instance is named tpyo either \(`jackin ls` lists them\)\n$/);
@@ -208,7 +206,7 @@ test('jackin-capsule serve refuses a missing workspace (2) or a program it canno
   assert.equal(ws.status, 2);
   assert.equal(ws.stderr, `jackin-capsule: E_USAGE: workspace ${missing} is not a directory: pass an existing --workspace\n`);
   const PATH = join(dir, 'bin');
-  const byName = runBin(CAPSULE, ['serve', '--run-dir', runDir, '--', 'no-such-program'], 'pipe', { PATH });
+  const byName = runBin(CAPSULE_BIN, ['serve', '--run-dir', runDir, '--', 'no-such-program'], 'pipe', { PATH });
   assert.equal(byName.status, 1);
   assert.equal(byName.stderr, `jackin-capsule: E_SPAWN_FAILED: cannot run "no-such-program": not found on PATH (${PATH}); check the name, or give its path\n`);
   const byPath = capsule(['serve', '--run-dir', runDir, '--workspace', dir, '--', './no-such-program']);
@@ -246,20 +244,20 @@ test('usage errors jackin finds itself name the fix too', () => {
 test('an instance name holding a control, bidi or path character is refused at every entry with one code, and shown inert', () => {
   const names = ['q\x1b]52;c;SEVZ\x07', 'evil\u202egnp', 'a/b', 'a\u200bb'];
   const entries = (name: string): Array<[string, string[]]> => [
-    [JACKIN, ['run', '--name', name, '--', 'true']],
-    [JACKIN, ['run', '--image', 'debian:bookworm', '--name', name, '--', 'true']],
-    [JACKIN, ['attach', name]],
-    [JACKIN, ['stop', name]],
-    [JACKIN, ['log', name]],
-    [JACKIN, ['export', '--from', name, '/etc/hostname']],
-    [JACKIN, ['stage', '--to', name, '/etc/hostname']],
-    [JACKIN, ['forward', name, '3000']],
-    [CAPSULE, ['serve', '--name', name, '--', 'true']],
+    [JACKIN_BIN, ['run', '--name', name, '--', 'true']],
+    [JACKIN_BIN, ['run', '--image', 'debian:bookworm', '--name', name, '--', 'true']],
+    [JACKIN_BIN, ['attach', name]],
+    [JACKIN_BIN, ['stop', name]],
+    [JACKIN_BIN, ['log', name]],
+    [JACKIN_BIN, ['export', '--from', name, '/etc/hostname']],
+    [JACKIN_BIN, ['stage', '--to', name, '/etc/hostname']],
+    [JACKIN_BIN, ['forward', name, '3000']],
+    [CAPSULE_BIN, ['serve', '--name', name, '--', 'true']],
   ];
   for (const name of names) {
     for (const [bin, args] of entries(name)) {
       const r = runBin(bin, args);
-      const what = `${bin === CAPSULE ? 'jackin-capsule' : 'jackin'} ${args[0]} ${JSON.stringify(name)}`;
+      const what = `${bin === CAPSULE_BIN ? 'jackin-capsule' : 'jackin'} ${args[0]} ${JSON.stringify(name)}`;
       assert.equal(r.status, 2, `${what}: ${r.stderr}`);
       assert.match(r.stderr, /E_BAD_INSTANCE_NAME/u, what);
       // Nothing of the name reaches the terminal as it is: no control, format or bidi character at all.

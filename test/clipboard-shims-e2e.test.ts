@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { INNER_PROMPT, INNER_SHELL, JACKIN, paneFor, waitForJackinExit } from './helpers/jackin-cli.ts';
@@ -15,6 +15,7 @@ import { pollUntil } from './helpers/poll.ts';
 import { shellQuote } from './helpers/tmux.ts';
 import { ownClipboard, startXvfb } from './helpers/xvfb.ts';
 import { bigPng } from './helpers/png.mjs';
+import { onlyStagedImage } from './helpers/capsules.ts';
 
 const CONTAINER_START_MS = 60_000;
 const PALETTE_KEY = [0x1c];
@@ -51,9 +52,7 @@ test('podman: run --image: xclip copies become copy offers, the pasted image is 
   const owner = await ownClipboard(x, 'image/png', png);
   try {
     await pane.sendKeys('C-v');
-    const clipboardDir = join(pane.jackinHome, 'sockets', name, 'clipboard');
-    const [file] = await pollUntil('one staged image', () => (existsSync(clipboardDir) && readdirSync(clipboardDir).length === 1 ? readdirSync(clipboardDir) : undefined), { timeoutMs: 60_000 });
-    await pane.waitForText(`/jackin/run/clipboard/${file!}`, { timeoutMs: 30_000 });
+    await pane.waitForText(await onlyStagedImage(pane.jackinHome, name), { timeoutMs: 30_000 });
   } finally {
     await owner.stop();
   }

@@ -12,13 +12,14 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { confirmOnScreen, INNER_PROMPT, INNER_SHELL, JACKIN, paneFor, waitForInnerShell, waitForJackinExit } from './helpers/jackin-cli.ts';
-import { containerName, glibcPerlTestImage, glibcTestImage, noGlibcTestImage, removeContainer, type TestEngine } from './helpers/podman-image.mjs';
+import { confirmOnScreen, INNER_PROMPT, INNER_SHELL, JACKIN, paneFor, waitForInnerShell, waitForJackinExit, runJackin, JACKIN_BIN, type JackinResult } from './helpers/jackin-cli.ts';
+import { glibcPerlTestImage, glibcTestImage, noGlibcTestImage, type TestEngine, testContainer } from './helpers/podman-image.mjs';
 import { pollUntil } from './helpers/poll.ts';
 import { shellQuote, type TmuxPane } from './helpers/tmux.ts';
 import { ownClipboard, startXvfb } from './helpers/xvfb.ts';
 import { recordingOpener } from './helpers/recording-opener.ts';
 import { bigPng } from './helpers/png.mjs';
+import { onlyStagedImage } from './helpers/capsules.ts';
 
 const execFileP = promisify(execFile);
 /** Creating the container, then Node and the PTY inside it, on a loaded 2-core machine. */
@@ -32,9 +33,7 @@ const INIT_COMM = /(catatonit|podman-init|docker-init|tini)/.source;
 
 /** A container name for this test, removed when the test ends (whatever happened). */
 function named(t: TestContext, engine: TestEngine, label: string): string {
-  const name = containerName(`${engine}-${label}`);
-  t.after(() => removeContainer(name, engine));
-  return name;
+  return testContainer(t, `${engine}-${label}`, engine);
 }
 
 function workspace(t: TestContext): string {
@@ -49,17 +48,8 @@ async function runImageLine(engine: TestEngine, name: string, ws: string, extra 
   return `clear; ${JACKIN} run --image ${image.ref} --engine ${engine} --name ${name} --workspace ${shellQuote(ws)} ${extra} -- ${INNER_SHELL}; echo "jackin-rc=$?"`;
 }
 
-async function jackin(pane: TmuxPane, args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const r = await execFileP(process.execPath, [join(import.meta.dirname, '..', 'bin', 'jackin.js'), ...args], {
-      env: { ...process.env, JACKIN_HOME: pane.jackinHome, ...env },
-      encoding: 'utf8',
-    });
-    return { code: 0, stdout: r.stdout, stderr: r.stderr };
-  } catch (e) {
-    const x = e as { code?: number; stdout?: string; stderr?: string };
-    return { code: typeof x.code === 'number' ? x.code : -1, stdout: x.stdout ?? '', stderr: x.stderr ?? '' };
-  }
+function jackin(pane: TmuxPane, args: string[], env: Record<string, string> = {}): Promise<JackinResult> {
+  return runJackin(args, { ...process.env, JACKIN_HOME: pane.jackinHome, ...env });
 }
 
 async function run(engine: TestEngine, ...args: string[]): Promise<string> {
@@ -170,10 +160,9 @@ for (const engine of ENGINES) {
     try {
       await pane.sendKeys('C-v');
       // The run directory is the host's, bind-mounted: the staged file's name is read there, its bytes inside.
-      const clipboardDir = join(pane.jackinHome, 'sockets', name, 'clipboard');
-      const [file] = await pollUntil('one staged image', () => (existsSync(clipboardDir) && readdirSync(clipboardDir).length === 1 ? readdirSync(clipboardDir) : undefined), { timeoutMs: 60_000 });
-      await pane.waitForText(`/jackin/run/clipboard/${file!}`, { timeoutMs: 30_000 });
-      const inside = await run(engine, 'exec', name, 'sha256sum', `/jackin/run/clipboard/${file!}`);
+      const staged = await onlyStagedImage(pane.jackinHome, name);
+      await pane.waitForText(staged, { timeoutMs: 30_000 });
+      const inside = await run(engine, 'exec', name, 'sha256sum', staged);
       assert.equal(inside.split(' ')[0], createHash('sha256').update(png).digest('hex'), 'the file inside the container is identical');
     } finally {
       await owner.stop();
@@ -260,7 +249,7 @@ for (const engine of ENGINES) {
     await execFileP('chown', ['-R', '1000:1000', home]);
     const name = named(t, engine, 'rootcapsule');
     const image = await glibcTestImage(engine);
-    const dry = await execFileP(process.execPath, [join(import.meta.dirname, '..', 'bin', 'jackin.js'), 'run', '--image', image.ref, '--engine', engine, '--name', name, '--workspace', ws, '--user', '0:0', '--dry-run', '--', 'sleep', '600'], {
+    const dry = await execFileP(process.execPath, [JACKIN_BIN, 'run', '--image', image.ref, '--engine', engine, '--name', name, '--workspace', ws, '--user', '0:0', '--dry-run', '--', 'sleep', '600'], {
       env: { ...process.env, JACKIN_HOME: jackinHome },
       encoding: 'utf8',
     });
@@ -273,7 +262,7 @@ for (const engine of ENGINES) {
     await asOperator(mkdirLine!);
     // Root starts the container (as a compose file or a script would), then the operator exports at once.
     await execFileP('sh', ['-c', runLine!]);
-    const jackinAsOperator = `${shellQuote(process.execPath)} ${shellQuote(join(import.meta.dirname, '..', 'bin', 'jackin.js'))}`;
+    const jackinAsOperator = JACKIN;
     const exported = await asOperator(`${jackinAsOperator} export --from ${name} hello.txt --to ${shellQuote(join(home, 'dl'))} --json`);
     assert.equal(readFileSync((JSON.parse(exported.stdout) as { destination: string }).destination, 'utf8'), 'hello\n');
     // The capsule ran as root and handed its socket to the owner of the run directory.

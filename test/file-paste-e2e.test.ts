@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { runDir } from './helpers/capsules.ts';
-import { REPO_ROOT, confirmOnScreen, paneFor, startSession } from './helpers/jackin-cli.ts';
+import { confirmOnScreen, paneFor, startSession, JACKIN_BIN } from './helpers/jackin-cli.ts';
 import { pollUntil } from './helpers/poll.ts';
 import type { TmuxPane } from './helpers/tmux.ts';
 import { ownClipboard, startXvfb, type Xvfb } from './helpers/xvfb.ts';
@@ -185,7 +185,7 @@ test('pasted and dropped host files end to end (jackin run -- bash in tmux, X11 
 
   await t.test('jackin stage while someone is attached: the file is staged and the attached operator is told', async () => {
     const host = hostFile('from the cli.txt', 'cli\n');
-    const r = spawnSync(process.execPath, [join(REPO_ROOT, 'bin', 'jackin.js'), 'stage', '--to', NAME, '--json', host], {
+    const r = spawnSync(process.execPath, [JACKIN_BIN, 'stage', '--to', NAME, '--json', host], {
       env: { ...process.env, JACKIN_HOME: pane.jackinHome },
       encoding: 'utf8',
     });

@@ -9,7 +9,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { REPO_ROOT } from './helpers/jackin-cli.ts';
+import { CAPSULE_BIN, JACKIN_BIN } from './helpers/jackin-cli.ts';
 import { pollUntil } from './helpers/poll.ts';
 import { stopChild } from './helpers/stop-child.ts';
 import { socketAddress } from '../src/transport/socket-address.ts';
@@ -38,8 +38,6 @@ function asOperator(args: string[], env: Record<string, string>): Promise<{ code
   );
 }
 
-const JACKIN = join(REPO_ROOT, 'bin', 'jackin.js');
-const CAPSULE = join(REPO_ROOT, 'bin', 'jackin-capsule.js');
 
 test('a live socket owned by root is "not accessible (owned by uid 0)" to ls and doctor, never stale, and attach names the permission problem', async (t) => {
   const { home, jackinHome, runDir } = operatorHome(t, 'rootcap');
@@ -52,15 +50,15 @@ test('a live socket owned by root is "not accessible (owned by uid 0)" to ls and
   chmodSync(socket, 0o600);
   const env = { HOME: home, JACKIN_HOME: jackinHome, PATH: process.env['PATH'] ?? '/usr/bin:/bin' };
 
-  const ls = await asOperator([JACKIN, 'ls'], env);
+  const ls = await asOperator([JACKIN_BIN, 'ls'], env);
   assert.equal(ls.code, 0, ls.stderr);
   assert.match(ls.stdout, /^rootcap\s+not accessible \(owned by uid 0\)\s/m);
-  const json = await asOperator([JACKIN, 'ls', '--json'], env);
+  const json = await asOperator([JACKIN_BIN, 'ls', '--json'], env);
   const [entry] = JSON.parse(json.stdout) as Array<{ state: string; owner: number }>;
   assert.equal(entry?.state, 'inaccessible');
   assert.equal(entry?.owner, 0);
 
-  const doctor = await asOperator([JACKIN, 'doctor', '--json'], env);
+  const doctor = await asOperator([JACKIN_BIN, 'doctor', '--json'], env);
   const check = (JSON.parse(doctor.stdout) as { checks: Array<{ name: string; status: string; detail: string; fix?: string }> }).checks.find((c) => c.name === 'instance:rootcap');
   assert.equal(check?.status, 'error');
   assert.match(check!.detail, /^not accessible \(owned by uid 0\)/);
@@ -68,7 +66,7 @@ test('a live socket owned by root is "not accessible (owned by uid 0)" to ls and
   assert.match(check?.fix ?? '', /--user/);
 
   // A docker client is on PATH here: the old fallback would have hidden the cause behind its error.
-  const attach = await asOperator([JACKIN, 'attach', 'rootcap'], env);
+  const attach = await asOperator([JACKIN_BIN, 'attach', 'rootcap'], env);
   assert.equal(attach.code, 1);
   assert.match(attach.stderr, /permission denied on .*jackin\.sock \(owned by uid 0, you are uid 1000\).*--user/);
   assert.doesNotMatch(attach.stderr, /docker exec|Docker daemon/);
@@ -87,7 +85,7 @@ test('a capsule started as a non-root user replaces the socket and capsule.json 
   writeFileSync(join(runDir, 'capsule.json'), '{"pid": 1}\n', { mode: 0o600 });
   assert.equal(statSync(socket).uid, 0);
 
-  const capsule = spawn('setpriv', ['--reuid=1000', '--regid=1000', '--clear-groups', process.execPath, CAPSULE, 'serve', '--run-dir', runDir, '--', 'sleep', '600'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const capsule = spawn('setpriv', ['--reuid=1000', '--regid=1000', '--clear-groups', process.execPath, CAPSULE_BIN, 'serve', '--run-dir', runDir, '--', 'sleep', '600'], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   capsule.stderr!.on('data', (b: Buffer) => (stderr += b.toString()));
   t.after(() => stopChild(capsule));

@@ -15,8 +15,8 @@ import { connect, createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { confirmOnScreen, INNER_PROMPT, INNER_SHELL, JACKIN, paneFor, REPO_ROOT } from './helpers/jackin-cli.ts';
-import { containerName, glibcTestImage, removeContainer, type TestEngine } from './helpers/podman-image.mjs';
+import { confirmOnScreen, INNER_PROMPT, INNER_SHELL, JACKIN, paneFor, REPO_ROOT, JACKIN_BIN } from './helpers/jackin-cli.ts';
+import { glibcTestImage, type TestEngine, testContainer } from './helpers/podman-image.mjs';
 import { pollUntil } from './helpers/poll.ts';
 import { freePort } from './helpers/free-port.ts';
 import { stopChild } from './helpers/stop-child.ts';
@@ -31,9 +31,7 @@ const NODE_IN_CONTAINER = '/opt/jackin/node';
 const ENGINES: readonly TestEngine[] = ['podman', 'docker'];
 
 function named(t: TestContext, engine: TestEngine, label: string): string {
-  const name = containerName(`${engine}-${label}`);
-  t.after(() => removeContainer(name, engine));
-  return name;
+  return testContainer(t, `${engine}-${label}`, engine);
 }
 
 /** A workspace the container's user can read, with the stand-in login server in it. */
@@ -224,7 +222,7 @@ for (const engine of ENGINES) {
     await pane.waitForText('LISTENING-ON-127.0.0.1', { timeoutMs: 30_000 });
     const hostPort = await freePort();
     step('starting jackin forward');
-    const child = spawn(process.execPath, [join(REPO_ROOT, 'bin', 'jackin.js'), 'forward', name, `${hostPort}:${port}`, '--via', engine], {
+    const child = spawn(process.execPath, [JACKIN_BIN, 'forward', name, `${hostPort}:${port}`, '--via', engine], {
       env: { ...process.env, JACKIN_HOME: pane.jackinHome },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -10,7 +10,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer as createHttpServer, get as httpGet } from 'node:http';
 import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
-import { CAPSULE_BIN, JACKIN_BIN, startExportCapsule, type ExportCapsule } from './helpers/export-capsule.ts';
+import { startExportCapsule, type ExportCapsule } from './helpers/export-capsule.ts';
+import { CAPSULE_BIN, JACKIN_BIN } from './helpers/jackin-cli.ts';
 import { shellQuote } from './helpers/tmux.ts';
 import { pollUntil } from './helpers/poll.ts';
 import { freePort } from './helpers/free-port.ts';
@@ -86,7 +87,7 @@ test('jackin forward: a 64 MiB download from the capsule side arrives intact (SH
   const kids = forwardKids(t);
   const c = await startExportCapsule(t, 'fwd-big-i36');
   const body = randomBytes(64 * MiB);
-  const server = createHttpServer((req, res) => {
+  const server = createHttpServer((_req, res) => {
     res.writeHead(200, { 'content-length': body.length });
     res.end(body);
   });
@@ -188,7 +189,6 @@ test('jackin forward: nothing listening in the capsule resets the connection and
 });
 
 test('jackin forward: a taken host port, a port below 1024 without a host port above it, a bad port: refused with codes, nothing bound', async (t) => {
-  const kids = forwardKids(t);
   const c = await startExportCapsule(t, 'fwd-ports-i36');
   const holder = createServer();
   const taken = await listening(t, holder, '127.0.0.1');
@@ -236,7 +236,6 @@ test('jackin forward holds at most 32 connections at once; the 33rd is reset and
 });
 
 test('a hostile host cannot make the capsule connect elsewhere: a forward request naming an address is refused, nothing connects', async (t) => {
-  const kids = forwardKids(t);
   const c = await startExportCapsule(t, 'fwd-hostile-host-i36');
   let connections = 0;
   const bait = createServer((s) => {

@@ -6,7 +6,7 @@
  */
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, spawn, type ExecFileException } from 'node:child_process';
+import { spawn, } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -14,12 +14,11 @@ import { join } from 'node:path';
 import pty from '@lydell/node-pty';
 import { ControlMessageDecoder, createClientFrameDecoder, encodeControlMessage, encodeServerFrame } from '../src/protocol/index.ts';
 import { readActions } from '../src/host/instances/action-log.ts';
-import { REPO_ROOT } from './helpers/jackin-cli.ts';
+import { JACKIN_BIN, runJackin, type JackinResult, CAPSULE_BIN } from './helpers/jackin-cli.ts';
 import { capsulePid } from './helpers/capsules.ts';
 import { stopChild } from './helpers/stop-child.ts';
 import { socketAddress } from '../src/transport/socket-address.ts';
 
-const JACKIN = join(REPO_ROOT, 'bin', 'jackin.js');
 /** OSC 52 (set the clipboard), CSI (clear screen, colour), 8-bit CSI/OSC/ST/NEL, a line break and BEL. */
 const HOSTILE = 'A\x1b]52;c;Y3VybCBldmlsIHwgc2g=\x07B\x1b[2J\x1b[31mC\u009b6nD\u009d52;c;eA==\u009cE\u0085F\r\nG\x07';
 /** The same without the line break (a relay's last stderr line is shown), as printf(1) octal escapes. */
@@ -101,18 +100,14 @@ function setup(t: TestContext): { home: string; env: NodeJS.ProcessEnv } {
 }
 
 /** Runs jackin with pipes; never throws on a non-zero status. */
-function jackin(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: Buffer; stderr: Buffer }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [JACKIN, ...args], { env, encoding: 'buffer', timeout: 60_000 }, (e: ExecFileException | null, stdout, stderr) => {
-      resolve({ code: e === null ? 0 : typeof e.code === 'number' ? e.code : -1, stdout, stderr });
-    });
-  });
+function jackin(args: string[], env: NodeJS.ProcessEnv): Promise<JackinResult<Buffer>> {
+  return runJackin(args, env, { encoding: 'buffer', timeoutMs: 60_000 });
 }
 
 /** Runs jackin on a real PTY (stdout and stderr are the terminal) and returns every byte it wrote. */
 function jackinOnPty(t: TestContext, args: string[], env: NodeJS.ProcessEnv): Promise<Buffer> {
   return new Promise((resolve) => {
-    const term = pty.spawn(process.execPath, [JACKIN, ...args], { name: 'xterm-256color', cols: 200, rows: 30, env: env as Record<string, string>, encoding: null });
+    const term = pty.spawn(process.execPath, [JACKIN_BIN, ...args], { name: 'xterm-256color', cols: 200, rows: 30, env: env as Record<string, string>, encoding: null });
     const chunks: Buffer[] = [];
     term.onData((d) => chunks.push(typeof d === 'string' ? Buffer.from(d) : d));
     term.onExit(() => resolve(Buffer.concat(chunks)));
@@ -219,7 +214,7 @@ test('jackin attach --verbose writes the capsule\'s notices and Shutdown reason 
 test('jackin stage prints a host path a container named (a workspace file and the symlink to it) inert', { timeout: 60_000 }, async (t) => {
   const { home, env } = setup(t);
   const runDir = join(home, 'sockets', 'real');
-  const child = spawn(process.execPath, [join(REPO_ROOT, 'bin', 'jackin-capsule.js'), 'serve', '--run-dir', runDir, '--name', 'real', '--', 'sleep', '600'], { detached: true, stdio: 'ignore', env });
+  const child = spawn(process.execPath, [CAPSULE_BIN, 'serve', '--run-dir', runDir, '--name', 'real', '--', 'sleep', '600'], { detached: true, stdio: 'ignore', env });
   child.unref();
   // By its pid: setup's clean-up (registered first, so run first) removes the home that stopCapsules reads.
   t.after(() => (child.ref(), stopChild(child)));

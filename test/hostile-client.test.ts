@@ -15,9 +15,9 @@ import { fileURLToPath } from 'node:url';
 import { encodeClientFrame, type ClientFrame } from '../src/protocol/index.ts';
 import { helloFrame, TestClient } from './helpers/capsule-client.ts';
 import { pollUntil } from './helpers/poll.ts';
+import { CAPSULE_BIN } from './helpers/jackin-cli.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const BIN = join(ROOT, 'bin', 'jackin-capsule.js');
 const PNG = readFileSync(join(ROOT, 'test', 'fixtures', 'images', 'sample.png'));
 
 interface Capsule {
@@ -38,7 +38,7 @@ async function startCapsule(t: TestContext): Promise<Capsule> {
   const program = ['sh', '-c', 'while read -r line; do echo "echo:$line"; done'];
   const child = spawn(
     process.execPath,
-    [BIN, 'serve', '--run-dir', runDir, '--workspace', workspace, '--name', 'hostile', '--handshake-timeout-ms', '1000', '--', ...program],
+    [CAPSULE_BIN, 'serve', '--run-dir', runDir, '--workspace', workspace, '--name', 'hostile', '--handshake-timeout-ms', '1000', '--', ...program],
     { stdio: ['ignore', 'ignore', 'pipe'], cwd: workspace },
   );
   let err = '';

@@ -20,7 +20,7 @@ import { FORWARD_QUEUE_BYTES } from '../src/transport/forward-pump.ts';
 import { connectSocket, socketTransport } from '../src/transport/socket.ts';
 import { readActions } from '../src/host/instances/action-log.ts';
 import { freePort, probePort } from './helpers/free-port.ts';
-import { confirmOnScreen, JACKIN, paneFor, REPO_ROOT, startSession, waitForInnerShell, waitForJackinExit } from './helpers/jackin-cli.ts';
+import { confirmOnScreen, JACKIN, paneFor, startSession, waitForInnerShell, waitForJackinExit, JACKIN_CAPSULE, CAPSULE_BIN } from './helpers/jackin-cli.ts';
 import { pollUntil } from './helpers/poll.ts';
 import { recordingOpener } from './helpers/recording-opener.ts';
 import { shellQuote, type TmuxPane } from './helpers/tmux.ts';
@@ -155,7 +155,6 @@ test('hostile capsule: a flood to a browser that does not read is not buffered b
 });
 
 const PALETTE_KEY = [0x1c];
-const JACKIN_CAPSULE = `${shellQuote(process.execPath)} ${shellQuote(join(REPO_ROOT, 'bin', 'jackin-capsule.js'))}`;
 
 /** A login link calling back to `port` of the loopback; long enough that opening it is confirmed in the prompt. */
 const loginLink = (port: number): string =>
@@ -219,7 +218,7 @@ test('a login forward live at a detach, and at the program\'s exit, is closed, l
   await pane.sendBytes([...PALETTE_KEY, ...Buffer.from('d')]);
   assert.equal(await waitForJackinExit(pane), 0);
   // Through an exec relay the host cannot tell where the capsule runs, so it forwards, as to a container.
-  const relay = [process.execPath, join(REPO_ROOT, 'bin', 'jackin-capsule.js'), 'attach-proxy', '--socket', join(pane.jackinHome, 'sockets', name, 'jackin.sock')].map(shellQuote).join(' ');
+  const relay = [process.execPath, CAPSULE_BIN, 'attach-proxy', '--socket', join(pane.jackinHome, 'sockets', name, 'jackin.sock')].map(shellQuote).join(' ');
   for (const [i, how] of ['detach', 'exit'].entries()) {
     await pane.typeLine(`clear; ${JACKIN} attach ${name} --exec ${shellQuote(relay)}; echo "jackin-rc=$?"`);
     await waitForInnerShell(pane);

@@ -3,36 +3,26 @@
 // opened an offered link with no prompt; the program's colours reached the terminal while the prompt was
 // up; kitty-encoded Esc and Ctrl+C left the palette and the prompt up; a copy was missing from the log; an
 // instance name carried a clipboard write to the terminal that ran `jackin stop`.
-import { test, type TestContext } from 'node:test';
+import { test, } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readActions } from '../src/host/instances/action-log.ts';
-import { fixtureCommand, JACKIN, OUTER_PROMPT, paneFor, REPO_ROOT, startSession, typeLabel, waitForJackinExit } from './helpers/jackin-cli.ts';
+import { fixtureCommand, JACKIN, OUTER_PROMPT, paneFor, startSession, typeLabel, waitForJackinExit, JACKIN_CAPSULE } from './helpers/jackin-cli.ts';
 import { pollUntil } from './helpers/poll.ts';
 import { recordingClipboard } from './helpers/recording-clipboard.ts';
 import { recordingOpener } from './helpers/recording-opener.ts';
-import { shellQuote, type TmuxPane } from './helpers/tmux.ts';
+import { pipePaneOutput, shellQuote, type TmuxPane } from './helpers/tmux.ts';
 
 const PALETTE_KEY = [0x1c];
 const WAIT = { timeoutMs: 20_000 };
-const JACKIN_CAPSULE = `${shellQuote(process.execPath)} ${shellQuote(join(REPO_ROOT, 'bin', 'jackin-capsule.js'))}`;
 const b64 = (s: string): string => Buffer.from(s, 'utf8').toString('base64');
 
 async function paletteClosed(pane: TmuxPane): Promise<void> {
   await pane.waitForScreen('the palette to close', (s) => !s.includes('┌─ jackin '));
 }
 
-/** Everything jackin writes to the pane from now on, read with `written()`. */
-async function pipeOutput(t: TestContext, pane: TmuxPane): Promise<() => string> {
-  const dir = mkdtempSync(join(tmpdir(), 'jackin-hp-pipe-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  const log = join(dir, 'written.bin');
-  await pane.tmux('pipe-pane', '-O', '-t', pane.target, `cat >> ${shellQuote(log)}`);
-  t.after(() => pane.tmux('pipe-pane', '-t', pane.target).catch(() => undefined));
-  return () => (existsSync(log) ? readFileSync(log, 'latin1') : '');
-}
 
 test('hostile program: legacy mouse reports (?1000h without SGR) never act as palette shortcuts', async (t) => {
   const rec = recordingOpener(t);
@@ -70,7 +60,7 @@ test('hostile program: colours set to the background do not reach the terminal w
   const rec = recordingOpener(t);
   const pane = await paneFor(t, { env: rec.env });
   await startSession(pane, 'hp-colours');
-  const written = await pipeOutput(t, pane);
+  const written = await pipePaneOutput(t, pane, 'latin1');
   const sets = Array.from({ length: 16 }, (_, i) => `${i};rgb:10/10/10`).join(';');
   const target = `https://good.example/${'a'.repeat(80)}`;
   // The program sets every colour and both defaults to its background, and pushes a kitty keyboard level.

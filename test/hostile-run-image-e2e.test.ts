@@ -12,24 +12,20 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { INNER_PROMPT, INNER_SHELL, JACKIN, REPO_ROOT, paneFor, waitForJackinExit } from './helpers/jackin-cli.ts';
+import { INNER_PROMPT, INNER_SHELL, JACKIN, paneFor, waitForJackinExit, JACKIN_BIN } from './helpers/jackin-cli.ts';
 import { containerName, glibcTestImage, removeContainer, type TestEngine } from './helpers/podman-image.mjs';
 import { shellQuote } from './helpers/tmux.ts';
+import { testDir } from './helpers/test-run.ts';
 
 const execFileP = promisify(execFile);
 const CONTAINER_START_MS = 60_000;
-const JACKIN_JS = join(REPO_ROOT, 'bin', 'jackin.js');
 
 function scratch(t: TestContext, label: string): string {
-  const dir = realpathSync(mkdtempSync(join(tmpdir(), `jackin-hri-${label}-`)));
-  chmodSync(dir, 0o777);
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
+  return testDir(t, `jackin-hri-${label}-`, { shared: true });
 }
 
 /** The real engine on this machine's PATH (the recording wrapper execs it). */
@@ -219,7 +215,7 @@ test('a value given where a name goes (--env hunter2) is never echoed by E_BAD_E
     let stderr = '';
     let code = 0;
     try {
-      await execFileP(process.execPath, [JACKIN_JS, 'run', '--image', 'img', '--engine', 'podman', '--name', 'echo', '--workspace', dir, '--dry-run', '--env', value, '--', 'sh'], {
+      await execFileP(process.execPath, [JACKIN_BIN, 'run', '--image', 'img', '--engine', 'podman', '--name', 'echo', '--workspace', dir, '--dry-run', '--env', value, '--', 'sh'], {
         env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', JACKIN_HOME: join(dir, 'jh') },
         encoding: 'utf8',
       });

@@ -2,24 +2,12 @@
 // metadata, what kitty-aware agents send, reaches the desktop notifier (a JACKIN_NOTIFIER=command: recorder):
 // title and body from their `p=` chunks, joined by `i=` and `d=`; icons, buttons, actions and queries ignored.
 // Before the fix every OSC 99 with metadata was dropped: the notifier got nothing.
-import { test, type TestContext } from 'node:test';
+import { test, } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { paneFor, startSession } from './helpers/jackin-cli.ts';
+import { emitterCommand, paneFor, startSession } from './helpers/jackin-cli.ts';
 import { commandNotifier } from './helpers/command-notifier.ts';
 import { pollUntil } from './helpers/poll.ts';
-import { shellQuote } from './helpers/tmux.ts';
 
-/** A script the inner shell runs: prints `printf`-ready `sequences`, then `emitted-done`; its command line quotes none of them. */
-function emitter(t: TestContext, sequences: string): string {
-  const dir = mkdtempSync(join(tmpdir(), 'jackin-emit-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  const script = join(dir, 'emit.sh');
-  writeFileSync(script, `printf ${shellQuote(sequences)}\nprintf 'emitted-%s\\n' done\n`);
-  return `sh ${shellQuote(script)}`;
-}
 
 const b64 = (s: string): string => Buffer.from(s, 'utf8').toString('base64');
 
@@ -43,7 +31,7 @@ test('kitty notifications: OSC 99 with metadata, as kitty\'s specification shows
     `\\033]99;i=q:p=alive;${ST}`,
     `\\033]99;i=1:p=close;${ST}`,
   ].join('');
-  await pane.typeLine(emitter(t, sequences));
+  await pane.typeLine(emitterCommand(t, sequences));
   await pane.waitForText(/^emitted-done$/m);
   const calls = await pollUntil('two notifications at the notifier', () => rec.calls().length >= 2 && rec.calls(), { last: rec.calls });
   assert.deepEqual(calls, ['--from-jackin|--|Hello world|This is cool', '--from-jackin|--|Build done|all green ✓']);
@@ -58,7 +46,7 @@ test('kitty notifications: a plain OSC 99 and a title-only one keep the instance
   const pane = await paneFor(t, { env: rec.env });
   await startSession(pane, 'kitty-plain');
   const ST = '\\033\\\\';
-  await pane.typeLine(emitter(t, `\\033]99;;plain one${ST}\\033]99;i=7:d=1;titled only${ST}`));
+  await pane.typeLine(emitterCommand(t, `\\033]99;;plain one${ST}\\033]99;i=7:d=1;titled only${ST}`));
   await pane.waitForText(/^emitted-done$/m);
   const calls = await pollUntil('two notifications at the notifier', () => rec.calls().length >= 2 && rec.calls(), { last: rec.calls });
   assert.deepEqual(calls, ['--from-jackin|--|kitty-plain|plain one', '--from-jackin|--|kitty-plain|titled only']);

@@ -1,13 +1,13 @@
 // End-to-end: opening links on the host (issue 7 acceptance), tmux as the operator's terminal and
 // JACKIN_OPENER pointed at a recorder script. tmux cannot synthesize clicks, so the tests type the SGR
 // mouse reports a terminal would send (ESC [ < b ; x ; y M / m; b: 16 = Ctrl, 8 = Alt, 0 = plain left).
-import { test, type TestContext } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startFakeCapsule, welcomeFrame } from './helpers/fake-capsule.ts';
-import { confirmOnScreen, fixtureCommand, JACKIN, paneFor, REPO_ROOT, startSession, START_TIMEOUT_MS } from './helpers/jackin-cli.ts';
+import { confirmOnScreen, fixtureCommand, JACKIN, paneFor, startSession, START_TIMEOUT_MS, JACKIN_CAPSULE } from './helpers/jackin-cli.ts';
 import { pollUntil } from './helpers/poll.ts';
 import { readActions } from '../src/host/instances/action-log.ts';
 import { shellQuote, type TmuxPane } from './helpers/tmux.ts';
@@ -16,7 +16,6 @@ import { recordingOpener } from './helpers/recording-opener.ts';
 const PALETTE_KEY = [0x1c];
 const CTRL = 16;
 const ALT = 8;
-const JACKIN_CAPSULE = `${shellQuote(process.execPath)} ${shellQuote(join(REPO_ROOT, 'bin', 'jackin-capsule.js'))}`;
 
 /** Bytes of one SGR mouse report (press `M` or release `m`) at a 0-based cell. */
 function sgr(button: number, row: number, col: number, press: boolean): number[] {

@@ -11,7 +11,7 @@ import { get as httpGet } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { confirmOnScreen, INNER_PROMPT, INNER_SHELL, JACKIN, paneFor, REPO_ROOT } from './helpers/jackin-cli.ts';
-import { containerName, glibcTestImage, removeContainer } from './helpers/podman-image.mjs';
+import { glibcTestImage, testContainer } from './helpers/podman-image.mjs';
 import { freePort } from './helpers/free-port.ts';
 import { pollUntil } from './helpers/poll.ts';
 import { recordingOpener } from './helpers/recording-opener.ts';
@@ -44,8 +44,7 @@ test('podman: login callback: a link naming its loopback callback in any of the 
   chmodSync(ws, 0o777);
   copyFileSync(join(REPO_ROOT, 'test', 'fixtures', 'forward', 'login-server.cjs'), join(ws, 'login-server.cjs'));
   t.after(() => rmSync(ws, { recursive: true, force: true }));
-  const name = containerName('podman-cbnames');
-  t.after(() => removeContainer(name, 'podman'));
+  const name = testContainer(t, 'podman-cbnames', 'podman');
   const image = await glibcTestImage('podman');
   await pane.typeLine(`clear; ${JACKIN} run --image ${image.ref} --engine podman --name ${name} --workspace ${shellQuote(ws)} -- ${INNER_SHELL}; echo "jackin-rc=$?"`);
   await pane.waitForText(INNER_PROMPT, { timeoutMs: CONTAINER_START_MS });

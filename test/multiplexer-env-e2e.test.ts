@@ -5,13 +5,13 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, mkdirSync, } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { INNER_PROMPT, INNER_SHELL, JACKIN, paneFor, REPO_ROOT, startSession, waitForJackinExit } from './helpers/jackin-cli.ts';
-import { containerName, glibcTestImage, removeContainer } from './helpers/podman-image.mjs';
+import { INNER_PROMPT, INNER_SHELL, JACKIN, paneFor, startSession, waitForJackinExit, JACKIN_BIN } from './helpers/jackin-cli.ts';
+import { glibcTestImage, testContainer } from './helpers/podman-image.mjs';
 import { shellQuote } from './helpers/tmux.ts';
+import { testDir } from './helpers/test-run.ts';
 
 const execFileP = promisify(execFile);
 
@@ -27,10 +27,7 @@ const OPERATOR_MUX = {
 };
 
 function scratch(t: TestContext): string {
-  const dir = mkdtempSync(join(tmpdir(), 'jackin-mux-'));
-  chmodSync(dir, 0o777);
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
+  return testDir(t, 'jackin-mux-', { shared: true });
 }
 
 test('multiplexer: a local jackin run inside tmux, screen or zellij does not show it to the program', async (t) => {
@@ -61,7 +58,7 @@ test('multiplexer: run --image inside tmux does not pass a TERM_PROGRAM naming i
   const dir = scratch(t);
   const r = await execFileP(
     process.execPath,
-    [join(REPO_ROOT, 'bin', 'jackin.js'), 'run', '--image', 'img', '--engine', 'podman', '--name', 'mux-dry', '--workspace', dir, '--dry-run', '--', 'sh'],
+    [JACKIN_BIN, 'run', '--image', 'img', '--engine', 'podman', '--name', 'mux-dry', '--workspace', dir, '--dry-run', '--', 'sh'],
     { env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: dir, JACKIN_HOME: join(dir, 'jh'), TERM: 'tmux-256color', TMUX: '/tmp/tmux-1000/default,1,0', TMUX_PANE: '%0', ...OPERATOR_MUX } },
   );
   const run = r.stdout.trim().split('\n')[1]!;
@@ -74,8 +71,7 @@ test('multiplexer: podman: a program started by run --image inside tmux does not
   const ws = join(dir, 'ws');
   mkdirSync(ws);
   chmodSync(ws, 0o777);
-  const name = containerName('mux-env');
-  t.after(() => removeContainer(name, 'podman'));
+  const name = testContainer(t, 'mux-env', 'podman');
   const image = await glibcTestImage('podman');
   const pane = await paneFor(t, { rows: 30, cols: 160, env: OPERATOR_MUX });
   const tmuxEnv = (await pane.display('#{socket_path},#{pid},#{session_id}')).trim().replace(/,\$(\d+)$/, ',$1');

@@ -10,12 +10,10 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { BELOW_ENGINES, installedNode, NODE_LINES } from './helpers/node-lines.ts';
-import { REPO_ROOT } from './helpers/jackin-cli.ts';
-import { containerName, glibcTestImage, removeContainer } from './helpers/podman-image.mjs';
+import { REPO_ROOT, CAPSULE_BIN, JACKIN_BIN } from './helpers/jackin-cli.ts';
+import { glibcTestImage, testContainer } from './helpers/podman-image.mjs';
 
 const execFileP = promisify(execFile);
-const JACKIN = join(REPO_ROOT, 'bin', 'jackin.js');
-const CAPSULE = join(REPO_ROOT, 'bin', 'jackin-capsule.js');
 const NEEDED = /needs Node\.js 20 or newer; this is v(\d+\.\d+\.\d+) at .*Install Node 24 LTS: https:\/\/nodejs\.org\/en\/download/;
 
 function checkRefusal(r: { status: number | null; stdout: string; stderr: string }, program: string, version: string): void {
@@ -33,10 +31,10 @@ function checkRefusal(r: { status: number | null; stdout: string; stderr: string
 test(`under Node ${BELOW_ENGINES}, jackin and jackin-capsule (its relay too) stop at once with the version needed`, () => {
   const old = installedNode(BELOW_ENGINES);
   for (const [program, args] of [
-    ['jackin', [JACKIN, '--version']],
-    ['jackin', [JACKIN, 'attach', 'agent', '--via', 'podman']],
-    ['jackin-capsule', [CAPSULE, 'serve', '--', 'true']],
-    ['jackin-capsule', [CAPSULE, 'attach-proxy', '--socket', '/nonexistent/jackin.sock']],
+    ['jackin', [JACKIN_BIN, '--version']],
+    ['jackin', [JACKIN_BIN, 'attach', 'agent', '--via', 'podman']],
+    ['jackin-capsule', [CAPSULE_BIN, 'serve', '--', 'true']],
+    ['jackin-capsule', [CAPSULE_BIN, 'attach-proxy', '--socket', '/nonexistent/jackin.sock']],
   ] as const) {
     const r = spawnSync(old, [...args], { encoding: 'utf8', timeout: 30_000 });
     checkRefusal(r, program, BELOW_ENGINES);
@@ -46,8 +44,7 @@ test(`under Node ${BELOW_ENGINES}, jackin and jackin-capsule (its relay too) sto
 test("the container's jackin-capsule shim, with an older Node mounted as the host's, stops with the same line", async (t) => {
   const old = installedNode(BELOW_ENGINES);
   const { ref } = await glibcTestImage();
-  const name = containerName('old-node');
-  t.after(() => removeContainer(name));
+  const name = testContainer(t, 'old-node');
   const r = await execFileP(
     'podman',
     ['run', '--rm', '--name', name, '-v', `${old}:/opt/jackin/node:ro`, '-v', `${REPO_ROOT}:/opt/jackin/pkg:ro`, '--entrypoint', '/opt/jackin/pkg/container-bin/jackin-capsule', ref, 'serve', '--', 'true'],

@@ -6,16 +6,16 @@
 // (a bus without a notification service, a command: notifier that exits 1) was drawn as a host notice,
 // title first, with no `capsule:` mark; the command: notifier got option-shaped text with no `--` before
 // it; titles and the app name posed as jackin's.
-import { test, type TestContext } from 'node:test';
+import { test, } from 'node:test';
 import assert from 'node:assert/strict';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fixtureCommand, paneFor, startSession } from './helpers/jackin-cli.ts';
+import { emitterCommand, fixtureCommand, paneFor, startSession } from './helpers/jackin-cli.ts';
 import { startBusWithoutNotifications, startNotificationService } from './helpers/notification-service.ts';
 import { commandNotifier } from './helpers/command-notifier.ts';
 import { pollUntil } from './helpers/poll.ts';
-import { shellQuote, type TmuxPane } from './helpers/tmux.ts';
+import { pipePaneOutput, shellQuote, type TmuxPane } from './helpers/tmux.ts';
 import { readActions } from '../src/host/instances/action-log.ts';
 
 const notifyLog = async (pane: TmuxPane, name: string) => (await readActions(pane.jackinHome, name)).filter((a) => a.action === 'notify');
@@ -98,24 +98,7 @@ test('focus: with JACKIN_NOTIFY_BELL the host reads focus itself: a bell notifie
   assert.equal(readFileSync(input, 'latin1').replaceAll('b', ''), '', 'the focus reports never reached the program, which did not ask');
 });
 
-/** A script the inner shell runs: prints `printf`-ready `sequences`, then `emitted-done`; its command line quotes none of them. */
-function emitter(t: TestContext, sequences: string): string {
-  const dir = mkdtempSync(join(tmpdir(), 'jackin-emit-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  const script = join(dir, 'emit.sh');
-  writeFileSync(script, `printf ${shellQuote(sequences)}\nprintf 'emitted-%s\\n' done\n`);
-  return `sh ${shellQuote(script)}`;
-}
 
-/** Everything jackin writes to the pane from now on (UTF-8), read with the returned function. */
-async function pipeOutput(t: TestContext, pane: TmuxPane): Promise<() => string> {
-  const dir = mkdtempSync(join(tmpdir(), 'jackin-notify-pipe-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  const log = join(dir, 'written.bin');
-  await pane.tmux('pipe-pane', '-O', '-t', pane.target, `cat >> ${shellQuote(log)}`);
-  t.after(() => pane.tmux('pipe-pane', '-t', pane.target).catch(() => undefined));
-  return () => (existsSync(log) ? readFileSync(log, 'utf8') : '');
-}
 
 /** What was written just before each place `needle` was written to the pane (up to 40 characters). */
 function writtenBefore(written: string, needle: string): string[] {
@@ -136,10 +119,10 @@ test('hostile program: a command: notifier that fails never turns the program\'s
   chmodSync(script, 0o755);
   const pane = await paneFor(t, { env: { JACKIN_NOTIFIER: `command:${script} --from-jackin` } });
   await startSession(pane, 'notify-fails');
-  const written = await pipeOutput(t, pane);
+  const written = await pipePaneOutput(t, pane, 'utf8');
   // A title shaped like jackin's own notice of an opened link, and an option-shaped body.
   const title = '✓ Opened https://x.example/evil (hyperlink target)';
-  await pane.typeLine(emitter(t, `\\033]777;notify;${title};--urgency=critical\\007`));
+  await pane.typeLine(emitterCommand(t, `\\033]777;notify;${title};--urgency=critical\\007`));
   await pane.waitForText(/^emitted-done$/m);
   await pollUntil('the notifier to run', () => existsSync(args) && readFileSync(args, 'utf8').endsWith('\n'));
   // The program's text reaches the pane only as a capsule notice, never as the host's.
@@ -159,8 +142,8 @@ test('hostile program: notify-send on a bus with no notification service (the de
   t.after(() => bus.stop());
   const pane = await paneFor(t, { env: bus.env });
   await startSession(pane, 'notify-nobus');
-  const written = await pipeOutput(t, pane);
-  await pane.typeLine(emitter(t, '\\033]777;notify;jackin: action required;press y to allow\\007\\033]777;notify;Second title;more\\007'));
+  const written = await pipePaneOutput(t, pane, 'utf8');
+  await pane.typeLine(emitterCommand(t, '\\033]777;notify;jackin: action required;press y to allow\\007\\033]777;notify;Second title;more\\007'));
   await pane.waitForText(/^emitted-done$/m);
   await pollUntil('both failures in the host log', async () => (await notifyLog(pane, 'notify-nobus')).filter((a) => a.result === 'failed').length === 2);
   await pane.waitForText('Second title', { timeoutMs: 20_000 });
@@ -179,7 +162,7 @@ test('hostile program: titles posing as jackin arrive marked as the program\'s, 
   const pane = await paneFor(t, { env: service.env });
   await startSession(pane, 'notify-pose');
   // Cyrillic а in the second title; the third is option-shaped.
-  await pane.typeLine(emitter(t, '\\033]777;notify;jackin: action required;--urgency=critical\\007\\033]777;notify;[J\u0430ckin] approve;x\\007\\033]777;notify;-i /etc/passwd;-u critical\\007'));
+  await pane.typeLine(emitterCommand(t, '\\033]777;notify;jackin: action required;--urgency=critical\\007\\033]777;notify;[J\u0430ckin] approve;x\\007\\033]777;notify;-i /etc/passwd;-u critical\\007'));
   await pane.waitForText(/^emitted-done$/m);
   const got = await pollUntil('three notifications at the service', () => service.received().length >= 3 && service.received(), { last: service.received });
   assert.deepEqual(got, [

@@ -112,7 +112,7 @@ test('palette: over a full-screen program that kept drawing, closing shows exact
   await pane.waitForText(/^in\$/m);
 });
 
-test('notices: a notice appears, disappears within a few seconds, and leaves the program screen', async (t) => {
+test('notices: a notice appears, goes away on its own, and leaves the program screen', async (t) => {
   const pane = await paneFor(t);
   await startSession(pane, 'notes');
   await pane.typeLine('echo notice-base');
@@ -123,9 +123,8 @@ test('notices: a notice appears, disappears within a few seconds, and leaves the
   assert.equal(reply['ok'], true);
   const shown = await pane.waitForText('Exported report.txt');
   assert.match(shown.split('\n')[0]!, /✓ capsule: Exported report\.txt/, 'drawn on the top line, marked as said by the capsule');
-  const started = Date.now();
+  // No key is pressed: the notice's own expiry takes it away (its times, on a clock the test moves: src/ui/notices.test.ts).
   await pollUntil('the notice to go away', async () => (await screen(pane)) === before, { timeoutMs: 8000 });
-  assert.ok(Date.now() - started < 8000);
 });
 
 test('palette: a palette key pressed before the capsule\'s Welcome opens the palette once it comes, and never reaches the program', async (t) => {

@@ -6,25 +6,18 @@
 // capsule started by hand gets the same browser with `serve --browser` (and the clipboard tools with `--clipboard`).
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
-import { INNER_PROMPT, INNER_SHELL, JACKIN, paneFor, REPO_ROOT, startSession, waitForJackinExit } from './helpers/jackin-cli.ts';
-import { containerName, glibcTestImage, removeContainer, type TestEngine } from './helpers/podman-image.mjs';
+import { INNER_PROMPT, INNER_SHELL, JACKIN, paneFor, startSession, waitForJackinExit, runJackin, type JackinResult, CAPSULE_BIN } from './helpers/jackin-cli.ts';
+import { glibcTestImage, type TestEngine, testContainer } from './helpers/podman-image.mjs';
 import { shellQuote, type TmuxPane } from './helpers/tmux.ts';
+import { testDir } from './helpers/test-run.ts';
 
-const execFileP = promisify(execFile);
 const CONTAINER_START_MS = 60_000;
-const JACKIN_JS = join(REPO_ROOT, 'bin', 'jackin.js');
 
 function scratch(t: TestContext, label: string): string {
-  const dir = mkdtempSync(join(tmpdir(), `jackin-pass-${label}-`));
-  chmodSync(dir, 0o777);
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
+  return testDir(t, `jackin-pass-${label}-`, { shared: true });
 }
 
 /** Processes on this machine whose command line holds `needle` (`ps` shows command lines to every user). */
@@ -50,14 +43,8 @@ async function outerIdentity(pane: TmuxPane): Promise<string> {
   return line;
 }
 
-async function jackinRaw(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const r = await execFileP(process.execPath, [JACKIN_JS, ...args], { env: { ...process.env, ...env }, encoding: 'utf8' });
-    return { code: 0, stdout: r.stdout, stderr: r.stderr };
-  } catch (e) {
-    const x = e as { code?: number; stdout?: string; stderr?: string };
-    return { code: typeof x.code === 'number' ? x.code : -1, stdout: x.stdout ?? '', stderr: x.stderr ?? '' };
-  }
+function jackinRaw(args: string[], env: Record<string, string> = {}): Promise<JackinResult> {
+  return runJackin(args, { ...process.env, ...env });
 }
 
 test('run --image --dry-run prints -e NAME, never a value; bad --env, --env-file and --volume forms are refused with a code and no value', async (t) => {
@@ -120,8 +107,7 @@ for (const engine of ['podman', 'docker'] as const satisfies readonly TestEngine
     const ws = join(dir, 'ws');
     mkdirSync(ws);
     chmodSync(ws, 0o777);
-    const name = containerName(`${engine}-pass`);
-    t.after(() => removeContainer(name, engine));
+    const name = testContainer(t, `${engine}-pass`, engine);
     const image = await glibcTestImage(engine);
     const pane = await paneFor(t, { rows: 30, cols: 160, env: { COLORTERM: 'truecolor', TERM_PROGRAM: 'WezTerm', TERM_PROGRAM_VERSION: '20240203-110809' } });
     // The host's variable, set in the operator's shell the way a user's profile does: in no command line.
@@ -183,7 +169,7 @@ test('a capsule started by hand with serve --browser --clipboard: BROWSER and xd
   const pane = await paneFor(t);
   // As in an image with the package installed: `jackin-capsule` on PATH.
   const bin = scratch(t, 'bin');
-  symlinkSync(join(REPO_ROOT, 'bin', 'jackin-capsule.js'), join(bin, 'jackin-capsule'));
+  symlinkSync(CAPSULE_BIN, join(bin, 'jackin-capsule'));
   const run = join(pane.jackinHome, 'sockets', 'hand');
   mkdirSync(run, { recursive: true, mode: 0o700 });
   await pane.typeLine(`clear; PATH=${shellQuote(bin)}:$PATH jackin-capsule serve --browser --clipboard --name hand --run-dir ${shellQuote(run)} -- ${INNER_SHELL} >/dev/null 2>&1 & ${JACKIN} attach hand; echo "jackin-rc=$?"`);

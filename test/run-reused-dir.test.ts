@@ -10,9 +10,8 @@ import { lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, w
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stopCapsules } from './helpers/capsules.ts';
-import { REPO_ROOT } from './helpers/jackin-cli.ts';
+import { JACKIN_BIN } from './helpers/jackin-cli.ts';
 
-const JACKIN = join(REPO_ROOT, 'bin', 'jackin.js');
 
 function home(t: TestContext): string {
   const dir = mkdtempSync(join(tmpdir(), 'jackin-reuse-'));
@@ -26,7 +25,7 @@ function home(t: TestContext): string {
 /** `jackin run --name NAME -- sh -c 'echo ran'`, stdin not a terminal; resolves with its status and output. */
 function jackinRun(dir: string, name: string): Promise<{ code: number; out: string }> {
   return new Promise((resolve) => {
-    const child = execFile(process.execPath, [JACKIN, 'run', '--name', name, '--', 'sh', '-c', 'echo ran'], { env: { ...process.env, JACKIN_HOME: dir }, timeout: 60_000 }, (e: ExecFileException | null, stdout, stderr) => {
+    const child = execFile(process.execPath, [JACKIN_BIN, 'run', '--name', name, '--', 'sh', '-c', 'echo ran'], { env: { ...process.env, JACKIN_HOME: dir }, timeout: 60_000 }, (e: ExecFileException | null, stdout, stderr) => {
       resolve({ code: e === null ? 0 : typeof e.code === 'number' ? e.code : -1, out: stdout + stderr });
     });
     child.stdin?.end();

@@ -7,10 +7,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync, existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { CAPSULE_BIN, JACKIN_BIN, startExportCapsule } from './helpers/export-capsule.ts';
+import { startExportCapsule } from './helpers/export-capsule.ts';
+import { CAPSULE_BIN, JACKIN_BIN, runJackin } from './helpers/jackin-cli.ts';
 import { shellQuote } from './helpers/tmux.ts';
 import { pollUntil } from './helpers/poll.ts';
 import { stagedFiles } from './helpers/staged-files.ts';
@@ -18,11 +18,10 @@ import { stallingRelay } from './helpers/stalling-relay.ts';
 import { createStageServerDecoder, encodeControlMessage, encodeStageClientFrame, type StageServerFrame } from '../src/protocol/index.ts';
 import { ReplyReader } from '../src/transport/control-call.ts';
 import { connectSocket } from '../src/transport/socket.ts';
+import { testDir } from './helpers/test-run.ts';
 
 function hostDir(t: { after: (fn: () => void) => void }): string {
-  const d = mkdtempSync(join(tmpdir(), 'jackin-stage-src-'));
-  t.after(() => rmSync(d, { recursive: true, force: true }));
-  return d;
+  return testDir(t, 'jackin-stage-src-');
 }
 
 function sha(b: Buffer): string {
@@ -96,30 +95,19 @@ test('jackin stage refuses secrets, directories, missing files and files over th
 
   // The cap: per file, and for the whole command.
   const env = { JACKIN_STAGE_MAX_BYTES: '4096' };
-  const one = await runJackin(c.env, env, ['stage', '--to', c.name, '--json', join(src, 'big.bin')]);
+  const one = await runJackin(['stage', '--to', c.name, '--json', join(src, 'big.bin')], { ...c.env, ...env });
   assert.equal(one.code, 1);
   assert.equal(jsonLines(one.stdout)[0]!['code'], 'E_STAGE_TOO_LARGE');
   writeFileSync(join(src, 'half1'), Buffer.alloc(3000));
   writeFileSync(join(src, 'half2'), Buffer.alloc(3000));
-  const both = await runJackin(c.env, env, ['stage', '--to', c.name, '--json', join(src, 'half1'), join(src, 'half2')]);
+  const both = await runJackin(['stage', '--to', c.name, '--json', join(src, 'half1'), join(src, 'half2')], { ...c.env, ...env });
   assert.equal(both.code, 1);
   assert.deepEqual(jsonLines(both.stdout).map((l) => l['code']), ['E_STAGE_TOO_LARGE', 'E_STAGE_TOO_LARGE']);
-  const bad = await runJackin(c.env, { JACKIN_STAGE_MAX_BYTES: 'lots' }, ['stage', '--to', c.name, join(src, 'ok.txt')]);
+  const bad = await runJackin(['stage', '--to', c.name, join(src, 'ok.txt')], { ...c.env, JACKIN_STAGE_MAX_BYTES: 'lots' });
   assert.equal(bad.code, 2);
   assert.match(bad.stderr, /E_BAD_STAGE_MAX_BYTES|JACKIN_STAGE_MAX_BYTES/);
   assert.equal(stagedFiles(c.runDir).length, 1);
 });
-
-function runJackin(base: NodeJS.ProcessEnv, extra: NodeJS.ProcessEnv, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [JACKIN_BIN, ...args], { env: { ...base, ...extra }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
-    child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-  });
-}
 
 test('jackin stage over an exec relay (attach-proxy) stages the same bytes', async (t) => {
   const c = await startExportCapsule(t, 'stage-relay-i17');

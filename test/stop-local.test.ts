@@ -6,25 +6,19 @@
  */
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, spawn, type ExecFileException } from 'node:child_process';
+import { spawn, } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { encodeControlMessage } from '../src/protocol/index.ts';
 import { capsulePid, isAlive, stopCapsules } from './helpers/capsules.ts';
 import { startFakeCapsule } from './helpers/fake-capsule.ts';
-import { REPO_ROOT } from './helpers/jackin-cli.ts';
+import { CAPSULE_BIN, runJackin, type JackinResult } from './helpers/jackin-cli.ts';
 import { pollUntil } from './helpers/poll.ts';
 
-const JACKIN = join(REPO_ROOT, 'bin', 'jackin.js');
-const CAPSULE = join(REPO_ROOT, 'bin', 'jackin-capsule.js');
 
-function jackin(args: string[], home: string): Promise<{ code: number; stderr: string; stdout: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [JACKIN, ...args], { env: { ...process.env, JACKIN_HOME: home }, timeout: 60_000 }, (e: ExecFileException | null, stdout, stderr) => {
-      resolve({ code: e === null ? 0 : typeof e.code === 'number' ? e.code : -1, stdout, stderr });
-    });
-  });
+function jackin(args: string[], home: string): Promise<JackinResult> {
+  return runJackin(args, { ...process.env, JACKIN_HOME: home }, { timeoutMs: 60_000 });
 }
 
 /** A process of the operator's that a hostile capsule would like stopped; killed at the end of the test. */
@@ -61,7 +55,7 @@ test('jackin stop still stops a local capsule: its process serves the instance\'
     await stopCapsules(home);
     rmSync(home, { recursive: true, force: true });
   });
-  const child = spawn(process.execPath, [CAPSULE, 'serve', '--run-dir', join(home, 'sockets', 'local'), '--name', 'local', '--', 'sleep', '600'], { detached: true, stdio: 'ignore' });
+  const child = spawn(process.execPath, [CAPSULE_BIN, 'serve', '--run-dir', join(home, 'sockets', 'local'), '--name', 'local', '--', 'sleep', '600'], { detached: true, stdio: 'ignore' });
   child.unref();
   const pid = await capsulePid(home, 'local', 20_000);
   const r = await jackin(['stop', 'local'], home);

@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { confirmOnScreen, fixtureCommand, INNER_PROMPT, INNER_SHELL, JACKIN, OUTER_PROMPT, paneFor, REPO_ROOT, startSession, START_TIMEOUT_MS, waitForJackinExit } from './helpers/jackin-cli.ts';
+import { confirmOnScreen, fixtureCommand, INNER_PROMPT, INNER_SHELL, JACKIN, OUTER_PROMPT, paneFor, startSession, START_TIMEOUT_MS, waitForJackinExit, JACKIN_CAPSULE } from './helpers/jackin-cli.ts';
 import { pollUntil } from './helpers/poll.ts';
 import { shellQuote, type TmuxPane } from './helpers/tmux.ts';
 import { recordingOpener } from './helpers/recording-opener.ts';
@@ -15,7 +15,6 @@ import { ownClipboard, startXvfb } from './helpers/xvfb.ts';
 
 const PALETTE_KEY = [0x1c];
 const SECRET = 'OPERATOR-SECRET-hunter2';
-const JACKIN_CAPSULE = `${shellQuote(process.execPath)} ${shellQuote(join(REPO_ROOT, 'bin', 'jackin-capsule.js'))}`;
 const b64 = (s: string): string => Buffer.from(s, 'utf8').toString('base64');
 
 async function clipboardPane(t: TestContext, env: Record<string, string> = {}): Promise<TmuxPane> {

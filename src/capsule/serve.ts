@@ -75,7 +75,7 @@ function pidNamespace(): string | null {
 }
 
 /** Said once at start when the capsule is PID 1: nothing reaps the agent's orphaned children then. */
-export const PID1_WARNING =
+const PID1_WARNING =
   'running as PID 1 without an init: orphaned processes of the program will stay as zombies; start the container with --init (docker/podman run --init, compose `init: true`) or use `jackin run --image`, which does';
 
 const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGTERM', 'SIGINT', 'SIGHUP'];

@@ -1,12 +1,9 @@
 /**
  * Loads the two CLIs' CommonJS bundles (`jackin`, `jackin-capsule`) with a V8 code cache made when the
- * package was built, so their code is not compiled again at every start. Measured on `jackin --version` on
- * this machine: about 100 ms as an ES module, about 90 as CommonJS, about 80 with the cache (`node -e 0`:
- * about 38), for every command, `jackin attach` and `jackin export` included. The capsule's bundle holds
- * xterm too, and its cache the functions of a first attach (src/cli/code-cache-warm-up.ts): its socket
- * exists about 117 ms after it starts, against 151 with a cache V8 refused (one made under other flags,
- * as before CAPSULE_NODE_FLAGS was passed to the writer) and xterm from node_modules. The cache is V8's
- * own, through `vm.Script`'s `cachedData`, not Node's `module.enableCompileCache` (22 and later): that one
+ * package was built, so their code is not compiled again at every start (about a fifth off `jackin
+ * --version` and off the capsule's time to its socket: bench/RESULTS.md, Container, notes). The capsule's
+ * bundle holds xterm too, and its cache the functions of a first attach (src/cli/code-cache-warm-up.ts). The
+ * cache is V8's own, through `vm.Script`'s `cachedData`, not Node's `module.enableCompileCache` (22 and later): that one
  * is written at run time into a directory, and here a cache is made once, by the build (below).
  *
  * V8 accepts a cache only for the exact source, V8 version and flags it was made with; otherwise it

@@ -30,7 +30,7 @@ export function earlyRelayArgv(args: readonly string[]): string[] | null {
       engine = ENGINES.find((e) => e === named);
       if (engine === undefined) return null;
     } else if (NEUTRAL_FLAGS.has(a)) {
-      continue;
+      // Passed over: it changes nothing the relay needs.
     } else if (PLAIN_NAME.test(a) && name === undefined) {
       name = a;
     } else {

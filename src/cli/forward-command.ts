@@ -26,14 +26,14 @@ interface ForwardFlags extends TransportFlags {
 }
 
 /** Host ports below this need root on most hosts: a port below it is forwarded only from a host port at or above it. */
-export const FIRST_UNPRIVILEGED_PORT = 1024;
+const FIRST_UNPRIVILEGED_PORT = 1024;
 
 function portError(message: string): JackinError {
   return new JackinError('E_FORWARD_PORT', message);
 }
 
 /** `PORT` or `HOSTPORT:CONTAINERPORT`; a host port below 1024 is refused (pass one above it). */
-export function parsePortSpec(spec: string): { hostPort: number; containerPort: number } {
+function parsePortSpec(spec: string): { hostPort: number; containerPort: number } {
   const m = /^(\d{1,5})(?::(\d{1,5}))?$/.exec(spec);
   if (m === null) throw portError(`${JSON.stringify(spec)} is not PORT or HOSTPORT:CONTAINERPORT`);
   const hostPort = Number(m[1]);

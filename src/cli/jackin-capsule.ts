@@ -59,10 +59,10 @@ export async function main(argv: readonly string[]): Promise<void> {
       status = e.exitCode === 0 ? 0 : USAGE_EXIT_STATUS;
     } else {
       // What a command did not handle itself is about the run directory, which serve makes and fills.
-      if (!(e instanceof JackinError)) e = pathError(e, 'E_RUN_DIR', '--run-dir (or JACKIN_RUN_DIR)') ?? e;
-      const code = e instanceof JackinError ? e.code : 'E_INTERNAL';
-      process.stderr.write(`jackin-capsule: ${code}: ${describeError(e)}\n`);
-      status = e instanceof JackinError ? e.exitCode : 1;
+      const err = e instanceof JackinError ? e : (pathError(e, 'E_RUN_DIR', '--run-dir (or JACKIN_RUN_DIR)') ?? e);
+      const code = err instanceof JackinError ? err.code : 'E_INTERNAL';
+      process.stderr.write(`jackin-capsule: ${code}: ${describeError(err)}\n`);
+      status = err instanceof JackinError ? err.exitCode : 1;
     }
   }
   if (session) process.exit(status);

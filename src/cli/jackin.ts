@@ -86,14 +86,14 @@ export async function run(argv: string[]): Promise<number> {
       // --help and --version end here with status 0; usage errors were already printed by commander.
       return e.exitCode === 0 ? 0 : USAGE_EXIT_STATUS;
     }
-    if (!(e instanceof JackinError)) e = pathError(e, 'E_HOST_IO', 'JACKIN_HOME') ?? e;
-    const code = e instanceof JackinError ? e.code : 'E_INTERNAL';
-    const exitCode = e instanceof JackinError ? e.exitCode : 70;
+    const err = e instanceof JackinError ? e : (pathError(e, 'E_HOST_IO', 'JACKIN_HOME') ?? e);
+    const code = err instanceof JackinError ? err.code : 'E_INTERNAL';
+    const exitCode = err instanceof JackinError ? err.exitCode : 70;
     // Messages can carry container text (a capsule's refusal, a relay's stderr): never raw to the terminal.
     // The code ends the line, as on export's and stage's lines per path (docs/errors.md gives its exit status
     // and the fix); a usage error stays the plain line commander's own usage errors are.
     const shown = code === 'E_USAGE' ? '' : ` (${code})`;
-    const line = json ? inertJson({ error: { code, message: describeError(e) } }) : `jackin: ${inertText(describeError(e), 1000)}${shown}`;
+    const line = json ? inertJson({ error: { code, message: describeError(err) } }) : `jackin: ${inertText(describeError(err), 1000)}${shown}`;
     await writeAll(process.stderr, line + '\n');
     return exitCode;
   }

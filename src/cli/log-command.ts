@@ -2,7 +2,7 @@
  * `jackin log [instance] [-n N] [--json]`: the host's own record of host actions (action-log.ts), newest
  * last. Every field that came from a container is shown inert.
  */
-import { Command } from './commander.ts';
+import type { Command } from './commander.ts';
 import { JackinError } from '../errors.ts';
 import { DEFAULT_SHOWN_RECORDS, formatActions, readActions } from '../host/instances/action-log.ts';
 import { jackinHome } from '../host/instances/instances.ts';

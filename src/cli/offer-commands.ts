@@ -13,7 +13,7 @@ import { runDirSocketPath } from '../transport/instance-paths.ts';
 import { controlRequest } from '../transport/control-request.ts';
 
 /** Text that reads as a file path rather than a URL: `xdg-open ./report.html`, `/tmp/x`, `~/x`, `file:`. */
-export function looksLikeFilePath(arg: string): boolean {
+function looksLikeFilePath(arg: string): boolean {
   return /^(?:\/|\.{1,2}(?:\/|$)|~(?:\/|$))/u.test(arg) || /^file:/iu.test(arg);
 }
 
@@ -29,7 +29,7 @@ async function send<Name extends string, Params>(runDir: string, method: Control
 }
 
 /** Offers a URL; refuses file paths (offer those with `jackin-capsule offer`). */
-export async function openUrlCommand(url: string, runDir: string): Promise<void> {
+async function openUrlCommand(url: string, runDir: string): Promise<void> {
   if (looksLikeFilePath(url)) {
     throw new JackinError('E_URL_SCHEME', `${JSON.stringify(url)} is a file path, not a link; offer a file with: jackin-capsule offer <path>`);
   }

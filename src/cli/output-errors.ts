@@ -2,7 +2,7 @@
 import { describeError, errnoOf } from '../errors.ts';
 
 /** Exit status when the reader of the output went away (`jackin log | head -1`): 128 + SIGPIPE, as a shell reports a program SIGPIPE ended. */
-export const CLOSED_PIPE_EXIT_STATUS = 141;
+const CLOSED_PIPE_EXIT_STATUS = 141;
 
 /**
  * Output that cannot be written ends the program plainly, not with Node's stack trace of an unhandled

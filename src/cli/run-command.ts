@@ -21,7 +21,7 @@ import { checkWorkspace, type SetStatus } from './command-kit.ts';
 import { PACKAGE_ROOT } from '../package-root.ts';
 
 /** How long `jackin run` waits for a new capsule's socket. Starting Node and a PTY takes ~100 ms. */
-export const CAPSULE_START_TIMEOUT_MS = 10_000;
+const CAPSULE_START_TIMEOUT_MS = 10_000;
 const CAPSULE_START_POLL_MS = 20;
 /** Lines of capsule.log shown when a capsule fails to start. */
 const LOG_TAIL_LINES = 5;
@@ -30,7 +30,7 @@ const LOG_TAIL_LINES = 5;
 const CAPSULE_ENTRY = join(PACKAGE_ROOT, 'bin', 'jackin-capsule.js');
 
 /** A name usable as an instance directory, from a command path. */
-export function defaultInstanceName(command: string): string {
+function defaultInstanceName(command: string): string {
   const base = basename(command).replace(/[^A-Za-z0-9._-]/g, '-').replace(/^[-.]+/, '');
   return base.length > 0 ? base.slice(0, 64) : 'capsule';
 }

@@ -27,7 +27,7 @@ import { inertText } from '../ui/inert-text.ts';
 import type { Transport } from '../transport/transport.ts';
 
 /** A container start: the engine creates it (~0.3 s), then Node and the PTY start inside (~0.3 s), or an image pull. */
-export const CONTAINER_START_TIMEOUT_MS = 60_000;
+const CONTAINER_START_TIMEOUT_MS = 60_000;
 const SOCKET_POLL_MS = 50;
 /** How often the engine is asked whether the container is still running while the socket is awaited. */
 const STATE_POLL_MS = 500;
@@ -86,7 +86,7 @@ function hostCanLend(): boolean {
 }
 
 /** The default instance name: the image's repository name (`ghcr.io/acme/agent:1` → `agent`). */
-export function imageInstanceName(image: string): string {
+function imageInstanceName(image: string): string {
   const last = image.split('@')[0]!.split('/').at(-1) ?? '';
   const base = last.split(':')[0]!.replace(/[^A-Za-z0-9._-]/g, '-').replace(/^[-.]+/, '');
   return base.length > 0 ? base.slice(0, 64) : 'agent';

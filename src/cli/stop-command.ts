@@ -16,7 +16,7 @@ import { inertText } from '../ui/inert-text.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /** A local capsule ends its program (SIGHUP, then SIGKILL after its grace) well within this. */
-export const LOCAL_STOP_TIMEOUT_MS = 15_000;
+const LOCAL_STOP_TIMEOUT_MS = 15_000;
 const LOCAL_STOP_POLL_MS = 50;
 
 async function stopCommand(name: string): Promise<number> {

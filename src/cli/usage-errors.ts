@@ -8,7 +8,7 @@ export const USAGE_EXIT_STATUS = 2;
  * One line for a usage error commander found: `error: unknown command 'exprot'\n(Did you mean export?)`
  * becomes `jackin: unknown command 'exprot' (did you mean export?); see \`jackin --help\``.
  */
-export function usageErrorLine(message: string, helpCommand: string, bin = helpCommand.split(' ')[0]!): string {
+function usageErrorLine(message: string, helpCommand: string, bin = helpCommand.split(' ')[0]!): string {
   const text = message
     .trim()
     .replace(/^error: /u, '')

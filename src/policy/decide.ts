@@ -8,7 +8,7 @@ import { JackinError } from '../errors.ts';
 import type { OutsideRootsMode, Policy, RootVars } from './schema.ts';
 
 /** Longest container path a request may name (same as the FileExportStart source field). */
-export const MAX_CONTAINER_PATH_BYTES = 4096;
+const MAX_CONTAINER_PATH_BYTES = 4096;
 
 /**
  * The absolute, lexically normalised container path for a request: a relative path resolves against the

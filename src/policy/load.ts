@@ -18,7 +18,7 @@ import { parseSize } from './size.ts';
 /** Longest policy file accepted; a real one is a few hundred bytes. */
 export const MAX_POLICY_TEXT_BYTES = 64 * 1024;
 /** Most roots one policy may list (each is checked per export). */
-export const MAX_POLICY_ROOTS = 64;
+const MAX_POLICY_ROOTS = 64;
 
 type Json = Record<string, unknown>;
 
@@ -121,7 +121,7 @@ function exportPolicy(source: string, v: unknown, d: ExportPolicy): ExportPolicy
 }
 
 /** Validate already-parsed JSON; `source` names the file in errors. */
-export function policyFromJson(value: unknown, source: string): Policy {
+function policyFromJson(value: unknown, source: string): Policy {
   const o = object(source, '(top level)', value, ['$comment', 'version', 'export']);
   if (o['version'] !== 1) {
     throw invalid(source, 'version', `must be 1, got ${JSON.stringify(o['version'])}`);

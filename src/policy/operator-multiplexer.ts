@@ -8,9 +8,9 @@
  */
 
 /** Variables a multiplexer sets in its panes (zellij's all start with ZELLIJ). */
-export const MULTIPLEXER_ENV = ['TMUX', 'TMUX_PANE', 'STY'] as const;
+const MULTIPLEXER_ENV = ['TMUX', 'TMUX_PANE', 'STY'] as const;
 /** TERM_PROGRAM values that name a multiplexer, not a terminal (compared in lower case). */
-export const MULTIPLEXER_TERM_PROGRAMS = ['tmux', 'screen', 'zellij'] as const;
+const MULTIPLEXER_TERM_PROGRAMS = ['tmux', 'screen', 'zellij'] as const;
 
 /** Whether `name` is one of the multiplexer's own variables. */
 export function isMultiplexerVariable(name: string): boolean {

@@ -10,7 +10,7 @@ export type OutsideRootsMode = (typeof OUTSIDE_ROOTS_MODES)[number];
 
 /** Placeholders a root may use; expanded by `expandRoots` in decide.ts. */
 export const ROOT_PLACEHOLDERS = ['workspace', 'run'] as const;
-export type RootPlaceholder = (typeof ROOT_PLACEHOLDERS)[number];
+type RootPlaceholder = (typeof ROOT_PLACEHOLDERS)[number];
 export type RootVars = Readonly<Record<RootPlaceholder, string>>;
 
 export interface DirectoryExportPolicy {

@@ -1,9 +1,9 @@
 /** Byte sizes as policy files write them: a non-negative integer, or a string such as `"512 MiB"`. Pure. */
 
-export const KiB = 1024;
+const KiB = 1024;
 export const MiB = 1024 * KiB;
 export const GiB = 1024 * MiB;
-export const TiB = 1024 * GiB;
+const TiB = 1024 * GiB;
 
 const UNITS: Readonly<Record<string, number>> = { B: 1, KiB, MiB, GiB, TiB };
 const SIZE_RE = /^(\d+(?:\.\d+)?)\s*(B|KiB|MiB|GiB|TiB)$/;

@@ -9,17 +9,17 @@ import { envSwitch } from './env-switch.ts';
 /** Longest raw URL accepted. Real links (OAuth requests included) fit; anything longer is refused. */
 export const MAX_URL_LENGTH = 8192;
 /** Schemes allowed without configuration. */
-export const DEFAULT_URL_SCHEMES: readonly string[] = ['http', 'https', 'mailto'];
+const DEFAULT_URL_SCHEMES: readonly string[] = ['http', 'https', 'mailto'];
 /**
  * Schemes an operator's configuration can never enable: each runs code or reads local data in whatever
  * handles it (browser, shell), which no gesture on agent output should be able to trigger.
  */
-export const NEVER_URL_SCHEMES: readonly string[] = ['javascript', 'vbscript', 'data', 'blob', 'file', 'about'];
+const NEVER_URL_SCHEMES: readonly string[] = ['javascript', 'vbscript', 'data', 'blob', 'file', 'about'];
 /** Longest `display` text; a mailto address list can be long and a notice is one line. */
 const MAX_DISPLAY_LENGTH = 200;
 
 const URL_REJECT_CODES = ['E_URL_SCHEME', 'E_URL_INVALID', 'E_URL_CREDENTIALS', 'E_URL_CONTROL', 'E_URL_TOO_LONG', 'E_URL_ATTACHMENT'] as const satisfies readonly ErrorCode[];
-export type UrlRejectCode = (typeof URL_REJECT_CODES)[number];
+type UrlRejectCode = (typeof URL_REJECT_CODES)[number];
 
 export interface UrlCheckOk {
   readonly ok: true;
@@ -28,7 +28,7 @@ export interface UrlCheckOk {
   /** Scheme and host for notices (punycode first for international names); never the query or fragment. */
   readonly display: string;
 }
-export interface UrlCheckRejected {
+interface UrlCheckRejected {
   readonly ok: false;
   readonly code: UrlRejectCode;
   /** One line for the operator: what is wrong, without echoing control characters. */
@@ -157,7 +157,7 @@ export function linksEnabled(env: Readonly<Record<string, string | undefined>>):
  * characters escaped, length bounded. Logs may be shared; query strings carry tokens and OAuth codes.
  */
 export function redactUrlForLog(raw: string): string {
-  const escape = (s: string): string =>
+  const escapeInvisible = (s: string): string =>
     s.replace(/[\p{Cc}\p{Cf}\p{Z}\s]/gu, (ch) => `\\u{${(ch.codePointAt(0) ?? 0).toString(16)}}`);
   let out: string;
   try {
@@ -171,6 +171,6 @@ export function redactUrlForLog(raw: string): string {
     const head = cut === -1 ? raw : raw.slice(0, cut);
     out = `${head.replace(/^([^/]*\/\/)?[^/@]*@/u, '$1…@')}${cut === -1 ? '' : `${raw[cut] ?? ''}…`}`;
   }
-  out = escape(out);
+  out = escapeInvisible(out);
   return out.length > 300 ? `${out.slice(0, 299)}…` : out;
 }

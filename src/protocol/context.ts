@@ -33,10 +33,3 @@ export function validateContext(value: unknown): { ok: true; context: AttachCont
   }
   return { ok: true, context: obj as unknown as AttachContext };
 }
-
-/** Canonical text of a context, for comparing the context of a Chunk/End with its Start. */
-export function contextKey(c: AttachContext): string {
-  const out: Record<string, unknown> = { v: c.v };
-  for (const key of STRING_FIELDS) if (c[key] !== undefined) out[key] = c[key];
-  return JSON.stringify(out);
-}

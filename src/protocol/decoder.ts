@@ -8,7 +8,7 @@
  * any payload byte is buffered, so a hostile length can never make the reader allocate.
  */
 import { decodeClientPayload, decodeServerPayload, tagName } from './decode-payload.ts';
-import { capForTag, SERVER_TAGS, type ClientFrame, type Direction, type ServerFrame } from './frames.ts';
+import { capForTag, SERVER_TAGS, type ClientFrame, type ServerFrame } from './frames.ts';
 import { FRAME_HEADER_BYTES } from './limits.ts';
 import { PROTOCOL_CODES, ProtocolError } from './protocol-error.ts';
 
@@ -168,8 +168,4 @@ export function createClientFrameDecoder(): FrameDecoder<ClientFrame> {
  */
 export function createServerFrameDecoder(allocate?: (n: number) => Buffer, { streamOutput = false } = {}): FrameDecoder<ServerFrame> {
   return new FrameDecoder(decodeServerPayload, allocate, streamOutput ? { tag: SERVER_TAGS.Output, frame: (bytes) => ({ type: 'Output', bytes }) } : null);
-}
-
-export function createDecoder(direction: Direction): FrameDecoder<ClientFrame | ServerFrame> {
-  return direction === 'client' ? createClientFrameDecoder() : createServerFrameDecoder();
 }

@@ -7,17 +7,17 @@ import type { PayloadReader } from './payload-reader.ts';
  *   version u8 (=1) | count u8 | count × (name length u8 (1..32) | name [a-z0-9-] | feature version u16)
  * In Welcome it follows the magic bytes "JX" after the session count; in ExtHello it is the whole payload.
  */
-export const FEATURE_LIST_VERSION = 1;
+const FEATURE_LIST_VERSION = 1;
 export const WELCOME_EXTENSION_MAGIC = Buffer.from('JX', 'ascii');
-export const MAX_FEATURES = 64;
-export const MAX_FEATURE_NAME = 32;
+const MAX_FEATURES = 64;
+const MAX_FEATURE_NAME = 32;
 const NAME = /^[a-z0-9][a-z0-9-]*$/;
 
 /**
  * Every extension this project defines (docs/protocol.md, "Extensions"). The host's HOST_FEATURES and the
  * capsule's CAPSULE_FEATURES are typed from this list, so a name is added, renamed or dropped in one place.
  */
-export const FEATURE_NAMES = ['exit-status', 'notice', 'repaint', 'image-staged', 'stage-only', 'resolve', 'modes', 'file-stage', 'forward', 'link-list', 'held-replies'] as const;
+const FEATURE_NAMES = ['exit-status', 'notice', 'repaint', 'image-staged', 'stage-only', 'resolve', 'modes', 'file-stage', 'forward', 'link-list', 'held-replies'] as const;
 export type FeatureName = (typeof FEATURE_NAMES)[number];
 /** The extensions one side speaks, each with the version it speaks. */
 export type FeatureVersions = Readonly<Record<FeatureName, number>>;
@@ -27,7 +27,7 @@ export function hasFeature(features: Features | null, name: FeatureName): boolea
   return features?.[name] !== undefined;
 }
 
-export function isFeatureName(name: string): boolean {
+function isFeatureName(name: string): boolean {
   return name.length >= 1 && name.length <= MAX_FEATURE_NAME && NAME.test(name);
 }
 

@@ -19,7 +19,6 @@ import { PayloadReader } from './payload-reader.ts';
 import { PROTOCOL_CODES, ProtocolError, hex8 } from './protocol-error.ts';
 import { encodeServerFrame, frameHeader } from './encode.ts';
 
-export const FILE_STAGE_FEATURE = 'file-stage';
 export const FILE_STAGE_TAGS = { FileStageChunk: 0x24, FileStageEnd: 0x25, FileStaged: 0xa6 } as const;
 
 /** What the host sends on a stage connection after the `stage` reply. */
@@ -33,7 +32,7 @@ export type StageServerFrame =
   | { type: 'Notice'; level: NoticeLevel; text: string };
 
 /** Bytes before the data of a FileStageChunk frame: frame header, transfer id, offset. */
-export const STAGE_CHUNK_HEADER_BYTES = FRAME_HEADER_BYTES + 16;
+const STAGE_CHUNK_HEADER_BYTES = FRAME_HEADER_BYTES + 16;
 
 /** Everything of a FileStageChunk frame but its data, so the sender writes header and data without a copy. */
 export function encodeStageChunkHeader(transferId: bigint, offset: number, dataBytes: number): Buffer {
@@ -89,7 +88,7 @@ function unknown(tag: number, who: string): ProtocolError {
   return new ProtocolError(PROTOCOL_CODES.unknownTag, 'payload', `${hex8(tag)} is not a ${who} frame of a stage connection`, { tag });
 }
 
-export function decodeStageClientPayload(tag: number, payload: Buffer): StageClientFrame {
+function decodeStageClientPayload(tag: number, payload: Buffer): StageClientFrame {
   switch (tag) {
     case FILE_STAGE_TAGS.FileStageChunk: {
       const r = new PayloadReader(payload, 'FileStageChunk', tag);
@@ -111,7 +110,7 @@ export function decodeStageClientPayload(tag: number, payload: Buffer): StageCli
   }
 }
 
-export function decodeStageServerPayload(tag: number, payload: Buffer): StageServerFrame {
+function decodeStageServerPayload(tag: number, payload: Buffer): StageServerFrame {
   switch (tag) {
     case FILE_STAGE_TAGS.FileStaged: {
       const r = new PayloadReader(payload, 'FileStaged', tag);

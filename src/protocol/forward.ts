@@ -18,9 +18,8 @@ import { FRAME_HEADER_BYTES, MAX_FORWARD_DATA_BYTES } from './limits.ts';
 import { PayloadReader } from './payload-reader.ts';
 import { PROTOCOL_CODES, ProtocolError, hex8 } from './protocol-error.ts';
 
-export const FORWARD_FEATURE = 'forward';
 /** Tags of each side; the frames are the same both ways. */
-export const FORWARD_TAGS = {
+const FORWARD_TAGS = {
   client: { ForwardData: 0x30, ForwardEnd: 0x31, ForwardReset: 0x32 },
   server: { ForwardData: 0xb0, ForwardEnd: 0xb1, ForwardReset: 0xb2 },
 } as const;
@@ -65,7 +64,7 @@ export function encodeForwardFrame(side: ForwardSide, f: ForwardFrame): Buffer {
 }
 
 /** Decodes one payload sent by `side`. */
-export function decodeForwardPayload(side: ForwardSide, tag: number, payload: Buffer): ForwardFrame {
+function decodeForwardPayload(side: ForwardSide, tag: number, payload: Buffer): ForwardFrame {
   const tags = FORWARD_TAGS[side];
   switch (tag) {
     case tags.ForwardData: {

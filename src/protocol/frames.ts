@@ -73,9 +73,6 @@ export const SERVER_TAGS = {
   RepliesHeld: 0xa8,
 } as const;
 
-export type ClientFrameType = keyof typeof CLIENT_TAGS;
-export type ServerFrameType = keyof typeof SERVER_TAGS;
-
 /** A Links frame at its largest: request id, count, and MAX_LISTED_LINKS links with the longest targets. */
 export const LINKS_FRAME_CAP = 8 + 1 + MAX_LISTED_LINKS * (LISTED_LINK_HEADER_BYTES + MAX_LISTED_URL_BYTES);
 
@@ -219,7 +216,6 @@ export const CONTROL_KINDS = {
   ClipboardImageEnd: 7,
   ClipboardImageError: 8,
 } as const;
-export type ControlKind = keyof typeof CONTROL_KINDS;
 
 export type ControlBody =
   | { kind: 'Detach' }

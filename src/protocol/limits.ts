@@ -1,7 +1,7 @@
 /** Numeric limits of the attach protocol v1 (protocol.md sections 1-4). Every size on the wire is checked
  * against one of these before it is used. */
 
-export const KiB = 1024;
+const KiB = 1024;
 export const MiB = 1024 * KiB;
 
 /** Frame header: tag u8 + length u32 big-endian. */

@@ -97,7 +97,7 @@ export class PayloadReader {
   }
 }
 
-export function decodeUtf8(b: Buffer, field: string, r: PayloadReader): string {
+function decodeUtf8(b: Buffer, field: string, r: PayloadReader): string {
   try {
     return utf8.decode(b);
   } catch (cause) {

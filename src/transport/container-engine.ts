@@ -12,9 +12,9 @@ export const CONTAINER_ENGINES = ['docker', 'podman'] as const;
 export type ContainerEngine = (typeof CONTAINER_ENGINES)[number];
 
 /** A docker client with no reachable engine answers `docker version` with an error within this. */
-export const ENGINE_PROBE_TIMEOUT_MS = 5_000;
+const ENGINE_PROBE_TIMEOUT_MS = 5_000;
 /** inspect/logs/rm/stop are quick; `stop` waits for the container's own grace period (10 s) at most. */
-export const ENGINE_COMMAND_TIMEOUT_MS = 30_000;
+const ENGINE_COMMAND_TIMEOUT_MS = 30_000;
 
 /** True when `program` is an executable file in one of PATH's directories. */
 export function onPath(program: string, env: NodeJS.ProcessEnv = process.env): boolean {
@@ -121,7 +121,7 @@ export interface EngineProbe {
 }
 
 /** The argv that asks an engine for its server's version: it fails when no engine answers. */
-export function engineVersionArgs(engine: ContainerEngine): string[] {
+function engineVersionArgs(engine: ContainerEngine): string[] {
   return engine === 'docker' ? ['version', '--format', '{{.Server.Version}}'] : ['info', '--format', '{{.Version.Version}}'];
 }
 

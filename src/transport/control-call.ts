@@ -9,7 +9,7 @@ import { encodeControlRequest, MAX_CONTROL_MESSAGE_BYTES, readControlReply, type
 import type { Transport } from './transport.ts';
 
 /** A plain control request (offers, status) answers at once. */
-export const CONTROL_CALL_TIMEOUT_MS = 5_000;
+const CONTROL_CALL_TIMEOUT_MS = 5_000;
 
 /** Reads the first u32-length JSON message off a byte stream; the rest are frames. */
 export class ReplyReader {

@@ -3,7 +3,7 @@ import { JackinError } from '../errors.ts';
 import { connectSocket } from './socket.ts';
 
 /** A control request is one small JSON reply; a capsule that takes longer is wedged. */
-export const CONTROL_REQUEST_TIMEOUT_MS = 2_000;
+const CONTROL_REQUEST_TIMEOUT_MS = 2_000;
 
 /**
  * Sends one control-channel request (protocol.md section 7) on a Unix socket and returns the first reply as

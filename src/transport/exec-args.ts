@@ -5,7 +5,7 @@
  */
 import { JackinError } from '../errors.ts';
 
-export const RELAY_PROGRAM = ['jackin-capsule', 'attach-proxy'] as const;
+const RELAY_PROGRAM = ['jackin-capsule', 'attach-proxy'] as const;
 
 /** The engines `--via` names: each has an exec that runs the relay in the container or pod. */
 export const ENGINES = ['docker', 'podman', 'kubectl'] as const;
@@ -21,8 +21,6 @@ export type RelaySpec =
    * boundary; splitting it ourselves would only reimplement the shell's quoting rules badly.
    */
   | { kind: 'custom'; command: string };
-
-export type RelayKind = RelaySpec['kind'];
 
 /**
  * An engine reads a value starting with `-` as an option, so a target like `--privileged` would change

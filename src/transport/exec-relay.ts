@@ -4,9 +4,8 @@ import { formatArgv } from './exec-args.ts';
 import { launchRelay, type ExecExit, type LaunchedRelay } from './relay-launch.ts';
 import type { Transport } from './transport.ts';
 
-export { RELAY_STDERR_KEEP_BYTES, type ExecExit } from './relay-launch.ts';
 /** After SIGTERM, how long a relay gets before SIGKILL (docker exec forwards the signal and tidies up). */
-export const RELAY_KILL_GRACE_MS = 2_000;
+const RELAY_KILL_GRACE_MS = 2_000;
 
 /** A running relay process: its byte streams, its exit, and a way to stop it. */
 export interface Exec {

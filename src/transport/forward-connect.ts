@@ -11,7 +11,7 @@ import { pumpForward, type ForwardOutcome } from './forward-pump.ts';
 import type { Transport } from './transport.ts';
 
 /** The capsule tries 127.0.0.1 then ::1, 5 s each; its reply comes within that, or it is wedged. */
-export const FORWARD_REPLY_TIMEOUT_MS = 12_000;
+const FORWARD_REPLY_TIMEOUT_MS = 12_000;
 
 /**
  * Sends the `forward` request on `t` and waits for the reply. Resolves with the loopback the capsule
@@ -19,7 +19,7 @@ export const FORWARD_REPLY_TIMEOUT_MS = 12_000;
  * E_FORWARD_TIMEOUT, E_FORWARD_LIMIT), E_FORWARD_UNSUPPORTED for a capsule without forwards,
  * E_FORWARD_PROTOCOL for one that answers wrong, E_FORWARD_TIMEOUT / E_FORWARD_RESET for no answer.
  */
-export function requestForward(t: Transport, port: number, timeoutMs = FORWARD_REPLY_TIMEOUT_MS): Promise<{ address: ForwardLoopback; rest: Buffer }> {
+function requestForward(t: Transport, port: number, timeoutMs = FORWARD_REPLY_TIMEOUT_MS): Promise<{ address: ForwardLoopback; rest: Buffer }> {
   return new Promise((resolve, reject) => {
     const reader = new ReplyReader();
     const done = (e: Error | null, v?: { address: ForwardLoopback; rest: Buffer }): void => {

@@ -11,7 +11,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 
 /** The relay's stderr is kept (bounded) for the one-line reason shown when the session ends badly. */
-export const RELAY_STDERR_KEEP_BYTES = 4096;
+const RELAY_STDERR_KEEP_BYTES = 4096;
 
 export interface ExecExit {
   code: number | null;

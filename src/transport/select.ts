@@ -22,7 +22,7 @@ import type { Transport } from './transport.ts';
  * How long `attach` and `export` wait for a socket that is about to appear: a container started with
  * `run -d` a moment ago whose capsule has not opened it yet (Node and the PTY take a few hundred ms).
  */
-export const SOCKET_APPEAR_TIMEOUT_MS = 10_000;
+const SOCKET_APPEAR_TIMEOUT_MS = 10_000;
 const SOCKET_APPEAR_POLL_MS = 50;
 /** How long a permission refusal is taken for a socket being handed over (see connectSoon), not a real one. */
 export const SOCKET_HANDOVER_GRACE_MS = 2_000;

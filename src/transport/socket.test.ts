@@ -1,12 +1,12 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { hasCode } from '../errors.ts';
 import { connectSocket, isNotListening } from './socket.ts';
 import { pollUntil } from '../../test/helpers/poll.ts';
+import { testDir } from '../../test/helpers/test-run.ts';
 
 /** A listening socket at `path` that counts the connections it gets; closed at the end of the test. */
 async function listener(t: TestContext, path: string): Promise<{ server: Server; connections: () => number }> {
@@ -22,9 +22,7 @@ async function listener(t: TestContext, path: string): Promise<{ server: Server;
 }
 
 function tempDir(t: TestContext): string {
-  const dir = mkdtempSync(join(tmpdir(), 'jackin-socket-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
+  return testDir(t, 'jackin-socket-');
 }
 
 test('connectSocket: a symlink in an instance socket\'s place is never followed; the socket it names gets no connection', async (t) => {

@@ -5,7 +5,7 @@ import { MAX_SOCKET_PATH_BYTES, socketAddress } from './socket-address.ts';
 import type { Transport } from './transport.ts';
 
 /** How long a local socket may take to accept; a live capsule answers in microseconds. */
-export const SOCKET_CONNECT_TIMEOUT_MS = 2_000;
+const SOCKET_CONNECT_TIMEOUT_MS = 2_000;
 
 /** Errno codes meaning "nothing is listening here", as opposed to a permission or path problem. */
 const NOT_LISTENING = new Set(['ENOENT', 'ECONNREFUSED', 'ENOTSOCK']);

@@ -17,16 +17,16 @@
  * target (a notice naming one URL while a click on it opens another). The program's link stays closed after:
  * the rest of its label is plain text.
  */
-export const HOST_DRAW_BEGIN = '\x1b7\x1b[?6l\x1b[4l\x1b(B\x0f\x1b[0m\x1b[?69l\x1b[?2026l\x1b]8;;\x1b\\';
+const HOST_DRAW_BEGIN = '\x1b7\x1b[?6l\x1b[4l\x1b(B\x0f\x1b[0m\x1b[?69l\x1b[?2026l\x1b]8;;\x1b\\';
 /** Back to the program's cursor, SGR, character sets and origin mode (DECRC). */
-export const HOST_DRAW_END = '\x1b[0m\x1b8';
+const HOST_DRAW_END = '\x1b[0m\x1b8';
 /**
  * For boxes shown while the program's output is held and removed by a repaint (palette, confirmation):
  * the scroll region is reset too; the capsule's repaint puts the program's back. Notices, drawn while the
  * program runs, keep the program's region: they are placed with absolute moves and never line-feed, which
  * is all a region could change once origin mode is off.
  */
-export const HOST_OVERLAY_BEGIN = `${HOST_DRAW_BEGIN}\x1b[r`;
+const HOST_OVERLAY_BEGIN = `${HOST_DRAW_BEGIN}\x1b[r`;
 
 /**
  * The cursor at `row`, `col` on a single-width line: DECSWL (`ESC # 5`) first, at column 1 (on a

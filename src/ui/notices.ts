@@ -13,7 +13,7 @@ export const NOTICE_MS = 3000;
 /** Shortest display time while others wait behind it. */
 export const NOTICE_MIN_MS = 1200;
 /** Notices kept waiting at most; older waiting ones are dropped first (the newest outcome matters most). */
-export const NOTICE_QUEUE_MAX = 8;
+const NOTICE_QUEUE_MAX = 8;
 /** Longest notice text kept, in columns, before drawing cuts it to the screen. */
 export const NOTICE_MAX_COLUMNS = 400;
 
@@ -78,7 +78,7 @@ export class NoticeQueue {
 }
 
 /** One line of the notice as plain text (for HostNotice frames and logs). */
-export function noticeLine(n: Notice): string {
+function noticeLine(n: Notice): string {
   return `${GLYPH[n.level]} ${n.text}`;
 }
 

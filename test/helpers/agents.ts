@@ -8,10 +8,11 @@
  * `--volume HOME:/home/agent` and named by `--env HOME=/home/agent`; its key goes by `--env NAME` (the
  * value in jackin's environment only), as docs/guide.md shows a user.
  */
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { homedir, tmpdir } from 'node:os';
+import { chmodSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { homedir, } from 'node:os';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
+import { testDir } from './test-run.ts';
 
 /** The container home every agent test mounts its host home at. */
 export const AGENT_HOME = '/home/agent';
@@ -60,10 +61,7 @@ export const FAKE_KEYS = {
 
 /** A host directory the container's user can write (tests run as root; the container user may not be). */
 function scratch(t: TestContext, label: string): string {
-  const dir = mkdtempSync(join(tmpdir(), `jackin-agent-${label}-`));
-  chmodSync(dir, 0o777);
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
+  return testDir(t, `jackin-agent-${label}-`, { shared: true });
 }
 
 function write(path: string, content: string): void {

@@ -4,7 +4,7 @@ import { unconfirmedCapsulePid } from '../../src/host/instances/capsule-process.
 import { pollUntil } from './poll.ts';
 
 /** What `jackin-capsule serve` writes to `<run>/capsule.json` (backbone contract). */
-export interface CapsuleInfo {
+interface CapsuleInfo {
   pid: number;
   name: string;
   program: string[];
@@ -18,7 +18,17 @@ export function runDir(jackinHome: string, name: string): string {
   return join(jackinHome, 'sockets', name);
 }
 
-export function readCapsuleInfo(jackinHome: string, name: string): CapsuleInfo | undefined {
+/**
+ * Waits until the instance has staged exactly one pasted image (read in its run directory, which a container
+ * sees bind-mounted as /jackin/run) and returns that file's container path.
+ */
+export async function onlyStagedImage(jackinHome: string, name: string): Promise<string> {
+  const clipboardDir = join(runDir(jackinHome, name), 'clipboard');
+  const [file] = await pollUntil('one staged image', () => (existsSync(clipboardDir) && readdirSync(clipboardDir).length === 1 ? readdirSync(clipboardDir) : undefined), { timeoutMs: 60_000 });
+  return `/jackin/run/clipboard/${file!}`;
+}
+
+function readCapsuleInfo(jackinHome: string, name: string): CapsuleInfo | undefined {
   const file = join(runDir(jackinHome, name), 'capsule.json');
   if (!existsSync(file)) return undefined;
   try {

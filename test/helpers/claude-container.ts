@@ -6,19 +6,19 @@
  * terminal. A missing agent fails the test, naming the install command.
  */
 import type { TestContext } from 'node:test';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { agentHome, agentProgram, agentProgramInContainer, agentsDir, AGENT_HOME, AGENTS_MOUNT, FAKE_KEYS } from './agents.ts';
 import { JACKIN, paneFor } from './jackin-cli.ts';
-import { containerName, glibcAgentTestImage, removeContainer } from './podman-image.mjs';
+import { glibcAgentTestImage, testContainer } from './podman-image.mjs';
 import { pollUntil } from './poll.ts';
 import { shellQuote, type TmuxPane } from './tmux.ts';
+import { testDir } from './test-run.ts';
 
 /** The container (~0.5 s), then Claude: 10 to 25 s to its prompt here, more on a loaded machine. */
-export const CLAUDE_START_MS = 120_000;
+const CLAUDE_START_MS = 120_000;
 /** Claude's prompt line. */
-export const CLAUDE_PROMPT = /❯/;
+const CLAUDE_PROMPT = /❯/;
 
 export interface ClaudeSession {
   pane: TmuxPane;
@@ -39,11 +39,8 @@ export async function startClaude(
 ): Promise<ClaudeSession> {
   agentProgram('claude'); // fails the test, naming the install command, when Claude is missing
   // After-hooks run in the order they were added: the container goes before the directories it writes to.
-  const name = containerName(`claude-${label}`);
-  t.after(() => removeContainer(name, 'podman'));
-  const dir = mkdtempSync(join(tmpdir(), `jackin-claude-${label}-`));
-  chmodSync(dir, 0o777);
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const name = testContainer(t, `claude-${label}`, 'podman');
+  const dir = testDir(t, `jackin-claude-${label}-`, { shared: true });
   const ws = join(dir, 'ws');
   mkdirSync(ws);
   chmodSync(ws, 0o777);

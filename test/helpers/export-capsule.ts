@@ -1,20 +1,15 @@
 // Starts `jackin-capsule serve` directly (no tmux) under a private JACKIN_HOME, for export tests.
-import { spawn, execFile, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import type { TestContext } from 'node:test';
-import { REPO_ROOT } from './jackin-cli.ts';
+import { CAPSULE_BIN, runJackin, type JackinResult } from './jackin-cli.ts';
 import { pollUntil } from './poll.ts';
 import { removeTestDir } from './test-run.ts';
 import { stopChild } from './stop-child.ts';
 import { connectSocket, socketTransport } from '../../src/transport/socket.ts';
 import type { Transport } from '../../src/transport/transport.ts';
-
-const execFileP = promisify(execFile);
-export const CAPSULE_BIN = join(REPO_ROOT, 'bin', 'jackin-capsule.js');
-export const JACKIN_BIN = join(REPO_ROOT, 'bin', 'jackin.js');
 
 export interface ExportCapsule {
   readonly home: string;
@@ -27,7 +22,7 @@ export interface ExportCapsule {
   readonly env: NodeJS.ProcessEnv;
   connect(): Promise<Transport>;
   /** Runs `jackin` with this capsule's environment; never throws on a non-zero status. */
-  jackin(args: string[]): Promise<{ code: number; stdout: string; stderr: string }>;
+  jackin(args: string[]): Promise<JackinResult>;
 }
 
 export async function startExportCapsule(t: TestContext, name: string, policy?: object): Promise<ExportCapsule> {
@@ -69,14 +64,6 @@ export async function startExportCapsule(t: TestContext, name: string, policy?: 
   return {
     home, name, workspace, downloads, runDir, socket, child, env,
     connect: async () => socketTransport(await connectSocket(socket), socket),
-    async jackin(a) {
-      try {
-        const r = await execFileP(process.execPath, [JACKIN_BIN, ...a], { env, maxBuffer: 16 * 1024 * 1024 });
-        return { code: 0, stdout: r.stdout, stderr: r.stderr };
-      } catch (e) {
-        const x = e as { code?: number; stdout?: string; stderr?: string };
-        return { code: typeof x.code === 'number' ? x.code : -1, stdout: x.stdout ?? '', stderr: x.stderr ?? '' };
-      }
-    },
+    jackin: (a) => runJackin(a, env),
   };
 }

@@ -77,7 +77,7 @@ function extraFrames(): Array<{ direction: 'client' | 'server'; bytes: Buffer }>
   ];
 }
 
-export function corpus(repoRoot: URL): Record<'client' | 'server', Buffer[]> {
+function corpus(repoRoot: URL): Record<'client' | 'server', Buffer[]> {
   const all = [
     ...vectorFrames(new URL('test/vectors/attach-v1.json', repoRoot)),
     ...vectorFrames(new URL('test/vectors/extensions-v1.json', repoRoot)),

@@ -1,20 +1,63 @@
+import { execFile } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { TestContext } from 'node:test';
 import { CONFIRM_ARM_MS } from '../../src/host/session/confirm-controller.ts';
 import { pollUntil } from './poll.ts';
+import { testDir } from './test-run.ts';
 import { screenShows, TmuxPane, shellQuote, type TmuxOptions } from './tmux.ts';
 
 /** Root of this checkout: e2e tests run the built binaries under bin/ (the test runner builds dist/ first). */
 export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
+/** The two binaries, run by this node: `process.execPath, [JACKIN_BIN, ...args]`. */
+export const JACKIN_BIN = join(REPO_ROOT, 'bin', 'jackin.js');
+export const CAPSULE_BIN = join(REPO_ROOT, 'bin', 'jackin-capsule.js');
+
 /** `jackin` as a shell command line, with the absolute node so the pane's PATH does not matter. */
-export const JACKIN = `${shellQuote(process.execPath)} ${shellQuote(join(REPO_ROOT, 'bin', 'jackin.js'))}`;
+export const JACKIN = `${shellQuote(process.execPath)} ${shellQuote(JACKIN_BIN)}`;
+/** `jackin-capsule` as a shell command line, likewise. */
+export const JACKIN_CAPSULE = `${shellQuote(process.execPath)} ${shellQuote(CAPSULE_BIN)}`;
+
+/** How a `jackin` run ended: its exit status (-1 when a signal ended it or it could not start) and its output. */
+export interface JackinResult<T extends string | Buffer = string> {
+  code: number;
+  stdout: T;
+  stderr: T;
+}
+
+interface RunJackinOptions {
+  /** Kills a run that takes longer (then `code` is -1); none by default. */
+  timeoutMs?: number;
+}
+
+/** Runs `jackin` (bin/jackin.js, by this node) to its end with `env`; never throws on a non-zero status. */
+export function runJackin(args: readonly string[], env: NodeJS.ProcessEnv, options?: RunJackinOptions & { encoding?: 'utf8' }): Promise<JackinResult>;
+export function runJackin(args: readonly string[], env: NodeJS.ProcessEnv, options: RunJackinOptions & { encoding: 'buffer' }): Promise<JackinResult<Buffer>>;
+export function runJackin(
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+  { timeoutMs = 0, encoding = 'utf8' }: RunJackinOptions & { encoding?: 'utf8' | 'buffer' } = {},
+): Promise<JackinResult<string | Buffer>> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [JACKIN_BIN, ...args], { env, encoding, timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024 }, (e, stdout, stderr) => {
+      resolve({ code: e === null ? 0 : typeof e.code === 'number' ? e.code : -1, stdout, stderr });
+    });
+  });
+}
 
 /** A fixture script under test/fixtures/attach/, as a shell command line run by this node. */
 export function fixtureCommand(script: string, ...args: string[]): string {
   const path = join(REPO_ROOT, 'test', 'fixtures', 'attach', script);
   return [process.execPath, path, ...args].map(shellQuote).join(' ');
+}
+
+/** A script the inner shell runs: prints `printf`-ready `sequences`, then `emitted-done`; its command line quotes none of them. */
+export function emitterCommand(t: { after: (fn: () => void) => void }, sequences: string): string {
+  const script = join(testDir(t, 'jackin-emit-'), 'emit.sh');
+  writeFileSync(script, `printf ${shellQuote(sequences)}\nprintf 'emitted-%s\\n' done\n`);
+  return `sh ${shellQuote(script)}`;
 }
 
 /**

@@ -15,7 +15,7 @@ import { removeTestDir } from './test-run.ts';
 import { shellQuote } from './tmux.ts';
 import { startXvfb } from './xvfb.ts';
 
-export interface ReceivedNotification {
+interface ReceivedNotification {
   appName: string;
   summary: string;
   body: string;

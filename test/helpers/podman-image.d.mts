@@ -19,3 +19,5 @@ export declare function noGlibcTestImage(engine?: TestEngine): Promise<TestImage
 export declare function containerName(label: string): string;
 /** Removes a container a test started, by its exact name; a container already gone is fine. */
 export declare function removeContainer(name: string, engine?: TestEngine): Promise<void>;
+/** A container name for one test (containerName), whose container is removed when the test ends, whatever happened. */
+export declare function testContainer(t: { after: (fn: () => unknown) => void }, label: string, engine?: TestEngine): string;

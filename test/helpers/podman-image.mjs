@@ -188,3 +188,9 @@ export function containerName(label) {
 export async function removeContainer(name, engine = 'podman') {
     await execFileP(engine, engine === 'podman' ? ['rm', '-f', '-t', '0', name] : ['rm', '-f', name]).catch(() => undefined);
 }
+/** A container name for one test (containerName), whose container is removed when the test ends, whatever happened. */
+export function testContainer(t, label, engine = 'podman') {
+    const name = containerName(label);
+    t.after(() => removeContainer(name, engine));
+    return name;
+}

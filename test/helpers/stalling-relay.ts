@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { shellQuote } from './tmux.ts';
 
 /** Bytes the relay passes in each direction before it stops reading: well into a 32 MiB transfer. */
-export const STALL_AFTER_BYTES = 4 * 1024 * 1024;
+const STALL_AFTER_BYTES = 4 * 1024 * 1024;
 
 /**
  * An --exec relay command to the capsule socket `socket` that passes STALL_AFTER_BYTES each way, then stops

@@ -1,4 +1,6 @@
-import { rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 /**
  * What scripts/run-tests.mjs gives a test run: its own temporary directory (TMPDIR) and a marker
@@ -26,4 +28,16 @@ export function removeTestDir(path: string): void {
   } catch {
     // Reported by the leftover check.
   }
+}
+
+/**
+ * A temporary directory for one test (its real path, named `<prefix>XXXXXX`), removed when the test ends
+ * (removeTestDir). `shared`: writable by every user, for a container's user or the non-root operator (the
+ * tests run as root).
+ */
+export function testDir(t: { after: (fn: () => void) => void }, prefix: string, { shared = false }: { shared?: boolean } = {}): string {
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+  if (shared) chmodSync(dir, 0o777);
+  t.after(() => removeTestDir(dir));
+  return dir;
 }

@@ -1,11 +1,11 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, mkdirSync, realpathSync } from 'node:fs';
+import { existsSync, mkdtempSync, mkdirSync, readFileSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { pollUntil } from './poll.ts';
 import { isAlive, stopCapsules } from './capsules.ts';
-import { removeTestDir, testRunEnv } from './test-run.ts';
+import { removeTestDir, testDir, testRunEnv } from './test-run.ts';
 
 const run = promisify(execFile);
 
@@ -286,6 +286,17 @@ export class TmuxPane {
 }
 
 /** Whether a captured screen contains `needle` (a string, or a match of a regexp). */
+/**
+ * Everything written to the pane from now on (`pipe-pane -O`: what the program in it writes, jackin's
+ * output when jackin runs there), read with the returned function; the pipe stops when the test ends.
+ */
+export async function pipePaneOutput(t: { after: (fn: () => unknown) => void }, pane: TmuxPane, encoding: BufferEncoding): Promise<() => string> {
+  const log = join(testDir(t, 'jackin-pipe-'), 'written.bin');
+  await pane.tmux('pipe-pane', '-O', '-t', pane.target, `cat >> ${shellQuote(log)}`);
+  t.after(() => pane.tmux('pipe-pane', '-t', pane.target).catch(() => undefined));
+  return () => (existsSync(log) ? readFileSync(log, encoding) : '');
+}
+
 export function screenShows(screen: string, needle: string | RegExp): boolean {
   if (typeof needle === 'string') return screen.includes(needle);
   needle.lastIndex = 0;

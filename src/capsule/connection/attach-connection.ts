@@ -35,7 +35,6 @@ import { AttachShutdown, CLOSE_GRACE_MS } from './attach-shutdown.ts';
 import { FrameQueue, ReadGate } from './frame-queue.ts';
 import { forEachOutputFrame, OutputCoalescer } from './output-coalescer.ts';
 import { OverlayNotices } from './overlay-notices.ts';
-import type { Session } from '../session/session.ts';
 
 const MAX_NOTICE_TEXT_BYTES = 2048;
 

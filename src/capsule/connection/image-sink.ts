@@ -1,6 +1,6 @@
 /**
- * Where image frames go (legacy 0x08..0x0C and AttachControl kinds 4..8). The clipboard work implements a
- * staging sink; until then the capsule rejects images, visibly.
+ * Where image frames go (legacy 0x08..0x0C and AttachControl kinds 4..8). `jackin-capsule serve` stages them
+ * (ImageFeature, src/capsule/images/); a CapsuleServer given no sink rejects them, visibly (rejectingImageSink).
  */
 import type { AttachContext, ClientFrame, ControlBody, ControlResult, ImageChunk, ImageEnd, ImageStart, ImageWhole, NoticeLevel } from '../../protocol/index.ts';
 

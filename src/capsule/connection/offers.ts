@@ -12,7 +12,7 @@ import { inertText } from '../../ui/inert-text.ts';
 import { answer, refuse, type ControlAnswer, type ControlMethods } from '../session/control-methods.ts';
 
 /** Longest offered path accepted (PATH_MAX on Linux). */
-export const MAX_OFFER_PATH_LENGTH = 4096;
+const MAX_OFFER_PATH_LENGTH = 4096;
 
 export type OfferResult = { ok: true } | { ok: false; code: ErrorCode; message: string };
 
@@ -54,11 +54,11 @@ export class Offers {
 }
 
 /** The notice for a URL offer: scheme, host and path only (queries carry OAuth state), made inert. */
-export function urlOfferNotice(href: string): string {
+function urlOfferNotice(href: string): string {
   return `Link offered: ${inertText(redactUrlForLog(href), 160)} (palette: Open offered link)`;
 }
 
-export function fileOfferNotice(path: string): string {
+function fileOfferNotice(path: string): string {
   return `File offered: ${inertText(path, 160)} (palette: Pull offered file)`;
 }
 

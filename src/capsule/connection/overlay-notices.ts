@@ -8,7 +8,7 @@ import type { NoticeLevel } from '../../protocol/index.ts';
 import { NoticeQueue, renderNotice } from '../../ui/notices.ts';
 
 /** After program output, the notice is redrawn once output has been quiet this long. */
-export const OVERLAY_REDRAW_MS = 30;
+const OVERLAY_REDRAW_MS = 30;
 
 export interface OverlayTarget {
   /** Writes bytes to the client's terminal (as Output). */

@@ -32,7 +32,7 @@ export interface ExportMethodsOptions {
 }
 
 /** Bytes allowed to wait in the socket's send buffer before the next chunk is read. */
-export const EXPORT_SEND_BUFFER_BYTES = 4 * 1024 * 1024;
+const EXPORT_SEND_BUFFER_BYTES = 4 * 1024 * 1024;
 
 /** Export ids are unique per capsule process; the host matches every frame's id against the reply's. */
 let nextExportId = BigInt(Date.now()) * 1000n;
@@ -111,7 +111,7 @@ async function roomToWrite(socket: Socket): Promise<void> {
 }
 
 /** Streams an opened source as Start, Chunk... and End frames; on failure a Notice frame replaces End. */
-export async function streamExport(socket: Socket, source: ExportSource, exportId: bigint, reveal: boolean, open: boolean): Promise<void> {
+async function streamExport(socket: Socket, source: ExportSource, exportId: bigint, reveal: boolean, open: boolean): Promise<void> {
   try {
     await writeFrame(socket, {
       type: 'FileExportStart',

@@ -27,7 +27,7 @@ import { fileSink, writeDirectoryArchive } from './tar-zstd.ts';
 import { TransferHash } from '../../protocol/transfer-hash.ts';
 import { EXPORT_CHUNK_BYTES } from './fd-chunk-reader.ts';
 
-export { EXPORT_CHUNK_BYTES, type ExportChunk, type ExportDigest } from './fd-chunk-reader.ts';
+export { EXPORT_CHUNK_BYTES } from './fd-chunk-reader.ts';
 
 export interface ExportContext {
   readonly policy: Policy;
@@ -65,7 +65,7 @@ export interface ExportSource {
 }
 
 /** Where directory archives are built inside the run directory. */
-export const EXPORT_TEMP_DIR = 'exports';
+const EXPORT_TEMP_DIR = 'exports';
 
 function suggestedName(lexical: string, real: string): string {
   return posix.basename(lexical) || posix.basename(real) || 'root';
@@ -128,7 +128,7 @@ async function openDirectory(requested: string, abs: string, real: string, ctx: 
 }
 
 /** Archive bytes allowed to wait for the sender before the archiver pauses (memory bound). */
-export const STREAMED_ARCHIVE_QUEUE_BYTES = 2 * 1024 * 1024;
+const STREAMED_ARCHIVE_QUEUE_BYTES = 2 * 1024 * 1024;
 
 /**
  * A directory archived as it is sent: the archiver runs alongside chunks(), handing its output over through

@@ -5,7 +5,7 @@
  * exactly the buffer lent (tar-stream pushes content buffers as they are); anything else is left to the GC.
  * One set serves every export of the process, so repeated exports reuse the same memory.
  */
-export class ReadBuffers {
+class ReadBuffers {
   readonly #free = new Map<number, Buffer[]>();
   readonly #lent = new WeakMap<ArrayBufferLike, { size: number; length: number }>();
   #kept = 0;

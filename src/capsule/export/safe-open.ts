@@ -27,7 +27,7 @@ import { decideLocation } from '../../policy/decide.ts';
 import type { OutsideRootsMode } from '../../policy/schema.ts';
 import { descriptorLocation, descriptorLocationSync, procFdPath } from './descriptor-location.ts';
 
-export type OpenedKind = 'file' | 'directory';
+type OpenedKind = 'file' | 'directory';
 
 export interface OpenedPath {
   readonly handle: FileHandle;

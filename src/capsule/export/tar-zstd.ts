@@ -62,7 +62,7 @@ export function fileSink(out: FileHandle): ArchiveSink {
  * The one top-level folder every entry of an archive sits in, so `tar -xf` makes one folder instead of
  * spilling the tree into the current directory: the exported directory's name (never "", "." or "..").
  */
-export function archiveTopFolder(name: string): string {
+function archiveTopFolder(name: string): string {
   const base = posix.basename(name);
   return base === '' || base === '.' || base === '..' ? 'root' : base;
 }

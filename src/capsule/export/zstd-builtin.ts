@@ -3,14 +3,9 @@
  * interface of zstd-compressor.ts, which picks it wherever the running Node has it.
  *
  * It compresses on libuv's thread pool, so the event loop goes on reading and packing the tree (and serving
- * the session) while a block is compressed, and the archive is one zstd frame. Measured in one process on
- * the bench's 256 MiB tree as a tar stream in memory, level 1, best of 5 (CPU of the whole process, the
- * pool's thread included): this stream in 1 MiB writes 0.12 s on Node 24.22.3 (0.13 on 22.23.5);
- * `zstdCompressSync` on 1 MiB frames 0.15 s; `@bokuweb/zstd-wasm@0.0.27` (zstd-wasm.ts, the fallback)
- * 0.22 s (0.32 on 22), all on the main thread but the first; GNU `zstd -3` about 0.3 s. Writes of
- * tar-stream's own chunks (a 512-byte header per entry, each write a trip to the pool) took about a third
- * more CPU than copying them into 1 MiB blocks first; output chunks of 256 KiB rather than zlib's 16 KiB
- * make a quarter of the sink calls (each a write to the host).
+ * the session) while a block is compressed, and the archive is one zstd frame. It takes the least CPU of the
+ * compressors tried, fed in 1 MiB blocks and read in 256 KiB chunks (measurements: bench/RESULTS.md, Export,
+ * notes).
  */
 import type { Transform } from 'node:stream';
 import type * as NodeZlib from 'node:zlib';
@@ -27,10 +22,10 @@ type ZlibWithZstd = typeof NodeZlib & {
 const zlib = (): ZlibWithZstd => nodeZlib() as ZlibWithZstd;
 
 /** Bytes of compressed output per chunk handed to the sink. */
-export const ZSTD_OUTPUT_CHUNK_BYTES = 256 * 1024;
+const ZSTD_OUTPUT_CHUNK_BYTES = 256 * 1024;
 /** Blocks written and not yet compressed before push() waits (backpressure): the pool's thread has the
  * next block while the event loop fills the one after. */
-export const ZSTD_BLOCKS_AHEAD = 2;
+const ZSTD_BLOCKS_AHEAD = 2;
 
 /** Whether this Node has its own streaming zstd compressor (not 20, 22.0-22.14, 23.0-23.7). */
 export function builtinZstdAvailable(): boolean {

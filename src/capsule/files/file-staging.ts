@@ -21,9 +21,9 @@ import { ensurePrivateDir, type StagedPath } from '../session/staging.ts';
 
 export const FILES_DIR_NAME = 'files';
 /** Longest file name most file systems take. */
-export const MAX_STAGED_NAME_BYTES = 255;
+const MAX_STAGED_NAME_BYTES = 255;
 /** Free space left after a staged file, so staging never fills the disk the program writes to. */
-export const STAGE_FREE_SPACE_MARGIN = 64 * 1024 * 1024;
+const STAGE_FREE_SPACE_MARGIN = 64 * 1024 * 1024;
 const PARTIAL_PREFIX = '.partial-';
 
 export interface StagedFile {

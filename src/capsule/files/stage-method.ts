@@ -29,7 +29,7 @@ import { FileStaging, type FileStageTransfer, type StagedFile } from './file-sta
 /** Files arriving at once; more are refused (E_TOO_MANY_TRANSFERS). */
 export const MAX_CONCURRENT_STAGES = 4;
 /** Bytes of chunks waiting for the disk before the connection is paused (backpressure to the host). */
-export const STAGE_WRITE_QUEUE_BYTES = 8 * 1024 * 1024;
+const STAGE_WRITE_QUEUE_BYTES = 8 * 1024 * 1024;
 
 export interface StageMethodOptions {
   readonly runDir: string;

@@ -13,9 +13,9 @@ import { pumpForward } from '../../transport/forward-pump.ts';
 import { answer, refuse, type ControlAnswer, type ControlMethods } from '../session/control-methods.ts';
 
 /** Forwarded connections open at once in this capsule; more are refused (E_FORWARD_LIMIT). */
-export const MAX_CAPSULE_FORWARDS = 256;
+const MAX_CAPSULE_FORWARDS = 256;
 /** How long one connect to the container's loopback may take. */
-export const FORWARD_CONNECT_TIMEOUT_MS = 5_000;
+const FORWARD_CONNECT_TIMEOUT_MS = 5_000;
 
 export interface ForwardMethodOptions {
   readonly log?: (line: string) => void;

@@ -13,7 +13,7 @@ import type { ImageFormat } from '../../protocol/frames.ts';
 import { MAX_PASTED_TEXT_BYTES } from '../connection/paste-scanner.ts';
 
 /** The MIME type a clipboard tool asks for, per staged format. */
-export const IMAGE_MIME_TYPES: Readonly<Record<ImageFormat, string>> = {
+const IMAGE_MIME_TYPES: Readonly<Record<ImageFormat, string>> = {
   png: 'image/png',
   jpeg: 'image/jpeg',
   gif: 'image/gif',

@@ -20,8 +20,8 @@ import { MAX_IMAGE_TRANSFER_BYTES, MiB, TRANSFER_IDLE_MS } from '../../protocol/
 import { VerifiedTransfer } from '../../protocol/verified-transfer.ts';
 import type { StagedImage } from '../session/staging.ts';
 
-export const MAX_CONCURRENT_TRANSFERS = 4;
-export const MAX_BUFFERED_TRANSFER_BYTES = 128 * MiB;
+const MAX_CONCURRENT_TRANSFERS = 4;
+const MAX_BUFFERED_TRANSFER_BYTES = 128 * MiB;
 
 /** Who sent a frame: an AttachControl request (id + context) or a legacy frame (both null). */
 export interface Correlation {
@@ -29,12 +29,12 @@ export interface Correlation {
   context: AttachContext | null;
 }
 
-export interface ControlResponse {
+interface ControlResponse {
   requestId: bigint;
   result: ControlResult;
 }
 
-export type TransferEvent =
+type TransferEvent =
   | { kind: 'staged'; transferId: bigint; staged: StagedImage }
   | { kind: 'rejected'; transferId: bigint | null; error: JackinError };
 
@@ -44,7 +44,7 @@ export interface TransferStep {
   events: TransferEvent[];
 }
 
-export interface TransferTimers {
+interface TransferTimers {
   setTimeout(fn: () => void, ms: number): unknown;
   clearTimeout(handle: unknown): void;
 }

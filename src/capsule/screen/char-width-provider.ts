@@ -13,7 +13,7 @@ import type { IUnicodeVersionProvider } from '@xterm/headless';
 import { FIRST_NOT_NARROW, WIDE, ZERO_WIDTH } from './char-widths.ts';
 
 /** The version name the model activates (`term.unicode.activeVersion`). */
-export const CHAR_WIDTHS_VERSION = 'jackin-glibc';
+const CHAR_WIDTHS_VERSION = 'jackin-glibc';
 
 const ZWJ = 0x200d;
 /** charKind of a zero-width joiner in xterm's packed property value (kind << 3 | width << 1 | join). */

@@ -241,22 +241,22 @@ const XTERM_CSI_LAST = 6;
  * batch): then the batch is parsed whole.
  */
 export function sequenceEnd(chunks: readonly Uint8Array[], parserState: number): number {
-  let escape = parserState === XTERM_ESCAPE || parserState === XTERM_ESCAPE_INTERMEDIATE;
+  let inEscape = parserState === XTERM_ESCAPE || parserState === XTERM_ESCAPE_INTERMEDIATE;
   // After an intermediate, `[` is a final byte like any other, not the start of a CSI.
   let intermediate = parserState === XTERM_ESCAPE_INTERMEDIATE;
-  if (!escape && (parserState < XTERM_CSI_FIRST || parserState > XTERM_CSI_LAST)) return -1;
+  if (!inEscape && (parserState < XTERM_CSI_FIRST || parserState > XTERM_CSI_LAST)) return -1;
   let base = 0;
   for (const c of chunks) {
     for (let i = 0; i < c.length; i++) {
       const b = c[i]!;
       if (b === ESC || b === 0x18 || b === 0x1a || b >= 0x80) return -1;
-      if (escape) {
+      if (inEscape) {
         if (b >= 0x20 && b <= 0x2f) {
           intermediate = true;
           continue;
         }
         if (b === 0x5b && !intermediate) {
-          escape = false; // CSI: its parameters follow
+          inEscape = false; // CSI: its parameters follow
           continue;
         }
         // `]`, `P`, `X`, `^`, `_` start strings; a C0 control would be executed inside the sequence.

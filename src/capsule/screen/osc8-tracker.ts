@@ -22,15 +22,15 @@ import type { IBufferCell, IBufferLine, IDisposable, Terminal } from '@xterm/hea
 import { MAX_URL_LENGTH } from '../../policy/url-safety.ts';
 
 /** Rows a label is followed over in each direction from the cell asked about. */
-export const MAX_OSC8_ROWS = 32;
+const MAX_OSC8_ROWS = 32;
 
-export interface Osc8Hit {
+interface Osc8Hit {
   readonly url: string;
   /** The visible text the hyperlink covers (its label), which may differ from the target. */
   readonly label: string;
 }
 
-export interface Osc8Span {
+interface Osc8Span {
   readonly url: string;
   readonly startLine: number;
   readonly startCol: number;

@@ -27,8 +27,7 @@ import { createOsc8Tracker, listVisibleLinks, resolveLinkAt, resolvePathAt, type
 const { Terminal } = xtermHeadless;
 const { SerializeAddon } = xtermSerialize;
 
-export type { MouseEncoding, MouseTracking, TerminalModes } from './terminal-modes.ts';
-export { RESET_SEQUENCE } from './terminal-modes.ts';
+export type { MouseEncoding, TerminalModes } from './terminal-modes.ts';
 
 export interface ScreenModelOptions {
   rows: number;
@@ -54,7 +53,7 @@ const FLOOD_GATHER_MS = 25;
 const FLOOD_GATHER_BYTES = 1024 * 1024;
 
 /** A batch shorter than this is parsed whole: looking for a cut would cost more than it saves. */
-export const FAST_FORWARD_MIN_BYTES = 16 * 1024;
+const FAST_FORWARD_MIN_BYTES = 16 * 1024;
 
 export class ScreenModel {
   private readonly term: InstanceType<typeof Terminal>;

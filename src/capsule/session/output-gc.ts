@@ -1,21 +1,11 @@
 /**
  * A garbage collection after every so many bytes of program output: a minor one, and every fourth a full one.
  *
- * In a flood, the capsule's garbage is mostly the output chunks it has passed on: buffers outside V8's heap.
- * V8 sweeps them at its young-generation collections. Those come when the heap's young generation fills,
- * and little else fills it once the PTY is read on (session.ts, READ_ON_FROM). So freed chunks piled up
- * between collections, and those that had lived through one were promoted and waited for a full collection.
- *
- * Measured, six floods of 64 MiB in one session: the capsule's array-buffer memory peaked at 45.6 MiB and its
- * peak RSS at 115 MiB. With a minor collection every 4 MiB of output: 9.7 and 78 MiB, with no change in the
- * capsule's CPU. One container-bench session had reached 123 MiB (the target is under 100). Chunks still in
- * flight at a minor collection (in the screen model's batch, in the socket's queue) are promoted and then
- * die in the old generation, which only a full collection frees: with minor collections alone one --via
- * session still reached 107 MiB. So every fourth collection is a full one (16 MiB of output; V8 ran about
- * four full collections per 64 MiB flood on its own before reads were read on). Until collectGarbage called
- * `gc()` for those, they were no full collections at all (see there). Six floods of 64 MiB through `jackin run`,
- * three sessions each: minor collections only, peak RSS 87 to 91 MiB; with the would-be full ones 74 to 94; with
- * real full ones 73 to 76, the capsule's CPU within the same spread (4.5 to 4.8 s against 3.9 to 4.7 s).
+ * In a flood, the capsule's garbage is mostly the output chunks it has passed on: buffers outside V8's heap,
+ * which V8 frees only at collections that little else triggers once the PTY is read on (session.ts,
+ * READ_ON_FROM); chunks still in flight at a minor one are promoted and need a full one. Collecting by output
+ * keeps the capsule's peak RSS in a flood under 100 MiB at no CPU cost (measurements: bench/RESULTS.md,
+ * Container, notes).
  *
  * The collector is V8's `gc` function. Node hands it out only with --expose-gc, so it is looked up once:
  * the global when the capsule was started with the flag, else the flag is set at run time and the function

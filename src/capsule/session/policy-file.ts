@@ -9,7 +9,7 @@ import { PACKAGE_ROOT } from '../../package-root.ts';
 import { MAX_POLICY_TEXT_BYTES, parsePolicy } from '../../policy/load.ts';
 import type { Policy } from '../../policy/schema.ts';
 
-export const DEFAULT_POLICY_PATH = join(PACKAGE_ROOT, 'policies', 'default.json');
+const DEFAULT_POLICY_PATH = join(PACKAGE_ROOT, 'policies', 'default.json');
 
 /** Loads and validates a policy file; E_POLICY_INVALID (naming the key) or E_POLICY_READ. */
 export async function loadPolicyFile(path: string = DEFAULT_POLICY_PATH): Promise<Policy> {

@@ -8,7 +8,7 @@ import { JackinError } from '../../errors.ts';
 import { socketAddress, type SocketAddress } from '../../transport/socket-address.ts';
 
 export const CAPSULE_INFO_NAME = 'capsule.json';
-export const DEFAULT_RUN_DIR = '/jackin/run';
+const DEFAULT_RUN_DIR = '/jackin/run';
 
 export function defaultRunDir(env: NodeJS.ProcessEnv = process.env): string {
   const v = env['JACKIN_RUN_DIR'];

@@ -16,12 +16,12 @@ import { PasteScanner } from '../connection/paste-scanner.ts';
 import { clearStaleSocket, listenPrivate } from './run-dir.ts';
 import type { Session } from './session.ts';
 
-export const MAX_CONNECTIONS = 16;
-export const MAX_PENDING_HANDSHAKES = 8;
+const MAX_CONNECTIONS = 16;
+const MAX_PENDING_HANDSHAKES = 8;
 /** The extensions this capsule implements (docs/protocol.md, "Extensions"). */
 export const CAPSULE_FEATURES: FeatureVersions = { 'exit-status': 1, notice: 1, repaint: 1, resolve: 1, modes: 1, 'image-staged': 1, 'stage-only': 1, 'file-stage': 1, forward: 1, 'link-list': 1, 'held-replies': 1 };
 
-export interface CapsuleInfo {
+interface CapsuleInfo {
   name: string;
   program: string[];
   workspace: string;
@@ -127,7 +127,7 @@ export class CapsuleServer {
   }
 
   get attached(): boolean {
-    return this.current !== null && this.current.attached;
+    return this.current?.attached ?? false;
   }
 
   /** Attach clients that completed Hello and are still connected. */

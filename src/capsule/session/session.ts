@@ -23,10 +23,10 @@ const pty = requirePty('@lydell/node-pty') as typeof Pty;
 
 /** Above this many unparsed bytes the model holds the PTY; it releases below the low mark. The model
  * parses far faster than a terminal draws, so this only bounds memory during floods. */
-export const MODEL_BACKLOG_HIGH = 8 * 1024 * 1024;
-export const MODEL_BACKLOG_LOW = 1 * 1024 * 1024;
+const MODEL_BACKLOG_HIGH = 8 * 1024 * 1024;
+const MODEL_BACKLOG_LOW = 1 * 1024 * 1024;
 /** Time a program gets between SIGHUP and SIGKILL when the capsule is told to stop. */
-export const TERMINATE_GRACE_MS = 3000;
+const TERMINATE_GRACE_MS = 3000;
 
 /**
  * node-pty 1.1 destroys the PTY stream 200 ms after the child exits (DESTROY_SOCKET_TIMEOUT_MS in
@@ -37,25 +37,19 @@ export const TERMINATE_GRACE_MS = 3000;
  * timer while the program lives. Only when that hook cannot be installed (another node-pty) does the session
  * check whether the child is gone this often instead, a timer due before node-pty's.
  */
-export const EXIT_WATCH_MS = 50;
+const EXIT_WATCH_MS = 50;
 
 /**
  * A read of the PTY master returns at most what the kernel's line discipline holds, 4 KiB (N_TTY_BUF_SIZE),
  * so a flood arrives as one libuv read, one Node stream event and one pass through the sink and the model per
  * 4 KiB. A read at least this long means more is likely queued: the session reads on synchronously until the
- * kernel has nothing (EAGAIN) or READ_ON_BYTES are gathered, and passes it on as one chunk. Measured on
- * 64 MiB floods: the capsule's CPU 575 → 485 ms per flood, the machine's 37.0 → 35.0 ms per MiB, most of it
- * fewer allocations for the collector. Shorter reads (keystroke echo, a prompt) go on as they are.
- *
- * READ_ON_BYTES is 16 KiB, not more: in about one session in four the first flood keeps 20 to 30 MiB of
- * output chunks alive for half a second (as it did before reads were read on), and with chunks of up to
- * 68 KiB that peak grew (the capsule's peak RSS over two floods: 92 to 107 MiB, against 87 to 91 before;
- * with 16 KiB, 87 to 94). Bursts averaged 27 KiB; 32, 64 and 256 KiB made no difference to the CPU, and
- * with 16 KiB the capsule took 360 ms per flood in a session of six (the bench's ratio: 1.40× the direct PTY's
- * CPU per MiB, against 1.46× with 64 KiB and 1.57× before reading on).
+ * kernel has nothing (EAGAIN) or READ_ON_BYTES are gathered, and passes it on as one chunk: a sixth less
+ * capsule CPU in a flood, mostly fewer allocations for the collector. Shorter reads (keystroke echo, a
+ * prompt) go on as they are. READ_ON_BYTES is 16 KiB, not more: larger chunks raised the capsule's peak RSS
+ * and saved no CPU (measurements: bench/RESULTS.md, Container, notes).
  */
-export const READ_ON_FROM = 2048;
-export const READ_ON_BYTES = 16 * 1024;
+const READ_ON_FROM = 2048;
+const READ_ON_BYTES = 16 * 1024;
 
 /**
  * Such a read ends with one that finds nothing queued, and fs.readSync throws EAGAIN for it: once per burst
@@ -65,8 +59,6 @@ export const READ_ON_BYTES = 16 * 1024;
  * intrinsics).
  */
 const STACK_LIMIT_WRITABLE = Object.getOwnPropertyDescriptor(Error, 'stackTraceLimit')?.writable === true;
-
-export { DEFAULT_COLS, DEFAULT_ROWS };
 
 export interface SessionOptions {
   file: string;
@@ -83,7 +75,7 @@ export interface SessionOptions {
 export type OutputSink = (chunk: Buffer) => void;
 
 /** Exit status in shell convention: the exit code, or 128 + signal number. */
-export function shellStatus(exitCode: number, signal: number | undefined): number {
+function shellStatus(exitCode: number, signal: number | undefined): number {
   return signal !== undefined && signal > 0 ? 128 + signal : exitCode;
 }
 

@@ -19,7 +19,7 @@ async function fakeCapsule(t: TestContext, script: (s: Socket) => void) {
 
 const body = Buffer.from('hello export\n');
 const digest = createHash('sha256').update(body).digest();
-const frames = (id: bigint, f: Array<ServerFrame>) => Buffer.concat(f.map((x) => encodeServerFrame(x)));
+const frames = (_id: bigint, f: Array<ServerFrame>) => Buffer.concat(f.map((x) => encodeServerFrame(x)));
 const start = (id: bigint, size = body.length): ServerFrame => ({ type: 'FileExportStart', exportId: id, size, source: 'a.txt', name: 'a.txt', reveal: false, open: false });
 
 function files(dir: string): string[] {

@@ -38,7 +38,7 @@ export const EXPORT_IDLE_TIMEOUT_MS = 5 * 60_000;
  * with E_EXPORT_STALLED (a capsule trickling one byte every 2 s would otherwise hold a partial file open
  * for ever). A live export on any working link or disk moves megabytes per second.
  */
-export const EXPORT_MIN_PROGRESS: MinProgress = { bytes: 64 * 1024, windowMs: 30_000 };
+const EXPORT_MIN_PROGRESS: MinProgress = { bytes: 64 * 1024, windowMs: 30_000 };
 
 export interface ExportRequest {
   /** Container path; relative resolves against the capsule's workspace. */

@@ -86,11 +86,11 @@ export async function removeStalePartials(dir: string, now: number = Date.now())
   return removed;
 }
 /** Space left free on the destination filesystem beyond the file itself. */
-export const FREE_SPACE_MARGIN = 16 * 1024 * 1024;
+const FREE_SPACE_MARGIN = 16 * 1024 * 1024;
 /** Bytes written between two background writebacks (fdatasync) while a transfer runs. */
-export const EARLY_WRITEBACK_BYTES = 64 * 1024 * 1024;
+const EARLY_WRITEBACK_BYTES = 64 * 1024 * 1024;
 /** How many `name-N.ext` candidates to try before giving up. */
-export const MAX_NAME_ATTEMPTS = 10_000;
+const MAX_NAME_ATTEMPTS = 10_000;
 
 export interface ExportSinkOptions {
   /** Destination directory; created 0700 (with parents) when missing. */
@@ -101,7 +101,7 @@ export interface ExportSinkOptions {
   readonly freeSpaceMargin?: number;
 }
 
-export interface ExportResult {
+interface ExportResult {
   readonly destination: string;
   readonly bytes: number;
   readonly sha256hex: string;

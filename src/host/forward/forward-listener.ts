@@ -12,7 +12,7 @@ import type { ForwardOutcome } from '../../transport/forward-pump.ts';
 import type { Transport } from '../../transport/transport.ts';
 
 /** Connections one forward carries at once. */
-export const MAX_FORWARD_CONNECTIONS = 32;
+const MAX_FORWARD_CONNECTIONS = 32;
 
 /** What happened to one accepted connection, for `-v` and for a login forward's end. */
 export type ForwardEvent =

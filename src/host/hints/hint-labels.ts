@@ -12,7 +12,7 @@ import { certainWidth } from '../terminal/host-screen.ts';
 import type { Key } from '../terminal/keys.ts';
 
 /** Label letters, home row first: one letter each for up to 26 links, two letters each beyond that. */
-export const HINT_ALPHABET = 'asdfghjklqwertyuiopzxcvbnm';
+const HINT_ALPHABET = 'asdfghjklqwertyuiopzxcvbnm';
 /** Links labelled at most (two letters give 676; the capsule lists at most 128). */
 export const MAX_HINTS = 128;
 

@@ -29,8 +29,8 @@ export interface ActionRecord {
 }
 
 /** Longest target and detail kept in a record; a record then always fits one atomic append. */
-export const MAX_TARGET_CHARS = 1024;
-export const MAX_DETAIL_CHARS = 1024;
+const MAX_TARGET_CHARS = 1024;
+const MAX_DETAIL_CHARS = 1024;
 /** Records `jackin log` shows unless told otherwise. */
 export const DEFAULT_SHOWN_RECORDS = 50;
 

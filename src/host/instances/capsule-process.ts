@@ -39,7 +39,7 @@ function psFacts(pid: number): Promise<ProcessFacts | null> {
 }
 
 /** The run directory a process was started to serve, as it was written (possibly relative), or null. */
-export function servedRunDir(facts: Pick<ProcessFacts, 'argv' | 'env'>): string | null {
+function servedRunDir(facts: Pick<ProcessFacts, 'argv' | 'env'>): string | null {
   const { argv, env } = facts;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;

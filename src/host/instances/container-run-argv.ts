@@ -16,26 +16,26 @@ import type { ContainerEngine } from '../../transport/container-engine.ts';
 import type { VolumeSpec } from './run-image-options.ts';
 
 /** Where things are inside the container. */
-export const CONTAINER_RUN_DIR = '/jackin/run';
-export const CONTAINER_WORKSPACE = '/workspace';
-export const CONTAINER_NODE = '/opt/jackin/node';
-export const CONTAINER_PACKAGE = '/opt/jackin/pkg';
+const CONTAINER_RUN_DIR = '/jackin/run';
+const CONTAINER_WORKSPACE = '/workspace';
+const CONTAINER_NODE = '/opt/jackin/node';
+const CONTAINER_PACKAGE = '/opt/jackin/pkg';
 /** Holds the `jackin-capsule` shim (container-bin/ in the package), put first on the container's PATH. */
-export const CONTAINER_BIN = `${CONTAINER_PACKAGE}/container-bin`;
+const CONTAINER_BIN = `${CONTAINER_PACKAGE}/container-bin`;
 /**
  * The browser shims (container-bin/browser/ in the package: jackin-browser, xdg-open, sensible-browser,
  * www-browser), each `jackin-capsule open-url`: put on the container's PATH, and BROWSER names the first.
  */
-export const CONTAINER_BROWSER_BIN = `${CONTAINER_BIN}/browser`;
-export const CONTAINER_BROWSER = `${CONTAINER_BROWSER_BIN}/jackin-browser`;
+const CONTAINER_BROWSER_BIN = `${CONTAINER_BIN}/browser`;
+const CONTAINER_BROWSER = `${CONTAINER_BROWSER_BIN}/jackin-browser`;
 /**
  * The clipboard shims (container-bin/clipboard/ in the package: xclip, xsel, wl-copy, wl-paste, pbcopy,
  * pbpaste), each `jackin-capsule clipboard`: a write is a copy offer, a read answers the image last pasted.
  * First on the container's PATH, before any real tool in the image (which would reach no display).
  */
-export const CONTAINER_CLIPBOARD_BIN = `${CONTAINER_BIN}/clipboard`;
+const CONTAINER_CLIPBOARD_BIN = `${CONTAINER_BIN}/clipboard`;
 /** The operator's terminal identity besides TERM, passed by name to the program when set (docs/guide.md). */
-export const TERMINAL_IDENTITY_ENV = ['COLORTERM', 'TERM_PROGRAM', 'TERM_PROGRAM_VERSION'] as const;
+const TERMINAL_IDENTITY_ENV = ['COLORTERM', 'TERM_PROGRAM', 'TERM_PROGRAM_VERSION'] as const;
 /**
  * The TERMINAL_IDENTITY_ENV variables of `env` to pass (set and not empty), except a TERM_PROGRAM (and its
  * version) that names the operator's multiplexer: the program's terminal is jackin's, not tmux.

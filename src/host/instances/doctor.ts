@@ -17,7 +17,7 @@ import { bellWanted, createNotifier, effectiveNotifyMode } from '../platform/not
 import { inertText } from '../../ui/inert-text.ts';
 import { probeEngines, type EngineProbe } from '../../transport/container-engine.ts';
 
-export type CheckStatus = 'ok' | 'warning' | 'error';
+type CheckStatus = 'ok' | 'warning' | 'error';
 
 export interface Check {
   /** What was checked: clipboard, opener, downloads, keys, engines, instance:<name>. */
@@ -30,10 +30,10 @@ export interface Check {
 }
 
 /** A clipboard probe must answer quickly; a stuck clipboard owner is itself a finding. */
-export const DOCTOR_PROBE_TIMEOUT_MS = 3000;
+const DOCTOR_PROBE_TIMEOUT_MS = 3000;
 
 /** The first executable named `name` on PATH, or null. */
-export function onPath(name: string, env: NodeJS.ProcessEnv = process.env): string | null {
+function onPath(name: string, env: NodeJS.ProcessEnv = process.env): string | null {
   if (isAbsolute(name)) return existsSync(name) ? name : null;
   for (const dir of (env['PATH'] ?? '').split(delimiter)) {
     if (dir === '') continue;
@@ -149,7 +149,7 @@ function checkOpener(env: NodeJS.ProcessEnv): Check {
 }
 
 /** Which desktop notifier program notifications would use (JACKIN_NOTIFY, JACKIN_NOTIFIER), without showing one. */
-export function checkNotifier(env: NodeJS.ProcessEnv): Check {
+function checkNotifier(env: NodeJS.ProcessEnv): Check {
   let notifier;
   let mode;
   try {
@@ -237,7 +237,7 @@ async function checkInstances(env: NodeJS.ProcessEnv): Promise<Check[]> {
 }
 
 /** Pure: the engines check from what each engine said (`jackin run --image` needs one that answers). */
-export function engineCheck(probes: readonly EngineProbe[]): Check {
+function engineCheck(probes: readonly EngineProbe[]): Check {
   const say = (p: EngineProbe): string =>
     !p.installed ? `${p.engine} not installed` : p.version !== null ? `${p.engine} ${p.version} answers` : `${p.engine} installed, its engine does not answer (${p.problem ?? 'no reply'})`;
   const detail = probes.map(say).join('; ');

@@ -1,21 +1,19 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readFileSync, statSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { JackinError } from '../../errors.ts';
 import { ENV_FILE_LINE_MAX_BYTES, envFileText, privateParent, writePrivateEnvFile } from './private-env-file.ts';
 import { parseEnvFile } from './run-image-options.ts';
+import { testDir } from '../../../test/helpers/test-run.ts';
 
 const SECRET = 'sk-ant-api03-very-secret-value';
 
 function scratch(t: TestContext): string {
-  const dir = realpathSync(mkdtempSync(join(tmpdir(), 'jackin-penv-')));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
+  return testDir(t, 'jackin-penv-');
 }
 
 function refused(fn: () => unknown): JackinError {

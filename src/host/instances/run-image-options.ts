@@ -51,7 +51,7 @@ function badEnv(message: string): JackinError {
  * (`ghp_` and 36 characters) and key-id-like (`AKIA` and 16) values match neither.
  */
 export function nameForError(name: string, hostEnv: NodeJS.ProcessEnv): string {
-  if (Object.prototype.hasOwnProperty.call(hostEnv, name) && hostEnv[name] !== undefined) return name;
+  if (Object.hasOwn(hostEnv, name) && hostEnv[name] !== undefined) return name;
   const upper = /^[A-Z][A-Z0-9]{0,15}(?:_[A-Z0-9]{1,16})*$/.test(name);
   const usual = name.length <= 64 && upper && (name.includes('_') || name.length <= 12);
   return usual ? name : `a name of ${[...name].length} characters (not shown: it may be a value)`;

@@ -5,7 +5,7 @@
  */
 
 /** Put before a program title that starts like jackin's. */
-export const PROGRAM_TITLE_MARK = 'program: ';
+const PROGRAM_TITLE_MARK = 'program: ';
 
 /** Letters that look like Latin ones and that Unicode normalisation keeps apart (a cheap, partial table). */
 const LOOKALIKES: Readonly<Record<string, string>> = {

@@ -11,7 +11,7 @@ const CONTEXT: AttachContext = { v: 1 };
 /** kind u8 + request id u64 + context length u16 + context + format u8: what an AttachControl image adds. */
 const CONTROL_IMAGE_OVERHEAD = 1 + 8 + 2 + Buffer.byteLength(JSON.stringify(CONTEXT)) + 1;
 /** Largest image sent as one AttachControl ClipboardImage frame; larger ones go chunked. */
-export const SINGLE_FRAME_MAX_BYTES = Math.min(MAX_SINGLE_IMAGE_BYTES, LARGE_FRAME_CAP - CONTROL_IMAGE_OVERHEAD);
+const SINGLE_FRAME_MAX_BYTES = Math.min(MAX_SINGLE_IMAGE_BYTES, LARGE_FRAME_CAP - CONTROL_IMAGE_OVERHEAD);
 
 /** The frames of one image request, in order: [StageOnly], then one ClipboardImage or Start/Chunks/End. */
 export function* imageFrames(

@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { JackinError } from '../../errors.ts';
-import type { ClientFrame, Features, NoticeLevel, ServerFrame } from '../../protocol/index.ts';
+import type { ClientFrame, Features, ServerFrame } from '../../protocol/index.ts';
 import type { ClipboardContent, ClipboardReader } from '../platform/clipboard/types.ts';
 import { imageFrames, installPasteFeature, pasteFilePathsEnabled, pasteImagePathsEnabled } from './paste-feature.ts';
 import { InputScanner } from '../terminal/input-scan.ts';

@@ -92,9 +92,9 @@ export type PasteOutcome =
   | { kind: 'no-image' }
   | { kind: 'failed'; code: ErrorCode; message: string };
 
-export { imageFrames, SINGLE_FRAME_MAX_BYTES } from './image-frames.ts';
+export { imageFrames } from './image-frames.ts';
 
-export const DEFAULT_RESPONSE_TIMEOUT_MS = 30_000;
+const DEFAULT_RESPONSE_TIMEOUT_MS = 30_000;
 /** A pasted path that fails with one of these is ordinary text (no file, not a file, not an image). */
 const NOT_AN_IMAGE_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['E_PATH_NOT_FOUND', 'E_NOT_A_FILE', 'E_UNSUPPORTED_IMAGE', 'E_NO_CLIPBOARD_IMAGE', 'E_PATH_UNREADABLE']);
 const PASTE_START = Buffer.from('\x1b[200~');

@@ -26,9 +26,9 @@ import { ReplyReader, streamFailure, withConnection } from '../../transport/cont
 import type { StageSource } from './stage-source.ts';
 
 /** Silence longer than this fails the transfer (the capsule checks space before it replies). */
-export const STAGE_IDLE_TIMEOUT_MS = 60_000;
+const STAGE_IDLE_TIMEOUT_MS = 60_000;
 /** Bytes allowed to wait in the connection's send buffer before the next chunk is read. */
-export const STAGE_SEND_QUEUE_BYTES = 8 * 1024 * 1024;
+const STAGE_SEND_QUEUE_BYTES = 8 * 1024 * 1024;
 
 export interface StageClientOptions {
   /** Opens a new connection to the capsule (never the attach connection itself). */

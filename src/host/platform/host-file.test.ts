@@ -1,15 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { lstatSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { lstatSync, mkdirSync, readdirSync, realpathSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { JackinError } from '../../errors.ts';
 import { confirmedRealPath, openExact, resolveHostPath, sameFileSpelledOtherwise } from './host-file.ts';
+import { testDir } from '../../../test/helpers/test-run.ts';
 
 function tempDir(t: { after: (fn: () => void) => void }): string {
-  const dir = realpathSync(mkdtempSync(join(tmpdir(), 'jackin-host-file-')));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
+  return testDir(t, 'jackin-host-file-');
 }
 
 const code = (c: string) => (e: unknown) => e instanceof JackinError && e.code === c;

@@ -21,11 +21,11 @@ import { detectWsl } from './clipboard/select.ts';
 import { splitShellWords } from './shell-words.ts';
 
 /** How long a notifier may run before it counts as failed (notify-send waits for the service's reply). */
-export const NOTIFIER_TIMEOUT_MS = 10_000;
+const NOTIFIER_TIMEOUT_MS = 10_000;
 /** Stderr kept for the error message. */
 const MAX_STDERR_BYTES = 2048;
 /** The application name notifications carry (notify-send --app-name): they are the program's, not jackin's. */
-export const NOTIFY_APP_NAME = 'jackin (program)';
+const NOTIFY_APP_NAME = 'jackin (program)';
 /** The AppUserModelID of Windows PowerShell: toasts from an unregistered id are dropped silently. */
 const POWERSHELL_APP_ID = '{1AC14E77-02E7-4E5D-B744-2EB1AE5198B7}\\WindowsPowerShell\\v1.0\\powershell.exe';
 
@@ -153,7 +153,7 @@ export function notifierCommand(choice: NotifierChoice, title: string, body: str
 }
 
 /** A short name for notices, the log and doctor. */
-export function notifierName(choice: NotifierChoice): string {
+function notifierName(choice: NotifierChoice): string {
   switch (choice.kind) {
     case 'notify-send':
       return 'notify-send';
@@ -180,7 +180,7 @@ export interface Notifier {
 }
 
 /** Whether `file` is an executable on PATH (or a path to one). */
-export function onPathIn(env: Readonly<Record<string, string | undefined>>): (file: string) => boolean {
+function onPathIn(env: Readonly<Record<string, string | undefined>>): (file: string) => boolean {
   return (file) => {
     const candidates = file.includes('/') ? [file] : (env['PATH'] ?? '').split(delimiter).filter((d) => d !== '').map((d) => join(d, file));
     return candidates.some((p) => {

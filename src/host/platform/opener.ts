@@ -31,15 +31,15 @@ function importOpen(): Promise<typeof OpenPackage> {
  * How long to wait for the launcher to exit before assuming it launched. Some launchers run the
  * browser in the foreground when none is running yet (xdg-open → firefox), and would never exit.
  */
-export const OPENER_SETTLE_MS = 10_000;
+const OPENER_SETTLE_MS = 10_000;
 /** Bytes of the opener's stderr kept for the error message. */
 const MAX_STDERR_BYTES = 2048;
 
-export type FileOpenAction = 'open' | 'reveal';
+type FileOpenAction = 'open' | 'reveal';
 /** What an opener was asked to do; passed to JACKIN_OPENER as JACKIN_OPEN_ACTION. */
-export type OpenAction = 'url' | FileOpenAction;
+type OpenAction = 'url' | FileOpenAction;
 
-export interface OpenResult {
+interface OpenResult {
   /** The command that ran, for the notice (`xdg-open`, or JACKIN_OPENER's first word). */
   readonly command: string;
   /** 'exited' when it exited with status 0; 'running' when it was still running after the settle time. */

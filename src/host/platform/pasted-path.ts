@@ -8,7 +8,7 @@
 import { parsePastedPaths } from './pasted-paths.ts';
 
 /** A pasted path is short; a longer paste is text, and we do not spend time parsing it. */
-export const MAX_PASTED_PATH_BYTES = 4096;
+const MAX_PASTED_PATH_BYTES = 4096;
 
 /** The decoded absolute path the paste names, or null. */
 export function parsePastedPath(content: Buffer | string): string | null {

@@ -14,7 +14,7 @@ import { shellWords, type ShellWord } from './shell-words.ts';
 /** How one path was written: the style of its first quoted part, or a file URL. */
 export type PathQuoting = 'plain' | 'single' | 'double' | 'uri';
 
-export interface PastedPathWord {
+interface PastedPathWord {
   /** UTF-16 offsets of the word in `PastedPaths.text`. */
   readonly start: number;
   readonly end: number;
@@ -29,9 +29,9 @@ export interface PastedPaths {
 }
 
 /** A drop of many files is still a few KiB; a longer paste is text, and is not parsed. */
-export const MAX_PASTED_PATHS_BYTES = 64 * 1024;
+const MAX_PASTED_PATHS_BYTES = 64 * 1024;
 /** Most paths one paste may name. */
-export const MAX_PASTED_PATHS = 64;
+const MAX_PASTED_PATHS = 64;
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 

@@ -10,9 +10,9 @@ import { UNSAFE_CHARS } from '../../ui/inert-text.ts';
 /** Longest name most filesystems accept, in UTF-8 bytes. */
 export const MAX_NAME_BYTES = 255;
 /** Longest extension kept whole when a name must be shortened. */
-export const MAX_EXTENSION_BYTES = 32;
+const MAX_EXTENSION_BYTES = 32;
 /** Name used when nothing usable is left. */
-export const FALLBACK_NAME = 'export';
+const FALLBACK_NAME = 'export';
 
 // Characters Windows refuses in names (the host may be Windows or WSL writing to a Windows drive).
 const WINDOWS_CHARS = /[<>:"|?*]/g;
@@ -54,7 +54,7 @@ export function sanitizeExportName(raw: string): string {
 }
 
 /** Extension every directory export is published with. */
-export const ARCHIVE_EXTENSION = '.tar.zst';
+const ARCHIVE_EXTENSION = '.tar.zst';
 
 /**
  * The name an export is published under. Its extension, which decides what "open" would run, comes from

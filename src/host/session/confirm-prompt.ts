@@ -33,7 +33,7 @@ export interface ConfirmRequest {
 export type ConfirmKey = 'confirm' | 'cancel' | 'ignore';
 
 /** Lines the target may take; a longer one ends with how much is left out. */
-export const MAX_TARGET_LINES = 6;
+const MAX_TARGET_LINES = 6;
 
 const BORDER = '\x1b[0;33m';
 const BODY = '\x1b[0;37;40m';

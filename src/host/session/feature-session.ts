@@ -27,7 +27,7 @@ import type { FilterEvent } from '../terminal/terminal-filter/context.ts';
 import type { HostNeeds, ProgramModes } from '../terminal/terminal-filter/modes.ts';
 
 /** A subscription point: call it with a listener, dispose the result to unsubscribe. */
-export type Event<T> = Emitter<T>['event'];
+type Event<T> = Emitter<T>['event'];
 
 /** Something a feature does with an input event it claimed; return false to let the bytes through. */
 export type InputHook = (ev: InputEvent) => boolean;

@@ -7,7 +7,7 @@
 import { performance } from 'node:perf_hooks';
 
 /** How long after a gesture a capsule frame may still answer it: a palette round trip plus a slow link. */
-export const DEFAULT_GESTURE_WINDOW_MS = 3000;
+const DEFAULT_GESTURE_WINDOW_MS = 3000;
 /** Gestures remembered at once; older ones are forgotten (a person does not click faster than this). */
 const MAX_PENDING_GESTURES = 16;
 
@@ -72,7 +72,7 @@ export type HostRequestKind = 'open' | 'export' | 'clipboard';
  * so the host cannot know which action it led to) may be answered by any one request; a modifier-click by an
  * open or an export, never by a clipboard read.
  */
-export const GESTURE_AUTHORISES: Readonly<Record<'palette-key' | 'click', readonly HostRequestKind[]>> = {
+const GESTURE_AUTHORISES: Readonly<Record<'palette-key' | 'click', readonly HostRequestKind[]>> = {
   'palette-key': ['open', 'export', 'clipboard'],
   click: ['open', 'export'],
 };
@@ -82,7 +82,7 @@ export const GESTURE_AUTHORISES: Readonly<Record<'palette-key' | 'click', readon
  * palette key only after the operator found the action in the capsule's palette; a click's open or export
  * follows at once.
  */
-export const UPSTREAM_REQUEST_WINDOW_MS: Readonly<Record<HostRequestKind, number>> = {
+const UPSTREAM_REQUEST_WINDOW_MS: Readonly<Record<HostRequestKind, number>> = {
   open: DEFAULT_GESTURE_WINDOW_MS,
   export: DEFAULT_GESTURE_WINDOW_MS,
   clipboard: 15_000,

@@ -14,7 +14,7 @@ import { createRateLimiter, type RateLimiter } from '../platform/rate-limiter.ts
 /** Container notices accepted: at most this many in any window; the rest are dropped (and counted). */
 export const CONTAINER_NOTICE_RATE = { max: 10, windowMs: 10_000 } as const;
 /** Container notices kept waiting at most; a newer one replaces the oldest waiting. */
-export const CONTAINER_NOTICE_QUEUE_MAX = 4;
+const CONTAINER_NOTICE_QUEUE_MAX = 4;
 
 export type NoticeSource = 'host' | 'container';
 

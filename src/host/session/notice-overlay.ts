@@ -14,7 +14,7 @@ import type { HostTerminal } from '../terminal/terminal.ts';
 import type { ModalStack } from './modal-stack.ts';
 
 /** After the screen under the overlay changed (a resize, the palette closed), the notice is redrawn this long after. */
-export const NOTICE_REDRAW_MS = 30;
+const NOTICE_REDRAW_MS = 30;
 
 export interface NoticeOverlayOptions {
   /** `hostColours`: the operator's colours while a notice is up (the program's put back after). */

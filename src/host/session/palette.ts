@@ -16,12 +16,12 @@ import { decodeKeyEnds, type Key } from '../terminal/keys.ts';
 import { cutColumns, padColumns, textWidth } from '../../ui/inert-text.ts';
 
 /** Width of the palette box (columns, borders included) when the screen has room and no entry needs more. */
-export const PALETTE_MAX_WIDTH = 64;
+const PALETTE_MAX_WIDTH = 64;
 /**
  * Widest the box grows for a longer entry ("Open offered link: http://localhost:7803/ (forwards port 7803)"
  * is 62 columns); a title longer still is cut, and its entry then counts as not shown whole.
  */
-export const PALETTE_WIDEST = 80;
+const PALETTE_WIDEST = 80;
 /** Columns of an entry's row besides its title: inside the borders, a space, the key column and a space. */
 const ENTRY_COLUMNS = 1 + 7 + 1;
 /** Longest action title shown whole in a box of the usual width. */
@@ -41,7 +41,7 @@ export interface PaletteAction {
 }
 
 /** An entry's title as drawn in `columns`: cut (with …) so that its suffix always shows whole. */
-export function entryTitle(a: Pick<PaletteAction, 'title' | 'suffix'>, columns: number): { text: string; whole: boolean } {
+function entryTitle(a: Pick<PaletteAction, 'title' | 'suffix'>, columns: number): { text: string; whole: boolean } {
   const suffix = a.suffix ?? '';
   const room = Math.max(1, columns - textWidth(suffix));
   const whole = textWidth(a.title) <= room;
@@ -61,7 +61,7 @@ interface PromptState {
   cursor: number;
 }
 
-export const PALETTE_KEY_LABEL = 'Ctrl+\\';
+const PALETTE_KEY_LABEL = 'Ctrl+\\';
 
 export class Palette {
   private actions: PaletteAction[] = [];

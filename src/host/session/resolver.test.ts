@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FakeFeatureSession as FakeSession } from '../../../test/helpers/fake-feature-session.ts';
-import type { ClientFrame, ServerFrame } from '../../protocol/index.ts';
+import type { ServerFrame } from '../../protocol/index.ts';
 import { requestResolve } from './resolver.ts';
 
 test('host resolver: sends Resolve and answers with the Resolved carrying its id only', async () => {

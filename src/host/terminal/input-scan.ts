@@ -12,12 +12,12 @@
  * A little over 350 lines: one tokenizer whose modes (keys, pastes, terminal replies) share its buffers.
  */
 import { JackinError } from '../../errors.ts';
-import { DEFAULT_PALETTE_KEY, DEFAULT_PASTE_KEY, matchesKey, parseCsiU, parseKeySpec, parseModifyOtherKeys, type KeyEncoding, type KeyReport, type KeySpec } from './trigger-keys.ts';
+import { DEFAULT_PALETTE_KEY, DEFAULT_PASTE_KEY, matchesKey, parseCsiU, parseKeySpec, parseModifyOtherKeys, type KeyEncoding, type KeySpec } from './trigger-keys.ts';
 import { reportFromCode, type MouseReport } from './mouse-report.ts';
 import { classifyCsiReply, heldAsStringReply, ReplyExpectations, scanStringReply, stringReplyRest, type ReplyKind } from './terminal-filter/replies.ts';
 
 
-export { DEFAULT_PALETTE_KEY, DEFAULT_PASTE_KEY, parseKeySpec, type KeyEncoding, type KeySpec } from './trigger-keys.ts';
+export { parseKeySpec, type KeySpec } from './trigger-keys.ts';
 
 export type InputEvent =
   | { type: 'bytes'; bytes: Buffer }
@@ -30,7 +30,7 @@ export type InputEvent =
   | ({ type: 'mouse'; raw: Buffer } & MouseReport);
 
 /** A paste longer than this is forwarded as it streams instead of being held for path detection. */
-export const DEFAULT_MAX_PASTE_BYTES = 1024 * 1024;
+const DEFAULT_MAX_PASTE_BYTES = 1024 * 1024;
 /** A CSI sequence longer than this is not one we recognise; its bytes pass through. */
 const MAX_CSI_BYTES = 64;
 const ESC = 0x1b;
@@ -313,7 +313,7 @@ export class InputScanner {
       }
     }
     const key = final === 'u' ? parseCsiU(params) : final === '~' ? parseModifyOtherKeys(params) : null;
-    if (key !== null && key.ctrlOnly && key.press) {
+    if (key?.ctrlOnly && key.press) {
       if (this.#pasteKey !== null && matchesKey(this.#pasteKey, key.codepoint)) {
         this.#emit({ type: 'paste-key', source: key.encoding, raw: Buffer.from(seq) });
         return;

@@ -8,7 +8,7 @@ import type { ConfirmRedirect } from '../host-file.ts';
 import { readImageFile } from './read-image-file.ts';
 import type { ClipboardBackendName, ClipboardContent, ClipboardReader } from './types.ts';
 
-export type ImageOrigin =
+type ImageOrigin =
   | { kind: 'clipboard'; backend: ClipboardBackendName; mimeType: string; offered: readonly string[] }
   | { kind: 'file'; backend: ClipboardBackendName; path: string };
 

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import type { ImageFormat } from '../../../protocol/frames.ts';
 
 /** MIME spellings per format, in order of preference: png > jpeg > gif > webp > tiff. */
-export const IMAGE_TYPE_PREFERENCE: ReadonlyArray<readonly [ImageFormat, readonly string[]]> = [
+const IMAGE_TYPE_PREFERENCE: ReadonlyArray<readonly [ImageFormat, readonly string[]]> = [
   ['png', ['image/png']],
   ['jpeg', ['image/jpeg', 'image/jpg', 'image/pjpeg']],
   ['gif', ['image/gif']],
@@ -12,10 +12,10 @@ export const IMAGE_TYPE_PREFERENCE: ReadonlyArray<readonly [ImageFormat, readonl
 ];
 
 /** Types that carry a list of copied files (a file manager's copy). */
-export const FILE_LIST_TYPES = ['x-special/gnome-copied-files', 'text/uri-list'] as const;
+const FILE_LIST_TYPES = ['x-special/gnome-copied-files', 'text/uri-list'] as const;
 
 /** Text types for the clipboard-path action, best first. */
-export const TEXT_TYPES = ['text/plain;charset=utf-8', 'UTF8_STRING', 'text/plain', 'STRING'] as const;
+const TEXT_TYPES = ['text/plain;charset=utf-8', 'UTF8_STRING', 'text/plain', 'STRING'] as const;
 
 const bare = (t: string): string => t.split(';')[0]!.trim().toLowerCase();
 

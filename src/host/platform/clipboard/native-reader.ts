@@ -19,7 +19,7 @@ import type { ClipboardContent, ClipboardReader, ReadLimits } from './types.ts';
 const MAX_JSON_BYTES = 64 * 1024;
 
 /** native/ at the package root. */
-export const NATIVE_DIR = join(PACKAGE_ROOT, 'native');
+const NATIVE_DIR = join(PACKAGE_ROOT, 'native');
 export const MACOS_HELPER = join(NATIVE_DIR, 'macos-clipboard.js');
 export const WINDOWS_HELPER = join(NATIVE_DIR, 'windows-clipboard.ps1');
 

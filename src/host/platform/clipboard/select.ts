@@ -29,9 +29,9 @@ export interface ChoiceInput {
 }
 
 /** Reading a large image through a helper takes well under a second; a stuck owner must not hang Ctrl+V. */
-export const DEFAULT_CLIPBOARD_TIMEOUT_MS = 10_000;
+const DEFAULT_CLIPBOARD_TIMEOUT_MS = 10_000;
 
-export const DEFAULT_READ_LIMITS: ReadLimits = {
+const DEFAULT_READ_LIMITS: ReadLimits = {
   timeoutMs: DEFAULT_CLIPBOARD_TIMEOUT_MS,
   maxBytes: DEFAULT_MAX_IMAGE_BYTES,
 };

@@ -7,7 +7,7 @@
 export type ClipboardBackendName = 'xclip' | 'wl-paste' | 'macos' | 'windows' | 'none' | 'command' | 'unavailable';
 
 /** Image bytes exactly as the clipboard owner served them, not yet validated. */
-export interface ClipboardImage {
+interface ClipboardImage {
   kind: 'image';
   bytes: Buffer;
   /** The type the bytes were requested as (a MIME type, or a helper's format hint), for notices only. */
@@ -17,7 +17,7 @@ export interface ClipboardImage {
 }
 
 /** A copied file (`text/uri-list`, `x-special/gnome-copied-files`, a macOS file URL, a Windows file drop). */
-export interface ClipboardFile {
+interface ClipboardFile {
   kind: 'file';
   /** Absolute host path of the first copied file; the caller reads the file, never its icon. */
   path: string;

@@ -12,7 +12,7 @@ import { XCLIP_INSTALL, WL_PASTE_INSTALL } from './argv.ts';
 import { chooseBackend, detectWsl, type BackendChoice } from './select.ts';
 
 /** A stuck helper must not hold the action forever. */
-export const WRITE_TIMEOUT_MS = 10_000;
+const WRITE_TIMEOUT_MS = 10_000;
 
 export interface ClipboardTextWriter {
   /** The backend's name, for notices ("xclip", "your terminal (OSC 52)"). */

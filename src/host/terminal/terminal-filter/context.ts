@@ -29,7 +29,7 @@ export type FilterEvent =
   /** A sequence the policy removed (for --verbose diagnostics); `what` is a fixed label, never program text. */
   | { type: 'dropped'; what: string };
 
-export type NotificationSource = 'osc9' | 'osc99' | 'osc777' | 'bell';
+type NotificationSource = 'osc9' | 'osc99' | 'osc777' | 'bell';
 
 export interface TerminalFilterOptions {
   /** Program notifications (OSC 9/99/777), made inert and rate limited; false drops them (JACKIN_NOTIFY=deny). */

@@ -54,18 +54,20 @@ const FAST_CSI_MAX = 64;
 const C2_BYTE = Buffer.from([0xc2]);
 const ST_BYTES = Buffer.from('\x1b\\', 'latin1');
 
-const enum St {
-  Ground,
-  Esc,
-  EscInt,
-  Csi,
-  CsiIgnore,
-  DcsHeader,
-  ApcFirst,
-  Osc,
-  StrDiscard,
-  StrPass,
-}
+/** The filter's states (the numbers the `const enum` this was gave them). */
+const St = {
+  Ground: 0,
+  Esc: 1,
+  EscInt: 2,
+  Csi: 3,
+  CsiIgnore: 4,
+  DcsHeader: 5,
+  ApcFirst: 6,
+  Osc: 7,
+  StrDiscard: 8,
+  StrPass: 9,
+} as const;
+type St = (typeof St)[keyof typeof St];
 
 export class TerminalFilter implements FilterContext {
   readonly notify: boolean;
@@ -87,7 +89,7 @@ export class TerminalFilter implements FilterContext {
   #hostNeeds: HostNeeds;
   #applied: ComposedModes;
 
-  #state = St.Ground;
+  #state: St = St.Ground;
   // UTF-8 decoding state (ground and strings): continuation bytes still due, the range of the next one,
   // and whether the lead byte was 0xC2 (so a next byte 0x80-0x9F makes a C1 control).
   #need = 0;

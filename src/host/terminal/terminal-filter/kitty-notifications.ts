@@ -18,9 +18,9 @@ export const MAX_PENDING_IDS = 8;
 /** A notification whose next chunk does not come within this time is dropped. */
 export const PENDING_MAX_MS = 30_000;
 /** Metadata pairs read at most; more makes the sequence malformed. */
-export const MAX_METADATA_PAIRS = 32;
+const MAX_METADATA_PAIRS = 32;
 /** Longest id kept (kitty's ids are short words). */
-export const MAX_ID_LENGTH = 64;
+const MAX_ID_LENGTH = 64;
 
 /**
  * kitty's metadata grammar: a key is one letter, a value a word of these characters; also `?` (its own

@@ -8,7 +8,7 @@
 
 /** Mouse tracking modes a program may ask for (X10, normal, button-event, any-event). */
 export type MouseTracking = 0 | 9 | 1000 | 1002 | 1003;
-export type AltScreenMode = 0 | 47 | 1047 | 1049;
+type AltScreenMode = 0 | 47 | 1047 | 1049;
 
 /** The composed modes, as the program asked for them. */
 export interface ProgramModes {

@@ -208,7 +208,7 @@ const OFFER_CONTROLS = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]/g;
  * tab, line feed and carriage return, so a copied text can never carry an escape sequence (a bracketed
  * paste end, palette keys) into a later paste. `removed` counts what was taken out.
  */
-export function offerableText(text: string): { text: string; removed: number } {
+function offerableText(text: string): { text: string; removed: number } {
   let removed = 0;
   const out = text.replace(OFFER_CONTROLS, () => {
     removed++;

@@ -22,7 +22,7 @@ export type ReplyKind =
 /** Replies each kind may have outstanding; a query flood cannot make the host accept a reply flood. */
 export const MAX_PENDING_REPLIES = 32;
 /** Longest string reply (DCS/OSC/APC...) held on the input before it is discarded as a whole. */
-export const MAX_STRING_REPLY_BYTES = 64 * 1024;
+const MAX_STRING_REPLY_BYTES = 64 * 1024;
 
 /**
  * How long a reply stays due after its query. Terminals answer within milliseconds, or never (a query they do

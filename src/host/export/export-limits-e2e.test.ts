@@ -12,7 +12,6 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, u
 import { createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { pollUntil } from '../../../test/helpers/poll.ts';
 import { hasCode } from '../../errors.ts';
 import { ControlMessageDecoder, encodeControlMessage, encodeServerFrame } from '../../protocol/index.ts';
@@ -20,8 +19,8 @@ import { connectSocket, socketTransport } from '../../transport/socket.ts';
 import { socketAddress } from '../../transport/socket-address.ts';
 import { exportFile } from './export-client.ts';
 import { DEFAULT_HOST_EXPORT_CAP, hostExportCap, removeStalePartials, STALE_PARTIAL_AGE_MS } from './export-sink.ts';
+import { JACKIN_BIN } from '../../../test/helpers/jackin-cli.ts';
 
-const JACKIN = fileURLToPath(new URL('../../../bin/jackin.js', import.meta.url));
 const body = Buffer.from('hello export\n');
 const digest = createHash('sha256').update(body).digest();
 
@@ -157,7 +156,7 @@ test('after kill -9 of jackin export, the next export into the directory removes
   let slow = true;
   const f = await fakeCapsule(t, (s, req) => (slow ? trickle(s, req) : answerAs('a.txt')(s, req)));
   const env = { ...process.env, JACKIN_HOME: f.home };
-  const child = spawn(process.execPath, [JACKIN, 'export', '--from', 'fake', '--to', f.dest, 'big.bin'], { env, stdio: 'ignore' });
+  const child = spawn(process.execPath, [JACKIN_BIN, 'export', '--from', 'fake', '--to', f.dest, 'big.bin'], { env, stdio: 'ignore' });
   t.after(() => child.kill('SIGKILL'));
   const partial = await pollUntil('jackin export to create its partial file', () => {
     if (child.exitCode !== null) throw new Error(`jackin export exited with ${child.exitCode} before writing`);

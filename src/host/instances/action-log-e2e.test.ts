@@ -1,19 +1,16 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { actionLogPath, appendAction, formatActions, readActions } from './action-log.ts';
+import { JACKIN_BIN } from '../../../test/helpers/jackin-cli.ts';
+import { testDir } from '../../../test/helpers/test-run.ts';
 
-const JACKIN = fileURLToPath(new URL('../../../bin/jackin.js', import.meta.url));
 const HOSTILE = 'x\x1b]52;c;eA==\x07\u009b2J\x1b[31m';
 
 function home(t: { after: (f: () => void) => void }): string {
-  const h = mkdtempSync(join(tmpdir(), 'jackin-log-'));
-  t.after(() => rmSync(h, { recursive: true, force: true }));
-  return h;
+  return testDir(t, 'jackin-log-');
 }
 
 test('appendAction writes one JSON line per record to a 0600 file in a 0700 directory, appending only', async (t) => {
@@ -47,7 +44,7 @@ test('jackin log shows time, instance, action, result and target inert; --json r
   writeFileSync(actionLogPath(h), 'not json\n', { flag: 'a' });
   const run = (args: string[]) =>
     new Promise<string>((resolve, reject) =>
-      execFile(process.execPath, [JACKIN, 'log', ...args], { env: { ...process.env, JACKIN_HOME: h } }, (e, out) => (e ? reject(e) : resolve(out))),
+      execFile(process.execPath, [JACKIN_BIN, 'log', ...args], { env: { ...process.env, JACKIN_HOME: h } }, (e, out) => (e ? reject(e) : resolve(out))),
     );
   const all = await run([]);
   assert.equal(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/u.test(all), false, all);
