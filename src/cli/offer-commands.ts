@@ -37,7 +37,7 @@ async function openUrlCommand(url: string, runDir: string): Promise<void> {
 }
 
 /** Offers a file; a relative path resolves against `cwd`. */
-export async function offerFileCommand(path: string, runDir: string, cwd: string = process.cwd()): Promise<void> {
+async function offerFileCommand(path: string, runDir: string, cwd: string = process.cwd()): Promise<void> {
   await send(runDir, OFFER_FILE_METHOD, { path: resolve(cwd, path) });
 }
 

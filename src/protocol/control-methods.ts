@@ -16,7 +16,7 @@ import { MiB } from './limits.ts';
 export type ControlRequestObject = Readonly<Record<string, unknown>>;
 
 /** The capsule's reading of a request: its params, or the refusal to answer (`{"ok":false,code,message}`). */
-export type ParamsCheck<P> = { readonly ok: true; readonly params: P } | { readonly ok: false; readonly code: ErrorCode; readonly message: string };
+type ParamsCheck<P> = { readonly ok: true; readonly params: P } | { readonly ok: false; readonly code: ErrorCode; readonly message: string };
 
 /** A method that takes nothing but its name. */
 export type NoParams = Readonly<Record<never, never>>;
@@ -211,7 +211,7 @@ export const OFFERS_METHOD: ControlMethod<'offers', NoParams, OffersReply> = {
 // ---- clipboard-image ----------------------------------------------------------------------------------
 
 /** The most pasted text the `clipboard-image` reply carries, in UTF-8 bytes (before base64). */
-export const MAX_CLIPBOARD_TEXT_BYTES = 1 * MiB;
+const MAX_CLIPBOARD_TEXT_BYTES = 1 * MiB;
 
 /** What the capsule sends: the staged image's name and MIME type, the pasted text in base64. */
 export interface ClipboardImageReply {

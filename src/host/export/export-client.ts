@@ -32,7 +32,7 @@ const FILE_EXPORT_CHUNK_FRAME_BYTES = capForTag(SERVER_TAGS.FileExportChunk);
 const EXPORT_CHUNK_DATA_BYTES = 1024 * 1024;
 
 /** Silence on the connection longer than this fails the export. Generous: a directory is archived before the reply. */
-export const EXPORT_IDLE_TIMEOUT_MS = 5 * 60_000;
+const EXPORT_IDLE_TIMEOUT_MS = 5 * 60_000;
 /**
  * An export that, once bytes flow, moves less than `bytes` in any `windowMs` window before its end fails
  * with E_EXPORT_STALLED (a capsule trickling one byte every 2 s would otherwise hold a partial file open

@@ -98,7 +98,7 @@ export interface FeatureOverlay {
 }
 
 /** The session's life. */
-export interface SessionLifetime {
+interface SessionLifetime {
   /** Settles when the session ends. */
   readonly done: Promise<unknown>;
 }
