@@ -23,45 +23,45 @@ export function toDisposable(fn: () => void): Disposable {
 
 /** Holds Disposables and releases them together, newest first. Adding to a disposed store disposes at once. */
 export class DisposableStore implements Disposable {
-  private readonly items: Disposable[] = [];
-  private disposed = false;
+  readonly #items: Disposable[] = [];
+  #disposed = false;
 
   get isDisposed(): boolean {
-    return this.disposed;
+    return this.#disposed;
   }
 
   add<T extends Disposable>(item: T): T {
-    if (this.disposed) item.dispose();
-    else this.items.push(item);
+    if (this.#disposed) item.dispose();
+    else this.#items.push(item);
     return item;
   }
 
   dispose(): void {
-    if (this.disposed) return;
-    this.disposed = true;
-    for (const item of this.items.splice(0).reverse()) item.dispose();
+    if (this.#disposed) return;
+    this.#disposed = true;
+    for (const item of this.#items.splice(0).reverse()) item.dispose();
   }
 }
 
 /** A typed event source: `event(listener)` subscribes and returns the Disposable that unsubscribes. */
 export class Emitter<T> implements Disposable {
-  private readonly listeners = new Set<(value: T) => void>();
+  readonly #listeners = new Set<(value: T) => void>();
 
   readonly event = (listener: (value: T) => void): Disposable => {
-    this.listeners.add(listener);
-    return toDisposable(() => this.listeners.delete(listener));
+    this.#listeners.add(listener);
+    return toDisposable(() => this.#listeners.delete(listener));
   };
 
   fire(value: T): void {
-    for (const listener of [...this.listeners]) listener(value);
+    for (const listener of [...this.#listeners]) listener(value);
   }
 
   get hasListeners(): boolean {
-    return this.listeners.size > 0;
+    return this.#listeners.size > 0;
   }
 
   dispose(): void {
-    this.listeners.clear();
+    this.#listeners.clear();
   }
 }
 

@@ -38,24 +38,24 @@ const FEATURES = { ...OUR_FEATURES, resolve: 1, forward: 1, 'link-list': 1 };
 class OfferScript {
   answer: string | null = null;
   reads = 0;
-  private held: Array<(answer: string | null) => void> = [];
-  private holding = false;
+  #held: Array<(answer: string | null) => void> = [];
+  #holding = false;
 
   read(reply: (answer: string | null) => void): void {
     this.reads++;
-    if (this.holding) this.held.push(reply);
+    if (this.#holding) this.#held.push(reply);
     else reply(this.answer);
   }
 
   hold(): void {
-    this.holding = true;
+    this.#holding = true;
   }
 
   release(answer: string | null): void {
-    this.holding = false;
+    this.#holding = false;
     this.answer = answer;
-    const held = this.held;
-    this.held = [];
+    const held = this.#held;
+    this.#held = [];
     for (const reply of held) reply(answer);
   }
 }

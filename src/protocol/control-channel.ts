@@ -23,10 +23,10 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 /** Reads length-prefixed JSON messages from any slicing of the stream. Bytes after a message stay buffered
  * and can be taken with `takeRest()` when the connection switches to frames. */
 export class ControlMessageDecoder {
-  private buf: Buffer = Buffer.alloc(0);
+  #buf: Buffer = Buffer.alloc(0);
 
   push(chunk: Buffer): unknown[] {
-    this.buf = this.buf.length === 0 ? chunk : Buffer.concat([this.buf, chunk]);
+    this.#buf = this.#buf.length === 0 ? chunk : Buffer.concat([this.#buf, chunk]);
     const out: unknown[] = [];
     for (;;) {
       const m = this.next();
@@ -38,14 +38,14 @@ export class ControlMessageDecoder {
 
   /** Returns one complete message if buffered, without consuming more. */
   next(): { value: unknown } | undefined {
-    if (this.buf.length < 4) return undefined;
-    const len = this.buf.readUInt32BE(0);
+    if (this.#buf.length < 4) return undefined;
+    const len = this.#buf.readUInt32BE(0);
     if (len > MAX_CONTROL_MESSAGE_BYTES) {
       throw new ProtocolError(PROTOCOL_CODES.frameTooLarge, 'framing', `control message declares ${len} bytes, over ${MAX_CONTROL_MESSAGE_BYTES}`);
     }
-    if (this.buf.length < 4 + len) return undefined;
-    const body = this.buf.subarray(4, 4 + len);
-    this.buf = this.buf.subarray(4 + len);
+    if (this.#buf.length < 4 + len) return undefined;
+    const body = this.#buf.subarray(4, 4 + len);
+    this.#buf = this.#buf.subarray(4 + len);
     let text: string;
     try {
       text = utf8.decode(body);
@@ -60,12 +60,12 @@ export class ControlMessageDecoder {
   }
 
   get bufferedBytes(): number {
-    return this.buf.length;
+    return this.#buf.length;
   }
 
   takeRest(): Buffer {
-    const b = this.buf;
-    this.buf = Buffer.alloc(0);
+    const b = this.#buf;
+    this.#buf = Buffer.alloc(0);
     return b;
   }
 }

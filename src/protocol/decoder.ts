@@ -15,14 +15,14 @@ import { PROTOCOL_CODES, ProtocolError } from './protocol-error.ts';
 export type DecodeItem<F> = { ok: true; frame: F } | { ok: false; error: ProtocolError };
 
 export class FrameDecoder<F> {
-  private chunks: Buffer[] = [];
-  private length = 0;
+  #chunks: Buffer[] = [];
+  #length = 0;
   /** Header of the frame being read, once complete. */
-  private tag = -1;
-  private need = -1;
+  #tag = -1;
+  #need = -1;
   /** The declared payload length of that frame (`need` counts down as a streamed frame is delivered). */
-  private declared = -1;
-  private broken: ProtocolError | null = null;
+  #declared = -1;
+  #broken: ProtocolError | null = null;
 
   /**
    * `allocate` supplies the buffer for a payload that spans several pushed chunks (a payload inside one
@@ -34,65 +34,72 @@ export class FrameDecoder<F> {
    * in order, instead of once whole. The parts are views of the pushed chunks, never copied, and the
    * reader can act on the first bytes of a 256 KiB frame before its last ones were sent.
    */
+  readonly #decodePayload: (tag: number, payload: Buffer) => F;
+  readonly #allocate: (n: number) => Buffer;
+  readonly #streamed: { tag: number; frame: (part: Buffer) => F } | null;
   constructor(
-    private readonly decodePayload: (tag: number, payload: Buffer) => F,
-    private readonly allocate: (n: number) => Buffer = Buffer.allocUnsafe,
-    private readonly streamed: { tag: number; frame: (part: Buffer) => F } | null = null,
-  ) {}
+    decodePayload: (tag: number, payload: Buffer) => F,
+    allocate: (n: number) => Buffer = Buffer.allocUnsafe,
+    streamed: { tag: number; frame: (part: Buffer) => F } | null = null,
+  ) {
+    this.#decodePayload = decodePayload;
+    this.#allocate = allocate;
+    this.#streamed = streamed;
+  }
 
   /** The framing error that ended this stream, once one was found. */
   get failure(): ProtocolError | null {
-    return this.broken;
+    return this.#broken;
   }
 
   /** Bytes held while waiting for the rest of a frame (never more than a header plus the tag's cap). */
   get bufferedBytes(): number {
-    return this.length;
+    return this.#length;
   }
 
   push(chunk: Buffer): Array<DecodeItem<F>> {
-    if (this.broken) throw this.broken;
+    if (this.#broken) throw this.#broken;
     const out: Array<DecodeItem<F>> = [];
     if (chunk.length > 0) {
-      this.chunks.push(chunk);
-      this.length += chunk.length;
+      this.#chunks.push(chunk);
+      this.#length += chunk.length;
     }
     for (;;) {
-      if (this.need < 0) {
-        if (this.length < FRAME_HEADER_BYTES) break;
-        const header = this.take(FRAME_HEADER_BYTES);
+      if (this.#need < 0) {
+        if (this.#length < FRAME_HEADER_BYTES) break;
+        const header = this.#take(FRAME_HEADER_BYTES);
         const tag = header[0]!;
         const len = header.readUInt32BE(1);
         const cap = capForTag(tag);
         if (len > cap) {
-          this.broken = new ProtocolError(
+          this.#broken = new ProtocolError(
             PROTOCOL_CODES.frameTooLarge,
             'framing',
             `${tagName(tag)} frame declares ${len} bytes, over its cap of ${cap}`,
             { tag },
           );
-          this.chunks = [];
-          this.length = 0;
+          this.#chunks = [];
+          this.#length = 0;
           // Frames completed before the bad header in this same read are delivered (an ExitStatus followed
           // by garbage still tells the host the program's status); the error is thrown by the next call.
           if (out.length > 0) return out;
-          throw this.broken;
+          throw this.#broken;
         }
-        this.tag = tag;
-        this.need = len;
-        this.declared = len;
+        this.#tag = tag;
+        this.#need = len;
+        this.#declared = len;
       }
-      if (this.streamed !== null && this.tag === this.streamed.tag) {
-        if (!this.streamPart(out)) break;
+      if (this.#streamed !== null && this.#tag === this.#streamed.tag) {
+        if (!this.#streamPart(out)) break;
         continue;
       }
-      if (this.length < this.need) break;
-      const payload = this.take(this.need);
-      const tag = this.tag;
-      this.tag = -1;
-      this.need = -1;
+      if (this.#length < this.#need) break;
+      const payload = this.#take(this.#need);
+      const tag = this.#tag;
+      this.#tag = -1;
+      this.#need = -1;
       try {
-        out.push({ ok: true, frame: this.decodePayload(tag, payload) });
+        out.push({ ok: true, frame: this.#decodePayload(tag, payload) });
       } catch (e) {
         if (!(e instanceof ProtocolError)) throw e;
         out.push({ ok: false, error: e });
@@ -104,13 +111,13 @@ export class FrameDecoder<F> {
   /** Ends the stream: EOF exactly at a frame boundary is a clean close, anything else is truncation (or
    * the framing error already found). */
   end(): void {
-    if (this.broken) throw this.broken;
-    if (this.length > 0 || this.need >= 0) {
-      const what = this.need >= 0 ? `${tagName(this.tag)} frame (${this.length + this.declared - this.need} of ${this.declared} payload bytes)` : `frame header (${this.length} of 5 bytes)`;
-      this.broken = new ProtocolError(PROTOCOL_CODES.truncated, 'framing', `stream ended inside a ${what}`, {
-        ...(this.tag >= 0 ? { tag: this.tag } : {}),
+    if (this.#broken) throw this.#broken;
+    if (this.#length > 0 || this.#need >= 0) {
+      const what = this.#need >= 0 ? `${tagName(this.#tag)} frame (${this.#length + this.#declared - this.#need} of ${this.#declared} payload bytes)` : `frame header (${this.#length} of 5 bytes)`;
+      this.#broken = new ProtocolError(PROTOCOL_CODES.truncated, 'framing', `stream ended inside a ${what}`, {
+        ...(this.#tag >= 0 ? { tag: this.#tag } : {}),
       });
-      throw this.broken;
+      throw this.#broken;
     }
   }
 
@@ -118,40 +125,40 @@ export class FrameDecoder<F> {
    * Delivers what has arrived of a streamed frame's payload (a zero-length frame once, as one empty part).
    * True when the frame is complete and decoding goes on with the next header.
    */
-  private streamPart(out: Array<DecodeItem<F>>): boolean {
-    const streamed = this.streamed!;
-    if (this.need === 0) {
+  #streamPart(out: Array<DecodeItem<F>>): boolean {
+    const streamed = this.#streamed!;
+    if (this.#need === 0) {
       out.push({ ok: true, frame: streamed.frame(Buffer.alloc(0)) });
     }
-    while (this.need > 0 && this.length > 0) {
-      const part = this.take(Math.min(this.need, this.chunks[0]!.length));
-      this.need -= part.length;
+    while (this.#need > 0 && this.#length > 0) {
+      const part = this.#take(Math.min(this.#need, this.#chunks[0]!.length));
+      this.#need -= part.length;
       out.push({ ok: true, frame: streamed.frame(part) });
     }
-    if (this.need > 0) return false;
-    this.tag = -1;
-    this.need = -1;
+    if (this.#need > 0) return false;
+    this.#tag = -1;
+    this.#need = -1;
     return true;
   }
 
   /** Removes and returns the first n buffered bytes, without copying when one chunk holds them all. */
-  private take(n: number): Buffer {
-    this.length -= n;
-    const first = this.chunks[0];
+  #take(n: number): Buffer {
+    this.#length -= n;
+    const first = this.#chunks[0];
     if (first !== undefined && first.length >= n) {
-      if (first.length === n) this.chunks.shift();
-      else this.chunks[0] = first.subarray(n);
+      if (first.length === n) this.#chunks.shift();
+      else this.#chunks[0] = first.subarray(n);
       return first.subarray(0, n);
     }
-    const out = this.allocate(n);
+    const out = this.#allocate(n);
     let filled = 0;
     while (filled < n) {
-      const c = this.chunks[0]!;
+      const c = this.#chunks[0]!;
       const k = Math.min(c.length, n - filled);
       c.copy(out, filled, 0, k);
       filled += k;
-      if (k === c.length) this.chunks.shift();
-      else this.chunks[0] = c.subarray(k);
+      if (k === c.length) this.#chunks.shift();
+      else this.#chunks[0] = c.subarray(k);
     }
     return out;
   }

@@ -7,7 +7,7 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
  * never make it read or allocate past the payload; every failure is a `payload` ProtocolError.
  */
 export class PayloadReader {
-  private pos = 0;
+  #pos = 0;
   constructor(
     readonly buf: Buffer,
     readonly what: string,
@@ -15,49 +15,49 @@ export class PayloadReader {
   ) {}
 
   get remaining(): number {
-    return this.buf.length - this.pos;
+    return this.buf.length - this.#pos;
   }
 
   fail(code: ProtocolCode, message: string, extra: { requestId?: bigint; cause?: unknown } = {}): never {
     throw new ProtocolError(code, 'payload', `${this.what}: ${message}`, { tag: this.tag, ...extra });
   }
 
-  private need(n: number, field: string): void {
+  #need(n: number, field: string): void {
     if (this.remaining < n) {
       this.fail(PROTOCOL_CODES.short, `payload ends inside ${field} (needs ${n} bytes, ${this.remaining} left)`);
     }
   }
 
   u8(field: string): number {
-    this.need(1, field);
-    return this.buf[this.pos++]!;
+    this.#need(1, field);
+    return this.buf[this.#pos++]!;
   }
 
   u16(field: string): number {
-    this.need(2, field);
-    const v = this.buf.readUInt16BE(this.pos);
-    this.pos += 2;
+    this.#need(2, field);
+    const v = this.buf.readUInt16BE(this.#pos);
+    this.#pos += 2;
     return v;
   }
 
   u32(field: string): number {
-    this.need(4, field);
-    const v = this.buf.readUInt32BE(this.pos);
-    this.pos += 4;
+    this.#need(4, field);
+    const v = this.buf.readUInt32BE(this.#pos);
+    this.#pos += 4;
     return v;
   }
 
   i32(field: string): number {
-    this.need(4, field);
-    const v = this.buf.readInt32BE(this.pos);
-    this.pos += 4;
+    this.#need(4, field);
+    const v = this.buf.readInt32BE(this.#pos);
+    this.#pos += 4;
     return v;
   }
 
   u64(field: string): bigint {
-    this.need(8, field);
-    const v = this.buf.readBigUInt64BE(this.pos);
-    this.pos += 8;
+    this.#need(8, field);
+    const v = this.buf.readBigUInt64BE(this.#pos);
+    this.#pos += 8;
     return v;
   }
 
@@ -69,15 +69,15 @@ export class PayloadReader {
   }
 
   bytes(n: number, field: string): Buffer {
-    this.need(n, field);
-    const v = this.buf.subarray(this.pos, this.pos + n);
-    this.pos += n;
+    this.#need(n, field);
+    const v = this.buf.subarray(this.#pos, this.#pos + n);
+    this.#pos += n;
     return v;
   }
 
   rest(): Buffer {
-    const v = this.buf.subarray(this.pos);
-    this.pos = this.buf.length;
+    const v = this.buf.subarray(this.#pos);
+    this.#pos = this.buf.length;
     return v;
   }
 

@@ -74,17 +74,19 @@ const extensions = load(extensionVectors);
 // converter ignored cannot make a vector pass by accident.
 
 class Meaning {
-  private readonly left: Set<string>;
-  constructor(private readonly m: Record<string, unknown>) {
-    this.left = new Set(Object.keys(m));
+  readonly #left: Set<string>;
+  readonly #m: Record<string, unknown>;
+  constructor(m: Record<string, unknown>) {
+    this.#m = m;
+    this.#left = new Set(Object.keys(m));
   }
   has(key: string): boolean {
-    return Object.hasOwn(this.m, key);
+    return Object.hasOwn(this.#m, key);
   }
   get(key: string): unknown {
-    if (!this.has(key)) throw new Error(`vector meaning lacks ${key}: ${JSON.stringify(this.m)}`);
-    this.left.delete(key);
-    return this.m[key];
+    if (!this.has(key)) throw new Error(`vector meaning lacks ${key}: ${JSON.stringify(this.#m)}`);
+    this.#left.delete(key);
+    return this.#m[key];
   }
   opt<T>(key: string, fallback: T): unknown {
     return this.has(key) ? this.get(key) : fallback;
@@ -116,10 +118,10 @@ class Meaning {
   }
   id(): bigint {
     for (const k of ['id', 'transfer_id', 'export_id']) if (this.has(k)) return this.big(k);
-    throw new Error(`vector meaning has no id: ${JSON.stringify(this.m)}`);
+    throw new Error(`vector meaning has no id: ${JSON.stringify(this.#m)}`);
   }
   done(): void {
-    if (this.left.size > 0) throw new Error(`vector meaning fields not converted: ${[...this.left].join(', ')}`);
+    if (this.#left.size > 0) throw new Error(`vector meaning fields not converted: ${[...this.#left].join(', ')}`);
   }
 }
 

@@ -13,20 +13,20 @@ const CONTROL_CALL_TIMEOUT_MS = 5_000;
 
 /** Reads the first u32-length JSON message off a byte stream; the rest are frames. */
 export class ReplyReader {
-  private buf: Buffer = Buffer.alloc(0);
+  #buf: Buffer = Buffer.alloc(0);
   push(chunk: Buffer): { value: unknown; rest: Buffer } | undefined {
-    this.buf = this.buf.length === 0 ? chunk : Buffer.concat([this.buf, chunk]);
-    if (this.buf.length < 4) return undefined;
-    const len = this.buf.readUInt32BE(0);
+    this.#buf = this.#buf.length === 0 ? chunk : Buffer.concat([this.#buf, chunk]);
+    if (this.#buf.length < 4) return undefined;
+    const len = this.#buf.readUInt32BE(0);
     if (len > MAX_CONTROL_MESSAGE_BYTES) throw new JackinError('E_CONTROL_REPLY', `control reply declares ${len} bytes, over ${MAX_CONTROL_MESSAGE_BYTES}`);
-    if (this.buf.length < 4 + len) return undefined;
+    if (this.#buf.length < 4 + len) return undefined;
     let value: unknown;
     try {
-      value = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(this.buf.subarray(4, 4 + len)));
+      value = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(this.#buf.subarray(4, 4 + len)));
     } catch (e) {
       throw new JackinError('E_CONTROL_REPLY', 'control reply is not UTF-8 JSON', { cause: e });
     }
-    return { value, rest: this.buf.subarray(4 + len) };
+    return { value, rest: this.#buf.subarray(4 + len) };
   }
 }
 

@@ -31,49 +31,52 @@ const STYLE: Record<NoticeLevel, string> = {
 };
 
 export class NoticeQueue {
-  private queue: Notice[] = [];
-  private shown: { notice: Notice; until: number } | null = null;
+  #queue: Notice[] = [];
+  #shown: { notice: Notice; until: number } | null = null;
 
-  constructor(private readonly now: () => number = Date.now) {}
+  readonly #now: () => number;
+  constructor(now: () => number = Date.now) {
+    this.#now = now;
+  }
 
   /** Adds a notice (sanitised). Returns true when it became the shown notice at once. */
   post(level: NoticeLevel, text: string): boolean {
     const notice = { level, text: inertText(text, NOTICE_MAX_COLUMNS) };
-    if (this.shown === null) {
-      this.shown = { notice, until: this.now() + NOTICE_MS };
+    if (this.#shown === null) {
+      this.#shown = { notice, until: this.#now() + NOTICE_MS };
       return true;
     }
-    this.queue.push(notice);
-    if (this.queue.length > NOTICE_QUEUE_MAX) this.queue.shift();
+    this.#queue.push(notice);
+    if (this.#queue.length > NOTICE_QUEUE_MAX) this.#queue.shift();
     // Shorten the current one so the queue moves.
-    this.shown.until = Math.min(this.shown.until, Math.max(this.now(), this.shown.until - NOTICE_MS + NOTICE_MIN_MS));
+    this.#shown.until = Math.min(this.#shown.until, Math.max(this.#now(), this.#shown.until - NOTICE_MS + NOTICE_MIN_MS));
     return false;
   }
 
   get current(): Notice | null {
-    return this.shown?.notice ?? null;
+    return this.#shown?.notice ?? null;
   }
 
   /** When the current notice ends (ms since epoch), or null. */
   get deadline(): number | null {
-    return this.shown?.until ?? null;
+    return this.#shown?.until ?? null;
   }
 
   /** Advances time: drops the current notice when due and shows the next. Returns true when it changed. */
   tick(): boolean {
-    if (this.shown === null || this.now() < this.shown.until) return false;
-    const next = this.queue.shift();
-    this.shown = next ? { notice: next, until: this.now() + (this.queue.length > 0 ? NOTICE_MIN_MS : NOTICE_MS) } : null;
+    if (this.#shown === null || this.#now() < this.#shown.until) return false;
+    const next = this.#queue.shift();
+    this.#shown = next ? { notice: next, until: this.#now() + (this.#queue.length > 0 ? NOTICE_MIN_MS : NOTICE_MS) } : null;
     return true;
   }
 
   clear(): void {
-    this.queue = [];
-    this.shown = null;
+    this.#queue = [];
+    this.#shown = null;
   }
 
   get pending(): number {
-    return this.queue.length;
+    return this.#queue.length;
   }
 }
 

@@ -38,23 +38,26 @@ export class TestClient {
   readonly screen: ScreenModel;
   ended = false;
   closed = false;
-  private readonly decoder = createServerFrameDecoder();
-  private outputBytes: Buffer[] = [];
+  readonly #decoder = createServerFrameDecoder();
+  #outputBytes: Buffer[] = [];
 
+  readonly #mirror: boolean;
+  // biome-ignore lint/style/useConsistentMemberAccessibility: built only by its static factory (an asynchronous set-up)
   private constructor(
     readonly socket: Socket,
     rows: number,
     cols: number,
-    private readonly mirror: boolean,
+    mirror: boolean,
   ) {
+    this.#mirror = mirror;
     this.screen = new ScreenModel({ rows, cols });
     socket.on('data', (chunk: Buffer) => {
-      for (const item of this.decoder.push(chunk)) {
+      for (const item of this.#decoder.push(chunk)) {
         if (!item.ok) throw item.error;
         this.frames.push(item.frame);
         if (item.frame.type === 'Output') {
-          this.outputBytes.push(item.frame.bytes);
-          if (this.mirror) this.screen.write(item.frame.bytes);
+          this.#outputBytes.push(item.frame.bytes);
+          if (this.#mirror) this.screen.write(item.frame.bytes);
         }
       }
     });
@@ -90,7 +93,7 @@ export class TestClient {
 
   /** Everything received in Output frames, as latin1 text (byte-preserving). */
   output(): string {
-    return Buffer.concat(this.outputBytes).toString('latin1');
+    return Buffer.concat(this.#outputBytes).toString('latin1');
   }
 
   types(): string[] {

@@ -48,7 +48,11 @@ export class FakeFeatureSession implements FeatureSession {
   held: Buffer[] | null = null;
   holds = 0;
 
-  constructor(public features: Features | null) {}
+  features: Features | null;
+
+  constructor(features: Features | null) {
+    this.features = features;
+  }
 
   readonly urlOpenHooks = new UrlOpenHooks();
   addUrlOpenHook(hook: UrlOpenHook): Disposable {

@@ -22,17 +22,17 @@ import {
 
 /** xorshift32: small, fast, seedable. */
 export class Rng {
-  private s: number;
+  #s: number;
   constructor(seed: number) {
-    this.s = seed >>> 0 || 0x9e3779b9;
+    this.#s = seed >>> 0 || 0x9e3779b9;
   }
   next(): number {
-    let x = this.s;
+    let x = this.#s;
     x ^= x << 13;
     x ^= x >>> 17;
     x ^= x << 5;
-    this.s = x >>> 0;
-    return this.s;
+    this.#s = x >>> 0;
+    return this.#s;
   }
   int(n: number): number {
     return this.next() % n;

@@ -51,7 +51,9 @@ export class TmuxPane {
   readonly home: string;
   readonly jackinHome: string;
   readonly target = 'main:0.0';
-  private killed = false;
+  #killed = false;
+
+  // biome-ignore lint/style/useConsistentMemberAccessibility: built only by its static factory (an asynchronous set-up)
 
   private constructor(root: string) {
     this.root = root;
@@ -257,8 +259,8 @@ export class TmuxPane {
 
   /** Stops capsules started under this HOME, kills the server and removes the temporary HOME. Safe to call twice and after a failed start. */
   async kill(): Promise<void> {
-    if (this.killed) return;
-    this.killed = true;
+    if (this.#killed) return;
+    this.#killed = true;
     try {
       await stopCapsules(this.jackinHome);
     } catch {

@@ -21,49 +21,49 @@ const NEXT: Readonly<Record<AttachPhase, readonly AttachPhase[]>> = {
 };
 
 export class AttachHandshake {
-  private current: AttachPhase = 'handshake';
+  #current: AttachPhase = 'handshake';
   /** What ExtHello announced; null until one arrived. */
-  private hostFeatures: Features | null = null;
+  #hostFeatures: Features | null = null;
 
   get phase(): AttachPhase {
-    return this.current;
+    return this.#current;
   }
 
   /** Hello taken (attaching) or welcomed (attached). */
   get attached(): boolean {
-    return this.current === 'attaching' || this.current === 'attached';
+    return this.#current === 'attaching' || this.#current === 'attached';
   }
 
   /** Output, notices and extension frames flow only now. */
   get live(): boolean {
-    return this.current === 'attached';
+    return this.#current === 'attached';
   }
 
   get closed(): boolean {
-    return this.current === 'closed';
+    return this.#current === 'closed';
   }
 
   /** Moves to `next`; a move the diagram above does not have is a bug in the caller. */
   to(next: AttachPhase): void {
-    if (!NEXT[this.current].includes(next)) throw new Error(`attach connection: no transition from ${this.current} to ${next}`);
-    this.current = next;
+    if (!NEXT[this.#current].includes(next)) throw new Error(`attach connection: no transition from ${this.#current} to ${next}`);
+    this.#current = next;
   }
 
   /** The features of the host's ExtHello ({} before one arrived). */
   get negotiated(): Features {
-    return this.hostFeatures ?? {};
+    return this.#hostFeatures ?? {};
   }
 
   get extHelloSeen(): boolean {
-    return this.hostFeatures !== null;
+    return this.#hostFeatures !== null;
   }
 
   extHello(features: Features): void {
-    this.hostFeatures = { ...features };
+    this.#hostFeatures = { ...features };
   }
 
   /** The host announced `feature` in its ExtHello. */
   hostHas(feature: string): boolean {
-    return this.hostFeatures?.[feature] !== undefined;
+    return this.#hostFeatures?.[feature] !== undefined;
   }
 }

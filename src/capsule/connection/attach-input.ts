@@ -14,31 +14,36 @@ export interface InputTarget {
 }
 
 export class AttachInput implements Disposable {
-  private drainSub: Disposable | null = null;
+  #drainSub: Disposable | null = null;
 
+  readonly #session: InputTarget;
+  readonly #gate: ReadGate;
   constructor(
-    private readonly session: InputTarget,
-    private readonly gate: ReadGate,
-  ) {}
+    session: InputTarget,
+    gate: ReadGate,
+  ) {
+    this.#session = session;
+    this.#gate = gate;
+  }
 
   write(bytes: Buffer): void {
-    if (this.session.write(bytes) || this.gate.isHeld('input')) return;
-    this.gate.hold('input');
-    this.drainSub = this.session.onDrain(() => {
-      this.drainSub?.dispose();
-      this.drainSub = null;
-      this.gate.release('input');
+    if (this.#session.write(bytes) || this.#gate.isHeld('input')) return;
+    this.#gate.hold('input');
+    this.#drainSub = this.#session.onDrain(() => {
+      this.#drainSub?.dispose();
+      this.#drainSub = null;
+      this.#gate.release('input');
     });
   }
 
   /** FocusIn/FocusOut, passed on only when the program asked for focus reports (?1004h). */
   focus(focusIn: boolean): void {
-    if (!this.session.modes.focusReporting) return;
-    this.session.write(Buffer.from(focusIn ? '\x1b[I' : '\x1b[O', 'latin1'));
+    if (!this.#session.modes.focusReporting) return;
+    this.#session.write(Buffer.from(focusIn ? '\x1b[I' : '\x1b[O', 'latin1'));
   }
 
   dispose(): void {
-    this.drainSub?.dispose();
-    this.drainSub = null;
+    this.#drainSub?.dispose();
+    this.#drainSub = null;
   }
 }

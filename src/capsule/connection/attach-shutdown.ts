@@ -62,59 +62,62 @@ export type ShutdownState =
   | { name: 'finished' };
 
 export class AttachShutdown implements Disposable {
-  private state: ShutdownState = { name: 'running' };
+  #state: ShutdownState = { name: 'running' };
 
-  constructor(private readonly target: ShutdownTarget) {}
+  readonly #target: ShutdownTarget;
+  constructor(target: ShutdownTarget) {
+    this.#target = target;
+  }
 
   get name(): ShutdownState['name'] {
-    return this.state.name;
+    return this.#state.name;
   }
 
   request(reason: string | null, exitStatus: number | null): void {
-    const { phase, socketOpen } = this.target;
-    if (this.state.name !== 'running' || phase === 'closed') return;
+    const { phase, socketOpen } = this.#target;
+    if (this.#state.name !== 'running' || phase === 'closed') return;
     if ((phase === 'handshake' || phase === 'attaching') && socketOpen) {
-      this.state = { name: 'awaiting-welcome', reason, exitStatus, timer: startHelloGrace(() => this.finish(reason, exitStatus)) };
+      this.#state = { name: 'awaiting-welcome', reason, exitStatus, timer: startHelloGrace(() => this.#finish(reason, exitStatus)) };
       return;
     }
-    const extHelloKnown = this.target.takeQueuedExtHello();
-    if (phase === 'attached' && !extHelloKnown && exitStatus !== null && this.target.offersExitStatus && socketOpen) {
-      const timer = setTimeout(() => this.finish(reason, exitStatus), EXT_HELLO_GRACE_MS);
-      this.state = { name: 'awaiting-ext-hello', reason, exitStatus, timer: toDisposable(() => clearTimeout(timer)) };
+    const extHelloKnown = this.#target.takeQueuedExtHello();
+    if (phase === 'attached' && !extHelloKnown && exitStatus !== null && this.#target.offersExitStatus && socketOpen) {
+      const timer = setTimeout(() => this.#finish(reason, exitStatus), EXT_HELLO_GRACE_MS);
+      this.#state = { name: 'awaiting-ext-hello', reason, exitStatus, timer: toDisposable(() => clearTimeout(timer)) };
       return;
     }
-    this.finish(reason, exitStatus);
+    this.#finish(reason, exitStatus);
   }
 
   /** The host was welcomed: a shutdown that waited for it goes on. */
   welcomed(): void {
-    if (this.state.name !== 'awaiting-welcome') return;
-    const { reason, exitStatus, timer } = this.state;
+    if (this.#state.name !== 'awaiting-welcome') return;
+    const { reason, exitStatus, timer } = this.#state;
     timer.dispose();
-    this.state = { name: 'running' };
+    this.#state = { name: 'running' };
     this.request(reason, exitStatus);
   }
 
   /** While waiting for ExtHello, every other frame is dropped (the program is gone). */
   get awaitingExtHello(): boolean {
-    return this.state.name === 'awaiting-ext-hello';
+    return this.#state.name === 'awaiting-ext-hello';
   }
 
   /** ExtHello arrived (and was noted): true when it ended the wait for it. */
   extHelloArrived(): boolean {
-    if (this.state.name !== 'awaiting-ext-hello') return false;
-    this.finish(this.state.reason, this.state.exitStatus);
+    if (this.#state.name !== 'awaiting-ext-hello') return false;
+    this.#finish(this.#state.reason, this.#state.exitStatus);
     return true;
   }
 
   /** Stops a pending clock (the connection closed some other way). */
   dispose(): void {
-    if (this.state.name === 'awaiting-welcome' || this.state.name === 'awaiting-ext-hello') this.state.timer.dispose();
-    this.state = { name: 'finished' };
+    if (this.#state.name === 'awaiting-welcome' || this.#state.name === 'awaiting-ext-hello') this.#state.timer.dispose();
+    this.#state = { name: 'finished' };
   }
 
-  private finish(reason: string | null, exitStatus: number | null): void {
+  #finish(reason: string | null, exitStatus: number | null): void {
     this.dispose();
-    this.target.finish(reason, exitStatus);
+    this.#target.finish(reason, exitStatus);
   }
 }

@@ -10,71 +10,85 @@ import type { Socket } from 'node:net';
 export type ReadHold = 'exclusive' | 'input';
 
 export class ReadGate {
-  private readonly holds = new Set<ReadHold>();
+  readonly #holds = new Set<ReadHold>();
 
+  readonly #socket: Socket;
+  readonly #open: () => boolean;
   constructor(
-    private readonly socket: Socket,
+    socket: Socket,
     /** False once the connection is closed: the socket then stays as it is. */
-    private readonly open: () => boolean,
-  ) {}
+    open: () => boolean,
+  ) {
+    this.#socket = socket;
+    this.#open = open;
+  }
 
   isHeld(reason: ReadHold): boolean {
-    return this.holds.has(reason);
+    return this.#holds.has(reason);
   }
 
   hold(reason: ReadHold): void {
-    this.holds.add(reason);
-    this.socket.pause();
+    this.#holds.add(reason);
+    this.#socket.pause();
   }
 
   release(reason: ReadHold): void {
-    this.holds.delete(reason);
-    if (this.holds.size === 0 && this.open()) this.socket.resume();
+    this.#holds.delete(reason);
+    if (this.#holds.size === 0 && this.#open()) this.#socket.resume();
   }
 }
 
 export class FrameQueue<T> {
-  private readonly items: T[] = [];
-  private busy = false;
+  readonly #items: T[] = [];
+  #busy = false;
 
+  readonly #gate: ReadGate;
+  readonly #handle: (item: T) => void;
+  readonly #open: () => boolean;
+  readonly #fail: (e: Error) => void;
   constructor(
-    private readonly gate: ReadGate,
+    gate: ReadGate,
     /** Handles one item (synchronously; it may start an exclusive step). */
-    private readonly handle: (item: T) => void,
-    private readonly open: () => boolean,
+    handle: (item: T) => void,
+    open: () => boolean,
     /** An exclusive step failed: log and drop the connection. */
-    private readonly fail: (e: Error) => void,
-  ) {}
+    fail: (e: Error) => void,
+  ) {
+    this.#gate = gate;
+    this.#handle = handle;
+    this.#open = open;
+    this.#fail = fail;
+  }
 
   /** Items received but not handled yet (shutdown reads a queued ExtHello). */
   get queued(): readonly T[] {
-    return this.items;
+    return this.#items;
   }
 
   push(items: readonly T[]): void {
-    this.items.push(...items);
-    this.pump();
+    this.#items.push(...items);
+    this.#pump();
   }
 
   clear(): void {
-    this.items.length = 0;
+    this.#items.length = 0;
   }
 
   /** Runs an async step with the socket paused and later items queued behind it. */
   runExclusive(step: () => Promise<void>): void {
-    this.busy = true;
-    this.gate.hold('exclusive');
+    this.#busy = true;
+    this.#gate.hold('exclusive');
     step()
-      .catch((e: unknown) => this.fail(e as Error))
+      .catch((e: unknown) => this.#fail(e as Error))
       .finally(() => {
-        this.busy = false;
-        if (!this.open()) return;
-        this.gate.release('exclusive');
-        this.pump();
+        this.#busy = false;
+        if (!this.#open()) return;
+        this.#gate.release('exclusive');
+        this.#pump();
       });
   }
 
-  private pump(): void {
-    while (!this.busy && this.items.length > 0 && this.open()) this.handle(this.items.shift()!);
+  #pump(): void {
+    while (!this.#busy && this.#items.length > 0 && this.#open()) this.#handle(this.#items.shift()!);
   }
 }

@@ -17,17 +17,17 @@ const MAX_OFFER_PATH_LENGTH = 4096;
 export type OfferResult = { ok: true } | { ok: false; code: ErrorCode; message: string };
 
 export class Offers {
-  private latestUrl: string | null = null;
-  private latestFile: string | null = null;
+  #latestUrl: string | null = null;
+  #latestFile: string | null = null;
 
   /** The latest offered URL (checked lightly here; the host checks it again before opening). */
   get url(): string | null {
-    return this.latestUrl;
+    return this.#latestUrl;
   }
 
   /** The latest offered file: an absolute container path, checked against policy only when pulled. */
   get file(): string | null {
-    return this.latestFile;
+    return this.#latestFile;
   }
 
   /**
@@ -37,7 +37,7 @@ export class Offers {
   offerUrl(raw: string): OfferResult {
     const checked = checkUrl(raw);
     if (!checked.ok) return { ok: false, code: checked.code, message: `not offered: ${checked.reason}` };
-    this.latestUrl = checked.href;
+    this.#latestUrl = checked.href;
     return { ok: true };
   }
 
@@ -48,7 +48,7 @@ export class Offers {
     if (!isAbsolute(path)) {
       return { ok: false, code: 'E_BAD_REQUEST', message: `offered path ${JSON.stringify(path)} is not absolute; resolve it against the working directory first` };
     }
-    this.latestFile = path;
+    this.#latestFile = path;
     return { ok: true };
   }
 }

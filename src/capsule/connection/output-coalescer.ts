@@ -45,73 +45,76 @@ export interface CoalescerTarget {
 }
 
 export class OutputCoalescer implements Disposable {
-  private pending: Buffer[] = [];
-  private pendingBytes = 0;
-  private timer: NodeJS.Timeout | null = null;
+  #pending: Buffer[] = [];
+  #pendingBytes = 0;
+  #timer: NodeJS.Timeout | null = null;
   /** Set while the PTY is held until the socket drains. */
-  private drainWait: Disposable | null = null;
+  #drainWait: Disposable | null = null;
 
-  constructor(private readonly target: CoalescerTarget) {}
+  readonly #target: CoalescerTarget;
+  constructor(target: CoalescerTarget) {
+    this.#target = target;
+  }
 
   get hasPending(): boolean {
-    return this.pending.length > 0;
+    return this.#pending.length > 0;
   }
 
   push(chunk: Buffer): void {
     // What is gathered goes out before a read that would take it past one frame: flushing only once
     // OUTPUT_COALESCE_BYTES were reached left a few KiB over MAX_OUTPUT_FRAME_BYTES, and the two frames
     // that made cost a copy of the whole batch (Buffer.concat) on top of the frame's own.
-    if (this.pendingBytes > 0 && this.pendingBytes + chunk.length > MAX_OUTPUT_FRAME_BYTES) this.flush();
-    this.pending.push(chunk);
-    this.pendingBytes += chunk.length;
-    if (this.pendingBytes >= OUTPUT_COALESCE_BYTES) {
+    if (this.#pendingBytes > 0 && this.#pendingBytes + chunk.length > MAX_OUTPUT_FRAME_BYTES) this.flush();
+    this.#pending.push(chunk);
+    this.#pendingBytes += chunk.length;
+    if (this.#pendingBytes >= OUTPUT_COALESCE_BYTES) {
       this.flush();
       return;
     }
-    if (this.timer !== null) return;
+    if (this.#timer !== null) return;
     if (chunk.length < OUTPUT_FLOOD_READ_BYTES) {
       this.flush();
       return;
     }
-    this.timer = setTimeout(() => this.flush(), OUTPUT_COALESCE_MS);
+    this.#timer = setTimeout(() => this.flush(), OUTPUT_COALESCE_MS);
   }
 
   flush(): void {
-    this.clearTimer();
-    if (this.pending.length === 0) return;
-    const parts = this.pending;
-    const total = this.pendingBytes;
-    this.pending = [];
-    this.pendingBytes = 0;
+    this.#clearTimer();
+    if (this.#pending.length === 0) return;
+    const parts = this.#pending;
+    const total = this.#pendingBytes;
+    this.#pending = [];
+    this.#pendingBytes = 0;
     const ok =
       total <= MAX_OUTPUT_FRAME_BYTES
-        ? this.target.writeOutput(parts.length === 1 ? parts[0]! : parts)
-        : forEachOutputFrame(Buffer.concat(parts, total), (slice) => this.target.writeOutput(slice));
-    this.target.afterFlush();
-    if (!ok && this.drainWait === null && this.target.relaying()) {
-      this.target.holdPty();
-      this.drainWait = this.target.onceDrain(() => this.releaseDrainHold());
+        ? this.#target.writeOutput(parts.length === 1 ? parts[0]! : parts)
+        : forEachOutputFrame(Buffer.concat(parts, total), (slice) => this.#target.writeOutput(slice));
+    this.#target.afterFlush();
+    if (!ok && this.#drainWait === null && this.#target.relaying()) {
+      this.#target.holdPty();
+      this.#drainWait = this.#target.onceDrain(() => this.#releaseDrainHold());
     }
   }
 
   /** Drops pending output and any drain hold (the connection stopped relaying). */
   dispose(): void {
-    this.clearTimer();
-    this.pending = [];
-    this.pendingBytes = 0;
-    this.releaseDrainHold();
+    this.#clearTimer();
+    this.#pending = [];
+    this.#pendingBytes = 0;
+    this.#releaseDrainHold();
   }
 
-  private releaseDrainHold(): void {
-    if (this.drainWait === null) return;
-    this.drainWait.dispose();
-    this.drainWait = null;
-    this.target.releasePty();
+  #releaseDrainHold(): void {
+    if (this.#drainWait === null) return;
+    this.#drainWait.dispose();
+    this.#drainWait = null;
+    this.#target.releasePty();
   }
 
-  private clearTimer(): void {
-    if (this.timer === null) return;
-    clearTimeout(this.timer);
-    this.timer = null;
+  #clearTimer(): void {
+    if (this.#timer === null) return;
+    clearTimeout(this.#timer);
+    this.#timer = null;
   }
 }

@@ -19,58 +19,62 @@ export interface OverlayTarget {
 }
 
 export class OverlayNotices {
-  private readonly queue: NoticeQueue;
-  private expiry: NodeJS.Timeout | undefined;
-  private redraw: NodeJS.Timeout | undefined;
-  private disposed = false;
+  readonly #queue: NoticeQueue;
+  #expiry: NodeJS.Timeout | undefined;
+  #redraw: NodeJS.Timeout | undefined;
+  #disposed = false;
 
+  readonly #target: OverlayTarget;
+  readonly #now: () => number;
   constructor(
-    private readonly target: OverlayTarget,
-    private readonly now: () => number = Date.now,
+    target: OverlayTarget,
+    now: () => number = Date.now,
   ) {
-    this.queue = new NoticeQueue(now);
+    this.#target = target;
+    this.#now = now;
+    this.#queue = new NoticeQueue(now);
   }
 
   post(level: NoticeLevel, text: string): void {
-    if (this.disposed) return;
-    if (this.queue.post(level, text)) this.draw();
-    this.schedule();
+    if (this.#disposed) return;
+    if (this.#queue.post(level, text)) this.#draw();
+    this.#schedule();
   }
 
   /** Program output went to the client: the notice may have been drawn over, so redraw it soon. */
   afterOutput(): void {
-    if (this.queue.current === null || this.disposed) return;
-    clearTimeout(this.redraw);
-    this.redraw = setTimeout(() => this.draw(), OVERLAY_REDRAW_MS);
+    if (this.#queue.current === null || this.#disposed) return;
+    clearTimeout(this.#redraw);
+    this.#redraw = setTimeout(() => this.#draw(), OVERLAY_REDRAW_MS);
   }
 
   get showing(): boolean {
-    return this.queue.current !== null;
+    return this.#queue.current !== null;
   }
 
   dispose(): void {
-    this.disposed = true;
-    clearTimeout(this.expiry);
-    clearTimeout(this.redraw);
-    this.queue.clear();
+    this.#disposed = true;
+    clearTimeout(this.#expiry);
+    clearTimeout(this.#redraw);
+    this.#queue.clear();
   }
 
-  private draw(): void {
-    const n = this.queue.current;
-    if (n === null || this.disposed) return;
-    this.target.write(Buffer.from(renderNotice(n, this.target.cols()), 'utf8'));
+  #draw(): void {
+    const n = this.#queue.current;
+    if (n === null || this.#disposed) return;
+    this.#target.write(Buffer.from(renderNotice(n, this.#target.cols()), 'utf8'));
   }
 
-  private schedule(): void {
-    clearTimeout(this.expiry);
-    const deadline = this.queue.deadline;
-    if (deadline === null || this.disposed) return;
-    this.expiry = setTimeout(() => {
-      if (this.queue.tick()) {
-        void this.target.repaint().then(() => this.draw());
+  #schedule(): void {
+    clearTimeout(this.#expiry);
+    const deadline = this.#queue.deadline;
+    if (deadline === null || this.#disposed) return;
+    this.#expiry = setTimeout(() => {
+      if (this.#queue.tick()) {
+        void this.#target.repaint().then(() => this.#draw());
       }
-      this.schedule();
-    }, Math.max(0, deadline - this.now()));
-    this.expiry.unref();
+      this.#schedule();
+    }, Math.max(0, deadline - this.#now()));
+    this.#expiry.unref();
   }
 }

@@ -63,13 +63,19 @@ export class FileStageTransfer {
   readonly #transfer: VerifiedTransfer;
   #done = false;
 
+  readonly #staging: FileStaging;
+  readonly #fh: FileHandle;
+  readonly #partial: string;
   constructor(
-    private readonly staging: FileStaging,
-    private readonly fh: FileHandle,
-    private readonly partial: string,
+    staging: FileStaging,
+    fh: FileHandle,
+    partial: string,
     readonly name: string,
     readonly size: number,
   ) {
+    this.#staging = staging;
+    this.#fh = fh;
+    this.#partial = partial;
     this.#transfer = new VerifiedTransfer({ size, label: name });
   }
 
@@ -83,7 +89,7 @@ export class FileStageTransfer {
     const hashed = this.#transfer.accept(offset, bytes);
     let written = 0;
     while (written < bytes.length) {
-      const r = await this.fh.write(bytes, written, bytes.length - written, offset + written);
+      const r = await this.#fh.write(bytes, written, bytes.length - written, offset + written);
       written += r.bytesWritten;
     }
     await hashed;
@@ -95,12 +101,12 @@ export class FileStageTransfer {
     this.#done = true;
     try {
       const digest = await this.#transfer.verify(sha256);
-      await this.fh.close();
-      const path = await this.staging.publish(this.partial, this.name);
+      await this.#fh.close();
+      const path = await this.#staging.publish(this.#partial, this.name);
       return { path, name: this.name, bytes: this.size, sha256: digest.toString('hex') };
     } finally {
-      await this.fh.close().catch(() => undefined);
-      await unlink(this.partial).catch(() => undefined);
+      await this.#fh.close().catch(() => undefined);
+      await unlink(this.#partial).catch(() => undefined);
     }
   }
 
@@ -108,8 +114,8 @@ export class FileStageTransfer {
   async abort(): Promise<void> {
     if (this.#done) return;
     this.#done = true;
-    await this.fh.close().catch(() => undefined);
-    await unlink(this.partial).catch(() => undefined);
+    await this.#fh.close().catch(() => undefined);
+    await unlink(this.#partial).catch(() => undefined);
   }
 }
 

@@ -56,33 +56,33 @@ const FLOOD_GATHER_BYTES = 1024 * 1024;
 const FAST_FORWARD_MIN_BYTES = 16 * 1024;
 
 export class ScreenModel {
-  private readonly term: InstanceType<typeof Terminal>;
-  private readonly serializer: InstanceType<typeof SerializeAddon>;
-  private mouseEncoding: MouseEncoding = 'default';
-  private cursorVisible = true;
-  private cursorStyle = 0;
-  private scrollRegion: { top: number; bottom: number } | null = null;
-  private pendingBytes = 0;
+  readonly #term: InstanceType<typeof Terminal>;
+  readonly #serializer: InstanceType<typeof SerializeAddon>;
+  #mouseEncoding: MouseEncoding = 'default';
+  #cursorVisible = true;
+  #cursorStyle = 0;
+  #scrollRegion: { top: number; bottom: number } | null = null;
+  #pendingBytes = 0;
   /** Output waiting for the batch being parsed (see write). */
-  private queued: Array<{ bytes: Uint8Array; done: (() => void) | undefined; answer?: boolean }> = [];
+  #queued: Array<{ bytes: Uint8Array; done: (() => void) | undefined; answer?: boolean }> = [];
   /**
    * Whether each write handed to xterm and not yet parsed was output whose position and status queries the
    * model answers (see `write`), oldest first: xterm parses its writes in order and calls each one's callback
    * right after, so the head is the write being parsed when a query's reply comes.
    */
-  private readonly answering: boolean[] = [];
+  readonly #answering: boolean[] = [];
   /** Receives the model's replies to queries in output written with `answer` (see `write`). */
   onReply: ((reply: Buffer) => void) | null = null;
-  private parsing = false;
-  private readonly fastForward: boolean;
-  private readonly fastForwardMinBytes: number;
+  #parsing = false;
+  readonly #fastForward: boolean;
+  readonly #fastForwardMinBytes: number;
   /** Bytes of floods that were never parsed because they could no longer be seen. */
   skippedBytes = 0;
   /** Batches handed to xterm so far (each parses its last lines in full, see flood-cut.ts). */
   batches = 0;
-  private readonly links: Osc8Tracker;
+  readonly #links: Osc8Tracker;
   /** xterm's parser state, a private piece (see xterm-internals.ts for its fallback). */
-  private readonly parserState: XtermParserState;
+  readonly #parserState: XtermParserState;
   /** The xterm pieces the bound on combining characters per cell found. */
   readonly cellCap: PieceReport<CellCapPiece>;
   /**
@@ -90,67 +90,67 @@ export class ScreenModel {
    * full reset); cleared by `takeModesChanged`. Lets the session skip comparing modes after every chunk of
    * a flood of plain text, where that comparison was a measurable share of the capsule's work.
    */
-  private modesMayHaveChanged = true;
+  #modesMayHaveChanged = true;
   /** The buffers in which the program saved the cursor (DECSC / SCOSC) since the last reset. */
-  private readonly savedOn = new Set<'normal' | 'alternate'>();
+  readonly #savedOn = new Set<'normal' | 'alternate'>();
 
   /** True (once) when modes may have changed since the last call. */
   takeModesChanged(): boolean {
-    const v = this.modesMayHaveChanged;
-    this.modesMayHaveChanged = false;
+    const v = this.#modesMayHaveChanged;
+    this.#modesMayHaveChanged = false;
     return v;
   }
 
   constructor(options: ScreenModelOptions) {
     // Scrollback 0: a repaint shows the screen only (like tmux), and the model stays small and fast.
-    this.term = new Terminal({ rows: options.rows, cols: options.cols, scrollback: 0, allowProposedApi: true });
+    this.#term = new Terminal({ rows: options.rows, cols: options.cols, scrollback: 0, allowProposedApi: true });
     // The widths the operator's terminal draws with, not xterm's Unicode 6 defaults (char-width-provider.ts).
-    this.term.unicode.register(charWidthProvider);
-    this.term.unicode.activeVersion = charWidthProvider.version;
-    this.fastForward = options.fastForward ?? true;
-    this.fastForwardMinBytes = options.fastForwardMinBytes ?? FAST_FORWARD_MIN_BYTES;
-    this.parserState = new XtermParserState(this.term);
+    this.#term.unicode.register(charWidthProvider);
+    this.#term.unicode.activeVersion = charWidthProvider.version;
+    this.#fastForward = options.fastForward ?? true;
+    this.#fastForwardMinBytes = options.fastForwardMinBytes ?? FAST_FORWARD_MIN_BYTES;
+    this.#parserState = new XtermParserState(this.#term);
     // Combining characters per cell bounded, as terminals do (xterm-internals.ts, MAX_CELL_UNITS).
-    this.cellCap = capCellCombining(this.term);
-    this.serializer = new SerializeAddon();
-    this.term.loadAddon(this.serializer as never);
+    this.cellCap = capCellCombining(this.#term);
+    this.#serializer = new SerializeAddon();
+    this.#term.loadAddon(this.#serializer as never);
     // OSC 8 targets live only in xterm's private cell attributes: the tracker records them as they pass.
-    this.links = createOsc8Tracker(this.term);
+    this.#links = createOsc8Tracker(this.#term);
     // Returning false lets xterm's own handler run as well: these only observe.
-    this.term.parser.registerCsiHandler({ prefix: '?', final: 'h' }, (params) => this.onPrivateMode(params, true));
-    this.term.parser.registerCsiHandler({ prefix: '?', final: 'l' }, (params) => this.onPrivateMode(params, false));
-    this.term.parser.registerCsiHandler({ intermediates: ' ', final: 'q' }, (params) => {
+    this.#term.parser.registerCsiHandler({ prefix: '?', final: 'h' }, (params) => this.#onPrivateMode(params, true));
+    this.#term.parser.registerCsiHandler({ prefix: '?', final: 'l' }, (params) => this.#onPrivateMode(params, false));
+    this.#term.parser.registerCsiHandler({ intermediates: ' ', final: 'q' }, (params) => {
       const p = params[0];
-      this.cursorStyle = typeof p === 'number' ? p : 0;
+      this.#cursorStyle = typeof p === 'number' ? p : 0;
       return false;
     });
-    this.term.parser.registerCsiHandler({ final: 'r' }, (params) => {
+    this.#term.parser.registerCsiHandler({ final: 'r' }, (params) => {
       const top = typeof params[0] === 'number' && params[0] > 0 ? params[0] : 1;
-      const bottom = typeof params[1] === 'number' && params[1] > 0 ? params[1] : this.term.rows;
-      this.scrollRegion = top === 1 && bottom >= this.term.rows ? null : { top, bottom };
+      const bottom = typeof params[1] === 'number' && params[1] > 0 ? params[1] : this.#term.rows;
+      this.#scrollRegion = top === 1 && bottom >= this.#term.rows ? null : { top, bottom };
       return false;
     });
-    this.term.parser.registerCsiHandler({ intermediates: '!', final: 'p' }, () => {
-      this.resetTracked();
+    this.#term.parser.registerCsiHandler({ intermediates: '!', final: 'p' }, () => {
+      this.#resetTracked();
       return false;
     });
-    this.term.parser.registerEscHandler({ final: 'c' }, () => {
-      this.resetTracked();
+    this.#term.parser.registerEscHandler({ final: 'c' }, () => {
+      this.#resetTracked();
       return false;
     });
     // DECSC and SCOSC: remembered per buffer so a repaint can save the same cursor in the new terminal.
-    this.term.parser.registerEscHandler({ final: '7' }, () => this.onSaveCursor());
+    this.#term.parser.registerEscHandler({ final: '7' }, () => this.#onSaveCursor());
     // DSR: the model answers only `CSI 5 n` and `CSI 6 n` with one plain parameter, the forms the host's filter
     // lets out to the terminal (csi-policy.ts), and only in output written with `answer`; xterm's own replies
     // are never used (true: handled). A sub-parameter, `CSI 6:1 n`, comes as a second entry: no reply.
-    this.term.parser.registerCsiHandler({ final: 'n' }, (params) => {
-      if (this.answering[0] !== true || params.length !== 1) return true;
+    this.#term.parser.registerCsiHandler({ final: 'n' }, (params) => {
+      if (this.#answering[0] !== true || params.length !== 1) return true;
       if (params[0] === 5) this.onReply?.(Buffer.from('\x1b[0n', 'latin1'));
-      else if (params[0] === 6) this.onReply?.(Buffer.from(this.positionReport(), 'latin1'));
+      else if (params[0] === 6) this.onReply?.(Buffer.from(this.#positionReport(), 'latin1'));
       return true;
     });
-    this.term.parser.registerCsiHandler({ prefix: '?', final: 'n' }, () => true);
-    this.term.parser.registerCsiHandler({ final: 's' }, () => this.onSaveCursor());
+    this.#term.parser.registerCsiHandler({ prefix: '?', final: 'n' }, () => true);
+    this.#term.parser.registerCsiHandler({ final: 's' }, () => this.#onSaveCursor());
   }
 
   /**
@@ -161,72 +161,72 @@ export class ScreenModel {
    * the batch is skipped).
    */
   write(bytes: Uint8Array, onParsed?: () => void, answer = false): void {
-    this.pendingBytes += bytes.length;
-    this.queued.push({ bytes, done: onParsed, answer });
-    if (this.gatherTimer !== undefined && this.pendingBytes >= FLOOD_GATHER_BYTES) {
-      this.parseNext();
+    this.#pendingBytes += bytes.length;
+    this.#queued.push({ bytes, done: onParsed, answer });
+    if (this.#gatherTimer !== undefined && this.#pendingBytes >= FLOOD_GATHER_BYTES) {
+      this.#parseNext();
       return;
     }
-    if (this.parsing || this.gatherTimer !== undefined) return;
+    if (this.#parsing || this.#gatherTimer !== undefined) return;
     // A large read means a flood: wait a moment so the batch is big enough to skip what scrolls away
     // (otherwise a model that keeps up would parse every byte in small batches). Small output, a keystroke's
     // echo, is parsed at once so the model stays current for lookups.
-    if (bytes.length >= FLOOD_READ_BYTES) this.gather();
-    else this.parseNext();
+    if (bytes.length >= FLOOD_READ_BYTES) this.#gather();
+    else this.#parseNext();
   }
 
   /** Parses what is queued once `floodGatherMs` have passed (or sooner: parseNext clears the timer). */
-  private gather(): void {
-    this.gatherTimer = setTimeout(() => {
-      this.gatherTimer = undefined;
-      this.parseNext();
-    }, this.floodGatherMs);
+  #gather(): void {
+    this.#gatherTimer = setTimeout(() => {
+      this.#gatherTimer = undefined;
+      this.#parseNext();
+    }, this.#floodGatherMs);
   }
 
   /**
    * The cursor position report a terminal gives: 1-based row and column of the screen, the column the last
    * one while a write is pending at the right margin (xterm.js then has the cursor one past it).
    */
-  private positionReport(): string {
-    const b = this.term.buffer.active;
-    return `\x1b[${b.cursorY + 1};${Math.min(b.cursorX, this.term.cols - 1) + 1}R`;
+  #positionReport(): string {
+    const b = this.#term.buffer.active;
+    return `\x1b[${b.cursorY + 1};${Math.min(b.cursorX, this.#term.cols - 1) + 1}R`;
   }
 
   /** Bytes fed but not yet parsed. */
   get backlog(): number {
-    return this.pendingBytes;
+    return this.#pendingBytes;
   }
 
   /** Resolves once everything written so far has been parsed. */
   settle(): Promise<void> {
-    this.settling++;
+    this.#settling++;
     return new Promise((resolve) => {
-      this.queued.push({
+      this.#queued.push({
         bytes: new Uint8Array(0),
         done: () => {
-          this.settling--;
+          this.#settling--;
           resolve();
         },
       });
-      this.parseNext();
+      this.#parseNext();
     });
   }
 
   /** settle() calls waiting: the batch after the current one is then parsed without gathering. */
-  private settling = 0;
+  #settling = 0;
 
-  private gatherTimer: NodeJS.Timeout | undefined;
+  #gatherTimer: NodeJS.Timeout | undefined;
   /** How long the next flood batch gathers (GATHER_MS, or FLOOD_GATHER_MS while a flood is being cut). */
-  private floodGatherMs = GATHER_MS;
+  #floodGatherMs = GATHER_MS;
 
-  private parseNext(): void {
-    if (this.gatherTimer !== undefined) {
-      clearTimeout(this.gatherTimer);
-      this.gatherTimer = undefined;
+  #parseNext(): void {
+    if (this.#gatherTimer !== undefined) {
+      clearTimeout(this.#gatherTimer);
+      this.#gatherTimer = undefined;
     }
-    if (this.parsing || this.queued.length === 0) return;
-    const batch = this.queued;
-    this.queued = [];
+    if (this.#parsing || this.#queued.length === 0) return;
+    const batch = this.#queued;
+    this.#queued = [];
     let total = 0;
     for (const e of batch) total += e.bytes.length;
     // The batch is parsed chunk by chunk, never copied into one buffer; `skip` bytes of it are left out.
@@ -237,18 +237,18 @@ export class ScreenModel {
     let from = 0;
     // Output whose queries the model answers is parsed whole: a query in what a cut skips would go unanswered.
     // Not while an OSC 8 link is open either: the skipped rows would have kept its target alive (osc8-tracker.ts).
-    if (this.fastForward && this.scrollRegion === null && total >= this.fastForwardMinBytes && !batch.some((e) => e.answer === true) && !this.links.linkOpen()) {
+    if (this.#fastForward && this.#scrollRegion === null && total >= this.#fastForwardMinBytes && !batch.some((e) => e.answer === true) && !this.#links.linkOpen()) {
       const chunks = batch.map((e) => e.bytes);
-      const state = this.parserState.state();
+      const state = this.#parserState.state();
       from = state === undefined ? -1 : state === 0 ? 0 : sequenceEnd(chunks, state);
-      if (from >= 0) cut = floodCut(chunks, this.term.rows, from);
+      if (from >= 0) cut = floodCut(chunks, this.#term.rows, from);
     }
     const skip = cut === null ? 0 : cut.at - from;
     if (cut !== null && skip > 0) this.skippedBytes += skip;
     // A flood that was cut will likely go on: gather the next batch for longer, so that less of it is
     // parsed (each batch parses its last 2 x rows + 1 lines whatever its size).
-    this.floodGatherMs = skip > 0 ? FLOOD_GATHER_MS : GATHER_MS;
-    this.parsing = true;
+    this.#floodGatherMs = skip > 0 ? FLOOD_GATHER_MS : GATHER_MS;
+    this.#parsing = true;
     this.batches++;
     // Handed over in slices: xterm checks its time budget between writes, not inside one, so a large batch
     // in one write would hold the event loop (and with it the relay and the keyboard) until it is parsed.
@@ -271,18 +271,18 @@ export class ScreenModel {
       parse(0, total);
     }
     const last = slices.pop() ?? { bytes: new Uint8Array(0), answer: false };
-    const parsed = (): void => void this.answering.shift();
+    const parsed = (): void => void this.#answering.shift();
     for (const slice of slices) {
-      this.answering.push(slice.answer);
-      this.term.write(slice.bytes, parsed);
+      this.#answering.push(slice.answer);
+      this.#term.write(slice.bytes, parsed);
     }
-    this.answering.push(last.answer);
-    this.term.write(last.bytes, () => {
+    this.#answering.push(last.answer);
+    this.#term.write(last.bytes, () => {
       parsed();
-      this.parsing = false;
-      this.pendingBytes -= total;
+      this.#parsing = false;
+      this.#pendingBytes -= total;
       for (const e of batch) e.done?.();
-      this.afterBatch();
+      this.#afterBatch();
     });
   }
 
@@ -293,51 +293,51 @@ export class ScreenModel {
    * about 110 batches and 600 KiB parsed per second, gathered about 50 and 230 KiB). Anything else, or a
    * `settle()` waiting, is parsed at once.
    */
-  private afterBatch(): void {
-    if (this.queued.length === 0 || this.gatherTimer !== undefined) return;
-    if (this.floodGatherMs === FLOOD_GATHER_MS && this.settling === 0 && this.pendingBytes < FLOOD_GATHER_BYTES) this.gather();
-    else this.parseNext();
+  #afterBatch(): void {
+    if (this.#queued.length === 0 || this.#gatherTimer !== undefined) return;
+    if (this.#floodGatherMs === FLOOD_GATHER_MS && this.#settling === 0 && this.#pendingBytes < FLOOD_GATHER_BYTES) this.#gather();
+    else this.#parseNext();
   }
 
   resize(rows: number, cols: number): void {
-    this.term.resize(cols, rows);
+    this.#term.resize(cols, rows);
     // A resize resets the scroll region in xterm (and in real terminals).
-    this.scrollRegion = null;
+    this.#scrollRegion = null;
   }
 
   get rows(): number {
-    return this.term.rows;
+    return this.#term.rows;
   }
 
   get cols(): number {
-    return this.term.cols;
+    return this.#term.cols;
   }
 
   get modes(): TerminalModes {
-    const m = this.term.modes;
+    const m = this.#term.modes;
     return {
-      alternateScreen: this.term.buffer.active.type === 'alternate',
+      alternateScreen: this.#term.buffer.active.type === 'alternate',
       bracketedPaste: m.bracketedPasteMode,
       focusReporting: m.sendFocusMode,
       mouseTracking: m.mouseTrackingMode,
-      mouseEncoding: this.mouseEncoding,
+      mouseEncoding: this.#mouseEncoding,
       applicationCursorKeys: m.applicationCursorKeysMode,
       applicationKeypad: m.applicationKeypadMode,
-      cursorVisible: this.cursorVisible,
-      cursorStyle: this.cursorStyle,
+      cursorVisible: this.#cursorVisible,
+      cursorStyle: this.#cursorStyle,
       insertMode: m.insertMode,
       originMode: m.originMode,
       autoWrap: m.wraparoundMode,
       reverseWraparound: m.reverseWraparoundMode,
-      scrollRegion: this.scrollRegion,
+      scrollRegion: this.#scrollRegion,
     };
   }
 
   /** The visible text of the active screen, one string per row with trailing blanks removed. */
   screenLines(): string[] {
-    const buf = this.term.buffer.active;
+    const buf = this.#term.buffer.active;
     const out: string[] = [];
-    for (let y = 0; y < this.term.rows; y++) {
+    for (let y = 0; y < this.#term.rows; y++) {
       out.push(buf.getLine(buf.baseY + y)?.translateToString(true) ?? '');
     }
     return out;
@@ -345,34 +345,34 @@ export class ScreenModel {
 
   /** The modes a host reacts to (mouse capture, paste, focus), as the Modes frame carries them. */
   get programModes(): ProgramModes {
-    const m = this.term.modes;
+    const m = this.#term.modes;
     return {
       mouseTracking: m.mouseTrackingMode !== 'none',
-      sgrMouse: this.mouseEncoding === 'sgr',
+      sgrMouse: this.#mouseEncoding === 'sgr',
       bracketedPaste: m.bracketedPasteMode,
       focusReporting: m.sendFocusMode,
-      alternateScreen: this.term.buffer.active.type === 'alternate',
+      alternateScreen: this.#term.buffer.active.type === 'alternate',
     };
   }
 
   /** The link at a viewport cell (0-based): its OSC 8 target, else the URL token shown there. */
   linkAt(row: number, col: number, options: ResolveOptions = {}): ResolvedLink | null {
-    return resolveLinkAt(this.term, this.links, row, col, options);
+    return resolveLinkAt(this.#term, this.#links, row, col, options);
   }
 
   /** The file path at a viewport cell (0-based): an OSC 8 `file:` target, else the path token shown there. */
   pathAt(row: number, col: number, options: ResolveOptions = {}): ResolvedPath | null {
-    return resolvePathAt(this.term, this.links, row, col, options);
+    return resolvePathAt(this.#term, this.#links, row, col, options);
   }
 
   /** The links the visible screen shows (extension `link-list`; see links.ts). */
   visibleLinks(): ListedLink[] {
-    return listVisibleLinks(this.term, this.links);
+    return listVisibleLinks(this.#term, this.#links);
   }
 
   /** Cursor position on the visible screen, 0-based. */
   get cursor(): { x: number; y: number } {
-    const buf = this.term.buffer.active;
+    const buf = this.#term.buffer.active;
     return { x: buf.cursorX, y: buf.cursorY };
   }
 
@@ -387,9 +387,9 @@ export class ScreenModel {
     // does not reset the pen in every terminal (tmux keeps the one a DECRC, or leaving an alternate screen
     // that was never entered, brought back: the pen the host's palette saved), and ESC[2J paints with it.
     let s = RESET_SEQUENCE + '\x1b[0m\x1b[H\x1b[2J';
-    s += serializeScreens(this.serializer.serialize({ scrollback: 0, excludeModes: true }));
-    s += renditionOverlay(this.term.buffer.active, this.term.rows, this.term.cols, penOf(this.term));
-    s += this.savedCursorRepaint();
+    s += serializeScreens(this.#serializer.serialize({ scrollback: 0, excludeModes: true }));
+    s += renditionOverlay(this.#term.buffer.active, this.#term.rows, this.#term.cols, penOf(this.#term));
+    s += this.#savedCursorRepaint();
     if (modes.applicationCursorKeys) s += '\x1b[?1h';
     if (modes.applicationKeypad) s += '\x1b=';
     if (modes.bracketedPaste) s += '\x1b[?2004h';
@@ -409,29 +409,29 @@ export class ScreenModel {
     if (modes.originMode) s += '\x1b[?6h';
     const { x, y } = this.cursor;
     // Just past the last column (pending wrap): only writing that last cell again puts a terminal there.
-    const rewrite = x >= this.term.cols && modes.autoWrap ? lastCellRewrite(this.term.buffer.active, y, this.term.cols, penOf(this.term)) : null;
-    if (rewrite === null) s += `\x1b[${y + 2 - top};${Math.min(x, this.term.cols - 1) + 1}H`;
+    const rewrite = x >= this.#term.cols && modes.autoWrap ? lastCellRewrite(this.#term.buffer.active, y, this.#term.cols, penOf(this.#term)) : null;
+    if (rewrite === null) s += `\x1b[${y + 2 - top};${Math.min(x, this.#term.cols - 1) + 1}H`;
     else s += `\x1b[${y + 2 - top};${rewrite.col + 1}H` + (modes.insertMode ? `\x1b[4l${rewrite.bytes}\x1b[4h` : rewrite.bytes);
     if (!modes.cursorVisible) s += '\x1b[?25l';
     return Buffer.from(s, 'utf8');
   }
 
   dispose(): void {
-    if (this.gatherTimer !== undefined) clearTimeout(this.gatherTimer);
-    this.gatherTimer = undefined;
-    this.links.dispose();
-    this.term.dispose();
+    if (this.#gatherTimer !== undefined) clearTimeout(this.#gatherTimer);
+    this.#gatherTimer = undefined;
+    this.#links.dispose();
+    this.#term.dispose();
   }
 
-  private onPrivateMode(params: ReadonlyArray<number | number[]>, set: boolean): boolean {
-    this.modesMayHaveChanged = true;
+  #onPrivateMode(params: ReadonlyArray<number | number[]>, set: boolean): boolean {
+    this.#modesMayHaveChanged = true;
     for (const p of params) {
       if (typeof p !== 'number') continue;
-      if (p === 25) this.cursorVisible = set;
+      if (p === 25) this.#cursorVisible = set;
       const enc = MOUSE_ENCODINGS.get(p);
       if (enc !== undefined) {
-        if (set) this.mouseEncoding = enc;
-        else if (this.mouseEncoding === enc) this.mouseEncoding = 'default';
+        if (set) this.#mouseEncoding = enc;
+        else if (this.#mouseEncoding === enc) this.#mouseEncoding = 'default';
       }
     }
     return false;
@@ -443,27 +443,27 @@ export class ScreenModel {
    * Written before the scroll region and origin mode, which home the cursor; a save made under origin mode
    * is restored without it.
    */
-  private savedCursorRepaint(): string {
-    if (!this.savedOn.has(this.term.buffer.active.type)) return '';
-    const saved = savedCursorOf(this.term);
-    const pen = penOf(this.term);
+  #savedCursorRepaint(): string {
+    if (!this.#savedOn.has(this.#term.buffer.active.type)) return '';
+    const saved = savedCursorOf(this.#term);
+    const pen = penOf(this.#term);
     if (saved === null || pen === null) return '';
-    const row = Math.min(Math.max(saved.y, 0), this.term.rows - 1) + 1;
-    const col = Math.min(Math.max(saved.x, 0), this.term.cols - 1) + 1;
+    const row = Math.min(Math.max(saved.y, 0), this.#term.rows - 1) + 1;
+    const col = Math.min(Math.max(saved.x, 0), this.#term.cols - 1) + 1;
     return `\x1b[${row};${col}H${renditionSgr(saved.pen)}\x1b7${renditionSgr(pen)}`;
   }
 
-  private onSaveCursor(): boolean {
-    this.savedOn.add(this.term.buffer.active.type);
+  #onSaveCursor(): boolean {
+    this.#savedOn.add(this.#term.buffer.active.type);
     return false;
   }
 
-  private resetTracked(): void {
-    this.savedOn.clear();
-    this.modesMayHaveChanged = true;
-    this.mouseEncoding = 'default';
-    this.cursorVisible = true;
-    this.cursorStyle = 0;
-    this.scrollRegion = null;
+  #resetTracked(): void {
+    this.#savedOn.clear();
+    this.#modesMayHaveChanged = true;
+    this.#mouseEncoding = 'default';
+    this.#cursorVisible = true;
+    this.#cursorStyle = 0;
+    this.#scrollRegion = null;
   }
 }

@@ -22,14 +22,14 @@ interface Parser {
 
 export class XtermParserState {
   readonly found: PieceReport<ParserPiece>;
-  private readonly parser: Parser | undefined;
+  readonly #parser: Parser | undefined;
 
   constructor(term: object) {
     const core = (term as { _core?: unknown })._core;
     const inputHandler = isObject(core) ? (core as { _inputHandler?: unknown })._inputHandler : undefined;
     const parser = isObject(inputHandler) ? (inputHandler as { _parser?: unknown })._parser : undefined;
     const hasState = isObject(parser) && typeof (parser as Parser).currentState === 'number';
-    this.parser = hasState ? (parser as Parser) : undefined;
+    this.#parser = hasState ? (parser as Parser) : undefined;
     this.found = { core: isObject(core), inputHandler: isObject(inputHandler), parser: isObject(parser), currentState: hasState };
   }
 
@@ -40,12 +40,12 @@ export class XtermParserState {
 
   /** Whether the parser is between sequences (false when that cannot be known). */
   atGround(): boolean {
-    return this.parser?.currentState === GROUND;
+    return this.#parser?.currentState === GROUND;
   }
 
   /** The parser's state (xterm's ParserState: 0 between sequences, 3-6 inside a CSI, ...), if known. */
   state(): number | undefined {
-    const s = this.parser?.currentState;
+    const s = this.#parser?.currentState;
     return typeof s === 'number' ? s : undefined;
   }
 }

@@ -42,13 +42,13 @@ export type ControlHandler<Params, Reply> = (params: Params, socket: Socket) => 
 type Dispatch = (request: ControlRequestObject, socket: Socket) => Promise<ControlOutcome>;
 
 export class ControlMethods {
-  private readonly methods = new Map<string, Dispatch>();
+  readonly #methods = new Map<string, Dispatch>();
 
   /** Serves `method`: its requests are read by the descriptor, and only a request it accepts reaches `handler`. */
   register<Name extends string, Params, Reply>(method: ControlMethod<Name, Params, Reply, unknown>, handler: ControlHandler<Params, Reply>): void {
     const name = method.method;
-    if (this.methods.has(name)) throw new RangeError(`control method ${name} is already registered`);
-    this.methods.set(name, async (request, socket) => {
+    if (this.#methods.has(name)) throw new RangeError(`control method ${name} is already registered`);
+    this.#methods.set(name, async (request, socket) => {
       const parsed = method.parseParams(request);
       if (!parsed.ok) return fail(parsed.code, parsed.message);
       const a = await handler(parsed.params, socket);
@@ -66,9 +66,9 @@ export class ControlMethods {
     const named = requestedMethod(value);
     if (!named.ok) return fail('E_BAD_REQUEST', named.message);
     const { method, request } = named;
-    const fn = this.methods.get(method);
+    const fn = this.#methods.get(method);
     if (!fn) {
-      const known = [...this.methods.keys()].sort().join(', ');
+      const known = [...this.#methods.keys()].sort().join(', ');
       return fail('E_UNKNOWN_METHOD', `unknown control method ${JSON.stringify(method)}; this capsule knows: ${known}`);
     }
     try {

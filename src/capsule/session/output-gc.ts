@@ -40,18 +40,25 @@ export class OutputCollector {
   #since = 0;
   #collections = 0;
 
+  readonly #collect: (kind: GcKind) => void;
+  readonly #everyBytes;
+  readonly #majorEvery;
   constructor(
-    private readonly collect: (kind: GcKind) => void,
-    private readonly everyBytes = OUTPUT_GC_BYTES,
-    private readonly majorEvery = MAJOR_GC_EVERY,
-  ) {}
+    collect: (kind: GcKind) => void,
+    everyBytes = OUTPUT_GC_BYTES,
+    majorEvery = MAJOR_GC_EVERY,
+  ) {
+    this.#collect = collect;
+    this.#everyBytes = everyBytes;
+    this.#majorEvery = majorEvery;
+  }
 
   count(bytes: number): void {
     this.#since += bytes;
-    if (this.#since < this.everyBytes) return;
+    if (this.#since < this.#everyBytes) return;
     this.#since = 0;
     this.#collections++;
-    this.collect(this.#collections % this.majorEvery === 0 ? 'major' : 'minor');
+    this.#collect(this.#collections % this.#majorEvery === 0 ? 'major' : 'minor');
   }
 }
 

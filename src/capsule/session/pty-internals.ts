@@ -44,11 +44,13 @@ export class PtyInternals {
   readonly ptsName: string | undefined;
   readonly fd: number | undefined;
 
+  readonly #proc: PublicPty;
   constructor(
-    private readonly proc: PublicPty,
+    proc: PublicPty,
     /** Whether the exit hook was in place when this PTY was spawned (spawnWithExitHook). */
     exitHooked = false,
   ) {
+    this.#proc = proc;
     const raw = proc as unknown as { _socket?: unknown; ptsName?: unknown; fd?: unknown };
     const stream = raw._socket as PtyStream | undefined;
     this.stream = stream !== null && typeof stream === 'object' && typeof stream.write === 'function' ? stream : undefined;
@@ -87,7 +89,7 @@ export class PtyInternals {
       }
       return;
     }
-    this.proc.pause();
+    this.#proc.pause();
   }
 
   /** Reads the PTY again: at the handle when it has readStart (and the stream is alive), else resume(). */
@@ -100,7 +102,7 @@ export class PtyInternals {
       }
       return;
     }
-    this.proc.resume();
+    this.#proc.resume();
   }
 
   /** Emits what the stream already read (in paused mode read() emits 'data' for what it returns). */

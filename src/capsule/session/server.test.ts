@@ -267,7 +267,7 @@ test('capsule server: connections beyond the bound are refused', async (t) => {
   const f = await start(t, BASH, { maxConnections: 2 });
   const a = await f.connect();
   const b = await f.connect();
-  await pollUntil('two pending connections', () => (f.server as unknown as { sockets: Set<unknown> }).sockets.size === 2);
+  await pollUntil('two pending connections', () => f.server.connections === 2);
   const c = await f.connect();
   await c.waitClosed();
   assert.equal(a.closed, false);

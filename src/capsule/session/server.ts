@@ -52,30 +52,33 @@ export class CapsuleServer {
   /** The text the operator pasted last (bracketed), for the `clipboard-image` method. */
   readonly pasted = new PasteScanner();
   readonly socketPath: string;
-  private readonly server: Server;
-  private readonly sockets = new Set<Socket>();
+  readonly #server: Server;
+  readonly #sockets = new Set<Socket>();
   /** Sockets that sent no complete frame yet, with the clock that cuts them off. */
-  private readonly pending = new Map<Socket, Disposable>();
-  private readonly attachConns = new Set<AttachConnection>();
-  private current: AttachConnection | null = null;
-  private readonly host: AttachHost;
-  private readonly handshakeTimeoutMs: number;
-  private readonly maxConnections: number;
-  private readonly maxPending: number;
+  readonly #pending = new Map<Socket, Disposable>();
+  readonly #attachConns = new Set<AttachConnection>();
+  #current: AttachConnection | null = null;
+  readonly #host: AttachHost;
+  readonly #handshakeTimeoutMs: number;
+  readonly #maxConnections: number;
+  readonly #maxPending: number;
   /** Set once the program ended: what shutdown() was told, for a host that completes its Hello during it. */
-  private closingWith: { exitStatus: number | null; reason: string | null } | null = null;
+  #closingWith: { exitStatus: number | null; reason: string | null } | null = null;
   /** An attach client has sent its first bytes (its Hello, or garbage) at some point (see shutdown's waitForHostMs). */
-  private hostSeen = false;
+  #hostSeen = false;
   /** Ends the wait for a first host early; set only while shutdown waits for one. */
-  private endLinger: (() => void) | null = null;
+  #endLinger: (() => void) | null = null;
 
-  private constructor(private readonly options: CapsuleServerOptions) {
+  readonly #options: CapsuleServerOptions;
+  // biome-ignore lint/style/useConsistentMemberAccessibility: built only by its static factory (an asynchronous set-up)
+  private constructor(options: CapsuleServerOptions) {
+    this.#options = options;
     this.socketPath = options.socketPath;
-    this.handshakeTimeoutMs = options.handshakeTimeoutMs ?? HANDSHAKE_TIMEOUT_MS;
-    this.maxConnections = options.maxConnections ?? MAX_CONNECTIONS;
-    this.maxPending = options.maxPendingHandshakes ?? MAX_PENDING_HANDSHAKES;
+    this.#handshakeTimeoutMs = options.handshakeTimeoutMs ?? HANDSHAKE_TIMEOUT_MS;
+    this.#maxConnections = options.maxConnections ?? MAX_CONNECTIONS;
+    this.#maxPending = options.maxPendingHandshakes ?? MAX_PENDING_HANDSHAKES;
     const log = options.log ?? (() => undefined);
-    this.host = {
+    this.#host = {
       session: options.session,
       features: options.features ?? CAPSULE_FEATURES,
       imageSink: options.imageSink ?? rejectingImageSink,
@@ -83,17 +86,17 @@ export class CapsuleServer {
       pasted: this.pasted,
       log,
       takeOver: (conn) => {
-        const prev = this.current;
-        this.current = conn;
+        const prev = this.#current;
+        this.#current = conn;
         options.session.setOutputSink(null);
         if (prev && prev !== conn) prev.shutdown('another client attached');
       },
-      isCurrent: (conn) => this.current === conn,
-      handshakeDone: (conn) => this.handshakeDone(conn),
+      isCurrent: (conn) => this.#current === conn,
+      handshakeDone: (conn) => this.#handshakeDone(conn),
       closed: (conn) => {
-        this.attachConns.delete(conn);
-        if (this.current === conn) {
-          this.current = null;
+        this.#attachConns.delete(conn);
+        if (this.#current === conn) {
+          this.#current = null;
           options.session.setOutputSink(null);
         }
       },
@@ -114,7 +117,7 @@ export class CapsuleServer {
       return answer({ shown: this.attached });
     });
     registerOfferMethods(this.control, this.offers, (level, text) => this.notify(level, text));
-    this.server = createServer({ allowHalfOpen: true, pauseOnConnect: false }, (s) => this.onConnection(s));
+    this.#server = createServer({ allowHalfOpen: true, pauseOnConnect: false }, (s) => this.#onConnection(s));
   }
 
   /** Replaces a stale socket, listens (0600) and returns the running server. */
@@ -122,24 +125,29 @@ export class CapsuleServer {
     await clearStaleSocket(options.socketPath);
     const s = new CapsuleServer(options);
     options.registerMethods?.(s.control, s);
-    await listenPrivate(s.server, options.socketPath);
+    await listenPrivate(s.#server, options.socketPath);
     return s;
   }
 
   get attached(): boolean {
-    return this.current?.attached ?? false;
+    return this.#current?.attached ?? false;
+  }
+
+  /** Open connections: in their handshake, attached, or on the control channel (the bound maxConnections counts). */
+  get connections(): number {
+    return this.#sockets.size;
   }
 
   /** Attach clients that completed Hello and are still connected. */
   get clients(): number {
     let n = 0;
-    for (const c of this.attachConns) if (c.attached) n++;
+    for (const c of this.#attachConns) if (c.attached) n++;
     return n;
   }
 
   /** Tells the operator of the attached client (drawn by their host or by us); a no-op when detached. */
   notify(level: NoticeLevel, text: string): void {
-    this.current?.notify(level, text);
+    this.#current?.notify(level, text);
   }
 
   /**
@@ -148,86 +156,86 @@ export class CapsuleServer {
    * that no attach client has reached yet first keeps accepting them for up to that long (see below).
    */
   async shutdown(exitStatus: number | null, reason: string | null, { waitForHostMs = 0 } = {}): Promise<void> {
-    if (this.closingWith !== null) return;
-    this.closingWith = { exitStatus, reason };
+    if (this.#closingWith !== null) return;
+    this.#closingWith = { exitStatus, reason };
     // A program that ended before any host attached (`jackin run` of a program that exits at once): the
     // host that started this capsule may be connecting at this moment. Closing the listener now would
     // reset that connection (or refuse it), and the host would never learn the exit status, so keep
     // accepting attach clients until one sends its Hello or waitForHostMs have passed.
-    if (waitForHostMs > 0 && !this.hostSeen) {
+    if (waitForHostMs > 0 && !this.#hostSeen) {
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(() => this.endLinger?.(), waitForHostMs);
-        this.endLinger = () => {
+        const timer = setTimeout(() => this.#endLinger?.(), waitForHostMs);
+        this.#endLinger = () => {
           clearTimeout(timer);
-          this.endLinger = null;
+          this.#endLinger = null;
           resolve();
         };
       });
     }
-    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    const closed = new Promise<void>((resolve) => this.#server.close(() => resolve()));
     await unlink(this.socketPath).catch(() => undefined);
-    for (const c of [...this.attachConns]) c.shutdown(reason, exitStatus);
+    for (const c of [...this.#attachConns]) c.shutdown(reason, exitStatus);
     // A connection that has sent nothing yet may be a host whose Hello is on the way (`jackin run` of a
     // program that exits at once): it gets HELLO_GRACE_MS to send it (see onConnection), then goes.
-    for (const [s, clock] of this.pending) {
+    for (const [s, clock] of this.#pending) {
       clock.dispose();
-      this.pending.set(s, startHelloGrace(() => s.destroy()));
+      this.#pending.set(s, startHelloGrace(() => s.destroy()));
     }
     await closed;
   }
 
-  private onConnection(socket: Socket): void {
-    const closing = this.closingWith !== null && this.endLinger === null;
-    if (closing || this.sockets.size >= this.maxConnections || this.pending.size >= this.maxPending) {
-      this.options.log?.(`refused a connection: ${this.sockets.size} open, ${this.pending.size} in handshake`);
+  #onConnection(socket: Socket): void {
+    const closing = this.#closingWith !== null && this.#endLinger === null;
+    if (closing || this.#sockets.size >= this.#maxConnections || this.#pending.size >= this.#maxPending) {
+      this.#options.log?.(`refused a connection: ${this.#sockets.size} open, ${this.#pending.size} in handshake`);
       socket.destroy();
       return;
     }
-    this.sockets.add(socket);
+    this.#sockets.add(socket);
     const timer = setTimeout(() => {
-      this.options.log?.(`closed a connection that sent no complete frame within ${this.handshakeTimeoutMs} ms`);
+      this.#options.log?.(`closed a connection that sent no complete frame within ${this.#handshakeTimeoutMs} ms`);
       socket.destroy();
-    }, this.handshakeTimeoutMs);
-    this.pending.set(socket, toDisposable(() => clearTimeout(timer)));
+    }, this.#handshakeTimeoutMs);
+    this.#pending.set(socket, toDisposable(() => clearTimeout(timer)));
     socket.on('error', () => undefined);
     // The server allows half-open sockets (control replies stream after the request), but an EOF before a
     // complete first frame or request means the client is gone: free its handshake slot now, not at the
     // timeout, or a crowd of vanished clients would lock out a real one.
     socket.once('end', () => {
-      if (this.pending.has(socket)) socket.destroy();
+      if (this.#pending.has(socket)) socket.destroy();
     });
     socket.once('close', () => {
-      this.sockets.delete(socket);
-      this.pending.get(socket)?.dispose();
-      this.pending.delete(socket);
+      this.#sockets.delete(socket);
+      this.#pending.get(socket)?.dispose();
+      this.#pending.delete(socket);
     });
     socket.once('data', (first: Buffer) => {
       if (first[0] === 0x00) {
         // No new control requests once the program has ended.
-        if (this.closingWith !== null) socket.destroy();
-        else this.serveControl(socket, first);
+        if (this.#closingWith !== null) socket.destroy();
+        else this.#serveControl(socket, first);
       } else {
         // allowHalfOpen is for the control channel's streamed replies; an attach client's EOF is a detach.
         socket.allowHalfOpen = false;
-        const conn = new AttachConnection(socket, this.host);
-        this.attachConns.add(conn);
-        this.hostSeen = true;
+        const conn = new AttachConnection(socket, this.#host);
+        this.#attachConns.add(conn);
+        this.#hostSeen = true;
         conn.onData(first);
         // Connected before the program ended (or while shutdown waits for a first host): welcomed, then
         // told (AttachConnection.shutdown waits for that).
-        if (this.closingWith !== null) conn.shutdown(this.closingWith.reason, this.closingWith.exitStatus);
-        this.endLinger?.();
+        if (this.#closingWith !== null) conn.shutdown(this.#closingWith.reason, this.#closingWith.exitStatus);
+        this.#endLinger?.();
       }
     });
   }
 
-  private handshakeDone(conn: AttachConnection | Socket): void {
+  #handshakeDone(conn: AttachConnection | Socket): void {
     const socket = conn instanceof AttachConnection ? conn.socket : conn;
-    this.pending.get(socket)?.dispose();
-    this.pending.delete(socket);
+    this.#pending.get(socket)?.dispose();
+    this.#pending.delete(socket);
   }
 
-  private serveControl(socket: Socket, first: Buffer): void {
+  #serveControl(socket: Socket, first: Buffer): void {
     const decoder = new ControlMessageDecoder();
     let handled = false;
     const onData = (chunk: Buffer): void => {
@@ -236,19 +244,19 @@ export class CapsuleServer {
       try {
         messages = decoder.push(chunk);
       } catch (e) {
-        this.options.log?.(`control channel: ${(e as Error).message}`);
+        this.#options.log?.(`control channel: ${(e as Error).message}`);
         socket.destroy();
         return;
       }
       const request = messages[0];
       if (messages.length === 0) return;
       handled = true;
-      this.handshakeDone(socket);
+      this.#handshakeDone(socket);
       void this.control.dispatch(request, socket).then(async (outcome) => {
         if (socket.destroyed) return;
         socket.write(encodeControlMessage(outcome.reply));
-        if (outcome.ownLimit === true) this.sockets.delete(socket);
-        if (outcome.stream) await outcome.stream(socket).catch((e: unknown) => this.options.log?.(`control stream: ${(e as Error).message}`));
+        if (outcome.ownLimit === true) this.#sockets.delete(socket);
+        if (outcome.stream) await outcome.stream(socket).catch((e: unknown) => this.#options.log?.(`control stream: ${(e as Error).message}`));
         socket.end(() => socket.destroy());
       });
     };

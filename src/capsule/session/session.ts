@@ -82,28 +82,30 @@ function shellStatus(exitCode: number, signal: number | undefined): number {
 export class Session {
   readonly pid: number;
   readonly exited: Promise<number>;
-  private readonly proc: Pty.IPty;
-  private readonly model: ScreenModel;
+  readonly #proc: Pty.IPty;
+  readonly #model: ScreenModel;
   /** node-pty internals, looked up once (see pty-internals.ts for each one's fallback). */
-  private readonly internals: PtyInternals;
-  private sink: OutputSink | null = null;
-  private readonly holds = new Set<string>();
-  private readonly drainEmitter = new Emitter<void>();
-  private readonly modesEmitter = new Emitter<ProgramModes>();
+  readonly #internals: PtyInternals;
+  #sink: OutputSink | null = null;
+  readonly #holds = new Set<string>();
+  readonly #drainEmitter = new Emitter<void>();
+  readonly #modesEmitter = new Emitter<ProgramModes>();
   /** A fresh terminal has every one of these modes off. */
-  private lastModes = '00000';
-  private exitStatus: number | null = null;
-  private killTimer: Disposable | undefined;
-  private exitWatch: Disposable | undefined;
+  #lastModes = '00000';
+  #exitStatus: number | null = null;
+  #killTimer: Disposable | undefined;
+  #exitWatch: Disposable | undefined;
   /** Listeners and timers, released together by dispose(). */
-  private readonly store = new DisposableStore();
-  private childGone = false;
+  readonly #store = new DisposableStore();
+  #childGone = false;
   /** Our own descriptor on the PTY's slave side (see SLAVE_HOLD below). */
-  private slaveFd: number | null = null;
+  #slaveFd: number | null = null;
   /** What a synchronous read of the master goes into (read on after a long read, and the drain at exit). */
-  private readonly readBuffer = Buffer.allocUnsafeSlow(READ_ON_BYTES);
+  readonly #readBuffer = Buffer.allocUnsafeSlow(READ_ON_BYTES);
   /** Frees passed-on output chunks during a flood (output-gc.ts). */
-  private readonly outputGc = new OutputCollector(collectGarbage);
+  readonly #outputGc = new OutputCollector(collectGarbage);
+
+  // biome-ignore lint/style/useConsistentMemberAccessibility: built only by its static factory (which spawns the program)
 
   private constructor(options: SessionOptions) {
     const rows = options.rows ?? DEFAULT_ROWS;
@@ -121,56 +123,56 @@ export class Session {
           // null: deliver output as Buffers; decoding per chunk would split UTF-8 sequences.
           encoding: null,
         });
-      spawned = spawnWithExitHook(requirePty.resolve('@lydell/node-pty'), spawn, () => this.onChildGone());
+      spawned = spawnWithExitHook(requirePty.resolve('@lydell/node-pty'), spawn, () => this.#onChildGone());
     } catch (cause) {
       throw new JackinError('E_SPAWN_FAILED', `could not start ${JSON.stringify(options.file)}: ${(cause as Error).message}`, { cause });
     }
-    this.proc = spawned.proc;
-    this.pid = this.proc.pid;
-    this.internals = new PtyInternals(this.proc, spawned.hooked);
+    this.#proc = spawned.proc;
+    this.pid = this.#proc.pid;
+    this.#internals = new PtyInternals(this.#proc, spawned.hooked);
     // SLAVE_HOLD: while any descriptor on the slave side is open, reading the master never reports EIO.
     // Without ours, the program's exit closes the last one and the master can report EIO while the tail of
     // its output is still queued in the kernel (seen here: the last few KiB lost under load). Holding it,
     // the exit is noticed by the exit hook (or the watch below), which reads to EAGAIN (everything) and only then lets go.
-    const ptsName = this.internals.ptsName;
+    const ptsName = this.#internals.ptsName;
     if (ptsName !== undefined) {
       try {
-        this.slaveFd = openSync(ptsName, fsConstants.O_RDWR | fsConstants.O_NOCTTY);
+        this.#slaveFd = openSync(ptsName, fsConstants.O_RDWR | fsConstants.O_NOCTTY);
       } catch {
-        this.slaveFd = null; // best effort: the drain on exit still covers most cases
+        this.#slaveFd = null; // best effort: the drain on exit still covers most cases
       }
     }
     if (!spawned.hooked) {
-      const exitWatch = setInterval(() => this.checkChildGone(), EXIT_WATCH_MS);
+      const exitWatch = setInterval(() => this.#checkChildGone(), EXIT_WATCH_MS);
       exitWatch.unref();
-      this.exitWatch = this.store.add(toDisposable(() => clearInterval(exitWatch)));
+      this.#exitWatch = this.#store.add(toDisposable(() => clearInterval(exitWatch)));
     }
-    this.store.add(this.drainEmitter);
-    this.store.add(this.modesEmitter);
-    this.model = new ScreenModel({ rows, cols });
+    this.#store.add(this.#drainEmitter);
+    this.#store.add(this.#modesEmitter);
+    this.#model = new ScreenModel({ rows, cols });
     // The model's replies to the position and status queries it answers (see `answerQueries`) go to the program as input.
-    this.model.onReply = (reply) => void this.write(reply);
+    this.#model.onReply = (reply) => void this.write(reply);
     // node-pty's public write() drops the stream's write() result, so backpressure is read from the
     // tty stream it wraps (node-pty 1.1 UnixTerminal._socket). Without it, writes still work unbounded.
-    const stream = this.internals.stream;
-    if (stream) this.store.add(onEvent(stream, 'drain', () => this.drainEmitter.fire()));
+    const stream = this.#internals.stream;
+    if (stream) this.#store.add(onEvent(stream, 'drain', () => this.#drainEmitter.fire()));
     // Output straight from that stream: node-pty's onData re-fires every read through an emitter of its own
     // (measured: about 80 ms of CPU per 64 MiB of output, a tenth of the capsule's work in a flood).
     // Without the stream, the public onData.
-    if (stream) this.store.add(onEvent(stream, 'data', (chunk: Buffer) => this.onOutput(this.readOn(chunk))));
-    else this.store.add((this.proc.onData as unknown as Pty.IEvent<Buffer>)((chunk) => this.onOutput(chunk)));
+    if (stream) this.#store.add(onEvent(stream, 'data', (chunk: Buffer) => this.#onOutput(this.#readOn(chunk))));
+    else this.#store.add((this.#proc.onData as unknown as Pty.IEvent<Buffer>)((chunk) => this.#onOutput(chunk)));
     // Not in the store: `exited` resolves whenever the program ends, also after dispose().
     this.exited = new Promise((resolve) => {
-      this.proc.onExit(({ exitCode, signal }) => {
-        this.killTimer?.dispose();
-        this.stopExitWatch();
+      this.#proc.onExit(({ exitCode, signal }) => {
+        this.#killTimer?.dispose();
+        this.#stopExitWatch();
         // Everything the program wrote must reach the sink before its exit is reported: callers end the
         // session on `exited`, and output read after that (a held PTY's buffer) would be dropped.
-        this.childGone = true;
-        this.drainNow();
-        this.releaseSlave();
-        this.exitStatus = shellStatus(exitCode, signal);
-        resolve(this.exitStatus);
+        this.#childGone = true;
+        this.#drainNow();
+        this.#releaseSlave();
+        this.#exitStatus = shellStatus(exitCode, signal);
+        resolve(this.#exitStatus);
       });
     });
   }
@@ -180,50 +182,50 @@ export class Session {
   }
 
   get rows(): number {
-    return this.model.rows;
+    return this.#model.rows;
   }
 
   get cols(): number {
-    return this.model.cols;
+    return this.#model.cols;
   }
 
   get modes(): TerminalModes {
-    return this.model.modes;
+    return this.#model.modes;
   }
 
   /** The modes a host reacts to, from the model (exact after `settle()`). */
   get programModes(): ProgramModes {
-    return this.model.programModes;
+    return this.#model.programModes;
   }
 
   /** Called after parsed output changed one of the program modes (mouse, paste, focus, alt screen). */
   onModesChange(listener: (modes: ProgramModes) => void): Disposable {
-    return this.modesEmitter.event(listener);
+    return this.#modesEmitter.event(listener);
   }
 
   /** Which node-pty internals were found (the rest fall back; see pty-internals.ts). */
   get ptyPieces(): PtyInternals['found'] {
-    return this.internals.found;
+    return this.#internals.found;
   }
 
   /** The link at a viewport cell, from the model (call after `settle()`). */
   linkAt(row: number, col: number, options: ResolveOptions = {}): ResolvedLink | null {
-    return this.model.linkAt(row, col, options);
+    return this.#model.linkAt(row, col, options);
   }
 
   /** The file path at a viewport cell, from the model (call after `settle()`). */
   pathAt(row: number, col: number, options: ResolveOptions = {}): ResolvedPath | null {
-    return this.model.pathAt(row, col, options);
+    return this.#model.pathAt(row, col, options);
   }
 
   /** The links the visible screen shows, from the model (call after `settle()`). */
   visibleLinks(): ListedLink[] {
-    return this.model.visibleLinks();
+    return this.#model.visibleLinks();
   }
 
   /** The status once the program exited, else null. */
   get status(): number | null {
-    return this.exitStatus;
+    return this.#exitStatus;
   }
 
   /**
@@ -235,49 +237,49 @@ export class Session {
 
   /** Sets (or clears) where live output goes. */
   setOutputSink(sink: OutputSink | null): void {
-    this.sink = sink;
+    this.#sink = sink;
   }
 
   /** Stops reading the PTY until every hold is released. Holds are named so owners release only theirs. */
   hold(reason: string): void {
-    if (this.holds.size === 0 && !this.childGone) this.internals.pause();
-    this.holds.add(reason);
+    if (this.#holds.size === 0 && !this.#childGone) this.#internals.pause();
+    this.#holds.add(reason);
   }
 
   release(reason: string): void {
-    if (!this.holds.delete(reason)) return;
+    if (!this.#holds.delete(reason)) return;
     // Resume even after exit: node-pty reports the exit only once it has read the PTY to EOF.
-    if (this.holds.size === 0) this.internals.resume();
+    if (this.#holds.size === 0) this.#internals.resume();
   }
 
   /** The fallback without the exit hook: whether the child was reaped yet. */
-  private checkChildGone(): void {
+  #checkChildGone(): void {
     try {
       process.kill(this.pid, 0);
       return;
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'EPERM') return;
     }
-    this.onChildGone();
+    this.#onChildGone();
   }
 
-  private onChildGone(): void {
-    if (this.childGone || this.store.isDisposed) return;
+  #onChildGone(): void {
+    if (this.#childGone || this.#store.isDisposed) return;
     // Reaped: no more output will be produced, so reading the rest cannot grow without bound.
-    this.childGone = true;
-    this.stopExitWatch();
-    this.drainNow();
-    this.releaseSlave();
-    this.internals.resume();
+    this.#childGone = true;
+    this.#stopExitWatch();
+    this.#drainNow();
+    this.#releaseSlave();
+    this.#internals.resume();
   }
 
   /** Delivers everything the PTY still holds, in order, before node-pty can discard it. */
-  private drainNow(): void {
+  #drainNow(): void {
     // Buffered chunks reach onOutput in order through the 'data' listener, then the fd is read.
-    this.internals.drainStreamBuffer();
-    const fd = this.internals.fd;
+    this.#internals.drainStreamBuffer();
+    const fd = this.#internals.fd;
     if (fd === undefined) return;
-    for (let n = this.readQueued(fd); n > 0; n = this.readQueued(fd)) this.onOutput(Buffer.from(this.readBuffer.subarray(0, n)));
+    for (let n = this.#readQueued(fd); n > 0; n = this.#readQueued(fd)) this.#onOutput(Buffer.from(this.#readBuffer.subarray(0, n)));
   }
 
   /**
@@ -285,11 +287,11 @@ export class Session {
    * when the stream has nothing buffered: then `chunk` is the newest output read, and what the fd gives
    * now follows it.
    */
-  private readOn(chunk: Buffer): Buffer {
-    const fd = this.internals.fd;
-    if (chunk.length < READ_ON_FROM || fd === undefined || this.holds.size > 0 || (this.internals.stream?.readableLength ?? 1) > 0) return chunk;
-    const n = this.readQueued(fd);
-    return n === 0 ? chunk : Buffer.concat([chunk, this.readBuffer.subarray(0, n)]);
+  #readOn(chunk: Buffer): Buffer {
+    const fd = this.#internals.fd;
+    if (chunk.length < READ_ON_FROM || fd === undefined || this.#holds.size > 0 || (this.#internals.stream?.readableLength ?? 1) > 0) return chunk;
+    const n = this.#readQueued(fd);
+    return n === 0 ? chunk : Buffer.concat([chunk, this.#readBuffer.subarray(0, n)]);
   }
 
   /**
@@ -297,8 +299,8 @@ export class Session {
    * read's room (4 KiB) is left; returns how many bytes it holds. Any error ends it: EAGAIN (nothing queued
    * for now), EIO (slave closed and drained), EBADF (already closed); libuv's next read reports it as before.
    */
-  private readQueued(fd: number): number {
-    const buf = this.readBuffer;
+  #readQueued(fd: number): number {
+    const buf = this.#readBuffer;
     let n = 0;
     const limit = Error.stackTraceLimit;
     if (STACK_LIMIT_WRITABLE) Error.stackTraceLimit = 0;
@@ -319,69 +321,69 @@ export class Session {
     return n;
   }
 
-  private releaseSlave(): void {
-    if (this.slaveFd === null) return;
+  #releaseSlave(): void {
+    if (this.#slaveFd === null) return;
     try {
-      closeSync(this.slaveFd);
+      closeSync(this.#slaveFd);
     } catch {
       // already closed
     }
-    this.slaveFd = null;
+    this.#slaveFd = null;
   }
 
-  private stopExitWatch(): void {
-    this.exitWatch?.dispose();
-    this.exitWatch = undefined;
+  #stopExitWatch(): void {
+    this.#exitWatch?.dispose();
+    this.#exitWatch = undefined;
   }
 
   /** Names of the holds currently pausing the PTY's output. */
   get holdReasons(): string[] {
-    return [...this.holds];
+    return [...this.#holds];
   }
 
   /** Writes input bytes to the program. False means the PTY is not draining: wait for `onDrain`. */
   write(bytes: Buffer): boolean {
-    if (this.exitStatus !== null || bytes.length === 0) return true;
-    if (this.internals.stream) return this.internals.stream.write(bytes);
-    this.proc.write(bytes as unknown as string);
+    if (this.#exitStatus !== null || bytes.length === 0) return true;
+    if (this.#internals.stream) return this.#internals.stream.write(bytes);
+    this.#proc.write(bytes as unknown as string);
     return true;
   }
 
   onDrain(listener: () => void): Disposable {
-    return this.drainEmitter.event(listener);
+    return this.#drainEmitter.event(listener);
   }
 
   resize(rows: number, cols: number): void {
     if (!Number.isInteger(rows) || !Number.isInteger(cols) || rows < 1 || cols < 1) return;
-    if (rows === this.model.rows && cols === this.model.cols) return;
-    if (this.exitStatus === null) this.proc.resize(cols, rows);
-    this.model.resize(rows, cols);
+    if (rows === this.#model.rows && cols === this.#model.cols) return;
+    if (this.#exitStatus === null) this.#proc.resize(cols, rows);
+    this.#model.resize(rows, cols);
   }
 
   /** Resolves once the model has parsed all output received so far. */
   settle(): Promise<void> {
-    return this.model.settle();
+    return this.#model.settle();
   }
 
   /** Reset, modes, clear, screen and cursor (see ScreenModel.repaint); exact after `settle()`. */
   repaint(): Buffer {
-    return this.model.repaint();
+    return this.#model.repaint();
   }
 
   /** Visible text of the screen, one string per row. */
   screenLines(): string[] {
-    return this.model.screenLines();
+    return this.#model.screenLines();
   }
 
   get cursor(): { x: number; y: number } {
-    return this.model.cursor;
+    return this.#model.cursor;
   }
 
   /** Sends a signal to the program. */
   kill(signal: NodeJS.Signals): void {
-    if (this.exitStatus !== null) return;
+    if (this.#exitStatus !== null) return;
     try {
-      this.proc.kill(signal);
+      this.#proc.kill(signal);
     } catch {
       // Already gone: the exit event follows.
     }
@@ -389,46 +391,46 @@ export class Session {
 
   /** SIGHUP (what a closing terminal sends), then SIGKILL after a grace; resolves with the status. */
   terminate(graceMs = TERMINATE_GRACE_MS): Promise<number> {
-    if (this.exitStatus === null) {
+    if (this.#exitStatus === null) {
       this.kill('SIGHUP');
-      if (this.killTimer === undefined) {
+      if (this.#killTimer === undefined) {
         const timer = setTimeout(() => this.kill('SIGKILL'), graceMs);
         timer.unref();
-        this.killTimer = this.store.add(toDisposable(() => clearTimeout(timer)));
+        this.#killTimer = this.#store.add(toDisposable(() => clearTimeout(timer)));
       }
     }
     return this.exited;
   }
 
   dispose(): void {
-    this.store.dispose();
-    this.releaseSlave();
-    this.model.dispose();
+    this.#store.dispose();
+    this.#releaseSlave();
+    this.#model.dispose();
   }
 
   /** Compares the modes after a parsed chunk that may have changed them (see ScreenModel.takeModesChanged). */
-  private checkModes(): void {
-    if (!this.model.takeModesChanged()) return;
-    const modes = this.model.programModes;
+  #checkModes(): void {
+    if (!this.#model.takeModesChanged()) return;
+    const modes = this.#model.programModes;
     const key = `${+modes.mouseTracking}${+modes.sgrMouse}${+modes.bracketedPaste}${+modes.focusReporting}${+modes.alternateScreen}`;
-    if (key === this.lastModes) return;
-    this.lastModes = key;
-    this.modesEmitter.fire(modes);
+    if (key === this.#lastModes) return;
+    this.#lastModes = key;
+    this.#modesEmitter.fire(modes);
   }
 
-  private onOutput(chunk: Buffer): void {
-    this.sink?.(chunk);
-    this.model.write(
+  #onOutput(chunk: Buffer): void {
+    this.#sink?.(chunk);
+    this.#model.write(
       chunk,
       () => {
-        if (this.model.backlog < MODEL_BACKLOG_LOW) this.release('model');
-        this.checkModes();
+        if (this.#model.backlog < MODEL_BACKLOG_LOW) this.release('model');
+        this.#checkModes();
       },
       this.answerQueries,
     );
-    if (this.model.backlog > MODEL_BACKLOG_HIGH) this.hold('model');
+    if (this.#model.backlog > MODEL_BACKLOG_HIGH) this.hold('model');
     // Last: a collection that falls due on this chunk (a keystroke's echo after a flood) runs once the
     // chunk has gone to the host, not before it.
-    this.outputGc.count(chunk.length);
+    this.#outputGc.count(chunk.length);
   }
 }

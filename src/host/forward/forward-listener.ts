@@ -57,6 +57,8 @@ export class ForwardListener {
   /** The loopback addresses it listens on. */
   readonly addresses: string[] = [];
 
+  // biome-ignore lint/style/useConsistentMemberAccessibility: built only by its static factory (an asynchronous set-up)
+
   private constructor(o: ForwardListenerOptions) {
     this.#o = o;
   }

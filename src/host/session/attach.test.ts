@@ -239,7 +239,7 @@ test('attach: malformed frames in sync are skipped with a notice, and a flood of
   // The notices are queued for drawing; the queue holds each one told.
   const told = (term.written().match(/skipped a malformed frame from the capsule: E_UNKNOWN_TAG/g) ?? []).length;
   assert.ok(told >= 1, `told ${told} times`);
-  const noticesQueued = (session as unknown as { overlay: { queue: { pending: number } } }).overlay.queue.pending;
+  const noticesQueued = session.noticesPending;
   assert.ok(noticesQueued <= 2, `${noticesQueued} more queued`);
   cap.send({ type: 'Shutdown', reason: null });
   await done;

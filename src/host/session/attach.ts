@@ -88,90 +88,92 @@ export interface AttachOptions {
 
 export class AttachSession implements FeatureSession {
   readonly done: Promise<AttachOutcome>;
-  private resolveDone!: (o: AttachOutcome) => void;
-  private finished = false;
+  #resolveDone!: (o: AttachOutcome) => void;
+  #finished = false;
   /** Everything the session holds (listeners, timers, parts); released together when it ends. */
-  private readonly store = new DisposableStore();
-  private readonly relay: FrameRelay;
-  private readonly palette: PaletteController;
-  private readonly input: InputRouter;
-  private readonly overlay: NoticeOverlay;
-  private readonly confirmer: ConfirmController;
+  readonly #store = new DisposableStore();
+  readonly #relay: FrameRelay;
+  readonly #palette: PaletteController;
+  readonly #input: InputRouter;
+  readonly #overlay: NoticeOverlay;
+  readonly #confirmer: ConfirmController;
   /** Which of the prompt, a feature's overlay and the palette has the screen and the keyboard. */
-  private readonly modals: ModalStack;
+  readonly #modals: ModalStack;
   /** One gesture gate for every feature, the operator's switches, confirmations and the action log. */
-  private readonly requests: HostRequests;
-  private readonly noticeEmitter = this.store.add(new Emitter<{ level: NoticeLevel; text: string }>());
-  private readonly frameEmitter = this.store.add(new Emitter<ServerFrame>());
-  private readonly welcomeEmitter = this.store.add(new Emitter<{ sessions: number; features: Features | null }>());
-  private readonly gestureEmitter = this.store.add(new Emitter<Gesture>());
-  private readonly focusEmitter = this.store.add(new Emitter<boolean>());
+  readonly #requests: HostRequests;
+  readonly #noticeEmitter = this.#store.add(new Emitter<{ level: NoticeLevel; text: string }>());
+  readonly #frameEmitter = this.#store.add(new Emitter<ServerFrame>());
+  readonly #welcomeEmitter = this.#store.add(new Emitter<{ sessions: number; features: Features | null }>());
+  readonly #gestureEmitter = this.#store.add(new Emitter<Gesture>());
+  readonly #focusEmitter = this.#store.add(new Emitter<boolean>());
   /** The operator's terminal reported focus in or out (reports are on while the program or a feature wants them). */
-  readonly onFocusChange = this.focusEmitter.event;
+  readonly onFocusChange = this.#focusEmitter.event;
   terminalFocused: boolean | null = null;
   /** A Notice frame from the capsule (as sent; it is also shown, marked as the capsule's). */
-  readonly onNotice = this.noticeEmitter.event;
+  readonly onNotice = this.#noticeEmitter.event;
   /** Server frames this module does not handle (host requests for features, answers to their requests). */
-  readonly onFrame = this.frameEmitter.event;
-  readonly onWelcome = this.welcomeEmitter.event;
+  readonly onFrame = this.#frameEmitter.event;
+  readonly onWelcome = this.#welcomeEmitter.event;
   /** The operator pressed the palette key, chose a palette action or made a modifier-click. */
-  readonly onGesture = this.gestureEmitter.event;
+  readonly onGesture = this.#gestureEmitter.event;
   readonly onPaletteOpen: FeatureSession['onPaletteOpen'];
   /** The affordances installed on the session (`install`). */
-  private readonly installed = new DisposableStore();
-  private exitStatus: number | null = null;
-  private detaching = false;
-  private negotiated: Features | null = null;
-  private welcomed = false;
+  readonly #installed = new DisposableStore();
+  #exitStatus: number | null = null;
+  #detaching = false;
+  #negotiated: Features | null = null;
+  #welcomed = false;
   /** WELCOME_TIMEOUT_MS after Hello; cleared by the Welcome, so an idle session has no timer armed. */
-  private noWelcome: NodeJS.Timeout | undefined;
+  #noWelcome: NodeJS.Timeout | undefined;
   /** Malformed frames are each skipped, but told to the operator at most this often (a flood stays quiet). */
-  private readonly skippedNotices = createRateLimiter({ max: 3, windowMs: 10_000 });
+  readonly #skippedNotices = createRateLimiter({ max: 3, windowMs: 10_000 });
 
-  constructor(private readonly o: AttachOptions) {
-    this.done = new Promise((resolve) => (this.resolveDone = resolve));
+  readonly #o: AttachOptions;
+  constructor(o: AttachOptions) {
+    this.#o = o;
+    this.done = new Promise((resolve) => (this.#resolveDone = resolve));
     const { terminal } = o;
-    this.relay = this.store.add(new FrameRelay(o.transport, terminal, () => !this.detaching));
-    this.palette = this.store.add(
+    this.#relay = this.#store.add(new FrameRelay(o.transport, terminal, () => !this.#detaching));
+    this.#palette = this.#store.add(
       new PaletteController({
         terminal,
         notify: (level, text) => this.notify(level, text),
         // The capsule repaints the program's screen, which kept updating meanwhile.
-        closed: () => this.modalClosed(),
-        holdOutput: (ready) => this.holdReplies(ready),
+        closed: () => this.#modalClosed(),
+        holdOutput: (ready) => this.#holdReplies(ready),
       }),
     );
-    this.store.add(this.palette.onChoose(() => this.gesture('palette-action')));
-    this.onPaletteOpen = this.palette.onOpen;
-    this.requests = this.store.add(
+    this.#store.add(this.#palette.onChoose(() => this.gesture('palette-action')));
+    this.onPaletteOpen = this.#palette.onOpen;
+    this.#requests = this.#store.add(
       new HostRequests({
         ...o,
         env: o.env ?? process.env,
         notify: (level, text) => this.notify(level, text),
         // The capsule repaints the program's screen, which kept updating under the prompt.
-        confirmClosed: () => this.modalClosed(),
-        ended: () => this.finished,
+        confirmClosed: () => this.#modalClosed(),
+        ended: () => this.#finished,
       }),
     );
-    this.confirmer = this.requests.confirmer;
-    this.modals = new ModalStack({ prompt: this.confirmer, palette: this.palette, drawOverlay: () => this.drawFeatureOverlay() });
-    this.overlay = this.store.add(
-      new NoticeOverlay({ terminal, modals: this.modals, repaint: () => this.repaint(), ...(o.now ? { now: o.now } : {}) }),
+    this.#confirmer = this.#requests.confirmer;
+    this.#modals = new ModalStack({ prompt: this.#confirmer, palette: this.#palette, drawOverlay: () => this.#drawFeatureOverlay() });
+    this.#overlay = this.#store.add(
+      new NoticeOverlay({ terminal, modals: this.#modals, repaint: () => this.repaint(), ...(o.now ? { now: o.now } : {}) }),
     );
-    this.input = this.store.add(
+    this.#input = this.#store.add(
       new InputRouter({
         scanner: o.scanner ?? scannerOptionsFromEnv(o.env ?? process.env),
-        palette: this.palette,
-        modals: this.modals,
+        palette: this.#palette,
+        modals: this.#modals,
         sendInput: (bytes) => this.sendInput(bytes),
-        active: () => !this.detaching && !this.finished,
-        drawsOverlay: () => (this.welcomed ? this.drawsOverlay : null),
+        active: () => !this.#detaching && !this.#finished,
+        drawsOverlay: () => (this.#welcomed ? this.drawsOverlay : null),
         gesture: (g) => this.gesture(g),
         filter: terminal.filter,
         focusReport: (focused) => {
           if (this.terminalFocused === focused) return;
           this.terminalFocused = focused;
-          this.focusEmitter.fire(focused);
+          this.#focusEmitter.fire(focused);
         },
         ...(o.log ? { log: o.log } : {}),
       }),
@@ -186,33 +188,33 @@ export class AttachSession implements FeatureSession {
    * session disposes every one when it ends, newest first (at once when it has ended already).
    */
   install<T extends Disposable>(feature: T): T {
-    return this.installed.add(feature);
+    return this.#installed.add(feature);
   }
 
   /** Adds a palette action (features register theirs before start); disposing removes it. */
   registerAction(action: SessionAction): Disposable {
-    return this.palette.register(action);
+    return this.#palette.register(action);
   }
 
   /** Lets a feature claim paste-key, paste or mouse events; disposing releases them. */
   addInputHook(kind: InputHookKind, hook: InputHook): Disposable {
-    return this.input.addHook(kind, hook);
+    return this.#input.addHook(kind, hook);
   }
 
   /** Records an operator gesture (features report modifier-clicks). */
   gesture(g: Gesture): void {
-    this.requests.gestures.record(g);
-    this.gestureEmitter.fire(g);
+    this.#requests.gestures.record(g);
+    this.#gestureEmitter.fire(g);
   }
 
   // Decisions on host requests and capsule-chosen targets, and the action log (host-requests.ts).
-  readonly logAction = (record: HostActionRecord): void => this.requests.logAction(record);
+  readonly logAction = (record: HostActionRecord): void => this.#requests.logAction(record);
   /** Resolves once every action logged so far is written. */
-  readonly actionsLogged = (): Promise<void> => this.requests.actionsLogged();
-  readonly admitUpstream = (kind: HostRequestKind, action: string, target: string): boolean => this.requests.admitUpstream(kind, action, target);
+  readonly actionsLogged = (): Promise<void> => this.#requests.actionsLogged();
+  readonly admitUpstream = (kind: HostRequestKind, action: string, target: string): boolean => this.#requests.admitUpstream(kind, action, target);
   readonly confirm = (request: ConfirmRequest): Promise<boolean> => {
-    const answer = this.requests.confirm(request);
-    if (this.confirmer.isOpen) this.holdForUi();
+    const answer = this.#requests.confirm(request);
+    if (this.#confirmer.isOpen) this.#holdForUi();
     return answer;
   };
 
@@ -225,43 +227,43 @@ export class AttachSession implements FeatureSession {
   }
 
   showOverlay(overlay: FeatureOverlay): Disposable {
-    this.modals.showOverlay(overlay);
-    this.holdForUi();
+    this.#modals.showOverlay(overlay);
+    this.#holdForUi();
     // The operator's colours while it is up, as for the palette (the program's are put back after).
-    const colours = this.o.terminal.hostColours();
-    this.drawFeatureOverlay();
+    const colours = this.#o.terminal.hostColours();
+    this.#drawFeatureOverlay();
     return toDisposable(() => {
-      if (!this.modals.hideOverlay(overlay) || this.finished) {
+      if (!this.#modals.hideOverlay(overlay) || this.#finished) {
         colours.dispose();
         return;
       }
       // The capsule repaints the program's screen, which kept updating under the overlay.
-      this.modalClosed();
+      this.#modalClosed();
       colours.dispose();
     });
   }
 
   tapOutput(listener: (bytes: Buffer) => void): Disposable {
-    return this.o.terminal.tapOutput(listener);
+    return this.#o.terminal.tapOutput(listener);
   }
 
-  private drawFeatureOverlay(): void {
-    const o = this.modals.overlay;
+  #drawFeatureOverlay(): void {
+    const o = this.#modals.overlay;
     // Drawn like the palette: after resetting what the program may have set against it (src/ui/host-draw.ts).
-    if (o !== null && !this.finished) this.o.terminal.write(Buffer.from(hostDrawn(o.draw(this.o.terminal.size()), true), 'utf8'));
+    if (o !== null && !this.#finished) this.#o.terminal.write(Buffer.from(hostDrawn(o.draw(this.#o.terminal.size()), true), 'utf8'));
   }
 
   retitleAction(id: string, title: string): void {
-    this.palette.retitle(id, title);
+    this.#palette.retitle(id, title);
   }
 
   showTarget(id: string, opening: PaletteOpening, entry: TargetEntry): void {
-    this.palette.showTarget(id, opening, entry);
+    this.#palette.showTarget(id, opening, entry);
   }
 
   /** True when this host draws its own palette and notices (our capsule, which repaints on request). */
   get drawsOverlay(): boolean {
-    return hasFeature(this.negotiated, 'repaint');
+    return hasFeature(this.#negotiated, 'repaint');
   }
 
   /**
@@ -269,9 +271,9 @@ export class AttachSession implements FeatureSession {
    * a capsule cannot hide, delay or fake it, and host paths never go to the container (no HostNotice).
    */
   notify(level: NoticeLevel, text: string): void {
-    this.o.log?.(`notice (${level}): ${text}`);
-    if (this.finished) return;
-    this.overlay.post(level, text, 'host');
+    this.#o.log?.(`notice (${level}): ${text}`);
+    if (this.#finished) return;
+    this.#overlay.post(level, text, 'host');
   }
 
   /**
@@ -280,33 +282,38 @@ export class AttachSession implements FeatureSession {
    * limited) so it can never push one of the host's notices out.
    */
   containerNotice(level: NoticeLevel, text: string): void {
-    this.o.log?.(`capsule notice (${level}): ${text}`);
-    if (this.finished) return;
-    this.overlay.post(level, `capsule: ${text}`, 'container');
+    this.#o.log?.(`capsule notice (${level}): ${text}`);
+    if (this.#finished) return;
+    this.#overlay.post(level, `capsule: ${text}`, 'container');
   }
 
   /** Holds typed input until disposed (an image paste in progress): keys reach the program after the path. */
   holdInput(): Disposable {
-    return this.input.hold();
+    return this.#input.hold();
   }
 
   /** Sends bytes to the program as typed input. */
   sendInput(bytes: Buffer): void {
-    if (bytes.length > 0) this.relay.send({ type: 'Input', bytes });
+    if (bytes.length > 0) this.#relay.send({ type: 'Input', bytes });
   }
 
   /** Sends any client frame (features use this for image transfers and extension requests). */
   sendFrame(f: ClientFrame): boolean {
-    return this.relay.send(f);
+    return this.#relay.send(f);
+  }
+
+  /** The host's notices waiting to be drawn (a flood of them is told only a few times). */
+  get noticesPending(): number {
+    return this.#overlay.pending;
   }
 
   get terminalSize(): { rows: number; cols: number } {
-    return this.o.terminal.size();
+    return this.#o.terminal.size();
   }
 
   /** Extensions agreed with the capsule (null for an upstream capsule or before Welcome). */
   get features(): Features | null {
-    return this.negotiated;
+    return this.#negotiated;
   }
 
   /**
@@ -314,48 +321,48 @@ export class AttachSession implements FeatureSession {
    * session ends. Features sending megabytes await it between frames, so output and keys keep flowing.
    */
   drained(): Promise<void> {
-    return this.relay.drained();
+    return this.#relay.drained();
   }
 
   /** Writes terminal control sequences of our own to the operator's terminal. */
   writeTerminal(bytes: Buffer): void {
-    if (!this.finished) this.o.terminal.write(bytes);
+    if (!this.#finished) this.#o.terminal.write(bytes);
   }
 
   // The terminal filter's view of the program, and the host's own needs of the terminal (feature-session.ts).
-  get programModes(): Readonly<ProgramModes> { return this.o.terminal.filter.program; }
-  get onTerminalEvent(): FeatureSession['onTerminalEvent'] { return this.o.terminal.onFilterEvent; }
-  setHostNeeds(needs: Partial<HostNeeds>): void { if (!this.finished) this.o.terminal.setHostNeeds(needs); }
-  get programTitle(): string | null { return this.o.terminal.filter.programTitle; }
+  get programModes(): Readonly<ProgramModes> { return this.#o.terminal.filter.program; }
+  get onTerminalEvent(): FeatureSession['onTerminalEvent'] { return this.#o.terminal.onFilterEvent; }
+  setHostNeeds(needs: Partial<HostNeeds>): void { if (!this.#finished) this.#o.terminal.setHostNeeds(needs); }
+  get programTitle(): string | null { return this.#o.terminal.filter.programTitle; }
   routeNotifications(route: { terminal: boolean; bell: boolean }): void {
-    this.o.terminal.filter.notifyTerminal = route.terminal;
-    this.o.terminal.filter.bellEvents = route.bell;
+    this.#o.terminal.filter.notifyTerminal = route.terminal;
+    this.#o.terminal.filter.bellEvents = route.bell;
   }
 
   /** Sends Hello and starts relaying. Returns `done`. */
   start(): Promise<AttachOutcome> {
-    const { terminal } = this.o;
-    this.relay.send(helloFrame(terminal.size(), this.o.env ?? process.env));
+    const { terminal } = this.#o;
+    this.#relay.send(helloFrame(terminal.size(), this.#o.env ?? process.env));
     // Bracketed paste always: the host tells pastes from typing (docs/terminal-policy.md, "Modes").
     terminal.setHostNeeds({ bracketedPaste: true });
-    this.store.add(terminal.onFilterEvent((e) => void (e.type === 'dropped' && this.o.log?.(`terminal filter dropped ${e.what}`))));
-    this.store.add(this.relay.onFrame((f) => this.onServerFrame(f)));
-    this.store.add(this.relay.onSkipped((e) => this.onSkipped(e)));
-    this.store.add(this.relay.onBroken((reason) => void this.lose(reason)));
-    this.store.add(this.relay.onEnd(() => this.onServerEnd()));
-    this.relay.start();
-    const welcomeMs = this.o.welcomeTimeoutMs ?? WELCOME_TIMEOUT_MS;
-    this.noWelcome = setTimeout(() => {
-      if (!this.welcomed) void this.lose(`the capsule did not answer the handshake within ${welcomeMs / 1000} s`);
+    this.#store.add(terminal.onFilterEvent((e) => void (e.type === 'dropped' && this.#o.log?.(`terminal filter dropped ${e.what}`))));
+    this.#store.add(this.#relay.onFrame((f) => this.#onServerFrame(f)));
+    this.#store.add(this.#relay.onSkipped((e) => this.#onSkipped(e)));
+    this.#store.add(this.#relay.onBroken((reason) => void this.#lose(reason)));
+    this.#store.add(this.#relay.onEnd(() => this.#onServerEnd()));
+    this.#relay.start();
+    const welcomeMs = this.#o.welcomeTimeoutMs ?? WELCOME_TIMEOUT_MS;
+    this.#noWelcome = setTimeout(() => {
+      if (!this.#welcomed) void this.#lose(`the capsule did not answer the handshake within ${welcomeMs / 1000} s`);
     }, welcomeMs);
-    this.store.add(toDisposable(() => clearTimeout(this.noWelcome)));
-    this.store.add(toDisposable(() => clearTimeout(this.holdTimer)));
-    this.store.add(terminal.onData((chunk) => this.input.push(chunk)));
+    this.#store.add(toDisposable(() => clearTimeout(this.#noWelcome)));
+    this.#store.add(toDisposable(() => clearTimeout(this.#holdTimer)));
+    this.#store.add(terminal.onData((chunk) => this.#input.push(chunk)));
     terminal.stdin.resume();
-    this.store.add(
+    this.#store.add(
       terminal.onResize((size) => {
-        this.relay.send({ type: 'Resize', rows: size.rows, cols: size.cols });
-        if (!this.modals.redraw()) this.overlay.redrawSoon();
+        this.#relay.send({ type: 'Resize', rows: size.rows, cols: size.cols });
+        if (!this.#modals.redraw()) this.#overlay.redrawSoon();
       }),
     );
     return this.done;
@@ -365,15 +372,15 @@ export class AttachSession implements FeatureSession {
    * The markers asked of the capsule with HoldReplies and not yet received (extension `held-replies`), in
    * order; a RepliesHeld that is not the next one asked for is ignored.
    */
-  private readonly repliesAsked: boolean[] = [];
+  readonly #repliesAsked: boolean[] = [];
   /**
    * The capsule answers the program's position and status queries (from its RepliesHeld true to its
    * RepliesHeld false): the output meanwhile is never written, so no query in it reaches the terminal too.
    */
-  private capsuleAnswers = false;
+  #capsuleAnswers = false;
   /** The palette waiting for RepliesHeld true to be drawn. */
-  private heldReady: (() => void) | null = null;
-  private holdTimer: NodeJS.Timeout | undefined;
+  #heldReady: (() => void) | null = null;
+  #holdTimer: NodeJS.Timeout | undefined;
 
   /**
    * The palette opens (docs/terminal-policy.md, "Replies"): with `held-replies`, the capsule is asked to answer
@@ -381,34 +388,34 @@ export class AttachSession implements FeatureSession {
    * its RepliesHeld marks where that begins: the output before the mark is still written, so each query is
    * answered exactly once, by the terminal before the mark and by the capsule after it.
    */
-  private holdReplies(ready: () => void): void {
-    if (!hasFeature(this.negotiated, 'held-replies') || this.finished) {
+  #holdReplies(ready: () => void): void {
+    if (!hasFeature(this.#negotiated, 'held-replies') || this.#finished) {
       ready();
       return;
     }
-    this.heldReady = ready;
-    this.relay.send({ type: 'HoldReplies', held: true });
-    this.repliesAsked.push(true);
-    this.armHoldTimer(() => {
+    this.#heldReady = ready;
+    this.#relay.send({ type: 'HoldReplies', held: true });
+    this.#repliesAsked.push(true);
+    this.#armHoldTimer(() => {
       // A capsule that does not answer: the palette is drawn all the same, and its output dropped as before.
-      this.o.log?.('the capsule did not mark held replies in time');
-      this.takeHeldReady();
+      this.#o.log?.('the capsule did not mark held replies in time');
+      this.#takeHeldReady();
     });
   }
 
   /** Whether the capsule was last asked to answer the program's queries (or does, asked nothing since). */
-  private get repliesHeld(): boolean {
-    return this.repliesAsked.length > 0 ? this.repliesAsked.at(-1) === true : this.capsuleAnswers;
+  get #repliesHeld(): boolean {
+    return this.#repliesAsked.length > 0 ? this.#repliesAsked.at(-1) === true : this.#capsuleAnswers;
   }
 
   /**
    * A confirmation prompt or a feature's overlay is up, drawn at once: the capsule answers the program's
    * queries from its mark on (the output before the mark and after the box was drawn is held, queries too).
    */
-  private holdForUi(): void {
-    if (!hasFeature(this.negotiated, 'held-replies') || this.finished || this.repliesHeld) return;
-    this.relay.send({ type: 'HoldReplies', held: true });
-    this.repliesAsked.push(true);
+  #holdForUi(): void {
+    if (!hasFeature(this.#negotiated, 'held-replies') || this.#finished || this.#repliesHeld) return;
+    this.#relay.send({ type: 'HoldReplies', held: true });
+    this.#repliesAsked.push(true);
   }
 
   /**
@@ -419,44 +426,44 @@ export class AttachSession implements FeatureSession {
    * A modal closed (the palette, a prompt, a feature's overlay): the capsule repaints the program's screen,
    * which kept updating under it, and a notice is drawn again over it.
    */
-  private modalClosed(): void {
-    this.releaseReplies();
+  #modalClosed(): void {
+    this.#releaseReplies();
     this.repaint();
-    this.overlay.redrawSoon();
+    this.#overlay.redrawSoon();
   }
 
-  private releaseReplies(): void {
-    if (this.modals.anyOpen) return;
-    this.heldReady = null;
-    if (!this.repliesHeld || this.finished) return;
-    this.relay.send({ type: 'HoldReplies', held: false });
-    this.repliesAsked.push(false);
-    this.armHoldTimer(() => {
-      this.o.log?.('the capsule did not mark the end of held replies in time');
-      this.capsuleAnswers = false;
+  #releaseReplies(): void {
+    if (this.#modals.anyOpen) return;
+    this.#heldReady = null;
+    if (!this.#repliesHeld || this.#finished) return;
+    this.#relay.send({ type: 'HoldReplies', held: false });
+    this.#repliesAsked.push(false);
+    this.#armHoldTimer(() => {
+      this.#o.log?.('the capsule did not mark the end of held replies in time');
+      this.#capsuleAnswers = false;
     });
   }
 
-  private armHoldTimer(fire: () => void): void {
-    clearTimeout(this.holdTimer);
-    this.holdTimer = setTimeout(fire, HOLD_REPLIES_TIMEOUT_MS);
+  #armHoldTimer(fire: () => void): void {
+    clearTimeout(this.#holdTimer);
+    this.#holdTimer = setTimeout(fire, HOLD_REPLIES_TIMEOUT_MS);
   }
 
-  private takeHeldReady(): void {
-    const ready = this.heldReady;
-    this.heldReady = null;
+  #takeHeldReady(): void {
+    const ready = this.#heldReady;
+    this.#heldReady = null;
     ready?.();
   }
 
-  private onRepliesHeld(held: boolean): void {
-    if (this.repliesAsked[0] !== held) {
-      this.o.log?.(`ignored a RepliesHeld ${held} not asked for`);
+  #onRepliesHeld(held: boolean): void {
+    if (this.#repliesAsked[0] !== held) {
+      this.#o.log?.(`ignored a RepliesHeld ${held} not asked for`);
       return;
     }
-    this.repliesAsked.shift();
-    this.capsuleAnswers = held;
-    if (this.repliesAsked.length === 0) clearTimeout(this.holdTimer);
-    if (held && this.repliesAsked.length === 0) this.takeHeldReady();
+    this.#repliesAsked.shift();
+    this.#capsuleAnswers = held;
+    if (this.#repliesAsked.length === 0) clearTimeout(this.#holdTimer);
+    if (held && this.#repliesAsked.length === 0) this.#takeHeldReady();
   }
 
   /**
@@ -464,143 +471,143 @@ export class AttachSession implements FeatureSession {
    * the capsule's screen model; closing it repaints from there, so nothing is lost and nothing draws over the
    * host's box. With `held-replies`, from the capsule's mark on (the palette is drawn there) to its mark after.
    */
-  private get outputHeld(): boolean {
-    return this.capsuleAnswers || this.modals.holdsOutput(hasFeature(this.negotiated, 'held-replies'));
+  get #outputHeld(): boolean {
+    return this.#capsuleAnswers || this.#modals.holdsOutput(hasFeature(this.#negotiated, 'held-replies'));
   }
 
   /** Asks the capsule to resend modes and the full screen (only when negotiated). Returns whether sent. */
   repaint(): boolean {
-    if (!hasFeature(this.negotiated, 'repaint')) return false;
-    this.relay.send({ type: 'Repaint' });
+    if (!hasFeature(this.#negotiated, 'repaint')) return false;
+    this.#relay.send({ type: 'Repaint' });
     return true;
   }
 
   /** Detaches: the program keeps running. */
   detach(): void {
-    if (this.detaching || this.finished) return;
-    this.detaching = true;
-    this.o.terminal.stdin.pause();
-    this.relay.send({ type: 'AttachControl', requestId: DETACH_REQUEST_ID, context: { v: 1 }, body: { kind: 'Detach' } });
-    const timer = setTimeout(() => this.finish({ kind: 'detached' }), DETACH_REPLY_TIMEOUT_MS);
-    this.store.add(toDisposable(() => clearTimeout(timer)));
+    if (this.#detaching || this.#finished) return;
+    this.#detaching = true;
+    this.#o.terminal.stdin.pause();
+    this.#relay.send({ type: 'AttachControl', requestId: DETACH_REQUEST_ID, context: { v: 1 }, body: { kind: 'Detach' } });
+    const timer = setTimeout(() => this.#finish({ kind: 'detached' }), DETACH_REPLY_TIMEOUT_MS);
+    this.#store.add(toDisposable(() => clearTimeout(timer)));
   }
 
   /** Ends the session from outside (a signal); the transport is closed. */
   abort(reason: string): void {
-    this.finish({ kind: 'lost', reason });
+    this.#finish({ kind: 'lost', reason });
   }
 
   /** A frame the decoder skipped: the stream is still in sync (protocol.md section 5), so say so and go on. */
-  private onSkipped(error: ProtocolError): void {
-    if (this.finished) return;
-    this.o.log?.(`skipped a malformed frame from the capsule: ${error.message}`);
-    if (error.tag === SERVER_TAGS.Welcome && !this.welcomed) {
+  #onSkipped(error: ProtocolError): void {
+    if (this.#finished) return;
+    this.#o.log?.(`skipped a malformed frame from the capsule: ${error.message}`);
+    if (error.tag === SERVER_TAGS.Welcome && !this.#welcomed) {
       // A Welcome whose extension block is malformed: talk to it as to an upstream capsule.
-      this.welcomed = true;
-      clearTimeout(this.noWelcome);
-      this.welcomeEmitter.fire({ sessions: 0, features: null });
-      this.input.welcomed();
+      this.#welcomed = true;
+      clearTimeout(this.#noWelcome);
+      this.#welcomeEmitter.fire({ sessions: 0, features: null });
+      this.#input.welcomed();
       this.notify('warning', `the capsule sent a malformed extension block (${error.code}); extensions disabled`);
-    } else if (this.skippedNotices.tryTake()) {
+    } else if (this.#skippedNotices.tryTake()) {
       this.notify('warning', `skipped a malformed frame from the capsule: ${error.code} ${error.message}`);
     }
   }
 
-  private onServerFrame(f: ServerFrame): void {
-    if (this.finished) return;
+  #onServerFrame(f: ServerFrame): void {
+    if (this.#finished) return;
     switch (f.type) {
       case 'Output':
-        if (this.outputHeld) return;
-        this.relay.writeOutput(f.bytes);
-        this.overlay.afterOutput();
+        if (this.#outputHeld) return;
+        this.#relay.writeOutput(f.bytes);
+        this.#overlay.afterOutput();
         return;
       case 'Welcome':
-        this.o.log?.(`welcome: ${f.sessions} session(s), features ${f.features === null ? 'none (upstream capsule)' : JSON.stringify(f.features)}`);
-        this.welcomed = true;
-        clearTimeout(this.noWelcome);
+        this.#o.log?.(`welcome: ${f.sessions} session(s), features ${f.features === null ? 'none (upstream capsule)' : JSON.stringify(f.features)}`);
+        this.#welcomed = true;
+        clearTimeout(this.#noWelcome);
         if (f.features !== null) {
-          this.negotiated = negotiateFeatures(f.features);
-          this.relay.send({ type: 'ExtHello', features: this.negotiated });
+          this.#negotiated = negotiateFeatures(f.features);
+          this.#relay.send({ type: 'ExtHello', features: this.#negotiated });
         }
-        this.welcomeEmitter.fire({ sessions: f.sessions, features: f.features });
-        this.input.welcomed();
+        this.#welcomeEmitter.fire({ sessions: f.sessions, features: f.features });
+        this.#input.welcomed();
         return;
       case 'Bell':
-        this.o.terminal.write(BEL);
+        this.#o.terminal.write(BEL);
         return;
       case 'RepliesHeld':
-        this.onRepliesHeld(f.held);
+        this.#onRepliesHeld(f.held);
         return;
       case 'ExitStatus':
-        this.exitStatus = f.status;
+        this.#exitStatus = f.status;
         return;
       case 'Notice':
-        this.noticeEmitter.fire({ level: f.level, text: f.text });
+        this.#noticeEmitter.fire({ level: f.level, text: f.text });
         this.containerNotice(f.level, f.text);
         return;
       case 'Shutdown':
-        this.o.log?.(`shutdown${f.reason === null ? '' : `: ${f.reason}`}`);
-        this.finish(this.endOutcome(f.reason));
+        this.#o.log?.(`shutdown${f.reason === null ? '' : `: ${f.reason}`}`);
+        this.#finish(this.#endOutcome(f.reason));
         return;
       case 'AttachControlResponse':
-        this.o.log?.(`attach-control response ${f.requestId}: ${f.result}`);
+        this.#o.log?.(`attach-control response ${f.requestId}: ${f.result}`);
         // Features that sent a request (image paste) wait for its answer.
-        this.frameEmitter.fire(f);
+        this.#frameEmitter.fire(f);
         return;
       default:
         // Every other frame is an affordance's (host requests, answers to their requests): passed on
         // to them unnamed; `passOn` keeps the union exhaustive.
-        this.passOn(f);
+        this.#passOn(f);
         return;
     }
   }
 
   /** Passes a frame the session does not handle itself to the affordances (FeatureSession.onFrame). */
-  private passOn(f: PassedOnFrame): void {
-    if (!this.frameEmitter.hasListeners) this.o.log?.(`ignored ${f.type} frame (not handled by this host)`);
-    this.frameEmitter.fire(f);
+  #passOn(f: PassedOnFrame): void {
+    if (!this.#frameEmitter.hasListeners) this.#o.log?.(`ignored ${f.type} frame (not handled by this host)`);
+    this.#frameEmitter.fire(f);
   }
 
   /** How the session ends when the capsule says so (Shutdown, or a clean close). */
-  private endOutcome(reason: string | null): AttachOutcome {
-    if (this.exitStatus !== null) return { kind: 'exited', status: this.exitStatus, reason };
-    if (this.detaching) return { kind: 'detached' };
+  #endOutcome(reason: string | null): AttachOutcome {
+    if (this.#exitStatus !== null) return { kind: 'exited', status: this.#exitStatus, reason };
+    if (this.#detaching) return { kind: 'detached' };
     return { kind: 'shutdown', reason };
   }
 
-  private onServerEnd(): void {
-    if (this.finished) return;
-    if (this.exitStatus !== null || this.detaching) this.finish(this.endOutcome(null));
+  #onServerEnd(): void {
+    if (this.#finished) return;
+    if (this.#exitStatus !== null || this.#detaching) this.#finish(this.#endOutcome(null));
     // Before the capsule said anything, the carrier failed to reach it (its own account follows), rather
     // than a capsule that closed a session.
-    else void this.lose(this.welcomed ? 'the capsule closed the connection' : 'the connection closed before the capsule answered');
+    else void this.#lose(this.#welcomed ? 'the capsule closed the connection' : 'the connection closed before the capsule answered');
   }
 
-  private async lose(reason: string): Promise<void> {
-    if (this.finished) return;
-    if (this.detaching) {
-      this.finish({ kind: 'detached' });
+  async #lose(reason: string): Promise<void> {
+    if (this.#finished) return;
+    if (this.#detaching) {
+      this.#finish({ kind: 'detached' });
       return;
     }
-    if (this.exitStatus !== null) {
-      this.finish({ kind: 'exited', status: this.exitStatus });
+    if (this.#exitStatus !== null) {
+      this.#finish({ kind: 'exited', status: this.#exitStatus });
       return;
     }
     // Stop taking input now; ask the carrier (a relay) for its own account of what happened.
-    this.o.terminal.stdin.pause();
+    this.#o.terminal.stdin.pause();
     const timeout = new Promise<null>((resolve) => setTimeout(() => resolve(null), FAILURE_DETAIL_TIMEOUT_MS).unref());
-    const detail = await Promise.race([this.o.transport.failureDetail(), timeout]);
-    this.finish({ kind: 'lost', reason: detail === null ? reason : `${reason} (${detail})` });
+    const detail = await Promise.race([this.#o.transport.failureDetail(), timeout]);
+    this.#finish({ kind: 'lost', reason: detail === null ? reason : `${reason} (${detail})` });
   }
 
-  private finish(outcome: AttachOutcome): void {
-    if (this.finished) return;
-    this.finished = true;
-    this.o.terminal.stdin.pause();
+  #finish(outcome: AttachOutcome): void {
+    if (this.#finished) return;
+    this.#finished = true;
+    this.#o.terminal.stdin.pause();
     // The affordances first, newest first (they are built on the parts), then the session's timers,
     // listeners and parts; the relay closes the transport.
-    this.installed.dispose();
-    this.store.dispose();
-    this.resolveDone(outcome);
+    this.#installed.dispose();
+    this.#store.dispose();
+    this.#resolveDone(outcome);
   }
 }

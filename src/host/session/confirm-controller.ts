@@ -31,68 +31,70 @@ export interface ConfirmControllerOptions {
 }
 
 export class ConfirmController implements Disposable {
-  private current: { prompt: ConfirmPrompt; answer: (yes: boolean) => void; shownAt: number; colours: Disposable | undefined } | null = null;
-  private disposed = false;
-  private readonly now: () => number;
+  #current: { prompt: ConfirmPrompt; answer: (yes: boolean) => void; shownAt: number; colours: Disposable | undefined } | null = null;
+  #disposed = false;
+  readonly #now: () => number;
 
-  constructor(private readonly o: ConfirmControllerOptions) {
-    this.now = o.now ?? (() => performance.now());
+  readonly #o: ConfirmControllerOptions;
+  constructor(o: ConfirmControllerOptions) {
+    this.#o = o;
+    this.#now = o.now ?? (() => performance.now());
   }
 
   get isOpen(): boolean {
-    return this.current !== null;
+    return this.#current !== null;
   }
 
   /** Shows the question; resolves true only when the operator pressed Enter. */
   ask(request: ConfirmRequest): Promise<boolean> {
-    if (this.disposed || this.current !== null) return Promise.resolve(false);
+    if (this.#disposed || this.#current !== null) return Promise.resolve(false);
     return new Promise((resolve) => {
-      this.current = { prompt: new ConfirmPrompt(request), answer: resolve, shownAt: this.now(), colours: this.o.terminal.hostColours?.() };
-      this.draw();
+      this.#current = { prompt: new ConfirmPrompt(request), answer: resolve, shownAt: this.#now(), colours: this.#o.terminal.hostColours?.() };
+      this.#draw();
     });
   }
 
   /** One input event while the prompt is up. */
   handle(ev: InputEvent): void {
-    const c = this.current;
+    const c = this.#current;
     if (c === null) return;
     // Only typed bytes can answer: a paste, a mouse report or the palette key never does.
     if (ev.type !== 'bytes') return;
     const key = c.prompt.key(ev.bytes);
     if (key === 'ignore') return;
     // Typed before the operator could have read the prompt: meant for the program, never a confirmation.
-    if (key === 'confirm' && this.now() - c.shownAt < CONFIRM_ARM_MS) return;
-    this.close(key === 'confirm');
+    if (key === 'confirm' && this.#now() - c.shownAt < CONFIRM_ARM_MS) return;
+    this.#close(key === 'confirm');
   }
 
   /** Draws the prompt again (after a resize). */
   redraw(): void {
-    if (this.current !== null) this.draw();
+    if (this.#current !== null) this.#draw();
   }
 
   dispose(): void {
-    this.disposed = true;
-    if (this.current !== null) {
-      const { answer, colours } = this.current;
-      this.current = null;
+    this.#disposed = true;
+    if (this.#current !== null) {
+      const { answer, colours } = this.#current;
+      this.#current = null;
       colours?.dispose();
       answer(false);
     }
   }
 
-  private close(yes: boolean): void {
-    const c = this.current;
+  #close(yes: boolean): void {
+    const c = this.#current;
     if (c === null) return;
-    this.current = null;
-    this.o.closed();
+    this.#current = null;
+    this.#o.closed();
     c.colours?.dispose();
     c.answer(yes);
   }
 
-  private draw(): void {
-    const c = this.current;
+  #draw(): void {
+    const c = this.#current;
     if (c === null) return;
-    const { rows, cols } = this.o.terminal.size();
-    this.o.terminal.write(Buffer.from(hostDrawn(c.prompt.render(rows, cols), true), 'utf8'));
+    const { rows, cols } = this.#o.terminal.size();
+    this.#o.terminal.write(Buffer.from(hostDrawn(c.prompt.render(rows, cols), true), 'utf8'));
   }
 }

@@ -14,51 +14,57 @@ import type { Transport } from '../../transport/transport.ts';
 import type { HostTerminal } from '../terminal/terminal.ts';
 
 export class FrameRelay implements Disposable {
-  private readonly decoder = createServerFrameDecoder(undefined, { streamOutput: true });
-  private readonly store = new DisposableStore();
-  private readonly frames = this.store.add(new Emitter<ServerFrame>());
-  private readonly skipped = this.store.add(new Emitter<ProtocolError>());
-  private readonly broken = this.store.add(new Emitter<string>());
-  private readonly ended = this.store.add(new Emitter<void>());
-  private outputPaused = false;
-  private drainWait: Disposable | null = null;
-  private inputPaused = false;
+  readonly #decoder = createServerFrameDecoder(undefined, { streamOutput: true });
+  readonly #store = new DisposableStore();
+  readonly #frames = this.#store.add(new Emitter<ServerFrame>());
+  readonly #skipped = this.#store.add(new Emitter<ProtocolError>());
+  readonly #broken = this.#store.add(new Emitter<string>());
+  readonly #ended = this.#store.add(new Emitter<void>());
+  #outputPaused = false;
+  #drainWait: Disposable | null = null;
+  #inputPaused = false;
   /** Callers of `drained` still waiting; all released on close. */
-  private readonly waiting = new Set<() => void>();
+  readonly #waiting = new Set<() => void>();
 
   /** A decoded server frame, in stream order. */
-  readonly onFrame = this.frames.event;
+  readonly onFrame = this.#frames.event;
   /** A malformed frame was skipped (protocol.md section 5). */
-  readonly onSkipped = this.skipped.event;
+  readonly onSkipped = this.#skipped.event;
   /** The stream is lost (framing error, connection error); with the reason. */
-  readonly onBroken = this.broken.event;
+  readonly onBroken = this.#broken.event;
   /** The capsule closed the connection cleanly, at a frame boundary. */
-  readonly onEnd = this.ended.event;
+  readonly onEnd = this.#ended.event;
 
+  readonly #transport: Transport;
+  readonly #terminal: Pick<HostTerminal, 'writeOutput' | 'onceDrain' | 'stdin'>;
+  readonly #inputWanted: () => boolean;
   constructor(
-    private readonly transport: Transport,
-    private readonly terminal: Pick<HostTerminal, 'writeOutput' | 'onceDrain' | 'stdin'>,
+    transport: Transport,
+    terminal: Pick<HostTerminal, 'writeOutput' | 'onceDrain' | 'stdin'>,
     /** False once typed input must stay paused (detaching). */
-    private readonly inputWanted: () => boolean,
+    inputWanted: () => boolean,
   ) {
-    this.store.add(toDisposable(() => [...this.waiting].forEach((done) => done())));
+    this.#transport = transport;
+    this.#terminal = terminal;
+    this.#inputWanted = inputWanted;
+    this.#store.add(toDisposable(() => [...this.#waiting].forEach((done) => done())));
   }
 
   get closed(): boolean {
-    return this.store.isDisposed;
+    return this.#store.isDisposed;
   }
 
   /** Starts reading the transport. */
   start(): void {
-    const { readable, writable } = this.transport;
-    const onData = (chunk: Buffer) => this.onBytes(chunk);
-    const onEnd = () => this.onEnd_();
-    const onError = (e: Error) => this.broken.fire(`connection error: ${e.message}`);
+    const { readable, writable } = this.#transport;
+    const onData = (chunk: Buffer) => this.#onBytes(chunk);
+    const onEnd = () => this.#onEnd_();
+    const onError = (e: Error) => this.#broken.fire(`connection error: ${e.message}`);
     readable.on('data', onData);
     readable.on('end', onEnd);
     readable.on('error', onError);
     writable.on('error', onError);
-    this.store.add(
+    this.#store.add(
       toDisposable(() => {
         readable.off('data', onData);
         readable.off('end', onEnd);
@@ -71,14 +77,14 @@ export class FrameRelay implements Disposable {
   /** Encodes and writes one frame; false when the transport is full (or closed). */
   send(f: ClientFrame): boolean {
     if (this.closed) return false;
-    const ok = this.transport.writable.write(encodeClientFrame(f));
-    if (!ok && f.type === 'Input' && !this.inputPaused) {
+    const ok = this.#transport.writable.write(encodeClientFrame(f));
+    if (!ok && f.type === 'Input' && !this.#inputPaused) {
       // A large paste outruns the capsule: stop reading the keyboard until the transport drains.
-      this.inputPaused = true;
-      this.terminal.stdin.pause();
-      this.transport.writable.once('drain', () => {
-        this.inputPaused = false;
-        if (!this.closed && this.inputWanted()) this.terminal.stdin.resume();
+      this.#inputPaused = true;
+      this.#terminal.stdin.pause();
+      this.#transport.writable.once('drain', () => {
+        this.#inputPaused = false;
+        if (!this.closed && this.#inputWanted()) this.#terminal.stdin.resume();
       });
     }
     return ok;
@@ -86,31 +92,31 @@ export class FrameRelay implements Disposable {
 
   /** Program output to the operator's terminal, pausing the transport while the terminal is full. */
   writeOutput(bytes: Buffer): void {
-    if (!this.terminal.writeOutput(bytes) && !this.outputPaused) {
-      this.outputPaused = true;
-      this.transport.readable.pause();
+    if (!this.#terminal.writeOutput(bytes) && !this.#outputPaused) {
+      this.#outputPaused = true;
+      this.#transport.readable.pause();
       // One wait at a time (outputPaused), released with the relay: a field, not the store, which would
       // keep one entry per pause for the whole session.
-      this.drainWait = this.terminal.onceDrain(() => {
-        this.drainWait = null;
-        this.outputPaused = false;
-        if (!this.closed) this.transport.readable.resume();
+      this.#drainWait = this.#terminal.onceDrain(() => {
+        this.#drainWait = null;
+        this.#outputPaused = false;
+        if (!this.closed) this.#transport.readable.resume();
       });
     }
   }
 
   /** Resolves once the transport takes more bytes (after a send that returned false), or on close. */
   drained(): Promise<void> {
-    const w = this.transport.writable;
+    const w = this.#transport.writable;
     if (this.closed || !w.writableNeedDrain) return Promise.resolve();
     return new Promise((resolve) => {
       const done = (): void => {
         w.off('drain', done);
         w.off('close', done);
-        this.waiting.delete(done);
+        this.#waiting.delete(done);
         resolve();
       };
-      this.waiting.add(done);
+      this.#waiting.add(done);
       w.once('drain', done);
       w.once('close', done);
     });
@@ -119,38 +125,38 @@ export class FrameRelay implements Disposable {
   /** Stops relaying and closes the transport. */
   dispose(): void {
     if (this.closed) return;
-    this.drainWait?.dispose();
-    this.store.dispose();
-    this.transport.close();
+    this.#drainWait?.dispose();
+    this.#store.dispose();
+    this.#transport.close();
   }
 
-  private onBytes(chunk: Buffer): void {
+  #onBytes(chunk: Buffer): void {
     let items;
     try {
-      items = this.decoder.push(chunk);
+      items = this.#decoder.push(chunk);
     } catch (e) {
-      this.broken.fire(`protocol error: ${e instanceof Error ? e.message : String(e)}`);
+      this.#broken.fire(`protocol error: ${e instanceof Error ? e.message : String(e)}`);
       return;
     }
     for (const item of items) {
       if (this.closed) return;
-      if (item.ok) this.frames.fire(item.frame);
-      else this.skipped.fire(item.error);
+      if (item.ok) this.#frames.fire(item.frame);
+      else this.#skipped.fire(item.error);
     }
     // Frames before a framing error in the same read were handled above (an ExitStatus still counts);
     // the stream itself is lost.
-    const failure = this.decoder.failure;
-    if (failure && !this.closed) this.broken.fire(`protocol error: ${failure.message}`);
+    const failure = this.#decoder.failure;
+    if (failure && !this.closed) this.#broken.fire(`protocol error: ${failure.message}`);
   }
 
-  private onEnd_(): void {
+  #onEnd_(): void {
     if (this.closed) return;
     try {
-      this.decoder.end();
+      this.#decoder.end();
     } catch (e) {
-      this.broken.fire(e instanceof ProtocolError ? `the stream ended inside a frame (${e.message})` : String(e));
+      this.#broken.fire(e instanceof ProtocolError ? `the stream ended inside a frame (${e.message})` : String(e));
       return;
     }
-    this.ended.fire();
+    this.#ended.fire();
   }
 }

@@ -36,9 +36,11 @@ export class HostRequests implements Disposable {
   readonly gestures = new SessionGestures();
   /** The host's confirmation prompt; while it is up, input goes to it and output is held. */
   readonly confirmer: ConfirmController;
-  private logged: Promise<unknown> = Promise.resolve();
+  #logged: Promise<unknown> = Promise.resolve();
 
-  constructor(private readonly o: HostRequestsOptions) {
+  readonly #o: HostRequestsOptions;
+  constructor(o: HostRequestsOptions) {
+    this.#o = o;
     this.confirmer = new ConfirmController({ terminal: o.terminal, closed: o.confirmClosed });
   }
 
@@ -47,15 +49,15 @@ export class HostRequests implements Disposable {
   }
 
   logAction(record: HostActionRecord): void {
-    this.o.log?.(`host action ${record.action} ${record.target}: ${record.result}${record.detail === undefined ? '' : ` (${record.detail})`}`);
+    this.#o.log?.(`host action ${record.action} ${record.target}: ${record.result}${record.detail === undefined ? '' : ` (${record.detail})`}`);
     // One append after the other, so the log keeps the order the actions happened in.
-    const entry = { instance: this.o.name, time: new Date().toISOString(), ...record };
-    this.logged = this.logged.then(() => appendAction(this.o.home ?? jackinHome(this.o.env), entry));
+    const entry = { instance: this.#o.name, time: new Date().toISOString(), ...record };
+    this.#logged = this.#logged.then(() => appendAction(this.#o.home ?? jackinHome(this.#o.env), entry));
   }
 
   /** Resolves once every action logged so far is in the log (jackin waits for it before it exits). */
   actionsLogged(): Promise<void> {
-    return this.logged.then(
+    return this.#logged.then(
       () => undefined,
       () => undefined,
     );
@@ -63,11 +65,11 @@ export class HostRequests implements Disposable {
 
   admitUpstream(kind: HostRequestKind, action: string, target: string): boolean {
     const refuse = (why: string): false => {
-      this.o.notify('warning', `Refused a request from the capsule (${action} ${target}): ${why}`);
+      this.#o.notify('warning', `Refused a request from the capsule (${action} ${target}): ${why}`);
       this.logAction({ action, target, result: 'refused', detail: why });
       return false;
     };
-    if (!upstreamRequestsAllowed(this.o.env, this.o.allowUpstreamRequests === true)) {
+    if (!upstreamRequestsAllowed(this.#o.env, this.#o.allowUpstreamRequests === true)) {
       return refuse("this capsule did not negotiate jackin's extensions; allow its requests with --allow-upstream-requests");
     }
     if (!this.gestures.consume(kind)) return refuse('no palette key or click of yours was left for it (one gesture, one action)');
@@ -75,8 +77,8 @@ export class HostRequests implements Disposable {
   }
 
   confirm(request: ConfirmRequest): Promise<boolean> {
-    if (this.o.ended()) return Promise.resolve(false);
-    if (!confirmCapsuleTargets(this.o.env)) return Promise.resolve(true);
+    if (this.#o.ended()) return Promise.resolve(false);
+    if (!confirmCapsuleTargets(this.#o.env)) return Promise.resolve(true);
     return this.confirmer.ask(request);
   }
 }

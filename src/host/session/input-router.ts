@@ -66,10 +66,10 @@ export interface InputRouterOptions {
 }
 
 export class InputRouter implements Disposable {
-  private readonly scanner: InputScanner;
-  private readonly hooks: Record<InputHookKind, InputHook[]> = { pasteKey: [], paste: [], mouse: [] };
-  private readonly store = new DisposableStore();
-  private flushTimer: NodeJS.Timeout | undefined;
+  readonly #scanner: InputScanner;
+  readonly #hooks: Record<InputHookKind, InputHook[]> = { pasteKey: [], paste: [], mouse: [] };
+  readonly #store = new DisposableStore();
+  #flushTimer: NodeJS.Timeout | undefined;
   /**
    * While held (an image paste in progress), typed input waits here and is sent after, in order: reads not
    * yet scanned (`scan`), and bytes the scanner already classed as typed (`typed`), which must not be
@@ -78,22 +78,24 @@ export class InputRouter implements Disposable {
    * back to back, a lone Escape at the end of one would otherwise join the next read's key (Escape then
    * Ctrl+V would become Alt+Ctrl+V, and the paste key would be lost).
    */
-  private held: Array<{ scan: Buffer; silence: HeldSilence } | { typed: Buffer }> | null = null;
-  private holds = 0;
+  #held: Array<{ scan: Buffer; silence: HeldSilence } | { typed: Buffer }> | null = null;
+  #holds = 0;
   /** Marks the silence after the newest held read; replaced by the next one. */
-  private silenceTimer: NodeJS.Timeout | undefined;
+  #silenceTimer: NodeJS.Timeout | undefined;
   /** Counts reads, so a flush timer knows whether another read came after the one that armed it. */
-  private reads = 0;
+  #reads = 0;
   /** The hold taken by an event read before the capsule's Welcome; released by `welcomed`. */
-  private welcomeHold: Disposable | null = null;
+  #welcomeHold: Disposable | null = null;
 
-  constructor(private readonly o: InputRouterOptions) {
-    this.scanner = new InputScanner({ ...o.scanner, replies: o.filter.expectations, pasteBrackets: () => o.filter.program.bracketedPaste });
-    this.store.add(toDisposable(() => (clearTimeout(this.flushTimer), clearTimeout(this.silenceTimer))));
+  readonly #o: InputRouterOptions;
+  constructor(o: InputRouterOptions) {
+    this.#o = o;
+    this.#scanner = new InputScanner({ ...o.scanner, replies: o.filter.expectations, pasteBrackets: () => o.filter.program.bracketedPaste });
+    this.#store.add(toDisposable(() => (clearTimeout(this.#flushTimer), clearTimeout(this.#silenceTimer))));
   }
 
   addHook(kind: InputHookKind, hook: InputHook): Disposable {
-    const list = this.hooks[kind];
+    const list = this.#hooks[kind];
     list.unshift(hook);
     return toDisposable(() => {
       const at = list.indexOf(hook);
@@ -103,21 +105,21 @@ export class InputRouter implements Disposable {
 
   /** Holds typed input until the result is disposed; holds nest. */
   hold(): Disposable {
-    this.holds += 1;
-    this.held ??= [];
+    this.#holds += 1;
+    this.#held ??= [];
     return toDisposable(() => {
-      this.holds -= 1;
-      if (this.holds > 0) return;
-      const held = this.held ?? [];
-      this.held = null;
-      clearTimeout(this.silenceTimer);
+      this.#holds -= 1;
+      if (this.#holds > 0) return;
+      const held = this.#held ?? [];
+      this.#held = null;
+      clearTimeout(this.#silenceTimer);
       // A replayed read may start a new hold (what follows it waits again) or open the palette (what follows
       // it goes there): typed bytes are routed like any read's, only never scanned again.
       for (const h of held) {
-        if ('typed' in h) this.dispatch([{ type: 'bytes', bytes: h.typed }]);
-        else this.replay(h.scan, h.silence);
+        if ('typed' in h) this.#dispatch([{ type: 'bytes', bytes: h.typed }]);
+        else this.#replay(h.scan, h.silence);
       }
-      if (this.held === null) this.armFlush();
+      if (this.#held === null) this.#armFlush();
     });
   }
 
@@ -126,35 +128,35 @@ export class InputRouter implements Disposable {
    * read after it, goes where it belongs, in order.
    */
   welcomed(): void {
-    const hold = this.welcomeHold;
-    this.welcomeHold = null;
+    const hold = this.#welcomeHold;
+    this.#welcomeHold = null;
     hold?.dispose();
   }
 
   /** Bytes read from the operator's terminal. */
   push(chunk: Buffer): void {
-    if (!this.o.active() || this.store.isDisposed) return;
-    this.reads += 1;
-    if (this.held !== null) {
+    if (!this.#o.active() || this.#store.isDisposed) return;
+    this.#reads += 1;
+    if (this.#held !== null) {
       // A feature holding input asks the operator (a pasted symlink's target): what is typed now answers
       // the prompt, whole reads as the prompt takes them, and is not kept for the program.
-      if (this.o.modals.promptOpen) this.o.modals.take({ type: 'bytes', bytes: chunk });
-      else this.holdRead(chunk, HeldSilence.None);
+      if (this.#o.modals.promptOpen) this.#o.modals.take({ type: 'bytes', bytes: chunk });
+      else this.#holdRead(chunk, HeldSilence.None);
       return;
     }
-    clearTimeout(this.flushTimer);
-    this.dispatch(this.scanner.push(chunk));
-    if (this.held !== null) this.holdTail(HeldSilence.None);
-    else this.armFlush();
+    clearTimeout(this.#flushTimer);
+    this.#dispatch(this.#scanner.push(chunk));
+    if (this.#held !== null) this.#holdTail(HeldSilence.None);
+    else this.#armFlush();
   }
 
   /**
    * A hook started holding input during a read: the bytes the scanner still holds from it (a partial
    * sequence at its end) come after the events already held, so they are held with them, in order.
    */
-  private holdTail(silence: HeldSilence): void {
-    const tail = this.scanner.takeHeld();
-    if (tail.length > 0) this.holdRead(tail, silence);
+  #holdTail(silence: HeldSilence): void {
+    const tail = this.#scanner.takeHeld();
+    if (tail.length > 0) this.#holdRead(tail, silence);
   }
 
   /**
@@ -163,109 +165,109 @@ export class InputRouter implements Disposable {
    * that came while input was held continues the sequence when it is replayed. Flushed bytes go where any
    * read's go (into the held input, after everything before them, while held).
    */
-  private armFlush(): void {
-    clearTimeout(this.flushTimer);
-    if (!this.scanner.pending) return;
-    const inPaste = this.scanner.inPaste;
-    const wait = inPaste ? PASTE_FLUSH_MS : this.scanner.holdsReply ? REPLY_FLUSH_MS : ESCAPE_FLUSH_MS;
-    const reads = this.reads;
-    this.flushTimer = setTimeout(() => {
-      if (this.reads === reads) this.dispatch(this.scanner.flush({ endPaste: inPaste }));
+  #armFlush(): void {
+    clearTimeout(this.#flushTimer);
+    if (!this.#scanner.pending) return;
+    const inPaste = this.#scanner.inPaste;
+    const wait = inPaste ? PASTE_FLUSH_MS : this.#scanner.holdsReply ? REPLY_FLUSH_MS : ESCAPE_FLUSH_MS;
+    const reads = this.#reads;
+    this.#flushTimer = setTimeout(() => {
+      if (this.#reads === reads) this.#dispatch(this.#scanner.flush({ endPaste: inPaste }));
     }, wait);
   }
 
   /** Keeps a read while input is held, and marks the silence after it until the next read. */
-  private holdRead(chunk: Buffer, silence: HeldSilence): void {
+  #holdRead(chunk: Buffer, silence: HeldSilence): void {
     const entry = { scan: chunk, silence };
-    this.held?.push(entry);
-    clearTimeout(this.silenceTimer);
+    this.#held?.push(entry);
+    clearTimeout(this.#silenceTimer);
     if (silence === HeldSilence.Long) return;
     const long = (): void => {
       entry.silence = HeldSilence.Long;
     };
-    this.silenceTimer = setTimeout(
+    this.#silenceTimer = setTimeout(
       () => {
         entry.silence = HeldSilence.Escape;
-        this.silenceTimer = setTimeout(long, PASTE_FLUSH_MS - ESCAPE_FLUSH_MS);
+        this.#silenceTimer = setTimeout(long, PASTE_FLUSH_MS - ESCAPE_FLUSH_MS);
       },
       silence === HeldSilence.None ? ESCAPE_FLUSH_MS : 0,
     );
   }
 
   /** A held read, scanned now; what the scanner then holds back is released if the silence after the read would have. */
-  private replay(chunk: Buffer, silence: HeldSilence): void {
-    if (!this.o.active() || this.store.isDisposed) return;
-    if (this.held !== null) {
-      this.holdRead(chunk, silence);
+  #replay(chunk: Buffer, silence: HeldSilence): void {
+    if (!this.#o.active() || this.#store.isDisposed) return;
+    if (this.#held !== null) {
+      this.#holdRead(chunk, silence);
       return;
     }
-    clearTimeout(this.flushTimer);
-    this.dispatch(this.scanner.push(chunk));
-    if (this.held !== null) {
-      this.holdTail(silence);
+    clearTimeout(this.#flushTimer);
+    this.#dispatch(this.#scanner.push(chunk));
+    if (this.#held !== null) {
+      this.#holdTail(silence);
       return;
     }
-    if (!this.scanner.pending) return;
-    const inPaste = this.scanner.inPaste;
-    const needed = inPaste || this.scanner.holdsReply ? HeldSilence.Long : HeldSilence.Escape;
-    if (silence >= needed) this.dispatch(this.scanner.flush({ endPaste: inPaste }));
+    if (!this.#scanner.pending) return;
+    const inPaste = this.#scanner.inPaste;
+    const needed = inPaste || this.#scanner.holdsReply ? HeldSilence.Long : HeldSilence.Escape;
+    if (silence >= needed) this.#dispatch(this.#scanner.flush({ endPaste: inPaste }));
   }
 
   dispose(): void {
-    this.store.dispose();
+    this.#store.dispose();
   }
 
-  private dispatch(events: InputEvent[]): void {
+  #dispatch(events: InputEvent[]): void {
     for (const ev of events) {
-      if (!this.o.active() || this.store.isDisposed) return;
-      if (this.held !== null) {
+      if (!this.#o.active() || this.#store.isDisposed) return;
+      if (this.#held !== null) {
         // A hook started holding input: what follows in this read waits with the rest.
-        this.held.push(ev.type === 'bytes' ? { typed: ev.bytes } : { scan: ev.raw, silence: HeldSilence.None });
+        this.#held.push(ev.type === 'bytes' ? { typed: ev.bytes } : { scan: ev.raw, silence: HeldSilence.None });
         continue;
       }
       // The modal that has the keyboard (modal-stack.ts) takes the event. Keys typed after the one that closed
       // it, in the same read, are the operator's next keys: they go where they would a moment later (held,
       // when the chosen action holds input until it is done).
-      const rest = this.o.modals.take(ev);
+      const rest = this.#o.modals.take(ev);
       if (rest !== null) {
-        if (rest.length > 0) this.dispatch([{ type: 'bytes', bytes: rest }]);
+        if (rest.length > 0) this.#dispatch([{ type: 'bytes', bytes: rest }]);
         continue;
       }
       if (ev.type === 'reply') {
         // The host reads focus reports itself (they may be on for it alone), and passes them on only when asked.
-        if (ev.kind === 'focus') this.o.focusReport?.(ev.raw[ev.raw.length - 1] === 0x49);
-        if (shouldForwardReply(ev.kind, this.o.filter.expectations, this.o.filter.program.focus)) this.o.sendInput(ev.raw);
-        else this.o.log?.(`dropped a terminal reply (${ev.kind}) that no query let out`);
+        if (ev.kind === 'focus') this.#o.focusReport?.(ev.raw[ev.raw.length - 1] === 0x49);
+        if (shouldForwardReply(ev.kind, this.#o.filter.expectations, this.#o.filter.program.focus)) this.#o.sendInput(ev.raw);
+        else this.#o.log?.(`dropped a terminal reply (${ev.kind}) that no query let out`);
         continue;
       }
-      if (ev.type !== 'bytes' && this.o.drawsOverlay() === null) {
+      if (ev.type !== 'bytes' && this.#o.drawsOverlay() === null) {
         // Read between Hello and Welcome: a palette key forwarded now would reach our capsule's program as
         // typed (0x1c, a SIGQUIT on its terminal), and a paste or click would act before the features are
         // known. It waits for the Welcome instead, and so does everything typed after it.
-        this.holdForWelcome(ev.raw);
+        this.#holdForWelcome(ev.raw);
         continue;
       }
       switch (ev.type) {
         case 'bytes':
-          this.o.sendInput(ev.bytes);
+          this.#o.sendInput(ev.bytes);
           break;
         case 'palette-key': {
-          const ours = this.o.drawsOverlay() === true;
-          this.o.gesture('palette-key');
-          if (ours) this.o.palette.open();
-          else this.o.sendInput(ev.raw); // an upstream capsule has its own palette
+          const ours = this.#o.drawsOverlay() === true;
+          this.#o.gesture('palette-key');
+          if (ours) this.#o.palette.open();
+          else this.#o.sendInput(ev.raw); // an upstream capsule has its own palette
           break;
         }
         case 'paste-key':
-          this.offer('pasteKey', ev);
+          this.#offer('pasteKey', ev);
           break;
         case 'paste':
-          this.offer('paste', ev, this.o.filter.program.bracketedPaste ? ev.raw : ev.content);
+          this.#offer('paste', ev, this.#o.filter.program.bracketedPaste ? ev.raw : ev.content);
           break;
         case 'mouse':
           // Unclaimed, the report goes to the program in the encoding it asked for (the terminal reports in
           // SGR whenever a mouse mode is on), or nowhere when it asked for none.
-          this.offer('mouse', ev, encodeForProgram(ev, this.o.filter.program));
+          this.#offer('mouse', ev, encodeForProgram(ev, this.#o.filter.program));
           break;
         default: {
           const never: never = ev;
@@ -276,14 +278,14 @@ export class InputRouter implements Disposable {
   }
 
   /** Holds input from this event on (its raw bytes first, scanned again then) until `welcomed`. */
-  private holdForWelcome(raw: Buffer): void {
-    this.welcomeHold ??= this.hold();
-    this.held?.push({ scan: raw, silence: HeldSilence.None });
+  #holdForWelcome(raw: Buffer): void {
+    this.#welcomeHold ??= this.hold();
+    this.#held?.push({ scan: raw, silence: HeldSilence.None });
   }
 
   /** Offers an event to the hooks of its kind, newest first; unclaimed, its bytes (`unclaimed`) go to the program. */
-  private offer(kind: InputHookKind, ev: Extract<InputEvent, { raw: Buffer }>, unclaimed: Buffer = ev.raw): void {
-    for (const hook of [...this.hooks[kind]]) if (hook(ev)) return;
-    if (unclaimed.length > 0) this.o.sendInput(unclaimed);
+  #offer(kind: InputHookKind, ev: Extract<InputEvent, { raw: Buffer }>, unclaimed: Buffer = ev.raw): void {
+    for (const hook of [...this.#hooks[kind]]) if (hook(ev)) return;
+    if (unclaimed.length > 0) this.#o.sendInput(unclaimed);
   }
 }

@@ -27,7 +27,10 @@ const NOTHING = Buffer.alloc(0);
 export class ModalStack {
   #overlay: FeatureOverlay | null = null;
 
-  constructor(private readonly o: ModalStackOptions) {}
+  readonly #o: ModalStackOptions;
+  constructor(o: ModalStackOptions) {
+    this.#o = o;
+  }
 
   /** The feature's overlay that is up, or null. */
   get overlay(): FeatureOverlay | null {
@@ -48,12 +51,12 @@ export class ModalStack {
 
   /** The confirmation prompt is up: it takes every input event (whole reads, while input is held). */
   get promptOpen(): boolean {
-    return this.o.prompt?.isOpen === true;
+    return this.#o.prompt?.isOpen === true;
   }
 
   /** Any modal is up: notices wait, and the capsule keeps answering the program's queries. */
   get anyOpen(): boolean {
-    return this.o.palette.isOpen || this.promptOpen || this.#overlay !== null;
+    return this.#o.palette.isOpen || this.promptOpen || this.#overlay !== null;
   }
 
   /**
@@ -63,7 +66,7 @@ export class ModalStack {
    */
   holdsOutput(drawnPalette: boolean): boolean {
     if (this.promptOpen || this.#overlay !== null) return true;
-    return drawnPalette ? this.o.palette.isShown : this.o.palette.isOpen;
+    return drawnPalette ? this.#o.palette.isShown : this.#o.palette.isOpen;
   }
 
   /**
@@ -72,7 +75,7 @@ export class ModalStack {
    * closed it in the same event, the operator's next keys, to be routed as typed input (often none).
    */
   take(ev: InputEvent): Buffer | null {
-    const prompt = this.o.prompt;
+    const prompt = this.#o.prompt;
     if (prompt?.isOpen === true) {
       prompt.handle(ev);
       return NOTHING;
@@ -80,15 +83,15 @@ export class ModalStack {
     if (ev.type === 'reply') return null;
     const overlay = this.#overlay;
     if (overlay !== null) return overlay.handle(ev) ?? NOTHING;
-    if (this.o.palette.isOpen) return this.o.palette.handle(ev);
+    if (this.#o.palette.isOpen) return this.#o.palette.handle(ev);
     return null;
   }
 
   /** Redraws the modal that is up (after a resize); false when none is. */
   redraw(): boolean {
-    if (this.promptOpen) this.o.prompt?.redraw();
-    else if (this.o.palette.isOpen) this.o.palette.redraw();
-    else if (this.#overlay !== null) this.o.drawOverlay?.(this.#overlay);
+    if (this.promptOpen) this.#o.prompt?.redraw();
+    else if (this.#o.palette.isOpen) this.#o.palette.redraw();
+    else if (this.#overlay !== null) this.#o.drawOverlay?.(this.#overlay);
     else return false;
     return true;
   }

@@ -27,30 +27,32 @@ export interface NoticeOverlayOptions {
 }
 
 export class NoticeOverlay implements Disposable {
-  private readonly queue: NoticeBoard;
-  private readonly store = new DisposableStore();
-  private expiryTimer: NodeJS.Timeout | undefined;
-  private redrawTimer: NodeJS.Timeout | undefined;
-  private immediate: NodeJS.Immediate | undefined;
-  private colours: Disposable | undefined;
+  readonly #queue: NoticeBoard;
+  readonly #store = new DisposableStore();
+  #expiryTimer: NodeJS.Timeout | undefined;
+  #redrawTimer: NodeJS.Timeout | undefined;
+  #immediate: NodeJS.Immediate | undefined;
+  #colours: Disposable | undefined;
 
-  constructor(private readonly o: NoticeOverlayOptions) {
-    this.queue = new NoticeBoard(o.now);
-    this.store.add(
+  readonly #o: NoticeOverlayOptions;
+  constructor(o: NoticeOverlayOptions) {
+    this.#o = o;
+    this.#queue = new NoticeBoard(o.now);
+    this.#store.add(
       toDisposable(() => {
-        clearTimeout(this.expiryTimer);
-        clearTimeout(this.redrawTimer);
-        clearImmediate(this.immediate);
-        this.releaseColours();
+        clearTimeout(this.#expiryTimer);
+        clearTimeout(this.#redrawTimer);
+        clearImmediate(this.#immediate);
+        this.#releaseColours();
       }),
     );
   }
 
   /** Queues a notice (made inert); draws it now when it is the one to show. */
   post(level: NoticeLevel, text: string, from: NoticeSource = 'host'): void {
-    if (this.store.isDisposed) return;
-    if (this.queue.post(level, text, from)) this.draw();
-    this.scheduleExpiry();
+    if (this.#store.isDisposed) return;
+    if (this.#queue.post(level, text, from)) this.#draw();
+    this.#scheduleExpiry();
   }
 
   /**
@@ -58,52 +60,57 @@ export class NoticeOverlay implements Disposable {
    * per turn of the event loop (all the frames of one read), so output cannot keep it hidden.
    */
   afterOutput(): void {
-    if (this.queue.current === null || this.store.isDisposed || this.immediate !== undefined) return;
-    this.immediate = setImmediate(() => {
-      this.immediate = undefined;
-      this.draw();
+    if (this.#queue.current === null || this.#store.isDisposed || this.#immediate !== undefined) return;
+    this.#immediate = setImmediate(() => {
+      this.#immediate = undefined;
+      this.#draw();
     });
   }
 
   /** The screen under the overlay changed (resize, the palette closed): redraw shortly. */
   redrawSoon(): void {
-    if (this.queue.current === null || this.store.isDisposed || this.redrawTimer !== undefined) return;
-    this.redrawTimer = setTimeout(() => {
-      this.redrawTimer = undefined;
-      this.draw();
+    if (this.#queue.current === null || this.#store.isDisposed || this.#redrawTimer !== undefined) return;
+    this.#redrawTimer = setTimeout(() => {
+      this.#redrawTimer = undefined;
+      this.#draw();
     }, NOTICE_REDRAW_MS);
   }
 
+  /** Notices waiting behind the one drawn. */
+  get pending(): number {
+    return this.#queue.pending;
+  }
+
   dispose(): void {
-    this.store.dispose();
+    this.#store.dispose();
   }
 
-  private draw(): void {
-    const n = this.queue.current;
-    if (n === null || this.o.modals.anyOpen || this.store.isDisposed) return;
-    this.colours ??= this.o.terminal.hostColours?.();
-    this.o.terminal.write(Buffer.from(renderNotice(n, this.o.terminal.size().cols, this.o.terminal.layoutRestore?.() ?? ''), 'utf8'));
+  #draw(): void {
+    const n = this.#queue.current;
+    if (n === null || this.#o.modals.anyOpen || this.#store.isDisposed) return;
+    this.#colours ??= this.#o.terminal.hostColours?.();
+    this.#o.terminal.write(Buffer.from(renderNotice(n, this.#o.terminal.size().cols, this.#o.terminal.layoutRestore?.() ?? ''), 'utf8'));
   }
 
-  private releaseColours(): void {
-    const c = this.colours;
-    this.colours = undefined;
+  #releaseColours(): void {
+    const c = this.#colours;
+    this.#colours = undefined;
     c?.dispose();
   }
 
-  private scheduleExpiry(): void {
-    clearTimeout(this.expiryTimer);
-    const deadline = this.queue.deadline;
+  #scheduleExpiry(): void {
+    clearTimeout(this.#expiryTimer);
+    const deadline = this.#queue.deadline;
     if (deadline === null) return;
-    const now = (this.o.now ?? Date.now)();
-    this.expiryTimer = setTimeout(() => {
-      if (this.queue.tick()) {
+    const now = (this.#o.now ?? Date.now)();
+    this.#expiryTimer = setTimeout(() => {
+      if (this.#queue.tick()) {
         // Remove the old notice by repainting the program's screen, then draw the next one (if any) over it.
-        if (!this.o.modals.anyOpen) this.o.repaint();
-        if (this.queue.current === null) this.releaseColours();
+        if (!this.#o.modals.anyOpen) this.#o.repaint();
+        if (this.#queue.current === null) this.#releaseColours();
         this.redrawSoon();
       }
-      this.scheduleExpiry();
+      this.#scheduleExpiry();
     }, Math.max(0, deadline - now));
   }
 }

@@ -31,104 +31,107 @@ export interface PaletteControllerOptions {
 }
 
 export class PaletteController implements Disposable {
-  private readonly palette = new Palette();
-  private readonly actions = new Map<string, SessionAction>();
-  private readonly owners = new Map<string, object>();
-  private readonly chosen = new Emitter<SessionAction>();
-  private readonly opened = new Emitter<PaletteOpening>();
+  readonly #palette = new Palette();
+  readonly #actions = new Map<string, SessionAction>();
+  readonly #owners = new Map<string, object>();
+  readonly #chosen = new Emitter<SessionAction>();
+  readonly #opened = new Emitter<PaletteOpening>();
   /** The opening in progress (its `current` turns false when the palette closes). */
-  private opening: { current: boolean } = { current: false };
+  #opening: { current: boolean } = { current: false };
   /** What each entry with a target drew in this opening. */
-  private readonly targets = new Map<string, { target: string | null; literal: boolean }>();
-  private colours: Disposable | undefined;
+  readonly #targets = new Map<string, { target: string | null; literal: boolean }>();
+  #colours: Disposable | undefined;
   /** The palette is open and its output hold is in place: it is drawn. */
-  private drawn = false;
+  #drawn = false;
   /** Counts openings, so a `ready` for an earlier one does nothing. */
-  private openings = 0;
+  #openings = 0;
   /** The operator chose an action (fired before it runs). */
-  readonly onChoose = this.chosen.event;
+  readonly onChoose = this.#chosen.event;
   /** The palette opened. */
-  readonly onOpen = this.opened.event;
+  readonly onOpen = this.#opened.event;
 
-  constructor(private readonly o: PaletteControllerOptions) {}
+  readonly #o: PaletteControllerOptions;
+  constructor(o: PaletteControllerOptions) {
+    this.#o = o;
+  }
 
   get isOpen(): boolean {
-    return this.palette.isOpen;
+    return this.#palette.isOpen;
   }
 
   /** Adds (or replaces) an action; disposing removes it. */
   register(action: SessionAction): Disposable {
-    this.actions.set(action.id, action);
+    this.#actions.set(action.id, action);
     // Who registered the id last: a retitle keeps the owner, a newer registration takes it over.
     const owner = {};
-    this.owners.set(action.id, owner);
-    this.targets.delete(action.id);
+    this.#owners.set(action.id, owner);
+    this.#targets.delete(action.id);
     // An entry with a target is pending until its feature shows one for an opening.
-    this.palette.register(action.readsTarget === undefined ? this.shown(action) : { ...this.shown(action), title: action.readsTarget.pendingTitle, pending: true });
+    this.#palette.register(action.readsTarget === undefined ? this.#shown(action) : { ...this.#shown(action), title: action.readsTarget.pendingTitle, pending: true });
     return toDisposable(() => {
-      if (this.owners.get(action.id) !== owner) return;
-      this.owners.delete(action.id);
-      this.actions.delete(action.id);
-      this.palette.unregister(action.id);
+      if (this.#owners.get(action.id) !== owner) return;
+      this.#owners.delete(action.id);
+      this.#actions.delete(action.id);
+      this.#palette.unregister(action.id);
     });
   }
 
   open(): void {
-    this.opening.current = false;
+    this.#opening.current = false;
     const opening = { current: true };
-    this.opening = opening;
+    this.#opening = opening;
     // Entries with a target show none until their feature read it for this opening: never a stale one.
-    this.targets.clear();
-    for (const a of this.actions.values()) {
-      if (a.readsTarget !== undefined) this.palette.register({ ...this.shown(a), title: a.readsTarget.pendingTitle, pending: true });
+    this.#targets.clear();
+    for (const a of this.#actions.values()) {
+      if (a.readsTarget !== undefined) this.#palette.register({ ...this.#shown(a), title: a.readsTarget.pendingTitle, pending: true });
     }
-    this.palette.open();
-    this.drawn = false;
-    const drawing = ++this.openings;
+    this.#palette.open();
+    this.#drawn = false;
+    const drawing = ++this.#openings;
     const ready = (): void => {
-      if (drawing !== this.openings || !this.palette.isOpen || this.drawn) return;
-      this.drawn = true;
-      this.colours ??= this.o.terminal.hostColours?.();
-      this.draw();
+      if (drawing !== this.#openings || !this.#palette.isOpen || this.#drawn) return;
+      this.#drawn = true;
+      this.#colours ??= this.#o.terminal.hostColours?.();
+      this.#draw();
     };
-    if (this.o.holdOutput) this.o.holdOutput(ready);
+    if (this.#o.holdOutput) this.#o.holdOutput(ready);
     else ready();
-    this.opened.fire(opening);
+    this.#opened.fire(opening);
   }
 
   /** Shows an entry's target for `opening` (a feature read it); the entry becomes choosable. */
   showTarget(id: string, opening: PaletteOpening, entry: TargetEntry): void {
-    const action = this.actions.get(id);
-    if (opening !== this.opening || !opening.current || action?.readsTarget === undefined) return;
-    this.targets.set(id, { target: entry.target, literal: entry.literal });
-    this.palette.register({ ...this.shown(action), title: entry.title, ...(entry.suffix !== undefined ? { suffix: entry.suffix } : {}), pending: false });
+    const action = this.#actions.get(id);
+    if (opening !== this.#opening || !opening.current || action?.readsTarget === undefined) return;
+    this.#targets.set(id, { target: entry.target, literal: entry.literal });
+    this.#palette.register({ ...this.#shown(action), title: entry.title, ...(entry.suffix !== undefined ? { suffix: entry.suffix } : {}), pending: false });
     this.redraw();
   }
 
-  private shown(action: SessionAction): { id: string; title: string; key?: string; prompt?: string } {
+  #shown(action: SessionAction): { id: string; title: string; key?: string; prompt?: string } {
     return { id: action.id, title: action.title, ...(action.key !== undefined ? { key: action.key } : {}), ...(action.prompt !== undefined ? { prompt: action.prompt } : {}) };
   }
 
   /** True while the palette is open and drawn (the program's output is held). */
   get isShown(): boolean {
-    return this.palette.isOpen && this.drawn;
+    return this.#palette.isOpen && this.#drawn;
   }
 
   /** Changes an action's title (an offer's target shown in its entry); redraws when open. */
   retitle(id: string, title: string): void {
-    const action = this.actions.get(id);
+    const action = this.#actions.get(id);
     // An entry with a target changes only through showTarget, which holds the target with the title.
     if (action === undefined || action.readsTarget !== undefined || action.title === title) return;
     const updated = { ...action, title };
-    this.actions.set(id, updated);
-    const shown = this.shown(updated);
-    this.palette.register(shown);
+    this.#actions.set(id, updated);
+    const shown = this.#shown(updated);
+    this.#palette.register(shown);
     this.redraw();
   }
 
   /** Draws the palette again (after a resize); a no-op while closed. */
   redraw(): void {
-    if (this.isShown) this.draw();
+    if (this.isShown) this.#draw();
   }
 
   /**
@@ -141,14 +144,14 @@ export class PaletteController implements Disposable {
     let rest: Buffer = Buffer.alloc(0);
     switch (ev.type) {
       case 'palette-key':
-        results = [this.palette.paletteKey()];
+        results = [this.#palette.paletteKey()];
         break;
       case 'bytes':
-        ({ results, rest } = this.palette.inputKeys(ev.bytes));
+        ({ results, rest } = this.#palette.inputKeys(ev.bytes));
         break;
       case 'paste':
         // Pasting into the palette's prompt (a path to export) is ordinary text entry; never an action.
-        results = this.palette.input(Buffer.from(ev.content.toString('utf8').replace(/[\r\n]+/g, ' ').trim(), 'utf8'));
+        results = this.#palette.input(Buffer.from(ev.content.toString('utf8').replace(/[\r\n]+/g, ' ').trim(), 'utf8'));
         break;
       default:
         results = [];
@@ -157,43 +160,43 @@ export class PaletteController implements Disposable {
       if (r.type === 'none') continue;
       if (r.type === 'pending') {
         // Nothing runs: the target is not drawn yet. The palette stays up and says why.
-        const action = this.actions.get(r.action.id);
-        this.palette.setStatus(action?.readsTarget?.whilePending() ?? null, r.action.id);
+        const action = this.#actions.get(r.action.id);
+        this.#palette.setStatus(action?.readsTarget?.whilePending() ?? null, r.action.id);
         continue;
       }
       // What an entry with a target drew, taken before the palette closes.
-      const shown = r.type === 'run' ? this.shownTarget(r.action.id) : undefined;
-      this.close();
+      const shown = r.type === 'run' ? this.#shownTarget(r.action.id) : undefined;
+      this.#close();
       if (r.type === 'run') {
-        const action = this.actions.get(r.action.id);
+        const action = this.#actions.get(r.action.id);
         if (action) {
-          this.chosen.fire(action);
-          this.run(action, r.argument, shown);
+          this.#chosen.fire(action);
+          this.#run(action, r.argument, shown);
         }
       }
       return rest;
     }
-    if (this.isShown) this.draw();
+    if (this.isShown) this.#draw();
     return rest;
   }
 
   dispose(): void {
-    this.releaseColours();
-    this.chosen.dispose();
-    this.opened.dispose();
+    this.#releaseColours();
+    this.#chosen.dispose();
+    this.#opened.dispose();
   }
 
-  private shownTarget(id: string): ShownTarget | undefined {
-    if (this.actions.get(id)?.readsTarget === undefined) return undefined;
-    const t = this.targets.get(id);
+  #shownTarget(id: string): ShownTarget | undefined {
+    if (this.#actions.get(id)?.readsTarget === undefined) return undefined;
+    const t = this.#targets.get(id);
     if (t === undefined) return { target: null, seen: false };
     // Seen only once the palette is drawn (it waits for the capsule's reply mark, up to a second): a key
     // pressed before that acted on nothing the operator saw, so the target is confirmed first.
-    return { target: t.target, seen: this.drawn && t.literal && this.palette.titleShownWhole(id, this.o.terminal.size().cols) };
+    return { target: t.target, seen: this.#drawn && t.literal && this.#palette.titleShownWhole(id, this.#o.terminal.size().cols) };
   }
 
-  private run(action: SessionAction, argument?: string, shown?: ShownTarget): void {
-    const fail = (e: unknown) => this.o.notify('error', `${action.title}: ${e instanceof Error ? e.message : String(e)}`);
+  #run(action: SessionAction, argument?: string, shown?: ShownTarget): void {
+    const fail = (e: unknown) => this.#o.notify('error', `${action.title}: ${e instanceof Error ? e.message : String(e)}`);
     try {
       const p = action.run(argument, shown);
       if (p instanceof Promise) p.catch(fail);
@@ -202,25 +205,25 @@ export class PaletteController implements Disposable {
     }
   }
 
-  private draw(): void {
-    const { rows, cols } = this.o.terminal.size();
+  #draw(): void {
+    const { rows, cols } = this.#o.terminal.size();
     // Drawn after resetting origin mode, insert mode, charsets and SGR (and the scroll region: the repaint
     // when the palette closes restores the program's), so no mode the program set can move or hide it.
-    this.o.terminal.write(Buffer.from(hostDrawn(this.palette.render(rows, cols), true), 'utf8'));
+    this.#o.terminal.write(Buffer.from(hostDrawn(this.#palette.render(rows, cols), true), 'utf8'));
   }
 
   /** Closes the palette; the caller has the capsule repaint the program's screen, which kept updating. */
-  private close(): void {
-    this.opening.current = false;
-    this.palette.close();
-    this.drawn = false;
-    this.o.closed();
-    this.releaseColours();
+  #close(): void {
+    this.#opening.current = false;
+    this.#palette.close();
+    this.#drawn = false;
+    this.#o.closed();
+    this.#releaseColours();
   }
 
-  private releaseColours(): void {
-    const c = this.colours;
-    this.colours = undefined;
+  #releaseColours(): void {
+    const c = this.#colours;
+    this.#colours = undefined;
     c?.dispose();
   }
 }

@@ -64,81 +64,81 @@ interface PromptState {
 const PALETTE_KEY_LABEL = 'Ctrl+\\';
 
 export class Palette {
-  private actions: PaletteAction[] = [];
-  private filter = '';
-  private filtering = false;
-  private selected = 0;
-  private prompt: PromptState | null = null;
-  private openState = false;
+  #actions: PaletteAction[] = [];
+  #filter = '';
+  #filtering = false;
+  #selected = 0;
+  #prompt: PromptState | null = null;
+  #openState = false;
   /** A line shown in the footer instead of the key help (why a chosen entry did not run), and that entry. */
-  private status: { text: string; about: string } | null = null;
+  #status: { text: string; about: string } | null = null;
 
   constructor(actions: PaletteAction[] = []) {
-    this.actions = [...actions];
+    this.#actions = [...actions];
   }
 
   register(action: PaletteAction): void {
-    const at = this.actions.findIndex((a) => a.id === action.id);
+    const at = this.#actions.findIndex((a) => a.id === action.id);
     // The entry the line is about is no longer pending (its target was read): the line no longer holds.
-    if (this.status?.about === action.id && action.pending !== true) this.status = null;
-    if (at >= 0) this.actions[at] = action;
-    else this.actions.push(action);
+    if (this.#status?.about === action.id && action.pending !== true) this.#status = null;
+    if (at >= 0) this.#actions[at] = action;
+    else this.#actions.push(action);
   }
 
   unregister(id: string): void {
-    this.actions = this.actions.filter((a) => a.id !== id);
-    this.selected = 0;
+    this.#actions = this.#actions.filter((a) => a.id !== id);
+    this.#selected = 0;
   }
 
   get isOpen(): boolean {
-    return this.openState;
+    return this.#openState;
   }
 
   /** Shows `text` in the footer, about entry `about`, until the palette closes or that entry is no longer pending. */
   setStatus(text: string | null, about: string): void {
-    this.status = text === null ? null : { text, about };
+    this.#status = text === null ? null : { text, about };
   }
 
   /** The entry's title is drawn whole on a screen `cols` wide (not cut short of its end). */
   titleShownWhole(id: string, cols: number): boolean {
-    const a = this.actions.find((x) => x.id === id);
-    return a !== undefined && entryTitle(a, this.width(cols) - 2 - ENTRY_COLUMNS).whole;
+    const a = this.#actions.find((x) => x.id === id);
+    return a !== undefined && entryTitle(a, this.#width(cols) - 2 - ENTRY_COLUMNS).whole;
   }
 
   /** The box's width on a screen `cols` wide: the usual, or wider for the longest entry (all of them, so a filter never changes it). */
-  private width(cols: number): number {
-    const longest = Math.max(0, ...this.actions.map((a) => textWidth(a.title) + textWidth(a.suffix ?? '')));
+  #width(cols: number): number {
+    const longest = Math.max(0, ...this.#actions.map((a) => textWidth(a.title) + textWidth(a.suffix ?? '')));
     const wanted = Math.min(PALETTE_WIDEST, Math.max(PALETTE_MAX_WIDTH, longest + ENTRY_COLUMNS + 2));
     return Math.max(20, Math.min(cols - 2, wanted));
   }
 
   open(): void {
-    this.openState = true;
-    this.status = null;
-    this.filter = '';
-    this.filtering = false;
-    this.selected = 0;
-    this.prompt = null;
+    this.#openState = true;
+    this.#status = null;
+    this.#filter = '';
+    this.#filtering = false;
+    this.#selected = 0;
+    this.#prompt = null;
   }
 
   close(): void {
-    this.openState = false;
-    this.prompt = null;
-    this.status = null;
+    this.#openState = false;
+    this.#prompt = null;
+    this.#status = null;
   }
 
   /** The actions shown for the current filter (case-insensitive substring of title or id). */
   visible(): PaletteAction[] {
-    const f = this.filter.toLowerCase();
-    if (f === '') return this.actions;
-    return this.actions.filter((a) => a.title.toLowerCase().includes(f) || a.id.includes(f));
+    const f = this.#filter.toLowerCase();
+    if (f === '') return this.#actions;
+    return this.#actions.filter((a) => a.title.toLowerCase().includes(f) || a.id.includes(f));
   }
 
   /** The palette key pressed while the palette is open. */
   paletteKey(): PaletteResult {
-    if (this.prompt) return { type: 'none' };
-    const a = this.actions.find((x) => x.key === 'palette');
-    return a ? this.choose(a) : { type: 'none' };
+    if (this.#prompt) return { type: 'none' };
+    const a = this.#actions.find((x) => x.key === 'palette');
+    return a ? this.#choose(a) : { type: 'none' };
   }
 
   /** Feeds raw key bytes; returns what the caller must do, in order. */
@@ -153,32 +153,32 @@ export class Palette {
   inputKeys(bytes: Buffer): { results: PaletteResult[]; rest: Buffer } {
     const results: PaletteResult[] = [];
     for (const { key, end } of decodeKeyEnds(bytes)) {
-      if (!this.openState) break;
-      const r = this.prompt ? this.promptKey(this.prompt, key) : this.listKey(key);
+      if (!this.#openState) break;
+      const r = this.#prompt ? this.#promptKey(this.#prompt, key) : this.#listKey(key);
       if (r.type !== 'none') results.push(r);
-      if (!this.openState) return { results, rest: bytes.subarray(end) };
+      if (!this.#openState) return { results, rest: bytes.subarray(end) };
     }
     return { results, rest: bytes.subarray(bytes.length) };
   }
 
-  private choose(a: PaletteAction): PaletteResult {
+  #choose(a: PaletteAction): PaletteResult {
     if (a.pending === true) return { type: 'pending', action: a };
     if (a.prompt !== undefined) {
-      this.prompt = { action: a, text: '', cursor: 0 };
+      this.#prompt = { action: a, text: '', cursor: 0 };
       return { type: 'none' };
     }
     this.close();
     return { type: 'run', action: a };
   }
 
-  private listKey(key: Key): PaletteResult {
+  #listKey(key: Key): PaletteResult {
     const list = this.visible();
     switch (key.name) {
       case 'escape':
-        if (this.filtering) {
-          this.filter = '';
-          this.filtering = false;
-          this.selected = 0;
+        if (this.#filtering) {
+          this.#filter = '';
+          this.#filtering = false;
+          this.#selected = 0;
           return { type: 'none' };
         }
         this.close();
@@ -187,30 +187,30 @@ export class Palette {
         this.close();
         return { type: 'close' };
       case 'up':
-        this.selected = list.length === 0 ? 0 : (this.selected - 1 + list.length) % list.length;
+        this.#selected = list.length === 0 ? 0 : (this.#selected - 1 + list.length) % list.length;
         return { type: 'none' };
       case 'down':
       case 'tab':
-        this.selected = list.length === 0 ? 0 : (this.selected + 1) % list.length;
+        this.#selected = list.length === 0 ? 0 : (this.#selected + 1) % list.length;
         return { type: 'none' };
       case 'enter': {
-        const a = list[this.selected];
-        return a ? this.choose(a) : { type: 'none' };
+        const a = list[this.#selected];
+        return a ? this.#choose(a) : { type: 'none' };
       }
       case 'backspace':
-        this.filter = [...this.filter].slice(0, -1).join('');
-        if (this.filter === '') this.filtering = false;
-        this.selected = 0;
+        this.#filter = [...this.#filter].slice(0, -1).join('');
+        if (this.#filter === '') this.#filtering = false;
+        this.#selected = 0;
         return { type: 'none' };
       case 'char': {
-        if (!this.filtering) {
-          const a = this.actions.find((x) => x.key === key.text);
-          if (a) return this.choose(a);
-          this.filtering = true;
+        if (!this.#filtering) {
+          const a = this.#actions.find((x) => x.key === key.text);
+          if (a) return this.#choose(a);
+          this.#filtering = true;
           if (key.text === '/') return { type: 'none' };
         }
-        this.filter += key.text;
-        this.selected = 0;
+        this.#filter += key.text;
+        this.#selected = 0;
         return { type: 'none' };
       }
       default:
@@ -218,12 +218,12 @@ export class Palette {
     }
   }
 
-  private promptKey(p: PromptState, key: Key): PaletteResult {
+  #promptKey(p: PromptState, key: Key): PaletteResult {
     const chars = [...p.text];
     switch (key.name) {
       case 'escape':
       case 'ctrl-c':
-        this.prompt = null;
+        this.#prompt = null;
         return { type: 'none' };
       case 'enter': {
         const argument = p.text.trim();
@@ -282,42 +282,42 @@ export class Palette {
 
   /** Escape sequences that draw the palette as a box in the middle of a rows × cols screen. */
   render(rows: number, cols: number): string {
-    const width = this.width(cols);
+    const width = this.#width(cols);
     const inner = width - 2;
     const list = this.visible();
     const maxItems = Math.max(1, rows - 7);
-    const first = Math.max(0, Math.min(this.selected - maxItems + 1, list.length - maxItems));
+    const first = Math.max(0, Math.min(this.#selected - maxItems + 1, list.length - maxItems));
     const shown = list.slice(first, first + maxItems);
     const lines: Array<{ text: string; style: string }> = [];
     const border = '\x1b[0;36m';
     const body = '\x1b[0;37;40m';
     const sel = '\x1b[0;30;46m';
     const dim = '\x1b[0;90;40m';
-    if (this.prompt) {
-      lines.push({ text: ` ${this.prompt.action.prompt ?? this.prompt.action.title}`, style: body });
-      lines.push({ text: ` > ${this.prompt.text}`, style: body });
-      const fullHeight = 1 + Math.min(this.actions.length, maxItems);
+    if (this.#prompt) {
+      lines.push({ text: ` ${this.#prompt.action.prompt ?? this.#prompt.action.title}`, style: body });
+      lines.push({ text: ` > ${this.#prompt.text}`, style: body });
+      const fullHeight = 1 + Math.min(this.#actions.length, maxItems);
       while (lines.length < fullHeight) lines.push({ text: '', style: body });
       lines.push({ text: ' Enter run · Esc back', style: dim });
     } else {
-      const f = this.filtering ? `/${this.filter}` : 'type to filter';
-      lines.push({ text: ` ${f}`, style: this.filtering ? body : dim });
+      const f = this.#filtering ? `/${this.#filter}` : 'type to filter';
+      lines.push({ text: ` ${f}`, style: this.#filtering ? body : dim });
       if (shown.length === 0) lines.push({ text: '  no matching action', style: dim });
       shown.forEach((a, i) => {
         const key = a.key === 'palette' ? PALETTE_KEY_LABEL : (a.key ?? '');
         const text = ` ${padColumns(key, 7)} ${entryTitle(a, inner - ENTRY_COLUMNS).text}`;
-        lines.push({ text, style: first + i === this.selected ? sel : a.pending === true ? dim : body });
+        lines.push({ text, style: first + i === this.#selected ? sel : a.pending === true ? dim : body });
       });
       // The box keeps the height of the full list, so a narrower filter never leaves old borders behind.
-      const fullHeight = 1 + Math.min(this.actions.length, maxItems);
+      const fullHeight = 1 + Math.min(this.#actions.length, maxItems);
       while (lines.length < fullHeight) lines.push({ text: '', style: body });
-      lines.push(this.status === null ? { text: ' ↑↓ select · Enter run · Esc close', style: dim } : { text: ` ${this.status.text}`, style: body });
+      lines.push(this.#status === null ? { text: ' ↑↓ select · Enter run · Esc close', style: dim } : { text: ` ${this.#status.text}`, style: body });
     }
     const box = drawBox({ rows, cols, width, title: ' jackin ', border, inner: lines.map((l) => `${l.style}${padColumns(cutColumns(l.text, inner), inner)}`) });
     let s = box.text;
     const { top, left } = box;
-    if (this.prompt) {
-      const before = [...this.prompt.text].slice(0, this.prompt.cursor).join('');
+    if (this.#prompt) {
+      const before = [...this.#prompt.text].slice(0, this.#prompt.cursor).join('');
       const col = left + 1 + 3 + textWidth(before);
       s += `\x1b[${top + 2};${Math.min(col, left + inner)}H\x1b[?25h`;
     }

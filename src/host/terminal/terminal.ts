@@ -47,22 +47,22 @@ export class HostTerminal {
   readonly stdout: TerminalStreams['stdout'];
   /** The firewall between the program's output and this terminal; it also tracks the modes to restore. */
   readonly filter: TerminalFilter;
-  private raw = false;
-  private restored = false;
+  #raw = false;
+  #restored = false;
   /** Listeners this terminal installed (stream and signal handlers); released on restore. */
-  private readonly store = new DisposableStore();
-  private readonly filterEvents = this.store.add(new Emitter<FilterEvent>());
+  readonly #store = new DisposableStore();
+  readonly #filterEvents = this.#store.add(new Emitter<FilterEvent>());
   /** Something the filter found in the program's output (copy offers, mode changes, drops). */
-  readonly onFilterEvent = this.filterEvents.event;
+  readonly onFilterEvent = this.#filterEvents.event;
 
   constructor(streams: TerminalStreams = { stdin: process.stdin, stdout: process.stdout }, filter: Omit<TerminalFilterOptions, 'onEvent'> = {}) {
     this.stdin = streams.stdin;
     this.stdout = streams.stdout;
-    this.filter = new TerminalFilter({ ...filter, onEvent: (e) => this.filterEvents.fire(e) });
+    this.filter = new TerminalFilter({ ...filter, onEvent: (e) => this.#filterEvents.fire(e) });
     // EPIPE/EIO on the operator's terminal (it went away: SIGHUP, closed pane) must not crash before restore.
     const onError = () => {};
     this.stdout.on('error', onError);
-    this.store.add(toDisposable(() => this.stdout.off('error', onError)));
+    this.#store.add(toDisposable(() => this.stdout.off('error', onError)));
   }
 
   get isTTY(): boolean {
@@ -77,7 +77,7 @@ export class HostTerminal {
   enterRawMode(): void {
     if (this.stdin.isTTY === true && this.stdin.setRawMode !== undefined) {
       this.stdin.setRawMode(true);
-      this.raw = true;
+      this.#raw = true;
       // Node has no termios call for output flags; stty acts on its stdin, our terminal. Without stty the
       // session still works, with the terminal's own output processing (the previous behaviour).
       const fd = (this.stdin as { fd?: unknown }).fd;
@@ -94,13 +94,13 @@ export class HostTerminal {
   onResize(cb: (size: { rows: number; cols: number }) => void): Disposable {
     const handler = () => cb(this.size());
     this.stdout.on('resize', handler);
-    return this.store.add(toDisposable(() => this.stdout.off('resize', handler)));
+    return this.#store.add(toDisposable(() => this.stdout.off('resize', handler)));
   }
 
   /** Calls `cb` with every chunk the operator types, until the result is disposed (or the terminal restored). */
   onData(cb: (chunk: Buffer) => void): Disposable {
     this.stdin.on('data', cb);
-    return this.store.add(toDisposable(() => this.stdin.off('data', cb)));
+    return this.#store.add(toDisposable(() => this.stdin.off('data', cb)));
   }
 
   /**
@@ -109,17 +109,17 @@ export class HostTerminal {
    */
   writeOutput(bytes: Buffer): boolean {
     const out = this.filter.push(bytes);
-    if (out.length > 0) for (const tap of this.taps) tap(out);
+    if (out.length > 0) for (const tap of this.#taps) tap(out);
     return out.length === 0 ? !this.stdout.writableNeedDrain : this.stdout.write(out);
   }
 
-  private readonly taps = new Set<(bytes: Buffer) => void>();
+  readonly #taps = new Set<(bytes: Buffer) => void>();
 
   /** Sees the program output written to the terminal (after the filter) until disposed: the host's own view of the screen. */
   tapOutput(listener: (bytes: Buffer) => void): Disposable {
     const tap = (bytes: Buffer): void => listener(bytes);
-    this.taps.add(tap);
-    return toDisposable(() => this.taps.delete(tap));
+    this.#taps.add(tap);
+    return toDisposable(() => this.#taps.delete(tap));
   }
 
   /** Writes the host's own bytes (palette, notices, its own modes), unfiltered. */
@@ -133,14 +133,14 @@ export class HostTerminal {
    * ProgramColours). Holds nest.
    */
   hostColours(): Disposable {
-    this.writeHostUi(this.filter.hostColoursBegin());
+    this.#writeHostUi(this.filter.hostColoursBegin());
     let held = true;
     return toDisposable(() => {
       if (!held) return;
       held = false;
       // The program's margins too: the palette and prompts switched them off, and their repaint does not
       // set them (a notice puts them back after each drawing, notice-overlay.ts).
-      this.writeHostUi(this.filter.hostColoursEnd() + this.filter.layoutRestore());
+      this.#writeHostUi(this.filter.hostColoursEnd() + this.filter.layoutRestore());
     });
   }
 
@@ -149,18 +149,18 @@ export class HostTerminal {
     return this.filter.layoutRestore();
   }
 
-  private writeHostUi(s: string): void {
-    if (s !== '' && !this.restored) this.stdout.write(Buffer.from(s, 'latin1'));
+  #writeHostUi(s: string): void {
+    if (s !== '' && !this.#restored) this.stdout.write(Buffer.from(s, 'latin1'));
   }
 
-  private hostNeeds: HostNeeds = { mouseCapture: false, bracketedPaste: false, focusReports: false };
+  #hostNeeds: HostNeeds = { mouseCapture: false, bracketedPaste: false, focusReports: false };
 
   /** Changes what the host needs from the terminal (click capture, bracketed paste); writes the change. */
   setHostNeeds(needs: Partial<HostNeeds>): void {
-    this.hostNeeds = { ...this.hostNeeds, ...needs };
-    const diff = this.filter.setHostNeeds(this.hostNeeds);
+    this.#hostNeeds = { ...this.#hostNeeds, ...needs };
+    const diff = this.filter.setHostNeeds(this.#hostNeeds);
     // Like the restore, only for a real terminal: a pipe gets no mode sequences of ours.
-    if (diff.length > 0 && !this.restored && this.stdout.isTTY === true) this.stdout.write(diff);
+    if (diff.length > 0 && !this.#restored && this.stdout.isTTY === true) this.stdout.write(diff);
   }
 
   /** Calls `cb` once, the next time the terminal drains, unless the result is disposed first. */
@@ -180,7 +180,7 @@ export class HostTerminal {
       process.on(sig, h);
       subs.add(toDisposable(() => process.off(sig, h)));
     }
-    return this.store.add(subs);
+    return this.#store.add(subs);
   }
 
   /**
@@ -188,8 +188,8 @@ export class HostTerminal {
    * on POSIX), so it is safe to call from signal handlers and `exit` paths. Never throws.
    */
   restore(): void {
-    if (this.restored) return;
-    this.restored = true;
+    if (this.#restored) return;
+    this.#restored = true;
     try {
       // end() closes a graphics string the program left open, so the restore is read as sequences.
       if (this.stdout.isTTY === true) this.stdout.write(Buffer.concat([this.filter.end(), Buffer.from(this.filter.restoreSequence(), 'latin1')]));
@@ -197,12 +197,12 @@ export class HostTerminal {
       // The terminal is gone; nothing left to restore on it.
     }
     try {
-      if (this.raw) this.stdin.setRawMode?.(false);
+      if (this.#raw) this.stdin.setRawMode?.(false);
     } catch {
       // Same: a hung-up TTY rejects tcsetattr.
     }
-    this.raw = false;
-    this.store.dispose();
+    this.#raw = false;
+    this.#store.dispose();
     this.stdin.pause();
   }
 }
