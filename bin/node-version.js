@@ -10,8 +10,12 @@ module.exports = function checkNodeVersion(program) {
   var m = /^v(\d+)\./.exec(process.version);
   var major = m ? Number(m[1]) : 0;
   if (major >= 20) return;
-  var message = 'needs Node.js 20 or newer; this is ' + process.version + ' at ' +
-    process.execPath + '. Install Node 24 LTS: https://nodejs.org/en/download (or nvm install 24, or a node:24 image)';
-  process.stderr.write(program === 'jackin' ? 'jackin: ' + message + ' (E_NODE_VERSION)\n' : program + ': E_NODE_VERSION: ' + message + '\n');
+  var message =
+    'needs Node.js 20 or newer; this is ' +
+    process.version +
+    ' at ' +
+    process.execPath +
+    '. Install Node 24 LTS: https://nodejs.org/en/download (or nvm install 24, or a node:24 image)';
+  process.stderr.write(program === 'jackin' ? `jackin: ${message} (E_NODE_VERSION)\n` : `${program}: E_NODE_VERSION: ${message}\n`);
   process.exit(1);
 };

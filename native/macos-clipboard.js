@@ -19,7 +19,7 @@ var IMAGE_TYPES = [
 
 function emit(obj) {
   // console.log in osascript writes to stderr; the host reads stdout.
-  var s = $.NSString.alloc.initWithUTF8String(JSON.stringify(obj) + '\n');
+  var s = $.NSString.alloc.initWithUTF8String(`${JSON.stringify(obj)}\n`);
   $.NSFileHandle.fileHandleWithStandardOutput.writeData(s.dataUsingEncoding($.NSUTF8StringEncoding));
 }
 
@@ -54,9 +54,9 @@ function run(argv) {
       if (types.indexOf(uti) < 0) continue;
       var data = pb.dataForType(uti);
       if (data.isNil() || data.length === 0) continue;
-      var path = outDir + '/clipboard.' + IMAGE_TYPES[i][1];
+      var path = `${outDir}/clipboard.${IMAGE_TYPES[i][1]}`;
       if (!data.writeToFileAtomically(path, false)) {
-        emit({ kind: 'error', message: 'cannot write the clipboard image to ' + path });
+        emit({ kind: 'error', message: `cannot write the clipboard image to ${path}` });
         return;
       }
       emit({ kind: 'image', format: IMAGE_TYPES[i][1], path: path, types: types });

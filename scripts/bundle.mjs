@@ -68,7 +68,11 @@ const FLAGS = { jackin: [], 'jackin-capsule': CAPSULE_NODE_FLAGS };
 const writer = `require(process.argv[1]).writeCodeCache(process.argv[2], process.argv[2].replace(/\\.cjs$/, '.cache'))
   .then((size) => { console.log(size); process.exit(0); }, (e) => { console.error(e); process.exit(1); });`;
 const sizes = CACHED.map((name) =>
-  Number(execFileSync(process.execPath, [...FLAGS[name], '-e', writer, `${root}dist/code-cache.bundle.cjs`, `${root}dist/${name}.bundle.cjs`], { encoding: 'utf8' }).trim()),
+  Number(
+    execFileSync(process.execPath, [...FLAGS[name], '-e', writer, `${root}dist/code-cache.bundle.cjs`, `${root}dist/${name}.bundle.cjs`], {
+      encoding: 'utf8',
+    }).trim(),
+  ),
 );
 CACHED.forEach((name, i) => {
   if (!(sizes[i] > 0)) throw new Error(`bundle: the code cache of dist/${name}.bundle.cjs is empty (${sizes[i]})`);

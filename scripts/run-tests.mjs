@@ -77,7 +77,12 @@ const DOCKER_USER = { ...process.env, JACKIN_DOCKER_USER: String(process.pid) };
 /** Starts the Docker engine when a selected file needs it; true when this run uses one started here (and must say when it is done). */
 function startDockerEngine() {
   if (!files.some((f) => readFileSync(join(root, f), 'utf8').includes('needs-docker-engine'))) return false;
-  const r = spawnSync(join(root, 'scripts', 'docker-engine.sh'), ['start'], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], env: DOCKER_USER });
+  const r = spawnSync(join(root, 'scripts', 'docker-engine.sh'), ['start'], {
+    cwd: root,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: DOCKER_USER,
+  });
   if (r.status !== 0) {
     // Not fatal here: the tests that need the engine fail, each saying so.
     console.error(`run-tests: could not start the Docker engine (scripts/docker-engine.sh start: ${r.error?.message ?? `exit ${r.status}`})`);
@@ -111,11 +116,11 @@ const sharedBefore = new Set(readdirSync(SHARED_TMP));
 // directory of its own under this one.
 chmodSync(runTmp, 0o711);
 // Unit test files mostly wait (timers, sockets, a PTY's sh), so four at a time keep two cores busy.
-const r = spawnSync(
-  process.execPath,
-  ['--import', 'tsx', '--test', '--test-reporter=spec', `--test-concurrency=${unit ? 4 : 2}`, ...files],
-  { cwd: root, stdio: 'inherit', env: { ...process.env, TMPDIR: runTmp, JACKIN_TEST_RUN: marker } },
-);
+const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', `--test-concurrency=${unit ? 4 : 2}`, ...files], {
+  cwd: root,
+  stdio: 'inherit',
+  env: { ...process.env, TMPDIR: runTmp, JACKIN_TEST_RUN: marker },
+});
 const status = r.status ?? 1;
 stopDockerEngine();
 
@@ -133,7 +138,9 @@ function ourProcesses() {
     };
     const stat = read('stat');
     if (stat === '' || / Z /.test(stat.slice(stat.lastIndexOf(')')))) continue;
-    const cmdline = read('cmdline').split('\0').filter((a) => a !== '');
+    const cmdline = read('cmdline')
+      .split('\0')
+      .filter((a) => a !== '');
     let cwd = '';
     try {
       cwd = readlinkSync(`/proc/${name}/cwd`);
@@ -178,7 +185,9 @@ console.error(`\nrun-tests: the tests left things behind (temporary directory of
 for (const p of procs) console.error(`  process ${p.pid} (cwd ${p.cwd || '?'}): ${p.cmdline}`);
 for (const e of entries) {
   const tree = listTree(join(runTmp, e), e);
-  console.error(`  ${e}${tree.length > 0 ? '/' : ''}${tree.length > 0 ? ` (${tree.length} entries: ${tree.slice(0, 5).join(', ')}${tree.length > 5 ? ', ...' : ''})` : ''}`);
+  console.error(
+    `  ${e}${tree.length > 0 ? '/' : ''}${tree.length > 0 ? ` (${tree.length} entries: ${tree.slice(0, 5).join(', ')}${tree.length > 5 ? ', ...' : ''})` : ''}`,
+  );
 }
 for (const e of shared) console.error(`  ${join(SHARED_TMP, e)} (in the shared temporary directory)`);
 // Clean up after the report so leftovers do not pile up: the processes by pid, then the directories.

@@ -207,7 +207,15 @@ export function refusedOrFailed(e: unknown): 'refused' | 'failed' {
 }
 
 /** Codes that end a command as a usage error, exit status 2 (docs/errors.md). */
-const USAGE_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['E_USAGE', 'E_BAD_TARGET', 'E_BAD_INSTANCE_NAME', 'E_BAD_ENV', 'E_BAD_VOLUME', 'E_BAD_STAGE_MAX_BYTES', 'E_FORWARD_PORT']);
+const USAGE_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
+  'E_USAGE',
+  'E_BAD_TARGET',
+  'E_BAD_INSTANCE_NAME',
+  'E_BAD_ENV',
+  'E_BAD_VOLUME',
+  'E_BAD_STAGE_MAX_BYTES',
+  'E_FORWARD_PORT',
+]);
 
 /** Codes of a transfer the operator interrupted: 130, as for Ctrl+C (a command that knows the signal says 128 + its number). */
 const INTERRUPTED_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['E_EXPORT_ABORTED', 'E_STAGE_ABORTED']);

@@ -12,14 +12,20 @@ import { startClaude, startLogin } from './helpers/claude-container.ts';
 
 const PALETTE_KEY = [0x1c];
 
-test('Claude Code (CLAUDE_CODE_NO_FLICKER=1) in a podman container: the sign-in link it prints on /login opens by its label, only after the prompt', { timeout: 300_000 }, async (t) => {
+test('Claude Code (CLAUDE_CODE_NO_FLICKER=1) in a podman container: the sign-in link it prints on /login opens by its label, only after the prompt', {
+  timeout: 300_000,
+}, async (t) => {
   const opener = recordingOpener(t);
   const s = await startClaude(t, 'hints', { env: opener.env, containerEnv: ['CLAUDE_CODE_NO_FLICKER=1'] });
   const { pane } = s;
-  await pollUntil('the full-screen renderer to take the alternate screen and the mouse', async () => {
-    const m = await pane.modes();
-    return m.alternateOn && m.mouseAny;
-  }, { timeoutMs: 30_000, last: () => null });
+  await pollUntil(
+    'the full-screen renderer to take the alternate screen and the mouse',
+    async () => {
+      const m = await pane.modes();
+      return m.alternateOn && m.mouseAny;
+    },
+    { timeoutMs: 30_000, last: () => null },
+  );
   await startLogin(s);
   const before = await pane.screenLines();
   const row = before.findIndex((l) => l.includes('https://claude.ai/oauth/authorize?'));
@@ -41,12 +47,17 @@ test('Claude Code (CLAUDE_CODE_NO_FLICKER=1) in a podman container: the sign-in 
   assert.match(prompt, /│ https:\/\/claude\.ai\/oauth\/authorize\?/, prompt);
   assert.deepEqual(opener.opened(), [], 'nothing opens before the operator confirms');
   await confirmOnScreen(pane);
-  const [opened] = await pollUntil('the link to reach the host opener', () => (opener.opened().length === 1 ? opener.opened() : undefined), { timeoutMs: 15_000, last: opener.opened });
+  const [opened] = await pollUntil('the link to reach the host opener', () => (opener.opened().length === 1 ? opener.opened() : undefined), {
+    timeoutMs: 15_000,
+    last: opener.opened,
+  });
   // Exactly the sign-in URL Claude printed (its short form, carrying the PKCE challenge).
   assert.equal(opened, url);
   assert.ok(prompt.includes(`│ ${url.slice(0, 60)}`), `the prompt names ${url}:\n${prompt}`);
   // Labels gone: Claude's screen as it was.
-  await pane.waitForScreen('Claude\'s screen, labels gone', (screen) => screen.split('\n')[row] === before[row] && !screen.includes('type a label'), { timeoutMs: 15_000 });
+  await pane.waitForScreen("Claude's screen, labels gone", (screen) => screen.split('\n')[row] === before[row] && !screen.includes('type a label'), {
+    timeoutMs: 15_000,
+  });
   await pane.sendKeys('Escape');
   await pane.waitForText(/^❯\s/m, { timeoutMs: 15_000 });
 });

@@ -21,13 +21,17 @@ function get(url: string): Promise<{ status: number; headers: Record<string, unk
       res.on('data', (b: Buffer) => parts.push(b));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(parts).toString('utf8') }));
       res.on('error', reject);
-    }).on('error', reject).on('timeout', function (this: { destroy: (e: Error) => void }) {
-      this.destroy(new Error('no answer in 30 s'));
-    });
+    })
+      .on('error', reject)
+      .on('timeout', function (this: { destroy: (e: Error) => void }) {
+        this.destroy(new Error('no answer in 30 s'));
+      });
   });
 }
 
-test('Claude Code in a podman container: after its /login offer is opened, a request to the host\'s localhost:<its port>/callback reaches Claude', { timeout: 300_000 }, async (t) => {
+test("Claude Code in a podman container: after its /login offer is opened, a request to the host's localhost:<its port>/callback reaches Claude", {
+  timeout: 300_000,
+}, async (t) => {
   const opener = recordingOpener(t);
   const s = await startClaude(t, 'login-fwd', { env: opener.env });
   const { pane } = s;
@@ -42,7 +46,10 @@ test('Claude Code in a podman container: after its /login offer is opened, a req
   // Offered, not yet opened: nothing is bound on the host.
   assert.equal(await probePort(port), 'ECONNREFUSED');
   await confirmOnScreen(pane);
-  const [opened] = await pollUntil('the offered link to reach the host opener', () => (opener.opened().length === 1 ? opener.opened() : undefined), { timeoutMs: 15_000, last: opener.opened });
+  const [opened] = await pollUntil('the offered link to reach the host opener', () => (opener.opened().length === 1 ? opener.opened() : undefined), {
+    timeoutMs: 15_000,
+    last: opener.opened,
+  });
   const redirect = new URL(opened!).searchParams.get('redirect_uri') ?? '';
   assert.equal(redirect, `http://localhost:${port}/callback`, opened);
   await s.logged(new RegExp(`Forwarding localhost:${port} to ${s.name}`));

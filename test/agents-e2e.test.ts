@@ -45,7 +45,19 @@ const ENGINE: Record<AgentName, TestEngine> = { claude: 'docker', codex: 'podman
 function guideArgs(agent: AgentName, engine: TestEngine, where: { image: string; home: string; agents: string }, extraEnv: readonly string[] = []): string[] {
   const spec = AGENTS[agent];
   const env = [spec.key, `HOME=${AGENT_HOME}`, ...spec.extraEnv, ...extraEnv].flatMap((e) => ['--env', e]);
-  return ['--image', where.image, '--engine', engine, ...env, '--volume', `${where.home}:${AGENT_HOME}`, '--volume', `${where.agents}:${AGENTS_MOUNT}:ro`, '--', ...spec.program()];
+  return [
+    '--image',
+    where.image,
+    '--engine',
+    engine,
+    ...env,
+    '--volume',
+    `${where.home}:${AGENT_HOME}`,
+    '--volume',
+    `${where.agents}:${AGENTS_MOUNT}:ro`,
+    '--',
+    ...spec.program(),
+  ];
 }
 
 interface AgentSession {
@@ -67,7 +79,17 @@ function scratch(t: TestContext, label: string): string {
  * profile, so in no command line), `--env HOME=/home/agent --volume HOME:/home/agent` for its config, the
  * agents folder read-only, `--network none`.
  */
-async function startAgent(t: TestContext, agent: AgentName, { engine = ENGINE[agent], x, env = {}, extraEnv = [], ready }: { engine?: TestEngine; x: Xvfb; env?: Record<string, string>; extraEnv?: string[]; ready: RegExp }): Promise<AgentSession> {
+async function startAgent(
+  t: TestContext,
+  agent: AgentName,
+  {
+    engine = ENGINE[agent],
+    x,
+    env = {},
+    extraEnv = [],
+    ready,
+  }: { engine?: TestEngine; x: Xvfb; env?: Record<string, string>; extraEnv?: string[]; ready: RegExp },
+): Promise<AgentSession> {
   agentProgram(agent); // fails the test, naming the install command, when the agent is missing
   const spec = AGENTS[agent];
   // node:test runs after-hooks in the order they were added: the container goes first, so the agent no
@@ -90,11 +112,16 @@ async function startAgent(t: TestContext, agent: AgentName, { engine = ENGINE[ag
   );
   await pane.waitForText(ready, { timeoutMs: AGENT_START_MS });
   const noticed = (notice: RegExp): Promise<string> =>
-    pollUntil(`the notice ${String(notice)}`, () => {
-      const text = existsSync(log) ? readFileSync(log, 'utf8') : '';
-      return notice.exec(text)?.[0];
-    }, { timeoutMs: 30_000 });
-  const staged = (): string[] => [...(existsSync(log) ? readFileSync(log, 'utf8') : '').matchAll(/host action send-image .*: ok \((\/jackin\/run\/clipboard\/\S+)\)/g)].map((m) => m[1]!);
+    pollUntil(
+      `the notice ${String(notice)}`,
+      () => {
+        const text = existsSync(log) ? readFileSync(log, 'utf8') : '';
+        return notice.exec(text)?.[0];
+      },
+      { timeoutMs: 30_000 },
+    );
+  const staged = (): string[] =>
+    [...(existsSync(log) ? readFileSync(log, 'utf8') : '').matchAll(/host action send-image .*: ok \((\/jackin\/run\/clipboard\/\S+)\)/g)].map((m) => m[1]!);
   return { pane, name, engine, noticed, staged };
 }
 
@@ -130,7 +157,9 @@ function query(url: string): Record<string, string> {
   return Object.fromEntries(new URL(url).searchParams.entries());
 }
 
-test('Claude Code in a docker container: /login\'s browser becomes a link offer with its loopback redirect_uri; "c to copy" a copy offer the palette copies exactly; Ctrl+V gives [Image #1]', { timeout: 300_000 }, async (t) => {
+test('Claude Code in a docker container: /login\'s browser becomes a link offer with its loopback redirect_uri; "c to copy" a copy offer the palette copies exactly; Ctrl+V gives [Image #1]', {
+  timeout: 300_000,
+}, async (t) => {
   const x = await withX(t);
   const opener = recordingOpener(t);
   const s = await startAgent(t, 'claude', { x, env: opener.env, ready: /^❯\s/m });
@@ -151,7 +180,10 @@ test('Claude Code in a docker container: /login\'s browser becomes a link offer 
   // The callback's port is forwarded from the host to the container when the link opens.
   await pane.waitForText(/forward localhost:\d+/);
   await confirmOnScreen(pane);
-  const [opened] = await pollUntil('the offered link to reach the host opener', () => (opener.opened().length === 1 ? opener.opened() : undefined), { timeoutMs: 15_000, last: opener.opened });
+  const [opened] = await pollUntil('the offered link to reach the host opener', () => (opener.opened().length === 1 ? opener.opened() : undefined), {
+    timeoutMs: 15_000,
+    last: opener.opened,
+  });
   const link = query(opened!);
   // The callback Claude serves inside the container: the host's browser would be sent to the host's own localhost.
   assert.match(link['redirect_uri'] ?? '', /^http:\/\/localhost:\d+\/callback$/, opened);
@@ -163,7 +195,9 @@ test('Claude Code in a docker container: /login\'s browser becomes a link offer 
   const size = Number(/Copy offer: (\d+) B/.exec(offer)![1]);
   await pane.sendBytes([...PALETTE_KEY, 0x63]);
   const read = () => spawnSync('xclip', ['-selection', 'clipboard', '-o'], { env: x.env }).stdout.toString('utf8');
-  const copied = await pollUntil('the X11 clipboard to hold the offered URL', () => (read().startsWith('https://') ? read() : undefined), { timeoutMs: 15_000 });
+  const copied = await pollUntil('the X11 clipboard to hold the offered URL', () => (read().startsWith('https://') ? read() : undefined), {
+    timeoutMs: 15_000,
+  });
   assert.equal(Buffer.byteLength(copied), size, 'the whole offer, nothing more');
   // The same sign-in as the link offer (its PKCE challenge), in the short form Claude shows for pasting.
   assert.match(copied, /^https:\/\/claude\.ai\/oauth\/authorize\?\S+$/);
@@ -179,7 +213,6 @@ test('Claude Code in a docker container: /login\'s browser becomes a link offer 
   await waitForJackinExit(pane, 30_000);
 });
 
-
 /** Polls until the pane's picture equals `before`; fails with the rows that differ. */
 async function sameAs(pane: TmuxPane, before: string, what: string): Promise<void> {
   let now = '';
@@ -189,11 +222,15 @@ async function sameAs(pane: TmuxPane, before: string, what: string): Promise<voi
     const a = before.split('\n');
     const b = now.split('\n');
     const rows = [...Array(Math.max(a.length, b.length)).keys()].filter((i) => a[i] !== b[i]);
-    assert.fail(`${what}: rows ${JSON.stringify(rows)} differ\n${rows.map((r) => `row ${r}:\n  before ${JSON.stringify(a[r])}\n  now    ${JSON.stringify(b[r])}`).join('\n')}`);
+    assert.fail(
+      `${what}: rows ${JSON.stringify(rows)} differ\n${rows.map((r) => `row ${r}:\n  before ${JSON.stringify(a[r])}\n  now    ${JSON.stringify(b[r])}`).join('\n')}`,
+    );
   }
 }
 
-test('Claude Code\'s full-screen renderer (CLAUDE_CODE_NO_FLICKER=1) in a podman container: after a redraw and after detach/reattach the screen equals tmux\'s capture of it before', { timeout: 300_000 }, async (t) => {
+test("Claude Code's full-screen renderer (CLAUDE_CODE_NO_FLICKER=1) in a podman container: after a redraw and after detach/reattach the screen equals tmux's capture of it before", {
+  timeout: 300_000,
+}, async (t) => {
   const x = await withX(t);
   const s = await startAgent(t, 'claude', { engine: 'podman', x, extraEnv: ['CLAUDE_CODE_NO_FLICKER=1'], ready: /❯/ });
   const { pane } = s;
@@ -230,7 +267,9 @@ for (const engine of ['podman', 'docker'] as const) {
     await waitForJackinExit(s.pane, 30_000);
   });
 
-  test(`Gemini CLI in a ${engine} container: Ctrl+V gives its image marker, and it submits the staged image without asking to read outside its workspace (context.includeDirectories)`, { timeout: 300_000 }, async (t) => {
+  test(`Gemini CLI in a ${engine} container: Ctrl+V gives its image marker, and it submits the staged image without asking to read outside its workspace (context.includeDirectories)`, {
+    timeout: 300_000,
+  }, async (t) => {
     const x = await withX(t);
     const s = await startAgent(t, 'gemini', { engine, x, ready: /Type your message/ });
     await pasteImage(s, x, /> \[Image \.\.\.[0-9a-f]+\.png\]/);
@@ -238,15 +277,19 @@ for (const engine of ['podman', 'docker'] as const) {
     await s.pane.waitForText(/\.png\]\s+describe it/);
     // Gemini takes an Enter that follows typing too closely as part of a paste: Enter again until it submits.
     let sent = 0;
-    await pollUntil('Gemini to take the submit', async () => {
-      const now = await s.pane.capture();
-      if (/ReadManyFiles|outside your workspace/.test(now)) return true;
-      if (Date.now() - sent > 3_000) {
-        sent = Date.now();
-        await s.pane.sendKeys('Enter');
-      }
-      return false;
-    }, { timeoutMs: 30_000, intervalMs: 250 });
+    await pollUntil(
+      'Gemini to take the submit',
+      async () => {
+        const now = await s.pane.capture();
+        if (/ReadManyFiles|outside your workspace/.test(now)) return true;
+        if (Date.now() - sent > 3_000) {
+          sent = Date.now();
+          await s.pane.sendKeys('Enter');
+        }
+        return false;
+      },
+      { timeoutMs: 30_000, intervalMs: 250 },
+    );
     // It reads the staged file at once: the read is shown, and no consent question is asked.
     const screen = await s.pane.waitForText(/ReadManyFiles\s+Attempting to read files from \/jackin\/run\/clipboard\//, { timeoutMs: 30_000 });
     assert.doesNotMatch(screen, /outside your workspace/);
@@ -260,7 +303,14 @@ test('docs/guide.md shows for each agent the command these tests run', async () 
   const guide = readFileSync(new URL('../docs/guide.md', import.meta.url), 'utf8');
   const block = /### Agents in containers[\s\S]*?```sh\n([\s\S]*?)```/.exec(guide)?.[1];
   assert.ok(block !== undefined, 'the agents block is in the guide');
-  const commands = block.replace(/ \\\n\s*/g, ' ').split('\n').filter((l) => l.startsWith('jackin run ')).map((l) => l.slice('jackin run '.length).trim().split(/\s+/));
+  const commands = block
+    .replace(/ \\\n\s*/g, ' ')
+    .split('\n')
+    .filter((l) => l.startsWith('jackin run '))
+    .map((l) => l.slice('jackin run '.length).trim().split(/\s+/));
   const agents: AgentName[] = ['claude', 'codex', 'gemini'];
-  assert.deepEqual(commands, agents.map((a) => guideArgs(a, ENGINE[a], { image: 'my-agent', home: `~/agents/${a}-home`, agents: '~/.cache/jackin-bridge/agents' })));
+  assert.deepEqual(
+    commands,
+    agents.map((a) => guideArgs(a, ENGINE[a], { image: 'my-agent', home: `~/agents/${a}-home`, agents: '~/.cache/jackin-bridge/agents' })),
+  );
 });

@@ -41,7 +41,9 @@ function modelEnv(agent: MoreAgentName, port: number): Record<string, string> {
     return {
       OPENCODE_CONFIG_CONTENT: JSON.stringify({
         model: 'standin/gpt-4o',
-        provider: { standin: { npm: '@ai-sdk/openai-compatible', name: 'Stand-in', options: { baseURL, apiKey: 'x' }, models: { 'gpt-4o': { name: 'gpt-4o' } } } },
+        provider: {
+          standin: { npm: '@ai-sdk/openai-compatible', name: 'Stand-in', options: { baseURL, apiKey: 'x' }, models: { 'gpt-4o': { name: 'gpt-4o' } } },
+        },
       }),
     };
   }
@@ -111,18 +113,37 @@ async function startAgent(
     command = `cd ${shellQuote(ws)} && ${JACKIN} run --verbose --name ${name} -- ${program.map(shellQuote).join(' ')}`;
   } else {
     const profile = join(dir, 'profile.sh');
-    writeFileSync(profile, Object.entries(spec.env).map(([k, v]) => `export ${k}=${shellQuote(v)}\n`).join(''));
+    writeFileSync(
+      profile,
+      Object.entries(spec.env)
+        .map(([k, v]) => `export ${k}=${shellQuote(v)}\n`)
+        .join(''),
+    );
     await pane.typeLine(`. ${shellQuote(profile)}`);
     const image = await glibcAgentTestImage('podman', [agentProgram('claude')]);
     const args = [
-      '--image', image.ref, '--engine', 'podman',
+      '--image',
+      image.ref,
+      '--engine',
+      'podman',
       ...[...Object.keys(spec.env), `HOME=${AGENT_HOME}`].flatMap((e) => ['--env', e]),
-      '--volume', `${home}:${AGENT_HOME}`, '--volume', `${agentsDir()}:${AGENTS_MOUNT}:ro`,
+      '--volume',
+      `${home}:${AGENT_HOME}`,
+      '--volume',
+      `${agentsDir()}:${AGENTS_MOUNT}:ro`,
       // Copilot CLI reads the system's CA certificates at start, even offline; the test image has none.
-      '--volume', '/etc/ssl/certs/ca-certificates.crt:/etc/ssl/certs/ca-certificates.crt:ro',
+      '--volume',
+      '/etc/ssl/certs/ca-certificates.crt:/etc/ssl/certs/ca-certificates.crt:ro',
       // The stand-in model runs in the container, on the Node jackin lends it, before the agent.
       ...(model
-        ? ['--volume', `${join(REPO_ROOT, 'test', 'helpers', 'stand-in-model.mjs')}:${STAND_IN_IN_CONTAINER}:ro`, '--', '/bin/sh', '-c', `/opt/jackin/node ${STAND_IN_IN_CONTAINER} ${MODEL_PORT_IN_CONTAINER} ${REPLY.split('-').join(' ')} >/dev/null & exec "$0"`]
+        ? [
+            '--volume',
+            `${join(REPO_ROOT, 'test', 'helpers', 'stand-in-model.mjs')}:${STAND_IN_IN_CONTAINER}:ro`,
+            '--',
+            '/bin/sh',
+            '-c',
+            `/opt/jackin/node ${STAND_IN_IN_CONTAINER} ${MODEL_PORT_IN_CONTAINER} ${REPLY.split('-').join(' ')} >/dev/null & exec "$0"`,
+          ]
         : ['--']),
       agentProgramInContainer(agent),
     ];
@@ -140,7 +161,6 @@ async function startAgent(
   return { pane, name, logged, staged, text, exited };
 }
 
-
 /** Ctrl+V with a PNG on the host's X11 clipboard: one image staged, and the agent shows `marker`, not the path as text. */
 async function pasteImage(s: AgentSession, x: Xvfb, marker: RegExp): Promise<void> {
   await settled(s.pane);
@@ -148,7 +168,10 @@ async function pasteImage(s: AgentSession, x: Xvfb, marker: RegExp): Promise<voi
   try {
     await s.pane.sendKeys('C-v');
     const path = await pollUntil('the image to be staged', () => s.staged()[0], { timeoutMs: 30_000 });
-    const name = path.split('/').pop()!.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    const name = path
+      .split('/')
+      .pop()!
+      .replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
     // The marker, or the staged file's name as typed text (not jackin's notice, which names the whole path).
     const screen = await s.pane.waitForText(new RegExp(`${marker.source}|[^/]${name}`), { timeoutMs: 30_000 });
     assert.match(screen, marker, `the agent took the pasted path as text:\n${screen}`);
@@ -166,16 +189,20 @@ async function quit(s: AgentSession): Promise<void> {
   const { pane } = s;
   let sent = 0;
   let screen = '';
-  await pollUntil('the agent and jackin to exit on Ctrl+C', async () => {
-    if (await s.exited()) return true;
-    screen = await pane.capture();
-    const again = /again to exit/i.test(screen);
-    if (Date.now() - sent > (again ? 500 : 3_000)) {
-      sent = Date.now();
-      await pane.sendKeys('C-c');
-    }
-    return false;
-  }, { timeoutMs: 30_000, intervalMs: 100, last: () => screen });
+  await pollUntil(
+    'the agent and jackin to exit on Ctrl+C',
+    async () => {
+      if (await s.exited()) return true;
+      screen = await pane.capture();
+      const again = /again to exit/i.test(screen);
+      if (Date.now() - sent > (again ? 500 : 3_000)) {
+        sent = Date.now();
+        await pane.sendKeys('C-c');
+      }
+      return false;
+    },
+    { timeoutMs: 30_000, intervalMs: 100, last: () => screen },
+  );
 }
 
 /**
@@ -185,15 +212,19 @@ async function quit(s: AgentSession): Promise<void> {
 async function pressUntil(pane: TmuxPane, key: string, next: string | RegExp): Promise<void> {
   let sent = 0;
   let screen = '';
-  await pollUntil(`${String(next)} after ${key}`, async () => {
-    screen = await pane.capture();
-    if (typeof next === 'string' ? screen.includes(next) : next.test(screen)) return true;
-    if (Date.now() - sent > 2_000) {
-      sent = Date.now();
-      await pane.sendKeys(key);
-    }
-    return false;
-  }, { timeoutMs: 30_000, intervalMs: 250, last: () => screen });
+  await pollUntil(
+    `${String(next)} after ${key}`,
+    async () => {
+      screen = await pane.capture();
+      if (typeof next === 'string' ? screen.includes(next) : next.test(screen)) return true;
+      if (Date.now() - sent > 2_000) {
+        sent = Date.now();
+        await pane.sendKeys(key);
+      }
+      return false;
+    },
+    { timeoutMs: 30_000, intervalMs: 250, last: () => screen },
+  );
 }
 
 /**
@@ -213,7 +244,10 @@ async function copyReply(s: AgentSession, x: Xvfb, copy: () => Promise<void>): P
   assert.equal(s.text().match(/Copy offer:/g)?.length, 1, 'one copy, one offer');
   await s.pane.sendBytes([...PALETTE_KEY, 0x63]);
   const read = () => spawnSync('xclip', ['-selection', 'clipboard', '-o'], { env: x.env }).stdout.toString('utf8');
-  assert.equal(await pollUntil('the X11 clipboard to hold the offered text', () => (read() === REPLY ? read() : undefined), { timeoutMs: 15_000, last: read }), REPLY);
+  assert.equal(
+    await pollUntil('the X11 clipboard to hold the offered text', () => (read() === REPLY ? read() : undefined), { timeoutMs: 15_000, last: read }),
+    REPLY,
+  );
 }
 
 async function withX(t: TestContext): Promise<Xvfb> {
@@ -225,7 +259,9 @@ async function withX(t: TestContext): Promise<Xvfb> {
 for (const where of ['local', 'podman'] as const) {
   const how = where === 'local' ? 'locally' : 'in a podman container';
 
-  test(`OpenCode ${how}: its Copy last assistant message (Ctrl+X y) is one copy offer of exactly that message; Ctrl+V gives [Image 1]`, { timeout: 240_000 }, async (t) => {
+  test(`OpenCode ${how}: its Copy last assistant message (Ctrl+X y) is one copy offer of exactly that message; Ctrl+V gives [Image 1]`, {
+    timeout: 240_000,
+  }, async (t) => {
     const x = await withX(t);
     const s = await startAgent(t, 'opencode', where, { x, model: true, ready: /gpt-4o Stand-in/ });
     await copyReply(s, x, async () => {
@@ -281,7 +317,10 @@ for (const where of ['local', 'podman'] as const) {
     await pane.waitForText('jackin: confirm', { timeoutMs: 15_000 });
     assert.deepEqual(opener.opened(), [], 'nothing opens before the operator confirms');
     await confirmOnScreen(pane);
-    const [opened] = await pollUntil('the link to reach the host opener', () => (opener.opened().length === 1 ? opener.opened() : undefined), { timeoutMs: 15_000, last: opener.opened });
+    const [opened] = await pollUntil('the link to reach the host opener', () => (opener.opened().length === 1 ? opener.opened() : undefined), {
+      timeoutMs: 15_000,
+      last: opener.opened,
+    });
     // Whole: the URL Copilot drew over its rows, to its last parameter.
     assert.equal(opened, drawn);
     const q = new URL(opened!).searchParams;

@@ -4,9 +4,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { capsulePid, isAlive } from './helpers/capsules.ts';
-import {
-  INNER_PROMPT, JACKIN, OUTER_PROMPT, START_TIMEOUT_MS, jackinAttach, paneFor, startSession, waitForJackinExit,
-} from './helpers/jackin-cli.ts';
+import { INNER_PROMPT, JACKIN, OUTER_PROMPT, START_TIMEOUT_MS, jackinAttach, paneFor, startSession, waitForJackinExit } from './helpers/jackin-cli.ts';
 import { pollUntil } from './helpers/poll.ts';
 import { shellQuote } from './helpers/tmux.ts';
 
@@ -14,7 +12,9 @@ const CTRL_BACKSLASH = 0x1c;
 
 function tickCount(file: string): number {
   if (!existsSync(file)) return 0;
-  return readFileSync(file, 'utf8').split('\n').filter((l) => l === 'tick').length;
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l === 'tick').length;
 }
 
 function normalise(screen: string): string[] {
@@ -59,11 +59,9 @@ test('Ctrl+\\ d detaches, the program keeps running, jackin attach shows the sam
   await pane.typeLine('clear; for i in $(seq 1 40); do echo "outer-noise-$i"; done');
   await pane.waitForText(/^outer-noise-40$/m);
   await pane.typeLine(`${jackinAttach('keeper')}; echo "jackin-rc=$?"`);
-  const after = await pane.waitForScreen(
-    'the session screen to be repainted',
-    (s) => /^screen-line-1$/m.test(s) && !/outer-noise/.test(s),
-    { timeoutMs: START_TIMEOUT_MS },
-  );
+  const after = await pane.waitForScreen('the session screen to be repainted', (s) => /^screen-line-1$/m.test(s) && !/outer-noise/.test(s), {
+    timeoutMs: START_TIMEOUT_MS,
+  });
   assert.deepEqual(normalise(after), normalise(before), 'the reattached screen is the screen at detach');
   // Colours and attributes are part of the screen too.
   assert.deepEqual(normalise(await pane.capture({ escapes: true })), normalise(beforeColoured));
@@ -93,11 +91,15 @@ test('Ctrl+\\ twice sends one Ctrl+\\ and Ctrl+\\ then another key does not deta
   // What follows is the palette's business (issue 3: cancelled; the palette issue: a visible palette that
   // Esc closes). Esc closes a palette; Ctrl+G then aborts what Esc started in readline; Ctrl+U clears the line.
   // (The palette's first Esc clears its filter, the next one closes it: press Esc while it is shown.)
-  await pollUntil('no palette on screen', async () => {
-    if (!(await pane.capture()).includes('─ jackin ─')) return true;
-    await pane.sendBytes([0x1b]);
-    return false;
-  }, { intervalMs: 200 });
+  await pollUntil(
+    'no palette on screen',
+    async () => {
+      if (!(await pane.capture()).includes('─ jackin ─')) return true;
+      await pane.sendBytes([0x1b]);
+      return false;
+    },
+    { intervalMs: 200 },
+  );
   await pane.sendBytes([0x07]);
   await pane.sendBytes([0x15]);
   await pane.typeLine('echo "still-attached-$((2 + 3))"');
@@ -122,12 +124,16 @@ test('jackin ls lists the instance and whether it is attached', async (t) => {
   // The capsule notices the detached connection close on its own time: ask again until it has.
   let detached = '';
   let asked = 0;
-  await pollUntil('jackin ls to show the instance detached', async () => {
-    asked += 1;
-    await pane.typeLine(`clear; ${JACKIN} ls --json > ${shellQuote(lsJson)}; echo ls-${asked}-done-$?`);
-    await pane.waitForText(new RegExp(`^ls-${asked}-done-0$`, 'm'), { timeoutMs: START_TIMEOUT_MS });
-    detached = JSON.stringify(JSON.parse(readFileSync(lsJson, 'utf8')));
-    return detached.includes('"attached":false');
-  }, { timeoutMs: 30_000, intervalMs: 200, last: () => detached });
+  await pollUntil(
+    'jackin ls to show the instance detached',
+    async () => {
+      asked += 1;
+      await pane.typeLine(`clear; ${JACKIN} ls --json > ${shellQuote(lsJson)}; echo ls-${asked}-done-$?`);
+      await pane.waitForText(new RegExp(`^ls-${asked}-done-0$`, 'm'), { timeoutMs: START_TIMEOUT_MS });
+      detached = JSON.stringify(JSON.parse(readFileSync(lsJson, 'utf8')));
+      return detached.includes('"attached":false');
+    },
+    { timeoutMs: 30_000, intervalMs: 200, last: () => detached },
+  );
   assert.match(detached, /"listed"/);
 });

@@ -4,9 +4,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { capsulePid, isAlive, runDir } from './helpers/capsules.ts';
-import {
-  JACKIN, OUTER_PROMPT, fixtureCommand, paneFor, startSession, waitForJackinExit,
-} from './helpers/jackin-cli.ts';
+import { JACKIN, OUTER_PROMPT, fixtureCommand, paneFor, startSession, waitForJackinExit } from './helpers/jackin-cli.ts';
 import { pollUntil } from './helpers/poll.ts';
 import { shellQuote } from './helpers/tmux.ts';
 
@@ -32,7 +30,10 @@ test('jackin run: stty size inside follows a resize of the operator terminal', a
     'stty size inside the session to report 40 100',
     async () => {
       await pane.typeLine('clear; stty size');
-      return pane.waitForText(/^40 100$/m, { timeoutMs: 1000 }).then(() => true, () => false);
+      return pane.waitForText(/^40 100$/m, { timeoutMs: 1000 }).then(
+        () => true,
+        () => false,
+      );
     },
     { timeoutMs: 10_000 },
   );
@@ -41,7 +42,10 @@ test('jackin run: stty size inside follows a resize of the operator terminal', a
     'stty size inside the session to report 20 70',
     async () => {
       await pane.typeLine('clear; stty size');
-      return pane.waitForText(/^20 70$/m, { timeoutMs: 1000 }).then(() => true, () => false);
+      return pane.waitForText(/^20 70$/m, { timeoutMs: 1000 }).then(
+        () => true,
+        () => false,
+      );
     },
     { timeoutMs: 10_000 },
   );
@@ -110,9 +114,7 @@ test('jackin run of a program that exits at once: jackin exits with the program 
 test('SIGKILL of the capsule leaves a sane terminal, a one-line reason on stderr and a non-zero status', async (t) => {
   const pane = await paneFor(t);
   const errFile = join(pane.root, 'jackin-stderr.txt');
-  await pane.typeLine(
-    `clear; ${JACKIN} run --name killed -- ${fixtureCommand('sticky-modes.mjs')} 2>${shellQuote(errFile)}; echo "jackin-rc=$?"`,
-  );
+  await pane.typeLine(`clear; ${JACKIN} run --name killed -- ${fixtureCommand('sticky-modes.mjs')} 2>${shellQuote(errFile)}; echo "jackin-rc=$?"`);
   await pane.waitForText('STICKY-MODES-SET', { timeoutMs: 20_000 });
   const before = await pane.modes();
   assert.equal(before.alternateOn, true, 'precondition: the program switched the alternate screen on');

@@ -124,7 +124,7 @@ for (const engine of ['docker', 'podman', 'kubectl'] as const) {
     // One engine exec: the relay bin/jackin.js started before the CLI loaded (the plain forms) is the one
     // the session used, not stopped and started again.
     assert.equal(readFileSync(`${argvFile}.runs`, 'utf8').trim().split('\n').length, 1, 'the engine ran once');
-    assert.match(op.output(), /rc=7\r\n/, 'the program exit status is jackin\'s');
+    assert.match(op.output(), /rc=7\r\n/, "the program exit status is jackin's");
     assert.match(op.output(), /[^-]icanon/);
     assert.match(op.output(), /[^-]echo /);
   });
@@ -177,7 +177,13 @@ test('SIGTERM to jackin restores the terminal and exits 143; the program keeps r
   await op.waitForText(/in\$ /);
   const jackinPid = await pollUntil('the jackin process', () => {
     try {
-      return Number(execFileSync('pgrep', ['-P', String(op.pty.pid), '-f', 'jackin.js attach'], { encoding: 'utf8' }).trim().split('\n')[0]) || undefined;
+      return (
+        Number(
+          execFileSync('pgrep', ['-P', String(op.pty.pid), '-f', 'jackin.js attach'], { encoding: 'utf8' })
+            .trim()
+            .split('\n')[0],
+        ) || undefined
+      );
     } catch {
       return undefined;
     }
@@ -194,7 +200,10 @@ test('jackin ls lists live instances with their program and attached state, and 
   const { home } = setup(t);
   await startCapsule(home, 'one');
   mkdirSync(join(home, 'sockets', 'gone'), { recursive: true });
-  writeFileSync(join(home, 'sockets', 'gone', 'capsule.json'), JSON.stringify({ pid: 2147483646, name: 'gone', program: ['vim'], workspace: '/w', startedAt: 'x' }));
+  writeFileSync(
+    join(home, 'sockets', 'gone', 'capsule.json'),
+    JSON.stringify({ pid: 2147483646, name: 'gone', program: ['vim'], workspace: '/w', startedAt: 'x' }),
+  );
   const out = execFileSync(process.execPath, [JACKIN_BIN, 'ls', '--json'], { env: { ...process.env, JACKIN_HOME: home }, encoding: 'utf8' });
   const list = JSON.parse(out) as Array<Record<string, unknown>>;
   assert.deepEqual(

@@ -14,9 +14,11 @@ const MIB = 1024 * 1024;
 function describeDifference(expected: Buffer, actual: Buffer): string {
   const firstDiff = expected.findIndex((b, i) => actual[i] !== b);
   const hex = (b: Buffer): string => b.toString('hex').replace(/(..)/g, '$1 ').trim();
-  return `expected ${expected.length} bytes, got ${actual.length}; first difference at ${firstDiff}:\n` +
+  return (
+    `expected ${expected.length} bytes, got ${actual.length}; first difference at ${firstDiff}:\n` +
     `  expected ${hex(expected.subarray(Math.max(0, firstDiff - 4), firstDiff + 12))}\n` +
-    `  actual   ${hex(actual.subarray(Math.max(0, firstDiff - 4), firstDiff + 12))}`;
+    `  actual   ${hex(actual.subarray(Math.max(0, firstDiff - 4), firstDiff + 12))}`
+  );
 }
 
 test('all 256 byte values typed through the session reach a raw-mode program unchanged', async (t) => {

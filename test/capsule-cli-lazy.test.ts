@@ -14,10 +14,13 @@ test('jackin-capsule: --help, attach-proxy, open-url and offer never load node-p
   const dir = mkdtempSync(join(tmpdir(), 'jackin-lazy-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const hooks = join(dir, 'hooks.mjs');
-  writeFileSync(hooks, `export async function resolve(specifier, context, next) {
+  writeFileSync(
+    hooks,
+    `export async function resolve(specifier, context, next) {
   if (specifier.includes('node-pty')) throw new Error('node-pty blocked by the test');
   return next(specifier, context);
-}\n`);
+}\n`,
+  );
   const register = join(dir, 'register.mjs');
   // The capsule requires node-pty (CommonJS): block require() too, which the ES module hooks do not see here.
   writeFileSync(
@@ -61,7 +64,15 @@ test('attach-proxy fast path: only its own option is parsed by hand, anything el
   assert.equal(fastProxySocket(['attach-proxy'], {}), '/jackin/run/jackin.sock');
   assert.equal(fastProxySocket(['attach-proxy', '--socket', '/s.sock'], env), '/s.sock');
   assert.equal(fastProxySocket(['attach-proxy', '--socket=/s.sock'], env), '/s.sock');
-  for (const args of [['serve'], [], ['attach-proxy', '--help'], ['attach-proxy', '--socket'], ['attach-proxy', '--socket', '--help'], ['attach-proxy', '--socket=', 'x'], ['attach-proxy', 'extra']]) {
+  for (const args of [
+    ['serve'],
+    [],
+    ['attach-proxy', '--help'],
+    ['attach-proxy', '--socket'],
+    ['attach-proxy', '--socket', '--help'],
+    ['attach-proxy', '--socket=', 'x'],
+    ['attach-proxy', 'extra'],
+  ]) {
     assert.equal(fastProxySocket(args, env), null, JSON.stringify(args));
   }
 });

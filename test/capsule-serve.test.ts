@@ -8,13 +8,7 @@ import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import {
-  createServerFrameDecoder,
-  encodeClientFrame,
-  encodeControlMessage,
-  ControlMessageDecoder,
-  type ServerFrame,
-} from '../src/protocol/index.ts';
+import { createServerFrameDecoder, encodeClientFrame, encodeControlMessage, ControlMessageDecoder, type ServerFrame } from '../src/protocol/index.ts';
 import { helloFrame, TestClient } from './helpers/capsule-client.ts';
 import { pollUntil } from './helpers/poll.ts';
 import { CAPSULE_BIN } from './helpers/jackin-cli.ts';
@@ -79,10 +73,15 @@ test('jackin-capsule serve: run dir 0700, socket 0600, capsule.json, and everyth
   await client.waitForFrame('Shutdown');
   const types = client.types();
   assert.deepEqual(types.slice(-2), ['ExitStatus', 'Shutdown']);
-  assert.deepEqual(client.frames.find((f) => f.type === 'ExitStatus'), { type: 'ExitStatus', status: 7 });
+  assert.deepEqual(
+    client.frames.find((f) => f.type === 'ExitStatus'),
+    { type: 'ExitStatus', status: 7 },
+  );
   // The capsule half-closed and waits for the host's end: a frame the host sends after Shutdown (it may not
   // have read it yet) is taken, not refused with EPIPE.
-  const wrote = await new Promise<Error | null | undefined>((resolve) => client.socket.write(encodeClientFrame({ type: 'Resize', rows: 30, cols: 100 }), resolve));
+  const wrote = await new Promise<Error | null | undefined>((resolve) =>
+    client.socket.write(encodeClientFrame({ type: 'Resize', rows: 30, cols: 100 }), resolve),
+  );
   assert.equal(wrote ?? null, null, `a write after Shutdown failed: ${String(wrote)}`);
   assert.equal(client.closed, false);
   client.socket.end();
@@ -102,7 +101,10 @@ test('jackin-capsule serve: a program that ended before any host attached: the f
   await client.waitForFrame('Welcome');
   client.send({ type: 'ExtHello', features: { 'exit-status': 1 } });
   await client.waitForFrame('Shutdown');
-  assert.deepEqual(client.frames.find((f) => f.type === 'ExitStatus'), { type: 'ExitStatus', status: 7 });
+  assert.deepEqual(
+    client.frames.find((f) => f.type === 'ExitStatus'),
+    { type: 'ExitStatus', status: 7 },
+  );
   client.socket.end();
   assert.deepEqual(await c.exit, { code: 7, signal: null });
   assert.equal(existsSync(c.socketPath), false);
@@ -160,10 +162,7 @@ test('jackin-capsule serve: a control request sent the moment the socket appears
     });
     const c = startCapsule(t, ['sh', '-c', 'read x'], [], runDir);
     await appeared;
-    const [stage, exp] = await Promise.all([
-      ask(socketPath, { method: 'stage', name: '../x', size: 1 }),
-      ask(socketPath, { method: 'export', path: '' }),
-    ]);
+    const [stage, exp] = await Promise.all([ask(socketPath, { method: 'stage', name: '../x', size: 1 }), ask(socketPath, { method: 'export', path: '' })]);
     assert.equal(stage['code'], 'E_BAD_STAGE_NAME', JSON.stringify(stage));
     assert.notEqual(exp['code'], 'E_UNKNOWN_METHOD', JSON.stringify(exp));
     c.child.kill('SIGTERM');
@@ -182,7 +181,11 @@ test('jackin-capsule serve: the program starts at 80x24, or at --rows/--cols; a 
   };
   assert.equal(await sizeOf('default', []), '24 80');
   assert.equal(await sizeOf('given', ['--rows', '41', '--cols', '133']), '41 133');
-  for (const bad of [['--rows', '0'], ['--cols', '70000'], ['--rows', 'x']]) {
+  for (const bad of [
+    ['--rows', '0'],
+    ['--cols', '70000'],
+    ['--rows', 'x'],
+  ]) {
     const c = startCapsule(t, ['true'], bad);
     const { code } = await c.exit;
     assert.notEqual(code, 0, `${bad.join(' ')} refused`);
@@ -260,7 +263,12 @@ function spawnRelay(relay: Relay, args: string[], env?: NodeJS.ProcessEnv): Chil
  * `podman exec -i` does, read 4 KiB at a time (`dd bs=4096`): a pipe with one page free is writable, and a
  * blocking write of more than that would wait there.
  */
-function runProxy(socketPath: string, relay: Relay, decode = true, pipeOut = false): { child: ChildProcess; frames: ServerFrame[]; raw: Buffer[]; stdoutEnded: Promise<void>; exit: Promise<number | null> } {
+function runProxy(
+  socketPath: string,
+  relay: Relay,
+  decode = true,
+  pipeOut = false,
+): { child: ChildProcess; frames: ServerFrame[]; raw: Buffer[]; stdoutEnded: Promise<void>; exit: Promise<number | null> } {
   const args = ['attach-proxy', '--socket', socketPath];
   const child = pipeOut
     ? spawn('sh', ['-c', '"$@" | dd bs=4096 status=none', 'sh', ...RELAYS[relay](args)], { stdio: ['pipe', 'pipe', 'pipe'], detached: true })
@@ -283,8 +291,7 @@ for (const relay of Object.keys(RELAYS) as Relay[]) {
     await waitListening(c);
     const p = runProxy(c.socketPath, relay);
     t.after(() => p.child.kill('SIGKILL'));
-    const output = (): string =>
-      Buffer.concat(p.frames.flatMap((f) => (f.type === 'Output' ? [f.bytes] : []))).toString('latin1');
+    const output = (): string => Buffer.concat(p.frames.flatMap((f) => (f.type === 'Output' ? [f.bytes] : []))).toString('latin1');
     p.child.stdin!.write(encodeClientFrame(helloFrame()));
     await pollUntil('Welcome through the proxy', () => p.frames[0]?.type === 'Welcome', { timeoutMs: START_TIMEOUT_MS });
     // The relay that answered is the one named: the perl relay did not hand this session to Node. By its
@@ -375,10 +382,14 @@ for (const relay of Object.keys(RELAYS) as Relay[]) {
     p.child.stdout!.pause(); // the operator's side is slow: nothing more is read from the relay for now
     // Stalled: our side's buffer stays full for five polls, so `dd` and then the relay's pipe back up.
     let full = 0;
-    await pollUntil('the flood to stall', () => {
-      full = p.child.stdout!.readableLength >= p.child.stdout!.readableHighWaterMark ? full + 1 : 0;
-      return full >= 5;
-    }, { last: () => p.child.stdout!.readableLength });
+    await pollUntil(
+      'the flood to stall',
+      () => {
+        full = p.child.stdout!.readableLength >= p.child.stdout!.readableHighWaterMark ? full + 1 : 0;
+        return full >= 5;
+      },
+      { last: () => p.child.stdout!.readableLength },
+    );
     p.child.stdin!.write('\x03'); // Ctrl+C
     await pollUntil('the key to reach the capsule while the flood waits', () => upstream === '\x03', { timeoutMs: 5000, last: () => JSON.stringify(upstream) });
     assert.ok(Buffer.concat(p.raw).length < 8 << 20, 'the flood was still waiting when the key went up');

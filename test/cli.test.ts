@@ -11,7 +11,6 @@ import { join } from 'node:path';
 import pty from '@lydell/node-pty';
 import { CAPSULE_BIN, JACKIN_BIN } from './helpers/jackin-cli.ts';
 
-
 function runBin(bin: string, args: string[], stdout: 'pipe' | number = 'pipe', extraEnv: NodeJS.ProcessEnv = {}) {
   const home = mkdtempSync(join(tmpdir(), 'jackin-cli-'));
   try {
@@ -60,11 +59,17 @@ test('a usage error is one line on stderr naming the help to read, with exit sta
     [jackin(['exprot']), "jackin: unknown command 'exprot' (did you mean export?); see `jackin --help`\n"],
     [jackin(['ls', '--bogus']), "jackin: unknown option '--bogus'; see `jackin ls --help`\n"],
     [jackin(['attach']), "jackin: missing required argument 'instance'; see `jackin attach --help`\n"],
-    [jackin(['attach', 'x', '--via', 'foo']), "jackin: option '--via <engine>' argument 'foo' is invalid. Allowed choices are docker, podman, kubectl; see `jackin attach --help`\n"],
+    [
+      jackin(['attach', 'x', '--via', 'foo']),
+      "jackin: option '--via <engine>' argument 'foo' is invalid. Allowed choices are docker, podman, kubectl; see `jackin attach --help`\n",
+    ],
     [jackin(['export', '--reveal', '--open', 'x']), "jackin: option '--reveal' cannot be used with option '--open'; see `jackin export --help`\n"],
     [capsule(['bogus']), "jackin-capsule: unknown command 'bogus'; see `jackin-capsule --help`\n"],
     [capsule(['serve']), "jackin-capsule: missing required argument 'cmd'; see `jackin-capsule serve --help`\n"],
-    [capsule(['serve', '--rows', 'x', '--', 'true']), `jackin-capsule: option '--rows <n>' argument 'x' is invalid. expected a positive integer, got "x"; see \`jackin-capsule serve --help\`\n`],
+    [
+      capsule(['serve', '--rows', 'x', '--', 'true']),
+      `jackin-capsule: option '--rows <n>' argument 'x' is invalid. expected a positive integer, got "x"; see \`jackin-capsule serve --help\`\n`,
+    ],
     [capsule(['copy', '--bogus']), "jackin-capsule: unknown option '--bogus'; see `jackin-capsule copy --help`\n"],
   ];
   for (const [r, line] of cases) {
@@ -81,7 +86,10 @@ test('a reader that closes early (`jackin log | head -1`) ends jackin quietly wi
   // Far more than a pipe holds (64 KiB), so jackin is still writing when the reader goes.
   const record = JSON.stringify({ time: '2026-01-01T00:00:00.000Z', instance: 'a', action: 'export', target: 'x'.repeat(200), result: 'ok' });
   writeFileSync(join(home, 'log', 'actions.jsonl'), `${record}\n`.repeat(20_000), { mode: 0o600 });
-  for (const args of [['log', '-n', '0'], ['log', '-n', '0', '--json']]) {
+  for (const args of [
+    ['log', '-n', '0'],
+    ['log', '-n', '0', '--json'],
+  ]) {
     const child = spawn(process.execPath, [JACKIN_BIN, ...args], { env: { ...process.env, JACKIN_HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
     child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
@@ -124,7 +132,13 @@ test('jackin attach on a terminal: a relay that fails at once ends the session w
   t.after(() => rmSync(home, { recursive: true, force: true }));
   const relay = `echo 'Error: no container with name or ID "box" found: no such container' >&2; exit 125`;
   const env = { ...process.env, JACKIN_HOME: home, JACKIN_CLIPBOARD: 'none' } as Record<string, string>;
-  const term = pty.spawn(process.execPath, [JACKIN_BIN, 'attach', 'box', '--exec', relay], { name: 'xterm-256color', cols: 300, rows: 30, env, encoding: null });
+  const term = pty.spawn(process.execPath, [JACKIN_BIN, 'attach', 'box', '--exec', relay], {
+    name: 'xterm-256color',
+    cols: 300,
+    rows: 30,
+    env,
+    encoding: null,
+  });
   t.after(() => {
     try {
       term.kill();
@@ -144,7 +158,10 @@ test('jackin attach on a terminal: a relay that fails at once ends the session w
 });
 
 test('every command of both programs has help with an example, on stdout with status 0', () => {
-  for (const [bin, run] of [['jackin', jackin], ['jackin-capsule', capsule]] as const) {
+  for (const [bin, run] of [
+    ['jackin', jackin],
+    ['jackin-capsule', capsule],
+  ] as const) {
     const top = run(['--help']);
     assert.equal(top.status, 0, top.stderr);
     const section = top.stdout.split('\n\n').find((block) => block.startsWith('Commands:')) ?? '';
@@ -177,7 +194,10 @@ test('a JACKIN_HOME (or a capsule run directory) that cannot be used is E_HOST_I
   }
   // The same for jackin-capsule's run directory.
   const serve = capsule(['serve', '--run-dir', join(home, 'run'), '--', 'true']);
-  assert.equal(serve.stderr, `jackin-capsule: E_RUN_DIR: cannot mkdir ${home}/run: not a directory (ENOTDIR); a part of that path is not a directory: check --run-dir (or JACKIN_RUN_DIR)\n`);
+  assert.equal(
+    serve.stderr,
+    `jackin-capsule: E_RUN_DIR: cannot mkdir ${home}/run: not a directory (ENOTDIR); a part of that path is not a directory: check --run-dir (or JACKIN_RUN_DIR)\n`,
+  );
   assert.equal(serve.status, 1);
   const json = runBin(JACKIN_BIN, ['ls', '--json'], 'pipe', { JACKIN_HOME: home });
   assert.equal(json.status, 1);
@@ -190,11 +210,23 @@ test('jackin attach of a name that is neither a local instance nor a container s
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   // The exact argv of the fallback (a stand-in docker records it, answering as docker does for a missing container): a real engine shows only the error.
   const argvFile = join(dir, 'argv');
-  writeFileSync(join(dir, 'docker'), `#!/bin/sh\nprintf '%s\\n' "$@" > '${argvFile}'\necho 'Error response from daemon: No such container: tpyo' >&2\nexit 1\n`, { mode: 0o755 });
+  writeFileSync(
+    join(dir, 'docker'),
+    `#!/bin/sh\nprintf '%s\\n' "$@" > '${argvFile}'\necho 'Error response from daemon: No such container: tpyo' >&2\nexit 1\n`,
+    { mode: 0o755 },
+  );
   const r = runBin(JACKIN_BIN, ['attach', 'tpyo'], 'pipe', { PATH: dir });
   assert.equal(r.status, 1);
-  assert.deepEqual(readFileSync(argvFile, 'utf8').split('\n').filter((a) => a !== ''), ['exec', '-i', 'tpyo', 'jackin-capsule', 'attach-proxy']);
-  assert.match(r.stderr, /^jackin: lost connection to tpyo: [^\n]*No such container: tpyo[^\n]*; no local instance is named tpyo either \(`jackin ls` lists them\)\n$/);
+  assert.deepEqual(
+    readFileSync(argvFile, 'utf8')
+      .split('\n')
+      .filter((a) => a !== ''),
+    ['exec', '-i', 'tpyo', 'jackin-capsule', 'attach-proxy'],
+  );
+  assert.match(
+    r.stderr,
+    /^jackin: lost connection to tpyo: [^\n]*No such container: tpyo[^\n]*; no local instance is named tpyo either \(`jackin ls` lists them\)\n$/,
+  );
 });
 
 test('jackin-capsule serve refuses a missing workspace (2) or a program it cannot run (E_SPAWN_FAILED) before it opens a socket; jackin run says so', (t) => {
@@ -215,7 +247,10 @@ test('jackin-capsule serve refuses a missing workspace (2) or a program it canno
   assert.equal(existsSync(join(runDir, 'jackin.sock')), false, 'no socket was opened');
   const run = jackin(['run', '--name', 'x', '--', 'no-such-program']);
   assert.equal(run.status, 1);
-  assert.match(run.stderr, /^jackin: capsule for x exited with status 1 before its socket was ready: jackin-capsule: E_SPAWN_FAILED: cannot run "no-such-program": not found on PATH/);
+  assert.match(
+    run.stderr,
+    /^jackin: capsule for x exited with status 1 before its socket was ready: jackin-capsule: E_SPAWN_FAILED: cannot run "no-such-program": not found on PATH/,
+  );
 });
 
 test('jackin export --to a file is a usage error said once, before anything is pulled', (t) => {

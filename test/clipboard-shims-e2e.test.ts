@@ -20,7 +20,9 @@ import { onlyStagedImage } from './helpers/capsules.ts';
 const CONTAINER_START_MS = 60_000;
 const PALETTE_KEY = [0x1c];
 
-test('podman: run --image: xclip copies become copy offers, the pasted image is the clipboard\'s image/png, text reads answer nothing', { timeout: 240_000 }, async (t) => {
+test("podman: run --image: xclip copies become copy offers, the pasted image is the clipboard's image/png, text reads answer nothing", {
+  timeout: 240_000,
+}, async (t) => {
   const x = await startXvfb();
   t.after(() => x.stop());
   const pane = await paneFor(t, { rows: 30, cols: 140, env: { DISPLAY: x.display, JACKIN_PASTE_KEY: 'ctrl+v' } });
@@ -30,7 +32,9 @@ test('podman: run --image: xclip copies become copy offers, the pasted image is 
   chmodSync(ws, 0o777);
   t.after(() => rmSync(ws, { recursive: true, force: true }));
   const image = await glibcTestImage('podman');
-  await pane.typeLine(`clear; ${JACKIN} run --image ${image.ref} --engine podman --name ${name} --workspace ${shellQuote(ws)} -- ${INNER_SHELL}; echo "jackin-rc=$?"`);
+  await pane.typeLine(
+    `clear; ${JACKIN} run --image ${image.ref} --engine podman --name ${name} --workspace ${shellQuote(ws)} -- ${INNER_SHELL}; echo "jackin-rc=$?"`,
+  );
   await pane.waitForText(INNER_PROMPT, { timeoutMs: CONTAINER_START_MS });
 
   // Nothing pasted yet: the tools answer as an empty clipboard does.
@@ -45,7 +49,10 @@ test('podman: run --image: xclip copies become copy offers, the pasted image is 
   await pane.waitForText(/^copy-rc=0$/m, { timeoutMs: 30_000 });
   await pane.sendBytes([...PALETTE_KEY, 0x63]);
   const hostText = () => spawnSync('xclip', ['-selection', 'clipboard', '-o'], { env: x.env }).stdout.toString('utf8');
-  await pollUntil('the host clipboard to hold the text xclip copied in the container', () => hostText() === 'hi from the container', { timeoutMs: 15_000, last: hostText });
+  await pollUntil('the host clipboard to hold the text xclip copied in the container', () => hostText() === 'hi from the container', {
+    timeoutMs: 15_000,
+    last: hostText,
+  });
 
   // Ctrl+V pastes an image (the host's X11 clipboard holds a PNG; owning it also ends the xclip that served the copy).
   const png = bigPng(300_000);
@@ -59,7 +66,9 @@ test('podman: run --image: xclip copies become copy offers, the pasted image is 
   await pane.sendKeys('C-u');
 
   // The agent reads the clipboard itself: the image is there, as image/png, byte for byte.
-  await pane.typeLine('xclip -selection clipboard -t TARGETS -o; wl-paste --list-types; xclip -selection clipboard -o -t image/png > out.png; echo "img-rc=$?"; wl-paste --type image/png > out2.png; echo "wl-img-rc=$?"');
+  await pane.typeLine(
+    'xclip -selection clipboard -t TARGETS -o; wl-paste --list-types; xclip -selection clipboard -o -t image/png > out.png; echo "img-rc=$?"; wl-paste --type image/png > out2.png; echo "wl-img-rc=$?"',
+  );
   const listed = await pane.waitForText(/^wl-img-rc=0$/m, { timeoutMs: 30_000 });
   assert.match(listed, /^TARGETS\nimage\/png\nimage\/png\nimg-rc=0$/m);
   assert.deepEqual(readFileSync(join(ws, 'out.png')), png, 'xclip -o -t image/png gives the pasted bytes');

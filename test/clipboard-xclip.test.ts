@@ -154,8 +154,5 @@ test('xclip reader: a display that cannot be opened is E_CLIPBOARD_READ_FAILED, 
 
 test('xclip reader: a missing xclip is E_CLIPBOARD_BACKEND_MISSING naming the install command', async () => {
   const noTools = createReader({ kind: 'xclip' }, 'test', { ...x.env, PATH: dir }, { timeoutMs: 10_000, maxBytes: MAX });
-  await assert.rejects(
-    noTools.readImage(),
-    (e) => hasCode(e, 'E_CLIPBOARD_BACKEND_MISSING') && /apt-get install xclip/.test((e as Error).message),
-  );
+  await assert.rejects(noTools.readImage(), (e) => hasCode(e, 'E_CLIPBOARD_BACKEND_MISSING') && /apt-get install xclip/.test((e as Error).message));
 });

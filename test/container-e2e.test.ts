@@ -12,7 +12,18 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { confirmOnScreen, INNER_PROMPT, INNER_SHELL, JACKIN, paneFor, waitForInnerShell, waitForJackinExit, runJackin, JACKIN_BIN, type JackinResult } from './helpers/jackin-cli.ts';
+import {
+  confirmOnScreen,
+  INNER_PROMPT,
+  INNER_SHELL,
+  JACKIN,
+  paneFor,
+  waitForInnerShell,
+  waitForJackinExit,
+  runJackin,
+  JACKIN_BIN,
+  type JackinResult,
+} from './helpers/jackin-cli.ts';
 import { glibcPerlTestImage, glibcTestImage, noGlibcTestImage, type TestEngine, testContainer } from './helpers/podman-image.mjs';
 import { pollUntil } from './helpers/poll.ts';
 import { shellQuote, type TmuxPane } from './helpers/tmux.ts';
@@ -57,12 +68,17 @@ async function run(engine: TestEngine, ...args: string[]): Promise<string> {
 }
 
 async function containerExists(engine: TestEngine, name: string): Promise<boolean> {
-  return execFileP(engine, ['inspect', '--type', 'container', '--format', '{{.Id}}', name]).then(() => true, () => false);
+  return execFileP(engine, ['inspect', '--type', 'container', '--format', '{{.Id}}', name]).then(
+    () => true,
+    () => false,
+  );
 }
 
 for (const engine of ENGINES) {
-
-  test(`${engine}: ` + 'jackin run --image: no jackin in the image; init as PID 1 reaps orphans; detach, reattach by socket and --via ENGINE; exit status; container removed', { timeout: 240_000 }, async (t) => {
+  test(`${engine}: ` +
+    'jackin run --image: no jackin in the image; init as PID 1 reaps orphans; detach, reattach by socket and --via ENGINE; exit status; container removed', {
+    timeout: 240_000,
+  }, async (t) => {
     const pane = await paneFor(t, { rows: 30, cols: 120 });
     const name = named(t, engine, 'basic');
     const ws = workspace(t);
@@ -75,10 +91,14 @@ for (const engine of ENGINES) {
     // Five orphans that exit: the init reaps them (a capsule as PID 1 would leave five zombies).
     await pane.typeLine('for i in 1 2 3 4 5; do (sleep 0.2 &); done; echo spawned');
     await pane.waitForText(/^spawned$/m);
-    await pollUntil('the orphaned sleeps to be reaped', async () => {
-      const ps = await run(engine, 'exec', name, 'ps', '-eo', 'stat=,comm=');
-      return !/sleep/.test(ps) && !/^Z/m.test(ps) ? ps : undefined;
-    }, { timeoutMs: 20_000 });
+    await pollUntil(
+      'the orphaned sleeps to be reaped',
+      async () => {
+        const ps = await run(engine, 'exec', name, 'ps', '-eo', 'stat=,comm=');
+        return !/sleep/.test(ps) && !/^Z/m.test(ps) ? ps : undefined;
+      },
+      { timeoutMs: 20_000 },
+    );
 
     await pane.sendBytes([...PALETTE_KEY, ...Buffer.from('d')]);
     assert.equal(await waitForJackinExit(pane), 0);
@@ -86,7 +106,9 @@ for (const engine of ENGINES) {
 
     const ls = await jackin(pane, ['ls', '--json']);
     assert.equal(ls.code, 0, ls.stderr);
-    const [entry] = (JSON.parse(ls.stdout) as Array<{ name: string; state: string; pid: number | null; containerPid: number | null }>).filter((i) => i.name === name);
+    const [entry] = (JSON.parse(ls.stdout) as Array<{ name: string; state: string; pid: number | null; containerPid: number | null }>).filter(
+      (i) => i.name === name,
+    );
     assert.equal(entry?.state, 'live');
     assert.equal(entry?.pid, null, 'a container pid is not reported as a host pid');
     assert.equal(typeof entry?.containerPid, 'number');
@@ -108,10 +130,16 @@ for (const engine of ENGINES) {
     await pane.typeLine('echo via-$((2*21)); exit 7');
     await pane.waitForText(/^via-42$/m);
     assert.equal(await waitForJackinExit(pane, 30_000), 7);
-    await pollUntil('the container to stop after its program exited', async () => (await run(engine, 'inspect', '--format', '{{.State.Status}}', name)).trim() !== 'running', { timeoutMs: 20_000 });
+    await pollUntil(
+      'the container to stop after its program exited',
+      async () => (await run(engine, 'inspect', '--format', '{{.State.Status}}', name)).trim() !== 'running',
+      { timeoutMs: 20_000 },
+    );
   });
 
-  test(`${engine}: ` + 'an image with perl: --via ENGINE attaches and exports through the perl relay, with no Node relay in the container', { timeout: 240_000 }, async (t) => {
+  test(`${engine}: an image with perl: --via ENGINE attaches and exports through the perl relay, with no Node relay in the container`, {
+    timeout: 240_000,
+  }, async (t) => {
     const rec = mkdtempSync(join(tmpdir(), 'jackin-ctr-rec-'));
     t.after(() => rmSync(rec, { recursive: true, force: true }));
     const downloads = join(rec, 'downloads');
@@ -141,7 +169,9 @@ for (const engine of ENGINES) {
     assert.equal(await waitForJackinExit(pane, 30_000), 5);
   });
 
-  test(`${engine}: ` + 'jackin run --image: paste an image (Xvfb + xclip), export a file and a directory, Ctrl+click a link', { timeout: 240_000 }, async (t) => {
+  test(`${engine}: jackin run --image: paste an image (Xvfb + xclip), export a file and a directory, Ctrl+click a link`, {
+    timeout: 240_000,
+  }, async (t) => {
     const x = await startXvfb();
     t.after(() => x.stop());
     const rec = mkdtempSync(join(tmpdir(), 'jackin-ctr-rec-'));
@@ -196,14 +226,20 @@ for (const engine of ENGINES) {
     await pane.waitForText(/│ https:\/\/example\.com\/container-ok/, { timeoutMs: 15_000 });
     assert.deepEqual(opener.opened(), [], 'nothing opens before the confirmation');
     await confirmOnScreen(pane);
-    await pollUntil('the Ctrl+click to reach the opener', () => opener.opened().includes('https://example.com/container-ok'), { timeoutMs: 15_000, last: opener.opened });
+    await pollUntil('the Ctrl+click to reach the opener', () => opener.opened().includes('https://example.com/container-ok'), {
+      timeoutMs: 15_000,
+      last: opener.opened,
+    });
 
     await pane.typeLine('exit 0');
     assert.equal(await waitForJackinExit(pane, 30_000), 0);
     await pollUntil('jackin run to remove the container whose program exited', async () => !(await containerExists(engine, name)), { timeoutMs: 20_000 });
   });
 
-  test(`${engine}: ` + 'jackin run --image as root with a non-root container user; kill -9 of the container, a restart over its stale socket, and jackin stop says why the program ended', { timeout: 240_000 }, async (t) => {
+  test(`${engine}: ` +
+    'jackin run --image as root with a non-root container user; kill -9 of the container, a restart over its stale socket, and jackin stop says why the program ended', {
+    timeout: 240_000,
+  }, async (t) => {
     const pane = await paneFor(t);
     const name = named(t, engine, 'restart');
     const ws = workspace(t);
@@ -236,7 +272,10 @@ for (const engine of ENGINES) {
     assert.equal(await containerExists(engine, name), false);
   });
 
-  test(`${engine}: ` + 'an operator who is not root attaches to a capsule running as root in a container (started from --dry-run\'s command); export waits for the socket', { timeout: 240_000 }, async (t) => {
+  test(`${engine}: ` +
+    "an operator who is not root attaches to a capsule running as root in a container (started from --dry-run's command); export waits for the socket", {
+    timeout: 240_000,
+  }, async (t) => {
     // The operator's home must be reachable by uid 1000.
     const opRoot = mkdtempSync(join(tmpdir(), 'jackin-ctr-op-'));
     t.after(() => rmSync(opRoot, { recursive: true, force: true }));
@@ -249,14 +288,20 @@ for (const engine of ENGINES) {
     await execFileP('chown', ['-R', '1000:1000', home]);
     const name = named(t, engine, 'rootcapsule');
     const image = await glibcTestImage(engine);
-    const dry = await execFileP(process.execPath, [JACKIN_BIN, 'run', '--image', image.ref, '--engine', engine, '--name', name, '--workspace', ws, '--user', '0:0', '--dry-run', '--', 'sleep', '600'], {
-      env: { ...process.env, JACKIN_HOME: jackinHome },
-      encoding: 'utf8',
-    });
+    const dry = await execFileP(
+      process.execPath,
+      [JACKIN_BIN, 'run', '--image', image.ref, '--engine', engine, '--name', name, '--workspace', ws, '--user', '0:0', '--dry-run', '--', 'sleep', '600'],
+      {
+        env: { ...process.env, JACKIN_HOME: jackinHome },
+        encoding: 'utf8',
+      },
+    );
     const [mkdirLine, runLine] = dry.stdout.trim().split('\n');
     assert.match(runLine!, new RegExp(`^${engine} run -d --init --name `));
     const asOperator = (cmd: string) =>
-      execFileP('setpriv', ['--reuid=1000', '--regid=1000', '--clear-groups', 'env', `HOME=${home}`, `JACKIN_HOME=${jackinHome}`, 'sh', '-c', cmd], { encoding: 'utf8' }).catch((e: { stderr?: string; message: string }) => {
+      execFileP('setpriv', ['--reuid=1000', '--regid=1000', '--clear-groups', 'env', `HOME=${home}`, `JACKIN_HOME=${jackinHome}`, 'sh', '-c', cmd], {
+        encoding: 'utf8',
+      }).catch((e: { stderr?: string; message: string }) => {
         throw new Error(`${e.message}\n${e.stderr ?? ''}`);
       });
     await asOperator(mkdirLine!);
@@ -272,7 +317,10 @@ for (const engine of ENGINES) {
     assert.equal((JSON.parse(ls.stdout) as Array<{ name: string; state: string }>).find((i) => i.name === name)?.state, 'live');
   });
 
-  test(`${engine}: ` + 'jackin run --image: an image without glibc, and --capsule image on an image without jackin-capsule, each fail with one line naming the fix', { timeout: 120_000 }, async (t) => {
+  test(`${engine}: ` +
+    'jackin run --image: an image without glibc, and --capsule image on an image without jackin-capsule, each fail with one line naming the fix', {
+    timeout: 120_000,
+  }, async (t) => {
     const pane = await paneFor(t);
     const ws = workspace(t);
     const musl = await noGlibcTestImage(engine);
@@ -287,21 +335,51 @@ for (const engine of ENGINES) {
     const r2 = await jackin(pane, ['run', '--image', glibc.ref, '--engine', engine, '--capsule', 'image', '--name', b, '--workspace', ws, '--', 'sh']);
     assert.equal(r2.code, 1, r2.stderr);
     assert.match(r2.stderr, /has no jackin-capsule on its PATH.*npm install -g.* \(E_IMAGE_NO_CAPSULE\)$/m);
-    assert.equal(r2.stderr.trim().split('\n').filter((l) => l.startsWith('jackin: ') && !l.startsWith('jackin: using')).length, 1);
+    assert.equal(
+      r2.stderr
+        .trim()
+        .split('\n')
+        .filter((l) => l.startsWith('jackin: ') && !l.startsWith('jackin: using')).length,
+      1,
+    );
     assert.equal(await containerExists(engine, b), false);
   });
 
-  test(`${engine}: ` + 'a capsule that is PID 1 without an init says so once, with the fix', { timeout: 120_000 }, async (t) => {
+  test(`${engine}: a capsule that is PID 1 without an init says so once, with the fix`, { timeout: 120_000 }, async (t) => {
     const name = named(t, engine, 'pid1');
     const image = await glibcTestImage(engine);
     const pkg = join(import.meta.dirname, '..');
-    await run(engine, 'run', '-d', '--name', name, '--network=none', '-v', `${process.execPath}:/opt/jackin/node:ro`, '-v', `${pkg}:/opt/jackin/pkg:ro`,
-      '--entrypoint', '/opt/jackin/node', image.ref, '/opt/jackin/pkg/bin/jackin-capsule.js', 'serve', '--run-dir', '/tmp/run', '--', 'sleep', '600');
-    const logs = await pollUntil('the capsule to warn about PID 1', async () => {
-      const out = await execFileP(engine, ['logs', name], { encoding: 'utf8' });
-      const l = out.stdout + out.stderr;
-      return /running as PID 1 without an init.*--init/.test(l) ? l : undefined;
-    }, { timeoutMs: 30_000 });
+    await run(
+      engine,
+      'run',
+      '-d',
+      '--name',
+      name,
+      '--network=none',
+      '-v',
+      `${process.execPath}:/opt/jackin/node:ro`,
+      '-v',
+      `${pkg}:/opt/jackin/pkg:ro`,
+      '--entrypoint',
+      '/opt/jackin/node',
+      image.ref,
+      '/opt/jackin/pkg/bin/jackin-capsule.js',
+      'serve',
+      '--run-dir',
+      '/tmp/run',
+      '--',
+      'sleep',
+      '600',
+    );
+    const logs = await pollUntil(
+      'the capsule to warn about PID 1',
+      async () => {
+        const out = await execFileP(engine, ['logs', name], { encoding: 'utf8' });
+        const l = out.stdout + out.stderr;
+        return /running as PID 1 without an init.*--init/.test(l) ? l : undefined;
+      },
+      { timeoutMs: 30_000 },
+    );
     assert.equal(logs.split('running as PID 1').length - 1, 1, 'said once');
   });
 }

@@ -53,7 +53,11 @@ test('variables with values of their own take the off-words for their off value'
     assert.equal(filterOptionsFromEnv({ JACKIN_NOTIFY: w }).notify, false, `JACKIN_NOTIFY=${w} (filter)`);
     assert.equal(copyModeFromEnv({ JACKIN_COPY: w }), 'deny', `JACKIN_COPY=${w}`);
     assert.deepEqual(chooseBackend(linux({ JACKIN_CLIPBOARD: w, DISPLAY: ':0' })).choice, { kind: 'none' }, `JACKIN_CLIPBOARD=${w}`);
-    assert.deepEqual(chooseNotifier({ ...linux({ JACKIN_NOTIFIER: w, DBUS_SESSION_BUS_ADDRESS: 'x' }), onPath: () => true }).choice, { kind: 'none' }, `JACKIN_NOTIFIER=${w}`);
+    assert.deepEqual(
+      chooseNotifier({ ...linux({ JACKIN_NOTIFIER: w, DBUS_SESSION_BUS_ADDRESS: 'x' }), onPath: () => true }).choice,
+      { kind: 'none' },
+      `JACKIN_NOTIFIER=${w}`,
+    );
     assert.deepEqual(scannerOptionsFromEnv({ JACKIN_PASTE_KEY: w, JACKIN_PALETTE_KEY: w }), { pasteKey: null, paletteKey: null }, `keys=${w}`);
   }
   // Their own values are unchanged.

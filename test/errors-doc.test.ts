@@ -17,7 +17,10 @@ function documentedCodes(): string[] {
   return [...text.matchAll(/^\| `(E_[A-Z0-9_]+)` \|(.*)$/gm)].map((m) => {
     const cells = m[2]!.split(' | ');
     assert.equal(cells.length, 3, `${m[1]}: a row has a meaning, an exit status and a fix`);
-    assert.ok(cells.every((c) => c.trim().replace(/\|$/, '').trim() !== ''), `${m[1]}: an empty cell`);
+    assert.ok(
+      cells.every((c) => c.trim().replace(/\|$/, '').trim() !== ''),
+      `${m[1]}: an empty cell`,
+    );
     return m[1]!;
   });
 }

@@ -46,7 +46,7 @@ function noticeTexts(received: ClientFrame[]): string[] {
   return received.flatMap((f) => (f.type === 'HostNotice' ? [f.text] : []));
 }
 
-test('jackin attach: an upstream capsule\'s unrequested export writes nothing; one right after the palette key is saved', async (t) => {
+test("jackin attach: an upstream capsule's unrequested export writes nothing; one right after the palette key is saved", async (t) => {
   const { pane, downloads, received } = await attachToFake(t, 'fake', null);
   // Drawn by the host itself; nothing is sent back to the capsule.
   await pane.waitForText(/Refused a request from the capsule \(export \/w\/unrequested\.txt\)/, { timeoutMs: 10_000 });

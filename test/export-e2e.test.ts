@@ -4,7 +4,21 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, constants, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -78,8 +92,14 @@ test('jackin export refuses each unsafe or invalid path with a stable code and w
   ];
   const r = await c.jackin(['export', '--from', 'R', '--json', ...cases.map(([p]) => p)]);
   assert.equal(r.code, 1, 'non-zero exit when any path failed');
-  const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
-  assert.deepEqual(lines.map((l) => [l['source'], l['code']]), cases);
+  const lines = r.stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+  assert.deepEqual(
+    lines.map((l) => [l['source'], l['code']]),
+    cases,
+  );
   for (const l of lines) {
     assert.equal(l['ok'], false);
     assert.equal(typeof l['message'], 'string');
@@ -97,7 +117,10 @@ test('jackin export refuses each unsafe or invalid path with a stable code and w
   });
   // The host's record: what the policy or a cap said no to is refused, a missing file failed.
   const logged = (await readActions(c.home, 'R')).map((a) => [a.target, a.result]);
-  assert.deepEqual(logged, cases.map(([p, code]) => [p, code === 'E_NOT_FOUND' ? 'failed' : 'refused']));
+  assert.deepEqual(
+    logged,
+    cases.map(([p, code]) => [p, code === 'E_NOT_FOUND' ? 'failed' : 'refused']),
+  );
 });
 
 test('symlink swap stress through the control channel: no exported byte comes from outside the roots', async (t) => {
@@ -110,11 +133,18 @@ test('symlink swap stress through the control channel: no exported byte comes fr
   writeFileSync(join(c.workspace, 'allowed.txt'), allowed);
   symlinkSync('allowed.txt', join(c.workspace, 'swap'));
   // A separate process swaps the link atomically (rename over it) as fast as it can.
-  const swapper = spawn(process.execPath, ['-e', `
+  const swapper = spawn(
+    process.execPath,
+    [
+      '-e',
+      `
     const fs = require('node:fs'); const ws = ${JSON.stringify(c.workspace)};
     const targets = ['allowed.txt', ${JSON.stringify(join(outsideDir, 'secret.txt'))}]; let i = 0;
     for (;;) { const tmp = ws + '/.swap-tmp'; try { fs.unlinkSync(tmp); } catch {} fs.symlinkSync(targets[i++ % 2], tmp); fs.renameSync(tmp, ws + '/swap'); }
-  `], { stdio: 'ignore' });
+  `,
+    ],
+    { stdio: 'ignore' },
+  );
   const dir = join(c.downloads, 'stress');
   let ok = 0;
   let refused = 0;
@@ -178,16 +208,19 @@ test('killing the capsule mid-transfer leaves no temporary and no final file', a
   const dir = join(c.downloads, 'killed');
   let killed = false;
   await assert.rejects(
-    exportFile({ path: 'huge.bin' }, {
-      connect: c.connect,
-      directory: dir,
-      onProgress: (p) => {
-        if (!killed && p.bytes > 8 * 1024 * 1024) {
-          killed = true;
-          c.child.kill('SIGKILL');
-        }
+    exportFile(
+      { path: 'huge.bin' },
+      {
+        connect: c.connect,
+        directory: dir,
+        onProgress: (p) => {
+          if (!killed && p.bytes > 8 * 1024 * 1024) {
+            killed = true;
+            c.child.kill('SIGKILL');
+          }
+        },
       },
-    }),
+    ),
     (e: unknown) => e instanceof JackinError && e.code === 'E_EXPORT_INTERRUPTED' && /nothing was saved/.test(e.message),
   );
   assert.ok(killed);
@@ -213,20 +246,23 @@ test('a full disk (small tmpfs) fails the export cleanly, before and during the 
   const dir = join(mnt, 'b');
   let filled = false;
   await assert.rejects(
-    exportFile({ path: 'four.bin' }, {
-      connect: c.connect,
-      directory: dir,
-      freeSpaceMargin: 0,
-      onProgress: (p) => {
-        if (filled || p.bytes !== 0) return;
-        filled = true;
-        try {
-          writeFileSync(join(mnt, 'filler'), Buffer.alloc(8 * 1024 * 1024));
-        } catch {
-          // ENOSPC: the disk is now full, which is the point
-        }
+    exportFile(
+      { path: 'four.bin' },
+      {
+        connect: c.connect,
+        directory: dir,
+        freeSpaceMargin: 0,
+        onProgress: (p) => {
+          if (filled || p.bytes !== 0) return;
+          filled = true;
+          try {
+            writeFileSync(join(mnt, 'filler'), Buffer.alloc(8 * 1024 * 1024));
+          } catch {
+            // ENOSPC: the disk is now full, which is the point
+          }
+        },
       },
-    }),
+    ),
     (e: unknown) => e instanceof JackinError && e.code === 'E_NO_SPACE',
   );
   assert.deepEqual(listAll(dir), []);
@@ -268,16 +304,19 @@ test('a file that changes while it streams fails with E_CHANGED_WHILE_READING an
   const dir = join(c.downloads, 'changed');
   let appended = false;
   await assert.rejects(
-    exportFile({ path: 'growing.bin' }, {
-      connect: c.connect,
-      directory: dir,
-      onProgress: (p) => {
-        if (!appended && p.bytes > 0) {
-          appended = true;
-          writeFileSync(file, 'more', { flag: 'a' });
-        }
+    exportFile(
+      { path: 'growing.bin' },
+      {
+        connect: c.connect,
+        directory: dir,
+        onProgress: (p) => {
+          if (!appended && p.bytes > 0) {
+            appended = true;
+            writeFileSync(file, 'more', { flag: 'a' });
+          }
+        },
       },
-    }),
+    ),
     (e: unknown) => e instanceof JackinError && e.code === 'E_CHANGED_WHILE_READING',
   );
   assert.deepEqual(listAll(dir), []);

@@ -63,7 +63,10 @@ const CASES: Case[] = [
   {
     name: 'less',
     setup: (dir) =>
-      writeFileSync(join(dir, 'colours.txt'), Array.from({ length: 60 }, (_, i) => `\x1b[3${i % 8}m${i} coloured\x1b[0m \x1b[1mbold\x1b[0m \x1b[4munder\x1b[0m text\n`).join('')),
+      writeFileSync(
+        join(dir, 'colours.txt'),
+        Array.from({ length: 60 }, (_, i) => `\x1b[3${i % 8}m${i} coloured\x1b[0m \x1b[1mbold\x1b[0m \x1b[4munder\x1b[0m text\n`).join(''),
+      ),
     command: () => `LESSHISTFILE=- LESS= less -R colours.txt`,
     ready: /22 coloured/,
     keys: { send: ['10', 'j'], then: /32 coloured/ },
@@ -71,8 +74,18 @@ const CASES: Case[] = [
   {
     name: 'git-log',
     setup: (dir) => {
-      const env = { ...process.env, GIT_AUTHOR_NAME: 'A', GIT_AUTHOR_EMAIL: 'a@example.com', GIT_COMMITTER_NAME: 'A', GIT_COMMITTER_EMAIL: 'a@example.com', GIT_AUTHOR_DATE: '2024-01-01T00:00:00Z', GIT_COMMITTER_DATE: '2024-01-01T00:00:00Z', HOME: dir };
-      const git = (...args: string[]): void => void execFileSync('git', ['-c', 'init.defaultBranch=main', ...args], { cwd: join(dir, 'repo'), env, stdio: 'ignore' });
+      const env = {
+        ...process.env,
+        GIT_AUTHOR_NAME: 'A',
+        GIT_AUTHOR_EMAIL: 'a@example.com',
+        GIT_COMMITTER_NAME: 'A',
+        GIT_COMMITTER_EMAIL: 'a@example.com',
+        GIT_AUTHOR_DATE: '2024-01-01T00:00:00Z',
+        GIT_COMMITTER_DATE: '2024-01-01T00:00:00Z',
+        HOME: dir,
+      };
+      const git = (...args: string[]): void =>
+        void execFileSync('git', ['-c', 'init.defaultBranch=main', ...args], { cwd: join(dir, 'repo'), env, stdio: 'ignore' });
       execFileSync('mkdir', [join(dir, 'repo')]);
       git('init', '-q');
       for (const [i, branch] of ['main', 'side', 'main', 'side', 'main'].entries()) {
@@ -182,7 +195,7 @@ for (const c of CASES) {
   test(`fidelity: ${c.name} matches tmux through jackin, or differs only as documented (live, redraw, reattach, resize)`, (t) => runCase(t, c));
 }
 
-test('fidelity: jackin run starts the program at the operator\'s terminal size, not 80x24', async (t) => {
+test("fidelity: jackin run starts the program at the operator's terminal size, not 80x24", async (t) => {
   const pane = await paneFor(t, { rows: 33, cols: 111 });
   await pane.typeLine(`clear; ${jackinRun('fidelity-size', `sh -c 'echo "first size: $(stty size)"; exec sleep 600'`)}`);
   // Printed once, before any resize could reach the program: the size it started with.

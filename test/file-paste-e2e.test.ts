@@ -34,7 +34,9 @@ after(async () => {
 /** Every staged file as <random>/<name>. */
 function staged(dir: string): string[] {
   if (!existsSync(dir)) return [];
-  return readdirSync(dir).flatMap((d) => (statSync(join(dir, d)).isDirectory() ? readdirSync(join(dir, d)).map((f) => `${d}/${f}`) : [d])).sort();
+  return readdirSync(dir)
+    .flatMap((d) => (statSync(join(dir, d)).isDirectory() ? readdirSync(join(dir, d)).map((f) => `${d}/${f}`) : [d]))
+    .sort();
 }
 
 function hostFile(name: string, bytes: Buffer | string): string {
@@ -54,28 +56,44 @@ async function commandLine(pane: TmuxPane): Promise<string> {
  * `typed` on the command line (nothing ran: no Enter was sent with the paste), then presses Enter and
  * returns the words bash received.
  */
-async function pasteThroughPrintf(pane: TmuxPane, tag: string, text: string, typed: (line: string) => boolean, between?: () => Promise<void>): Promise<string[]> {
+async function pasteThroughPrintf(
+  pane: TmuxPane,
+  tag: string,
+  text: string,
+  typed: (line: string) => boolean,
+  between?: () => Promise<void>,
+): Promise<string[]> {
   const prefix = `printf '${tag}%s\\n' `;
   await pane.type(prefix);
   await pane.sendBytes(Buffer.from(`\x1b[200~${text}\x1b[201~`, 'utf8'));
   await between?.();
   let last = '';
-  await pollUntil('the pasted text on the command line', async () => {
-    last = await commandLine(pane);
-    return last.startsWith(prefix) && typed(last.slice(prefix.length));
-  }, { timeoutMs: 30_000, last: () => last });
+  await pollUntil(
+    'the pasted text on the command line',
+    async () => {
+      last = await commandLine(pane);
+      return last.startsWith(prefix) && typed(last.slice(prefix.length));
+    },
+    { timeoutMs: 30_000, last: () => last },
+  );
   assert.doesNotMatch(await pane.capture({ joined: true }), new RegExp(`^${tag}`, 'm'), 'nothing ran before Enter');
   await pane.sendKeys('Enter');
   const screen = await pane.waitForText(new RegExp(`^${tag}`, 'm'), { joined: true });
   await commandLine(pane);
-  return screen.split('\n').filter((l) => l.startsWith(tag)).map((l) => l.slice(tag.length));
+  return screen
+    .split('\n')
+    .filter((l) => l.startsWith(tag))
+    .map((l) => l.slice(tag.length));
 }
 
 /** The host action log of the pane's JACKIN_HOME, one record a line. */
 function logged(pane: { jackinHome: string }): Array<{ action: string; target: string; result: string; detail?: string }> {
   const file = join(pane.jackinHome, 'log', 'actions.jsonl');
   if (!existsSync(file)) return [];
-  return readFileSync(file, 'utf8').split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as { action: string; target: string; result: string; detail?: string });
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l) as { action: string; target: string; result: string; detail?: string });
 }
 
 test('pasted and dropped host files end to end (jackin run -- bash in tmux, X11 clipboard)', async (t) => {
@@ -96,19 +114,27 @@ test('pasted and dropped host files end to end (jackin run -- bash in tmux, X11 
     assert.equal(statSync(got!).mode & 0o777, 0o600);
     assert.equal(statSync(join(got!, '..')).mode & 0o777, 0o700);
     await pane.waitForText(/Staged .*report.*\.pdf as /);
-    await pollUntil('the stage in the host action log', () => logged(pane).some((r) => r.action === 'stage' && r.result === 'ok' && r.target === host && r.detail?.startsWith(got!) === true));
+    await pollUntil('the stage in the host action log', () =>
+      logged(pane).some((r) => r.action === 'stage' && r.result === 'ok' && r.target === host && r.detail?.startsWith(got!) === true),
+    );
   });
 
   await t.test('a symlink is staged under the pasted name only once the operator confirmed the file it leads to, named by the host', async () => {
     const target = hostFile('real-target.log', 'target bytes\n');
     const link = join(files, 'latest.log');
     symlinkSync(target, link);
-    const [got] = await pasteThroughPrintf(pane, 'LINK', link, (l) => l.includes('/files/'), async () => {
-      const prompt = await pane.waitForText(/Send this host file into the container\?/);
-      assert.match(prompt, /real-target\.log/, 'the prompt names the file the symlink leads to');
-      assert.match(prompt, /latest\.log/, 'and the path that was pasted');
-      await confirmOnScreen(pane);
-    });
+    const [got] = await pasteThroughPrintf(
+      pane,
+      'LINK',
+      link,
+      (l) => l.includes('/files/'),
+      async () => {
+        const prompt = await pane.waitForText(/Send this host file into the container\?/);
+        assert.match(prompt, /real-target\.log/, 'the prompt names the file the symlink leads to');
+        assert.match(prompt, /latest\.log/, 'and the path that was pasted');
+        await confirmOnScreen(pane);
+      },
+    );
     assert.equal(got!.split('/').at(-1), 'latest.log');
     assert.equal(readFileSync(got!, 'utf8'), 'target bytes\n');
     await pane.waitForText(/symlink to .*real-target\.log/);
@@ -119,14 +145,22 @@ test('pasted and dropped host files end to end (jackin run -- bash in tmux, X11 
     const link = join(files, 'notes.txt');
     symlinkSync(target, link);
     const before = staged(dir).length;
-    const [got] = await pasteThroughPrintf(pane, 'NOLINK', link, (l) => l === link, async () => {
-      await pane.waitForText(/Send this host file into the container\?/);
-      await pane.sendKeys('Escape');
-    });
+    const [got] = await pasteThroughPrintf(
+      pane,
+      'NOLINK',
+      link,
+      (l) => l === link,
+      async () => {
+        await pane.waitForText(/Send this host file into the container\?/);
+        await pane.sendKeys('Escape');
+      },
+    );
     assert.equal(got, link);
     await pane.waitForText(/Not staged, pasted as the host path: .*notes\.txt leads to .*private-notes\.txt/);
     assert.equal(staged(dir).length, before, 'nothing was staged');
-    await pollUntil('the refusal in the host action log', () => logged(pane).some((r) => r.action === 'stage' && r.result === 'refused' && r.target === link && r.detail?.startsWith('E_SYMLINK_DECLINED') === true));
+    await pollUntil('the refusal in the host action log', () =>
+      logged(pane).some((r) => r.action === 'stage' && r.result === 'refused' && r.target === link && r.detail?.startsWith('E_SYMLINK_DECLINED') === true),
+    );
   });
 
   await t.test('three paths (escaped, double-quoted, single-quoted) become three container paths in order', async () => {
@@ -136,7 +170,11 @@ test('pasted and dropped host files end to end (jackin run -- bash in tmux, X11 
     const text = `${a.replace(/ /g, '\\ ')} "${b.replace(/["\\$`]/g, '\\$&')}" '${c}'`;
     const got = await pasteThroughPrintf(pane, 'THREE', text, (l) => l.split('/files/').length === 4 && l.includes('\\ ') && l.includes('"'));
     assert.equal(got.length, 3);
-    for (const [p, host] of [[got[0], a], [got[1], b], [got[2], c]] as const) {
+    for (const [p, host] of [
+      [got[0], a],
+      [got[1], b],
+      [got[2], c],
+    ] as const) {
       assert.match(p!, stagedPath);
       assert.deepEqual(readFileSync(p!), readFileSync(host));
       assert.equal(p!.split('/').at(-1), host.split('/').at(-1));
@@ -159,7 +197,9 @@ test('pasted and dropped host files end to end (jackin run -- bash in tmux, X11 
     const got = await pasteThroughPrintf(pane, 'SECRET', secret, (l) => l === secret);
     assert.deepEqual(got, [secret]);
     await pane.waitForText(/Not staged.*credentials directory/);
-    await pollUntil('the refusal in the host action log', () => logged(pane).some((r) => r.action === 'stage' && r.result === 'refused' && r.target === secret));
+    await pollUntil('the refusal in the host action log', () =>
+      logged(pane).some((r) => r.action === 'stage' && r.result === 'refused' && r.target === secret),
+    );
     const missing = join(files, 'no such file.txt').replace(/ /g, '\\ ');
     assert.deepEqual(await pasteThroughPrintf(pane, 'MISSING', missing, (l) => l === missing), [join(files, 'no such file.txt')]);
     const sub = join(files, 'a directory');
@@ -208,7 +248,10 @@ test('pasted and dropped host files end to end (jackin run -- bash in tmux, X11 
       await pollUntil('two staged paths on the command line', async () => (await commandLine(pane)).split('/files/').length === 3, { timeoutMs: 30_000 });
       await pane.sendKeys('Enter');
       const screen = await pane.waitForText(/^CLIP/m, { joined: true });
-      const got = screen.split('\n').filter((l) => l.startsWith('CLIP')).map((l) => l.slice(4));
+      const got = screen
+        .split('\n')
+        .filter((l) => l.startsWith('CLIP'))
+        .map((l) => l.slice(4));
       assert.equal(got.length, 2);
       assert.equal(readFileSync(got[0]!, 'utf8'), 'one\n');
       assert.equal(readFileSync(got[1]!, 'utf8'), '# two\n');
@@ -228,7 +271,10 @@ test('pasted and dropped host files end to end (jackin run -- bash in tmux, X11 
       await pollUntil('a staged path on the command line', async () => (await commandLine(pane)).includes('/files/'), { timeoutMs: 30_000 });
       await pane.sendKeys('Enter');
       const screen = await pane.waitForText(/^GNOME/m, { joined: true });
-      const got = screen.split('\n').filter((l) => l.startsWith('GNOME')).map((l) => l.slice(5));
+      const got = screen
+        .split('\n')
+        .filter((l) => l.startsWith('GNOME'))
+        .map((l) => l.slice(5));
       assert.equal(got.length, 1);
       assert.equal(readFileSync(got[0]!, 'utf8'), 'gnome\n');
     } finally {

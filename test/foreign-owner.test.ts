@@ -34,10 +34,13 @@ function asOperator(args: string[], env: Record<string, string>): Promise<{ code
   const argv = ['--reuid=1000', '--regid=1000', '--clear-groups', 'env', ...Object.entries(env).map(([k, v]) => `${k}=${v}`), process.execPath, ...args];
   return execFileP('setpriv', argv, { encoding: 'utf8' }).then(
     (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
-    (e: { code?: number; stdout?: string; stderr?: string }) => ({ code: typeof e.code === 'number' ? e.code : -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' }),
+    (e: { code?: number; stdout?: string; stderr?: string }) => ({
+      code: typeof e.code === 'number' ? e.code : -1,
+      stdout: e.stdout ?? '',
+      stderr: e.stderr ?? '',
+    }),
   );
 }
-
 
 test('a live socket owned by root is "not accessible (owned by uid 0)" to ls and doctor, never stale, and attach names the permission problem', async (t) => {
   const { home, jackinHome, runDir } = operatorHome(t, 'rootcap');
@@ -59,7 +62,9 @@ test('a live socket owned by root is "not accessible (owned by uid 0)" to ls and
   assert.equal(entry?.owner, 0);
 
   const doctor = await asOperator([JACKIN_BIN, 'doctor', '--json'], env);
-  const check = (JSON.parse(doctor.stdout) as { checks: Array<{ name: string; status: string; detail: string; fix?: string }> }).checks.find((c) => c.name === 'instance:rootcap');
+  const check = (JSON.parse(doctor.stdout) as { checks: Array<{ name: string; status: string; detail: string; fix?: string }> }).checks.find(
+    (c) => c.name === 'instance:rootcap',
+  );
   assert.equal(check?.status, 'error');
   assert.match(check!.detail, /^not accessible \(owned by uid 0\)/);
   assert.doesNotMatch(check!.fix ?? '', /remove/, 'never advises removing a directory that may be live');
@@ -78,23 +83,35 @@ test('a capsule started as a non-root user replaces the socket and capsule.json 
   const socket = join(runDir, 'jackin.sock');
   // A root "capsule" that dies by SIGKILL: its socket file stays, owned by root, mode 0600.
   // It listens from its run directory on a relative name, so a long TMPDIR cannot overflow the socket address.
-  const dead = spawn(process.execPath, ['-e', `require('net').createServer().listen('jackin.sock', () => { require('fs').chmodSync('jackin.sock', 0o600); console.log('up'); })`], { cwd: runDir, stdio: ['ignore', 'pipe', 'inherit'] });
+  const dead = spawn(
+    process.execPath,
+    ['-e', `require('net').createServer().listen('jackin.sock', () => { require('fs').chmodSync('jackin.sock', 0o600); console.log('up'); })`],
+    { cwd: runDir, stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   await new Promise<void>((r) => dead.stdout!.once('data', () => r()));
   dead.kill('SIGKILL');
   await new Promise((r) => dead.once('exit', r));
   writeFileSync(join(runDir, 'capsule.json'), '{"pid": 1}\n', { mode: 0o600 });
   assert.equal(statSync(socket).uid, 0);
 
-  const capsule = spawn('setpriv', ['--reuid=1000', '--regid=1000', '--clear-groups', process.execPath, CAPSULE_BIN, 'serve', '--run-dir', runDir, '--', 'sleep', '600'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const capsule = spawn(
+    'setpriv',
+    ['--reuid=1000', '--regid=1000', '--clear-groups', process.execPath, CAPSULE_BIN, 'serve', '--run-dir', runDir, '--', 'sleep', '600'],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
   let stderr = '';
   capsule.stderr!.on('data', (b: Buffer) => (stderr += b.toString()));
   t.after(() => stopChild(capsule));
-  await pollUntil('the new capsule to own the socket and capsule.json', () => {
-    if (capsule.exitCode !== null) throw new Error(`capsule exited ${capsule.exitCode}: ${stderr}`);
-    try {
-      return statSync(socket).uid === OPERATOR && statSync(join(runDir, 'capsule.json')).uid === OPERATOR;
-    } catch {
-      return false;
-    }
-  }, { timeoutMs: 20_000, last: () => stderr });
+  await pollUntil(
+    'the new capsule to own the socket and capsule.json',
+    () => {
+      if (capsule.exitCode !== null) throw new Error(`capsule exited ${capsule.exitCode}: ${stderr}`);
+      try {
+        return statSync(socket).uid === OPERATOR && statSync(join(runDir, 'capsule.json')).uid === OPERATOR;
+      } catch {
+        return false;
+      }
+    },
+    { timeoutMs: 20_000, last: () => stderr },
+  );
 });

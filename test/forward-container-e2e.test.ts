@@ -75,7 +75,9 @@ function get(url: string, idleMs = 60_000): Promise<{ status: number; body: Buff
 async function startContainerSession(t: TestContext, engine: TestEngine, pane: TmuxPane, label: string, ws: string): Promise<string> {
   const name = named(t, engine, label);
   const image = await glibcTestImage(engine);
-  await pane.typeLine(`clear; ${JACKIN} run --image ${image.ref} --engine ${engine} --name ${name} --workspace ${shellQuote(ws)} -- ${INNER_SHELL}; echo "jackin-rc=$?"`);
+  await pane.typeLine(
+    `clear; ${JACKIN} run --image ${image.ref} --engine ${engine} --name ${name} --workspace ${shellQuote(ws)} -- ${INNER_SHELL}; echo "jackin-rc=$?"`,
+  );
   await pane.waitForText(INNER_PROMPT, { timeoutMs: CONTAINER_START_MS });
   return name;
 }
@@ -104,7 +106,9 @@ async function openOffered(pane: TmuxPane, note: RegExp | null): Promise<string>
 
 for (const engine of ENGINES) {
   for (const host of ['127.0.0.1', '::1']) {
-    test(`${engine}: login callback: a login server on the container's ${host} gets its code once the operator opened its link; nothing is bound before, and it closes after`, { timeout: 240_000 }, async (t) => {
+    test(`${engine}: login callback: a login server on the container's ${host} gets its code once the operator opened its link; nothing is bound before, and it closes after`, {
+      timeout: 240_000,
+    }, async (t) => {
       const rec = recordingOpener(t);
       const pane = await paneFor(t, { rows: 30, cols: 120, env: rec.env });
       const ws = workspace(t);
@@ -130,14 +134,19 @@ for (const engine of ENGINES) {
         return l.length >= 2 ? l : undefined;
       });
       await pane.waitForText(`Stopped forwarding localhost:${port}`);
-      assert.deepEqual(log.map((a) => [a.target, a.result, a.detail?.startsWith('closed') ? 'closed' : 'opened']), [
-        [`localhost:${port} -> ${name}:${port}`, 'ok', 'opened'],
-        [`localhost:${port} -> ${name}:${port}`, 'ok', 'closed'],
-      ]);
+      assert.deepEqual(
+        log.map((a) => [a.target, a.result, a.detail?.startsWith('closed') ? 'closed' : 'opened']),
+        [
+          [`localhost:${port} -> ${name}:${port}`, 'ok', 'opened'],
+          [`localhost:${port} -> ${name}:${port}`, 'ok', 'closed'],
+        ],
+      );
     });
   }
 
-  test(`${engine}: login callback: a callback connection the browser keeps open is closed once its exchange is done and it is idle`, { timeout: 240_000 }, async (t) => {
+  test(`${engine}: login callback: a callback connection the browser keeps open is closed once its exchange is done and it is idle`, {
+    timeout: 240_000,
+  }, async (t) => {
     const rec = recordingOpener(t);
     const pane = await paneFor(t, { rows: 30, cols: 120, env: rec.env });
     const ws = workspace(t);
@@ -174,12 +183,14 @@ for (const engine of ENGINES) {
     assert.equal(log.at(-1)?.detail, 'closed: its exchange is done');
   });
 
-  test(`${engine}: login callback: a host port already taken still opens the link, and a notice says why nothing was forwarded`, { timeout: 240_000 }, async (t) => {
+  test(`${engine}: login callback: a host port already taken still opens the link, and a notice says why nothing was forwarded`, {
+    timeout: 240_000,
+  }, async (t) => {
     const rec = recordingOpener(t);
     const pane = await paneFor(t, { rows: 30, cols: 120, env: rec.env });
     const ws = workspace(t);
     const name = await startContainerSession(t, engine, pane, 'login-taken', ws);
-    const holder = createServer((s) => s.end('the host\'s own server\n'));
+    const holder = createServer((s) => s.end("the host's own server\n"));
     await new Promise<void>((r) => holder.listen({ host: '127.0.0.1', port: 0 }, () => r()));
     t.after(() => new Promise<void>((r) => holder.close(() => r())));
     const port = (holder.address() as AddressInfo).port;
@@ -188,7 +199,10 @@ for (const engine of ENGINES) {
     await pollUntil('the link to reach the opener', () => rec.opened().length === 1, { last: rec.opened });
     await pane.waitForText(`Not forwarding localhost:${port}`);
     const log = (await readActions(pane.jackinHome, name)).filter((a) => a.action === 'login-forward');
-    assert.deepEqual(log.map((a) => a.result), ['failed']);
+    assert.deepEqual(
+      log.map((a) => a.result),
+      ['failed'],
+    );
   });
 
   test(`${engine}: login callback: JACKIN_LOGIN_FORWARD=off opens the link and forwards nothing`, { timeout: 240_000 }, async (t) => {
@@ -202,10 +216,15 @@ for (const engine of ENGINES) {
     assert.doesNotMatch(screen, /forward localhost/);
     await pollUntil('the link to reach the opener', () => rec.opened().length === 1, { last: rec.opened });
     assert.equal(await probe(port), 'ECONNREFUSED');
-    assert.deepEqual((await readActions(pane.jackinHome, name)).filter((a) => a.action === 'login-forward'), []);
+    assert.deepEqual(
+      (await readActions(pane.jackinHome, name)).filter((a) => a.action === 'login-forward'),
+      [],
+    );
   });
 
-  test(`${engine}: jackin forward --via ${engine}: a 64 MiB download from the container's loopback arrives intact (SHA-256)`, { timeout: 240_000 }, async (t) => {
+  test(`${engine}: jackin forward --via ${engine}: a 64 MiB download from the container's loopback arrives intact (SHA-256)`, {
+    timeout: 240_000,
+  }, async (t) => {
     // Each step is said as a diagnostic with its time, so a run that hits the test's timeout shows where it was.
     const started = Date.now();
     const step = (what: string): void => t.diagnostic(`${((Date.now() - started) / 1000).toFixed(1)} s: ${what}`);
@@ -249,6 +268,11 @@ for (const engine of ENGINES) {
     step('checking the container');
     // Nothing else on the container side ever listens on the host.
     assert.equal(await probe(port), 'ECONNREFUSED');
-    assert.ok((await execFileP(engine, ['inspect', '--type', 'container', '--format', '{{.Id}}', name], { timeout: 30_000 }).then(() => true, () => false)));
+    assert.ok(
+      await execFileP(engine, ['inspect', '--type', 'container', '--format', '{{.Id}}', name], { timeout: 30_000 }).then(
+        () => true,
+        () => false,
+      ),
+    );
   });
 }

@@ -56,10 +56,14 @@ async function startForward(kids: ChildProcess[], c: ExportCapsule, args: string
   child.stdout!.on('data', (b: Buffer) => (out += b.toString()));
   child.stderr!.on('data', (b: Buffer) => (err += b.toString()));
   kids.push(child);
-  const url = await pollUntil('jackin forward to print its URL', () => {
-    if (child.exitCode !== null) throw new Error(`jackin forward exited ${child.exitCode}: ${err}`);
-    return /^(http:\/\/localhost:\d+\/)$/m.exec(out)?.[1] ?? /"url":"([^"]+)"/.exec(out)?.[1];
-  }, { timeoutMs: 20_000, last: () => err });
+  const url = await pollUntil(
+    'jackin forward to print its URL',
+    () => {
+      if (child.exitCode !== null) throw new Error(`jackin forward exited ${child.exitCode}: ${err}`);
+      return /^(http:\/\/localhost:\d+\/)$/m.exec(out)?.[1] ?? /"url":"([^"]+)"/.exec(out)?.[1];
+    },
+    { timeoutMs: 20_000, last: () => err },
+  );
   return { child, url, stdout: () => out, stderr: () => err };
 }
 
@@ -99,7 +103,10 @@ test('jackin forward: a 64 MiB download from the capsule side arrives intact (SH
   assert.deepEqual(got, { status: 200, bytes: body.length, sha256: sha(body) });
   const ls = await c.jackin(['ls', '--json']);
   const me = (JSON.parse(ls.stdout) as Array<{ name: string; forwards?: Array<Record<string, unknown>> }>).find((i) => i.name === c.name);
-  assert.deepEqual(me?.forwards?.map((x) => [x['hostPort'], x['containerPort'], x['kind']]), [[hostPort, port, 'forward']]);
+  assert.deepEqual(
+    me?.forwards?.map((x) => [x['hostPort'], x['containerPort'], x['kind']]),
+    [[hostPort, port, 'forward']],
+  );
   const plainLs = await c.jackin(['ls']);
   assert.match(plainLs.stdout, new RegExp(`localhost:${hostPort} -> ${c.name}:${port}`));
   const log = await c.jackin(['log', '--json']);
@@ -133,7 +140,10 @@ test('jackin forward reaches a server that listens on ::1 only, over an exec rel
   }
   await pollUntil('both connections reported', () => (f.stderr().match(/^jackin: connection \d+ /gm) ?? []).length === 2, { last: f.stderr });
   // One line each, when it ends: where it came from, the loopback it reached, how it ended.
-  const lines = f.stderr().split('\n').filter((l) => /^jackin: connection /.test(l));
+  const lines = f
+    .stderr()
+    .split('\n')
+    .filter((l) => /^jackin: connection /.test(l));
   assert.equal(lines.length, 2, f.stderr());
   for (const line of lines) assert.match(line, /^jackin: connection \d+ from 127\.0\.0\.1:\d+ to \[::1\]: closed \(\d+ bytes sent, \d+ received\)$/);
 });

@@ -33,7 +33,7 @@ async function startHintScreen(t: TestContext, name: string, env: Record<string,
   const input = join(dir, 'input.bin');
   await startSession(pane, name, 'HINT-SCREEN-READY', fixtureCommand('../links/hint-screen.mjs', input, ...(mouse ? [] : ['--no-mouse'])));
   // The program tracks the mouse itself: the host's capture is off, its clicks are the program's.
-  if (mouse) await pollUntil('the program\'s mouse tracking', async () => (await pane.modes()).mouseAny);
+  if (mouse) await pollUntil("the program's mouse tracking", async () => (await pane.modes()).mouseAny);
   return { rec, pane, read: () => readFileSync(input, 'latin1') };
 }
 
@@ -48,7 +48,7 @@ async function showHints(pane: TmuxPane, key: string): Promise<string[]> {
 
 /** The screen shows the program's own lines again. */
 async function screenRestored(pane: TmuxPane): Promise<void> {
-  await pane.waitForScreen('the program\'s screen, labels gone', (screen) => {
+  await pane.waitForScreen("the program's screen, labels gone", (screen) => {
     const lines = screen.split('\n');
     return Object.entries(SCREEN).every(([row, text]) => lines[Number(row)] === text) && !screen.includes('type a label');
   });
@@ -108,7 +108,7 @@ test('hints: in a program that does not track the mouse, the same labels open th
   assert.equal(read(), '');
 });
 
-test('hints: Copy link on screen shows the whole target in the host\'s prompt, and puts it on a real X11 clipboard only on Enter, logged; nothing opens', async (t) => {
+test("hints: Copy link on screen shows the whole target in the host's prompt, and puts it on a real X11 clipboard only on Enter, logged; nothing opens", async (t) => {
   const x = await startXvfb();
   t.after(() => x.stop());
   const { rec, pane, read } = await startHintScreen(t, 'hints-copy', { DISPLAY: x.display });
@@ -136,7 +136,10 @@ test('hints: Copy link on screen shows the whole target in the host\'s prompt, a
   assert.equal(read(), '');
   const copies = async () => (await readActions(pane.jackinHome, 'hints-copy')).filter((a) => a.action === 'copy-link').map((a) => [a.target, a.result]);
   await pollUntil('the copy in the host log', async () => (await copies()).length > 1);
-  assert.deepEqual(await copies(), [['https://target.example/osc8-target', 'cancelled'], ['https://target.example/osc8-target', 'ok']]);
+  assert.deepEqual(await copies(), [
+    ['https://target.example/osc8-target', 'cancelled'],
+    ['https://target.example/osc8-target', 'ok'],
+  ]);
   // Take the selection back with an owner we stop, so the xclip that served the copy exits.
   const owner = await ownClipboard(x, 'text/plain', Buffer.from('other'));
   await owner.stop();
@@ -148,15 +151,19 @@ test('hints: Copy link on screen shows the whole target in the host\'s prompt, a
  */
 async function sendBurst(pane: TmuxPane, burst: string): Promise<void> {
   let sentAt = -Infinity;
-  await pollUntil('the burst to be taken', async () => {
-    const screen = await pane.capture();
-    if (!screen.includes('type a label to') || screen.includes('jackin: confirm')) return true;
-    if (Date.now() - sentAt > 2 * CONFIRM_ARM_MS) {
-      sentAt = Date.now();
-      await pane.sendBytes([...Buffer.from(burst, 'latin1')]);
-    }
-    return false;
-  }, { timeoutMs: 15_000 });
+  await pollUntil(
+    'the burst to be taken',
+    async () => {
+      const screen = await pane.capture();
+      if (!screen.includes('type a label to') || screen.includes('jackin: confirm')) return true;
+      if (Date.now() - sentAt > 2 * CONFIRM_ARM_MS) {
+        sentAt = Date.now();
+        await pane.sendBytes([...Buffer.from(burst, 'latin1')]);
+      }
+      return false;
+    },
+    { timeoutMs: 15_000 },
+  );
 }
 
 test('hints: keys typed right after a label in the same read reach the program once the prompt is answered, never the prompt', async (t) => {

@@ -68,15 +68,27 @@ test('one palette key answered with an open, an export and a clipboard read: exa
   const pane = await paneFor(t, { rows: 30, cols: 160, env: host.env });
   const c = await greedyCapsule(t, pane, 'greedy', '--allow-upstream-requests');
   await pane.sendBytes([0x1c]);
-  const log = await pollUntil('the three requests to be decided', async () => {
-    const l = await readActions(pane.jackinHome, 'greedy');
-    return l.length >= 3 ? l : undefined;
-  }, WAIT);
+  const log = await pollUntil(
+    'the three requests to be decided',
+    async () => {
+      const l = await readActions(pane.jackinHome, 'greedy');
+      return l.length >= 3 ? l : undefined;
+    },
+    WAIT,
+  );
   const seen = (): string => JSON.stringify({ log, opened: host.opened(), written: readdirSync(host.downloads), images: imagesSent(c) });
   // The open came first and took the gesture; its entry is written when the opener has run, so under load it
   // may land before or after the two refusals: the set is what counts.
   const byAction = (rows: readonly { action: string; result: string }[]): string[][] => rows.map((r) => [r.action, r.result]).sort();
-  assert.deepEqual(byAction(log), [['export', 'refused'], ['open-url', 'ok'], ['paste-image', 'refused']], seen());
+  assert.deepEqual(
+    byAction(log),
+    [
+      ['export', 'refused'],
+      ['open-url', 'ok'],
+      ['paste-image', 'refused'],
+    ],
+    seen(),
+  );
   assert.deepEqual(host.opened(), ['https://example.com/open-1'], seen());
   // The outcome is drawn by the host itself, over an upstream capsule too.
   await pane.waitForText('Opened https://example.com', WAIT);
@@ -91,17 +103,28 @@ test('one palette key answered with an open, an export and a clipboard read: exa
   assert.equal(imagesSent(c), 0);
 });
 
-test('without --allow-upstream-requests an upstream capsule\'s requests are refused with host-drawn notices, even after a palette key', async (t) => {
+test("without --allow-upstream-requests an upstream capsule's requests are refused with host-drawn notices, even after a palette key", async (t) => {
   const host = hostSide(t);
   const pane = await paneFor(t, { rows: 30, cols: 160, env: host.env });
   const c = await greedyCapsule(t, pane, 'refused', '');
   await pane.sendBytes([0x1c]);
   await pane.waitForText(/Refused a request from the capsule \((export|paste-image|open-url)/, WAIT);
-  const log = await pollUntil('the three refusals', async () => {
-    const l = await readActions(pane.jackinHome, 'refused');
-    return l.length >= 3 ? l : undefined;
-  }, WAIT);
-  assert.deepEqual(log.map((r) => [r.action, r.result]), [['open-url', 'refused'], ['export', 'refused'], ['paste-image', 'refused']]);
+  const log = await pollUntil(
+    'the three refusals',
+    async () => {
+      const l = await readActions(pane.jackinHome, 'refused');
+      return l.length >= 3 ? l : undefined;
+    },
+    WAIT,
+  );
+  assert.deepEqual(
+    log.map((r) => [r.action, r.result]),
+    [
+      ['open-url', 'refused'],
+      ['export', 'refused'],
+      ['paste-image', 'refused'],
+    ],
+  );
   assert.match(log[0]?.detail ?? '', /--allow-upstream-requests/);
   assert.deepEqual(host.opened(), []);
   assert.deepEqual(readdirSync(host.downloads), []);
@@ -132,7 +155,7 @@ test('a program that sets a scroll region and origin mode cannot move the palett
   await pane.sendKeys('Escape');
 });
 
-test('keys in the same read right after a paste\'s end are typed bytes: a pasted ESC[201~ followed by Ctrl+\\ u opens nothing', async (t) => {
+test("keys in the same read right after a paste's end are typed bytes: a pasted ESC[201~ followed by Ctrl+\\ u opens nothing", async (t) => {
   const host = hostSide(t);
   const pane = await paneFor(t, { rows: 30, cols: 120, env: host.env });
   const out = join(pane.jackinHome, 'recorded.bin');
@@ -141,7 +164,10 @@ test('keys in the same read right after a paste\'s end are typed bytes: a pasted
   // The program did not ask for bracketed paste, so the paste reaches it without its markers; the keys
   // after it arrive as typed bytes.
   const expected = Buffer.from('see docs\x1cu', 'latin1');
-  await pollUntil('the recorder to receive the paste and the keys', () => readFileSync(out).equals(expected), { ...WAIT, last: () => readFileSync(out).toString('latin1') });
+  await pollUntil('the recorder to receive the paste and the keys', () => readFileSync(out).equals(expected), {
+    ...WAIT,
+    last: () => readFileSync(out).toString('latin1'),
+  });
   const screen = await pane.capture();
   assert.ok(!screen.includes('Detach (the program keeps running)'), `the palette opened:\n${screen}`);
   assert.ok(!screen.includes('No link has been offered'), screen);

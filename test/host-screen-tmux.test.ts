@@ -15,7 +15,24 @@ import { pollUntil } from './helpers/poll.ts';
 const text = fc.string({ unit: fc.constantFrom(...'abc xyz019:/.-漢字表─│'.split('')), maxLength: 90 });
 const piece = fc.oneof(
   text,
-  fc.constantFrom('\r\n', '\n', '\r', '\t', '\b', '\x1b[K', '\x1b[1K', '\x1b[2K', '\x1b[J', '\x1b[3@', '\x1b[2P', '\x1b[4X', '\x1b[L', '\x1b[M', '\x1b[S', '\x1b[T'),
+  fc.constantFrom(
+    '\r\n',
+    '\n',
+    '\r',
+    '\t',
+    '\b',
+    '\x1b[K',
+    '\x1b[1K',
+    '\x1b[2K',
+    '\x1b[J',
+    '\x1b[3@',
+    '\x1b[2P',
+    '\x1b[4X',
+    '\x1b[L',
+    '\x1b[M',
+    '\x1b[S',
+    '\x1b[T',
+  ),
   fc.constantFrom('\x1b[1;31m', '\x1b[0m', '\x1b7', '\x1b8', '\x1bM', '\x1bD', '\x1b[?1049h', '\x1b[?1049l', '\x1b[3;8r', '\x1b[r', '🫨', '✅x'),
   fc.tuple(fc.integer({ min: 1, max: 12 }), fc.integer({ min: 1, max: 50 })).map(([r, c]) => `\x1b[${r};${c}H`),
 );
@@ -27,7 +44,7 @@ test('host screen: every row the host knows is what tmux shows, for random outpu
   let bad = 0;
   let knownRows = 0;
   for (const [i, pieces] of samples.entries()) {
-    const stream = '\x1b[?1049l\x1b[!p\x1b[r\x1b[H\x1b[2J' + pieces.join('') + '\x1b[?1049l\x1b[12;40HEND-MARK';
+    const stream = `\x1b[?1049l\x1b[!p\x1b[r\x1b[H\x1b[2J${pieces.join('')}\x1b[?1049l\x1b[12;40HEND-MARK`;
     const f = join(dir, `s${i}`);
     writeFileSync(f, stream);
     const pane = await TmuxPane.start({ rows: 12, cols: 50, command: `cat ${shellQuote(f)}; sleep 30` });

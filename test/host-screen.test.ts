@@ -39,7 +39,9 @@ test('host screen: a repaint of plain, CJK, coloured, hyperlinked and wrapped te
 });
 
 test('host screen: after a character of uncertain width, the rest of its row is unknown; an absolute move makes it known again', async () => {
-  const { model, host } = await repainted(`${'\u{1FAE8}'.repeat(13)}${link('https://evil.example/steal', 'x')}   https://good.example/docs\r\nnext row https://c.example/\r\n✅ done\x1b[3;20Hafter a move`);
+  const { model, host } = await repainted(
+    `${'\u{1FAE8}'.repeat(13)}${link('https://evil.example/steal', 'x')}   https://good.example/docs\r\nnext row https://c.example/\r\n✅ done\x1b[3;20Hafter a move`,
+  );
   assert.equal(hostRow(host, 0), null);
   // The repaint draws the hyperlink's cells again at absolute positions (their rendition): there, the
   // terminal shows that `x` whatever it made of the emoji, and the host knows it.
@@ -82,10 +84,31 @@ test('host screen: OSC 8 targets written by the bytes are kept per cell; graphic
 
 test('host screen: widths every terminal agrees on, and the ones it does not count on', () => {
   const cases: Array<[number, 1 | 2 | null]> = [
-    [0x41, 1], [0xe9, 1], [0x416, 1], [0x2500, 1], [0x256d, 1], [0x2714, 1], [0x23fa, 1], [0x2764, 1],
-    [0x4e00, 2], [0xac00, 2], [0xff21, 2], [0x3042, 2],
-    [0x1fae8, null], [0x1f600, null], [0x2705, null], [0x231a, null], [0x1f1fa, null], [0x1f3fd, null],
-    [0xfe0f, null], [0x200d, null], [0x301, null], [0xad, null], [0xe000, null], [0x10ffff, null], [0x5d0, null],
+    [0x41, 1],
+    [0xe9, 1],
+    [0x416, 1],
+    [0x2500, 1],
+    [0x256d, 1],
+    [0x2714, 1],
+    [0x23fa, 1],
+    [0x2764, 1],
+    [0x4e00, 2],
+    [0xac00, 2],
+    [0xff21, 2],
+    [0x3042, 2],
+    [0x1fae8, null],
+    [0x1f600, null],
+    [0x2705, null],
+    [0x231a, null],
+    [0x1f1fa, null],
+    [0x1f3fd, null],
+    [0xfe0f, null],
+    [0x200d, null],
+    [0x301, null],
+    [0xad, null],
+    [0xe000, null],
+    [0x10ffff, null],
+    [0x5d0, null],
   ];
   for (const [cp, w] of cases) assert.equal(certainWidth(cp), w, `U+${cp.toString(16).toUpperCase()}`);
 });
@@ -94,13 +117,44 @@ test('host screen: widths every terminal agrees on, and the ones it does not cou
 const text = fc.string({ unit: fc.constantFrom(...'abc xyz019:/.-漢字表─│'.split('')), maxLength: 90 });
 const piece = fc.oneof(
   text,
-  fc.constantFrom('\r\n', '\n', '\r', '\t', '\b', '\x1b[K', '\x1b[1K', '\x1b[2K', '\x1b[J', '\x1b[3@', '\x1b[2P', '\x1b[4X', '\x1b[L', '\x1b[M', '\x1b[S', '\x1b[T'),
-  fc.constantFrom('\x1b[1;31m', '\x1b[0m', '\x1b[4:3m', '\x1b[38;5;200m', '\x1b[7m', '\x1b7', '\x1b8', '\x1bM', '\x1bD', '\x1b[?1049h', '\x1b[?1049l', '\x1b[3;8r', '\x1b[r'),
+  fc.constantFrom(
+    '\r\n',
+    '\n',
+    '\r',
+    '\t',
+    '\b',
+    '\x1b[K',
+    '\x1b[1K',
+    '\x1b[2K',
+    '\x1b[J',
+    '\x1b[3@',
+    '\x1b[2P',
+    '\x1b[4X',
+    '\x1b[L',
+    '\x1b[M',
+    '\x1b[S',
+    '\x1b[T',
+  ),
+  fc.constantFrom(
+    '\x1b[1;31m',
+    '\x1b[0m',
+    '\x1b[4:3m',
+    '\x1b[38;5;200m',
+    '\x1b[7m',
+    '\x1b7',
+    '\x1b8',
+    '\x1bM',
+    '\x1bD',
+    '\x1b[?1049h',
+    '\x1b[?1049l',
+    '\x1b[3;8r',
+    '\x1b[r',
+  ),
   fc.tuple(fc.integer({ min: 1, max: 12 }), fc.integer({ min: 1, max: 50 })).map(([r, c]) => `\x1b[${r};${c}H`),
   fc.tuple(fc.constantFrom('https://ex.example/', 'https://t.example/a'), text).map(([u, l]) => `\x1b]8;;${u}\x1b\\${l}\x1b]8;;\x1b\\`),
 );
 
-test('host screen: on random screens of text every terminal draws alike, every row the host knows after the capsule\'s repaint is what a terminal shows', async () => {
+test("host screen: on random screens of text every terminal draws alike, every row the host knows after the capsule's repaint is what a terminal shows", async () => {
   await fc.assert(
     fc.asyncProperty(fc.array(piece, { maxLength: 40 }), async (pieces) => {
       const { model, host } = await repainted(pieces.join(''), 12, 50);
@@ -125,7 +179,7 @@ test('host screen: on random screens of text every terminal draws alike, every r
   );
 });
 
-test('host screen: fed the program\'s own bytes, every cell the host says it knows is what a terminal shows', async () => {
+test("host screen: fed the program's own bytes, every cell the host says it knows is what a terminal shows", async () => {
   const reset = '\x1b[?1049l\x1b[!p\x1b[r\x1b[H\x1b[2J';
   await fc.assert(
     fc.asyncProperty(fc.array(piece, { maxLength: 40 }), async (pieces) => {

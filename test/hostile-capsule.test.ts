@@ -94,7 +94,12 @@ async function attach(pane: TmuxPane, name: string, tag: string): Promise<void> 
  * line (the one right above the status: a multi-line message would not match a whole reason there).
  */
 /** Starts fake capsule `o.name`, attaches jackin to it in `pane` (as `tag`) and waits for the program's READY line. */
-async function attachToFake(t: TestContext, pane: TmuxPane, o: Omit<FakeCapsuleOptions, 'home'> & { name: string }, tag: string = o.name): Promise<FakeConnection> {
+async function attachToFake(
+  t: TestContext,
+  pane: TmuxPane,
+  o: Omit<FakeCapsuleOptions, 'home'> & { name: string },
+  tag: string = o.name,
+): Promise<FakeConnection> {
   const fake = await startFakeCapsule(t, { home: pane.jackinHome, ...o });
   await attach(pane, o.name, tag);
   const c = await fake.connection(0, START_TIMEOUT_MS);
@@ -103,7 +108,7 @@ async function attachToFake(t: TestContext, pane: TmuxPane, o: Omit<FakeCapsuleO
 }
 
 async function attachEnded(pane: TmuxPane, tag: string): Promise<{ status: number; screen: string; lastLine: string }> {
-  await pane.waitForText(new RegExp(`^stty-${tag}=[a-z,-]*$`, "m"), WAIT);
+  await pane.waitForText(new RegExp(`^stty-${tag}=[a-z,-]*$`, 'm'), WAIT);
   const screen = await joinedScreen(pane);
   const m = new RegExp(`^rc-${tag}=(\\d+)$`, 'm').exec(screen);
   assert.ok(m, `no exit status for ${tag}:\n${screen}`);
@@ -123,10 +128,14 @@ const PROGRAM_MODES = '\x1b[?1049h\x1b[?25l\x1b[?1003h\x1b[?1006h\x1b[?2004h\x1b
 /** Has the fake capsule switch those modes on, as its program would, and waits until the pane has them. */
 async function programModesOn(pane: TmuxPane, c: FakeConnection): Promise<void> {
   c.send({ type: 'Output', bytes: Buffer.from(`${PROGRAM_MODES}FULL-SCREEN-${c.index}\r\n`, 'latin1') });
-  await pollUntil('the program\'s modes to reach the pane', async () => {
-    const m = await pane.modes();
-    return m.alternateOn && !m.cursorVisible && m.mouseAny && m.keypadCursor && m.keypad;
-  }, WAIT);
+  await pollUntil(
+    "the program's modes to reach the pane",
+    async () => {
+      const m = await pane.modes();
+      return m.alternateOn && !m.cursorVisible && m.mouseAny && m.keypadCursor && m.keypad;
+    },
+    WAIT,
+  );
 }
 
 /** The pane is back to what the outer shell expects: main screen, visible cursor, no mouse reporting. */
@@ -149,17 +158,31 @@ test('hostile capsule (upstream): unsolicited HostOpenUrl and FileExport frames 
   c.send({ type: 'HostOpenUrl', url: 'https://example.com/unasked' });
   c.send({ type: 'HostOpenUrl', url: 'mailto:victim@example.com' });
   sendExport(c, 1n, 'unasked.txt', Buffer.from('planted\n'));
-  const refusals = await pollUntil('three refusals in the host log', async () => {
-    const l = (await readActions(pane.jackinHome, 'upstream')).filter((r) => r.result === 'refused');
-    return l.length >= 3 ? l : undefined;
-  }, WAIT);
-  assert.deepEqual(refusals.map((r) => r.action), ['open-url', 'open-url', 'export']);
-  assert.ok(refusals.every((r) => /no palette key or click of yours/.test(r.detail ?? '')), JSON.stringify(refusals));
+  const refusals = await pollUntil(
+    'three refusals in the host log',
+    async () => {
+      const l = (await readActions(pane.jackinHome, 'upstream')).filter((r) => r.result === 'refused');
+      return l.length >= 3 ? l : undefined;
+    },
+    WAIT,
+  );
+  assert.deepEqual(
+    refusals.map((r) => r.action),
+    ['open-url', 'open-url', 'export'],
+  );
+  assert.ok(
+    refusals.every((r) => /no palette key or click of yours/.test(r.detail ?? '')),
+    JSON.stringify(refusals),
+  );
   await assertAlive(pane, c, 'alive-after-unsolicited');
 
   // Bad frames whose length is within the cap: the stream stays in sync, so each is skipped and told.
   const bad: Array<[what: string, bytes: Buffer, code: string]> = [
-    ['a URL that is not UTF-8', rawFrame(SERVER_TAGS.HostOpenUrl, Buffer.concat([Buffer.from('https://example.com/'), Buffer.from([0xff, 0xfe, 0xc3])])), 'E_BAD_UTF8'],
+    [
+      'a URL that is not UTF-8',
+      rawFrame(SERVER_TAGS.HostOpenUrl, Buffer.concat([Buffer.from('https://example.com/'), Buffer.from([0xff, 0xfe, 0xc3])])),
+      'E_BAD_UTF8',
+    ],
     ['an unknown tag', rawFrame(0x99, Buffer.from('who knows')), 'E_UNKNOWN_TAG'],
     // FileExportStart whose name length (200) promises more than the payload holds.
     ['a lying field length', lyingExportStart(), 'E_PAYLOAD_SHORT'],
@@ -315,7 +338,11 @@ test('hostile capsule: a malformed Welcome block means upstream; framing errors 
   await pane.waitForText(/malformed extension block \(E_BAD_EXTENSIONS\)/, WAIT);
   assert.ok(!c0.received.some((f) => f.type === 'ExtHello'), 'no extensions negotiated');
   c0.send({ type: 'HostOpenUrl', url: 'https://example.com/after-bad-welcome' });
-  await pollUntil('the refused open in the host log', async () => (await readActions(pane.jackinHome, 'broken')).some((r) => r.action === 'open-url' && r.result === 'refused'), WAIT);
+  await pollUntil(
+    'the refused open in the host log',
+    async () => (await readActions(pane.jackinHome, 'broken')).some((r) => r.action === 'open-url' && r.result === 'refused'),
+    WAIT,
+  );
   assert.deepEqual(c0.notices(), [], 'nothing was sent back to the capsule');
   await assertAlive(pane, c0, 'alive-after-welcome');
   c0.socket.end();
@@ -343,7 +370,9 @@ test('hostile capsule: a malformed Welcome block means upstream; framing errors 
     1,
     'oversized',
     (c) => c.raw(rawFrame(SERVER_TAGS.Output, Buffer.from('x'.repeat(64)), DEFAULT_FRAME_CAP + 1)),
-    new RegExp(`^jackin: lost connection to broken: protocol error: Output frame declares ${DEFAULT_FRAME_CAP + 1} bytes, over its cap of ${DEFAULT_FRAME_CAP}$`),
+    new RegExp(
+      `^jackin: lost connection to broken: protocol error: Output frame declares ${DEFAULT_FRAME_CAP + 1} bytes, over its cap of ${DEFAULT_FRAME_CAP}$`,
+    ),
   );
 
   // 2: an upstream capsule's FileExportChunk over the chunk cap (the large tags have their own caps).
@@ -400,7 +429,10 @@ test('hostile capsule: an endless 1-byte-per-100-ms stream and a capsule that ne
   await assertModesRestored(pane, 'slow');
   assert.equal(r.status, 0, r.screen);
   assert.match(r.lastLine, /^jackin: detached from slow$/);
-  assert.ok(c.received.some((f) => f.type === 'AttachControl' && f.body.kind === 'Detach'), 'the host asked to detach');
+  assert.ok(
+    c.received.some((f) => f.type === 'AttachControl' && f.body.kind === 'Detach'),
+    'the host asked to detach',
+  );
 });
 
 test('hostile capsule: a 50 MiB flood of output; typed input reaches the capsule, and the palette and detach work afterwards', async (t) => {
@@ -423,7 +455,10 @@ test('hostile capsule: a 50 MiB flood of output; typed input reaches the capsule
   })();
 
   await pane.type('typed-during-flood');
-  await pollUntil('typed input to reach the capsule during the flood', () => c.input().includes('typed-during-flood'), { timeoutMs: 120_000, last: () => c.input() });
+  await pollUntil('typed input to reach the capsule during the flood', () => c.input().includes('typed-during-flood'), {
+    timeoutMs: 120_000,
+    last: () => c.input(),
+  });
   const sent = await flood;
   assert.ok(sent >= FLOOD_BYTES);
   await pane.waitForText('FLOOD-DONE', { timeoutMs: 120_000 });
@@ -484,7 +519,7 @@ test('hostile capsule (ours, link-list): a listed link whose text is not on the 
   await pane.waitForText('Copy link on screen', WAIT);
   await pane.sendKeys('y');
   const lines = (await pane.waitForText('type a label to copy', WAIT)).split('\n');
-  assert.equal(lines[2], 'https://good.example/docs', 'no label over the good URL: the host\'s own view shows other text there');
+  assert.equal(lines[2], 'https://good.example/docs', "no label over the good URL: the host's own view shows other text there");
   const label = lines[3]?.[0] ?? '';
   assert.match(label, /^[a-z]$/, `a label on the other URL: ${JSON.stringify(lines[3])}`);
   await typeLabel(pane, label, 'type a label to copy');
@@ -494,11 +529,18 @@ test('hostile capsule (ours, link-list): a listed link whose text is not on the 
   await pane.sendKeys('Escape');
   // The prompt's box stays drawn until the fake repaints: the host's notice and log tell.
   await pane.waitForText('Not copied: https://other.example', WAIT);
-  const copies = await pollUntil('the cancelled copy in the log', async () => {
-    const r = (await readActions(pane.jackinHome, 'hints-liar')).filter((a) => a.action === 'copy-link');
-    return r.length > 0 ? r : undefined;
-  }, WAIT);
-  assert.deepEqual(copies.map((r) => [r.target, r.result]), [['https://other.example/x', 'cancelled']]);
+  const copies = await pollUntil(
+    'the cancelled copy in the log',
+    async () => {
+      const r = (await readActions(pane.jackinHome, 'hints-liar')).filter((a) => a.action === 'copy-link');
+      return r.length > 0 ? r : undefined;
+    },
+    WAIT,
+  );
+  assert.deepEqual(
+    copies.map((r) => [r.target, r.result]),
+    [['https://other.example/x', 'cancelled']],
+  );
   assert.deepEqual(clip.written(), [], 'cancelled: nothing copied');
   // This fake's repaint draws only the fixed screen: the notice's expiry repaint would erase the echo below.
   clearInterval(answer);

@@ -146,17 +146,21 @@ test('hostile client: many concurrent connections are bounded and the capsule ke
   assert.equal(c.child.exitCode, null);
   // The crowd's slots are freed as the capsule sees each close; a client arriving in that instant may
   // still be refused, so a fresh client retries until it is served (as an operator would).
-  await pollUntil('a fresh client to be served after the crowd left', async () => {
-    try {
-      const client = await TestClient.connect(c.socketPath);
-      client.send(helloFrame());
-      await client.waitForFrame('Welcome', 2000);
-      client.socket.destroy();
-      return true;
-    } catch {
-      return false;
-    }
-  }, { timeoutMs: 20_000 });
+  await pollUntil(
+    'a fresh client to be served after the crowd left',
+    async () => {
+      try {
+        const client = await TestClient.connect(c.socketPath);
+        client.send(helloFrame());
+        await client.waitForFrame('Welcome', 2000);
+        client.socket.destroy();
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    { timeoutMs: 20_000 },
+  );
   await programAnswers(c, 'after-crowd');
 });
 
@@ -170,8 +174,18 @@ test('hostile client: a flood of image frames leaves files only under <run>/clip
   for (let i = 0; i < 60; i++) {
     const id = BigInt(i + 1);
     const context = { v: 1 as const };
-    frames.push({ type: 'AttachControl', requestId: id, context, body: { kind: 'ClipboardImage', format: 'png', bytes: i % 3 === 0 ? PNG : Buffer.from(`../../etc/passwd ${i}`) } });
-    frames.push({ type: 'AttachControl', requestId: id + 1000n, context, body: { kind: 'ClipboardImageStart', transferId: id, format: 'png', size: 64 * 1024 * 1024 } });
+    frames.push({
+      type: 'AttachControl',
+      requestId: id,
+      context,
+      body: { kind: 'ClipboardImage', format: 'png', bytes: i % 3 === 0 ? PNG : Buffer.from(`../../etc/passwd ${i}`) },
+    });
+    frames.push({
+      type: 'AttachControl',
+      requestId: id + 1000n,
+      context,
+      body: { kind: 'ClipboardImageStart', transferId: id, format: 'png', size: 64 * 1024 * 1024 },
+    });
     frames.push({ type: 'ClipboardImage', format: 'gif', bytes: Buffer.from('GIF89a-not-really') });
   }
   for (const f of frames) client.send(f);
@@ -185,7 +199,7 @@ test('hostile client: a flood of image frames leaves files only under <run>/clip
   await pollUntil('the program to answer after the flood', () => /echo:[^\n]*after-flood/.test(client.output()), { timeoutMs: 15_000 });
   const after = snapshot(c.base);
   const added = [...after.keys()].filter((k) => !before.has(k));
-  const outside = added.filter((k) => !k.startsWith(join('run', 'clipboard') + '/') && k !== join('run', 'capsule.log'));
+  const outside = added.filter((k) => !k.startsWith(`${join('run', 'clipboard')}/`) && k !== join('run', 'capsule.log'));
   assert.deepEqual(outside, [], 'nothing written outside <run>/clipboard');
   assert.deepEqual(readdirSync(c.workspace), [], 'the workspace is untouched');
   assert.equal(c.child.exitCode, null);

@@ -59,7 +59,12 @@ async function hostileCapsule(t: TestContext, script: Script): Promise<{ path: s
 
 async function listenerFor(t: TestContext, path: string, containerPort: number): Promise<{ l: ForwardListener; events: ForwardEvent[] }> {
   const events: ForwardEvent[] = [];
-  const l = await ForwardListener.listen({ hostPort: await freePort(), containerPort, connect: async () => socketTransport(await connectSocket(path), path), onEvent: (e) => events.push(e) });
+  const l = await ForwardListener.listen({
+    hostPort: await freePort(),
+    containerPort,
+    connect: async () => socketTransport(await connectSocket(path), path),
+    onEvent: (e) => events.push(e),
+  });
   t.after(() => l.close());
   return { l, events };
 }
@@ -103,7 +108,13 @@ test('hostile capsule: garbage, a frame of the wrong direction, an attach frame,
     const n = i++;
     sock.write(reply({ ok: true, address: '127.0.0.1' }));
     if (n < bad.length) sock.write(bad[n]!);
-    else sock.end(Buffer.concat([encodeForwardFrame('server', { type: 'ForwardData', bytes: Buffer.from('HTTP/1.1 204 No Content\r\n\r\n') }), encodeForwardFrame('server', { type: 'ForwardEnd' })]));
+    else
+      sock.end(
+        Buffer.concat([
+          encodeForwardFrame('server', { type: 'ForwardData', bytes: Buffer.from('HTTP/1.1 204 No Content\r\n\r\n') }),
+          encodeForwardFrame('server', { type: 'ForwardEnd' }),
+        ]),
+      );
   });
   const { l, events } = await listenerFor(t, cap.path, 3000);
   for (let n = 0; n < bad.length; n++) {
@@ -111,7 +122,9 @@ test('hostile capsule: garbage, a frame of the wrong direction, an attach frame,
     assert.ok(r.how === 'ECONNRESET' || r.how === 'closed', `${n}: ${r.how}`);
     assert.equal(r.got, 0, `${n}: nothing of a broken stream reaches the browser`);
   }
-  await pollUntil('every broken stream reported', () => events.filter((e) => e.kind === 'closed' && !e.outcome.ok).length === bad.length, { last: () => events });
+  await pollUntil('every broken stream reported', () => events.filter((e) => e.kind === 'closed' && !e.outcome.ok).length === bad.length, {
+    last: () => events,
+  });
   const good = await browser(l.port);
   assert.equal(good.got, 'HTTP/1.1 204 No Content\r\n\r\n'.length);
 });
@@ -143,13 +156,17 @@ test('hostile capsule: a flood to a browser that does not read is not buffered b
   await pollUntil('the capsule to be connected', () => capsuleSide !== undefined);
   // Once the kernel buffers are full, the capsule can no longer write: the host stopped reading.
   let last = -1;
-  await pollUntil('the flood to stall', async () => {
-    const now = written;
-    const stalled = now === last && now > 0;
-    last = now;
-    await new Promise((r) => setTimeout(r, 200));
-    return stalled;
-  }, { timeoutMs: 30_000 });
+  await pollUntil(
+    'the flood to stall',
+    async () => {
+      const now = written;
+      const stalled = now === last && now > 0;
+      last = now;
+      await new Promise((r) => setTimeout(r, 200));
+      return stalled;
+    },
+    { timeoutMs: 30_000 },
+  );
   // What got through is the socket buffers plus the host's bound, far from the 512 MiB on offer.
   assert.ok(written < 64 * 1024 * 1024 + 8 * FORWARD_QUEUE_BYTES, `${written} bytes were taken`);
 });
@@ -181,7 +198,9 @@ const forwardRecords = (pane: TmuxPane): string[] => {
   }
 };
 
-test('embedded default: jackin run, and an attach to it again, open a login link with no forward: nothing binds or loops, no warning, no word of it', { timeout: 120_000 }, async (t) => {
+test('embedded default: jackin run, and an attach to it again, open a login link with no forward: nothing binds or loops, no warning, no word of it', {
+  timeout: 120_000,
+}, async (t) => {
   const rec = recordingOpener(t);
   const pane = await paneFor(t, { env: rec.env });
   const name = 'hf-embedded';
@@ -210,7 +229,7 @@ test('embedded default: jackin run, and an attach to it again, open a login link
   assert.equal(await waitForJackinExit(pane), 0);
 });
 
-test('a login forward live at a detach, and at the program\'s exit, is closed, logged closed, and its record removed', { timeout: 120_000 }, async (t) => {
+test("a login forward live at a detach, and at the program's exit, is closed, logged closed, and its record removed", { timeout: 120_000 }, async (t) => {
   const rec = recordingOpener(t);
   const pane = await paneFor(t, { env: rec.env });
   const name = 'hf-fwd-end';

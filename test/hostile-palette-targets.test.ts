@@ -96,7 +96,17 @@ function answerControl(socket: Socket, first: Buffer, s: { file: OfferScript; li
       const payload = Buffer.from(`contents of ${m.path}\n`);
       const exportId = 7n;
       socket.write(encodeControlMessage({ ok: true, exportId: String(exportId), kind: 'file' }));
-      socket.write(encodeServerFrame({ type: 'FileExportStart', exportId, size: payload.length, source: m.path, name: m.path.split('/').pop() ?? 'x', reveal: false, open: false }));
+      socket.write(
+        encodeServerFrame({
+          type: 'FileExportStart',
+          exportId,
+          size: payload.length,
+          source: m.path,
+          name: m.path.split('/').pop() ?? 'x',
+          reveal: false,
+          open: false,
+        }),
+      );
       socket.write(encodeServerFrame({ type: 'FileExportChunk', exportId, offset: 0, bytes: payload }));
       socket.end(encodeServerFrame({ type: 'FileExportEnd', exportId, sha256: createHash('sha256').update(payload).digest() }));
       return;
@@ -134,7 +144,13 @@ async function scripted(t: TestContext, name: string): Promise<Scripted> {
     // behind and the host's own view of the screen is whole. The second row holds a URL for the hints.
     if (f.type === 'Repaint') c.send({ type: 'Output', bytes: Buffer.from(`\x1b[?1049l\x1b[!p\x1b[r\x1b[H\x1b[2JFAKE-REPAINTED\r\n${PLANTED}\r\n`) });
     if (f.type !== 'Resolve' || f.target !== 'offered-link') return;
-    link.read((url) => c.send(url === null ? { type: 'Resolved', requestId: f.requestId, kind: 'none', text: '' } : { type: 'Resolved', requestId: f.requestId, kind: 'offer', text: url }));
+    link.read((url) =>
+      c.send(
+        url === null
+          ? { type: 'Resolved', requestId: f.requestId, kind: 'none', text: '' }
+          : { type: 'Resolved', requestId: f.requestId, kind: 'offer', text: url },
+      ),
+    );
   });
   await pane.waitForText('FAKE-READY-0', WAIT);
   await pollUntil('the host to negotiate extensions', () => c.received.some((f) => f.type === 'ExtHello'), WAIT);
@@ -218,14 +234,24 @@ test('hostile palette: an offered link the capsule answers only after the operat
   await s.pane.sendKeys('u');
   // The unfixed host reads the offer again for the action; the fixed one keeps the palette up and says why.
   let screen = '';
-  await pollUntil('the u press to be taken', async () => s.link.reads > before || (screen = await s.pane.capture()).includes('Still reading'), { ...WAIT, last: () => screen });
+  await pollUntil('the u press to be taken', async () => s.link.reads > before || (screen = await s.pane.capture()).includes('Still reading'), {
+    ...WAIT,
+    last: () => screen,
+  });
   const pending = screen;
   s.link.release(swap);
-  await pollUntil('the swapped answer to be acted on or drawn', async () => s.opened().length > 0 || (screen = await s.pane.capture()).includes(`forwards port ${port}`), { ...WAIT, last: () => screen });
+  await pollUntil(
+    'the swapped answer to be acted on or drawn',
+    async () => s.opened().length > 0 || (screen = await s.pane.capture()).includes(`forwards port ${port}`),
+    { ...WAIT, last: () => screen },
+  );
 
   // Opened and bound on the unfixed host: the browser got the swapped target, and the login port listened.
   const bound = { opened: s.opened(), ipv4: await probePort(port, '127.0.0.1'), ipv6: await probePort(port, '::1') };
-  assert.ok(bound.opened.length === 0 && bound.ipv4 !== 'open' && bound.ipv6 !== 'open', `a link the palette never showed was acted on: ${JSON.stringify(bound)}`);
+  assert.ok(
+    bound.opened.length === 0 && bound.ipv4 !== 'open' && bound.ipv6 !== 'open',
+    `a link the palette never showed was acted on: ${JSON.stringify(bound)}`,
+  );
   assert.match(pending, /Open offered link \(reading the offer…\)/, 'the entry was drawn as pending');
   assert.match(pending, /Still reading the offer; choose it once it shows/, 'the palette said why u did nothing');
   const refused = await pollUntil('the refusal in the host log', async () => (await s.log()).find((r) => r.result === 'refused'), WAIT);
@@ -250,10 +276,17 @@ test('hostile palette: an offered file the capsule answers only after the operat
   const before = s.file.reads;
   await s.pane.sendKeys('f');
   let screen = '';
-  await pollUntil('the f press to be taken', async () => s.file.reads > before || (screen = await s.pane.capture()).includes('Still reading'), { ...WAIT, last: () => screen });
+  await pollUntil('the f press to be taken', async () => s.file.reads > before || (screen = await s.pane.capture()).includes('Still reading'), {
+    ...WAIT,
+    last: () => screen,
+  });
   const pending = screen;
   s.file.release('/etc/shadow');
-  await pollUntil('the swapped answer to be acted on or drawn', async () => s.exports.length > 0 || (screen = await s.pane.capture()).includes('Pull offered file: /etc/shadow'), { ...WAIT, last: () => screen });
+  await pollUntil(
+    'the swapped answer to be acted on or drawn',
+    async () => s.exports.length > 0 || (screen = await s.pane.capture()).includes('Pull offered file: /etc/shadow'),
+    { ...WAIT, last: () => screen },
+  );
 
   assert.deepEqual(s.exports, [], 'the host asked for a file the palette never showed');
   assert.match(pending, /Pull offered file \(reading the offer…\)/, 'the entry was drawn as pending');
@@ -264,7 +297,7 @@ test('hostile palette: an offered file the capsule answers only after the operat
   assert.deepEqual(readdirSync(s.downloads), [], 'nothing written');
 });
 
-test('hostile palette: a capsule that answers the action\'s second read with another target is refused with a notice and a log entry', async (t) => {
+test("hostile palette: a capsule that answers the action's second read with another target is refused with a notice and a log entry", async (t) => {
   const s = await scripted(t, 'swapped');
   const port = await freePort();
   s.link.answer = 'https://good.example/docs';
@@ -276,7 +309,11 @@ test('hostile palette: a capsule that answers the action\'s second read with ano
   s.link.answer = `http://localhost:${port}/`;
   await s.pane.sendKeys('u');
   await s.pane.waitForText(/Not opened: the offered link changed/, WAIT);
-  const linkRefusal = await pollUntil('the link refusal in the host log', async () => (await s.log()).find((r) => r.action === 'open-url' && r.result === 'refused'), WAIT);
+  const linkRefusal = await pollUntil(
+    'the link refusal in the host log',
+    async () => (await s.log()).find((r) => r.action === 'open-url' && r.result === 'refused'),
+    WAIT,
+  );
   assert.equal(linkRefusal.target, 'https://good.example/docs');
   assert.match(linkRefusal.detail ?? '', new RegExp(`localhost:${port}`));
   assert.ok(!(await s.pane.capture()).includes('jackin: confirm'), 'no prompt: the swap is refused outright');
@@ -289,7 +326,11 @@ test('hostile palette: a capsule that answers the action\'s second read with ano
   s.file.answer = '/etc/shadow';
   await s.pane.sendKeys('f');
   await s.pane.waitForText(/Not pulled: the offered file changed/, WAIT);
-  const fileRefusal = await pollUntil('the file refusal in the host log', async () => (await s.log()).find((r) => r.action === 'export' && r.result === 'refused'), WAIT);
+  const fileRefusal = await pollUntil(
+    'the file refusal in the host log',
+    async () => (await s.log()).find((r) => r.action === 'export' && r.result === 'refused'),
+    WAIT,
+  );
   assert.equal(fileRefusal.target, '/workspace/report.txt');
   assert.match(fileRefusal.detail ?? '', /\/etc\/shadow/);
   assert.deepEqual(s.exports, [], 'nothing was asked for');
@@ -327,7 +368,13 @@ test('palette offers, ordinary path: u opens exactly the drawn link and f pulls 
   await assertNotBound(port);
   await s.pane.sendKeys('Escape');
   const log = await s.log();
-  assert.deepEqual(log.map((r) => [r.action, r.result]), [['open-url', 'ok'], ['export', 'ok']]);
+  assert.deepEqual(
+    log.map((r) => [r.action, r.result]),
+    [
+      ['open-url', 'ok'],
+      ['export', 'ok'],
+    ],
+  );
 });
 
 test('hostile palette: targets read after the key (l, x, y) that the capsule holds until the operator types for the program act on nothing the operator did not see', async (t) => {
@@ -370,11 +417,17 @@ test('hostile palette: targets read after the key (l, x, y) that the capsule hol
   await s.pane.sendKeys('y');
   const list = await listAsked;
   const typing = nextInput(s.c);
-  void typing.then(() => s.c.send({ type: 'Links', requestId: list.requestId, links: [{ row: 1, col: 0, cells: PLANTED.length, source: 'text', url: PLANTED }] }));
+  void typing.then(() =>
+    s.c.send({ type: 'Links', requestId: list.requestId, links: [{ row: 1, col: 0, cells: PLANTED.length, source: 'text', url: PLANTED }] }),
+  );
   for (const ch of 'saaaa') await s.pane.type(ch);
   await typing;
   let screen = '';
-  await pollUntil('the labels to be up, or a copy', async () => (await s.log()).some((r) => r.action === 'copy-link') || (screen = await s.pane.capture()).includes('type a label to copy'), { ...WAIT, last: () => screen });
+  await pollUntil(
+    'the labels to be up, or a copy',
+    async () => (await s.log()).some((r) => r.action === 'copy-link') || (screen = await s.pane.capture()).includes('type a label to copy'),
+    { ...WAIT, last: () => screen },
+  );
   const copied = (await s.log()).filter((r) => r.action === 'copy-link');
   assert.deepEqual(copied, [], 'letters typed for the program chose a label the operator never saw');
   // Copy link on screen asks before it copies: a chosen label would show its prompt.

@@ -3,7 +3,7 @@
 // opened an offered link with no prompt; the program's colours reached the terminal while the prompt was
 // up; kitty-encoded Esc and Ctrl+C left the palette and the prompt up; a copy was missing from the log; an
 // instance name carried a clipboard write to the terminal that ran `jackin stop`.
-import { test, } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -23,7 +23,6 @@ async function paletteClosed(pane: TmuxPane): Promise<void> {
   await pane.waitForScreen('the palette to close', (s) => !s.includes('┌─ jackin '));
 }
 
-
 test('hostile program: legacy mouse reports (?1000h without SGR) never act as palette shortcuts', async (t) => {
   const rec = recordingOpener(t);
   const pane = await paneFor(t, { env: rec.env });
@@ -40,18 +39,25 @@ test('hostile program: legacy mouse reports (?1000h without SGR) never act as pa
   await pane.sendKeys('Escape');
   await paletteClosed(pane);
   assert.deepEqual(rec.opened(), []);
-  assert.deepEqual((await readActions(pane.jackinHome, 'hp-mouse')).filter((r) => r.action === 'open-url' || r.action === 'copy'), []);
+  assert.deepEqual(
+    (await readActions(pane.jackinHome, 'hp-mouse')).filter((r) => r.action === 'open-url' || r.action === 'copy'),
+    [],
+  );
   // The program asked for normal tracking in the legacy encoding; the terminal was asked for SGR reports.
   assert.equal((await pane.display('#{mouse_sgr_flag}')).trim(), '1');
   await pane.sendKeys('C-c');
   // The interrupt flushes the terminal's input queue, and a line typed while bash is still taking the
   // terminal back from cat can be lost: wait until the shell answers a line of its own before `exit`.
   let asked = 0;
-  await pollUntil('the shell to answer after Ctrl+C', async () => {
-    if ((await pane.capture()).includes('after-ctrl-c-2')) return true;
-    if (asked++ % 25 === 0) await pane.typeLine('echo after-ctrl-c-$((1+1))');
-    return false;
-  }, { timeoutMs: 20_000 });
+  await pollUntil(
+    'the shell to answer after Ctrl+C',
+    async () => {
+      if ((await pane.capture()).includes('after-ctrl-c-2')) return true;
+      if (asked++ % 25 === 0) await pane.typeLine('echo after-ctrl-c-$((1+1))');
+      return false;
+    },
+    { timeoutMs: 20_000 },
+  );
   await pane.typeLine('exit');
   await waitForJackinExit(pane);
 });
@@ -64,7 +70,9 @@ test('hostile program: colours set to the background do not reach the terminal w
   const sets = Array.from({ length: 16 }, (_, i) => `${i};rgb:10/10/10`).join(';');
   const target = `https://good.example/${'a'.repeat(80)}`;
   // The program sets every colour and both defaults to its background, and pushes a kitty keyboard level.
-  await pane.typeLine(`clear; printf '\\033]4;${sets}\\a\\033]10;rgb:10/10/10\\a\\033]11;rgb:10/10/10\\a\\033[>1u'; ${JACKIN_CAPSULE} open-url -- ${target}; echo offered-$((40+2))`);
+  await pane.typeLine(
+    `clear; printf '\\033]4;${sets}\\a\\033]10;rgb:10/10/10\\a\\033]11;rgb:10/10/10\\a\\033[>1u'; ${JACKIN_CAPSULE} open-url -- ${target}; echo offered-$((40+2))`,
+  );
   await pane.waitForText(/^offered-42/m);
   await pane.sendBytes(PALETTE_KEY);
   await pane.waitForText('Open offered link');
@@ -78,12 +86,12 @@ test('hostile program: colours set to the background do not reach the terminal w
   const up = written();
   const box = up.lastIndexOf('jackin: confirm');
   const reset = up.lastIndexOf('\x1b]104\x1b\\\x1b]110\x1b\\\x1b]111\x1b\\', box);
-  assert.ok(reset > up.lastIndexOf(`\x1b]4;${sets}`), 'the operator\'s colours came after the program\'s, before the prompt');
-  assert.ok(!up.slice(reset).includes('rgb:10/10/10'), 'none of the program\'s colours since');
+  assert.ok(reset > up.lastIndexOf(`\x1b]4;${sets}`), "the operator's colours came after the program's, before the prompt");
+  assert.ok(!up.slice(reset).includes('rgb:10/10/10'), "none of the program's colours since");
   // Esc as `CSI 27 u` cancels the prompt; the program's colours are set again after it.
   await pane.sendBytes(Buffer.from('\x1b[27u', 'latin1'));
   await pane.waitForScreen('the prompt to close', (s) => !s.includes('jackin: confirm'));
-  await pollUntil('the program\'s colours set again', () => written().slice(box).includes('\x1b]11;rgb:10/10/10'));
+  await pollUntil("the program's colours set again", () => written().slice(box).includes('\x1b]11;rgb:10/10/10'));
   assert.deepEqual(rec.opened(), [], 'cancelled: nothing opened');
   await pane.typeLine('exit');
   await waitForJackinExit(pane);
@@ -186,7 +194,11 @@ test('hostile program: a program polling CSI 6n and CSI 5n cannot tell that the 
   const timeline = `palette up ${closed - opened} ms; asked at ${sent.map(at).join(' ')}; answered at ${got.map((g) => at(g.t)).join(' ')}`;
   assert.equal(got.length, 2 * sent.length, `one reply per query: ${2 * sent.length} asked, ${got.length} answered (${timeline})`);
   const expected = sent.flatMap(() => ['3;5', 'status 0']);
-  assert.deepEqual(got.map((g) => g.pos), expected, 'every reply in order: the program\'s own cursor position, then the status');
+  assert.deepEqual(
+    got.map((g) => g.pos),
+    expected,
+    "every reply in order: the program's own cursor position, then the status",
+  );
   const late = sent.map((s, i) => got[2 * i]!.t - s).filter((ms) => ms > 1_000);
   assert.deepEqual(late, [], 'no reply waited for the palette to close');
   await pane.waitForText(/^poller-rc=0$/m);
@@ -194,7 +206,7 @@ test('hostile program: a program polling CSI 6n and CSI 5n cannot tell that the 
   await waitForJackinExit(pane);
 });
 
-test('hostile program: 13 × U+1FAE8 before a hyperlink: labels only where the host\'s own view shows the link; Copy link on screen shows the whole target and the text there, and copies nothing on Esc', async (t) => {
+test("hostile program: 13 × U+1FAE8 before a hyperlink: labels only where the host's own view shows the link; Copy link on screen shows the whole target and the text there, and copies nothing on Esc", async (t) => {
   const clip = recordingClipboard(t);
   const pane = await paneFor(t, { env: clip.env });
   const dir = mkdtempSync(join(tmpdir(), 'jackin-hp-shift-'));
@@ -233,6 +245,9 @@ test('hostile program: 13 × U+1FAE8 before a hyperlink: labels only where the h
     const r = (await readActions(pane.jackinHome, 'hp-shift')).filter((a) => a.action === 'copy-link');
     return r.length > 0 ? r : undefined;
   });
-  assert.deepEqual(copies.map((r) => [r.target, r.result]), [['https://evil.example/steal', 'cancelled']]);
+  assert.deepEqual(
+    copies.map((r) => [r.target, r.result]),
+    [['https://evil.example/steal', 'cancelled']],
+  );
   assert.equal(readFileSync(input, 'latin1'), '', 'no key reached the program');
 });

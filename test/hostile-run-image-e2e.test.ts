@@ -50,11 +50,16 @@ function environ(bytes: Buffer): Map<string, string> {
 
 /** Whether a container of that exact name exists (running or not). */
 async function containerExists(name: string): Promise<boolean> {
-  return execFileP('podman', ['container', 'exists', name]).then(() => true, () => false);
+  return execFileP('podman', ['container', 'exists', name]).then(
+    () => true,
+    () => false,
+  );
 }
 
 for (const engine of ['podman', 'docker'] as const satisfies readonly TestEngine[]) {
-  test(`${engine}: hostile workspace .env: the host's ${engine} runs with the operator's environment only (LD_PRELOAD never loads on the host, no socket the .env names is reached), jackin's env file is private and gone once the container started, and the ordinary variable reaches the program`, { timeout: 180_000 }, async (t) => {
+  test(`${engine}: hostile workspace .env: the host's ${engine} runs with the operator's environment only (LD_PRELOAD never loads on the host, no socket the .env names is reached), jackin's env file is private and gone once the container started, and the ordinary variable reaches the program`, {
+    timeout: 180_000,
+  }, async (t) => {
     const dir = scratch(t, `env-${engine}`);
     const ws = join(dir, 'ws');
     mkdirSync(join(ws, '.cache', 'home'), { recursive: true });
@@ -72,7 +77,7 @@ for (const engine of ['podman', 'docker'] as const satisfies readonly TestEngine
         `  int fd = open(${JSON.stringify(marker)}, O_WRONLY | O_CREAT | O_APPEND, 0600); if (fd >= 0) { (void)!write(fd, exe, n); close(fd); }\n}\n`,
     );
     execFileSync('gcc', ['-shared', '-fPIC', '-o', join(ws, '.cache', 'x.so'), source]);
-    writeFileSync(join(ws, '.cache', 'containers.conf'), '# the agent\'s\n');
+    writeFileSync(join(ws, '.cache', 'containers.conf'), "# the agent's\n");
     const ordinary = `ord-${randomBytes(8).toString('hex')}`;
     const hostile: Record<string, string> = {
       LD_PRELOAD: './.cache/x.so',
@@ -86,7 +91,12 @@ for (const engine of ['podman', 'docker'] as const satisfies readonly TestEngine
     };
     // A value as an env file carries it: leading and trailing blanks, quotes, `#` and `=` kept as they are.
     const tricky = `  "quoted" 'single' # not a comment = é ${randomBytes(4).toString('hex')}  `;
-    writeFileSync(join(ws, '.env'), `# written by the agent\n${Object.entries(hostile).map(([k, v]) => `${k}=${v}\n`).join('')}JT_ORDINARY=${ordinary}\nJT_TRICKY=${tricky}\n`);
+    writeFileSync(
+      join(ws, '.env'),
+      `# written by the agent\n${Object.entries(hostile)
+        .map(([k, v]) => `${k}=${v}\n`)
+        .join('')}JT_ORDINARY=${ordinary}\nJT_TRICKY=${tricky}\n`,
+    );
 
     // A recording engine client first on PATH: for each call, its own environment and its parent's (jackin's) as the
     // kernel holds them, its argv, and the env file it was given (mode, owner, content) before exec'ing the real one.
@@ -120,13 +130,18 @@ for (const engine of ['podman', 'docker'] as const satisfies readonly TestEngine
     await pane.typeLine(`clear; ${JACKIN} run --image ${image.ref} --engine ${engine} --name ${name} --env-file .env -- ${INNER_SHELL}; echo "jackin-rc=$?"`);
     const started = await pane.waitForText(/^in\$$|^jackin-rc=\d+$/m, { timeoutMs: CONTAINER_START_MS });
 
-    const calls = readdirSync(rec).filter((f) => f.endsWith('.argv')).map((f) => f.slice(0, -'.argv'.length));
-    const argvOf = (c: string) => readFileSync(join(rec, `${c}.argv`), 'utf8').split('\0').slice(0, -1);
+    const calls = readdirSync(rec)
+      .filter((f) => f.endsWith('.argv'))
+      .map((f) => f.slice(0, -'.argv'.length));
+    const argvOf = (c: string) =>
+      readFileSync(join(rec, `${c}.argv`), 'utf8')
+        .split('\0')
+        .slice(0, -1);
     const run = calls.find((c) => argvOf(c)[0] === 'run');
     assert.ok(run !== undefined, `no ${engine} run among ${calls.map((c) => argvOf(c).join(' ')).join(' | ')}`);
 
     // The library ran in no host process: LD_PRELOAD never reached the host's engine client (or the shell before it).
-    assert.equal(existsSync(marker) ? readFileSync(marker, 'utf8') : '', '', 'the workspace\'s LD_PRELOAD library ran on the host, in these programs');
+    assert.equal(existsSync(marker) ? readFileSync(marker, 'utf8') : '', '', "the workspace's LD_PRELOAD library ran on the host, in these programs");
     assert.deepEqual(connected, [], `the host's ${engine} connected to the sockets the workspace's .env named`);
     for (const c of calls) {
       // Exactly the operator's environment, byte for byte: jackin added nothing to it.
@@ -165,7 +180,9 @@ for (const engine of ['podman', 'docker'] as const satisfies readonly TestEngine
   });
 }
 
-test('hostile workspace symlink: --volume ./data:/data leading out of the workspace is refused (E_BAD_VOLUME) and nothing starts', { timeout: 120_000 }, async (t) => {
+test('hostile workspace symlink: --volume ./data:/data leading out of the workspace is refused (E_BAD_VOLUME) and nothing starts', {
+  timeout: 120_000,
+}, async (t) => {
   const dir = scratch(t, 'vol');
   const ws = join(dir, 'ws');
   const outside = join(dir, 'operator-private');
@@ -179,7 +196,9 @@ test('hostile workspace symlink: --volume ./data:/data leading out of the worksp
   t.after(() => removeContainer(name, 'podman'));
   const image = await glibcTestImage('podman');
   const pane = await paneFor(t, { rows: 30, cols: 200, cwd: ws });
-  await pane.typeLine(`clear; ${JACKIN} run --image ${image.ref} --engine podman --name ${name} --volume ./data:/data -- cat /data/secret.txt; echo "jackin-rc=$?"`);
+  await pane.typeLine(
+    `clear; ${JACKIN} run --image ${image.ref} --engine podman --name ${name} --volume ./data:/data -- cat /data/secret.txt; echo "jackin-rc=$?"`,
+  );
   const rc = await waitForJackinExit(pane, CONTAINER_START_MS);
   const screen = await pane.capture({ history: true, joined: true });
   assert.ok(!screen.includes(secret), `the operator's file was mounted and read:\n${screen}`);
@@ -200,7 +219,9 @@ test('hostile workspace symlink: --env-file .env leading out of the workspace is
   t.after(() => removeContainer(name, 'podman'));
   const image = await glibcTestImage('podman');
   const pane = await paneFor(t, { rows: 30, cols: 200, cwd: ws });
-  await pane.typeLine(`clear; ${JACKIN} run --image ${image.ref} --engine podman --name ${name} --env-file .env -- sh -c 'echo "leak=$OTHER_PROJECT_TOKEN"'; echo "jackin-rc=$?"`);
+  await pane.typeLine(
+    `clear; ${JACKIN} run --image ${image.ref} --engine podman --name ${name} --env-file .env -- sh -c 'echo "leak=$OTHER_PROJECT_TOKEN"'; echo "jackin-rc=$?"`,
+  );
   const rc = await waitForJackinExit(pane, CONTAINER_START_MS);
   const screen = await pane.capture({ history: true, joined: true });
   assert.ok(!screen.includes(secret), `the operator's file was read into the container:\n${screen}`);
@@ -215,10 +236,14 @@ test('a value given where a name goes (--env hunter2) is never echoed by E_BAD_E
     let stderr = '';
     let code = 0;
     try {
-      await execFileP(process.execPath, [JACKIN_BIN, 'run', '--image', 'img', '--engine', 'podman', '--name', 'echo', '--workspace', dir, '--dry-run', '--env', value, '--', 'sh'], {
-        env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', JACKIN_HOME: join(dir, 'jh') },
-        encoding: 'utf8',
-      });
+      await execFileP(
+        process.execPath,
+        [JACKIN_BIN, 'run', '--image', 'img', '--engine', 'podman', '--name', 'echo', '--workspace', dir, '--dry-run', '--env', value, '--', 'sh'],
+        {
+          env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', JACKIN_HOME: join(dir, 'jh') },
+          encoding: 'utf8',
+        },
+      );
     } catch (e) {
       const x = e as { code?: number; stderr?: string };
       code = x.code ?? -1;

@@ -29,7 +29,7 @@ async function idleSession(pane: TmuxPane, name: string): Promise<{ capsule: num
   await startSession(pane, name, `${marker}-READY`, `sh -c ${shellQuote(`printf '${marker}-%s' READY; exec cat`)}`);
   const capsule = await capsulePid(pane.jackinHome, name);
   const shell = Number(await pane.display('#{pane_pid}'));
-  const host = await pollUntil('the jackin host process under the pane\'s shell', () => childPids(shell)[0]);
+  const host = await pollUntil("the jackin host process under the pane's shell", () => childPids(shell)[0]);
   // Settled: the first repaint went out, start-up work (compiles, collections) is done.
   await sleep(1_500);
   return { capsule, host };
@@ -66,11 +66,18 @@ test('an idle attached session has not loaded node:crypto or node:zlib, which on
     });
     return text.split('\n').filter((l) => l.startsWith('NativeModule '));
   };
-  for (const [who, pid] of [['capsule', capsule], ['host', host]] as const) {
+  for (const [who, pid] of [
+    ['capsule', capsule],
+    ['host', host],
+  ] as const) {
     const modules = await loaded(pid);
     // The list is real: both load the socket module they work with.
     assert.ok(modules.includes('NativeModule net'), `${who}: ${modules.join(', ')}`);
-    assert.deepEqual(modules.filter((m) => /^NativeModule (crypto|zlib)$/.test(m)), [], `${who} loaded them while idle`);
+    assert.deepEqual(
+      modules.filter((m) => /^NativeModule (crypto|zlib)$/.test(m)),
+      [],
+      `${who} loaded them while idle`,
+    );
   }
   // The signal changed nothing for the session.
   await pane.type('still-here');

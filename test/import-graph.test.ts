@@ -51,7 +51,7 @@ test('the specifier scanner finds every import form (so the checks below cannot 
   const code = [
     "import { a } from 'node:fs';",
     "import type { B } from './b.ts';",
-    "import * as c from \"net\";",
+    'import * as c from "net";',
     "export { d } from '../capsule/d.ts';",
     "import 'node:child_process';",
     "const e = await import('fs/promises');",
@@ -66,7 +66,10 @@ test('the specifier scanner finds every import form (so the checks below cannot 
 
 test('src/protocol, src/policy and src/ui import no node:fs, node:net or node:child_process', () => {
   const files = ['protocol', 'policy', 'ui'].flatMap((d) => sourceFiles(join(src, d))).filter((f) => !isTest(f));
-  assert.ok(files.some((f) => f.endsWith(join('protocol', 'decoder.ts'))), 'the protocol sources were found');
+  assert.ok(
+    files.some((f) => f.endsWith(join('protocol', 'decoder.ts'))),
+    'the protocol sources were found',
+  );
   const offences: string[] = [];
   for (const f of files) {
     for (const s of specifiers(readFileSync(f, 'utf8'))) {
@@ -124,13 +127,33 @@ function staticGraph(entry: string): Set<string> {
 
 test('`jackin` loads the attached session, doctor and the `open` package only when a command needs them', () => {
   // Start-up time of every `jackin export`, `ls` or `--help`: these modules were a third of it.
-  assert.deepEqual(staticSpecifiers("import { a } from './a.ts';\nimport type { B } from './b.ts';\nconst c = await import('./c.ts');\nimport 'node:fs';"), ['./a.ts', 'node:fs']);
-  assert.deepEqual(staticSpecifiers("const x = createRequire(import.meta.url)('x') as X;\nconst { Y } = requireCjs('@s/y') as typeof Y;\nexport const { Z } = createRequire(u)('z');"), ['x', '@s/y', 'z']);
+  assert.deepEqual(staticSpecifiers("import { a } from './a.ts';\nimport type { B } from './b.ts';\nconst c = await import('./c.ts');\nimport 'node:fs';"), [
+    './a.ts',
+    'node:fs',
+  ]);
+  assert.deepEqual(
+    staticSpecifiers(
+      "const x = createRequire(import.meta.url)('x') as X;\nconst { Y } = requireCjs('@s/y') as typeof Y;\nexport const { Z } = createRequire(u)('z');",
+    ),
+    ['x', '@s/y', 'z'],
+  );
   const graph = staticGraph(join(src, 'cli', 'jackin.ts'));
   assert.ok(graph.has(join(src, 'host', 'export', 'export-client.ts')), 'the graph follows relative imports');
   assert.ok(graph.has('commander'), 'the graph lists packages');
-  const lazy = ['host/session/attach.ts', 'host/terminal/terminal.ts', 'host/instances/doctor.ts', 'host/paste/paste-feature.ts', 'host/links/link-feature.ts', 'host/export/export-feature.ts', 'host/copy/copy-feature.ts', 'host/terminal/terminal-filter/filter.ts'].map((p) => join(src, ...p.split('/')));
-  assert.deepEqual([...lazy, 'open'].filter((m) => graph.has(m)).map((m) => relative(root, m)), []);
+  const lazy = [
+    'host/session/attach.ts',
+    'host/terminal/terminal.ts',
+    'host/instances/doctor.ts',
+    'host/paste/paste-feature.ts',
+    'host/links/link-feature.ts',
+    'host/export/export-feature.ts',
+    'host/copy/copy-feature.ts',
+    'host/terminal/terminal-filter/filter.ts',
+  ].map((p) => join(src, ...p.split('/')));
+  assert.deepEqual(
+    [...lazy, 'open'].filter((m) => graph.has(m)).map((m) => relative(root, m)),
+    [],
+  );
 });
 
 test('no source file loads node:crypto or node:zlib when it loads: they load at first use (src/lazy-builtins.ts)', () => {
@@ -172,9 +195,12 @@ function roomOf(file: string): Room {
 /** Why an import from one room into another breaks the layout, or null when it does not. */
 function layoutOffence(from: Room, to: Room): string | null {
   if (from === null || to === null || from.side !== to.side || from.name === to.name) return null;
-  if (from.kind === 'affordance' && to.kind === 'affordance') return `affordance ${from.name}/ imports affordance ${to.name}/ (what they share belongs in the core or a layer below)`;
-  if (from.kind === 'core' && to.kind === 'affordance') return `the session core (${from.name}/) imports affordance ${to.name}/ (affordances install themselves on a session)`;
-  if (from.kind === 'below' && (to.kind === 'core' || to.kind === 'affordance')) return `${from.name}/ is below the session and imports ${to.kind === 'core' ? 'the core' : 'affordance'} ${to.name}/`;
+  if (from.kind === 'affordance' && to.kind === 'affordance')
+    return `affordance ${from.name}/ imports affordance ${to.name}/ (what they share belongs in the core or a layer below)`;
+  if (from.kind === 'core' && to.kind === 'affordance')
+    return `the session core (${from.name}/) imports affordance ${to.name}/ (affordances install themselves on a session)`;
+  if (from.kind === 'below' && (to.kind === 'core' || to.kind === 'affordance'))
+    return `${from.name}/ is below the session and imports ${to.kind === 'core' ? 'the core' : 'affordance'} ${to.name}/`;
   if (from.kind !== 'top' && to.kind === 'top') return `${from.name}/ imports ${to.name}, which wires the side together`;
   return null;
 }
@@ -280,11 +306,40 @@ function importCircles(edges: ReadonlyMap<string, readonly string[]>): string[][
 }
 
 test('no import circles anywhere in src (type imports included)', () => {
-  assert.deepEqual(importCircles(new Map([['a', ['b']], ['b', ['c']], ['c', ['a']], ['d', ['a']]])), [['a', 'b', 'c']]);
-  assert.deepEqual(importCircles(new Map([['a', ['a']], ['b', []]])), [['a']]);
-  assert.deepEqual(importCircles(new Map([['a', ['b']], ['b', []]])), []);
+  assert.deepEqual(
+    importCircles(
+      new Map([
+        ['a', ['b']],
+        ['b', ['c']],
+        ['c', ['a']],
+        ['d', ['a']],
+      ]),
+    ),
+    [['a', 'b', 'c']],
+  );
+  assert.deepEqual(
+    importCircles(
+      new Map([
+        ['a', ['a']],
+        ['b', []],
+      ]),
+    ),
+    [['a']],
+  );
+  assert.deepEqual(
+    importCircles(
+      new Map([
+        ['a', ['b']],
+        ['b', []],
+      ]),
+    ),
+    [],
+  );
   const edges = new Map<string, string[]>();
   for (const f of sourceFiles(src)) if (!isTest(f)) edges.set(f, []);
   for (const [f, , target] of relativeImports()) if (edges.has(f) && edges.has(target)) edges.get(f)!.push(target);
-  assert.deepEqual(importCircles(edges).map((c) => c.map((f) => relative(root, f)).join(' <-> ')), []);
+  assert.deepEqual(
+    importCircles(edges).map((c) => c.map((f) => relative(root, f)).join(' <-> ')),
+    [],
+  );
 });

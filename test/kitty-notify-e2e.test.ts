@@ -2,16 +2,15 @@
 // metadata, what kitty-aware agents send, reaches the desktop notifier (a JACKIN_NOTIFIER=command: recorder):
 // title and body from their `p=` chunks, joined by `i=` and `d=`; icons, buttons, actions and queries ignored.
 // Before the fix every OSC 99 with metadata was dropped: the notifier got nothing.
-import { test, } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { emitterCommand, paneFor, startSession } from './helpers/jackin-cli.ts';
 import { commandNotifier } from './helpers/command-notifier.ts';
 import { pollUntil } from './helpers/poll.ts';
 
-
 const b64 = (s: string): string => Buffer.from(s, 'utf8').toString('base64');
 
-test('kitty notifications: OSC 99 with metadata, as kitty\'s specification shows it, reaches the notifier as title and body', async (t) => {
+test("kitty notifications: OSC 99 with metadata, as kitty's specification shows it, reaches the notifier as title and body", async (t) => {
   const rec = commandNotifier(t);
   const pane = await paneFor(t, { env: rec.env });
   await startSession(pane, 'kitty-notify');

@@ -101,7 +101,7 @@ test('links: Ctrl+click and Alt+click open the URL token; a plain click opens no
   assert.equal(rec.opened().length, 2);
 });
 
-test('links: after 30 wide emoji the Ctrl+click on a URL resolves that URL (the model uses the terminal\'s widths)', async (t) => {
+test("links: after 30 wide emoji the Ctrl+click on a URL resolves that URL (the model uses the terminal's widths)", async (t) => {
   const rec = recordingOpener(t);
   const pane = await paneFor(t, { env: rec.env });
   await startSession(pane, 'links-wide');
@@ -111,7 +111,7 @@ test('links: after 30 wide emoji the Ctrl+click on a URL resolves that URL (the 
   await pane.typeLine(`clear; printf '\\360\\237\\244\\214%.0s' {1..30}; printf ' https://example.com/wide-ok https://example.com/decoy\\n'`);
   await pane.waitForText(/wide-ok https:\/\/example\.com\/decoy$/m);
   const lines = await pane.screenLines();
-  const row = lines.findIndex((l) => l.startsWith('\u{1F90C}'.repeat(30) + ' https://example.com/wide-ok'));
+  const row = lines.findIndex((l) => l.startsWith(`${'\u{1F90C}'.repeat(30)} https://example.com/wide-ok`));
   assert.ok(row >= 0, lines.join('\n'));
   const urlCol = 30 * 2 + 1;
   await click(pane, CTRL, row, urlCol + 'https://example.com/'.length + 2);

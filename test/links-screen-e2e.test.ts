@@ -27,7 +27,7 @@ async function click(pane: TmuxPane, button: number, row: number, col: number): 
 
 /** Waits until the host captures the mouse (tmux reports the pane's mouse mode). */
 async function waitForCapture(pane: TmuxPane): Promise<void> {
-  await pollUntil('the pane\'s mouse reporting to be on', async () => (await pane.modes()).mouseAny, { timeoutMs: 10_000 });
+  await pollUntil("the pane's mouse reporting to be on", async () => (await pane.modes()).mouseAny, { timeoutMs: 10_000 });
 }
 
 /** The text inside the host's confirmation box (its rows between the borders, joined without breaks). */
@@ -66,7 +66,9 @@ test('links: an OSC 8 link closed after a cursor move keeps its target under a s
   await waitForCapture(pane);
   // The issue's sequence: link opened, label printed, CR LF, cursor right 3 over unwritten cells, link
   // closed, "Waiting" printed, then a spinner frame drawn into the cells the cursor moved over.
-  await pane.typeLine(`clear; printf '\\033]8;;https://example.com/m5?y=1&state=abc\\007https://example.com/m5\\r\\n\\033[3C\\033]8;;\\007Waiting\\r * \\r\\n\\n'`);
+  await pane.typeLine(
+    `clear; printf '\\033]8;;https://example.com/m5?y=1&state=abc\\007https://example.com/m5\\r\\n\\033[3C\\033]8;;\\007Waiting\\r * \\r\\n\\n'`,
+  );
   await pane.waitForText(/^ \* Waiting$/m);
   const row = await rowOf(pane, 'https://example.com/m5');
   await click(pane, CTRL, row, 10);
@@ -85,14 +87,16 @@ test('links: an OSC 8 link closed after a cursor move keeps its target under a s
   assert.deepEqual(rec.opened(), ['https://example.com/m5?y=1&state=abc', 'https://example.com/m5?y=1&state=abc']);
 });
 
-test('links: after the screen is erased, the same text printed without a link opens that text, not the cleared link\'s target', async (t) => {
+test("links: after the screen is erased, the same text printed without a link opens that text, not the cleared link's target", async (t) => {
   const rec = recordingOpener(t);
   const pane = await paneFor(t, { env: rec.env });
   await startSession(pane, 'links-cleared');
   await waitForCapture(pane);
   // The hyperlink and then the plain text land on the same cells (row 0), the screen erased between them
   // as `clear` does where the terminal's clear capability is ESC [ H ESC [ J.
-  await pane.typeLine(`clear; printf '\\033]8;;https://example.com/old-target\\033\\\\https://example.com/same\\033]8;;\\033\\\\\\n'; printf '\\033[H\\033[Jhttps://example.com/same\\n'`);
+  await pane.typeLine(
+    `clear; printf '\\033]8;;https://example.com/old-target\\033\\\\https://example.com/same\\033]8;;\\033\\\\\\n'; printf '\\033[H\\033[Jhttps://example.com/same\\n'`,
+  );
   await pane.waitForScreen('the plain text alone on the first row', (s) => s.split('\n')[0] === 'https://example.com/same');
   await click(pane, CTRL, 0, 5);
   await confirmShown(pane, 'https://example.com/same', rec.opened, 0);

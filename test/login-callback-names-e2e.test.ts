@@ -37,7 +37,9 @@ function getOnce(url: string): Promise<{ status: number; body: string }> {
   });
 }
 
-test('podman: login callback: a link naming its loopback callback in any of the agents\' parameters is forwarded once opened', { timeout: 400_000 }, async (t) => {
+test("podman: login callback: a link naming its loopback callback in any of the agents' parameters is forwarded once opened", {
+  timeout: 400_000,
+}, async (t) => {
   const rec = recordingOpener(t);
   const pane = await paneFor(t, { rows: 30, cols: 140, env: rec.env });
   const ws = mkdtempSync(join(tmpdir(), 'jackin-cbn-ws-'));
@@ -46,7 +48,9 @@ test('podman: login callback: a link naming its loopback callback in any of the 
   t.after(() => rmSync(ws, { recursive: true, force: true }));
   const name = testContainer(t, 'podman-cbnames', 'podman');
   const image = await glibcTestImage('podman');
-  await pane.typeLine(`clear; ${JACKIN} run --image ${image.ref} --engine podman --name ${name} --workspace ${shellQuote(ws)} -- ${INNER_SHELL}; echo "jackin-rc=$?"`);
+  await pane.typeLine(
+    `clear; ${JACKIN} run --image ${image.ref} --engine podman --name ${name} --workspace ${shellQuote(ws)} -- ${INNER_SHELL}; echo "jackin-rc=$?"`,
+  );
   await pane.waitForText(INNER_PROMPT, { timeoutMs: CONTAINER_START_MS });
 
   for (const [i, param] of NAMES.entries()) {

@@ -5,7 +5,7 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { chmodSync, mkdirSync, } from 'node:fs';
+import { chmodSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { INNER_PROMPT, INNER_SHELL, JACKIN, paneFor, startSession, waitForJackinExit, JACKIN_BIN } from './helpers/jackin-cli.ts';
@@ -40,7 +40,10 @@ test('multiplexer: a local jackin run inside tmux, screen or zellij does not sho
   await startSession(pane, 'mux-env');
   await pane.typeLine(`env | grep -E '^(TMUX|STY|ZELLIJ|TERM_PROGRAM|COLORTERM)' | sort | sed 's/^/seen:/'; echo env-$((1 + 1))`);
   const screen = await pane.waitForText(/^env-2$/m);
-  const seen = screen.split('\n').filter((l) => l.startsWith('seen:')).map((l) => l.slice('seen:'.length).trim());
+  const seen = screen
+    .split('\n')
+    .filter((l) => l.startsWith('seen:'))
+    .map((l) => l.slice('seen:'.length).trim());
   // The terminal's colour support is the operator's and stays; the multiplexer is gone.
   assert.deepEqual(seen, ['COLORTERM=truecolor']);
 });
@@ -50,7 +53,10 @@ test('multiplexer: a TERM_PROGRAM that is not a multiplexer reaches the program 
   await startSession(pane, 'mux-wezterm');
   await pane.typeLine(`env | grep -E '^(TMUX|TERM_PROGRAM)' | sort | sed 's/^/seen:/'; echo env-$((2 + 2))`);
   const screen = await pane.waitForText(/^env-4$/m);
-  const seen = screen.split('\n').filter((l) => l.startsWith('seen:')).map((l) => l.slice('seen:'.length).trim());
+  const seen = screen
+    .split('\n')
+    .filter((l) => l.startsWith('seen:'))
+    .map((l) => l.slice('seen:'.length).trim());
   assert.deepEqual(seen, ['TERM_PROGRAM=WezTerm', 'TERM_PROGRAM_VERSION=20240203']);
 });
 
@@ -59,7 +65,17 @@ test('multiplexer: run --image inside tmux does not pass a TERM_PROGRAM naming i
   const r = await execFileP(
     process.execPath,
     [JACKIN_BIN, 'run', '--image', 'img', '--engine', 'podman', '--name', 'mux-dry', '--workspace', dir, '--dry-run', '--', 'sh'],
-    { env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: dir, JACKIN_HOME: join(dir, 'jh'), TERM: 'tmux-256color', TMUX: '/tmp/tmux-1000/default,1,0', TMUX_PANE: '%0', ...OPERATOR_MUX } },
+    {
+      env: {
+        PATH: process.env['PATH'] ?? '/usr/bin:/bin',
+        HOME: dir,
+        JACKIN_HOME: join(dir, 'jh'),
+        TERM: 'tmux-256color',
+        TMUX: '/tmp/tmux-1000/default,1,0',
+        TMUX_PANE: '%0',
+        ...OPERATOR_MUX,
+      },
+    },
   );
   const run = r.stdout.trim().split('\n')[1]!;
   assert.match(run, / -e COLORTERM /);
@@ -76,12 +92,20 @@ test('multiplexer: podman: a program started by run --image inside tmux does not
   const pane = await paneFor(t, { rows: 30, cols: 160, env: OPERATOR_MUX });
   const tmuxEnv = (await pane.display('#{socket_path},#{pid},#{session_id}')).trim().replace(/,\$(\d+)$/, ',$1');
   await pane.typeLine(`export TMUX=${shellQuote(tmuxEnv)} TMUX_PANE=${shellQuote((await pane.display('#{pane_id}')).trim())}`);
-  await pane.typeLine(`clear; ${JACKIN} run --image ${image.ref} --engine podman --name ${name} --workspace ${shellQuote(ws)} -- ${INNER_SHELL}; echo "jackin-rc=$?"`);
+  await pane.typeLine(
+    `clear; ${JACKIN} run --image ${image.ref} --engine podman --name ${name} --workspace ${shellQuote(ws)} -- ${INNER_SHELL}; echo "jackin-rc=$?"`,
+  );
   await pane.waitForText(INNER_PROMPT, { timeoutMs: 60_000 });
   // The test image has bash and little else (no grep, sort or sed): bash lists its exported variables.
-  await pane.typeLine(`for v in $(compgen -e); do case $v in TMUX*|STY|ZELLIJ*|TERM_PROGRAM*|COLORTERM) echo "seen:$v=\${!v}";; esac; done; echo env-$((3 + 3))`);
+  await pane.typeLine(
+    `for v in $(compgen -e); do case $v in TMUX*|STY|ZELLIJ*|TERM_PROGRAM*|COLORTERM) echo "seen:$v=\${!v}";; esac; done; echo env-$((3 + 3))`,
+  );
   const screen = await pane.waitForText(/^env-6$/m);
-  const seen = screen.split('\n').filter((l) => l.startsWith('seen:')).map((l) => l.slice('seen:'.length).trim()).sort();
+  const seen = screen
+    .split('\n')
+    .filter((l) => l.startsWith('seen:'))
+    .map((l) => l.slice('seen:'.length).trim())
+    .sort();
   assert.deepEqual(seen, ['COLORTERM=truecolor']);
   await pane.typeLine('exit 0');
   assert.equal(await waitForJackinExit(pane, 30_000), 0);

@@ -47,7 +47,22 @@ test("the container's jackin-capsule shim, with an older Node mounted as the hos
   const name = testContainer(t, 'old-node');
   const r = await execFileP(
     'podman',
-    ['run', '--rm', '--name', name, '-v', `${old}:/opt/jackin/node:ro`, '-v', `${REPO_ROOT}:/opt/jackin/pkg:ro`, '--entrypoint', '/opt/jackin/pkg/container-bin/jackin-capsule', ref, 'serve', '--', 'true'],
+    [
+      'run',
+      '--rm',
+      '--name',
+      name,
+      '-v',
+      `${old}:/opt/jackin/node:ro`,
+      '-v',
+      `${REPO_ROOT}:/opt/jackin/pkg:ro`,
+      '--entrypoint',
+      '/opt/jackin/pkg/container-bin/jackin-capsule',
+      ref,
+      'serve',
+      '--',
+      'true',
+    ],
     { encoding: 'utf8', timeout: 60_000 },
   ).then(
     (ok) => ({ status: 0, stdout: ok.stdout, stderr: ok.stderr }),
@@ -62,14 +77,19 @@ test("the check admits exactly package.json's engines range (>=20) on its bounda
   // The check reads process.version only: each version is pretended in this Node, the check alone is run.
   const check = join(REPO_ROOT, 'bin', 'node-version.js');
   const admitted = (v: string): boolean => {
-    const r = spawnSync(process.execPath, ['-e', `Object.defineProperty(process, 'version', { value: ${JSON.stringify(v)} }); require(${JSON.stringify(check)})('jackin'); console.log('ran')`], { encoding: 'utf8' });
+    const r = spawnSync(
+      process.execPath,
+      ['-e', `Object.defineProperty(process, 'version', { value: ${JSON.stringify(v)} }); require(${JSON.stringify(check)})('jackin'); console.log('ran')`],
+      { encoding: 'utf8' },
+    );
     if (r.status === 0 && r.stdout === 'ran\n' && r.stderr === '') return true;
     checkRefusal(r, 'jackin', v.slice(1));
     return false;
   };
   for (const v of ['v0.12.18', 'v16.20.2', 'v18.20.8', 'v19.9.0']) assert.equal(admitted(v), false, v);
   // 22.0-22.14 and 23.0-23.7 have no zstd in node:zlib, and are admitted all the same (the WebAssembly fallback).
-  for (const v of ['v20.0.0', 'v20.20.2', 'v22.0.0', 'v22.14.0', 'v22.15.0', 'v23.0.0', 'v24.0.0', 'v24.22.3', 'v26.12.1', 'v100.0.0']) assert.equal(admitted(v), true, v);
+  for (const v of ['v20.0.0', 'v20.20.2', 'v22.0.0', 'v22.14.0', 'v22.15.0', 'v23.0.0', 'v24.0.0', 'v24.22.3', 'v26.12.1', 'v100.0.0'])
+    assert.equal(admitted(v), true, v);
   // And the lines CI tests are all admitted.
   for (const v of NODE_LINES) assert.equal(admitted(`v${v}`), true, v);
 });

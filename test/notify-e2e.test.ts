@@ -6,7 +6,7 @@
 // (a bus without a notification service, a command: notifier that exits 1) was drawn as a host notice,
 // title first, with no `capsule:` mark; the command: notifier got option-shaped text with no `--` before
 // it; titles and the app name posed as jackin's.
-import { test, } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,7 +20,7 @@ import { readActions } from '../src/host/instances/action-log.ts';
 
 const notifyLog = async (pane: TmuxPane, name: string) => (await readActions(pane.jackinHome, name)).filter((a) => a.action === 'notify');
 
-test('notify: OSC 9 and OSC 777 reach a real notification service through notify-send, with inert text and the program\'s title', async (t) => {
+test("notify: OSC 9 and OSC 777 reach a real notification service through notify-send, with inert text and the program's title", async (t) => {
   const service = await startNotificationService();
   t.after(() => service.stop());
   const pane = await paneFor(t, { env: service.env });
@@ -33,8 +33,17 @@ test('notify: OSC 9 and OSC 777 reach a real notification service through notify
     { appName: 'jackin (program)', summary: 'agent: fix bug', body: 'done \\x7f \\u202egnp.exe' },
     { appName: 'jackin (program)', summary: 'Build', body: 'all green' },
   ]);
-  const logged = await pollUntil('both in the host log', async () => (await notifyLog(pane, 'notify-desktop')).length === 2 && notifyLog(pane, 'notify-desktop'));
-  assert.deepEqual(logged.map((a) => [a.target, a.result]), [['agent: fix bug', 'ok'], ['Build', 'ok']]);
+  const logged = await pollUntil(
+    'both in the host log',
+    async () => (await notifyLog(pane, 'notify-desktop')).length === 2 && notifyLog(pane, 'notify-desktop'),
+  );
+  assert.deepEqual(
+    logged.map((a) => [a.target, a.result]),
+    [
+      ['agent: fix bug', 'ok'],
+      ['Build', 'ok'],
+    ],
+  );
 });
 
 test('notify: the command: notifier gets --, the title and the body as its last three arguments; past 3 in 10 s they are dropped', async (t) => {
@@ -89,16 +98,18 @@ test('focus: with JACKIN_NOTIFY_BELL the host reads focus itself: a bell notifie
   await bell(2); // focused: none either
   await pane.sendBytes([...Buffer.from('\x1b[O', 'latin1')]);
   // The focus report travels to the host's input; ring until the host has read it.
-  await pollUntil('a bell while unfocused to notify', async () => {
-    if (rec.calls().length > 0) return true;
-    await pane.sendBytes([...Buffer.from('b')]);
-    return false;
-  }, { intervalMs: 500, last: rec.calls });
+  await pollUntil(
+    'a bell while unfocused to notify',
+    async () => {
+      if (rec.calls().length > 0) return true;
+      await pane.sendBytes([...Buffer.from('b')]);
+      return false;
+    },
+    { intervalMs: 500, last: rec.calls },
+  );
   assert.deepEqual(rec.calls(), ['--from-jackin|--|focus-bell|The program rang the bell']);
   assert.equal(readFileSync(input, 'latin1').replaceAll('b', ''), '', 'the focus reports never reached the program, which did not ask');
 });
-
-
 
 /** What was written just before each place `needle` was written to the pane (up to 40 characters). */
 function writtenBefore(written: string, needle: string): string[] {
@@ -109,7 +120,7 @@ function writtenBefore(written: string, needle: string): string[] {
 
 const HOST_FAILURE_NOTICE = /program notification could not be shown on the desktop/;
 
-test('hostile program: a command: notifier that fails never turns the program\'s text into a host notice; it gets the text after --', async (t) => {
+test("hostile program: a command: notifier that fails never turns the program's text into a host notice; it gets the text after --", async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'jackin-notifier-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const args = join(dir, 'args.txt');
@@ -131,8 +142,11 @@ test('hostile program: a command: notifier that fails never turns the program\'s
   assert.ok(before.length > 0);
   for (const b of before) assert.match(b, /capsule: ✓ $/u, `the program's title drawn unmarked, after ${JSON.stringify(b)}`);
   assert.match(written(), HOST_FAILURE_NOTICE, 'the host says itself that the desktop notification failed');
-  assert.doesNotMatch(written(), /NOTIFIER-STDERR/, 'the notifier\'s stderr (which echoes the program\'s text) is not quoted');
-  const logged = await pollUntil('the failure in the host log', async () => (await notifyLog(pane, 'notify-fails')).length === 1 && notifyLog(pane, 'notify-fails'));
+  assert.doesNotMatch(written(), /NOTIFIER-STDERR/, "the notifier's stderr (which echoes the program's text) is not quoted");
+  const logged = await pollUntil(
+    'the failure in the host log',
+    async () => (await notifyLog(pane, 'notify-fails')).length === 1 && notifyLog(pane, 'notify-fails'),
+  );
   assert.equal(logged[0]?.result, 'failed');
   assert.deepEqual(readFileSync(args, 'utf8').split('\n').slice(0, -1), ['--from-jackin', '--', title, '--urgency=critical']);
 });
@@ -156,13 +170,18 @@ test('hostile program: notify-send on a bus with no notification service (the de
   await pane.waitForText('capsule: Second title: more', { timeoutMs: 20_000 });
 });
 
-test('hostile program: titles posing as jackin arrive marked as the program\'s, under a marked app name, and option-shaped text arrives as text', async (t) => {
+test("hostile program: titles posing as jackin arrive marked as the program's, under a marked app name, and option-shaped text arrives as text", async (t) => {
   const service = await startNotificationService();
   t.after(() => service.stop());
   const pane = await paneFor(t, { env: service.env });
   await startSession(pane, 'notify-pose');
   // Cyrillic а in the second title; the third is option-shaped.
-  await pane.typeLine(emitterCommand(t, '\\033]777;notify;jackin: action required;--urgency=critical\\007\\033]777;notify;[J\u0430ckin] approve;x\\007\\033]777;notify;-i /etc/passwd;-u critical\\007'));
+  await pane.typeLine(
+    emitterCommand(
+      t,
+      '\\033]777;notify;jackin: action required;--urgency=critical\\007\\033]777;notify;[J\u0430ckin] approve;x\\007\\033]777;notify;-i /etc/passwd;-u critical\\007',
+    ),
+  );
   await pane.waitForText(/^emitted-done$/m);
   const got = await pollUntil('three notifications at the service', () => service.received().length >= 3 && service.received(), { last: service.received });
   assert.deepEqual(got, [

@@ -44,7 +44,15 @@ test('npm pack contains only what the package needs', () => {
   // Makes the two binaries CommonJS (the package is ESM).
   assert.ok(files.includes('bin/package.json'));
   // The binaries run one bundle each (scripts/bundle.mjs); tsc's module tree is not shipped.
-  assert.deepEqual(files.filter((f) => f.startsWith('dist/')).sort(), ['dist/attach-proxy.bundle.cjs', 'dist/code-cache.bundle.cjs', 'dist/early-relay.bundle.cjs', 'dist/jackin-capsule.bundle.cache', 'dist/jackin-capsule.bundle.cjs', 'dist/jackin.bundle.cache', 'dist/jackin.bundle.cjs']);
+  assert.deepEqual(files.filter((f) => f.startsWith('dist/')).sort(), [
+    'dist/attach-proxy.bundle.cjs',
+    'dist/code-cache.bundle.cjs',
+    'dist/early-relay.bundle.cjs',
+    'dist/jackin-capsule.bundle.cache',
+    'dist/jackin-capsule.bundle.cjs',
+    'dist/jackin.bundle.cache',
+    'dist/jackin.bundle.cjs',
+  ]);
   // Loaded by the CLI's bundle for import() (src/host/platform/opener.ts).
   assert.ok(files.includes('bin/esm-import.js'));
   assert.ok(files.includes('policies/default.json'));
@@ -58,7 +66,10 @@ test('npm pack contains only what the package needs', () => {
   // The container's clipboard tools: a write is a copy offer, a read answers the image last pasted (run --image, serve --clipboard).
   for (const shim of ['xclip', 'xsel', 'wl-copy', 'wl-paste', 'pbcopy', 'pbpaste']) assert.ok(files.includes(`container-bin/clipboard/${shim}`), shim);
   // Source maps would point at src/, which is not shipped; so would a reference to one in the code.
-  assert.deepEqual(files.filter((f) => f.endsWith('.map')), []);
+  assert.deepEqual(
+    files.filter((f) => f.endsWith('.map')),
+    [],
+  );
   const mapped = files.filter((f) => f.endsWith('.js') && readFileSync(join(root, f), 'utf8').includes('//# sourceMappingURL='));
   assert.deepEqual(mapped, []);
   const unwanted = files.filter((f) => /(^|\/)(test|bench|scripts|node_modules|\.ci)\//.test(f) || /\.test\.(js|ts)$/.test(f) || /^src\//.test(f));
@@ -87,7 +98,10 @@ test('the packed tarball installs into an empty prefix and both commands run', {
     }
     // The installed capsule runs a program on a PTY (node-pty loads from the installed package).
     const runDir = join(work, 'run');
-    const serve = spawnSync(join(prefix, 'bin', 'jackin-capsule'), ['serve', '--run-dir', runDir, '--', 'sh', '-c', 'exit 3'], { encoding: 'utf8', timeout: 60_000 });
+    const serve = spawnSync(join(prefix, 'bin', 'jackin-capsule'), ['serve', '--run-dir', runDir, '--', 'sh', '-c', 'exit 3'], {
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     assert.equal(serve.status, 3, serve.stderr);
   } finally {
     rmSync(work, { recursive: true, force: true });

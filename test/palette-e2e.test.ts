@@ -93,13 +93,17 @@ test('palette: over a full-screen program that kept drawing, closing shows exact
   await pane.sendBytes(PALETTE_KEY);
   await pane.waitForText('Detach');
   // The program keeps drawing underneath; its output only updates the capsule's model while the palette is up.
-  await pollUntil('the program to finish drawing', () => {
-    try {
-      return readFileSync(expectedFile, 'utf8');
-    } catch {
-      return undefined;
-    }
-  }, { timeoutMs: 15_000 });
+  await pollUntil(
+    'the program to finish drawing',
+    () => {
+      try {
+        return readFileSync(expectedFile, 'utf8');
+      } catch {
+        return undefined;
+      }
+    },
+    { timeoutMs: 15_000 },
+  );
   const during = await screen(pane);
   assert.match(during, /Detach/, 'the palette stayed on top while the program drew');
   await pane.sendBytes(ESC);
@@ -127,7 +131,7 @@ test('notices: a notice appears, goes away on its own, and leaves the program sc
   await pollUntil('the notice to go away', async () => (await screen(pane)) === before, { timeoutMs: 8000 });
 });
 
-test('palette: a palette key pressed before the capsule\'s Welcome opens the palette once it comes, and never reaches the program', async (t) => {
+test("palette: a palette key pressed before the capsule's Welcome opens the palette once it comes, and never reaches the program", async (t) => {
   const pane = await paneFor(t);
   // A capsule that says Welcome only when the test does (ours: it offers repaint).
   const fake = await startFakeCapsule(t, { home: pane.jackinHome, name: 'early' });
@@ -158,8 +162,11 @@ test('notices: container text with ESC, BEL, CSI and newlines appears only as in
   assert.ok(top.includes('reason \\x1b[31mred\\x1b[0m\\x07'), top);
   // Nothing was interpreted: the screen was not cleared and no extra line appeared.
   const lines = shown.split('\n');
-  assert.ok(lines.some((l) => l === 'hostile-base'), 'the screen was not cleared');
-  assert.equal(await pane.display('#{pane_title}') === 'owned', false, 'no OSC title change');
+  assert.ok(
+    lines.some((l) => l === 'hostile-base'),
+    'the screen was not cleared',
+  );
+  assert.equal((await pane.display('#{pane_title}')) === 'owned', false, 'no OSC title change');
   await pollUntil('the notice to go away', async () => (await screen(pane)) === before, { timeoutMs: 8000 });
 });
 

@@ -20,9 +20,17 @@ test(`the palette key opens the palette ${PRESSES} times out of ${PRESSES} durin
   let screen = '';
   for (let i = 0; i < PRESSES; i++) {
     await pane.sendBytes([0x1c]);
-    await pollUntil(`the palette to open on press ${i + 1}`, async () => (screen = await pane.capture()).includes(PALETTE), { ...WAIT, intervalMs: 5, last: () => screen });
+    await pollUntil(`the palette to open on press ${i + 1}`, async () => (screen = await pane.capture()).includes(PALETTE), {
+      ...WAIT,
+      intervalMs: 5,
+      last: () => screen,
+    });
     await pane.sendKeys('Escape');
-    await pollUntil(`the palette to close after press ${i + 1}`, async () => !(screen = await pane.capture()).includes(PALETTE), { ...WAIT, intervalMs: 5, last: () => screen });
+    await pollUntil(`the palette to close after press ${i + 1}`, async () => !(screen = await pane.capture()).includes(PALETTE), {
+      ...WAIT,
+      intervalMs: 5,
+      last: () => screen,
+    });
   }
   assert.deepEqual([...readFileSync(record)], [], 'no palette key (nor Escape) reached the program');
 });

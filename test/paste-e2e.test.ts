@@ -74,7 +74,7 @@ async function pasteAndCheck(pane: TmuxPane, staging: string, type: string, data
     const before = staged(staging);
     await pane.sendKeys('C-v');
     const line = await waitForLine(pane, (l) => STAGED_PATH(ext).test(l), `a staged .${ext} path on the command line`, 60_000);
-    assert.ok(line.startsWith(staging + '/'), `${line} is under ${staging}`);
+    assert.ok(line.startsWith(`${staging}/`), `${line} is under ${staging}`);
     const now = staged(staging);
     assert.equal(now.length, before.length + 1);
     assert.deepEqual(readFileSync(line), expect, 'the staged file is byte-identical');

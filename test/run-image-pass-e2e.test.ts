@@ -9,7 +9,17 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { INNER_PROMPT, INNER_SHELL, JACKIN, paneFor, startSession, waitForJackinExit, runJackin, type JackinResult, CAPSULE_BIN } from './helpers/jackin-cli.ts';
+import {
+  INNER_PROMPT,
+  INNER_SHELL,
+  JACKIN,
+  paneFor,
+  startSession,
+  waitForJackinExit,
+  runJackin,
+  type JackinResult,
+  CAPSULE_BIN,
+} from './helpers/jackin-cli.ts';
 import { glibcTestImage, type TestEngine, testContainer } from './helpers/podman-image.mjs';
 import { shellQuote, type TmuxPane } from './helpers/tmux.ts';
 import { testDir } from './helpers/test-run.ts';
@@ -55,9 +65,31 @@ test('run --image --dry-run prints -e NAME, never a value; bad --env, --env-file
   mkdirSync(join(dir, 'cfg'));
   const home = join(dir, 'jh');
   const r = await jackinRaw(
-    ['run', '--image', 'img', '--engine', 'docker', '--name', 'dry', '--workspace', dir, '--dry-run',
-      '--env', `GIVEN=${secret}`, '-e', 'FROM_HOST', '--env-file', join(dir, 'a.env'),
-      '--volume', `${join(dir, 'cfg')}:/home/agent:ro`, '--network', 'none', '--engine-arg=--cap-add=SYS_PTRACE', '--', 'claude'],
+    [
+      'run',
+      '--image',
+      'img',
+      '--engine',
+      'docker',
+      '--name',
+      'dry',
+      '--workspace',
+      dir,
+      '--dry-run',
+      '--env',
+      `GIVEN=${secret}`,
+      '-e',
+      'FROM_HOST',
+      '--env-file',
+      join(dir, 'a.env'),
+      '--volume',
+      `${join(dir, 'cfg')}:/home/agent:ro`,
+      '--network',
+      'none',
+      '--engine-arg=--cap-add=SYS_PTRACE',
+      '--',
+      'claude',
+    ],
     { JACKIN_HOME: home, FROM_HOST: 'host-value' },
   );
   assert.equal(r.code, 0, r.stderr);
@@ -78,14 +110,19 @@ test('run --image --dry-run prints -e NAME, never a value; bad --env, --env-file
     [['--volume', `${join(dir, 'cfg')}:/x:rx`], /not ro or rw.*\(E_BAD_VOLUME\)/],
   ];
   for (const [args, expected] of bad) {
-    const b = await jackinRaw(['run', '--image', 'img', '--engine', 'docker', '--name', 'dry', '--workspace', dir, ...args, '--', 'claude'], { JACKIN_HOME: home });
+    const b = await jackinRaw(['run', '--image', 'img', '--engine', 'docker', '--name', 'dry', '--workspace', dir, ...args, '--', 'claude'], {
+      JACKIN_HOME: home,
+    });
     assert.equal(b.code, 2, `${args.join(' ')}: ${b.stderr}`);
     assert.match(b.stderr, expected);
     assert.ok(!b.stderr.includes(secret), `the value is in the error: ${b.stderr}`);
   }
   // Node 20 itself checks any `--env-file FILE` on the command line, even after the script (nodejs/node#54232):
   // a missing file stops it before jackin runs, naming the file, and nothing starts.
-  const missing = await jackinRaw(['run', '--image', 'img', '--engine', 'docker', '--name', 'dry', '--workspace', dir, '--env-file', join(dir, 'missing.env'), '--', 'claude'], { JACKIN_HOME: home });
+  const missing = await jackinRaw(
+    ['run', '--image', 'img', '--engine', 'docker', '--name', 'dry', '--workspace', dir, '--env-file', join(dir, 'missing.env'), '--', 'claude'],
+    { JACKIN_HOME: home },
+  );
   assert.notEqual(missing.code, 0);
   assert.match(missing.stderr, /missing\.env: not found/);
   // A local run has none of these.
@@ -95,7 +132,9 @@ test('run --image --dry-run prints -e NAME, never a value; bad --env, --env-file
 });
 
 for (const engine of ['podman', 'docker'] as const satisfies readonly TestEngine[]) {
-  test(`${engine}: run --image: --env by name and --env-file reach the program with no value in any argv; --volume, --network, --engine-arg; the browser makes link offers; the terminal identity reaches the program`, { timeout: 240_000 }, async (t) => {
+  test(`${engine}: run --image: --env by name and --env-file reach the program with no value in any argv; --volume, --network, --engine-arg; the browser makes link offers; the terminal identity reaches the program`, {
+    timeout: 240_000,
+  }, async (t) => {
     const hostValue = `hv-${randomBytes(8).toString('hex')}`;
     const fileValue = `fv-${randomBytes(8).toString('hex')}`;
     const dir = scratch(t, engine);
@@ -127,7 +166,9 @@ for (const engine of ['podman', 'docker'] as const satisfies readonly TestEngine
     assert.deepEqual(argvHolding(hostValue), []);
     assert.deepEqual(argvHolding(fileValue), []);
 
-    await pane.typeLine('echo "host=$(cat /proc/sys/kernel/hostname) net=$(echo /sys/class/net/*) data=$(cat /data/f.txt)"; (echo x > /data/new) 2>/dev/null && echo data-rw || echo data-ro');
+    await pane.typeLine(
+      'echo "host=$(cat /proc/sys/kernel/hostname) net=$(echo /sys/class/net/*) data=$(cat /data/f.txt)"; (echo x > /data/new) 2>/dev/null && echo data-rw || echo data-ro',
+    );
     await pane.waitForText(/^host=jt-pass net=\/sys\/class\/net\/lo data=mounted-read-only$/m);
     await pane.waitForText(/^data-ro$/m);
 
@@ -150,17 +191,21 @@ for (const engine of ['podman', 'docker'] as const satisfies readonly TestEngine
   });
 }
 
-test('local jackin run: the program keeps its own browser and gets the operator\'s terminal identity', { timeout: 60_000 }, async (t) => {
-  const pane = await paneFor(t, { env: { COLORTERM: 'truecolor', TERM_PROGRAM: 'WezTerm', TERM_PROGRAM_VERSION: '20240203-110809', BROWSER: 'my-own-browser' } });
+test("local jackin run: the program keeps its own browser and gets the operator's terminal identity", { timeout: 60_000 }, async (t) => {
+  const pane = await paneFor(t, {
+    env: { COLORTERM: 'truecolor', TERM_PROGRAM: 'WezTerm', TERM_PROGRAM_VERSION: '20240203-110809', BROWSER: 'my-own-browser' },
+  });
   const outer = await outerIdentity(pane);
   await startSession(pane, 'local-browser');
-  await pane.typeLine('clear; echo "ident=$TERM|$COLORTERM|$TERM_PROGRAM|$TERM_PROGRAM_VERSION browser=$BROWSER xdg=$(command -v xdg-open || echo none) clip=$(command -v xclip || echo none)"');
+  await pane.typeLine(
+    'clear; echo "ident=$TERM|$COLORTERM|$TERM_PROGRAM|$TERM_PROGRAM_VERSION browser=$BROWSER xdg=$(command -v xdg-open || echo none) clip=$(command -v xclip || echo none)"',
+  );
   const shown = await pane.waitForText(/^ident=.* browser=.* clip=\S+$/m);
   const line = /^ident=(.*) browser=(\S*) xdg=(\S*) clip=(\S*)$/m.exec(shown)!;
   assert.equal(line[1], outer);
   assert.equal(line[2], 'my-own-browser');
   assert.doesNotMatch(line[3]!, /container-bin/);
-  assert.doesNotMatch(line[4]!, /container-bin/, 'a local program keeps the operator\'s clipboard tools');
+  assert.doesNotMatch(line[4]!, /container-bin/, "a local program keeps the operator's clipboard tools");
   await pane.typeLine('exit 0');
   assert.equal(await waitForJackinExit(pane), 0);
 });
@@ -172,7 +217,9 @@ test('a capsule started by hand with serve --browser --clipboard: BROWSER and xd
   symlinkSync(CAPSULE_BIN, join(bin, 'jackin-capsule'));
   const run = join(pane.jackinHome, 'sockets', 'hand');
   mkdirSync(run, { recursive: true, mode: 0o700 });
-  await pane.typeLine(`clear; PATH=${shellQuote(bin)}:$PATH jackin-capsule serve --browser --clipboard --name hand --run-dir ${shellQuote(run)} -- ${INNER_SHELL} >/dev/null 2>&1 & ${JACKIN} attach hand; echo "jackin-rc=$?"`);
+  await pane.typeLine(
+    `clear; PATH=${shellQuote(bin)}:$PATH jackin-capsule serve --browser --clipboard --name hand --run-dir ${shellQuote(run)} -- ${INNER_SHELL} >/dev/null 2>&1 & ${JACKIN} attach hand; echo "jackin-rc=$?"`,
+  );
   await pane.waitForText(INNER_PROMPT, { timeoutMs: 30_000 });
   await pane.typeLine('clear; echo "browser=$BROWSER"; xdg-open https://example.com/by-hand; echo "open-rc=$?"');
   await pane.waitForText(/^browser=\/.*\/container-bin\/browser\/jackin-browser$/m);

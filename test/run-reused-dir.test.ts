@@ -12,7 +12,6 @@ import { join } from 'node:path';
 import { stopCapsules } from './helpers/capsules.ts';
 import { JACKIN_BIN } from './helpers/jackin-cli.ts';
 
-
 function home(t: TestContext): string {
   const dir = mkdtempSync(join(tmpdir(), 'jackin-reuse-'));
   t.after(async () => {
@@ -25,14 +24,19 @@ function home(t: TestContext): string {
 /** `jackin run --name NAME -- sh -c 'echo ran'`, stdin not a terminal; resolves with its status and output. */
 function jackinRun(dir: string, name: string): Promise<{ code: number; out: string }> {
   return new Promise((resolve) => {
-    const child = execFile(process.execPath, [JACKIN_BIN, 'run', '--name', name, '--', 'sh', '-c', 'echo ran'], { env: { ...process.env, JACKIN_HOME: dir }, timeout: 60_000 }, (e: ExecFileException | null, stdout, stderr) => {
-      resolve({ code: e === null ? 0 : typeof e.code === 'number' ? e.code : -1, out: stdout + stderr });
-    });
+    const child = execFile(
+      process.execPath,
+      [JACKIN_BIN, 'run', '--name', name, '--', 'sh', '-c', 'echo ran'],
+      { env: { ...process.env, JACKIN_HOME: dir }, timeout: 60_000 },
+      (e: ExecFileException | null, stdout, stderr) => {
+        resolve({ code: e === null ? 0 : typeof e.code === 'number' ? e.code : -1, out: stdout + stderr });
+      },
+    );
     child.stdin?.end();
   });
 }
 
-test('jackin run: a symlink left in capsule.log\'s place is replaced, and the file it named is untouched', { timeout: 120_000 }, async (t) => {
+test("jackin run: a symlink left in capsule.log's place is replaced, and the file it named is untouched", { timeout: 120_000 }, async (t) => {
   const dir = home(t);
   const victim = join(dir, 'operators-file');
   writeFileSync(victim, 'original\n');
@@ -46,7 +50,7 @@ test('jackin run: a symlink left in capsule.log\'s place is replaced, and the fi
   assert.match(readFileSync(join(runDir, 'capsule.log'), 'utf8'), /program exited with status 0/u);
 });
 
-test('jackin run: a FIFO left in capsule.log\'s place is replaced instead of waited on', { timeout: 120_000 }, async (t) => {
+test("jackin run: a FIFO left in capsule.log's place is replaced instead of waited on", { timeout: 120_000 }, async (t) => {
   const dir = home(t);
   const runDir = join(dir, 'sockets', 'fifo');
   mkdirSync(runDir, { recursive: true, mode: 0o700 });

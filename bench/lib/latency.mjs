@@ -78,7 +78,8 @@ export async function latencyInTurns(variants, results, { samples, turns, log, s
   } finally {
     // Every session is stopped, even when one stop fails (a container that will not go, say).
     const stops = await Promise.allSettled([...sessions.values()].map((session) => session.stop()));
-    for (const s of stops) if (s.status === 'rejected') log(`${section}: stopping a session failed: ${s.reason instanceof Error ? s.reason.message : String(s.reason)}`);
+    for (const s of stops)
+      if (s.status === 'rejected') log(`${section}: stopping a session failed: ${s.reason instanceof Error ? s.reason.message : String(s.reason)}`);
   }
 }
 

@@ -50,24 +50,34 @@ export function spawnOnPty(file, args, { env, cwd } = {}) {
     waitForText(marker, opts = {}) {
       const needle = Buffer.from(marker);
       let tail = Buffer.alloc(0);
-      return this.consume((chunk) => {
-        const joined = Buffer.concat([tail, chunk]);
-        if (joined.includes(needle)) return true;
-        tail = joined.subarray(Math.max(0, joined.length - needle.length + 1));
-        return false;
-      }, { what: JSON.stringify(marker), ...opts });
+      return this.consume(
+        (chunk) => {
+          const joined = Buffer.concat([tail, chunk]);
+          if (joined.includes(needle)) return true;
+          tail = joined.subarray(Math.max(0, joined.length - needle.length + 1));
+          return false;
+        },
+        { what: JSON.stringify(marker), ...opts },
+      );
     },
     exited: () => exited,
     waitForExit(timeoutMs = 5000) {
       if (exited) return Promise.resolve(exited);
       return new Promise((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error('program did not exit')), timeoutMs);
-        exitWaiters.push((e) => { clearTimeout(timer); resolve(e); });
+        exitWaiters.push((e) => {
+          clearTimeout(timer);
+          resolve(e);
+        });
       });
     },
     kill(signal = 'SIGKILL') {
       if (exited) return;
-      try { term.kill(signal); } catch { /* already gone */ }
+      try {
+        term.kill(signal);
+      } catch {
+        /* already gone */
+      }
     },
   };
 }

@@ -68,7 +68,12 @@ function machineTicks() {
 export async function measureThroughput(variant, file, { runs, timeoutMs = 120_000 }) {
   // The program stays alive after the last marker (`read stop`): node-pty drops output still unread when
   // the program exits and the PTY closes, which would lose the marker.
-  const program = ['sh', '-c', `stty -echo; printf "BENCH-%s\\n" READY; read go; cat "$0"; printf "\\nBENCH-END-OF-%s\\n" FIRST; read go; cat "$0"; printf "\\nBENCH-END-OF-%s\\n" SECOND; read stop`, file.path];
+  const program = [
+    'sh',
+    '-c',
+    `stty -echo; printf "BENCH-%s\\n" READY; read go; cat "$0"; printf "\\nBENCH-END-OF-%s\\n" FIRST; read go; cat "$0"; printf "\\nBENCH-END-OF-%s\\n" SECOND; read stop`,
+    file.path,
+  ];
   const cold = [];
   const warm = [];
   const warmCpu = [];
@@ -123,7 +128,9 @@ export async function throughputInTurns(variants, results, file, { runs, log, se
         r.rates.push(one.mibPerSecond);
         r.coldRates.push(one.coldMibPerSecond);
         if (one.cpuMsPerMiB !== undefined) (r.cpu ??= []).push({ msPerMiB: one.cpuMsPerMiB, busyShare: one.busyShare });
-        log(`${section}: ${v.label}: cat of ${Number.isInteger(one.mib) ? one.mib : one.mib.toFixed(1)} MiB, run ${i + 1}/${runs}: ${one.mibPerSecond.toFixed(1)} MiB/s running, ${one.coldMibPerSecond.toFixed(1)} MiB/s first`);
+        log(
+          `${section}: ${v.label}: cat of ${Number.isInteger(one.mib) ? one.mib : one.mib.toFixed(1)} MiB, run ${i + 1}/${runs}: ${one.mibPerSecond.toFixed(1)} MiB/s running, ${one.coldMibPerSecond.toFixed(1)} MiB/s first`,
+        );
       } catch (e) {
         r.error = e instanceof Error ? e.message : String(e);
         log(`${section}: ${v.label}: failed: ${r.error}`);

@@ -28,7 +28,12 @@ export const direct = {
   async start(argv) {
     const [file, ...args] = argv;
     const p = spawnOnPty(file, args, { env: baseEnv() });
-    return { pty: p, async stop() { p.kill(); } };
+    return {
+      pty: p,
+      async stop() {
+        p.kill();
+      },
+    };
   },
 };
 
@@ -43,12 +48,30 @@ export const tmux = {
     const dir = mkdtempSync(join(tmpdir(), 'jackin-bench-tmux-'));
     const env = baseEnv({ TMUX_TMPDIR: dir });
     const command = argv.map(shq).join(' ');
-    const p = spawnOnPty('tmux', [
-      '-L', socket, '-f', '/dev/null',
-      'start-server', ';', 'set-option', '-g', 'status', 'off', ';',
-      'set-option', '-g', 'default-terminal', 'xterm-256color', ';',
-      'new-session', command,
-    ], { env });
+    const p = spawnOnPty(
+      'tmux',
+      [
+        '-L',
+        socket,
+        '-f',
+        '/dev/null',
+        'start-server',
+        ';',
+        'set-option',
+        '-g',
+        'status',
+        'off',
+        ';',
+        'set-option',
+        '-g',
+        'default-terminal',
+        'xterm-256color',
+        ';',
+        'new-session',
+        command,
+      ],
+      { env },
+    );
     return {
       pty: p,
       async stop() {
@@ -78,7 +101,12 @@ export const script = {
     const p = spawnOnPty('script', ['--quiet', '--return', '--command', argv.map(shq).join(' '), '/dev/null'], {
       env: baseEnv({ SHELL: '/bin/sh' }),
     });
-    return { pty: p, async stop() { p.kill(); } };
+    return {
+      pty: p,
+      async stop() {
+        p.kill();
+      },
+    };
   },
 };
 
@@ -120,9 +148,6 @@ export function jackinOn({ id = 'jackin', label = 'jackin run', nodePath = proce
 export const jackin = jackinOn();
 
 export const ALL_VARIANTS = [direct, script, tmux, jackin];
-
-
-
 
 export function shq(s) {
   return /^[A-Za-z0-9_./=:-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;

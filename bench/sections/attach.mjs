@@ -13,7 +13,9 @@ export const title = 'Attach: keystroke round trip and output throughput';
  * column); each other one (`--node VERSION`) is one more jackin variant taking its turn with the others.
  */
 export async function run({ quick, log, nodes = [{ version: process.versions.node, path: process.execPath }] }) {
-  const others = nodes.slice(1).map((n) => ({ version: n.version, variant: jackinOn({ id: `jackin@${n.version}`, label: `jackin run (Node ${n.version})`, nodePath: n.path }) }));
+  const others = nodes
+    .slice(1)
+    .map((n) => ({ version: n.version, variant: jackinOn({ id: `jackin@${n.version}`, label: `jackin run (Node ${n.version})`, nodePath: n.path }) }));
   const variants = [...ALL_VARIANTS, ...others.map((o) => o.variant)];
   const latencySamples = quick ? 200 : 2000;
   const latencyTurns = quick ? 2 : 5;
@@ -68,9 +70,15 @@ function renderNodes(res, others, mib) {
     '',
     head,
     `|---|---:|${others.map(() => '---:').join('|')}|${others.map(() => '---:').join('|')}|`,
-    ...measures.map(([name, get, digits]) => `| ${name} | ${fmt(get(own), digits)} | ${cols.map((c) => fmt(get(c), digits)).join(' | ')} | ${cols.map((c) => ratio(get(c), get(own))).join(' | ')} |`),
+    ...measures.map(
+      ([name, get, digits]) =>
+        `| ${name} | ${fmt(get(own), digits)} | ${cols.map((c) => fmt(get(c), digits)).join(' | ')} | ${cols.map((c) => ratio(get(c), get(own))).join(' | ')} |`,
+    ),
     '',
-    ...others.map((o, i) => `Node ${o.version}, throughput of each run in a running session (MiB/s): ${(cols[i].rates ?? []).map((x) => fmt(x, 1)).join(', ')}; within each turn against the direct PTY: ${turnRatios(cols[i].rates, d.rates)}.`),
+    ...others.map(
+      (o, i) =>
+        `Node ${o.version}, throughput of each run in a running session (MiB/s): ${(cols[i].rates ?? []).map((x) => fmt(x, 1)).join(', ')}; within each turn against the direct PTY: ${turnRatios(cols[i].rates, d.rates)}.`,
+    ),
   ];
   const errors = cols.filter((r) => r.error).map((r) => `- ${r.label} failed: ${r.error}`);
   return [...lines, ...(errors.length ? ['', 'Failures:', '', ...errors] : [])].join('\n');
@@ -136,7 +144,7 @@ function render(res, col, { latencySamples, latencyTurns, mib, runs, colouredRun
     ...targets,
     ...(errors.length ? ['', 'Failures:', '', ...errors] : []),
     '',
-    'Method: the bench process owns a PTY (`@lydell/node-pty`, 120×30) and plays the operator\'s terminal. ' +
+    "Method: the bench process owns a PTY (`@lydell/node-pty`, 120×30) and plays the operator's terminal. " +
       `Round trip: \`sh -c 'stty raw -echo; exec cat'\`; ${latencySamples} keys per variant, 5 ms apart, in ${latencyTurns} turns (one session of each variant, started first and kept up, 20 warm-up keys in each; in every turn each session in order gets ` +
       `${Math.ceil(latencySamples / latencyTurns)} keys; p50 and p99 over all of a variant's keys); ` +
       'time from writing one byte to the PTY until the echoed byte is read back. ' +

@@ -39,7 +39,10 @@ function inContainer(argv, dataDir) {
 async function socketAnswers(path) {
   return new Promise((resolve) => {
     const s = connect(path);
-    s.once('connect', () => { s.destroy(); resolve(true); });
+    s.once('connect', () => {
+      s.destroy();
+      resolve(true);
+    });
     s.once('error', () => resolve(false));
   });
 }
@@ -55,8 +58,16 @@ export async function startContainer(image, argv, dataDir) {
   const runDir = join(home, 'sockets', name);
   mkdirSync(runDir, { recursive: true, mode: 0o700 });
   const run = containerRunArgv({
-    engine: 'podman', name, image, runDir, workspace: home, program: inContainer(argv, dataDir), user: null, term: 'xterm-256color',
-    rows: 30, cols: 120,
+    engine: 'podman',
+    name,
+    image,
+    runDir,
+    workspace: home,
+    program: inContainer(argv, dataDir),
+    user: null,
+    term: 'xterm-256color',
+    rows: 30,
+    cols: 120,
     capsule: { kind: 'host', node: process.execPath, packageRoot: REPO_ROOT, imagePath: DEFAULT_IMAGE_PATH },
   });
   run.splice(2, 0, '-v', `${dataDir}:${DATA}:ro`);
@@ -85,7 +96,12 @@ function capsulePeakRssMiB(name) {
   const children = readFileSync(`/proc/${init}/task/${init}/children`, 'utf8').trim().split(/\s+/);
   for (const pid of children) {
     // Told by its command line: Node 24 names its main thread MainThread in /proc/PID/status, not node.
-    if (!readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').some((a) => a.endsWith('/jackin-capsule.js'))) continue;
+    if (
+      !readFileSync(`/proc/${pid}/cmdline`, 'utf8')
+        .split('\0')
+        .some((a) => a.endsWith('/jackin-capsule.js'))
+    )
+      continue;
     const status = readFileSync(`/proc/${pid}/status`, 'utf8');
     const m = /^VmHWM:\s+(\d+) kB/m.exec(status);
     if (m) return Number(m[1]) / 1024;
@@ -101,7 +117,15 @@ function variants(image, dataDir) {
       const c = await startContainer(on, argv, dataDir);
       const t0 = process.hrtime.bigint();
       const pty = spawnOnPty(process.execPath, [JACKIN_BIN, 'attach', c.name, ...extra], { env: env({ JACKIN_HOME: c.home, JACKIN_PASTE_KEY: 'none' }) });
-      return { pty, t0, container: c.name, async stop() { pty.kill(); await c.remove(); } };
+      return {
+        pty,
+        t0,
+        container: c.name,
+        async stop() {
+          pty.kill();
+          await c.remove();
+        },
+      };
     },
   });
   return [
@@ -113,7 +137,15 @@ function variants(image, dataDir) {
         const c = await startContainer(image, ['sleep', 'infinity'], dataDir);
         const t0 = process.hrtime.bigint();
         const pty = spawnOnPty('podman', ['exec', '-it', '-e', 'TERM=xterm-256color', c.name, ...inContainer(argv, dataDir)], { env: env() });
-        return { pty, t0, container: c.name, async stop() { pty.kill(); await c.remove(); } };
+        return {
+          pty,
+          t0,
+          container: c.name,
+          async stop() {
+            pty.kill();
+            await c.remove();
+          },
+        };
       },
     },
     attach('socket', 'jackin attach (socket)', []),
@@ -129,8 +161,18 @@ function viaNodeVariant(image, dataDir) {
     async start(argv) {
       const c = await startContainer(image, argv, dataDir);
       const t0 = process.hrtime.bigint();
-      const pty = spawnOnPty(process.execPath, [JACKIN_BIN, 'attach', c.name, '--via', 'podman'], { env: env({ JACKIN_HOME: c.home, JACKIN_PASTE_KEY: 'none' }) });
-      return { pty, t0, container: c.name, async stop() { pty.kill(); await c.remove(); } };
+      const pty = spawnOnPty(process.execPath, [JACKIN_BIN, 'attach', c.name, '--via', 'podman'], {
+        env: env({ JACKIN_HOME: c.home, JACKIN_PASTE_KEY: 'none' }),
+      });
+      return {
+        pty,
+        t0,
+        container: c.name,
+        async stop() {
+          pty.kill();
+          await c.remove();
+        },
+      };
     },
   };
 }
@@ -173,21 +215,33 @@ function measureStartup(n) {
 async function measureRelays(n) {
   const dir = mkdtempSync(join(tmpdir(), 'jackin-bench-relay-'));
   const path = join(dir, 'jackin.sock');
-  const server = createServer((s) => { s.on('error', () => undefined); s.end(); });
+  const server = createServer((s) => {
+    s.on('error', () => undefined);
+    s.end();
+  });
   await new Promise((r) => server.listen(path, r));
   const argv = {
     node: [process.execPath, join(REPO_ROOT, 'bin', 'jackin-capsule.js'), 'attach-proxy', '--socket', path],
-    perl: ['perl', join(REPO_ROOT, 'container-bin', 'attach-proxy.pl'), process.execPath, join(REPO_ROOT, 'bin', 'jackin-capsule.js'), 'attach-proxy', '--socket', path],
+    perl: [
+      'perl',
+      join(REPO_ROOT, 'container-bin', 'attach-proxy.pl'),
+      process.execPath,
+      join(REPO_ROOT, 'bin', 'jackin-capsule.js'),
+      'attach-proxy',
+      '--socket',
+      path,
+    ],
   };
-  const once = (which) => new Promise((resolve, reject) => {
-    const t0 = process.hrtime.bigint();
-    // Pipes on stdin and stdout, as an engine's exec gives (perl's relay hands anything else to Node).
-    const child = spawn(argv[which][0], argv[which].slice(1), { stdio: ['pipe', 'pipe', 'ignore'], env: env() });
-    child.stdout.resume();
-    child.stdin.end();
-    child.once('error', reject);
-    child.once('exit', (code) => (code === 0 ? resolve(Number(process.hrtime.bigint() - t0) / 1e6) : reject(new Error(`${which} relay exited ${code}`))));
-  });
+  const once = (which) =>
+    new Promise((resolve, reject) => {
+      const t0 = process.hrtime.bigint();
+      // Pipes on stdin and stdout, as an engine's exec gives (perl's relay hands anything else to Node).
+      const child = spawn(argv[which][0], argv[which].slice(1), { stdio: ['pipe', 'pipe', 'ignore'], env: env() });
+      child.stdout.resume();
+      child.stdin.end();
+      child.once('error', reject);
+      child.once('exit', (code) => (code === 0 ? resolve(Number(process.hrtime.bigint() - t0) / 1e6) : reject(new Error(`${which} relay exited ${code}`))));
+    });
   try {
     const times = { node: [], perl: [] };
     await once('node');
@@ -216,8 +270,10 @@ export async function run({ quick, log }) {
   const viaNode = viaNodeVariant(noPerlImage, dataDir);
   const results = Object.fromEntries([...all, viaNode].map((v) => [v.id, { label: v.label, rates: [], coldRates: [], prompts: [], rss: [] }]));
   const startup = { ...measureStartup(quick ? 5 : 21), relays: await measureRelays(quick ? 5 : 21) };
-  log(`container: start-up: node -e 0 ${fmt(startup.node, 0)} ms, relay ${fmt(startup.relay, 0)} ms, jackin --version ${fmt(startup.cli, 0)} ms; ` +
-    `a relay's whole life: node ${fmt(startup.relays.node, 0)} ms, perl ${fmt(startup.relays.perl, 0)} ms`);
+  log(
+    `container: start-up: node -e 0 ${fmt(startup.node, 0)} ms, relay ${fmt(startup.relay, 0)} ms, jackin --version ${fmt(startup.cli, 0)} ms; ` +
+      `a relay's whole life: node ${fmt(startup.relays.node, 0)} ms, perl ${fmt(startup.relays.perl, 0)} ms`,
+  );
   try {
     // First prompts: the variants take turns, so a slow spell of the machine falls on all of them alike.
     for (let i = 0; i < prompts; i++) {
@@ -249,7 +305,13 @@ export async function run({ quick, log }) {
       ...v,
       async start(argv) {
         const s = await v.start(argv);
-        return { ...s, async stop() { if (v.id !== 'exec') r.rss.push(capsulePeakRssMiB(s.container)); await s.stop(); } };
+        return {
+          ...s,
+          async stop() {
+            if (v.id !== 'exec') r.rss.push(capsulePeakRssMiB(s.container));
+            await s.stop();
+          },
+        };
       },
     });
     await throughputInTurns(all, results, file, { runs, log, section: 'container', session });
@@ -273,11 +335,14 @@ function render(res, startup, { latencySamples, latencyTurns, mib, runs, prompts
     cpu: (r) => (r.cpu?.length ? median(r.cpu.map((c) => c.msPerMiB)) : undefined),
     busy: (r) => (r.cpu?.length ? 100 * median(r.cpu.map((c) => c.busyShare)) : undefined),
   };
-  const row = (name, f, digits) => `| ${name} | ${fmt(f(e), digits)} | ${fmt(f(s), digits)} | ${fmt(f(v), digits)} | ${ratio(f(s), f(e))} | ${ratio(f(v), f(e))} |`;
+  const row = (name, f, digits) =>
+    `| ${name} | ${fmt(f(e), digits)} | ${fmt(f(s), digits)} | ${fmt(f(v), digits)} | ${ratio(f(s), f(e))} | ${ratio(f(v), f(e))} |`;
   const verdict = (ok, value) => (Number.isFinite(value) ? (ok ? 'met' : 'not met') : 'n/a');
   const over = get.p50(s) - get.p50(e);
   const rss = Math.max(get.rss(s) ?? Number.NaN, get.rss(v) ?? Number.NaN);
-  const errors = Object.values(res).filter((r) => r.error).map((r) => `- ${r.label} failed: ${r.error}`);
+  const errors = Object.values(res)
+    .filter((r) => r.error)
+    .map((r) => `- ${r.label} failed: ${r.error}`);
   return [
     '| measure | podman exec -it | jackin attach (socket) | jackin --via podman | socket / exec | via / exec |',
     '|---|---:|---:|---:|---:|---:|',

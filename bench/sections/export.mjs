@@ -21,8 +21,6 @@ const CAPSULE = join(root, 'bin', 'jackin-capsule.js');
 const JACKIN = join(root, 'bin', 'jackin.js');
 const MiB = 1024 * 1024;
 
-
-
 /** A tree of compressible text and random files, like a build output. */
 function writeTree(dir, totalMiB) {
   const text = Buffer.from('export const value = "some fairly repetitive source text";\n'.repeat(2000));
@@ -60,7 +58,11 @@ export async function waitForSocket(path, child) {
 export async function startCapsule(home, name, workspace, node = process.execPath) {
   const runDir = join(home, 'sockets', name);
   // Started as `jackin run` starts a capsule (CAPSULE_NODE_FLAGS in src/host/instances/container-run-argv.ts).
-  const child = spawn(node, ['--max-semi-space-size=2', CAPSULE, 'serve', '--run-dir', runDir, '--workspace', workspace, '--name', name, '--', 'sleep', '100000'], { stdio: 'ignore' });
+  const child = spawn(
+    node,
+    ['--max-semi-space-size=2', CAPSULE, 'serve', '--run-dir', runDir, '--workspace', workspace, '--name', name, '--', 'sleep', '100000'],
+    { stdio: 'ignore' },
+  );
   await waitForSocket(join(runDir, 'jackin.sock'), child);
   return child;
 }
@@ -68,7 +70,9 @@ export async function startCapsule(home, name, workspace, node = process.execPat
 /** The zstd directory export uses under `node` ('node:zlib' or 'zstd-wasm'), as the built capsule picks it. */
 function zstdImplementation(node) {
   const module = fileURLToPath(new URL('../../dist/capsule/export/zstd-compressor.js', import.meta.url));
-  const r = spawnSync(node, ['--input-type=module', '-e', `import(${JSON.stringify(module)}).then((m) => process.stdout.write(m.zstdImplementation()))`], { encoding: 'utf8' });
+  const r = spawnSync(node, ['--input-type=module', '-e', `import(${JSON.stringify(module)}).then((m) => process.stdout.write(m.zstdImplementation()))`], {
+    encoding: 'utf8',
+  });
   if (r.status !== 0 || r.stdout === '') throw new Error(`could not tell the zstd of ${node}: ${r.stderr}`);
   return r.stdout;
 }
@@ -194,7 +198,9 @@ export async function run({ quick, log, nodes = [{ version: process.versions.nod
         dirCapsulePeakMiB: (vmHwmKiB(p.dir.pid) ?? NaN) / 1024,
       };
       data.nodes.push(d);
-      log(`export (Node ${d.node}, zstd ${d.zstd}): file ${fmt(d.exportSeconds, 2)} s, directory ${fmt(d.dirSeconds, 2)} s (capsule CPU ${fmt(d.dirCapsuleCpuSeconds, 2)} s), capsule RSS ${fmt(d.dirCapsulePeakMiB, 0)} MiB`);
+      log(
+        `export (Node ${d.node}, zstd ${d.zstd}): file ${fmt(d.exportSeconds, 2)} s, directory ${fmt(d.dirSeconds, 2)} s (capsule CPU ${fmt(d.dirCapsuleCpuSeconds, 2)} s), capsule RSS ${fmt(d.dirCapsulePeakMiB, 0)} MiB`,
+      );
     }
   } finally {
     for (const c of capsules) c.kill('SIGKILL');
@@ -223,7 +229,9 @@ function render(d) {
     row('peak RSS, directory: host / capsule (MiB)', '', (n) => `${fmt(n.dirHostPeakMiB, 0)} / ${fmt(n.dirCapsulePeakMiB, 0)}`),
     '',
     `Median of ${d.runs} file run(s) and ${d.dirRunCount ?? d.runs} directory run(s), in turns (the baseline, then each Node's export, on the same files; tar runs: ${d.tarRuns.map((x) => fmt(x, 2)).join(', ')} s); the export includes starting \`jackin export\` (node), the policy check, SHA-256 on both sides, fsync and the no-replace publish. Page cache warm for every side. Directories compress at level 1 with the zstd each Node's capsule picked (in the header): Node's own \`zlib.createZstdCompress\` where the Node has it, else the WebAssembly \`@bokuweb/zstd-wasm\` (Node 20, 22.0-22.14).` +
-      (cols.length > 1 ? ` dist/ and its code caches were built by Node ${cols[0].node}; the other Nodes refuse those caches and compile the bundles at each start.` : ''),
+      (cols.length > 1
+        ? ` dist/ and its code caches were built by Node ${cols[0].node}; the other Nodes refuse those caches and compile the bundles at each start.`
+        : ''),
     '',
   ];
   for (const n of cols) {

@@ -44,9 +44,6 @@ function baseEnv(extra) {
   return { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/root', LANG: 'C.UTF-8', TERM: 'xterm-256color', ...extra };
 }
 
-
-
-
 /** `jackin run` of the program in `ws`, with a known JACKIN_HOME so `jackin export --from` can reach it. */
 async function startSession(base, name, flood) {
   const home = join(base, `home-${name}`);
@@ -157,7 +154,11 @@ export async function run({ quick, log }) {
     log(`fairness: writing a ${fileMiB} MiB file`);
     writeRandomFile(join(base, 'ws', 'big.bin'), fileMiB * MiB);
 
-    for (const [key, withFlood, withExport] of [['idle', false, false], ['output', true, false], ['loaded', true, true]]) {
+    for (const [key, withFlood, withExport] of [
+      ['idle', false, false],
+      ['output', true, false],
+      ['loaded', true, true],
+    ]) {
       const name = `fair-${key}-${process.pid}`;
       const s = await startSession(base, name, withFlood ? flood : { bytes: 0, everyMs: 0 });
       let loop;
@@ -188,8 +189,7 @@ export async function run({ quick, log }) {
 }
 
 function render(d) {
-  const row = (label, r) =>
-    r?.error ? `| ${label} | failed: ${r.error} | | |` : `| ${label} | ${fmt(r?.p50, 3)} | ${fmt(r?.p99, 3)} | ${fmt(r?.max, 1)} |`;
+  const row = (label, r) => (r?.error ? `| ${label} | failed: ${r.error} | | |` : `| ${label} | ${fmt(r?.p50, 3)} | ${fmt(r?.p99, 3)} | ${fmt(r?.max, 1)} |`);
   const e = d.exports ?? { completed: 0, failed: 0, bytes: 0, seconds: 0 };
   const rate = e.seconds > 0 ? e.bytes / MiB / e.seconds : Number.NaN;
   const p99 = d.loaded?.p99;

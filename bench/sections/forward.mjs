@@ -138,7 +138,9 @@ export async function run({ quick, log }) {
     data.forwardTtfbP95Ms = quantile(forwarded.small, 0.95) * 1000;
     data.directBigSeconds = median(direct.big);
     data.forwardBigSeconds = median(forwarded.big);
-    log(`forward: TTFB direct ${fmt(data.directTtfbMs, 2)} ms, forwarded ${fmt(data.forwardTtfbMs, 2)} ms; 64 MiB direct ${fmt(data.directBigSeconds, 3)} s, forwarded ${fmt(data.forwardBigSeconds, 3)} s`);
+    log(
+      `forward: TTFB direct ${fmt(data.directTtfbMs, 2)} ms, forwarded ${fmt(data.forwardTtfbMs, 2)} ms; 64 MiB direct ${fmt(data.directBigSeconds, 3)} s, forwarded ${fmt(data.forwardBigSeconds, 3)} s`,
+    );
   } finally {
     forward?.kill('SIGINT');
     server?.kill('SIGKILL');
@@ -171,7 +173,9 @@ async function inContainer({ quick, log }) {
   try {
     c = await startContainer(image, ['/opt/jackin/node', join(dataDir, 'server.cjs')], dataDir);
     const inside = (small, big) =>
-      execFileP('podman', ['exec', c.name, '/opt/jackin/node', '/bench-data/client.cjs', String(CONTAINER_PORT), String(small), String(big)], { maxBuffer: 1 << 20 });
+      execFileP('podman', ['exec', c.name, '/opt/jackin/node', '/bench-data/client.cjs', String(CONTAINER_PORT), String(small), String(big)], {
+        maxBuffer: 1 << 20,
+      });
     // The server starts with the container: wait until it answers inside (the client's warm-up request).
     for (let i = 0; ; i++) {
       try {
@@ -183,7 +187,10 @@ async function inContainer({ quick, log }) {
       }
     }
     const hostPort = await freePort();
-    forward = spawn(process.execPath, [JACKIN, 'forward', c.name, `${hostPort}:${CONTAINER_PORT}`], { env: { ...process.env, JACKIN_HOME: c.home }, stdio: ['ignore', 'pipe', 'inherit'] });
+    forward = spawn(process.execPath, [JACKIN, 'forward', c.name, `${hostPort}:${CONTAINER_PORT}`], {
+      env: { ...process.env, JACKIN_HOME: c.home },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     await firstLine(forward, 'jackin forward');
     await request(hostPort, '/small');
     await request(hostPort, '/big');
@@ -209,7 +216,9 @@ async function inContainer({ quick, log }) {
       insideBigSeconds: median(measured.big),
       forwardBigSeconds: median(forwarded.big),
     };
-    log(`forward: in a container: TTFB inside ${fmt(d.insideTtfbMs, 2)} ms, forwarded ${fmt(d.forwardTtfbMs, 2)} ms; 64 MiB inside ${fmt(d.insideBigSeconds, 3)} s, forwarded ${fmt(d.forwardBigSeconds, 3)} s`);
+    log(
+      `forward: in a container: TTFB inside ${fmt(d.insideTtfbMs, 2)} ms, forwarded ${fmt(d.forwardTtfbMs, 2)} ms; 64 MiB inside ${fmt(d.insideBigSeconds, 3)} s, forwarded ${fmt(d.forwardBigSeconds, 3)} s`,
+    );
     return d;
   } finally {
     forward?.kill('SIGINT');
@@ -249,7 +258,7 @@ function render(d) {
     `| ${d.bigMiB} MiB download (s, median of ${d.bigRuns}) | ${fmt(d.directBigSeconds, 3)} | ${fmt(d.forwardBigSeconds, 3)} | |`,
     `| throughput (MiB/s) | ${fmt(directRate, 0)} | ${fmt(forwardRate, 0)} | ${fmt(forwardRate / directRate, 2)}× |`,
     '',
-    'Direct and forwarded requests alternate in the same run, after a discarded warm-up of each; every small request opens a new connection (as a login callback does), so the forward\'s time to first byte includes its new connection to the capsule and the `forward` request. The capsule is local: the direct request is the one a program in the capsule would make.',
+    "Direct and forwarded requests alternate in the same run, after a discarded warm-up of each; every small request opens a new connection (as a login callback does), so the forward's time to first byte includes its new connection to the capsule and the `forward` request. The capsule is local: the direct request is the one a program in the capsule would make.",
     ...renderContainer(d.container),
     '',
   ].join('\n');

@@ -109,7 +109,12 @@ export async function run({ quick, log }) {
     log(`idle: watching for ${windowMs / 1000} s`);
     await sleep(windowMs);
     watched.forEach((w, k) => {
-      rows.push({ ...w, wakeupsPerS: (wakeups(w.pid) - before[k].wake) / (windowMs / 1000), cpuPct: ((cpuOf(w.pid) - before[k].cpu) / (windowMs / 1000)) * 100, ...memory(w.pid) });
+      rows.push({
+        ...w,
+        wakeupsPerS: (wakeups(w.pid) - before[k].wake) / (windowMs / 1000),
+        cpuPct: ((cpuOf(w.pid) - before[k].cpu) / (windowMs / 1000)) * 100,
+        ...memory(w.pid),
+      });
     });
   } finally {
     for (const stop of stops.reverse()) await stop();
@@ -136,14 +141,28 @@ function render(rows, probe, n, windowMs) {
     '|---|---|---|---|---|---|---|',
   ];
   for (const [what, rs] of groups) {
-    out.push(`| ${what} | ${range(rs.map((r) => r.wakeupsPerS), 2)} | ${range(rs.map((r) => r.cpuPct), 2)} | ${range(rs.map((r) => r.rss))} | ${range(rs.map((r) => r.pss))} | ${range(rs.map((r) => r.anon))} | ${range(rs.map((r) => r.anon - bare.anon))} |`);
+    out.push(
+      `| ${what} | ${range(
+        rs.map((r) => r.wakeupsPerS),
+        2,
+      )} | ${range(
+        rs.map((r) => r.cpuPct),
+        2,
+      )} | ${range(rs.map((r) => r.rss))} | ${range(rs.map((r) => r.pss))} | ${range(rs.map((r) => r.anon))} | ${range(rs.map((r) => r.anon - bare.anon))} |`,
+    );
   }
-  out.push('', 'Where the capsule\'s memory goes (bench/lib/idle-probe.mjs: one process with the capsule\'s flags, after full collections, each step added to the previous):', '');
+  out.push(
+    '',
+    "Where the capsule's memory goes (bench/lib/idle-probe.mjs: one process with the capsule's flags, after full collections, each step added to the previous):",
+    '',
+  );
   out.push('| step | anonymous | + anonymous | V8 heap used | V8 heap total | V8 code space | external |', '|---|---|---|---|---|---|---|');
   let prev = null;
   for (const p of probe) {
     const mib = (b) => fmt(b / 1048576, 1);
-    out.push(`| ${p.step} | ${fmt(p.anonKiB / 1024, 1)} | ${prev === null ? '' : `+${fmt((p.anonKiB - prev.anonKiB) / 1024, 1)}`} | ${mib(p.heapUsed)} | ${mib(p.heapTotal)} | ${fmt(p.codeSpace / 1048576, 2)} | ${mib(p.external)} |`);
+    out.push(
+      `| ${p.step} | ${fmt(p.anonKiB / 1024, 1)} | ${prev === null ? '' : `+${fmt((p.anonKiB - prev.anonKiB) / 1024, 1)}`} | ${mib(p.heapUsed)} | ${mib(p.heapTotal)} | ${fmt(p.codeSpace / 1048576, 2)} | ${mib(p.external)} |`,
+    );
     prev = p;
   }
   return out.join('\n');

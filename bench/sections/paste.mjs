@@ -17,14 +17,17 @@ export const title = 'Paste: trigger to path in the program (clipboard read excl
 
 const MiB = 1024 * 1024;
 
-
 export async function run({ quick, log }) {
   const proto = await import(join(REPO_ROOT, 'dist/protocol/index.js'));
   const { imageFrames } = await import(join(REPO_ROOT, 'dist/host/paste/paste-feature.js'));
   const runDir = mkdtempSync(join(tmpdir(), 'jackin-bench-paste-'));
-  const capsule = spawn(process.execPath, ['--max-semi-space-size=2', join(REPO_ROOT, 'bin/jackin-capsule.js'), 'serve', '--run-dir', runDir, '--workspace', runDir, '--', 'cat'], {
-    stdio: 'ignore',
-  });
+  const capsule = spawn(
+    process.execPath,
+    ['--max-semi-space-size=2', join(REPO_ROOT, 'bin/jackin-capsule.js'), 'serve', '--run-dir', runDir, '--workspace', runDir, '--', 'cat'],
+    {
+      stdio: 'ignore',
+    },
+  );
   const samples = quick ? 3 : 10;
   const results = {};
   try {
@@ -58,7 +61,21 @@ export async function run({ quick, log }) {
     });
     const write = (frame) => new Promise((res) => (sock.write(proto.encodeClientFrame(frame)) ? res() : sock.once('drain', res)));
     const caps = { pointerShapes: 'unset', truecolor: 'unset', synchronizedOutput: 'unset', osc8: 'unset', underlineStyle: 'unset', imageProtocol: 'unset' };
-    await write({ type: 'Hello', rows: 24, cols: 200, spawn: { kind: 'none' }, env: [], focus: null, term: null, termProgram: null, colorTerm: null, fg: null, bg: null, caps, context: null });
+    await write({
+      type: 'Hello',
+      rows: 24,
+      cols: 200,
+      spawn: { kind: 'none' },
+      env: [],
+      focus: null,
+      term: null,
+      termProgram: null,
+      colorTerm: null,
+      fg: null,
+      bg: null,
+      caps,
+      context: null,
+    });
     while (features === null) await sleep(10);
     await write({ type: 'ExtHello', features: { 'image-staged': 1 } });
     let requestId = 1000n;

@@ -55,7 +55,9 @@ export async function run({ quick, log }) {
     data.stageCapsuleCpu = median(st.map((r) => r.capsuleCpu));
     data.stageHostPeakMiB = Math.max(...st.map((r) => r.peakKiB)) / 1024;
     data.stageCapsulePeakMiB = (vmHwmKiB(capsule.pid) ?? NaN) / 1024;
-    log(`stage: cp ${fmt(data.cpSeconds, 2)} s, jackin stage ${fmt(data.stageSeconds, 2)} s (CPU host ${fmt(data.stageHostCpu, 2)} s, capsule ${fmt(data.stageCapsuleCpu, 2)} s)`);
+    log(
+      `stage: cp ${fmt(data.cpSeconds, 2)} s, jackin stage ${fmt(data.stageSeconds, 2)} s (CPU host ${fmt(data.stageHostCpu, 2)} s, capsule ${fmt(data.stageCapsuleCpu, 2)} s)`,
+    );
   } finally {
     capsule?.kill('SIGKILL');
     rmSync(base, { recursive: true, force: true });

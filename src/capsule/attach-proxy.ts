@@ -39,7 +39,9 @@ export async function runAttachProxy(options: AttachProxyOptions): Promise<numbe
   const stdin = options.stdin ?? (stdioStream(0) as Readable);
   const stdout = options.stdout ?? (stdioStream(1) as Writable);
   const fail = (e: NodeJS.ErrnoException): JackinError =>
-    new JackinError('E_SOCKET_CONNECT', `cannot connect to ${options.socketPath}: ${e.code ?? e.message}; is the capsule running (jackin-capsule serve)?`, { cause: e });
+    new JackinError('E_SOCKET_CONNECT', `cannot connect to ${options.socketPath}: ${e.code ?? e.message}; is the capsule running (jackin-capsule serve)?`, {
+      cause: e,
+    });
   let address: SocketAddress;
   try {
     address = socketAddress(options.socketPath);

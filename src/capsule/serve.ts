@@ -45,7 +45,6 @@ export function programEnv(env: NodeJS.ProcessEnv, runDir: string, browser: bool
   return out;
 }
 
-
 export interface ServeOptions {
   runDir: string;
   workspace: string;
@@ -178,16 +177,20 @@ export async function serve(options: ServeOptions): Promise<number> {
   const tmpInfo = join(runDir, `.${CAPSULE_INFO_NAME}.${process.pid}.tmp`);
   // One left by a capsule killed right here (the same pid is common in containers) is removed first.
   await unlink(tmpInfo).catch(() => undefined);
-  await writeFile(tmpInfo, JSON.stringify(info, null, 2) + '\n', { mode: 0o600, flag: 'wx' });
+  await writeFile(tmpInfo, `${JSON.stringify(info, null, 2)}\n`, { mode: 0o600, flag: 'wx' });
   await handToRunDirOwner(runDir, [tmpInfo]);
   await rename(tmpInfo, infoPath);
-
 
   const status = await session.exited;
   log(`program exited with status ${status}`);
   // Told to the attached host, which prints it: a stopped container otherwise looks like the program failing.
   const stoppedBy = stopSignal as NodeJS.Signals | null;
-  const reason = stoppedBy !== null ? `the capsule received ${stoppedBy} (its container or supervisor is stopping) and ended the program` : status === 0 ? 'program exited' : `program exited with status ${status}`;
+  const reason =
+    stoppedBy !== null
+      ? `the capsule received ${stoppedBy} (its container or supervisor is stopping) and ended the program`
+      : status === 0
+        ? 'program exited'
+        : `program exited with status ${status}`;
   // A program that ended on its own may have done so before the host that started us got to attach: the
   // server waits up to FIRST_HOST_WAIT_MS for a first host, so the exit status still reaches it. Not when
   // stopped by a signal (a supervisor that wants the capsule gone).

@@ -55,7 +55,10 @@ export function registerAttachCommand(program: Command, setStatus: SetStatus): v
   )
     .option('-v, --verbose', 'print the chosen transport and why, and protocol diagnostics, on stderr')
     .option('--no-mouse', NO_MOUSE_HELP)
-    .option('--allow-upstream-requests', "honour link, export and clipboard requests from a capsule without jackin's extensions, one per palette key or click (also JACKIN_UPSTREAM_REQUESTS=allow)")
+    .option(
+      '--allow-upstream-requests',
+      "honour link, export and clipboard requests from a capsule without jackin's extensions, one per palette key or click (also JACKIN_UPSTREAM_REQUESTS=allow)",
+    )
     .addHelpText(
       'after',
       `

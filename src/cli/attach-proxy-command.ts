@@ -8,9 +8,7 @@ import type { SetStatus } from './command-kit.ts';
 export function registerAttachProxyCommand(program: Command, setStatus: SetStatus): void {
   program
     .command('attach-proxy')
-    .description(
-      'Relay stdin/stdout to the capsule socket, byte for byte (used by `jackin attach --via docker|podman|kubectl`).',
-    )
+    .description('Relay stdin/stdout to the capsule socket, byte for byte (used by `jackin attach --via docker|podman|kubectl`).')
     .option('--socket <path>', `socket to connect to (default: $JACKIN_RUN_DIR/${SOCKET_NAME}, or /jackin/run/${SOCKET_NAME})`)
     .addHelpText(
       'after',

@@ -74,29 +74,42 @@ export async function attachTerminal(
   // container (a capsule's Notice or Shutdown text, a frame's content), so it is written inert.
   const log = verbose ? (line: string) => void process.stderr.write(`jackin: ${inertText(line, MAX_REASON_COLUMNS)}\r\n`) : undefined;
   log?.(`transport: ${selection.choice}, because ${selection.reason} (${selection.transport.description})`);
-  const session = new AttachSession({ transport: selection.transport, terminal, name, allowUpstreamRequests: features.allowUpstreamRequests === true, ...(log ? { log } : {}) });
+  const session = new AttachSession({
+    transport: selection.transport,
+    terminal,
+    name,
+    allowUpstreamRequests: features.allowUpstreamRequests === true,
+    ...(log ? { log } : {}),
+  });
   // What this host offers the affordances (opener, clipboard, notifier, export directory, the switches):
   // built once for the session, each at its first use, and shared by every affordance.
   const services = createHostServices({ env: process.env, writeTerminal: (b) => session.writeTerminal(b) });
   // Each affordance installs itself on the session, which disposes them all when it ends.
   // Images and host files (pasted paths, dropped files, copied file lists) on paste.
-  session.install(installPasteFeature(session, { services, ...(features.connect !== undefined ? { connect: features.connect } : {}), ...(log ? { record: log } : {}) }));
-  const exportFeature = features.connect !== undefined ? session.install(installExportFeature(session, { instance: name, connect: features.connect, services })) : undefined;
-  session.install(installLinkFeature(session, {
-    services,
-    noMouse: features.noMouse === true,
-    // A modifier-click on a file path (not a link) exports that file.
-    ...(exportFeature !== undefined ? { exportFeature } : {}),
-  }));
+  session.install(
+    installPasteFeature(session, { services, ...(features.connect !== undefined ? { connect: features.connect } : {}), ...(log ? { record: log } : {}) }),
+  );
+  const exportFeature =
+    features.connect !== undefined ? session.install(installExportFeature(session, { instance: name, connect: features.connect, services })) : undefined;
+  session.install(
+    installLinkFeature(session, {
+      services,
+      noMouse: features.noMouse === true,
+      // A modifier-click on a file path (not a link) exports that file.
+      ...(exportFeature !== undefined ? { exportFeature } : {}),
+    }),
+  );
   session.install(installCopyFeature(session, { services }));
   // Opening a login link whose callback is on the container's loopback forwards that port for the callback.
-  const loginForward = session.install(installLoginForwardFeature(session, {
-    instance: name,
-    home: jackinHome(),
-    env: services.env,
-    sharedLoopback: features.sharedLoopback === true,
-    ...(features.connect !== undefined ? { connect: features.connect } : {}),
-  }));
+  const loginForward = session.install(
+    installLoginForwardFeature(session, {
+      instance: name,
+      home: jackinHome(),
+      env: services.env,
+      sharedLoopback: features.sharedLoopback === true,
+      ...(features.connect !== undefined ? { connect: features.connect } : {}),
+    }),
+  );
   // Link hints: the links on the screen labelled, one opened (or copied) by typing its label.
   session.install(installHintsFeature(session, { services, ...(log ? { log } : {}) }));
   // Program notifications (OSC 9/99/777, and the bell while unfocused if asked for) on the host desktop.
@@ -118,7 +131,8 @@ export async function attachTerminal(
   process.on('unhandledRejection', onCrash);
 
   terminal.enterRawMode();
-  if (process.stdin.isTTY === true && process.stdout.isTTY === true && !terminal.outputRaw) log?.('could not turn output processing off (stty -opost); the program\'s output passes through the terminal\'s own');
+  if (process.stdin.isTTY === true && process.stdout.isTTY === true && !terminal.outputRaw)
+    log?.("could not turn output processing off (stty -opost); the program's output passes through the terminal's own");
   let outcome;
   try {
     outcome = await session.start();
@@ -134,7 +148,8 @@ export async function attachTerminal(
   const exit = outcomeExit(outcome, name);
   let message = exit.message;
   // A lost connection whose cause the caller can name (a container that stopped) gets that one line instead.
-  if (outcome.kind === 'lost' && features.explainLost !== undefined && message !== null) message = (await features.explainLost(message).catch(() => null)) ?? message;
+  if (outcome.kind === 'lost' && features.explainLost !== undefined && message !== null)
+    message = (await features.explainLost(message).catch(() => null)) ?? message;
   const status = exit.status;
   // The reason may be the capsule's Shutdown text or a relay's last stderr line: container text.
   if (message !== null) await writeAll(process.stderr, reasonLine(message));

@@ -110,23 +110,46 @@ test('clipboard shims: a write over 1 MiB or not UTF-8 is refused and offers not
 test('clipboard shims: before any paste a read answers as an empty clipboard; after one, image reads get its bytes and text reads nothing', async (t) => {
   const dir = runDir(t);
   const source = await capsule(t, dir);
-  assert.deepEqual(await run('xclip', ['-selection', 'clipboard', '-t', 'TARGETS', '-o'], dir), { status: 1, stdout: Buffer.alloc(0), stderr: 'Error: target TARGETS not available\n' });
+  assert.deepEqual(await run('xclip', ['-selection', 'clipboard', '-t', 'TARGETS', '-o'], dir), {
+    status: 1,
+    stdout: Buffer.alloc(0),
+    stderr: 'Error: target TARGETS not available\n',
+  });
   assert.deepEqual(await run('wl-paste', ['--type', 'image/png'], dir), { status: 1, stdout: Buffer.alloc(0), stderr: 'Nothing is copied\n' });
   assert.deepEqual(await run('pbpaste', [], dir), { status: 0, stdout: Buffer.alloc(0), stderr: '' });
 
   const png = fixture('sample.png');
   source.lastPasted = await new ImageStaging(dir).stage(png);
-  assert.deepEqual(await run('xclip', ['-selection', 'clipboard', '-t', 'TARGETS', '-o'], dir), { status: 0, stdout: Buffer.from('TARGETS\nimage/png\n'), stderr: '' });
+  assert.deepEqual(await run('xclip', ['-selection', 'clipboard', '-t', 'TARGETS', '-o'], dir), {
+    status: 0,
+    stdout: Buffer.from('TARGETS\nimage/png\n'),
+    stderr: '',
+  });
   assert.deepEqual(await run('wl-paste', ['-l'], dir), { status: 0, stdout: Buffer.from('image/png\n'), stderr: '' });
-  for (const [tool, args] of [['xclip', ['-selection', 'clipboard', '-o', '-t', 'image/png']], ['wl-paste', ['--type', 'image/png']]] as const) {
+  for (const [tool, args] of [
+    ['xclip', ['-selection', 'clipboard', '-o', '-t', 'image/png']],
+    ['wl-paste', ['--type', 'image/png']],
+  ] as const) {
     const r = await run(tool, [...args], dir);
     assert.equal(r.status, 0);
     assert.deepEqual(r.stdout, png, `${tool} gives the pasted bytes`);
   }
   // Another image type, the primary selection, and text: nothing.
-  assert.deepEqual(await run('xclip', ['-selection', 'clipboard', '-o', '-t', 'image/jpeg'], dir), { status: 1, stdout: Buffer.alloc(0), stderr: 'Error: target image/jpeg not available\n' });
-  assert.deepEqual(await run('xclip', ['-o', '-t', 'image/png'], dir), { status: 1, stdout: Buffer.alloc(0), stderr: 'Error: target image/png not available\n' });
-  assert.deepEqual(await run('xclip', ['-selection', 'clipboard', '-o'], dir), { status: 1, stdout: Buffer.alloc(0), stderr: 'Error: target UTF8_STRING not available\n' });
+  assert.deepEqual(await run('xclip', ['-selection', 'clipboard', '-o', '-t', 'image/jpeg'], dir), {
+    status: 1,
+    stdout: Buffer.alloc(0),
+    stderr: 'Error: target image/jpeg not available\n',
+  });
+  assert.deepEqual(await run('xclip', ['-o', '-t', 'image/png'], dir), {
+    status: 1,
+    stdout: Buffer.alloc(0),
+    stderr: 'Error: target image/png not available\n',
+  });
+  assert.deepEqual(await run('xclip', ['-selection', 'clipboard', '-o'], dir), {
+    status: 1,
+    stdout: Buffer.alloc(0),
+    stderr: 'Error: target UTF8_STRING not available\n',
+  });
   assert.deepEqual(await run('wl-paste', [], dir), { status: 1, stdout: Buffer.alloc(0), stderr: 'No suitable type of content copied\n' });
   assert.deepEqual(await run('xsel', ['-bo'], dir), { status: 0, stdout: Buffer.alloc(0), stderr: '' });
 
@@ -146,7 +169,11 @@ test('clipboard shims: after a bracketed text paste, text reads answer exactly i
   await capsuleSocket(t, dir, async (request, socket) => (await control.dispatch(request, socket)).reply);
   // Typed text is not pasted text.
   pasted.push(Buffer.from('typed\r'));
-  assert.deepEqual(await run('xclip', ['-selection', 'clipboard', '-o'], dir), { status: 1, stdout: Buffer.alloc(0), stderr: 'Error: target UTF8_STRING not available\n' });
+  assert.deepEqual(await run('xclip', ['-selection', 'clipboard', '-o'], dir), {
+    status: 1,
+    stdout: Buffer.alloc(0),
+    stderr: 'Error: target UTF8_STRING not available\n',
+  });
   const text = 'caf\u00e9\n\x1b[31mline two\t';
   pasted.push(Buffer.from(`\x1b[200~${text.slice(0, 3)}`));
   pasted.push(Buffer.from(`${text.slice(3)}\x1b[20`));
@@ -157,7 +184,11 @@ test('clipboard shims: after a bracketed text paste, text reads answer exactly i
   assert.deepEqual(await run('wl-paste', [], dir), want);
   assert.deepEqual(await run('xsel', ['-bo'], dir), want);
   assert.deepEqual(await run('pbpaste', [], dir), want);
-  assert.deepEqual(await run('xclip', ['-selection', 'clipboard', '-t', 'TARGETS', '-o'], dir), { status: 0, stdout: Buffer.from('TARGETS\nUTF8_STRING\ntext/plain\n'), stderr: '' });
+  assert.deepEqual(await run('xclip', ['-selection', 'clipboard', '-t', 'TARGETS', '-o'], dir), {
+    status: 0,
+    stdout: Buffer.from('TARGETS\nUTF8_STRING\ntext/plain\n'),
+    stderr: '',
+  });
   // An image type is still not there; with an image pasted too, both are listed.
   assert.deepEqual(await run('wl-paste', ['-t', 'image/png'], dir), { status: 1, stdout: Buffer.alloc(0), stderr: 'No suitable type of content copied\n' });
   images.lastPasted = await new ImageStaging(dir).stage(fixture('sample.png'));
@@ -193,7 +224,11 @@ test('clipboard shims: a capsule reply naming anything but a staged file is refu
   let next = 0;
   await capsuleSocket(t, dir, async () => replies[next++]);
   for (let i = 0; i < replies.length; i++) {
-    await assert.rejects(run('xclip', ['-selection', 'clipboard', '-o', '-t', 'image/png'], dir), (e) => hasCode(e, 'E_CONTROL_REPLY'), JSON.stringify(replies[i]));
+    await assert.rejects(
+      run('xclip', ['-selection', 'clipboard', '-o', '-t', 'image/png'], dir),
+      (e) => hasCode(e, 'E_CONTROL_REPLY'),
+      JSON.stringify(replies[i]),
+    );
   }
   const none = runDir(t);
   await assert.rejects(run('wl-paste', ['-t', 'image/png'], none), (e) => hasCode(e, 'E_NO_CAPSULE'));

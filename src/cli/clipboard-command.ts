@@ -42,7 +42,9 @@ async function lastPasted(runDir: string): Promise<ClipboardImageRead> {
   try {
     reply = await controlRequest(socketPath, CLIPBOARD_IMAGE_METHOD, {});
   } catch (e) {
-    throw new JackinError('E_NO_CAPSULE', `no capsule answers at ${socketPath} (${e instanceof Error ? e.message : String(e)}); set JACKIN_RUN_DIR`, { cause: e });
+    throw new JackinError('E_NO_CAPSULE', `no capsule answers at ${socketPath} (${e instanceof Error ? e.message : String(e)}); set JACKIN_RUN_DIR`, {
+      cause: e,
+    });
   }
   return readControlReply(CLIPBOARD_IMAGE_METHOD, reply);
 }
@@ -142,12 +144,15 @@ export function registerClipboardCommand(program: Command, setStatus: (status: n
     .command('clipboard')
     .description(
       'Run as a clipboard tool (what the xclip, xsel, wl-copy, wl-paste, pbcopy and pbpaste shims run): a write offers the text ' +
-        'for the operator\'s clipboard, a read of an image type answers the image last pasted into this session, a read of text the text ' +
+        "for the operator's clipboard, a read of an image type answers the image last pasted into this session, a read of text the text " +
         'last pasted in bracketed-paste markers (else nothing).',
     )
     .argument('<tool>', `the tool: ${CLIPBOARD_TOOLS.join(', ')}`)
     .argument('[args...]', 'its arguments, after --')
-    .addHelpText('after', '\nExamples:\n  jackin-capsule clipboard xclip -- -selection clipboard -o -t image/png > shot.png\n  printf hi | jackin-capsule clipboard pbcopy --')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  jackin-capsule clipboard xclip -- -selection clipboard -o -t image/png > shot.png\n  printf hi | jackin-capsule clipboard pbcopy --',
+    )
     .action(async (tool: string, args: string[]) => {
       if (!isClipboardTool(tool)) throw new JackinError('E_USAGE', `${JSON.stringify(tool)} is not one of ${CLIPBOARD_TOOLS.join(', ')}`);
       setStatus(await clipboardCommand(tool, args, { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, runDir: defaultRunDir() }));

@@ -4,7 +4,14 @@ import fc from 'fast-check';
 import { JackinError } from '../errors.ts';
 import { CLIPBOARD_TOOLS, emptyReadOutcome, parseClipboardTool, type ClipboardAction, type ClipboardTool } from './clipboard-tools.ts';
 
-const copy = (over: Partial<Extract<ClipboardAction, { kind: 'copy' }>> = {}): ClipboardAction => ({ kind: 'copy', text: null, files: [], trimNewline: false, echo: false, ...over });
+const copy = (over: Partial<Extract<ClipboardAction, { kind: 'copy' }>> = {}): ClipboardAction => ({
+  kind: 'copy',
+  text: null,
+  files: [],
+  trimNewline: false,
+  echo: false,
+  ...over,
+});
 const read = (type: string | null, clipboard = true): ClipboardAction => ({ kind: 'read', type, clipboard });
 
 function usageError(e: unknown): boolean {
@@ -97,7 +104,33 @@ test('clipboard tools: unknown options, missing values and what a shim cannot do
 });
 
 /** Arguments shaped like options and values, with unknown words among them. */
-const WORDS = ['-', '--', '-o', '-i', '-b', '-t', '-p', '-n', '-l', '-selection', 'clipboard', 'image/png', 'TARGETS', '--type', '--list-types', '--clipboard', '--output', '--input', '-pboard', 'general', 'text', '-x', '--x', '-sel', 'c'];
+const WORDS = [
+  '-',
+  '--',
+  '-o',
+  '-i',
+  '-b',
+  '-t',
+  '-p',
+  '-n',
+  '-l',
+  '-selection',
+  'clipboard',
+  'image/png',
+  'TARGETS',
+  '--type',
+  '--list-types',
+  '--clipboard',
+  '--output',
+  '--input',
+  '-pboard',
+  'general',
+  'text',
+  '-x',
+  '--x',
+  '-sel',
+  'c',
+];
 
 test('clipboard tools: any command line is an action or a usage error (exit 2), never another failure', () => {
   fc.assert(

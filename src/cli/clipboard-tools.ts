@@ -126,9 +126,22 @@ function unsupported(tool: ClipboardTool, option: string, why: string): JackinEr
 // ---- xclip: X toolkit style, one dash, any unambiguous prefix (`-sel clip`, `-o`, `-t image/png`).
 
 const XCLIP_OPTIONS: ReadonlyArray<OptionSpec> = [
-  flag('in'), flag('out'), flag('filter'), flag('help'), flag('quiet'), flag('silent'), flag('verbose'), flag('version'),
-  flag('noutf8'), flag('rmlastnl'), flag('sensitive'),
-  valued('display'), valued('loops'), valued('selection'), valued('target'), valued('wait'),
+  flag('in'),
+  flag('out'),
+  flag('filter'),
+  flag('help'),
+  flag('quiet'),
+  flag('silent'),
+  flag('verbose'),
+  flag('version'),
+  flag('noutf8'),
+  flag('rmlastnl'),
+  flag('sensitive'),
+  valued('display'),
+  valued('loops'),
+  valued('selection'),
+  valued('target'),
+  valued('wait'),
 ];
 
 function xclipOption(given: string): OptionSpec | 'ambiguous' | undefined {
@@ -223,16 +236,48 @@ function isTextType(type: string): boolean {
 
 const XSEL: GnuSpec = {
   short: {
-    a: flag('append'), f: flag('follow'), z: flag('zeroflush'), i: flag('input'), o: flag('output'), c: flag('clear'),
-    d: flag('delete'), p: flag('primary'), s: flag('secondary'), b: flag('clipboard'), k: flag('keep'), x: flag('exchange'),
-    t: valued('selectionTimeout'), l: valued('logfile'), n: flag('nodetach'), v: flag('verbose'), q: flag('quiet'), h: flag('help'),
+    a: flag('append'),
+    f: flag('follow'),
+    z: flag('zeroflush'),
+    i: flag('input'),
+    o: flag('output'),
+    c: flag('clear'),
+    d: flag('delete'),
+    p: flag('primary'),
+    s: flag('secondary'),
+    b: flag('clipboard'),
+    k: flag('keep'),
+    x: flag('exchange'),
+    t: valued('selectionTimeout'),
+    l: valued('logfile'),
+    n: flag('nodetach'),
+    v: flag('verbose'),
+    q: flag('quiet'),
+    h: flag('help'),
   },
   long: {
-    append: flag('append'), follow: flag('follow'), zeroflush: flag('zeroflush'), input: flag('input'), output: flag('output'),
-    clear: flag('clear'), delete: flag('delete'), primary: flag('primary'), secondary: flag('secondary'), clipboard: flag('clipboard'),
-    keep: flag('keep'), exchange: flag('exchange'), display: valued('display'), selectionTimeout: valued('selectionTimeout'),
-    logfile: valued('logfile'), nodetach: flag('nodetach'), verbose: flag('verbose'), quiet: flag('quiet'), trim: flag('trim'),
-    'keep-crlf': flag('keep-crlf'), help: flag('help'), version: flag('version'),
+    append: flag('append'),
+    follow: flag('follow'),
+    zeroflush: flag('zeroflush'),
+    input: flag('input'),
+    output: flag('output'),
+    clear: flag('clear'),
+    delete: flag('delete'),
+    primary: flag('primary'),
+    secondary: flag('secondary'),
+    clipboard: flag('clipboard'),
+    keep: flag('keep'),
+    exchange: flag('exchange'),
+    display: valued('display'),
+    selectionTimeout: valued('selectionTimeout'),
+    logfile: valued('logfile'),
+    nodetach: flag('nodetach'),
+    verbose: flag('verbose'),
+    quiet: flag('quiet'),
+    trim: flag('trim'),
+    'keep-crlf': flag('keep-crlf'),
+    help: flag('help'),
+    version: flag('version'),
   },
   abbreviate: false,
 };
@@ -292,10 +337,28 @@ function parseXsel(args: readonly string[], stdinIsTty: boolean): ClipboardActio
 // ---- wl-copy / wl-paste: getopt_long, abbreviations allowed.
 
 const WL_COPY: GnuSpec = {
-  short: { o: flag('paste-once'), f: flag('foreground'), c: flag('clear'), p: flag('primary'), n: flag('trim-newline'), t: valued('type'), s: valued('seat'), v: flag('version'), h: flag('help') },
+  short: {
+    o: flag('paste-once'),
+    f: flag('foreground'),
+    c: flag('clear'),
+    p: flag('primary'),
+    n: flag('trim-newline'),
+    t: valued('type'),
+    s: valued('seat'),
+    v: flag('version'),
+    h: flag('help'),
+  },
   long: {
-    'paste-once': flag('paste-once'), foreground: flag('foreground'), clear: flag('clear'), primary: flag('primary'), 'trim-newline': flag('trim-newline'),
-    type: valued('type'), seat: valued('seat'), regular: flag('regular'), version: flag('version'), help: flag('help'),
+    'paste-once': flag('paste-once'),
+    foreground: flag('foreground'),
+    clear: flag('clear'),
+    primary: flag('primary'),
+    'trim-newline': flag('trim-newline'),
+    type: valued('type'),
+    seat: valued('seat'),
+    regular: flag('regular'),
+    version: flag('version'),
+    help: flag('help'),
   },
   abbreviate: true,
 };
@@ -318,10 +381,25 @@ function parseWlCopy(args: readonly string[]): ClipboardAction {
 }
 
 const WL_PASTE: GnuSpec = {
-  short: { n: flag('no-newline'), l: flag('list-types'), p: flag('primary'), w: valued('watch'), t: valued('type'), s: valued('seat'), v: flag('version'), h: flag('help') },
+  short: {
+    n: flag('no-newline'),
+    l: flag('list-types'),
+    p: flag('primary'),
+    w: valued('watch'),
+    t: valued('type'),
+    s: valued('seat'),
+    v: flag('version'),
+    h: flag('help'),
+  },
   long: {
-    'no-newline': flag('no-newline'), 'list-types': flag('list-types'), primary: flag('primary'), watch: valued('watch'),
-    type: valued('type'), seat: valued('seat'), version: flag('version'), help: flag('help'),
+    'no-newline': flag('no-newline'),
+    'list-types': flag('list-types'),
+    primary: flag('primary'),
+    watch: valued('watch'),
+    type: valued('type'),
+    seat: valued('seat'),
+    version: flag('version'),
+    help: flag('help'),
   },
   abbreviate: true,
 };
@@ -369,14 +447,20 @@ function parsePb(tool: 'pbcopy' | 'pbpaste', args: readonly string[]): Clipboard
       const value = args[++i];
       if (value === undefined) throw usage(tool, `option ${a} needs a value`);
       if (a === '-pboard') {
-        if (!['general', 'ruler', 'find', 'font'].includes(value)) throw usage(tool, `-pboard ${JSON.stringify(value)} is not one of general, ruler, find, font`);
+        if (!['general', 'ruler', 'find', 'font'].includes(value))
+          throw usage(tool, `-pboard ${JSON.stringify(value)} is not one of general, ruler, find, font`);
         general = value === 'general';
       } else if (!['txt', 'rtf', 'ps'].includes(value)) {
         throw usage(tool, `-Prefer ${JSON.stringify(value)} is not one of txt, rtf, ps`);
       }
       continue;
     }
-    throw usage(tool, a.startsWith('-') ? `unknown option ${a}` : `unexpected argument ${JSON.stringify(a)} (${tool === 'pbcopy' ? 'pbcopy takes text on stdin' : 'pbpaste takes none'})`);
+    throw usage(
+      tool,
+      a.startsWith('-')
+        ? `unknown option ${a}`
+        : `unexpected argument ${JSON.stringify(a)} (${tool === 'pbcopy' ? 'pbcopy takes text on stdin' : 'pbpaste takes none'})`,
+    );
   }
   return tool === 'pbcopy' ? { kind: 'copy', text: null, files: [], trimNewline: false, echo: false } : { kind: 'read', type: null, clipboard: general };
 }
@@ -406,7 +490,11 @@ export function parseClipboardTool(tool: ClipboardTool, args: readonly string[],
  * What a read prints when the clipboard has nothing of the kind asked for, as the real tool does: the
  * message on stderr (or none) and the exit status.
  */
-export function emptyReadOutcome(tool: ClipboardTool, action: { kind: 'read' | 'types'; type?: string | null }, imagePresent: boolean): { stderr: string; status: number } {
+export function emptyReadOutcome(
+  tool: ClipboardTool,
+  action: { kind: 'read' | 'types'; type?: string | null },
+  imagePresent: boolean,
+): { stderr: string; status: number } {
   switch (tool) {
     case 'xclip': {
       const target = action.kind === 'types' ? 'TARGETS' : (action.type ?? 'UTF8_STRING');

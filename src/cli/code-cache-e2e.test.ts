@@ -48,13 +48,13 @@ test('a cache V8 refuses (another source, garbage) is ignored: the file is compi
   const m = tempModule(t);
   await writeCodeCache(m.file, m.cache);
   // The same file changed after the cache was made (a rebuilt bundle, a stale cache).
-  writeFileSync(m.file, readFileSync(m.file, 'utf8') + '\nexports.answer = 7;\n');
+  writeFileSync(m.file, `${readFileSync(m.file, 'utf8')}\nexports.answer = 7;\n`);
   const stale = loadWithCodeCache(m.file, m.cache);
   assert.equal(stale.cache, 'rejected');
   assert.equal((stale.exports as { answer: number }).answer, 7);
   // A source V8 compiled before in this process comes from its own compilation cache, whatever the file
   // says: so a new source for the garbage case.
-  writeFileSync(m.file, readFileSync(m.file, 'utf8') + '\nexports.answer = 8;\n');
+  writeFileSync(m.file, `${readFileSync(m.file, 'utf8')}\nexports.answer = 8;\n`);
   writeFileSync(m.cache, Buffer.from('not a code cache'));
   const garbage = loadWithCodeCache(m.file, m.cache);
   assert.equal(garbage.cache, 'rejected');
@@ -101,12 +101,18 @@ test('writeCodeCache runs the module and its warm-up first: the cache then holds
   const dir = mkdtempSync(join(tmpdir(), 'jackin-code-cache-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   // Functions V8 compiles only when they first run: big enough that their bytecode shows in the cache's size.
-  const lazy = Array.from({ length: 40 }, (_, i) => `function f${i}(x) { let s = 0; for (let j = 0; j < x; j++) s += (j * ${i + 1}) % 7; return s + ${i}; }`).join('\n');
+  const lazy = Array.from(
+    { length: 40 },
+    (_, i) => `function f${i}(x) { let s = 0; for (let j = 0; j < x; j++) s += (j * ${i + 1}) % 7; return s + ${i}; }`,
+  ).join('\n');
   const calls = Array.from({ length: 40 }, (_, i) => `f${i}(10)`).join(' + ');
   const withWarmUp = join(dir, 'warm.cjs');
   const without = join(dir, 'plain.cjs');
   const marker = join(dir, 'warmed');
-  writeFileSync(withWarmUp, `${lazy}\nexports.warmUpForCodeCache = async () => { require('node:fs').writeFileSync(${JSON.stringify(marker)}, String(${calls})); };\n`);
+  writeFileSync(
+    withWarmUp,
+    `${lazy}\nexports.warmUpForCodeCache = async () => { require('node:fs').writeFileSync(${JSON.stringify(marker)}, String(${calls})); };\n`,
+  );
   writeFileSync(without, `${lazy}\nexports.unused = () => ${calls};\n`);
   const warmSize = await writeCodeCache(withWarmUp, join(dir, 'warm.cache'));
   const plainSize = await writeCodeCache(without, join(dir, 'plain.cache'));

@@ -26,8 +26,14 @@ test('jackin-capsule copy: writes the OSC 52 offer the host filter turns into ex
 });
 
 test('jackin-capsule copy: refuses text over 1 MiB or not UTF-8, and says so without a terminal', async () => {
-  assert.throws(() => copyOfferSequence(Buffer.alloc(MAX_COPY_TEXT_BYTES + 1, 0x61)), (e) => hasCode(e, 'E_COPY_TOO_LARGE'));
-  assert.throws(() => copyOfferSequence(Buffer.from([0xff])), (e) => hasCode(e, 'E_COPY_NOT_UTF8'));
+  assert.throws(
+    () => copyOfferSequence(Buffer.alloc(MAX_COPY_TEXT_BYTES + 1, 0x61)),
+    (e) => hasCode(e, 'E_COPY_TOO_LARGE'),
+  );
+  assert.throws(
+    () => copyOfferSequence(Buffer.from([0xff])),
+    (e) => hasCode(e, 'E_COPY_NOT_UTF8'),
+  );
   await assert.rejects(copyCommand([], Readable.from([Buffer.alloc(MAX_COPY_TEXT_BYTES + 1)])), (e) => hasCode(e, 'E_COPY_TOO_LARGE'));
   await assert.rejects(copyCommand(['x'], Readable.from([]), '/nonexistent/tty'), (e) => hasCode(e, 'E_NO_TTY'));
 });

@@ -28,7 +28,8 @@ export async function readBounded(stream: Readable, max: number): Promise<Buffer
 
 /** The OSC 52 write that offers `text` (checked: UTF-8, at most MAX_COPY_TEXT_BYTES). */
 export function copyOfferSequence(text: Buffer): Buffer {
-  if (text.length > MAX_COPY_TEXT_BYTES) throw new JackinError('E_COPY_TOO_LARGE', `the text is over the ${MAX_COPY_TEXT_BYTES / 1024 / 1024} MiB limit of a copy offer`);
+  if (text.length > MAX_COPY_TEXT_BYTES)
+    throw new JackinError('E_COPY_TOO_LARGE', `the text is over the ${MAX_COPY_TEXT_BYTES / 1024 / 1024} MiB limit of a copy offer`);
   try {
     new TextDecoder('utf-8', { fatal: true }).decode(text);
   } catch {
@@ -49,7 +50,11 @@ export function writeCopyOffer(text: Buffer, ttyPath = '/dev/tty'): void {
   try {
     fd = openSync(ttyPath, 'w');
   } catch (e) {
-    throw new JackinError('E_NO_TTY', `cannot write to the session's terminal (${ttyPath}: ${(e as Error).message}); run jackin-capsule copy inside the jackin session`, { cause: e });
+    throw new JackinError(
+      'E_NO_TTY',
+      `cannot write to the session's terminal (${ttyPath}: ${(e as Error).message}); run jackin-capsule copy inside the jackin session`,
+      { cause: e },
+    );
   }
   try {
     writeSync(fd, seq);
@@ -62,7 +67,7 @@ export function registerCopyCommand(program: Command): void {
   program
     .command('copy')
     .description(
-      'Offer text for the operator\'s clipboard (from the arguments, else stdin; UTF-8, at most 1 MiB): ' +
+      "Offer text for the operator's clipboard (from the arguments, else stdin; UTF-8, at most 1 MiB): " +
         'nothing is copied until they choose "Copy offered text" (or run jackin with JACKIN_COPY=allow).',
     )
     .argument('[text...]', 'the text (joined with spaces); read from stdin when absent')

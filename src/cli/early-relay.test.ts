@@ -38,10 +38,22 @@ async function cliRelayArgv(args: readonly string[]): Promise<string[] | null> {
 
 test('the plain attach forms start their relay early, with the argv the CLI would use', async () => {
   const cases: Array<[string[], string[]]> = [
-    [['attach', 'agent', '--via', 'podman'], ['podman', 'exec', '-i', 'agent', 'jackin-capsule', 'attach-proxy']],
-    [['attach', '--via', 'docker', 'agent'], ['docker', 'exec', '-i', 'agent', 'jackin-capsule', 'attach-proxy']],
-    [['attach', '--via=podman', '-v', 'a.b_c-1'], ['podman', 'exec', '-i', 'a.b_c-1', 'jackin-capsule', 'attach-proxy']],
-    [['attach', 'agent-0', '--via', 'kubectl', '--no-mouse'], ['kubectl', 'exec', '-i', 'agent-0', '--', 'jackin-capsule', 'attach-proxy']],
+    [
+      ['attach', 'agent', '--via', 'podman'],
+      ['podman', 'exec', '-i', 'agent', 'jackin-capsule', 'attach-proxy'],
+    ],
+    [
+      ['attach', '--via', 'docker', 'agent'],
+      ['docker', 'exec', '-i', 'agent', 'jackin-capsule', 'attach-proxy'],
+    ],
+    [
+      ['attach', '--via=podman', '-v', 'a.b_c-1'],
+      ['podman', 'exec', '-i', 'a.b_c-1', 'jackin-capsule', 'attach-proxy'],
+    ],
+    [
+      ['attach', 'agent-0', '--via', 'kubectl', '--no-mouse'],
+      ['kubectl', 'exec', '-i', 'agent-0', '--', 'jackin-capsule', 'attach-proxy'],
+    ],
   ];
   for (const [args, argv] of cases) {
     assert.deepEqual(earlyRelayArgv(args), argv, args.join(' '));
@@ -70,9 +82,35 @@ test('anything but a plain form starts nothing early', () => {
 
 test('property: whenever a relay starts early, the CLI plans exactly that relay for the same arguments', async () => {
   const word = fc.constantFrom(
-    'attach', 'export', 'agent', 'box-1', 'a.b', '-agent', 'a b', '', '--via', 'docker', 'podman', 'kubectl', 'ssh',
-    '--via=podman', '--via=', '-v', '--verbose', '--no-mouse', '--allow-upstream-requests', '--socket', '/s', '-n', 'ns',
-    '-c', '--exec', '--help', '-h', '--', '-V',
+    'attach',
+    'export',
+    'agent',
+    'box-1',
+    'a.b',
+    '-agent',
+    'a b',
+    '',
+    '--via',
+    'docker',
+    'podman',
+    'kubectl',
+    'ssh',
+    '--via=podman',
+    '--via=',
+    '-v',
+    '--verbose',
+    '--no-mouse',
+    '--allow-upstream-requests',
+    '--socket',
+    '/s',
+    '-n',
+    'ns',
+    '-c',
+    '--exec',
+    '--help',
+    '-h',
+    '--',
+    '-V',
   );
   const neutral = fc.constantFrom('-v', '--verbose', '--no-mouse', '--allow-upstream-requests');
   let started = 0;
@@ -82,17 +120,22 @@ test('property: whenever a relay starts early, the CLI plans exactly that relay 
       fc.oneof(
         fc.array(word, { maxLength: 7 }),
         fc
-          .tuple(fc.constantFrom('agent', 'box-1', 'a.b'), fc.constantFrom('docker', 'podman', 'kubectl'), fc.array(fc.oneof({ weight: 3, arbitrary: neutral }, { weight: 1, arbitrary: word }), { maxLength: 3 }))
+          .tuple(
+            fc.constantFrom('agent', 'box-1', 'a.b'),
+            fc.constantFrom('docker', 'podman', 'kubectl'),
+            fc.array(fc.oneof({ weight: 3, arbitrary: neutral }, { weight: 1, arbitrary: word }), { maxLength: 3 }),
+          )
           .chain(([name, engine, extra]) => fc.shuffledSubarray([name, `--via=${engine}`, ...extra], { minLength: 2 + extra.length })),
       ),
       async (rest) => {
-      const args = ['attach', ...rest];
-      const early = earlyRelayArgv(args);
-      if (early !== null) {
-        started++;
-        assert.deepEqual(await cliRelayArgv(args), early, args.join(' '));
-      }
-    }),
+        const args = ['attach', ...rest];
+        const early = earlyRelayArgv(args);
+        if (early !== null) {
+          started++;
+          assert.deepEqual(await cliRelayArgv(args), early, args.join(' '));
+        }
+      },
+    ),
     { numRuns: 400 },
   );
   assert.ok(started > 100, `only ${started} of 400 runs started a relay early`);

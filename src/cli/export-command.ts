@@ -48,7 +48,8 @@ export async function pickInstance(flags: { from?: string; via?: TransportFlags[
   if (flags.via !== undefined || flags.exec !== undefined) throw usage(`--via and --exec need ${flag} INSTANCE (the container or pod to reach)`);
   const live = (await listInstances(jackinHome())).filter((i) => i.state === 'live');
   if (live.length === 1 && live[0] !== undefined) return live[0].name;
-  if (live.length === 0) throw new JackinError('E_NO_INSTANCE', `no instance is running; start one with \`jackin run\`, or name a container with ${flag} NAME --via docker`);
+  if (live.length === 0)
+    throw new JackinError('E_NO_INSTANCE', `no instance is running; start one with \`jackin run\`, or name a container with ${flag} NAME --via docker`);
   throw usage(`${live.length} instances are running (${live.map((i) => inertText(i.name, 128)).join(', ')}): pick one with ${flag}`);
 }
 
@@ -96,7 +97,7 @@ async function exportCommand(paths: string[], flags: ExportFlags): Promise<numbe
   }
   const mode = flags.open === true ? 'open' : flags.reveal === true ? 'reveal' : undefined;
   const json = flags.json === true;
-  const out = (line: string): void => void process.stdout.write(line + '\n');
+  const out = (line: string): void => void process.stdout.write(`${line}\n`);
 
   const sources = [...paths];
   if (flags.offered === true) {
@@ -127,13 +128,21 @@ async function exportCommand(paths: string[], flags: ExportFlags): Promise<numbe
           try {
             const opened = await createOpener().openFile(r.destination, mode);
             const done = opened.revealedInstead === undefined ? mode : 'reveal';
-            await appendAction(jackinHome(), { instance, action: `${done}-file`, target: r.destination, result: 'ok', ...(opened.revealedInstead !== undefined ? { detail: `not opened: ${opened.revealedInstead}` } : {}) });
+            await appendAction(jackinHome(), {
+              instance,
+              action: `${done}-file`,
+              target: r.destination,
+              result: 'ok',
+              ...(opened.revealedInstead !== undefined ? { detail: `not opened: ${opened.revealedInstead}` } : {}),
+            });
             if (opened.revealedInstead !== undefined) {
               process.stderr.write(`jackin: revealed ${inertText(r.destination, MAX_SHOWN_COLUMNS)} instead of opening it: ${opened.revealedInstead}\n`);
             }
           } catch (e) {
             await appendAction(jackinHome(), { instance, action: `${mode}-file`, target: r.destination, result: 'failed', detail: describeError(e) });
-            process.stderr.write(`jackin: could not ${mode} ${inertText(r.destination, MAX_SHOWN_COLUMNS)}: ${inertText(describeError(e), MAX_SHOWN_COLUMNS)}\n`);
+            process.stderr.write(
+              `jackin: could not ${mode} ${inertText(r.destination, MAX_SHOWN_COLUMNS)}: ${inertText(describeError(e), MAX_SHOWN_COLUMNS)}\n`,
+            );
           }
         }
       } catch (e) {
@@ -143,7 +152,10 @@ async function exportCommand(paths: string[], flags: ExportFlags): Promise<numbe
         const result = stop.aborted ? 'cancelled' : refusedOrFailed(e);
         await appendAction(jackinHome(), { instance, action: 'export', target: source, result, detail: `${code}: ${describeError(e)}` });
         if (json) out(inertJson({ ok: false, source, code, message: describeError(e) }));
-        else process.stderr.write(`jackin: export ${inertText(source, MAX_SHOWN_COLUMNS)}: ${inertText(describeError(e), MAX_SHOWN_COLUMNS)} (${inertText(code, 64)})\n`);
+        else
+          process.stderr.write(
+            `jackin: export ${inertText(source, MAX_SHOWN_COLUMNS)}: ${inertText(describeError(e), MAX_SHOWN_COLUMNS)} (${inertText(code, 64)})\n`,
+          );
       }
     }
   } finally {
@@ -160,7 +172,10 @@ export function registerExportCommand(program: Command, setStatus: SetStatus): v
       .description('copy files or directories out of a capsule into <downloads>/jackin/<instance>/ (policy-checked, verified, never overwriting)')
       .argument('[paths...]', 'container paths; relative paths resolve against the capsule workspace')
       .option('--from <instance>', 'instance to export from (default: the only running one)')
-      .option('--to <dir>', 'destination directory, created if missing (default: $JACKIN_DOWNLOAD_DIR, XDG download dir or ~/Downloads, then jackin/<instance>)')
+      .option(
+        '--to <dir>',
+        'destination directory, created if missing (default: $JACKIN_DOWNLOAD_DIR, XDG download dir or ~/Downloads, then jackin/<instance>)',
+      )
       .addOption(new Option('--reveal', 'show each exported file in the file manager').conflicts('open'))
       .addOption(new Option('--open', 'open each exported file with its default application').conflicts('reveal'))
       .option('--json', 'print one JSON object per path on stdout')

@@ -72,10 +72,14 @@ async function forwardCommand(name: string, spec: string, flags: ForwardFlags): 
   const select = selectOptionsFromFlags(instance, home, flags);
   const connect = async (): Promise<Transport> => (await selectTransport(select)).transport;
   const json = flags.json === true;
-  const out = (line: string): void => void process.stdout.write(line + '\n');
+  const out = (line: string): void => void process.stdout.write(`${line}\n`);
   const err = (line: string): void => void process.stderr.write(`jackin: ${line}\n`);
 
-  if (!(await capsuleHasForwards(connect))) throw new JackinError('E_FORWARD_UNSUPPORTED', `the capsule of ${instance} has no forwards (an upstream or older jackin-capsule); update it in the container`);
+  if (!(await capsuleHasForwards(connect)))
+    throw new JackinError(
+      'E_FORWARD_UNSUPPORTED',
+      `the capsule of ${instance} has no forwards (an upstream or older jackin-capsule); update it in the container`,
+    );
   const interruption = interruptOnSignals();
   const connections = new Map<number, ConnectionSeen>();
   let listener: ForwardListener | undefined;
@@ -101,17 +105,32 @@ async function forwardCommand(name: string, spec: string, flags: ForwardFlags): 
         if (!flags.verbose) return;
         if (json) {
           const how = e.kind === 'closed' ? { ...e.outcome } : { ok: false, code: e.error.code, message: e.error.message };
-          out(inertJson({ connection: e.id, ...(seen !== undefined ? { from: seen.from } : {}), ...(seen?.address !== undefined ? { address: seen.address } : {}), ...how }));
+          out(
+            inertJson({
+              connection: e.id,
+              ...(seen !== undefined ? { from: seen.from } : {}),
+              ...(seen?.address !== undefined ? { address: seen.address } : {}),
+              ...how,
+            }),
+          );
         } else err(describeConnection(e, seen));
       },
     });
     unrecord = await recordForward(home, { instance, hostPort: listener.port, containerPort, kind: 'forward' });
     const target = `${instance}:${containerPort}`;
-    await appendAction(home, { instance, action: 'forward', target: `localhost:${listener.port} -> ${target}`, result: 'ok', detail: `listening on ${listener.addresses.join(', ')}` });
+    await appendAction(home, {
+      instance,
+      action: 'forward',
+      target: `localhost:${listener.port} -> ${target}`,
+      result: 'ok',
+      detail: `listening on ${listener.addresses.join(', ')}`,
+    });
     if (json) out(inertJson({ ok: true, instance, url: listener.url, hostPort: listener.port, containerPort, addresses: listener.addresses }));
     else {
       out(listener.url);
-      err(`forwarding ${listener.addresses.map((a) => (a === '::1' ? `[::1]:${listener!.port}` : `${a}:${listener!.port}`)).join(' and ')} to port ${containerPort} of ${inertText(instance, 200)}'s loopback; Ctrl+C stops`);
+      err(
+        `forwarding ${listener.addresses.map((a) => (a === '::1' ? `[::1]:${listener!.port}` : `${a}:${listener!.port}`)).join(' and ')} to port ${containerPort} of ${inertText(instance, 200)}'s loopback; Ctrl+C stops`,
+      );
     }
     await new Promise<void>((resolve) => interruption.signal.addEventListener('abort', () => resolve(), { once: true }));
     return 0;
@@ -121,7 +140,14 @@ async function forwardCommand(name: string, spec: string, flags: ForwardFlags): 
   } finally {
     await listener?.close();
     await unrecord?.();
-    if (listener !== undefined) await appendAction(home, { instance, action: 'forward', target: `localhost:${listener.port} -> ${instance}:${containerPort}`, result: 'ok', detail: 'closed' });
+    if (listener !== undefined)
+      await appendAction(home, {
+        instance,
+        action: 'forward',
+        target: `localhost:${listener.port} -> ${instance}:${containerPort}`,
+        result: 'ok',
+        detail: 'closed',
+      });
     interruption.dispose();
   }
 }

@@ -94,7 +94,7 @@ export async function run(argv: string[]): Promise<number> {
     // and the fix); a usage error stays the plain line commander's own usage errors are.
     const shown = code === 'E_USAGE' ? '' : ` (${code})`;
     const line = json ? inertJson({ error: { code, message: describeError(err) } }) : `jackin: ${inertText(describeError(err), 1000)}${shown}`;
-    await writeAll(process.stderr, line + '\n');
+    await writeAll(process.stderr, `${line}\n`);
     return exitCode;
   }
 }

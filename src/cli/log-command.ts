@@ -16,10 +16,11 @@ interface LogFlags {
 
 async function logCommand(instance: string | undefined, flags: LogFlags): Promise<number> {
   const n = flags.lines === undefined ? DEFAULT_SHOWN_RECORDS : Number(flags.lines);
-  if (!Number.isSafeInteger(n) || n < 0) throw new JackinError('E_USAGE', `-n ${JSON.stringify(flags.lines)} is not a number of records: pass a whole number (0 shows them all)`);
+  if (!Number.isSafeInteger(n) || n < 0)
+    throw new JackinError('E_USAGE', `-n ${JSON.stringify(flags.lines)} is not a number of records: pass a whole number (0 shows them all)`);
   if (instance !== undefined) checkInstanceName(instance);
   const records = (await readActions(jackinHome(), instance)).slice(n === 0 ? 0 : -n);
-  const text = flags.json === true ? records.map((r) => inertJson(r) + '\n').join('') : formatActions(records);
+  const text = flags.json === true ? records.map((r) => `${inertJson(r)}\n`).join('') : formatActions(records);
   await new Promise<void>((res) => process.stdout.write(text, () => res()));
   return 0;
 }
@@ -28,7 +29,7 @@ async function logCommand(instance: string | undefined, flags: LogFlags): Promis
 export function registerLogCommand(program: Command, setStatus: (n: number) => void): void {
   program
     .command('log')
-    .description('show the host\'s record of host actions (links opened, files exported, opened or revealed, images sent, requests refused)')
+    .description("show the host's record of host actions (links opened, files exported, opened or revealed, images sent, requests refused)")
     .argument('[instance]', 'only this instance')
     .option('-n, --lines <n>', `show the last n records (0: all; default ${DEFAULT_SHOWN_RECORDS})`)
     .option('--json', 'print one JSON object per record: {time, instance, action, target, result, detail?}')

@@ -8,7 +8,10 @@ import { liveForwards, type ForwardRecord } from '../host/forward/forward-regist
 /** Live forwards (`jackin forward`, login callbacks), one line each, under the table. */
 function formatForwards(forwards: readonly ForwardRecord[]): string {
   return forwards
-    .map((f) => `forward  localhost:${f.hostPort} -> ${inertText(f.instance, 200)}:${f.containerPort}  (${f.kind === 'login' ? 'login callback' : 'jackin forward'}, pid ${f.pid})\n`)
+    .map(
+      (f) =>
+        `forward  localhost:${f.hostPort} -> ${inertText(f.instance, 200)}:${f.containerPort}  (${f.kind === 'login' ? 'login callback' : 'jackin forward'}, pid ${f.pid})\n`,
+    )
     .join('');
 }
 
@@ -21,14 +24,14 @@ function formatInstances(list: InstanceInfo[]): string {
     rows.push(cells.map((cell, c) => inertText(cell, c === 3 ? 60 : 1000)));
   }
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => textWidth(r[c]!))));
-  return rows.map((r) => r.map((cell, c) => (c === r.length - 1 ? cell : padColumns(cell, widths[c]!))).join('  ')).join('\n') + '\n';
+  return `${rows.map((r) => r.map((cell, c) => (c === r.length - 1 ? cell : padColumns(cell, widths[c]!))).join('  ')).join('\n')}\n`;
 }
 
 async function lsCommand(flags: { json?: boolean }): Promise<number> {
   const list = await listInstances(jackinHome());
   const forwards = await liveForwards(jackinHome());
   const json = list.map((i) => ({ ...i, forwards: forwards.filter((f) => f.instance === i.name) }));
-  await writeAll(process.stdout, flags.json === true ? inertJson(json) + '\n' : formatInstances(list) + formatForwards(forwards));
+  await writeAll(process.stdout, flags.json === true ? `${inertJson(json)}\n` : formatInstances(list) + formatForwards(forwards));
   return 0;
 }
 

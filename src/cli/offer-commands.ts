@@ -23,7 +23,11 @@ async function send<Name extends string, Params>(runDir: string, method: Control
   try {
     reply = await controlRequest(socketPath, method, params);
   } catch (e) {
-    throw new JackinError('E_NO_CAPSULE', `no capsule answers at ${socketPath} (${e instanceof Error ? e.message : String(e)}); set JACKIN_RUN_DIR or pass --run-dir`, { cause: e });
+    throw new JackinError(
+      'E_NO_CAPSULE',
+      `no capsule answers at ${socketPath} (${e instanceof Error ? e.message : String(e)}); set JACKIN_RUN_DIR or pass --run-dir`,
+      { cause: e },
+    );
   }
   readControlReply(method, reply);
 }

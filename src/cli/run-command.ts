@@ -10,7 +10,7 @@ import { errnoOf, JackinError } from '../errors.ts';
 import { jackinHome, socketAnswers } from '../host/instances/instances.ts';
 import { CAPSULE_NODE_FLAGS } from '../host/instances/container-run-argv.ts';
 import { capsuleSizeArgs } from '../host/terminal/tty-size.ts';
-import { type Selection } from '../transport/select.ts';
+import type { Selection } from '../transport/select.ts';
 import { checkInstanceName, instanceRunDir, instanceSocketPath, runDirSocketPath } from '../transport/instance-paths.ts';
 import { connectSocket, socketTransport } from '../transport/socket.ts';
 import { waitForSocket } from '../transport/socket-wait.ts';
@@ -31,7 +31,9 @@ const CAPSULE_ENTRY = join(PACKAGE_ROOT, 'bin', 'jackin-capsule.js');
 
 /** A name usable as an instance directory, from a command path. */
 function defaultInstanceName(command: string): string {
-  const base = basename(command).replace(/[^A-Za-z0-9._-]/g, '-').replace(/^[-.]+/, '');
+  const base = basename(command)
+    .replace(/[^A-Za-z0-9._-]/g, '-')
+    .replace(/^[-.]+/, '');
   return base.length > 0 ? base.slice(0, 64) : 'capsule';
 }
 
@@ -56,7 +58,12 @@ function logTail(logPath: string): string {
     if (!st.isFile()) return '';
     const buf = Buffer.alloc(Math.min(st.size, LOG_TAIL_BYTES));
     const n = readSync(fd, buf, 0, buf.length, Math.max(0, st.size - buf.length));
-    const lines = buf.subarray(0, n).toString('utf8').split('\n').map((l) => l.trimEnd()).filter((l) => l.length > 0);
+    const lines = buf
+      .subarray(0, n)
+      .toString('utf8')
+      .split('\n')
+      .map((l) => l.trimEnd())
+      .filter((l) => l.length > 0);
     return lines.slice(-LOG_TAIL_LINES).join(' | ');
   } catch {
     return '';
@@ -76,13 +83,16 @@ function openCapsuleLog(logPath: string): number {
     const st = lstatSync(logPath);
     if (!st.isFile() || st.nlink !== 1) unlinkSync(logPath);
   } catch (e) {
-    if (errnoOf(e) !== 'ENOENT') throw new JackinError('E_RUN_DIR', `cannot replace ${logPath}: ${e instanceof Error ? e.message : String(e)}; remove it`, { cause: e });
+    if (errnoOf(e) !== 'ENOENT')
+      throw new JackinError('E_RUN_DIR', `cannot replace ${logPath}: ${e instanceof Error ? e.message : String(e)}; remove it`, { cause: e });
   }
   let fd: number;
   try {
     fd = openSync(logPath, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | LOG_OPEN_FLAGS, 0o600);
   } catch (e) {
-    throw new JackinError('E_RUN_DIR', `cannot open ${logPath} (${errnoOf(e) ?? String(e)}): something replaced it while jackin made it; remove it`, { cause: e });
+    throw new JackinError('E_RUN_DIR', `cannot open ${logPath} (${errnoOf(e) ?? String(e)}): something replaced it while jackin made it; remove it`, {
+      cause: e,
+    });
   }
   if (!fstatSync(fd).isFile()) {
     closeSync(fd);
@@ -103,7 +113,9 @@ async function runCommand(command: string[], flags: RunFlags): Promise<number> {
   const home = jackinHome();
   const modules = loadSessionModules();
   if (flags.image !== undefined) {
-    return runImageCommand(command, flags, home, (selection, name, connect, explainLost) => attachTerminal(modules, selection, name, flags.verbose === true, { noMouse: flags.mouse === false, connect, explainLost }));
+    return runImageCommand(command, flags, home, (selection, name, connect, explainLost) =>
+      attachTerminal(modules, selection, name, flags.verbose === true, { noMouse: flags.mouse === false, connect, explainLost }),
+    );
   }
   refuseImageOnlyFlags(flags);
   const argv = command.length > 0 ? command : [process.env['SHELL'] || '/bin/sh'];
@@ -125,7 +137,20 @@ async function runCommand(command: string[], flags: RunFlags): Promise<number> {
   // Detached (its own session, no controlling terminal) so the program survives a detach and a closed pane.
   const child = spawn(
     process.execPath,
-    [...CAPSULE_NODE_FLAGS, CAPSULE_ENTRY, 'serve', '--run-dir', runDir, '--workspace', workspace, '--name', name, ...capsuleSizeArgs(process.stdout), '--', ...argv],
+    [
+      ...CAPSULE_NODE_FLAGS,
+      CAPSULE_ENTRY,
+      'serve',
+      '--run-dir',
+      runDir,
+      '--workspace',
+      workspace,
+      '--name',
+      name,
+      ...capsuleSizeArgs(process.stdout),
+      '--',
+      ...argv,
+    ],
     { detached: true, stdio: ['ignore', logFd, logFd], cwd: workspace, env: process.env },
   );
   closeSync(logFd);

@@ -7,12 +7,21 @@
  */
 import { chownSync, lstatSync, mkdirSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { PACKAGE_ROOT } from '../package-root.ts';
 import { Option, type Command } from './commander.ts';
 import { JackinError } from '../errors.ts';
-import { CONTAINER_LABEL, containerRunArgv, explainStartFailure, imagePathFromEnv, DEFAULT_IMAGE_PATH, terminalIdentityEnv, type CapsuleSource, type ContainerRunSpec } from '../host/instances/container-run-argv.ts';
+import {
+  CONTAINER_LABEL,
+  containerRunArgv,
+  explainStartFailure,
+  imagePathFromEnv,
+  DEFAULT_IMAGE_PATH,
+  terminalIdentityEnv,
+  type CapsuleSource,
+  type ContainerRunSpec,
+} from '../host/instances/container-run-argv.ts';
 import { envFileText, privateParent, writePrivateEnvFile, type PrivateEnvFile } from '../host/instances/private-env-file.ts';
 import { collectEnv, parseVolume } from '../host/instances/run-image-options.ts';
 import { socketAnswers } from '../host/instances/instances.ts';
@@ -59,14 +68,29 @@ const collect = (value: string, previous: string[] | undefined): string[] => [..
 export function addRunImageOptions(cmd: Command): Command {
   return cmd
     .option('--image <image>', 'run the program in a new container of this image (no jackin needed in it)')
-    .addOption(new Option('--engine <engine>', 'with --image: container engine (default: whichever of docker and podman is installed)').choices(CONTAINER_ENGINES))
-    .option('--user <user>', 'with --image: user in the container (default: yours, uid:gid; as root, the image\'s)')
-    .addOption(new Option('--capsule <source>', 'with --image: lend this host\'s Node and jackin (host, the default on Linux) or use the image\'s jackin-capsule (image)').choices(['host', 'image']))
-    .option('-e, --env <NAME[=VALUE]>', 'with --image: a variable for the program (repeatable); NAME alone takes this environment\'s value. The value goes to the engine by name or in a private env file, never on a command line or in the engine\'s environment', collect)
+    .addOption(
+      new Option('--engine <engine>', 'with --image: container engine (default: whichever of docker and podman is installed)').choices(CONTAINER_ENGINES),
+    )
+    .option('--user <user>', "with --image: user in the container (default: yours, uid:gid; as root, the image's)")
+    .addOption(
+      new Option(
+        '--capsule <source>',
+        "with --image: lend this host's Node and jackin (host, the default on Linux) or use the image's jackin-capsule (image)",
+      ).choices(['host', 'image']),
+    )
+    .option(
+      '-e, --env <NAME[=VALUE]>',
+      "with --image: a variable for the program (repeatable); NAME alone takes this environment's value. The value goes to the engine by name or in a private env file, never on a command line or in the engine's environment",
+      collect,
+    )
     .option('--env-file <file>', 'with --image: variables from a file of NAME=VALUE or NAME lines (repeatable; # comments)', collect)
     .option('--volume <host:container[:ro|rw]>', 'with --image: mount an existing host path (repeatable; a relative path is taken from here)', collect)
-    .option('--network <net>', 'with --image: the container\'s network (none, host, a network name; default: the engine\'s)')
-    .option('--engine-arg <arg>', 'with --image: one more argument for `ENGINE run`, placed before the image (repeatable; --engine-arg=--cap-add=SYS_PTRACE)', collect)
+    .option('--network <net>', "with --image: the container's network (none, host, a network name; default: the engine's)")
+    .option(
+      '--engine-arg <arg>',
+      'with --image: one more argument for `ENGINE run`, placed before the image (repeatable; --engine-arg=--cap-add=SYS_PTRACE)',
+      collect,
+    )
     .option('--dry-run', 'with --image: print the engine command and exit');
 }
 
@@ -75,7 +99,10 @@ export function refuseImageOnlyFlags(flags: RunImageFlags): void {
   const given = (['engine', 'user', 'capsule', 'env', 'envFile', 'volume', 'network', 'engineArg', 'dryRun'] as const).filter((k) => flags[k] !== undefined);
   if (given.length > 0) {
     const names = given.map((k) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(', ');
-    throw new JackinError('E_USAGE', `${names} ${given.length === 1 ? 'applies' : 'apply'} only with --image: add --image IMAGE, or leave ${given.length === 1 ? 'it' : 'them'} out`);
+    throw new JackinError(
+      'E_USAGE',
+      `${names} ${given.length === 1 ? 'applies' : 'apply'} only with --image: add --image IMAGE, or leave ${given.length === 1 ? 'it' : 'them'} out`,
+    );
   }
 }
 
@@ -88,7 +115,10 @@ function hostCanLend(): boolean {
 /** The default instance name: the image's repository name (`ghcr.io/acme/agent:1` → `agent`). */
 function imageInstanceName(image: string): string {
   const last = image.split('@')[0]!.split('/').at(-1) ?? '';
-  const base = last.split(':')[0]!.replace(/[^A-Za-z0-9._-]/g, '-').replace(/^[-.]+/, '');
+  const base = last
+    .split(':')[0]!
+    .replace(/[^A-Za-z0-9._-]/g, '-')
+    .replace(/^[-.]+/, '');
   return base.length > 0 ? base.slice(0, 64) : 'agent';
 }
 
@@ -105,7 +135,15 @@ async function logTail(engine: ContainerEngine, name: string): Promise<string> {
   try {
     const out = await engineCommand(engine, ['logs', name], undefined, { both: true });
     // The container's words: made inert before they reach the operator's terminal.
-    return inertText(out.split('\n').map((l) => l.trim()).filter((l) => l.length > 0).slice(-LOG_TAIL_LINES).join(' | '), 400);
+    return inertText(
+      out
+        .split('\n')
+        .map((l) => l.trim())
+        .filter((l) => l.length > 0)
+        .slice(-LOG_TAIL_LINES)
+        .join(' | '),
+      400,
+    );
   } catch (e) {
     return e instanceof Error ? e.message : String(e);
   }
@@ -115,12 +153,20 @@ async function logTail(engine: ContainerEngine, name: string): Promise<string> {
 async function clearOldContainer(engine: ContainerEngine, name: string): Promise<void> {
   const state = await containerState(engine, name);
   if (state === null) return;
-  const label = (await engineCommand(engine, ['inspect', '--type', 'container', '--format', `{{index .Config.Labels "${CONTAINER_LABEL}"}}`, name]).catch(() => '')).trim();
+  const label = (
+    await engineCommand(engine, ['inspect', '--type', 'container', '--format', `{{index .Config.Labels "${CONTAINER_LABEL}"}}`, name]).catch(() => '')
+  ).trim();
   if (label !== name) {
-    throw new JackinError('E_CONTAINER_EXISTS', `a container named ${name} already exists and was not started by jackin: pick another --name or remove it (${engine} rm ${name})`);
+    throw new JackinError(
+      'E_CONTAINER_EXISTS',
+      `a container named ${name} already exists and was not started by jackin: pick another --name or remove it (${engine} rm ${name})`,
+    );
   }
   if (state === 'running') {
-    throw new JackinError('E_INSTANCE_EXISTS', `instance ${name} is already running in a container: attach with \`jackin attach ${name}\`, or \`jackin stop ${name}\` first`);
+    throw new JackinError(
+      'E_INSTANCE_EXISTS',
+      `instance ${name} is already running in a container: attach with \`jackin attach ${name}\`, or \`jackin stop ${name}\` first`,
+    );
   }
   await engineCommand(engine, ['rm', '-f', name]);
 }
@@ -138,10 +184,15 @@ export async function runImageCommand(command: string[], flags: RunImageFlags, h
   const runDir = instanceRunDir(home, name);
   const source = flags.capsule ?? (hostCanLend() ? 'host' : 'image');
   if (source === 'host' && !hostCanLend()) {
-    throw new JackinError('E_USAGE', `--capsule host needs a Linux glibc host (this is ${process.platform}): its Node cannot run in a Linux container; install jackin-bridge in the image and use --capsule image`);
+    throw new JackinError(
+      'E_USAGE',
+      `--capsule host needs a Linux glibc host (this is ${process.platform}): its Node cannot run in a Linux container; install jackin-bridge in the image and use --capsule image`,
+    );
   }
   const capsule: CapsuleSource =
-    source === 'host' ? { kind: 'host', node: realpathSync(process.execPath), packageRoot: realpathSync(PACKAGE_ROOT), imagePath: await imagePath(engine, image) } : { kind: 'image' };
+    source === 'host'
+      ? { kind: 'host', node: realpathSync(process.execPath), packageRoot: realpathSync(PACKAGE_ROOT), imagePath: await imagePath(engine, image) }
+      : { kind: 'image' };
   // Bad forms are refused before anything starts, naming the variable or the line, never a value; a path
   // written in the workspace that leads out of it through a symlink is refused.
   const cwd = process.cwd();
@@ -179,7 +230,8 @@ export async function runImageCommand(command: string[], flags: RunImageFlags, h
   if (flags.dryRun === true) {
     // The values stay here: the printed command reads each variable from the environment it runs in.
     const fromHere = env.filter((e) => process.env[e.name] !== e.value).map((e) => e.name);
-    if (fromHere.length > 0) say(`the command passes ${fromHere.join(', ')} by name: set ${fromHere.length === 1 ? 'it' : 'them'} in the environment that runs it`);
+    if (fromHere.length > 0)
+      say(`the command passes ${fromHere.join(', ')} by name: set ${fromHere.length === 1 ? 'it' : 'them'} in the environment that runs it`);
     process.stdout.write(`mkdir -p -m 700 ${formatArgv([runDir])}\n${formatArgv(argv)}\n`);
     return 0;
   }
@@ -225,7 +277,11 @@ export async function runImageCommand(command: string[], flags: RunImageFlags, h
     removeContainerRecord(home, name);
     throw e;
   });
-  const selection: Selection = { transport: socketTransport(sock, socket), choice: 'socket', reason: `jackin run --image started container ${name} (${engine})` };
+  const selection: Selection = {
+    transport: socketTransport(sock, socket),
+    choice: 'socket',
+    reason: `jackin run --image started container ${name} (${engine})`,
+  };
   // Killed from outside (kill -9, an OOM kill, a host shutdown), the container's status is not the
   // program's: the one line says that the container stopped, in place of the lost connection.
   let stoppedLine: string | null = null;
@@ -280,9 +336,16 @@ async function waitForCapsule(engine: ContainerEngine, name: string, socket: str
       const state = await containerState(engine, name);
       if (state !== 'running' && state !== 'created') {
         const tail = await logTail(engine, name);
-        throw explainStartFailure(tail, capsule, image) ?? new JackinError('E_CAPSULE_START', `container ${name} stopped (${state ?? 'gone'}) before its capsule opened ${socket}${tail ? `: ${tail}` : ''}`);
+        throw (
+          explainStartFailure(tail, capsule, image) ??
+          new JackinError('E_CAPSULE_START', `container ${name} stopped (${state ?? 'gone'}) before its capsule opened ${socket}${tail ? `: ${tail}` : ''}`)
+        );
       }
     },
-    timedOut: () => new JackinError('E_CAPSULE_START', `the capsule in container ${name} did not open ${socket} within ${CONTAINER_START_TIMEOUT_MS} ms (see ${engine} logs ${name})`),
+    timedOut: () =>
+      new JackinError(
+        'E_CAPSULE_START',
+        `the capsule in container ${name} did not open ${socket} within ${CONTAINER_START_TIMEOUT_MS} ms (see ${engine} logs ${name})`,
+      ),
   });
 }

@@ -44,14 +44,19 @@ async function checkProgram(cmd: string, workspace: string): Promise<void> {
     try {
       accessSync(path, constants.X_OK);
     } catch (cause) {
-      throw new JackinError('E_SPAWN_FAILED', `cannot run ${path}: ${(cause as NodeJS.ErrnoException).code ?? String(cause)}; check the path and that it is executable`, { cause });
+      throw new JackinError(
+        'E_SPAWN_FAILED',
+        `cannot run ${path}: ${(cause as NodeJS.ErrnoException).code ?? String(cause)}; check the path and that it is executable`,
+        { cause },
+      );
     }
     return;
   }
   const { onPath } = await import('../transport/container-engine.ts');
   // execvp searches /bin:/usr/bin when PATH is unset.
   const path = process.env['PATH'] ?? '/bin:/usr/bin';
-  if (!onPath(cmd, { PATH: path })) throw new JackinError('E_SPAWN_FAILED', `cannot run ${JSON.stringify(cmd)}: not found on PATH (${path}); check the name, or give its path`);
+  if (!onPath(cmd, { PATH: path }))
+    throw new JackinError('E_SPAWN_FAILED', `cannot run ${JSON.stringify(cmd)}: not found on PATH (${path}); check the name, or give its path`);
 }
 
 interface ServeFlags {
@@ -71,21 +76,34 @@ export function registerServeCommand(program: Command, setStatus: SetStatus): vo
     .command('serve')
     .description(
       'Run <cmd> on a PTY and serve it on <run-dir>/jackin.sock (dir 0700, socket 0600). ' +
-        'Exits with the program\'s exit status (128+signal when killed by a signal).',
+        "Exits with the program's exit status (128+signal when killed by a signal).",
     )
     .option('--run-dir <dir>', 'run directory (default: $JACKIN_RUN_DIR or /jackin/run)')
     .option('--workspace <dir>', 'working directory of the program (default: the current directory)')
-    .option('--name <name>', 'instance name reported by status (default: in a container its host name, which Docker and Podman set to the container id and Kubernetes to the pod name; elsewhere the command\'s basename)', instanceName)
+    .option(
+      '--name <name>',
+      "instance name reported by status (default: in a container its host name, which Docker and Podman set to the container id and Kubernetes to the pod name; elsewhere the command's basename)",
+      instanceName,
+    )
     .option('--handshake-timeout-ms <ms>', `time a new connection has to send its first frame (default: ${HANDSHAKE_TIMEOUT_MS})`, positiveInt)
     .option('--policy <file>', 'export policy JSON (default: the shipped policies/default.json; see docs/policy.md)')
     .option('--rows <n>', `PTY rows until a client attaches with its size (default: ${DEFAULT_ROWS})`, terminalSize)
     .option('--cols <n>', `PTY columns until a client attaches with its size (default: ${DEFAULT_COLS})`, terminalSize)
-    .option('--browser', 'make the program\'s browser jackin\'s: BROWSER, xdg-open, sensible-browser and www-browser make link offers (jackin run --image sets this up itself)')
-    .option('--clipboard', 'make the program\'s clipboard tools jackin\'s: xclip, xsel, wl-copy, wl-paste, pbcopy and pbpaste make copy offers and read the image last pasted (jackin run --image sets this up itself)')
+    .option(
+      '--browser',
+      "make the program's browser jackin's: BROWSER, xdg-open, sensible-browser and www-browser make link offers (jackin run --image sets this up itself)",
+    )
+    .option(
+      '--clipboard',
+      "make the program's clipboard tools jackin's: xclip, xsel, wl-copy, wl-paste, pbcopy and pbpaste make copy offers and read the image last pasted (jackin run --image sets this up itself)",
+    )
     .argument('<cmd>', 'program to run')
     .argument('[args...]', 'its arguments (put -- before <cmd> when they start with -)')
     .passThroughOptions()
-    .addHelpText('after', '\nExamples:\n  jackin-capsule serve --run-dir /jackin/run -- claude --continue\n  jackin-capsule serve --browser -- claude     its /login link becomes a link offer')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  jackin-capsule serve --run-dir /jackin/run -- claude --continue\n  jackin-capsule serve --browser -- claude     its /login link becomes a link offer',
+    )
     .action(async (cmd: string, args: string[], opts: ServeFlags) => {
       const workspace = checkWorkspace(opts.workspace ?? process.cwd());
       await checkProgram(cmd, workspace);

@@ -29,11 +29,18 @@ interface StageFlags extends TransportFlags {
 async function stageCommand(paths: string[], flags: StageFlags): Promise<number> {
   if (paths.length === 0) throw new JackinError('E_USAGE', 'name at least one host file to stage');
   const maxBytes = stageMaxBytes(process.env);
-  const instance = await pickInstance({ ...(flags.to !== undefined ? { from: flags.to } : {}), ...(flags.via !== undefined ? { via: flags.via } : {}), ...(flags.exec !== undefined ? { exec: flags.exec } : {}) }, '--to');
+  const instance = await pickInstance(
+    {
+      ...(flags.to !== undefined ? { from: flags.to } : {}),
+      ...(flags.via !== undefined ? { via: flags.via } : {}),
+      ...(flags.exec !== undefined ? { exec: flags.exec } : {}),
+    },
+    '--to',
+  );
   const select = selectOptionsFromFlags(instance, jackinHome(), flags);
   const connect = async (): Promise<Transport> => (await selectTransport(select)).transport;
   const json = flags.json === true;
-  const out = (line: string): void => void process.stdout.write(line + '\n');
+  const out = (line: string): void => void process.stdout.write(`${line}\n`);
   const failed = async (source: string, e: unknown): Promise<void> => {
     const code = e instanceof JackinError ? e.code : 'E_INTERNAL';
     if (json) out(inertJson({ ok: false, source, code, message: describeError(e) }));
@@ -61,7 +68,8 @@ async function stageCommand(paths: string[], flags: StageFlags): Promise<number>
         // The container path comes from the capsule, and a host path can name a file (or a symlink's target)
         // the container created in a workspace it shares: all printed inert (JSON output escapes them already).
         else out(`${inertText(r.destination, 8192)}  (${r.bytes} bytes, sha256 ${r.sha256})${inertText(via, 8192)}`);
-        if (!json && r.resolved !== null) process.stderr.write(`jackin: ${inertText(r.source, 4096)} is a symlink; staged its target ${inertText(r.resolved, 4096)}\n`);
+        if (!json && r.resolved !== null)
+          process.stderr.write(`jackin: ${inertText(r.source, 4096)} is a symlink; staged its target ${inertText(r.resolved, 4096)}\n`);
       } catch (e) {
         failures++;
         await failed(o.source.path, e);

@@ -33,21 +33,34 @@ async function stopCommand(name: string): Promise<number> {
   }
   const info = await probeInstance(home, name);
   if (info.state === 'live' && info.pid === null && info.containerPid !== null) {
-    throw new JackinError('E_NO_INSTANCE', `the capsule of ${name} runs in a container jackin did not start: stop that container (docker/podman stop <container>)`);
+    throw new JackinError(
+      'E_NO_INSTANCE',
+      `the capsule of ${name} runs in a container jackin did not start: stop that container (docker/podman stop <container>)`,
+    );
   }
   if (info.state !== 'live' || info.pid === null) {
-    throw new JackinError('E_NO_INSTANCE', `no running instance ${name}: ${info.state === 'inaccessible' ? `its socket is owned by uid ${info.owner ?? '?'}` : 'nothing answers on its socket'} (for a container you started yourself: docker/podman stop ${name})`);
+    throw new JackinError(
+      'E_NO_INSTANCE',
+      `no running instance ${name}: ${info.state === 'inaccessible' ? `its socket is owned by uid ${info.owner ?? '?'}` : 'nothing answers on its socket'} (for a container you started yourself: docker/podman stop ${name})`,
+    );
   }
   // The pid is the capsule's word (its status reply, capsule.json): signal it only once the process itself
   // shows it serves this instance's run directory.
   const unconfirmed = await unconfirmedCapsulePid(info.pid, info.runDir);
   if (unconfirmed !== null) {
-    throw new JackinError('E_NO_INSTANCE', `not stopping ${name}: ${unconfirmed}; nothing was signalled (for a container you started yourself: docker/podman stop ${name})`);
+    throw new JackinError(
+      'E_NO_INSTANCE',
+      `not stopping ${name}: ${unconfirmed}; nothing was signalled (for a container you started yourself: docker/podman stop ${name})`,
+    );
   }
   try {
     process.kill(info.pid, 'SIGTERM');
   } catch (e) {
-    throw new JackinError('E_NO_INSTANCE', `cannot signal the capsule of ${name} (pid ${info.pid}): ${(e as NodeJS.ErrnoException).code ?? String(e)}; it may run in a container: stop that container`, { cause: e });
+    throw new JackinError(
+      'E_NO_INSTANCE',
+      `cannot signal the capsule of ${name} (pid ${info.pid}): ${(e as NodeJS.ErrnoException).code ?? String(e)}; it may run in a container: stop that container`,
+      { cause: e },
+    );
   }
   const socket = instanceSocketPath(home, name);
   const deadline = Date.now() + LOCAL_STOP_TIMEOUT_MS;

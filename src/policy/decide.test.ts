@@ -42,13 +42,19 @@ test('size and directory caps', () => {
 
 test('containerPath refuses empty, NUL and overlong paths', () => {
   for (const bad of ['', 'a\0b', 'x'.repeat(5000)]) {
-    assert.throws(() => containerPath(bad, '/w'), (e: unknown) => e instanceof JackinError && e.code === 'E_BAD_PATH');
+    assert.throws(
+      () => containerPath(bad, '/w'),
+      (e: unknown) => e instanceof JackinError && e.code === 'E_BAD_PATH',
+    );
   }
   assert.equal(containerPath('a/../b', '/w'), '/w/b');
   assert.equal(containerPath('/etc/../etc/hosts', '/w'), '/etc/hosts');
 });
 
-const segment = fc.oneof(fc.constantFrom('..', '.', '', 'a', 'b', 'w', 'wx'), fc.string({ minLength: 1, maxLength: 4 }).filter((s) => !s.includes('/') && !s.includes('\0')));
+const segment = fc.oneof(
+  fc.constantFrom('..', '.', '', 'a', 'b', 'w', 'wx'),
+  fc.string({ minLength: 1, maxLength: 4 }).filter((s) => !s.includes('/') && !s.includes('\0')),
+);
 
 test('property: a lexically resolved path is inside the workspace only when no `..` climbs out of it', () => {
   fc.assert(

@@ -44,10 +44,7 @@ export function isInside(root: string, p: string): boolean {
   return p === root || p.startsWith(`${root}/`);
 }
 
-export type LocationDecision =
-  | { readonly kind: 'allow'; readonly root: string }
-  | { readonly kind: 'confirm' }
-  | { readonly kind: 'deny' };
+export type LocationDecision = { readonly kind: 'allow'; readonly root: string } | { readonly kind: 'confirm' } | { readonly kind: 'deny' };
 
 /** Whether a real (symlink-free) path may be exported given the real paths of the allowed roots. */
 export function decideLocation(realPath: string, realRoots: readonly string[], outside: OutsideRootsMode): LocationDecision {

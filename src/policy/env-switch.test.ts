@@ -31,7 +31,10 @@ test('envSwitch: a switch word of its own (JACKIN_NOTIFY_BELL=unfocused) turns o
 });
 
 test('the vocabulary: no word is both on and off; isOffWord and isOnWord read it trimmed and in any case', () => {
-  assert.deepEqual(OFF_WORDS.filter((w) => ON_WORDS.includes(w)), []);
+  assert.deepEqual(
+    OFF_WORDS.filter((w) => ON_WORDS.includes(w)),
+    [],
+  );
   for (const w of OFF_WORDS.flatMap(spellings)) assert.ok(isOffWord(w) && !isOnWord(w), w);
   for (const w of ON_WORDS.flatMap(spellings)) assert.ok(isOnWord(w) && !isOffWord(w), w);
   for (const w of [undefined, '', 'desktop', 'ask', 'ctrl+v', 'of f']) assert.ok(!isOffWord(w) && !isOnWord(w), String(w));
@@ -40,7 +43,11 @@ test('the vocabulary: no word is both on and off; isOffWord and isOnWord read it
 test('docs/guide.md lists every switch with its default and the vocabulary, word for word', () => {
   const guide = readFileSync(new URL('../../docs/guide.md', import.meta.url), 'utf8');
   const section = guide.slice(guide.indexOf('## Environment variables'));
-  const words = (ws: readonly string[]): string => `${ws.slice(0, -1).map((w) => `\`${w}\``).join(', ')} and \`${ws.at(-1)}\``;
+  const words = (ws: readonly string[]): string =>
+    `${ws
+      .slice(0, -1)
+      .map((w) => `\`${w}\``)
+      .join(', ')} and \`${ws.at(-1)}\``;
   const prose = section.replace(/\s+/g, ' ');
   assert.ok(prose.includes(`${words(OFF_WORDS)} turn it off`), 'the off-words');
   assert.ok(prose.includes(`${words(ON_WORDS)} turn it on`), 'the on-words');

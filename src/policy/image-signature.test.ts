@@ -3,19 +3,11 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { fileTypeFromBuffer } from 'file-type';
 import fc from 'fast-check';
-import {
-  checkImageSize,
-  crc32,
-  detectImageFormat,
-  inspectImage,
-  validateImage,
-  DEFAULT_MAX_IMAGE_BYTES,
-} from './image-signature.ts';
+import { checkImageSize, crc32, detectImageFormat, inspectImage, validateImage, DEFAULT_MAX_IMAGE_BYTES } from './image-signature.ts';
 import { hasCode } from '../errors.ts';
 import type { ImageFormat } from '../protocol/frames.ts';
 
-const fixture = (name: string): Buffer =>
-  readFileSync(new URL(`../../test/fixtures/images/${name}`, import.meta.url));
+const fixture = (name: string): Buffer => readFileSync(new URL(`../../test/fixtures/images/${name}`, import.meta.url));
 
 /** Fixtures made by ImageMagick 6.9 (`convert -size 16x12 gradient:red-blue -strip ...`). */
 const SAMPLES: ReadonlyArray<[string, ImageFormat]> = [
@@ -45,13 +37,25 @@ test('image-signature: file-type agrees with our detection on every real sample'
 
 test('image-signature: svg, bmp, text and empty input are refused with E_UNSUPPORTED_IMAGE or E_NO_CLIPBOARD_IMAGE', async () => {
   const svg = fixture('sample.svg');
-  assert.throws(() => validateImage(svg), (e) => hasCode(e, 'E_UNSUPPORTED_IMAGE') && /SVG/.test((e as Error).message));
+  assert.throws(
+    () => validateImage(svg),
+    (e) => hasCode(e, 'E_UNSUPPORTED_IMAGE') && /SVG/.test((e as Error).message),
+  );
   assert.notEqual((await fileTypeFromBuffer(svg))?.mime.startsWith('image/'), true, 'file-type sees no image in svg either');
   const bmp = fixture('sample.bmp');
   assert.equal((await fileTypeFromBuffer(bmp))?.ext, 'bmp', 'file-type knows bmp, we refuse it');
-  assert.throws(() => validateImage(bmp), (e) => hasCode(e, 'E_UNSUPPORTED_IMAGE') && /BMP/.test((e as Error).message));
-  assert.throws(() => validateImage(Buffer.from('hello, this is text\n')), (e) => hasCode(e, 'E_UNSUPPORTED_IMAGE'));
-  assert.throws(() => validateImage(Buffer.alloc(0)), (e) => hasCode(e, 'E_NO_CLIPBOARD_IMAGE'));
+  assert.throws(
+    () => validateImage(bmp),
+    (e) => hasCode(e, 'E_UNSUPPORTED_IMAGE') && /BMP/.test((e as Error).message),
+  );
+  assert.throws(
+    () => validateImage(Buffer.from('hello, this is text\n')),
+    (e) => hasCode(e, 'E_UNSUPPORTED_IMAGE'),
+  );
+  assert.throws(
+    () => validateImage(Buffer.alloc(0)),
+    (e) => hasCode(e, 'E_NO_CLIPBOARD_IMAGE'),
+  );
 });
 
 test('image-signature: a PNG cut to 16 bytes reads as png to file-type but is refused here', async () => {
@@ -60,7 +64,10 @@ test('image-signature: a PNG cut to 16 bytes reads as png to file-type but is re
   const r = inspectImage(cut);
   assert.equal(r.ok, false);
   assert.equal(r.ok ? null : r.claimed, 'png');
-  assert.throws(() => validateImage(cut), (e) => hasCode(e, 'E_UNSUPPORTED_IMAGE') && /truncated png/.test((e as Error).message));
+  assert.throws(
+    () => validateImage(cut),
+    (e) => hasCode(e, 'E_UNSUPPORTED_IMAGE') && /truncated png/.test((e as Error).message),
+  );
 });
 
 test('image-signature: every truncation of a sample (before its required structure ends) is refused', () => {
@@ -97,9 +104,15 @@ test('image-signature: broken structures are refused', () => {
 
 test('image-signature: the size cap refuses one byte over and accepts the cap itself', () => {
   assert.doesNotThrow(() => checkImageSize(DEFAULT_MAX_IMAGE_BYTES));
-  assert.throws(() => checkImageSize(DEFAULT_MAX_IMAGE_BYTES + 1), (e) => hasCode(e, 'E_IMAGE_TOO_LARGE'));
+  assert.throws(
+    () => checkImageSize(DEFAULT_MAX_IMAGE_BYTES + 1),
+    (e) => hasCode(e, 'E_IMAGE_TOO_LARGE'),
+  );
   const png = fixture('sample.png');
-  assert.throws(() => validateImage(png, { maxBytes: png.length - 1 }), (e) => hasCode(e, 'E_IMAGE_TOO_LARGE'));
+  assert.throws(
+    () => validateImage(png, { maxBytes: png.length - 1 }),
+    (e) => hasCode(e, 'E_IMAGE_TOO_LARGE'),
+  );
   assert.equal(validateImage(png, { maxBytes: png.length }), 'png');
 });
 

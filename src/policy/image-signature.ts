@@ -14,9 +14,7 @@ import { MAX_IMAGE_TRANSFER_BYTES } from '../protocol/limits.ts';
 export const DEFAULT_MAX_IMAGE_BYTES = MAX_IMAGE_TRANSFER_BYTES;
 
 /** The result of inspecting bytes: a format, or why not (with the format the signature claimed, if any). */
-export type ImageInspection =
-  | { ok: true; format: ImageFormat }
-  | { ok: false; claimed: ImageFormat | null; reason: string };
+export type ImageInspection = { ok: true; format: ImageFormat } | { ok: false; claimed: ImageFormat | null; reason: string };
 
 const ACCEPTED = IMAGE_FORMATS.join(', ');
 
@@ -54,10 +52,7 @@ export function validateImage(bytes: Uint8Array, opts: { maxBytes?: number } = {
   checkImageSize(bytes.length, opts.maxBytes ?? DEFAULT_MAX_IMAGE_BYTES);
   const r = inspectImage(bytes);
   if (r.ok) return r.format;
-  throw new JackinError(
-    'E_UNSUPPORTED_IMAGE',
-    `unsupported image: ${r.reason}; jackin accepts ${ACCEPTED} (convert the image to PNG)`,
-  );
+  throw new JackinError('E_UNSUPPORTED_IMAGE', `unsupported image: ${r.reason}; jackin accepts ${ACCEPTED} (convert the image to PNG)`);
 }
 
 // --- signatures --------------------------------------------------------------------------------------

@@ -5,7 +5,8 @@ import { inertText } from '../ui/inert-text.ts';
 import { describeRefusedName, instanceNameProblem, MAX_INSTANCE_NAME_LENGTH } from './instance-name.ts';
 
 test('ordinary names are instance names', () => {
-  for (const name of ['bash', 'agent-2', 'review.v1', 'a_b', 'café', '编辑', 'x'.repeat(MAX_INSTANCE_NAME_LENGTH)]) assert.equal(instanceNameProblem(name), null, name);
+  for (const name of ['bash', 'agent-2', 'review.v1', 'a_b', 'café', '编辑', 'x'.repeat(MAX_INSTANCE_NAME_LENGTH)])
+    assert.equal(instanceNameProblem(name), null, name);
 });
 
 test('control, format, bidi, separator, white space and path characters are refused, as are dot dirs and a leading dash', () => {

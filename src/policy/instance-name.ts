@@ -24,15 +24,15 @@ export function instanceNameProblem(name: string): string | null {
   const bad = NOT_IN_NAME.exec(name);
   if (bad !== null) {
     const cp = bad[0].codePointAt(0)!;
-    return bad[0] === '/' || bad[0] === '\\' ? `it holds a path separator "${bad[0]}"` : `it holds the character U+${cp.toString(16).toUpperCase().padStart(4, '0')}, which is not shown as itself`;
+    return bad[0] === '/' || bad[0] === '\\'
+      ? `it holds a path separator "${bad[0]}"`
+      : `it holds the character U+${cp.toString(16).toUpperCase().padStart(4, '0')}, which is not shown as itself`;
   }
   return null;
 }
 
 /** What a refused name is replaced with in a message: its code points, so nothing in it reaches a terminal. */
 export function describeRefusedName(name: string): string {
-  const shown = [...name.slice(0, 64)]
-    .map((c) => (/^[\x21-\x7e]$/.test(c) && c !== '"' && c !== '\\' ? c : `\\u{${c.codePointAt(0)!.toString(16)}}`))
-    .join('');
+  const shown = [...name.slice(0, 64)].map((c) => (/^[\x21-\x7e]$/.test(c) && c !== '"' && c !== '\\' ? c : `\\u{${c.codePointAt(0)!.toString(16)}}`)).join('');
   return `"${shown}${name.length > 64 ? '…' : ''}"`;
 }

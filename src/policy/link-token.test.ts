@@ -108,7 +108,7 @@ test('trimToken cuts at the first unmatched closer and strips trailing punctuati
 
 // ---- properties ----
 
-const urlChar = fc.constantFrom(...'abcXYZ019-._~/?#[]@!$&\'()*+,;=%:{}'.split(''));
+const urlChar = fc.constantFrom(..."abcXYZ019-._~/?#[]@!$&'()*+,;=%:{}".split(''));
 const noise = fc.constantFrom(...'ab (),.;:!?\'"[]{}<> \t'.split(''));
 const lineArb = fc
   .tuple(
@@ -180,7 +180,10 @@ test('property: every column of a found link finds the same link', () => {
 test('property: with wide cells the token still matches the columns it reports', () => {
   const cellArb = fc.oneof(
     fc.constantFrom(...'htps:/mailoexample.com()'.split('')).map((ch): Cell[] => [{ chars: ch, width: 1 }]),
-    fc.constantFrom('漢', '😀', 'ア').map((ch): Cell[] => [{ chars: ch, width: 2 }, { chars: '', width: 0 }]),
+    fc.constantFrom('漢', '😀', 'ア').map((ch): Cell[] => [
+      { chars: ch, width: 2 },
+      { chars: '', width: 0 },
+    ]),
     fc.constant<Cell[]>([{ chars: '', width: 1 }]),
   );
   fc.assert(
@@ -191,7 +194,10 @@ test('property: with wide cells the token still matches the columns it reports',
       const col = rawCol % cells.length;
       const t = linkTokenAt(line, col);
       if (t === null) return;
-      const covered = cells.slice(t.startCol, t.endCol).map((c) => (c.width === 0 ? '' : c.chars === '' ? ' ' : c.chars)).join('');
+      const covered = cells
+        .slice(t.startCol, t.endCol)
+        .map((c) => (c.width === 0 ? '' : c.chars === '' ? ' ' : c.chars))
+        .join('');
       assert.equal(covered, t.text);
       assert.ok(t.startCol <= col && col < t.endCol);
     }),

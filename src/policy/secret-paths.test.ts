@@ -28,7 +28,15 @@ test('secret paths: credential locations and key-like names are refused, with a 
 });
 
 test('secret paths: ordinary files, including look-alikes, may be staged', () => {
-  for (const p of ['/home/me/report.pdf', '/home/me/.env.example', '/tmp/id_rsa.pub', '/home/me/ssh/notes.txt', '/home/me/.docker/daemon.json', '/home/me/my.environment.txt', '/tmp/keys.csv']) {
+  for (const p of [
+    '/home/me/report.pdf',
+    '/home/me/.env.example',
+    '/tmp/id_rsa.pub',
+    '/home/me/ssh/notes.txt',
+    '/home/me/.docker/daemon.json',
+    '/home/me/my.environment.txt',
+    '/tmp/keys.csv',
+  ]) {
     assert.equal(secretReason(p), null, p);
   }
 });
@@ -36,8 +44,13 @@ test('secret paths: ordinary files, including look-alikes, may be staged', () =>
 test('secret paths property: anything below a .ssh, .gnupg or .aws directory, at any depth, is refused', () => {
   const seg = fc.stringMatching(/^[A-Za-z0-9 _-]{1,12}$/);
   fc.assert(
-    fc.property(fc.array(seg, { maxLength: 3 }), fc.constantFrom('.ssh', '.gnupg', '.aws', '.kube'), fc.array(seg, { minLength: 1, maxLength: 3 }), (pre, dir, post) => {
-      assert.notEqual(secretReason(`/${[...pre, dir, ...post].join('/')}`), null);
-    }),
+    fc.property(
+      fc.array(seg, { maxLength: 3 }),
+      fc.constantFrom('.ssh', '.gnupg', '.aws', '.kube'),
+      fc.array(seg, { minLength: 1, maxLength: 3 }),
+      (pre, dir, post) => {
+        assert.notEqual(secretReason(`/${[...pre, dir, ...post].join('/')}`), null);
+      },
+    ),
   );
 });

@@ -59,9 +59,33 @@ test('checkUrl refuses credentials', () => {
 
 test('checkUrl refuses control, whitespace and bidi characters anywhere', () => {
   const bad = [
-    '\u0000', '\u0007', '\u001b', '\t', '\n', '\r', ' ', '\u007f', '\u0085', '\u009b', '\u00a0', '\u2028', '\u3000',
-    '\u202a', '\u202b', '\u202c', '\u202d', '\u202e', '\u2066', '\u2067', '\u2068', '\u2069', '\u200e', '\u200f',
-    '\u061c', '\u200b', '\ufeff',
+    '\u0000',
+    '\u0007',
+    '\u001b',
+    '\t',
+    '\n',
+    '\r',
+    ' ',
+    '\u007f',
+    '\u0085',
+    '\u009b',
+    '\u00a0',
+    '\u2028',
+    '\u3000',
+    '\u202a',
+    '\u202b',
+    '\u202c',
+    '\u202d',
+    '\u202e',
+    '\u2066',
+    '\u2067',
+    '\u2068',
+    '\u2069',
+    '\u200e',
+    '\u200f',
+    '\u061c',
+    '\u200b',
+    '\ufeff',
   ];
   for (const ch of bad) {
     for (const raw of [`https://example.com/a${ch}b`, `${ch}https://example.com/`, `https://exa${ch}mple.com/`]) {
@@ -102,17 +126,25 @@ test('checkUrl shows punycode first for international hosts and never the query 
 
 test('property: an accepted URL has an allowed scheme, no credentials and a clean href', () => {
   fc.assert(
-    fc.property(fc.oneof(fc.webUrl({ withQueryParameters: true, withFragments: true }), fc.string(), fc.string({ unit: 'binary' }), fc.string({ unit: 'binary' }).map((s) => `https://example.com/${s}`)), (raw) => {
-      const r = checkUrl(raw);
-      if (!r.ok) return;
-      const u = new URL(r.href);
-      assert.ok(['http:', 'https:', 'mailto:'].includes(u.protocol));
-      assert.equal(u.username, '');
-      assert.equal(u.password, '');
-      assert.ok(!r.href.startsWith('-'));
-      assert.ok(!/[\p{Cc}\p{Cf}\s]/u.test(r.href));
-      assert.ok(!r.display.includes('?') && !r.display.includes('#'));
-    }),
+    fc.property(
+      fc.oneof(
+        fc.webUrl({ withQueryParameters: true, withFragments: true }),
+        fc.string(),
+        fc.string({ unit: 'binary' }),
+        fc.string({ unit: 'binary' }).map((s) => `https://example.com/${s}`),
+      ),
+      (raw) => {
+        const r = checkUrl(raw);
+        if (!r.ok) return;
+        const u = new URL(r.href);
+        assert.ok(['http:', 'https:', 'mailto:'].includes(u.protocol));
+        assert.equal(u.username, '');
+        assert.equal(u.password, '');
+        assert.ok(!r.href.startsWith('-'));
+        assert.ok(!/[\p{Cc}\p{Cf}\s]/u.test(r.href));
+        assert.ok(!r.display.includes('?') && !r.display.includes('#'));
+      },
+    ),
     { numRuns: 3000 },
   );
 });

@@ -18,7 +18,14 @@ const NEVER_URL_SCHEMES: readonly string[] = ['javascript', 'vbscript', 'data', 
 /** Longest `display` text; a mailto address list can be long and a notice is one line. */
 const MAX_DISPLAY_LENGTH = 200;
 
-const URL_REJECT_CODES = ['E_URL_SCHEME', 'E_URL_INVALID', 'E_URL_CREDENTIALS', 'E_URL_CONTROL', 'E_URL_TOO_LONG', 'E_URL_ATTACHMENT'] as const satisfies readonly ErrorCode[];
+const URL_REJECT_CODES = [
+  'E_URL_SCHEME',
+  'E_URL_INVALID',
+  'E_URL_CREDENTIALS',
+  'E_URL_CONTROL',
+  'E_URL_TOO_LONG',
+  'E_URL_ATTACHMENT',
+] as const satisfies readonly ErrorCode[];
 type UrlRejectCode = (typeof URL_REJECT_CODES)[number];
 
 export interface UrlCheckOk {
@@ -86,9 +93,7 @@ function displayOf(url: URL): string {
     const host = displayHost(url.hostname);
     // Keep the punycode-first form and put the port on the ASCII part.
     const paren = host.indexOf(' (');
-    out = paren === -1
-      ? `${url.protocol}//${host}${port}`
-      : `${url.protocol}//${host.slice(0, paren)}${port}${host.slice(paren)}`;
+    out = paren === -1 ? `${url.protocol}//${host}${port}` : `${url.protocol}//${host.slice(0, paren)}${port}${host.slice(paren)}`;
   } else {
     out = `${url.protocol}${url.pathname}`;
   }
@@ -134,7 +139,10 @@ export function checkUrl(raw: string, options: UrlCheckOptions = {}): UrlCheck {
     // in attach=/attachment=: one click on agent output would mail ~/.ssh/id_ed25519 to anyone.
     const named = [...url.searchParams.keys()].find((k) => MAILTO_ATTACHMENT_PARAM.test(k.trim()));
     if (named !== undefined) {
-      return reject('E_URL_ATTACHMENT', `mail link asks the mail client to attach a file (parameter "${named.replace(FORBIDDEN_CHARS_GLOBAL, '?').slice(0, 32)}"); refused`);
+      return reject(
+        'E_URL_ATTACHMENT',
+        `mail link asks the mail client to attach a file (parameter "${named.replace(FORBIDDEN_CHARS_GLOBAL, '?').slice(0, 32)}"); refused`,
+      );
     }
   }
   if ((scheme === 'http' || scheme === 'https') && url.hostname === '') {
@@ -157,8 +165,7 @@ export function linksEnabled(env: Readonly<Record<string, string | undefined>>):
  * characters escaped, length bounded. Logs may be shared; query strings carry tokens and OAuth codes.
  */
 export function redactUrlForLog(raw: string): string {
-  const escapeInvisible = (s: string): string =>
-    s.replace(/[\p{Cc}\p{Cf}\p{Z}\s]/gu, (ch) => `\\u{${(ch.codePointAt(0) ?? 0).toString(16)}}`);
+  const escapeInvisible = (s: string): string => s.replace(/[\p{Cc}\p{Cf}\p{Z}\s]/gu, (ch) => `\\u{${(ch.codePointAt(0) ?? 0).toString(16)}}`);
   let out: string;
   try {
     const url = new URL(raw);

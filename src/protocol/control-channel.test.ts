@@ -1,13 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import {
-  ControlMessageDecoder,
-  encodeControlMessage,
-  MAX_CONTROL_MESSAGE_BYTES,
-  PROTOCOL_CODES,
-  ProtocolError,
-} from './index.ts';
+import { ControlMessageDecoder, encodeControlMessage, MAX_CONTROL_MESSAGE_BYTES, PROTOCOL_CODES, ProtocolError } from './index.ts';
 
 function isProtocolError(code: string) {
   return (e: unknown): boolean => e instanceof ProtocolError && e.code === code && e.kind === 'framing';
@@ -15,7 +9,7 @@ function isProtocolError(code: string) {
 
 test('a control message is a u32 big-endian length and UTF-8 JSON, starting with the 0x00 channel byte', () => {
   const b = encodeControlMessage({ method: 'status' });
-  assert.equal(b.toString('hex'), '00000013' + Buffer.from('{"method":"status"}').toString('hex'));
+  assert.equal(b.toString('hex'), `00000013${Buffer.from('{"method":"status"}').toString('hex')}`);
   assert.equal(b[0], 0x00);
   assert.deepEqual(new ControlMessageDecoder().push(b), [{ method: 'status' }]);
 });
@@ -36,7 +30,10 @@ test('control messages round-trip under any slicing, several per read', () => {
           at += n;
         }
         // JSON.stringify maps -0 to 0; compare through the same text.
-        assert.deepEqual(got, values.map((v) => JSON.parse(JSON.stringify(v)) as unknown));
+        assert.deepEqual(
+          got,
+          values.map((v) => JSON.parse(JSON.stringify(v)) as unknown),
+        );
         assert.equal(d.bufferedBytes, 0);
       },
     ),
@@ -53,7 +50,7 @@ test('a message of exactly 4 MiB is accepted; a declared 4 MiB + 1 fails on its 
   const b = encodeControlMessage(big);
   assert.equal(b.length, 4 + MAX_CONTROL_MESSAGE_BYTES);
   assert.deepEqual(new ControlMessageDecoder().push(b), [big]);
-  assert.throws(() => encodeControlMessage(big + 'a'), RangeError);
+  assert.throws(() => encodeControlMessage(`${big}a`), RangeError);
 
   const d = new ControlMessageDecoder();
   const h = Buffer.alloc(4);

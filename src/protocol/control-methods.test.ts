@@ -40,7 +40,10 @@ test('control requests are the JSON of docs/protocol.md section 7, field for fie
     '{"method":"export","path":"/etc/x","reveal":true,"open":false,"confirmOutside":true,"streamSize":true}',
   );
   assert.equal(wire(encodeControlRequest(STAGE_METHOD, { name: 'a.pdf', size: 5, notify: true })), '{"method":"stage","name":"a.pdf","size":5}');
-  assert.equal(wire(encodeControlRequest(STAGE_METHOD, { name: 'a.pdf', size: 5, notify: false })), '{"method":"stage","name":"a.pdf","size":5,"notify":false}');
+  assert.equal(
+    wire(encodeControlRequest(STAGE_METHOD, { name: 'a.pdf', size: 5, notify: false })),
+    '{"method":"stage","name":"a.pdf","size":5,"notify":false}',
+  );
   assert.equal(wire(encodeControlRequest(FORWARD_METHOD, { port: 8080 })), '{"method":"forward","port":8080}');
   assert.equal(wire(encodeControlRequest(FORWARD_PROBE, {})), '{"method":"forward"}');
   assert.throws(() => encodeControlRequest(FORWARD_METHOD, { port: 0 }), RangeError);
@@ -55,7 +58,10 @@ test('control replies are the JSON of docs/protocol.md section 7, field for fiel
   assert.equal(json(controlReplyMessage(NOTICE_METHOD, { shown: true })), '{"ok":true,"shown":true}');
   assert.equal(json(controlReplyMessage(OFFER_URL_METHOD, {})), '{"ok":true}');
   assert.equal(json(controlReplyMessage(OFFERS_METHOD, { file: null, url: 'https://x/' })), '{"ok":true,"file":null,"url":"https://x/"}');
-  assert.equal(json(controlReplyMessage(CLIPBOARD_IMAGE_METHOD, { name: null, type: null, text: 'aGk=' })), '{"ok":true,"name":null,"type":null,"text":"aGk="}');
+  assert.equal(
+    json(controlReplyMessage(CLIPBOARD_IMAGE_METHOD, { name: null, type: null, text: 'aGk=' })),
+    '{"ok":true,"name":null,"type":null,"text":"aGk="}',
+  );
   assert.equal(
     json(controlReplyMessage(EXPORT_METHOD, { exportId: 18446744073709551615n, name: 'a', size: 3, kind: 'file', streamed: false })),
     '{"ok":true,"exportId":"18446744073709551615","name":"a","size":3,"kind":"file"}',
@@ -77,7 +83,10 @@ test('what the host sends, the capsule reads back as the same params', () => {
   assert.deepEqual(roundTrip(EXPORT_METHOD, encodeControlRequest(EXPORT_METHOD, exportParams)), { ok: true, params: exportParams });
   const stage = { name: 'a.pdf', size: 0, notify: false };
   assert.deepEqual(roundTrip(STAGE_METHOD, encodeControlRequest(STAGE_METHOD, stage)), { ok: true, params: stage });
-  assert.deepEqual(roundTrip(NOTICE_METHOD, encodeControlRequest(NOTICE_METHOD, { level: 'error', text: 'x' })), { ok: true, params: { level: 'error', text: 'x' } });
+  assert.deepEqual(roundTrip(NOTICE_METHOD, encodeControlRequest(NOTICE_METHOD, { level: 'error', text: 'x' })), {
+    ok: true,
+    params: { level: 'error', text: 'x' },
+  });
 });
 
 test('the capsule refuses a malformed request with the code docs/protocol.md names', () => {
@@ -85,7 +94,10 @@ test('the capsule refuses a malformed request with the code docs/protocol.md nam
   assert.equal(code(EXPORT_METHOD.parseParams({ method: 'export' })), 'E_BAD_REQUEST');
   assert.equal(code(EXPORT_METHOD.parseParams({ method: 'export', path: 'a', reveal: 'yes' })), 'E_BAD_REQUEST');
   // An older host sends neither confirmOutside nor streamSize: both read as false.
-  assert.deepEqual(EXPORT_METHOD.parseParams({ method: 'export', path: 'a' }), { ok: true, params: { path: 'a', reveal: false, open: false, confirmOutside: false, streamSize: false } });
+  assert.deepEqual(EXPORT_METHOD.parseParams({ method: 'export', path: 'a' }), {
+    ok: true,
+    params: { path: 'a', reveal: false, open: false, confirmOutside: false, streamSize: false },
+  });
   assert.equal(code(STAGE_METHOD.parseParams({ method: 'stage', name: '', size: 1 })), 'E_BAD_STAGE_NAME');
   assert.equal(code(STAGE_METHOD.parseParams({ method: 'stage', name: 'a', size: -1 })), 'E_BAD_REQUEST');
   assert.equal(code(STAGE_METHOD.parseParams({ method: 'stage', name: 'a', size: 1.5 })), 'E_BAD_REQUEST');
@@ -99,9 +111,18 @@ test('the capsule refuses a malformed request with the code docs/protocol.md nam
 
 test('the host checks every claim of a reply it uses', () => {
   const bad = (f: () => unknown): void => assert.throws(f, (e: unknown) => hasCode(e, 'E_CONTROL_REPLY'));
-  assert.deepEqual(readControlReply(EXPORT_METHOD, { ok: true, exportId: '18446744073709551615' }), { exportId: 18446744073709551615n, kind: 'file', streamed: false });
-  for (const id of [undefined, 7, '', '-1', '1e3', '18446744073709551616', '123456789012345678901']) bad(() => readControlReply(EXPORT_METHOD, { ok: true, exportId: id }));
-  assert.deepEqual(readControlReply(EXPORT_METHOD, { ok: true, exportId: '3', kind: 'directory', streamed: true }), { exportId: 3n, kind: 'directory', streamed: true });
+  assert.deepEqual(readControlReply(EXPORT_METHOD, { ok: true, exportId: '18446744073709551615' }), {
+    exportId: 18446744073709551615n,
+    kind: 'file',
+    streamed: false,
+  });
+  for (const id of [undefined, 7, '', '-1', '1e3', '18446744073709551616', '123456789012345678901'])
+    bad(() => readControlReply(EXPORT_METHOD, { ok: true, exportId: id }));
+  assert.deepEqual(readControlReply(EXPORT_METHOD, { ok: true, exportId: '3', kind: 'directory', streamed: true }), {
+    exportId: 3n,
+    kind: 'directory',
+    streamed: true,
+  });
   assert.deepEqual(readControlReply(STAGE_METHOD, { ok: true, transferId: '42', chunkBytes: 1 }), { transferId: 42n });
   bad(() => readControlReply(STAGE_METHOD, { ok: true, transferId: 42 }));
   assert.deepEqual(readControlReply(FORWARD_METHOD, { ok: true, address: '127.0.0.1' }), { address: '127.0.0.1' });
@@ -109,7 +130,12 @@ test('the host checks every claim of a reply it uses', () => {
   // Offers: anything but a non-empty string is no offer.
   assert.deepEqual(readControlReply(OFFERS_METHOD, { ok: true, file: ['x'], url: '' }), { file: null, url: null });
   // Status: each field is taken only when it has its type.
-  assert.deepEqual(readControlReply(STATUS_METHOD, { ok: true, program: ['a', 1], pid: '7', workspace: '/w', attached: true }), { program: null, pid: null, workspace: '/w', attached: true });
+  assert.deepEqual(readControlReply(STATUS_METHOD, { ok: true, program: ['a', 1], pid: '7', workspace: '/w', attached: true }), {
+    program: null,
+    pid: null,
+    workspace: '/w',
+    attached: true,
+  });
   // Clipboard: only a name the capsule gives its staged images, and UTF-8 text of at most 1 MiB in base64.
   assert.deepEqual(readControlReply(CLIPBOARD_IMAGE_METHOD, { ok: true, name: null, type: null, text: null }), { image: null, text: null });
   assert.deepEqual(readControlReply(CLIPBOARD_IMAGE_METHOD, { ok: true, name: 'clip-20260101-120000-0123456789abcdef.png', type: 'image/png', text: 'aGk=' }), {

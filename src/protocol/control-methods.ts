@@ -76,7 +76,8 @@ function record(v: unknown): ControlRequestObject | null {
  */
 export function readControlReply<T>(m: ControlMethod<string, unknown, unknown, T>, value: unknown): T {
   const r = record(value);
-  if (r === null || typeof r['ok'] !== 'boolean') throw new JackinError('E_CONTROL_REPLY', `${m.method}: malformed reply ${JSON.stringify(value)?.slice(0, 200)}`);
+  if (r === null || typeof r['ok'] !== 'boolean')
+    throw new JackinError('E_CONTROL_REPLY', `${m.method}: malformed reply ${JSON.stringify(value)?.slice(0, 200)}`);
   if (r['ok'] === true) return m.parseReply(r);
   const message = typeof r['message'] === 'string' ? r['message'] : `${m.method} failed`;
   if (isErrorCode(r['code'])) throw new JackinError(r['code'], message);
@@ -152,12 +153,14 @@ export const NOTICE_METHOD: ControlMethod<'notice', NoticeParams, { readonly sho
     const text = req['text'];
     const level = req['level'] ?? 'info';
     if (typeof text !== 'string' || text.length === 0) return badRequest('notice needs a non-empty string "text"');
-    if (!(NOTICE_LEVELS as readonly unknown[]).includes(level)) return badRequest(`notice level ${JSON.stringify(level)} is not info, success, warning or error`);
+    if (!(NOTICE_LEVELS as readonly unknown[]).includes(level))
+      return badRequest(`notice level ${JSON.stringify(level)} is not info, success, warning or error`);
     return accept({ level: level as NoticeLevel, text });
   },
   replyFields: (r) => ({ shown: r.shown }),
   parseReply: (r) => {
-    if (typeof r['shown'] !== 'boolean') throw new JackinError('E_CONTROL_REPLY', `notice reply has no boolean shown: ${JSON.stringify(r['shown'])?.slice(0, 60)}`);
+    if (typeof r['shown'] !== 'boolean')
+      throw new JackinError('E_CONTROL_REPLY', `notice reply has no boolean shown: ${JSON.stringify(r['shown'])?.slice(0, 60)}`);
     return { shown: r['shown'] };
   },
 };
@@ -245,7 +248,8 @@ function pastedImage(r: ControlRequestObject): ClipboardImageRead['image'] {
 function pastedText(text: unknown): string | null {
   if (text === undefined || text === null) return null;
   const bad = (why: string): JackinError => new JackinError('E_CONTROL_REPLY', `the capsule's pasted text is ${why}`);
-  if (typeof text !== 'string' || text.length > Math.ceil(MAX_CLIPBOARD_TEXT_BYTES / 3) * 4 || text.length % 4 !== 0 || !BASE64.test(text)) throw bad('not base64 of at most 1 MiB');
+  if (typeof text !== 'string' || text.length > Math.ceil(MAX_CLIPBOARD_TEXT_BYTES / 3) * 4 || text.length % 4 !== 0 || !BASE64.test(text))
+    throw bad('not base64 of at most 1 MiB');
   const bytes = Buffer.from(text, 'base64');
   if (bytes.length > MAX_CLIPBOARD_TEXT_BYTES) throw bad('over 1 MiB');
   try {
@@ -309,7 +313,8 @@ export const EXPORT_METHOD: ControlMethod<'export', ExportParams, ExportReply, E
   }),
   parseParams: (req) => {
     const path = req['path'];
-    if (typeof path !== 'string' || path.length === 0) return badRequest('export needs a non-empty string "path", e.g. {"method":"export","path":"report.txt"}');
+    if (typeof path !== 'string' || path.length === 0)
+      return badRequest('export needs a non-empty string "path", e.g. {"method":"export","path":"report.txt"}');
     const reveal = optionalFlag(req, 'reveal');
     const open = optionalFlag(req, 'open');
     const confirmOutside = optionalFlag(req, 'confirmOutside');
@@ -320,7 +325,11 @@ export const EXPORT_METHOD: ControlMethod<'export', ExportParams, ExportReply, E
     return accept({ path, reveal: reveal === true, open: open === true, confirmOutside: confirmOutside === true, streamSize: streamSize === true });
   },
   replyFields: (r) => ({ exportId: r.exportId.toString(), name: r.name, size: r.size, kind: r.kind, ...(r.streamed ? { streamed: true } : {}) }),
-  parseReply: (r) => ({ exportId: replyU64(r, 'export', 'exportId'), kind: r['kind'] === 'directory' ? 'directory' : 'file', streamed: r['streamed'] === true }),
+  parseReply: (r) => ({
+    exportId: replyU64(r, 'export', 'exportId'),
+    kind: r['kind'] === 'directory' ? 'directory' : 'file',
+    streamed: r['streamed'] === true,
+  }),
 };
 
 // ---- stage --------------------------------------------------------------------------------------------
@@ -347,7 +356,8 @@ export const STAGE_METHOD: ControlMethod<'stage', StageParams, StageReply, Stage
   parseParams: (req) => {
     const name = req['name'];
     const size = req['size'];
-    if (typeof name !== 'string' || name === '') return { ok: false, code: 'E_BAD_STAGE_NAME', message: `file name ${JSON.stringify(name)?.slice(0, 300)} is empty or not a string` };
+    if (typeof name !== 'string' || name === '')
+      return { ok: false, code: 'E_BAD_STAGE_NAME', message: `file name ${JSON.stringify(name)?.slice(0, 300)} is empty or not a string` };
     if (typeof size !== 'number' || !Number.isSafeInteger(size) || size < 0) return badRequest(`stage size ${JSON.stringify(size)} is not a byte count`);
     return accept({ name, size, notify: req['notify'] !== false });
   },
@@ -373,7 +383,8 @@ export interface ForwardReply {
  */
 function parseForwardParams(req: ControlRequestObject): ParamsCheck<ForwardParams> {
   const extra = Object.keys(req).filter((k) => k !== 'method' && k !== 'port');
-  if (extra.length > 0) return badRequest(`a forward request names a port only; refused field(s) ${extra.map((k) => JSON.stringify(k).slice(0, 40)).join(', ')}`);
+  if (extra.length > 0)
+    return badRequest(`a forward request names a port only; refused field(s) ${extra.map((k) => JSON.stringify(k).slice(0, 40)).join(', ')}`);
   const port = req['port'];
   if (!isPort(port)) return badRequest(`a forward request needs "port" 1..65535, got ${JSON.stringify(port)?.slice(0, 40)}`);
   return accept({ port });

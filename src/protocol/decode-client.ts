@@ -13,15 +13,21 @@ import {
   type Spawn,
   type TriState,
 } from './frames.ts';
-import { HELLO_MAX_ENV, HELLO_MAX_ENV_KEY, HELLO_MAX_ENV_VALUE, HELLO_MAX_PROVIDER, HELLO_MAX_TERM_FIELD, MAX_HOST_NOTICE_BYTES, MAX_IMAGE_ERROR_BYTES } from './limits.ts';
+import {
+  HELLO_MAX_ENV,
+  HELLO_MAX_ENV_KEY,
+  HELLO_MAX_ENV_VALUE,
+  HELLO_MAX_PROVIDER,
+  HELLO_MAX_TERM_FIELD,
+  MAX_HOST_NOTICE_BYTES,
+  MAX_IMAGE_ERROR_BYTES,
+} from './limits.ts';
 import { boundedRest, empty, enumByte, imageChunk, imageEnd, imageStart, imageWhole, parseContextJson } from './decode-fields.ts';
 import { PayloadReader } from './payload-reader.ts';
 import { PROTOCOL_CODES, ProtocolError, hex8 } from './protocol-error.ts';
 
 export const CLIENT_NAMES = new Map<number, string>(Object.entries(CLIENT_TAGS).map(([k, v]) => [v, k]));
-const CONTROL_NAMES = new Map<number, ControlBody['kind']>(
-  Object.entries(CONTROL_KINDS).map(([k, v]) => [v, k as ControlBody['kind']]),
-);
+const CONTROL_NAMES = new Map<number, ControlBody['kind']>(Object.entries(CONTROL_KINDS).map(([k, v]) => [v, k as ControlBody['kind']]));
 const TRI: readonly TriState[] = ['unset', 'false', 'true'];
 const IMAGE_PROTOCOLS: readonly ImageProtocol[] = ['unset', 'unsupported', 'kitty'];
 
@@ -101,8 +107,7 @@ function decodeAttachControl(r: PayloadReader): ClientFrame {
   const kindByte = r.u8('control kind');
   const requestId = r.u64('request id');
   const ctxLen = r.u16('context length');
-  const failWithId = (code: (typeof PROTOCOL_CODES)[keyof typeof PROTOCOL_CODES], message: string): never =>
-    r.fail(code, message, { requestId });
+  const failWithId = (code: (typeof PROTOCOL_CODES)[keyof typeof PROTOCOL_CODES], message: string): never => r.fail(code, message, { requestId });
   let context: AttachContext;
   let body: ControlBody;
   try {

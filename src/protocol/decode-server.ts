@@ -1,6 +1,16 @@
 /** Strict decoders of the frames a server sends (capsule → host), one per tag. */
 import { WELCOME_EXTENSION_MAGIC, readFeatureList } from './features.ts';
-import { LISTED_LINK_SOURCES, MODE_BITS, NOTICE_LEVELS, RESOLVED_KINDS, SERVER_TAGS, type ControlResult, type ListedLink, type ProgramModes, type ServerFrame } from './frames.ts';
+import {
+  LISTED_LINK_SOURCES,
+  MODE_BITS,
+  NOTICE_LEVELS,
+  RESOLVED_KINDS,
+  SERVER_TAGS,
+  type ControlResult,
+  type ListedLink,
+  type ProgramModes,
+  type ServerFrame,
+} from './frames.ts';
 import {
   MAX_EXPORT_NAME_BYTES,
   MAX_EXPORT_SOURCE_BYTES,

@@ -113,10 +113,7 @@ test('frames exactly at their cap decode: Input 4 MiB, Output 4 MiB, ClipboardIm
     d.end();
     // One byte more cannot be encoded: the encoder refuses what the peer would drop the connection for.
     const bigger = Buffer.concat([bytes.subarray(FRAME_HEADER_BYTES), Buffer.alloc(1)]);
-    assert.throws(
-      () => createClientFrameDecoder().push(rawFrame(bytes[0]!, bigger)),
-      isProtocolError(PROTOCOL_CODES.frameTooLarge, 'framing'),
-    );
+    assert.throws(() => createClientFrameDecoder().push(rawFrame(bytes[0]!, bigger)), isProtocolError(PROTOCOL_CODES.frameTooLarge, 'framing'));
   }
   assert.throws(() => encodeClientFrame({ type: 'Input', bytes: Buffer.alloc(DEFAULT_FRAME_CAP + 1) }), RangeError);
 
@@ -171,8 +168,14 @@ test('frames before a framing error in the same read are delivered; then every p
     first = e;
   }
   assert.ok(first instanceof ProtocolError && first.kind === 'framing' && first.code === PROTOCOL_CODES.frameTooLarge);
-  assert.throws(() => d.push(encodeServerFrame({ type: 'Bell' })), (e: unknown) => e === first);
-  assert.throws(() => d.end(), (e: unknown) => e === first);
+  assert.throws(
+    () => d.push(encodeServerFrame({ type: 'Bell' })),
+    (e: unknown) => e === first,
+  );
+  assert.throws(
+    () => d.end(),
+    (e: unknown) => e === first,
+  );
 });
 
 test('a framing error with nothing decoded before it is thrown at once', () => {
@@ -292,7 +295,10 @@ test('a payload spanning pushes is assembled in a buffer from the given allocato
     return Buffer.alloc(n);
   });
   const frame = encodeServerFrame({ type: 'Output', bytes: Buffer.from('abcdefgh') });
-  assert.deepEqual(decoder.push(frame).map((i) => (i.ok ? i.frame.type : 'error')), ['Output']);
+  assert.deepEqual(
+    decoder.push(frame).map((i) => (i.ok ? i.frame.type : 'error')),
+    ['Output'],
+  );
   assert.deepEqual(sizes, []);
   decoder.push(frame.subarray(0, 8));
   const items = decoder.push(frame.subarray(8));
@@ -303,8 +309,13 @@ test('a payload spanning pushes is assembled in a buffer from the given allocato
 test('streamed Output: each push hands over what it carries of the payload at once, as a view; other frames still wait to be whole', () => {
   const d = createServerFrameDecoder(undefined, { streamOutput: true });
   const payload = Buffer.from('x'.repeat(1000));
-  const stream = Buffer.concat([rawFrame(SERVER_TAGS.Output, payload), encodeServerFrame({ type: 'ExitStatus', status: 3 }), rawFrame(SERVER_TAGS.Output, Buffer.alloc(0))]);
-  const parts = (items: Array<DecodeItem<ServerFrame>>) => items.map((i) => (i.ok && i.frame.type === 'Output' ? i.frame.bytes.length : i.ok ? i.frame.type : 'error'));
+  const stream = Buffer.concat([
+    rawFrame(SERVER_TAGS.Output, payload),
+    encodeServerFrame({ type: 'ExitStatus', status: 3 }),
+    rawFrame(SERVER_TAGS.Output, Buffer.alloc(0)),
+  ]);
+  const parts = (items: Array<DecodeItem<ServerFrame>>) =>
+    items.map((i) => (i.ok && i.frame.type === 'Output' ? i.frame.bytes.length : i.ok ? i.frame.type : 'error'));
   // The header and 395 payload bytes: out at once, nothing held back.
   const first = stream.subarray(0, 400);
   const a = d.push(first);
@@ -327,5 +338,8 @@ test('streamed Output: a declared length over the cap is still refused on its he
   assert.throws(() => d.push(header(SERVER_TAGS.Output, capForTag(SERVER_TAGS.Output) + 1)), isProtocolError(PROTOCOL_CODES.frameTooLarge, 'framing'));
   const e = createServerFrameDecoder(undefined, { streamOutput: true });
   assert.equal(e.push(Buffer.concat([header(SERVER_TAGS.Output, 10), Buffer.from('abc')])).length, 1);
-  assert.throws(() => e.end(), (err: unknown) => isProtocolError(PROTOCOL_CODES.truncated, 'framing')(err) && /\(3 of 10 payload bytes\)/.test((err as Error).message));
+  assert.throws(
+    () => e.end(),
+    (err: unknown) => isProtocolError(PROTOCOL_CODES.truncated, 'framing')(err) && /\(3 of 10 payload bytes\)/.test((err as Error).message),
+  );
 });

@@ -72,12 +72,9 @@ export class FrameDecoder<F> {
         const len = header.readUInt32BE(1);
         const cap = capForTag(tag);
         if (len > cap) {
-          this.#broken = new ProtocolError(
-            PROTOCOL_CODES.frameTooLarge,
-            'framing',
-            `${tagName(tag)} frame declares ${len} bytes, over its cap of ${cap}`,
-            { tag },
-          );
+          this.#broken = new ProtocolError(PROTOCOL_CODES.frameTooLarge, 'framing', `${tagName(tag)} frame declares ${len} bytes, over its cap of ${cap}`, {
+            tag,
+          });
           this.#chunks = [];
           this.#length = 0;
           // Frames completed before the bad header in this same read are delivered (an ExitStatus followed
@@ -113,7 +110,10 @@ export class FrameDecoder<F> {
   end(): void {
     if (this.#broken) throw this.#broken;
     if (this.#length > 0 || this.#need >= 0) {
-      const what = this.#need >= 0 ? `${tagName(this.#tag)} frame (${this.#length + this.#declared - this.#need} of ${this.#declared} payload bytes)` : `frame header (${this.#length} of 5 bytes)`;
+      const what =
+        this.#need >= 0
+          ? `${tagName(this.#tag)} frame (${this.#length + this.#declared - this.#need} of ${this.#declared} payload bytes)`
+          : `frame header (${this.#length} of 5 bytes)`;
       this.#broken = new ProtocolError(PROTOCOL_CODES.truncated, 'framing', `stream ended inside a ${what}`, {
         ...(this.#tag >= 0 ? { tag: this.#tag } : {}),
       });

@@ -212,7 +212,9 @@ export function encodeClientFrame(f: ClientFrame): Buffer {
       }
       if (f.focus === null) p.u8(0);
       else p.u8(1).u64(f.focus);
-      p.text16(f.term ?? '').text16(f.termProgram ?? '').text16(f.colorTerm ?? '');
+      p.text16(f.term ?? '')
+        .text16(f.termProgram ?? '')
+        .text16(f.colorTerm ?? '');
       colour(p, f.fg);
       colour(p, f.bg);
       const c = f.caps;
@@ -303,7 +305,12 @@ export function encodeServerFrame(f: ServerFrame): Buffer {
     case 'FileExportStart': {
       const source = bounded(f.source, 1, MAX_EXPORT_SOURCE_BYTES, 'export source');
       const name = bounded(f.name, 1, MAX_EXPORT_NAME_BYTES, 'export name');
-      p.u64(f.exportId).u64(f.size).u16(source.length).u16(name.length).u8(f.reveal ? 1 : 0).u8(f.open ? 1 : 0);
+      p.u64(f.exportId)
+        .u64(f.size)
+        .u16(source.length)
+        .u16(name.length)
+        .u8(f.reveal ? 1 : 0)
+        .u8(f.open ? 1 : 0);
       p.bytes(source).bytes(name);
       return frame(SERVER_TAGS.FileExportStart, p.list);
     }
@@ -324,7 +331,10 @@ export function encodeServerFrame(f: ServerFrame): Buffer {
       p.bytes(bounded(f.text, f.kind === 'none' ? 0 : 1, f.kind === 'none' ? 0 : MAX_RESOLVED_TEXT_BYTES, 'resolved text'));
       return frame(SERVER_TAGS.Resolved, p.list);
     case 'ImageStaged':
-      p.u64(f.requestId).u64(f.bytes).u8(f.pasted ? 1 : 0).bytes(bounded(f.path, 1, MAX_STAGED_PATH_BYTES, 'staged path'));
+      p.u64(f.requestId)
+        .u64(f.bytes)
+        .u8(f.pasted ? 1 : 0)
+        .bytes(bounded(f.path, 1, MAX_STAGED_PATH_BYTES, 'staged path'));
       return frame(SERVER_TAGS.ImageStaged, p.list);
     case 'Modes': {
       let flags = 0;
@@ -342,7 +352,12 @@ export function encodeServerFrame(f: ServerFrame): Buffer {
       p.u64(f.requestId).u8(f.links.length);
       for (const l of f.links) {
         const url = bounded(l.url, 1, MAX_LISTED_URL_BYTES, 'listed link');
-        p.u16(l.row).u16(l.col).u16(l.cells).u8(LISTED_LINK_SOURCES.indexOf(l.source) + 1).u16(url.length).bytes(url);
+        p.u16(l.row)
+          .u16(l.col)
+          .u16(l.cells)
+          .u8(LISTED_LINK_SOURCES.indexOf(l.source) + 1)
+          .u16(url.length)
+          .bytes(url);
       }
       return frame(SERVER_TAGS.Links, p.list);
     }

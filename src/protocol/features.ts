@@ -17,7 +17,19 @@ const NAME = /^[a-z0-9][a-z0-9-]*$/;
  * Every extension this project defines (docs/protocol.md, "Extensions"). The host's HOST_FEATURES and the
  * capsule's CAPSULE_FEATURES are typed from this list, so a name is added, renamed or dropped in one place.
  */
-const FEATURE_NAMES = ['exit-status', 'notice', 'repaint', 'image-staged', 'stage-only', 'resolve', 'modes', 'file-stage', 'forward', 'link-list', 'held-replies'] as const;
+const FEATURE_NAMES = [
+  'exit-status',
+  'notice',
+  'repaint',
+  'image-staged',
+  'stage-only',
+  'resolve',
+  'modes',
+  'file-stage',
+  'forward',
+  'link-list',
+  'held-replies',
+] as const;
 export type FeatureName = (typeof FEATURE_NAMES)[number];
 /** The extensions one side speaks, each with the version it speaks. */
 export type FeatureVersions = Readonly<Record<FeatureName, number>>;

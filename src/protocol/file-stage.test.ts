@@ -33,11 +33,19 @@ interface Invalid {
   kind: 'payload' | 'framing';
   why: string;
 }
-const file = JSON.parse(readFileSync(new URL('test/vectors/file-stage-v1.json', repoRoot), 'utf8')) as { caps: Record<string, number>; frames: Vector[]; invalid: Invalid[] };
+const file = JSON.parse(readFileSync(new URL('test/vectors/file-stage-v1.json', repoRoot), 'utf8')) as {
+  caps: Record<string, number>;
+  frames: Vector[];
+  invalid: Invalid[];
+};
 
 /** A frame as the vectors write it: u64 ids as decimal strings, bytes as hex. */
 function meaningOf(f: StageClientFrame | StageServerFrame): Record<string, unknown> {
-  return JSON.parse(JSON.stringify(f, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v && (v as { type?: string }).type === 'Buffer' ? Buffer.from((v as { data: number[] }).data).toString('hex') : v))) as Record<string, unknown>;
+  return JSON.parse(
+    JSON.stringify(f, (_k, v: unknown) =>
+      typeof v === 'bigint' ? v.toString() : v && (v as { type?: string }).type === 'Buffer' ? Buffer.from((v as { data: number[] }).data).toString('hex') : v,
+    ),
+  ) as Record<string, unknown>;
 }
 
 function decodeAll<F>(decoder: { push(b: Buffer): Array<DecodeItem<F>>; end(): void }, bytes: Buffer, cuts: number[]): Array<DecodeItem<F>> {
@@ -61,7 +69,8 @@ for (const v of file.frames) {
         const item = items[0]!;
         assert.ok(item.ok, item.ok ? '' : item.error.message);
         assert.deepEqual(meaningOf(item.frame), v.meaning);
-        const again = v.direction === 'client' ? encodeStageClientFrame(item.frame as StageClientFrame) : encodeStageServerFrame(item.frame as StageServerFrame);
+        const again =
+          v.direction === 'client' ? encodeStageClientFrame(item.frame as StageClientFrame) : encodeStageServerFrame(item.frame as StageServerFrame);
         assert.equal(again.toString('hex'), v.hex);
       }),
       { numRuns: 50 },
@@ -74,7 +83,10 @@ for (const inv of file.invalid) {
     const decoder = inv.direction === 'client' ? createStageClientDecoder() : createStageServerDecoder();
     const bytes = Buffer.from(inv.hex, 'hex');
     if (inv.kind === 'framing') {
-      assert.throws(() => decoder.push(bytes), (e) => e instanceof ProtocolError && e.code === inv.code && e.kind === 'framing');
+      assert.throws(
+        () => decoder.push(bytes),
+        (e) => e instanceof ProtocolError && e.code === inv.code && e.kind === 'framing',
+      );
       return;
     }
     const items = decoder.push(bytes);
@@ -97,8 +109,19 @@ test('file-stage caps: the vectors file, FRAME_CAPS and the encoders agree', () 
 test('file-stage property: any chunk, end or staged frame round-trips, and a chunk header is the frame minus its data', () => {
   const id = fc.bigInt({ min: 0n, max: (1n << 64n) - 1n });
   const client = fc.oneof(
-    fc.record({ type: fc.constant('FileStageChunk' as const), transferId: id, offset: fc.nat({ max: Number.MAX_SAFE_INTEGER }), bytes: fc.uint8Array({ minLength: 1, maxLength: 2048 }).map((u) => Buffer.from(u)) }, { noNullPrototype: true }),
-    fc.record({ type: fc.constant('FileStageEnd' as const), transferId: id, sha256: fc.uint8Array({ minLength: 32, maxLength: 32 }).map((u) => Buffer.from(u)) }, { noNullPrototype: true }),
+    fc.record(
+      {
+        type: fc.constant('FileStageChunk' as const),
+        transferId: id,
+        offset: fc.nat({ max: Number.MAX_SAFE_INTEGER }),
+        bytes: fc.uint8Array({ minLength: 1, maxLength: 2048 }).map((u) => Buffer.from(u)),
+      },
+      { noNullPrototype: true },
+    ),
+    fc.record(
+      { type: fc.constant('FileStageEnd' as const), transferId: id, sha256: fc.uint8Array({ minLength: 32, maxLength: 32 }).map((u) => Buffer.from(u)) },
+      { noNullPrototype: true },
+    ),
   );
   fc.assert(
     fc.property(client, (f) => {
@@ -110,7 +133,12 @@ test('file-stage property: any chunk, end or staged frame round-trips, and a chu
     }),
   );
   const staged = fc.record(
-    { type: fc.constant('FileStaged' as const), transferId: id, bytes: fc.nat({ max: Number.MAX_SAFE_INTEGER }), path: fc.string({ minLength: 1, maxLength: 300 }).filter((s) => Buffer.from(s, 'utf8').toString('utf8') === s) },
+    {
+      type: fc.constant('FileStaged' as const),
+      transferId: id,
+      bytes: fc.nat({ max: Number.MAX_SAFE_INTEGER }),
+      path: fc.string({ minLength: 1, maxLength: 300 }).filter((s) => Buffer.from(s, 'utf8').toString('utf8') === s),
+    },
     { noNullPrototype: true },
   );
   fc.assert(

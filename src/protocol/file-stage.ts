@@ -27,9 +27,7 @@ export type StageClientFrame =
   | { type: 'FileStageEnd'; transferId: bigint; sha256: Buffer };
 
 /** What the capsule answers: the staged path, or a Notice whose text is `E_CODE: message`. */
-export type StageServerFrame =
-  | { type: 'FileStaged'; transferId: bigint; bytes: number; path: string }
-  | { type: 'Notice'; level: NoticeLevel; text: string };
+export type StageServerFrame = { type: 'FileStaged'; transferId: bigint; bytes: number; path: string } | { type: 'Notice'; level: NoticeLevel; text: string };
 
 /** Bytes before the data of a FileStageChunk frame: frame header, transfer id, offset. */
 const STAGE_CHUNK_HEADER_BYTES = FRAME_HEADER_BYTES + 16;
@@ -67,7 +65,8 @@ export function encodeStageServerFrame(f: StageServerFrame): Buffer {
   switch (f.type) {
     case 'FileStaged': {
       const path = Buffer.from(f.path, 'utf8');
-      if (path.length < 1 || path.length > MAX_STAGED_PATH_BYTES) throw new RangeError(`staged path is ${path.length} bytes, outside 1..${MAX_STAGED_PATH_BYTES}`);
+      if (path.length < 1 || path.length > MAX_STAGED_PATH_BYTES)
+        throw new RangeError(`staged path is ${path.length} bytes, outside 1..${MAX_STAGED_PATH_BYTES}`);
       const b = Buffer.concat([frameHeader(FILE_STAGE_TAGS.FileStaged, 16 + path.length), Buffer.alloc(16), path]);
       b.writeBigUInt64BE(f.transferId, FRAME_HEADER_BYTES);
       b.writeBigUInt64BE(BigInt(f.bytes), FRAME_HEADER_BYTES + 8);
@@ -117,7 +116,8 @@ function decodeStageServerPayload(tag: number, payload: Buffer): StageServerFram
       const transferId = r.u64('transfer id');
       const bytes = r.u64Number('bytes');
       const raw = r.rest();
-      if (raw.length < 1 || raw.length > MAX_STAGED_PATH_BYTES) r.fail(PROTOCOL_CODES.badLength, `staged path length ${raw.length} is outside 1..${MAX_STAGED_PATH_BYTES}`);
+      if (raw.length < 1 || raw.length > MAX_STAGED_PATH_BYTES)
+        r.fail(PROTOCOL_CODES.badLength, `staged path length ${raw.length} is outside 1..${MAX_STAGED_PATH_BYTES}`);
       let path: string;
       try {
         path = fatal.decode(raw);

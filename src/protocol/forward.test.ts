@@ -62,7 +62,10 @@ for (const inv of vectors.invalid) {
     const d = createForwardDecoder(inv.direction);
     const bytes = Buffer.from(inv.hex, 'hex');
     if (inv.kind === 'framing') {
-      assert.throws(() => d.push(bytes), (e) => e instanceof ProtocolError && e.code === inv.code && e.kind === 'framing');
+      assert.throws(
+        () => d.push(bytes),
+        (e) => e instanceof ProtocolError && e.code === inv.code && e.kind === 'framing',
+      );
       return;
     }
     const items = d.push(bytes);
@@ -91,10 +94,15 @@ test('forward property: any frame sequence, from either side, round-trips under 
     fc.constantFrom(...FORWARD_RESET_REASONS).map((reason): ForwardFrame => ({ type: 'ForwardReset', reason })),
   );
   fc.assert(
-    fc.property(fc.constantFrom<ForwardSide>('client', 'server'), fc.array(frame, { maxLength: 8 }), fc.array(fc.nat(40_000), { maxLength: 10 }), (side, frames, cuts) => {
-      const bytes = Buffer.concat(frames.map((f) => encodeForwardFrame(side, f)));
-      assert.deepEqual(decodeSliced(side, bytes, cuts).map(meaning), frames.map(meaning));
-    }),
+    fc.property(
+      fc.constantFrom<ForwardSide>('client', 'server'),
+      fc.array(frame, { maxLength: 8 }),
+      fc.array(fc.nat(40_000), { maxLength: 10 }),
+      (side, frames, cuts) => {
+        const bytes = Buffer.concat(frames.map((f) => encodeForwardFrame(side, f)));
+        assert.deepEqual(decodeSliced(side, bytes, cuts).map(meaning), frames.map(meaning));
+      },
+    ),
   );
 });
 

@@ -28,10 +28,7 @@ const FORWARD_TAGS = {
 export const FORWARD_RESET_REASONS = ['refused', 'reset', 'timeout'] as const;
 export type ForwardResetReason = (typeof FORWARD_RESET_REASONS)[number];
 
-export type ForwardFrame =
-  | { type: 'ForwardData'; bytes: Buffer }
-  | { type: 'ForwardEnd' }
-  | { type: 'ForwardReset'; reason: ForwardResetReason };
+export type ForwardFrame = { type: 'ForwardData'; bytes: Buffer } | { type: 'ForwardEnd' } | { type: 'ForwardReset'; reason: ForwardResetReason };
 
 /** Which side sends: the host (client tags) or the capsule (server tags). */
 export type ForwardSide = 'client' | 'server';

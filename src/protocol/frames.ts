@@ -144,11 +144,7 @@ export interface AttachContext {
   job_id?: string;
 }
 
-export type Spawn =
-  | { kind: 'none' }
-  | { kind: 'shell' }
-  | { kind: 'agent'; agent: string }
-  | { kind: 'agent-provider'; agent: string; provider: string };
+export type Spawn = { kind: 'none' } | { kind: 'shell' } | { kind: 'agent'; agent: string } | { kind: 'agent-provider'; agent: string; provider: string };
 
 /** A capability byte: 0 unset, 1 false, 2 true. */
 export type TriState = 'unset' | 'false' | 'true';

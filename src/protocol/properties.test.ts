@@ -44,15 +44,12 @@ function rec<T>(model: { [K in keyof T]: fc.Arbitrary<T[K]> }): fc.Arbitrary<T> 
 
 /** Text whose UTF-8 length is within [min, max] bytes (unicode, so multi-byte characters are exercised). */
 function text(min: number, max: number): fc.Arbitrary<string> {
-  return fc
-    .string({ unit: 'binary', minLength: min, maxLength: Math.min(max, 64) })
-    .filter((s) => {
-      const n = Buffer.byteLength(s, 'utf8');
-      return n >= min && n <= max;
-    });
+  return fc.string({ unit: 'binary', minLength: min, maxLength: Math.min(max, 64) }).filter((s) => {
+    const n = Buffer.byteLength(s, 'utf8');
+    return n >= min && n <= max;
+  });
 }
-const bytes = (min: number, max: number): fc.Arbitrary<Buffer> =>
-  fc.uint8Array({ minLength: min, maxLength: max }).map((a) => Buffer.from(a));
+const bytes = (min: number, max: number): fc.Arbitrary<Buffer> => fc.uint8Array({ minLength: min, maxLength: max }).map((a) => Buffer.from(a));
 const u16 = fc.integer({ min: 0, max: 0xffff });
 const u64 = fc.bigInt({ min: 0n, max: 2n ** 64n - 1n });
 const safeU64 = fc.integer({ min: 0, max: Number.MAX_SAFE_INTEGER });
@@ -209,17 +206,19 @@ const serverFrames: { [K in ServerFrame['type']]: fc.Arbitrary<Of<ServerFrame, K
   Notice: rec({ type: fc.constant('Notice' as const), level: fc.constantFrom(...NOTICE_LEVELS), text: text(1, 2048) }),
   Resolved: fc.oneof(
     rec({ type: fc.constant('Resolved' as const), requestId: u64, kind: fc.constant('none' as const), text: fc.constant('') }),
-    rec({ type: fc.constant('Resolved' as const), requestId: u64, kind: fc.constantFrom('osc8' as const, 'text' as const, 'offer' as const), text: text(1, 4096) }),
+    rec({
+      type: fc.constant('Resolved' as const),
+      requestId: u64,
+      kind: fc.constantFrom('osc8' as const, 'text' as const, 'offer' as const),
+      text: text(1, 4096),
+    }),
   ),
   ImageStaged: rec({ type: fc.constant('ImageStaged' as const), requestId: u64, bytes: safeU64, pasted: fc.boolean(), path: text(1, 4096) }),
   FileExportLength: rec({ type: fc.constant('FileExportLength' as const), exportId: u64, size: safeU64 }),
   Links: rec({
     type: fc.constant('Links' as const),
     requestId: u64,
-    links: fc.array(
-      rec({ row: u16, col: u16, cells: u16, source: fc.constantFrom(...LISTED_LINK_SOURCES), url: text(1, 2048) }),
-      { maxLength: 8 },
-    ),
+    links: fc.array(rec({ row: u16, col: u16, cells: u16, source: fc.constantFrom(...LISTED_LINK_SOURCES), url: text(1, 2048) }), { maxLength: 8 }),
   }),
   RepliesHeld: rec({ type: fc.constant('RepliesHeld' as const), held: fc.boolean() }),
   Modes: rec({
@@ -322,7 +321,7 @@ test('outputFrameBuffers: header then the parts themselves, byte for byte the Ou
   assert.equal(outputFrameBuffers([Buffer.alloc(cap)]).length, 2);
 });
 
-test('the host\'s streamed decoder: same frames, Output in parts (views of the reads) that join up to each payload, whatever the slicing', () => {
+test("the host's streamed decoder: same frames, Output in parts (views of the reads) that join up to each payload, whatever the slicing", () => {
   // Consecutive Output frames cannot be told apart once streamed (nor need they be: output is a byte
   // stream), so both sides are compared with each run of Output joined into one.
   const joined = (frames: ServerFrame[]): ServerFrame[] => {
@@ -339,7 +338,11 @@ test('the host\'s streamed decoder: same frames, Output in parts (views of the r
     fc.property(
       withOutput.chain((frames) => {
         const stream = Buffer.concat(frames.map(encodeServerFrame));
-        return fc.tuple(fc.constant(frames), fc.constant(stream), fc.uniqueArray(fc.integer({ min: 0, max: stream.length }), { maxLength: 30 }).map((a) => a.sort((x, y) => x - y)));
+        return fc.tuple(
+          fc.constant(frames),
+          fc.constant(stream),
+          fc.uniqueArray(fc.integer({ min: 0, max: stream.length }), { maxLength: 30 }).map((a) => a.sort((x, y) => x - y)),
+        );
       }),
       ([frames, stream, cuts]) => {
         const d = createServerFrameDecoder(undefined, { streamOutput: true });
@@ -349,7 +352,8 @@ test('the host\'s streamed decoder: same frames, Output in parts (views of the r
           const slice = stream.subarray(at, c);
           for (const i of d.push(slice)) {
             if (!i.ok) throw i.error;
-            if (i.frame.type === 'Output' && i.frame.bytes.length > 0) assert.equal(i.frame.bytes.buffer, stream.buffer, 'an Output part is a view, not a copy');
+            if (i.frame.type === 'Output' && i.frame.bytes.length > 0)
+              assert.equal(i.frame.bytes.buffer, stream.buffer, 'an Output part is a view, not a copy');
             got.push(i.frame);
           }
           at = c;
@@ -394,7 +398,10 @@ function feedHostile<F>(d: FrameDecoder<F>, stream: Buffer, cuts: number[]): voi
     if (d.failure) {
       assert.equal(d.failure.code, 'E_FRAME_TOO_LARGE');
       assert.equal(d.bufferedBytes, 0);
-      assert.throws(() => d.push(Buffer.alloc(1)), (e: unknown) => e === d.failure);
+      assert.throws(
+        () => d.push(Buffer.alloc(1)),
+        (e: unknown) => e === d.failure,
+      );
       return;
     }
     at = c;
@@ -428,10 +435,7 @@ function feedHostile<F>(d: FrameDecoder<F>, stream: Buffer, cuts: number[]): voi
 const ALL_TAGS = [...Object.values(CLIENT_TAGS), ...Object.values(SERVER_TAGS)];
 /** Frames with an honest length and a random payload, so the payload decoders see random content. */
 const frameShaped = fc
-  .array(
-    fc.tuple(fc.oneof(fc.constantFrom(...ALL_TAGS), fc.integer({ min: 0, max: 255 })), fc.uint8Array({ maxLength: 96 })),
-    { maxLength: 16 },
-  )
+  .array(fc.tuple(fc.oneof(fc.constantFrom(...ALL_TAGS), fc.integer({ min: 0, max: 255 })), fc.uint8Array({ maxLength: 96 })), { maxLength: 16 })
   .map((fs) =>
     Buffer.concat(
       fs.map(([tag, p]) => {

@@ -32,12 +32,7 @@ export class ProtocolError extends JackinError {
   /** For an AttachControl payload error: the request id, when it could be read, so the capsule can answer it. */
   readonly requestId: bigint | undefined;
 
-  constructor(
-    code: ProtocolCode,
-    kind: ProtocolErrorKind,
-    message: string,
-    extra: { tag?: number; requestId?: bigint; cause?: unknown } = {},
-  ) {
+  constructor(code: ProtocolCode, kind: ProtocolErrorKind, message: string, extra: { tag?: number; requestId?: bigint; cause?: unknown } = {}) {
     super(code, message, extra.cause === undefined ? {} : { cause: extra.cause });
     this.kind = kind;
     this.tag = extra.tag;

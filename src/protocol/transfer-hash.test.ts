@@ -10,19 +10,27 @@ test('TransferHash gives the SHA-256 of the chunks in order, whatever their size
   const h = new TransferHash();
   await Promise.all(chunks.map((c) => h.update(c)));
   assert.deepEqual(await h.digest(), createHash('sha256').update(Buffer.concat(chunks)).digest());
-  assert.equal(h.bytes, chunks.reduce((n, c) => n + c.length, 0));
+  assert.equal(
+    h.bytes,
+    chunks.reduce((n, c) => n + c.length, 0),
+  );
   await assert.rejects(h.update(Buffer.alloc(1)), /after digest/);
 });
 
 test('encodeExportChunkHeader plus the data is byte for byte the encoded FileExportChunk frame', () => {
   fc.assert(
-    fc.property(fc.bigUint64Array({ minLength: 1, maxLength: 1 }), fc.integer({ min: 0, max: 2 ** 40 }), fc.uint8Array({ minLength: 1, maxLength: 2048 }), (id, offset, data) => {
-      const exportId = id[0]!;
-      const header = encodeExportChunkHeader(exportId, offset, data.length);
-      assert.equal(header.length, EXPORT_CHUNK_HEADER_BYTES);
-      const whole = encodeServerFrame({ type: 'FileExportChunk', exportId, offset, bytes: Buffer.from(data) });
-      assert.deepEqual(Buffer.concat([header, Buffer.from(data)]), whole);
-    }),
+    fc.property(
+      fc.bigUint64Array({ minLength: 1, maxLength: 1 }),
+      fc.integer({ min: 0, max: 2 ** 40 }),
+      fc.uint8Array({ minLength: 1, maxLength: 2048 }),
+      (id, offset, data) => {
+        const exportId = id[0]!;
+        const header = encodeExportChunkHeader(exportId, offset, data.length);
+        assert.equal(header.length, EXPORT_CHUNK_HEADER_BYTES);
+        const whole = encodeServerFrame({ type: 'FileExportChunk', exportId, offset, bytes: Buffer.from(data) });
+        assert.deepEqual(Buffer.concat([header, Buffer.from(data)]), whole);
+      },
+    ),
   );
   assert.throws(() => encodeExportChunkHeader(1n, 0, 0), RangeError);
   assert.throws(() => encodeExportChunkHeader(1n, 0, 1024 * 1024 + 1), RangeError);

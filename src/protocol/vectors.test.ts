@@ -363,9 +363,7 @@ function okFrames(items: Array<DecodeItem<Frame>>): Frame[] {
 }
 
 function cutsArb(length: number): fc.Arbitrary<number[]> {
-  return fc
-    .uniqueArray(fc.integer({ min: 0, max: length }), { maxLength: Math.min(length + 1, 40) })
-    .map((a) => a.sort((x, y) => x - y));
+  return fc.uniqueArray(fc.integer({ min: 0, max: length }), { maxLength: Math.min(length + 1, 40) }).map((a) => a.sort((x, y) => x - y));
 }
 
 function frameVectorTests(label: string, file: VectorFile): void {
@@ -428,7 +426,11 @@ function frameVectorTests(label: string, file: VectorFile): void {
       if (error === undefined) {
         assert.equal(items.length, 1, 'one item for one frame');
         const item = items[0]!;
-        assert.equal(item.ok, false, `decoded instead of rejected: ${JSON.stringify(item.ok && item.frame, (_k, x: unknown) => (typeof x === 'bigint' ? String(x) : x))}`);
+        assert.equal(
+          item.ok,
+          false,
+          `decoded instead of rejected: ${JSON.stringify(item.ok && item.frame, (_k, x: unknown) => (typeof x === 'bigint' ? String(x) : x))}`,
+        );
         if (!item.ok) error = item.error;
       }
       assert.ok(error instanceof ProtocolError, `a ProtocolError, not ${String(error)}`);
@@ -442,7 +444,10 @@ function frameVectorTests(label: string, file: VectorFile): void {
         assert.deepEqual(okFrames(d.push(next)), [{ type: inv.direction === 'client' ? 'FocusIn' : 'Bell' }]);
         d.end();
       } else {
-        assert.throws(() => d.push(Buffer.alloc(1)), (e: unknown) => e === error);
+        assert.throws(
+          () => d.push(Buffer.alloc(1)),
+          (e: unknown) => e === error,
+        );
       }
     });
   }
@@ -472,5 +477,6 @@ test('the vector files cover every upstream frame type they should and use our c
 
 test('docs/protocol.md lists every extension vector with its exact bytes', () => {
   const doc = readFileSync(new URL('docs/protocol.md', repoRoot), 'utf8');
-  for (const v of extensions.frames) assert.ok(doc.includes(`| ${v.name} | ${v.direction} | \`${v.hex}\` |`), `${v.name} is missing or stale in docs/protocol.md`);
+  for (const v of extensions.frames)
+    assert.ok(doc.includes(`| ${v.name} | ${v.direction} | \`${v.hex}\` |`), `${v.name} is missing or stale in docs/protocol.md`);
 });

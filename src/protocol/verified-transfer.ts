@@ -83,7 +83,10 @@ export class VerifiedTransfer {
    */
   settleSize(exact: number): void {
     if (this.#exact !== undefined || exact !== this.#received || exact > this.#size) {
-      throw new JackinError('E_TRANSFER_SIZE_MISMATCH', `${this.#label}: the sender says ${exact} bytes, ${this.#received} arrived (declared at most ${this.#size})`);
+      throw new JackinError(
+        'E_TRANSFER_SIZE_MISMATCH',
+        `${this.#label}: the sender says ${exact} bytes, ${this.#received} arrived (declared at most ${this.#size})`,
+      );
     }
     this.#exact = exact;
   }
@@ -100,9 +103,7 @@ export class VerifiedTransfer {
     }
     const digest = await this.#hash.digest();
     const matches =
-      typeof claimed === 'string'
-        ? claimed.toLowerCase() === digest.toString('hex')
-        : claimed.byteLength === SHA256_BYTES && digest.equals(claimed);
+      typeof claimed === 'string' ? claimed.toLowerCase() === digest.toString('hex') : claimed.byteLength === SHA256_BYTES && digest.equals(claimed);
     if (!matches) {
       const theirs = typeof claimed === 'string' ? claimed : Buffer.from(claimed.buffer, claimed.byteOffset, claimed.byteLength).toString('hex');
       throw new JackinError('E_DIGEST_MISMATCH', `${this.#label}: SHA-256 ${digest.toString('hex')} does not match the sender's ${theirs}${this.#hint}`);

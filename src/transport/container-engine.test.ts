@@ -34,6 +34,10 @@ test('removeContainer: a removal already in progress (Docker) is waited for; ano
   await removeContainer('docker', 'agent', env);
   assert.equal(existsSync(exists), false, 'resolved once the other removal was done');
   // rm fails for another reason and the container is still there: the error stands.
-  writeFileSync(join(bin, 'docker'), `#!/bin/sh\ncase "$1" in\n  rm) echo "Error response from daemon: permission denied" >&2; exit 1 ;;\n  inspect) echo running ;;\nesac\n`, { mode: 0o755 });
+  writeFileSync(
+    join(bin, 'docker'),
+    `#!/bin/sh\ncase "$1" in\n  rm) echo "Error response from daemon: permission denied" >&2; exit 1 ;;\n  inspect) echo running ;;\nesac\n`,
+    { mode: 0o755 },
+  );
   await assert.rejects(removeContainer('docker', 'agent', env), (e) => hasCode(e, 'E_ENGINE_COMMAND') && /permission denied/.test((e as Error).message));
 });

@@ -43,12 +43,16 @@ export async function chooseEngine(installed: readonly ContainerEngine[], docker
   const docker = installed.includes('docker');
   const podman = installed.includes('podman');
   if (docker && podman) {
-    if (await dockerAnswers()) return { engine: 'docker', reason: 'docker and podman are both installed and docker\'s engine answers (pass --engine podman for podman)' };
+    if (await dockerAnswers())
+      return { engine: 'docker', reason: "docker and podman are both installed and docker's engine answers (pass --engine podman for podman)" };
     return { engine: 'podman', reason: 'docker is installed but its engine does not answer, podman is installed' };
   }
   if (docker) return { engine: 'docker', reason: 'docker is installed (podman is not)' };
   if (podman) return { engine: 'podman', reason: 'podman is installed (docker is not)' };
-  throw new JackinError('E_ENGINE_MISSING', 'neither docker nor podman is installed (or on PATH): install one (apt-get install podman, or Docker Engine), or pass --engine');
+  throw new JackinError(
+    'E_ENGINE_MISSING',
+    'neither docker nor podman is installed (or on PATH): install one (apt-get install podman, or Docker Engine), or pass --engine',
+  );
 }
 
 /**
@@ -64,10 +68,19 @@ export function engineCommand(
   return new Promise((resolve, reject) => {
     // `env`: added to the operator's environment (tests put a stand-in engine first on PATH). Never a container's
     // variables: the engine runs as the operator, and a variable in its environment steers it (private-env-file.ts).
-    const options = { timeout: timeoutMs, maxBuffer: 4 * 1024 * 1024, encoding: 'utf8' as const, ...(env !== undefined ? { env: { ...process.env, ...env } } : {}) };
+    const options = {
+      timeout: timeoutMs,
+      maxBuffer: 4 * 1024 * 1024,
+      encoding: 'utf8' as const,
+      ...(env !== undefined ? { env: { ...process.env, ...env } } : {}),
+    };
     execFile(engine, [...args], options, (err, stdout, stderr) => {
       if (err === null) return resolve(both ? stdout + stderr : stdout);
-      const said = stderr.split('\n').map((l) => l.trim()).filter((l) => l.length > 0).at(-1);
+      const said = stderr
+        .split('\n')
+        .map((l) => l.trim())
+        .filter((l) => l.length > 0)
+        .at(-1);
       const why = (err as NodeJS.ErrnoException).code === 'ENOENT' ? `${engine} is not installed or not on PATH` : (said ?? err.message);
       reject(new JackinError('E_ENGINE_COMMAND', `${engine} ${args[0] ?? ''} failed: ${why}`, { cause: err }));
     });
@@ -77,13 +90,20 @@ export function engineCommand(
 /** The engines installed here, and the choice among them (asking docker's engine only when both are). */
 export function detectEngine(env: NodeJS.ProcessEnv = process.env): Promise<EngineChoice> {
   const installed = CONTAINER_ENGINES.filter((e) => onPath(e, env));
-  return chooseEngine(installed, () => engineCommand('docker', ['version', '--format', '{{.Server.Version}}'], ENGINE_PROBE_TIMEOUT_MS).then(() => true, () => false));
+  return chooseEngine(installed, () =>
+    engineCommand('docker', ['version', '--format', '{{.Server.Version}}'], ENGINE_PROBE_TIMEOUT_MS).then(
+      () => true,
+      () => false,
+    ),
+  );
 }
 
 /** The container's state (`running`, `exited`, …), or null when there is no container of that name. */
 export async function containerState(engine: ContainerEngine, name: string, env?: Readonly<Record<string, string>>): Promise<string | null> {
   try {
-    return (await engineCommand(engine, ['inspect', '--type', 'container', '--format', '{{.State.Status}}', name], undefined, env !== undefined ? { env } : {})).trim();
+    return (
+      await engineCommand(engine, ['inspect', '--type', 'container', '--format', '{{.State.Status}}', name], undefined, env !== undefined ? { env } : {})
+    ).trim();
   } catch {
     return null;
   }
@@ -132,12 +152,26 @@ export function probeEngines(env: NodeJS.ProcessEnv = process.env): Promise<Engi
       (engine) =>
         new Promise<EngineProbe>((resolve) => {
           if (!onPath(engine, env)) return resolve({ engine, installed: false, version: null, problem: null });
-          execFile(engine, engineVersionArgs(engine), { timeout: ENGINE_PROBE_TIMEOUT_MS, maxBuffer: 64 * 1024, encoding: 'utf8', env }, (err, stdout, stderr) => {
-            const version = stdout.trim();
-            if (err === null && version !== '') return resolve({ engine, installed: true, version, problem: null });
-            const said = stderr.split('\n').map((l) => l.trim()).filter((l) => l.length > 0).at(-1);
-            resolve({ engine, installed: true, version: null, problem: said ?? (err?.killed === true ? `no answer within ${ENGINE_PROBE_TIMEOUT_MS} ms` : (err?.message ?? 'no version')) });
-          });
+          execFile(
+            engine,
+            engineVersionArgs(engine),
+            { timeout: ENGINE_PROBE_TIMEOUT_MS, maxBuffer: 64 * 1024, encoding: 'utf8', env },
+            (err, stdout, stderr) => {
+              const version = stdout.trim();
+              if (err === null && version !== '') return resolve({ engine, installed: true, version, problem: null });
+              const said = stderr
+                .split('\n')
+                .map((l) => l.trim())
+                .filter((l) => l.length > 0)
+                .at(-1);
+              resolve({
+                engine,
+                installed: true,
+                version: null,
+                problem: said ?? (err?.killed === true ? `no answer within ${ENGINE_PROBE_TIMEOUT_MS} ms` : (err?.message ?? 'no version')),
+              });
+            },
+          );
         }),
     ),
   );

@@ -21,7 +21,7 @@ function recordPath(home: string, name: string): string {
 
 export function writeContainerRecord(home: string, name: string, record: ContainerRecord): void {
   mkdirSync(join(home, 'containers'), { recursive: true, mode: 0o700 });
-  writeFileSync(recordPath(home, name), JSON.stringify(record) + '\n', { mode: 0o600 });
+  writeFileSync(recordPath(home, name), `${JSON.stringify(record)}\n`, { mode: 0o600 });
 }
 
 /** The record of `name`, or null when there is none (or it is not one we wrote). */

@@ -42,7 +42,11 @@ export async function withConnection<T>(
   signal: AbortSignal | undefined,
   idleMs: number,
   body: (chunks: AsyncIterable<Buffer>, touch: () => void, stoppedBy: () => JackinError | undefined, stop: (e: JackinError) => void) => Promise<T>,
-  what: { timeoutCode: ErrorCode; abortedCode: ErrorCode; aborted: string } = { timeoutCode: 'E_EXPORT_TIMEOUT', abortedCode: 'E_EXPORT_ABORTED', aborted: 'interrupted; nothing was saved' },
+  what: { timeoutCode: ErrorCode; abortedCode: ErrorCode; aborted: string } = {
+    timeoutCode: 'E_EXPORT_TIMEOUT',
+    abortedCode: 'E_EXPORT_ABORTED',
+    aborted: 'interrupted; nothing was saved',
+  },
 ): Promise<T> {
   let stopped: JackinError | undefined;
   const stop = (e: JackinError): void => {
@@ -88,6 +92,9 @@ export async function controlCall<Name extends string, Params, Read>(
       if (got !== undefined) return readControlReply(method, got.value);
     }
     const detail = await t.failureDetail();
-    throw new JackinError('E_CONTROL_REPLY', `the capsule closed the control channel without answering ${method.method}${detail === null ? '' : ` (${detail})`}`);
+    throw new JackinError(
+      'E_CONTROL_REPLY',
+      `the capsule closed the control channel without answering ${method.method}${detail === null ? '' : ` (${detail})`}`,
+    );
   });
 }

@@ -25,10 +25,7 @@ export async function controlRequest<Name extends string, Params>(
       if (err) reject(err);
       else resolve(value);
     };
-    const timer = setTimeout(
-      () => done(new JackinError('E_CONTROL_TIMEOUT', `no control reply from ${socketPath} within ${timeoutMs} ms`)),
-      timeoutMs,
-    );
+    const timer = setTimeout(() => done(new JackinError('E_CONTROL_TIMEOUT', `no control reply from ${socketPath} within ${timeoutMs} ms`)), timeoutMs);
     sock.on('data', (chunk: Buffer) => {
       try {
         const [first] = decoder.push(chunk);

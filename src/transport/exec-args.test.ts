@@ -10,10 +10,40 @@ test('relayArgv: docker and podman run exactly `<engine> exec -i <target> jackin
 
 test('relayArgv: kubectl puts namespace and container before -- and the relay after it', () => {
   assert.deepEqual(relayArgv({ kind: 'kubectl', pod: 'p0' }), ['kubectl', 'exec', '-i', 'p0', '--', 'jackin-capsule', 'attach-proxy']);
-  assert.deepEqual(relayArgv({ kind: 'kubectl', pod: 'p0', namespace: 'dev' }), ['kubectl', 'exec', '-i', 'p0', '-n', 'dev', '--', 'jackin-capsule', 'attach-proxy']);
-  assert.deepEqual(relayArgv({ kind: 'kubectl', pod: 'p0', container: 'agent' }), ['kubectl', 'exec', '-i', 'p0', '-c', 'agent', '--', 'jackin-capsule', 'attach-proxy']);
+  assert.deepEqual(relayArgv({ kind: 'kubectl', pod: 'p0', namespace: 'dev' }), [
+    'kubectl',
+    'exec',
+    '-i',
+    'p0',
+    '-n',
+    'dev',
+    '--',
+    'jackin-capsule',
+    'attach-proxy',
+  ]);
+  assert.deepEqual(relayArgv({ kind: 'kubectl', pod: 'p0', container: 'agent' }), [
+    'kubectl',
+    'exec',
+    '-i',
+    'p0',
+    '-c',
+    'agent',
+    '--',
+    'jackin-capsule',
+    'attach-proxy',
+  ]);
   assert.deepEqual(relayArgv({ kind: 'kubectl', pod: 'p0', namespace: 'dev', container: 'agent' }), [
-    'kubectl', 'exec', '-i', 'p0', '-n', 'dev', '-c', 'agent', '--', 'jackin-capsule', 'attach-proxy',
+    'kubectl',
+    'exec',
+    '-i',
+    'p0',
+    '-n',
+    'dev',
+    '-c',
+    'agent',
+    '--',
+    'jackin-capsule',
+    'attach-proxy',
   ]);
 });
 
@@ -43,12 +73,20 @@ function throwsCode(f: () => unknown, code: ErrorCode): boolean {
   }
 }
 
-test('relayHint: the engines\' usual exec failures, said plainly with the fix', async () => {
+test("relayHint: the engines' usual exec failures, said plainly with the fix", async () => {
   const { relayHint } = await import('./exec-relay.ts');
   assert.match(relayHint('Error: No such container: agent')!, /no such container/);
   assert.match(relayHint('Error: no container with name or ID "agent" found: no such container')!, /no such container/);
-  assert.match(relayHint('Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?')!, /docker engine is not reachable/);
+  assert.match(
+    relayHint('Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?')!,
+    /docker engine is not reachable/,
+  );
   assert.match(relayHint('Error: can only create exec sessions on running containers: container state improper')!, /not running/);
-  assert.match(relayHint('Error: crun: executable file `jackin-capsule` not found in $PATH: No such file or directory: OCI runtime attempted to invoke a command that was not found')!, /jackin-capsule is not on the container's PATH/);
+  assert.match(
+    relayHint(
+      'Error: crun: executable file `jackin-capsule` not found in $PATH: No such file or directory: OCI runtime attempted to invoke a command that was not found',
+    )!,
+    /jackin-capsule is not on the container's PATH/,
+  );
   assert.equal(relayHint('something else'), null);
 });

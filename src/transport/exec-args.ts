@@ -52,7 +52,10 @@ export function relayArgv(spec: RelaySpec): string[] {
     }
     case 'custom':
       if (spec.command.trim().length === 0) {
-        throw new JackinError('E_BAD_TARGET', '--exec command is empty: pass the relay command, e.g. --exec "ssh box docker exec -i agent jackin-capsule attach-proxy"');
+        throw new JackinError(
+          'E_BAD_TARGET',
+          '--exec command is empty: pass the relay command, e.g. --exec "ssh box docker exec -i agent jackin-capsule attach-proxy"',
+        );
       }
       return ['sh', '-c', spec.command];
     default: {

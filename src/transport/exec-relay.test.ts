@@ -52,5 +52,8 @@ test('an early relay nothing claimed is stopped', async () => {
 test('an early relay whose program is missing fails the spawn that adopts it with E_RELAY_SPAWN', async () => {
   const argv = ['jackin-no-such-engine', 'exec', '-i', 'x'];
   offerPrelaunchedRelay(launchRelay(argv));
-  await assert.rejects(spawnRelay(argv), (e: Error & { code?: string }) => e.code === 'E_RELAY_SPAWN' && /jackin-no-such-engine is not installed/.test(e.message));
+  await assert.rejects(
+    spawnRelay(argv),
+    (e: Error & { code?: string }) => e.code === 'E_RELAY_SPAWN' && /jackin-no-such-engine is not installed/.test(e.message),
+  );
 });

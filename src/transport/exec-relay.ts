@@ -82,7 +82,10 @@ export async function spawnRelay(argv: readonly string[], { env }: { env?: NodeJ
 
 /** The last non-empty line of a text, trimmed, or null. */
 function lastLine(text: string): string | null {
-  const lines = text.split(/\r?\n/).map((l) => l.trim()).filter((l) => l.length > 0);
+  const lines = text
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter((l) => l.length > 0);
   return lines.at(-1) ?? null;
 }
 
@@ -98,10 +101,10 @@ export function relayHint(said: string): string | null {
     return 'the docker engine is not reachable: start it, or pass --via podman if podman runs the container';
   }
   if (/is not running|container state improper|can only (create exec sessions on|exec into) running containers/i.test(said)) {
-    return 'the container is not running: start it again (jackin run --image, or your engine\'s start)';
+    return "the container is not running: start it again (jackin run --image, or your engine's start)";
   }
   if (/jackin-capsule.*(not found|no such file)|executable file .* not found/i.test(said)) {
-    return 'jackin-capsule is not on the container\'s PATH: install it in the image, or start the container with jackin run --image';
+    return "jackin-capsule is not on the container's PATH: install it in the image, or start the container with jackin run --image";
   }
   return null;
 }

@@ -30,7 +30,10 @@ function requestForward(t: Transport, port: number, timeoutMs = FORWARD_REPLY_TI
       if (e !== null) reject(e);
       else resolve(v!);
     };
-    const timer = setTimeout(() => done(new JackinError('E_FORWARD_TIMEOUT', `the capsule did not answer the forward of port ${port} within ${timeoutMs} ms`)), timeoutMs);
+    const timer = setTimeout(
+      () => done(new JackinError('E_FORWARD_TIMEOUT', `the capsule did not answer the forward of port ${port} within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
     const onData = (chunk: Buffer): void => {
       let got;
       try {
@@ -43,7 +46,13 @@ function requestForward(t: Transport, port: number, timeoutMs = FORWARD_REPLY_TI
         done(null, { address, rest: got.rest });
       } catch (e) {
         const unsupported = e instanceof JackinError && e.code === 'E_UNKNOWN_METHOD';
-        done(unsupported ? new JackinError('E_FORWARD_UNSUPPORTED', 'this capsule has no forwards (an older jackin-capsule); update it in the container', { cause: e }) : e instanceof JackinError && e.code === 'E_CONTROL_REPLY' ? new JackinError('E_FORWARD_PROTOCOL', e.message, { cause: e }) : (e as Error));
+        done(
+          unsupported
+            ? new JackinError('E_FORWARD_UNSUPPORTED', 'this capsule has no forwards (an older jackin-capsule); update it in the container', { cause: e })
+            : e instanceof JackinError && e.code === 'E_CONTROL_REPLY'
+              ? new JackinError('E_FORWARD_PROTOCOL', e.message, { cause: e })
+              : (e as Error),
+        );
       }
     };
     // Our capsule always answers; one that is busy (its limit of connections in handshake) or going away

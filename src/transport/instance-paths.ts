@@ -10,7 +10,10 @@ import { describeRefusedName, instanceNameProblem } from '../policy/instance-nam
 export function checkInstanceName(name: string): string {
   const problem = instanceNameProblem(name);
   if (problem !== null) {
-    throw new JackinError('E_BAD_INSTANCE_NAME', `invalid instance name ${describeRefusedName(name)}: ${problem}; use letters, digits, "." "_" "-" (no "/", not starting with "-")`);
+    throw new JackinError(
+      'E_BAD_INSTANCE_NAME',
+      `invalid instance name ${describeRefusedName(name)}: ${problem}; use letters, digits, "." "_" "-" (no "/", not starting with "-")`,
+    );
   }
   return name;
 }

@@ -12,26 +12,43 @@ const home = '/home/op/.jackin';
 test('planTransport: explicit flags win, with their reason', () => {
   assert.deepEqual(planTransport({ instance: 'x', jackinHome: home, socket: '/s' }), { kind: 'socket', path: '/s', reason: '--socket was given' });
   assert.deepEqual(planTransport({ instance: 'x', jackinHome: home, via: 'podman' }), {
-    kind: 'relay', spec: { kind: 'podman', target: 'x' }, reason: '--via podman was given',
+    kind: 'relay',
+    spec: { kind: 'podman', target: 'x' },
+    reason: '--via podman was given',
   });
   assert.deepEqual(planTransport({ instance: 'p', jackinHome: home, via: 'kubectl', namespace: 'n', container: 'c' }), {
-    kind: 'relay', spec: { kind: 'kubectl', pod: 'p', namespace: 'n', container: 'c' }, reason: '--via kubectl was given',
+    kind: 'relay',
+    spec: { kind: 'kubectl', pod: 'p', namespace: 'n', container: 'c' },
+    reason: '--via kubectl was given',
   });
   assert.deepEqual(planTransport({ instance: 'x', jackinHome: home, exec: 'relay x' }), {
-    kind: 'relay', spec: { kind: 'custom', command: 'relay x' }, reason: '--exec was given',
+    kind: 'relay',
+    spec: { kind: 'custom', command: 'relay x' },
+    reason: '--exec was given',
   });
 });
 
 test('planTransport: without flags, the instance socket under JACKIN_HOME with docker exec as fallback', () => {
   assert.deepEqual(planTransport({ instance: 'x', jackinHome: home }), {
-    kind: 'auto', path: '/home/op/.jackin/sockets/x/jackin.sock', fallback: { kind: 'docker', target: 'x' },
+    kind: 'auto',
+    path: '/home/op/.jackin/sockets/x/jackin.sock',
+    fallback: { kind: 'docker', target: 'x' },
   });
 });
 
 test('planTransport: conflicting flags, kubectl-only flags elsewhere and path-like instance names are refused', () => {
-  assert.throws(() => planTransport({ instance: 'x', jackinHome: home, socket: '/s', via: 'docker' }), (e) => hasCode(e, 'E_USAGE'));
-  assert.throws(() => planTransport({ instance: 'x', jackinHome: home, via: 'docker', namespace: 'n' }), (e) => hasCode(e, 'E_USAGE'));
-  assert.throws(() => planTransport({ instance: '../etc', jackinHome: home }), (e) => hasCode(e, 'E_BAD_INSTANCE_NAME'));
+  assert.throws(
+    () => planTransport({ instance: 'x', jackinHome: home, socket: '/s', via: 'docker' }),
+    (e) => hasCode(e, 'E_USAGE'),
+  );
+  assert.throws(
+    () => planTransport({ instance: 'x', jackinHome: home, via: 'docker', namespace: 'n' }),
+    (e) => hasCode(e, 'E_USAGE'),
+  );
+  assert.throws(
+    () => planTransport({ instance: '../etc', jackinHome: home }),
+    (e) => hasCode(e, 'E_BAD_INSTANCE_NAME'),
+  );
 });
 
 function listen(path: string): Promise<Server> {

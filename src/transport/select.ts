@@ -17,7 +17,6 @@ import { connectSocket, isNotListening, isPermissionDenied, socketTransport } fr
 import { waitForSocket } from './socket-wait.ts';
 import type { Transport } from './transport.ts';
 
-
 /**
  * How long `attach` and `export` wait for a socket that is about to appear: a container started with
  * `run -d` a moment ago whose capsule has not opened it yet (Node and the PTY take a few hundred ms).

@@ -25,14 +25,17 @@ function tempDir(t: TestContext): string {
   return testDir(t, 'jackin-socket-');
 }
 
-test('connectSocket: a symlink in an instance socket\'s place is never followed; the socket it names gets no connection', async (t) => {
+test("connectSocket: a symlink in an instance socket's place is never followed; the socket it names gets no connection", async (t) => {
   const dir = tempDir(t);
   // Another socket of the operator's (another instance, an agent socket).
   const other = await listener(t, join(dir, 'other.sock'));
   const runDir = join(dir, 'run');
   mkdirSync(runDir);
   symlinkSync(join(dir, 'other.sock'), join(runDir, 'jackin.sock'));
-  await assert.rejects(connectSocket(join(runDir, 'jackin.sock')), (e) => hasCode(e, 'E_SOCKET_UNAVAILABLE') && isNotListening(e) && /is not a socket/.test((e as Error).message));
+  await assert.rejects(
+    connectSocket(join(runDir, 'jackin.sock')),
+    (e) => hasCode(e, 'E_SOCKET_UNAVAILABLE') && isNotListening(e) && /is not a socket/.test((e as Error).message),
+  );
   // A regular file (or a FIFO) in its place: the same.
   rmSync(join(runDir, 'jackin.sock'));
   writeFileSync(join(runDir, 'jackin.sock'), '');
@@ -43,11 +46,11 @@ test('connectSocket: a symlink in an instance socket\'s place is never followed;
   symlinkSync(join(dir, 'other.sock'), join(dir, 'mine.sock'));
   (await connectSocket(join(dir, 'mine.sock'), { followSymlink: true })).destroy();
   // Connections are accepted in order: once these two are counted, none came before them.
-  await pollUntil('the two connections of the operator\'s own paths', () => other.connections() >= 2);
+  await pollUntil("the two connections of the operator's own paths", () => other.connections() >= 2);
   assert.equal(other.connections(), 2);
 });
 
-test('connectSocket: once a symlink is renamed into the socket\'s place, connects reach neither it nor the socket it names', async (t) => {
+test("connectSocket: once a symlink is renamed into the socket's place, connects reach neither it nor the socket it names", async (t) => {
   const dir = tempDir(t);
   const other = await listener(t, join(dir, 'other.sock'));
   const runDir = join(dir, 'run');
@@ -57,7 +60,12 @@ test('connectSocket: once a symlink is renamed into the socket\'s place, connect
   symlinkSync(join(dir, 'other.sock'), join(runDir, 'planted'));
   const attempts: Array<Promise<unknown>> = [];
   for (let i = 0; i < 50; i++) {
-    attempts.push(connectSocket(join(runDir, 'jackin.sock')).then((s) => s.destroy(), () => undefined));
+    attempts.push(
+      connectSocket(join(runDir, 'jackin.sock')).then(
+        (s) => s.destroy(),
+        () => undefined,
+      ),
+    );
     if (i === 25) renameSync(join(runDir, 'planted'), join(runDir, 'jackin.sock'));
   }
   await Promise.all(attempts);

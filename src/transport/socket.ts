@@ -113,7 +113,10 @@ function pinnedSocketPath(path: string): { target: string; release: () => void }
  * A symlink in the socket's place is refused (ENOTSOCK) unless `followSymlink` (an operator's own
  * `--socket PATH`): see pinnedSocketPath.
  */
-export function connectSocket(path: string, { timeoutMs = SOCKET_CONNECT_TIMEOUT_MS, followSymlink = false }: { timeoutMs?: number; followSymlink?: boolean } = {}): Promise<Socket> {
+export function connectSocket(
+  path: string,
+  { timeoutMs = SOCKET_CONNECT_TIMEOUT_MS, followSymlink = false }: { timeoutMs?: number; followSymlink?: boolean } = {},
+): Promise<Socket> {
   let pinned: { target: string; release: () => void };
   try {
     if (followSymlink) {

@@ -9,7 +9,7 @@
  * value in jackin's environment only), as docs/guide.md shows a user.
  */
 import { chmodSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
-import { homedir, } from 'node:os';
+import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { testDir } from './test-run.ts';

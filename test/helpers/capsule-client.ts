@@ -4,13 +4,7 @@
  * screens.
  */
 import { connect, type Socket } from 'node:net';
-import {
-  createServerFrameDecoder,
-  encodeClientFrame,
-  type ClientFrame,
-  type Hello,
-  type ServerFrame,
-} from '../../src/protocol/index.ts';
+import { createServerFrameDecoder, encodeClientFrame, type ClientFrame, type Hello, type ServerFrame } from '../../src/protocol/index.ts';
 import { ScreenModel } from '../../src/capsule/screen/screen-model.ts';
 import { pollUntil } from './poll.ts';
 import { socketAddress } from '../../src/transport/socket-address.ts';

@@ -24,7 +24,11 @@ export function runDir(jackinHome: string, name: string): string {
  */
 export async function onlyStagedImage(jackinHome: string, name: string): Promise<string> {
   const clipboardDir = join(runDir(jackinHome, name), 'clipboard');
-  const [file] = await pollUntil('one staged image', () => (existsSync(clipboardDir) && readdirSync(clipboardDir).length === 1 ? readdirSync(clipboardDir) : undefined), { timeoutMs: 60_000 });
+  const [file] = await pollUntil(
+    'one staged image',
+    () => (existsSync(clipboardDir) && readdirSync(clipboardDir).length === 1 ? readdirSync(clipboardDir) : undefined),
+    { timeoutMs: 60_000 },
+  );
   return `/jackin/run/clipboard/${file!}`;
 }
 

@@ -53,19 +53,31 @@ export async function startClaude(
   await pane.typeLine(`. ${shellQuote(profile)}`);
   const vars = ['ANTHROPIC_API_KEY', `HOME=${AGENT_HOME}`, 'DISABLE_AUTOUPDATER=1', ...containerEnv].flatMap((e) => ['--env', e]);
   const args = [
-    '--image', image.ref, '--engine', 'podman', ...vars,
-    '--volume', `${home}:${AGENT_HOME}`, '--volume', `${agentsDir()}:${AGENTS_MOUNT}:ro`,
-    '--', agentProgramInContainer('claude'),
+    '--image',
+    image.ref,
+    '--engine',
+    'podman',
+    ...vars,
+    '--volume',
+    `${home}:${AGENT_HOME}`,
+    '--volume',
+    `${agentsDir()}:${AGENTS_MOUNT}:ro`,
+    '--',
+    agentProgramInContainer('claude'),
   ];
   await pane.typeLine(
     `clear; ${JACKIN} run --verbose --name ${name} --workspace ${shellQuote(ws)} --network none ${args.map(shellQuote).join(' ')} 2>>${shellQuote(log)}; echo "jackin-rc=$?"`,
   );
   await pane.waitForText(CLAUDE_PROMPT, { timeoutMs: CLAUDE_START_MS });
   const logged = (what: RegExp, timeoutMs = 30_000): Promise<string> =>
-    pollUntil(`${String(what)} in jackin's log`, () => {
-      const text = existsSync(log) ? readFileSync(log, 'utf8') : '';
-      return what.exec(text)?.[0];
-    }, { timeoutMs, last: () => (existsSync(log) ? readFileSync(log, 'utf8').slice(-2000) : '') });
+    pollUntil(
+      `${String(what)} in jackin's log`,
+      () => {
+        const text = existsSync(log) ? readFileSync(log, 'utf8') : '';
+        return what.exec(text)?.[0];
+      },
+      { timeoutMs, last: () => (existsSync(log) ? readFileSync(log, 'utf8').slice(-2000) : '') },
+    );
   return { pane, name, logged };
 }
 

@@ -18,6 +18,11 @@ export function commandNotifier(t: TestContext): { env: Record<string, string>; 
   chmodSync(script, 0o755);
   return {
     env: { JACKIN_NOTIFIER: `command:${script} --from-jackin` },
-    calls: () => (existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter((l) => l !== '') : []),
+    calls: () =>
+      existsSync(log)
+        ? readFileSync(log, 'utf8')
+            .split('\n')
+            .filter((l) => l !== '')
+        : [],
   };
 }

@@ -51,18 +51,29 @@ export async function startExportCapsule(t: TestContext, name: string, policy?: 
     removeTestDir(base);
   });
   const socket = join(runDir, 'jackin.sock');
-  await pollUntil(`capsule ${name} to listen on ${socket}`, async () => {
-    if (child.exitCode !== null) throw new Error(`capsule exited: ${stderr}`);
-    try {
-      (await connectSocket(socket)).destroy();
-      return true;
-    } catch {
-      return false;
-    }
-  }, { timeoutMs: 20_000, last: () => stderr });
+  await pollUntil(
+    `capsule ${name} to listen on ${socket}`,
+    async () => {
+      if (child.exitCode !== null) throw new Error(`capsule exited: ${stderr}`);
+      try {
+        (await connectSocket(socket)).destroy();
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    { timeoutMs: 20_000, last: () => stderr },
+  );
   const env = { ...process.env, JACKIN_HOME: home, JACKIN_DOWNLOAD_DIR: downloads };
   return {
-    home, name, workspace, downloads, runDir, socket, child, env,
+    home,
+    name,
+    workspace,
+    downloads,
+    runDir,
+    socket,
+    child,
+    env,
     connect: async () => socketTransport(await connectSocket(socket), socket),
     jackin: (a) => runJackin(a, env),
   };

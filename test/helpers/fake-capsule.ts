@@ -10,14 +10,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
-import {
-  createClientFrameDecoder,
-  encodeServerFrame,
-  SERVER_TAGS,
-  type ClientFrame,
-  type Features,
-  type ServerFrame,
-} from '../../src/protocol/index.ts';
+import { createClientFrameDecoder, encodeServerFrame, SERVER_TAGS, type ClientFrame, type Features, type ServerFrame } from '../../src/protocol/index.ts';
 import { pollUntil } from './poll.ts';
 import { removeTestDir } from './test-run.ts';
 import { socketAddress } from '../../src/transport/socket-address.ts';
@@ -177,7 +170,10 @@ export async function startFakeCapsule(t: TestContext, o: FakeCapsuleOptions = {
         if (f.type === 'Input') {
           for (const l of inputListeners) l(f.bytes);
           if (o.echo === true) {
-            const shown = f.bytes.toString('latin1').replace(/\r/g, '\r\n').replace(/[^\x20-\x7e\r\n]/g, '');
+            const shown = f.bytes
+              .toString('latin1')
+              .replace(/\r/g, '\r\n')
+              .replace(/[^\x20-\x7e\r\n]/g, '');
             if (shown !== '') conn.send({ type: 'Output', bytes: Buffer.from(shown, 'latin1') });
           }
         }
@@ -211,8 +207,7 @@ export async function startFakeCapsule(t: TestContext, o: FakeCapsuleOptions = {
     home,
     socketPath,
     connections,
-    connection: (index, timeoutMs = 20_000) =>
-      pollUntil(`attach number ${index} to say Hello to the fake capsule`, () => connections[index], { timeoutMs }),
+    connection: (index, timeoutMs = 20_000) => pollUntil(`attach number ${index} to say Hello to the fake capsule`, () => connections[index], { timeoutMs }),
     close,
   };
 }

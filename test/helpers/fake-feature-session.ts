@@ -5,7 +5,18 @@
 import { Emitter, toDisposable, type Disposable } from '../../src/disposable.ts';
 import type { ClientFrame, Features, NoticeLevel, ServerFrame } from '../../src/protocol/index.ts';
 import type { ConfirmRequest } from '../../src/host/session/confirm-prompt.ts';
-import type { FeatureOverlay, FeatureSession, Gesture, HostActionRecord, InputHook, InputHookKind, PaletteOpening, SessionAction, ShownTarget, TargetEntry } from '../../src/host/session/feature-session.ts';
+import type {
+  FeatureOverlay,
+  FeatureSession,
+  Gesture,
+  HostActionRecord,
+  InputHook,
+  InputHookKind,
+  PaletteOpening,
+  SessionAction,
+  ShownTarget,
+  TargetEntry,
+} from '../../src/host/session/feature-session.ts';
 import { SessionGestures, type HostRequestKind } from '../../src/host/session/gesture-gate.ts';
 import { UrlOpenHooks, type UrlOpenHook, type UrlOpenStep } from '../../src/host/session/url-open-hooks.ts';
 import type { FilterEvent } from '../../src/host/terminal/terminal-filter/context.ts';

@@ -102,12 +102,7 @@ export async function paneFor(t: TestContext, opts: TmuxOptions = {}): Promise<T
  * sent then goes to the shell, `clear` or a jackin not yet in raw mode (Ctrl+\ is their SIGQUIT): lost.
  * A program that prints a fixed marker builds it at run time (`printf 'NAME-%s' READY`).
  */
-export async function startSession(
-  pane: TmuxPane,
-  name: string,
-  ready: string | RegExp = INNER_PROMPT,
-  program: string = INNER_SHELL,
-): Promise<string> {
+export async function startSession(pane: TmuxPane, name: string, ready: string | RegExp = INNER_PROMPT, program: string = INNER_SHELL): Promise<string> {
   const line = `clear; ${jackinRun(name, program)}; echo "jackin-rc=$?"`;
   const { cols } = await pane.size();
   // The echo as the pane shows it: after the prompt (`$ `), wrapped at the pane's width.
@@ -134,14 +129,18 @@ export async function waitForJackinExit(pane: TmuxPane, timeoutMs = 10_000): Pro
  */
 export async function confirmOnScreen(pane: TmuxPane, { timeoutMs = 15_000 }: { timeoutMs?: number } = {}): Promise<void> {
   let sentAt = -Infinity;
-  await pollUntil('the confirmation prompt to close on Enter', async () => {
-    if (!(await pane.capture()).includes('jackin: confirm')) return true;
-    if (Date.now() - sentAt > 2 * CONFIRM_ARM_MS) {
-      sentAt = Date.now();
-      await pane.sendKeys('Enter');
-    }
-    return false;
-  }, { timeoutMs });
+  await pollUntil(
+    'the confirmation prompt to close on Enter',
+    async () => {
+      if (!(await pane.capture()).includes('jackin: confirm')) return true;
+      if (Date.now() - sentAt > 2 * CONFIRM_ARM_MS) {
+        sentAt = Date.now();
+        await pane.sendKeys('Enter');
+      }
+      return false;
+    },
+    { timeoutMs },
+  );
 }
 
 let attachMarks = 0;
@@ -168,14 +167,18 @@ export async function waitForInnerShell(pane: TmuxPane, timeoutMs = START_TIMEOU
  */
 export async function typeLabel(pane: TmuxPane, label: string, up = 'type a label to', { timeoutMs = 15_000 }: { timeoutMs?: number } = {}): Promise<void> {
   let sentAt = -Infinity;
-  await pollUntil(`the label ${label} to be taken`, async () => {
-    const screen = await pane.capture();
-    // Taken: the labels are gone, or the prompt for the chosen link is up (the labels' help line stays under it).
-    if (!screen.includes(up) || screen.includes('jackin: confirm')) return true;
-    if (Date.now() - sentAt > 2 * CONFIRM_ARM_MS) {
-      sentAt = Date.now();
-      await pane.type(label);
-    }
-    return false;
-  }, { timeoutMs });
+  await pollUntil(
+    `the label ${label} to be taken`,
+    async () => {
+      const screen = await pane.capture();
+      // Taken: the labels are gone, or the prompt for the chosen link is up (the labels' help line stays under it).
+      if (!screen.includes(up) || screen.includes('jackin: confirm')) return true;
+      if (Date.now() - sentAt > 2 * CONFIRM_ARM_MS) {
+        sentAt = Date.now();
+        await pane.type(label);
+      }
+      return false;
+    },
+    { timeoutMs },
+  );
 }

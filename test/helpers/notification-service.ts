@@ -60,7 +60,14 @@ export async function startNotificationService(): Promise<NotificationService> {
       if (dunst?.exitCode !== null) throw new Error(`dunst exited with ${String(dunst?.exitCode)}`);
       const r = spawnSync(
         'dbus-send',
-        ['--session', '--print-reply', '--dest=org.freedesktop.DBus', '/org/freedesktop/DBus', 'org.freedesktop.DBus.NameHasOwner', 'string:org.freedesktop.Notifications'],
+        [
+          '--session',
+          '--print-reply',
+          '--dest=org.freedesktop.DBus',
+          '/org/freedesktop/DBus',
+          'org.freedesktop.DBus.NameHasOwner',
+          'string:org.freedesktop.Notifications',
+        ],
         { env: daemonEnv, encoding: 'utf8' },
       );
       return r.status === 0 && /boolean true/.test(r.stdout);

@@ -1,8 +1,8 @@
 /** The engines the tests run containers on. */
 export type TestEngine = 'podman' | 'docker';
 export interface TestImage {
-    /** `localhost/<repo>:<content hash>` */
-    ref: string;
+  /** `localhost/<repo>:<content hash>` */
+  ref: string;
 }
 /** A glibc image with bash and coreutils and no jackin, no Node. */
 export declare function glibcTestImage(engine?: TestEngine): Promise<TestImage>;

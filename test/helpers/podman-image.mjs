@@ -27,170 +27,166 @@ const PASSWD = 'root:x:0:0:root:/root:/bin/bash\nop:x:1000:1000:operator:/home/o
 const GROUP = 'root:x:0:\nop:x:1000:\nnogroup:x:65534:\n';
 /** The program's file on PATH (not a shell builtin of the same name), or '' when there is none. */
 function which(program) {
-    for (const dir of (process.env['PATH'] ?? '/usr/bin:/bin').split(':')) {
-        const path = join(dir, program);
-        if (existsSync(path))
-            return path;
-    }
-    return '';
+  for (const dir of (process.env['PATH'] ?? '/usr/bin:/bin').split(':')) {
+    const path = join(dir, program);
+    if (existsSync(path)) return path;
+  }
+  return '';
 }
 /** Absolute paths of the shared libraries (and loader) `ldd` lists for `binary`. */
 function libsOf(binary) {
-    let out;
-    try {
-        out = execFileSync('ldd', [binary], { encoding: 'utf8' });
-    }
-    catch {
-        return []; // static: "not a dynamic executable"
-    }
-    const paths = [];
-    for (const line of out.split('\n')) {
-        const m = /=>\s+(\/\S+)/.exec(line) ?? /^\s*(\/\S+)\s+\(/.exec(line);
-        if (m)
-            paths.push(m[1]);
-    }
-    return paths;
+  let out;
+  try {
+    out = execFileSync('ldd', [binary], { encoding: 'utf8' });
+  } catch {
+    return []; // static: "not a dynamic executable"
+  }
+  const paths = [];
+  for (const line of out.split('\n')) {
+    const m = /=>\s+(\/\S+)/.exec(line) ?? /^\s*(\/\S+)\s+\(/.exec(line);
+    if (m) paths.push(m[1]);
+  }
+  return paths;
 }
 function libDirOf() {
-    // Where this host keeps libutil (Debian: /lib/x86_64-linux-gnu).
-    const libc = libsOf(which('bash')).find((p) => /\/libc\.so\.6$/.test(p));
-    if (libc === undefined)
-        throw new Error('cannot find libc.so.6 in `ldd bash`');
-    return dirname(libc);
+  // Where this host keeps libutil (Debian: /lib/x86_64-linux-gnu).
+  const libc = libsOf(which('bash')).find((p) => /\/libc\.so\.6$/.test(p));
+  if (libc === undefined) throw new Error('cannot find libc.so.6 in `ldd bash`');
+  return dirname(libc);
 }
 /** Every file of the glibc test image: in-image path → host file to copy. */
 function glibcFiles() {
-    const files = new Map();
-    for (const p of PROGRAMS) {
-        const path = which(p);
-        if (path === '')
-            throw new Error(`${p} is not installed (needed for the test image)`);
-        files.set(path, path);
-        for (const lib of libsOf(path))
-            files.set(lib, lib);
-    }
-    const libDir = libDirOf();
-    for (const lib of EXTRA_LIBS) {
-        files.set(join(libDir, lib), join(libDir, lib));
-        // node's own libraries, in case a later Node links more than this one (it must run from the mount).
-        for (const l of libsOf(process.execPath))
-            files.set(l, l);
-    }
-    return files;
+  const files = new Map();
+  for (const p of PROGRAMS) {
+    const path = which(p);
+    if (path === '') throw new Error(`${p} is not installed (needed for the test image)`);
+    files.set(path, path);
+    for (const lib of libsOf(path)) files.set(lib, lib);
+  }
+  const libDir = libDirOf();
+  for (const lib of EXTRA_LIBS) {
+    files.set(join(libDir, lib), join(libDir, lib));
+    // node's own libraries, in case a later Node links more than this one (it must run from the mount).
+    for (const l of libsOf(process.execPath)) files.set(l, l);
+  }
+  return files;
 }
 /** Builds (or finds, by content hash) an image from `files` plus passwd/group and the usual empty dirs. */
 async function ensureImage(engine, repo, files) {
-    const sorted = [...files.entries()].sort(([a], [b]) => a.localeCompare(b));
-    const hash = createHash('sha256').update(RECIPE).update(PASSWD).update(GROUP);
-    for (const [inImage, host] of sorted)
-        hash.update(inImage).update('\0').update(readFileSync(host)).update('\0');
-    const ref = `localhost/${repo}:${hash.digest('hex').slice(0, 16)}`;
-    const exists = await execFileP(engine, ['image', 'inspect', '--format', '{{.Id}}', ref]).then(() => true, () => false);
-    if (exists)
-        return { ref };
-    const root = mkdtempSync(join(tmpdir(), `${repo}-`));
-    try {
-        for (const d of ['proc', 'sys', 'dev', 'run', 'etc', 'root', 'home/op', 'jackin/run'])
-            mkdirSync(join(root, d), { recursive: true });
-        mkdirSync(join(root, 'tmp'), { mode: 0o1777 });
-        chmodSync(join(root, 'tmp'), 0o1777);
-        writeFileSync(join(root, 'etc', 'passwd'), PASSWD);
-        writeFileSync(join(root, 'etc', 'group'), GROUP);
-        for (const [inImage, host] of sorted) {
-            const dest = join(root, inImage);
-            mkdirSync(dirname(dest), { recursive: true });
-            copyFileSync(realpathSync(host), dest);
-            chmodSync(dest, 0o755);
-        }
-        // Debian's /bin and /lib are symlinks to /usr/...: the programs found there must also be reachable.
-        for (const [link, target] of [['bin', 'usr/bin'], ['lib', 'usr/lib'], ['lib64', 'usr/lib64'], ['sbin', 'usr/sbin']]) {
-            mergeUsr(root, link, target);
-        }
-        await execFileP('sh', ['-c', 'tar -C "$1" -cf - . | "$3" import --change \'CMD ["sleep","infinity"]\' - "$2" >/dev/null', 'sh', root, ref, engine], {
-            maxBuffer: 1 << 20,
-        });
+  const sorted = [...files.entries()].sort(([a], [b]) => a.localeCompare(b));
+  const hash = createHash('sha256').update(RECIPE).update(PASSWD).update(GROUP);
+  for (const [inImage, host] of sorted) hash.update(inImage).update('\0').update(readFileSync(host)).update('\0');
+  const ref = `localhost/${repo}:${hash.digest('hex').slice(0, 16)}`;
+  const exists = await execFileP(engine, ['image', 'inspect', '--format', '{{.Id}}', ref]).then(
+    () => true,
+    () => false,
+  );
+  if (exists) return { ref };
+  const root = mkdtempSync(join(tmpdir(), `${repo}-`));
+  try {
+    for (const d of ['proc', 'sys', 'dev', 'run', 'etc', 'root', 'home/op', 'jackin/run']) mkdirSync(join(root, d), { recursive: true });
+    mkdirSync(join(root, 'tmp'), { mode: 0o1777 });
+    chmodSync(join(root, 'tmp'), 0o1777);
+    writeFileSync(join(root, 'etc', 'passwd'), PASSWD);
+    writeFileSync(join(root, 'etc', 'group'), GROUP);
+    for (const [inImage, host] of sorted) {
+      const dest = join(root, inImage);
+      mkdirSync(dirname(dest), { recursive: true });
+      copyFileSync(realpathSync(host), dest);
+      chmodSync(dest, 0o755);
     }
-    finally {
-        rmSync(root, { recursive: true, force: true });
+    // Debian's /bin and /lib are symlinks to /usr/...: the programs found there must also be reachable.
+    for (const [link, target] of [
+      ['bin', 'usr/bin'],
+      ['lib', 'usr/lib'],
+      ['lib64', 'usr/lib64'],
+      ['sbin', 'usr/sbin'],
+    ]) {
+      mergeUsr(root, link, target);
     }
-    return { ref };
+    await execFileP('sh', ['-c', 'tar -C "$1" -cf - . | "$3" import --change \'CMD ["sleep","infinity"]\' - "$2" >/dev/null', 'sh', root, ref, engine], {
+      maxBuffer: 1 << 20,
+    });
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+  return { ref };
 }
 /** Moves `root/link` into `root/target` (merged /usr) and leaves a symlink, as Debian 12 does. */
 function mergeUsr(root, link, target) {
-    execFileSync('sh', ['-c', 'cd "$1" && if [ -d "$2" ] && [ ! -L "$2" ]; then mkdir -p "$3" && cp -a "$2"/. "$3"/ && rm -rf "$2"; fi; [ -e "$2" ] || ln -s "$3" "$2"', 'sh', root, link, target]);
+  execFileSync('sh', [
+    '-c',
+    'cd "$1" && if [ -d "$2" ] && [ ! -L "$2" ]; then mkdir -p "$3" && cp -a "$2"/. "$3"/ && rm -rf "$2"; fi; [ -e "$2" ] || ln -s "$3" "$2"',
+    'sh',
+    root,
+    link,
+    target,
+  ]);
 }
 /** One build per engine and image per test process. */
 const built = new Map();
 function cached(engine, repo, files) {
-    const key = `${engine} ${repo}`;
-    if (!built.has(key))
-        built.set(key, ensureImage(engine, repo, files()));
-    return built.get(key);
+  const key = `${engine} ${repo}`;
+  if (!built.has(key)) built.set(key, ensureImage(engine, repo, files()));
+  return built.get(key);
 }
 /** A glibc image with bash and coreutils and no jackin, no Node. */
 export function glibcTestImage(engine = 'podman') {
-    return cached(engine, 'jackin-test-glibc', glibcFiles);
+  return cached(engine, 'jackin-test-glibc', glibcFiles);
 }
 /**
  * Debian's perl-base (Essential: in every Debian- and Ubuntu-based image) with the libraries it and its
  * modules need, as dpkg lists it on this host.
  */
 function perlBaseFiles() {
-    let listed;
-    try {
-        listed = execFileSync('dpkg', ['-L', 'perl-base'], { encoding: 'utf8' });
-    }
-    catch (e) {
-        throw new Error(`cannot list perl-base with dpkg (needed for the test image with perl): ${e instanceof Error ? e.message : String(e)}`);
-    }
-    const files = new Map();
-    for (const path of listed.split('\n')) {
-        if (path === '' || !existsSync(path) || !lstatSync(path).isFile())
-            continue;
-        files.set(path, path);
-        if (path === '/usr/bin/perl' || path.endsWith('.so'))
-            for (const lib of libsOf(path))
-                files.set(lib, lib);
-    }
-    if (!files.has('/usr/bin/perl'))
-        throw new Error('dpkg -L perl-base lists no /usr/bin/perl');
-    return files;
+  let listed;
+  try {
+    listed = execFileSync('dpkg', ['-L', 'perl-base'], { encoding: 'utf8' });
+  } catch (e) {
+    throw new Error(`cannot list perl-base with dpkg (needed for the test image with perl): ${e instanceof Error ? e.message : String(e)}`);
+  }
+  const files = new Map();
+  for (const path of listed.split('\n')) {
+    if (path === '' || !existsSync(path) || !lstatSync(path).isFile()) continue;
+    files.set(path, path);
+    if (path === '/usr/bin/perl' || path.endsWith('.so')) for (const lib of libsOf(path)) files.set(lib, lib);
+  }
+  if (!files.has('/usr/bin/perl')) throw new Error('dpkg -L perl-base lists no /usr/bin/perl');
+  return files;
 }
 /**
  * The glibc image plus the libraries the given agent binaries link (Claude Code's native binary needs
  * librt, libpthread, libdl and libm): the binaries themselves are mounted, not copied (400 MB).
  */
 export function glibcAgentTestImage(engine = 'podman', binaries = []) {
-    return cached(engine, `jackin-test-glibc-agents`, () => {
-        const files = glibcFiles();
-        for (const b of binaries)
-            for (const lib of libsOf(b))
-                files.set(lib, lib);
-        return files;
-    });
+  return cached(engine, `jackin-test-glibc-agents`, () => {
+    const files = glibcFiles();
+    for (const b of binaries) for (const lib of libsOf(b)) files.set(lib, lib);
+    return files;
+  });
 }
 /** The glibc image plus Debian's perl-base, as most real images have it: `attach-proxy` then runs on perl. */
 export function glibcPerlTestImage(engine = 'podman') {
-    return cached(engine, 'jackin-test-glibc-perl', () => new Map([...glibcFiles(), ...perlBaseFiles()]));
+  return cached(engine, 'jackin-test-glibc-perl', () => new Map([...glibcFiles(), ...perlBaseFiles()]));
 }
 /**
  * An image without glibc's loader, standing in for Alpine (musl): only the static
  * init, so the host's Node cannot run in it.
  */
 export function noGlibcTestImage(engine = 'podman') {
-    return cached(engine, 'jackin-test-noglibc', () => new Map([['/usr/bin/catatonit', which('catatonit')]]));
+  return cached(engine, 'jackin-test-noglibc', () => new Map([['/usr/bin/catatonit', which('catatonit')]]));
 }
 /** A container name unique to this test run, with the branch-neutral prefix tests clean up by. */
 export function containerName(label) {
-    return `jackin-test-${label}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+  return `jackin-test-${label}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
 }
 /** Removes a container a test started, by its exact name; a container already gone is fine. */
 export async function removeContainer(name, engine = 'podman') {
-    await execFileP(engine, engine === 'podman' ? ['rm', '-f', '-t', '0', name] : ['rm', '-f', name]).catch(() => undefined);
+  await execFileP(engine, engine === 'podman' ? ['rm', '-f', '-t', '0', name] : ['rm', '-f', name]).catch(() => undefined);
 }
 /** A container name for one test (containerName), whose container is removed when the test ends, whatever happened. */
 export function testContainer(t, label, engine = 'podman') {
-    const name = containerName(label);
-    t.after(() => removeContainer(name, engine));
-    return name;
+  const name = containerName(label);
+  t.after(() => removeContainer(name, engine));
+  return name;
 }

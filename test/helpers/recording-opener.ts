@@ -14,6 +14,11 @@ export function recordingOpener(t: TestContext): { env: Record<string, string>; 
   chmodSync(script, 0o755);
   return {
     env: { JACKIN_OPENER: script },
-    opened: () => (existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter((l) => l !== '') : []),
+    opened: () =>
+      existsSync(log)
+        ? readFileSync(log, 'utf8')
+            .split('\n')
+            .filter((l) => l !== '')
+        : [],
   };
 }

@@ -19,13 +19,17 @@ export async function picture(pane: TmuxPane): Promise<string[]> {
 export async function settled(pane: TmuxPane): Promise<string> {
   let last = '';
   let since = Date.now();
-  return pollUntil('the screen to settle', async () => {
-    const now = (await picture(pane)).join('\n');
-    if (now !== last) {
-      last = now;
-      since = Date.now();
-      return undefined;
-    }
-    return Date.now() - since >= 1500 ? now : undefined;
-  }, { timeoutMs: 60_000, intervalMs: 250 });
+  return pollUntil(
+    'the screen to settle',
+    async () => {
+      const now = (await picture(pane)).join('\n');
+      if (now !== last) {
+        last = now;
+        since = Date.now();
+        return undefined;
+      }
+      return Date.now() - since >= 1500 ? now : undefined;
+    },
+    { timeoutMs: 60_000, intervalMs: 250 },
+  );
 }

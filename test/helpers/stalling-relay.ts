@@ -12,7 +12,9 @@ const STALL_AFTER_BYTES = 4 * 1024 * 1024;
  */
 export function stallingRelay(dir: string, socket: string): string {
   const script = join(dir, 'stall-relay.mjs');
-  writeFileSync(script, `
+  writeFileSync(
+    script,
+    `
 import { connect } from 'node:net';
 import { basename, dirname } from 'node:path';
 // Named from its directory: the absolute path can exceed a socket address's limit under a long TMPDIR.
@@ -33,6 +35,7 @@ process.stdin.on('data', (b) => {
   up += b.length;
   s.write(b);
 });
-`);
+`,
+  );
   return `exec ${[process.execPath, script, socket].map(shellQuote).join(' ')}`;
 }

@@ -40,7 +40,8 @@ function handler(reply) {
       const usage = { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 };
       if (body.stream) {
         res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-        const event = (delta, finish) => `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: MODEL, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+        const event = (delta, finish) =>
+          `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: MODEL, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
         res.write(event({ role: 'assistant', content: '' }, null));
         res.write(event({ content: reply }, null));
         res.write(event({}, 'stop'));
@@ -49,7 +50,16 @@ function handler(reply) {
         return;
       }
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ id, object: 'chat.completion', created, model: MODEL, choices: [{ index: 0, message: { role: 'assistant', content: reply }, finish_reason: 'stop' }], usage }));
+      res.end(
+        JSON.stringify({
+          id,
+          object: 'chat.completion',
+          created,
+          model: MODEL,
+          choices: [{ index: 0, message: { role: 'assistant', content: reply }, finish_reason: 'stop' }],
+          usage,
+        }),
+      );
     });
   };
 }
@@ -63,10 +73,11 @@ export function startStandInModel(reply, port = 0) {
       const address = server.address();
       resolve({
         port: typeof address === 'object' && address !== null ? address.port : port,
-        stop: () => new Promise((done) => {
-          server.closeAllConnections?.();
-          server.close(() => done());
-        }),
+        stop: () =>
+          new Promise((done) => {
+            server.closeAllConnections?.();
+            server.close(() => done());
+          }),
       });
     });
   });

@@ -30,7 +30,11 @@ function csiAllowed(seq: string): boolean {
   const m = /^\x1b\[([<=>?]?)([\d;:]*)([\x20-\x2f]*)([\x40-\x7e])$/.exec(seq);
   if (m === null) return false;
   const [, marker, p, inter, f] = m as unknown as [string, string, string, string, string];
-  if (inter !== '') return marker === '' && ((inter === ' ' && f === 'q') || (inter === '!' && f === 'p' && p === '')) || (inter === '$' && f === 'p' && (marker === '' || marker === '?'));
+  if (inter !== '')
+    return (
+      (marker === '' && ((inter === ' ' && f === 'q') || (inter === '!' && f === 'p' && p === ''))) ||
+      (inter === '$' && f === 'p' && (marker === '' || marker === '?'))
+    );
   if (marker === '') {
     if ('ABCDEFGHIJKLMPSXZ@`abdefmrsu'.includes(f)) return true;
     if (f === 'T') return !p.includes(';');
@@ -38,7 +42,6 @@ function csiAllowed(seq: string): boolean {
     if (f === 'n') return p === '5' || p === '6';
     if (f === 'c') return p === '' || p === '0';
     return f === 't' && p === '22;0'; // the host saves the operator's title before the program's first one
-
   }
   if (marker === '?') {
     if (f === 'h' || f === 'l') return p.split(';').every((x) => DEC_ALLOWED.has(Number(x)) && x !== '');
@@ -84,7 +87,8 @@ export function referenceViolations(output: Buffer): string[] {
     if (!ok) problems.push(`control not allowed: ${JSON.stringify(seq.slice(0, 80))}`);
     return '';
   });
-  if (rest.includes('\x1b')) problems.push(`ESC outside a complete sequence near ${JSON.stringify(rest.slice(rest.indexOf('\x1b'), rest.indexOf('\x1b') + 20))}`);
+  if (rest.includes('\x1b'))
+    problems.push(`ESC outside a complete sequence near ${JSON.stringify(rest.slice(rest.indexOf('\x1b'), rest.indexOf('\x1b') + 20))}`);
   if (rest.includes('\x05')) problems.push('ENQ in the output');
   const outsideChars = rest.replace(UTF8_CHAR, '');
   if (/[\x80-\x9f]/.test(outsideChars)) problems.push('a C1 control outside a character');

@@ -54,7 +54,6 @@ export class TmuxPane {
   #killed = false;
 
   // biome-ignore lint/style/useConsistentMemberAccessibility: built only by its static factory (an asynchronous set-up)
-
   private constructor(root: string) {
     this.root = root;
     this.home = join(root, 'home');
@@ -81,23 +80,51 @@ export class TmuxPane {
     const command = opts.command ?? 'bash --norc --noprofile';
     // tmux adds TMUX, TMUX_PANE and TERM_PROGRAM to a pane's environment and (3.3) does not pass PS1 from
     // its own environment; `env -i` makes the pane's environment exactly `env`.
-    const envArgs = Object.entries(env).map(([k, v]) => `${k}=${shellQuote(v)}`).join(' ');
+    const envArgs = Object.entries(env)
+      .map(([k, v]) => `${k}=${shellQuote(v)}`)
+      .join(' ');
     // A non-interactive bash (tmux's `default-shell -c`, and ours) unsets PS1, so it is exported again
     // right before the pane's command runs.
     const script = env['PS1'] === undefined ? command : `export PS1=${shellQuote(env['PS1'])}; ${command}`;
     const paneCommand = `exec /usr/bin/env -i ${envArgs} /bin/bash -c ${shellQuote(script)}`;
     try {
       await pane.tmux(
-        'start-server', ';',
+        'start-server',
+        ';',
         // The pane's TERM is tmux's default-terminal; xterm-256color matches what operators usually have.
-        'set-option', '-g', 'default-terminal', 'xterm-256color', ';',
+        'set-option',
+        '-g',
+        'default-terminal',
+        'xterm-256color',
+        ';',
         // A dead pane stays so its exit status can be read (`exitStatus()`).
-        'set-option', '-g', 'remain-on-exit', 'on', ';',
+        'set-option',
+        '-g',
+        'remain-on-exit',
+        'on',
+        ';',
         // No status line: the pane is exactly rows × cols and nothing redraws on a clock.
-        'set-option', '-g', 'status', 'off', ';',
-        'set-option', '-g', 'history-limit', '5000', ';',
-        'new-session', '-d', '-s', 'main', '-x', String(opts.cols ?? 120), '-y', String(opts.rows ?? 30),
-        '-c', opts.cwd ?? pane.home, paneCommand,
+        'set-option',
+        '-g',
+        'status',
+        'off',
+        ';',
+        'set-option',
+        '-g',
+        'history-limit',
+        '5000',
+        ';',
+        'new-session',
+        '-d',
+        '-s',
+        'main',
+        '-x',
+        String(opts.cols ?? 120),
+        '-y',
+        String(opts.rows ?? 30),
+        '-c',
+        opts.cwd ?? pane.home,
+        paneCommand,
       );
     } catch (e) {
       await pane.kill();
@@ -209,14 +236,18 @@ export class TmuxPane {
   /** The terminal modes tmux holds for the pane: what a program left switched on. */
   async modes(): Promise<PaneModes> {
     const flags = (
-      await this.display(
-        '#{alternate_on} #{cursor_flag} #{keypad_cursor_flag} #{keypad_flag} #{mouse_any_flag} #{insert_flag} #{origin_flag} #{wrap_flag}',
-      )
+      await this.display('#{alternate_on} #{cursor_flag} #{keypad_cursor_flag} #{keypad_flag} #{mouse_any_flag} #{insert_flag} #{origin_flag} #{wrap_flag}')
     ).split(' ');
     const f = (i: number): boolean => flags[i] === '1';
     return {
-      alternateOn: f(0), cursorVisible: f(1), keypadCursor: f(2), keypad: f(3),
-      mouseAny: f(4), insert: f(5), origin: f(6), wrap: f(7),
+      alternateOn: f(0),
+      cursorVisible: f(1),
+      keypadCursor: f(2),
+      keypad: f(3),
+      mouseAny: f(4),
+      insert: f(5),
+      origin: f(6),
+      wrap: f(7),
     };
   }
 

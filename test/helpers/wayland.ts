@@ -78,7 +78,13 @@ export async function startWayland(): Promise<Wayland> {
       // removes it only when it loses the selection, not on a signal: clear the selection first, so the
       // owner exits by itself and cleans up, then stop whatever is left, by pid.
       spawnSync('wl-copy', ['--clear'], { uid, gid, env: { ...env, WAYLAND_DISPLAY: join(runtimeDir, socket) }, stdio: 'ignore', timeout: 5000 });
-      await Promise.all(owners.map((c) => (c.exitCode === null && c.signalCode === null ? pollUntil('wl-copy to give up the selection', () => c.exitCode !== null || c.signalCode !== null, { timeoutMs: 5000 }).catch(() => undefined) : undefined)));
+      await Promise.all(
+        owners.map((c) =>
+          c.exitCode === null && c.signalCode === null
+            ? pollUntil('wl-copy to give up the selection', () => c.exitCode !== null || c.signalCode !== null, { timeoutMs: 5000 }).catch(() => undefined)
+            : undefined,
+        ),
+      );
       await Promise.all(owners.map((c) => stopChild(c)));
       await stopChild(sway);
       rmSync(runtimeDir, { recursive: true, force: true });
@@ -93,7 +99,12 @@ export async function waylandCopy(w: Wayland, type: string, data: Buffer): Promi
   const child = spawn('wl-copy', ['--foreground', '--type', type], {
     uid,
     gid,
-    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', XDG_RUNTIME_DIR: w.runtimeDir, WAYLAND_DISPLAY: w.display, JACKIN_TEST_RUN: testRunEnv()['JACKIN_TEST_RUN'] ?? '' },
+    env: {
+      PATH: process.env['PATH'] ?? '/usr/bin:/bin',
+      XDG_RUNTIME_DIR: w.runtimeDir,
+      WAYLAND_DISPLAY: w.display,
+      JACKIN_TEST_RUN: testRunEnv()['JACKIN_TEST_RUN'] ?? '',
+    },
     stdio: ['pipe', 'ignore', 'ignore'],
   });
   w.owners.push(child);

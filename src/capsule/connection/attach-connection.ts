@@ -74,10 +74,15 @@ export class AttachConnection {
     const handshake = this.#handshake;
     const open = (): boolean => !handshake.closed;
     this.#gate = new ReadGate(socket, open);
-    this.#queue = new FrameQueue(this.#gate, (item) => this.#handle(item), open, (e) => {
-      this.#host.log(`client ${this.id}: ${e.message}`);
-      this.destroy();
-    });
+    this.#queue = new FrameQueue(
+      this.#gate,
+      (item) => this.#handle(item),
+      open,
+      (e) => {
+        this.#host.log(`client ${this.id}: ${e.message}`);
+        this.destroy();
+      },
+    );
     this.#input = this.#relay.add(new AttachInput(host.session, this.#gate));
     this.#output = this.#relay.add(
       new OutputCoalescer({
@@ -95,27 +100,31 @@ export class AttachConnection {
         relaying: () => this.#handshake.live,
       }),
     );
-    this.#overlay = this.#lifetime.add(new OverlayNotices({
-      write: (bytes) => {
-        if (this.#handshake.live) this.#send({ type: 'Output', bytes });
-      },
-      repaint: () => this.#repaintExact(),
-      cols: () => this.#host.session.cols,
-    }));
-    this.#shutdownMachine = this.#lifetime.add(new AttachShutdown({
-      get phase() {
-        return handshake.phase;
-      },
-      get socketOpen() {
-        return !socket.destroyed;
-      },
-      offersExitStatus: host.features['exit-status'] !== undefined,
-      takeQueuedExtHello: () => {
-        for (const item of this.#queue.queued) if (item.ok && item.frame.type === 'ExtHello') this.#handshake.extHello(item.frame.features);
-        return this.#handshake.extHelloSeen;
-      },
-      finish: (reason, exitStatus) => this.#finish(reason, exitStatus),
-    }));
+    this.#overlay = this.#lifetime.add(
+      new OverlayNotices({
+        write: (bytes) => {
+          if (this.#handshake.live) this.#send({ type: 'Output', bytes });
+        },
+        repaint: () => this.#repaintExact(),
+        cols: () => this.#host.session.cols,
+      }),
+    );
+    this.#shutdownMachine = this.#lifetime.add(
+      new AttachShutdown({
+        get phase() {
+          return handshake.phase;
+        },
+        get socketOpen() {
+          return !socket.destroyed;
+        },
+        offersExitStatus: host.features['exit-status'] !== undefined,
+        takeQueuedExtHello: () => {
+          for (const item of this.#queue.queued) if (item.ok && item.frame.type === 'ExtHello') this.#handshake.extHello(item.frame.features);
+          return this.#handshake.extHelloSeen;
+        },
+        finish: (reason, exitStatus) => this.#finish(reason, exitStatus),
+      }),
+    );
     this.#frames = {
       id: this.id,
       host,

@@ -5,7 +5,15 @@
  * Handlers reach the connection only through FrameContext: `send` for any server frame, `respond` for an
  * AttachControlResponse, `notify` for the operator.
  */
-import { assertNever, type AttachContext, type ClientFrame, type ControlResult, type Features, type NoticeLevel, type ServerFrame } from '../../protocol/index.ts';
+import {
+  assertNever,
+  type AttachContext,
+  type ClientFrame,
+  type ControlResult,
+  type Features,
+  type NoticeLevel,
+  type ServerFrame,
+} from '../../protocol/index.ts';
 import type { AttachHandshake } from './attach-handshake.ts';
 import type { AttachInput } from './attach-input.ts';
 import type { AttachShutdown } from './attach-shutdown.ts';
@@ -175,9 +183,12 @@ function listLinks(c: FrameContext, requestId: bigint): void {
       c.host.log(`client ${c.id}: listing links failed: ${(e as Error).message}`);
       return [];
     })
-    .then((links) => {
-      if (c.handshake.live) c.send({ type: 'Links', requestId, links });
-    }, () => undefined);
+    .then(
+      (links) => {
+        if (c.handshake.live) c.send({ type: 'Links', requestId, links });
+      },
+      () => undefined,
+    );
 }
 
 /** Answers one Resolve request (extension `resolve`) with exactly one Resolved under its id. */
@@ -187,7 +198,10 @@ function resolve(c: FrameContext, f: Extract<ClientFrame, { type: 'Resolve' }>):
       c.host.log(`client ${c.id}: resolve failed: ${(e as Error).message}`);
       return { kind: 'none' as const, text: '' };
     })
-    .then((a) => {
-      if (c.handshake.live) c.send({ type: 'Resolved', requestId: f.requestId, kind: a.kind, text: a.text });
-    }, () => undefined);
+    .then(
+      (a) => {
+        if (c.handshake.live) c.send({ type: 'Resolved', requestId: f.requestId, kind: a.kind, text: a.text });
+      },
+      () => undefined,
+    );
 }

@@ -18,10 +18,7 @@ export class AttachInput implements Disposable {
 
   readonly #session: InputTarget;
   readonly #gate: ReadGate;
-  constructor(
-    session: InputTarget,
-    gate: ReadGate,
-  ) {
+  constructor(session: InputTarget, gate: ReadGate) {
     this.#session = session;
     this.#gate = gate;
   }

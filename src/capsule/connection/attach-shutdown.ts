@@ -56,10 +56,7 @@ interface Request {
   exitStatus: number | null;
 }
 
-export type ShutdownState =
-  | { name: 'running' }
-  | ({ name: 'awaiting-welcome' | 'awaiting-ext-hello'; timer: Disposable } & Request)
-  | { name: 'finished' };
+export type ShutdownState = { name: 'running' } | ({ name: 'awaiting-welcome' | 'awaiting-ext-hello'; timer: Disposable } & Request) | { name: 'finished' };
 
 export class AttachShutdown implements Disposable {
   #state: ShutdownState = { name: 'running' };

@@ -2,7 +2,17 @@
  * Where image frames go (legacy 0x08..0x0C and AttachControl kinds 4..8). `jackin-capsule serve` stages them
  * (ImageFeature, src/capsule/images/); a CapsuleServer given no sink rejects them, visibly (rejectingImageSink).
  */
-import type { AttachContext, ClientFrame, ControlBody, ControlResult, ImageChunk, ImageEnd, ImageStart, ImageWhole, NoticeLevel } from '../../protocol/index.ts';
+import type {
+  AttachContext,
+  ClientFrame,
+  ControlBody,
+  ControlResult,
+  ImageChunk,
+  ImageEnd,
+  ImageStart,
+  ImageWhole,
+  NoticeLevel,
+} from '../../protocol/index.ts';
 
 export type ImageOp =
   | ({ kind: 'whole' } & ImageWhole)

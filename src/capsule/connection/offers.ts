@@ -46,7 +46,11 @@ export class Offers {
       return { ok: false, code: 'E_BAD_REQUEST', message: `offered path must be 1..${MAX_OFFER_PATH_LENGTH} characters without NUL` };
     }
     if (!isAbsolute(path)) {
-      return { ok: false, code: 'E_BAD_REQUEST', message: `offered path ${JSON.stringify(path)} is not absolute; resolve it against the working directory first` };
+      return {
+        ok: false,
+        code: 'E_BAD_REQUEST',
+        message: `offered path ${JSON.stringify(path)} is not absolute; resolve it against the working directory first`,
+      };
     }
     this.#latestFile = path;
     return { ok: true };

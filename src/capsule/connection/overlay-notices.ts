@@ -26,10 +26,7 @@ export class OverlayNotices {
 
   readonly #target: OverlayTarget;
   readonly #now: () => number;
-  constructor(
-    target: OverlayTarget,
-    now: () => number = Date.now,
-  ) {
+  constructor(target: OverlayTarget, now: () => number = Date.now) {
     this.#target = target;
     this.#now = now;
     this.#queue = new NoticeQueue(now);
@@ -69,12 +66,15 @@ export class OverlayNotices {
     clearTimeout(this.#expiry);
     const deadline = this.#queue.deadline;
     if (deadline === null || this.#disposed) return;
-    this.#expiry = setTimeout(() => {
-      if (this.#queue.tick()) {
-        void this.#target.repaint().then(() => this.#draw());
-      }
-      this.#schedule();
-    }, Math.max(0, deadline - this.#now()));
+    this.#expiry = setTimeout(
+      () => {
+        if (this.#queue.tick()) {
+          void this.#target.repaint().then(() => this.#draw());
+        }
+        this.#schedule();
+      },
+      Math.max(0, deadline - this.#now()),
+    );
     this.#expiry.unref();
   }
 }

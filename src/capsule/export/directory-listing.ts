@@ -36,7 +36,11 @@ function capError(shown: string, what: string): JackinError {
 }
 
 function changedWhileListed(shown: string, rel: string, cause: unknown): JackinError {
-  return new JackinError('E_CHANGED_WHILE_READING', `${rel === '' ? shown : `${shown}/${rel}`} changed while the directory was listed; export it again once it stops changing`, { cause });
+  return new JackinError(
+    'E_CHANGED_WHILE_READING',
+    `${rel === '' ? shown : `${shown}/${rel}`} changed while the directory was listed; export it again once it stops changing`,
+    { cause },
+  );
 }
 
 /** A name that vanished or changed kind between readdir and lstat (the tree is changing): a clear, stable error. */

@@ -16,7 +16,17 @@
 import type { Socket } from 'node:net';
 import { DisposableStore, onEvent } from '../../disposable.ts';
 import { JackinError, type ErrorCode } from '../../errors.ts';
-import { encodeExportChunkHeader, encodeServerFrame, EXPORT_METHOD, MAX_EXPORT_NAME_BYTES, MAX_EXPORT_SOURCE_BYTES, MAX_HOST_NOTICE_BYTES, truncateUtf8, type NoticeLevel, type ServerFrame } from '../../protocol/index.ts';
+import {
+  encodeExportChunkHeader,
+  encodeServerFrame,
+  EXPORT_METHOD,
+  MAX_EXPORT_NAME_BYTES,
+  MAX_EXPORT_SOURCE_BYTES,
+  MAX_HOST_NOTICE_BYTES,
+  truncateUtf8,
+  type NoticeLevel,
+  type ServerFrame,
+} from '../../protocol/index.ts';
 import type { Policy } from '../../policy/schema.ts';
 import { answer, refuse, type ControlMethods } from '../session/control-methods.ts';
 import { EXPORT_CHUNK_BYTES, openExportSource, type ExportSource } from './export-source.ts';

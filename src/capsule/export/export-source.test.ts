@@ -2,7 +2,22 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { appendFileSync, chmodSync, closeSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readSync, renameSync, rmSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  chmodSync,
+  closeSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  truncateSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
@@ -221,7 +236,9 @@ test('stress: swapping symlinks and directories during exports never yields an o
   assert.ok(seen.ok > 0 && seen.refused > 0, JSON.stringify(seen));
 });
 
-test('stress: swapping a tree\'s file and subdirectory for outside symlinks while it is archived never archives an outside byte or name', { timeout: 120_000 }, async () => {
+test("stress: swapping a tree's file and subdirectory for outside symlinks while it is archived never archives an outside byte or name", {
+  timeout: 120_000,
+}, async () => {
   // The tree's entries are opened from their checked directory (openEntrySync): same guarantee. The
   // outside directory the swapped-in subdirectory symlink points to holds only a directory and a symlink:
   // entries archived without being opened, so only the listing itself can keep their names out (an outside
@@ -278,7 +295,23 @@ test('stress: swapping a tree\'s file and subdirectory for outside symlinks whil
 });
 
 test('property: random paths through `..`, `.`, empty segments and symlinks never export outside bytes', async () => {
-  const seg = fc.constantFrom('..', '.', '', 'sub', 'x.txt', 'report.txt', 'link-in', 'link-hosts', 'dir-link', 'secret.txt', 'etc', 'hosts', 'tmp', ws.slice(5), out.slice(5));
+  const seg = fc.constantFrom(
+    '..',
+    '.',
+    '',
+    'sub',
+    'x.txt',
+    'report.txt',
+    'link-in',
+    'link-hosts',
+    'dir-link',
+    'secret.txt',
+    'etc',
+    'hosts',
+    'tmp',
+    ws.slice(5),
+    out.slice(5),
+  );
   const off = policy({ directories: { ...DEFAULT_POLICY.export.directories, enabled: false } });
   await fc.assert(
     fc.asyncProperty(fc.array(seg, { minLength: 1, maxLength: 8 }), fc.boolean(), async (segs, absolute) => {
@@ -320,7 +353,9 @@ function tree(root: string): void {
 }
 
 for (const streamSize of [false, true]) {
-  test(`a directory exports as tar.zst that GNU tar extracts identical (${streamSize ? 'archived while it streams' : 'archived first'})`, { timeout: 60_000 }, async () => {
+  test(`a directory exports as tar.zst that GNU tar extracts identical (${streamSize ? 'archived while it streams' : 'archived first'})`, {
+    timeout: 60_000,
+  }, async () => {
     const root = join(ws, 'tree');
     tree(root);
     const src = await openExportSource('tree', ctx(policy(), { streamSize }));
@@ -347,8 +382,13 @@ for (const streamSize of [false, true]) {
     const d = spawnSync('diff', ['-r', '--no-dereference', root, join(dest, 'tree')], { encoding: 'utf8' });
     assert.equal(d.status, 0, d.stdout + d.stderr);
     assert.equal(statSync(join(dest, 'tree', 'run.sh')).mode & 0o777, 0o755);
-    const names = spawnSync('tar', ['--zstd', '-tf', archive], { encoding: 'utf8' }).stdout.split('\n').filter((l) => l !== '');
-    assert.ok(names.every((n) => n === 'tree' || n === 'tree/' || n.startsWith('tree/')), names.join('\n'));
+    const names = spawnSync('tar', ['--zstd', '-tf', archive], { encoding: 'utf8' })
+      .stdout.split('\n')
+      .filter((l) => l !== '');
+    assert.ok(
+      names.every((n) => n === 'tree' || n === 'tree/' || n.startsWith('tree/')),
+      names.join('\n'),
+    );
     assert.ok(names.includes('tree/empty') || names.includes('tree/empty/'), names.join('\n'));
     assert.ok(!names.some((l) => l.startsWith('/') || l.split('/').includes('..')), names.join('\n'));
     rmSync(root, { recursive: true });
@@ -423,7 +463,10 @@ test('a streamed directory whose reader stops early (the host went away) stops i
   assert.ok(got > 0);
   assert.throws(() => src.digest(), /before chunks\(\) completed/);
   // Every file the archiver opened is closed again (the archiver was stopped, not left waiting).
-  await pollUntil('descriptors to be closed', () => readdirSync('/proc/self/fd').length <= fdsBefore, { timeoutMs: 5000, last: () => readdirSync('/proc/self/fd').length });
+  await pollUntil('descriptors to be closed', () => readdirSync('/proc/self/fd').length <= fdsBefore, {
+    timeoutMs: 5000,
+    last: () => readdirSync('/proc/self/fd').length,
+  });
   rmSync(root, { recursive: true });
 });
 
@@ -432,17 +475,28 @@ test('the archiver waits for a stalled reader even when the tree is only symlink
   const target = 't'.repeat(4000);
   const entries = Array.from({ length: 20_000 }, (_, i) => ({ type: 'symlink' as const, rel: `link-${i}`, mode: 0o777, mtime: new Date(0), target }));
   let taken = 0;
-  const counted = { *[Symbol.iterator]() { for (const e of entries) { taken++; yield e; } } };
+  const counted = {
+    *[Symbol.iterator]() {
+      for (const e of entries) {
+        taken++;
+        yield e;
+      }
+    },
+  };
   const listing = { root: ws, shown: 'links', listed: counted as unknown as typeof entries, skipped: [] };
   // A host that stopped reading: the first write never completes.
   const archiving = writeDirectoryArchive(listing, () => new Promise<void>(() => undefined));
   archiving.catch(() => undefined);
   let last = -1;
-  await pollUntil('the archiver to stop taking entries', () => {
-    const still = taken === last;
-    last = taken;
-    return still && taken > 0;
-  }, { timeoutMs: 20_000, intervalMs: 300, last: () => taken });
+  await pollUntil(
+    'the archiver to stop taking entries',
+    () => {
+      const still = taken === last;
+      last = taken;
+      return still && taken > 0;
+    },
+    { timeoutMs: 20_000, intervalMs: 300, last: () => taken },
+  );
   assert.ok(taken < entries.length / 4, `the archiver took ${taken} of ${entries.length} entries for a reader that never read`);
 });
 
@@ -457,13 +511,22 @@ test('a directory swapped for a symlink after it was checked is refused, never l
   try {
     // The directory itself is now a symlink.
     symlinkSync(elsewhere, join(ws, 'swapped-dir'));
-    await assert.rejects(listDirectory(join(ws, 'swapped-dir'), 'swapped-dir', caps), (e: unknown) => e instanceof JackinError && e.code === 'E_CHANGED_WHILE_READING');
+    await assert.rejects(
+      listDirectory(join(ws, 'swapped-dir'), 'swapped-dir', caps),
+      (e: unknown) => e instanceof JackinError && e.code === 'E_CHANGED_WHILE_READING',
+    );
     // A directory above it is now a symlink: the last name is a real directory, somewhere else.
     symlinkSync(elsewhere, join(ws, 'swapped-parent'));
-    await assert.rejects(listDirectory(join(ws, 'swapped-parent', 'inner'), 'swapped-parent/inner', caps), (e: unknown) => e instanceof JackinError && e.code === 'E_CHANGED_WHILE_READING');
+    await assert.rejects(
+      listDirectory(join(ws, 'swapped-parent', 'inner'), 'swapped-parent/inner', caps),
+      (e: unknown) => e instanceof JackinError && e.code === 'E_CHANGED_WHILE_READING',
+    );
     // The same directory, not swapped, lists normally.
     const listing = await listDirectory(join(elsewhere, 'inner'), 'inner', caps);
-    assert.deepEqual(listing.listed.map((e) => e.rel), ['outside-only-link']);
+    assert.deepEqual(
+      listing.listed.map((e) => e.rel),
+      ['outside-only-link'],
+    );
   } finally {
     rmSync(join(ws, 'swapped-dir'), { force: true });
     rmSync(join(ws, 'swapped-parent'), { force: true });
@@ -471,7 +534,7 @@ test('a directory swapped for a symlink after it was checked is refused, never l
   }
 });
 
-test('a tree file is opened from its checked directory\'s descriptor: a path swapped meanwhile reads nothing else, and a directory moved out of the roots is refused', () => {
+test("a tree file is opened from its checked directory's descriptor: a path swapped meanwhile reads nothing else, and a directory moved out of the roots is refused", () => {
   const dir = join(ws, 'pinned');
   mkdirSync(dir);
   writeFileSync(join(dir, 'a.txt'), INSIDE);
@@ -492,13 +555,19 @@ test('a tree file is opened from its checked directory\'s descriptor: a path swa
       closeSync(opened.fd);
     }
     // The last name is never followed.
-    assert.throws(() => openEntrySync(fd, 'link.txt', 'pinned/link.txt', inRoot), (e: unknown) => e instanceof JackinError && e.code === 'E_POLICY_DENIED');
+    assert.throws(
+      () => openEntrySync(fd, 'link.txt', 'pinned/link.txt', inRoot),
+      (e: unknown) => e instanceof JackinError && e.code === 'E_POLICY_DENIED',
+    );
     // One name only.
     assert.throws(() => openEntrySync(fd, '../pinned/a.txt', 'x', inRoot), TypeError);
     assert.throws(() => openEntrySync(fd, '..', 'x', inRoot), TypeError);
     // The checked directory moved out of the roots: its files are outside now, and refused.
     renameSync(`${dir}.moved`, join(out, 'pinned.moved'));
-    assert.throws(() => openEntrySync(fd, 'a.txt', 'pinned/a.txt', inRoot), (e: unknown) => e instanceof JackinError && e.code === 'E_POLICY_DENIED');
+    assert.throws(
+      () => openEntrySync(fd, 'a.txt', 'pinned/a.txt', inRoot),
+      (e: unknown) => e instanceof JackinError && e.code === 'E_POLICY_DENIED',
+    );
   } finally {
     closeSync(fd);
     rmSync(dir, { recursive: true, force: true });

@@ -109,7 +109,10 @@ export async function openExportSource(requested: string, ctx: ExportContext): P
 async function openDirectory(requested: string, abs: string, real: string, ctx: ExportContext): Promise<ExportSource> {
   const d = decideDirectory(0, 0, ctx.policy);
   if (d.kind === 'disabled') {
-    throw new JackinError('E_DIR_DISABLED', `${requested} is a directory and directory export is off (export.directories.enabled in the policy); export its files one by one`);
+    throw new JackinError(
+      'E_DIR_DISABLED',
+      `${requested} is a directory and directory export is off (export.directories.enabled in the policy); export its files one by one`,
+    );
   }
   const listing = await listDirectory(real, requested, ctx.policy.export.directories);
   const name = `${suggestedName(abs, real)}.tar.zst`;
@@ -164,13 +167,17 @@ function streamedArchive(requested: string, real: string, name: string, listing:
         stopped = true;
         wakeArchiver?.();
       };
-      const archiver = writeDirectoryArchive(listing, async (bytes) => {
-        queue.push(bytes);
-        queued += bytes.byteLength;
-        wakeSender?.();
-        while (queued > STREAMED_ARCHIVE_QUEUE_BYTES && !stopped) await new Promise<void>((resolve) => (wakeArchiver = resolve));
-        if (stopped) throw new JackinError('E_EXPORT_CLOSED', `export of ${requested} stopped`);
-      }, name.slice(0, -'.tar.zst'.length)).then(
+      const archiver = writeDirectoryArchive(
+        listing,
+        async (bytes) => {
+          queue.push(bytes);
+          queued += bytes.byteLength;
+          wakeSender?.();
+          while (queued > STREAMED_ARCHIVE_QUEUE_BYTES && !stopped) await new Promise<void>((resolve) => (wakeArchiver = resolve));
+          if (stopped) throw new JackinError('E_EXPORT_CLOSED', `export of ${requested} stopped`);
+        },
+        name.slice(0, -'.tar.zst'.length),
+      ).then(
         () => undefined,
         (e: unknown) => {
           failure = e;

@@ -8,7 +8,22 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, closeSync, constants, existsSync, fstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  constants,
+  existsSync,
+  fstatSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -77,11 +92,16 @@ test('in the capsule only descriptor-location.ts reads /proc/self/fd, so the sim
   const readers = readdirSync(src, { recursive: true, encoding: 'utf8' })
     .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts') && !f.startsWith(`host${sep}`) && !f.startsWith(`transport${sep}`))
     .filter((f) => /\/proc\/self\/fd/.test(readFileSync(join(src, f), 'utf8').replace(/^\s*(\/\/|\/?\*).*$/gm, '')));
-  assert.deepEqual(readers.map((f) => relative('.', f)), [join('capsule', 'export', 'descriptor-location.ts')]);
+  assert.deepEqual(
+    readers.map((f) => relative('.', f)),
+    [join('capsule', 'export', 'descriptor-location.ts')],
+  );
 });
 
 for (const streamSize of [false, true]) {
-  test(`without /proc a directory exports as tar.zst that GNU tar lists and extracts identical (${streamSize ? 'streamed' : 'archived first'})`, { timeout: 60_000 }, async (t) => {
+  test(`without /proc a directory exports as tar.zst that GNU tar lists and extracts identical (${streamSize ? 'streamed' : 'archived first'})`, {
+    timeout: 60_000,
+  }, async (t) => {
     const { ws, scratch, ctx } = setup(t);
     const root = join(ws, 'tree');
     mkdirSync(join(root, 'a', 'b'), { recursive: true });
@@ -131,7 +151,10 @@ test('without /proc a directory (or one above it) swapped for a symlink is refus
   await assert.rejects(listDirectory(join(ws, 'swapped-parent', 'inner'), 'swapped-parent/inner', caps), isRefusal('E_CHANGED_WHILE_READING'));
   // Not swapped, the same directory lists.
   const listing = await listDirectory(join(elsewhere, 'inner'), 'inner', caps);
-  assert.deepEqual(listing.listed.map((e) => e.rel), ['outside-only-link']);
+  assert.deepEqual(
+    listing.listed.map((e) => e.rel),
+    ['outside-only-link'],
+  );
 });
 
 test('without /proc a file export still refuses what resolves outside the roots and exports what stays inside', async (t) => {

@@ -47,7 +47,6 @@ export interface SafeOpenOptions {
 
 const OPEN_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY;
 
-
 function notFound(shown: string, e: unknown): JackinError {
   return new JackinError('E_NOT_FOUND', `${shown}: no such file or directory in the container (${errnoOf(e) ?? 'error'})`, { cause: e });
 }
@@ -85,10 +84,7 @@ function precheck(shown: string, real: string, opts: SafeOpenOptions): void {
       throw outsideError(shown, real, opts.realRoots);
     case 'confirm':
       if (opts.confirmedOutside) return;
-      throw new JackinError(
-        'E_NEEDS_CONFIRMATION',
-        `${shown} resolves to ${real}, outside the allowed export roots; the operator must confirm this export`,
-      );
+      throw new JackinError('E_NEEDS_CONFIRMATION', `${shown} resolves to ${real}, outside the allowed export roots; the operator must confirm this export`);
     default: {
       const never: never = d;
       throw new TypeError(`unknown decision ${JSON.stringify(never)}`);
@@ -99,7 +95,15 @@ function precheck(shown: string, real: string, opts: SafeOpenOptions): void {
 function kindOf(shown: string, st: BigIntStats): OpenedKind {
   if (st.isFile()) return 'file';
   if (st.isDirectory()) return 'directory';
-  const what = st.isFIFO() ? 'a FIFO' : st.isCharacterDevice() ? 'a character device' : st.isBlockDevice() ? 'a block device' : st.isSocket() ? 'a socket' : 'not a regular file';
+  const what = st.isFIFO()
+    ? 'a FIFO'
+    : st.isCharacterDevice()
+      ? 'a character device'
+      : st.isBlockDevice()
+        ? 'a block device'
+        : st.isSocket()
+          ? 'a socket'
+          : 'not a regular file';
   return ((): never => {
     throw new JackinError('E_NOT_REGULAR', `${shown} is ${what}; only regular files and directories can be exported`);
   })();

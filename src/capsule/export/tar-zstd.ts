@@ -68,7 +68,11 @@ function archiveTopFolder(name: string): string {
 }
 
 /** Archive a listed directory as tar.zst into `sink`, every entry under the folder `top`. */
-export async function writeDirectoryArchive(listing: DirectoryListing, sink: ArchiveSink, top: string = archiveTopFolder(listing.root)): Promise<ArchiveSummary> {
+export async function writeDirectoryArchive(
+  listing: DirectoryListing,
+  sink: ArchiveSink,
+  top: string = archiveTopFolder(listing.root),
+): Promise<ArchiveSummary> {
   const { root, shown, listed, skipped } = listing;
   const folder = archiveTopFolder(top);
   const slicer = new Slicer();

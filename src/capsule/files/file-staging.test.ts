@@ -88,7 +88,14 @@ test('staged names property: one component without control characters is kept ve
     fc.constantFrom('', '.', '..', 'a/b', '/', 'x\n', 'tab\there', '\x7f', '.partial-0011', 'a'.repeat(256)),
     fc.tuple(fc.string(), fc.constantFrom('/', '\x00', '\x1b', '\r'), fc.string()).map(([a, c, b]) => a + c + b),
   );
-  fc.assert(fc.property(bad, (name) => assert.throws(() => checkStagedName(name), (e) => hasCode(e, 'E_BAD_STAGE_NAME'))));
+  fc.assert(
+    fc.property(bad, (name) =>
+      assert.throws(
+        () => checkStagedName(name),
+        (e) => hasCode(e, 'E_BAD_STAGE_NAME'),
+      ),
+    ),
+  );
   const good = fc
     .string({ unit: 'grapheme', minLength: 1, maxLength: 60 })
     .filter((s) => !/[/\x00-\x1f\x7f]/.test(s) && s !== '.' && s !== '..' && !s.startsWith('.partial-') && Buffer.byteLength(s) <= 255);

@@ -131,7 +131,12 @@ function receive(socket: Socket, transfer: FileStageTransfer, transferId: bigint
       }
     };
     const onClose = (): void => {
-      fail(new JackinError('E_TRANSFER_INTERRUPTED', `the host closed the connection after ${transfer.received} of ${transfer.size} bytes of ${transfer.name}; nothing was staged`));
+      fail(
+        new JackinError(
+          'E_TRANSFER_INTERRUPTED',
+          `the host closed the connection after ${transfer.received} of ${transfer.size} bytes of ${transfer.name}; nothing was staged`,
+        ),
+      );
     };
     socket.on('data', onData);
     // The server allows half-open sockets: a host that is gone shows as 'end' first, and 'close' may wait.

@@ -114,13 +114,19 @@ test('chunked transfer: staged once under the Start id; wrong offset and wrong d
   await req({ kind: 'end', transferId: 1n, sha256: sha(img) });
   assert.equal(files().length, 1);
   assert.deepEqual(readFileSync(join(feature.staging.dir, files()[0]!)), img);
-  assert.deepEqual(log.map((l) => l.kind), ['staged', 'respond']);
+  assert.deepEqual(
+    log.map((l) => l.kind),
+    ['staged', 'respond'],
+  );
   assert.equal(typed.length, 1);
 
   log.length = 0;
   await req({ kind: 'start', transferId: 2n, format: 'png', size: img.length });
   await req({ kind: 'chunk', transferId: 2n, offset: 5, bytes: img.subarray(0, 100) });
-  assert.deepEqual(log.map((l) => l.kind), ['notify', 'respond']);
+  assert.deepEqual(
+    log.map((l) => l.kind),
+    ['notify', 'respond'],
+  );
   assert.match(log[0]?.kind === 'notify' ? log[0].text : '', /offset 5, expected 0/);
   assert.deepEqual(log[1], { kind: 'respond', requestId: 20n, result: 'rejected' });
 
@@ -130,7 +136,10 @@ test('chunked transfer: staged once under the Start id; wrong offset and wrong d
     await req({ kind: 'chunk', transferId: 3n, offset: off, bytes: img.subarray(off, off + 1024 * 1024) });
   }
   await req({ kind: 'end', transferId: 3n, sha256: sha(Buffer.from('other')) });
-  assert.deepEqual(log.map((l) => l.kind), ['notify', 'respond']);
+  assert.deepEqual(
+    log.map((l) => l.kind),
+    ['notify', 'respond'],
+  );
   assert.match(log[0]?.kind === 'notify' ? log[0].text : '', /SHA-256/);
   assert.equal(files().length, 1, 'only the first image');
   assert.equal(typed.length, 1);

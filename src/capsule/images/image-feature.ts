@@ -175,10 +175,7 @@ export class ImageFeature implements ImageSink {
     const told = requestId !== null && replies.imageStaged?.(requestId, staged.bytes, !stageOnly, staged.path) === true;
     if (told) return;
     const size = `${formatBytes(staged.bytes)} ${staged.format}${declaredNote(staged.declaredFormat, staged.format)}`;
-    replies.notify(
-      'success',
-      stageOnly ? `Image staged, not pasted (stage only): ${staged.path} (${size})` : `Image staged: ${staged.path} (${size})`,
-    );
+    replies.notify('success', stageOnly ? `Image staged, not pasted (stage only): ${staged.path} (${size})` : `Image staged: ${staged.path} (${size})`);
   }
 
   #reject(replies: ImageReplies, requestId: bigint | null, error: JackinError): void {

@@ -34,9 +34,7 @@ interface ControlResponse {
   result: ControlResult;
 }
 
-type TransferEvent =
-  | { kind: 'staged'; transferId: bigint; staged: StagedImage }
-  | { kind: 'rejected'; transferId: bigint | null; error: JackinError };
+type TransferEvent = { kind: 'staged'; transferId: bigint; staged: StagedImage } | { kind: 'rejected'; transferId: bigint | null; error: JackinError };
 
 /** What the caller must do after one frame: send these responses, show these events as notices. */
 export interface TransferStep {
@@ -115,8 +113,7 @@ export class ImageTransfers {
   }
 
   start(from: Correlation, body: ImageStart): TransferStep {
-    const reject = (code: ErrorCode, message: string): TransferStep =>
-      this.#rejectStep(from.requestId, body.transferId, new JackinError(code, message));
+    const reject = (code: ErrorCode, message: string): TransferStep => this.#rejectStep(from.requestId, body.transferId, new JackinError(code, message));
     if (body.size < 1 || body.size > this.#opts.maxBytes) {
       return reject('E_IMAGE_TOO_LARGE', `image transfer ${body.transferId} declares ${body.size} bytes; allowed 1..${this.#opts.maxBytes}`);
     }

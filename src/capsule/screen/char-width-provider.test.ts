@@ -5,9 +5,26 @@ import { ScreenModel } from './screen-model.ts';
 
 test('char widths: glibc wcwidth values, plus emoji newer than the glibc table', () => {
   const cases: Array<[number, number]> = [
-    [0x41, 1], [0xe9, 1], [0x301, 0], [0x200b, 0], [0xfe0f, 0], [0x1160, 0],
-    [0x4e00, 2], [0x3042, 2], [0xac00, 2], [0xff21, 2], [0x26a1, 2], [0x2764, 1], [0x263a, 1],
-    [0x1f90c, 2], [0x1f600, 2], [0x1f3fd, 2], [0x1f1fa, 1], [0x1fae8, 2], [0x20000, 2], [0xe0001, 0],
+    [0x41, 1],
+    [0xe9, 1],
+    [0x301, 0],
+    [0x200b, 0],
+    [0xfe0f, 0],
+    [0x1160, 0],
+    [0x4e00, 2],
+    [0x3042, 2],
+    [0xac00, 2],
+    [0xff21, 2],
+    [0x26a1, 2],
+    [0x2764, 1],
+    [0x263a, 1],
+    [0x1f90c, 2],
+    [0x1f600, 2],
+    [0x1f3fd, 2],
+    [0x1f1fa, 1],
+    [0x1fae8, 2],
+    [0x20000, 2],
+    [0xe0001, 0],
     [0x10ffff, 1],
   ];
   for (const [cp, w] of cases) assert.equal(charWidth(cp), w, `U+${cp.toString(16).toUpperCase()}`);

@@ -23,7 +23,10 @@ const bmp = new Uint8Array(0x10000).fill(1);
 /** Astral ranges as [start, end, width] triples, sorted. */
 const astral: number[] = [];
 
-for (const [list, width] of [[ZERO_WIDTH, 0], [WIDE, 2]] as const) {
+for (const [list, width] of [
+  [ZERO_WIDTH, 0],
+  [WIDE, 2],
+] as const) {
   for (const range of list.split(' ')) {
     const [a, b] = range.split('-');
     const start = parseInt(a!, 16);

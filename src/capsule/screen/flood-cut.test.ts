@@ -37,8 +37,26 @@ function naiveCut(data: Uint8Array, rows: number): { at: number; pen: string } {
 }
 
 /** SGR sequences (resets among them, and zeros that are not resets) and escape sequences that end a run. */
-const SEQUENCES = ['\x1b[0m', '\x1b[m', '\x1b[00;1m', '\x1b[;4m', '\x1b[0:3m', '\x1b[1;31m', '\x1b[38;5;0m', '\x1b[4:3m', '\x1b[58;2;0;0;0m', '\x1b[10m', '\x1b[01m',
-  '\x1b[2J', '\x1b[?25l', '\x1b]0;t\x07', '\x1b(0', '\x1b[>4;2m', '\x1b[1 q', '\x1b['];
+const SEQUENCES = [
+  '\x1b[0m',
+  '\x1b[m',
+  '\x1b[00;1m',
+  '\x1b[;4m',
+  '\x1b[0:3m',
+  '\x1b[1;31m',
+  '\x1b[38;5;0m',
+  '\x1b[4:3m',
+  '\x1b[58;2;0;0;0m',
+  '\x1b[10m',
+  '\x1b[01m',
+  '\x1b[2J',
+  '\x1b[?25l',
+  '\x1b]0;t\x07',
+  '\x1b(0',
+  '\x1b[>4;2m',
+  '\x1b[1 q',
+  '\x1b[',
+];
 
 /** Bytes that are mostly text lines, often coloured, with any byte at all now and then (every value, both ends of each bound). */
 const stream = fc
@@ -132,7 +150,16 @@ test('sequenceEnd: the end of the ESC or CSI sequence a batch starts inside, acr
   // After an intermediate `[` ends the sequence (ESC ( [ designates a charset), it does not start a CSI.
   assert.equal(sequenceEnd([b('[abc')], 2), 1);
   assert.equal(sequenceEnd([b('(['), b('abc')], 1), 2);
-  for (const [bytes, state] of [['0;title\x07', 8], [']0;t\x07', 1], ['P1$r\x1b\\', 1], ['1;\x1b[m', 4], ['1\x18m', 4], ['1\xc3\xa9m', 4], ['12;', 4], ['\r7', 1]] as const) {
+  for (const [bytes, state] of [
+    ['0;title\x07', 8],
+    [']0;t\x07', 1],
+    ['P1$r\x1b\\', 1],
+    ['1;\x1b[m', 4],
+    ['1\x18m', 4],
+    ['1\xc3\xa9m', 4],
+    ['12;', 4],
+    ['\r7', 1],
+  ] as const) {
     assert.equal(sequenceEnd([b(bytes)], state), -1, JSON.stringify([bytes, state]));
   }
 });

@@ -21,7 +21,7 @@ const link = (target: string, label: string, params = ''): string => `\x1b]8;${p
 
 test('a printed URL resolves by the shared token rule, trailing punctuation excluded', async () => {
   const { term, tracker } = setup();
-  await write(term, "printf output:\r\nsee https://example.com/a_(b)).\r\n");
+  await write(term, 'printf output:\r\nsee https://example.com/a_(b)).\r\n');
   const line = 'see https://example.com/a_(b)).';
   for (const col of [4, 10, line.indexOf('(b)') + 2]) {
     assert.deepEqual(resolveLinkAt(term, tracker, 1, col), { url: 'https://example.com/a_(b)', source: 'text', label: 'https://example.com/a_(b)' });
@@ -223,7 +223,11 @@ test('a link cleared from the screen does not come back when the same text is dr
     await write(term, `${link('https://old.example/', 'https://example.com/same')}\r\n`);
     assert.equal(resolveLinkAt(term, tracker, 0, 3)?.url, 'https://old.example/');
     await write(term, `${erase}\x1b[1;1Hhttps://example.com/same`);
-    assert.deepEqual(resolveLinkAt(term, tracker, 0, 3), { url: 'https://example.com/same', source: 'text', label: 'https://example.com/same' }, JSON.stringify(erase));
+    assert.deepEqual(
+      resolveLinkAt(term, tracker, 0, 3),
+      { url: 'https://example.com/same', source: 'text', label: 'https://example.com/same' },
+      JSON.stringify(erase),
+    );
     assert.deepEqual(listVisibleLinks(term, tracker), [{ row: 0, col: 0, cells: 24, source: 'text', url: 'https://example.com/same' }], JSON.stringify(erase));
   }
 });
@@ -256,7 +260,7 @@ test('resolvePathAt reads path tokens, file: hyperlinks, and the token left of t
   assert.equal(resolvePathAt(term, tracker, 3, cursorCol, { atCursor: true })?.path, 'out/shot.png');
 });
 
-test('the tracker needs allowProposedApi and finds xterm\'s own link of every cell', () => {
+test("the tracker needs allowProposedApi and finds xterm's own link of every cell", () => {
   assert.throws(() => createOsc8Tracker(new Terminal({ cols: 20, rows: 4 })), TypeError);
   const { tracker } = setup();
   assert.equal(tracker.available, true, '@xterm/headless no longer keeps OSC 8 links where osc8-tracker.ts reads them');
@@ -308,8 +312,17 @@ test('a URL the program broke with a hard newline at the last column is read who
   // OpenCode and Qwen wrap long URLs themselves: the row is full, then CR LF, no soft wrap, no OSC 8.
   await write(term, 'https://example.com/\r\nabc?state=1 next\r\n');
   assert.equal(term.buffer.active.getLine(1)?.isWrapped, false);
-  for (const [row, col] of [[0, 0], [0, 19], [1, 0], [1, 10]] as const) {
-    assert.deepEqual(resolveLinkAt(term, tracker, row, col), { url: 'https://example.com/abc?state=1', source: 'text', label: 'https://example.com/abc?state=1' }, `${row},${col}`);
+  for (const [row, col] of [
+    [0, 0],
+    [0, 19],
+    [1, 0],
+    [1, 10],
+  ] as const) {
+    assert.deepEqual(
+      resolveLinkAt(term, tracker, row, col),
+      { url: 'https://example.com/abc?state=1', source: 'text', label: 'https://example.com/abc?state=1' },
+      `${row},${col}`,
+    );
   }
   assert.equal(resolveLinkAt(term, tracker, 1, 12), null);
   assert.deepEqual(listVisibleLinks(term, tracker), [{ row: 0, col: 0, cells: 20, source: 'text', url: 'https://example.com/abc?state=1' }]);

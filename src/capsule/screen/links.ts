@@ -57,7 +57,17 @@ function appendRow(term: Terminal, placed: PlacedCells, r: number, wraps: boolea
     const width = cell?.getWidth() ?? 1;
     // A wide character that did not fit in the last column wraps and leaves that column blank: skip
     // it, or a wrapped URL would read as two words.
-    if (x === term.cols - 1 && wraps && chars === '' && width === 1 && b.getLine(r + 1)?.getCell(0)?.getWidth() === 2) continue;
+    if (
+      x === term.cols - 1 &&
+      wraps &&
+      chars === '' &&
+      width === 1 &&
+      b
+        .getLine(r + 1)
+        ?.getCell(0)
+        ?.getWidth() === 2
+    )
+      continue;
     placed.cells.push({ chars, width });
     placed.lines.push(r);
     placed.cols.push(x);
@@ -154,7 +164,13 @@ function inViewport(term: Terminal, row: number, col: number): boolean {
 }
 
 /** The rule `find` applied to the logical line at (line, col), wide characters and wrap gaps accounted for. */
-function textTokenAt<T>(term: Terminal, line: number, col: number, joinUrls: boolean, find: (l: ReturnType<typeof lineFromCells>, c: number) => T | null): T | null {
+function textTokenAt<T>(
+  term: Terminal,
+  line: number,
+  col: number,
+  joinUrls: boolean,
+  find: (l: ReturnType<typeof lineFromCells>, c: number) => T | null,
+): T | null {
   const logical = logicalLineAt(term, line, col, joinUrls);
   if (logical === null) return null;
   return find(lineFromCells(logical.cells), logical.index);
@@ -168,13 +184,7 @@ function candidates(col: number, options: ResolveOptions): number[] {
  * The link at viewport row/column (0-based): the OSC 8 target of that cell if a hyperlink covers it,
  * else the URL token of the visible text there (wrapped lines joined). The URL is not checked here.
  */
-export function resolveLinkAt(
-  term: Terminal,
-  tracker: Osc8Tracker,
-  row: number,
-  col: number,
-  options: ResolveOptions = {},
-): ResolvedLink | null {
+export function resolveLinkAt(term: Terminal, tracker: Osc8Tracker, row: number, col: number, options: ResolveOptions = {}): ResolvedLink | null {
   if (!inViewport(term, row, col)) return null;
   const line = term.buffer.active.viewportY + row;
   for (const c of candidates(col, options)) {
@@ -209,13 +219,7 @@ function pathOfFileUrl(target: string): string | null {
  * The file path at viewport row/column: the path of an OSC 8 `file:` hyperlink covering it (as
  * `ls --hyperlink` prints), else the path token of the visible text there. Not checked against policy.
  */
-export function resolvePathAt(
-  term: Terminal,
-  tracker: Osc8Tracker,
-  row: number,
-  col: number,
-  options: ResolveOptions = {},
-): ResolvedPath | null {
+export function resolvePathAt(term: Terminal, tracker: Osc8Tracker, row: number, col: number, options: ResolveOptions = {}): ResolvedPath | null {
   if (!inViewport(term, row, col)) return null;
   const line = term.buffer.active.viewportY + row;
   for (const c of candidates(col, options)) {

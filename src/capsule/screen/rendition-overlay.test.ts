@@ -29,9 +29,18 @@ test('rendition overlay: a repaint keeps underline styles and colours, 256-colou
   m.write(Buffer.from(stream));
   await m.settle();
   const expected = await underlines(60, stream, 'P');
-  assert.ok(expected.some((c) => c.startsWith('c:3/')), 'the stream has a curly underline');
-  assert.ok(expected.some((c) => c.includes('/20000c4:')), 'and a palette underline colour');
-  assert.ok(expected.some((c) => c === 'B:-:1:33554432/1'), `and a 256-colour index below 16 (not ANSI red): ${expected.filter((c) => c.startsWith('B')).join(' ')}`);
+  assert.ok(
+    expected.some((c) => c.startsWith('c:3/')),
+    'the stream has a curly underline',
+  );
+  assert.ok(
+    expected.some((c) => c.includes('/20000c4:')),
+    'and a palette underline colour',
+  );
+  assert.ok(
+    expected.some((c) => c === 'B:-:1:33554432/1'),
+    `and a 256-colour index below 16 (not ANSI red): ${expected.filter((c) => c.startsWith('B')).join(' ')}`,
+  );
   // 'o' of "none": SGR 59 reset the underline colour to the default.
   assert.ok(expected.includes('o:1/0:0:0/-1'), `the default colour after SGR 59: ${expected.filter((c) => c.startsWith('o:')).join(' ')}`);
   // 'P' written after the repaint gets the program's pen (curly, yellow) as it would have.

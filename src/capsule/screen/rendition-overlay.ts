@@ -15,8 +15,23 @@ import type { IBuffer, IBufferCell } from '@xterm/headless';
 /** The public attribute getters, which xterm's cells and its pen (AttributeData) both have. */
 type Rendition = Pick<
   IBufferCell,
-  | 'isBold' | 'isItalic' | 'isDim' | 'isUnderline' | 'isBlink' | 'isInverse' | 'isInvisible' | 'isStrikethrough' | 'isOverline'
-  | 'isFgRGB' | 'isBgRGB' | 'isFgPalette' | 'isBgPalette' | 'getFgColor' | 'getBgColor' | 'getFgColorMode' | 'getBgColorMode'
+  | 'isBold'
+  | 'isItalic'
+  | 'isDim'
+  | 'isUnderline'
+  | 'isBlink'
+  | 'isInverse'
+  | 'isInvisible'
+  | 'isStrikethrough'
+  | 'isOverline'
+  | 'isFgRGB'
+  | 'isBgRGB'
+  | 'isFgPalette'
+  | 'isBgPalette'
+  | 'getFgColor'
+  | 'getBgColor'
+  | 'getFgColorMode'
+  | 'getBgColorMode'
 >;
 
 interface Underline {
@@ -85,7 +100,8 @@ export function penOf(term: object): (Rendition & object) | null {
  * keeps these in its private buffer (`_core._inputHandler._activeBuffer.savedX/savedY/savedCurAttrData`).
  */
 export function savedCursorOf(term: object): { x: number; y: number; pen: Rendition & object } | null {
-  const core = (term as { _core?: { _inputHandler?: { _activeBuffer?: { savedX?: unknown; savedY?: unknown; ybase?: unknown; savedCurAttrData?: unknown } } } })._core;
+  const core = (term as { _core?: { _inputHandler?: { _activeBuffer?: { savedX?: unknown; savedY?: unknown; ybase?: unknown; savedCurAttrData?: unknown } } } })
+    ._core;
   const b = core?._inputHandler?._activeBuffer;
   const pen = b?.savedCurAttrData;
   if (typeof b?.savedX !== 'number' || typeof b.savedY !== 'number' || typeof b.ybase !== 'number') return null;

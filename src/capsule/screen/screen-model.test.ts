@@ -17,7 +17,9 @@ async function drawn(rows: number, cols: number, ...writes: Array<string | Uint8
       const c = line.getCell(x)!;
       if (c.getChars() === '' && c.getWidth() !== 0 && c.isAttributeDefault()) continue;
       const attrs = [c.isBold(), c.isItalic(), c.isDim(), c.isUnderline(), c.isInverse(), c.isStrikethrough(), c.isOverline()];
-      out.push(`${y},${x} ${JSON.stringify(c.getChars())} fg=${c.getFgColorMode()}:${c.getFgColor()} bg=${c.getBgColorMode()}:${c.getBgColor()} ${attrs.map(Number).join('')}`);
+      out.push(
+        `${y},${x} ${JSON.stringify(c.getChars())} fg=${c.getFgColorMode()}:${c.getFgColor()} bg=${c.getBgColorMode()}:${c.getBgColor()} ${attrs.map(Number).join('')}`,
+      );
     }
   }
   term.dispose();
@@ -55,8 +57,7 @@ test('screen model: repaint reproduces text, cursor and modes on a fresh termina
   const m = new ScreenModel({ rows: 6, cols: 30 });
   await feed(
     m,
-    'line one\r\n\x1b[1;31mred\x1b[0m and plain\r\nthird é漢\r\n' +
-      '\x1b[?2004h\x1b[?1004h\x1b[?1002h\x1b[?1006h\x1b[?1h\x1b[?25l\x1b[5 q\x1b[3;5H',
+    'line one\r\n\x1b[1;31mred\x1b[0m and plain\r\nthird é漢\r\n' + '\x1b[?2004h\x1b[?1004h\x1b[?1002h\x1b[?1006h\x1b[?1h\x1b[?25l\x1b[5 q\x1b[3;5H',
   );
   const copy = await replay(m);
   assert.deepEqual(copy.screenLines(), m.screenLines());
@@ -120,7 +121,7 @@ test('screen model: a repaint draws the same cells (text, colours, attributes) a
 });
 
 test('screen model: a cursor left just past the last column (pending wrap) is repainted there', async () => {
-  for (const row of ['\x1b[2;1H' + 'x'.repeat(9) + '\x1b[1;31my', '\x1b[2;1H' + 'x'.repeat(8) + '漢', '\x1b[4h\x1b[2;1H' + 'x'.repeat(10)]) {
+  for (const row of [`\x1b[2;1H${'x'.repeat(9)}\x1b[1;31my`, `\x1b[2;1H${'x'.repeat(8)}漢`, `\x1b[4h\x1b[2;1H${'x'.repeat(10)}`]) {
     const m = new ScreenModel({ rows: 4, cols: 10 });
     await feed(m, row);
     assert.equal(m.cursor.x, 10, 'precondition: the model is in the pending-wrap state');
@@ -164,10 +165,59 @@ test('screen model: modes are off again after the program resets them, and RIS c
 
 // A flood skipped up to what can still be seen (flood-cut.ts) must leave the model exactly
 // where parsing every byte does: same repaint (text, attributes, cursor, modes), same link and path lookups.
-const ESCAPES = ['\x1b[1;31m', '\x1b[0m', '\x1b[44m', '\x1b[4m', '\x1b[7;3H', '\x1b[2J', '\x1b[K', '\x1b[?7l', '\x1b[?7h', '\x1b[4h', '\x1b[4l', '\x1b[?1049h', '\x1b[?1049l', '\x1b[20h', '\x1b[20l', '\t', '\x1b]8;;https://example.com/x\x1b\\', '\x1b]8;;\x1b\\', 'é漢', '\x1b(0', '\x1b(B', '\x1b)0', '\x1b[?45h', '\x1b[?45l', '\x0e', '\x0f'];
+const ESCAPES = [
+  '\x1b[1;31m',
+  '\x1b[0m',
+  '\x1b[44m',
+  '\x1b[4m',
+  '\x1b[7;3H',
+  '\x1b[2J',
+  '\x1b[K',
+  '\x1b[?7l',
+  '\x1b[?7h',
+  '\x1b[4h',
+  '\x1b[4l',
+  '\x1b[?1049h',
+  '\x1b[?1049l',
+  '\x1b[20h',
+  '\x1b[20l',
+  '\t',
+  '\x1b]8;;https://example.com/x\x1b\\',
+  '\x1b]8;;\x1b\\',
+  'é漢',
+  '\x1b(0',
+  '\x1b(B',
+  '\x1b)0',
+  '\x1b[?45h',
+  '\x1b[?45l',
+  '\x0e',
+  '\x0f',
+];
 // SGR sequences a coloured flood carries: resets (first parameter 0 or empty) and everything else xterm
 // keeps in its pen, extended underline styles and colours included.
-const SGRS = ['\x1b[0m', '\x1b[m', '\x1b[00m', '\x1b[;7m', '\x1b[0;1;4:2;38;5;208m', '\x1b[1;31m', '\x1b[38;5;0m', '\x1b[48;2;10;0;0m', '\x1b[4:3m', '\x1b[58;2;1;2;3m', '\x1b[59m', '\x1b[01m', '\x1b[22;24;27m', '\x1b[53m', '\x1b[9m', '\x1b[2m', '\x1b[7m', '\x1b[8m', '\x1b[39;49m', '\x1b[100m', '\x1b[0:3m'];
+const SGRS = [
+  '\x1b[0m',
+  '\x1b[m',
+  '\x1b[00m',
+  '\x1b[;7m',
+  '\x1b[0;1;4:2;38;5;208m',
+  '\x1b[1;31m',
+  '\x1b[38;5;0m',
+  '\x1b[48;2;10;0;0m',
+  '\x1b[4:3m',
+  '\x1b[58;2;1;2;3m',
+  '\x1b[59m',
+  '\x1b[01m',
+  '\x1b[22;24;27m',
+  '\x1b[53m',
+  '\x1b[9m',
+  '\x1b[2m',
+  '\x1b[7m',
+  '\x1b[8m',
+  '\x1b[39;49m',
+  '\x1b[100m',
+  '\x1b[0:3m',
+];
 // Controls a flood may carry: all plain (they move the cursor or do nothing) but SO and SI (charset).
 const CONTROLS = ['\t', '\b', '\b\b\b', '\x07', '\x0b', '\x0c', '\x00', '\x01', '\x18', '\x1a', '\x1f', '\x7f', '\x0e', '\x0f'];
 
@@ -188,7 +238,13 @@ test('screen model: skipping a flood (plain or coloured) ends with the same scre
   const before = fc.array(fc.oneof(printable, fc.constantFrom(...ESCAPES), line), { maxLength: 30 }).map((a) => a.join(''));
   // A PTY read can end inside a sequence: the head sometimes stops partway through one.
   const head = fc
-    .tuple(before, fc.oneof({ weight: 3, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: fc.tuple(fc.constantFrom(...ESCAPES.filter((e) => e.startsWith('\x1b'))), fc.nat()) }))
+    .tuple(
+      before,
+      fc.oneof(
+        { weight: 3, arbitrary: fc.constant(null) },
+        { weight: 1, arbitrary: fc.tuple(fc.constantFrom(...ESCAPES.filter((e) => e.startsWith('\x1b'))), fc.nat()) },
+      ),
+    )
     .map(([b, cut]) => (cut === null ? b : b + cut[0].slice(0, 1 + (cut[1] % (cut[0].length - 1)))));
   await fc.assert(
     fc.asyncProperty(
@@ -229,7 +285,7 @@ test('screen model: a flood printed while an OSC 8 link is open is parsed whole,
   const lines = Array.from({ length: 3000 }, (_, i) => `line ${i}\r\n`).join('');
   const m = new ScreenModel({ rows: 4, cols: 20, fastForwardMinBytes: 0 });
   await feed(m, '\x1b]8;;https://open.example/\x1b\\\r\n');
-  m.write(Buffer.from(lines + 'last'));
+  m.write(Buffer.from(`${lines}last`));
   await m.settle();
   assert.equal(m.skippedBytes, 0);
   assert.equal(m.linkAt(3, 1)?.url, 'https://open.example/');
@@ -322,7 +378,10 @@ test('screen model: a batch that starts inside an escape sequence is parsed to i
 });
 
 test('screen model: a cursor the program saved is saved again by the repaint, so its DECRC after a reattach lands where it did', async () => {
-  for (const [save, restore] of [['\x1b7', '\x1b8'], ['\x1b[s', '\x1b[u']] as const) {
+  for (const [save, restore] of [
+    ['\x1b7', '\x1b8'],
+    ['\x1b[s', '\x1b[u'],
+  ] as const) {
     for (const screen of ['', '\x1b[?1049h']) {
       const m = new ScreenModel({ rows: 10, cols: 40 });
       await feed(m, `${screen}top\x1b[4;7H\x1b[1;31m${save}\x1b[0m\x1b[9;1Hprompt`);

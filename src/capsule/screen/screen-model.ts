@@ -19,8 +19,25 @@ import { charWidthProvider } from './char-width-provider.ts';
 import { capCellCombining, XtermParserState, type CellCapPiece } from './xterm-internals.ts';
 import type { PieceReport } from '../session/internals-report.ts';
 import { lastCellRewrite, penOf, renditionOverlay, renditionSgr, savedCursorOf } from './rendition-overlay.ts';
-import { MOUSE_ENCODING_SET, MOUSE_ENCODINGS, MOUSE_TRACKING_SET, RESET_SEQUENCE, serializeScreens, type MouseEncoding, type TerminalModes } from './terminal-modes.ts';
-import { createOsc8Tracker, listVisibleLinks, resolveLinkAt, resolvePathAt, type Osc8Tracker, type ResolvedLink, type ResolvedPath, type ResolveOptions } from './links.ts';
+import {
+  MOUSE_ENCODING_SET,
+  MOUSE_ENCODINGS,
+  MOUSE_TRACKING_SET,
+  RESET_SEQUENCE,
+  serializeScreens,
+  type MouseEncoding,
+  type TerminalModes,
+} from './terminal-modes.ts';
+import {
+  createOsc8Tracker,
+  listVisibleLinks,
+  resolveLinkAt,
+  resolvePathAt,
+  type Osc8Tracker,
+  type ResolvedLink,
+  type ResolvedPath,
+  type ResolveOptions,
+} from './links.ts';
 
 // Both are CommonJS packages, taken whole (their default export): scripts/bundle.mjs bundles them into the
 // capsule's bundle, so they load with its code cache (src/cli/code-cache.ts) instead of from node_modules.
@@ -237,7 +254,13 @@ export class ScreenModel {
     let from = 0;
     // Output whose queries the model answers is parsed whole: a query in what a cut skips would go unanswered.
     // Not while an OSC 8 link is open either: the skipped rows would have kept its target alive (osc8-tracker.ts).
-    if (this.#fastForward && this.#scrollRegion === null && total >= this.#fastForwardMinBytes && !batch.some((e) => e.answer === true) && !this.#links.linkOpen()) {
+    if (
+      this.#fastForward &&
+      this.#scrollRegion === null &&
+      total >= this.#fastForwardMinBytes &&
+      !batch.some((e) => e.answer === true) &&
+      !this.#links.linkOpen()
+    ) {
       const chunks = batch.map((e) => e.bytes);
       const state = this.#parserState.state();
       from = state === undefined ? -1 : state === 0 ? 0 : sequenceEnd(chunks, state);
@@ -259,7 +282,8 @@ export class ScreenModel {
       for (const { bytes, answer } of batch) {
         const a = Math.max(start, base) - base;
         const b = Math.min(end, base + bytes.length) - base;
-        for (let at = a; at < b; at += PARSE_SLICE_BYTES) slices.push({ bytes: bytes.subarray(at, Math.min(b, at + PARSE_SLICE_BYTES)), answer: answer === true });
+        for (let at = a; at < b; at += PARSE_SLICE_BYTES)
+          slices.push({ bytes: bytes.subarray(at, Math.min(b, at + PARSE_SLICE_BYTES)), answer: answer === true });
         base += bytes.length;
       }
     };
@@ -386,7 +410,7 @@ export class ScreenModel {
     // SGR 0 before the clear and the rows, which the serializer writes from the default pen: a soft reset
     // does not reset the pen in every terminal (tmux keeps the one a DECRC, or leaving an alternate screen
     // that was never entered, brought back: the pen the host's palette saved), and ESC[2J paints with it.
-    let s = RESET_SEQUENCE + '\x1b[0m\x1b[H\x1b[2J';
+    let s = `${RESET_SEQUENCE}\x1b[0m\x1b[H\x1b[2J`;
     s += serializeScreens(this.#serializer.serialize({ scrollback: 0, excludeModes: true }));
     s += renditionOverlay(this.#term.buffer.active, this.#term.rows, this.#term.cols, penOf(this.#term));
     s += this.#savedCursorRepaint();
@@ -411,7 +435,7 @@ export class ScreenModel {
     // Just past the last column (pending wrap): only writing that last cell again puts a terminal there.
     const rewrite = x >= this.#term.cols && modes.autoWrap ? lastCellRewrite(this.#term.buffer.active, y, this.#term.cols, penOf(this.#term)) : null;
     if (rewrite === null) s += `\x1b[${y + 2 - top};${Math.min(x, this.#term.cols - 1) + 1}H`;
-    else s += `\x1b[${y + 2 - top};${rewrite.col + 1}H` + (modes.insertMode ? `\x1b[4l${rewrite.bytes}\x1b[4h` : rewrite.bytes);
+    else s += `\x1b[${y + 2 - top};${rewrite.col + 1}H${modes.insertMode ? `\x1b[4l${rewrite.bytes}\x1b[4h` : rewrite.bytes}`;
     if (!modes.cursorVisible) s += '\x1b[?25l';
     return Buffer.from(s, 'utf8');
   }

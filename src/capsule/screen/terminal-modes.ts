@@ -73,5 +73,5 @@ const ALT_SCREEN_START = '\x1b[?1049h\x1b[H';
  */
 export function serializeScreens(serialized: string): string {
   const at = serialized.indexOf(ALT_SCREEN_START);
-  return at < 0 ? serialized : serialized.slice(0, at) + '\x1b[0m' + serialized.slice(at);
+  return at < 0 ? serialized : `${serialized.slice(0, at)}\x1b[0m${serialized.slice(at)}`;
 }

@@ -26,7 +26,15 @@ test('xterm internals: the installed @xterm/headless provides the parser state t
     assert.equal(state.atGround(), true);
     // The numbers sequenceEnd (flood-cut.ts) follows: 1 after ESC, 2 after an intermediate, 3-6 in a CSI,
     // and a string state it does not follow.
-    for (const [bytes, want] of [['\x1b', 1], ['\x1b(', 2], ['\x1b[', 3], ['\x1b[3', 4], ['\x1b[3$', 5], ['\x1b[3<', 6], ['\x1b]0;t', 8]] as const) {
+    for (const [bytes, want] of [
+      ['\x1b', 1],
+      ['\x1b(', 2],
+      ['\x1b[', 3],
+      ['\x1b[3', 4],
+      ['\x1b[3$', 5],
+      ['\x1b[3<', 6],
+      ['\x1b]0;t', 8],
+    ] as const) {
       await write(term, bytes);
       assert.equal(state.state(), want, JSON.stringify(bytes));
       await write(term, '\x18'); // CAN: back to ground

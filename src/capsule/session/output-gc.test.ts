@@ -50,7 +50,8 @@ function promoteAndDrop(mib: number): void {
 async function fullCollectionsDuring(during: () => void): Promise<number> {
   const full: PerformanceEntry[] = [];
   const observer = new PerformanceObserver((list) => {
-    for (const e of list.getEntries()) if ((e as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind !== constants.NODE_PERFORMANCE_GC_MINOR) full.push(e);
+    for (const e of list.getEntries())
+      if ((e as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind !== constants.NODE_PERFORMANCE_GC_MINOR) full.push(e);
   });
   observer.observe({ entryTypes: ['gc'] });
   const start = performance.now();
@@ -81,7 +82,10 @@ test('output gc: a full collection frees promoted buffers, which minor collectio
     });
     if (own > 0 && attempt < 5) continue;
     assert.equal(own, 0, 'V8 ran a full collection of its own during each of five attempts');
-    assert.ok(afterMinor - before >= 12 * MIB, `minor collections freed promoted buffers (${afterMinor - before} bytes left): this test no longer shows why full ones are needed`);
+    assert.ok(
+      afterMinor - before >= 12 * MIB,
+      `minor collections freed promoted buffers (${afterMinor - before} bytes left): this test no longer shows why full ones are needed`,
+    );
     collectGarbage('major');
     await pollUntil('the promoted buffers to be freed', () => process.memoryUsage().arrayBuffers < afterMinor - 12 * MIB, {
       timeoutMs: 2000,

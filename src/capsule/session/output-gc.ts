@@ -43,11 +43,7 @@ export class OutputCollector {
   readonly #collect: (kind: GcKind) => void;
   readonly #everyBytes;
   readonly #majorEvery;
-  constructor(
-    collect: (kind: GcKind) => void,
-    everyBytes = OUTPUT_GC_BYTES,
-    majorEvery = MAJOR_GC_EVERY,
-  ) {
+  constructor(collect: (kind: GcKind) => void, everyBytes = OUTPUT_GC_BYTES, majorEvery = MAJOR_GC_EVERY) {
     this.#collect = collect;
     this.#everyBytes = everyBytes;
     this.#majorEvery = majorEvery;

@@ -92,7 +92,8 @@ test('pty internals: a node-pty with none of the pieces reports each one missing
 
 test('pty internals: the exit hook runs when node-pty reaps the child, before its public exit event, and only for its own spawn', async () => {
   const order: string[] = [];
-  const spawn = (script: string) => () => pty.spawn('/bin/sh', ['-c', script], { name: 'xterm', rows: 24, cols: 80, cwd: process.cwd(), env: { PATH: process.env['PATH'] ?? '' } });
+  const spawn = (script: string) => () =>
+    pty.spawn('/bin/sh', ['-c', script], { name: 'xterm', rows: 24, cols: 80, cwd: process.cwd(), env: { PATH: process.env['PATH'] ?? '' } });
   const hooked = spawnWithExitHook(require.resolve('@lydell/node-pty'), spawn('exit 3'), () => order.push(`hook (child alive: ${isAlive(hooked.proc.pid)})`));
   assert.equal(hooked.hooked, true, 'the native fork could not be wrapped (see pty-internals.ts)');
   // A spawn made without the hook gets none, though the native fork stays wrapped.
@@ -106,7 +107,10 @@ test('pty internals: the exit hook runs when node-pty reaps the child, before it
 });
 
 test('pty internals: every byte a program wrote while its output was held reaches the sink before its exit is reported', async () => {
-  const session = Session.spawn({ file: '/bin/sh', args: ['-c', 'i=0; while [ $i -lt 4000 ]; do printf "line-%03d\\n" $i; i=$((i+1)); done; printf END; exit 5'] });
+  const session = Session.spawn({
+    file: '/bin/sh',
+    args: ['-c', 'i=0; while [ $i -lt 4000 ]; do printf "line-%03d\\n" $i; i=$((i+1)); done; printf END; exit 5'],
+  });
   const got: Buffer[] = [];
   session.hold('test');
   session.setOutputSink((chunk) => got.push(chunk));

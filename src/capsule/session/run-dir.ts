@@ -82,7 +82,11 @@ export async function removeForeign(path: string): Promise<void> {
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return;
-    throw new JackinError('E_RUN_DIR', `cannot replace ${path} left by another user (${code}): remove it as its owner (sudo rm ${path}) or pass another --run-dir`, { cause: e });
+    throw new JackinError(
+      'E_RUN_DIR',
+      `cannot replace ${path} left by another user (${code}): remove it as its owner (sudo rm ${path}) or pass another --run-dir`,
+      { cause: e },
+    );
   }
 }
 

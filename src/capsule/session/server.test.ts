@@ -119,7 +119,10 @@ test('capsule server: a reattach repaints the same screen the program shows', as
   assert.deepEqual(await b.screenLines(), before);
   assert.deepEqual(await b.screenLines(), f.session.screenLines());
   assert.deepEqual(b.screen.cursor, f.session.cursor);
-  assert.ok(before.some((l) => l === 'row-2'), `the screen shows the output: ${JSON.stringify(before)}`);
+  assert.ok(
+    before.some((l) => l === 'row-2'),
+    `the screen shows the output: ${JSON.stringify(before)}`,
+  );
 });
 
 test('capsule server: a second attach takes over and the first client gets Shutdown', async (t) => {
@@ -142,7 +145,10 @@ test('capsule server: AttachControl Detach answers success then Shutdown, and th
   await a.waitForFrame('Shutdown');
   const types = a.types();
   assert.deepEqual(types.slice(types.indexOf('AttachControlResponse')), ['AttachControlResponse', 'Shutdown']);
-  assert.deepEqual(a.frames.find((x) => x.type === 'AttachControlResponse'), { type: 'AttachControlResponse', requestId: 77n, result: 'success' });
+  assert.deepEqual(
+    a.frames.find((x) => x.type === 'AttachControlResponse'),
+    { type: 'AttachControlResponse', requestId: 77n, result: 'success' },
+  );
   await a.waitClosed();
   assert.equal(f.session.status, null);
   const b = await f.attach();
@@ -186,7 +192,10 @@ test('capsule server: focus events reach the program only after it enabled ?1004
   c.send({ type: 'Input', bytes: Buffer.from('x') });
   await c.waitForOutput('got:78');
   assert.ok(!c.output().includes('got:1b5b'), `no focus bytes before ?1004h: ${c.output()}`);
-  assert.deepEqual(c.frames.find((x) => x.type === 'AttachControlResponse'), { type: 'AttachControlResponse', requestId: 1n, result: 'success' });
+  assert.deepEqual(
+    c.frames.find((x) => x.type === 'AttachControlResponse'),
+    { type: 'AttachControlResponse', requestId: 1n, result: 'success' },
+  );
   c.send({ type: 'Input', bytes: Buffer.from('f') });
   await c.waitForOutput('focus-on');
   await pollUntil('the model to see ?1004h', () => f.session.modes.focusReporting);
@@ -326,9 +335,15 @@ test('capsule server: a flood is gathered into frames larger than one PTY read, 
   c.send({ type: 'Input', bytes: Buffer.from('go\r') });
   await pollUntil('END-go', () => c.output().includes('END-go'), { timeoutMs: 30_000, last: () => c.output().length });
   const out = c.output();
-  const body = out.slice(out.indexOf('go\r\n') + 4, out.indexOf('END-go')).split('\r\n').filter((l) => l !== '');
+  const body = out
+    .slice(out.indexOf('go\r\n') + 4, out.indexOf('END-go'))
+    .split('\r\n')
+    .filter((l) => l !== '');
   assert.equal(body.length, lines);
-  assert.ok(body.every((l, i) => l === String(i + 1)), 'every line once, in order');
+  assert.ok(
+    body.every((l, i) => l === String(i + 1)),
+    'every line once, in order',
+  );
   // A PTY read hands over about 4 KiB (measured: 4.4 KiB on average for this flood, one frame each, before
   // reads were gathered); gathered, the frames of a flood are several times larger.
   const sizes = c.frames.flatMap((fr) => (fr.type === 'Output' ? [fr.bytes.length] : []));
@@ -347,7 +362,10 @@ test('capsule server: output that is not a flood is sent read by read, never hel
   const before = c.frames.length;
   c.send({ type: 'Input', bytes: Buffer.from('go\r') });
   await pollUntil('DONE-go', () => c.output().includes('DONE-go'), { timeoutMs: 20_000, last: () => c.output().slice(-80) });
-  const sizes = c.frames.slice(before).flatMap((fr) => (fr.type === 'Output' ? [fr.bytes.length] : [])).sort((a, b) => a - b);
+  const sizes = c.frames
+    .slice(before)
+    .flatMap((fr) => (fr.type === 'Output' ? [fr.bytes.length] : []))
+    .sort((a, b) => a - b);
   const median = sizes[Math.floor(sizes.length / 2)] ?? 0;
   // One line is 13 bytes and its CR LF; gathered output would put several lines in most frames.
   assert.ok(median <= 16, `median Output frame ${median} bytes over ${sizes.length} frames`);
@@ -362,7 +380,7 @@ async function shutdownBegun(f: Fixture): Promise<void> {
   await new Promise((r) => setImmediate(r));
 }
 
-test('capsule server: a program that exits before the host\'s ExtHello still gets its status to the host', async (t) => {
+test("capsule server: a program that exits before the host's ExtHello still gets its status to the host", async (t) => {
   const f = await start(t, ['sh', '-c', 'read x; exit 5']);
   // Welcomed, but the host's ExtHello is late: the program exits first.
   const c = await f.attach();
@@ -376,7 +394,10 @@ test('capsule server: a program that exits before the host\'s ExtHello still get
   await shutdown;
   const kinds = c.frames.map((fr) => fr.type);
   assert.ok(kinds.includes('ExitStatus'), kinds.join(' '));
-  assert.deepEqual(c.frames.find((fr) => fr.type === 'ExitStatus'), { type: 'ExitStatus', status: 5 });
+  assert.deepEqual(
+    c.frames.find((fr) => fr.type === 'ExitStatus'),
+    { type: 'ExitStatus', status: 5 },
+  );
   assert.ok(kinds.indexOf('ExitStatus') < kinds.indexOf('Shutdown'));
 });
 
@@ -393,7 +414,11 @@ test('capsule server: a host that connected but sent Hello only after the progra
   await c.waitForFrame('Shutdown');
   await shutdown;
   const kinds = c.frames.map((fr) => fr.type);
-  assert.deepEqual(c.frames.find((fr) => fr.type === 'ExitStatus'), { type: 'ExitStatus', status: 5 }, kinds.join(' '));
+  assert.deepEqual(
+    c.frames.find((fr) => fr.type === 'ExitStatus'),
+    { type: 'ExitStatus', status: 5 },
+    kinds.join(' '),
+  );
   assert.ok(kinds.indexOf('Welcome') < kinds.indexOf('ExitStatus') && kinds.indexOf('ExitStatus') < kinds.indexOf('Shutdown'), kinds.join(' '));
   assert.match((await c.screenLines()).join('\n'), /last words/, 'the repaint shows what the program printed');
 });
@@ -406,7 +431,10 @@ test('capsule server: a connection that never sends Hello does not hold a shutdo
   await f.server.shutdown(status, 'program exited');
   await c.waitClosed();
   // Closed by the shutdown's Hello grace (HELLO_GRACE_MS), not left to the handshake timeout, which logs when it closes one.
-  assert.deepEqual(logged.filter((l) => /sent no complete frame/.test(l)), []);
+  assert.deepEqual(
+    logged.filter((l) => /sent no complete frame/.test(l)),
+    [],
+  );
 });
 
 test('capsule server: an upstream host (no ExtHello) still gets Shutdown when the program exits', async (t) => {
@@ -484,7 +512,7 @@ test('capsule server: a host that negotiated notices gets Notice frames instead 
   assert.ok(!c.output().slice(before).includes('offered'), 'the capsule drew nothing itself');
 });
 
-test('capsule server: between RepliesHeld true and false the model answers the program\'s CSI 6 n and CSI 5 n, and only then', async (t) => {
+test("capsule server: between RepliesHeld true and false the model answers the program's CSI 6 n and CSI 5 n, and only then", async (t) => {
   const f = await start(t, BASH);
   const c = await f.attach();
   c.send({ type: 'ExtHello', features: { 'held-replies': 1 } });

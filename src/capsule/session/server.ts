@@ -5,7 +5,16 @@
  */
 import { unlink } from 'node:fs/promises';
 import { createServer, type Server, type Socket } from 'node:net';
-import { ControlMessageDecoder, encodeControlMessage, HANDSHAKE_TIMEOUT_MS, NOTICE_METHOD, STATUS_METHOD, type Features, type FeatureVersions, type NoticeLevel } from '../../protocol/index.ts';
+import {
+  ControlMessageDecoder,
+  encodeControlMessage,
+  HANDSHAKE_TIMEOUT_MS,
+  NOTICE_METHOD,
+  STATUS_METHOD,
+  type Features,
+  type FeatureVersions,
+  type NoticeLevel,
+} from '../../protocol/index.ts';
 import { toDisposable, type Disposable } from '../../disposable.ts';
 import { AttachConnection, type AttachHost } from '../connection/attach-connection.ts';
 import { startHelloGrace } from '../connection/attach-shutdown.ts';
@@ -19,7 +28,19 @@ import type { Session } from './session.ts';
 const MAX_CONNECTIONS = 16;
 const MAX_PENDING_HANDSHAKES = 8;
 /** The extensions this capsule implements (docs/protocol.md, "Extensions"). */
-export const CAPSULE_FEATURES: FeatureVersions = { 'exit-status': 1, notice: 1, repaint: 1, resolve: 1, modes: 1, 'image-staged': 1, 'stage-only': 1, 'file-stage': 1, forward: 1, 'link-list': 1, 'held-replies': 1 };
+export const CAPSULE_FEATURES: FeatureVersions = {
+  'exit-status': 1,
+  notice: 1,
+  repaint: 1,
+  resolve: 1,
+  modes: 1,
+  'image-staged': 1,
+  'stage-only': 1,
+  'file-stage': 1,
+  forward: 1,
+  'link-list': 1,
+  'held-replies': 1,
+};
 
 interface CapsuleInfo {
   name: string;
@@ -179,7 +200,10 @@ export class CapsuleServer {
     // program that exits at once): it gets HELLO_GRACE_MS to send it (see onConnection), then goes.
     for (const [s, clock] of this.#pending) {
       clock.dispose();
-      this.#pending.set(s, startHelloGrace(() => s.destroy()));
+      this.#pending.set(
+        s,
+        startHelloGrace(() => s.destroy()),
+      );
     }
     await closed;
   }
@@ -196,7 +220,10 @@ export class CapsuleServer {
       this.#options.log?.(`closed a connection that sent no complete frame within ${this.#handshakeTimeoutMs} ms`);
       socket.destroy();
     }, this.#handshakeTimeoutMs);
-    this.#pending.set(socket, toDisposable(() => clearTimeout(timer)));
+    this.#pending.set(
+      socket,
+      toDisposable(() => clearTimeout(timer)),
+    );
     socket.on('error', () => undefined);
     // The server allows half-open sockets (control replies stream after the request), but an EOF before a
     // complete first frame or request means the client is gone: free its handshake slot now, not at the

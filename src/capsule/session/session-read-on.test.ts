@@ -24,7 +24,7 @@ test('session: output queued in the PTY after a long read is read on and passed 
   const lines: string[] = [];
   for (let i = 0; i < 8192; i++) lines.push(randomBytes(57).toString('base64'));
   const file = join(dir, 'out.txt');
-  writeFileSync(file, lines.join('\n') + '\n');
+  writeFileSync(file, `${lines.join('\n')}\n`);
 
   const session = Session.spawn({ file: 'cat', args: [file] });
   t.after(() => session.dispose());
@@ -44,7 +44,7 @@ test('session: output queued in the PTY after a long read is read on and passed 
   assert.equal(Error.stackTraceLimit, 17, 'the stack trace limit was not restored');
 
   const output = Buffer.concat(chunks).toString('latin1');
-  assert.equal(output, lines.join('\r\n') + '\r\n', 'output lost, duplicated or reordered');
+  assert.equal(output, `${lines.join('\r\n')}\r\n`, 'output lost, duplicated or reordered');
   // One read of a PTY master returns at most 4 KiB, so reading on is what passes the output in fewer,
   // longer chunks (here about 150 reads' worth arrives in about 40: a read and up to READ_ON_BYTES more).
   const reads = Math.ceil(output.length / 4096);

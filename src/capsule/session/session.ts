@@ -106,7 +106,6 @@ export class Session {
   readonly #outputGc = new OutputCollector(collectGarbage);
 
   // biome-ignore lint/style/useConsistentMemberAccessibility: built only by its static factory (which spawns the program)
-
   private constructor(options: SessionOptions) {
     const rows = options.rows ?? DEFAULT_ROWS;
     const cols = options.cols ?? DEFAULT_COLS;

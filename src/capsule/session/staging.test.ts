@@ -16,7 +16,13 @@ test('staging: writes the image byte-identical, 0600 file in a 0700 clipboard di
   const run = runDir();
   try {
     const s = new ImageStaging(run);
-    for (const [name, ext] of [['sample.png', 'png'], ['sample.jpg', 'jpg'], ['sample.gif', 'gif'], ['sample.webp', 'webp'], ['sample.tiff', 'tiff']] as const) {
+    for (const [name, ext] of [
+      ['sample.png', 'png'],
+      ['sample.jpg', 'jpg'],
+      ['sample.gif', 'gif'],
+      ['sample.webp', 'webp'],
+      ['sample.tiff', 'tiff'],
+    ] as const) {
       const staged = await s.stage(fixture(name));
       assert.equal(dirname(staged.path), join(run, 'clipboard'));
       assert.match(basename(staged.path), new RegExp(`^clip-\\d{8}-\\d{6}-[0-9a-f]{16}\\.${ext}$`));
@@ -76,7 +82,10 @@ test('staging: a name collision never overwrites; the next random name is used',
 });
 
 test('staging: names carry only time and randomness', () => {
-  assert.equal(stagedName('tiff', new Date(Date.UTC(2026, 11, 1, 1, 2, 3)), Buffer.from('0011223344556677', 'hex')), 'clip-20261201-010203-0011223344556677.tiff');
+  assert.equal(
+    stagedName('tiff', new Date(Date.UTC(2026, 11, 1, 1, 2, 3)), Buffer.from('0011223344556677', 'hex')),
+    'clip-20261201-010203-0011223344556677.tiff',
+  );
 });
 
 test('staging: a symlink in place of the directory is refused; a wider mode is tightened', async () => {

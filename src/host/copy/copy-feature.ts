@@ -228,7 +228,12 @@ export function installCopyFeature(session: CopySession, options: CopyFeatureOpt
         case 'clipboard-query':
           if (!queryTold) {
             session.notify('warning', 'The program asked to read your clipboard; it got nothing');
-            session.logAction({ action: 'read-clipboard', target: 'a clipboard query of the program', result: 'refused', detail: 'programs never read the host clipboard (told once a session)' });
+            session.logAction({
+              action: 'read-clipboard',
+              target: 'a clipboard query of the program',
+              result: 'refused',
+              detail: 'programs never read the host clipboard (told once a session)',
+            });
           }
           queryTold = true;
           return;

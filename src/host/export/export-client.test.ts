@@ -20,7 +20,15 @@ async function fakeCapsule(t: TestContext, script: (s: Socket) => void) {
 const body = Buffer.from('hello export\n');
 const digest = createHash('sha256').update(body).digest();
 const frames = (_id: bigint, f: Array<ServerFrame>) => Buffer.concat(f.map((x) => encodeServerFrame(x)));
-const start = (id: bigint, size = body.length): ServerFrame => ({ type: 'FileExportStart', exportId: id, size, source: 'a.txt', name: 'a.txt', reveal: false, open: false });
+const start = (id: bigint, size = body.length): ServerFrame => ({
+  type: 'FileExportStart',
+  exportId: id,
+  size,
+  source: 'a.txt',
+  name: 'a.txt',
+  reveal: false,
+  open: false,
+});
 
 function files(dir: string): string[] {
   try {
@@ -32,7 +40,12 @@ function files(dir: string): string[] {
 
 test('exportFile: reply, Start, Chunk, End in one write become a verified file', async (t) => {
   const f = await fakeCapsule(t, (s) => {
-    s.end(Buffer.concat([encodeControlMessage({ ok: true, exportId: '7' }), frames(7n, [start(7n), { type: 'FileExportChunk', exportId: 7n, offset: 0, bytes: body }, { type: 'FileExportEnd', exportId: 7n, sha256: digest }])]));
+    s.end(
+      Buffer.concat([
+        encodeControlMessage({ ok: true, exportId: '7' }),
+        frames(7n, [start(7n), { type: 'FileExportChunk', exportId: 7n, offset: 0, bytes: body }, { type: 'FileExportEnd', exportId: 7n, sha256: digest }]),
+      ]),
+    );
   });
   const r = await exportFile({ path: 'a.txt' }, { connect: f.connect, directory: f.dest });
   assert.deepEqual(readFileSync(r.destination), body);
@@ -41,23 +54,51 @@ test('exportFile: reply, Start, Chunk, End in one write become a verified file',
 
 test('exportFile: a wrong digest is E_DIGEST_MISMATCH and leaves nothing', async (t) => {
   const f = await fakeCapsule(t, (s) => {
-    s.end(Buffer.concat([encodeControlMessage({ ok: true, exportId: '1' }), frames(1n, [start(1n), { type: 'FileExportChunk', exportId: 1n, offset: 0, bytes: body }, { type: 'FileExportEnd', exportId: 1n, sha256: Buffer.alloc(32) }])]));
+    s.end(
+      Buffer.concat([
+        encodeControlMessage({ ok: true, exportId: '1' }),
+        frames(1n, [
+          start(1n),
+          { type: 'FileExportChunk', exportId: 1n, offset: 0, bytes: body },
+          { type: 'FileExportEnd', exportId: 1n, sha256: Buffer.alloc(32) },
+        ]),
+      ]),
+    );
   });
-  await assert.rejects(exportFile({ path: 'a.txt' }, { connect: f.connect, directory: f.dest }), (e: unknown) => e instanceof JackinError && e.code === 'E_DIGEST_MISMATCH');
+  await assert.rejects(
+    exportFile({ path: 'a.txt' }, { connect: f.connect, directory: f.dest }),
+    (e: unknown) => e instanceof JackinError && e.code === 'E_DIGEST_MISMATCH',
+  );
   assert.deepEqual(files(f.dest), []);
 });
 
 test('exportFile: a short stream (End before all bytes, or a close) leaves nothing', async (t) => {
   const half = body.subarray(0, 5);
   const f1 = await fakeCapsule(t, (s) => {
-    s.end(Buffer.concat([encodeControlMessage({ ok: true, exportId: '2' }), frames(2n, [start(2n), { type: 'FileExportChunk', exportId: 2n, offset: 0, bytes: half }, { type: 'FileExportEnd', exportId: 2n, sha256: digest }])]));
+    s.end(
+      Buffer.concat([
+        encodeControlMessage({ ok: true, exportId: '2' }),
+        frames(2n, [start(2n), { type: 'FileExportChunk', exportId: 2n, offset: 0, bytes: half }, { type: 'FileExportEnd', exportId: 2n, sha256: digest }]),
+      ]),
+    );
   });
-  await assert.rejects(exportFile({ path: 'a.txt' }, { connect: f1.connect, directory: f1.dest }), (e: unknown) => e instanceof JackinError && e.code === 'E_TRANSFER_SIZE_MISMATCH');
+  await assert.rejects(
+    exportFile({ path: 'a.txt' }, { connect: f1.connect, directory: f1.dest }),
+    (e: unknown) => e instanceof JackinError && e.code === 'E_TRANSFER_SIZE_MISMATCH',
+  );
   assert.deepEqual(files(f1.dest), []);
   const f2 = await fakeCapsule(t, (s) => {
-    s.end(Buffer.concat([encodeControlMessage({ ok: true, exportId: '3' }), frames(3n, [start(3n), { type: 'FileExportChunk', exportId: 3n, offset: 0, bytes: half }])]));
+    s.end(
+      Buffer.concat([
+        encodeControlMessage({ ok: true, exportId: '3' }),
+        frames(3n, [start(3n), { type: 'FileExportChunk', exportId: 3n, offset: 0, bytes: half }]),
+      ]),
+    );
   });
-  await assert.rejects(exportFile({ path: 'a.txt' }, { connect: f2.connect, directory: f2.dest }), (e: unknown) => e instanceof JackinError && e.code === 'E_EXPORT_INTERRUPTED' && /after 5 of 13 bytes/.test(e.message));
+  await assert.rejects(
+    exportFile({ path: 'a.txt' }, { connect: f2.connect, directory: f2.dest }),
+    (e: unknown) => e instanceof JackinError && e.code === 'E_EXPORT_INTERRUPTED' && /after 5 of 13 bytes/.test(e.message),
+  );
   assert.deepEqual(files(f2.dest), []);
 });
 
@@ -65,23 +106,45 @@ test('exportFile: frames for another export id, and an in-stream error Notice, f
   const f1 = await fakeCapsule(t, (s) => {
     s.end(Buffer.concat([encodeControlMessage({ ok: true, exportId: '4' }), frames(5n, [start(5n)])]));
   });
-  await assert.rejects(exportFile({ path: 'a.txt' }, { connect: f1.connect, directory: f1.dest }), (e: unknown) => e instanceof JackinError && e.code === 'E_EXPORT_PROTOCOL');
+  await assert.rejects(
+    exportFile({ path: 'a.txt' }, { connect: f1.connect, directory: f1.dest }),
+    (e: unknown) => e instanceof JackinError && e.code === 'E_EXPORT_PROTOCOL',
+  );
   const f2 = await fakeCapsule(t, (s) => {
-    s.end(Buffer.concat([encodeControlMessage({ ok: true, exportId: '6' }), frames(6n, [start(6n), { type: 'Notice', level: 'error', text: 'E_CHANGED_WHILE_READING: a.txt changed' }])]));
+    s.end(
+      Buffer.concat([
+        encodeControlMessage({ ok: true, exportId: '6' }),
+        frames(6n, [start(6n), { type: 'Notice', level: 'error', text: 'E_CHANGED_WHILE_READING: a.txt changed' }]),
+      ]),
+    );
   });
-  await assert.rejects(exportFile({ path: 'a.txt' }, { connect: f2.connect, directory: f2.dest }), (e: unknown) => e instanceof JackinError && e.code === 'E_CHANGED_WHILE_READING');
+  await assert.rejects(
+    exportFile({ path: 'a.txt' }, { connect: f2.connect, directory: f2.dest }),
+    (e: unknown) => e instanceof JackinError && e.code === 'E_CHANGED_WHILE_READING',
+  );
   assert.deepEqual(files(f2.dest), []);
 });
 
 test('exportFile: an ok:false reply keeps its code; an abort removes the temporary file', async (t) => {
   const f1 = await fakeCapsule(t, (s) => s.end(encodeControlMessage({ ok: false, code: 'E_POLICY_DENIED', message: 'no' })));
-  await assert.rejects(exportFile({ path: 'x' }, { connect: f1.connect, directory: f1.dest }), (e: unknown) => e instanceof JackinError && e.code === 'E_POLICY_DENIED');
+  await assert.rejects(
+    exportFile({ path: 'x' }, { connect: f1.connect, directory: f1.dest }),
+    (e: unknown) => e instanceof JackinError && e.code === 'E_POLICY_DENIED',
+  );
   // A capsule that sends Start and part of the data, then stalls: the operator interrupts.
   const f2 = await fakeCapsule(t, (s) => {
-    s.write(Buffer.concat([encodeControlMessage({ ok: true, exportId: '8' }), frames(8n, [start(8n), { type: 'FileExportChunk', exportId: 8n, offset: 0, bytes: body.subarray(0, 4) }])]));
+    s.write(
+      Buffer.concat([
+        encodeControlMessage({ ok: true, exportId: '8' }),
+        frames(8n, [start(8n), { type: 'FileExportChunk', exportId: 8n, offset: 0, bytes: body.subarray(0, 4) }]),
+      ]),
+    );
   });
   const ac = new AbortController();
-  const p = exportFile({ path: 'a.txt' }, { connect: f2.connect, directory: f2.dest, signal: ac.signal, onProgress: (pr) => pr.bytes === 4 && setImmediate(() => ac.abort()) });
+  const p = exportFile(
+    { path: 'a.txt' },
+    { connect: f2.connect, directory: f2.dest, signal: ac.signal, onProgress: (pr) => pr.bytes === 4 && setImmediate(() => ac.abort()) },
+  );
   await assert.rejects(p, (e: unknown) => e instanceof JackinError && e.code === 'E_EXPORT_ABORTED');
   assert.deepEqual(files(f2.dest), []);
 });
@@ -89,10 +152,18 @@ test('exportFile: an ok:false reply keeps its code; an abort removes the tempora
 test('exportFile: an interrupt while the last frames are handled stops before the publish: nothing saved, as it says', async (t) => {
   // The last chunk and End arrive in one read; the operator interrupts as the last chunk is counted.
   const f = await fakeCapsule(t, (s) => {
-    s.end(Buffer.concat([encodeControlMessage({ ok: true, exportId: '11' }), frames(11n, [start(11n), { type: 'FileExportChunk', exportId: 11n, offset: 0, bytes: body }, { type: 'FileExportEnd', exportId: 11n, sha256: digest }])]));
+    s.end(
+      Buffer.concat([
+        encodeControlMessage({ ok: true, exportId: '11' }),
+        frames(11n, [start(11n), { type: 'FileExportChunk', exportId: 11n, offset: 0, bytes: body }, { type: 'FileExportEnd', exportId: 11n, sha256: digest }]),
+      ]),
+    );
   });
   const ac = new AbortController();
-  const p = exportFile({ path: 'a.txt' }, { connect: f.connect, directory: f.dest, signal: ac.signal, onProgress: (pr) => pr.bytes === body.length && ac.abort() });
+  const p = exportFile(
+    { path: 'a.txt' },
+    { connect: f.connect, directory: f.dest, signal: ac.signal, onProgress: (pr) => pr.bytes === body.length && ac.abort() },
+  );
   await assert.rejects(p, (e: unknown) => e instanceof JackinError && e.code === 'E_EXPORT_ABORTED' && /nothing was saved/.test(e.message));
   assert.deepEqual(files(f.dest), [], 'the message says nothing was saved: nothing is there');
 });
@@ -180,7 +251,12 @@ test('exportFile: a streamed export (bound in Start, exact size in FileExportLen
     ['a length that is not what arrived', { streamed: true }, [start(11n, 4096), chunk, length(body.length + 1), end], 'E_TRANSFER_SIZE_MISMATCH'],
     ['more bytes than the declared bound', { streamed: true }, [start(11n, 8), chunk, length(body.length), end], 'E_TRANSFER_SIZE_MISMATCH'],
     ['a length on an export of exact size', {}, [start(11n), chunk, length(body.length), end], 'E_EXPORT_PROTOCOL'],
-    ['a chunk after the length', { streamed: true }, [start(11n, 4096), chunk, length(body.length), { ...chunk, offset: body.length }, end], 'E_EXPORT_PROTOCOL'],
+    [
+      'a chunk after the length',
+      { streamed: true },
+      [start(11n, 4096), chunk, length(body.length), { ...chunk, offset: body.length }, end],
+      'E_EXPORT_PROTOCOL',
+    ],
   ];
   for (const [why, reply, f, code] of bad) {
     const b = await run(reply, f);

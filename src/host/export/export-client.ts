@@ -11,14 +11,7 @@
  * the temporary file: nothing appears under a final name unless it is complete and verified.
  */
 import { JackinError } from '../../errors.ts';
-import {
-  createServerFrameDecoder,
-  encodeControlRequest,
-  capForTag,
-  EXPORT_METHOD,
-  readControlReply,
-  SERVER_TAGS,
-} from '../../protocol/index.ts';
+import { createServerFrameDecoder, encodeControlRequest, capForTag, EXPORT_METHOD, readControlReply, SERVER_TAGS } from '../../protocol/index.ts';
 import { ReplyReader, withConnection } from '../../transport/control-call.ts';
 import type { Transport } from '../../transport/transport.ts';
 import { ExportFrameReader, EXPORT_WRITE_QUEUE_BYTES, type ExportProgress, type ExportedFile } from './export-frame-reader.ts';
@@ -172,4 +165,3 @@ export async function exportFile(request: ExportRequest, options: ExportClientOp
     throw e;
   }
 }
-

@@ -23,7 +23,7 @@ function setup(t: { after: (f: () => void) => void }, features: Record<string, n
   return { s, feature, dir, connects: () => connects };
 }
 
-test('export feature: a click that exports waits for the operator\'s confirmation; cancelled, nothing is fetched', async (t) => {
+test("export feature: a click that exports waits for the operator's confirmation; cancelled, nothing is fetched", async (t) => {
   const { s, feature, connects } = setup(t);
   s.confirmAnswer = false;
   feature.exportFromClick('/work/../../etc/shadow');
@@ -39,7 +39,7 @@ test('export feature: a click that exports waits for the operator\'s confirmatio
   assert.equal(s.log[1]?.result, 'failed');
 });
 
-test('export feature: an upstream capsule\'s pushed export is written only when allowed, once per gesture, and logged', async (t) => {
+test("export feature: an upstream capsule's pushed export is written only when allowed, once per gesture, and logged", async (t) => {
   const { s, dir } = setup(t, null);
   const payload = Buffer.from('exported\n');
   const push = (id: bigint): void => {
@@ -49,7 +49,11 @@ test('export feature: an upstream capsule\'s pushed export is written only when 
   };
   s.gesture('palette-key');
   push(1n);
-  assert.deepEqual(s.log.map((r) => r.result), ['refused'], 'not allowed: refused even after a gesture');
+  assert.deepEqual(
+    s.log.map((r) => r.result),
+    ['refused'],
+    'not allowed: refused even after a gesture',
+  );
   s.allowUpstream = true;
   s.gesture('palette-key');
   push(2n);
@@ -57,5 +61,12 @@ test('export feature: an upstream capsule\'s pushed export is written only when 
   await pollUntil('the one export to be saved', () => s.log.some((r) => r.result === 'ok'), { last: () => s.log });
   // The published name follows the transfer's path (a.txt), not the suggested a.exe.
   assert.deepEqual(readdirSync(join(dir)), ['a.txt']);
-  assert.deepEqual(s.log.map((r) => [r.action, r.result]), [['export', 'refused'], ['export', 'refused'], ['export', 'ok']]);
+  assert.deepEqual(
+    s.log.map((r) => [r.action, r.result]),
+    [
+      ['export', 'refused'],
+      ['export', 'refused'],
+      ['export', 'ok'],
+    ],
+  );
 });

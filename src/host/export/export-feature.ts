@@ -130,7 +130,12 @@ export class ExportFeature implements Disposable {
       const r = await this.#getOpener().openFile(path, mode);
       if (r.revealedInstead !== undefined) session.notify('warning', `Revealed ${basename(path)} instead of opening it: ${r.revealedInstead}`);
       else session.notify('success', `${mode === 'open' ? 'Opened' : 'Revealed'} ${basename(path)}`);
-      session.logAction({ action: r.revealedInstead === undefined ? `${mode}-file` : 'reveal-file', target: path, result: 'ok', ...(r.revealedInstead !== undefined ? { detail: `not opened: ${r.revealedInstead}` } : {}) });
+      session.logAction({
+        action: r.revealedInstead === undefined ? `${mode}-file` : 'reveal-file',
+        target: path,
+        result: 'ok',
+        ...(r.revealedInstead !== undefined ? { detail: `not opened: ${r.revealedInstead}` } : {}),
+      });
     } catch (e) {
       session.notify('error', `Could not ${mode} ${path}: ${describe(e)}`);
       session.logAction({ action: `${mode}-file`, target: path, result: 'failed', detail: describe(e) });
@@ -156,7 +161,10 @@ export class ExportFeature implements Disposable {
     try {
       const directory = await this.#destination();
       session.notify('info', `Exporting ${trimmed}…`);
-      const r = await exportFile({ path: trimmed, ...(mode === 'save' ? {} : { mode }) }, { connect: this.#opts.connect, directory, signal: this.#stop.signal });
+      const r = await exportFile(
+        { path: trimmed, ...(mode === 'save' ? {} : { mode }) },
+        { connect: this.#opts.connect, directory, signal: this.#stop.signal },
+      );
       session.notify('success', `Saved ${basename(r.destination)} (${formatBytes(r.bytes)}) in ${dirname(r.destination)}`);
       session.logAction({ action: 'export', target: trimmed, result: 'ok', detail: r.destination });
       await this.#reveal(r.destination, mode);
@@ -239,7 +247,10 @@ export class ExportFeature implements Disposable {
     }
     if (now !== drawn) {
       const instead = now === null ? 'no file is offered now' : `now ${now}`;
-      session.notify('warning', `Not pulled: the offered file changed after the palette showed it (${inertText(instead, 120)}); open the palette again to see it`);
+      session.notify(
+        'warning',
+        `Not pulled: the offered file changed after the palette showed it (${inertText(instead, 120)}); open the palette again to see it`,
+      );
       session.logAction({ action: 'export', target: drawn, result: 'refused', detail: `the offer changed after the palette showed it: ${instead}` });
       return;
     }
@@ -251,21 +262,25 @@ export class ExportFeature implements Disposable {
     const session = this.#session;
     const store = this.#store;
     for (const v of VARIANTS) {
-      store.add(session.registerAction({
-        id: `export-file${v.idSuffix}`,
-        title: `Export file…${v.suffix}`,
-        ...(v.mode === 'save' ? { key: 'e' } : {}),
-        prompt: 'Container path to export',
-        run: (argument) => void this.#export(argument ?? '', v.mode),
-      }));
+      store.add(
+        session.registerAction({
+          id: `export-file${v.idSuffix}`,
+          title: `Export file…${v.suffix}`,
+          ...(v.mode === 'save' ? { key: 'e' } : {}),
+          prompt: 'Container path to export',
+          run: (argument) => void this.#export(argument ?? '', v.mode),
+        }),
+      );
     }
     for (const v of VARIANTS) {
-      store.add(session.registerAction({
-        id: `export-cursor${v.idSuffix}`,
-        title: `Export file under cursor${v.suffix}`,
-        ...(v.mode === 'save' ? { key: 'x' } : {}),
-        run: () => this.#underCursor(v.mode),
-      }));
+      store.add(
+        session.registerAction({
+          id: `export-cursor${v.idSuffix}`,
+          title: `Export file under cursor${v.suffix}`,
+          ...(v.mode === 'save' ? { key: 'x' } : {}),
+          run: () => this.#underCursor(v.mode),
+        }),
+      );
     }
     store.add(
       session.registerAction({
@@ -275,7 +290,12 @@ export class ExportFeature implements Disposable {
         readsTarget: {
           pendingTitle: `${OFFERED_TITLE} (reading the offer…)`,
           whilePending: () => {
-            session.logAction({ action: 'export', target: 'the offered file (not yet shown)', result: 'refused', detail: 'chosen while the palette was still reading the offer' });
+            session.logAction({
+              action: 'export',
+              target: 'the offered file (not yet shown)',
+              result: 'refused',
+              detail: 'chosen while the palette was still reading the offer',
+            });
             return 'Still reading the offer; choose it once it shows';
           },
         },

@@ -177,7 +177,10 @@ export class ExportFrameReader {
     // surfaces here on the next wait or in finish().
     const w = this.#o.sink.write(f.offset, f.bytes);
     const bytes = f.bytes;
-    w.then(() => this.#o.release(bytes), () => undefined);
+    w.then(
+      () => this.#o.release(bytes),
+      () => undefined,
+    );
     this.#inFlight.push({ done: w, bytes: f.bytes.length });
     this.#queued += f.bytes.length;
     while (this.#queued >= EXPORT_WRITE_QUEUE_BYTES) {

@@ -81,7 +81,7 @@ const trickle: Script = (s, req) => {
   s.on('close', () => clearInterval(timer));
 };
 
-test('the published name keeps the requested path\'s extension, whatever name the capsule suggests', async (t) => {
+test("the published name keeps the requested path's extension, whatever name the capsule suggests", async (t) => {
   const f1 = await fakeCapsule(t, answerAs('invoicetxt.exe'));
   const r1 = await exportFile({ path: 'docs/invoice.txt', mode: 'open' }, { connect: f1.connect, directory: f1.dest });
   assert.equal(basename(r1.destination), 'invoice.txt');
@@ -107,7 +107,10 @@ test('JACKIN_EXPORT_MAX_BYTES caps an export before any byte is written', async 
   assert.equal(hostExportCap({}), DEFAULT_HOST_EXPORT_CAP);
   assert.equal(hostExportCap({ JACKIN_EXPORT_MAX_BYTES: '1000' }), 1000);
   assert.equal(hostExportCap({ JACKIN_EXPORT_MAX_BYTES: '8 GiB' }), 8 * 1024 ** 3);
-  assert.throws(() => hostExportCap({ JACKIN_EXPORT_MAX_BYTES: 'lots' }), (e: unknown) => hasCode(e, 'E_EXPORT_CONFIG'));
+  assert.throws(
+    () => hostExportCap({ JACKIN_EXPORT_MAX_BYTES: 'lots' }),
+    (e: unknown) => hasCode(e, 'E_EXPORT_CONFIG'),
+  );
   const f = await fakeCapsule(t, answerAs('a.txt'));
   const saved = process.env['JACKIN_EXPORT_MAX_BYTES'];
   process.env['JACKIN_EXPORT_MAX_BYTES'] = String(body.length - 1);
@@ -158,14 +161,18 @@ test('after kill -9 of jackin export, the next export into the directory removes
   const env = { ...process.env, JACKIN_HOME: f.home };
   const child = spawn(process.execPath, [JACKIN_BIN, 'export', '--from', 'fake', '--to', f.dest, 'big.bin'], { env, stdio: 'ignore' });
   t.after(() => child.kill('SIGKILL'));
-  const partial = await pollUntil('jackin export to create its partial file', () => {
-    if (child.exitCode !== null) throw new Error(`jackin export exited with ${child.exitCode} before writing`);
-    try {
-      return readdirSync(f.dest).find((n) => n.includes('.jackin-partial-'));
-    } catch {
-      return undefined;
-    }
-  }, { timeoutMs: 20_000 });
+  const partial = await pollUntil(
+    'jackin export to create its partial file',
+    () => {
+      if (child.exitCode !== null) throw new Error(`jackin export exited with ${child.exitCode} before writing`);
+      try {
+        return readdirSync(f.dest).find((n) => n.includes('.jackin-partial-'));
+      } catch {
+        return undefined;
+      }
+    },
+    { timeoutMs: 20_000 },
+  );
   const exited = new Promise((r) => child.once('exit', r));
   child.kill('SIGKILL');
   await exited;

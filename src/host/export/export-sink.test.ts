@@ -78,12 +78,55 @@ test('the capsule name is sanitised before anything is created', async () => {
 test('failures leave no temporary and no final file', async (t) => {
   const data = Buffer.from('hello world');
   const cases: Array<[string, string, (s: ExportSink) => Promise<unknown>]> = [
-    ['digest mismatch', 'E_DIGEST_MISMATCH', async (s) => { await s.write(0, data); return s.finish(sha(Buffer.from('other'))); }],
-    ['short stream', 'E_TRANSFER_SIZE_MISMATCH', async (s) => { await s.write(0, data.subarray(0, 5)); return s.finish(sha(data)); }],
-    ['overlong stream', 'E_TRANSFER_SIZE_MISMATCH', async (s) => { await s.write(0, data); return s.write(data.length, Buffer.from('!')); }],
-    ['offset gap', 'E_TRANSFER_OFFSET', async (s) => { await s.write(0, data.subarray(0, 5)); return s.write(6, data.subarray(6)); }],
-    ['offset replay', 'E_TRANSFER_OFFSET', async (s) => { await s.write(0, data.subarray(0, 5)); return s.write(0, data.subarray(0, 5)); }],
-    ['abort', 'E_EXPORT_ABORTED', async (s) => { await s.write(0, data.subarray(0, 5)); await s.abort('capsule went away'); return s.finish(sha(data)); }],
+    [
+      'digest mismatch',
+      'E_DIGEST_MISMATCH',
+      async (s) => {
+        await s.write(0, data);
+        return s.finish(sha(Buffer.from('other')));
+      },
+    ],
+    [
+      'short stream',
+      'E_TRANSFER_SIZE_MISMATCH',
+      async (s) => {
+        await s.write(0, data.subarray(0, 5));
+        return s.finish(sha(data));
+      },
+    ],
+    [
+      'overlong stream',
+      'E_TRANSFER_SIZE_MISMATCH',
+      async (s) => {
+        await s.write(0, data);
+        return s.write(data.length, Buffer.from('!'));
+      },
+    ],
+    [
+      'offset gap',
+      'E_TRANSFER_OFFSET',
+      async (s) => {
+        await s.write(0, data.subarray(0, 5));
+        return s.write(6, data.subarray(6));
+      },
+    ],
+    [
+      'offset replay',
+      'E_TRANSFER_OFFSET',
+      async (s) => {
+        await s.write(0, data.subarray(0, 5));
+        return s.write(0, data.subarray(0, 5));
+      },
+    ],
+    [
+      'abort',
+      'E_EXPORT_ABORTED',
+      async (s) => {
+        await s.write(0, data.subarray(0, 5));
+        await s.abort('capsule went away');
+        return s.finish(sha(data));
+      },
+    ],
   ];
   for (const [label, code, run] of cases) {
     await t.test(label, async () => {

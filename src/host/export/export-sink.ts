@@ -168,7 +168,10 @@ export class ExportSink {
     }
     if (declaredSize > cap) {
       this.#state = { kind: 'done' };
-      throw new JackinError('E_TOO_LARGE', `${JSON.stringify(rawName)} is ${declaredSize} bytes, over the host cap of ${cap} bytes (JACKIN_EXPORT_MAX_BYTES raises it)`);
+      throw new JackinError(
+        'E_TOO_LARGE',
+        `${JSON.stringify(rawName)} is ${declaredSize} bytes, over the host cap of ${cap} bytes (JACKIN_EXPORT_MAX_BYTES raises it)`,
+      );
     }
     const dir = this.#directory;
     try {

@@ -58,7 +58,6 @@ export class ForwardListener {
   readonly addresses: string[] = [];
 
   // biome-ignore lint/style/useConsistentMemberAccessibility: built only by its static factory (an asynchronous set-up)
-
   private constructor(o: ForwardListenerOptions) {
     this.#o = o;
   }
@@ -83,7 +82,8 @@ export class ForwardListener {
       if (host === '::1' && (err.code === 'EADDRNOTAVAIL' || err.code === 'EAFNOSUPPORT' || err.code === 'EINVAL')) continue;
       await l.close();
       if (err.code === 'EADDRINUSE') throw new JackinError('E_FORWARD_PORT_TAKEN', `port ${o.hostPort} is already in use on the host's loopback (${host})`);
-      if (err.code === 'EACCES') throw new JackinError('E_FORWARD_PORT', `the host does not let this user listen on port ${o.hostPort} (${host}): pick a port of 1024 or above`);
+      if (err.code === 'EACCES')
+        throw new JackinError('E_FORWARD_PORT', `the host does not let this user listen on port ${o.hostPort} (${host}): pick a port of 1024 or above`);
       throw new JackinError('E_FORWARD_PORT_TAKEN', `cannot listen on ${host} port ${o.hostPort}: ${err.message}`);
     }
     return l;
@@ -104,7 +104,14 @@ export class ForwardListener {
     if (this.#closed || this.#sockets.size >= (this.#o.maxConnections ?? MAX_FORWARD_CONNECTIONS)) {
       s.on('error', () => {});
       s.resetAndDestroy();
-      emit({ kind: 'failed', id, error: new JackinError('E_FORWARD_LIMIT', `${this.#o.maxConnections ?? MAX_FORWARD_CONNECTIONS} connections are forwarded already; this one was closed`) });
+      emit({
+        kind: 'failed',
+        id,
+        error: new JackinError(
+          'E_FORWARD_LIMIT',
+          `${this.#o.maxConnections ?? MAX_FORWARD_CONNECTIONS} connections are forwarded already; this one was closed`,
+        ),
+      });
       return;
     }
     this.#sockets.add(s);
@@ -121,7 +128,8 @@ export class ForwardListener {
       ...(onBytes !== undefined ? { onBytes: (d: 'sent' | 'received', n: number) => onBytes(id, d, n) } : {}),
     }).then(
       (outcome) => emit({ kind: 'closed', id, outcome }),
-      (e: unknown) => emit({ kind: 'failed', id, error: e instanceof JackinError ? e : new JackinError('E_FORWARD_RESET', e instanceof Error ? e.message : String(e)) }),
+      (e: unknown) =>
+        emit({ kind: 'failed', id, error: e instanceof JackinError ? e : new JackinError('E_FORWARD_RESET', e instanceof Error ? e.message : String(e)) }),
     );
   }
 

@@ -34,15 +34,21 @@ export async function recordForward(home: string, r: Omit<ForwardRecord, 'pid' |
   await mkdir(dir(home), { recursive: true, mode: 0o700 });
   const file = join(dir(home), `${process.pid}-${r.hostPort}.json`);
   const record: ForwardRecord = { ...r, pid: process.pid, startedAt: new Date().toISOString() };
-  await writeFile(file, JSON.stringify(record) + '\n', { mode: 0o600 });
+  await writeFile(file, `${JSON.stringify(record)}\n`, { mode: 0o600 });
   return () => rm(file, { force: true }).catch(() => {});
 }
 
 function isRecord(v: unknown): v is ForwardRecord {
   const r = v as Record<string, unknown> | null;
   return (
-    typeof r === 'object' && r !== null && typeof r['instance'] === 'string' && Number.isInteger(r['hostPort']) && Number.isInteger(r['containerPort']) &&
-    (r['kind'] === 'forward' || r['kind'] === 'login') && Number.isInteger(r['pid']) && typeof r['startedAt'] === 'string'
+    typeof r === 'object' &&
+    r !== null &&
+    typeof r['instance'] === 'string' &&
+    Number.isInteger(r['hostPort']) &&
+    Number.isInteger(r['containerPort']) &&
+    (r['kind'] === 'forward' || r['kind'] === 'login') &&
+    Number.isInteger(r['pid']) &&
+    typeof r['startedAt'] === 'string'
   );
 }
 

@@ -5,10 +5,17 @@ import { CALLBACK_PARAMETERS, loginCallbackPort } from './login-callback.ts';
 
 test('login callback: the real links of Claude Code, Codex and a direct loopback URL name their port', () => {
   assert.equal(
-    loginCallbackPort('https://claude.com/cai/oauth/authorize?code=true&client_id=x&response_type=code&redirect_uri=http%3A%2F%2Flocalhost%3A34067%2Fcallback&scope=user&state=abc'),
+    loginCallbackPort(
+      'https://claude.com/cai/oauth/authorize?code=true&client_id=x&response_type=code&redirect_uri=http%3A%2F%2Flocalhost%3A34067%2Fcallback&scope=user&state=abc',
+    ),
     34067,
   );
-  assert.equal(loginCallbackPort('https://auth.openai.com/oauth/authorize?response_type=code&client_id=app&redirect_uri=http%3A%2F%2Flocalhost%3A1455%2Fauth%2Fcallback&state=s'), 1455);
+  assert.equal(
+    loginCallbackPort(
+      'https://auth.openai.com/oauth/authorize?response_type=code&client_id=app&redirect_uri=http%3A%2F%2Flocalhost%3A1455%2Fauth%2Fcallback&state=s',
+    ),
+    1455,
+  );
   assert.equal(loginCallbackPort('http://localhost:8976/login?token=t'), 8976);
   assert.equal(loginCallbackPort('http://127.0.0.1:5000/'), 5000);
   assert.equal(loginCallbackPort('http://[::1]:5001/cb'), 5001);
@@ -34,7 +41,10 @@ test('login callback: every callback parameter the agents use names its port, pe
     assert.equal(loginCallbackPort(`https://idp.example/authorize?${name}=${target}`), port, `${name} unencoded`);
   }
   // OpenRouter's PKCE sign-in, encoded and as some programs print it unencoded.
-  assert.equal(loginCallbackPort('https://openrouter.ai/auth?callback_url=http%3A%2F%2Flocalhost%3A3000%2Fcallback&code_challenge=abc&code_challenge_method=S256'), 3000);
+  assert.equal(
+    loginCallbackPort('https://openrouter.ai/auth?callback_url=http%3A%2F%2Flocalhost%3A3000%2Fcallback&code_challenge=abc&code_challenge_method=S256'),
+    3000,
+  );
   assert.equal(loginCallbackPort('https://openrouter.ai/auth?callback_url=http://127.0.0.1:8765/openrouter/callback'), 8765);
   // Names are exact: query names are case-sensitive, and a look-alike is not a callback.
   assert.equal(loginCallbackPort('https://idp.example/a?Callback_URL=http%3A%2F%2Flocalhost%3A4108%2F'), null);
@@ -64,12 +74,19 @@ test('login callback: no forward for links that do not call back to a loopback p
 test('login callback property: a loopback callback in any of the parameters, among any others, is found; any other host never is', () => {
   const host = fc.constantFrom('localhost', '127.0.0.1', '[::1]');
   fc.assert(
-    fc.property(fc.constantFrom(...CALLBACK_PARAMETERS), host, fc.integer({ min: 1024, max: 65535 }), fc.webPath(), fc.dictionary(fc.stringMatching(/^[a-z]{1,8}$/), fc.string({ maxLength: 20 })), (param, h, port, path, others) => {
-      const q = new URLSearchParams(others);
-      for (const p of CALLBACK_PARAMETERS) q.delete(p);
-      q.set(param, `http://${h}:${port}${path}`);
-      assert.equal(loginCallbackPort(`https://idp.example/authorize?${q.toString()}`), port);
-    }),
+    fc.property(
+      fc.constantFrom(...CALLBACK_PARAMETERS),
+      host,
+      fc.integer({ min: 1024, max: 65535 }),
+      fc.webPath(),
+      fc.dictionary(fc.stringMatching(/^[a-z]{1,8}$/), fc.string({ maxLength: 20 })),
+      (param, h, port, path, others) => {
+        const q = new URLSearchParams(others);
+        for (const p of CALLBACK_PARAMETERS) q.delete(p);
+        q.set(param, `http://${h}:${port}${path}`);
+        assert.equal(loginCallbackPort(`https://idp.example/authorize?${q.toString()}`), port);
+      },
+    ),
   );
   fc.assert(
     fc.property(fc.domain(), fc.integer({ min: 1024, max: 65535 }), (d, port) => {

@@ -55,7 +55,10 @@ test('login forward: an upstream capsule, or one without the extension, gets not
     await step.run();
     assert.equal(await probe(port), 'ECONNREFUSED');
     assert.match(s.notices.at(-1)?.text ?? '', why);
-    assert.deepEqual(s.log.map((l) => [l.action, l.result, l.detail]), [['login-forward', 'refused', 'E_FORWARD_UNSUPPORTED']]);
+    assert.deepEqual(
+      s.log.map((l) => [l.action, l.result, l.detail]),
+      [['login-forward', 'refused', 'E_FORWARD_UNSUPPORTED']],
+    );
   }
 });
 
@@ -69,7 +72,10 @@ test('login forward: only the step binds (after the gesture); it closes at its d
   assert.equal(await probe(port), 'ECONNREFUSED');
   await step!.run();
   assert.notEqual(await probe(port), 'ECONNREFUSED', 'bound');
-  assert.ok(s.notices.some((n) => n.text.startsWith(`Forwarding localhost:${port} to agent`)), JSON.stringify(s.notices));
+  assert.ok(
+    s.notices.some((n) => n.text.startsWith(`Forwarding localhost:${port} to agent`)),
+    JSON.stringify(s.notices),
+  );
   // While it is open, another link to the same callback keeps it, and says so.
   assert.equal(s.urlOpenSteps(link(port))[0]?.note, `and keep forwarding localhost:${port} to agent`);
   await new Promise<void>((resolve) => {
@@ -120,11 +126,20 @@ async function standInCapsule(t: TestContext, target: number): Promise<() => Pro
   return async () => {
     const sock = connect({ host: '127.0.0.1', port, allowHalfOpen: true });
     await new Promise<void>((resolve, reject) => sock.once('connect', resolve).once('error', reject));
-    return { kind: 'socket', readable: sock, writable: sock, description: `stand-in capsule ${port}`, close: () => sock.destroy(), failureDetail: async () => null };
+    return {
+      kind: 'socket',
+      readable: sock,
+      writable: sock,
+      description: `stand-in capsule ${port}`,
+      close: () => sock.destroy(),
+      failureDetail: async () => null,
+    };
   };
 }
 
-test('login forward: a callback connection kept alive after its exchange closes once idle; none closes before the first exchange', { timeout: 20_000 }, async (t) => {
+test('login forward: a callback connection kept alive after its exchange closes once idle; none closes before the first exchange', {
+  timeout: 20_000,
+}, async (t) => {
   // The login helper answers the callback and keeps the connection alive, as a browser's would stay.
   const login = createHttpServer((req, res) => res.end(`signed in: ${req.url}`));
   login.keepAliveTimeout = 60_000;
@@ -154,14 +169,15 @@ test('login forward: a callback connection kept alive after its exchange closes 
   // The browser keeps the connection open; the forward ends it once nothing moved for idleMs.
   await socketClosed;
   await new Promise<void>((resolve) => {
-    const check = (): void => void (s.notices.some((n) => n.text === `Stopped forwarding localhost:${port} to agent: its exchange is done`) ? resolve() : setTimeout(check, 20));
+    const check = (): void =>
+      void (s.notices.some((n) => n.text === `Stopped forwarding localhost:${port} to agent: its exchange is done`) ? resolve() : setTimeout(check, 20));
     check();
   });
   assert.equal(await probe(port), 'ECONNREFUSED');
   assert.deepEqual(s.log.map((l) => [l.action, l.result, l.detail]).at(-1), ['login-forward', 'ok', 'closed: its exchange is done']);
 });
 
-test('login forward: with the capsule on the host\'s own loopback (the embedded default) nothing is asked, bound, said or logged', async (t) => {
+test("login forward: with the capsule on the host's own loopback (the embedded default) nothing is asked, bound, said or logged", async (t) => {
   const s = new FakeFeatureSession({ forward: 1 });
   const f = installLoginForwardFeature(s, { instance: 'agent', connect: never, env: {}, sharedLoopback: true });
   t.after(() => f.dispose());

@@ -109,14 +109,24 @@ export function installLoginForwardFeature(session: LoginForwardSession, o: Logi
         },
       });
     } catch (e) {
-      const why = e instanceof JackinError && e.code === 'E_FORWARD_PORT_TAKEN' ? `port ${port} is already in use on this host` : e instanceof Error ? e.message : String(e);
-      session.notify('warning', `Not forwarding localhost:${port} to ${o.instance}: ${why}; the link opens anyway, and its callback will not reach the container`);
+      const why =
+        e instanceof JackinError && e.code === 'E_FORWARD_PORT_TAKEN'
+          ? `port ${port} is already in use on this host`
+          : e instanceof Error
+            ? e.message
+            : String(e);
+      session.notify(
+        'warning',
+        `Not forwarding localhost:${port} to ${o.instance}: ${why}; the link opens anyway, and its callback will not reach the container`,
+      );
       session.logAction({ action: 'login-forward', target: target(port), result: 'failed', detail: why });
       return;
     }
     // The record for `jackin ls`, written while the forward runs; a close waits for it, then removes it.
     const recorded: Promise<(() => Promise<void>) | null> =
-      o.home === undefined ? Promise.resolve(null) : recordForward(o.home, { instance: o.instance, hostPort: port, containerPort: port, kind: 'login' }).catch(() => null);
+      o.home === undefined
+        ? Promise.resolve(null)
+        : recordForward(o.home, { instance: o.instance, hostPort: port, containerPort: port, kind: 'login' }).catch(() => null);
     const deadline = setTimeout(() => closeSoon(`${Math.round((o.maxMs ?? LOGIN_FORWARD_MAX_MS) / 60_000)} minutes passed`), o.maxMs ?? LOGIN_FORWARD_MAX_MS);
     entry = {
       listener,
@@ -135,7 +145,10 @@ export function installLoginForwardFeature(session: LoginForwardSession, o: Logi
         )),
     };
     live.set(port, entry);
-    session.notify('info', `Forwarding localhost:${port} to ${o.instance} for the login's callback (until it is done, ${Math.round((o.maxMs ?? LOGIN_FORWARD_MAX_MS) / 60_000)} minutes at most)`);
+    session.notify(
+      'info',
+      `Forwarding localhost:${port} to ${o.instance} for the login's callback (until it is done, ${Math.round((o.maxMs ?? LOGIN_FORWARD_MAX_MS) / 60_000)} minutes at most)`,
+    );
     session.logAction({ action: 'login-forward', target: target(port), result: 'ok', detail: `listening on ${listener.addresses.join(', ')}` });
     await recorded;
     // The session ended while the port was being bound: the forward closes at once.
@@ -149,7 +162,10 @@ export function installLoginForwardFeature(session: LoginForwardSession, o: Logi
       if (port === null) return null;
       if (live.has(port)) return { note: `and keep forwarding localhost:${port} to ${o.instance}`, entry: `forwarding port ${port}`, run: async () => {} };
       if (!hasFeature(session.features, 'forward') || o.connect === undefined) {
-        const why = session.features === null ? 'an upstream capsule has no forwards' : 'this capsule has no forwards (an older jackin-capsule; update it in the container)';
+        const why =
+          session.features === null
+            ? 'an upstream capsule has no forwards'
+            : 'this capsule has no forwards (an older jackin-capsule; update it in the container)';
         return {
           run: async () => {
             session.notify('warning', `Not forwarding localhost:${port} to ${o.instance}: ${why}; the link opens, its callback will not reach the container`);

@@ -46,7 +46,10 @@ test('hints: the capsule list is checked again: off-screen cells, refused target
     ],
   );
   assert.deepEqual(set.dropped, { outside: 3, refused: 2, duplicate: 1, over: 0, unseen: 0 });
-  const many = buildHints(Array.from({ length: 200 }, (_, i) => link(Math.floor(i / 80), i % 80, `https://h${i}.example/`)), { rows: 24, cols: 80 });
+  const many = buildHints(
+    Array.from({ length: 200 }, (_, i) => link(Math.floor(i / 80), i % 80, `https://h${i}.example/`)),
+    { rows: 24, cols: 80 },
+  );
   assert.equal(many.hints.length, MAX_HINTS);
   assert.equal(many.dropped.over, 200 - MAX_HINTS);
 });
@@ -60,7 +63,10 @@ test('hints: labels are drawn at their first cells with absolute moves, cut at t
 });
 
 test('hints: typing a label chooses its link, Esc, Ctrl+C and the palette key cancel, other keys change nothing', () => {
-  const { hints } = buildHints(Array.from({ length: 30 }, (_, i) => link(i % 20, i, `https://h${i}.example/`)), { rows: 24, cols: 80 });
+  const { hints } = buildHints(
+    Array.from({ length: 30 }, (_, i) => link(i % 20, i, `https://h${i}.example/`)),
+    { rows: 24, cols: 80 },
+  );
   assert.deepEqual(hintKey(hints, '', key('a')), { type: 'pending', typed: 'a' });
   const chosen = hintKey(hints, 'a', key('s'));
   assert.equal(chosen.type === 'chosen' && chosen.hint.checked.href, 'https://h1.example/');
@@ -72,12 +78,21 @@ test('hints: typing a label chooses its link, Esc, Ctrl+C and the palette key ca
   assert.deepEqual(hintKey(hints, '', 'palette'), { type: 'cancel' });
 });
 
-test('hints: seenAt, the host\'s own view against a listed link: the URL text itself, a hyperlink\'s known text and target', () => {
+test("hints: seenAt, the host's own view against a listed link: the URL text itself, a hyperlink's known text and target", () => {
   const view = new HostScreen(4, 30);
-  view.write(Buffer.from('\x1b[?1049l\x1b[!p\x1b[r\x1b[H\x1b[2Jsee https://a.example/x\r\n\x1b]8;;https://t.example/\x1b\\docs\x1b]8;;\x1b\\ 🫨 https://b.example/', 'utf8'));
+  view.write(
+    Buffer.from(
+      '\x1b[?1049l\x1b[!p\x1b[r\x1b[H\x1b[2Jsee https://a.example/x\r\n\x1b]8;;https://t.example/\x1b\\docs\x1b]8;;\x1b\\ 🫨 https://b.example/',
+      'utf8',
+    ),
+  );
   assert.equal(seenAt(view, { row: 0, col: 4, cells: 19, source: 'text', url: 'https://a.example/x' }), 'https://a.example/x');
   assert.equal(seenAt(view, { row: 0, col: 4, cells: 19, source: 'text', url: 'https://a.example/y' }), null);
-  assert.equal(seenAt(view, { row: 0, col: 5, cells: 18, source: 'text', url: 'ttps://a.example/x' }), 'ttps://a.example/x', 'the check is of cells, not of URL rules');
+  assert.equal(
+    seenAt(view, { row: 0, col: 5, cells: 18, source: 'text', url: 'ttps://a.example/x' }),
+    'ttps://a.example/x',
+    'the check is of cells, not of URL rules',
+  );
   assert.equal(seenAt(view, { row: 1, col: 0, cells: 4, source: 'osc8', url: 'https://t.example/' }), 'docs');
   assert.equal(seenAt(view, { row: 1, col: 0, cells: 4, source: 'osc8', url: 'https://evil.example/' }), null, 'the host saw another target there');
   assert.equal(seenAt(view, { row: 2, col: 0, cells: 4, source: 'osc8', url: 'https://t.example/' }), null, 'blank cells');

@@ -139,10 +139,7 @@ export function renderHints(hints: readonly Hint[], cols: number, typed = ''): s
   return `${s}\x1b[0m`;
 }
 
-export type HintKeyResult =
-  | { type: 'pending'; typed: string }
-  | { type: 'chosen'; hint: Hint }
-  | { type: 'cancel' };
+export type HintKeyResult = { type: 'pending'; typed: string } | { type: 'chosen'; hint: Hint } | { type: 'cancel' };
 
 /**
  * One key while the labels are up: a letter extends what was typed (a complete label chooses its link; a

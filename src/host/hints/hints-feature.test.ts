@@ -66,10 +66,19 @@ const links: ListedLink[] = [
 
 test('hints: the palette entries, the labels drawn at the listed cells, and a typed label opening its link only after the prompt', async () => {
   const { s, opened } = setup(links);
-  assert.deepEqual([...s.actions.values()].map((a) => [a.id, a.key]), [['open-link-on-screen', 'o'], ['copy-link-on-screen', 'y']]);
+  assert.deepEqual(
+    [...s.actions.values()].map((a) => [a.id, a.key]),
+    [
+      ['open-link-on-screen', 'o'],
+      ['copy-link-on-screen', 'y'],
+    ],
+  );
   const done = s.actions.get('open-link-on-screen')!.run();
   await pollUntil('the labels', () => s.overlay !== null);
-  assert.deepEqual(s.sent.map((f) => f.type), ['ListLinks']);
+  assert.deepEqual(
+    s.sent.map((f) => f.type),
+    ['ListLinks'],
+  );
   assert.equal(s.repaints, 1, 'the list is asked for after a repaint the host followed');
   const drawn = s.overlayDraws[0]!;
   assert.match(drawn, /\x1b\[3;5H\x1b\[0;1;30;103ma/);
@@ -80,7 +89,10 @@ test('hints: the palette entries, the labels drawn at the listed cells, and a ty
   assert.equal(s.overlay, null, 'the labels are gone (the session repaints)');
   assert.deepEqual(s.confirms, [{ kind: 'url', target: 'https://target.example/', hyperlink: true, label: 'docs!' }]);
   assert.deepEqual(opened, ['https://target.example/']);
-  assert.deepEqual(s.log.map((l) => [l.action, l.result]), [['open-url', 'ok']]);
+  assert.deepEqual(
+    s.log.map((l) => [l.action, l.result]),
+    [['open-url', 'ok']],
+  );
 });
 
 test('hints: a declined prompt opens nothing; Esc leaves with nothing opened or asked', async () => {
@@ -111,7 +123,10 @@ test('hints: the copy twin shows the whole target in the host prompt and copies 
   await p;
   assert.deepEqual(s.confirms, [{ kind: 'url', target: 'https://a.example/x', hyperlink: false, verb: 'copy', label: 'https://a.example/x' }]);
   assert.deepEqual(copied, ['https://a.example/x']);
-  assert.deepEqual(s.log.map((l) => [l.action, l.target, l.result]), [['copy-link', 'https://a.example/x', 'ok']]);
+  assert.deepEqual(
+    s.log.map((l) => [l.action, l.target, l.result]),
+    [['copy-link', 'https://a.example/x', 'ok']],
+  );
   const none = setup([{ row: 2, col: 4, cells: 19, source: 'text', url: 'javascript:x' }]);
   await none.s.actions.get('open-link-on-screen')!.run();
   assert.equal(none.s.overlay, null);
@@ -126,10 +141,13 @@ test('hints: a declined copy prompt copies nothing, logged as cancelled', async 
   await p;
   assert.deepEqual(s.confirms, [{ kind: 'url', target: 'https://target.example/', hyperlink: true, verb: 'copy', label: 'docs!' }]);
   assert.deepEqual(copied, []);
-  assert.deepEqual(s.log.map((l) => [l.action, l.result]), [['copy-link', 'cancelled']]);
+  assert.deepEqual(
+    s.log.map((l) => [l.action, l.result]),
+    [['copy-link', 'cancelled']],
+  );
 });
 
-test('hints: keys typed after a label in the same read wait for the prompt\'s answer, then reach the program; after Ctrl+C (leaving), at once', async () => {
+test("hints: keys typed after a label in the same read wait for the prompt's answer, then reach the program; after Ctrl+C (leaving), at once", async () => {
   for (const action of ['copy-link-on-screen', 'open-link-on-screen']) {
     const { s } = setup(links);
     let answer: (yes: boolean) => void = () => undefined;
@@ -193,7 +211,7 @@ test('hints: letters typed before the labels could be read choose nothing; Esc s
   assert.deepEqual(copied, ['https://target.example/']);
 });
 
-test('hints: a listed link the host\'s own view does not show there gets no label: other text, blank cells, emoji before it, a screen never repainted', async () => {
+test("hints: a listed link the host's own view does not show there gets no label: other text, blank cells, emoji before it, a screen never repainted", async () => {
   const lying: ListedLink[] = [
     { row: 2, col: 4, cells: 19, source: 'text', url: 'https://evil.example/' }, // the cells read https://a.example/x
     { row: 7, col: 0, cells: 4, source: 'osc8', url: 'https://evil.example/' }, // blank cells
@@ -208,7 +226,14 @@ test('hints: a listed link the host\'s own view does not show there gets no labe
   s.keys('\x1b');
   await p;
 
-  const shifted = setup([{ row: 0, col: 26, cells: 1, source: 'osc8', url: 'https://evil.example/' }, { row: 0, col: 30, cells: 25, source: 'text', url: 'https://good.example/docs' }], true, `\x1b[?1049l\x1b[!p\x1b[r\x1b[H\x1b[2J${'\u{1FAE8}'.repeat(13)}x   https://good.example/docs`);
+  const shifted = setup(
+    [
+      { row: 0, col: 26, cells: 1, source: 'osc8', url: 'https://evil.example/' },
+      { row: 0, col: 30, cells: 25, source: 'text', url: 'https://good.example/docs' },
+    ],
+    true,
+    `\x1b[?1049l\x1b[!p\x1b[r\x1b[H\x1b[2J${'\u{1FAE8}'.repeat(13)}x   https://good.example/docs`,
+  );
   await shifted.s.actions.get('copy-link-on-screen')!.run();
   assert.equal(shifted.s.overlay, null);
   assert.match(shifted.s.notices.at(-1)!.text, /No link on the screen that jackin could check \(2 not shown where the capsule says\)/);

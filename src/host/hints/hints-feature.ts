@@ -53,7 +53,12 @@ export interface HintsFeatureOptions {
 export type HintAction = 'open' | 'copy';
 
 /** What the hints feature uses of the session. */
-export type HintsSession = SessionFrames & SessionNotices & SessionPalette & Pick<SessionRequests, 'confirm' | 'urlOpenSteps'> & Pick<SessionInput, 'holdInput'> & SessionScreen;
+export type HintsSession = SessionFrames &
+  SessionNotices &
+  SessionPalette &
+  Pick<SessionRequests, 'confirm' | 'urlOpenSteps'> &
+  Pick<SessionInput, 'holdInput'> &
+  SessionScreen;
 
 /** The host's own text at a hint's cells, for the prompt ("the text on screen reads"). */
 function shownLabel(hint: Hint): { label: string } | Record<string, never> {
@@ -84,9 +89,11 @@ export function installHintsFeature(session: HintsSession, options: HintsFeature
   const now = options.now ?? (() => performance.now());
   /** The choices waiting for the operator: the feature's end ends them. */
   const choosing = new Set<(chosen: null) => void>();
-  store.add(toDisposable(() => {
-    for (const finish of [...choosing]) finish(null);
-  }));
+  store.add(
+    toDisposable(() => {
+      for (const finish of [...choosing]) finish(null);
+    }),
+  );
 
   /**
    * Shows the labels and waits for the operator: the chosen hint, or null on Esc. Keys typed after the label

@@ -21,7 +21,10 @@ test('appendAction writes one JSON line per record to a 0600 file in a 0700 dire
   assert.equal(statSync(join(h, 'log')).mode & 0o777, 0o700);
   const lines = readFileSync(actionLogPath(h), 'utf8').trimEnd().split('\n');
   assert.equal(lines.length, 2);
-  assert.deepEqual((await readActions(h, 'b')).map((r) => [r.action, r.result, r.detail]), [['export', 'refused', 'E_POLICY_DENIED: no']]);
+  assert.deepEqual(
+    (await readActions(h, 'b')).map((r) => [r.action, r.result, r.detail]),
+    [['export', 'refused', 'E_POLICY_DENIED: no']],
+  );
   // Concurrent appends never interleave.
   await Promise.all(Array.from({ length: 50 }, (_, i) => appendAction(h, { instance: 'c', action: 'export', target: `f${i}`.repeat(50), result: 'ok' })));
   assert.equal((await readActions(h, 'c')).length, 50);

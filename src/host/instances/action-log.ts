@@ -101,9 +101,23 @@ export async function readActions(home: string, instance?: string): Promise<Acti
 /** A table for people: time, instance, action, result, target, detail; every field inert. */
 export function formatActions(records: readonly ActionRecord[]): string {
   if (records.length === 0) return 'no host actions recorded\n';
-  const rows = records.map((r) => [r.time, inertText(r.instance, 32), inertText(r.action, 16), r.result, inertText(r.target, 120), inertText(r.detail ?? '', 200)]);
+  const rows = records.map((r) => [
+    r.time,
+    inertText(r.instance, 32),
+    inertText(r.action, 16),
+    r.result,
+    inertText(r.target, 120),
+    inertText(r.detail ?? '', 200),
+  ]);
   const head = ['TIME', 'INSTANCE', 'ACTION', 'RESULT', 'TARGET', 'DETAIL'];
   const all = [head, ...rows];
   const widths = head.map((_, c) => Math.max(...all.map((row) => textWidth(row[c] ?? ''))));
-  return all.map((row) => row.map((cell, c) => (c === row.length - 1 ? cell : padColumns(cell, widths[c] ?? 0))).join('  ').trimEnd()).join('\n') + '\n';
+  return `${all
+    .map((row) =>
+      row
+        .map((cell, c) => (c === row.length - 1 ? cell : padColumns(cell, widths[c] ?? 0)))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n')}\n`;
 }

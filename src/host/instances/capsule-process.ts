@@ -18,7 +18,11 @@ interface ProcessFacts {
 }
 
 async function linuxFacts(pid: number): Promise<ProcessFacts | null> {
-  const split = (b: Buffer): string[] => b.toString('utf8').split('\0').filter((s) => s !== '');
+  const split = (b: Buffer): string[] =>
+    b
+      .toString('utf8')
+      .split('\0')
+      .filter((s) => s !== '');
   try {
     const argv = split(await readFile(`/proc/${pid}/cmdline`));
     const env = await readFile(`/proc/${pid}/environ`).then(split, () => []);

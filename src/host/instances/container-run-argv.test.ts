@@ -1,7 +1,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { hasCode } from '../../errors.ts';
-import { containerRunArgv, DEFAULT_IMAGE_PATH, explainStartFailure, imagePathFromEnv, terminalIdentityEnv, type ContainerRunSpec } from './container-run-argv.ts';
+import {
+  containerRunArgv,
+  DEFAULT_IMAGE_PATH,
+  explainStartFailure,
+  imagePathFromEnv,
+  terminalIdentityEnv,
+  type ContainerRunSpec,
+} from './container-run-argv.ts';
 
 const base: ContainerRunSpec = {
   engine: 'docker',
@@ -19,30 +26,93 @@ const base: ContainerRunSpec = {
 
 test('containerRunArgv: the host lends its Node and package read-only; run dir, workspace, --init, user, TERM, size', () => {
   assert.deepEqual(containerRunArgv(base), [
-    'docker', 'run', '-d', '--init', '--name', 'agent', '--label', 'io.github.jackin-bridge.instance=agent',
-    '-v', '/home/op/.jackin/sockets/agent:/jackin/run',
-    '-v', '/home/op/src:/workspace', '-w', '/workspace',
-    '-e', 'TERM=xterm-256color', '-e', 'JACKIN_RUN_DIR=/jackin/run',
-    '--user', '1000:1000',
-    '-v', '/usr/bin/node:/opt/jackin/node:ro',
-    '-v', '/usr/lib/node_modules/jackin-bridge:/opt/jackin/pkg:ro',
-    '-e', 'PATH=/opt/jackin/pkg/container-bin:/opt/jackin/pkg/container-bin/clipboard:/opt/jackin/pkg/container-bin/browser:/usr/local/bin:/usr/bin:/bin',
-    '-e', 'BROWSER=/opt/jackin/pkg/container-bin/browser/jackin-browser',
-    '--entrypoint', '/opt/jackin/node', 'node:24-bookworm',
-    '--max-semi-space-size=2', '--no-concurrent-recompilation', '/opt/jackin/pkg/bin/jackin-capsule.js',
-    'serve', '--name', 'agent', '--run-dir', '/jackin/run', '--workspace', '/workspace', '--rows', '40', '--cols', '132', '--', 'claude', '--continue',
+    'docker',
+    'run',
+    '-d',
+    '--init',
+    '--name',
+    'agent',
+    '--label',
+    'io.github.jackin-bridge.instance=agent',
+    '-v',
+    '/home/op/.jackin/sockets/agent:/jackin/run',
+    '-v',
+    '/home/op/src:/workspace',
+    '-w',
+    '/workspace',
+    '-e',
+    'TERM=xterm-256color',
+    '-e',
+    'JACKIN_RUN_DIR=/jackin/run',
+    '--user',
+    '1000:1000',
+    '-v',
+    '/usr/bin/node:/opt/jackin/node:ro',
+    '-v',
+    '/usr/lib/node_modules/jackin-bridge:/opt/jackin/pkg:ro',
+    '-e',
+    'PATH=/opt/jackin/pkg/container-bin:/opt/jackin/pkg/container-bin/clipboard:/opt/jackin/pkg/container-bin/browser:/usr/local/bin:/usr/bin:/bin',
+    '-e',
+    'BROWSER=/opt/jackin/pkg/container-bin/browser/jackin-browser',
+    '--entrypoint',
+    '/opt/jackin/node',
+    'node:24-bookworm',
+    '--max-semi-space-size=2',
+    '--no-concurrent-recompilation',
+    '/opt/jackin/pkg/bin/jackin-capsule.js',
+    'serve',
+    '--name',
+    'agent',
+    '--run-dir',
+    '/jackin/run',
+    '--workspace',
+    '/workspace',
+    '--rows',
+    '40',
+    '--cols',
+    '132',
+    '--',
+    'claude',
+    '--continue',
   ]);
 });
 
-test('containerRunArgv: the image\'s own jackin-capsule (a macOS or Windows host), the image\'s user', () => {
+test("containerRunArgv: the image's own jackin-capsule (a macOS or Windows host), the image's user", () => {
   const { rows: _r, cols: _c, ...noSize } = base;
   assert.deepEqual(containerRunArgv({ ...noSize, engine: 'podman', user: null, capsule: { kind: 'image' } }), [
-    'podman', 'run', '-d', '--init', '--name', 'agent', '--label', 'io.github.jackin-bridge.instance=agent',
-    '-v', '/home/op/.jackin/sockets/agent:/jackin/run',
-    '-v', '/home/op/src:/workspace', '-w', '/workspace',
-    '-e', 'TERM=xterm-256color', '-e', 'JACKIN_RUN_DIR=/jackin/run',
-    '--entrypoint', 'jackin-capsule', 'node:24-bookworm',
-    'serve', '--name', 'agent', '--run-dir', '/jackin/run', '--workspace', '/workspace', '--browser', '--clipboard', '--', 'claude', '--continue',
+    'podman',
+    'run',
+    '-d',
+    '--init',
+    '--name',
+    'agent',
+    '--label',
+    'io.github.jackin-bridge.instance=agent',
+    '-v',
+    '/home/op/.jackin/sockets/agent:/jackin/run',
+    '-v',
+    '/home/op/src:/workspace',
+    '-w',
+    '/workspace',
+    '-e',
+    'TERM=xterm-256color',
+    '-e',
+    'JACKIN_RUN_DIR=/jackin/run',
+    '--entrypoint',
+    'jackin-capsule',
+    'node:24-bookworm',
+    'serve',
+    '--name',
+    'agent',
+    '--run-dir',
+    '/jackin/run',
+    '--workspace',
+    '/workspace',
+    '--browser',
+    '--clipboard',
+    '--',
+    'claude',
+    '--continue',
   ]);
 });
 
@@ -59,39 +129,118 @@ test('containerRunArgv: variables by name only, mounts, network, and engine argu
     engineArgs: ['--cap-add=SYS_PTRACE', '--shm-size', '1g'],
   });
   assert.deepEqual(argv, [
-    'docker', 'run', '-d', '--init', '--name', 'agent', '--label', 'io.github.jackin-bridge.instance=agent',
-    '-v', '/home/op/.jackin/sockets/agent:/jackin/run',
-    '-v', '/home/op/src:/workspace', '-w', '/workspace',
-    '-e', 'TERM=xterm-256color', '-e', 'JACKIN_RUN_DIR=/jackin/run',
-    '--user', '1000:1000',
-    '-e', 'ANTHROPIC_API_KEY', '-e', 'HOME',
-    '-v', '/home/op/.claude-home:/home/agent', '-v', '/opt/agents:/opt/agents:ro', '-v', '/srv/cache:/cache:rw',
-    '--network', 'none',
-    '-v', '/usr/bin/node:/opt/jackin/node:ro',
-    '-v', '/usr/lib/node_modules/jackin-bridge:/opt/jackin/pkg:ro',
-    '-e', 'PATH=/opt/jackin/pkg/container-bin:/opt/jackin/pkg/container-bin/clipboard:/opt/jackin/pkg/container-bin/browser:/usr/local/bin:/usr/bin:/bin',
-    '-e', 'BROWSER=/opt/jackin/pkg/container-bin/browser/jackin-browser',
-    '--cap-add=SYS_PTRACE', '--shm-size', '1g',
-    '--entrypoint', '/opt/jackin/node', 'node:24-bookworm',
-    '--max-semi-space-size=2', '--no-concurrent-recompilation', '/opt/jackin/pkg/bin/jackin-capsule.js',
-    'serve', '--name', 'agent', '--run-dir', '/jackin/run', '--workspace', '/workspace', '--rows', '40', '--cols', '132', '--', 'claude', '--continue',
+    'docker',
+    'run',
+    '-d',
+    '--init',
+    '--name',
+    'agent',
+    '--label',
+    'io.github.jackin-bridge.instance=agent',
+    '-v',
+    '/home/op/.jackin/sockets/agent:/jackin/run',
+    '-v',
+    '/home/op/src:/workspace',
+    '-w',
+    '/workspace',
+    '-e',
+    'TERM=xterm-256color',
+    '-e',
+    'JACKIN_RUN_DIR=/jackin/run',
+    '--user',
+    '1000:1000',
+    '-e',
+    'ANTHROPIC_API_KEY',
+    '-e',
+    'HOME',
+    '-v',
+    '/home/op/.claude-home:/home/agent',
+    '-v',
+    '/opt/agents:/opt/agents:ro',
+    '-v',
+    '/srv/cache:/cache:rw',
+    '--network',
+    'none',
+    '-v',
+    '/usr/bin/node:/opt/jackin/node:ro',
+    '-v',
+    '/usr/lib/node_modules/jackin-bridge:/opt/jackin/pkg:ro',
+    '-e',
+    'PATH=/opt/jackin/pkg/container-bin:/opt/jackin/pkg/container-bin/clipboard:/opt/jackin/pkg/container-bin/browser:/usr/local/bin:/usr/bin:/bin',
+    '-e',
+    'BROWSER=/opt/jackin/pkg/container-bin/browser/jackin-browser',
+    '--cap-add=SYS_PTRACE',
+    '--shm-size',
+    '1g',
+    '--entrypoint',
+    '/opt/jackin/node',
+    'node:24-bookworm',
+    '--max-semi-space-size=2',
+    '--no-concurrent-recompilation',
+    '/opt/jackin/pkg/bin/jackin-capsule.js',
+    'serve',
+    '--name',
+    'agent',
+    '--run-dir',
+    '/jackin/run',
+    '--workspace',
+    '/workspace',
+    '--rows',
+    '40',
+    '--cols',
+    '132',
+    '--',
+    'claude',
+    '--continue',
   ]);
   const { rows: _r, cols: _c, ...noSize } = base;
   const image = containerRunArgv({ ...noSize, capsule: { kind: 'image' }, envNames: ['K'], engineArgs: ['--privileged'] });
   assert.deepEqual(image.slice(image.indexOf('-e', image.indexOf('--user'))), [
-    '-e', 'K', '--privileged', '--entrypoint', 'jackin-capsule', 'node:24-bookworm',
-    'serve', '--name', 'agent', '--run-dir', '/jackin/run', '--workspace', '/workspace', '--browser', '--clipboard', '--', 'claude', '--continue',
+    '-e',
+    'K',
+    '--privileged',
+    '--entrypoint',
+    'jackin-capsule',
+    'node:24-bookworm',
+    'serve',
+    '--name',
+    'agent',
+    '--run-dir',
+    '/jackin/run',
+    '--workspace',
+    '/workspace',
+    '--browser',
+    '--clipboard',
+    '--',
+    'claude',
+    '--continue',
   ]);
-  assert.throws(() => containerRunArgv({ ...base, network: '--privileged' }), (e) => hasCode(e, 'E_USAGE'));
-  assert.throws(() => containerRunArgv({ ...base, volumes: [{ host: '/a:b', container: '/c', mode: null }] }), (e) => hasCode(e, 'E_USAGE'));
+  assert.throws(
+    () => containerRunArgv({ ...base, network: '--privileged' }),
+    (e) => hasCode(e, 'E_USAGE'),
+  );
+  assert.throws(
+    () => containerRunArgv({ ...base, volumes: [{ host: '/a:b', container: '/c', mode: null }] }),
+    (e) => hasCode(e, 'E_USAGE'),
+  );
   assert.throws(() => containerRunArgv({ ...base, envNames: ['A=value'] }), TypeError, 'a value never reaches the argv');
 });
 
-test('containerRunArgv: jackin\'s private env file after the names; a TERM the operator passes replaces jackin\'s', () => {
+test("containerRunArgv: jackin's private env file after the names; a TERM the operator passes replaces jackin's", () => {
   const argv = containerRunArgv({ ...base, envNames: ['COLORTERM'], envFile: { path: '/tmp/jackin-env-Ab12Cd/env', names: ['ANTHROPIC_API_KEY', 'HOME'] } });
   assert.deepEqual(argv.slice(argv.indexOf('-w'), argv.indexOf('-v', argv.indexOf('--user'))), [
-    '-w', '/workspace', '-e', 'TERM=xterm-256color', '-e', 'JACKIN_RUN_DIR=/jackin/run', '--user', '1000:1000',
-    '-e', 'COLORTERM', '--env-file', '/tmp/jackin-env-Ab12Cd/env',
+    '-w',
+    '/workspace',
+    '-e',
+    'TERM=xterm-256color',
+    '-e',
+    'JACKIN_RUN_DIR=/jackin/run',
+    '--user',
+    '1000:1000',
+    '-e',
+    'COLORTERM',
+    '--env-file',
+    '/tmp/jackin-env-Ab12Cd/env',
   ]);
   for (const spec of [{ envNames: ['TERM'] }, { envFile: { path: '/tmp/e', names: ['TERM'] } }]) {
     const a = containerRunArgv({ ...base, ...spec });
@@ -101,12 +250,21 @@ test('containerRunArgv: jackin\'s private env file after the names; a TERM the o
 });
 
 test('containerRunArgv: a path with ":" cannot be bind-mounted, an image or user starting with "-" is not an option', () => {
-  assert.throws(() => containerRunArgv({ ...base, workspace: '/home/op/a:b' }), (e) => hasCode(e, 'E_USAGE'));
-  assert.throws(() => containerRunArgv({ ...base, image: '--privileged' }), (e) => hasCode(e, 'E_USAGE'));
-  assert.throws(() => containerRunArgv({ ...base, user: '--privileged' }), (e) => hasCode(e, 'E_USAGE'));
+  assert.throws(
+    () => containerRunArgv({ ...base, workspace: '/home/op/a:b' }),
+    (e) => hasCode(e, 'E_USAGE'),
+  );
+  assert.throws(
+    () => containerRunArgv({ ...base, image: '--privileged' }),
+    (e) => hasCode(e, 'E_USAGE'),
+  );
+  assert.throws(
+    () => containerRunArgv({ ...base, user: '--privileged' }),
+    (e) => hasCode(e, 'E_USAGE'),
+  );
 });
 
-test('imagePathFromEnv: the image\'s PATH, or the engines\' default', () => {
+test("imagePathFromEnv: the image's PATH, or the engines' default", () => {
   assert.equal(imagePathFromEnv('["HOME=/root","PATH=/opt/x/bin:/usr/bin"]\n'), '/opt/x/bin:/usr/bin');
   assert.equal(imagePathFromEnv('null'), DEFAULT_IMAGE_PATH);
   assert.equal(imagePathFromEnv('not json'), DEFAULT_IMAGE_PATH);
@@ -125,7 +283,10 @@ test('docs/guide.md: the hand-written docker run is exactly what --dry-run print
   const guide = readFileSync(new URL('../../../docs/guide.md', import.meta.url), 'utf8');
   const block = /<!-- generated: jackin run --image --dry-run[^\n]*\n```sh\n([\s\S]*?)```/.exec(guide)?.[1];
   assert.ok(block !== undefined, 'the generated block is in the guide');
-  const lines = block.replace(/ \\\n\s*/g, ' ').trim().split('\n');
+  const lines = block
+    .replace(/ \\\n\s*/g, ' ')
+    .trim()
+    .split('\n');
   const { rows: _r, cols: _c, ...spec } = base;
   const argv = containerRunArgv({
     ...spec,
@@ -212,14 +373,18 @@ test('docs/guide.md: the compose service and the dev container carry exactly the
   assert.equal(dc.postStartCommand, `nohup ${formatArgv([...entrypoint, ...program])} >/dev/null 2>&1 &`);
 });
 
-test('terminalIdentityEnv: the operator\'s terminal identity when set, never a multiplexer\'s TERM_PROGRAM', () => {
+test("terminalIdentityEnv: the operator's terminal identity when set, never a multiplexer's TERM_PROGRAM", () => {
   assert.deepEqual(terminalIdentityEnv({ COLORTERM: 'truecolor', TERM_PROGRAM: 'WezTerm', TERM_PROGRAM_VERSION: '20240203', TMUX: '/t,1,0' }), [
     { name: 'COLORTERM', value: 'truecolor' },
     { name: 'TERM_PROGRAM', value: 'WezTerm' },
     { name: 'TERM_PROGRAM_VERSION', value: '20240203' },
   ]);
   for (const tp of ['tmux', 'screen', 'zellij']) {
-    assert.deepEqual(terminalIdentityEnv({ COLORTERM: 'truecolor', TERM_PROGRAM: tp, TERM_PROGRAM_VERSION: '3.4' }), [{ name: 'COLORTERM', value: 'truecolor' }], tp);
+    assert.deepEqual(
+      terminalIdentityEnv({ COLORTERM: 'truecolor', TERM_PROGRAM: tp, TERM_PROGRAM_VERSION: '3.4' }),
+      [{ name: 'COLORTERM', value: 'truecolor' }],
+      tp,
+    );
   }
   assert.deepEqual(terminalIdentityEnv({ COLORTERM: '', TERM_PROGRAM_VERSION: '1' }), [{ name: 'TERM_PROGRAM_VERSION', value: '1' }]);
 });

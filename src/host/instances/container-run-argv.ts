@@ -119,7 +119,8 @@ export function containerRunArgv(s: ContainerRunSpec): string[] {
   }
   for (const name of s.envNames ?? []) argv.push('-e', name);
   if (s.envFile !== undefined) argv.push('--env-file', s.envFile.path);
-  for (const v of s.volumes ?? []) argv.push('-v', `${hostPath('volume', v.host)}:${hostPath('container path', v.container)}${v.mode === null ? '' : `:${v.mode}`}`);
+  for (const v of s.volumes ?? [])
+    argv.push('-v', `${hostPath('volume', v.host)}:${hostPath('container path', v.container)}${v.mode === null ? '' : `:${v.mode}`}`);
   if (s.network !== undefined) argv.push('--network', notOption('network', s.network));
   const serve = ['serve', '--name', s.name, '--run-dir', CONTAINER_RUN_DIR, '--workspace', CONTAINER_WORKSPACE];
   if (s.rows !== undefined && s.cols !== undefined) serve.push('--rows', String(s.rows), '--cols', String(s.cols));
@@ -129,7 +130,16 @@ export function containerRunArgv(s: ContainerRunSpec): string[] {
       argv.push('-v', `${hostPath('jackin package', s.capsule.packageRoot)}:${CONTAINER_PACKAGE}:ro`);
       argv.push('-e', `PATH=${CONTAINER_BIN}:${CONTAINER_CLIPBOARD_BIN}:${CONTAINER_BROWSER_BIN}:${s.capsule.imagePath}`, '-e', `BROWSER=${CONTAINER_BROWSER}`);
       argv.push(...(s.engineArgs ?? []));
-      argv.push('--entrypoint', CONTAINER_NODE, notOption('image', s.image), ...CAPSULE_NODE_FLAGS, `${CONTAINER_PACKAGE}/bin/jackin-capsule.js`, ...serve, '--', ...s.program);
+      argv.push(
+        '--entrypoint',
+        CONTAINER_NODE,
+        notOption('image', s.image),
+        ...CAPSULE_NODE_FLAGS,
+        `${CONTAINER_PACKAGE}/bin/jackin-capsule.js`,
+        ...serve,
+        '--',
+        ...s.program,
+      );
       return argv;
     case 'image':
       // The image's own package holds the same shims: its capsule puts them on the program's PATH.

@@ -69,7 +69,10 @@ test('doctor: engines: which answer, and what to do when none does (engine stand
   put('docker', 'echo "Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?" >&2; exit 1');
   const onlyDocker = byName(await runDoctor({ ...env, JACKIN_CLIPBOARD: 'none', PATH: bin }), 'engines');
   assert.equal(onlyDocker.status, 'warning');
-  assert.equal(onlyDocker.detail, 'docker installed, its engine does not answer (Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?); podman not installed; jackin run --image cannot start a container (a local jackin run works)');
+  assert.equal(
+    onlyDocker.detail,
+    'docker installed, its engine does not answer (Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?); podman not installed; jackin run --image cannot start a container (a local jackin run works)',
+  );
   assert.match(onlyDocker.fix ?? '', /start Docker's engine/);
   const none = byName(await runDoctor({ ...env, JACKIN_CLIPBOARD: 'none', PATH: '/nonexistent' }), 'engines');
   assert.equal(none.detail, 'docker not installed; podman not installed; jackin run --image cannot start a container (a local jackin run works)');
@@ -92,7 +95,11 @@ test('doctor: says which notifier program notifications would use, and why', asy
   assert.match(noBus.detail, /^to the terminal, inert \(no desktop notifier answers: notify-send \(notify-send, but no session bus/);
   assert.match(noBus.fix ?? '', /libnotify-bin/);
   const bus = byName(await runDoctor({ ...env, DBUS_SESSION_BUS_ADDRESS: 'unix:path=/x', JACKIN_NOTIFY_BELL: 'unfocused' }), 'notifications');
-  assert.deepEqual(bus, { name: 'notifications', status: 'ok', detail: 'desktop through notify-send (notify-send and a session bus); the bell notifies while the terminal is unfocused' });
+  assert.deepEqual(bus, {
+    name: 'notifications',
+    status: 'ok',
+    detail: 'desktop through notify-send (notify-send and a session bus); the bell notifies while the terminal is unfocused',
+  });
   const cmd = byName(await runDoctor({ ...env, JACKIN_NOTIFIER: 'command:/bin/true', JACKIN_NOTIFY: 'both' }), 'notifications');
   assert.equal(cmd.detail, 'desktop and terminal through command /bin/true (JACKIN_NOTIFIER=command:/bin/true)');
   const missing = byName(await runDoctor({ ...env, JACKIN_NOTIFIER: 'command:/nonexistent/n', JACKIN_NOTIFY: 'desktop' }), 'notifications');

@@ -53,7 +53,12 @@ async function checkClipboard(env: NodeJS.ProcessEnv): Promise<Check> {
   try {
     choice = chooseBackend({ env, platform: process.platform, wsl: detectWsl(env) });
   } catch (e) {
-    return { name: 'clipboard', status: 'error', detail: describeError(e), fix: 'set JACKIN_CLIPBOARD to wl-paste, xclip, macos, windows, none or command:<argv>' };
+    return {
+      name: 'clipboard',
+      status: 'error',
+      detail: describeError(e),
+      fix: 'set JACKIN_CLIPBOARD to wl-paste, xclip, macos, windows, none or command:<argv>',
+    };
   }
   const { choice: c, reason } = choice;
   const probe = async (cmd: { file: string; args: readonly string[] }, install: string): Promise<Check> => {
@@ -63,7 +68,10 @@ async function checkClipboard(env: NodeJS.ProcessEnv): Promise<Check> {
     try {
       const r = await runHelper(cmd, { timeoutMs: DOCTOR_PROBE_TIMEOUT_MS, maxBytes: 64 * 1024, installHint: install, env });
       if (r.exitCode === 0) {
-        const types = r.stdout.toString('utf8').split('\n').filter((l) => l.startsWith('image/'));
+        const types = r.stdout
+          .toString('utf8')
+          .split('\n')
+          .filter((l) => l.startsWith('image/'));
         const now = types.length > 0 ? `; the clipboard offers ${types.join(', ')} now` : '; no image on the clipboard now';
         return { name: 'clipboard', status: 'ok', detail: `${c.kind} (${reason}) works${now}` };
       }
@@ -76,7 +84,10 @@ async function checkClipboard(env: NodeJS.ProcessEnv): Promise<Check> {
         name: 'clipboard',
         status: 'error',
         detail: `${c.kind} (${reason}) failed: ${said || `exit status ${r.exitCode}`}`,
-        fix: c.kind === 'xclip' ? 'check DISPLAY points at a running X server (or use JACKIN_CLIPBOARD)' : 'check WAYLAND_DISPLAY points at a running compositor (or use JACKIN_CLIPBOARD)',
+        fix:
+          c.kind === 'xclip'
+            ? 'check DISPLAY points at a running X server (or use JACKIN_CLIPBOARD)'
+            : 'check WAYLAND_DISPLAY points at a running compositor (or use JACKIN_CLIPBOARD)',
       };
     } catch (e) {
       return { name: 'clipboard', status: 'error', detail: `${c.kind} (${reason}): ${describeError(e)}`, fix: install };
@@ -95,7 +106,12 @@ async function checkClipboard(env: NodeJS.ProcessEnv): Promise<Check> {
       const ps = c.wsl ? 'powershell.exe' : 'powershell';
       return onPath(ps, env)
         ? { name: 'clipboard', status: 'ok', detail: `Windows helper via ${ps} (${reason})` }
-        : { name: 'clipboard', status: 'error', detail: `${ps} not found (${reason})`, fix: 'make Windows PowerShell reachable on PATH (WSL: enable appendWindowsPath)' };
+        : {
+            name: 'clipboard',
+            status: 'error',
+            detail: `${ps} not found (${reason})`,
+            fix: 'make Windows PowerShell reachable on PATH (WSL: enable appendWindowsPath)',
+          };
     }
     case 'command': {
       const file = c.argv[0] ?? '';
@@ -104,7 +120,12 @@ async function checkClipboard(env: NodeJS.ProcessEnv): Promise<Check> {
         : { name: 'clipboard', status: 'error', detail: `command ${file} not found (${reason})`, fix: 'fix JACKIN_CLIPBOARD=command:<argv>' };
     }
     case 'none':
-      return { name: 'clipboard', status: 'warning', detail: `disabled (${reason}); Ctrl+V goes to the program`, fix: 'unset JACKIN_CLIPBOARD to paste images' };
+      return {
+        name: 'clipboard',
+        status: 'warning',
+        detail: `disabled (${reason}); Ctrl+V goes to the program`,
+        fix: 'unset JACKIN_CLIPBOARD to paste images',
+      };
     case 'unavailable':
       return {
         name: 'clipboard',
@@ -121,14 +142,24 @@ async function checkClipboard(env: NodeJS.ProcessEnv): Promise<Check> {
 
 function checkOpener(env: NodeJS.ProcessEnv): Check {
   if (!linksEnabled(env)) {
-    return { name: 'opener', status: 'warning', detail: `link opening is disabled (JACKIN_OPEN_LINKS=${env['JACKIN_OPEN_LINKS']})`, fix: 'unset JACKIN_OPEN_LINKS to open links' };
+    return {
+      name: 'opener',
+      status: 'warning',
+      detail: `link opening is disabled (JACKIN_OPEN_LINKS=${env['JACKIN_OPEN_LINKS']})`,
+      fix: 'unset JACKIN_OPEN_LINKS to open links',
+    };
   }
   const custom = env['JACKIN_OPENER'];
   if (custom !== undefined && custom.trim() !== '') {
     try {
       const [file] = splitCommandLine(custom);
       if (file === undefined || onPath(file, env) === null) {
-        return { name: 'opener', status: 'error', detail: `JACKIN_OPENER ${JSON.stringify(custom)}: ${file ?? ''} not found`, fix: 'point JACKIN_OPENER at an installed command' };
+        return {
+          name: 'opener',
+          status: 'error',
+          detail: `JACKIN_OPENER ${JSON.stringify(custom)}: ${file ?? ''} not found`,
+          fix: 'point JACKIN_OPENER at an installed command',
+        };
       }
       return { name: 'opener', status: 'ok', detail: `JACKIN_OPENER: ${custom}` };
     } catch (e) {
@@ -156,24 +187,43 @@ function checkNotifier(env: NodeJS.ProcessEnv): Check {
     notifier = createNotifier({ env });
     mode = effectiveNotifyMode(env, notifier);
   } catch (e) {
-    return { name: 'notifications', status: 'error', detail: `${describeError(e)}; notifications go to the terminal`, fix: 'set JACKIN_NOTIFY to desktop, terminal, both or deny, and JACKIN_NOTIFIER to notify-send, macos, windows, none or command:<argv>' };
+    return {
+      name: 'notifications',
+      status: 'error',
+      detail: `${describeError(e)}; notifications go to the terminal`,
+      fix: 'set JACKIN_NOTIFY to desktop, terminal, both or deny, and JACKIN_NOTIFIER to notify-send, macos, windows, none or command:<argv>',
+    };
   }
   const { selection } = notifier;
   const bell = bellWanted(env) ? '; the bell notifies while the terminal is unfocused' : '';
   if (mode === 'deny') return { name: 'notifications', status: 'ok', detail: `off (JACKIN_NOTIFY=${env['JACKIN_NOTIFY']})` };
   if (mode === 'terminal') {
-    const why = env['JACKIN_NOTIFY'] !== undefined && env['JACKIN_NOTIFY'].trim() !== '' ? 'JACKIN_NOTIFY=terminal' : `no desktop notifier answers: ${notifier.name} (${selection.reason})`;
+    const why =
+      env['JACKIN_NOTIFY'] !== undefined && env['JACKIN_NOTIFY'].trim() !== ''
+        ? 'JACKIN_NOTIFY=terminal'
+        : `no desktop notifier answers: ${notifier.name} (${selection.reason})`;
     return {
       name: 'notifications',
       status: 'ok',
       detail: `to the terminal, inert (${why})`,
-      ...(why.startsWith('no desktop') ? { fix: 'for desktop notifications: apt-get install libnotify-bin with a notification service, or set JACKIN_NOTIFIER=command:<argv>' } : {}),
+      ...(why.startsWith('no desktop')
+        ? { fix: 'for desktop notifications: apt-get install libnotify-bin with a notification service, or set JACKIN_NOTIFIER=command:<argv>' }
+        : {}),
     };
   }
   if (!selection.available) {
-    return { name: 'notifications', status: 'error', detail: `${mode} with ${notifier.name} (${selection.reason}), which cannot answer`, fix: 'install the notifier (apt-get install libnotify-bin), or set JACKIN_NOTIFIER / JACKIN_NOTIFY=terminal' };
+    return {
+      name: 'notifications',
+      status: 'error',
+      detail: `${mode} with ${notifier.name} (${selection.reason}), which cannot answer`,
+      fix: 'install the notifier (apt-get install libnotify-bin), or set JACKIN_NOTIFIER / JACKIN_NOTIFY=terminal',
+    };
   }
-  return { name: 'notifications', status: 'ok', detail: `${mode === 'both' ? 'desktop and terminal' : 'desktop'} through ${notifier.name} (${selection.reason})${bell}` };
+  return {
+    name: 'notifications',
+    status: 'ok',
+    detail: `${mode === 'both' ? 'desktop and terminal' : 'desktop'} through ${notifier.name} (${selection.reason})${bell}`,
+  };
 }
 
 async function checkDownloads(env: NodeJS.ProcessEnv): Promise<Check> {
@@ -239,7 +289,11 @@ async function checkInstances(env: NodeJS.ProcessEnv): Promise<Check[]> {
 /** Pure: the engines check from what each engine said (`jackin run --image` needs one that answers). */
 function engineCheck(probes: readonly EngineProbe[]): Check {
   const say = (p: EngineProbe): string =>
-    !p.installed ? `${p.engine} not installed` : p.version !== null ? `${p.engine} ${p.version} answers` : `${p.engine} installed, its engine does not answer (${p.problem ?? 'no reply'})`;
+    !p.installed
+      ? `${p.engine} not installed`
+      : p.version !== null
+        ? `${p.engine} ${p.version} answers`
+        : `${p.engine} installed, its engine does not answer (${p.problem ?? 'no reply'})`;
   const detail = probes.map(say).join('; ');
   if (probes.some((p) => p.version !== null)) {
     // As detectEngine chooses: docker when its engine answers, else podman.
@@ -251,26 +305,32 @@ function engineCheck(probes: readonly EngineProbe[]): Check {
     name: 'engines',
     status: 'warning',
     detail: `${detail}; jackin run --image cannot start a container (a local jackin run works)`,
-    fix:
-      installedOnly.includes('docker')
-        ? 'start Docker\'s engine (systemctl start docker, or dockerd as root), or use Podman (apt-get install podman), which needs no daemon'
-        : installedOnly.includes('podman')
-          ? 'podman is installed but fails: run `podman info` and follow its message'
-          : 'install Podman (apt-get install podman) or Docker Engine for jackin run --image',
+    fix: installedOnly.includes('docker')
+      ? "start Docker's engine (systemctl start docker, or dockerd as root), or use Podman (apt-get install podman), which needs no daemon"
+      : installedOnly.includes('podman')
+        ? 'podman is installed but fails: run `podman info` and follow its message'
+        : 'install Podman (apt-get install podman) or Docker Engine for jackin run --image',
   };
 }
 
 export async function runDoctor(env: NodeJS.ProcessEnv = process.env): Promise<Check[]> {
-  const [clipboard, downloads, engines, instances] = await Promise.all([checkClipboard(env), checkDownloads(env), probeEngines(env).then(engineCheck), checkInstances(env)]);
+  const [clipboard, downloads, engines, instances] = await Promise.all([
+    checkClipboard(env),
+    checkDownloads(env),
+    probeEngines(env).then(engineCheck),
+    checkInstances(env),
+  ]);
   return [clipboard, checkOpener(env), checkNotifier(env), downloads, checkKeys(env), engines, ...instances];
 }
 
 const MARK: Record<CheckStatus, string> = { ok: '✓', warning: '!', error: '✗' };
 
 export function formatChecks(checks: readonly Check[]): string {
-  return checks
-    // Instance names and details come from directories and capsules the host does not control: inert.
-    .map((c) => `${MARK[c.status]} ${inertText(c.name)}: ${inertText(c.detail, 1000)}${c.fix === undefined ? '' : `\n    fix: ${inertText(c.fix, 1000)}`}`)
-    .join('\n')
-    .concat('\n');
+  return (
+    checks
+      // Instance names and details come from directories and capsules the host does not control: inert.
+      .map((c) => `${MARK[c.status]} ${inertText(c.name)}: ${inertText(c.detail, 1000)}${c.fix === undefined ? '' : `\n    fix: ${inertText(c.fix, 1000)}`}`)
+      .join('\n')
+      .concat('\n')
+  );
 }

@@ -25,7 +25,9 @@ test('listInstances: a cleanly finished instance (only its log left) is not list
   );
 });
 
-test('listInstances: a capsule.json a container made a FIFO, a symlink to a device or a huge file is ignored, never read whole or waited on', { timeout: 60_000 }, async (t) => {
+test('listInstances: a capsule.json a container made a FIFO, a symlink to a device or a huge file is ignored, never read whole or waited on', {
+  timeout: 60_000,
+}, async (t) => {
   const home = mkdtempSync(join(tmpdir(), 'jackin-instances-'));
   t.after(() => rmSync(home, { recursive: true, force: true }));
   const dir = (name: string) => {
@@ -46,11 +48,19 @@ test('listInstances: a capsule.json a container made a FIFO, a symlink to a devi
   const list = await listInstances(home);
   assert.deepEqual(
     list.map((i) => [i.name, i.state, i.program]),
-    [['fifo', 'stale', null], ['huge', 'stale', null], ['link', 'stale', null], ['plain', 'stale', ['vim']], ['zero', 'stale', null]],
+    [
+      ['fifo', 'stale', null],
+      ['huge', 'stale', null],
+      ['link', 'stale', null],
+      ['plain', 'stale', ['vim']],
+      ['zero', 'stale', null],
+    ],
   );
 });
 
-test('capsuleSharesHostNetwork: a capsule pid in this network namespace shares it; another namespace, a foreign PID namespace, a dead pid or no capsule.json does not', { skip: process.platform !== 'linux' }, async (t) => {
+test('capsuleSharesHostNetwork: a capsule pid in this network namespace shares it; another namespace, a foreign PID namespace, a dead pid or no capsule.json does not', {
+  skip: process.platform !== 'linux',
+}, async (t) => {
   const home = mkdtempSync(join(tmpdir(), 'jackin-instances-'));
   t.after(() => rmSync(home, { recursive: true, force: true }));
   const runDir = (name: string, meta: unknown): string => {

@@ -205,14 +205,21 @@ export async function listInstances(home: string): Promise<InstanceInfo[]> {
   let names: string[];
   try {
     const entries = await readdir(join(home, 'sockets'), { withFileTypes: true });
-    names = entries.filter((e) => e.isDirectory()).map((e) => e.name).sort();
+    names = entries
+      .filter((e) => e.isDirectory())
+      .map((e) => e.name)
+      .sort();
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw e;
   }
   // A capsule that ended cleanly removed its socket and capsule.json (its log stays for diagnosis): that
   // is a finished instance, not a stale one. A crashed capsule leaves them behind and is listed as stale.
-  const present = (dir: string, file: string) => stat(join(home, 'sockets', dir, file)).then(() => true, () => false);
+  const present = (dir: string, file: string) =>
+    stat(join(home, 'sockets', dir, file)).then(
+      () => true,
+      () => false,
+    );
   const kept = await Promise.all(names.map(async (n) => (await present(n, SOCKET_NAME)) || (await present(n, 'capsule.json'))));
   return Promise.all(names.filter((_, i) => kept[i]).map((n) => probeInstance(home, n)));
 }

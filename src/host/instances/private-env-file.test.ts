@@ -26,9 +26,16 @@ function refused(fn: () => unknown): JackinError {
   assert.fail('expected E_BAD_ENV');
 }
 
-test('envFileText: NAME=VALUE lines, each value as it is; what an engine\'s env file cannot carry is refused by name and origin, never by value', () => {
+test("envFileText: NAME=VALUE lines, each value as it is; what an engine's env file cannot carry is refused by name and origin, never by value", () => {
   assert.equal(
-    envFileText([{ name: 'A', value: ' spaced "quoted" # not a comment ', from: '--env' }, { name: 'E', value: '', from: '--env' }, { name: 'U', value: 'é=ü', from: '--env' }], {}),
+    envFileText(
+      [
+        { name: 'A', value: ' spaced "quoted" # not a comment ', from: '--env' },
+        { name: 'E', value: '', from: '--env' },
+        { name: 'U', value: 'é=ü', from: '--env' },
+      ],
+      {},
+    ),
     'A= spaced "quoted" # not a comment \nE=\nU=é=ü\n',
   );
   for (const bad of [`${SECRET}\nX=injected`, `${SECRET}\r`, `a\rb${SECRET}`, `${SECRET}\0`]) {
@@ -51,7 +58,10 @@ test('envFileText: what it writes reads back as the same variables, the way Dock
     fc.property(fc.uniqueArray(fc.record({ name, value }), { selector: (e) => e.name, maxLength: 8 }), (vars) => {
       const passed = vars.map((v) => ({ ...v, from: '--env' }));
       const back = parseEnvFile('jackin', envFileText(passed, {}), {});
-      assert.deepEqual(back.map(({ name: n, value: v }) => ({ name: n, value: v })), vars.map((v) => ({ ...v })));
+      assert.deepEqual(
+        back.map(({ name: n, value: v }) => ({ name: n, value: v })),
+        vars.map((v) => ({ ...v })),
+      );
     }),
   );
 });
@@ -107,7 +117,9 @@ function exited(child: ReturnType<typeof spawn>): Promise<{ code: number | null;
   });
 }
 
-test('writePrivateEnvFile: a signal that ends jackin while the file exists removes it, and still ends jackin by that signal', { timeout: 60_000 }, async (t) => {
+test('writePrivateEnvFile: a signal that ends jackin while the file exists removes it, and still ends jackin by that signal', {
+  timeout: 60_000,
+}, async (t) => {
   const dir = scratch(t);
   for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
     const { child, path } = childWriting(dir, 'setInterval(() => {}, 1000);');

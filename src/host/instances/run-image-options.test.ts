@@ -32,11 +32,18 @@ test('--env NAME=VALUE and NAME alone (the host value); bad names and unset name
     const e = refused(() => parseEnvOption(bad, {}), 'E_BAD_ENV');
     assert.doesNotMatch(e.message, /secret/, 'the value is never in the message');
   }
-  for (const reserved of ['PATH=/x', 'JACKIN_RUN_DIR=/x']) assert.match(refused(() => parseEnvOption(reserved, {}), 'E_BAD_ENV').message, /set by jackin run --image itself/);
+  for (const reserved of ['PATH=/x', 'JACKIN_RUN_DIR=/x'])
+    assert.match(refused(() => parseEnvOption(reserved, {}), 'E_BAD_ENV').message, /set by jackin run --image itself/);
 });
 
 test('a value passed where the name goes (--env "$TOKEN") is never echoed, whatever its form', () => {
-  for (const token of ['sk-proj-abcdefghijklmnop', 'ghp_abcdefghijklmnopqrstuvwxyz0123456789', 'AIzaSyAbcdefghijklmnopqrstuvwxyz012345', '0123456789abcdef0123456789abcdef01234567', 'AKIAIOSFODNN7EXAMPLE']) {
+  for (const token of [
+    'sk-proj-abcdefghijklmnop',
+    'ghp_abcdefghijklmnopqrstuvwxyz0123456789',
+    'AIzaSyAbcdefghijklmnopqrstuvwxyz012345',
+    '0123456789abcdef0123456789abcdef01234567',
+    'AKIAIOSFODNN7EXAMPLE',
+  ]) {
     for (const e of [refused(() => parseEnvOption(token, {}), 'E_BAD_ENV'), refused(() => parseEnvFile('f.env', `${token}\n`, {}), 'E_BAD_ENV')]) {
       assert.doesNotMatch(e.message, new RegExp(token.slice(4, 12)), e.message);
       assert.match(e.message, new RegExp(`a name of ${token.length} characters`));
@@ -69,7 +76,11 @@ test('E_BAD_ENV never echoes what is not an upper-case name or a variable set he
     '--env-file f.env line 1: <N> is not set in this environment: export it first, or write NAME=VALUE',
     '--env-file f.env line 1: <N> is not a variable name (letters, digits and _, not starting with a digit)',
   ]);
-  const words = fc.oneof(fc.string({ minLength: 1, maxLength: 40 }), fc.stringMatching(/^[a-z][a-z0-9_]{0,30}$/), fc.stringMatching(/^[A-Za-z][A-Za-z0-9_]{0,30}$/));
+  const words = fc.oneof(
+    fc.string({ minLength: 1, maxLength: 40 }),
+    fc.stringMatching(/^[a-z][a-z0-9_]{0,30}$/),
+    fc.stringMatching(/^[A-Za-z][A-Za-z0-9_]{0,30}$/),
+  );
   fc.assert(
     fc.property(words, (word) => {
       fc.pre(!upperName.test(word) && word.trim() === word && !/[=\r\n]/.test(word) && !word.startsWith('#'));
@@ -98,7 +109,7 @@ test('a value never appears in an --env error (property)', () => {
   );
 });
 
-test('--env-file: Docker\'s form; comments and blank lines skipped; a bad line is named by number, not content', () => {
+test("--env-file: Docker's form; comments and blank lines skipped; a bad line is named by number, not content", () => {
   const text = `# credentials\n\nA=1\n  B=two words "quoted"\nC\nD=\r\nE=x=y\n`;
   assert.deepEqual(parseEnvFile('f.env', text, { C: 'from-host' }), [
     { name: 'A', value: '1', from: '--env-file f.env line 3' },
@@ -125,7 +136,7 @@ test('--env-file then --env, a later one of a name winning; an unreadable file i
   assert.match(refused(() => collectEnv(['missing.env'], [], dir, {}, dir), 'E_BAD_ENV').message, /^--env-file missing\.env: cannot read it \(ENOENT\)$/);
 });
 
-test('--volume HOST:CONTAINER[:ro|rw]: relative host paths resolved, the host path must exist, jackin\'s own mounts refused', (t) => {
+test("--volume HOST:CONTAINER[:ro|rw]: relative host paths resolved, the host path must exist, jackin's own mounts refused", (t) => {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), 'jackin-vol-')));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   mkdirSync(join(dir, 'claude'));
@@ -133,7 +144,8 @@ test('--volume HOST:CONTAINER[:ro|rw]: relative host paths resolved, the host pa
   assert.deepEqual(parseVolume(`${dir}/claude:/c/:ro`, '/', dir), { host: join(dir, 'claude'), container: '/c', mode: 'ro' });
   assert.deepEqual(parseVolume('./claude:/c:rw', dir, dir), { host: join(dir, 'claude'), container: '/c', mode: 'rw' });
   assert.match(refused(() => parseVolume('nope:/c', dir, dir), 'E_BAD_VOLUME').message, /the host path .*nope does not exist \(ENOENT\): create it first$/);
-  for (const bad of ['claude', 'claude:', ':/c', 'claude:/c:rx', 'claude:relative', 'a:b:c:d', 'claude:/c\n']) refused(() => parseVolume(bad, dir, dir), 'E_BAD_VOLUME');
+  for (const bad of ['claude', 'claude:', ':/c', 'claude:/c:rx', 'claude:relative', 'a:b:c:d', 'claude:/c\n'])
+    refused(() => parseVolume(bad, dir, dir), 'E_BAD_VOLUME');
   for (const own of ['/jackin/run', '/jackin/run/x', '/opt/jackin/pkg', '/workspace', '/']) {
     assert.match(refused(() => parseVolume(`claude:${own}`, dir, dir), 'E_BAD_VOLUME').message, /pick another container path/);
   }
@@ -151,7 +163,13 @@ test('--volume: a path written in the workspace that leads out of it through a s
   symlinkSync(ws, join(dir, 'ws-link'));
   // Planted in the workspace, leading out: refused however it is written (relative, absolute, through a
   // directory link, through the workspace's other spelling), naming where it leads.
-  for (const [spec, cwd] of [['./data:/d', ws], ['data/keys:/d', ws], [`${ws}/data:/d:ro`, '/'], ['ws/data:/d', dir], [`${dir}/ws-link/data:/d`, '/']] as const) {
+  for (const [spec, cwd] of [
+    ['./data:/d', ws],
+    ['data/keys:/d', ws],
+    [`${ws}/data:/d:ro`, '/'],
+    ['ws/data:/d', dir],
+    [`${dir}/ws-link/data:/d`, '/'],
+  ] as const) {
     const e = refused(() => parseVolume(spec, cwd, ws), 'E_BAD_VOLUME');
     assert.match(e.message, /leads out of it through a symlink \(to .*private.*\): nothing was mounted/, spec);
   }
@@ -173,11 +191,16 @@ test('--env-file in the workspace: refused when it leads out through a symlink, 
   symlinkSync(join(dir, 'other.env'), join(ws, '.env'));
   symlinkSync('own.env', join(ws, 'linked.env'));
   const out = refused(() => readEnvFile('.env', ws, {}, ws), 'E_BAD_ENV');
-  assert.match(out.message, /^--env-file \.env: it is in the workspace, which the container writes, and leads out of it through a symlink \(to .*other\.env\): nothing was read/);
+  assert.match(
+    out.message,
+    /^--env-file \.env: it is in the workspace, which the container writes, and leads out of it through a symlink \(to .*other\.env\): nothing was read/,
+  );
   assert.doesNotMatch(out.message, /secret/);
   // A link that stays inside is read; a file outside the workspace is read as it is, links and all.
   assert.deepEqual(readEnvFile('linked.env', ws, {}, ws), [{ name: 'A', value: '1', from: '--env-file linked.env line 1' }]);
-  assert.deepEqual(readEnvFile(join(ws, '.env'), '/', {}, join(dir, 'elsewhere')), [{ name: 'OTHER_TOKEN', value: SECRET, from: `--env-file ${join(ws, '.env')} line 1` }]);
+  assert.deepEqual(readEnvFile(join(ws, '.env'), '/', {}, join(dir, 'elsewhere')), [
+    { name: 'OTHER_TOKEN', value: SECRET, from: `--env-file ${join(ws, '.env')} line 1` },
+  ]);
   // A FIFO would hang a plain read; a directory and a huge file are refused too.
   execFileSync('mkfifo', [join(ws, 'fifo.env')]);
   assert.match(refused(() => readEnvFile('fifo.env', ws, {}, ws), 'E_BAD_ENV').message, /cannot read it \(not a regular file\)/);
@@ -187,7 +210,7 @@ test('--env-file in the workspace: refused when it leads out through a symlink, 
   assert.match(refused(() => readEnvFile('big.env', ws, {}, ws), 'E_BAD_ENV').message, /larger than/);
 });
 
-test('--env-file in the workspace: a NAME line alone is refused (it would hand the operator\'s value to the container); outside, it takes the value', (t) => {
+test("--env-file in the workspace: a NAME line alone is refused (it would hand the operator's value to the container); outside, it takes the value", (t) => {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), 'jackin-envname-')));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const ws = join(dir, 'ws');

@@ -217,7 +217,10 @@ export function parseVolume(spec: string, cwd: string, workspace: string): Volum
   const target = posix.normalize(container).replace(/(.)\/+$/, '$1');
   for (const r of RESERVED_MOUNTS) {
     if (target === '/' || target === r || target.startsWith(`${r}/`)) {
-      throw badVolume(spec, `${target} is where jackin run --image mounts ${r === '/workspace' ? 'the workspace (use --workspace)' : 'its own files'}: pick another container path`);
+      throw badVolume(
+        spec,
+        `${target} is where jackin run --image mounts ${r === '/workspace' ? 'the workspace (use --workspace)' : 'its own files'}: pick another container path`,
+      );
     }
   }
   const host = resolve(cwd, hostPart);
@@ -225,7 +228,11 @@ export function parseVolume(spec: string, cwd: string, workspace: string): Volum
   try {
     resolved = resolveHostPath(host, workspace);
   } catch (cause) {
-    throw new JackinError('E_BAD_VOLUME', `--volume ${JSON.stringify(spec)}: the host path ${host} does not exist (${(cause as NodeJS.ErrnoException).code ?? 'error'}): create it first`, { cause });
+    throw new JackinError(
+      'E_BAD_VOLUME',
+      `--volume ${JSON.stringify(spec)}: the host path ${host} does not exist (${(cause as NodeJS.ErrnoException).code ?? 'error'}): create it first`,
+      { cause },
+    );
   }
   if (resolved.leavesWorkspace) {
     throw badVolume(

@@ -25,17 +25,28 @@ class FakeSession extends FakeFeatureSession {
     if (f.type !== 'Resolve') return true;
     const key = f.at === null ? 'cursor' : `${f.at.row},${f.at.col}`;
     const hit =
-      f.target === 'link' ? this.screen.get(key)
-      : f.target === 'path' && this.paths.has(key) ? { kind: 'text' as const, text: this.paths.get(key)! }
-      : f.target === 'offered-link' && this.offered !== null ? { kind: 'text' as const, text: this.offered }
-      : undefined;
+      f.target === 'link'
+        ? this.screen.get(key)
+        : f.target === 'path' && this.paths.has(key)
+          ? { kind: 'text' as const, text: this.paths.get(key)! }
+          : f.target === 'offered-link' && this.offered !== null
+            ? { kind: 'text' as const, text: this.offered }
+            : undefined;
     queueMicrotask(() => this.emitFrame({ type: 'Resolved', requestId: f.requestId, kind: hit?.kind ?? 'none', text: hit?.text ?? '' }));
     return true;
   }
   /** The program's mouse tracking as the host filter read it, and a Modes frame from the capsule. */
   modes(m: Partial<ProgramModes>): void {
     this.programModes.mouse = m.mouseTracking === true ? 1000 : 0;
-    this.emitFrame({ type: 'Modes', mouseTracking: false, sgrMouse: false, bracketedPaste: false, focusReporting: false, alternateScreen: false, ...m } satisfies ServerFrame);
+    this.emitFrame({
+      type: 'Modes',
+      mouseTracking: false,
+      sgrMouse: false,
+      bracketedPaste: false,
+      focusReporting: false,
+      alternateScreen: false,
+      ...m,
+    } satisfies ServerFrame);
   }
 }
 
@@ -65,7 +76,7 @@ function setup(features: Record<string, number> | null = { resolve: 1, modes: 1 
   return { s, opener, exported, feature };
 }
 
-test('link feature: asks the host for click capture once our capsule speaks; the program\'s own tracking (read by the host) wins', () => {
+test("link feature: asks the host for click capture once our capsule speaks; the program's own tracking (read by the host) wins", () => {
   const { s, feature } = setup();
   assert.deepEqual(s.hostNeeds, []);
   assert.equal(feature.capturing, false);
@@ -197,7 +208,12 @@ test('link feature: the offered link is shown in its palette entry; choosing tha
   // Until the capsule answered, the entry is pending: choosing it runs nothing and says why.
   assert.equal(s.actions.get('open-offered-link')?.title, 'Open offered link (reading the offer…)');
   assert.equal(await s.choose('open-offered-link'), 'Still reading the offer; choose it once it shows');
-  assert.deepEqual(s.log.at(-1), { action: 'open-url', target: 'the offered link (not yet shown)', result: 'refused', detail: 'chosen while the palette was still reading the offer' });
+  assert.deepEqual(s.log.at(-1), {
+    action: 'open-url',
+    target: 'the offered link (not yet shown)',
+    result: 'refused',
+    detail: 'chosen while the palette was still reading the offer',
+  });
   await pollUntil('the entry to show the offer', () => s.actions.get('open-offered-link')?.title === 'Open offered link: https://example.com/offer');
   await s.choose('open-offered-link');
   assert.deepEqual(opener.opened, ['https://example.com/offer']);
@@ -210,7 +226,12 @@ test('link feature: the offered link is shown in its palette entry; choosing tha
   assert.deepEqual(s.confirms, []);
   assert.deepEqual(opener.opened, ['https://example.com/offer']);
   assert.match(s.texts.at(-1) ?? '', /^Not opened: the offered link changed after the palette showed it \(now https:\/\/evil\.example\/swap\)/);
-  assert.deepEqual(s.log.at(-1), { action: 'open-url', target: 'https://example.com/offer', result: 'refused', detail: 'the offer changed after the palette showed it: now https://evil.example/swap' });
+  assert.deepEqual(s.log.at(-1), {
+    action: 'open-url',
+    target: 'https://example.com/offer',
+    result: 'refused',
+    detail: 'the offer changed after the palette showed it: now https://evil.example/swap',
+  });
 });
 
 test('link feature: an answer for an opening that closed never shows; nothing offered says so', async () => {
@@ -235,12 +256,20 @@ test('link feature: an offered link the entry could not show whole is confirmed 
   s.openPalette();
   await pollUntil('the entry to show the offer', () => s.actions.get('open-offered-link')?.title.startsWith('Open offered link: https://example.com/x'));
   await s.choose('open-offered-link', false);
-  assert.deepEqual(s.confirms.map((c) => c.target), [s.offered]);
+  assert.deepEqual(
+    s.confirms.map((c) => c.target),
+    [s.offered],
+  );
   assert.deepEqual(opener.opened, [s.offered]);
   // A hook that would bind a port for this link: its entry words come after the title, never cut.
   s.addUrlOpenHook((href) => (href.startsWith('http://localhost:7803/') ? { entry: 'forwards port 7803', run: async () => {} } : null));
   s.offered = 'http://localhost:7803/callback';
   s.openPalette();
   await pollUntil('the entry to show the offer', () => s.targets.has('open-offered-link'));
-  assert.deepEqual(s.targets.get('open-offered-link'), { title: 'Open offered link: http://localhost:7803/callback', suffix: ' (forwards port 7803)', target: 'http://localhost:7803/callback', literal: true });
+  assert.deepEqual(s.targets.get('open-offered-link'), {
+    title: 'Open offered link: http://localhost:7803/callback',
+    suffix: ' (forwards port 7803)',
+    target: 'http://localhost:7803/callback',
+    literal: true,
+  });
 });

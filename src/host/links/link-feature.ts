@@ -33,7 +33,6 @@ import type { PaletteOpening, ShownTarget } from '../session/feature-session.ts'
 import { requestResolve, type ResolveResult } from '../session/resolver.ts';
 import { inertText } from '../../ui/inert-text.ts';
 
-
 /** False with --no-mouse or when JACKIN_MOUSE is an off-word (env-switch.ts). */
 export function mouseCaptureEnabled(env: Readonly<Record<string, string | undefined>>, noMouseFlag = false): boolean {
   return !noMouseFlag && envSwitch(env, 'JACKIN_MOUSE');
@@ -88,9 +87,11 @@ export function installLinkFeature(session: LinkSession, options: LinkFeatureOpt
   /** Checks and opens one URL (session/open-url.ts); `confirm`: the capsule chose it, the operator confirms first. */
   const openUrl = (raw: string, origin: UrlOrigin, confirm = false): Promise<void> => openUrlChecked(session, { env, opener, ...extra }, raw, origin, confirm);
 
-  const failed = (what: string) => (e: unknown): void => {
-    session.notify('error', `${what}: ${e instanceof Error ? e.message : String(e)}`);
-  };
+  const failed =
+    (what: string) =>
+    (e: unknown): void => {
+      session.notify('error', `${what}: ${e instanceof Error ? e.message : String(e)}`);
+    };
 
   const openLinkAt = async (at: { row: number; col: number } | null): Promise<void> => {
     const r = await resolve('link', at);
@@ -127,7 +128,11 @@ export function installLinkFeature(session: LinkSession, options: LinkFeatureOpt
     if (!opening.current) return;
     unread = why;
     if (href === null) {
-      session.showTarget('open-offered-link', opening, { title: why === null ? OFFERED_TITLE : `${OFFERED_TITLE} (could not read the offer)`, target: null, literal: false });
+      session.showTarget('open-offered-link', opening, {
+        title: why === null ? OFFERED_TITLE : `${OFFERED_TITLE} (could not read the offer)`,
+        target: null,
+        literal: false,
+      });
       return;
     }
     // What opening it would do besides (a login forward binds its port) is said in the entry itself.
@@ -163,8 +168,16 @@ export function installLinkFeature(session: LinkSession, options: LinkFeatureOpt
     }
     if (now !== drawn) {
       const instead = now === null ? 'no link is offered now' : `now ${redactUrlForLog(now)}`;
-      session.notify('warning', `Not opened: the offered link changed after the palette showed it (${inertText(instead, 120)}); open the palette again to see it`);
-      session.logAction({ action: 'open-url', target: redactUrlForLog(drawn), result: 'refused', detail: `the offer changed after the palette showed it: ${instead}` });
+      session.notify(
+        'warning',
+        `Not opened: the offered link changed after the palette showed it (${inertText(instead, 120)}); open the palette again to see it`,
+      );
+      session.logAction({
+        action: 'open-url',
+        target: redactUrlForLog(drawn),
+        result: 'refused',
+        detail: `the offer changed after the palette showed it: ${instead}`,
+      });
       return;
     }
     // The entry showed this exact link whole: choosing it was the confirmation. A cut one is confirmed first.
@@ -233,7 +246,12 @@ export function installLinkFeature(session: LinkSession, options: LinkFeatureOpt
       readsTarget: {
         pendingTitle: `${OFFERED_TITLE} (reading the offer…)`,
         whilePending: () => {
-          session.logAction({ action: 'open-url', target: 'the offered link (not yet shown)', result: 'refused', detail: 'chosen while the palette was still reading the offer' });
+          session.logAction({
+            action: 'open-url',
+            target: 'the offered link (not yet shown)',
+            result: 'refused',
+            detail: 'chosen while the palette was still reading the offer',
+          });
           return 'Still reading the offer; choose it once it shows';
         },
       },
@@ -253,4 +271,3 @@ export function installLinkFeature(session: LinkSession, options: LinkFeatureOpt
     },
   };
 }
-

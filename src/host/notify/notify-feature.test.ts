@@ -26,13 +26,16 @@ test('notify mode: JACKIN_NOTIFY, else desktop where the notifier answers, else 
   assert.equal(notifyModeFromEnv({}), null);
   assert.equal(notifyModeFromEnv({ JACKIN_NOTIFY: 'Both' }), 'both');
   assert.equal(notifyModeFromEnv({ JACKIN_NOTIFY: 'off' }), 'deny');
-  assert.throws(() => notifyModeFromEnv({ JACKIN_NOTIFY: 'loud' }), (e) => e instanceof JackinError && e.code === 'E_BAD_NOTIFY_MODE');
+  assert.throws(
+    () => notifyModeFromEnv({ JACKIN_NOTIFY: 'loud' }),
+    (e) => e instanceof JackinError && e.code === 'E_BAD_NOTIFY_MODE',
+  );
   assert.equal(effectiveNotifyMode({}, recorder(true)), 'desktop');
   assert.equal(effectiveNotifyMode({}, recorder(false)), 'terminal');
   assert.equal(effectiveNotifyMode({ JACKIN_NOTIFY: 'terminal' }, recorder(true)), 'terminal');
 });
 
-test('notify: desktop mode sends the title (the program\'s, else the instance) and body to the notifier, off the terminal, logged', async () => {
+test("notify: desktop mode sends the title (the program's, else the instance) and body to the notifier, off the terminal, logged", async () => {
   const s = new FakeFeatureSession({});
   const n = recorder();
   const f = installNotifyFeature(s, { env: {}, instance: 'agent', notifier: n });
@@ -43,22 +46,32 @@ test('notify: desktop mode sends the title (the program\'s, else the instance) a
   s.terminalEmitter.fire(notification('needs input'));
   s.terminalEmitter.fire(notification('from 777', 'Build'));
   await f.idle();
-  assert.deepEqual(n.shown, [['agent', 'done'], ['claude: fix bug', 'needs input'], ['Build', 'from 777']]);
-  assert.deepEqual(s.log.map((l) => [l.action, l.target, l.result, l.detail]), [
-    ['notify', 'agent', 'ok', 'rec; osc9: done'],
-    ['notify', 'claude: fix bug', 'ok', 'rec; osc9: needs input'],
-    ['notify', 'Build', 'ok', 'rec; osc9: from 777'],
+  assert.deepEqual(n.shown, [
+    ['agent', 'done'],
+    ['claude: fix bug', 'needs input'],
+    ['Build', 'from 777'],
   ]);
+  assert.deepEqual(
+    s.log.map((l) => [l.action, l.target, l.result, l.detail]),
+    [
+      ['notify', 'agent', 'ok', 'rec; osc9: done'],
+      ['notify', 'claude: fix bug', 'ok', 'rec; osc9: needs input'],
+      ['notify', 'Build', 'ok', 'rec; osc9: from 777'],
+    ],
+  );
 });
 
-test('notify: a title that starts like jackin\'s reaches the notifier marked as the program\'s', async () => {
+test("notify: a title that starts like jackin's reaches the notifier marked as the program's", async () => {
   const s = new FakeFeatureSession({});
   const n = recorder();
   const f = installNotifyFeature(s, { env: {}, instance: 'agent', notifier: n });
   s.terminalEmitter.fire(notification('press y', 'Jackin: action required'));
   s.terminalEmitter.fire(notification('ok', 'Build'));
   await f.idle();
-  assert.deepEqual(n.shown, [['program: Jackin: action required', 'press y'], ['Build', 'ok']]);
+  assert.deepEqual(n.shown, [
+    ['program: Jackin: action required', 'press y'],
+    ['Build', 'ok'],
+  ]);
 });
 
 test('notify: a failing notifier: the notification is a capsule notice, the host says so once a session quoting nothing of it, the log has the reason; terminal mode only logs', async () => {
@@ -67,11 +80,16 @@ test('notify: a failing notifier: the notification is a capsule notice, the host
   s.terminalEmitter.fire(notification('done'));
   s.terminalEmitter.fire(notification('--urgency=critical', 'jackin: approve'));
   await f.idle();
-  assert.deepEqual(s.log.map((l) => [l.result, l.detail]), [
-    ['failed', 'rec failed (exit 1): rec: the program said this; osc9: done'],
-    ['failed', 'rec failed (exit 1): rec: the program said this; osc9: --urgency=critical'],
+  assert.deepEqual(
+    s.log.map((l) => [l.result, l.detail]),
+    [
+      ['failed', 'rec failed (exit 1): rec: the program said this; osc9: done'],
+      ['failed', 'rec failed (exit 1): rec: the program said this; osc9: --urgency=critical'],
+    ],
+  );
+  assert.deepEqual(s.notices, [
+    { level: 'warning', text: 'A program notification could not be shown on the desktop (rec failed (exit 1)); failed ones show as capsule notices' },
   ]);
-  assert.deepEqual(s.notices, [{ level: 'warning', text: 'A program notification could not be shown on the desktop (rec failed (exit 1)); failed ones show as capsule notices' }]);
   assert.deepEqual(s.containerNotices, [
     { level: 'info', text: 'capsule: agent: done' },
     { level: 'info', text: 'capsule: program: jackin: approve: --urgency=critical' },
@@ -82,7 +100,10 @@ test('notify: a failing notifier: the notification is a capsule notice, the host
   assert.deepEqual(t.routes, [{ terminal: true, bell: false }]);
   t.terminalEmitter.fire(notification('done'));
   assert.deepEqual(n.shown, []);
-  assert.deepEqual(t.log.map((l) => [l.result, l.detail]), [['ok', 'terminal; osc9: done']]);
+  assert.deepEqual(
+    t.log.map((l) => [l.result, l.detail]),
+    [['ok', 'terminal; osc9: done']],
+  );
 });
 
 test('notify: JACKIN_NOTIFY_BELL asks for focus reports and routes the bell only while the terminal is unfocused', () => {

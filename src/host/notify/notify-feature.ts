@@ -65,7 +65,9 @@ export function installNotifyFeature(session: NotifySession, options: NotifyFeat
   }
   const desktop = (mode === 'desktop' || mode === 'both') && notifier !== null;
   const bell = bellWanted(env) && desktop;
-  options.log?.(`notifications: ${mode}${notifier === null ? '' : ` (notifier ${notifier.name}: ${notifier.selection.reason})`}${bell ? ', bell while unfocused' : ''}`);
+  options.log?.(
+    `notifications: ${mode}${notifier === null ? '' : ` (notifier ${notifier.name}: ${notifier.selection.reason})`}${bell ? ', bell while unfocused' : ''}`,
+  );
   // Shown on the terminal too for `terminal` and `both`, and when there is no notifier to send them to.
   const terminalToo = !desktop || mode === 'both';
   const route = (): void => session.routeNotifications({ terminal: terminalToo, bell: bell && session.terminalFocused === false });

@@ -43,4 +43,3 @@ export function* imageFrames(
   }
   yield control({ kind: 'ClipboardImageEnd', transferId, sha256: hash.digest() });
 }
-

@@ -80,14 +80,14 @@ export class ImageSender implements Disposable {
       }
       const staged = pending.staged;
       const size = `${formatBytes(image.bytes.length)} ${image.format}`;
-      this.#s.logAction({ action: 'send-image', target: `${image.format} image, ${image.bytes.length} bytes`, result: 'ok', ...(staged !== null ? { detail: staged.path } : {}) });
+      this.#s.logAction({
+        action: 'send-image',
+        target: `${image.format} image, ${image.bytes.length} bytes`,
+        result: 'ok',
+        ...(staged !== null ? { detail: staged.path } : {}),
+      });
       if (staged !== null) {
-        this.#s.notify(
-          'success',
-          staged.pasted
-            ? `Image staged: ${staged.path} (${size})`
-            : `Image staged, not pasted (stage only): ${staged.path} (${size})`,
-        );
+        this.#s.notify('success', staged.pasted ? `Image staged: ${staged.path} (${size})` : `Image staged, not pasted (stage only): ${staged.path} (${size})`);
       } else if (!hasFeature(features, 'image-staged')) {
         // The capsule does not report the path (upstream): it showed its own notice; this one is ours.
         this.#s.notify('success', `Image sent to the capsule (${size})`);

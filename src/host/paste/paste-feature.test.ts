@@ -98,7 +98,10 @@ test('stage-only sends StageOnly first only when negotiated; upstream gets only 
   const img = { kind: 'image' as const, bytes: png, mimeType: 'image/png', offered: [] };
   const ours = new FakeSession(OURS);
   await installPasteFeature(ours, { reader: reader(img) }).trigger({ kind: 'action', source: 'clipboard' }, 'stage-only');
-  assert.deepEqual(ours.sent.map((f) => f.type), ['StageOnly', 'AttachControl']);
+  assert.deepEqual(
+    ours.sent.map((f) => f.type),
+    ['StageOnly', 'AttachControl'],
+  );
 
   const up = new FakeSession(null);
   up.answer = (id) => [{ type: 'AttachControlResponse', requestId: id, result: 'success' }];
@@ -107,7 +110,10 @@ test('stage-only sends StageOnly first only when negotiated; upstream gets only 
   up.gesture('palette-key'); // the upstream capsule's palette runs in the container
   up.emitFrame({ type: 'HostStageImageFromClipboard' });
   await feature.trigger({ kind: 'action', source: 'clipboard' }, 'paste');
-  assert.deepEqual(up.sent.map((f) => f.type), ['AttachControl', 'AttachControl']);
+  assert.deepEqual(
+    up.sent.map((f) => f.type),
+    ['AttachControl', 'AttachControl'],
+  );
   assert.match(up.notices[0]!.text, /Image sent to the capsule/);
 });
 
@@ -125,7 +131,9 @@ test('failures are told: backend missing (with the install hint), too large, uns
     assert.ok(s.notices[0]?.text.includes(msg));
     assert.equal(s.sent.length, 0);
     // An image over the cap is refused (a check said no); the others failed.
-    assert.deepEqual(s.log, [{ action: 'paste-image', target: 'clipboard', result: code === 'E_IMAGE_TOO_LARGE' ? 'refused' : 'failed', detail: `${code}: ${msg}` }]);
+    assert.deepEqual(s.log, [
+      { action: 'paste-image', target: 'clipboard', result: code === 'E_IMAGE_TOO_LARGE' ? 'refused' : 'failed', detail: `${code}: ${msg}` },
+    ]);
   }
 });
 
@@ -199,7 +207,10 @@ test('an image path (pasted or copied) whose symlink leads elsewhere is read onl
   assert.deepEqual(declined.confirms, [{ kind: 'stage', target, label: link }]);
   assert.equal(images(declined).length, 0);
   assert.equal(declined.program.pop()?.toString(), `\x1b[200~${link}\x1b[201~`);
-  assert.ok(declined.notices.some((n) => /shot\.png leads to .*passport\.png through a symlink/.test(n.text)), JSON.stringify(declined.notices));
+  assert.ok(
+    declined.notices.some((n) => /shot\.png leads to .*passport\.png through a symlink/.test(n.text)),
+    JSON.stringify(declined.notices),
+  );
 
   // A copied file (Ctrl+V), declined, then confirmed: the image goes only after the yes.
   const copied = new FakeSession(OURS);
@@ -219,8 +230,14 @@ test('large images go Start / 1 MiB chunks / End with the SHA-256 of the whole',
   const big = Buffer.alloc(2.5 * 1024 * 1024, 7);
   const frames = [...imageFrames(5n, 'png', big, { stageOnly: false, singleMax: 1024 })];
   const bodies = frames.map((f) => (f.type === 'AttachControl' ? f.body : null));
-  assert.deepEqual(bodies.map((b) => b?.kind), ['ClipboardImageStart', 'ClipboardImageChunk', 'ClipboardImageChunk', 'ClipboardImageChunk', 'ClipboardImageEnd']);
-  assert.deepEqual(bodies.slice(1, 4).map((b) => (b?.kind === 'ClipboardImageChunk' ? b.offset : -1)), [0, 1048576, 2097152]);
+  assert.deepEqual(
+    bodies.map((b) => b?.kind),
+    ['ClipboardImageStart', 'ClipboardImageChunk', 'ClipboardImageChunk', 'ClipboardImageChunk', 'ClipboardImageEnd'],
+  );
+  assert.deepEqual(
+    bodies.slice(1, 4).map((b) => (b?.kind === 'ClipboardImageChunk' ? b.offset : -1)),
+    [0, 1048576, 2097152],
+  );
   const end = bodies[4];
   assert.ok(end?.kind === 'ClipboardImageEnd' && end.sha256.equals(createHash('sha256').update(big).digest()));
   assert.ok(frames.every((f) => f.type === 'AttachControl' && f.requestId === 5n && f.context.v === 1));
@@ -303,12 +320,7 @@ test('files are not staged when turned off, by a capsule without file-stage, or 
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const file = join(dir, 'a.txt');
   writeFileSync(file, 'a');
-  for (const o of [
-    { env: { JACKIN_PASTE_FILE_PATHS: 'off' } },
-    { features: { notice: 1 } },
-    { features: null },
-    { connect: false },
-  ] as const) {
+  for (const o of [{ env: { JACKIN_PASTE_FILE_PATHS: 'off' } }, { features: { notice: 1 } }, { features: null }, { connect: false }] as const) {
     const { s, paste, pasteKey, settled, connects } = filesSetup({ ...o, clipboard: { kind: 'file', path: file, paths: [file], offered: [] } });
     // One path is tried as an image (it is text: the paste goes on as typed).
     assert.equal(paste(file), true);
@@ -427,7 +439,10 @@ test('file paste: a pasted symlink that leads elsewhere is read only after the o
   assert.equal(declined.connects(), 0);
   assert.equal(Buffer.concat(declined.s.program).toString(), `\x1b[200~${link}\x1b[201~`);
   assert.match(declined.s.notices.map((n) => n.text).join('\n'), /Not staged, pasted as the host path: .*report\.pdf leads to .*taxes\.pdf through a symlink/);
-  assert.deepEqual(declined.s.log.map((r) => ({ action: r.action, target: r.target, result: r.result })), [{ action: 'stage', target: link, result: 'refused' }]);
+  assert.deepEqual(
+    declined.s.log.map((r) => ({ action: r.action, target: r.target, result: r.result })),
+    [{ action: 'stage', target: link, result: 'refused' }],
+  );
 
   // Confirmed: staging goes ahead (this fake has no capsule, so it fails there, after the question).
   const confirmed = filesSetup();

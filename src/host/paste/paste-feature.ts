@@ -96,7 +96,13 @@ export { imageFrames } from './image-frames.ts';
 
 const DEFAULT_RESPONSE_TIMEOUT_MS = 30_000;
 /** A pasted path that fails with one of these is ordinary text (no file, not a file, not an image). */
-const NOT_AN_IMAGE_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['E_PATH_NOT_FOUND', 'E_NOT_A_FILE', 'E_UNSUPPORTED_IMAGE', 'E_NO_CLIPBOARD_IMAGE', 'E_PATH_UNREADABLE']);
+const NOT_AN_IMAGE_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
+  'E_PATH_NOT_FOUND',
+  'E_NOT_A_FILE',
+  'E_UNSUPPORTED_IMAGE',
+  'E_NO_CLIPBOARD_IMAGE',
+  'E_PATH_UNREADABLE',
+]);
 const PASTE_START = Buffer.from('\x1b[200~');
 const PASTE_END = Buffer.from('\x1b[201~');
 

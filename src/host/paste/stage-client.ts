@@ -74,7 +74,14 @@ function waitDrain(w: Writable): Promise<void> {
 }
 
 /** Reads the whole file and sends it; resolves with its SHA-256. */
-async function sendFile(w: Writable, src: StageSource, transferId: bigint, touch: () => void, stopped: () => boolean, onProgress?: (n: number, total: number) => void): Promise<Buffer> {
+async function sendFile(
+  w: Writable,
+  src: StageSource,
+  transferId: bigint,
+  touch: () => void,
+  stopped: () => boolean,
+  onProgress?: (n: number, total: number) => void,
+): Promise<Buffer> {
   const hash = nodeCrypto().createHash('sha256');
   let offset = 0;
   while (offset < src.size) {
@@ -126,7 +133,11 @@ export async function stageFile(src: StageSource, o: StageClientOptions): Promis
         const sha256 = await sending!;
         if (f.bytes !== src.size) throw new JackinError('E_TRANSFER_PROTOCOL', `the capsule says it staged ${f.bytes} bytes, ${src.size} were sent`);
         // The path is typed into the program and shown to the operator: an absolute path, nothing else.
-        if (!f.path.startsWith('/') || /[\x00-\x1f\x7f-\x9f]/.test(f.path)) throw new JackinError('E_TRANSFER_PROTOCOL', `the capsule answered a staged path that is not a plain absolute path: ${JSON.stringify(f.path).slice(0, 200)}`);
+        if (!f.path.startsWith('/') || /[\x00-\x1f\x7f-\x9f]/.test(f.path))
+          throw new JackinError(
+            'E_TRANSFER_PROTOCOL',
+            `the capsule answered a staged path that is not a plain absolute path: ${JSON.stringify(f.path).slice(0, 200)}`,
+          );
         return { source: src.path, resolved: src.resolved, destination: f.path, bytes: f.bytes, sha256: sha256.toString('hex') };
       };
       for await (const raw of chunks) {

@@ -68,7 +68,10 @@ export async function openStageSources(paths: readonly string[], maxBytes: numbe
   const total = out.reduce((n, o) => n + (o.ok ? o.source.size : 0), 0);
   if (total <= maxBytes) return out;
   await closeSources(out);
-  const error = new JackinError('E_STAGE_TOO_LARGE', `these ${paths.length} files are ${total} bytes together, over the cap of ${maxBytes} per paste (JACKIN_STAGE_MAX_BYTES)`);
+  const error = new JackinError(
+    'E_STAGE_TOO_LARGE',
+    `these ${paths.length} files are ${total} bytes together, over the cap of ${maxBytes} per paste (JACKIN_STAGE_MAX_BYTES)`,
+  );
   return out.map((o) => (o.ok ? { ok: false, path: o.source.path, error } : o));
 }
 

@@ -35,7 +35,7 @@ test('resolveHostPath: a symlink to a name that differs only in letter case is a
   // On a case-insensitive file system realpath may spell a name as stored, which is not a redirect; a
   // symlink whose target differs only in case is one, as here, where the two names are two files.
   const dir = tempDir(t);
-  writeFileSync(join(dir, 'SHOT.png'), 'the operator\'s other file');
+  writeFileSync(join(dir, 'SHOT.png'), "the operator's other file");
   symlinkSync(join(dir, 'SHOT.png'), join(dir, 'shot.png'));
   assert.deepEqual(await resolveHostPath(join(dir, 'shot.png')), { real: join(dir, 'SHOT.png'), redirected: true });
   // A directory on the way counts the same.
@@ -95,7 +95,7 @@ test('openExact: opens the resolved file; a symlink swapped in at its end or on 
   const real = (await resolveHostPath(join(dir, 'sub', 'f.png'))).real;
 
   const fh = await openExact(real, 'f.png');
-  assert.equal((await fh.readFile('utf8')), 'meant');
+  assert.equal(await fh.readFile('utf8'), 'meant');
   await fh.close();
 
   // The directory on the way becomes a symlink between the check and the open.

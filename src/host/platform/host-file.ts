@@ -104,7 +104,10 @@ export async function openExact(real: string, shown: string): Promise<FileHandle
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'ENOTDIR') throw new JackinError('E_PATH_NOT_FOUND', `no file at ${shown}`, { cause: e });
-    if (code === 'ELOOP') throw new JackinError('E_CHANGED_WHILE_READING', `${shown} changed while it was opened (it became a symlink); try again once nothing moves it`, { cause: e });
+    if (code === 'ELOOP')
+      throw new JackinError('E_CHANGED_WHILE_READING', `${shown} changed while it was opened (it became a symlink); try again once nothing moves it`, {
+        cause: e,
+      });
     throw new JackinError('E_PATH_UNREADABLE', `cannot open ${shown}: ${(e as Error).message}`, { cause: e });
   }
   if (process.platform === 'linux') {

@@ -16,14 +16,23 @@ test('host services: each service is built at its first use, once, and shared', 
 test('host services: nothing is chosen before its first use (a bad switch fails only when its service is asked for)', () => {
   const s = createHostServices({ env: { JACKIN_CLIPBOARD: 'nonsense', JACKIN_NOTIFIER: 'command:' }, writeTerminal: () => undefined });
   assert.equal(typeof s.opener.openUrl, 'function');
-  assert.throws(() => s.clipboardReader, (e: unknown) => (e as { code?: string }).code === 'E_BAD_CLIPBOARD_BACKEND');
+  assert.throws(
+    () => s.clipboardReader,
+    (e: unknown) => (e as { code?: string }).code === 'E_BAD_CLIPBOARD_BACKEND',
+  );
 });
 
 test('host services: a notifier the switches misconfigure fails each time it is asked, with the same error', () => {
   const s = createHostServices({ env: { JACKIN_NOTIFIER: 'command:' } });
   let first: unknown;
-  assert.throws(() => s.notifier, (e: unknown) => ((first = e), (e as { code?: string }).code === 'E_NOTIFIER_CONFIG'));
-  assert.throws(() => s.notifier, (e: unknown) => e === first);
+  assert.throws(
+    () => s.notifier,
+    (e: unknown) => ((first = e), (e as { code?: string }).code === 'E_NOTIFIER_CONFIG'),
+  );
+  assert.throws(
+    () => s.notifier,
+    (e: unknown) => e === first,
+  );
 });
 
 test('host services: the text writer needs the terminal; the export directory follows JACKIN_DOWNLOAD_DIR', async () => {

@@ -56,7 +56,7 @@ export function createHostServices(o: HostServicesOptions): HostServices {
   const opener = once(() => createOpener({ env, ...(o.extraSchemes === undefined ? {} : { extraSchemes: o.extraSchemes }) }));
   const reader = once(() => selectClipboardReader(env));
   const writer = once(() => {
-    if (o.writeTerminal === undefined) throw new TypeError('a clipboard text writer needs the operator\'s terminal (writeTerminal)');
+    if (o.writeTerminal === undefined) throw new TypeError("a clipboard text writer needs the operator's terminal (writeTerminal)");
     return selectTextWriter(env, o.writeTerminal);
   });
   const notifier = once(() => createNotifier({ env }));

@@ -17,7 +17,11 @@ const linux = (env: Record<string, string>, onPath: string[] = ['notify-send'], 
 });
 
 test('notifier choice: notify-send with a session bus, osascript on macOS, PowerShell on Windows and WSL, none otherwise', () => {
-  assert.deepEqual(chooseNotifier(linux({ DBUS_SESSION_BUS_ADDRESS: 'unix:path=/x' })), { choice: { kind: 'notify-send' }, reason: 'notify-send and a session bus', available: true });
+  assert.deepEqual(chooseNotifier(linux({ DBUS_SESSION_BUS_ADDRESS: 'unix:path=/x' })), {
+    choice: { kind: 'notify-send' },
+    reason: 'notify-send and a session bus',
+    available: true,
+  });
   const noBus = chooseNotifier(linux({ XDG_RUNTIME_DIR: '/nonexistent-run' }));
   assert.equal(noBus.choice.kind, 'notify-send');
   assert.equal(noBus.available, false);
@@ -40,21 +44,34 @@ test('notifier choice: JACKIN_NOTIFIER forces one, command: is split shell-like,
   assert.equal(chooseNotifier(linux({ JACKIN_NOTIFIER: 'none', DBUS_SESSION_BUS_ADDRESS: 'x' })).choice.kind, 'none');
   assert.equal(chooseNotifier(linux({ JACKIN_NOTIFIER: 'macos' }, ['osascript'])).choice.kind, 'macos');
   for (const bad of ['growl', 'command:', 'command:"unterminated']) {
-    assert.throws(() => chooseNotifier(linux({ JACKIN_NOTIFIER: bad })), (e) => hasCode(e, 'E_NOTIFIER_CONFIG'), bad);
+    assert.throws(
+      () => chooseNotifier(linux({ JACKIN_NOTIFIER: bad })),
+      (e) => hasCode(e, 'E_NOTIFIER_CONFIG'),
+      bad,
+    );
   }
 });
 
-test('notifier argv: notify-send ends its options before the title, under the program\'s app name; command: gets --, title and body last', () => {
-  assert.deepEqual(notifierCommand({ kind: 'notify-send' }, '-t 1', 'done'), { file: 'notify-send', args: ['--app-name=jackin (program)', '--', '-t 1', 'done'] });
+test("notifier argv: notify-send ends its options before the title, under the program's app name; command: gets --, title and body last", () => {
+  assert.deepEqual(notifierCommand({ kind: 'notify-send' }, '-t 1', 'done'), {
+    file: 'notify-send',
+    args: ['--app-name=jackin (program)', '--', '-t 1', 'done'],
+  });
   // notify-send unescapes the body (not the title): a backslash goes doubled.
-  assert.deepEqual(notifierCommand({ kind: 'notify-send' }, 'a\\x', 'b\\x1b\\n'), { file: 'notify-send', args: ['--app-name=jackin (program)', '--', 'a\\x', 'b\\\\x1b\\\\n'] });
-  assert.deepEqual(notifierCommand({ kind: 'command', argv: ['n', '-x'] }, '--urgency=critical', '-i /etc/passwd'), { file: 'n', args: ['-x', '--', '--urgency=critical', '-i /etc/passwd'] });
+  assert.deepEqual(notifierCommand({ kind: 'notify-send' }, 'a\\x', 'b\\x1b\\n'), {
+    file: 'notify-send',
+    args: ['--app-name=jackin (program)', '--', 'a\\x', 'b\\\\x1b\\\\n'],
+  });
+  assert.deepEqual(notifierCommand({ kind: 'command', argv: ['n', '-x'] }, '--urgency=critical', '-i /etc/passwd'), {
+    file: 'n',
+    args: ['-x', '--', '--urgency=critical', '-i /etc/passwd'],
+  });
   assert.equal(notifierCommand({ kind: 'none' }, 'T', 'B'), null);
 });
 
 const OSASCRIPT_PROGRAM = ['-e', 'on run argv', '-e', 'display notification (item 2 of argv) with title (item 1 of argv)', '-e', 'end run', '--'];
 
-test('notifier argv: macOS osascript gets the text as its run handler\'s arguments after --, never in the script', () => {
+test("notifier argv: macOS osascript gets the text as its run handler's arguments after --, never in the script", () => {
   // Curly quotes, a straight quote, a backslash and an option shape: none of it is AppleScript source.
   const title = '” & (do shell script "id") & “';
   assert.deepEqual(notifierCommand({ kind: 'macos' }, title, '-e back\\slash'), { file: 'osascript', args: [...OSASCRIPT_PROGRAM, title, '-e back\\slash'] });
@@ -70,7 +87,7 @@ test('notifier argv: Windows and WSL run a PowerShell toast as -EncodedCommand, 
   assert.match(script, /CreateTextNode\('it''s'\)/);
   assert.match(script, /CreateTextNode\('body ''x'''\)/);
   // Nothing else is special in a single-quoted string: no $(...) or variable is expanded.
-  assert.match(windowsToastScript("‛; Start-Process calc; $(id) ‛", 'b'), /CreateTextNode\('''; Start-Process calc; \$\(id\) '''\)/);
+  assert.match(windowsToastScript('‛; Start-Process calc; $(id) ‛', 'b'), /CreateTextNode\('''; Start-Process calc; \$\(id\) '''\)/);
   assert.match(script, /ToastText02/);
   assert.match(script, /CreateToastNotifier\('\{1AC14E77-02E7-4E5D-B744-2EB1AE5198B7\}\\WindowsPowerShell\\v1\.0\\powershell\.exe'\)\.Show/);
 });

@@ -62,7 +62,10 @@ const powershell = 'powershell.exe';
 
 /** JACKIN_NOTIFIER=command:<argv>, split shell-like; throws E_NOTIFIER_CONFIG for bad quoting or an empty command. */
 function commandArgv(raw: string): string[] {
-  const words = splitShellWords(raw, (what) => new JackinError('E_NOTIFIER_CONFIG', `JACKIN_NOTIFIER ${JSON.stringify(`command:${raw}`)} has ${what}; fix the quoting`));
+  const words = splitShellWords(
+    raw,
+    (what) => new JackinError('E_NOTIFIER_CONFIG', `JACKIN_NOTIFIER ${JSON.stringify(`command:${raw}`)} has ${what}; fix the quoting`),
+  );
   if (words.length === 0) throw new JackinError('E_NOTIFIER_CONFIG', 'JACKIN_NOTIFIER=command: names no command; give one, as in command:my-notifier --flag');
   return words;
 }
@@ -133,7 +136,10 @@ export function notifierCommand(choice: NotifierChoice, title: string, body: str
       return { file: 'notify-send', args: [`--app-name=${NOTIFY_APP_NAME}`, '--', title, body.replaceAll('\\', '\\\\')] };
     case 'macos':
       // The text as the run handler's arguments, never in the script's source; `--` ends osascript's options.
-      return { file: 'osascript', args: ['-e', 'on run argv', '-e', 'display notification (item 2 of argv) with title (item 1 of argv)', '-e', 'end run', '--', title, body] };
+      return {
+        file: 'osascript',
+        args: ['-e', 'on run argv', '-e', 'display notification (item 2 of argv) with title (item 1 of argv)', '-e', 'end run', '--', title, body],
+      };
     case 'windows':
       // -EncodedCommand (UTF-16LE, base64): no argument translation between WSL and Windows, no execution policy.
       return {
@@ -182,7 +188,12 @@ export interface Notifier {
 /** Whether `file` is an executable on PATH (or a path to one). */
 function onPathIn(env: Readonly<Record<string, string | undefined>>): (file: string) => boolean {
   return (file) => {
-    const candidates = file.includes('/') ? [file] : (env['PATH'] ?? '').split(delimiter).filter((d) => d !== '').map((d) => join(d, file));
+    const candidates = file.includes('/')
+      ? [file]
+      : (env['PATH'] ?? '')
+          .split(delimiter)
+          .filter((d) => d !== '')
+          .map((d) => join(d, file));
     return candidates.some((p) => {
       try {
         accessSync(p, constants.X_OK);
@@ -234,7 +245,11 @@ function run(cmd: NotifierCommand, env: Readonly<Record<string, string | undefin
     child.on('error', (e) => {
       clearTimeout(timer);
       const missing = (e as NodeJS.ErrnoException).code === 'ENOENT';
-      reject(new JackinError('E_NOTIFIER_FAILED', missing ? `${cmd.file} is not installed or not on PATH` : `${cmd.file} could not start: ${e.message}`, { cause: e }));
+      reject(
+        new JackinError('E_NOTIFIER_FAILED', missing ? `${cmd.file} is not installed or not on PATH` : `${cmd.file} could not start: ${e.message}`, {
+          cause: e,
+        }),
+      );
     });
     child.on('close', (code, signal) => {
       clearTimeout(timer);
@@ -264,7 +279,6 @@ export function notifyModeFromEnv(env: Readonly<Record<string, string | undefine
 export function effectiveNotifyMode(env: Readonly<Record<string, string | undefined>>, notifier: Pick<Notifier, 'selection'> | null): NotifyMode {
   return notifyModeFromEnv(env) ?? (notifier?.selection.available === true ? 'desktop' : 'terminal');
 }
-
 
 /** JACKIN_NOTIFY_BELL=unfocused (or an on-word): a bell while the terminal is unfocused notifies. */
 export function bellWanted(env: Readonly<Record<string, string | undefined>>): boolean {

@@ -50,11 +50,14 @@ async function rejectsWithCode(p: Promise<unknown>, code: ErrorCode): Promise<Ja
 
 test('splitCommandLine splits like a shell without expanding anything', () => {
   assert.deepEqual(splitCommandLine('open'), ['open']);
-  assert.deepEqual(splitCommandLine("  '/a b/c' --x=\"1 2\" \\$HOME \"q\\\"\\\\\"  "), ['/a b/c', '--x=1 2', '$HOME', 'q"\\']);
-  assert.deepEqual(splitCommandLine("a''b \"\" c"), ['ab', '', 'c']);
+  assert.deepEqual(splitCommandLine('  \'/a b/c\' --x="1 2" \\$HOME "q\\"\\\\"  '), ['/a b/c', '--x=1 2', '$HOME', 'q"\\']);
+  assert.deepEqual(splitCommandLine('a\'\'b "" c'), ['ab', '', 'c']);
   assert.deepEqual(splitCommandLine('$(rm -rf /) `id` ; x'), ['$(rm', '-rf', '/)', '`id`', ';', 'x']);
   for (const bad of ["'open", '"open', 'open\\']) {
-    assert.throws(() => splitCommandLine(bad), (e: unknown) => hasCode(e, 'E_OPENER_CONFIG'));
+    assert.throws(
+      () => splitCommandLine(bad),
+      (e: unknown) => hasCode(e, 'E_OPENER_CONFIG'),
+    );
   }
   assert.equal(openerArgv({}, 'x'), null);
   assert.equal(openerArgv({ JACKIN_OPENER: '   ' }, 'x'), null);
@@ -185,7 +188,11 @@ test('openFile opens a file and reveals its folder through JACKIN_OPENER', async
 test('openFile reveals instead of opening a file that would run something, by name or by content', async () => {
   const r = makeRecorder();
   try {
-    const opener = createOpener({ env: { PATH: process.env['PATH'], JACKIN_OPENER: quote(r.script) }, platform: 'linux', limiter: createRateLimiter({ max: 100, windowMs: 1000 }) });
+    const opener = createOpener({
+      env: { PATH: process.env['PATH'], JACKIN_OPENER: quote(r.script) },
+      platform: 'linux',
+      limiter: createRateLimiter({ max: 100, windowMs: 1000 }),
+    });
     const cases: Array<[string, string | Buffer, RegExp]> = [
       ['x-1.desktop', '[Desktop Entry]\nExec=sh -c id\n', /\.desktop/u],
       ['invoicetxt-1.EXE', 'MZ', /\.exe/u],

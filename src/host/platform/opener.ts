@@ -145,13 +145,15 @@ async function runOpenPackage(target: string, platform: NodeJS.Platform, settleM
   });
   try {
     // `open` is loaded on first use: importing it costs every jackin command about 25 ms of start-up.
-    const launched = importOpen().then(({ default: open }) => open(target, { wait: true })).then(
-      (): OpenResult => ({ command, state: 'exited' }),
-      (e: unknown) => {
-        const m = e instanceof Error ? /code (\d+)/u.exec(e.message) : null;
-        throw failed(command, m === null ? `failed (${String(e instanceof Error ? e.message : e)})` : `exited with status ${m[1]}`, e);
-      },
-    );
+    const launched = importOpen()
+      .then(({ default: open }) => open(target, { wait: true }))
+      .then(
+        (): OpenResult => ({ command, state: 'exited' }),
+        (e: unknown) => {
+          const m = e instanceof Error ? /code (\d+)/u.exec(e.message) : null;
+          throw failed(command, m === null ? `failed (${String(e instanceof Error ? e.message : e)})` : `exited with status ${m[1]}`, e);
+        },
+      );
     return await Promise.race([launched, settled]);
   } finally {
     clearTimeout(timer);
@@ -191,9 +193,7 @@ export function createOpener(options: OpenerOptions = {}): Opener {
       const refusal = requested === 'open' ? await launcherReason(path) : null;
       const action: FileOpenAction = refusal === null ? requested : 'reveal';
       // Linux and JACKIN_OPENER have no "select this file": reveal opens the folder holding it.
-      const target = action === 'reveal' && (platform !== 'darwin' && platform !== 'win32' || openerArgv(env, path) !== null)
-        ? dirname(path)
-        : path;
+      const target = action === 'reveal' && ((platform !== 'darwin' && platform !== 'win32') || openerArgv(env, path) !== null) ? dirname(path) : path;
       const result = await launch(target, action);
       return refusal === null ? result : { ...result, revealedInstead: refusal };
     },

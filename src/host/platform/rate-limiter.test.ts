@@ -14,7 +14,10 @@ test('rate limiter allows max uses per sliding window', () => {
   assert.equal(l.tryTake(), true);
   assert.equal(l.tryTake(), true);
   assert.equal(l.tryTake(), false);
-  assert.throws(() => l.take('https://example.com'), (e: unknown) => hasCode(e, 'E_RATE_LIMITED'));
+  assert.throws(
+    () => l.take('https://example.com'),
+    (e: unknown) => hasCode(e, 'E_RATE_LIMITED'),
+  );
 });
 
 test('rate limiter refuses nonsense limits', () => {

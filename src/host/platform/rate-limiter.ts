@@ -42,10 +42,7 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
     tryTake,
     take(what) {
       if (!tryTake()) {
-        throw new JackinError(
-          'E_RATE_LIMITED',
-          `refused to open ${what}: more than ${max} opens in ${windowMs / 1000} s; wait a moment and try again`,
-        );
+        throw new JackinError('E_RATE_LIMITED', `refused to open ${what}: more than ${max} opens in ${windowMs / 1000} s; wait a moment and try again`);
       }
     },
   };

@@ -11,9 +11,18 @@ test('shell words: quotes and escapes like sh, no expansion', () => {
   assert.deepEqual(splitShellWords(`  ''  `), ['']);
   assert.deepEqual(splitShellWords(''), []);
   assert.deepEqual(splitShellWords('$(rm -rf /) `id` ; x'), ['$(rm', '-rf', '/)', '`id`', ';', 'x']);
-  assert.throws(() => splitShellWords(`"open`), (e) => hasCode(e, 'E_BAD_QUOTING'));
-  assert.throws(() => splitShellWords(`'open`), (e) => hasCode(e, 'E_BAD_QUOTING'));
-  assert.throws(() => splitShellWords(`end\\`), (e) => hasCode(e, 'E_BAD_QUOTING'));
+  assert.throws(
+    () => splitShellWords(`"open`),
+    (e) => hasCode(e, 'E_BAD_QUOTING'),
+  );
+  assert.throws(
+    () => splitShellWords(`'open`),
+    (e) => hasCode(e, 'E_BAD_QUOTING'),
+  );
+  assert.throws(
+    () => splitShellWords(`end\\`),
+    (e) => hasCode(e, 'E_BAD_QUOTING'),
+  );
 });
 
 // Where the two splitters jackin had (JACKIN_OPENER's and the clipboard's) disagreed; each answer is what
@@ -45,9 +54,15 @@ test('shell words: the expected answers are what /bin/sh itself makes of each li
 });
 
 test('shell words: each caller chooses the error for bad quoting', () => {
-  assert.throws(() => splitCommandLine("'open"), (e) => hasCode(e, 'E_OPENER_CONFIG') && /an unterminated single quote/.test((e as JackinError).message));
+  assert.throws(
+    () => splitCommandLine("'open"),
+    (e) => hasCode(e, 'E_OPENER_CONFIG') && /an unterminated single quote/.test((e as JackinError).message),
+  );
   const custom = new JackinError('E_BAD_QUOTING', 'custom');
-  assert.throws(() => splitShellWords('x\\', () => custom), (e) => e === custom);
+  assert.throws(
+    () => splitShellWords('x\\', () => custom),
+    (e) => e === custom,
+  );
 });
 
 test('property: words joined back with sh single quoting split into the same words', () => {

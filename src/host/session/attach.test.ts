@@ -28,7 +28,8 @@ async function fakeCapsule(t: TestContext) {
     raw: (b: Buffer) => conn().raw(b),
     end: () => conn().socket.end(),
     destroy: () => conn().socket.destroy(),
-    waitFor: (type: ClientFrame['type']) => pollUntil(`a ${type} frame`, () => frames().find((f) => f.type === type), { last: () => frames().map((f) => f.type) }),
+    waitFor: (type: ClientFrame['type']) =>
+      pollUntil(`a ${type} frame`, () => frames().find((f) => f.type === type), { last: () => frames().map((f) => f.type) }),
   };
 }
 
@@ -53,7 +54,10 @@ test('attach: sends Hello with the terminal size and TERM fields, forwards input
   const hello = await cap.waitFor('Hello');
   assert.equal(cap.frames[0]?.type, 'Hello', 'Hello comes first');
   assert.ok(hello.type === 'Hello');
-  assert.deepEqual([hello.rows, hello.cols, hello.term, hello.termProgram, hello.colorTerm, hello.context], [24, 80, 'xterm-256color', null, 'truecolor', null]);
+  assert.deepEqual(
+    [hello.rows, hello.cols, hello.term, hello.termProgram, hello.colorTerm, hello.context],
+    [24, 80, 'xterm-256color', null, 'truecolor', null],
+  );
   const input = () => Buffer.concat(cap.frames.flatMap((f) => (f.type === 'Input' ? [f.bytes] : [])));
   // Typed keys go out at once, also before the Welcome (a paste key or palette key would wait for it).
   const early = Buffer.from('typed early\r');
@@ -66,7 +70,11 @@ test('attach: sends Hello with the terminal size and TERM fields, forwards input
   cap.send({ type: 'Output', bytes: Buffer.from('hello\r\n') });
   cap.send({ type: 'Bell' });
   await pollUntil('output and BEL on the terminal', () => term.written() === 'hello\r\n\x07');
-  assert.equal(cap.frames.some((f) => f.type === 'ExtHello'), false, 'no ExtHello to an upstream capsule');
+  assert.equal(
+    cap.frames.some((f) => f.type === 'ExtHello'),
+    false,
+    'no ExtHello to an upstream capsule',
+  );
   cap.send({ type: 'Shutdown', reason: null });
   assert.deepEqual(await done, { kind: 'shutdown', reason: null });
 });
@@ -87,7 +95,11 @@ test('attach: negotiates extensions, and the program exit status ends the sessio
   cap.send({ type: 'Shutdown', reason: 'program exited' });
   assert.deepEqual(await done, { kind: 'exited', status: 42, reason: 'program exited' });
   assert.deepEqual(notices, [{ level: 'warning', text: 'careful' }]);
-  assert.match(term.written(), /^\x1b7[^\n]*?\x1b\[1;\d+H.* ! capsule: careful .*\x1b8$/, 'the notice is drawn without moving the cursor, marked as from the capsule');
+  assert.match(
+    term.written(),
+    /^\x1b7[^\n]*?\x1b\[1;\d+H.* ! capsule: careful .*\x1b8$/,
+    'the notice is drawn without moving the cursor, marked as from the capsule',
+  );
 });
 
 test('attach: Ctrl+\\ d sends AttachControl Detach with context {v:1} and ends detached', async (t) => {
@@ -109,7 +121,7 @@ test('attach: Ctrl+\\ d sends AttachControl Detach with context {v:1} and ends d
   assert.equal(input, 'ls');
 });
 
-test('attach: a palette key typed before the capsule\'s Welcome waits for it, then opens our palette: it never reaches the program', async (t) => {
+test("attach: a palette key typed before the capsule's Welcome waits for it, then opens our palette: it never reaches the program", async (t) => {
   const cap = await fakeCapsule(t);
   const term = fakeTerminal();
   const done = new AttachSession({ transport: cap.client, terminal: term.terminal, name: 'x' }).start();
@@ -161,7 +173,11 @@ test('attach: with an upstream capsule the palette key is forwarded, and the hos
   // Typed after the notice: once it arrives, a HostNotice sent before it would have too.
   term.stdin.write('z');
   await pollUntil('input after the notice', () => cap.frames.some((f) => f.type === 'Input' && f.bytes.toString() === 'z'));
-  assert.equal(cap.frames.some((f) => f.type === 'HostNotice'), false, 'no host path ever goes to the capsule');
+  assert.equal(
+    cap.frames.some((f) => f.type === 'HostNotice'),
+    false,
+    'no host path ever goes to the capsule',
+  );
   cap.send({ type: 'Shutdown', reason: null });
   await done;
 });
@@ -186,7 +202,10 @@ test('attach: a malformed frame is skipped; a framing error ends the session', a
   cap.raw(Buffer.concat([Buffer.from([0x86, 0, 0, 0, bad.length]), bad]));
   cap.send({ type: 'Output', bytes: Buffer.from('still here') });
   await pollUntil('output after the skipped frame', () => term.written().includes('still here'));
-  assert.ok(logs.some((l) => l.startsWith('skipped a malformed frame')), JSON.stringify(logs));
+  assert.ok(
+    logs.some((l) => l.startsWith('skipped a malformed frame')),
+    JSON.stringify(logs),
+  );
   cap.raw(Buffer.from([0x82, 0xff, 0xff, 0xff, 0xff]));
   const outcome = await done;
   assert.equal(outcome.kind, 'lost');
@@ -215,7 +234,10 @@ test('attach: a Welcome with a malformed extension block is treated as upstream,
   // Session count, "JX", list version 1, count 1, then a name that overruns the payload.
   cap.raw(Buffer.from('810000000a000000014a5801010977', 'hex').subarray(0, 15));
   await pollUntil('the notice', () => /malformed extension block \(E_BAD_EXTENSIONS\); extension/.test(term.written()), { last: () => term.written() });
-  assert.equal(cap.frames.some((f) => f.type === 'ExtHello'), false);
+  assert.equal(
+    cap.frames.some((f) => f.type === 'ExtHello'),
+    false,
+  );
   assert.equal(session.features, null);
   term.stdin.write(Buffer.from([0x1c]));
   await pollUntil('the palette key forwarded as to an upstream capsule', () =>
@@ -248,7 +270,7 @@ test('attach: malformed frames in sync are skipped with a notice, and a flood of
 /** A palette action's title: on the terminal once the palette is drawn. */
 const PALETTE_TEXT = 'Detach (the program keeps running)';
 
-test('attach: with held-replies the palette is drawn at the capsule\'s RepliesHeld, and output is written up to it and from the one after', async (t) => {
+test("attach: with held-replies the palette is drawn at the capsule's RepliesHeld, and output is written up to it and from the one after", async (t) => {
   const cap = await fakeCapsule(t);
   const term = fakeTerminal();
   const session = new AttachSession({ transport: cap.client, terminal: term.terminal, name: 'x' });

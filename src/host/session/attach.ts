@@ -24,7 +24,17 @@ import type { Transport } from '../../transport/transport.ts';
 import type { AttachOutcome } from './attach-outcome.ts';
 import type { ConfirmController } from './confirm-controller.ts';
 import type { ConfirmRequest } from './confirm-prompt.ts';
-import type { FeatureOverlay, FeatureSession, Gesture, HostActionRecord, InputHook, InputHookKind, PaletteOpening, SessionAction, TargetEntry } from './feature-session.ts';
+import type {
+  FeatureOverlay,
+  FeatureSession,
+  Gesture,
+  HostActionRecord,
+  InputHook,
+  InputHookKind,
+  PaletteOpening,
+  SessionAction,
+  TargetEntry,
+} from './feature-session.ts';
 import { hostDrawn } from '../../ui/host-draw.ts';
 import type { HostRequestKind } from './gesture-gate.ts';
 import { HostRequests } from './host-requests.ts';
@@ -62,7 +72,10 @@ const DETACH_REQUEST_ID = 1n;
 const BEL = Buffer.from([0x07]);
 
 /** The server frames the session handles itself; every other one is passed on to the affordances. */
-type SessionFrame = Extract<ServerFrame, { type: 'Output' | 'Welcome' | 'Bell' | 'RepliesHeld' | 'ExitStatus' | 'Notice' | 'Shutdown' | 'AttachControlResponse' }>;
+type SessionFrame = Extract<
+  ServerFrame,
+  { type: 'Output' | 'Welcome' | 'Bell' | 'RepliesHeld' | 'ExitStatus' | 'Notice' | 'Shutdown' | 'AttachControlResponse' }
+>;
 /** The frames passed on to the affordances (`onFrame`), whatever their type. */
 type PassedOnFrame = Exclude<ServerFrame, SessionFrame>;
 
@@ -157,9 +170,7 @@ export class AttachSession implements FeatureSession {
     );
     this.#confirmer = this.#requests.confirmer;
     this.#modals = new ModalStack({ prompt: this.#confirmer, palette: this.#palette, drawOverlay: () => this.#drawFeatureOverlay() });
-    this.#overlay = this.#store.add(
-      new NoticeOverlay({ terminal, modals: this.#modals, repaint: () => this.repaint(), ...(o.now ? { now: o.now } : {}) }),
-    );
+    this.#overlay = this.#store.add(new NoticeOverlay({ terminal, modals: this.#modals, repaint: () => this.repaint(), ...(o.now ? { now: o.now } : {}) }));
     this.#input = this.#store.add(
       new InputRouter({
         scanner: o.scanner ?? scannerOptionsFromEnv(o.env ?? process.env),
@@ -179,7 +190,12 @@ export class AttachSession implements FeatureSession {
       }),
     );
     this.registerAction({ id: 'detach', title: 'Detach (the program keeps running)', key: 'd', run: () => this.detach() });
-    this.registerAction({ id: 'send-palette-key', title: 'Send the palette key to the program', key: 'palette', run: () => this.sendInput(Buffer.from([0x1c])) });
+    this.registerAction({
+      id: 'send-palette-key',
+      title: 'Send the palette key to the program',
+      key: 'palette',
+      run: () => this.sendInput(Buffer.from([0x1c])),
+    });
     this.registerAction({ id: 'redraw', title: 'Redraw the screen', key: 'r', run: () => void this.repaint() });
   }
 
@@ -330,10 +346,18 @@ export class AttachSession implements FeatureSession {
   }
 
   // The terminal filter's view of the program, and the host's own needs of the terminal (feature-session.ts).
-  get programModes(): Readonly<ProgramModes> { return this.#o.terminal.filter.program; }
-  get onTerminalEvent(): FeatureSession['onTerminalEvent'] { return this.#o.terminal.onFilterEvent; }
-  setHostNeeds(needs: Partial<HostNeeds>): void { if (!this.#finished) this.#o.terminal.setHostNeeds(needs); }
-  get programTitle(): string | null { return this.#o.terminal.filter.programTitle; }
+  get programModes(): Readonly<ProgramModes> {
+    return this.#o.terminal.filter.program;
+  }
+  get onTerminalEvent(): FeatureSession['onTerminalEvent'] {
+    return this.#o.terminal.onFilterEvent;
+  }
+  setHostNeeds(needs: Partial<HostNeeds>): void {
+    if (!this.#finished) this.#o.terminal.setHostNeeds(needs);
+  }
+  get programTitle(): string | null {
+    return this.#o.terminal.filter.programTitle;
+  }
   routeNotifications(route: { terminal: boolean; bell: boolean }): void {
     this.#o.terminal.filter.notifyTerminal = route.terminal;
     this.#o.terminal.filter.bellEvents = route.bell;

@@ -6,7 +6,11 @@ function setup() {
   const written: string[] = [];
   let closed = 0;
   const clock = { t: 1000 };
-  const c = new ConfirmController({ terminal: { write: (b: Buffer | string) => (written.push(String(b)), true), size: () => ({ rows: 30, cols: 100 }) }, closed: () => closed++, now: () => clock.t });
+  const c = new ConfirmController({
+    terminal: { write: (b: Buffer | string) => (written.push(String(b)), true), size: () => ({ rows: 30, cols: 100 }) },
+    closed: () => closed++,
+    now: () => clock.t,
+  });
   return { c, written, closed: () => closed, clock };
 }
 

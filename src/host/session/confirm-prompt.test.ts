@@ -16,7 +16,7 @@ test('the prompt shows the exact target with scheme and host emphasised, and an 
   assert.match(visible(s), /Enter open · Esc cancel/u);
 });
 
-test('a hyperlink\'s target is named as such, with the text the screen showed for it', () => {
+test("a hyperlink's target is named as such, with the text the screen showed for it", () => {
   const p = new ConfirmPrompt({ kind: 'url', target: 'https://evil.example/phish', hyperlink: true, label: 'https://good.example/docs' });
   const v = visible(p.render(30, 100));
   assert.match(v, /Open this hyperlink target\?/u);
@@ -41,11 +41,20 @@ test('the target is drawn inert and whole, wrapped, and cut only past six lines 
   const long = `https://example.com/${'a'.repeat(300)}`;
   const lines = new ConfirmPrompt({ kind: 'url', target: long }).lines(40).map((l) => l.map((c) => c.ch).join(''));
   // Title, blank, six lines of target (each after one space of margin), then the count of the rest.
-  const drawn = lines.slice(2, 8).map((l) => l.slice(1)).join('');
+  const drawn = lines
+    .slice(2, 8)
+    .map((l) => l.slice(1))
+    .join('');
   assert.ok(long.startsWith(drawn));
   assert.equal(Number(/^ … and (\d+) more characters$/u.exec(lines[8] ?? '')?.[1]), long.length - drawn.length);
   const short = new ConfirmPrompt({ kind: 'url', target: `https://example.com/${'b'.repeat(100)}` }).lines(40);
-  assert.equal(short.map((l) => l.map((c) => c.ch).join('')).join('').split('b').length - 1, 100);
+  assert.equal(
+    short
+      .map((l) => l.map((c) => c.ch).join(''))
+      .join('')
+      .split('b').length - 1,
+    100,
+  );
 });
 
 test('only a read that is exactly Enter confirms; Esc alone or Ctrl+C cancels; anything else is ignored', () => {
@@ -60,7 +69,8 @@ test('only a read that is exactly Enter confirms; Esc alone or Ctrl+C cancels; a
 test('the prompt takes Enter, Esc and Ctrl+C in the kitty keyboard protocol and modifyOtherKeys; a release is no key', () => {
   const p = new ConfirmPrompt({ kind: 'url', target: 'https://example.com/' });
   const key = (s: string) => p.key(Buffer.from(s, 'latin1'));
-  for (const s of ['\x1b[27u', '\x1b[27;1:1u\x1b[27;1:3u', '\x1b[99;5u', '\x1b[99;5u\x1b[99;5:3u', '\x1b[27;5;99~', '\x1b[27;1;27~']) assert.equal(key(s), 'cancel', JSON.stringify(s));
+  for (const s of ['\x1b[27u', '\x1b[27;1:1u\x1b[27;1:3u', '\x1b[99;5u', '\x1b[99;5u\x1b[99;5:3u', '\x1b[27;5;99~', '\x1b[27;1;27~'])
+    assert.equal(key(s), 'cancel', JSON.stringify(s));
   for (const s of ['\x1b[13u', '\x1b[13u\x1b[13;1:3u', '\r\x1b[13;1:3u', '\x1b[57414u', '\x1b[27;1;13~']) assert.equal(key(s), 'confirm', JSON.stringify(s));
   // A release alone, Ctrl+Enter, or Enter among other keys answers nothing.
   for (const s of ['\x1b[13;1:3u', '\x1b[13;5u', 'x\x1b[13u', '\x1b[27;5;13~']) assert.equal(key(s), 'ignore', JSON.stringify(s));

@@ -149,7 +149,12 @@ export class ConfirmPrompt {
     if (idn !== null) out.push(pad(cells(`international name: shown as punycode; reads as ${idn}`, WARN)));
     if (r.label !== undefined && r.label !== r.target) {
       out.push([]);
-      const what = r.kind === 'stage' ? 'the path pasted, a symlink that leads there, reads:' : r.hyperlink === true ? 'hyperlink target; the text on screen reads:' : 'the text on screen reads:';
+      const what =
+        r.kind === 'stage'
+          ? 'the path pasted, a symlink that leads there, reads:'
+          : r.hyperlink === true
+            ? 'hyperlink target; the text on screen reads:'
+            : 'the text on screen reads:';
       out.push(pad(cells(what, DIM)));
       for (const l of wrap(cells(inertText(r.label, 400), BODY), text).slice(0, 2)) out.push(pad(l));
     }

@@ -228,4 +228,11 @@ export interface SessionTerminal {
  * it; each affordance's install takes only the capabilities it uses (an intersection of them).
  */
 export interface FeatureSession
-  extends SessionLifetime, SessionFrames, SessionNotices, SessionPalette, SessionRequests, SessionInput, SessionScreen, SessionTerminal {}
+  extends SessionLifetime,
+    SessionFrames,
+    SessionNotices,
+    SessionPalette,
+    SessionRequests,
+    SessionInput,
+    SessionScreen,
+    SessionTerminal {}

@@ -5,7 +5,19 @@
 import type { ClientFrame, Features, FeatureVersions } from '../../protocol/index.ts';
 
 /** Extensions this host uses, with the version it speaks. */
-export const HOST_FEATURES: FeatureVersions = { 'exit-status': 1, notice: 1, repaint: 1, 'image-staged': 1, 'stage-only': 1, resolve: 1, modes: 1, 'file-stage': 1, forward: 1, 'link-list': 1, 'held-replies': 1 };
+export const HOST_FEATURES: FeatureVersions = {
+  'exit-status': 1,
+  notice: 1,
+  repaint: 1,
+  'image-staged': 1,
+  'stage-only': 1,
+  resolve: 1,
+  modes: 1,
+  'file-stage': 1,
+  forward: 1,
+  'link-list': 1,
+  'held-replies': 1,
+};
 
 /** Picks the features to announce: ours that the capsule offers, at the lower of the two versions. */
 export function negotiateFeatures(offered: Features): Features {

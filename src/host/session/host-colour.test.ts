@@ -36,7 +36,11 @@ function colours(term: InstanceType<typeof Terminal>): { coloured: number; inver
 test('under NO_COLOR the palette, a confirmation and every notice level are drawn without a colour; the selection and notices in reverse video', async (t) => {
   t.after(() => setHostColour(true));
   const palette = new Palette();
-  for (const [id, title, key] of [['a', 'Detach', 'd'], ['b', 'Paste image', 'v']] as const) palette.register({ id, title, key });
+  for (const [id, title, key] of [
+    ['a', 'Detach', 'd'],
+    ['b', 'Paste image', 'v'],
+  ] as const)
+    palette.register({ id, title, key });
   palette.open();
   // An international host name: the prompt's warning line stands out too.
   const prompt = new ConfirmPrompt({ kind: 'url', target: 'https://xn--bcher-kva.example/a', verb: 'open' });

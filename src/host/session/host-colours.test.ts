@@ -90,7 +90,7 @@ for (const colour of [true, false]) {
       assert.deepEqual(colourState(s.all()), OPERATOR, 'while the palette is up');
       palette.handle({ type: 'bytes', bytes: Buffer.from('\x1b') });
       s.since();
-      assert.deepEqual(colourState(s.all()), hostile ? PROGRAM : OPERATOR, 'the program\'s colours back after');
+      assert.deepEqual(colourState(s.all()), hostile ? PROGRAM : OPERATOR, "the program's colours back after");
 
       const confirm = new ConfirmController({ terminal: s.terminal, closed: () => undefined });
       const answer = confirm.ask({ kind: 'url', target: 'https://evil.example/steal' });

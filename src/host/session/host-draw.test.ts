@@ -33,7 +33,12 @@ const HOSTILE_MODES = '\x1b[39;40r\x1b[?6h\x1b(0\x1b[4h\x1b[8m';
 
 test('the palette is drawn whole at its place after a program set a scroll region, origin mode, line drawing, IRM and concealment', async () => {
   const palette = new Palette();
-  for (const [id, title, key] of [['a', 'Detach', 'd'], ['b', 'Paste image', 'v'], ['c', 'Export file…', 'e']] as const) palette.register({ id, title, key });
+  for (const [id, title, key] of [
+    ['a', 'Detach', 'd'],
+    ['b', 'Paste image', 'v'],
+    ['c', 'Export file…', 'e'],
+  ] as const)
+    palette.register({ id, title, key });
   palette.open();
   const body = palette.render(40, 120);
 
@@ -49,7 +54,10 @@ test('the palette is drawn whole at its place after a program set a scroll regio
   // Three actions, the filter line and the hint: 5 lines inside the borders, centred on 40 rows.
   assert.deepEqual(rows, [16, 17, 18, 19, 20, 21, 22]);
   for (const r of rows.slice(1, -1)) assert.match(screen[r] ?? '', /│.*│/u);
-  assert.ok(screen.some((l) => l.includes('Paste image')), screen.join('\n'));
+  assert.ok(
+    screen.some((l) => l.includes('Paste image')),
+    screen.join('\n'),
+  );
   // Concealed or not, a cell written with SGR reset is visible: its attributes are default.
   const cell = term.buffer.active.getLine(rows[2]!)?.getCell(screen[rows[2]!]!.indexOf('d'));
   assert.equal(cell?.isInvisible(), 0);
@@ -94,7 +102,11 @@ test('every row the palette, a prompt or a notice draws on is made single width 
   palette.register({ id: 'a', title: 'Detach', key: 'd' });
   palette.open();
   const prompt = new ConfirmPrompt({ kind: 'url', target: `https://example.com/${'x'.repeat(200)}` });
-  for (const drawn of [hostDrawn(palette.render(30, 100), true), hostDrawn(prompt.render(30, 100), true), renderNotice({ level: 'info', text: 'hello' }, 100)]) {
+  for (const drawn of [
+    hostDrawn(palette.render(30, 100), true),
+    hostDrawn(prompt.render(30, 100), true),
+    renderNotice({ level: 'info', text: 'hello' }, 100),
+  ]) {
     // Every move to a row's drawing column comes right after `row;1H ESC # 5` of the same row.
     const moves = [...drawn.matchAll(/\x1b\[(\d+);(\d+)H/gu)].filter((m) => m[2] !== '1' || drawn.slice(0, m.index).endsWith('#5'));
     const rows = new Set(moves.map((m) => m[1]));
@@ -113,7 +125,7 @@ test('a notice ends a synchronized update the program began, and switches its le
   assert.equal(term.modes.synchronizedOutputMode, false);
 });
 
-test('the program\'s left/right margins are given back after a notice and after the palette, inside DECSC/DECRC', () => {
+test("the program's left/right margins are given back after a notice and after the palette, inside DECSC/DECRC", () => {
   let out = '';
   const stdout = new Writable({ write: (c: Buffer, _e, cb) => ((out += c.toString('utf8')), cb()) });
   const terminal = new HostTerminal({ stdin: process.stdin, stdout: Object.assign(stdout, { rows: 24, columns: 80 }) });

@@ -43,8 +43,25 @@ const QUERIES: Record<Query, { ask: string; reply: string }> = {
 };
 
 const MODE_CHANGES = [
-  '\x1b[5;20r', '\x1b[r', '\x1b[?6h', '\x1b[?6l', '\x1b[39;40r\x1b[?6h', '\x1b[?2026h', '\x1b[?2026l', '\x1b[?1049h', '\x1b[?1049l',
-  '\x1b[?25l', '\x1b[?25h', '\x1b[1;31m', '\x1b[0m', '\x1b7', '\x1b8', '\x1b[?7l', '\x1b[?7h', '\x1b[H\x1b[2J', '\x1b[?1h\x1b=',
+  '\x1b[5;20r',
+  '\x1b[r',
+  '\x1b[?6h',
+  '\x1b[?6l',
+  '\x1b[39;40r\x1b[?6h',
+  '\x1b[?2026h',
+  '\x1b[?2026l',
+  '\x1b[?1049h',
+  '\x1b[?1049l',
+  '\x1b[?25l',
+  '\x1b[?25h',
+  '\x1b[1;31m',
+  '\x1b[0m',
+  '\x1b7',
+  '\x1b8',
+  '\x1b[?7l',
+  '\x1b[?7h',
+  '\x1b[H\x1b[2J',
+  '\x1b[?1h\x1b=',
 ];
 
 const textChar = fc.constantFrom(...'abcdefghijklmnopqrstuvwxyz0123456789 ./-', '\r', '\x7f', 'é', '→', '\x03', '\x01');
@@ -56,7 +73,9 @@ const key: fc.Arbitrary<Key> = fc.oneof(
   {
     weight: 1,
     // Pasted text may hold the palette and paste bytes: pasted, they are text, never keys.
-    arbitrary: fc.array(fc.oneof(textChar, fc.constantFrom('\x1c', '\x16', '\n')), { minLength: 1, maxLength: 12 }).map((a) => ({ k: 'paste' as const, s: a.join('') })),
+    arbitrary: fc
+      .array(fc.oneof(textChar, fc.constantFrom('\x1c', '\x16', '\n')), { minLength: 1, maxLength: 12 })
+      .map((a) => ({ k: 'paste' as const, s: a.join('') })),
   },
   { weight: 2, arbitrary: fc.constantFrom('escape' as const, 'palette' as const, 'redraw' as const).map((then) => ({ k: 'palette' as const, then })) },
 );

@@ -31,7 +31,18 @@ function setup(initialOverlay: boolean | null = true) {
     gesture: (g) => gestures.push(g),
     filter: { expectations: replies, program },
   });
-  return { router, palette, typed, gestures, drawn, notices, replies, program, stop: () => (active = false), welcome: (ours: boolean) => ((drawsOverlay = ours), router.welcomed()) };
+  return {
+    router,
+    palette,
+    typed,
+    gestures,
+    drawn,
+    notices,
+    replies,
+    program,
+    stop: () => (active = false),
+    welcome: (ours: boolean) => ((drawsOverlay = ours), router.welcomed()),
+  };
 }
 
 test('input router: typed bytes go to the program; nothing once the session is inactive', () => {
@@ -165,7 +176,7 @@ test('palette controller: a disposed action leaves the palette; a failing action
   assert.deepEqual(s.notices, ['Fails: no such file']);
 });
 
-test('input router: keys after a paste\'s end that waited behind a hold are sent as typed, never scanned again into triggers', () => {
+test("input router: keys after a paste's end that waited behind a hold are sent as typed, never scanned again into triggers", () => {
   const s = setup();
   let hold = { dispose: () => undefined as void };
   // An image path paste starts a hold; the palette key and `u` came in the same read, after the paste.
@@ -289,7 +300,11 @@ test('input router: with the palette open, no mouse report of any encoding or bu
   for (const key of 'abcdefghijklmnopqrstuvwxyz0123456789') s.palette.register({ id: key, title: `action ${key}`, key, run: () => void ran.push(key) });
   // Each report on a freshly opened palette (no filter typed yet), so a letter would run its action.
   for (let cb = 0x20; cb <= 0xff; cb++) {
-    for (const report of [Buffer.from([0x1b, 0x5b, 0x4d, cb, 0x35, 0x36]), Buffer.from(`\x1b[${cb};21;22M`, 'latin1'), Buffer.from(`\x1b[<${cb - 32};21;22M`, 'latin1')]) {
+    for (const report of [
+      Buffer.from([0x1b, 0x5b, 0x4d, cb, 0x35, 0x36]),
+      Buffer.from(`\x1b[${cb};21;22M`, 'latin1'),
+      Buffer.from(`\x1b[<${cb - 32};21;22M`, 'latin1'),
+    ]) {
       s.palette.open();
       s.router.push(report);
     }
@@ -311,7 +326,7 @@ test('input router: an unclaimed report reaches the program in the encoding it a
   assert.deepEqual(s.typed, ['\x1b[M %&', '\x1b[<65;5;6M']);
 });
 
-test('input router: keys typed in the same read after the palette key\'s action reach the program', () => {
+test("input router: keys typed in the same read after the palette key's action reach the program", () => {
   const s = setup();
   s.palette.register({ id: 'noop', title: 'Nothing', key: 'n', run: () => undefined });
   s.router.push(Buffer.from('\x1cnls\r'));

@@ -50,7 +50,8 @@ export class NoticeBoard {
     // Too many waiting: the oldest waiting one goes (never the one on screen).
     if (this.#container.length > CONTAINER_NOTICE_QUEUE_MAX) this.#container.splice(1, 1);
     if (this.#host.current !== null || this.#container.length > 1) {
-      if (this.#containerUntil !== null) this.#containerUntil = Math.min(this.#containerUntil, Math.max(this.#now(), this.#containerUntil - NOTICE_MS + NOTICE_MIN_MS));
+      if (this.#containerUntil !== null)
+        this.#containerUntil = Math.min(this.#containerUntil, Math.max(this.#now(), this.#containerUntil - NOTICE_MS + NOTICE_MIN_MS));
       return false;
     }
     this.#containerUntil = this.#now() + NOTICE_MS;

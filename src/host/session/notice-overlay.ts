@@ -103,14 +103,17 @@ export class NoticeOverlay implements Disposable {
     const deadline = this.#queue.deadline;
     if (deadline === null) return;
     const now = (this.#o.now ?? Date.now)();
-    this.#expiryTimer = setTimeout(() => {
-      if (this.#queue.tick()) {
-        // Remove the old notice by repainting the program's screen, then draw the next one (if any) over it.
-        if (!this.#o.modals.anyOpen) this.#o.repaint();
-        if (this.#queue.current === null) this.#releaseColours();
-        this.redrawSoon();
-      }
-      this.#scheduleExpiry();
-    }, Math.max(0, deadline - now));
+    this.#expiryTimer = setTimeout(
+      () => {
+        if (this.#queue.tick()) {
+          // Remove the old notice by repainting the program's screen, then draw the next one (if any) over it.
+          if (!this.#o.modals.anyOpen) this.#o.repaint();
+          if (this.#queue.current === null) this.#releaseColours();
+          this.redrawSoon();
+        }
+        this.#scheduleExpiry();
+      },
+      Math.max(0, deadline - now),
+    );
   }
 }

@@ -46,7 +46,15 @@ export async function openUrlChecked(
   // run once confirmed and before the browser opens, so the callback finds the port already bound.
   const steps = session.urlOpenSteps(checked.href);
   const notes = steps.flatMap((st) => (st.note === undefined ? [] : [st.note]));
-  if (confirm && !(await session.confirm({ kind: 'url', target: checked.href, hyperlink: origin === 'osc8', ...(notes.length > 0 ? { notes, verb: 'open and forward' } : {}) }))) {
+  if (
+    confirm &&
+    !(await session.confirm({
+      kind: 'url',
+      target: checked.href,
+      hyperlink: origin === 'osc8',
+      ...(notes.length > 0 ? { notes, verb: 'open and forward' } : {}),
+    }))
+  ) {
     session.notify('info', `Not opened: ${checked.display}`);
     session.logAction({ action: 'open-url', target: logged, result: 'cancelled' });
     return;

@@ -60,12 +60,22 @@ test('palette controller: an entry with a target is pending at each opening unti
 test('palette controller: a target cut on the screen, or not drawn as it is, is not seen', () => {
   const { c, runs, openings, press, size } = setup(60);
   c.open();
-  c.showTarget('offer', openings[0]!, { title: 'Open offered link: http://localhost:7803/', suffix: ' (forwards port 7803)', target: 'http://localhost:7803/', literal: true });
+  c.showTarget('offer', openings[0]!, {
+    title: 'Open offered link: http://localhost:7803/',
+    suffix: ' (forwards port 7803)',
+    target: 'http://localhost:7803/',
+    literal: true,
+  });
   press('u');
   assert.deepEqual(runs, [{ target: 'http://localhost:7803/', seen: false }], 'cut on a 60-column screen');
   size.cols = 160;
   c.open();
-  c.showTarget('offer', openings[1]!, { title: 'Open offered link: http://localhost:7803/', suffix: ' (forwards port 7803)', target: 'http://localhost:7803/', literal: true });
+  c.showTarget('offer', openings[1]!, {
+    title: 'Open offered link: http://localhost:7803/',
+    suffix: ' (forwards port 7803)',
+    target: 'http://localhost:7803/',
+    literal: true,
+  });
   press('u');
   assert.deepEqual(runs.at(-1), { target: 'http://localhost:7803/', seen: true });
   c.open();

@@ -67,7 +67,9 @@ export class PaletteController implements Disposable {
     this.#owners.set(action.id, owner);
     this.#targets.delete(action.id);
     // An entry with a target is pending until its feature shows one for an opening.
-    this.#palette.register(action.readsTarget === undefined ? this.#shown(action) : { ...this.#shown(action), title: action.readsTarget.pendingTitle, pending: true });
+    this.#palette.register(
+      action.readsTarget === undefined ? this.#shown(action) : { ...this.#shown(action), title: action.readsTarget.pendingTitle, pending: true },
+    );
     return toDisposable(() => {
       if (this.#owners.get(action.id) !== owner) return;
       this.#owners.delete(action.id);
@@ -109,7 +111,12 @@ export class PaletteController implements Disposable {
   }
 
   #shown(action: SessionAction): { id: string; title: string; key?: string; prompt?: string } {
-    return { id: action.id, title: action.title, ...(action.key !== undefined ? { key: action.key } : {}), ...(action.prompt !== undefined ? { prompt: action.prompt } : {}) };
+    return {
+      id: action.id,
+      title: action.title,
+      ...(action.key !== undefined ? { key: action.key } : {}),
+      ...(action.prompt !== undefined ? { prompt: action.prompt } : {}),
+    };
   }
 
   /** True while the palette is open and drawn (the program's output is held). */
@@ -151,7 +158,15 @@ export class PaletteController implements Disposable {
         break;
       case 'paste':
         // Pasting into the palette's prompt (a path to export) is ordinary text entry; never an action.
-        results = this.#palette.input(Buffer.from(ev.content.toString('utf8').replace(/[\r\n]+/g, ' ').trim(), 'utf8'));
+        results = this.#palette.input(
+          Buffer.from(
+            ev.content
+              .toString('utf8')
+              .replace(/[\r\n]+/g, ' ')
+              .trim(),
+            'utf8',
+          ),
+        );
         break;
       default:
         results = [];

@@ -35,7 +35,10 @@ test('typing a non-shortcut key filters, arrows select, Enter runs the selection
   p.input(b('\x7f'));
   assert.equal(p.visible().length, 4);
   p.input(b('/re'));
-  assert.deepEqual(p.visible().map((a) => a.id), ['redraw']);
+  assert.deepEqual(
+    p.visible().map((a) => a.id),
+    ['redraw'],
+  );
   const r = p.input(b('\r'));
   assert.equal(r[0]?.type === 'run' && r[0].action.id, 'redraw');
 });
@@ -92,7 +95,13 @@ test('the palette works under a kitty keyboard level or modifyOtherKeys: Esc clo
   // Flag 1 (Esc as CSI 27 u), flag 8 (every key a CSI u) with 2 (releases) and 16 (text), and modifyOtherKeys 2.
   const encodings = [
     { esc: '\x1b[27u', d: 'd', down: '\x1b[B', enter: '\r', ctrlC: '\x1b[99;5u' },
-    { esc: '\x1b[27u\x1b[27;1:3u', d: '\x1b[100;;100u\x1b[100;1:3u', down: '\x1b[B\x1b[1;1:3B', enter: '\x1b[13u\x1b[13;1:3u', ctrlC: '\x1b[99;5u\x1b[99;5:3u' },
+    {
+      esc: '\x1b[27u\x1b[27;1:3u',
+      d: '\x1b[100;;100u\x1b[100;1:3u',
+      down: '\x1b[B\x1b[1;1:3B',
+      enter: '\x1b[13u\x1b[13;1:3u',
+      ctrlC: '\x1b[99;5u\x1b[99;5:3u',
+    },
     { esc: '\x1b', d: 'd', down: '\x1b[B', enter: '\r', ctrlC: '\x1b[27;5;99~' },
   ];
   for (const e of encodings) {
@@ -125,7 +134,7 @@ test('a pending entry is drawn dim and cannot be chosen; the palette stays open 
   assert.equal(p.input(b('u'))[0]?.type, 'run');
 });
 
-test('an entry\'s suffix is never cut; the box grows for a long entry up to its widest, then the title is cut and not shown whole', () => {
+test("an entry's suffix is never cut; the box grows for a long entry up to its widest, then the title is cut and not shown whole", () => {
   const login = { id: 'offer', title: 'Open offered link: http://localhost:7803/', suffix: ' (forwards port 7803)', key: 'u' };
   const p = new Palette([...actions, login]);
   p.open();

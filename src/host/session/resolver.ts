@@ -33,7 +33,9 @@ export function requestResolve(
   timeoutMs: number = RESOLVE_TIMEOUT_MS,
 ): Promise<ResolveResult> {
   if (!hasFeature(session.features, 'resolve')) {
-    return Promise.reject(new JackinError('E_RESOLVE_UNSUPPORTED', 'this capsule cannot resolve links or paths (no "resolve" extension); update jackin-capsule in the container'));
+    return Promise.reject(
+      new JackinError('E_RESOLVE_UNSUPPORTED', 'this capsule cannot resolve links or paths (no "resolve" extension); update jackin-capsule in the container'),
+    );
   }
   const requestId = nextRequestId++;
   return new Promise((resolve, reject) => {
@@ -72,7 +74,9 @@ export function requestLinkList(session: ResolveSession, timeoutMs: number = RES
     });
     const timer = setTimeout(() => {
       cleanup();
-      reject(new JackinError('E_LINK_LIST_TIMEOUT', `the capsule did not list the links on the screen within ${timeoutMs} ms; try again, or check the connection`));
+      reject(
+        new JackinError('E_LINK_LIST_TIMEOUT', `the capsule did not list the links on the screen within ${timeoutMs} ms; try again, or check the connection`),
+      );
     }, timeoutMs);
     const cleanup = (): void => {
       clearTimeout(timer);

@@ -45,14 +45,38 @@ const MAX_CSI = 256;
 // (narrow); Hangul, CJK and fullwidth forms (wide). Anything else is uncertain. Box drawing and other East
 // Asian Ambiguous characters count as narrow, as in every terminal not set to draw them wide.
 const NARROW: ReadonlyArray<readonly [number, number]> = [
-  [0x20, 0x7e], [0xa0, 0xac], [0xae, 0x2ff], [0x370, 0x377], [0x37a, 0x37f], [0x384, 0x38a], [0x38c, 0x38c],
-  [0x38e, 0x3a1], [0x3a3, 0x482], [0x48a, 0x52f], [0x1e00, 0x1fff], [0x2010, 0x2027], [0x2030, 0x205e],
-  [0x2070, 0x20c0], [0x2100, 0x2bff],
+  [0x20, 0x7e],
+  [0xa0, 0xac],
+  [0xae, 0x2ff],
+  [0x370, 0x377],
+  [0x37a, 0x37f],
+  [0x384, 0x38a],
+  [0x38c, 0x38c],
+  [0x38e, 0x3a1],
+  [0x3a3, 0x482],
+  [0x48a, 0x52f],
+  [0x1e00, 0x1fff],
+  [0x2010, 0x2027],
+  [0x2030, 0x205e],
+  [0x2070, 0x20c0],
+  [0x2100, 0x2bff],
 ];
 const WIDE: ReadonlyArray<readonly [number, number]> = [
-  [0x1100, 0x115f], [0x2e80, 0x3029], [0x3030, 0x303e], [0x3041, 0x3096], [0x309b, 0x33ff], [0x3400, 0x4dbf],
-  [0x4e00, 0x9fff], [0xa000, 0xa4cf], [0xac00, 0xd7a3], [0xf900, 0xfaff], [0xfe30, 0xfe4f], [0xff01, 0xff60],
-  [0xffe0, 0xffe6], [0x20000, 0x2fffd], [0x30000, 0x3fffd],
+  [0x1100, 0x115f],
+  [0x2e80, 0x3029],
+  [0x3030, 0x303e],
+  [0x3041, 0x3096],
+  [0x309b, 0x33ff],
+  [0x3400, 0x4dbf],
+  [0x4e00, 0x9fff],
+  [0xa000, 0xa4cf],
+  [0xac00, 0xd7a3],
+  [0xf900, 0xfaff],
+  [0xfe30, 0xfe4f],
+  [0xff01, 0xff60],
+  [0xffe0, 0xffe6],
+  [0x20000, 0x2fffd],
+  [0x30000, 0x3fffd],
 ];
 // Emoji drawn as emoji by default (two columns in newer tables, one in older ones), flags, skin tones,
 // marks and joiners (which terminals join differently), and code points unassigned in Node's Unicode
@@ -202,7 +226,8 @@ export class HostScreen {
           this.#st = 'esc';
           this.#seq = '';
         } else if (cp < 0x20 || cp === 0x7f) this.#control(cp);
-        else if (cp >= 0x80 && cp <= 0x9f) this.#lose(); // the filter writes C1 in 7-bit form: never here
+        else if (cp >= 0x80 && cp <= 0x9f)
+          this.#lose(); // the filter writes C1 in 7-bit form: never here
         else this.#print(ch, cp);
         return;
       case 'esc':
@@ -575,7 +600,11 @@ export class HostScreen {
       case 'E':
       case 'F':
         if (this.#regionUnknown()) return;
-        if (!this.#rowLost) this.#y = final === 'E' ? Math.min(this.#y <= this.#bottom ? this.#bottom : this.rows - 1, this.#y + n) : Math.max(this.#y >= this.#top ? this.#top : 0, this.#y - n);
+        if (!this.#rowLost)
+          this.#y =
+            final === 'E'
+              ? Math.min(this.#y <= this.#bottom ? this.#bottom : this.rows - 1, this.#y + n)
+              : Math.max(this.#y >= this.#top ? this.#top : 0, this.#y - n);
         this.#carriageReturn();
         return;
       case 'G':

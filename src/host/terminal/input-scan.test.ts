@@ -42,11 +42,15 @@ test('input scan: Ctrl+V in every encoding is a paste key, also amid other keyst
     ['\x1b[118;5;22u', 'csi-u'], // kitty with associated text
     ['\x1b[27;5;118~', 'modify-other-keys'],
   ] as const) {
-    assert.deepEqual(scan(b(`ab${enc}cd`)), [
-      { type: 'bytes', bytes: b('ab') },
-      { type: 'paste-key', source, raw: b(enc) },
-      { type: 'bytes', bytes: b('cd') },
-    ], JSON.stringify(enc));
+    assert.deepEqual(
+      scan(b(`ab${enc}cd`)),
+      [
+        { type: 'bytes', bytes: b('ab') },
+        { type: 'paste-key', source, raw: b(enc) },
+        { type: 'bytes', bytes: b('cd') },
+      ],
+      JSON.stringify(enc),
+    );
   }
 });
 
@@ -72,9 +76,16 @@ test('input scan: keys are configurable; none disables the paste key and its emp
   assert.deepEqual(scan(b('\x1b[200~\x1b[201~'), [], opts), [{ type: 'paste', content: b(''), raw: b('\x1b[200~\x1b[201~') }]);
   assert.deepEqual(parseKeySpec('Ctrl+V', 'X'), { spec: 'ctrl+v', c0: 0x16, codepoint: 118 });
   for (const bad of ['ctrl+m', 'ctrl+i', 'ctrl+[', 'alt+v', 'v', 'ctrl+F1']) {
-    assert.throws(() => parseKeySpec(bad, 'JACKIN_PASTE_KEY'), (e) => hasCode(e, 'E_BAD_KEY_SPEC'), bad);
+    assert.throws(
+      () => parseKeySpec(bad, 'JACKIN_PASTE_KEY'),
+      (e) => hasCode(e, 'E_BAD_KEY_SPEC'),
+      bad,
+    );
   }
-  assert.throws(() => scannerOptionsFromEnv({ JACKIN_PASTE_KEY: 'ctrl+g', JACKIN_PALETTE_KEY: 'ctrl+g' }), (e) => hasCode(e, 'E_BAD_KEY_SPEC'));
+  assert.throws(
+    () => scannerOptionsFromEnv({ JACKIN_PASTE_KEY: 'ctrl+g', JACKIN_PALETTE_KEY: 'ctrl+g' }),
+    (e) => hasCode(e, 'E_BAD_KEY_SPEC'),
+  );
 });
 
 test('input scan: a bracketed paste is one event; a 0x16 inside it is never a trigger; empty paste triggers', () => {
@@ -122,9 +133,32 @@ const ALPHABET = [0x1b, 0x5b, 0x3c, 0x3b, 0x3a, 0x7e, 0x75, 0x4d, 0x6d, 0x31, 0x
 const input = fc.oneof(
   fc.uint8Array({ maxLength: 200 }),
   fc.array(fc.constantFrom(...ALPHABET), { maxLength: 200 }).map((a) => Uint8Array.from(a)),
-  fc.array(fc.constantFrom('\x1b[200~', '\x1b[201~', '\x1b[118;5u', '\x1b[<0;3;4M', '\x16', 'ab', '\x1b', '\x1b[', '1;', '~', '\x1b[O', '\x1b]', '11;', '52;', '\x07', '\x1bP', '>|', '1$r', '\x1b\\'), { maxLength: 30 }).map((a) =>
-    Uint8Array.from(Buffer.from(a.join(''), 'latin1')),
-  ),
+  fc
+    .array(
+      fc.constantFrom(
+        '\x1b[200~',
+        '\x1b[201~',
+        '\x1b[118;5u',
+        '\x1b[<0;3;4M',
+        '\x16',
+        'ab',
+        '\x1b',
+        '\x1b[',
+        '1;',
+        '~',
+        '\x1b[O',
+        '\x1b]',
+        '11;',
+        '52;',
+        '\x07',
+        '\x1bP',
+        '>|',
+        '1$r',
+        '\x1b\\',
+      ),
+      { maxLength: 30 },
+    )
+    .map((a) => Uint8Array.from(Buffer.from(a.join(''), 'latin1'))),
 );
 const withCuts = input.chain((u) => fc.tuple(fc.constant(Buffer.from(u)), fc.array(fc.integer({ min: 0, max: u.length }), { maxLength: 8 })));
 
@@ -141,12 +175,16 @@ test('input scan: a reply split inside its beginning (`ESC ]`, `ESC ] 1`, `ESC P
   for (const reply of ['\x1b]11;rgb:0000/0000/0000\x07', '\x1b]52;c;c2VjcmV0\x1b\\', '\x1bP>|xterm(390)\x1b\\']) {
     for (const cut of [2, 3, 4]) {
       const events = scan(b(reply), [cut]);
-      assert.deepEqual(events.map((e) => e.type), ['reply'], `${JSON.stringify(reply)} cut at ${cut}: ${JSON.stringify(events)}`);
+      assert.deepEqual(
+        events.map((e) => e.type),
+        ['reply'],
+        `${JSON.stringify(reply)} cut at ${cut}: ${JSON.stringify(events)}`,
+      );
     }
   }
   const s = new InputScanner();
   assert.deepEqual(s.push(b('\x1b]')), [], 'waits for what follows, as for a lone Escape');
-  assert.equal(s.holdsReply, false, 'released by the Escape key\'s short flush, not the reply wait');
+  assert.equal(s.holdsReply, false, "released by the Escape key's short flush, not the reply wait");
   assert.deepEqual(s.flush(), [{ type: 'bytes', bytes: b('\x1b]') }]);
   assert.deepEqual(s.push(b('\x1b]x')), [{ type: 'bytes', bytes: b('\x1b]x') }], 'followed by a key that no reply begins with: keys at once');
 });
@@ -160,9 +198,12 @@ const notBeginningAsReply = /\x1b(?:\](?!\d{1,5};)|P(?!>\||[01][$+]r)|[_^X])[^\x
 
 test('input scan (property): the events do not depend on how the input was split (no paste end in it)', () => {
   fc.assert(
-    fc.property(withCuts.filter(([buf]) => !buf.includes('\x1b[201~') && !notBeginningAsReply.test(buf.toString('latin1'))), ([buf, cuts]) => {
-      assert.deepEqual(scan(buf, cuts), scan(buf));
-    }),
+    fc.property(
+      withCuts.filter(([buf]) => !buf.includes('\x1b[201~') && !notBeginningAsReply.test(buf.toString('latin1'))),
+      ([buf, cuts]) => {
+        assert.deepEqual(scan(buf, cuts), scan(buf));
+      },
+    ),
     { numRuns: 3000 },
   );
 });
@@ -187,7 +228,7 @@ test('input scan (property): input with no trigger comes out as bytes events onl
   );
 });
 
-test('input scan: keys in the same read right after a paste\'s end are typed bytes, never triggers', () => {
+test("input scan: keys in the same read right after a paste's end are typed bytes, never triggers", () => {
   // A clipboard seeded with text, an end marker, then the palette key and `u` (open offered link).
   const s = new InputScanner();
   const ev = s.push(b('\x1b[200~see docs\x1b[201~\x1cu\x16\x1b[92;5u\x1b[<16;3;4M\x1b[200~/tmp/x.png\x1b[201~'));
@@ -199,7 +240,7 @@ test('input scan: keys in the same read right after a paste\'s end are typed byt
   assert.deepEqual(s.push(b('\x1c')), [{ type: 'palette-key', source: 'c0', raw: b('\x1c') }]);
 });
 
-test('input scan (property): no trigger follows a paste\'s end within one read', () => {
+test("input scan (property): no trigger follows a paste's end within one read", () => {
   fc.assert(
     fc.property(withCuts, ([buf, cuts]) => {
       const s = new InputScanner();
@@ -208,7 +249,11 @@ test('input scan (property): no trigger follows a paste\'s end within one read',
         const events = s.push(buf.subarray(at, c));
         at = c;
         const end = events.findIndex((e) => e.type === 'paste' || (e.type === 'paste-key' && e.source === 'empty-paste'));
-        if (end >= 0) assert.ok(events.slice(end + 1).every((e) => e.type === 'bytes'), JSON.stringify(events));
+        if (end >= 0)
+          assert.ok(
+            events.slice(end + 1).every((e) => e.type === 'bytes'),
+            JSON.stringify(events),
+          );
       }
     }),
     { numRuns: 3000 },

@@ -12,10 +12,18 @@
  * A little over 350 lines: one tokenizer whose modes (keys, pastes, terminal replies) share its buffers.
  */
 import { JackinError } from '../../errors.ts';
-import { DEFAULT_PALETTE_KEY, DEFAULT_PASTE_KEY, matchesKey, parseCsiU, parseKeySpec, parseModifyOtherKeys, type KeyEncoding, type KeySpec } from './trigger-keys.ts';
+import {
+  DEFAULT_PALETTE_KEY,
+  DEFAULT_PASTE_KEY,
+  matchesKey,
+  parseCsiU,
+  parseKeySpec,
+  parseModifyOtherKeys,
+  type KeyEncoding,
+  type KeySpec,
+} from './trigger-keys.ts';
 import { reportFromCode, type MouseReport } from './mouse-report.ts';
 import { classifyCsiReply, heldAsStringReply, ReplyExpectations, scanStringReply, stringReplyRest, type ReplyKind } from './terminal-filter/replies.ts';
-
 
 export { parseKeySpec, type KeySpec } from './trigger-keys.ts';
 
@@ -102,7 +110,9 @@ export class InputScanner {
   /** True while the bytes held are the start of a terminal reply (more than its introducer), not a lone key. */
   get holdsReply(): boolean {
     const p = this.#pending;
-    return this.#replyRest !== 0 || (this.#mode === 'normal' && p.length > 2 && p[0] === ESC && (heldAsStringReply(p, 0, this.#replies) || isLegacyMouseStart(p, 0)));
+    return (
+      this.#replyRest !== 0 || (this.#mode === 'normal' && p.length > 2 && p[0] === ESC && (heldAsStringReply(p, 0, this.#replies) || isLegacyMouseStart(p, 0)))
+    );
   }
 
   /** True inside a bracketed paste (flush() does not end it unless asked). */
@@ -140,7 +150,8 @@ export class InputScanner {
       const p = this.#pending;
       // A string reply that never ended is still a reply: its bytes never become keys.
       // So is a legacy mouse report cut short: the rest of its bytes would be read as keys.
-      if (p.length > 1 && p[0] === ESC && (heldAsStringReply(p, 0, this.#replies) || isLegacyMouseStart(p, 0))) this.#emit({ type: 'reply', kind: 'other', raw: p });
+      if (p.length > 1 && p[0] === ESC && (heldAsStringReply(p, 0, this.#replies) || isLegacyMouseStart(p, 0)))
+        this.#emit({ type: 'reply', kind: 'other', raw: p });
       else this.#bytes(p);
       this.#pending = Buffer.alloc(0);
     } else if (opts.endPaste) {
@@ -245,7 +256,11 @@ export class InputScanner {
       // terminal that ignored the host's `?1006h`, or one that reported before it took effect).
       if (i + 5 >= data.length) return this.#keep(data, i);
       const raw = Buffer.from(data.subarray(i, i + 6));
-      this.#emit({ type: 'mouse', ...reportFromCode(Math.max(0, raw[3]! - 32), raw[4]! - 32, raw[5]! - 32, (raw[3]! - 32 & 3) !== 3 || raw[3]! - 32 >= 64), raw });
+      this.#emit({
+        type: 'mouse',
+        ...reportFromCode(Math.max(0, raw[3]! - 32), raw[4]! - 32, raw[5]! - 32, ((raw[3]! - 32) & 3) !== 3 || raw[3]! - 32 >= 64),
+        raw,
+      });
       return i + 6;
     }
     // CSI: parameter bytes 0x30-0x3F, intermediates 0x20-0x2F, one final byte 0x40-0x7E.

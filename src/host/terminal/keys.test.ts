@@ -61,5 +61,8 @@ test('decodeKeys: modifyOtherKeys 1 and 2 (CSI 27;mods;code ~)', () => {
   assert.deepEqual(decodeKeys(Buffer.from('\x1b[27;5;99~')).map(asName), ['ctrl-c']);
   assert.deepEqual(decodeKeys(Buffer.from('\x1b[27;1;27~\x1b[27;1;13~\x1b[27;2;65~\x1b[27;1;100~')).map(asName), ['escape', 'enter', 'A', 'd']);
   // Other modified keys stay unnamed: Ctrl+Enter is not Enter, Alt+d is not d.
-  assert.deepEqual(decodeKeys(Buffer.from('\x1b[27;5;13~\x1b[27;3;100~')).map((k) => k.name), ['other', 'other']);
+  assert.deepEqual(
+    decodeKeys(Buffer.from('\x1b[27;5;13~\x1b[27;3;100~')).map((k) => k.name),
+    ['other', 'other'],
+  );
 });

@@ -103,7 +103,13 @@ function codeKey(code: number, mods: number, shifted: number | undefined, text: 
   }
   if (code < 0x20 || code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff) || code >= 57344) return { name: 'other', bytes: raw };
   let t: string;
-  if (text !== undefined && text !== '') t = String.fromCodePoint(...text.split(':').map(Number).filter((n) => n >= 0x20 && n <= 0x10ffff && (n < 0xd800 || n > 0xdfff)));
+  if (text !== undefined && text !== '')
+    t = String.fromCodePoint(
+      ...text
+        .split(':')
+        .map(Number)
+        .filter((n) => n >= 0x20 && n <= 0x10ffff && (n < 0xd800 || n > 0xdfff)),
+    );
   else if (mods === SHIFT && shifted !== undefined) t = String.fromCodePoint(shifted);
   else if (mods === SHIFT) t = String.fromCodePoint(code).toUpperCase();
   else t = String.fromCodePoint(code);

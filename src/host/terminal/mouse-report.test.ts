@@ -20,18 +20,25 @@ function scan(buf: Buffer, cuts: number[] = []): InputEvent[] {
   return out;
 }
 
-const fields = (e: InputEvent) => (e.type === 'mouse' ? { button: e.button, x: e.x, y: e.y, press: e.press, motion: e.motion, shift: e.shift, alt: e.alt, ctrl: e.ctrl } : e);
+const fields = (e: InputEvent) =>
+  e.type === 'mouse' ? { button: e.button, x: e.x, y: e.y, press: e.press, motion: e.motion, shift: e.shift, alt: e.alt, ctrl: e.ctrl } : e;
 
 test('a legacy report (ESC [ M Cb Cx Cy) is one mouse event for every button byte, however the read is cut', () => {
   fc.assert(
-    fc.property(fc.integer({ min: 0x20, max: 0xff }), fc.integer({ min: 0x21, max: 0xff }), fc.integer({ min: 0x21, max: 0xff }), fc.array(fc.integer({ min: 1, max: 5 })), (cb, cx, cy, cuts) => {
-      const raw = Buffer.from([0x1b, 0x5b, 0x4d, cb, cx, cy]);
-      const events = scan(raw, cuts);
-      assert.equal(events.length, 1);
-      const e = events[0]!;
-      assert.equal(e.type, 'mouse');
-      assert.ok(e.type === 'mouse' && e.raw.equals(raw) && e.x === cx - 32 && e.y === cy - 32);
-    }),
+    fc.property(
+      fc.integer({ min: 0x20, max: 0xff }),
+      fc.integer({ min: 0x21, max: 0xff }),
+      fc.integer({ min: 0x21, max: 0xff }),
+      fc.array(fc.integer({ min: 1, max: 5 })),
+      (cb, cx, cy, cuts) => {
+        const raw = Buffer.from([0x1b, 0x5b, 0x4d, cb, cx, cy]);
+        const events = scan(raw, cuts);
+        assert.equal(events.length, 1);
+        const e = events[0]!;
+        assert.equal(e.type, 'mouse');
+        assert.ok(e.type === 'mouse' && e.raw.equals(raw) && e.x === cx - 32 && e.y === cy - 32);
+      },
+    ),
     { numRuns: 3000 },
   );
 });

@@ -66,7 +66,6 @@ export function parseKeySpec(spec: string, source: string): KeySpec | null {
   return { spec: `ctrl+${key}`, c0, codepoint };
 }
 
-
 export interface KeyReport {
   codepoint: number;
   ctrlOnly: boolean;

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { capsuleSizeArgs, ttySize } from './tty-size.ts';
 
-test('tty size: a terminal\'s size becomes --rows/--cols; no terminal, no options (the capsule keeps 80x24)', () => {
+test("tty size: a terminal's size becomes --rows/--cols; no terminal, no options (the capsule keeps 80x24)", () => {
   assert.deepEqual(capsuleSizeArgs({ isTTY: true, rows: 50, columns: 200 }), ['--rows', '50', '--cols', '200']);
   assert.deepEqual(capsuleSizeArgs({ isTTY: false, rows: 50, columns: 200 }), []);
   assert.deepEqual(capsuleSizeArgs({}), []);

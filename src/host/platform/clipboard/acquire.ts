@@ -31,7 +31,12 @@ export async function acquireClipboardImage(reader: ClipboardReader, maxBytes: n
  * What one read of the clipboard (`got`, from the `backend` reader) holds as a validated image, or null when
  * it held nothing; throws as acquireClipboardImage does after its read.
  */
-export async function contentImage(got: ClipboardContent | null, backend: ClipboardBackendName, maxBytes: number, confirm?: ConfirmRedirect): Promise<AcquiredImage | null> {
+export async function contentImage(
+  got: ClipboardContent | null,
+  backend: ClipboardBackendName,
+  maxBytes: number,
+  confirm?: ConfirmRedirect,
+): Promise<AcquiredImage | null> {
   if (got === null) return null;
   switch (got.kind) {
     case 'image':

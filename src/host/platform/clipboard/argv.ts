@@ -5,8 +5,7 @@
 import type { HelperCommand } from './run-helper.ts';
 
 export const XCLIP_INSTALL = 'install it: apt-get install xclip (Fedora: dnf install xclip; Arch: pacman -S xclip)';
-export const WL_PASTE_INSTALL =
-  'install it: apt-get install wl-clipboard (Fedora: dnf install wl-clipboard; Arch: pacman -S wl-clipboard)';
+export const WL_PASTE_INSTALL = 'install it: apt-get install wl-clipboard (Fedora: dnf install wl-clipboard; Arch: pacman -S wl-clipboard)';
 export const OSASCRIPT_INSTALL = 'osascript ships with macOS in /usr/bin; check PATH';
 export const POWERSHELL_INSTALL =
   'Windows PowerShell ships with Windows; under WSL, enable interop (/proc/sys/fs/binfmt_misc/WSLInterop) and keep the Windows PATH (appendWindowsPath=true in /etc/wsl.conf)';

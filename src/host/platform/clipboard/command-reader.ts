@@ -7,12 +7,7 @@ import { JackinError } from '../../../errors.ts';
 import { describeCommand, runHelper, type HelperCommand } from './run-helper.ts';
 import type { ClipboardReader, ReadLimits } from './types.ts';
 
-export function createCommandReader(
-  argv: readonly string[],
-  limits: ReadLimits,
-  env: NodeJS.ProcessEnv,
-  reason: string,
-): ClipboardReader {
+export function createCommandReader(argv: readonly string[], limits: ReadLimits, env: NodeJS.ProcessEnv, reason: string): ClipboardReader {
   const [file, ...args] = argv;
   if (file === undefined) throw new TypeError('command reader needs a non-empty argv');
   const cmd: HelperCommand = { file, args };
@@ -28,10 +23,7 @@ export function createCommandReader(
         env,
       });
       if (r.exitCode !== 0) {
-        throw new JackinError(
-          'E_CLIPBOARD_READ_FAILED',
-          `${describeCommand(cmd)} failed (${r.signal ?? `exit ${r.exitCode}`}): ${r.stderr || 'no message'}`,
-        );
+        throw new JackinError('E_CLIPBOARD_READ_FAILED', `${describeCommand(cmd)} failed (${r.signal ?? `exit ${r.exitCode}`}): ${r.stderr || 'no message'}`);
       }
       if (r.stdout.length === 0) return null;
       return { kind: 'image', bytes: r.stdout, mimeType: 'application/octet-stream', offered: [] };

@@ -23,4 +23,3 @@ test('mime: file lists yield local paths only, decoded', () => {
   assert.deepEqual(parseFileList('# comment\r\nhttps://example.com/x.png\r\nfile://otherhost/x.png\r\nfile://localhost/tmp/y.png\r\n'), ['/tmp/y.png']);
   assert.deepEqual(parseFileList(''), []);
 });
-

@@ -21,10 +21,7 @@ export type NativeOutput =
   | { kind: 'error'; message: string };
 
 function bad(helper: string, why: string, out: string): JackinError {
-  return new JackinError(
-    'E_CLIPBOARD_READ_FAILED',
-    `the ${helper} clipboard helper printed ${why}: ${JSON.stringify(out.slice(0, 200))}`,
-  );
+  return new JackinError('E_CLIPBOARD_READ_FAILED', `the ${helper} clipboard helper printed ${why}: ${JSON.stringify(out.slice(0, 200))}`);
 }
 
 /** Parses a helper's stdout into the contract, or throws E_CLIPBOARD_READ_FAILED naming what was wrong. */

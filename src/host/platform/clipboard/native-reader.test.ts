@@ -15,7 +15,8 @@ const RECORDED = {
   macImage: '{"kind":"image","format":"png","path":"/var/folders/x/T/jackin-clip-1/clipboard.png","types":["public.png","public.tiff"]}\n',
   macFile: '{"kind":"file","path":"/Users/me/Desktop/Screen Shot.png"}\n',
   macNone: '{"kind":"none"}\n',
-  winImage: 'WARNING: profile skipped\r\n{"types":["PNG","Bitmap"],"kind":"image","format":"png","path":"C:\\\\Users\\\\me\\\\AppData\\\\Local\\\\Temp\\\\jackin-clip-0f.png"}\r\n',
+  winImage:
+    'WARNING: profile skipped\r\n{"types":["PNG","Bitmap"],"kind":"image","format":"png","path":"C:\\\\Users\\\\me\\\\AppData\\\\Local\\\\Temp\\\\jackin-clip-0f.png"}\r\n',
   winError: '{"message":"Requested Clipboard operation did not succeed.","kind":"error"}\r\n',
   winText: '{"kind":"text","text":"C:\\\\Users\\\\me\\\\shot.png"}\r\n',
 };
@@ -49,7 +50,11 @@ test('native contract: recorded outputs parse into the contract', () => {
 
 test('native contract: empty, non-JSON, unknown kinds and missing fields are E_CLIPBOARD_READ_FAILED', () => {
   for (const bad of ['', 'oops', '[1]', '{"kind":"picture"}', '{"kind":"image","format":"png"}', '{"kind":"file","path":""}']) {
-    assert.throws(() => parseNativeOutput('macOS', bad), (e) => hasCode(e, 'E_CLIPBOARD_READ_FAILED'), bad);
+    assert.throws(
+      () => parseNativeOutput('macOS', bad),
+      (e) => hasCode(e, 'E_CLIPBOARD_READ_FAILED'),
+      bad,
+    );
   }
 });
 
@@ -77,7 +82,10 @@ test('native reader: an image output is read from the helper file (capped) and t
     assert.equal(existsSync(p), false, 'removed on refusal too');
 
     assert.equal(await interpretNativeOutput({ kind: 'none' }, LIMITS, (x) => x), null);
-    await assert.rejects(interpretNativeOutput({ kind: 'error', message: 'denied' }, LIMITS, (x) => x), (e) => hasCode(e, 'E_CLIPBOARD_READ_FAILED'));
+    await assert.rejects(
+      interpretNativeOutput({ kind: 'error', message: 'denied' }, LIMITS, (x) => x),
+      (e) => hasCode(e, 'E_CLIPBOARD_READ_FAILED'),
+    );
     assert.deepEqual(await interpretNativeOutput({ kind: 'file', path: 'C:\\a.png' }, LIMITS, windowsPathToWsl), {
       kind: 'file',
       path: '/mnt/c/a.png',

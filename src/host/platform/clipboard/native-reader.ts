@@ -46,11 +46,7 @@ export async function runNativeHelper(
  * Turns a helper's output into reader results. `localPath` maps a path the helper printed to one this
  * process can open (identity on macOS and Windows; Windows → /mnt/<drive> under WSL).
  */
-export async function interpretNativeOutput(
-  out: NativeOutput,
-  limits: ReadLimits,
-  localPath: (p: string) => string | null,
-): Promise<ClipboardContent | null> {
+export async function interpretNativeOutput(out: NativeOutput, limits: ReadLimits, localPath: (p: string) => string | null): Promise<ClipboardContent | null> {
   switch (out.kind) {
     case 'none':
       return null;
@@ -62,7 +58,8 @@ export async function interpretNativeOutput(
       const p = localPath(out.path);
       if (p === null) throw new JackinError('E_CLIPBOARD_READ_FAILED', `cannot map the copied file ${JSON.stringify(out.path)} to a local path`);
       const paths = (out.paths ?? [out.path]).map((x) => localPath(x));
-      if (paths.some((x) => x === null)) throw new JackinError('E_CLIPBOARD_READ_FAILED', `cannot map the copied files ${JSON.stringify(out.paths)?.slice(0, 300)} to local paths`);
+      if (paths.some((x) => x === null))
+        throw new JackinError('E_CLIPBOARD_READ_FAILED', `cannot map the copied files ${JSON.stringify(out.paths)?.slice(0, 300)} to local paths`);
       return { kind: 'file', path: p, paths: paths as string[], offered: [] };
     }
     case 'image': {
@@ -121,12 +118,7 @@ export function createMacosReader(limits: ReadLimits, env: NodeJS.ProcessEnv, re
   };
 }
 
-export function createWindowsReader(
-  limits: ReadLimits,
-  env: NodeJS.ProcessEnv,
-  reason: string,
-  wsl: boolean,
-): ClipboardReader {
+export function createWindowsReader(limits: ReadLimits, env: NodeJS.ProcessEnv, reason: string, wsl: boolean): ClipboardReader {
   let script: string | null = null;
   const scriptText = (): string => (script ??= readFileSync(WINDOWS_HELPER, 'utf8'));
   const localPath = (p: string): string | null => (wsl ? windowsPathToWsl(p) : p);

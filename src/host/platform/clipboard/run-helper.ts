@@ -59,23 +59,13 @@ export function runHelper(cmd: HelperCommand, run: HelperRun): Promise<HelperRes
       child.kill('SIGKILL');
     };
     const timer = setTimeout(() => {
-      fail(
-        new JackinError(
-          'E_CLIPBOARD_TIMEOUT',
-          `${describeCommand(cmd)} did not finish within ${run.timeoutMs} ms; is the clipboard owner responsive?`,
-        ),
-      );
+      fail(new JackinError('E_CLIPBOARD_TIMEOUT', `${describeCommand(cmd)} did not finish within ${run.timeoutMs} ms; is the clipboard owner responsive?`));
     }, run.timeoutMs);
     child.stdout.on('data', (b: Buffer) => {
       if (failure !== null) return;
       size += b.length;
       if (size > run.maxBytes) {
-        fail(
-          new JackinError(
-            run.overflowCode ?? 'E_CLIPBOARD_READ_FAILED',
-            `${describeCommand(cmd)} printed more than the cap of ${run.maxBytes} bytes`,
-          ),
-        );
+        fail(new JackinError(run.overflowCode ?? 'E_CLIPBOARD_READ_FAILED', `${describeCommand(cmd)} printed more than the cap of ${run.maxBytes} bytes`));
         return;
       }
       chunks.push(b);
@@ -87,11 +77,9 @@ export function runHelper(cmd: HelperCommand, run: HelperRun): Promise<HelperRes
       clearTimeout(timer);
       if (e.code === 'ENOENT') {
         reject(
-          new JackinError(
-            'E_CLIPBOARD_BACKEND_MISSING',
-            `clipboard helper ${JSON.stringify(cmd.file)} is not installed or not on PATH; ${run.installHint}`,
-            { cause: e },
-          ),
+          new JackinError('E_CLIPBOARD_BACKEND_MISSING', `clipboard helper ${JSON.stringify(cmd.file)} is not installed or not on PATH; ${run.installHint}`, {
+            cause: e,
+          }),
         );
       } else {
         reject(new JackinError('E_CLIPBOARD_READ_FAILED', `could not run ${describeCommand(cmd)}: ${e.message}`, { cause: e }));

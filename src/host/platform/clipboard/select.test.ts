@@ -4,8 +4,7 @@ import { readFileSync } from 'node:fs';
 import { hasCode } from '../../../errors.ts';
 import { chooseBackend, createReader } from './select.ts';
 
-const pick = (env: NodeJS.ProcessEnv, platform: NodeJS.Platform = 'linux', wsl = false) =>
-  chooseBackend({ env, platform, wsl }).choice;
+const pick = (env: NodeJS.ProcessEnv, platform: NodeJS.Platform = 'linux', wsl = false) => chooseBackend({ env, platform, wsl }).choice;
 
 test('select: JACKIN_CLIPBOARD forces a backend, whatever the platform', () => {
   assert.deepEqual(pick({ JACKIN_CLIPBOARD: 'xclip', WAYLAND_DISPLAY: 'w' }), { kind: 'xclip' });
@@ -21,9 +20,18 @@ test('select: JACKIN_CLIPBOARD forces a backend, whatever the platform', () => {
 });
 
 test('select: an unknown or empty forced backend is E_BAD_CLIPBOARD_BACKEND', () => {
-  assert.throws(() => pick({ JACKIN_CLIPBOARD: 'xsel' }), (e) => hasCode(e, 'E_BAD_CLIPBOARD_BACKEND'));
-  assert.throws(() => pick({ JACKIN_CLIPBOARD: 'command:  ' }), (e) => hasCode(e, 'E_BAD_CLIPBOARD_BACKEND'));
-  assert.throws(() => pick({ JACKIN_CLIPBOARD: "command:a 'b" }), (e) => hasCode(e, 'E_BAD_QUOTING'));
+  assert.throws(
+    () => pick({ JACKIN_CLIPBOARD: 'xsel' }),
+    (e) => hasCode(e, 'E_BAD_CLIPBOARD_BACKEND'),
+  );
+  assert.throws(
+    () => pick({ JACKIN_CLIPBOARD: 'command:  ' }),
+    (e) => hasCode(e, 'E_BAD_CLIPBOARD_BACKEND'),
+  );
+  assert.throws(
+    () => pick({ JACKIN_CLIPBOARD: "command:a 'b" }),
+    (e) => hasCode(e, 'E_BAD_QUOTING'),
+  );
 });
 
 test('select: WAYLAND_DISPLAY, then DISPLAY, then macOS, then Windows/WSL', () => {
@@ -51,12 +59,10 @@ test('command reader: runs the argv without a shell and returns its stdout bytes
     createReader({ kind: 'command', argv: ['sh', '-c', 'echo broken >&2; exit 3'] }, 'test', process.env).readImage(),
     (e) => hasCode(e, 'E_CLIPBOARD_READ_FAILED') && /exit 3/.test((e as Error).message) && /broken/.test((e as Error).message),
   );
-  await assert.rejects(
-    createReader({ kind: 'command', argv: ['sleep', '5'] }, 'test', process.env, { timeoutMs: 100, maxBytes: 10 }).readImage(),
-    (e) => hasCode(e, 'E_CLIPBOARD_TIMEOUT'),
+  await assert.rejects(createReader({ kind: 'command', argv: ['sleep', '5'] }, 'test', process.env, { timeoutMs: 100, maxBytes: 10 }).readImage(), (e) =>
+    hasCode(e, 'E_CLIPBOARD_TIMEOUT'),
   );
-  await assert.rejects(
-    createReader({ kind: 'command', argv: ['cat', png] }, 'test', process.env, { timeoutMs: 5000, maxBytes: 10 }).readImage(),
-    (e) => hasCode(e, 'E_IMAGE_TOO_LARGE'),
+  await assert.rejects(createReader({ kind: 'command', argv: ['cat', png] }, 'test', process.env, { timeoutMs: 5000, maxBytes: 10 }).readImage(), (e) =>
+    hasCode(e, 'E_IMAGE_TOO_LARGE'),
   );
 });

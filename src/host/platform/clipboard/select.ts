@@ -91,12 +91,7 @@ export function detectWsl(env: NodeJS.ProcessEnv = process.env): boolean {
 }
 
 /** The reader for `choice`. */
-export function createReader(
-  choice: BackendChoice,
-  reason: string,
-  env: NodeJS.ProcessEnv,
-  limits: ReadLimits = DEFAULT_READ_LIMITS,
-): ClipboardReader {
+export function createReader(choice: BackendChoice, reason: string, env: NodeJS.ProcessEnv, limits: ReadLimits = DEFAULT_READ_LIMITS): ClipboardReader {
   switch (choice.kind) {
     case 'xclip':
       return createXclipReader(limits, env, reason);
@@ -127,10 +122,7 @@ export function createReader(
 }
 
 /** The platform's reader, chosen once from the process environment. */
-export function selectClipboardReader(
-  env: NodeJS.ProcessEnv = process.env,
-  limits: ReadLimits = DEFAULT_READ_LIMITS,
-): ClipboardReader {
+export function selectClipboardReader(env: NodeJS.ProcessEnv = process.env, limits: ReadLimits = DEFAULT_READ_LIMITS): ClipboardReader {
   const { choice, reason } = chooseBackend({ env, platform: process.platform, wsl: detectWsl(env) });
   return createReader(choice, reason, env, limits);
 }

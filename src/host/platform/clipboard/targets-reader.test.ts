@@ -36,11 +36,19 @@ cat "$f"
     serve(types) {
       rmSync(data, { recursive: true, force: true });
       mkdirSync(data);
-      writeFileSync(join(dir, 'types'), Object.keys(types).map((t) => `${t}\n`).join(''));
+      writeFileSync(
+        join(dir, 'types'),
+        Object.keys(types)
+          .map((t) => `${t}\n`)
+          .join(''),
+      );
       for (const [t, b] of Object.entries(types)) writeFileSync(join(data, t.replace(/\//g, '_')), b);
       writeFileSync(join(dir, 'calls'), '');
     },
-    calls: () => readFileSync(join(dir, 'calls'), 'utf8').split('\n').filter((l) => l !== ''),
+    calls: () =>
+      readFileSync(join(dir, 'calls'), 'utf8')
+        .split('\n')
+        .filter((l) => l !== ''),
   };
 }
 
@@ -85,8 +93,5 @@ test('wl-paste reader: a copied file wins over the icon image a file manager als
 
 test('wl-paste reader: a missing wl-paste names apt-get install wl-clipboard', async () => {
   const r = createReader({ kind: 'wl-paste' }, 'test', { PATH: '/nonexistent' }, { timeoutMs: 5000, maxBytes: 1 << 20 });
-  await assert.rejects(
-    r.readImage(),
-    (e) => hasCode(e, 'E_CLIPBOARD_BACKEND_MISSING') && /apt-get install wl-clipboard/.test((e as Error).message),
-  );
+  await assert.rejects(r.readImage(), (e) => hasCode(e, 'E_CLIPBOARD_BACKEND_MISSING') && /apt-get install wl-clipboard/.test((e as Error).message));
 });

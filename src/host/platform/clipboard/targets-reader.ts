@@ -3,14 +3,7 @@
  * Both tools behave alike, so one reader takes the tool's argv builders and its failure wording.
  */
 import { JackinError, type ErrorCode } from '../../../errors.ts';
-import {
-  WL_PASTE_INSTALL,
-  XCLIP_INSTALL,
-  wlPasteReadArgv,
-  wlPasteTypesArgv,
-  xclipReadArgv,
-  xclipTargetsArgv,
-} from './argv.ts';
+import { WL_PASTE_INSTALL, XCLIP_INSTALL, wlPasteReadArgv, wlPasteTypesArgv, xclipReadArgv, xclipTargetsArgv } from './argv.ts';
 import { parseFileList, pickFileListType, pickImageType, pickTextType, unacceptedImageTypes } from './mime.ts';
 import { describeCommand, runHelper, type HelperCommand, type HelperResult } from './run-helper.ts';
 import { parsePastedPath } from '../pasted-path.ts';
@@ -58,12 +51,7 @@ export function createWlPasteReader(limits: ReadLimits, env: NodeJS.ProcessEnv, 
   return createTargetsReader(WL_PASTE, limits, env, reason);
 }
 
-function createTargetsReader(
-  tool: TargetsTool,
-  limits: ReadLimits,
-  env: NodeJS.ProcessEnv,
-  reason: string,
-): ClipboardReader {
+function createTargetsReader(tool: TargetsTool, limits: ReadLimits, env: NodeJS.ProcessEnv, reason: string): ClipboardReader {
   const run = (cmd: HelperCommand, maxBytes: number, timeoutMs: number, overflowCode?: ErrorCode): Promise<HelperResult> =>
     runHelper(cmd, {
       timeoutMs,
@@ -74,10 +62,7 @@ function createTargetsReader(
     });
 
   const failed = (cmd: HelperCommand, r: HelperResult): JackinError =>
-    new JackinError(
-      'E_CLIPBOARD_READ_FAILED',
-      `${describeCommand(cmd)} failed (${r.signal ?? `exit ${r.exitCode}`}): ${r.stderr || 'no message'}`,
-    );
+    new JackinError('E_CLIPBOARD_READ_FAILED', `${describeCommand(cmd)} failed (${r.signal ?? `exit ${r.exitCode}`}): ${r.stderr || 'no message'}`);
 
   const listTypes = async (): Promise<string[] | null> => {
     const cmd = tool.list();

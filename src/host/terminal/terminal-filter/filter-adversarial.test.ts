@@ -29,7 +29,8 @@ test('soft reset (DECSTR) and RIS cannot switch off click capture or bracketed p
     const out = push(f, `${reset}x`);
     assert.ok(out.startsWith('\x1b[!p'), JSON.stringify(out));
     const after = out.slice(out.lastIndexOf('\x1b[!p') + 4);
-    for (const s of ['\x1b[?1000h', '\x1b[?1006h', '\x1b[?2004h']) assert.ok(after.includes(s), `${JSON.stringify(reset)}: ${JSON.stringify(s)} in ${JSON.stringify(out)}`);
+    for (const s of ['\x1b[?1000h', '\x1b[?1006h', '\x1b[?2004h'])
+      assert.ok(after.includes(s), `${JSON.stringify(reset)}: ${JSON.stringify(s)} in ${JSON.stringify(out)}`);
     assert.ok(out.endsWith('x'));
     // The terminal's reset also reset what the program asked for: its bracketed paste and focus reports are off.
     assert.equal(f.program.bracketedPaste, false);
@@ -150,7 +151,7 @@ test('a string reply nobody asked for, split across reads, is still one reply: n
   assert.equal(scan(['\x1bPx']), '\x1bPx');
 });
 
-test('erasing the saved lines (CSI 3 J, CSI ? 3 J) cannot wipe the operator\'s scrollback: the screen is erased instead', () => {
+test("erasing the saved lines (CSI 3 J, CSI ? 3 J) cannot wipe the operator's scrollback: the screen is erased instead", () => {
   // The same reason RIS is rewritten: the scrollback holds the operator's own history from before jackin.
   for (const [input, expected] of [
     ['a\x1b[3Jb', 'a\x1b[2Jb'],
@@ -187,7 +188,10 @@ test('a string reply longer than the hold limit is dropped to its end, never typ
   assert.equal(sc.holdsReply, true, 'still inside the reply');
   events.push(...sc.push(Buffer.from(`${chunk}\x07typed\x1c`, 'latin1')));
   const kinds = events.map((ev) => (ev.type === 'bytes' ? `bytes:${ev.bytes.toString('latin1')}` : ev.type));
-  assert.deepEqual(kinds.filter((k) => k !== 'reply'), ['bytes:typed', 'palette-key']);
+  assert.deepEqual(
+    kinds.filter((k) => k !== 'reply'),
+    ['bytes:typed', 'palette-key'],
+  );
   // Every byte is accounted for: the replies' raw bytes and the typing give back the input.
   const raw = events.map((ev) => (ev.type === 'bytes' ? ev.bytes : ev.raw).toString('latin1')).join('');
   assert.ok(raw === `\x1b]52;c;${chunk.repeat(8)}\x1c\x16${chunk}\x07typed\x1c`, `raw bytes differ (${raw.length} bytes)`);
@@ -196,5 +200,8 @@ test('a string reply longer than the hold limit is dropped to its end, never typ
   sc2.push(Buffer.from(`\x1b]52;c;${chunk.repeat(5)}`, 'latin1'));
   assert.equal(sc2.holdsReply, true);
   assert.ok(sc2.flush().every((ev) => ev.type === 'reply'));
-  assert.deepEqual(sc2.push(Buffer.from('ok')).map((ev) => ev.type === 'bytes' && ev.bytes.toString()), ['ok']);
+  assert.deepEqual(
+    sc2.push(Buffer.from('ok')).map((ev) => ev.type === 'bytes' && ev.bytes.toString()),
+    ['ok'],
+  );
 });

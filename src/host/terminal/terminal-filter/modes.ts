@@ -118,7 +118,21 @@ export interface TrackedState {
 }
 
 export function initialTrackedState(): TrackedState {
-  return { alt: 0, kittyDepth: 0, kittyAltDepth: 0, kittySetAtBase: false, palette: false, foreground: false, background: false, cursorColor: false, titlePushed: false, origin: false, hyperlink: false, leftRightMode: false, leftRightMargins: '' };
+  return {
+    alt: 0,
+    kittyDepth: 0,
+    kittyAltDepth: 0,
+    kittySetAtBase: false,
+    palette: false,
+    foreground: false,
+    background: false,
+    cursorColor: false,
+    titlePushed: false,
+    origin: false,
+    hyperlink: false,
+    leftRightMode: false,
+    leftRightMargins: '',
+  };
 }
 
 /**
@@ -150,7 +164,11 @@ export function hostColoursEnd(c: ProgramColours): string {
   const entries = [...c.palette].sort((a, b) => a[0] - b[0]);
   let s = '';
   // OSC 4 takes up to 32 index/spec pairs per sequence here (the filter's own limit on what it passes).
-  for (let i = 0; i < entries.length; i += 32) s += `\x1b]4;${entries.slice(i, i + 32).map(([n, spec]) => `${n};${spec}`).join(';')}${ST}`;
+  for (let i = 0; i < entries.length; i += 32)
+    s += `\x1b]4;${entries
+      .slice(i, i + 32)
+      .map(([n, spec]) => `${n};${spec}`)
+      .join(';')}${ST}`;
   if (c.foreground !== null) s += `\x1b]10;${c.foreground}${ST}`;
   if (c.background !== null) s += `\x1b]11;${c.background}${ST}`;
   return s;

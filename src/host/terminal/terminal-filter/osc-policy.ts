@@ -161,7 +161,11 @@ function hyperlink(ctx: FilterContext, rest: string): Decision {
     return `\x1b]8;;${ST}`;
   }
   ctx.tracked.hyperlink = true;
-  const id = rest.slice(0, semi).split(':').find((p) => p.startsWith('id='))?.slice(3);
+  const id = rest
+    .slice(0, semi)
+    .split(':')
+    .find((p) => p.startsWith('id='))
+    ?.slice(3);
   const params = id !== undefined && LINK_ID.test(id) ? `id=${id}` : '';
   return `\x1b]8;${params};${checked.href}${ST}`;
 }

@@ -37,7 +37,13 @@ test('replies: CSI replies are told from keys; a position report only while one 
   assert.equal(classifyCsiReply('1;5', '', 'R', e), null);
   e.expect('cpr');
   assert.equal(classifyCsiReply('12;40', '', 'R', e), 'cpr');
-  for (const [p, f] of [['A', ''], ['1;5', 'A'], ['3', '~'], ['97;5', 'u'], ['<0;3;4', 'M']] as const) {
+  for (const [p, f] of [
+    ['A', ''],
+    ['1;5', 'A'],
+    ['3', '~'],
+    ['97;5', 'u'],
+    ['<0;3;4', 'M'],
+  ] as const) {
     assert.equal(classifyCsiReply(p === 'A' ? '' : p, '', f === '' ? 'A' : f, e), null, `${p}${f}`);
   }
 });
