@@ -74,39 +74,108 @@ function pickSession(session: HintsSession): Pick<HintsSession, 'notify' | 'logA
   };
 }
 
-export interface HintsFeature extends Disposable {
-  /** Lists the links on the screen and shows their labels; resolves once the operator chose one or left. */
-  showHints(action: HintAction): Promise<void>;
-}
-
-export function installHintsFeature(session: HintsSession, options: HintsFeatureOptions = {}): HintsFeature {
-  const store = new DisposableStore();
-  const env = options.env ?? options.services?.env ?? process.env;
-  const extra = options.extraSchemes === undefined ? {} : { extraSchemes: options.extraSchemes };
-  const services = options.services ?? createHostServices({ env: env as NodeJS.ProcessEnv, writeTerminal: (b) => session.writeTerminal(b), ...extra });
-  const opener = options.opener ?? services.opener;
-  let writer = options.writer;
-  const now = options.now ?? (() => performance.now());
+/** The link hints affordance of one attached session; installHintsFeature() makes it. */
+export class HintsFeature implements Disposable {
+  readonly #session: HintsSession;
+  readonly #options: HintsFeatureOptions;
+  readonly #store = new DisposableStore();
+  readonly #env: Readonly<Record<string, string | undefined>>;
+  readonly #extra: { extraSchemes: readonly string[] } | Record<string, never>;
+  readonly #services: HostServices;
+  readonly #opener: Opener;
+  #writer: ClipboardTextWriter | undefined;
+  readonly #now: () => number;
   /** The choices waiting for the operator: the feature's end ends them. */
-  const choosing = new Set<(chosen: null) => void>();
-  store.add(
-    toDisposable(() => {
-      for (const finish of [...choosing]) finish(null);
-    }),
-  );
+  readonly #choosing = new Set<(chosen: null) => void>();
+
+  constructor(session: HintsSession, options: HintsFeatureOptions = {}) {
+    this.#session = session;
+    this.#options = options;
+    const env = options.env ?? options.services?.env ?? process.env;
+    this.#env = env;
+    const extra = options.extraSchemes === undefined ? {} : { extraSchemes: options.extraSchemes };
+    this.#extra = extra;
+    this.#services = options.services ?? createHostServices({ env: env as NodeJS.ProcessEnv, writeTerminal: (b) => session.writeTerminal(b), ...extra });
+    this.#opener = options.opener ?? this.#services.opener;
+    this.#writer = options.writer;
+    this.#now = options.now ?? (() => performance.now());
+    this.#store.add(
+      toDisposable(() => {
+        for (const finish of [...this.#choosing]) finish(null);
+      }),
+    );
+    this.#store.add(session.registerAction({ id: 'open-link-on-screen', title: 'Open link on screen', key: 'o', run: () => this.showHints('open') }));
+    this.#store.add(session.registerAction({ id: 'copy-link-on-screen', title: 'Copy link on screen', key: 'y', run: () => this.showHints('copy') }));
+  }
+
+  /** Lists the links on the screen and shows their labels; resolves once the operator chose one or left. */
+  async showHints(action: HintAction): Promise<void> {
+    const session = this.#session;
+    const options = this.#options;
+    const screen = session.terminalSize;
+    const got = await this.#listWithView(screen);
+    if (got === null) return;
+    const { listed, view } = got;
+    // The size changed meanwhile: the view and the list are of another layout.
+    const now = session.terminalSize;
+    if (now.rows !== screen.rows || now.cols !== screen.cols) return;
+    const { hints, dropped } = buildHints(listed, screen, options.extraSchemes ?? [], view);
+    options.log?.(`link hints: ${hints.length} labelled of ${listed.length} listed (${JSON.stringify(dropped)})`);
+    if (hints.length === 0) {
+      session.notify(
+        'info',
+        dropped.refused > 0
+          ? `No link on the screen that jackin would open (${dropped.refused} refused)`
+          : dropped.unseen > 0
+            ? `No link on the screen that jackin could check (${dropped.unseen} not shown where the capsule says)`
+            : 'No links on the screen',
+      );
+      return;
+    }
+    const chosen = await this.#choose(hints, action, screen);
+    if (chosen === null) return;
+    const { hint, hold } = chosen;
+    // The keys typed after the label wait until the prompt is answered, then go to the program.
+    const answered = (): void => hold.dispose();
+    try {
+      if (action === 'copy') await this.#copy(hint, answered);
+      else {
+        // The capsule chose these targets: the host's prompt shows the exact one before anything opens.
+        const asking = {
+          ...pickSession(session),
+          confirm: async (r: ConfirmRequest): Promise<boolean> => {
+            try {
+              return await session.confirm({ ...r, ...shownLabel(hint) });
+            } finally {
+              answered();
+            }
+          },
+        };
+        await openUrlChecked(asking, { env: this.#env, opener: this.#opener, ...this.#extra }, hint.checked.href, hint.source, true);
+      }
+    } finally {
+      answered();
+    }
+  }
+
+  dispose(): void {
+    this.#store.dispose();
+  }
 
   /**
    * Shows the labels and waits for the operator: the chosen hint, or null on Esc. Keys typed after the label
    * in the same read go back to the session as typed input; a choice holds them (`hold`) until its action
    * is done, so they reach the program after it and never answer a prompt drawn after them.
    */
-  const choose = (hints: readonly Hint[], action: HintAction, listedAt: { rows: number; cols: number }): Promise<{ hint: Hint; hold: Disposable } | null> =>
-    new Promise((resolve) => {
+  #choose(hints: readonly Hint[], action: HintAction, listedAt: { rows: number; cols: number }): Promise<{ hint: Hint; hold: Disposable } | null> {
+    const session = this.#session;
+    const now = this.#now;
+    return new Promise((resolve) => {
       let typed = '';
       let shown: Disposable | null = null;
       let shownAt = Infinity;
       const finish = (chosen: { hint: Hint; hold: Disposable } | null): void => {
-        choosing.delete(finish);
+        this.#choosing.delete(finish);
         shown?.dispose();
         shown = null;
         resolve(chosen);
@@ -150,16 +219,18 @@ export function installHintsFeature(session: HintsSession, options: HintsFeature
       shown = session.showOverlay({ draw, handle });
       shownAt = now();
       // A session that ends with the labels up ends this too (it disposes the feature).
-      if (store.isDisposed) finish(null);
-      else choosing.add(finish);
+      if (this.#store.isDisposed) finish(null);
+      else this.#choosing.add(finish);
     });
+  }
 
   /**
    * The capsule chose the target, and the label may sit over other text (a lying list, or a program whose
    * wide characters the operator's terminal draws narrower): the host's prompt shows the whole target, as
    * for opening, and nothing reaches the clipboard before Enter. `answered` runs once the prompt closed.
    */
-  const copy = async (hint: Hint, answered: () => void): Promise<void> => {
+  async #copy(hint: Hint, answered: () => void): Promise<void> {
+    const session = this.#session;
     const target = hint.checked.href;
     const logged = redactUrlForLog(target);
     const detail = hint.source === 'osc8' ? 'hyperlink target' : 'link on screen';
@@ -170,7 +241,7 @@ export function installHintsFeature(session: HintsSession, options: HintsFeature
       session.logAction({ action: 'copy-link', target: logged, result: 'cancelled', detail });
       return;
     }
-    writer ??= services.textWriter;
+    const writer = (this.#writer ??= this.#services.textWriter);
     try {
       await writer.write(target);
       session.notify('success', `Copied ${hint.checked.display} to the clipboard (${writer.name})`);
@@ -180,14 +251,16 @@ export function installHintsFeature(session: HintsSession, options: HintsFeature
       session.notify('error', `Could not copy the link: ${message}`);
       session.logAction({ action: 'copy-link', target: logged, result: 'failed', detail: message });
     }
-  };
+  }
 
   /**
    * The capsule's list of links, and the host's own view of the screen it was listed from: the capsule
    * repaints, the host follows every byte of it (and of the output after it) as written to the operator's
    * terminal, and the list is asked for once that view is whole. Null (with a notice) when either fails.
    */
-  const listWithView = async (screen: { rows: number; cols: number }): Promise<{ listed: ListedLink[]; view: HostScreen } | null> => {
+  async #listWithView(screen: { rows: number; cols: number }): Promise<{ listed: ListedLink[]; view: HostScreen } | null> {
+    const session = this.#session;
+    const options = this.#options;
     if (!hasFeature(session.features, 'link-list')) {
       session.notify('info', 'This capsule cannot list the links on the screen; update jackin-capsule in the container');
       return null;
@@ -214,56 +287,9 @@ export function installHintsFeature(session: HintsSession, options: HintsFeature
       clearTimeout(timer);
       tap.dispose();
     }
-  };
+  }
+}
 
-  const showHints = async (action: HintAction): Promise<void> => {
-    const screen = session.terminalSize;
-    const got = await listWithView(screen);
-    if (got === null) return;
-    const { listed, view } = got;
-    // The size changed meanwhile: the view and the list are of another layout.
-    const now = session.terminalSize;
-    if (now.rows !== screen.rows || now.cols !== screen.cols) return;
-    const { hints, dropped } = buildHints(listed, screen, options.extraSchemes ?? [], view);
-    options.log?.(`link hints: ${hints.length} labelled of ${listed.length} listed (${JSON.stringify(dropped)})`);
-    if (hints.length === 0) {
-      session.notify(
-        'info',
-        dropped.refused > 0
-          ? `No link on the screen that jackin would open (${dropped.refused} refused)`
-          : dropped.unseen > 0
-            ? `No link on the screen that jackin could check (${dropped.unseen} not shown where the capsule says)`
-            : 'No links on the screen',
-      );
-      return;
-    }
-    const chosen = await choose(hints, action, screen);
-    if (chosen === null) return;
-    const { hint, hold } = chosen;
-    // The keys typed after the label wait until the prompt is answered, then go to the program.
-    const answered = (): void => hold.dispose();
-    try {
-      if (action === 'copy') await copy(hint, answered);
-      else {
-        // The capsule chose these targets: the host's prompt shows the exact one before anything opens.
-        const asking = {
-          ...pickSession(session),
-          confirm: async (r: ConfirmRequest): Promise<boolean> => {
-            try {
-              return await session.confirm({ ...r, ...shownLabel(hint) });
-            } finally {
-              answered();
-            }
-          },
-        };
-        await openUrlChecked(asking, { env, opener, ...extra }, hint.checked.href, hint.source, true);
-      }
-    } finally {
-      answered();
-    }
-  };
-
-  store.add(session.registerAction({ id: 'open-link-on-screen', title: 'Open link on screen', key: 'o', run: () => showHints('open') }));
-  store.add(session.registerAction({ id: 'copy-link-on-screen', title: 'Copy link on screen', key: 'y', run: () => showHints('copy') }));
-  return { showHints, dispose: () => store.dispose() };
+export function installHintsFeature(session: HintsSession, options: HintsFeatureOptions = {}): HintsFeature {
+  return new HintsFeature(session, options);
 }
