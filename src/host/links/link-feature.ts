@@ -57,99 +57,96 @@ export interface LinkFeatureOptions {
   resolveTimeoutMs?: number;
 }
 
-export interface LinkFeature extends Disposable {
-  /** Opens the link at a viewport cell (0-based), or under the program's cursor when null. */
-  openLinkAt(at: { row: number; col: number } | null): Promise<void>;
-  /** Opens the offered link its palette entry showed (`shown`), if the capsule still offers that one. */
-  openOfferedLink(shown: ShownTarget): Promise<void>;
-  /** True while the operator's terminal reports the mouse because of us. */
-  readonly capturing: boolean;
-}
-
 /** What the links feature uses of the session. */
 export type LinkSession = SessionFrames & SessionNotices & SessionPalette & SessionRequests & SessionInput & SessionTerminal;
 
-export function installLinkFeature(session: LinkSession, options: LinkFeatureOptions = {}): LinkFeature {
-  const store = new DisposableStore();
-  const env = options.env ?? options.services?.env ?? process.env;
-  const extra = options.extraSchemes === undefined ? {} : { extraSchemes: options.extraSchemes };
-  const services = options.services ?? createHostServices({ env: env as NodeJS.ProcessEnv, ...extra });
-  const opener = options.opener ?? services.opener;
-  const captureWanted = mouseCaptureEnabled(env, options.noMouse === true);
+const OFFERED_TITLE = 'Open offered link';
+
+/** The links affordance of one attached session; installLinkFeature() makes it. */
+export class LinkFeature implements Disposable {
+  readonly #session: LinkSession;
+  readonly #options: LinkFeatureOptions;
+  readonly #store = new DisposableStore();
+  readonly #env: Readonly<Record<string, string | undefined>>;
+  readonly #extra: { extraSchemes: readonly string[] } | Record<string, never>;
+  readonly #services: HostServices;
+  readonly #opener: Opener;
+  readonly #captureWanted: boolean;
   /** Click capture was asked of the host's terminal (our capsule, capture not turned off). */
-  let captureRequested = false;
-  /** The terminal reports clicks for us: capture asked, and the program does not track the mouse itself. */
-  const capturing = (): boolean => captureRequested && session.programModes.mouse === 0;
+  #captureRequested = false;
+  /** Why the entry named no link in this opening (null: nothing was offered). */
+  #unread: string | null = null;
 
-  const resolve = (target: 'link' | 'path' | 'offered-link', at: { row: number; col: number } | null): Promise<ResolveResult> =>
-    requestResolve(session, target, at, options.resolveTimeoutMs);
+  constructor(session: LinkSession, options: LinkFeatureOptions = {}) {
+    this.#session = session;
+    this.#options = options;
+    const env = options.env ?? options.services?.env ?? process.env;
+    this.#env = env;
+    const extra = options.extraSchemes === undefined ? {} : { extraSchemes: options.extraSchemes };
+    this.#extra = extra;
+    this.#services = options.services ?? createHostServices({ env: env as NodeJS.ProcessEnv, ...extra });
+    this.#opener = options.opener ?? this.#services.opener;
+    this.#captureWanted = mouseCaptureEnabled(env, options.noMouse === true);
+    const store = this.#store;
+    store.add(session.onFrame((f) => this.#onFrame(f)));
+    store.add(session.onPaletteOpen((opening) => void this.#showOffer(opening)));
+    store.add(session.addInputHook('mouse', (ev) => this.#onMouse(ev)));
+    store.add(session.registerAction({ id: 'open-link-under-cursor', title: 'Open link under cursor', key: 'l', run: () => this.openLinkAt(null) }));
+    store.add(
+      session.registerAction({
+        id: 'open-offered-link',
+        title: OFFERED_TITLE,
+        key: 'u',
+        readsTarget: {
+          pendingTitle: `${OFFERED_TITLE} (reading the offer…)`,
+          whilePending: () => {
+            session.logAction({
+              action: 'open-url',
+              target: 'the offered link (not yet shown)',
+              result: 'refused',
+              detail: 'chosen while the palette was still reading the offer',
+            });
+            return 'Still reading the offer; choose it once it shows';
+          },
+        },
+        run: (_argument, shown) => this.openOfferedLink(shown ?? { target: null, seen: false }),
+      }),
+    );
+  }
 
-  /** Checks and opens one URL (session/open-url.ts); `confirm`: the capsule chose it, the operator confirms first. */
-  const openUrl = (raw: string, origin: UrlOrigin, confirm = false): Promise<void> => openUrlChecked(session, { env, opener, ...extra }, raw, origin, confirm);
+  /** True while the operator's terminal reports the mouse because of us. */
+  get capturing(): boolean {
+    // The terminal reports clicks for us: capture asked, and the program does not track the mouse itself.
+    return this.#captureRequested && this.#session.programModes.mouse === 0;
+  }
 
-  const failed =
-    (what: string) =>
-    (e: unknown): void => {
-      session.notify('error', `${what}: ${e instanceof Error ? e.message : String(e)}`);
-    };
-
-  const openLinkAt = async (at: { row: number; col: number } | null): Promise<void> => {
-    const r = await resolve('link', at);
+  /** Opens the link at a viewport cell (0-based), or under the program's cursor when null. */
+  async openLinkAt(at: { row: number; col: number } | null): Promise<void> {
+    const session = this.#session;
+    const options = this.#options;
+    const r = await this.#resolve('link', at);
     if (r.kind !== 'none') {
-      await openUrl(r.text, r.kind === 'osc8' ? 'osc8' : 'text', true);
+      await this.#openUrl(r.text, r.kind === 'osc8' ? 'osc8' : 'text', true);
       return;
     }
     if (at === null) {
       session.notify('info', 'No link under the cursor');
       return;
     }
-    const p = options.exportFeature === undefined ? null : await resolve('path', at);
+    const p = options.exportFeature === undefined ? null : await this.#resolve('path', at);
     if (p !== null && p.kind !== 'none' && options.exportFeature !== undefined) {
       options.exportFeature.exportFromClick(p.text);
       return;
     }
     session.notify('info', 'No link or file path under the pointer');
-  };
+  }
 
-  const OFFERED_TITLE = 'Open offered link';
-  /** Why the entry named no link in this opening (null: nothing was offered). */
-  let unread: string | null = null;
-  const showOffer = async (opening: PaletteOpening): Promise<void> => {
-    let href: string | null = null;
-    let why: string | null = null;
-    try {
-      const r = await resolve('offered-link', null);
-      const checked = r.kind === 'none' ? null : checkUrl(r.text, extra);
-      if (checked?.ok === true) href = checked.href;
-      else if (checked !== null) why = `the offered link is refused: ${checked.reason}`;
-    } catch (e) {
-      why = e instanceof Error ? e.message : String(e);
-    }
-    if (!opening.current) return;
-    unread = why;
-    if (href === null) {
-      session.showTarget('open-offered-link', opening, {
-        title: why === null ? OFFERED_TITLE : `${OFFERED_TITLE} (could not read the offer)`,
-        target: null,
-        literal: false,
-      });
-      return;
-    }
-    // What opening it would do besides (a login forward binds its port) is said in the entry itself.
-    const extras = session.urlOpenSteps(href).flatMap((st) => (st.entry === undefined ? [] : [st.entry]));
-    const title = `${OFFERED_TITLE}: ${inertText(href, 400)}`;
-    session.showTarget('open-offered-link', opening, {
-      title,
-      ...(extras.length > 0 ? { suffix: ` (${extras.join(', ')})` } : {}),
-      target: href,
-      literal: inertText(href, 400) === href,
-    });
-  };
-
-  const openOfferedLink = async (shown: ShownTarget): Promise<void> => {
+  /** Opens the offered link its palette entry showed (`shown`), if the capsule still offers that one. */
+  async openOfferedLink(shown: ShownTarget): Promise<void> {
+    const session = this.#session;
     const drawn = shown.target;
     if (drawn === null) {
-      if (unread !== null) session.notify('error', `Open offered link: ${unread}`);
+      if (this.#unread !== null) session.notify('error', `Open offered link: ${this.#unread}`);
       else session.notify('info', 'No link has been offered (inside the session: jackin-capsule open-url <url>)');
       return;
     }
@@ -157,8 +154,8 @@ export function installLinkFeature(session: LinkSession, options: LinkFeatureOpt
     // link opened is the one drawn, and only while it is still the one offered.
     let now: string | null;
     try {
-      const r = await resolve('offered-link', null);
-      const checked = r.kind === 'none' ? null : checkUrl(r.text, extra);
+      const r = await this.#resolve('offered-link', null);
+      const checked = r.kind === 'none' ? null : checkUrl(r.text, this.#extra);
       now = checked === null ? null : checked.ok ? checked.href : r.text;
     } catch (e) {
       const message = e instanceof Error ? e.message : String(e);
@@ -181,31 +178,83 @@ export function installLinkFeature(session: LinkSession, options: LinkFeatureOpt
       return;
     }
     // The entry showed this exact link whole: choosing it was the confirmation. A cut one is confirmed first.
-    await openUrl(drawn, 'offer', !shown.seen);
-  };
+    await this.#openUrl(drawn, 'offer', !shown.seen);
+  }
 
-  store.add(
-    session.onFrame((f: ServerFrame) => {
-      switch (f.type) {
-        case 'Modes':
-          // Only our capsule sends Modes: its clicks are resolved on our gestures, so ask for click capture.
-          // The frame's content is the container's word; the host's own filter knows the program's modes,
-          // and composes the terminal's mouse modes from them and this need (docs/terminal-policy.md).
-          if (captureWanted && !captureRequested) {
-            captureRequested = true;
-            session.setHostNeeds({ mouseCapture: true });
-          }
-          return;
-        case 'HostOpenUrl':
-          onHostOpenUrl(f.url);
-          return;
-        default:
-          return;
-      }
-    }),
-  );
+  dispose(): void {
+    if (this.#captureRequested) this.#session.setHostNeeds({ mouseCapture: false });
+    this.#store.dispose();
+  }
 
-  const onHostOpenUrl = (url: string): void => {
+  #resolve(target: 'link' | 'path' | 'offered-link', at: { row: number; col: number } | null): Promise<ResolveResult> {
+    return requestResolve(this.#session, target, at, this.#options.resolveTimeoutMs);
+  }
+
+  /** Checks and opens one URL (session/open-url.ts); `confirm`: the capsule chose it, the operator confirms first. */
+  #openUrl(raw: string, origin: UrlOrigin, confirm = false): Promise<void> {
+    return openUrlChecked(this.#session, { env: this.#env, opener: this.#opener, ...this.#extra }, raw, origin, confirm);
+  }
+
+  #failed(what: string): (e: unknown) => void {
+    return (e: unknown): void => {
+      this.#session.notify('error', `${what}: ${e instanceof Error ? e.message : String(e)}`);
+    };
+  }
+
+  async #showOffer(opening: PaletteOpening): Promise<void> {
+    const session = this.#session;
+    let href: string | null = null;
+    let why: string | null = null;
+    try {
+      const r = await this.#resolve('offered-link', null);
+      const checked = r.kind === 'none' ? null : checkUrl(r.text, this.#extra);
+      if (checked?.ok === true) href = checked.href;
+      else if (checked !== null) why = `the offered link is refused: ${checked.reason}`;
+    } catch (e) {
+      why = e instanceof Error ? e.message : String(e);
+    }
+    if (!opening.current) return;
+    this.#unread = why;
+    if (href === null) {
+      session.showTarget('open-offered-link', opening, {
+        title: why === null ? OFFERED_TITLE : `${OFFERED_TITLE} (could not read the offer)`,
+        target: null,
+        literal: false,
+      });
+      return;
+    }
+    // What opening it would do besides (a login forward binds its port) is said in the entry itself.
+    const extras = session.urlOpenSteps(href).flatMap((st) => (st.entry === undefined ? [] : [st.entry]));
+    const title = `${OFFERED_TITLE}: ${inertText(href, 400)}`;
+    session.showTarget('open-offered-link', opening, {
+      title,
+      ...(extras.length > 0 ? { suffix: ` (${extras.join(', ')})` } : {}),
+      target: href,
+      literal: inertText(href, 400) === href,
+    });
+  }
+
+  #onFrame(f: ServerFrame): void {
+    switch (f.type) {
+      case 'Modes':
+        // Only our capsule sends Modes: its clicks are resolved on our gestures, so ask for click capture.
+        // The frame's content is the container's word; the host's own filter knows the program's modes,
+        // and composes the terminal's mouse modes from them and this need (docs/terminal-policy.md).
+        if (this.#captureWanted && !this.#captureRequested) {
+          this.#captureRequested = true;
+          this.#session.setHostNeeds({ mouseCapture: true });
+        }
+        return;
+      case 'HostOpenUrl':
+        this.#onHostOpenUrl(f.url);
+        return;
+      default:
+        return;
+    }
+  }
+
+  #onHostOpenUrl(url: string): void {
+    const session = this.#session;
     // Our own capsule never asks: its links are resolved on our gestures. Only an upstream capsule, whose
     // palette runs in the container, answers a gesture with HostOpenUrl.
     if (session.features !== null) {
@@ -214,12 +263,11 @@ export function installLinkFeature(session: LinkSession, options: LinkFeatureOpt
       return;
     }
     if (!session.admitUpstream('open', 'open-url', redactUrlForLog(url))) return;
-    void openUrl(url, 'capsule').catch(failed('Open link'));
-  };
+    void this.#openUrl(url, 'capsule').catch(this.#failed('Open link'));
+  }
 
-  store.add(session.onPaletteOpen((opening) => void showOffer(opening)));
-
-  const onMouse = (ev: InputEvent): boolean => {
+  #onMouse(ev: InputEvent): boolean {
+    const session = this.#session;
     if (ev.type !== 'mouse') return false;
     const modifiedClick = ev.button === 0 && ev.press && !ev.motion && (ev.ctrl || ev.alt);
     if (session.features === null) {
@@ -228,46 +276,16 @@ export function installLinkFeature(session: LinkSession, options: LinkFeatureOpt
       return false;
     }
     // The program asked for the mouse (or we never captured it): its reports, unchanged.
-    if (!capturing()) return false;
+    if (!this.capturing) return false;
     if (modifiedClick) {
       session.gesture('click');
-      void openLinkAt({ row: ev.y - 1, col: ev.x - 1 }).catch(failed('Open link'));
+      void this.openLinkAt({ row: ev.y - 1, col: ev.x - 1 }).catch(this.#failed('Open link'));
     }
     // Everything else we captured (plain clicks, releases, wheel) was reported only because of us.
     return true;
-  };
-  store.add(session.addInputHook('mouse', onMouse));
-  store.add(session.registerAction({ id: 'open-link-under-cursor', title: 'Open link under cursor', key: 'l', run: () => openLinkAt(null) }));
-  store.add(
-    session.registerAction({
-      id: 'open-offered-link',
-      title: OFFERED_TITLE,
-      key: 'u',
-      readsTarget: {
-        pendingTitle: `${OFFERED_TITLE} (reading the offer…)`,
-        whilePending: () => {
-          session.logAction({
-            action: 'open-url',
-            target: 'the offered link (not yet shown)',
-            result: 'refused',
-            detail: 'chosen while the palette was still reading the offer',
-          });
-          return 'Still reading the offer; choose it once it shows';
-        },
-      },
-      run: (_argument, shown) => openOfferedLink(shown ?? { target: null, seen: false }),
-    }),
-  );
+  }
+}
 
-  return {
-    openLinkAt,
-    openOfferedLink,
-    get capturing() {
-      return capturing();
-    },
-    dispose: () => {
-      if (captureRequested) session.setHostNeeds({ mouseCapture: false });
-      store.dispose();
-    },
-  };
+export function installLinkFeature(session: LinkSession, options: LinkFeatureOptions = {}): LinkFeature {
+  return new LinkFeature(session, options);
 }
