@@ -76,44 +76,108 @@ export function copyLogTarget(text: string): string {
   return `text of ${bytes.length} bytes, sha256 ${nodeCrypto().createHash('sha256').update(bytes).digest('hex').slice(0, 16)}`;
 }
 
-export interface CopyFeature extends Disposable {
-  /** Puts the offer the palette entry showed on the host clipboard (the palette action), once per palette opening. */
-  copyOffered(): Promise<void>;
-}
-
 type Offer = Extract<FilterEvent, { type: 'copy-offer' }>;
 
 /** What the copy feature uses of the session (the screen: the clipboard's OSC 52 fallback writes to it). */
 export type CopySession = SessionNotices & SessionPalette & Pick<SessionScreen, 'writeTerminal'> & Pick<SessionTerminal, 'onTerminalEvent'>;
 
-export function installCopyFeature(session: CopySession, options: CopyFeatureOptions = {}): CopyFeature {
-  const store = new DisposableStore();
-  const env = options.env ?? options.services?.env ?? process.env;
-  const services = options.services ?? createHostServices({ env: env as NodeJS.ProcessEnv, writeTerminal: (b) => session.writeTerminal(b) });
-  const mode = copyModeFromEnv(env);
-  let writer = options.writer;
-  let offer: Offer | null = null;
-  const now = options.now ?? Date.now;
-  let offerAt = -Infinity;
-  let queryTold = false;
-  const refusals = createRateLimiter({ max: 3, windowMs: 10_000 });
+/** An offer as its notices tell it: size, inert preview, and how many control characters were removed. */
+function describeOffer(o: Offer): string {
+  return `${formatBytes(o.bytes)} "${offerPreview(o.text)}"${o.removed > 0 ? ` (${o.removed} control character${o.removed === 1 ? '' : 's'} removed)` : ''}`;
+}
+
+/** The copy affordance of one attached session; installCopyFeature() makes it. */
+export class CopyFeature implements Disposable {
+  readonly #session: CopySession;
+  readonly #store = new DisposableStore();
+  readonly #services: HostServices;
+  readonly #mode: CopyMode;
+  #writer: ClipboardTextWriter | undefined;
+  #offer: Offer | null = null;
+  readonly #now: () => number;
+  #offerAt = -Infinity;
+  #queryTold = false;
+  readonly #refusals = createRateLimiter({ max: 3, windowMs: 10_000 });
   // Offers are recorded whatever their rate, but told at most this often: a program flooding offers would
   // otherwise fill the notice queue and push the host's own notices out of it. The palette entry shows the
   // latest offer, told or not.
-  const offerNotices = createRateLimiter({ max: 3, windowMs: NOTICE_WINDOW_MS });
+  readonly #offerNotices = createRateLimiter({ max: 3, windowMs: NOTICE_WINDOW_MS });
 
-  const describe = (o: Offer): string =>
-    `${formatBytes(o.bytes)} "${offerPreview(o.text)}"${o.removed > 0 ? ` (${o.removed} control character${o.removed === 1 ? '' : 's'} removed)` : ''}`;
+  // JACKIN_COPY=allow: offers over the notice rate, and offers replaced by a newer one before they were
+  // written, get no notice of their own; one summary per window tells how many there were and what the
+  // clipboard holds now, so the operator always learns that a program changed it.
+  readonly #summaryMs: number;
+  #untold = 0;
+  #last: { offer: Offer; error: string | null } | null = null;
+  #summary: NodeJS.Timeout | null = null;
+  // Due while a write is in flight: the summary waits for it, so it names what the clipboard ends up with
+  // (told at once, it named the offer before the one being written).
+  #summaryDue = false;
+
+  // One clipboard write at a time (each may start a process), the latest offer written last; offers that
+  // arrive meanwhile are coalesced, so a flood of them is a few writes, not a process each.
+  #copying = false;
+  #nextCopy: Offer | null = null;
+
+  /**
+   * The offer the palette entry showed when the palette opened: choosing the entry copies that one, not one
+   * that replaced it after the operator read its notice (the program's output, offers included, is held
+   * while the palette is up, so the entry stays true while it can be chosen).
+   */
+  #shown: Offer | null = null;
+
+  constructor(session: CopySession, options: CopyFeatureOptions) {
+    this.#session = session;
+    const env = options.env ?? options.services?.env ?? process.env;
+    this.#services = options.services ?? createHostServices({ env: env as NodeJS.ProcessEnv, writeTerminal: (b) => session.writeTerminal(b) });
+    this.#mode = copyModeFromEnv(env);
+    this.#writer = options.writer;
+    this.#now = options.now ?? Date.now;
+    this.#summaryMs = options.summaryMs ?? NOTICE_WINDOW_MS;
+    const store = this.#store;
+    store.add(toDisposable(() => (this.#summary !== null ? clearTimeout(this.#summary) : undefined)));
+    store.add(
+      session.onPaletteOpen(() => {
+        this.#shown = this.#offer;
+        session.retitleAction('copy-offered-text', this.#shown === null ? COPY_TITLE : paletteTitle(this.#shown));
+      }),
+    );
+    store.add(session.onTerminalEvent((e) => this.#onTerminalEvent(e)));
+    store.add(session.registerAction({ id: 'copy-offered-text', title: COPY_TITLE, key: 'c', run: () => this.copyOffered() }));
+  }
+
+  /** Puts the offer the palette entry showed on the host clipboard (the palette action), once per palette opening. */
+  async copyOffered(): Promise<void> {
+    // One choice, one copy: the entry is used up by running it, until the palette opens again.
+    const chosen = this.#shown;
+    this.#shown = null;
+    if (chosen === null) {
+      this.#session.notify('info', 'No text has been offered (a program offers text with OSC 52, or inside the session: jackin-capsule copy)');
+      return;
+    }
+    await this.#copy(chosen);
+  }
+
+  dispose(): void {
+    this.#store.dispose();
+  }
 
   /** Writes one offer; tells the outcome unless `tell` is false; returns the error message, or null. */
-  const copy = async (o: Offer, tell = true): Promise<string | null> => {
-    writer ??= services.textWriter;
+  async #copy(o: Offer, tell = true): Promise<string | null> {
+    const session = this.#session;
+    this.#writer ??= this.#services.textWriter;
+    const writer = this.#writer;
     // The host's log names what was copied by size and hash, never the text (it may be a secret).
     const target = copyLogTarget(o.text);
     try {
       await writer.write(o.text);
-      session.logAction({ action: 'copy', target, result: 'ok', detail: `to the clipboard (${writer.name}${mode === 'allow' ? ', JACKIN_COPY=allow' : ''})` });
-      if (tell) session.notify('success', `Copied ${describe(o)} to the clipboard (${writer.name})`);
+      session.logAction({
+        action: 'copy',
+        target,
+        result: 'ok',
+        detail: `to the clipboard (${writer.name}${this.#mode === 'allow' ? ', JACKIN_COPY=allow' : ''})`,
+      });
+      if (tell) session.notify('success', `Copied ${describeOffer(o)} to the clipboard (${writer.name})`);
       return null;
     } catch (e) {
       const message = e instanceof Error ? e.message : String(e);
@@ -121,128 +185,91 @@ export function installCopyFeature(session: CopySession, options: CopyFeatureOpt
       if (tell) session.notify('error', `Could not copy the offered text: ${message}`);
       return message;
     }
-  };
+  }
 
-  // JACKIN_COPY=allow: offers over the notice rate, and offers replaced by a newer one before they were
-  // written, get no notice of their own; one summary per window tells how many there were and what the
-  // clipboard holds now, so the operator always learns that a program changed it.
-  const summaryMs = options.summaryMs ?? NOTICE_WINDOW_MS;
-  let untold = 0;
-  let last: { offer: Offer; error: string | null } | null = null;
-  let summary: NodeJS.Timeout | null = null;
-  // Due while a write is in flight: the summary waits for it, so it names what the clipboard ends up with
-  // (told at once, it named the offer before the one being written).
-  let summaryDue = false;
-  const tellSummary = (): void => {
-    const n = untold;
-    untold = 0;
+  #tellSummary(): void {
+    const n = this.#untold;
+    this.#untold = 0;
+    const last = this.#last;
     if (n === 0 || last === null) return;
-    const now = last.error === null ? `the clipboard holds the latest, ${describe(last.offer)}` : `the latest could not be copied: ${last.error}`;
-    session.notify('warning', `The program offered text ${n} more time${n === 1 ? '' : 's'} (JACKIN_COPY=allow); ${now}`);
-  };
-  const tellLater = (): void => {
-    untold += 1;
-    if (summary !== null) return;
-    summary = setTimeout(() => {
-      summary = null;
-      if (copying) summaryDue = true;
-      else tellSummary();
-    }, summaryMs);
-    summary.unref();
-  };
-  store.add(toDisposable(() => (summary !== null ? clearTimeout(summary) : undefined)));
+    const now = last.error === null ? `the clipboard holds the latest, ${describeOffer(last.offer)}` : `the latest could not be copied: ${last.error}`;
+    this.#session.notify('warning', `The program offered text ${n} more time${n === 1 ? '' : 's'} (JACKIN_COPY=allow); ${now}`);
+  }
 
-  // One clipboard write at a time (each may start a process), the latest offer written last; offers that
-  // arrive meanwhile are coalesced, so a flood of them is a few writes, not a process each.
-  let copying = false;
-  let nextCopy: Offer | null = null;
-  const copySoon = (o: Offer): void => {
-    if (nextCopy !== null) tellLater(); // replaced before it was written
-    nextCopy = o;
-    if (copying) return;
-    copying = true;
+  #tellLater(): void {
+    this.#untold += 1;
+    if (this.#summary !== null) return;
+    this.#summary = setTimeout(() => {
+      this.#summary = null;
+      if (this.#copying) this.#summaryDue = true;
+      else this.#tellSummary();
+    }, this.#summaryMs);
+    this.#summary.unref();
+  }
+
+  #copySoon(o: Offer): void {
+    if (this.#nextCopy !== null) this.#tellLater(); // replaced before it was written
+    this.#nextCopy = o;
+    if (this.#copying) return;
+    this.#copying = true;
     void (async () => {
-      let n: Offer | null = nextCopy;
+      let n: Offer | null = this.#nextCopy;
       while (n !== null) {
-        nextCopy = null;
-        const tell = offerNotices.tryTake();
-        const error = await copy(n, tell);
-        last = { offer: n, error };
-        if (!tell) tellLater();
-        n = nextCopy as Offer | null; // set again by offers that arrived during the write
+        this.#nextCopy = null;
+        const tell = this.#offerNotices.tryTake();
+        const error = await this.#copy(n, tell);
+        this.#last = { offer: n, error };
+        if (!tell) this.#tellLater();
+        n = this.#nextCopy as Offer | null; // set again by offers that arrived during the write
       }
-      copying = false;
-      if (summaryDue && !store.isDisposed) {
-        summaryDue = false;
-        tellSummary();
+      this.#copying = false;
+      if (this.#summaryDue && !this.#store.isDisposed) {
+        this.#summaryDue = false;
+        this.#tellSummary();
       }
     })();
-  };
+  }
 
-  /**
-   * The offer the palette entry showed when the palette opened: choosing the entry copies that one, not one
-   * that replaced it after the operator read its notice (the program's output, offers included, is held
-   * while the palette is up, so the entry stays true while it can be chosen).
-   */
-  let shown: Offer | null = null;
-  store.add(
-    session.onPaletteOpen(() => {
-      shown = offer;
-      session.retitleAction('copy-offered-text', shown === null ? COPY_TITLE : paletteTitle(shown));
-    }),
-  );
-
-  // One choice, one copy: the entry is used up by running it, until the palette opens again.
-  const copyOffered = async (): Promise<void> => {
-    const chosen = shown;
-    shown = null;
-    if (chosen === null) {
-      session.notify('info', 'No text has been offered (a program offers text with OSC 52, or inside the session: jackin-capsule copy)');
-      return;
-    }
-    await copy(chosen);
-  };
-
-  store.add(
-    session.onTerminalEvent((e) => {
-      switch (e.type) {
-        case 'copy-offer': {
-          if (mode === 'deny') return;
-          const at = now();
-          // One copy, one offer: the same text again within SAME_OFFER_MS is neither told nor copied again.
-          const same = offer !== null && offer.text === e.text && at - offerAt < SAME_OFFER_MS;
-          offer = e;
-          offerAt = at;
-          if (same) return;
-          if (mode === 'allow') copySoon(e);
-          else if (offerNotices.tryTake()) session.notify('info', `Copy offer: ${describe(e)}; copy it with the palette: Copy offered text (c)`);
-          return;
-        }
-        case 'copy-refused':
-          // Told and logged at the same rate: a program flooding bad offers fills neither the notices nor the log.
-          // Under JACKIN_COPY=deny offers are ignored, good or bad, as the operator asked: neither told nor logged.
-          if (mode === 'deny' || !refusals.tryTake()) return;
-          session.notify('warning', `Copy offer refused: ${e.reason}`);
-          session.logAction({ action: 'copy', target: 'a copy offer of the program', result: 'refused', detail: e.reason });
-          return;
-        case 'clipboard-query':
-          if (!queryTold) {
-            session.notify('warning', 'The program asked to read your clipboard; it got nothing');
-            session.logAction({
-              action: 'read-clipboard',
-              target: 'a clipboard query of the program',
-              result: 'refused',
-              detail: 'programs never read the host clipboard (told once a session)',
-            });
-          }
-          queryTold = true;
-          return;
-        default:
-          return;
+  #onTerminalEvent(e: FilterEvent): void {
+    const session = this.#session;
+    switch (e.type) {
+      case 'copy-offer': {
+        if (this.#mode === 'deny') return;
+        const at = this.#now();
+        // One copy, one offer: the same text again within SAME_OFFER_MS is neither told nor copied again.
+        const same = this.#offer !== null && this.#offer.text === e.text && at - this.#offerAt < SAME_OFFER_MS;
+        this.#offer = e;
+        this.#offerAt = at;
+        if (same) return;
+        if (this.#mode === 'allow') this.#copySoon(e);
+        else if (this.#offerNotices.tryTake()) session.notify('info', `Copy offer: ${describeOffer(e)}; copy it with the palette: Copy offered text (c)`);
+        return;
       }
-    }),
-  );
-  store.add(session.registerAction({ id: 'copy-offered-text', title: COPY_TITLE, key: 'c', run: () => copyOffered() }));
+      case 'copy-refused':
+        // Told and logged at the same rate: a program flooding bad offers fills neither the notices nor the log.
+        // Under JACKIN_COPY=deny offers are ignored, good or bad, as the operator asked: neither told nor logged.
+        if (this.#mode === 'deny' || !this.#refusals.tryTake()) return;
+        session.notify('warning', `Copy offer refused: ${e.reason}`);
+        session.logAction({ action: 'copy', target: 'a copy offer of the program', result: 'refused', detail: e.reason });
+        return;
+      case 'clipboard-query':
+        if (!this.#queryTold) {
+          session.notify('warning', 'The program asked to read your clipboard; it got nothing');
+          session.logAction({
+            action: 'read-clipboard',
+            target: 'a clipboard query of the program',
+            result: 'refused',
+            detail: 'programs never read the host clipboard (told once a session)',
+          });
+        }
+        this.#queryTold = true;
+        return;
+      default:
+        return;
+    }
+  }
+}
 
-  return { copyOffered, dispose: () => store.dispose() };
+export function installCopyFeature(session: CopySession, options: CopyFeatureOptions = {}): CopyFeature {
+  return new CopyFeature(session, options);
 }

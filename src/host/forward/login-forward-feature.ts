@@ -19,7 +19,7 @@ import { hasFeature } from '../../protocol/index.ts';
 import type { Transport } from '../../transport/transport.ts';
 import type { SessionFrames, SessionNotices, SessionRequests } from '../session/feature-session.ts';
 import type { UrlOpenStep } from '../session/url-open-hooks.ts';
-import { ForwardListener } from './forward-listener.ts';
+import { type ForwardEvent, ForwardListener } from './forward-listener.ts';
 import { recordForward } from './forward-registry.ts';
 import { loginCallbackPort } from './login-callback.ts';
 
@@ -49,64 +49,179 @@ export interface LoginForwardOptions {
   readonly sharedLoopback?: boolean;
 }
 
-export interface LoginForwardFeature extends Disposable {
-  /** Closes every open login forward (each logged closed, its record removed); resolves when all are done. */
-  close(): Promise<void>;
-}
-
-/** One bound callback port. */
-interface Live {
-  readonly listener: ForwardListener;
-  close(why: string): Promise<void>;
-}
-
 /** What the login forward uses of the session. */
 export type LoginForwardSession = Pick<SessionFrames, 'features'> & SessionNotices & Pick<SessionRequests, 'addUrlOpenHook'>;
 
-export function installLoginForwardFeature(session: LoginForwardSession, o: LoginForwardOptions): LoginForwardFeature {
-  const store = new DisposableStore();
-  const env = o.env ?? process.env;
-  const live = new Map<number, Live>();
-  const target = (port: number): string => `localhost:${port} -> ${o.instance}:${port}`;
+/** The action log's target for the forward of `port`. */
+function forwardTarget(port: number, instance: string): string {
+  return `localhost:${port} -> ${instance}:${port}`;
+}
+
+/** What one login forward needs of the feature that opens it. */
+interface LoginForwardHooks {
+  readonly session: SessionNotices;
+  readonly instance: string;
+  readonly idleMs: number;
+  /** Keeps the closing in the feature's pending set (close() waits for it). */
+  readonly track: (p: Promise<void>) => Promise<void>;
+  /** The forward closes: the feature forgets it. */
+  readonly forget: () => void;
+}
+
+/** What a bound forward holds. */
+interface Bound {
+  readonly listener: ForwardListener;
+  readonly recorded: Promise<(() => Promise<void>) | null>;
+  readonly deadline: NodeJS.Timeout;
+}
+
+/**
+ * One callback port: made before its port is bound (the listener's events reach it), live once bound();
+ * it closes once its first exchange is done, at its deadline, or with the session.
+ */
+class LoginForward {
+  readonly #port: number;
+  readonly #hooks: LoginForwardHooks;
+  #sentAny = false;
+  #receivedAny = false;
+  #idle: NodeJS.Timeout | undefined;
+  /** Unset until the port is bound: a close before then does nothing. */
+  #bound: Bound | undefined;
+  #closing: Promise<void> | undefined;
+
+  constructor(port: number, hooks: LoginForwardHooks) {
+    this.#port = port;
+    this.#hooks = hooks;
+  }
+
+  /** The port is bound and its record being written: the deadline starts, and closes may come. */
+  bound(listener: ForwardListener, recorded: Promise<(() => Promise<void>) | null>, maxMs: number): void {
+    const deadline = setTimeout(() => this.#closeSoon(`${Math.round(maxMs / 60_000)} minutes passed`), maxMs);
+    this.#bound = { listener, recorded, deadline };
+  }
+
+  onEvent(e: ForwardEvent): void {
+    if (e.kind === 'closed' && e.outcome.sent > 0 && e.outcome.received > 0) this.#closeSoon('its exchange is done');
+    if (e.kind === 'failed') this.#hooks.session.notify('warning', `Login callback on localhost:${this.#port} not forwarded: ${e.error.message}`);
+  }
+
+  onBytes(direction: 'sent' | 'received'): void {
+    if (direction === 'sent') this.#sentAny = true;
+    else this.#receivedAny = true;
+    // The first exchange is done once both ways carried bytes and then nothing moves for a while.
+    if (this.#sentAny && this.#receivedAny) {
+      clearTimeout(this.#idle);
+      this.#idle = setTimeout(() => this.#closeSoon('its exchange is done'), this.#hooks.idleMs);
+    }
+  }
+
+  /** Closes the forward, logged closed and its record removed (nothing before it is bound). */
+  close(why: string): Promise<void> {
+    const b = this.#bound;
+    if (b === undefined) return Promise.resolve();
+    const { session, instance } = this.#hooks;
+    const port = this.#port;
+    // Once: a second caller (the session's end while the exchange's end closes it) waits for the first.
+    this.#closing ??= this.#hooks.track(
+      (async () => {
+        clearTimeout(this.#idle);
+        clearTimeout(b.deadline);
+        this.#hooks.forget();
+        await b.listener.close();
+        await (await b.recorded)?.();
+        session.notify('info', `Stopped forwarding localhost:${port} to ${instance}: ${why}`);
+        session.logAction({ action: 'login-forward', target: forwardTarget(port, instance), result: 'ok', detail: `closed: ${why}` });
+      })(),
+    );
+    return this.#closing;
+  }
+
+  #closeSoon(why: string): void {
+    void this.close(why);
+  }
+}
+
+/** The login-callback forwards of one attached session; installLoginForwardFeature() makes it. */
+export class LoginForwardFeature implements Disposable {
+  readonly #session: LoginForwardSession;
+  readonly #o: LoginForwardOptions;
+  readonly #store = new DisposableStore();
+  readonly #env: Readonly<Record<string, string | undefined>>;
+  readonly #live = new Map<number, LoginForward>();
   /** Set once the session ended: a forward whose port was being bound then closes as soon as it is. */
-  let ended = false;
+  #ended = false;
   /** Forwards being opened or closed, so close() returns only once every one of them is done. */
-  const pending = new Set<Promise<void>>();
-  const track = (p: Promise<void>): Promise<void> => {
-    pending.add(p);
-    const done = (): void => void pending.delete(p);
+  readonly #pending = new Set<Promise<void>>();
+
+  constructor(session: LoginForwardSession, o: LoginForwardOptions) {
+    this.#session = session;
+    this.#o = o;
+    this.#env = o.env ?? process.env;
+    this.#store.add(session.addUrlOpenHook((href) => this.#urlOpenStep(href)));
+    // The session disposes its affordances when it ends: every forward closes then.
+    this.#store.add(toDisposable(() => void this.close()));
+  }
+
+  /** Closes every open login forward (each logged closed, its record removed); resolves when all are done. */
+  async close(): Promise<void> {
+    // Closes every forward, and waits for those being opened or closed already.
+    this.#ended = true;
+    for (const l of this.#live.values()) void l.close('the session ended');
+    while (this.#pending.size > 0) await Promise.all([...this.#pending]);
+  }
+
+  dispose(): void {
+    this.#store.dispose();
+  }
+
+  #track(p: Promise<void>): Promise<void> {
+    this.#pending.add(p);
+    const done = (): void => void this.#pending.delete(p);
     p.then(done, done);
     return p;
-  };
+  }
 
-  const open = async (port: number): Promise<void> => {
-    if (live.has(port) || ended) return;
-    let sentAny = false;
-    let receivedAny = false;
-    let closing: Promise<void> | undefined;
-    let idle: NodeJS.Timeout | undefined;
-    let entry: Live | undefined;
-    const closeSoon = (why: string): void => void entry?.close(why);
-    const idleMs = o.idleMs ?? LOGIN_FORWARD_IDLE_MS;
+  #urlOpenStep(href: string): UrlOpenStep | null {
+    const session = this.#session;
+    const o = this.#o;
+    if (!loginForwardEnabled(this.#env) || o.sharedLoopback === true) return null;
+    const port = loginCallbackPort(href);
+    if (port === null) return null;
+    if (this.#live.has(port)) return { note: `and keep forwarding localhost:${port} to ${o.instance}`, entry: `forwarding port ${port}`, run: async () => {} };
+    if (!hasFeature(session.features, 'forward') || o.connect === undefined) {
+      const why =
+        session.features === null
+          ? 'an upstream capsule has no forwards'
+          : 'this capsule has no forwards (an older jackin-capsule; update it in the container)';
+      return {
+        run: async () => {
+          session.notify('warning', `Not forwarding localhost:${port} to ${o.instance}: ${why}; the link opens, its callback will not reach the container`);
+          session.logAction({ action: 'login-forward', target: forwardTarget(port, o.instance), result: 'refused', detail: 'E_FORWARD_UNSUPPORTED' });
+        },
+      };
+    }
+    return { note: `…and forward localhost:${port} to ${o.instance}`, entry: `forwards port ${port}`, run: () => this.#track(this.#open(port)) };
+  }
+
+  async #open(port: number): Promise<void> {
+    const session = this.#session;
+    const o = this.#o;
+    if (this.#live.has(port) || this.#ended) return;
+    const forward = new LoginForward(port, {
+      session,
+      instance: o.instance,
+      idleMs: o.idleMs ?? LOGIN_FORWARD_IDLE_MS,
+      track: (p) => this.#track(p),
+      forget: () => void this.#live.delete(port),
+    });
     let listener: ForwardListener;
     try {
       listener = await ForwardListener.listen({
         hostPort: port,
         containerPort: port,
         connect: o.connect!,
-        onEvent: (e) => {
-          if (e.kind === 'closed' && e.outcome.sent > 0 && e.outcome.received > 0) closeSoon('its exchange is done');
-          if (e.kind === 'failed') session.notify('warning', `Login callback on localhost:${port} not forwarded: ${e.error.message}`);
-        },
-        onBytes: (_id, direction) => {
-          if (direction === 'sent') sentAny = true;
-          else receivedAny = true;
-          // The first exchange is done once both ways carried bytes and then nothing moves for a while.
-          if (sentAny && receivedAny) {
-            clearTimeout(idle);
-            idle = setTimeout(() => closeSoon('its exchange is done'), idleMs);
-          }
-        },
+        onEvent: (e) => forward.onEvent(e),
+        onBytes: (_id, direction) => forward.onBytes(direction),
       });
     } catch (e) {
       const why =
@@ -119,7 +234,7 @@ export function installLoginForwardFeature(session: LoginForwardSession, o: Logi
         'warning',
         `Not forwarding localhost:${port} to ${o.instance}: ${why}; the link opens anyway, and its callback will not reach the container`,
       );
-      session.logAction({ action: 'login-forward', target: target(port), result: 'failed', detail: why });
+      session.logAction({ action: 'login-forward', target: forwardTarget(port, o.instance), result: 'failed', detail: why });
       return;
     }
     // The record for `jackin ls`, written while the forward runs; a close waits for it, then removes it.
@@ -127,62 +242,24 @@ export function installLoginForwardFeature(session: LoginForwardSession, o: Logi
       o.home === undefined
         ? Promise.resolve(null)
         : recordForward(o.home, { instance: o.instance, hostPort: port, containerPort: port, kind: 'login' }).catch(() => null);
-    const deadline = setTimeout(() => closeSoon(`${Math.round((o.maxMs ?? LOGIN_FORWARD_MAX_MS) / 60_000)} minutes passed`), o.maxMs ?? LOGIN_FORWARD_MAX_MS);
-    entry = {
-      listener,
-      // Once: a second caller (the session's end while the exchange's end closes it) waits for the first.
-      close: (why) =>
-        (closing ??= track(
-          (async () => {
-            clearTimeout(idle);
-            clearTimeout(deadline);
-            live.delete(port);
-            await listener.close();
-            await (await recorded)?.();
-            session.notify('info', `Stopped forwarding localhost:${port} to ${o.instance}: ${why}`);
-            session.logAction({ action: 'login-forward', target: target(port), result: 'ok', detail: `closed: ${why}` });
-          })(),
-        )),
-    };
-    live.set(port, entry);
+    forward.bound(listener, recorded, o.maxMs ?? LOGIN_FORWARD_MAX_MS);
+    this.#live.set(port, forward);
     session.notify(
       'info',
       `Forwarding localhost:${port} to ${o.instance} for the login's callback (until it is done, ${Math.round((o.maxMs ?? LOGIN_FORWARD_MAX_MS) / 60_000)} minutes at most)`,
     );
-    session.logAction({ action: 'login-forward', target: target(port), result: 'ok', detail: `listening on ${listener.addresses.join(', ')}` });
+    session.logAction({
+      action: 'login-forward',
+      target: forwardTarget(port, o.instance),
+      result: 'ok',
+      detail: `listening on ${listener.addresses.join(', ')}`,
+    });
     await recorded;
     // The session ended while the port was being bound: the forward closes at once.
-    if (ended) await entry.close('the session ended');
-  };
+    if (this.#ended) await forward.close('the session ended');
+  }
+}
 
-  store.add(
-    session.addUrlOpenHook((href): UrlOpenStep | null => {
-      if (!loginForwardEnabled(env) || o.sharedLoopback === true) return null;
-      const port = loginCallbackPort(href);
-      if (port === null) return null;
-      if (live.has(port)) return { note: `and keep forwarding localhost:${port} to ${o.instance}`, entry: `forwarding port ${port}`, run: async () => {} };
-      if (!hasFeature(session.features, 'forward') || o.connect === undefined) {
-        const why =
-          session.features === null
-            ? 'an upstream capsule has no forwards'
-            : 'this capsule has no forwards (an older jackin-capsule; update it in the container)';
-        return {
-          run: async () => {
-            session.notify('warning', `Not forwarding localhost:${port} to ${o.instance}: ${why}; the link opens, its callback will not reach the container`);
-            session.logAction({ action: 'login-forward', target: target(port), result: 'refused', detail: 'E_FORWARD_UNSUPPORTED' });
-          },
-        };
-      }
-      return { note: `…and forward localhost:${port} to ${o.instance}`, entry: `forwards port ${port}`, run: () => track(open(port)) };
-    }),
-  );
-  /** Closes every forward, and waits for those being opened or closed already. */
-  const closeAll = async (): Promise<void> => {
-    ended = true;
-    for (const l of live.values()) void l.close('the session ended');
-    while (pending.size > 0) await Promise.all([...pending]);
-  };
-  // The session disposes its affordances when it ends: every forward closes then.
-  store.add(toDisposable(() => void closeAll()));
-  return { close: closeAll, dispose: () => store.dispose() };
+export function installLoginForwardFeature(session: LoginForwardSession, o: LoginForwardOptions): LoginForwardFeature {
+  return new LoginForwardFeature(session, o);
 }

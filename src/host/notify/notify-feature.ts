@@ -35,65 +35,90 @@ export interface NotifyFeatureOptions {
   log?: (line: string) => void;
 }
 
-export interface NotifyFeature extends Disposable {
-  readonly mode: NotifyMode;
-  /** Settles when every notification handed to the notifier so far has been shown or failed (tests). */
-  idle(): Promise<void>;
-}
-
 /** What the notify feature uses of the session. */
 export type NotifySession = SessionNotices & SessionTerminal;
 
-export function installNotifyFeature(session: NotifySession, options: NotifyFeatureOptions): NotifyFeature {
-  const store = new DisposableStore();
-  const env = options.env ?? options.services?.env ?? process.env;
-  const services = options.services ?? createHostServices({ env: env as NodeJS.ProcessEnv });
-  let mode: NotifyMode;
-  let notifier: Notifier | null = options.notifier ?? null;
-  try {
-    notifier ??= services.notifier;
-    mode = effectiveNotifyMode(env, notifier);
-  } catch (e) {
-    // A bad JACKIN_NOTIFY or JACKIN_NOTIFIER: said once, and notifications stay on the terminal as before.
-    session.notify('warning', `${e instanceof Error ? e.message : String(e)}; notifications go to the terminal`);
-    notifier = null;
-    mode = 'terminal';
-  }
-  if (mode === 'deny') {
-    // The filter already drops them (filterOptionsFromEnv): nothing to route.
-    return { mode, idle: () => Promise.resolve(), dispose: () => store.dispose() };
-  }
-  const desktop = (mode === 'desktop' || mode === 'both') && notifier !== null;
-  const bell = bellWanted(env) && desktop;
-  options.log?.(
-    `notifications: ${mode}${notifier === null ? '' : ` (notifier ${notifier.name}: ${notifier.selection.reason})`}${bell ? ', bell while unfocused' : ''}`,
-  );
-  // Shown on the terminal too for `terminal` and `both`, and when there is no notifier to send them to.
-  const terminalToo = !desktop || mode === 'both';
-  const route = (): void => session.routeNotifications({ terminal: terminalToo, bell: bell && session.terminalFocused === false });
-  route();
-  if (bell) {
-    // The terminal reports focus for the host; the bell counts only while it says it is unfocused.
-    session.setHostNeeds({ focusReports: true });
-    store.add(session.onFocusChange(() => route()));
-    store.add({ dispose: () => session.setHostNeeds({ focusReports: false }) });
+/** The notify affordance of one attached session; installNotifyFeature() makes it. */
+export class NotifyFeature implements Disposable {
+  readonly mode: NotifyMode;
+  readonly #session: NotifySession;
+  readonly #store = new DisposableStore();
+  readonly #instance: string;
+  readonly #notifier: Notifier | null;
+  readonly #desktop: boolean;
+  readonly #terminalToo: boolean;
+  readonly #bell: boolean;
+  #pending: Promise<void> = Promise.resolve();
+  /** The host's own notice of a failed desktop notification is shown once a session: a program cannot flood with it. */
+  #failureTold = false;
+
+  constructor(session: NotifySession, options: NotifyFeatureOptions) {
+    this.#session = session;
+    this.#instance = options.instance;
+    const env = options.env ?? options.services?.env ?? process.env;
+    const services = options.services ?? createHostServices({ env: env as NodeJS.ProcessEnv });
+    let mode: NotifyMode;
+    let notifier: Notifier | null = options.notifier ?? null;
+    try {
+      notifier ??= services.notifier;
+      mode = effectiveNotifyMode(env, notifier);
+    } catch (e) {
+      // A bad JACKIN_NOTIFY or JACKIN_NOTIFIER: said once, and notifications stay on the terminal as before.
+      session.notify('warning', `${e instanceof Error ? e.message : String(e)}; notifications go to the terminal`);
+      notifier = null;
+      mode = 'terminal';
+    }
+    this.mode = mode;
+    this.#notifier = notifier;
+    this.#desktop = (mode === 'desktop' || mode === 'both') && notifier !== null;
+    // Shown on the terminal too for `terminal` and `both`, and when there is no notifier to send them to.
+    this.#terminalToo = !this.#desktop || mode === 'both';
+    this.#bell = this.#desktop && bellWanted(env);
+    if (mode === 'deny') {
+      // The filter already drops them (filterOptionsFromEnv): nothing to route.
+      return;
+    }
+    const bell = this.#bell;
+    options.log?.(
+      `notifications: ${mode}${notifier === null ? '' : ` (notifier ${notifier.name}: ${notifier.selection.reason})`}${bell ? ', bell while unfocused' : ''}`,
+    );
+    this.#route();
+    if (bell) {
+      // The terminal reports focus for the host; the bell counts only while it says it is unfocused.
+      session.setHostNeeds({ focusReports: true });
+      this.#store.add(session.onFocusChange(() => this.#route()));
+      this.#store.add({ dispose: () => session.setHostNeeds({ focusReports: false }) });
+    }
+    this.#store.add(session.onTerminalEvent((ev) => void (ev.type === 'notification' && this.#onNotification(ev))));
   }
 
-  let pending: Promise<void> = Promise.resolve();
-  /** The host's own notice of a failed desktop notification is shown once a session: a program cannot flood with it. */
-  let failureTold = false;
-  const onNotification = (ev: Extract<FilterEvent, { type: 'notification' }>): void => {
+  /** Settles when every notification handed to the notifier so far has been shown or failed (tests). */
+  idle(): Promise<void> {
+    return this.#pending;
+  }
+
+  dispose(): void {
+    this.#store.dispose();
+  }
+
+  #route(): void {
+    this.#session.routeNotifications({ terminal: this.#terminalToo, bell: this.#bell && this.#session.terminalFocused === false });
+  }
+
+  #onNotification(ev: Extract<FilterEvent, { type: 'notification' }>): void {
+    const session = this.#session;
+    const terminalToo = this.#terminalToo;
     // The filter made the text inert; cut again here, as this is what leaves for the desktop.
-    const title = inertText(ev.title ?? session.programTitle ?? options.instance, TITLE_MAX_COLUMNS);
+    const title = inertText(ev.title ?? session.programTitle ?? this.#instance, TITLE_MAX_COLUMNS);
     const body = inertText(ev.body, NOTIFICATION_MAX_COLUMNS);
     const detail = `${ev.source}: ${body}`;
-    if (!desktop || notifier === null) {
+    const n = this.#notifier;
+    if (!this.#desktop || n === null) {
       session.logAction({ action: 'notify', target: title, result: 'ok', detail: `terminal; ${detail}` });
       return;
     }
-    const n = notifier;
     const shown = markProgramTitle(title);
-    pending = pending.then(async () => {
+    this.#pending = this.#pending.then(async () => {
       try {
         await n.notify(shown, body);
         session.logAction({ action: 'notify', target: title, result: 'ok', detail: `${n.name}${terminalToo ? ' and terminal' : ''}; ${detail}` });
@@ -104,8 +129,8 @@ export function installNotifyFeature(session: NotifySession, options: NotifyFeat
         const said = e instanceof Error && e.cause instanceof Error ? `: ${inertText(e.cause.message, NOTIFICATION_MAX_COLUMNS)}` : '';
         session.logAction({ action: 'notify', target: title, result: 'failed', detail: `${message}${said}; ${detail}` });
         if (terminalToo) return;
-        if (!failureTold) {
-          failureTold = true;
+        if (!this.#failureTold) {
+          this.#failureTold = true;
           session.notify('warning', `A program notification could not be shown on the desktop (${message}); failed ones show as capsule notices`);
         }
         // Not lost: shown as what it is, the container's text (the filter's rate limit and the container
@@ -113,11 +138,9 @@ export function installNotifyFeature(session: NotifySession, options: NotifyFeat
         session.containerNotice('info', `${shown}: ${body}`);
       }
     });
-  };
-  store.add(session.onTerminalEvent((ev) => void (ev.type === 'notification' && onNotification(ev))));
-  return {
-    mode,
-    idle: () => pending,
-    dispose: () => store.dispose(),
-  };
+  }
+}
+
+export function installNotifyFeature(session: NotifySession, options: NotifyFeatureOptions): NotifyFeature {
+  return new NotifyFeature(session, options);
 }
