@@ -34,85 +34,103 @@ export function builtinZstdAvailable(): boolean {
 }
 
 export function createBuiltinZstdCompressor(level: number, blockBytes: number): StreamCompressor {
-  const create = zlib().createZstdCompress;
-  const levelParam = zlib().constants.ZSTD_c_compressionLevel;
-  if (create === undefined || levelParam === undefined) throw new Error(`Node ${process.version} has no zlib.createZstdCompress`);
-  const z: Transform = create({ params: { [levelParam]: level }, chunkSize: ZSTD_OUTPUT_CHUNK_BYTES });
-  let ready: Uint8Array[] = [];
-  let failure: Error | undefined;
-  let finished = false;
+  return new BuiltinZstdCompressor(level, blockBytes);
+}
+
+class BuiltinZstdCompressor implements StreamCompressor {
+  readonly #blockBytes: number;
+  readonly #z: Transform;
+  #ready: Uint8Array[] = [];
+  #failure: Error | undefined;
+  #finished = false;
+  #ended = false;
   /** Blocks written and not yet read by the native compressor. */
-  let inFlight = 0;
+  #inFlight = 0;
   /** Blocks the compressor has read, for the next ones (at most ZSTD_BLOCKS_AHEAD + 1 exist at a time). */
-  const spare: Buffer[] = [];
+  readonly #spare: Buffer[] = [];
   /** The one waiter: push() waiting for a block to be read, or end() for the last output. */
-  let wake: (() => void) | undefined;
-  const rouse = (): void => {
-    const w = wake;
-    wake = undefined;
+  #wake: (() => void) | undefined;
+  #block: Buffer;
+  #used = 0;
+
+  constructor(level: number, blockBytes: number) {
+    const create = zlib().createZstdCompress;
+    const levelParam = zlib().constants.ZSTD_c_compressionLevel;
+    if (create === undefined || levelParam === undefined) throw new Error(`Node ${process.version} has no zlib.createZstdCompress`);
+    this.#blockBytes = blockBytes;
+    const z: Transform = create({ params: { [levelParam]: level }, chunkSize: ZSTD_OUTPUT_CHUNK_BYTES });
+    this.#z = z;
+    z.on('data', (chunk: Buffer) => this.#ready.push(chunk));
+    z.on('error', (e: Error) => {
+      this.#failure = e;
+      this.#rouse();
+    });
+    z.on('end', () => {
+      this.#finished = true;
+      this.#rouse();
+    });
+    this.#block = Buffer.allocUnsafeSlow(blockBytes);
+  }
+
+  async push(data: Uint8Array): Promise<Uint8Array[]> {
+    if (this.#ended) throw new Error('zstd compressor already ended');
+    if (this.#failure !== undefined) throw this.#failure;
+    const blockBytes = this.#blockBytes;
+    for (let at = 0; at < data.byteLength; ) {
+      const n = Math.min(blockBytes - this.#used, data.byteLength - at);
+      this.#block.set(data.subarray(at, at + n), this.#used);
+      this.#used += n;
+      at += n;
+      if (this.#used === blockBytes) this.#submit();
+    }
+    await this.#waitWhile(() => this.#inFlight > ZSTD_BLOCKS_AHEAD);
+    return this.#take();
+  }
+
+  async end(): Promise<Uint8Array[]> {
+    if (this.#ended) return [];
+    this.#ended = true;
+    this.#submit();
+    this.#z.end();
+    await this.#waitWhile(() => !this.#finished);
+    return this.#take();
+  }
+
+  destroy(): void {
+    this.#ended = true;
+    this.#failure ??= new Error('zstd compressor destroyed');
+    this.#z.destroy();
+  }
+
+  #rouse(): void {
+    const w = this.#wake;
+    this.#wake = undefined;
     w?.();
-  };
-  z.on('data', (chunk: Buffer) => ready.push(chunk));
-  z.on('error', (e: Error) => {
-    failure = e;
-    rouse();
-  });
-  z.on('end', () => {
-    finished = true;
-    rouse();
-  });
-  let block: Buffer = Buffer.allocUnsafeSlow(blockBytes);
-  let used = 0;
-  const submit = (): void => {
-    if (used === 0) return;
-    const full = block;
-    inFlight++;
+  }
+
+  #submit(): void {
+    if (this.#used === 0) return;
+    const full = this.#block;
+    this.#inFlight++;
     // The callback runs once the native compressor has read the block (it copies what it keeps into its
     // own window), so the block can be filled again; after an error it runs too, and nothing reads it then.
-    z.write(full.subarray(0, used), () => {
-      inFlight--;
-      spare.push(full);
-      rouse();
+    this.#z.write(full.subarray(0, this.#used), () => {
+      this.#inFlight--;
+      this.#spare.push(full);
+      this.#rouse();
     });
-    block = spare.pop() ?? Buffer.allocUnsafeSlow(blockBytes);
-    used = 0;
-  };
-  const take = (): Uint8Array[] => {
-    if (failure !== undefined) throw failure;
-    const out = ready;
-    ready = [];
+    this.#block = this.#spare.pop() ?? Buffer.allocUnsafeSlow(this.#blockBytes);
+    this.#used = 0;
+  }
+
+  #take(): Uint8Array[] {
+    if (this.#failure !== undefined) throw this.#failure;
+    const out = this.#ready;
+    this.#ready = [];
     return out;
-  };
-  const waitWhile = async (busy: () => boolean): Promise<void> => {
-    while (busy() && failure === undefined) await new Promise<void>((resolve) => (wake = resolve));
-  };
-  let ended = false;
-  return {
-    async push(data) {
-      if (ended) throw new Error('zstd compressor already ended');
-      if (failure !== undefined) throw failure;
-      for (let at = 0; at < data.byteLength; ) {
-        const n = Math.min(blockBytes - used, data.byteLength - at);
-        block.set(data.subarray(at, at + n), used);
-        used += n;
-        at += n;
-        if (used === blockBytes) submit();
-      }
-      await waitWhile(() => inFlight > ZSTD_BLOCKS_AHEAD);
-      return take();
-    },
-    async end() {
-      if (ended) return [];
-      ended = true;
-      submit();
-      z.end();
-      await waitWhile(() => !finished);
-      return take();
-    },
-    destroy() {
-      ended = true;
-      failure ??= new Error('zstd compressor destroyed');
-      z.destroy();
-    },
-  };
+  }
+
+  async #waitWhile(busy: () => boolean): Promise<void> {
+    while (busy() && this.#failure === undefined) await new Promise<void>((resolve) => (this.#wake = resolve));
+  }
 }

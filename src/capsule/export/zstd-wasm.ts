@@ -19,59 +19,76 @@ const zstd = (): typeof Zstd => (zstdModule ??= createRequire(import.meta.url)('
 let initialized: Promise<void> | undefined;
 
 export function createWasmZstdCompressor(level: number, blockBytes: number): StreamCompressor {
-  initialized ??= zstd().init();
-  let ready = false;
-  const block = Buffer.allocUnsafe(blockBytes);
-  let used = 0;
-  let frames = 0;
-  let ended = false;
-  let destroyed = false;
-  const flush = (): Uint8Array[] => {
-    if (used === 0) return [];
-    const frame = zstd().compress(block.subarray(0, used), level); // a copy out of the WebAssembly memory
-    used = 0;
-    frames++;
+  return new WasmZstdCompressor(level, blockBytes);
+}
+
+class WasmZstdCompressor implements StreamCompressor {
+  readonly #level: number;
+  readonly #blockBytes: number;
+  readonly #block: Buffer;
+  #ready = false;
+  #used = 0;
+  #frames = 0;
+  #ended = false;
+  #destroyed = false;
+
+  constructor(level: number, blockBytes: number) {
+    initialized ??= zstd().init();
+    this.#level = level;
+    this.#blockBytes = blockBytes;
+    this.#block = Buffer.allocUnsafe(blockBytes);
+  }
+
+  async push(data: Uint8Array): Promise<Uint8Array[]> {
+    if (this.#ended) throw new Error(this.#destroyed ? 'zstd compressor destroyed' : 'zstd compressor already ended');
+    // Copied before the first wait: the caller may reuse `data` as soon as push() returns its promise.
+    if (!this.#ready) {
+      const copy = Buffer.from(data);
+      await this.#whenReady();
+      return this.#take(copy);
+    }
+    return this.#take(data);
+  }
+
+  async end(): Promise<Uint8Array[]> {
+    if (this.#ended) return [];
+    this.#ended = true;
+    await this.#whenReady();
+    const out = this.#flush();
+    // Nothing pushed is still one (empty) frame, a valid zstd stream, as the built-in makes.
+    if (this.#frames === 0) out.push(zstd().compress(Buffer.alloc(0), this.#level));
+    return out;
+  }
+
+  destroy(): void {
+    this.#ended = true;
+    this.#destroyed = true;
+  }
+
+  #flush(): Uint8Array[] {
+    if (this.#used === 0) return [];
+    const frame = zstd().compress(this.#block.subarray(0, this.#used), this.#level); // a copy out of the WebAssembly memory
+    this.#used = 0;
+    this.#frames++;
     return [frame];
-  };
-  const take = (data: Uint8Array): Uint8Array[] => {
+  }
+
+  #take(data: Uint8Array): Uint8Array[] {
     const out: Uint8Array[] = [];
+    const blockBytes = this.#blockBytes;
     for (let at = 0; at < data.byteLength; ) {
-      const n = Math.min(blockBytes - used, data.byteLength - at);
-      block.set(data.subarray(at, at + n), used);
-      used += n;
+      const n = Math.min(blockBytes - this.#used, data.byteLength - at);
+      this.#block.set(data.subarray(at, at + n), this.#used);
+      this.#used += n;
       at += n;
-      if (used === blockBytes) out.push(...flush());
+      if (this.#used === blockBytes) out.push(...this.#flush());
     }
     return out;
-  };
-  const whenReady = async (): Promise<void> => {
+  }
+
+  async #whenReady(): Promise<void> {
     await initialized;
-    ready = true;
-    if (destroyed) throw new Error('zstd compressor destroyed');
-  };
-  return {
-    async push(data) {
-      if (ended) throw new Error(destroyed ? 'zstd compressor destroyed' : 'zstd compressor already ended');
-      // Copied before the first wait: the caller may reuse `data` as soon as push() returns its promise.
-      if (!ready) {
-        const copy = Buffer.from(data);
-        await whenReady();
-        return take(copy);
-      }
-      return take(data);
-    },
-    async end() {
-      if (ended) return [];
-      ended = true;
-      await whenReady();
-      const out = flush();
-      // Nothing pushed is still one (empty) frame, a valid zstd stream, as the built-in makes.
-      if (frames === 0) out.push(zstd().compress(Buffer.alloc(0), level));
-      return out;
-    },
-    destroy() {
-      ended = true;
-      destroyed = true;
-    },
-  };
+    this.#ready = true;
+    if (this.#destroyed) throw new Error('zstd compressor destroyed');
+  }
 }

@@ -82,45 +82,113 @@ function linkIdOf(cell: IBufferCell): number {
 }
 
 export function createOsc8Tracker(term: Terminal): Osc8Tracker {
-  if (term.options.allowProposedApi !== true) {
-    throw new TypeError('createOsc8Tracker needs a Terminal created with allowProposedApi: true (xterm 6 hides the buffer behind it)');
-  }
-  let service = linkServiceOf(term);
-  const probe = term.buffer.active.getNullCell() as unknown as { hasExtendedAttrs?: unknown; extended?: { urlId?: unknown } };
-  const available = service !== undefined && typeof probe.hasExtendedAttrs === 'function' && typeof probe.extended?.urlId === 'number';
-  if (!available) service = undefined;
+  return new XtermOsc8Tracker(term);
+}
 
-  /** The link id of the cell at (line, col) of the active buffer; 0 for none or outside it. */
-  const idAt = (row: IBufferLine | undefined, col: number, scratch: IBufferCell): number => {
-    if (row === undefined || col < 0 || col >= term.cols) return 0;
-    const cell = row.getCell(col, scratch);
-    return cell === undefined ? 0 : linkIdOf(cell);
-  };
+/** The link id of the cell at `col` of `row` (a `cols`-wide row of the active buffer); 0 for none or outside it. */
+function idAt(row: IBufferLine | undefined, col: number, cols: number, scratch: IBufferCell): number {
+  if (row === undefined || col < 0 || col >= cols) return 0;
+  const cell = row.getCell(col, scratch);
+  return cell === undefined ? 0 : linkIdOf(cell);
+}
+
+class XtermOsc8Tracker implements Osc8Tracker {
+  readonly available: boolean;
+  readonly #term: Terminal;
+  /** xterm's link service while the internals are there and the tracker is not disposed. */
+  #service: LinkService | undefined;
+
+  constructor(term: Terminal) {
+    if (term.options.allowProposedApi !== true) {
+      throw new TypeError('createOsc8Tracker needs a Terminal created with allowProposedApi: true (xterm 6 hides the buffer behind it)');
+    }
+    this.#term = term;
+    const service = linkServiceOf(term);
+    const probe = term.buffer.active.getNullCell() as unknown as { hasExtendedAttrs?: unknown; extended?: { urlId?: unknown } };
+    this.available = service !== undefined && typeof probe.hasExtendedAttrs === 'function' && typeof probe.extended?.urlId === 'number';
+    this.#service = this.available ? service : undefined;
+  }
+
+  linkOpen(): boolean {
+    if (this.#service === undefined) return false;
+    // xterm's own test (InputHandler._getCurrentLinkId): the pen's link id, read even when the pen's flag
+    // for extended attributes is off (a DECRC restores the flag, not the id, and SGR 0 sets it again).
+    const pen = (this.#term as unknown as { _core?: { _inputHandler?: { _curAttrData?: { extended?: { urlId?: unknown } } } } })._core?._inputHandler
+      ?._curAttrData;
+    const id = pen?.extended?.urlId;
+    return typeof id === 'number' && id !== 0;
+  }
+
+  hitTest(line: number, col: number): Osc8Hit | null {
+    if (this.#service === undefined || !Number.isInteger(line) || !Number.isInteger(col)) return null;
+    const b = this.#term.buffer.active;
+    const scratch = b.getNullCell();
+    const id = idAt(b.getLine(line), col, this.#term.cols, scratch);
+    const url = this.#targetOf(id);
+    if (url === null) return null;
+    const { from, to } = this.#runAround(line, col, id, scratch);
+    return { url, label: this.#textOf(from, to) };
+  }
+
+  spans(top: number, bottom: number): Osc8Span[] {
+    const out: Osc8Span[] = [];
+    if (this.#service === undefined) return out;
+    const b = this.#term.buffer.active;
+    const cols = this.#term.cols;
+    const scratch = b.getNullCell();
+    let open: { id: number; url: string | null; startLine: number; startCol: number } | null = null;
+    const finish = (line: number, col: number): void => {
+      if (open === null) return;
+      if (open.url !== null) {
+        // Ends at (line, col) exclusive; an end at column 0 is the end of the row before.
+        const endLine = col === 0 ? line - 1 : line;
+        const endCol = col === 0 ? cols : col;
+        out.push({ url: open.url, startLine: open.startLine, startCol: open.startCol, rowSpan: endLine - open.startLine, endCol });
+      }
+      open = null;
+    };
+    for (let line = top; line <= bottom; line++) {
+      const row = b.getLine(line);
+      if (row === undefined) break;
+      for (let col = 0; col < cols; col++) {
+        const id = idAt(row, col, cols, scratch);
+        if (open !== null && id === open.id) continue;
+        finish(line, col);
+        if (id !== 0) open = { id, url: this.#targetOf(id), startLine: line, startCol: col };
+      }
+    }
+    finish(bottom + 1, 0);
+    return out;
+  }
+
+  dispose(): void {
+    this.#service = undefined;
+  }
 
   /** The target of link `id`, bounded: an over-long one is kept one character past the limit, so the host's check refuses it as too long rather than a shortened target passing. */
-  const targetOf = (id: number): string | null => {
-    if (id === 0 || service === undefined) return null;
-    const uri = service.getLinkData(id)?.uri;
+  #targetOf(id: number): string | null {
+    if (id === 0 || this.#service === undefined) return null;
+    const uri = this.#service.getLinkData(id)?.uri;
     if (typeof uri !== 'string' || uri === '') return null;
     return uri.length > MAX_URL_LENGTH ? uri.slice(0, MAX_URL_LENGTH + 1) : uri;
-  };
+  }
 
   /** The run of cells with link `id` around (line, col), in reading order: start and exclusive end as absolute cell positions. */
-  const runAround = (line: number, col: number, id: number, scratch: IBufferCell): { from: number; to: number } => {
-    const b = term.buffer.active;
-    const cols = term.cols;
+  #runAround(line: number, col: number, id: number, scratch: IBufferCell): { from: number; to: number } {
+    const b = this.#term.buffer.active;
+    const cols = this.#term.cols;
     let from = line * cols + col;
     const low = Math.max(0, (line - MAX_OSC8_ROWS) * cols);
-    while (from > low && idAt(b.getLine(Math.floor((from - 1) / cols)), (from - 1) % cols, scratch) === id) from--;
+    while (from > low && idAt(b.getLine(Math.floor((from - 1) / cols)), (from - 1) % cols, cols, scratch) === id) from--;
     let to = line * cols + col + 1;
     const high = (line + MAX_OSC8_ROWS + 1) * cols;
-    while (to < high && idAt(b.getLine(Math.floor(to / cols)), to % cols, scratch) === id) to++;
+    while (to < high && idAt(b.getLine(Math.floor(to / cols)), to % cols, cols, scratch) === id) to++;
     return { from, to };
-  };
+  }
 
-  const textOf = (from: number, to: number): string => {
-    const b = term.buffer.active;
-    const cols = term.cols;
+  #textOf(from: number, to: number): string {
+    const b = this.#term.buffer.active;
+    const cols = this.#term.cols;
     let out = '';
     for (let line = Math.floor(from / cols); line * cols < to; line++) {
       const start = Math.max(from - line * cols, 0);
@@ -128,60 +196,5 @@ export function createOsc8Tracker(term: Terminal): Osc8Tracker {
       out += b.getLine(line)?.translateToString(false, start, end) ?? '';
     }
     return out;
-  };
-
-  return {
-    available,
-    linkOpen() {
-      if (service === undefined) return false;
-      // xterm's own test (InputHandler._getCurrentLinkId): the pen's link id, read even when the pen's flag
-      // for extended attributes is off (a DECRC restores the flag, not the id, and SGR 0 sets it again).
-      const pen = (term as unknown as { _core?: { _inputHandler?: { _curAttrData?: { extended?: { urlId?: unknown } } } } })._core?._inputHandler?._curAttrData;
-      const id = pen?.extended?.urlId;
-      return typeof id === 'number' && id !== 0;
-    },
-    hitTest(line, col) {
-      if (service === undefined || !Number.isInteger(line) || !Number.isInteger(col)) return null;
-      const b = term.buffer.active;
-      const scratch = b.getNullCell();
-      const id = idAt(b.getLine(line), col, scratch);
-      const url = targetOf(id);
-      if (url === null) return null;
-      const { from, to } = runAround(line, col, id, scratch);
-      return { url, label: textOf(from, to) };
-    },
-    spans(top, bottom) {
-      const out: Osc8Span[] = [];
-      if (service === undefined) return out;
-      const b = term.buffer.active;
-      const cols = term.cols;
-      const scratch = b.getNullCell();
-      let open: { id: number; url: string | null; startLine: number; startCol: number } | null = null;
-      const finish = (line: number, col: number): void => {
-        if (open === null) return;
-        if (open.url !== null) {
-          // Ends at (line, col) exclusive; an end at column 0 is the end of the row before.
-          const endLine = col === 0 ? line - 1 : line;
-          const endCol = col === 0 ? cols : col;
-          out.push({ url: open.url, startLine: open.startLine, startCol: open.startCol, rowSpan: endLine - open.startLine, endCol });
-        }
-        open = null;
-      };
-      for (let line = top; line <= bottom; line++) {
-        const row = b.getLine(line);
-        if (row === undefined) break;
-        for (let col = 0; col < cols; col++) {
-          const id = idAt(row, col, scratch);
-          if (open !== null && id === open.id) continue;
-          finish(line, col);
-          if (id !== 0) open = { id, url: targetOf(id), startLine: line, startCol: col };
-        }
-      }
-      finish(bottom + 1, 0);
-      return out;
-    },
-    dispose() {
-      service = undefined;
-    },
-  };
+  }
 }

@@ -35,45 +35,70 @@ export interface HostServicesOptions {
   readonly extraSchemes?: readonly string[];
 }
 
-/** Builds `make()` at the first call and returns the same value (or throws the same error) after. */
-function once<T>(make: () => T): () => T {
-  let built: { value: T } | { error: unknown } | undefined;
-  return () => {
-    built ??= (() => {
-      try {
-        return { value: make() };
-      } catch (error) {
-        return { error };
-      }
-    })();
-    if ('error' in built) throw built.error;
-    return built.value;
-  };
+/** Builds `make()` at the first read of `value` and gives the same value (or throws the same error) after. */
+class Lazy<T> {
+  readonly #make: () => T;
+  #built: { value: T } | { error: unknown } | undefined;
+
+  constructor(make: () => T) {
+    this.#make = make;
+  }
+
+  get value(): T {
+    this.#built ??= this.#build();
+    if ('error' in this.#built) throw this.#built.error;
+    return this.#built.value;
+  }
+
+  #build(): { value: T } | { error: unknown } {
+    try {
+      return { value: this.#make() };
+    } catch (error) {
+      return { error };
+    }
+  }
 }
 
 export function createHostServices(o: HostServicesOptions): HostServices {
-  const env = o.env ?? process.env;
-  const opener = once(() => createOpener({ env, ...(o.extraSchemes === undefined ? {} : { extraSchemes: o.extraSchemes }) }));
-  const reader = once(() => selectClipboardReader(env));
-  const writer = once(() => {
-    if (o.writeTerminal === undefined) throw new TypeError("a clipboard text writer needs the operator's terminal (writeTerminal)");
-    return selectTextWriter(env, o.writeTerminal);
-  });
-  const notifier = once(() => createNotifier({ env }));
-  return {
-    env,
-    get opener() {
-      return opener();
-    },
-    get clipboardReader() {
-      return reader();
-    },
-    get textWriter() {
-      return writer();
-    },
-    get notifier() {
-      return notifier();
-    },
-    exportDirectory: (instance) => exportDirectory(instance, undefined, env),
-  };
+  return new SessionHostServices(o);
+}
+
+class SessionHostServices implements HostServices {
+  readonly env: NodeJS.ProcessEnv;
+  readonly #opener: Lazy<Opener>;
+  readonly #reader: Lazy<ClipboardReader>;
+  readonly #writer: Lazy<ClipboardTextWriter>;
+  readonly #notifier: Lazy<Notifier>;
+
+  constructor(o: HostServicesOptions) {
+    const env = o.env ?? process.env;
+    this.env = env;
+    this.#opener = new Lazy(() => createOpener({ env, ...(o.extraSchemes === undefined ? {} : { extraSchemes: o.extraSchemes }) }));
+    this.#reader = new Lazy(() => selectClipboardReader(env));
+    this.#writer = new Lazy(() => {
+      if (o.writeTerminal === undefined) throw new TypeError("a clipboard text writer needs the operator's terminal (writeTerminal)");
+      return selectTextWriter(env, o.writeTerminal);
+    });
+    this.#notifier = new Lazy(() => createNotifier({ env }));
+  }
+
+  get opener(): Opener {
+    return this.#opener.value;
+  }
+
+  get clipboardReader(): ClipboardReader {
+    return this.#reader.value;
+  }
+
+  get textWriter(): ClipboardTextWriter {
+    return this.#writer.value;
+  }
+
+  get notifier(): Notifier {
+    return this.#notifier.value;
+  }
+
+  exportDirectory(instance: string): Promise<string> {
+    return exportDirectory(instance, undefined, this.env);
+  }
 }

@@ -161,43 +161,59 @@ async function runOpenPackage(target: string, platform: NodeJS.Platform, settleM
 }
 
 export function createOpener(options: OpenerOptions = {}): Opener {
-  const env = options.env ?? process.env;
-  const platform = options.platform ?? process.platform;
-  const limiter = options.limiter ?? createRateLimiter(DEFAULT_OPEN_RATE);
-  const settleMs = options.settleMs ?? OPENER_SETTLE_MS;
+  return new HostOpener(options);
+}
 
-  const launch = (target: string, action: OpenAction): Promise<OpenResult> => {
+class HostOpener implements Opener {
+  readonly #env: Readonly<Record<string, string | undefined>>;
+  readonly #platform: NodeJS.Platform;
+  readonly #extraSchemes: readonly string[] | undefined;
+  readonly #limiter: RateLimiter;
+  readonly #settleMs: number;
+
+  constructor(options: OpenerOptions) {
+    this.#env = options.env ?? process.env;
+    this.#platform = options.platform ?? process.platform;
+    this.#extraSchemes = options.extraSchemes;
+    this.#limiter = options.limiter ?? createRateLimiter(DEFAULT_OPEN_RATE);
+    this.#settleMs = options.settleMs ?? OPENER_SETTLE_MS;
+  }
+
+  async openUrl(url: string | UrlCheckOk): Promise<OpenResult> {
+    if (!linksEnabled(this.#env)) {
+      throw new JackinError('E_LINKS_DISABLED', 'opening links is turned off (JACKIN_OPEN_LINKS); unset it to allow links');
+    }
+    // Re-check even a UrlCheckOk: it is a plain object and could have been built by anyone.
+    const raw = typeof url === 'string' ? url : url.href;
+    const checked = checkUrl(raw, this.#extraSchemes === undefined ? {} : { extraSchemes: this.#extraSchemes });
+    if (!checked.ok) throw new JackinError(checked.code, `refused to open ${redactUrlForLog(raw)}: ${checked.reason}`);
+    this.#limiter.take(checked.display);
+    return this.#launch(checked.href, 'url');
+  }
+
+  async openFile(path: string, requested: FileOpenAction): Promise<OpenResult> {
+    if (!isAbsolute(path)) throw new TypeError(`openFile needs an absolute host path, got ${JSON.stringify(path)}`);
+    this.#limiter.take(path);
+    const refusal = requested === 'open' ? await launcherReason(path) : null;
+    const action: FileOpenAction = refusal === null ? requested : 'reveal';
+    const platform = this.#platform;
+    // Linux and JACKIN_OPENER have no "select this file": reveal opens the folder holding it.
+    const target = action === 'reveal' && ((platform !== 'darwin' && platform !== 'win32') || openerArgv(this.#env, path) !== null) ? dirname(path) : path;
+    const result = await this.#launch(target, action);
+    return refusal === null ? result : { ...result, revealedInstead: refusal };
+  }
+
+  #launch(target: string, action: OpenAction): Promise<OpenResult> {
+    const env = this.#env;
+    const platform = this.#platform;
+    const settleMs = this.#settleMs;
     const argv = openerArgv(env, target);
     if (argv !== null) return runCommand(argv, { ...env, JACKIN_OPEN_ACTION: action }, settleMs);
     if (action === 'reveal' && platform === 'darwin') return runCommand(['open', '-R', target], env, settleMs);
     // explorer.exe exits with status 1 even when it selected the file.
     if (action === 'reveal' && platform === 'win32') return runCommand(['explorer.exe', `/select,${target}`], env, settleMs, true);
     return runOpenPackage(target, platform, settleMs);
-  };
-
-  return {
-    async openUrl(url) {
-      if (!linksEnabled(env)) {
-        throw new JackinError('E_LINKS_DISABLED', 'opening links is turned off (JACKIN_OPEN_LINKS); unset it to allow links');
-      }
-      // Re-check even a UrlCheckOk: it is a plain object and could have been built by anyone.
-      const raw = typeof url === 'string' ? url : url.href;
-      const checked = checkUrl(raw, options.extraSchemes === undefined ? {} : { extraSchemes: options.extraSchemes });
-      if (!checked.ok) throw new JackinError(checked.code, `refused to open ${redactUrlForLog(raw)}: ${checked.reason}`);
-      limiter.take(checked.display);
-      return launch(checked.href, 'url');
-    },
-    async openFile(path, requested) {
-      if (!isAbsolute(path)) throw new TypeError(`openFile needs an absolute host path, got ${JSON.stringify(path)}`);
-      limiter.take(path);
-      const refusal = requested === 'open' ? await launcherReason(path) : null;
-      const action: FileOpenAction = refusal === null ? requested : 'reveal';
-      // Linux and JACKIN_OPENER have no "select this file": reveal opens the folder holding it.
-      const target = action === 'reveal' && ((platform !== 'darwin' && platform !== 'win32') || openerArgv(env, path) !== null) ? dirname(path) : path;
-      const result = await launch(target, action);
-      return refusal === null ? result : { ...result, revealedInstead: refusal };
-    },
-  };
+  }
 }
 
 /** Why `path` must be revealed rather than opened (its name, else its first bytes), or null. */

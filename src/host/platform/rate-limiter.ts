@@ -23,27 +23,43 @@ export interface RateLimiter {
 }
 
 export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
-  const { max, windowMs } = options;
-  if (!Number.isInteger(max) || max < 1) throw new RangeError(`rate limit max must be a positive integer, got ${max}`);
-  if (!(windowMs > 0)) throw new RangeError(`rate limit window must be positive, got ${windowMs}`);
-  const now = options.now ?? (() => performance.now());
-  const stamps: number[] = [];
-  const prune = (t: number): void => {
-    while (stamps.length > 0 && t - (stamps[0] ?? t) >= windowMs) stamps.shift();
-  };
-  const tryTake = (): boolean => {
-    const t = now();
-    prune(t);
-    if (stamps.length >= max) return false;
-    stamps.push(t);
+  return new SlidingWindowLimiter(options);
+}
+
+class SlidingWindowLimiter implements RateLimiter {
+  readonly #max: number;
+  readonly #windowMs: number;
+  readonly #now: () => number;
+  readonly #stamps: number[] = [];
+
+  constructor(options: RateLimiterOptions) {
+    const { max, windowMs } = options;
+    if (!Number.isInteger(max) || max < 1) throw new RangeError(`rate limit max must be a positive integer, got ${max}`);
+    if (!(windowMs > 0)) throw new RangeError(`rate limit window must be positive, got ${windowMs}`);
+    this.#max = max;
+    this.#windowMs = windowMs;
+    this.#now = options.now ?? (() => performance.now());
+  }
+
+  tryTake(): boolean {
+    const t = this.#now();
+    this.#prune(t);
+    if (this.#stamps.length >= this.#max) return false;
+    this.#stamps.push(t);
     return true;
-  };
-  return {
-    tryTake,
-    take(what) {
-      if (!tryTake()) {
-        throw new JackinError('E_RATE_LIMITED', `refused to open ${what}: more than ${max} opens in ${windowMs / 1000} s; wait a moment and try again`);
-      }
-    },
-  };
+  }
+
+  take(what: string): void {
+    if (!this.tryTake()) {
+      throw new JackinError(
+        'E_RATE_LIMITED',
+        `refused to open ${what}: more than ${this.#max} opens in ${this.#windowMs / 1000} s; wait a moment and try again`,
+      );
+    }
+  }
+
+  #prune(t: number): void {
+    const stamps = this.#stamps;
+    while (stamps.length > 0 && t - (stamps[0] ?? t) >= this.#windowMs) stamps.shift();
+  }
 }

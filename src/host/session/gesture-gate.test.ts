@@ -1,12 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createGestureGate, SessionGestures } from './gesture-gate.ts';
+import { GestureGate, SessionGestures } from './gesture-gate.ts';
 
 type Kind = 'open-url' | 'file-export';
 
 function gate() {
   let now = 1000;
-  const g = createGestureGate<Kind>({ now: () => now });
+  const g = new GestureGate<Kind>({ now: () => now });
   return { g, advance: (ms: number) => void (now += ms) };
 }
 
@@ -50,7 +50,7 @@ test('gesture gate keeps kinds apart, and a multi-kind gesture is used up by its
 
 test('gesture gate forgets gestures on clear and ignores a clock going backwards', () => {
   let now = 5000;
-  const g = createGestureGate<Kind>({ now: () => now });
+  const g = new GestureGate<Kind>({ now: () => now });
   g.gesture('open-url');
   g.clear();
   assert.equal(g.consume('open-url', 3000), false);

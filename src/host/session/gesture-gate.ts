@@ -16,52 +16,53 @@ export interface GestureGateOptions {
   readonly now?: () => number;
 }
 
-export interface GestureGate<K extends string> {
-  /**
-   * Records one operator gesture at the current time. One gesture may authorise several kinds (a
-   * palette key may lead to an open or an export) but is used up by the first consume of any of them.
-   */
-  gesture(kinds: K | readonly K[]): void;
-  /**
-   * Uses up the newest unused gesture of `kind` made within the last `windowMs` and returns true, or
-   * returns false when there is none.
-   */
-  consume(kind: K, windowMs?: number): boolean;
-  /** Forgets every gesture (for example when the operator detaches). */
-  clear(): void;
-}
-
 interface Pending<K> {
   readonly at: number;
   readonly kinds: ReadonlySet<K>;
 }
 
-export function createGestureGate<K extends string>(options: GestureGateOptions = {}): GestureGate<K> {
-  const now = options.now ?? (() => performance.now());
-  let pending: Pending<K>[] = [];
-  return {
-    gesture(kinds) {
-      const set = new Set<K>(typeof kinds === 'string' ? [kinds as K] : (kinds as readonly K[]));
-      pending.push({ at: now(), kinds: set });
-      if (pending.length > MAX_PENDING_GESTURES) pending = pending.slice(-MAX_PENDING_GESTURES);
-    },
-    consume(kind, windowMs = DEFAULT_GESTURE_WINDOW_MS) {
-      const t = now();
-      for (let i = pending.length - 1; i >= 0; i--) {
-        const g = pending[i];
-        if (g === undefined) continue;
-        const age = t - g.at;
-        // A negative age would mean a clock going backwards; never treat that as fresh.
-        if (age < 0 || age > windowMs || !g.kinds.has(kind)) continue;
-        pending.splice(i, 1);
-        return true;
-      }
-      return false;
-    },
-    clear() {
-      pending = [];
-    },
-  };
+/** The operator gestures not yet used up, newest last. */
+export class GestureGate<K extends string> {
+  readonly #now: () => number;
+  #pending: Pending<K>[] = [];
+
+  constructor(options: GestureGateOptions = {}) {
+    this.#now = options.now ?? (() => performance.now());
+  }
+
+  /**
+   * Records one operator gesture at the current time. One gesture may authorise several kinds (a
+   * palette key may lead to an open or an export) but is used up by the first consume of any of them.
+   */
+  gesture(kinds: K | readonly K[]): void {
+    const set = new Set<K>(typeof kinds === 'string' ? [kinds as K] : (kinds as readonly K[]));
+    this.#pending.push({ at: this.#now(), kinds: set });
+    if (this.#pending.length > MAX_PENDING_GESTURES) this.#pending = this.#pending.slice(-MAX_PENDING_GESTURES);
+  }
+
+  /**
+   * Uses up the newest unused gesture of `kind` made within the last `windowMs` and returns true, or
+   * returns false when there is none.
+   */
+  consume(kind: K, windowMs = DEFAULT_GESTURE_WINDOW_MS): boolean {
+    const t = this.#now();
+    const pending = this.#pending;
+    for (let i = pending.length - 1; i >= 0; i--) {
+      const g = pending[i];
+      if (g === undefined) continue;
+      const age = t - g.at;
+      // A negative age would mean a clock going backwards; never treat that as fresh.
+      if (age < 0 || age > windowMs || !g.kinds.has(kind)) continue;
+      pending.splice(i, 1);
+      return true;
+    }
+    return false;
+  }
+
+  /** Forgets every gesture (for example when the operator detaches). */
+  clear(): void {
+    this.#pending = [];
+  }
 }
 
 /** The host actions an upstream capsule may ask for after a gesture. */
@@ -99,7 +100,7 @@ export class SessionGestures {
   readonly #gate: GestureGate<HostRequestKind>;
 
   constructor(options: GestureGateOptions = {}) {
-    this.#gate = createGestureGate<HostRequestKind>(options);
+    this.#gate = new GestureGate<HostRequestKind>(options);
   }
 
   /** Records what the operator did; anything but the palette key and a modifier-click is ignored. */

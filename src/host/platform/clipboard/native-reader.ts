@@ -118,16 +118,36 @@ export function createMacosReader(limits: ReadLimits, env: NodeJS.ProcessEnv, re
   };
 }
 
-export function createWindowsReader(limits: ReadLimits, env: NodeJS.ProcessEnv, reason: string, wsl: boolean): ClipboardReader {
-  let script: string | null = null;
-  const scriptText = (): string => (script ??= readFileSync(WINDOWS_HELPER, 'utf8'));
-  const localPath = (p: string): string | null => (wsl ? windowsPathToWsl(p) : p);
-  const invoke = async (mode: NativeMode): Promise<NativeOutput> =>
-    runNativeHelper('Windows', windowsArgv(scriptText(), mode), limits, POWERSHELL_INSTALL, env);
-  return {
-    name: 'windows',
-    reason,
-    readImage: async () => interpretNativeOutput(await invoke('image'), limits, localPath),
-    readPath: async () => pathFromText(await invoke('text'), localPath),
-  };
+/** The Windows and WSL reader; the helper script is read at the first use, then kept. */
+export class WindowsReader implements ClipboardReader {
+  readonly name = 'windows';
+  readonly reason: string;
+  readonly #limits: ReadLimits;
+  readonly #env: NodeJS.ProcessEnv;
+  readonly #wsl: boolean;
+  #script: string | null = null;
+
+  constructor(limits: ReadLimits, env: NodeJS.ProcessEnv, reason: string, wsl: boolean) {
+    this.#limits = limits;
+    this.#env = env;
+    this.reason = reason;
+    this.#wsl = wsl;
+  }
+
+  async readImage(): Promise<ClipboardContent | null> {
+    return interpretNativeOutput(await this.#invoke('image'), this.#limits, (p) => this.#localPath(p));
+  }
+
+  async readPath(): Promise<string | null> {
+    return pathFromText(await this.#invoke('text'), (p) => this.#localPath(p));
+  }
+
+  #localPath(p: string): string | null {
+    return this.#wsl ? windowsPathToWsl(p) : p;
+  }
+
+  #invoke(mode: NativeMode): Promise<NativeOutput> {
+    this.#script ??= readFileSync(WINDOWS_HELPER, 'utf8');
+    return runNativeHelper('Windows', windowsArgv(this.#script, mode), this.#limits, POWERSHELL_INSTALL, this.#env);
+  }
 }

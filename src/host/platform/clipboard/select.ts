@@ -7,7 +7,7 @@ import { JackinError } from '../../../errors.ts';
 import { isOffWord } from '../../../policy/env-switch.ts';
 import { DEFAULT_MAX_IMAGE_BYTES } from '../../../policy/image-signature.ts';
 import { createCommandReader } from './command-reader.ts';
-import { createMacosReader, createWindowsReader } from './native-reader.ts';
+import { createMacosReader, WindowsReader } from './native-reader.ts';
 import { splitShellWords } from '../shell-words.ts';
 import { createWlPasteReader, createXclipReader } from './targets-reader.ts';
 import type { ClipboardReader, ReadLimits } from './types.ts';
@@ -100,7 +100,7 @@ export function createReader(choice: BackendChoice, reason: string, env: NodeJS.
     case 'macos':
       return createMacosReader(limits, env, reason);
     case 'windows':
-      return createWindowsReader(limits, env, reason, choice.wsl);
+      return new WindowsReader(limits, env, reason, choice.wsl);
     case 'command':
       return createCommandReader(choice.argv, limits, env, reason);
     case 'none':
