@@ -17,7 +17,7 @@ import { startFakeCapsule, welcomeFrame, type FakeConnection } from './helpers/f
 import { fixtureCommand, JACKIN, paneFor, REPO_ROOT, startSession, START_TIMEOUT_MS } from './helpers/jackin-cli.ts';
 import { pollUntil } from './helpers/poll.ts';
 import { recordingOpener } from './helpers/recording-opener.ts';
-import { shellQuote, type TmuxPane } from './helpers/tmux.ts';
+import { pipePaneOutput, shellQuote, type TmuxPane } from './helpers/tmux.ts';
 
 const WAIT = { timeoutMs: 20_000 };
 const PNG = join(REPO_ROOT, 'test', 'fixtures', 'images', 'sample.png');
@@ -67,6 +67,9 @@ test('one palette key answered with an open, an export and a clipboard read: exa
   const host = hostSide(t);
   const pane = await paneFor(t, { rows: 30, cols: 160, env: host.env });
   const c = await greedyCapsule(t, pane, 'greedy', '--allow-upstream-requests');
+  // Everything drawn from here on: the host's notices take turns in one corner, so the open's may already
+  // be covered by a refusal's when the screen is read.
+  const written = await pipePaneOutput(t, pane, 'utf8');
   await pane.sendBytes([0x1c]);
   const log = await pollUntil(
     'the three requests to be decided',
@@ -91,7 +94,10 @@ test('one palette key answered with an open, an export and a clipboard read: exa
   );
   assert.deepEqual(host.opened(), ['https://example.com/open-1'], seen());
   // The outcome is drawn by the host itself, over an upstream capsule too.
-  await pane.waitForText('Opened https://example.com', WAIT);
+  await pollUntil("the host to draw the open's outcome", () => written().includes('Opened https://example.com'), {
+    ...WAIT,
+    last: () => JSON.stringify(written()),
+  });
   assert.deepEqual(readdirSync(host.downloads), [], 'the export was not written');
   assert.equal(imagesSent(c), 0, 'the clipboard was not sent');
   assert.deepEqual(c.notices(), [], 'nothing (no host path) was sent to the capsule');

@@ -318,7 +318,6 @@ export class TmuxPane {
   }
 }
 
-/** Whether a captured screen contains `needle` (a string, or a match of a regexp). */
 /**
  * Everything written to the pane from now on (`pipe-pane -O`: what the program in it writes, jackin's
  * output when jackin runs there), read with the returned function; the pipe stops when the test ends.
@@ -330,6 +329,7 @@ export async function pipePaneOutput(t: { after: (fn: () => unknown) => void }, 
   return () => (existsSync(log) ? readFileSync(log, encoding) : '');
 }
 
+/** Whether a captured screen contains `needle` (a string, or a match of a regexp). */
 export function screenShows(screen: string, needle: string | RegExp): boolean {
   if (typeof needle === 'string') return screen.includes(needle);
   needle.lastIndex = 0;
