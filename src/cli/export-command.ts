@@ -54,35 +54,40 @@ export async function pickInstance(flags: { from?: string; via?: TransportFlags[
 }
 
 /** A one-line progress meter on stderr: bytes, rate, ETA. */
-function progressMeter(stream: NodeJS.WriteStream): { update(p: ExportProgress): void; clear(): void } {
-  let started = 0;
-  let last = 0;
-  let shown = false;
-  return {
-    update(p) {
-      const now = Date.now();
-      if (p.bytes === 0) started = now;
-      if (now - last < PROGRESS_INTERVAL_MS && p.bytes !== p.total) return;
-      last = now;
-      const secs = Math.max((now - started) / 1000, 0.001);
-      const rate = p.bytes / secs;
-      const eta = rate > 0 ? Math.ceil((p.total - p.bytes) / rate) : 0;
-      const pct = p.total === 0 ? 100 : Math.floor((p.bytes / p.total) * 100);
-      // A directory archived while it streams knows only an upper bound: no percentage or ETA then. The name
-      // is the one the file is published under (never the capsule's raw name), and shown inert all the same.
-      const name = inertText(p.name, 80);
-      const line =
-        p.atMost === true
-          ? `${name}: ${formatBytes(p.bytes)} (archive of at most ${formatBytes(p.total)})  ${formatBytes(rate)}/s`
-          : `${name}: ${formatBytes(p.bytes)} / ${formatBytes(p.total)} (${pct}%)  ${formatBytes(rate)}/s  ETA ${eta}s`;
-      stream.write(`\r\x1b[K${line.slice(0, Math.max(20, (stream.columns || 80) - 1))}`);
-      shown = true;
-    },
-    clear() {
-      if (shown) stream.write('\r\x1b[K');
-      shown = false;
-    },
-  };
+class ProgressMeter {
+  readonly #stream: NodeJS.WriteStream;
+  #started = 0;
+  #last = 0;
+  #shown = false;
+
+  constructor(stream: NodeJS.WriteStream) {
+    this.#stream = stream;
+  }
+
+  update(p: ExportProgress): void {
+    const now = Date.now();
+    if (p.bytes === 0) this.#started = now;
+    if (now - this.#last < PROGRESS_INTERVAL_MS && p.bytes !== p.total) return;
+    this.#last = now;
+    const secs = Math.max((now - this.#started) / 1000, 0.001);
+    const rate = p.bytes / secs;
+    const eta = rate > 0 ? Math.ceil((p.total - p.bytes) / rate) : 0;
+    const pct = p.total === 0 ? 100 : Math.floor((p.bytes / p.total) * 100);
+    // A directory archived while it streams knows only an upper bound: no percentage or ETA then. The name
+    // is the one the file is published under (never the capsule's raw name), and shown inert all the same.
+    const name = inertText(p.name, 80);
+    const line =
+      p.atMost === true
+        ? `${name}: ${formatBytes(p.bytes)} (archive of at most ${formatBytes(p.total)})  ${formatBytes(rate)}/s`
+        : `${name}: ${formatBytes(p.bytes)} / ${formatBytes(p.total)} (${pct}%)  ${formatBytes(rate)}/s  ETA ${eta}s`;
+    this.#stream.write(`\r\x1b[K${line.slice(0, Math.max(20, (this.#stream.columns || 80) - 1))}`);
+    this.#shown = true;
+  }
+
+  clear(): void {
+    if (this.#shown) this.#stream.write('\r\x1b[K');
+    this.#shown = false;
+  }
 }
 
 async function exportCommand(paths: string[], flags: ExportFlags): Promise<number> {
@@ -110,7 +115,7 @@ async function exportCommand(paths: string[], flags: ExportFlags): Promise<numbe
 
   const interruption = interruptOnSignals();
   const stop = interruption.signal;
-  const meter = process.stderr.isTTY && !json ? progressMeter(process.stderr) : undefined;
+  const meter = process.stderr.isTTY && !json ? new ProgressMeter(process.stderr) : undefined;
   let failed = 0;
   try {
     for (const source of sources) {

@@ -18,18 +18,36 @@ export interface Exec {
   terminate(): void;
 }
 
-/** Stops a launched relay: SIGTERM, then SIGKILL after RELAY_KILL_GRACE_MS. Idempotent. */
-function terminator(relay: LaunchedRelay): () => void {
-  let killTimer: NodeJS.Timeout | undefined;
-  void relay.exited.then(() => clearTimeout(killTimer));
-  return () => {
-    const { child } = relay;
+/** A launched relay as an Exec; terminate() stops it: SIGTERM, then SIGKILL after RELAY_KILL_GRACE_MS. Idempotent. */
+class RelayExec implements Exec {
+  readonly argv: readonly string[];
+  readonly stdin: Writable;
+  readonly stdout: Readable;
+  readonly exited: Promise<ExecExit>;
+  readonly #relay: LaunchedRelay;
+  #killTimer: NodeJS.Timeout | undefined;
+
+  constructor(relay: LaunchedRelay) {
+    this.argv = relay.argv;
+    this.stdin = relay.child.stdin!;
+    this.stdout = relay.child.stdout!;
+    this.exited = relay.exited;
+    this.#relay = relay;
+    void relay.exited.then(() => clearTimeout(this.#killTimer));
+  }
+
+  stderrTail(): string {
+    return this.#relay.stderrTail();
+  }
+
+  terminate(): void {
+    const { child } = this.#relay;
     if (child.exitCode !== null || child.signalCode !== null) return;
     child.stdin!.destroy();
     child.kill('SIGTERM');
-    killTimer ??= setTimeout(() => child.kill('SIGKILL'), RELAY_KILL_GRACE_MS);
-    killTimer.unref();
-  };
+    this.#killTimer ??= setTimeout(() => child.kill('SIGKILL'), RELAY_KILL_GRACE_MS);
+    this.#killTimer.unref();
+  }
 }
 
 /**
@@ -46,7 +64,7 @@ export function offerPrelaunchedRelay(relay: LaunchedRelay | null): void {
 /** Stops the early relay if nothing claimed it (the command turned out to need another relay, or none). */
 export function discardPrelaunchedRelay(): void {
   if (prelaunched === null) return;
-  terminator(prelaunched)();
+  new RelayExec(prelaunched).terminate();
   prelaunched = null;
 }
 
@@ -70,14 +88,7 @@ export async function spawnRelay(argv: readonly string[], { env }: { env?: NodeJ
     const hint = failed.code === 'ENOENT' ? `${argv[0]} is not installed or not on PATH` : (failed.code ?? failed.message);
     throw new JackinError('E_RELAY_SPAWN', `cannot start relay \`${formatArgv(argv)}\`: ${hint}`, { cause: failed });
   }
-  return {
-    argv,
-    stdin: relay.child.stdin!,
-    stdout: relay.child.stdout!,
-    exited: relay.exited,
-    stderrTail: relay.stderrTail,
-    terminate: terminator(relay),
-  };
+  return new RelayExec(relay);
 }
 
 /** The last non-empty line of a text, trimmed, or null. */

@@ -42,26 +42,43 @@ function holdUntilRead(stream: NodeJS.ReadableStream & { off(event: string, f: (
   stream.on('newListener', release);
 }
 
+/** A relay spawned with piped stdin, stdout and stderr; its stderr is kept (bounded) from the first byte. */
+class SpawnedRelay implements LaunchedRelay {
+  readonly argv: readonly string[];
+  readonly child: ChildProcess;
+  readonly started: Promise<NodeJS.ErrnoException | null>;
+  readonly exited: Promise<ExecExit>;
+  #tail = Buffer.alloc(0);
+
+  constructor(argv: readonly string[], env: NodeJS.ProcessEnv) {
+    const [file, ...args] = argv;
+    if (file === undefined) throw new TypeError('relay argv is empty');
+    const child = spawn(file, args, { stdio: ['pipe', 'pipe', 'pipe'], env });
+    this.argv = argv;
+    this.child = child;
+    child.stderr!.on('data', (b: Buffer) => {
+      this.#tail = Buffer.concat([this.#tail, b]);
+      if (this.#tail.length > RELAY_STDERR_KEEP_BYTES) this.#tail = this.#tail.subarray(this.#tail.length - RELAY_STDERR_KEEP_BYTES);
+    });
+    // The capsule may close first; writes after that must not crash jackin with EPIPE.
+    child.stdin!.on('error', () => {});
+    holdUntilRead(child.stdout!);
+    this.started = new Promise<NodeJS.ErrnoException | null>((resolve) => {
+      // Kept (not once): an 'error' with no listener would throw; after the start it changes nothing here.
+      child.on('error', (e: NodeJS.ErrnoException) => resolve(e));
+      child.once('spawn', () => resolve(null));
+    });
+    this.exited = new Promise<ExecExit>((resolve) => {
+      child.once('close', (code, signal) => resolve({ code, signal }));
+    });
+  }
+
+  stderrTail(): string {
+    return this.#tail.toString('utf8');
+  }
+}
+
 /** Spawns `argv` with piped stdin, stdout and stderr. */
 export function launchRelay(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): LaunchedRelay {
-  const [file, ...args] = argv;
-  if (file === undefined) throw new TypeError('relay argv is empty');
-  const child = spawn(file, args, { stdio: ['pipe', 'pipe', 'pipe'], env });
-  let tail = Buffer.alloc(0);
-  child.stderr!.on('data', (b: Buffer) => {
-    tail = Buffer.concat([tail, b]);
-    if (tail.length > RELAY_STDERR_KEEP_BYTES) tail = tail.subarray(tail.length - RELAY_STDERR_KEEP_BYTES);
-  });
-  // The capsule may close first; writes after that must not crash jackin with EPIPE.
-  child.stdin!.on('error', () => {});
-  holdUntilRead(child.stdout!);
-  const started = new Promise<NodeJS.ErrnoException | null>((resolve) => {
-    // Kept (not once): an 'error' with no listener would throw; after the start it changes nothing here.
-    child.on('error', (e: NodeJS.ErrnoException) => resolve(e));
-    child.once('spawn', () => resolve(null));
-  });
-  const exited = new Promise<ExecExit>((resolve) => {
-    child.once('close', (code, signal) => resolve({ code, signal }));
-  });
-  return { argv, child, started, exited, stderrTail: () => tail.toString('utf8') };
+  return new SpawnedRelay(argv, env);
 }

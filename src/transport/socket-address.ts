@@ -11,11 +11,25 @@ import { basename, dirname } from 'node:path';
 /** Path bytes a socket address holds (sun_path less its terminating NUL). */
 export const MAX_SOCKET_PATH_BYTES = process.platform === 'linux' ? 107 : 103;
 
-export interface SocketAddress {
+export class SocketAddress {
   /** What to pass to listen() or connect(). */
-  address: string;
-  /** Closes the directory descriptor the address names, if any; call once the call completed. */
-  release(): void;
+  readonly address: string;
+  /** The directory descriptor the address names, until released. */
+  #fd: number | undefined;
+
+  constructor(address: string, fd?: number) {
+    this.address = address;
+    this.#fd = fd;
+  }
+
+  /**
+   * Closes the directory descriptor the address names, if any; call once the call completed. A bound
+   * function: callers hand it to finally() or once() as it is.
+   */
+  readonly release = (): void => {
+    if (this.#fd !== undefined) closeSync(this.#fd);
+    this.#fd = undefined;
+  };
 }
 
 /** An errno-shaped error, so callers read it like bind(2)'s or connect(2)'s own. */
@@ -26,7 +40,7 @@ function errnoError(code: string, message: string): NodeJS.ErrnoException {
 /** `path` itself when it fits, else (Linux) the same file through its directory's descriptor; throws ENAMETOOLONG otherwise. */
 export function socketAddress(path: string): SocketAddress {
   const bytes = Buffer.byteLength(path);
-  if (bytes <= MAX_SOCKET_PATH_BYTES) return { address: path, release: () => undefined };
+  if (bytes <= MAX_SOCKET_PATH_BYTES) return new SocketAddress(path);
   if (process.platform !== 'linux' || !existsSync('/proc/self/fd')) {
     throw errnoError('ENAMETOOLONG', `the socket path ${path} is ${bytes} bytes, more than the ${MAX_SOCKET_PATH_BYTES} a socket address holds`);
   }
@@ -36,12 +50,5 @@ export function socketAddress(path: string): SocketAddress {
     closeSync(fd);
     throw errnoError('ENAMETOOLONG', `the socket name ${basename(path)} is too long for a socket address`);
   }
-  let open = true;
-  return {
-    address,
-    release: () => {
-      if (open) closeSync(fd);
-      open = false;
-    },
-  };
+  return new SocketAddress(address, fd);
 }

@@ -89,7 +89,7 @@ export async function openExportSource(requested: string, ctx: ExportContext): P
           throw new JackinError('E_TOO_LARGE', `${requested} is ${size} bytes, over the export cap of ${d.cap} bytes (export.maxFileBytes in the policy)`);
         }
         const reader = new FdChunkReader({ handle: opened.handle, size, mtimeNs: opened.stat.mtimeNs, shown: requested });
-        return sourceOf('file', requested, opened.realPath, suggestedName(abs, opened.realPath), size, reader, opened.handle);
+        return new DescriptorSource('file', requested, opened.realPath, suggestedName(abs, opened.realPath), size, reader, opened.handle);
       }
       case 'directory': {
         await opened.handle.close();
@@ -116,14 +116,14 @@ async function openDirectory(requested: string, abs: string, real: string, ctx: 
   }
   const listing = await listDirectory(real, requested, ctx.policy.export.directories);
   const name = `${suggestedName(abs, real)}.tar.zst`;
-  if (ctx.streamSize === true) return streamedArchive(requested, real, name, listing);
+  if (ctx.streamSize === true) return new StreamedArchive(requested, real, name, listing);
   const tmp = await createUnlinkedTemp(ctx.runDir);
   try {
     await writeDirectoryArchive(listing, fileSink(tmp), suggestedName(abs, real));
     const size = Number((await tmp.stat({ bigint: true })).size);
     // Our own file, unlinked, so nobody else can change it: no mtime check.
     const reader = new FdChunkReader({ handle: tmp, size, mtimeNs: undefined, shown: requested });
-    return sourceOf('directory', requested, real, name, size, reader, tmp, listing.skipped);
+    return new DescriptorSource('directory', requested, real, name, size, reader, tmp, listing.skipped);
   } catch (e) {
     await tmp.close().catch(() => undefined);
     throw e;
@@ -138,100 +138,113 @@ const STREAMED_ARCHIVE_QUEUE_BYTES = 2 * 1024 * 1024;
  * a queue of at most STREAMED_ARCHIVE_QUEUE_BYTES, so a slow host slows the archiver. The chunks are hashed
  * like a file's; an archive that would pass the declared bound fails instead (it cannot, see archiveBound).
  */
-function streamedArchive(requested: string, real: string, name: string, listing: DirectoryListing): ExportSource {
-  const bound = archiveBound(listing);
-  let digest: ExportDigest | undefined;
-  let started = false;
-  let stop: (() => void) | undefined;
-  return {
-    kind: 'directory',
-    requested,
-    realPath: real,
-    name,
-    size: bound,
-    streamed: true,
-    skipped: listing.skipped,
-    async *chunks(allocate) {
-      if (started) throw new Error('chunks() may run only once');
-      started = true;
-      const alloc = allocate ?? ((n: number) => Buffer.allocUnsafe(n));
-      const hash = new TransferHash();
-      const queue: Uint8Array[] = [];
-      let queued = 0;
-      let finished = false;
-      let stopped = false;
-      let failure: unknown;
-      let wakeSender: (() => void) | undefined;
-      let wakeArchiver: (() => void) | undefined;
-      stop = () => {
-        stopped = true;
-        wakeArchiver?.();
-      };
-      const archiver = writeDirectoryArchive(
-        listing,
-        async (bytes) => {
-          queue.push(bytes);
-          queued += bytes.byteLength;
-          wakeSender?.();
-          while (queued > STREAMED_ARCHIVE_QUEUE_BYTES && !stopped) await new Promise<void>((resolve) => (wakeArchiver = resolve));
-          if (stopped) throw new JackinError('E_EXPORT_CLOSED', `export of ${requested} stopped`);
-        },
-        name.slice(0, -'.tar.zst'.length),
-      ).then(
-        () => undefined,
-        (e: unknown) => {
-          failure = e;
-        },
-      );
-      void archiver.finally(() => {
-        finished = true;
-        wakeSender?.();
-      });
-      let offset = 0;
-      try {
-        for (;;) {
-          if (failure !== undefined) throw failure;
-          // Full 1 MiB chunks (the sender recycles those), except the last.
-          if (queued < EXPORT_CHUNK_BYTES && !finished) {
-            await new Promise<void>((resolve) => (wakeSender = resolve));
-            wakeSender = undefined;
-            continue;
-          }
-          if (queued === 0) break;
-          // One chunk of up to 1 MiB, copied out of the archiver's frames.
-          const n = Math.min(EXPORT_CHUNK_BYTES, queued);
-          if (offset + n > bound) throw new JackinError('E_EXPORT_IO', `${requested}: the archive passed its declared bound of ${bound} bytes`);
-          const chunk = alloc(n);
-          let filled = 0;
-          while (filled < n) {
-            const head = queue[0]!;
-            const k = Math.min(head.byteLength, n - filled);
-            chunk.set(head.subarray(0, k), filled);
-            filled += k;
-            if (k === head.byteLength) queue.shift();
-            else queue[0] = head.subarray(k);
-          }
-          queued -= n;
-          if (queued <= STREAMED_ARCHIVE_QUEUE_BYTES) wakeArchiver?.();
-          yield { offset, bytes: chunk };
-          offset += n;
-          await hash.update(chunk);
+class StreamedArchive implements ExportSource {
+  readonly kind = 'directory';
+  readonly requested: string;
+  readonly realPath: string;
+  readonly name: string;
+  readonly size: number;
+  readonly streamed = true;
+  readonly skipped: readonly string[];
+  readonly #listing: DirectoryListing;
+  #digest: ExportDigest | undefined;
+  #started = false;
+  // The hand-over between the archiver and chunks(), used from the start of chunks() on.
+  readonly #queue: Uint8Array[] = [];
+  #queued = 0;
+  #finished = false;
+  #stopped = false;
+  #failure: unknown;
+  #wakeSender: (() => void) | undefined;
+  #wakeArchiver: (() => void) | undefined;
+
+  constructor(requested: string, real: string, name: string, listing: DirectoryListing) {
+    this.requested = requested;
+    this.realPath = real;
+    this.name = name;
+    this.size = archiveBound(listing);
+    this.skipped = listing.skipped;
+    this.#listing = listing;
+  }
+
+  async *chunks(allocate?: (bytes: number) => Buffer): AsyncGenerator<ExportChunk, void, undefined> {
+    if (this.#started) throw new Error('chunks() may run only once');
+    this.#started = true;
+    const alloc = allocate ?? ((n: number) => Buffer.allocUnsafe(n));
+    const hash = new TransferHash();
+    const bound = this.size;
+    const queue = this.#queue;
+    const archiver = writeDirectoryArchive(this.#listing, (bytes) => this.#take(bytes), this.name.slice(0, -'.tar.zst'.length)).then(
+      () => undefined,
+      (e: unknown) => {
+        this.#failure = e;
+      },
+    );
+    void archiver.finally(() => {
+      this.#finished = true;
+      this.#wakeSender?.();
+    });
+    let offset = 0;
+    try {
+      for (;;) {
+        if (this.#failure !== undefined) throw this.#failure;
+        // Full 1 MiB chunks (the sender recycles those), except the last.
+        if (this.#queued < EXPORT_CHUNK_BYTES && !this.#finished) {
+          await new Promise<void>((resolve) => (this.#wakeSender = resolve));
+          this.#wakeSender = undefined;
+          continue;
         }
-        digest = { bytes: offset, sha256: await hash.digest() };
-      } finally {
-        stop();
-        await archiver;
+        if (this.#queued === 0) break;
+        // One chunk of up to 1 MiB, copied out of the archiver's frames.
+        const n = Math.min(EXPORT_CHUNK_BYTES, this.#queued);
+        if (offset + n > bound) throw new JackinError('E_EXPORT_IO', `${this.requested}: the archive passed its declared bound of ${bound} bytes`);
+        const chunk = alloc(n);
+        let filled = 0;
+        while (filled < n) {
+          const head = queue[0]!;
+          const k = Math.min(head.byteLength, n - filled);
+          chunk.set(head.subarray(0, k), filled);
+          filled += k;
+          if (k === head.byteLength) queue.shift();
+          else queue[0] = head.subarray(k);
+        }
+        this.#queued -= n;
+        if (this.#queued <= STREAMED_ARCHIVE_QUEUE_BYTES) this.#wakeArchiver?.();
+        yield { offset, bytes: chunk };
+        offset += n;
+        await hash.update(chunk);
       }
-    },
-    digest() {
-      if (digest === undefined) throw new Error('digest() called before chunks() completed');
-      return digest;
-    },
-    close() {
-      stop?.();
-      return Promise.resolve();
-    },
-  };
+      this.#digest = { bytes: offset, sha256: await hash.digest() };
+    } finally {
+      this.#stop();
+      await archiver;
+    }
+  }
+
+  digest(): ExportDigest {
+    if (this.#digest === undefined) throw new Error('digest() called before chunks() completed');
+    return this.#digest;
+  }
+
+  close(): Promise<void> {
+    if (this.#started) this.#stop();
+    return Promise.resolve();
+  }
+
+  /** The archiver's sink: queue its bytes, and hold the archiver while the queue is full. */
+  async #take(bytes: Uint8Array): Promise<void> {
+    this.#queue.push(bytes);
+    this.#queued += bytes.byteLength;
+    this.#wakeSender?.();
+    while (this.#queued > STREAMED_ARCHIVE_QUEUE_BYTES && !this.#stopped) await new Promise<void>((resolve) => (this.#wakeArchiver = resolve));
+    if (this.#stopped) throw new JackinError('E_EXPORT_CLOSED', `export of ${this.requested} stopped`);
+  }
+
+  /** Stops the archiver: its next write fails (E_EXPORT_CLOSED). */
+  #stop(): void {
+    this.#stopped = true;
+    this.#wakeArchiver?.();
+  }
 }
 
 /** A 0600 file under `<run>/exports/` (0700), unlinked at once so no path ever outlives the export. */
@@ -245,31 +258,50 @@ async function createUnlinkedTemp(runDir: string): Promise<FileHandle> {
   return handle;
 }
 
-function sourceOf(
-  kind: 'file' | 'directory',
-  requested: string,
-  realPath: string,
-  name: string,
-  size: number,
-  reader: FdChunkReader,
-  handle: FileHandle,
-  skipped: readonly string[] = [],
-): ExportSource {
-  let closed = false;
-  return {
-    kind,
-    requested,
-    realPath,
-    name,
-    size,
-    streamed: false,
-    skipped,
-    chunks: (allocate) => reader.chunks(allocate),
-    digest: () => reader.digest(),
-    async close() {
-      if (closed) return;
-      closed = true;
-      await handle.close();
-    },
-  };
+/** A source read from a descriptor: a file, or a directory's archive in an unlinked temporary file. */
+class DescriptorSource implements ExportSource {
+  readonly kind: 'file' | 'directory';
+  readonly requested: string;
+  readonly realPath: string;
+  readonly name: string;
+  readonly size: number;
+  readonly streamed = false;
+  readonly skipped: readonly string[];
+  readonly #reader: FdChunkReader;
+  readonly #handle: FileHandle;
+  #closed = false;
+
+  constructor(
+    kind: 'file' | 'directory',
+    requested: string,
+    realPath: string,
+    name: string,
+    size: number,
+    reader: FdChunkReader,
+    handle: FileHandle,
+    skipped: readonly string[] = [],
+  ) {
+    this.kind = kind;
+    this.requested = requested;
+    this.realPath = realPath;
+    this.name = name;
+    this.size = size;
+    this.skipped = skipped;
+    this.#reader = reader;
+    this.#handle = handle;
+  }
+
+  chunks(allocate?: (bytes: number) => Buffer): AsyncGenerator<ExportChunk, void, undefined> {
+    return this.#reader.chunks(allocate);
+  }
+
+  digest(): ExportDigest {
+    return this.#reader.digest();
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.#handle.close();
+  }
 }

@@ -16,7 +16,7 @@ import { ReplyReader, withConnection } from '../../transport/control-call.ts';
 import type { Transport } from '../../transport/transport.ts';
 import { ExportFrameReader, EXPORT_WRITE_QUEUE_BYTES, type ExportProgress, type ExportedFile } from './export-frame-reader.ts';
 import { ExportSink } from './export-sink.ts';
-import { progressWatchdog, type MinProgress } from './progress-watchdog.ts';
+import { ProgressWatchdog, type MinProgress } from './progress-watchdog.ts';
 
 export type { ExportProgress, ExportedFile };
 
@@ -133,7 +133,7 @@ export async function exportFile(request: ExportRequest, options: ExportClientOp
           if (stopped !== undefined) throw stopped;
         },
       });
-      const watchdog = progressWatchdog(options.minProgress ?? EXPORT_MIN_PROGRESS, (min) => stop(reader.stalled(min)));
+      const watchdog = new ProgressWatchdog(options.minProgress ?? EXPORT_MIN_PROGRESS, (min) => stop(reader.stalled(min)));
       try {
         for await (const raw of chunks) {
           touch();

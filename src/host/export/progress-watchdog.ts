@@ -10,27 +10,35 @@ export interface MinProgress {
  * `min.bytes`. Until the first byte the connection's idle timeout applies instead (a directory is listed
  * before the reply).
  */
-export function progressWatchdog(min: MinProgress, stalled: (min: MinProgress) => void): { add(n: number): void; end(): void } {
-  let timer: NodeJS.Timeout | undefined;
-  let inWindow = 0;
-  let ended = false;
-  const arm = (): void => {
-    timer = setTimeout(() => {
-      if (ended) return;
-      if (inWindow < min.bytes) return stalled(min);
-      inWindow = 0;
-      arm();
-    }, min.windowMs);
-  };
-  return {
-    add(n) {
-      if (ended) return;
-      inWindow += n;
-      if (timer === undefined) arm();
-    },
-    end() {
-      ended = true;
-      clearTimeout(timer);
-    },
-  };
+export class ProgressWatchdog {
+  readonly #min: MinProgress;
+  readonly #stalled: (min: MinProgress) => void;
+  #timer: NodeJS.Timeout | undefined;
+  #inWindow = 0;
+  #ended = false;
+
+  constructor(min: MinProgress, stalled: (min: MinProgress) => void) {
+    this.#min = min;
+    this.#stalled = stalled;
+  }
+
+  add(n: number): void {
+    if (this.#ended) return;
+    this.#inWindow += n;
+    if (this.#timer === undefined) this.#arm();
+  }
+
+  end(): void {
+    this.#ended = true;
+    clearTimeout(this.#timer);
+  }
+
+  #arm(): void {
+    this.#timer = setTimeout(() => {
+      if (this.#ended) return;
+      if (this.#inWindow < this.#min.bytes) return this.#stalled(this.#min);
+      this.#inWindow = 0;
+      this.#arm();
+    }, this.#min.windowMs);
+  }
 }

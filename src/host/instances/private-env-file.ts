@@ -72,47 +72,52 @@ export function privateParent(candidates: readonly string[], mounted: readonly s
   return candidates.at(-1)!;
 }
 
-export interface PrivateEnvFile {
-  /** The file to pass with `--env-file`. */
-  readonly path: string;
-  /** Removes the file and its directory (and forgets the signal and exit handlers); safe to call twice. */
-  remove(): void;
-}
-
 /**
  * Writes `text` to a new `0600` file in a new `0700` directory under `parent`, removed by `remove()`, or when
  * jackin exits or is ended by SIGINT, SIGTERM or SIGHUP first (the signal then ends jackin as it would have).
  */
-export function writePrivateEnvFile(text: string, parent: string): PrivateEnvFile {
-  const dir = mkdtempSync(join(parent, 'jackin-env-'));
-  const path = join(dir, 'env');
-  let removed = false;
-  const onSignal = (sig: NodeJS.Signals): void => {
-    remove();
+export class PrivateEnvFile {
+  /** The file to pass with `--env-file`. */
+  readonly path: string;
+  readonly #dir: string;
+  #removed = false;
+  readonly #onSignal = (sig: NodeJS.Signals): void => {
+    this.remove();
     // With no other listener left, the signal's default action ends jackin, as it would have without the file.
     if (process.listenerCount(sig) === 0) process.kill(process.pid, sig);
   };
-  const onExit = (): void => remove();
-  function remove(): void {
-    if (removed) return;
-    removed = true;
-    rmSync(dir, { recursive: true, force: true });
-    for (const s of ENDING_SIGNALS) process.off(s, onSignal);
-    process.off('exit', onExit);
-  }
-  for (const s of ENDING_SIGNALS) process.on(s, onSignal);
-  process.on('exit', onExit);
-  try {
-    const fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+  readonly #onExit = (): void => this.remove();
+
+  constructor(text: string, parent: string) {
+    this.#dir = mkdtempSync(join(parent, 'jackin-env-'));
+    this.path = join(this.#dir, 'env');
+    for (const s of ENDING_SIGNALS) process.on(s, this.#onSignal);
+    process.on('exit', this.#onExit);
     try {
-      const bytes = Buffer.from(text, 'utf8');
-      for (let off = 0; off < bytes.length; ) off += writeSync(fd, bytes, off);
-    } finally {
-      closeSync(fd);
+      const fd = openSync(this.path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+      try {
+        const bytes = Buffer.from(text, 'utf8');
+        for (let off = 0; off < bytes.length; ) off += writeSync(fd, bytes, off);
+      } finally {
+        closeSync(fd);
+      }
+    } catch (e) {
+      this.remove();
+      throw e;
     }
-  } catch (e) {
-    remove();
-    throw e;
   }
-  return { path, remove };
+
+  /** Removes the file and its directory (and forgets the signal and exit handlers); safe to call twice. */
+  remove(): void {
+    if (this.#removed) return;
+    this.#removed = true;
+    rmSync(this.#dir, { recursive: true, force: true });
+    for (const s of ENDING_SIGNALS) process.off(s, this.#onSignal);
+    process.off('exit', this.#onExit);
+  }
+}
+
+/** The PrivateEnvFile holding `text`, under `parent`. */
+export function writePrivateEnvFile(text: string, parent: string): PrivateEnvFile {
+  return new PrivateEnvFile(text, parent);
 }
