@@ -1,8 +1,8 @@
 /**
  * The frame-order rules of one export connection (docs/protocol.md section 7 and 8.12), as named states:
  *
- *   awaiting-reply → awaiting-start → receiving → ended
- *                                      receiving → length-known → ended   (a streamed export only)
+ *   awaiting-reply -> awaiting-start -> receiving -> ended
+ *                                      receiving -> length-known -> ended   (a streamed export only)
  *
  * The reply moves it to awaiting-start; after that each frame is one transition: FileExportStart begins the
  * sink (receiving), FileExportChunk stays in receiving, FileExportLength settles a streamed export's exact
@@ -158,7 +158,7 @@ export class ExportFrameReader {
     );
   }
 
-  /** awaiting-start → receiving. */
+  /** awaiting-start -> receiving. */
   async #start(s: Open, f: FileExportStart): Promise<undefined> {
     if (s.name !== 'awaiting-start') throw OUT_OF_ORDER.secondStart();
     const file = exportNameFor(this.#o.path, s.reply.kind, f.name);
@@ -168,7 +168,7 @@ export class ExportFrameReader {
     return undefined;
   }
 
-  /** receiving → receiving. */
+  /** receiving -> receiving. */
   async #chunk(s: Open, f: FileExportChunk): Promise<undefined> {
     if (s.name === 'awaiting-start') throw OUT_OF_ORDER.beforeStart(f.type);
     if (s.name === 'length-known') throw OUT_OF_ORDER.chunkAfterLength();
@@ -194,7 +194,7 @@ export class ExportFrameReader {
     return undefined;
   }
 
-  /** receiving → length-known (a streamed export). */
+  /** receiving -> length-known (a streamed export). */
   #length(s: Open, f: FileExportLength): undefined {
     if (s.name === 'awaiting-start') throw OUT_OF_ORDER.beforeStart(f.type);
     if (!s.reply.streamed) throw OUT_OF_ORDER.lengthOnExactSize();
@@ -204,7 +204,7 @@ export class ExportFrameReader {
     return undefined;
   }
 
-  /** receiving (exact size) or length-known → ended: verify, fsync, publish. */
+  /** receiving (exact size) or length-known -> ended: verify, fsync, publish. */
   async #end(s: Open, f: FileExportEnd): Promise<ExportedFile> {
     if (s.name === 'awaiting-start') throw OUT_OF_ORDER.beforeStart(f.type);
     if (s.name === 'receiving' && s.reply.streamed) throw OUT_OF_ORDER.endWithoutLength();

@@ -200,7 +200,7 @@ export class AttachSession implements FeatureSession {
   }
 
   /**
-   * Keeps an installed affordance (what its `install…Feature` returned) for the session's life: the
+   * Keeps an installed affordance (what its `install...Feature` returned) for the session's life: the
    * session disposes every one when it ends, newest first (at once when it has ended already).
    */
   install<T extends Disposable>(feature: T): T {
