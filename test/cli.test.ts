@@ -268,6 +268,8 @@ test('usage errors jackin finds itself name the fix too', () => {
   for (const [args, line] of [
     [['run', '--engine', 'docker', '--', 'true'], 'jackin: --engine applies only with --image: add --image IMAGE, or leave it out\n'],
     [['run', '--dry-run', '--user', '1', '--', 'true'], 'jackin: --user, --dry-run apply only with --image: add --image IMAGE, or leave them out\n'],
+    [['run', '--format', 'compose', '--', 'true'], 'jackin: --format applies only with --image: add --image IMAGE, or leave it out\n'],
+    [['run', '--image', 'img', '--format', 'compose', '--', 'true'], 'jackin: --format applies only with --dry-run: add --dry-run, or leave it out\n'],
     [['log', '-n', 'x'], 'jackin: -n "x" is not a number of records: pass a whole number (0 shows them all)\n'],
   ] as const) {
     const r = jackin([...args]);

@@ -1,14 +1,16 @@
-// End-to-end: the compose service of docs/guide.md, run as written with podman-compose (only this machine's
-// values put in where the guide has a reader's), and `jackin attach` to it by name, over the socket and
-// --via podman. The project, its container and its network are removed by the exact names this test gave them.
+// End-to-end: the compose service of docs/guide.md, as `jackin run --image --dry-run --format compose` prints it
+// for this machine (its Node, this package, the pane's home), run with podman-compose, and `jackin attach` to it
+// by name, over the socket and --via podman. The guide's block is that output for the guide's reference
+// operator (src/host/instances/recipes.test.ts). The project, its container and its network are removed by
+// the exact names this test gave them.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { INNER_PROMPT, JACKIN, paneFor, REPO_ROOT, waitForInnerShell, waitForJackinExit } from './helpers/jackin-cli.ts';
+import { INNER_PROMPT, JACKIN, paneFor, runJackin, waitForInnerShell, waitForJackinExit } from './helpers/jackin-cli.ts';
 import { containerName, glibcTestImage, removeContainer } from './helpers/podman-image.mjs';
 
 const execFileP = promisify(execFile);
@@ -16,22 +18,15 @@ const execFileP = promisify(execFile);
 const CONTAINER_START_MS = 60_000;
 const PALETTE_KEY = [0x1c];
 
-/** `text` with `from` replaced by `to`; fails when the guide no longer has `from` (the test would go stale). */
-function put(text: string, from: string, to: string): string {
-  assert.ok(text.includes(from), `the guide's compose block no longer has ${JSON.stringify(from)}`);
-  return text.replace(from, to);
-}
-
-test('docs/guide.md: the compose service runs with podman-compose as written, and jackin attaches to it by name', { timeout: 240_000 }, async (t) => {
-  const guide = readFileSync(join(REPO_ROOT, 'docs', 'guide.md'), 'utf8');
-  const block = /### Compose[\s\S]*?```yaml\n([\s\S]*?)```/.exec(guide)?.[1];
-  assert.ok(block !== undefined, 'the compose block is in the guide');
+test('jackin run --dry-run --format compose: the compose file it prints runs with podman-compose, and jackin attaches to it by name', {
+  timeout: 240_000,
+}, async (t) => {
   const pane = await paneFor(t, { rows: 30, cols: 120 });
   const image = await glibcTestImage();
   const project = containerName('compose');
   const dir = mkdtempSync(join(tmpdir(), 'jackin-compose-'));
   chmodSync(dir, 0o755);
-  const env = { ...process.env, HOME: pane.home };
+  const env = { ...process.env, HOME: pane.home, JACKIN_HOME: pane.jackinHome };
   t.after(async () => {
     await execFileP('podman-compose', ['-p', project, 'down'], { cwd: dir, env }).catch(() => undefined);
     await removeContainer(`${project}_agent_1`);
@@ -39,18 +34,41 @@ test('docs/guide.md: the compose service runs with podman-compose as written, an
     rmSync(dir, { recursive: true, force: true });
   });
 
-  // What a reader changes: the image, `id -u`:`id -g`, where Node and the package are, and the program
-  // (a shell with a known prompt instead of claude).
-  const uid = process.getuid?.() ?? 0;
-  const gid = process.getgid?.() ?? 0;
-  let compose = put(block, 'image: my-agent', `image: ${image.ref}`);
-  compose = put(compose, 'user: "1000:1000"', `user: "${uid}:${gid}"`);
-  compose = put(compose, '/usr/bin/node:', `${realpathSync(process.execPath)}:`);
-  compose = put(compose, '/usr/lib/node_modules/jackin-bridge:', `${realpathSync(REPO_ROOT)}:`);
-  compose = put(compose, 'command: ["claude"]', 'command: ["env", "PS1=in$ ", "bash", "--norc", "--noprofile"]');
+  // The program: a shell with a known prompt instead of claude (its `$` reaches compose doubled, and back as one).
+  const printed = await runJackin(
+    [
+      'run',
+      '--image',
+      image.ref,
+      '--engine',
+      'podman',
+      '--name',
+      'agent',
+      '--workspace',
+      dir,
+      '--dry-run',
+      '--format',
+      'compose',
+      '--',
+      'env',
+      'PS1=in$ ',
+      'bash',
+      '--norc',
+      '--noprofile',
+    ],
+    env,
+  );
+  assert.equal(printed.code, 0, printed.stderr);
+  const compose = printed.stdout;
+  // This machine's paths, shortened as a reader writes them; nothing of the guide's reference operator.
+  assert.match(compose, /^ {6}- ~\/\.jackin\/sockets\/agent:\/jackin\/run$/m);
+  assert.match(compose, /^ {6}- \.:\/workspace$/m);
+  assert.doesNotMatch(compose, /\/usr\/lib\/node_modules\/jackin-bridge|\/home\/op/);
+  assert.match(compose, /"PS1=in\$\$ "/);
   writeFileSync(join(dir, 'compose.yml'), compose);
+  const uid = process.getuid?.() ?? 0;
   writeFileSync(join(dir, 'hello.txt'), 'from the workspace\n');
-  // The guide's first step: the run directory, created by its owner (mode 0700).
+  // The file's first step (its first comment line): the run directory, created by its owner (mode 0700).
   mkdirSync(join(pane.home, '.jackin', 'sockets', 'agent'), { recursive: true, mode: 0o700 });
 
   await execFileP('podman-compose', ['-p', project, 'up', '-d', 'agent'], { cwd: dir, env });

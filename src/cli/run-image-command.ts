@@ -6,7 +6,7 @@
  * (host/instances/private-env-file.ts), never in its environment.
  */
 import { chownSync, lstatSync, mkdirSync, realpathSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { homedir, tmpdir } from 'node:os';
 import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { PACKAGE_ROOT } from '../package-root.ts';
@@ -24,6 +24,7 @@ import {
 } from '../host/instances/container-run-argv.ts';
 import { envFileText, privateParent, writePrivateEnvFile, type PrivateEnvFile } from '../host/instances/private-env-file.ts';
 import { collectEnv, parseVolume } from '../host/instances/run-image-options.ts';
+import { composeRecipe, devcontainerRecipe, RECIPE_FORMATS, type RecipeFormat } from '../host/instances/recipes.ts';
 import { socketAnswers } from '../host/instances/instances.ts';
 import { CONTAINER_ENGINES, containerState, detectEngine, engineCommand, type ContainerEngine } from '../transport/container-engine.ts';
 import { removeContainerRecord, writeContainerRecord } from '../transport/container-record.ts';
@@ -54,6 +55,7 @@ export interface RunImageFlags {
   user?: string;
   capsule?: CapsuleSource['kind'];
   dryRun?: boolean;
+  format?: RecipeFormat;
   verbose?: boolean;
   env?: string[];
   envFile?: string[];
@@ -91,12 +93,20 @@ export function addRunImageOptions(cmd: Command): Command {
       'with --image: one more argument for `ENGINE run`, placed before the image (repeatable; --engine-arg=--cap-add=SYS_PTRACE)',
       collect,
     )
-    .option('--dry-run', 'with --image: print the engine command and exit');
+    .option('--dry-run', 'with --image: print the engine command and exit')
+    .addOption(
+      new Option(
+        '--format <format>',
+        "with --dry-run: print the engine command (sh, the default), a compose file (compose) or a devcontainer.json (devcontainer), with this host's paths",
+      ).choices(RECIPE_FORMATS),
+    );
 }
 
 /** The container options mean nothing to a local `jackin run`: refuse them rather than ignore them. */
 export function refuseImageOnlyFlags(flags: RunImageFlags): void {
-  const given = (['engine', 'user', 'capsule', 'env', 'envFile', 'volume', 'network', 'engineArg', 'dryRun'] as const).filter((k) => flags[k] !== undefined);
+  const given = (['engine', 'user', 'capsule', 'env', 'envFile', 'volume', 'network', 'engineArg', 'dryRun', 'format'] as const).filter(
+    (k) => flags[k] !== undefined,
+  );
   if (given.length > 0) {
     const names = given.map((k) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(', ');
     throw new JackinError(
@@ -175,6 +185,8 @@ export type AttachFn = (selection: Selection, name: string, connect: () => Promi
 
 export async function runImageCommand(command: string[], flags: RunImageFlags, home: string, attach: AttachFn): Promise<number> {
   const image = flags.image!;
+  if (flags.format !== undefined && flags.dryRun !== true)
+    throw new JackinError('E_USAGE', '--format applies only with --dry-run: add --dry-run, or leave it out');
   const say = (line: string) => process.stderr.write(`jackin: ${line}\n`);
   const engineChoice = flags.engine !== undefined ? { engine: flags.engine, reason: '--engine was given' } : await detectEngine();
   const engine = engineChoice.engine;
@@ -228,11 +240,21 @@ export async function runImageCommand(command: string[], flags: RunImageFlags, h
   };
   const argv = containerRunArgv(spec);
   if (flags.dryRun === true) {
-    // The values stay here: the printed command reads each variable from the environment it runs in.
-    const fromHere = env.filter((e) => process.env[e.name] !== e.value).map((e) => e.name);
+    // The values stay here: the printed command reads each variable from the environment it runs in. A
+    // compose file or devcontainer.json holds the values typed on jackin's own command line (--env NAME=VALUE).
+    const format = flags.format ?? 'sh';
+    const typed = new Map(
+      format === 'sh' ? [] : env.filter((e) => e.from === '--env' && process.env[e.name] !== e.value).map((e) => [e.name, e.value] as const),
+    );
+    const fromHere = env.filter((e) => process.env[e.name] !== e.value && !typed.has(e.name)).map((e) => e.name);
     if (fromHere.length > 0)
-      say(`the command passes ${fromHere.join(', ')} by name: set ${fromHere.length === 1 ? 'it' : 'them'} in the environment that runs it`);
-    process.stdout.write(`mkdir -p -m 700 ${formatArgv([runDir])}\n${formatArgv(argv)}\n`);
+      say(
+        `the ${format === 'sh' ? 'command' : 'file'} passes ${fromHere.join(', ')} by name: set ${fromHere.length === 1 ? 'it' : 'them'} in the environment that runs it`,
+      );
+    const places = { home: homedir(), workspace, values: typed };
+    if (format === 'compose') process.stdout.write(composeRecipe(argv, places));
+    else if (format === 'devcontainer') process.stdout.write(devcontainerRecipe(argv, places));
+    else process.stdout.write(`mkdir -p -m 700 ${formatArgv([runDir])}\n${formatArgv(argv)}\n`);
     return 0;
   }
 
