@@ -200,7 +200,10 @@ Examples:
   jackin run -- bash -l
   jackin run --name review -- claude
   jackin run --image node:24-bookworm --name agent -- bash
-  jackin run --image my-agent --engine podman --dry-run -- claude`,
+  jackin run --image my-agent --engine podman --dry-run -- claude
+  jackin run --image my-agent -v ./notes:/notes:ro -e ANTHROPIC_API_KEY -w ~/src/app -- claude
+                                     docker's short forms: -v --volume, -e --env, -w --workspace, -u --user
+                                     (-v is no longer --verbose: write --verbose)`,
     )
     .action(async (command: string[], flags: RunFlags, cmd: Command) => {
       // What followed `run` on the command line (refuseLateDryRun): the program's args are `run` and those words.
