@@ -119,14 +119,14 @@ test('jackin forward: a 64 MiB download from the capsule side arrives intact (SH
   assert.deepEqual((JSON.parse(after.stdout) as Array<{ name: string; forwards?: unknown[] }>).find((i) => i.name === c.name)?.forwards, []);
 });
 
-test('jackin forward reaches a server that listens on ::1 only, over an exec relay (attach-proxy), with one -v line per connection', async (t) => {
+test('jackin forward reaches a server that listens on ::1 only, over an exec relay (attach-proxy), with one --verbose line per connection', async (t) => {
   const kids = forwardKids(t);
   const c = await startExportCapsule(t, 'fwd-v6-i36');
   const server = createHttpServer((req, res) => res.end(`v6 only: ${req.url}`));
   const port = await listening(t, server, '::1');
   const hostPort = await freePort();
   const relay = [process.execPath, CAPSULE_BIN, 'attach-proxy', '--socket', c.socket].map(shellQuote).join(' ');
-  const f = await startForward(kids, c, [`${hostPort}:${port}`, '--exec', relay, '-v']);
+  const f = await startForward(kids, c, [`${hostPort}:${port}`, '--exec', relay, '--verbose']);
   for (const path of ['/a', '/b']) {
     const body = await new Promise<string>((resolve, reject) => {
       // A new connection each time (no keep-alive agent), so each gets its own line.
@@ -225,7 +225,7 @@ test('jackin forward holds at most 32 connections at once; the 33rd is reset and
   t.after(() => held.forEach((s) => s.destroy()));
   const port = await listening(t, server, '127.0.0.1');
   const hostPort = await freePort();
-  const f = await startForward(kids, c, [`${hostPort}:${port}`, '-v']);
+  const f = await startForward(kids, c, [`${hostPort}:${port}`, '--verbose']);
   const clients: Socket[] = [];
   t.after(() => clients.forEach((s) => s.destroy()));
   for (let i = 0; i < 32; i++) {

@@ -9,6 +9,7 @@ import type { Transport } from '../transport/transport.ts';
 import { attachTerminal, loadSessionModules, NO_MOUSE_HELP } from './attach-terminal.ts';
 import type { SetStatus } from './command-kit.ts';
 import { addTransportOptions, type TransportFlags } from './transport-options.ts';
+import { refuseShortVerbose } from './usage-errors.ts';
 
 interface AttachFlags extends TransportFlags {
   verbose?: boolean;
@@ -48,12 +49,11 @@ async function attachCommand(instance: string, flags: AttachFlags): Promise<numb
 
 export function registerAttachCommand(program: Command, setStatus: SetStatus): void {
   addTransportOptions(
-    program
-      .command('attach')
+    refuseShortVerbose(program.command('attach'))
       .description('attach this terminal to a running capsule')
       .argument('<instance>', 'instance name: a local instance, or the container/pod with --via'),
   )
-    .option('-v, --verbose', 'print the chosen transport and why, and protocol diagnostics, on stderr')
+    .option('--verbose', 'print the chosen transport and why, and protocol diagnostics, on stderr')
     .option('--no-mouse', NO_MOUSE_HELP)
     .option(
       '--allow-upstream-requests',

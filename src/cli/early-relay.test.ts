@@ -47,7 +47,7 @@ test('the plain attach forms start their relay early, with the argv the CLI woul
       ['docker', 'exec', '-i', 'agent', 'jackin-capsule', 'attach-proxy'],
     ],
     [
-      ['attach', '--via=podman', '-v', 'a.b_c-1'],
+      ['attach', '--via=podman', '--verbose', 'a.b_c-1'],
       ['podman', 'exec', '-i', 'a.b_c-1', 'jackin-capsule', 'attach-proxy'],
     ],
     [
@@ -75,6 +75,8 @@ test('anything but a plain form starts nothing early', () => {
     ['attach', '-agent', '--via', 'podman'],
     ['attach', 'a/b', '--via', 'podman'],
     ['attach', '--', 'agent', '--via', 'podman'],
+    // -v was --verbose; now refused by the CLI (usage-errors.ts), so no relay starts for it.
+    ['attach', 'agent', '--via', 'podman', '-v'],
   ]) {
     assert.equal(earlyRelayArgv(args), null, args.join(' '));
   }
@@ -112,7 +114,7 @@ test('property: whenever a relay starts early, the CLI plans exactly that relay 
     '--',
     '-V',
   );
-  const neutral = fc.constantFrom('-v', '--verbose', '--no-mouse', '--allow-upstream-requests');
+  const neutral = fc.constantFrom('--verbose', '--no-mouse', '--allow-upstream-requests');
   let started = 0;
   await fc.assert(
     // Mostly a plain form with words added and the order shuffled, so that many runs start a relay early.

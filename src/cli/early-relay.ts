@@ -13,7 +13,7 @@ import { launchRelay, type LaunchedRelay } from '../transport/relay-launch.ts';
 import { ENGINES, relayArgv, type Engine } from '../transport/exec-args.ts';
 
 /** `attach` flags that do not change how the capsule is reached. */
-const NEUTRAL_FLAGS = new Set(['-v', '--verbose', '--no-mouse', '--allow-upstream-requests']);
+const NEUTRAL_FLAGS = new Set(['--verbose', '--no-mouse', '--allow-upstream-requests']);
 /** Docker's and Podman's container name rule (Kubernetes pod names are a subset). */
 const PLAIN_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
 

@@ -1,7 +1,7 @@
 /**
- * `jackin forward NAME PORT[:CONTAINER_PORT] [--json] [-v]`: forwards a port of the host's loopback to a port
+ * `jackin forward NAME PORT[:CONTAINER_PORT] [--json] [--verbose]`: forwards a port of the host's loopback to a port
  * of the container's loopback until Ctrl+C, attached or not, like `kubectl port-forward`
- * (docs/protocol.md section 8.15). Prints the local URL; with -v one line per connection, when it ends. Every connection
+ * (docs/protocol.md section 8.15). Prints the local URL; with --verbose one line per connection, when it ends. Every connection
  * travels on its own connection to the capsule (socket or exec relay, so --via works). The host never
  * reads, stores or logs the forwarded bytes; the start and the end are recorded in `jackin log`.
  */
@@ -19,6 +19,7 @@ import { inertJson, inertText } from '../ui/inert-text.ts';
 import type { SetStatus } from './command-kit.ts';
 import { interruptOnSignals } from './interrupt-signals.ts';
 import { addTransportOptions, type TransportFlags } from './transport-options.ts';
+import { refuseShortVerbose } from './usage-errors.ts';
 
 interface ForwardFlags extends TransportFlags {
   json?: boolean;
@@ -159,8 +160,9 @@ export function registerForwardCommand(program: Command, setStatus: SetStatus): 
     .description("forward a port of the host's loopback to a port of the container's loopback, until Ctrl+C")
     .argument('<name>', 'the instance')
     .argument('<port>', 'PORT, or HOSTPORT:CONTAINERPORT')
-    .option('--json', 'print {"ok":true,"url",...} (and, with -v, one JSON object per connection) on stdout')
-    .option('-v, --verbose', 'print one line per connection on stderr, when it ends: from where, to which loopback, how');
+    .option('--json', 'print {"ok":true,"url",...} (and, with --verbose, one JSON object per connection) on stdout')
+    .option('--verbose', 'print one line per connection on stderr, when it ends: from where, to which loopback, how');
+  refuseShortVerbose(cmd);
   addTransportOptions(cmd)
     .addHelpText(
       'after',
@@ -175,7 +177,7 @@ port.
 Examples:
   jackin forward agent 5173                  http://localhost:5173/ -> the container's 5173
   jackin forward agent 8080:80               a container port below 1024, from host port 8080
-  jackin forward agent 3000 --via podman -v`,
+  jackin forward agent 3000 --via podman --verbose`,
     )
     .action(async (name: string, spec: string, flags: ForwardFlags) => setStatus(await forwardCommand(name, spec, flags)));
 }

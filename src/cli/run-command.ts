@@ -16,7 +16,7 @@ import { connectSocket, socketTransport } from '../transport/socket.ts';
 import { waitForSocket } from '../transport/socket-wait.ts';
 import type { Transport } from '../transport/transport.ts';
 import { attachTerminal, loadSessionModules, NO_MOUSE_HELP } from './attach-terminal.ts';
-import { addRunImageOptions, refuseImageOnlyFlags, runImageCommand, type RunImageFlags } from './run-image-command.ts';
+import { addRunImageOptions, refuseImageOnlyFlags, refuseLateDryRun, refuseOldVerbose, runImageCommand, type RunImageFlags } from './run-image-command.ts';
 import { checkWorkspace, type SetStatus } from './command-kit.ts';
 import { PACKAGE_ROOT } from '../package-root.ts';
 
@@ -109,9 +109,11 @@ interface RunFlags extends RunImageFlags {
   mouse?: boolean;
 }
 
-async function runCommand(command: string[], flags: RunFlags): Promise<number> {
+async function runCommand(command: string[], flags: RunFlags, raw: readonly string[]): Promise<number> {
   const home = jackinHome();
   const modules = loadSessionModules();
+  refuseOldVerbose(flags.volume, process.cwd());
+  refuseLateDryRun(raw, flags.dryRun === true, command);
   if (flags.image !== undefined) {
     return runImageCommand(command, flags, home, (selection, name, connect, explainLost) =>
       attachTerminal(modules, selection, name, flags.verbose === true, { noMouse: flags.mouse === false, connect, explainLost }),
@@ -181,8 +183,8 @@ export function registerRunCommand(program: Command, setStatus: SetStatus): void
     .description('start a command in a local capsule (it survives detaching), or with --image in a container, and attach to it')
     .argument('[command...]', 'the program and its arguments (default: $SHELL, else /bin/sh)')
     .option('--name <name>', 'instance name (default: the command name, then -2, -3… if taken)')
-    .option('--workspace <dir>', 'working directory of the program (default: the current directory)')
-    .option('-v, --verbose', 'print diagnostics on stderr')
+    .option('-w, --workspace <dir>', 'working directory of the program (default: the current directory)')
+    .option('--verbose', 'print diagnostics on stderr (no longer -v: that is --volume)')
     .option('--no-mouse', NO_MOUSE_HELP)
     .passThroughOptions()
     .addHelpText(
@@ -198,7 +200,13 @@ Examples:
   jackin run -- bash -l
   jackin run --name review -- claude
   jackin run --image node:24-bookworm --name agent -- bash
-  jackin run --image my-agent --engine podman --dry-run -- claude`,
+  jackin run --image my-agent --engine podman --dry-run -- claude
+  jackin run --image my-agent -v ./notes:/notes:ro -e ANTHROPIC_API_KEY -w ~/src/app -- claude
+                                     docker's short forms: -v --volume, -e --env, -w --workspace, -u --user
+                                     (-v is no longer --verbose: write --verbose)`,
     )
-    .action(async (command: string[], flags: RunFlags) => setStatus(await runCommand(command, flags)));
+    .action(async (command: string[], flags: RunFlags, cmd: Command) => {
+      // What followed `run` on the command line (refuseLateDryRun): the program's args are `run` and those words.
+      setStatus(await runCommand(command, flags, cmd.parent?.args.slice(1) ?? []));
+    });
 }

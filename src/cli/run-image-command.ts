@@ -5,7 +5,7 @@
  * the operator's environment as it is: the container's variables reach it by name or in a private env file
  * (host/instances/private-env-file.ts), never in its environment.
  */
-import { chownSync, lstatSync, mkdirSync, realpathSync } from 'node:fs';
+import { chownSync, existsSync, lstatSync, mkdirSync, realpathSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -66,6 +66,58 @@ export interface RunImageFlags {
 
 const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
 
+/** What `-v` stands for with no mount after it (at the end, or before another option or `--`): see refuseOldVerbose. */
+const V_WITHOUT_MOUNT = '\0-v';
+
+/**
+ * `-v, --volume`, as docker's. Parsed as taking an optional value (the help still shows it required) so that
+ * a `-v` written in its old meaning, `--verbose`, and followed by nothing, another option or `--`, reaches
+ * refuseOldVerbose instead of taking the next word (`--`, `--dry-run`) as a mount.
+ */
+function volumeOption(): Option {
+  const option = new Option(
+    '-v, --volume <host:container[:ro|rw]>',
+    'with --image: mount an existing host path (repeatable; a relative path is taken from here). Was --verbose before: use --verbose',
+  )
+    .argParser(collect)
+    .preset(V_WITHOUT_MOUNT);
+  option.required = false;
+  option.optional = true;
+  return option;
+}
+
+/**
+ * For one release `-v` that is clearly the old `-v, --verbose` is refused with what to write instead: a
+ * `-v` with no mount after it, or with a word that is neither HOST:CONTAINER nor an existing path
+ * (`jackin run -v bash`). Nothing has started.
+ */
+export function refuseOldVerbose(volumes: readonly string[] | undefined, cwd: string): void {
+  for (const v of volumes ?? []) {
+    const old = v === V_WITHOUT_MOUNT || v.startsWith('-') || (!v.includes(':') && !existsSync(resolve(cwd, v)));
+    if (!old) continue;
+    const after = v === V_WITHOUT_MOUNT ? 'with no mount after it' : `with ${JSON.stringify(v)}, which is not HOST:CONTAINER`;
+    throw new JackinError(
+      'E_USAGE',
+      `-v is now --volume HOST:CONTAINER (as docker's), and was given ${after}: for diagnostics use --verbose; nothing was started`,
+    );
+  }
+}
+
+/**
+ * `--dry-run` after the program but before a `--` (`jackin run --image X prog --dry-run -- bash`) was meant
+ * for jackin, which takes its options before the program: refused, so nothing starts. `raw` is what followed
+ * `run` on the command line: in the program's words commander keeps no trace of a `--` written before them
+ * (`jackin run -- prog --dry-run -- x`, where `--dry-run` is the program's).
+ */
+export function refuseLateDryRun(raw: readonly string[], dryRun: boolean, command: readonly string[]): void {
+  const end = raw.indexOf('--');
+  if (dryRun || end === -1 || !raw.slice(0, end).includes('--dry-run')) return;
+  throw new JackinError(
+    'E_USAGE',
+    `--dry-run comes after the program (${JSON.stringify(command[0] ?? '')}) and before --: put jackin's options before the program, and the program after --; nothing was started`,
+  );
+}
+
 /** Adds the container options to `jackin run`. */
 export function addRunImageOptions(cmd: Command): Command {
   return cmd
@@ -73,7 +125,7 @@ export function addRunImageOptions(cmd: Command): Command {
     .addOption(
       new Option('--engine <engine>', 'with --image: container engine (default: whichever of docker and podman is installed)').choices(CONTAINER_ENGINES),
     )
-    .option('--user <user>', "with --image: user in the container (default: yours, uid:gid; as root, the image's)")
+    .option('-u, --user <user>', "with --image: user in the container (default: yours, uid:gid; as root, the image's)")
     .addOption(
       new Option(
         '--capsule <source>',
@@ -86,7 +138,7 @@ export function addRunImageOptions(cmd: Command): Command {
       collect,
     )
     .option('--env-file <file>', 'with --image: variables from a file of NAME=VALUE or NAME lines (repeatable; # comments)', collect)
-    .option('--volume <host:container[:ro|rw]>', 'with --image: mount an existing host path (repeatable; a relative path is taken from here)', collect)
+    .addOption(volumeOption())
     .option('--network <net>', "with --image: the container's network (none, host, a network name; default: the engine's)")
     .option(
       '--engine-arg <arg>',

@@ -1,5 +1,6 @@
 /** Usage errors of both CLIs: one line on stderr naming the help to read, and exit status 2. */
-import type { Command } from './commander.ts';
+import { JackinError } from '../errors.ts';
+import { Option, type Command } from './commander.ts';
 
 /** Exit status of a command line that is not valid (an unknown command or option, a missing argument). */
 export const USAGE_EXIT_STATUS = 2;
@@ -32,4 +33,16 @@ export function oneLineUsageErrors(program: Command): void {
   };
   configure(program, bin);
   for (const command of program.commands) configure(command, `${bin} ${command.name()}`);
+}
+
+/**
+ * `-v` meant `--verbose` before it became `jackin run`'s `--volume` (as docker's). For one release a
+ * command that had `-v, --verbose` refuses `-v` with what to write instead, rather than "unknown option".
+ */
+export function refuseShortVerbose(command: Command): Command {
+  command.addOption(new Option('-v', 'was --verbose').hideHelp());
+  command.on('option:v', () => {
+    throw new JackinError('E_USAGE', `-v no longer means --verbose (in jackin run it is --volume, as docker's): use --verbose`);
+  });
+  return command;
 }

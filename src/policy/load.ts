@@ -45,7 +45,7 @@ function size(source: string, key: string, v: unknown, fallback: number): number
   if (v === undefined) return fallback;
   const n = parseSize(v);
   if (n === undefined) {
-    throw invalid(source, key, `must be a byte count or a size like "512 MiB", got ${JSON.stringify(v)}`);
+    throw invalid(source, key, `must be a byte count or a size like "512 MiB" or "512m", got ${JSON.stringify(v)}`);
   }
   return n;
 }

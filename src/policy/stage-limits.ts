@@ -11,7 +11,7 @@ import { GiB, parseSize } from './size.ts';
 export const DEFAULT_STAGE_MAX_BYTES = 1 * GiB;
 
 /**
- * `JACKIN_STAGE_MAX_BYTES` as bytes: an integer or a size such as `"256 MiB"`; unset or empty gives the
+ * `JACKIN_STAGE_MAX_BYTES` as bytes: an integer or a size such as `"256 MiB"` or `256m`; unset or empty gives the
  * default. Anything else is E_BAD_STAGE_MAX_BYTES (never a silent default).
  */
 export function stageMaxBytes(env: NodeJS.ProcessEnv): number {
@@ -20,7 +20,10 @@ export function stageMaxBytes(env: NodeJS.ProcessEnv): number {
   const text = raw.trim();
   const bytes = /^\d+$/.test(text) ? Number(text) : parseSize(text);
   if (bytes === undefined || !Number.isSafeInteger(bytes) || bytes < 1) {
-    throw new JackinError('E_BAD_STAGE_MAX_BYTES', `JACKIN_STAGE_MAX_BYTES=${JSON.stringify(raw)} is not a size; use bytes (1048576) or a size like "256 MiB"`);
+    throw new JackinError(
+      'E_BAD_STAGE_MAX_BYTES',
+      `JACKIN_STAGE_MAX_BYTES=${JSON.stringify(raw)} is not a size; use bytes (1048576) or a size like "256 MiB" or 256m`,
+    );
   }
   return bytes;
 }

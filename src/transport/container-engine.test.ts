@@ -41,3 +41,26 @@ test('removeContainer: a removal already in progress (Docker) is waited for; ano
   );
   await assert.rejects(removeContainer('docker', 'agent', env), (e) => hasCode(e, 'E_ENGINE_COMMAND') && /permission denied/.test((e as Error).message));
 });
+
+test("engineCommand: a failure carries the engine's reason from stderr, not its usage line, made inert", async (t) => {
+  const { mkdtempSync, rmSync, writeFileSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const { engineCommand } = await import('./container-engine.ts');
+  const bin = mkdtempSync(join(tmpdir(), 'jackin-reason-'));
+  t.after(() => rmSync(bin, { recursive: true, force: true }));
+  // A stand-in docker that fails as `docker run` does for an image it cannot pull.
+  writeFileSync(
+    join(bin, 'docker'),
+    `#!/bin/sh\nprintf '%s\\n' "Unable to find image 'nope:1' locally" 'docker: Error response from daemon: pull access denied \x1b[31mfor nope' '' "Run 'docker run --help' for more information" >&2\nexit 125\n`,
+    { mode: 0o755 },
+  );
+  await assert.rejects(engineCommand('docker', ['run', 'nope:1'], undefined, { env: { PATH: `${bin}:/usr/bin:/bin` } }), (e: unknown) => {
+    assert.ok(hasCode(e, 'E_ENGINE_COMMAND'));
+    assert.equal(
+      (e as Error).message,
+      "docker run failed: Unable to find image 'nope:1' locally | docker: Error response from daemon: pull access denied \\x1b[31mfor nope",
+    );
+    return true;
+  });
+});

@@ -7,6 +7,8 @@ import { execFile } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { JackinError } from '../errors.ts';
+import { inertText } from '../ui/inert-text.ts';
+import { engineReason } from './engine-reason.ts';
 
 export const CONTAINER_ENGINES = ['docker', 'podman'] as const;
 export type ContainerEngine = (typeof CONTAINER_ENGINES)[number];
@@ -57,7 +59,7 @@ export async function chooseEngine(installed: readonly ContainerEngine[], docker
 
 /**
  * Runs one engine command; resolves with stdout (and stderr after it with `both`: `logs` replays the
- * container's stderr on its own), rejects with stderr's last line.
+ * container's stderr on its own), rejects with the engine's reason from its stderr (engine-reason.ts).
  */
 export function engineCommand(
   engine: ContainerEngine,
@@ -76,12 +78,10 @@ export function engineCommand(
     };
     execFile(engine, [...args], options, (err, stdout, stderr) => {
       if (err === null) return resolve(both ? stdout + stderr : stdout);
-      const said = stderr
-        .split('\n')
-        .map((l) => l.trim())
-        .filter((l) => l.length > 0)
-        .at(-1);
-      const why = (err as NodeJS.ErrnoException).code === 'ENOENT' ? `${engine} is not installed or not on PATH` : (said ?? err.message);
+      const why =
+        (err as NodeJS.ErrnoException).code === 'ENOENT'
+          ? `${engine} is not installed or not on PATH`
+          : (engineReason(stderr) ?? (err.killed === true ? `no answer within ${timeoutMs} ms` : inertText(err.message, 400)));
       reject(new JackinError('E_ENGINE_COMMAND', `${engine} ${args[0] ?? ''} failed: ${why}`, { cause: err }));
     });
   });
@@ -136,7 +136,7 @@ export interface EngineProbe {
   installed: boolean;
   /** The engine's server version when it answered. */
   version: string | null;
-  /** Why it did not answer (its last stderr line), when installed. */
+  /** Why it did not answer (its reason from stderr, engine-reason.ts), when installed. */
   problem: string | null;
 }
 
@@ -159,11 +159,7 @@ export function probeEngines(env: NodeJS.ProcessEnv = process.env): Promise<Engi
             (err, stdout, stderr) => {
               const version = stdout.trim();
               if (err === null && version !== '') return resolve({ engine, installed: true, version, problem: null });
-              const said = stderr
-                .split('\n')
-                .map((l) => l.trim())
-                .filter((l) => l.length > 0)
-                .at(-1);
+              const said = engineReason(stderr);
               resolve({
                 engine,
                 installed: true,

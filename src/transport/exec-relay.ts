@@ -1,5 +1,6 @@
 import type { Readable, Writable } from 'node:stream';
 import { JackinError } from '../errors.ts';
+import { engineReason } from './engine-reason.ts';
 import { formatArgv } from './exec-args.ts';
 import { launchRelay, type ExecExit, type LaunchedRelay } from './relay-launch.ts';
 import type { Transport } from './transport.ts';
@@ -91,15 +92,6 @@ export async function spawnRelay(argv: readonly string[], { env }: { env?: NodeJ
   return new RelayExec(relay);
 }
 
-/** The last non-empty line of a text, trimmed, or null. */
-function lastLine(text: string): string | null {
-  const lines = text
-    .split(/\r?\n/)
-    .map((l) => l.trim())
-    .filter((l) => l.length > 0);
-  return lines.at(-1) ?? null;
-}
-
 /**
  * The usual reasons an engine's exec fails, said plainly with the fix; null for anything else. Matched on
  * docker's, podman's and kubectl's own wording.
@@ -133,7 +125,7 @@ export function relayTransport(exec: Exec): Transport {
     async failureDetail() {
       const { code, signal } = await exec.exited;
       const status = signal !== null ? `killed by ${signal}` : `exited with status ${code}`;
-      const said = lastLine(exec.stderrTail());
+      const said = engineReason(exec.stderrTail());
       if (said === null) return `relay ${status}`;
       const hint = relayHint(said);
       return hint === null ? `relay ${status}: ${said}` : `${hint} (relay ${status}: ${said})`;

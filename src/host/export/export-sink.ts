@@ -29,7 +29,7 @@ export const STALE_PARTIAL_AGE_MS = 10 * 60_000;
 const PARTIAL_NAME = /^\..*\.jackin-partial-(?:(\d{1,10})-)?[0-9a-f]{8}$/su;
 
 /**
- * The host cap from JACKIN_EXPORT_MAX_BYTES (bytes, or `512 MiB`, `8 GiB`...), else DEFAULT_HOST_EXPORT_CAP.
+ * The host cap from JACKIN_EXPORT_MAX_BYTES (bytes, or `512 MiB`, `8 GiB`, `8g`...), else DEFAULT_HOST_EXPORT_CAP.
  * Throws E_EXPORT_CONFIG for a value that is not a size.
  */
 export function hostExportCap(env: Readonly<Record<string, string | undefined>> = process.env): number {
@@ -37,7 +37,7 @@ export function hostExportCap(env: Readonly<Record<string, string | undefined>> 
   if (raw === undefined || raw.trim() === '') return DEFAULT_HOST_EXPORT_CAP;
   const n = parseSize(/^\s*\d+\s*$/u.test(raw) ? Number(raw) : raw);
   if (n === undefined) {
-    throw new JackinError('E_EXPORT_CONFIG', `JACKIN_EXPORT_MAX_BYTES=${JSON.stringify(raw.slice(0, 40))} is not a size; write bytes or e.g. "8 GiB"`);
+    throw new JackinError('E_EXPORT_CONFIG', `JACKIN_EXPORT_MAX_BYTES=${JSON.stringify(raw.slice(0, 40))} is not a size; write bytes or e.g. "8 GiB" or 8g`);
   }
   return n;
 }
