@@ -18,18 +18,26 @@ import { containerRecordPath } from '../../transport/container-record.ts';
 /** Seconds the reaper leaves an exited container for the attached jackin to read its state and exit code. */
 const REAP_GRACE_SECONDS = 3;
 
-/** The reaper's script: $1 engine, $2 container, $3 label key, $4 record path. No value is put into the text. */
+/**
+ * The reaper's script: $1 engine, $2 container, $3 label key, $4 record path, $5 grace in seconds; no value
+ * is put into the text.
+ * `wait` can return with the container still running (the engine's daemon restarted): it waits again then.
+ */
 const REAPER_SCRIPT = [
-  '"$1" wait "$2" >/dev/null 2>&1',
-  `sleep ${REAP_GRACE_SECONDS}`,
+  'while :; do',
+  '  "$1" wait "$2" >/dev/null 2>&1',
+  '  sleep "$5"',
+  '  state=$("$1" inspect --type container --format "{{.State.Status}}" "$2" 2>/dev/null) || exit 0',
+  '  [ "$state" = running ] || [ "$state" = paused ] || break',
+  'done',
   'label=$("$1" inspect --type container --format "{{index .Config.Labels \\"$3\\"}}" "$2" 2>/dev/null) || exit 0',
   '[ "$label" = "$2" ] || exit 0',
   '"$1" rm "$2" >/dev/null 2>&1 && rm -f "$4"',
 ].join('\n');
 
 /** The argv of the reaper for a container (exported for its test). */
-export function reaperArgv(engine: ContainerEngine, container: string, recordPath: string): string[] {
-  return ['sh', '-c', REAPER_SCRIPT, 'jackin-reaper', engine, container, CONTAINER_LABEL, recordPath];
+export function reaperArgv(engine: ContainerEngine, container: string, recordPath: string, graceSeconds = REAP_GRACE_SECONDS): string[] {
+  return ['sh', '-c', REAPER_SCRIPT, 'jackin-reaper', engine, container, CONTAINER_LABEL, recordPath, String(graceSeconds)];
 }
 
 /** Starts the reaper, detached from this process (it outlives a detach), with no output. */
