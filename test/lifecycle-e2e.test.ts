@@ -150,6 +150,17 @@ test('jackin rm removes dead instances and refuses a live one; jackin prune remo
   );
   assert.equal((await prune()).stdout, '', 'nothing more to prune');
 
+  // A container record whose engine does not answer: nobody can tell whether it runs, so nothing goes.
+  mkdirSync(join(h, 'containers'));
+  const record = join(h, 'containers', 'boxed.json');
+  writeFileSync(record, JSON.stringify({ engine: 'docker', container: 'boxed', image: 'img' }));
+  const unsure = await runJackin(['rm', 'boxed'], { ...process.env, JACKIN_HOME: h, PATH: noEngine }, { timeoutMs: 60_000 });
+  assert.equal(unsure.code, 1);
+  assert.match(unsure.stderr, /docker does not answer.*\(E_ENGINE_COMMAND\)/u);
+  assert.ok(existsSync(record));
+  assert.equal((await prune()).stdout, '', 'prune keeps it too');
+  assert.ok(existsSync(record));
+
   // Once stopped, the live one is dead and rm removes it (its finished directory too).
   assert.equal((await jackin(['stop', 'live'], h)).code, 0);
   await pollUntil('the stopped capsule to leave only its log', () => !existsSync(join(h, 'sockets', 'live', 'jackin.sock')));

@@ -55,6 +55,13 @@ async function labelOf(engine: ContainerEngine, container: string): Promise<stri
   }
 }
 
+function engineAnswers(engine: ContainerEngine): Promise<boolean> {
+  return engineCommand(engine, ['version']).then(
+    () => true,
+    () => false,
+  );
+}
+
 function removeRunDir(name: string, runDir: string): Removed {
   try {
     // Recursive removal unlinks a symlink a container planted; it never follows one.
@@ -74,7 +81,12 @@ function removeRunDir(name: string, runDir: string): Removed {
 /** Removes a stopped container of jackin's; refuses a running one. */
 async function removeStoppedContainer(engine: ContainerEngine, name: string, container: string): Promise<Removed | null> {
   const state = await containerState(engine, container);
-  if (state === null) return null;
+  if (state === null) {
+    // Gone, or an engine that does not answer (a stopped daemon), which says nothing: the record stays then.
+    if (!(await engineAnswers(engine)))
+      throw new JackinError('E_ENGINE_COMMAND', `${engine} does not answer: cannot tell whether ${container} runs; start it and retry`);
+    return null;
+  }
   if (!STOPPED_STATES.has(state)) {
     throw new JackinError(
       'E_INSTANCE_RUNNING',
@@ -155,11 +167,7 @@ async function pruneAll(home: string, emit: (r: Removed) => Promise<void>, fail:
     const record = readContainerRecord(home, name);
     if (record === null || (await containerState(record.engine, record.container)) !== null) continue;
     // An engine that does not answer says nothing about the container: keep the record then.
-    const answers = await engineCommand(record.engine, ['version'], undefined).then(
-      () => true,
-      () => false,
-    );
-    if (!answers) continue;
+    if (!(await engineAnswers(record.engine))) continue;
     removeContainerRecord(home, name);
     await emit({ name, what: 'record', engine: record.engine });
   }
