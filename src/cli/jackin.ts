@@ -20,6 +20,8 @@ import { registerLsCommand } from './ls-command.ts';
 import { registerRunCommand } from './run-command.ts';
 import { inertJson, inertText } from '../ui/inert-text.ts';
 import { registerStopCommand } from './stop-command.ts';
+import { registerPruneCommand, registerRmCommand } from './rm-command.ts';
+import { registerLogsCommand } from './logs-command.ts';
 import { discardPrelaunchedRelay, offerPrelaunchedRelay } from '../transport/exec-relay.ts';
 import type { LaunchedRelay } from '../transport/relay-launch.ts';
 
@@ -31,6 +33,9 @@ const COMMANDS: ReadonlyArray<(program: Command, setStatus: SetStatus) => void> 
   registerDoctorCommand,
   registerExportCommand,
   registerStopCommand,
+  registerRmCommand,
+  registerPruneCommand,
+  registerLogsCommand,
   registerStageCommand,
   registerLogCommand,
   registerForwardCommand,
@@ -76,7 +81,7 @@ export async function run(argv: string[]): Promise<number> {
   program.hook('preAction', (_program, command) => {
     json = command.opts()['json'] === true;
     // An attached session owns the terminal and its errors (a hung-up terminal must not skip the restore).
-    if (command.name() === 'attach' || (command.name() === 'run' && command.opts()['dryRun'] !== true)) unwatchOutput();
+    if (command.name() === 'attach' || (command.name() === 'run' && command.opts()['dryRun'] !== true && command.opts()['detach'] !== true)) unwatchOutput();
   });
   try {
     await program.parseAsync(argv);

@@ -29,7 +29,9 @@ async function logCommand(instance: string | undefined, flags: LogFlags): Promis
 export function registerLogCommand(program: Command, setStatus: (n: number) => void): void {
   program
     .command('log')
-    .description("show the host's record of host actions (links opened, files exported, opened or revealed, images sent, requests refused)")
+    .description(
+      "show the host's record of host actions (links opened, files exported, opened or revealed, images sent, requests refused); a capsule's own log is jackin logs NAME",
+    )
     .argument('[instance]', 'only this instance')
     .option('-n, --lines <n>', `show the last n records (0: all; default ${DEFAULT_SHOWN_RECORDS})`)
     .option('--json', 'print one JSON object per record: {time, instance, action, target, result, detail?}')

@@ -17,7 +17,7 @@ import { waitForSocket } from '../transport/socket-wait.ts';
 import type { Transport } from '../transport/transport.ts';
 import { attachTerminal, loadSessionModules, NO_MOUSE_HELP } from './attach-terminal.ts';
 import { addRunImageOptions, refuseImageOnlyFlags, refuseLateDryRun, refuseOldVerbose, runImageCommand, type RunImageFlags } from './run-image-command.ts';
-import { checkWorkspace, type SetStatus } from './command-kit.ts';
+import { checkWorkspace, writeAll, type SetStatus } from './command-kit.ts';
 import { PACKAGE_ROOT } from '../package-root.ts';
 
 /** How long `jackin run` waits for a new capsule's socket. Starting Node and a PTY takes ~100 ms. */
@@ -172,6 +172,12 @@ async function runCommand(command: string[], flags: RunFlags, raw: readonly stri
     },
     timedOut: () => new JackinError('E_CAPSULE_START', `capsule for ${name} did not open ${socket} within ${CAPSULE_START_TIMEOUT_MS} ms (log: ${logPath})`),
   });
+  if (flags.detach === true) {
+    // The capsule answers: the name, one line, as `docker run -d` prints the id.
+    sock.destroy();
+    await writeAll(process.stdout, `${name}\n`);
+    return 0;
+  }
   const selection: Selection = { transport: socketTransport(sock, socket), choice: 'socket', reason: `jackin run started capsule ${name}` };
   const connect = async (): Promise<Transport> => socketTransport(await connectSocket(socket), socket);
   // The capsule runs here, as this user, on the host's own network: its loopback is the host's.
@@ -184,6 +190,7 @@ export function registerRunCommand(program: Command, setStatus: SetStatus): void
     .argument('[command...]', 'the program and its arguments (default: $SHELL, else /bin/sh)')
     .option('--name <name>', 'instance name (default: the command name, then -2, -3… if taken)')
     .option('-w, --workspace <dir>', 'working directory of the program (default: the current directory)')
+    .option('-d, --detach', 'start it without attaching: print the instance name once its capsule answers (jackin attach NAME reaches it)')
     .option('--verbose', 'print diagnostics on stderr (no longer -v: that is --volume)')
     .option('--no-mouse', NO_MOUSE_HELP)
     .passThroughOptions()
@@ -193,11 +200,13 @@ export function registerRunCommand(program: Command, setStatus: SetStatus): void
 The capsule's run directory is $JACKIN_HOME/sockets/<name>/ (socket, capsule.json, capsule.log).
 Keys: Ctrl+\\ then d detaches (the program keeps running; jackin attach <name> comes back); Ctrl+\\ opens
 the palette of host actions. Exit status: the program's exit status; 0 after a detach; non-zero with a
-one-line reason otherwise (the capsule could not start: see its capsule.log).
+one-line reason otherwise (the capsule could not start: see its capsule.log). With -d: 0 once the capsule
+answers, the instance name on stdout; jackin logs <name> shows capsule.log.
 
 Examples:
   jackin run                         your shell
   jackin run -- bash -l
+  jackin run -d --name build -- make     then: jackin attach build, jackin logs build
   jackin run --name review -- claude
   jackin run --image node:24-bookworm --name agent -- bash
   jackin run --image my-agent --engine podman --dry-run -- claude

@@ -34,6 +34,8 @@ import { checkInstanceName, instanceRunDir, runDirSocketPath } from '../transpor
 import { connectSocket, isPermissionDenied, socketTransport } from '../transport/socket.ts';
 import { waitForSocket } from '../transport/socket-wait.ts';
 import { inertText } from '../ui/inert-text.ts';
+import { startContainerReaper } from '../host/instances/container-reaper.ts';
+import { writeAll } from './command-kit.ts';
 import type { Transport } from '../transport/transport.ts';
 
 /** A container start: the engine creates it (~0.3 s), then Node and the PTY start inside (~0.3 s), or an image pull. */
@@ -56,6 +58,8 @@ export interface RunImageFlags {
   capsule?: CapsuleSource['kind'];
   dryRun?: boolean;
   format?: RecipeFormat;
+  /** -d: start, wait for the capsule, print the name, do not attach. */
+  detach?: boolean;
   verbose?: boolean;
   env?: string[];
   envFile?: string[];
@@ -351,6 +355,14 @@ export async function runImageCommand(command: string[], flags: RunImageFlags, h
     removeContainerRecord(home, name);
     throw e;
   });
+  // From now on the container is removed when its program ends, whoever is attached then (or nobody).
+  startContainerReaper(engine, name, home, name);
+  if (flags.detach === true) {
+    // The capsule answers: the name, one line, as `docker run -d` prints the id.
+    sock.destroy();
+    await writeAll(process.stdout, `${name}\n`);
+    return 0;
+  }
   const selection: Selection = {
     transport: socketTransport(sock, socket),
     choice: 'socket',

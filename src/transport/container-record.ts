@@ -4,7 +4,7 @@
  * outside the run directory on purpose: the run directory is bind-mounted into the container, which may
  * write anything there, and the engine and name we later run commands with must not come from it.
  */
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { checkInstanceName } from './instance-paths.ts';
 import { CONTAINER_ENGINES, type ContainerEngine } from './container-engine.ts';
@@ -15,19 +15,20 @@ export interface ContainerRecord {
   image: string;
 }
 
-function recordPath(home: string, name: string): string {
+/** $JACKIN_HOME/containers/<name>.json. */
+export function containerRecordPath(home: string, name: string): string {
   return join(home, 'containers', `${checkInstanceName(name)}.json`);
 }
 
 export function writeContainerRecord(home: string, name: string, record: ContainerRecord): void {
   mkdirSync(join(home, 'containers'), { recursive: true, mode: 0o700 });
-  writeFileSync(recordPath(home, name), `${JSON.stringify(record)}\n`, { mode: 0o600 });
+  writeFileSync(containerRecordPath(home, name), `${JSON.stringify(record)}\n`, { mode: 0o600 });
 }
 
 /** The record of `name`, or null when there is none (or it is not one we wrote). */
 export function readContainerRecord(home: string, name: string): ContainerRecord | null {
   try {
-    const v = JSON.parse(readFileSync(recordPath(home, name), 'utf8')) as Partial<ContainerRecord>;
+    const v = JSON.parse(readFileSync(containerRecordPath(home, name), 'utf8')) as Partial<ContainerRecord>;
     if (!CONTAINER_ENGINES.includes(v.engine as ContainerEngine) || typeof v.container !== 'string' || typeof v.image !== 'string') return null;
     return { engine: v.engine as ContainerEngine, container: v.container, image: v.image };
   } catch {
@@ -36,5 +37,17 @@ export function readContainerRecord(home: string, name: string): ContainerRecord
 }
 
 export function removeContainerRecord(home: string, name: string): void {
-  rmSync(recordPath(home, name), { force: true });
+  rmSync(containerRecordPath(home, name), { force: true });
+}
+
+/** The instance names that have a record (files named <name>.json), sorted. */
+export function containerRecordNames(home: string): string[] {
+  try {
+    return readdirSync(join(home, 'containers'))
+      .filter((f) => f.endsWith('.json'))
+      .map((f) => f.slice(0, -'.json'.length))
+      .sort();
+  } catch {
+    return [];
+  }
 }
