@@ -104,13 +104,13 @@ async function exportCommand(paths: string[], flags: ExportFlags): Promise<numbe
   if (paths.length === 0 && flags.offered !== true) throw usage('name at least one container path, or pass --offered');
   const instance = await pickInstance(flags, ['--from', flags.from]);
   const select: SelectOptions = selectOptionsFromFlags(instance, jackinHome(), flags);
-  await resolveInstance(select);
   const connect = async (): Promise<Transport> => (await selectTransport(select)).transport;
   const directory = await exportDirectory(instance, flags.to);
   // Said once, before anything is pulled, rather than as a write error for every path.
   if (flags.to !== undefined && existsSync(directory) && !statSync(directory).isDirectory()) {
     throw usage(`--to ${directory} is not a directory: pass a directory (one that does not exist yet is created)`);
   }
+  await resolveInstance(select);
   const mode = flags.open === true ? 'open' : flags.reveal === true ? 'reveal' : undefined;
   const json = flags.json === true;
   const out = (line: string): void => void process.stdout.write(`${line}\n`);

@@ -26,6 +26,7 @@ export function namedInstance(spellings: ReadonlyArray<readonly [string, string 
 /** namedInstance, or E_USAGE naming both spellings when none was given. */
 export function requiredInstance(command: string, spellings: ReadonlyArray<readonly [string, string | undefined]>): string {
   const name = namedInstance(spellings);
-  if (name === undefined) throw new JackinError('E_USAGE', `name the instance: \`jackin ${command} NAME\` or \`jackin ${command} --name NAME\``);
+  if (name === undefined)
+    throw new JackinError('E_USAGE', `missing the instance: \`jackin ${command} NAME\` or \`jackin ${command} --name NAME\`; see \`jackin ${command} --help\``);
   return name;
 }
