@@ -66,7 +66,7 @@ export function registerAttachCommand(program: Command, setStatus: SetStatus): v
       .command('attach')
       .description('attach this terminal to a running capsule')
       .argument('[instance]', 'instance name: a local instance, or the container/pod with --via')
-      .option('--name <instance>', `the same as the positional instance: ${NAME_OPTION_HELP}`),
+      .option('--name <instance>', `${NAME_OPTION_HELP}; the same as giving it as the first argument`),
   )
     .option('-v, --verbose', 'print the chosen transport and why, and protocol diagnostics, on stderr')
     .option('--no-mouse', NO_MOUSE_HELP)

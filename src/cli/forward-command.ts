@@ -202,11 +202,11 @@ async function forwardCommand(positional: readonly string[], flags: ForwardFlags
 export function registerForwardCommand(program: Command, setStatus: SetStatus): void {
   const cmd = program
     .command('forward')
-    .description("forward a port of the host's loopback to a port of the container's loopback, until Ctrl+C")
+    .description("forward ports of the host's loopback to ports of the container's loopback, until Ctrl+C")
     .usage('[options] <instance> <port...>  (or: --name <instance> <port...>)')
     .argument('[instance]', 'the instance (or give it with --name; then every argument is a port)')
     .argument('[ports...]', 'PORT, HOSTPORT:CONTAINERPORT, or :CONTAINERPORT (any free host port, printed)')
-    .option('--name <instance>', `the same as the positional instance: ${NAME_OPTION_HELP}`)
+    .option('--name <instance>', `${NAME_OPTION_HELP}; the same as giving it as the first argument`)
     .option('--json', 'print one {"ok":true,"url",...} per port (and, with -v, one JSON object per connection) on stdout')
     .option('-v, --verbose', 'print one line per connection on stderr, when it ends: from where, to which loopback, how');
   addTransportOptions(cmd)

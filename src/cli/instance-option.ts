@@ -6,7 +6,7 @@
 import { JackinError } from '../errors.ts';
 import { checkInstanceName } from '../transport/instance-paths.ts';
 
-export const NAME_OPTION_HELP = 'the instance (as named by jackin run --name; see jackin ls)';
+export const NAME_OPTION_HELP = 'the instance, as jackin run --name named it (jackin ls lists them)';
 
 /**
  * The instance from a positional NAME and/or --name (and an old alias such as export's --from): each

@@ -53,7 +53,7 @@ export function registerLogCommand(program: Command, setStatus: (n: number) => v
     .command('log')
     .description("show the host's record of host actions (links opened, files exported, opened or revealed, images sent, requests refused)")
     .argument('[instance]', 'only this instance')
-    .option('--name <instance>', `only this instance: ${NAME_OPTION_HELP}`)
+    .option('--name <instance>', `only this instance (the same as the argument): ${NAME_OPTION_HELP}`)
     .option('--tail <n>', `show the last n records (0: all; default ${DEFAULT_SHOWN_RECORDS})`)
     .addOption(new Option('--lines <n>', 'the old spelling of --tail').hideHelp())
     .addOption(new Option('-n <n>', 'refused: use --tail').hideHelp())

@@ -87,7 +87,7 @@ export function registerStopCommand(program: Command, setStatus: (n: number) => 
     .command('stop')
     .description('stop an instance: its container (from jackin run --image), or its local capsule; the program ends')
     .argument('[instance]', 'instance name')
-    .option('--name <instance>', `the same as the positional instance: ${NAME_OPTION_HELP}`)
+    .option('--name <instance>', `${NAME_OPTION_HELP}; the same as giving it as the first argument`)
     .addHelpText(
       'after',
       `
