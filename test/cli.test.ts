@@ -58,7 +58,7 @@ test('a usage error is one line on stderr naming the help to read, with exit sta
   const cases: Array<[ReturnType<typeof jackin>, string]> = [
     [jackin(['exprot']), "jackin: unknown command 'exprot' (did you mean export?); see `jackin --help`\n"],
     [jackin(['ls', '--bogus']), "jackin: unknown option '--bogus'; see `jackin ls --help`\n"],
-    [jackin(['attach']), "jackin: missing required argument 'instance'; see `jackin attach --help`\n"],
+    [jackin(['attach']), 'jackin: missing the instance: `jackin attach NAME` or `jackin attach --name NAME`; see `jackin attach --help`\n'],
     [
       jackin(['attach', 'x', '--via', 'foo']),
       "jackin: option '--via <engine>' argument 'foo' is invalid. Allowed choices are docker, podman, kubectl; see `jackin attach --help`\n",
@@ -87,8 +87,8 @@ test('a reader that closes early (`jackin log | head -1`) ends jackin quietly wi
   const record = JSON.stringify({ time: '2026-01-01T00:00:00.000Z', instance: 'a', action: 'export', target: 'x'.repeat(200), result: 'ok' });
   writeFileSync(join(home, 'log', 'actions.jsonl'), `${record}\n`.repeat(20_000), { mode: 0o600 });
   for (const args of [
-    ['log', '-n', '0'],
-    ['log', '-n', '0', '--json'],
+    ['log', '--tail', '0'],
+    ['log', '--tail', '0', '--json'],
   ]) {
     const child = spawn(process.execPath, [JACKIN_BIN, ...args], { env: { ...process.env, JACKIN_HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
@@ -205,28 +205,78 @@ test('a JACKIN_HOME (or a capsule run directory) that cannot be used is E_HOST_I
   assert.equal((JSON.parse(json.stderr) as { error: { code: string } }).error.code, 'E_HOST_IO');
 });
 
-test('jackin attach of a name that is neither a local instance nor a container says where the instance names are', (t) => {
+/** A stand-in docker that appends its argv (one line per call) to `asked` and answers as docker does for a missing container. */
+function missingContainerDocker(dir: string): string {
+  const asked = join(dir, 'asked');
+  writeFileSync(join(dir, 'docker'), `#!/bin/sh\necho "$*" >> '${asked}'\necho "Error response from daemon: No such container: $4$3" >&2\nexit 1\n`, {
+    mode: 0o755,
+  });
+  return asked;
+}
+
+/** Every command that targets an instance, naming `name` (the old spellings too). */
+function targeting(name: string): string[][] {
+  return [
+    ['attach', name],
+    ['attach', '--name', name],
+    ['export', '--name', name, 'x.txt'],
+    ['export', '--from', name, 'x.txt'],
+    ['stage', '--name', name, '/etc/hostname'],
+    ['stage', '--to', name, '/etc/hostname'],
+    ['forward', name, '5173'],
+    ['forward', '--name', name, '5173', ':3000'],
+    ['stop', name],
+  ];
+}
+
+test('every command given a name that matches nothing says E_NO_INSTANCE, where it looked and the fix', (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'jackin-cli-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
-  // The exact argv of the fallback (a stand-in docker records it, answering as docker does for a missing container): a real engine shows only the error.
-  const argvFile = join(dir, 'argv');
-  writeFileSync(
-    join(dir, 'docker'),
-    `#!/bin/sh\nprintf '%s\\n' "$@" > '${argvFile}'\necho 'Error response from daemon: No such container: tpyo' >&2\nexit 1\n`,
-    { mode: 0o755 },
+  const asked = missingContainerDocker(dir);
+  for (const args of [...targeting('tpyo'), ['log', 'tpyo'], ['log', '--name', 'tpyo']]) {
+    const r = runBin(JACKIN_BIN, args, 'pipe', { PATH: dir });
+    const what = args.join(' ');
+    assert.equal(r.status, 1, `${what}: ${r.stderr}`);
+    assert.match(
+      r.stderr,
+      /^jackin: no instance named tpyo: none in \/.*\/sockets[,; ].*`jackin ls` lists the local instances, `jackin run --name tpyo` starts one \(E_NO_INSTANCE\)\n$/,
+      what,
+    );
+    // attach, export, stage and forward asked the engine they would exec through; stop and log ask none.
+    if (!['stop', 'log'].includes(args[0]!)) assert.match(r.stderr, /and docker has no container of that name \(`docker ps -a` lists them\)/, what);
+  }
+  assert.ok(readFileSync(asked, 'utf8').includes('inspect --type container --format {{.State.Status}} tpyo\n'));
+  // The same with --via docker: the engine's "no such container" is E_NO_INSTANCE too.
+  const via = runBin(JACKIN_BIN, ['export', '--name', 'tpyo', '--via', 'docker', 'x.txt'], 'pipe', { PATH: dir });
+  assert.match(via.stderr, /^jackin: no instance named tpyo: docker has no container of that name .*\(E_NO_INSTANCE\)\n$/);
+});
+
+test('every command given a local capsule that died (its run directory, log and socket left, nothing listening) says E_INSTANCE_DEAD and how to clean up', (t) => {
+  const home = mkdtempSync(join(tmpdir(), 'jackin-cli-'));
+  t.after(() => rmSync(home, { recursive: true, force: true }));
+  const runDir = join(home, 'sockets', 'gone');
+  mkdirSync(runDir, { recursive: true });
+  writeFileSync(join(runDir, 'capsule.log'), 'capsule started\n');
+  // A real socket whose process was killed: the file stays, nothing listens.
+  const killed = spawnSync(
+    process.execPath,
+    ['-e', `require('node:net').createServer().listen(${JSON.stringify(join(runDir, 'jackin.sock'))}, () => process.kill(process.pid, 'SIGKILL'))`],
+    { stdio: 'ignore' },
   );
-  const r = runBin(JACKIN_BIN, ['attach', 'tpyo'], 'pipe', { PATH: dir });
-  assert.equal(r.status, 1);
-  assert.deepEqual(
-    readFileSync(argvFile, 'utf8')
-      .split('\n')
-      .filter((a) => a !== ''),
-    ['exec', '-i', 'tpyo', 'jackin-capsule', 'attach-proxy'],
-  );
-  assert.match(
-    r.stderr,
-    /^jackin: lost connection to tpyo: [^\n]*No such container: tpyo[^\n]*; no local instance is named tpyo either \(`jackin ls` lists them\)\n$/,
-  );
+  assert.equal(killed.signal, 'SIGKILL');
+  assert.ok(existsSync(join(runDir, 'jackin.sock')));
+  // A docker that would answer "running" must not be asked: the local run directory is the instance.
+  writeFileSync(join(home, 'docker'), '#!/bin/sh\necho running\n', { mode: 0o755 });
+  for (const args of targeting('gone')) {
+    const r = runBin(JACKIN_BIN, args, 'pipe', { JACKIN_HOME: home, PATH: home });
+    const what = args.join(' ');
+    assert.equal(r.status, 1, `${what}: ${r.stderr}`);
+    assert.equal(
+      r.stderr,
+      `jackin: the capsule of gone is not running: it left its run directory ${runDir} behind, and nothing listens on its socket; remove it with \`jackin rm gone\`, or start it again with \`jackin run --name gone\` (E_INSTANCE_DEAD)\n`,
+      what,
+    );
+  }
 });
 
 test('jackin-capsule serve refuses a missing workspace (2) or a program it cannot run (E_SPAWN_FAILED) before it opens a socket; jackin run says so', (t) => {
@@ -270,7 +320,15 @@ test('usage errors jackin finds itself name the fix too', () => {
     [['run', '--dry-run', '--user', '1', '--', 'true'], 'jackin: --user, --dry-run apply only with --image: add --image IMAGE, or leave them out\n'],
     [['run', '--format', 'compose', '--', 'true'], 'jackin: --format applies only with --image: add --image IMAGE, or leave it out\n'],
     [['run', '--image', 'img', '--format', 'compose', '--', 'true'], 'jackin: --format applies only with --dry-run: add --dry-run, or leave it out\n'],
-    [['log', '-n', 'x'], 'jackin: -n "x" is not a number of records: pass a whole number (0 shows them all)\n'],
+    [['log', '--tail', 'x'], 'jackin: --tail "x" is not a number of records: pass a whole number (0 shows them all)\n'],
+    [['log', '--lines', 'x'], 'jackin: --tail "x" is not a number of records: pass a whole number (0 shows them all)\n'],
+    [['log', '-n', '5'], 'jackin: -n is no longer the number of records: use --tail 5 (-n is the Kubernetes namespace in the other commands)\n'],
+    [['attach', 'a', '--name', 'b'], 'jackin: NAME and --name name different instances (a, b): name it once\n'],
+    [['export', '--name', 'a', '--from', 'b', 'x'], 'jackin: --name and --from name different instances (a, b): name it once\n'],
+    [['stage', '--name', 'a', '--to', 'b', '/etc/hostname'], 'jackin: --name and --to name different instances (a, b): name it once\n'],
+    [['stop'], 'jackin: missing the instance: `jackin stop NAME` or `jackin stop --name NAME`; see `jackin stop --help`\n'],
+    [['forward', '--name', 'a'], 'jackin: name at least one port: PORT, HOSTPORT:CONTAINERPORT or :CONTAINERPORT (E_FORWARD_PORT)\n'],
+    [['forward', 'a', '9000', '9000:80'], 'jackin: host port 9000 is named twice: each forward needs its own host port (E_FORWARD_PORT)\n'],
   ] as const) {
     const r = jackin([...args]);
     assert.equal(r.stderr, line);

@@ -274,3 +274,104 @@ test('a hostile host cannot make the capsule connect elsewhere: a forward reques
   }
   assert.equal(connections, 0);
 });
+
+/** GET `url` with a fresh connection; resolves with the body. */
+function getBody(url: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    httpGet(url, { agent: false }, (res) => {
+      let s = '';
+      res.on('data', (b: Buffer) => (s += b.toString()));
+      res.on('end', () => resolve(s));
+    }).on('error', reject);
+  });
+}
+
+test('jackin forward --name NAME P1 :P2 --json forwards several ports at once (one JSON object each, :P picks a free host port); text mode prints one URL per port', async (t) => {
+  const kids = forwardKids(t);
+  const c = await startExportCapsule(t, 'fwd-multi-i45');
+  const one = await listening(
+    t,
+    createHttpServer((req, res) => res.end(`one ${req.url}`)),
+    '127.0.0.1',
+  );
+  const two = await listening(
+    t,
+    createHttpServer((req, res) => res.end(`two ${req.url}`)),
+    '127.0.0.1',
+  );
+  const hostPort = await freePort();
+  const child = spawn(process.execPath, [JACKIN_BIN, 'forward', '--name', c.name, `${hostPort}:${one}`, `:${two}`, '--json'], {
+    env: c.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  kids.push(child);
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (b: Buffer) => (out += b.toString()));
+  child.stderr!.on('data', (b: Buffer) => (err += b.toString()));
+  const lines = await pollUntil(
+    'two JSON objects on stdout',
+    () => {
+      if (child.exitCode !== null) throw new Error(`jackin forward exited ${child.exitCode}: ${err}`);
+      const l = out.split('\n').filter((x) => x !== '');
+      return l.length === 2 ? l : undefined;
+    },
+    { timeoutMs: 20_000, last: () => err },
+  );
+  const [a, b] = lines.map((l) => JSON.parse(l) as { ok: boolean; instance: string; url: string; hostPort: number; containerPort: number });
+  assert.deepEqual([a!.ok, a!.instance, a!.hostPort, a!.containerPort, a!.url], [true, c.name, hostPort, one, `http://localhost:${hostPort}/`]);
+  assert.equal(b!.ok, true);
+  assert.equal(b!.containerPort, two);
+  assert.ok(b!.hostPort >= 1024 && b!.hostPort !== hostPort, `picked ${b!.hostPort}`);
+  assert.equal(b!.url, `http://localhost:${b!.hostPort}/`);
+  assert.equal(await getBody(`http://127.0.0.1:${hostPort}/x`), 'one /x');
+  assert.equal(await getBody(`http://127.0.0.1:${b!.hostPort}/y`), 'two /y');
+  const ls = await c.jackin(['ls', '--json']);
+  const me = (JSON.parse(ls.stdout) as Array<{ name: string; forwards?: Array<Record<string, unknown>> }>).find((i) => i.name === c.name);
+  assert.deepEqual(
+    me?.forwards?.map((x) => [x['hostPort'], x['containerPort']]).sort(),
+    [
+      [hostPort, one],
+      [b!.hostPort, two],
+    ].sort(),
+  );
+  await stopChild(child, 'SIGINT');
+  assert.equal(child.exitCode, 0, err);
+  const log = await c.jackin(['log', '--name', c.name, '--json']);
+  for (const [h, p] of [
+    [hostPort, one],
+    [b!.hostPort, two],
+  ])
+    assert.match(log.stdout, new RegExp(`"target":"localhost:${h} -> ${c.name}:${p}","result":"ok","detail":"closed"`));
+
+  // Text mode: one URL per port on stdout, the picked one included.
+  const text = await startForward(kids, c, [`:${one}`, `:${two}`]);
+  await pollUntil(
+    'two URLs',
+    () =>
+      text
+        .stdout()
+        .split('\n')
+        .filter((l) => /^http:\/\/localhost:\d+\/$/.test(l)).length === 2,
+    { last: text.stderr },
+  );
+  const urls = text
+    .stdout()
+    .split('\n')
+    .filter((l) => l !== '');
+  assert.equal(await getBody(`${urls[0]!.replace('localhost', '127.0.0.1')}a`), 'one /a');
+  assert.equal(await getBody(`${urls[1]!.replace('localhost', '127.0.0.1')}b`), 'two /b');
+});
+
+test('jackin forward: a second port that cannot be bound fails the command and keeps none of them', async (t) => {
+  const c = await startExportCapsule(t, 'fwd-multi-taken-i45');
+  const taken = await listening(t, createServer(), '127.0.0.1');
+  const first = await freePort();
+  const r = await c.jackin(['forward', c.name, `${first}:80`, `${taken}:81`, '--json']);
+  assert.equal(r.code, 1, r.stderr);
+  assert.equal((JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { code: string }).code, 'E_FORWARD_PORT_TAKEN');
+  // Nothing was announced for the first port, and it is free again.
+  assert.equal(r.stdout.trim().split('\n').length, 1, r.stdout);
+  const probe = createServer();
+  assert.equal(await listening(t, probe, '127.0.0.1', first), first);
+});

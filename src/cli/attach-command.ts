@@ -4,29 +4,43 @@ import { dirname } from 'node:path';
 import type { Command } from './commander.ts';
 import { capsuleSharesHostNetwork, jackinHome } from '../host/instances/instances.ts';
 import { selectOptionsFromFlags, selectTransport, type SelectOptions } from '../transport/select.ts';
-import { checkInstanceName, instanceRunDir } from '../transport/instance-paths.ts';
+import { instanceRunDir } from '../transport/instance-paths.ts';
+import { resolveInstance } from '../host/instances/resolve-instance.ts';
 import type { Transport } from '../transport/transport.ts';
 import { attachTerminal, loadSessionModules, NO_MOUSE_HELP } from './attach-terminal.ts';
 import type { SetStatus } from './command-kit.ts';
 import { addTransportOptions, type TransportFlags } from './transport-options.ts';
 import { refuseShortVerbose } from './usage-errors.ts';
+import { NAME_OPTION_HELP, requiredInstance } from './instance-option.ts';
 
 interface AttachFlags extends TransportFlags {
+  name?: string;
   verbose?: boolean;
   /** false with --no-mouse. */
   mouse?: boolean;
   allowUpstreamRequests?: boolean;
 }
 
-async function attachCommand(instance: string, flags: AttachFlags): Promise<number> {
-  checkInstanceName(instance);
+async function attachCommand(positional: string | undefined, flags: AttachFlags): Promise<number> {
+  const instance = requiredInstance('attach', [
+    ['NAME', positional],
+    ['--name', flags.name],
+  ]);
   const home = jackinHome();
   const selectOptions: SelectOptions = selectOptionsFromFlags(instance, home, flags);
   const modules = loadSessionModules();
   // Connecting (or starting a relay, or adopting the one bin/jackin.js started) while the session's modules
   // load: a relay's stdout is held until the session reads it (src/transport/relay-launch.ts), so a relay
   // that ends before then loses nothing (test/cli.test.ts has the case).
-  const [selection] = await Promise.all([selectTransport(selectOptions), modules]);
+  // The name is checked (resolve-instance.ts) while the connection is made, so that an engine's answer costs
+  // no start-up time; a missing or dead instance is said as such, whatever the connection attempt said.
+  const [selected, resolved] = await Promise.allSettled([Promise.all([selectTransport(selectOptions), modules]), resolveInstance(selectOptions)]);
+  if (resolved.status === 'rejected') {
+    if (selected.status === 'fulfilled') selected.value[0].transport.close();
+    throw resolved.reason;
+  }
+  if (selected.status === 'rejected') throw selected.reason;
+  const [selection] = selected.value;
   // Exports open their own control connection the same way (socket, or another exec relay).
   const connect = async (): Promise<Transport> => (await selectTransport(selectOptions)).transport;
   // A name with no local instance fell back to `docker exec` on a container of that name: when that fails
@@ -51,7 +65,8 @@ export function registerAttachCommand(program: Command, setStatus: SetStatus): v
   addTransportOptions(
     refuseShortVerbose(program.command('attach'))
       .description('attach this terminal to a running capsule')
-      .argument('<instance>', 'instance name: a local instance, or the container/pod with --via'),
+      .argument('[instance]', 'instance name: a local instance, or the container/pod with --via')
+      .option('--name <instance>', `${NAME_OPTION_HELP}; the same as giving it as the first argument`),
   )
     .option('--verbose', 'print the chosen transport and why, and protocol diagnostics, on stderr')
     .option('--no-mouse', NO_MOUSE_HELP)
@@ -74,5 +89,5 @@ Examples:
   jackin attach agent-0 --via kubectl -n dev -c agent
   jackin attach box --exec 'ssh box docker exec -i agent jackin-capsule attach-proxy'`,
     )
-    .action(async (instance: string, flags: AttachFlags) => setStatus(await attachCommand(instance, flags)));
+    .action(async (instance: string | undefined, flags: AttachFlags) => setStatus(await attachCommand(instance, flags)));
 }

@@ -1,5 +1,5 @@
 /**
- * `jackin export [--from INSTANCE] <container-path>... [--to DIR] [--reveal | --open] [--json] [--offered]`:
+ * `jackin export [--name INSTANCE] <container-path>... [--to DIR] [--reveal | --open] [--json] [--offered]`:
  * pulls container files over the control channel, so it works whether or not someone is attached and never
  * takes over a session. Results on stdout (one line, or one JSON object, per path); progress and errors on
  * stderr; exit status 1 when any path failed, 128 + the signal's number when a signal interrupts it.
@@ -15,12 +15,13 @@ import { appendAction } from '../host/instances/action-log.ts';
 import { jackinHome, listInstances } from '../host/instances/instances.ts';
 import { createOpener } from '../host/platform/opener.ts';
 import { selectOptionsFromFlags, selectTransport, type SelectOptions } from '../transport/select.ts';
-import { checkInstanceName } from '../transport/instance-paths.ts';
+import { resolveInstance } from '../host/instances/resolve-instance.ts';
 import type { Transport } from '../transport/transport.ts';
 import { formatBytes } from '../ui/format-bytes.ts';
 import { inertJson, inertText } from '../ui/inert-text.ts';
 import type { SetStatus } from './command-kit.ts';
 import { interruptOnSignals } from './interrupt-signals.ts';
+import { NAME_OPTION_HELP, namedInstance } from './instance-option.ts';
 import { addTransportOptions, type TransportFlags } from './transport-options.ts';
 
 /** Longest container path or message shown in one line (inertText cuts the rest). */
@@ -30,6 +31,8 @@ const MAX_SHOWN_COLUMNS = 1000;
 const PROGRESS_INTERVAL_MS = 200;
 
 interface ExportFlags extends TransportFlags {
+  name?: string;
+  /** The old spelling of --name. */
   from?: string;
   to?: string;
   reveal?: boolean;
@@ -42,15 +45,22 @@ function usage(message: string): JackinError {
   return new JackinError('E_USAGE', message);
 }
 
-/** `--from` (or the given flag, `--to` for `jackin stage`), or the only live instance. */
-export async function pickInstance(flags: { from?: string; via?: TransportFlags['via']; exec?: string }, flag = `--from`): Promise<string> {
-  if (flags.from !== undefined) return checkInstanceName(flags.from);
-  if (flags.via !== undefined || flags.exec !== undefined) throw usage(`--via and --exec need ${flag} INSTANCE (the container or pod to reach)`);
+/**
+ * The instance a command without a positional NAME targets: `--name` (or its old spelling, `export --from`,
+ * `stage --to`), or the only live instance.
+ */
+export async function pickInstance(
+  flags: { name?: string; via?: TransportFlags['via']; exec?: string },
+  alias: readonly [string, string | undefined],
+): Promise<string> {
+  const named = namedInstance([['--name', flags.name], alias]);
+  if (named !== undefined) return named;
+  if (flags.via !== undefined || flags.exec !== undefined) throw usage('--via and --exec need --name INSTANCE (the container or pod to reach)');
   const live = (await listInstances(jackinHome())).filter((i) => i.state === 'live');
   if (live.length === 1 && live[0] !== undefined) return live[0].name;
   if (live.length === 0)
-    throw new JackinError('E_NO_INSTANCE', `no instance is running; start one with \`jackin run\`, or name a container with ${flag} NAME --via docker`);
-  throw usage(`${live.length} instances are running (${live.map((i) => inertText(i.name, 128)).join(', ')}): pick one with ${flag}`);
+    throw new JackinError('E_NO_INSTANCE', 'no instance is running; start one with `jackin run`, or name a container with --name NAME --via docker');
+  throw usage(`${live.length} instances are running (${live.map((i) => inertText(i.name, 128)).join(', ')}): pick one with --name`);
 }
 
 /** A one-line progress meter on stderr: bytes, rate, ETA. */
@@ -92,7 +102,7 @@ class ProgressMeter {
 
 async function exportCommand(paths: string[], flags: ExportFlags): Promise<number> {
   if (paths.length === 0 && flags.offered !== true) throw usage('name at least one container path, or pass --offered');
-  const instance = await pickInstance(flags);
+  const instance = await pickInstance(flags, ['--from', flags.from]);
   const select: SelectOptions = selectOptionsFromFlags(instance, jackinHome(), flags);
   const connect = async (): Promise<Transport> => (await selectTransport(select)).transport;
   const directory = await exportDirectory(instance, flags.to);
@@ -100,6 +110,7 @@ async function exportCommand(paths: string[], flags: ExportFlags): Promise<numbe
   if (flags.to !== undefined && existsSync(directory) && !statSync(directory).isDirectory()) {
     throw usage(`--to ${directory} is not a directory: pass a directory (one that does not exist yet is created)`);
   }
+  await resolveInstance(select);
   const mode = flags.open === true ? 'open' : flags.reveal === true ? 'reveal' : undefined;
   const json = flags.json === true;
   const out = (line: string): void => void process.stdout.write(`${line}\n`);
@@ -176,7 +187,8 @@ export function registerExportCommand(program: Command, setStatus: SetStatus): v
       .command('export')
       .description('copy files or directories out of a capsule into <downloads>/jackin/<instance>/ (policy-checked, verified, never overwriting)')
       .argument('[paths...]', 'container paths; relative paths resolve against the capsule workspace')
-      .option('--from <instance>', 'instance to export from (default: the only running one)')
+      .option('--name <instance>', `${NAME_OPTION_HELP}; default: the only running one`)
+      .addOption(new Option('--from <instance>', 'the old spelling of --name').hideHelp())
       .option(
         '--to <dir>',
         'destination directory, created if missing (default: $JACKIN_DOWNLOAD_DIR, XDG download dir or ~/Downloads, then jackin/<instance>)',
@@ -197,11 +209,13 @@ report.txt exists); nothing is ever replaced.
 With --json each path prints {"ok":true,"source","destination","bytes","sha256"} or
 {"ok":false,"source","code","message"}. Exit status: 0 when every path was exported, 1 otherwise, 2 for a
 usage error; Ctrl+C (130) or SIGTERM (143) stops the export in flight and leaves no file behind.
+--from is the old spelling of --name (--to is the destination directory). A name that matches nothing is
+E_NO_INSTANCE; a local capsule that died is E_INSTANCE_DEAD.
 
 Examples:
   jackin export report.txt                       from the only running instance
-  jackin export --from agent out/ shot.png --json
-  jackin export --from agent build.log --to /tmp --open
+  jackin export --name agent out/ shot.png --json
+  jackin export --name agent build.log --to /tmp --open
   jackin export --offered                        pull what the agent offered`,
     )
     .action(async (paths: string[], flags: ExportFlags) => setStatus(await exportCommand(paths, flags)));

@@ -1,12 +1,12 @@
 /**
- * `jackin stage [--to INSTANCE] <host-path>... [--json]`: hands host files to the agent. Each file travels
+ * `jackin stage [--name INSTANCE] <host-path>... [--json]`: hands host files to the agent. Each file travels
  * on its own control connection (socket or exec relay), so it works whether or not someone is attached,
  * and lands in the capsule at `<run>/files/<random>/<name>`; the container path is printed on stdout (one
  * line, or one JSON object, per path), errors on stderr, exit status 1 when any path failed, 128 + the
  * signal's number when a signal interrupts it. The same host checks as a pasted path: regular files only, no secret locations, within
  * JACKIN_STAGE_MAX_BYTES per file and for the whole command.
  */
-import type { Command } from './commander.ts';
+import { Option, type Command } from './commander.ts';
 import { describeError, JackinError, refusedOrFailed } from '../errors.ts';
 import { jackinHome } from '../host/instances/instances.ts';
 import { stageFile } from '../host/paste/stage-client.ts';
@@ -14,14 +14,18 @@ import { closeSources, openStageSources } from '../host/paste/stage-source.ts';
 import { stageMaxBytes } from '../policy/stage-limits.ts';
 import { inertJson, inertText } from '../ui/inert-text.ts';
 import { selectOptionsFromFlags, selectTransport } from '../transport/select.ts';
+import { resolveInstance } from '../host/instances/resolve-instance.ts';
 import type { Transport } from '../transport/transport.ts';
 import type { SetStatus } from './command-kit.ts';
 import { interruptOnSignals } from './interrupt-signals.ts';
 import { pickInstance } from './export-command.ts';
+import { NAME_OPTION_HELP } from './instance-option.ts';
 import { addTransportOptions, type TransportFlags } from './transport-options.ts';
 import { appendAction } from '../host/instances/action-log.ts';
 
 interface StageFlags extends TransportFlags {
+  name?: string;
+  /** The old spelling of --name. */
   to?: string;
   json?: boolean;
 }
@@ -29,15 +33,9 @@ interface StageFlags extends TransportFlags {
 async function stageCommand(paths: string[], flags: StageFlags): Promise<number> {
   if (paths.length === 0) throw new JackinError('E_USAGE', 'name at least one host file to stage');
   const maxBytes = stageMaxBytes(process.env);
-  const instance = await pickInstance(
-    {
-      ...(flags.to !== undefined ? { from: flags.to } : {}),
-      ...(flags.via !== undefined ? { via: flags.via } : {}),
-      ...(flags.exec !== undefined ? { exec: flags.exec } : {}),
-    },
-    '--to',
-  );
+  const instance = await pickInstance(flags, ['--to', flags.to]);
   const select = selectOptionsFromFlags(instance, jackinHome(), flags);
+  await resolveInstance(select);
   const connect = async (): Promise<Transport> => (await selectTransport(select)).transport;
   const json = flags.json === true;
   const out = (line: string): void => void process.stdout.write(`${line}\n`);
@@ -88,7 +86,8 @@ export function registerStageCommand(program: Command, setStatus: SetStatus): vo
     .command('stage')
     .description('copy host files into a capsule at <run>/files/<random>/<name> and print their container paths')
     .argument('[paths...]', 'host files (regular files; directories and secret locations are refused)')
-    .option('--to <instance>', 'instance to stage into (default: the only running one)')
+    .option('--name <instance>', `${NAME_OPTION_HELP}; default: the only running one`)
+    .addOption(new Option('--to <instance>', 'the old spelling of --name').hideHelp())
     .option('--json', 'print one JSON object per path on stdout');
   addTransportOptions(cmd)
     .addHelpText(
@@ -102,11 +101,13 @@ exits. Refused: directories, files under ~/.ssh, ~/.gnupg, ~/.aws, ~/.kube, ~/.c
 With --json each path prints {"ok":true,"source","destination","bytes","sha256"} or
 {"ok":false,"source","code","message"}. Exit status: 0 when every path was staged, 1 otherwise, 2 for a
 usage error; Ctrl+C (130) or SIGTERM (143) stops the transfer in flight and leaves no file behind.
+--to is the old spelling of --name. A name that matches nothing is E_NO_INSTANCE; a local capsule that
+died is E_INSTANCE_DEAD.
 
 Examples:
   jackin stage report.pdf                        into the only running instance
-  jackin stage --to agent data.csv notes.md --json
-  jackin stage --to agent --via docker build.log`,
+  jackin stage --name agent data.csv notes.md --json
+  jackin stage --name agent --via docker build.log`,
     )
     .action(async (paths: string[], flags: StageFlags) => setStatus(await stageCommand(paths, flags)));
 }

@@ -10,18 +10,23 @@ import { unconfirmedCapsulePid } from '../host/instances/capsule-process.ts';
 import { jackinHome, probeInstance } from '../host/instances/instances.ts';
 import { engineCommand, removeContainer } from '../transport/container-engine.ts';
 import { readContainerRecord, removeContainerRecord } from '../transport/container-record.ts';
-import { checkInstanceName, instanceSocketPath } from '../transport/instance-paths.ts';
+import { instanceRunDir, instanceSocketPath } from '../transport/instance-paths.ts';
+import { instanceDead, localState, noLocalInstance } from '../host/instances/resolve-instance.ts';
 import { socketAnswers } from '../host/instances/instances.ts';
 import { inertText } from '../ui/inert-text.ts';
+import { NAME_OPTION_HELP, requiredInstance } from './instance-option.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /** A local capsule ends its program (SIGHUP, then SIGKILL after its grace) well within this. */
 const LOCAL_STOP_TIMEOUT_MS = 15_000;
 const LOCAL_STOP_POLL_MS = 50;
 
-async function stopCommand(name: string): Promise<number> {
+async function stopCommand(positional: string | undefined, flags: { name?: string }): Promise<number> {
   const home = jackinHome();
-  checkInstanceName(name);
+  const name = requiredInstance('stop', [
+    ['NAME', positional],
+    ['--name', flags.name],
+  ]);
   const record = readContainerRecord(home, name);
   if (record !== null) {
     // `stop` gives the init's SIGTERM 10 s; `rm -f` then removes it (and succeeds if it is already gone).
@@ -31,6 +36,11 @@ async function stopCommand(name: string): Promise<number> {
     process.stdout.write(`stopped ${inertText(name, 128)} (${record.engine} container ${inertText(record.container, 128)})\n`);
     return 0;
   }
+  const runDir = instanceRunDir(home, name);
+  const local = await localState(runDir);
+  if (local === 'none')
+    throw noLocalInstance(name, home, ` and no container started by \`jackin run --image\` (for a container you started yourself: docker/podman stop ${name})`);
+  if (local === 'dead') throw instanceDead(name, runDir);
   const info = await probeInstance(home, name);
   if (info.state === 'live' && info.pid === null && info.containerPid !== null) {
     throw new JackinError(
@@ -76,15 +86,17 @@ export function registerStopCommand(program: Command, setStatus: (n: number) => 
   program
     .command('stop')
     .description('stop an instance: its container (from jackin run --image), or its local capsule; the program ends')
-    .argument('<instance>', 'instance name')
+    .argument('[instance]', 'instance name')
+    .option('--name <instance>', `${NAME_OPTION_HELP}; the same as giving it as the first argument`)
     .addHelpText(
       'after',
       `
-Exit status: 0 once the instance has stopped; 1 when no instance of that name is running (or it runs in a
-container jackin did not start: stop that container), or it still answers ${LOCAL_STOP_TIMEOUT_MS / 1000} s after SIGTERM.
+Exit status: 0 once the instance has stopped; 1 when no instance of that name exists (E_NO_INSTANCE), its
+local capsule already died (E_INSTANCE_DEAD: remove it with jackin rm), it runs in a container jackin did
+not start (stop that container), or it still answers ${LOCAL_STOP_TIMEOUT_MS / 1000} s after SIGTERM.
 
 Examples:
   jackin stop agent`,
     )
-    .action(async (name: string) => setStatus(await stopCommand(name)));
+    .action(async (name: string | undefined, flags: { name?: string }) => setStatus(await stopCommand(name, flags)));
 }

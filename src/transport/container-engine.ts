@@ -109,6 +109,26 @@ export async function containerState(engine: ContainerEngine, name: string, env?
   }
 }
 
+/** What an engine said of a container name: its state, that it has none of that name, or that it could not be asked. */
+export type ContainerLookup = { kind: 'found'; state: string } | { kind: 'absent' } | { kind: 'unknown'; why: string };
+
+/** Docker says "No such container" / "No such object", Podman "no such container" / "no such object". */
+const NO_SUCH_CONTAINER = /no such (container|object)/iu;
+
+/**
+ * Like containerState, but tells "no container of that name" (the engine answered) from "the engine could
+ * not be asked" (not installed, its daemon down): only the first may be reported as a missing instance.
+ */
+export async function lookupContainer(engine: ContainerEngine, name: string): Promise<ContainerLookup> {
+  try {
+    const args = ['inspect', '--type', 'container', '--format', '{{.State.Status}}', name];
+    return { kind: 'found', state: (await engineCommand(engine, args, ENGINE_PROBE_TIMEOUT_MS)).trim() };
+  } catch (e) {
+    const why = e instanceof Error ? e.message : String(e);
+    return NO_SUCH_CONTAINER.test(why) ? { kind: 'absent' } : { kind: 'unknown', why };
+  }
+}
+
 const REMOVE_POLL_MS = 100;
 
 /**

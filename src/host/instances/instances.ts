@@ -179,6 +179,15 @@ export async function capsuleSharesHostNetwork(runDir: string): Promise<boolean>
   }
 }
 
+/**
+ * True when capsule.json names a pid of this host's PID namespace: the capsule ran here, not in a container
+ * (whose capsule may still be starting when its socket does not answer yet).
+ */
+export async function capsuleInHostPidNamespace(runDir: string): Promise<boolean> {
+  const meta = await readCapsuleJson(runDir);
+  return typeof meta?.['pid'] === 'number' && str(meta['pidNamespace']) === ownPidNamespace() && ownPidNamespace() !== null;
+}
+
 function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
