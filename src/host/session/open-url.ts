@@ -17,6 +17,11 @@ export interface UrlOpening {
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly opener: Opener;
   readonly extraSchemes?: readonly string[];
+  /**
+   * A link the opener failed to open (no browser, no display) is handed here to be copied instead, on the
+   * operator's own gesture later; returns how, for the end of the failure's notice.
+   */
+  readonly keepFailed?: (checked: UrlCheckOk) => string;
 }
 
 /**
@@ -60,10 +65,11 @@ export async function openUrlChecked(
     return;
   }
   for (const st of steps) await st.run();
-  await launchUrl(session, how.opener, checked, origin);
+  await launchUrl(session, how, checked, origin);
 }
 
-async function launchUrl(session: Pick<FeatureSession, 'notify' | 'logAction'>, opener: Opener, checked: UrlCheckOk, origin: UrlOrigin): Promise<void> {
+async function launchUrl(session: Pick<FeatureSession, 'notify' | 'logAction'>, how: UrlOpening, checked: UrlCheckOk, origin: UrlOrigin): Promise<void> {
+  const { opener } = how;
   // A hyperlink's label can differ from its target: the notice always names where it really went.
   const what = origin === 'osc8' ? ' (hyperlink target)' : origin === 'offer' ? ' (offered link)' : '';
   const target = redactUrlForLog(checked.href);
@@ -73,7 +79,14 @@ async function launchUrl(session: Pick<FeatureSession, 'notify' | 'logAction'>, 
     session.logAction({ action: 'open-url', target, result: 'ok', ...(what === '' ? {} : { detail: what.trim() }) });
   } catch (e) {
     const message = e instanceof Error ? e.message : String(e);
-    session.notify('error', hasCode(e, 'E_RATE_LIMITED') ? `Link not opened: ${message}` : `Could not open ${checked.display}: ${message}`);
+    // A refusal (the rate limit) is policy; a failure (no browser here) leaves the link to be copied.
+    const instead = refusedOrFailed(e) === 'failed' ? how.keepFailed?.(checked) : undefined;
+    session.notify(
+      'error',
+      hasCode(e, 'E_RATE_LIMITED')
+        ? `Link not opened: ${message}`
+        : `Could not open ${checked.display}: ${message}${instead === undefined ? '' : `; ${instead}`}`,
+    );
     session.logAction({ action: 'open-url', target, result: refusedOrFailed(e), detail: message });
   }
 }
