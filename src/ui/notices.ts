@@ -85,8 +85,11 @@ function noticeLine(n: Notice): string {
   return `${GLYPH[n.level]} ${n.text}`;
 }
 
-/** Rows a notice takes at most: a long one is wrapped, not cut at the screen's edge, but never covers the screen. */
-const NOTICE_MAX_ROWS = 8;
+/**
+ * Rows a notice takes at most: a long one is wrapped, not cut at the screen's edge, but never covers the
+ * screen. Twelve hold a notice's longest text (NOTICE_MAX_COLUMNS) whole down to a 40-column terminal.
+ */
+const NOTICE_MAX_ROWS = 12;
 
 /**
  * `s` in lines of at most `width` columns, broken at spaces where it can and inside a word (a URL, a path)

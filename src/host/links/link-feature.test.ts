@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ClientFrame, ProgramModes, ServerFrame } from '../../protocol/index.ts';
 import { JackinError } from '../../errors.ts';
+import { NOTICE_MAX_COLUMNS } from '../../ui/notices.ts';
 import type { UrlCheckOk } from '../../policy/url-safety.ts';
 import { SessionGestures } from '../session/gesture-gate.ts';
 import type { InputHook } from '../session/feature-session.ts';
@@ -300,6 +301,11 @@ test('link feature: a link the opener fails to open is offered to copy (Copy lin
   assert.deepEqual(written, ['https://example.com/path?q=1']);
   assert.equal(s.texts.at(-1), 'Copied https://example.com to the clipboard (rec)');
   assert.deepEqual(s.log.at(-1), { action: 'copy-link', target: 'https://example.com/path?\u2026', result: 'ok', detail: 'a link that did not open' });
+  // A long reason is cut, never the way to copy at the notice's end.
+  fail = new JackinError('E_OPENER_FAILED', `opener xdg-open exited with status 3: ${'x'.repeat(600)}`);
+  await feature.openLinkAt(null);
+  assert.ok(s.texts.at(-1)!.endsWith('…; copy it with the palette: Copy link not opened (k)'), s.texts.at(-1));
+  assert.ok(s.texts.at(-1)!.length <= NOTICE_MAX_COLUMNS);
   // A refusal (the rate limit) is policy, not a missing browser: no copy offered, the last failed link kept.
   fail = new JackinError('E_RATE_LIMITED', 'too many opens');
   s.screen.set('cursor', { kind: 'text', text: 'https://other.example/' });

@@ -8,6 +8,8 @@
 import { hasCode, refusedOrFailed } from '../../errors.ts';
 import { checkUrl, linksEnabled, redactUrlForLog, type UrlCheckOk } from '../../policy/url-safety.ts';
 import type { Opener } from '../platform/opener.ts';
+import { cutColumns, textWidth } from '../../ui/inert-text.ts';
+import { NOTICE_MAX_COLUMNS } from '../../ui/notices.ts';
 import type { FeatureSession } from './feature-session.ts';
 
 /** Where the URL came from: an OSC 8 target, a token of the text, an offer, an upstream capsule's request. */
@@ -81,12 +83,11 @@ async function launchUrl(session: Pick<FeatureSession, 'notify' | 'logAction'>, 
     const message = e instanceof Error ? e.message : String(e);
     // A refusal (the rate limit) is policy; a failure (no browser here) leaves the link to be copied.
     const instead = refusedOrFailed(e) === 'failed' ? how.keepFailed?.(checked) : undefined;
-    session.notify(
-      'error',
-      hasCode(e, 'E_RATE_LIMITED')
-        ? `Link not opened: ${message}`
-        : `Could not open ${checked.display}: ${message}${instead === undefined ? '' : `; ${instead}`}`,
-    );
+    const head = `Could not open ${checked.display}: `;
+    const tail = instead === undefined ? '' : `; ${instead}`;
+    // A long reason (the opener's stderr) is cut, never the way to copy the link at the notice's end.
+    const reason = cutColumns(message, Math.max(40, NOTICE_MAX_COLUMNS - textWidth(head) - textWidth(tail)));
+    session.notify('error', hasCode(e, 'E_RATE_LIMITED') ? `Link not opened: ${message}` : `${head}${reason}${tail}`);
     session.logAction({ action: 'open-url', target, result: refusedOrFailed(e), detail: message });
   }
 }
