@@ -3,7 +3,8 @@
 // mouse reports a terminal would send (ESC [ < b ; x ; y M / m; b: 16 = Ctrl, 8 = Alt, 0 = plain left).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startFakeCapsule, welcomeFrame } from './helpers/fake-capsule.ts';
@@ -12,6 +13,7 @@ import { pollUntil } from './helpers/poll.ts';
 import { readActions } from '../src/host/instances/action-log.ts';
 import { shellQuote, type TmuxPane } from './helpers/tmux.ts';
 import { recordingOpener } from './helpers/recording-opener.ts';
+import { ownClipboard, startXvfb } from './helpers/xvfb.ts';
 
 const PALETTE_KEY = [0x1c];
 const CTRL = 16;
@@ -285,4 +287,58 @@ test('links: a capsule sending HostOpenUrl without a gesture, or many after one,
   await pane.waitForText('Opened https://example.com');
   assert.deepEqual(fake.notices(), []);
   assert.equal(rec.opened().length, 1);
+});
+
+test('links: a link that fails to open gets a whole notice on a narrow pane, and is copied to a real X11 clipboard only on the palette key', async (t) => {
+  const x = await startXvfb();
+  t.after(() => x.stop());
+  const dir = mkdtempSync(join(tmpdir(), 'jackin-fail-opener-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  // An opener that fails the way xdg-open does with no display and no browser.
+  const opener = join(dir, 'fail');
+  writeFileSync(opener, '#!/bin/sh\necho "xdg-open: no method available for opening it" >&2\nexit 3\n', { mode: 0o755 });
+  const pane = await paneFor(t, { cols: 60, env: { JACKIN_OPENER: opener, DISPLAY: x.display, JACKIN_CLIPBOARD: 'xclip' } });
+  const clipboard = () => spawnSync('xclip', ['-selection', 'clipboard', '-o'], { env: x.env }).stdout.toString('utf8');
+  const URL = 'https://example.com/not-opened?q=1';
+  await startSession(pane, 'links-fail-copy');
+  await pane.type(`clear; # ${URL}`);
+  await pane.waitForText('not-opened?q=1');
+  await pane.sendBytes(PALETTE_KEY);
+  await pane.waitForText('Copy link not opened');
+  await pane.sendKeys('l');
+  await pane.waitForText(`│ ${URL}`);
+  await confirmOnScreen(pane);
+  const screen = await pane.waitForText(/Copy link not opened \(k\)/);
+  // The notice, read row by row from its box at the top right: every word of it, none cut at the edge.
+  const rows = screen.split('\n');
+  const start = (rows[0] ?? '').indexOf('✗ Could not open') - 1;
+  assert.ok(start >= 0, screen);
+  const box: string[] = [];
+  for (const row of rows) {
+    const part = row.slice(start);
+    if (part.trim() === '') break;
+    box.push(part.trim());
+  }
+  assert.ok(box.length > 2, `wrapped over rows: ${JSON.stringify(box)}`);
+  // Rows break between words, or inside one longer than a row (the opener's path): compared without spaces.
+  assert.equal(
+    box.join('').replaceAll(' ', ''),
+    `✗ Could not open https://example.com: opener ${opener} exited with status 3: xdg-open: no method available for opening it; check that it is installed or set JACKIN_OPENER to a command that opens its last argument; copy it with the palette: Copy link not opened (k)`.replaceAll(
+      ' ',
+      '',
+    ),
+  );
+  assert.ok(!screen.includes('…'), 'nothing was cut');
+  assert.equal(clipboard(), '', 'the failure copies nothing by itself');
+  await pane.sendBytes(PALETTE_KEY);
+  await pane.waitForText('Copy link not opened: https://example.com');
+  await pane.sendKeys('k');
+  await pollUntil('the clipboard to hold the link', () => clipboard() === URL, { last: clipboard });
+  await pane.waitForText('Copied https://example.com to the clipboard');
+  const copies = async () => (await readActions(pane.jackinHome, 'links-fail-copy')).filter((a) => a.action === 'copy-link').map((a) => a.result);
+  await pollUntil('the copy in the host log', async () => (await copies()).length === 1);
+  assert.deepEqual(await copies(), ['ok']);
+  // Take the selection back with an owner we stop, so the xclip that served the copy exits.
+  const owner = await ownClipboard(x, 'text/plain', Buffer.from('other'));
+  await owner.stop();
 });

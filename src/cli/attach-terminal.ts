@@ -91,7 +91,7 @@ export async function attachTerminal(
   );
   const exportFeature =
     features.connect !== undefined ? session.install(installExportFeature(session, { instance: name, connect: features.connect, services })) : undefined;
-  session.install(
+  const links = session.install(
     installLinkFeature(session, {
       services,
       noMouse: features.noMouse === true,
@@ -111,7 +111,8 @@ export async function attachTerminal(
     }),
   );
   // Link hints: the links on the screen labelled, one opened (or copied) by typing its label.
-  session.install(installHintsFeature(session, { services, ...(log ? { log } : {}) }));
+  // A hinted link that fails to open can be copied with the links feature's Copy link not opened.
+  session.install(installHintsFeature(session, { services, keepFailed: links.keepFailed, ...(log ? { log } : {}) }));
   // Program notifications (OSC 9/99/777, and the bell while unfocused if asked for) on the host desktop.
   session.install(installNotifyFeature(session, { instance: name, services, ...(log ? { log } : {}) }));
 

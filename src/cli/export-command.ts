@@ -18,7 +18,7 @@ import { selectOptionsFromFlags, selectTransport, type SelectOptions } from '../
 import { resolveInstance } from '../host/instances/resolve-instance.ts';
 import type { Transport } from '../transport/transport.ts';
 import { formatBytes } from '../ui/format-bytes.ts';
-import { inertJson, inertText } from '../ui/inert-text.ts';
+import { cutColumns, inertJson, inertText } from '../ui/inert-text.ts';
 import type { SetStatus } from './command-kit.ts';
 import { interruptOnSignals } from './interrupt-signals.ts';
 import { NAME_OPTION_HELP, namedInstance } from './instance-option.ts';
@@ -63,6 +63,15 @@ export async function pickInstance(
   throw usage(`${live.length} instances are running (${live.map((i) => inertText(i.name, 128)).join(', ')}): pick one with --name`);
 }
 
+/**
+ * The progress line cut to the terminal's columns, counted as the terminal draws them (a wide character
+ * takes two, a combining mark none), one short of the width so the cursor never wraps: `\r\x1b[K` clears
+ * one row only, and a line that wrapped left its first rows behind at every redraw.
+ */
+export function fitProgressLine(line: string, columns: number): string {
+  return cutColumns(line, Math.max(1, columns - 1));
+}
+
 /** A one-line progress meter on stderr: bytes, rate, ETA. */
 class ProgressMeter {
   readonly #stream: NodeJS.WriteStream;
@@ -90,7 +99,7 @@ class ProgressMeter {
       p.atMost === true
         ? `${name}: ${formatBytes(p.bytes)} (archive of at most ${formatBytes(p.total)})  ${formatBytes(rate)}/s`
         : `${name}: ${formatBytes(p.bytes)} / ${formatBytes(p.total)} (${pct}%)  ${formatBytes(rate)}/s  ETA ${eta}s`;
-    this.#stream.write(`\r\x1b[K${line.slice(0, Math.max(20, (this.#stream.columns || 80) - 1))}`);
+    this.#stream.write(`\r\x1b[K${fitProgressLine(line, this.#stream.columns || 80)}`);
     this.#shown = true;
   }
 

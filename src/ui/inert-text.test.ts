@@ -46,3 +46,10 @@ test('inertJson round-trips every string and never writes a control, bidi, zero-
     }),
   );
 });
+
+test('textWidth: combining marks take no column, emoji drawn as pictures take two', () => {
+  assert.equal(textWidth('\u30c6\u3099'), 2, 'a decomposed voiced kana is one wide character');
+  assert.equal(textWidth('e\u0301\u20dd'), 1);
+  assert.equal(textWidth('\u2705\u231a'), 4);
+  assert.equal(textWidth('\u2600'), 1, 'text-presentation by default');
+});

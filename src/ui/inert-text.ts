@@ -26,10 +26,18 @@ export function inertText(s: string, maxColumns = 200): string {
   return cutColumns(escaped, maxColumns);
 }
 
+/** Nonspacing and enclosing marks: drawn over the character before them, in no column of their own. */
+const COMBINING = /^[\p{Mn}\p{Me}]$/u;
+/** Emoji drawn as pictures by default: two columns, as glibc's wcwidth and terminals count them (U+2705, U+231A). */
+const EMOJI_PRESENTATION = /^\p{Emoji_Presentation}$/u;
+
 /** Display width of one code point: 2 for East Asian wide/fullwidth and emoji ranges, 0 for combining marks. */
 export function charWidth(cp: number): number {
   if (cp === 0) return 0;
-  if ((cp >= 0x300 && cp <= 0x36f) || (cp >= 0x200b && cp <= 0x200f) || (cp >= 0xfe00 && cp <= 0xfe0f)) return 0;
+  if (cp < 0x300) return 1;
+  // Every combining mark, not only U+0300-036F: a decomposed (NFD) Japanese name carries U+3099/U+309A,
+  // which sit in the wide range below and were counted two columns each.
+  if ((cp >= 0x200b && cp <= 0x200f) || (cp >= 0xfe00 && cp <= 0xfe0f) || (cp >= 0x1160 && cp <= 0x11ff) || COMBINING.test(String.fromCodePoint(cp))) return 0;
   if (
     (cp >= 0x1100 && cp <= 0x115f) ||
     (cp >= 0x2e80 && cp <= 0xa4cf && cp !== 0x303f) ||
@@ -39,7 +47,8 @@ export function charWidth(cp: number): number {
     (cp >= 0xff00 && cp <= 0xff60) ||
     (cp >= 0xffe0 && cp <= 0xffe6) ||
     (cp >= 0x1f300 && cp <= 0x1faff) ||
-    (cp >= 0x20000 && cp <= 0x3fffd)
+    (cp >= 0x20000 && cp <= 0x3fffd) ||
+    EMOJI_PRESENTATION.test(String.fromCodePoint(cp))
   ) {
     return 2;
   }

@@ -43,3 +43,15 @@ test('container text in a notice is inert: no ESC, BEL or newline reaches the te
   assert.ok(!drawn.includes('\n'));
   assert.ok(drawn.includes('\\x1b]0;pwned\\x07name\\n\\x1b[2J'));
 });
+
+test('a notice is wrapped, not cut: its longest text is whole down to 40 columns; narrower, it stops at 12 rows', () => {
+  const text = Array.from({ length: 80 }, (_, i) => `w${String(i).padStart(3, '0')}`).join(' '); // 399 columns
+  const rowsOf = (drawn: string) => [...drawn.matchAll(/\x1b\[(\d+);1H\x1b#5\x1b\[\d+;\d+H\x1b\[[\d;]+m([^\x1b]*)/gu)].map((m) => m[2]!);
+  const at40 = rowsOf(renderNotice({ level: 'error', text }, 40));
+  assert.ok(at40.length > 1 && at40.length <= 12, `${at40.length} rows`);
+  assert.equal(at40.map((r) => r.trim()).join(' '), `✗ ${text}`);
+  for (const r of at40) assert.ok(r.length <= 38, r);
+  const at20 = rowsOf(renderNotice({ level: 'error', text }, 20));
+  assert.equal(at20.length, 12);
+  assert.ok(at20.at(-1)!.trim().endsWith('…'));
+});

@@ -6,7 +6,7 @@
  */
 import type { NoticeLevel } from '../protocol/frames.ts';
 import { hostDrawn, singleWidthAt } from './host-draw.ts';
-import { cutColumns, inertText, textWidth } from './inert-text.ts';
+import { charWidth, cutColumns, inertText, padColumns, textWidth } from './inert-text.ts';
 
 /** How long a notice stays up: long enough to read a path, short enough not to be in the way. */
 export const NOTICE_MS = 3000;
@@ -86,12 +86,59 @@ function noticeLine(n: Notice): string {
 }
 
 /**
+ * Rows a notice takes at most: a long one is wrapped, not cut at the screen's edge, but never covers the
+ * screen. Twelve hold a notice's longest text (NOTICE_MAX_COLUMNS) whole down to a 40-column terminal.
+ */
+const NOTICE_MAX_ROWS = 12;
+
+/**
+ * `s` in lines of at most `width` columns, broken at spaces where it can and inside a word (a URL, a path)
+ * longer than a line.
+ */
+function wrapColumns(s: string, width: number): string[] {
+  const w = Math.max(1, width);
+  const lines: string[] = [];
+  let line = '';
+  let used = 0;
+  for (const word of s.split(' ')) {
+    const ww = textWidth(word);
+    if (line !== '') {
+      if (used + 1 + ww <= w) {
+        line += ` ${word}`;
+        used += 1 + ww;
+        continue;
+      }
+      lines.push(line);
+      line = '';
+      used = 0;
+    }
+    for (const ch of word) {
+      const cw = charWidth(ch.codePointAt(0)!);
+      if (used + cw > w && line !== '') {
+        lines.push(line);
+        line = '';
+        used = 0;
+      }
+      line += ch;
+      used += cw;
+    }
+  }
+  lines.push(line);
+  return lines;
+}
+
+/**
  * Escape sequences that draw a notice in the top-right corner without moving the program's cursor, and
  * where it belongs whatever modes the program set (host-draw.ts: DECSC, resets, draw, DECRC); `after`
- * gives the program back what the resets took (its left/right margins).
+ * gives the program back what the resets took (its left/right margins). A notice wider than the screen is
+ * wrapped over several rows (a failure's reason and what to do next are read whole, not cut at the edge).
  */
 export function renderNotice(n: Notice, cols: number, after = ''): string {
-  const text = cutColumns(` ${noticeLine(n)} `, Math.max(4, cols - 2));
-  const col = Math.max(1, cols - textWidth(text) + 1);
-  return hostDrawn(`${singleWidthAt(1, col)}${STYLE[n.level]}${text}`, false, after);
+  const inner = Math.max(2, cols - 4);
+  let lines = wrapColumns(noticeLine(n), inner);
+  if (lines.length > NOTICE_MAX_ROWS) lines = [...lines.slice(0, NOTICE_MAX_ROWS - 1), cutColumns(lines.slice(NOTICE_MAX_ROWS - 1).join(' '), inner)];
+  const width = Math.max(...lines.map(textWidth));
+  const col = Math.max(1, cols - (width + 2) + 1);
+  const rows = lines.map((l, i) => `${singleWidthAt(i + 1, col)}${STYLE[n.level]} ${padColumns(l, width)} `);
+  return hostDrawn(rows.join(''), false, after);
 }

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ClientFrame, ListedLink } from '../../protocol/index.ts';
+import { JackinError } from '../../errors.ts';
 import type { UrlCheckOk } from '../../policy/url-safety.ts';
 import { FakeFeatureSession } from '../../../test/helpers/fake-feature-session.ts';
 import { pollUntil } from '../../../test/helpers/poll.ts';
@@ -244,4 +245,35 @@ test("hints: a listed link the host's own view does not show there gets no label
   await q;
   assert.deepEqual(silent.s.sent, [], 'no list asked for');
   assert.match(silent.s.notices.at(-1)!.text, /did not repaint the screen/);
+});
+
+test('hints: a hinted link the opener fails to open is handed to keepFailed, whose hint ends the notice', async () => {
+  const s = new FakeSession({ 'link-list': 1, repaint: 1 });
+  s.onRepaint = () => s.output(REPAINT);
+  s.listed = links;
+  const kept: string[] = [];
+  const opener: Opener = {
+    openUrl: () => Promise.reject(new JackinError('E_OPENER_FAILED', 'opener xdg-open exited with status 3')),
+    openFile: () => Promise.reject(new Error('not used')),
+  };
+  const feature = installHintsFeature(s, {
+    env: {},
+    opener,
+    now: slowClock(),
+    listTimeoutMs: 300,
+    keepFailed: (checked) => {
+      kept.push(checked.href);
+      return 'copy it with the palette: Copy link not opened (k)';
+    },
+  });
+  const done = s.actions.get('open-link-on-screen')!.run();
+  await pollUntil('the labels', () => s.overlay !== null);
+  s.keys('s');
+  await done;
+  assert.deepEqual(kept, ['https://target.example/']);
+  assert.equal(
+    s.notices.at(-1)?.text,
+    'Could not open https://target.example: opener xdg-open exited with status 3; copy it with the palette: Copy link not opened (k)',
+  );
+  feature.dispose();
 });

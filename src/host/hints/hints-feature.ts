@@ -27,7 +27,7 @@ import { createHostServices, type HostServices } from '../platform/host-services
 import type { Opener } from '../platform/opener.ts';
 import type { SessionFrames, SessionInput, SessionNotices, SessionPalette, SessionRequests, SessionScreen } from '../session/feature-session.ts';
 import type { ConfirmRequest } from '../session/confirm-prompt.ts';
-import { openUrlChecked } from '../session/open-url.ts';
+import { openUrlChecked, type UrlOpening } from '../session/open-url.ts';
 import { requestLinkList, RESOLVE_TIMEOUT_MS } from '../session/resolver.ts';
 import { HostScreen } from '../terminal/host-screen.ts';
 import { hasFeature, type ListedLink } from '../../protocol/index.ts';
@@ -46,6 +46,8 @@ export interface HintsFeatureOptions {
   listTimeoutMs?: number;
   /** Diagnostics (--verbose). */
   log?: (line: string) => void;
+  /** Keeps a link that failed to open to be copied instead (the links feature's Copy link not opened). */
+  keepFailed?: UrlOpening['keepFailed'];
   /** Monotonic clock in milliseconds; injected by tests. */
   now?: () => number;
 }
@@ -151,7 +153,14 @@ export class HintsFeature implements Disposable {
             }
           },
         };
-        await openUrlChecked(asking, { env: this.#env, opener: this.#opener, ...this.#extra }, hint.checked.href, hint.source, true);
+        const keepFailed = this.#options.keepFailed;
+        await openUrlChecked(
+          asking,
+          { env: this.#env, opener: this.#opener, ...this.#extra, ...(keepFailed === undefined ? {} : { keepFailed }) },
+          hint.checked.href,
+          hint.source,
+          true,
+        );
       }
     } finally {
       answered();

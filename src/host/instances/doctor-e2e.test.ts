@@ -3,6 +3,8 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createServer } from 'node:net';
+import { startBusWithoutNotifications, startNotificationService } from '../../../test/helpers/notification-service.ts';
 import { startXvfb } from '../../../test/helpers/xvfb.ts';
 import { runDoctor, type Check } from './doctor.ts';
 
@@ -108,4 +110,62 @@ test('doctor: says which notifier program notifications would use, and why', asy
   const bad = byName(await runDoctor({ ...env, JACKIN_NOTIFY: 'loud' }), 'notifications');
   assert.equal(bad.status, 'error');
   assert.match(bad.detail, /JACKIN_NOTIFY=loud is not a mode/);
+});
+
+test('doctor: the opener needs a display that answers or BROWSER on Linux; with neither (over SSH) it is a warning with the fixes', async (t) => {
+  const env: NodeJS.ProcessEnv = { ...base(t), JACKIN_CLIPBOARD: 'none' };
+  const none = byName(await runDoctor(env), 'opener');
+  assert.equal(none.status, 'warning', JSON.stringify(none));
+  assert.equal(none.detail, 'xdg-open has nowhere to open a link: no DISPLAY, WAYLAND_DISPLAY or BROWSER is set');
+  assert.match(none.fix ?? '', /set BROWSER .* or JACKIN_OPENER; .*copied instead/);
+  const ssh = byName(await runDoctor({ ...env, SSH_CONNECTION: '10.0.0.1 50000 10.0.0.2 22' }), 'opener');
+  assert.match(ssh.detail, /^xdg-open has nowhere to open a link \(an SSH session\)/);
+  assert.match(ssh.fix ?? '', /ssh -X gives a display/);
+  // A display name whose server is gone (no socket answers): not a check mark either.
+  const gone = byName(await runDoctor({ ...env, DISPLAY: ':987' }), 'opener');
+  assert.equal(gone.status, 'warning');
+  assert.match(gone.detail, /no X server answers on DISPLAY=:987/);
+  const badBrowser = byName(await runDoctor({ ...env, BROWSER: '/nonexistent/browser %s' }), 'opener');
+  assert.equal(badBrowser.status, 'warning');
+  assert.match(badBrowser.detail, /BROWSER=\/nonexistent\/browser %s names no installed command/);
+  const browser = byName(await runDoctor({ ...env, BROWSER: '/nonexistent/b:/bin/true %s' }), 'opener');
+  assert.equal(browser.status, 'ok', JSON.stringify(browser));
+  assert.match(browser.detail, /through BROWSER=\/nonexistent\/b:\/bin\/true %s$/);
+  // macOS's open always has the desktop (the platform is faked; no socket is asked about).
+  const mac = byName(await runDoctor(env, { platform: 'darwin', answers: () => Promise.reject(new Error('not asked on macOS')) }), 'opener');
+  assert.deepEqual(mac, { name: 'opener', status: 'ok', detail: 'platform opener open' });
+});
+
+test('doctor: the opener is fine on an X display that answers (Xvfb) and on a Wayland socket that answers', async (t) => {
+  const x = await startXvfb();
+  t.after(() => x.stop());
+  const env: NodeJS.ProcessEnv = { ...base(t), JACKIN_CLIPBOARD: 'none' };
+  const onX = byName(await runDoctor({ ...env, DISPLAY: x.display }), 'opener');
+  assert.equal(onX.status, 'ok', JSON.stringify(onX));
+  assert.match(onX.detail, new RegExp(`through X display ${x.display}$`));
+  const runtime = mkdtempSync(join(tmpdir(), 'jackin-doctor-run-'));
+  t.after(() => rmSync(runtime, { recursive: true, force: true }));
+  const compositor = createServer((c) => c.destroy());
+  await new Promise<void>((resolve) => compositor.listen(join(runtime, 'wayland-7'), resolve));
+  t.after(() => compositor.close());
+  const onWayland = byName(await runDoctor({ ...env, WAYLAND_DISPLAY: 'wayland-7', XDG_RUNTIME_DIR: runtime }), 'opener');
+  assert.equal(onWayland.status, 'ok', JSON.stringify(onWayland));
+  assert.match(onWayland.detail, /through Wayland display wayland-7$/);
+  const noSocket = byName(await runDoctor({ ...env, WAYLAND_DISPLAY: 'wayland-8', XDG_RUNTIME_DIR: runtime }), 'opener');
+  assert.equal(noSocket.status, 'warning');
+  assert.match(noSocket.detail, /nothing answers on the Wayland socket .*wayland-8/);
+});
+
+test('doctor: notify-send on a session bus with no notification service is a warning; with one (dunst) it is fine', async (t) => {
+  const env: NodeJS.ProcessEnv = { ...base(t), JACKIN_CLIPBOARD: 'none' };
+  const bare = await startBusWithoutNotifications();
+  t.after(() => bare.stop());
+  const none = byName(await runDoctor({ ...env, ...bare.env }), 'notifications');
+  assert.equal(none.status, 'warning', JSON.stringify(none));
+  assert.match(none.detail, /^desktop through notify-send \(notify-send and a session bus\), but nothing on the session bus shows notifications/);
+  assert.match(none.fix ?? '', /JACKIN_NOTIFY=terminal/);
+  const service = await startNotificationService();
+  t.after(() => service.stop());
+  const shown = byName(await runDoctor({ ...env, ...service.env }), 'notifications');
+  assert.deepEqual(shown, { name: 'notifications', status: 'ok', detail: 'desktop through notify-send (notify-send and a session bus)' });
 });

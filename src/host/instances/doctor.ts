@@ -3,6 +3,7 @@
  * problem. Every check is independent and bounded in time; none changes anything.
  */
 import { accessSync, constants as fsConstants, existsSync } from 'node:fs';
+import { connect } from 'node:net';
 import { delimiter, isAbsolute, join } from 'node:path';
 import { describeError } from '../../errors.ts';
 import { linksEnabled } from '../../policy/url-safety.ts';
@@ -140,7 +141,81 @@ async function checkClipboard(env: NodeJS.ProcessEnv): Promise<Check> {
   }
 }
 
-function checkOpener(env: NodeJS.ProcessEnv): Check {
+/** Where a display or bus socket would answer: a unix socket path ('\0' first: Linux's abstract name) or a TCP port. */
+type SocketAddress = { path: string } | { host: string; port: number };
+
+/** Whether something accepts a connection at `to` within the probe timeout (an X server, a compositor). */
+function socketAnswers(to: SocketAddress): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = 'path' in to ? connect({ path: to.path }) : connect({ host: to.host, port: to.port });
+    const done = (ok: boolean): void => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(ok);
+    };
+    const timer = setTimeout(() => done(false), DOCTOR_PROBE_TIMEOUT_MS);
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+  });
+}
+
+/** What the opener check asks of the host; tests give a macOS host, or displays that answer or not. */
+export interface OpenerProbe {
+  readonly platform: NodeJS.Platform;
+  readonly answers: (to: SocketAddress) => Promise<boolean>;
+}
+
+/** Where X display `display` listens: its unix socket (path, then the abstract name), or TCP for host:N (ssh -X). */
+function xDisplaySockets(display: string): SocketAddress[] | null {
+  const m = /^(.*):(\d+)(?:\.\d+)?$/u.exec(display);
+  if (m === null) return null;
+  const [, host = '', n = '0'] = m;
+  if (host === '' || host === 'unix') return [{ path: `/tmp/.X11-unix/X${n}` }, { path: `\0/tmp/.X11-unix/X${n}` }];
+  if (host.startsWith('/')) return [{ path: display }];
+  return [{ host, port: 6000 + Number(n) }];
+}
+
+/** How xdg-open could show a link here: a display that answers, or BROWSER; else why not. */
+async function linuxReach(env: NodeJS.ProcessEnv, probe: OpenerProbe): Promise<{ via: string } | { missing: string }> {
+  const problems: string[] = [];
+  const wayland = env['WAYLAND_DISPLAY'] ?? '';
+  if (wayland !== '') {
+    const runtime = env['XDG_RUNTIME_DIR'] ?? '';
+    const path = isAbsolute(wayland) ? wayland : runtime === '' ? null : join(runtime, wayland);
+    if (path === null) problems.push(`WAYLAND_DISPLAY=${wayland} but no XDG_RUNTIME_DIR to find it in`);
+    else if (await probe.answers({ path })) return { via: `Wayland display ${wayland}` };
+    else problems.push(`nothing answers on the Wayland socket ${path}`);
+  }
+  const display = env['DISPLAY'] ?? '';
+  if (display !== '') {
+    const sockets = xDisplaySockets(display);
+    let answered = false;
+    for (const s of sockets ?? []) {
+      if (await probe.answers(s)) {
+        answered = true;
+        break;
+      }
+    }
+    if (answered) return { via: `X display ${display}` };
+    problems.push(sockets === null ? `DISPLAY=${display} is not a display name` : `no X server answers on DISPLAY=${display}`);
+  }
+  // xdg-open with no desktop runs $BROWSER (a colon-separated list; %s stands for the link).
+  const browsers = (env['BROWSER'] ?? '').split(':').filter((b) => b.trim() !== '');
+  for (const b of browsers) {
+    let file: string | undefined;
+    try {
+      [file] = splitCommandLine(b.replaceAll('%s', ''));
+    } catch {
+      continue;
+    }
+    if (file !== undefined && onPath(file, env) !== null) return { via: `BROWSER=${env['BROWSER']}` };
+  }
+  if (browsers.length > 0) problems.push(`BROWSER=${env['BROWSER']} names no installed command`);
+  if (problems.length === 0) problems.push('no DISPLAY, WAYLAND_DISPLAY or BROWSER is set');
+  return { missing: problems.join('; ') };
+}
+
+async function checkOpener(env: NodeJS.ProcessEnv, probe: OpenerProbe = { platform: process.platform, answers: socketAnswers }): Promise<Check> {
   if (!linksEnabled(env)) {
     return {
       name: 'opener',
@@ -166,21 +241,92 @@ function checkOpener(env: NodeJS.ProcessEnv): Check {
       return { name: 'opener', status: 'error', detail: describeError(e), fix: 'fix the quoting of JACKIN_OPENER' };
     }
   }
-  const platformOpener = process.platform === 'darwin' ? 'open' : process.platform === 'win32' ? 'explorer.exe' : 'xdg-open';
-  // The open package ships its own xdg-open script, so a missing system one is only a warning.
-  if (onPath(platformOpener, env) === null && process.platform === 'linux') {
+  const { platform } = probe;
+  const platformOpener = platform === 'darwin' ? 'open' : platform === 'win32' ? 'explorer.exe' : 'xdg-open';
+  // macOS's open and Windows' shell always have a desktop to open on.
+  if (platform === 'darwin' || platform === 'win32') return { name: 'opener', status: 'ok', detail: `platform opener ${platformOpener}` };
+  // xdg-open needs a display to start a browser on, or BROWSER: over SSH there is usually neither, and every
+  // link failed to open although doctor said the opener was fine.
+  const reach = await linuxReach(env, probe);
+  if ('missing' in reach) {
+    const ssh = (env['SSH_CONNECTION'] ?? env['SSH_TTY'] ?? '') !== '';
     return {
       name: 'opener',
       status: 'warning',
-      detail: 'xdg-open not on PATH; the copy bundled with jackin is used',
+      detail: `xdg-open has nowhere to open a link${ssh ? ' (an SSH session)' : ''}: ${reach.missing}`,
+      fix:
+        'set BROWSER to a command that opens its argument (a text browser such as w3m, or a script that hands the link to your own machine), or JACKIN_OPENER; ' +
+        `${ssh ? 'ssh -X gives a display; ' : ''}a link that does not open can be copied instead (its notice says how), and a terminal that opens OSC 8 links itself opens them on your side`,
+    };
+  }
+  // The open package ships its own xdg-open script, so a missing system one is only a warning.
+  if (onPath(platformOpener, env) === null) {
+    return {
+      name: 'opener',
+      status: 'warning',
+      detail: `xdg-open not on PATH; the copy bundled with jackin is used (through ${reach.via})`,
       fix: 'install xdg-utils (apt-get install xdg-utils) so links open in your default browser',
     };
   }
-  return { name: 'opener', status: 'ok', detail: `platform opener ${platformOpener}` };
+  return { name: 'opener', status: 'ok', detail: `platform opener ${platformOpener}, through ${reach.via}` };
+}
+
+const NOTIFICATIONS_NAME = 'org.freedesktop.Notifications';
+
+/**
+ * Whether the session bus has a notification service: one running (NameHasOwner), or one the bus starts on
+ * the first notification (ListActivatableNames). Asked with dbus-send, else gdbus; null when neither is
+ * installed or the bus does not answer (then nothing is known).
+ */
+async function notificationService(env: NodeJS.ProcessEnv): Promise<'running' | 'activatable' | 'none' | null> {
+  const ask = async (method: string, arg: string | null): Promise<string | null> => {
+    const cmd =
+      onPath('dbus-send', env) !== null
+        ? {
+            file: 'dbus-send',
+            args: [
+              '--session',
+              '--print-reply',
+              '--dest=org.freedesktop.DBus',
+              '/org/freedesktop/DBus',
+              `org.freedesktop.DBus.${method}`,
+              ...(arg === null ? [] : [`string:${arg}`]),
+            ],
+          }
+        : onPath('gdbus', env) !== null
+          ? {
+              file: 'gdbus',
+              args: [
+                'call',
+                '--session',
+                '--dest',
+                'org.freedesktop.DBus',
+                '--object-path',
+                '/org/freedesktop/DBus',
+                '--method',
+                `org.freedesktop.DBus.${method}`,
+                ...(arg === null ? [] : [arg]),
+              ],
+            }
+          : null;
+    if (cmd === null) return null;
+    try {
+      const r = await runHelper(cmd, { timeoutMs: DOCTOR_PROBE_TIMEOUT_MS, maxBytes: 256 * 1024, installHint: 'apt-get install dbus-bin', env });
+      return r.exitCode === 0 ? r.stdout.toString('utf8') : null;
+    } catch {
+      return null;
+    }
+  };
+  const owner = await ask('NameHasOwner', NOTIFICATIONS_NAME);
+  if (owner === null) return null;
+  if (/boolean true|\(true,\)/u.test(owner)) return 'running';
+  const activatable = await ask('ListActivatableNames', null);
+  if (activatable === null) return null;
+  return activatable.includes(`"${NOTIFICATIONS_NAME}"`) || activatable.includes(`'${NOTIFICATIONS_NAME}'`) ? 'activatable' : 'none';
 }
 
 /** Which desktop notifier program notifications would use (JACKIN_NOTIFY, JACKIN_NOTIFIER), without showing one. */
-function checkNotifier(env: NodeJS.ProcessEnv): Check {
+async function checkNotifier(env: NodeJS.ProcessEnv): Promise<Check> {
   let notifier;
   let mode;
   try {
@@ -219,10 +365,21 @@ function checkNotifier(env: NodeJS.ProcessEnv): Check {
       fix: 'install the notifier (apt-get install libnotify-bin), or set JACKIN_NOTIFIER / JACKIN_NOTIFY=terminal',
     };
   }
+  const through = `${mode === 'both' ? 'desktop and terminal' : 'desktop'} through ${notifier.name} (${selection.reason})`;
+  // A session bus is not a notification service: on a bare bus (a server, a container) every notify-send failed.
+  const service = selection.choice.kind === 'notify-send' ? await notificationService(env) : null;
+  if (service === 'none') {
+    return {
+      name: 'notifications',
+      status: 'warning',
+      detail: `${through}, but nothing on the session bus shows notifications (${NOTIFICATIONS_NAME} has no owner)`,
+      fix: 'start a notification service (your desktop has one; dunst or mako on a bare window manager), or set JACKIN_NOTIFY=terminal',
+    };
+  }
   return {
     name: 'notifications',
     status: 'ok',
-    detail: `${mode === 'both' ? 'desktop and terminal' : 'desktop'} through ${notifier.name} (${selection.reason})${bell}`,
+    detail: `${through}${service === 'activatable' ? '; the bus starts its notification service on demand' : ''}${bell}`,
   };
 }
 
@@ -313,14 +470,17 @@ function engineCheck(probes: readonly EngineProbe[]): Check {
   };
 }
 
-export async function runDoctor(env: NodeJS.ProcessEnv = process.env): Promise<Check[]> {
-  const [clipboard, downloads, engines, instances] = await Promise.all([
+/** Every check; `probe` fakes the host for the opener's (a macOS host in tests). */
+export async function runDoctor(env: NodeJS.ProcessEnv = process.env, probe?: OpenerProbe): Promise<Check[]> {
+  const [clipboard, opener, notifier, downloads, engines, instances] = await Promise.all([
     checkClipboard(env),
+    checkOpener(env, probe),
+    checkNotifier(env),
     checkDownloads(env),
     probeEngines(env).then(engineCheck),
     checkInstances(env),
   ]);
-  return [clipboard, checkOpener(env), checkNotifier(env), downloads, checkKeys(env), engines, ...instances];
+  return [clipboard, opener, notifier, downloads, checkKeys(env), engines, ...instances];
 }
 
 const MARK: Record<CheckStatus, string> = { ok: '✓', warning: '!', error: '✗' };

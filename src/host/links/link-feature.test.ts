@@ -1,6 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ClientFrame, ProgramModes, ServerFrame } from '../../protocol/index.ts';
+import { JackinError } from '../../errors.ts';
+import { NOTICE_MAX_COLUMNS } from '../../ui/notices.ts';
 import type { UrlCheckOk } from '../../policy/url-safety.ts';
 import { SessionGestures } from '../session/gesture-gate.ts';
 import type { InputHook } from '../session/feature-session.ts';
@@ -272,4 +274,44 @@ test('link feature: an offered link the entry could not show whole is confirmed 
     target: 'http://localhost:7803/callback',
     literal: true,
   });
+});
+
+test('link feature: a link the opener fails to open is offered to copy (Copy link not opened, k); it is copied only when chosen', async () => {
+  const s = new FakeSession({ resolve: 1, modes: 1 });
+  const written: string[] = [];
+  const writer = { name: 'rec', reason: 'test', write: async (t: string) => void written.push(t) };
+  let fail: Error = new JackinError('E_OPENER_FAILED', 'opener xdg-open exited with status 3; check that it is installed');
+  const opener: Opener = {
+    openUrl: () => Promise.reject(fail),
+    openFile: () => Promise.reject(new Error('not used')),
+  };
+  const feature = installLinkFeature(s, { env: {}, opener, writer });
+  assert.equal(s.actions.get('copy-link-not-opened')?.key, 'k');
+  await s.actions.get('copy-link-not-opened')!.run(undefined, undefined);
+  assert.deepEqual(s.texts, ['No link failed to open in this session']);
+  s.screen.set('cursor', { kind: 'text', text: 'https://example.com/path?q=1' });
+  await feature.openLinkAt(null);
+  assert.equal(
+    s.texts.at(-1),
+    'Could not open https://example.com: opener xdg-open exited with status 3; check that it is installed; copy it with the palette: Copy link not opened (k)',
+  );
+  assert.equal(s.actions.get('copy-link-not-opened')?.title, 'Copy link not opened: https://example.com');
+  assert.deepEqual(written, [], 'the failure copies nothing by itself');
+  await s.actions.get('copy-link-not-opened')!.run(undefined, undefined);
+  assert.deepEqual(written, ['https://example.com/path?q=1']);
+  assert.equal(s.texts.at(-1), 'Copied https://example.com to the clipboard (rec)');
+  assert.deepEqual(s.log.at(-1), { action: 'copy-link', target: 'https://example.com/path?\u2026', result: 'ok', detail: 'a link that did not open' });
+  // A long reason is cut, never the way to copy at the notice's end.
+  fail = new JackinError('E_OPENER_FAILED', `opener xdg-open exited with status 3: ${'x'.repeat(600)}`);
+  await feature.openLinkAt(null);
+  assert.ok(s.texts.at(-1)!.endsWith('…; copy it with the palette: Copy link not opened (k)'), s.texts.at(-1));
+  assert.ok(s.texts.at(-1)!.length <= NOTICE_MAX_COLUMNS);
+  // A refusal (the rate limit) is policy, not a missing browser: no copy offered, the last failed link kept.
+  fail = new JackinError('E_RATE_LIMITED', 'too many opens');
+  s.screen.set('cursor', { kind: 'text', text: 'https://other.example/' });
+  await feature.openLinkAt(null);
+  assert.equal(s.texts.at(-1), 'Link not opened: too many opens');
+  await s.actions.get('copy-link-not-opened')!.run(undefined, undefined);
+  assert.deepEqual(written, ['https://example.com/path?q=1', 'https://example.com/path?q=1']);
+  feature.dispose();
 });

@@ -17,18 +17,22 @@
  *   whole is confirmed in the prompt first.
  * - an upstream capsule's HostOpenUrl: refused unless the operator allowed upstream requests, then
  *   honoured once per gesture (the session's one gate), and checked again.
+ * - a link the opener failed to open (no browser, no display: over SSH) is kept, and its notice says how to
+ *   copy it instead: palette, **Copy link not opened** (k), which writes it with the session's text writer.
+ *   Nothing is copied before the operator chooses it.
  * Every outcome is a host notice and a line in the host's action log. Notices name scheme and host only;
  * nothing here logs a query string or fragment.
  */
 import type { ServerFrame } from '../../protocol/index.ts';
 import { envSwitch } from '../../policy/env-switch.ts';
-import { checkUrl, redactUrlForLog } from '../../policy/url-safety.ts';
+import { checkUrl, redactUrlForLog, type UrlCheckOk } from '../../policy/url-safety.ts';
 import { DisposableStore, type Disposable } from '../../disposable.ts';
 import type { SessionFrames, SessionInput, SessionNotices, SessionPalette, SessionRequests, SessionTerminal } from '../session/feature-session.ts';
 import { openUrlChecked, type UrlOrigin } from '../session/open-url.ts';
 import type { InputEvent } from '../terminal/input-scan.ts';
 import { createHostServices, type HostServices } from '../platform/host-services.ts';
 import type { Opener } from '../platform/opener.ts';
+import type { ClipboardTextWriter } from '../platform/clipboard/write-text.ts';
 import type { PaletteOpening, ShownTarget } from '../session/feature-session.ts';
 import { requestResolve, type ResolveResult } from '../session/resolver.ts';
 import { inertText } from '../../ui/inert-text.ts';
@@ -51,6 +55,8 @@ export interface LinkFeatureOptions {
   exportFeature?: PathClickHandler;
   /** The session's platform services (default: the feature's own, from `env`). */
   services?: HostServices;
+  /** Where Copy link not opened writes (default: the services' text writer). */
+  writer?: ClipboardTextWriter;
   opener?: Opener;
   /** Operator-configured extra URL schemes. */
   extraSchemes?: readonly string[];
@@ -61,6 +67,8 @@ export interface LinkFeatureOptions {
 export type LinkSession = SessionFrames & SessionNotices & SessionPalette & SessionRequests & SessionInput & SessionTerminal;
 
 const OFFERED_TITLE = 'Open offered link';
+const COPY_FAILED_TITLE = 'Copy link not opened';
+const COPY_FAILED_KEY = 'k';
 
 /** The links affordance of one attached session; installLinkFeature() makes it. */
 export class LinkFeature implements Disposable {
@@ -76,6 +84,9 @@ export class LinkFeature implements Disposable {
   #captureRequested = false;
   /** Why the entry named no link in this opening (null: nothing was offered). */
   #unread: string | null = null;
+  /** The last link the opener failed to open (checked by the host), for Copy link not opened. */
+  #notOpened: UrlCheckOk | null = null;
+  #writer: ClipboardTextWriter | undefined;
 
   constructor(session: LinkSession, options: LinkFeatureOptions = {}) {
     this.#session = session;
@@ -92,6 +103,7 @@ export class LinkFeature implements Disposable {
     store.add(session.onPaletteOpen((opening) => void this.#showOffer(opening)));
     store.add(session.addInputHook('mouse', (ev) => this.#onMouse(ev)));
     store.add(session.registerAction({ id: 'open-link-under-cursor', title: 'Open link under cursor', key: 'l', run: () => this.openLinkAt(null) }));
+    store.add(session.registerAction({ id: 'copy-link-not-opened', title: COPY_FAILED_TITLE, key: COPY_FAILED_KEY, run: () => this.copyLinkNotOpened() }));
     store.add(
       session.registerAction({
         id: 'open-offered-link',
@@ -181,6 +193,38 @@ export class LinkFeature implements Disposable {
     await this.#openUrl(drawn, 'offer', !shown.seen);
   }
 
+  /**
+   * Copies the last link that failed to open to the host clipboard. Only on this choice of the operator's:
+   * the failure's notice says how, and copies nothing. The link is the one the host checked (and the
+   * operator confirmed, when the capsule chose it), never re-read from the capsule.
+   */
+  async copyLinkNotOpened(): Promise<void> {
+    const session = this.#session;
+    const link = this.#notOpened;
+    if (link === null) {
+      session.notify('info', 'No link failed to open in this session');
+      return;
+    }
+    const target = redactUrlForLog(link.href);
+    try {
+      const writer = (this.#writer ??= this.#options.writer ?? this.#services.textWriter);
+      await writer.write(link.href);
+      session.notify('success', `Copied ${link.display} to the clipboard (${writer.name})`);
+      session.logAction({ action: 'copy-link', target, result: 'ok', detail: 'a link that did not open' });
+    } catch (e) {
+      const message = e instanceof Error ? e.message : String(e);
+      session.notify('error', `Could not copy the link: ${message}`);
+      session.logAction({ action: 'copy-link', target, result: 'failed', detail: message });
+    }
+  }
+
+  /** Keeps a link the opener failed to open, for Copy link not opened; says how, for the failure's notice. */
+  readonly keepFailed = (checked: UrlCheckOk): string => {
+    this.#notOpened = checked;
+    this.#session.retitleAction('copy-link-not-opened', `${COPY_FAILED_TITLE}: ${inertText(checked.display, 200)}`);
+    return `copy it with the palette: ${COPY_FAILED_TITLE} (${COPY_FAILED_KEY})`;
+  };
+
   dispose(): void {
     if (this.#captureRequested) this.#session.setHostNeeds({ mouseCapture: false });
     this.#store.dispose();
@@ -192,7 +236,7 @@ export class LinkFeature implements Disposable {
 
   /** Checks and opens one URL (session/open-url.ts); `confirm`: the capsule chose it, the operator confirms first. */
   #openUrl(raw: string, origin: UrlOrigin, confirm = false): Promise<void> {
-    return openUrlChecked(this.#session, { env: this.#env, opener: this.#opener, ...this.#extra }, raw, origin, confirm);
+    return openUrlChecked(this.#session, { env: this.#env, opener: this.#opener, ...this.#extra, keepFailed: this.keepFailed }, raw, origin, confirm);
   }
 
   #failed(what: string): (e: unknown) => void {

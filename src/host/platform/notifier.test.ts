@@ -62,6 +62,16 @@ test("notifier argv: notify-send ends its options before the title, under the pr
     file: 'notify-send',
     args: ['--app-name=jackin (program)', '--', 'a\\x', 'b\\\\x1b\\\\n'],
   });
+  // The body is markup to most notification services: a tag or an entity is shown as the text it is.
+  assert.deepEqual(notifierCommand({ kind: 'notify-send' }, 'a <b>&', '<a href="https://x.example/">click</a> &amp; <img src="file:///etc/passwd"/> 1>0'), {
+    file: 'notify-send',
+    args: [
+      '--app-name=jackin (program)',
+      '--',
+      'a <b>&',
+      '&lt;a href="https://x.example/"&gt;click&lt;/a&gt; &amp;amp; &lt;img src="file:///etc/passwd"/&gt; 1&gt;0',
+    ],
+  });
   assert.deepEqual(notifierCommand({ kind: 'command', argv: ['n', '-x'] }, '--urgency=critical', '-i /etc/passwd'), {
     file: 'n',
     args: ['-x', '--', '--urgency=critical', '-i /etc/passwd'],

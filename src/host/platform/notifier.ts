@@ -127,13 +127,20 @@ export function windowsToastScript(title: string, body: string): string {
   ].join('\n');
 }
 
+/** Text as it reads in the notification body's markup (a subset of HTML): its own characters, never tags. */
+function escapeMarkup(s: string): string {
+  return s.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
+}
+
 /** The exact command that shows one notification, or null for `none`. */
 export function notifierCommand(choice: NotifierChoice, title: string, body: string): NotifierCommand | null {
   switch (choice.kind) {
     case 'notify-send':
       // `--` ends the options: a title that starts with '-' is still a title. notify-send reads C escapes in
-      // the body (g_strcompress: `\n` would become a line break), so a backslash goes doubled.
-      return { file: 'notify-send', args: [`--app-name=${NOTIFY_APP_NAME}`, '--', title, body.replaceAll('\\', '\\\\')] };
+      // the body (g_strcompress: `\n` would become a line break), so a backslash goes doubled; and most
+      // notification services read the body as markup (`<b>`, `<a href>`, `<img src>`), so &, < and > go as
+      // entities. The title (the summary) is plain text by the specification: escaped, it would show `&lt;`.
+      return { file: 'notify-send', args: [`--app-name=${NOTIFY_APP_NAME}`, '--', title, escapeMarkup(body.replaceAll('\\', '\\\\'))] };
     case 'macos':
       // The text as the run handler's arguments, never in the script's source; `--` ends osascript's options.
       return {

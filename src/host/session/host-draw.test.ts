@@ -149,3 +149,24 @@ test("the program's left/right margins are given back after a notice and after t
   assert.equal(terminal.layoutRestore(), '');
   terminal.restore();
 });
+
+test('a notice wider than the screen is wrapped over rows at the top right, whole, and gives the cursor back', async () => {
+  const text =
+    'Could not open https://example.com: opener xdg-open exited with status 3: xdg-open: no method available for opening ' +
+    "'https://example.com/a/very/long/path/that/is/longer/than/a/row/of/this/narrow/pane'; copy it with the palette: Copy link not opened (k)";
+  const term = new Terminal({ rows: 24, cols: 60, allowProposedApi: true });
+  await write(term, '\x1b[20;5H');
+  await write(term, renderNotice({ level: 'error', text }, 60));
+  assert.deepEqual({ x: term.buffer.active.cursorX, y: term.buffer.active.cursorY }, { x: 4, y: 19 });
+  const shown = lines(term)
+    .slice(0, 8)
+    .filter((l) => l.trim() !== '');
+  assert.ok(shown.length > 2, JSON.stringify(shown));
+  // Each row is the same box: starts at the same column, ends at the screen's last column but one.
+  const starts = new Set(shown.map((l) => l.length - l.trimStart().length));
+  assert.equal(starts.size, 1, JSON.stringify(shown));
+  // Read in order, the rows are the notice, every character of it (the URL broken where a row ends).
+  const joined = shown.map((l) => l.trim()).join(' ');
+  assert.equal(joined.replaceAll(' ', ''), `✗ ${text}`.replaceAll(' ', ''));
+  assert.ok(!joined.includes('…'));
+});

@@ -8,6 +8,8 @@
 import { hasCode, refusedOrFailed } from '../../errors.ts';
 import { checkUrl, linksEnabled, redactUrlForLog, type UrlCheckOk } from '../../policy/url-safety.ts';
 import type { Opener } from '../platform/opener.ts';
+import { cutColumns, textWidth } from '../../ui/inert-text.ts';
+import { NOTICE_MAX_COLUMNS } from '../../ui/notices.ts';
 import type { FeatureSession } from './feature-session.ts';
 
 /** Where the URL came from: an OSC 8 target, a token of the text, an offer, an upstream capsule's request. */
@@ -17,6 +19,11 @@ export interface UrlOpening {
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly opener: Opener;
   readonly extraSchemes?: readonly string[];
+  /**
+   * A link the opener failed to open (no browser, no display) is handed here to be copied instead, on the
+   * operator's own gesture later; returns how, for the end of the failure's notice.
+   */
+  readonly keepFailed?: (checked: UrlCheckOk) => string;
 }
 
 /**
@@ -60,10 +67,11 @@ export async function openUrlChecked(
     return;
   }
   for (const st of steps) await st.run();
-  await launchUrl(session, how.opener, checked, origin);
+  await launchUrl(session, how, checked, origin);
 }
 
-async function launchUrl(session: Pick<FeatureSession, 'notify' | 'logAction'>, opener: Opener, checked: UrlCheckOk, origin: UrlOrigin): Promise<void> {
+async function launchUrl(session: Pick<FeatureSession, 'notify' | 'logAction'>, how: UrlOpening, checked: UrlCheckOk, origin: UrlOrigin): Promise<void> {
+  const { opener } = how;
   // A hyperlink's label can differ from its target: the notice always names where it really went.
   const what = origin === 'osc8' ? ' (hyperlink target)' : origin === 'offer' ? ' (offered link)' : '';
   const target = redactUrlForLog(checked.href);
@@ -73,7 +81,13 @@ async function launchUrl(session: Pick<FeatureSession, 'notify' | 'logAction'>, 
     session.logAction({ action: 'open-url', target, result: 'ok', ...(what === '' ? {} : { detail: what.trim() }) });
   } catch (e) {
     const message = e instanceof Error ? e.message : String(e);
-    session.notify('error', hasCode(e, 'E_RATE_LIMITED') ? `Link not opened: ${message}` : `Could not open ${checked.display}: ${message}`);
+    // A refusal (the rate limit) is policy; a failure (no browser here) leaves the link to be copied.
+    const instead = refusedOrFailed(e) === 'failed' ? how.keepFailed?.(checked) : undefined;
+    const head = `Could not open ${checked.display}: `;
+    const tail = instead === undefined ? '' : `; ${instead}`;
+    // A long reason (the opener's stderr) is cut, never the way to copy the link at the notice's end.
+    const reason = cutColumns(message, Math.max(40, NOTICE_MAX_COLUMNS - textWidth(head) - textWidth(tail)));
+    session.notify('error', hasCode(e, 'E_RATE_LIMITED') ? `Link not opened: ${message}` : `${head}${reason}${tail}`);
     session.logAction({ action: 'open-url', target, result: refusedOrFailed(e), detail: message });
   }
 }
