@@ -57,6 +57,7 @@ Examples:
 Exit status: attach and run give the program's exit status (0 after a detach). The other commands: 0 on
 success, 2 for a usage error, 128 + n when signal n interrupts a transfer (130 for Ctrl+C), otherwise 1
 (for some errors another status, see docs/errors.md) with one line on stderr saying why and what to do.
+
 Environment: JACKIN_HOME (default ~/.jackin) holds sockets/<instance>/jackin.sock; the other JACKIN_*
 variables and every error code are in docs/guide.md and docs/errors.md.`,
     );
