@@ -7,6 +7,7 @@
 import { Command, CommanderError } from './commander.ts';
 import { describeError, JackinError } from '../errors.ts';
 import { registerAttachCommand } from './attach-command.ts';
+import { applyConfigFile } from './config-file.ts';
 import { packageVersion, writeAll, type SetStatus } from './command-kit.ts';
 import { endOnOutputError, exitAfterOutput } from './output-errors.ts';
 import { pathError } from './path-error.ts';
@@ -72,14 +73,17 @@ export async function run(argv: string[]): Promise<number> {
   // Set from the options commander parsed for the command that runs, never from the raw argv: in
   // `jackin run -- tool --json` the flag belongs to the tool.
   let json = false;
-  const program = buildProgram((n) => (status = n));
   const unwatchOutput = endOnOutputError('jackin');
-  program.hook('preAction', (_program, command) => {
-    json = command.opts()['json'] === true;
-    // An attached session owns the terminal and its errors (a hung-up terminal must not skip the restore).
-    if (command.name() === 'attach' || (command.name() === 'run' && command.opts()['dryRun'] !== true)) unwatchOutput();
-  });
   try {
+    // First of all: every command (and what it starts) reads the file's JACKIN_* settings as environment
+    // variables. bin/jackin.js's early relay ran before this, but reads none (src/cli/early-relay.ts).
+    applyConfigFile();
+    const program = buildProgram((n) => (status = n));
+    program.hook('preAction', (_program, command) => {
+      json = command.opts()['json'] === true;
+      // An attached session owns the terminal and its errors (a hung-up terminal must not skip the restore).
+      if (command.name() === 'attach' || (command.name() === 'run' && command.opts()['dryRun'] !== true)) unwatchOutput();
+    });
     await program.parseAsync(argv);
     return status;
   } catch (e) {
