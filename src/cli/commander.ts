@@ -10,7 +10,7 @@
 import { Command as CommanderCommand, type AddHelpTextContext, type AddHelpTextPosition } from 'commander';
 import { helpWidthFor, wrapHelpText } from './help-layout.ts';
 
-export { CommanderError, InvalidArgumentError, Option } from 'commander';
+export { Argument, CommanderError, InvalidArgumentError, Option } from 'commander';
 
 /** A description column narrower than this is not wrapped by commander: lower than its 40, so 60 columns still wrap. */
 const MIN_WIDTH_TO_WRAP = 10;

@@ -13,6 +13,7 @@ import { endOnOutputError, exitAfterOutput } from './output-errors.ts';
 import { pathError } from './path-error.ts';
 import { oneLineUsageErrors, USAGE_EXIT_STATUS } from './usage-errors.ts';
 import { registerDoctorCommand } from './doctor-command.ts';
+import { registerCompletionCommand } from './completion-command.ts';
 import { registerExportCommand } from './export-command.ts';
 import { registerForwardCommand } from './forward-command.ts';
 import { registerLogCommand } from './log-command.ts';
@@ -35,6 +36,7 @@ const COMMANDS: ReadonlyArray<(program: Command, setStatus: SetStatus) => void> 
   registerStageCommand,
   registerLogCommand,
   registerForwardCommand,
+  registerCompletionCommand,
 ];
 
 /** The program with every command registered (exported for tests, which parse with it). */
