@@ -63,19 +63,13 @@ test('every command and every option of the real tree is in each script', (t) =>
 
 test('bash completes commands, options, choices and instance names with the script', (t) => {
   const env = setUp(t);
+  const file = join(testDir(t, 'jackin-completion-bash-'), 'jackin.bash');
+  writeFileSync(file, script('bash', env));
   const complete = (...words: string[]): string[] => {
-    const r = spawnSync(
-      'bash',
-      [
-        '-c',
-        `source <(jackin completion bash) && COMP_WORDS=("$@") && COMP_CWORD=$(($# - 1)) && { _jackin; printf '%s\\n' "\${COMPREPLY[@]}"; }`,
-        'bash',
-        'jackin',
-        ...words,
-      ],
-      { env, encoding: 'utf8' },
-    );
+    const run = 'source "$1" && shift && COMP_WORDS=("$@") && COMP_CWORD=$(($# - 1)) && { _jackin; printf \'%s\\n\' "${COMPREPLY[@]}"; }';
+    const r = spawnSync('bash', ['-c', run, 'bash', file, 'jackin', ...words], { env, encoding: 'utf8' });
     assert.equal(r.status, 0, r.stderr);
+    assert.equal(r.stderr, '');
     return r.stdout.split('\n').filter((l) => l !== '');
   };
   assert.deepEqual(complete('ex'), ['export']);
@@ -96,6 +90,7 @@ test('fish completes with its script; zsh and fish parse theirs', (t) => {
   const fish = (line: string): string[] => {
     const r = spawnSync('fish', ['-c', `jackin completion fish | source; complete -C '${line}'`], { env, encoding: 'utf8' });
     assert.equal(r.status, 0, r.stderr);
+    assert.equal(r.stderr, '');
     return r.stdout
       .split('\n')
       .filter((l) => l !== '')
