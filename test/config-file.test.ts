@@ -96,3 +96,18 @@ test('jackin doctor shows which config file was read and what it sets', async (t
     detail: `read ${file}: sets JACKIN_NOTIFY, JACKIN_COPY (the environment's value wins)`,
   });
 });
+
+test('config.toml is read like config.json; both at once is E_CONFIG', async (t) => {
+  const dir = testDir(t, 'jackin-config-');
+  const home = homeWithRecord(dir, 'from-toml');
+  mkdirSync(join(dir, 'xdg', 'jackin'), { recursive: true });
+  writeFileSync(join(dir, 'xdg', 'jackin', 'config.toml'), `# jackin\nhome = ${JSON.stringify(home)}\n`);
+  const r = await runJackin(['log', '--json'], baseEnv(dir));
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual(loggedInstances(r.stdout), ['from-toml']);
+
+  writeFileSync(join(dir, 'xdg', 'jackin', 'config.json'), '{}');
+  const both = await runJackin(['ls'], baseEnv(dir));
+  assert.equal(both.code, 1);
+  assert.match(both.stderr, /^jackin: two config files, \S+config\.json and \S+config\.toml: keep one \(E_CONFIG\)\n$/u);
+});

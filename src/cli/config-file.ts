@@ -1,16 +1,22 @@
 /**
  * Reads the operator's config file (src/policy/host-config.ts) for the host CLI: the file JACKIN_CONFIG
- * names, else `$XDG_CONFIG_HOME/jackin/config.json` (default `~/.config/jackin/config.json`), which may be
- * absent. jackin applies it to its own environment before any command reads a `JACKIN_*` variable, so a
+ * names, else `$XDG_CONFIG_HOME/jackin/config.json` or `config.toml` (default `~/.config/jackin/`), which may
+ * be absent (both present is an error: which one wins would be a guess). jackin applies it to its own environment before any command reads a `JACKIN_*` variable, so a
  * value from the file is exactly that variable set in the environment: what jackin starts inherits it as it
  * would an exported one, and nothing else carries it into a container.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { JackinError } from '../errors.ts';
 import { isOffWord } from '../policy/env-switch.ts';
 import { applyConfig, parseConfig } from '../policy/host-config.ts';
+import type * as SmolToml from 'smol-toml';
+
+// Required, not imported: a bundle would hoist an import and load it at every start (scripts/bundle.mjs),
+// for the few operators who write TOML.
+const parseToml = (text: string): unknown => (createRequire(import.meta.url)('smol-toml') as typeof SmolToml).parse(text);
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -21,7 +27,11 @@ export function configFilePath(env: Env): { path: string; named: boolean } | nul
   if (named !== undefined && named !== '') return { path: named, named: true };
   const xdg = env['XDG_CONFIG_HOME'];
   const base = xdg !== undefined && xdg !== '' ? xdg : join(env['HOME'] || homedir(), '.config');
-  return { path: join(base, 'jackin', 'config.json'), named: false };
+  const json = join(base, 'jackin', 'config.json');
+  const toml = join(base, 'jackin', 'config.toml');
+  if (!existsSync(toml)) return { path: json, named: false };
+  if (existsSync(json)) throw new JackinError('E_CONFIG', `two config files, ${json} and ${toml}: keep one`);
+  return { path: toml, named: false };
 }
 
 /** The config file read: its path and its settings; null when there is none. Throws E_CONFIG. */
@@ -38,7 +48,7 @@ export function loadConfigFile(env: Env): { path: string; settings: Map<string, 
     const why = code === 'ENOENT' ? 'does not exist' : code === 'EISDIR' ? 'is a directory' : `cannot be read (${code ?? 'error'})`;
     throw new JackinError('E_CONFIG', `config file ${path}${named ? ' (JACKIN_CONFIG)' : ''} ${why}: fix the path in JACKIN_CONFIG or create the file`);
   }
-  return { path, settings: parseConfig(text, path) };
+  return { path, settings: parseConfig(text, path, parseToml) };
 }
 
 /** Applies the config file to `env` (the environment wins); returns the file read, or null. Throws E_CONFIG. */

@@ -1,11 +1,15 @@
 /**
- * The operator's config file (`$XDG_CONFIG_HOME/jackin/config.json`, or the file JACKIN_CONFIG names): a JSON
- * object of `JACKIN_*` settings, `{"JACKIN_NOTIFY": "off"}` or by short name `{"notify": "off"}`. Each value
+ * The operator's config file (`$XDG_CONFIG_HOME/jackin/config.json` or `config.toml`, or the file JACKIN_CONFIG
+ * names): `JACKIN_*` settings, `{"JACKIN_NOTIFY": "off"}` or by short name `{"notify": "off"}` (TOML:
+ * `notify = "off"`). Each value
  * counts as that variable set in the environment, and only where the environment does not set it: the
  * environment wins. Only the host CLI (`jackin`) reads it; jackin-capsule never does. Pure: the file is read
  * by src/cli/config-file.ts.
  */
 import { JackinError } from '../errors.ts';
+
+/** A TOML parser (smol-toml's parse, which src/cli/config-file.ts loads only for a .toml file). */
+export type TomlParse = (text: string) => unknown;
 
 /** Every `JACKIN_*` variable the config file may set: the ones docs/guide.md ("Environment variables") lists. */
 export const CONFIG_VARIABLES: readonly string[] = [
@@ -45,21 +49,40 @@ function lineColumn(text: string, offset: number): string {
   return `line ${before.length}, column ${before.at(-1)!.length + 1}`;
 }
 
-const FIX = 'write one JSON object of JACKIN_* settings, e.g. {"JACKIN_NOTIFY": "off"} (docs/guide.md, "Environment variables")';
+const FIX = {
+  json: 'write one JSON object of JACKIN_* settings, e.g. {"JACKIN_NOTIFY": "off"} (docs/guide.md, "The config file")',
+  toml: 'write JACKIN_* settings as top-level keys, e.g. JACKIN_NOTIFY = "off" (docs/guide.md, "The config file")',
+};
+
+/** A config file's format: TOML for a name ending in .toml, JSON for any other. */
+export function configFormat(file: string): 'json' | 'toml' {
+  return file.toLowerCase().endsWith('.toml') ? 'toml' : 'json';
+}
+
+/** The file's text as one object, or E_CONFIG with the line and column of the error. */
+function parseText(text: string, file: string, format: 'json' | 'toml', parseToml: TomlParse): unknown {
+  try {
+    return format === 'toml' ? parseToml(text) : JSON.parse(text);
+  } catch (e) {
+    let where = '';
+    // smol-toml's TomlError carries the line and column.
+    const { line, column } = (e ?? {}) as { line?: unknown; column?: unknown };
+    if (format === 'toml' && typeof line === 'number' && typeof column === 'number') where = ` at line ${line}, column ${column}`;
+    else {
+      // Node 20 says "at position N", later Nodes add "(line L column C)": the position is in both.
+      const position = /position (\d+)/u.exec(e instanceof Error ? e.message : '')?.[1];
+      if (position !== undefined) where = ` at ${lineColumn(text, Number(position))}`;
+    }
+    throw new JackinError('E_CONFIG', `config file ${file} is not valid ${format === 'toml' ? 'TOML' : 'JSON'}${where}: ${FIX[format]}`);
+  }
+}
 
 /** The settings in the text of config file `file`: variable name -> value. Throws E_CONFIG naming the file and the line or key. */
-export function parseConfig(text: string, file: string): Map<string, string> {
-  let data: unknown;
-  try {
-    data = JSON.parse(text);
-  } catch (e) {
-    // Node 20 says "at position N", later Nodes add "(line L column C)": the position is in both.
-    const position = /position (\d+)/u.exec(e instanceof Error ? e.message : '')?.[1];
-    const where = position !== undefined ? ` at ${lineColumn(text, Number(position))}` : '';
-    throw new JackinError('E_CONFIG', `config file ${file} is not valid JSON${where}: ${FIX}`);
-  }
+export function parseConfig(text: string, file: string, parseToml: TomlParse): Map<string, string> {
+  const format = configFormat(file);
+  const data = parseText(text, file, format, parseToml);
   if (typeof data !== 'object' || data === null || Array.isArray(data)) {
-    throw new JackinError('E_CONFIG', `config file ${file} is not a JSON object: ${FIX}`);
+    throw new JackinError('E_CONFIG', `config file ${file} is not a JSON object: ${FIX[format]}`);
   }
   const settings = new Map<string, string>();
   for (const [key, value] of Object.entries(data)) {
