@@ -80,7 +80,7 @@ const singleQuoted = (s: string): string => `'${s.replaceAll("'", "'\\''")}'`;
 
 const INSTALL: Record<Shell, string> = {
   bash: 'jackin completion bash > ~/.local/share/bash-completion/completions/jackin',
-  zsh: 'jackin completion zsh > "${fpath[1]}/_jackin" (a directory of your $fpath), then compinit',
+  zsh: 'jackin completion zsh > "${fpath[1]}/_jackin"',
   fish: 'jackin completion fish > ~/.config/fish/completions/jackin.fish',
 };
 
@@ -267,7 +267,7 @@ Install it once where your shell looks for completions (it is made from this jac
   ${INSTALL.zsh}
   ${INSTALL.fish}
 
-Or load it in the running shell: source <(jackin completion bash). Instance names are completed from jackin ls --names (the names under $JACKIN_HOME/sockets).
+For zsh, \${fpath[1]} is the first directory of your $fpath: start a new shell (or run compinit) afterwards. Or load it in the running shell: source <(jackin completion bash). Instance names are completed from jackin ls --names (the names under $JACKIN_HOME/sockets).
 
 Examples:
   jackin completion bash > ~/.local/share/bash-completion/completions/jackin
