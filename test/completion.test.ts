@@ -1,7 +1,8 @@
 /**
  * `jackin completion bash|zsh|fish` against the real command tree: every command and option is in each
- * script, bash and fish complete with it for real (instance names from `jackin ls --names`), and zsh
- * parses it. bash, zsh and fish are installed by .ci/run: a missing shell fails the test.
+ * script, bash and fish complete with it for real (instance names from `jackin ls --names`), zsh parses
+ * it and completes with compsys's functions stubbed. bash, zsh and fish are installed by .ci/run: a missing
+ * shell fails the test.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -112,6 +113,28 @@ test('fish completes with its script; zsh and fish parse theirs', (t) => {
     assert.equal(r.status, 0, `${shell}: ${r.stderr}`);
   }
   assert.match(script('zsh', env), /^#compdef jackin\n/u);
+});
+
+test('zsh: the script completes with compsys stubbed (compadd prints its words, _files says FILES)', (t) => {
+  const env = setUp(t);
+  const file = join(testDir(t, 'jackin-completion-zsh-'), 'jackin.zsh');
+  writeFileSync(file, script('zsh', env));
+  const stubs = 'compdef() { :; }; compadd() { [[ $1 == -- ]] && shift; print -l -- "$@"; }; _files() { print FILES; }';
+  const complete = (...words: string[]): string[] => {
+    const r = spawnSync('zsh', ['-c', `${stubs}; source "$1"; shift; words=(jackin "$@"); CURRENT=$#words; _jackin`, 'zsh', file, ...words], {
+      env,
+      encoding: 'utf8',
+    });
+    assert.equal(r.error, undefined, 'zsh is installed');
+    assert.equal(r.stderr, '');
+    return r.stdout.split('\n').filter((l) => l !== '');
+  };
+  assert.ok(complete('').includes('export'));
+  assert.deepEqual(complete('attach', '--via', ''), ['docker', 'podman', 'kubectl']);
+  assert.deepEqual(complete('attach', ''), ['agent', 'box']);
+  assert.deepEqual(complete('forward', 'agent', ''), []);
+  assert.deepEqual(complete('stage', '--to', 'agent', ''), ['FILES']);
+  assert.deepEqual(complete('completion', ''), ['bash', 'zsh', 'fish']);
 });
 
 test('jackin ls --names prints plain instance names only, and --help says how to install the scripts', (t) => {
