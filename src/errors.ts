@@ -21,6 +21,7 @@ export const ERROR_CODES = [
   'E_CAPSULE_START',
   'E_STOP_TIMEOUT',
   'E_HOST_IO',
+  'E_CONFIG',
   // Containers (jackin run --image, reaching a container)
   'E_SOCKET_PERMISSION',
   'E_CONTAINER_STOPPED',

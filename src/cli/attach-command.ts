@@ -80,7 +80,9 @@ export function registerAttachCommand(program: Command, setStatus: SetStatus): v
 Without --socket/--via/--exec, jackin uses the local socket when it accepts a connection, otherwise
 \`<engine> exec -i <instance> jackin-capsule attach-proxy\` with the engine jackin run --image used for
 that instance, else docker or podman, whichever is installed.
+
 Keys: Ctrl+\\ then d detaches (the program keeps running); Ctrl+\\ twice sends one Ctrl+\\.
+
 Exit status: the program's exit status; 0 after a detach; non-zero with a one-line reason otherwise.
 
 Examples:

@@ -8,6 +8,10 @@
  * Only the plain forms are recognised here: `attach`, one container name, `--via docker|podman|kubectl`,
  * and flags that do not change the transport. Anything else (another option, `--help`, a name that is
  * not a plain container name) starts nothing early, and the CLI handles it as usual.
+ *
+ * It runs before the CLI applies the config file (src/cli/config-file.ts) and reads no JACKIN_* variable: the
+ * relay's argv follows from the arguments alone, and the engine passes none of jackin's environment into
+ * the container.
  */
 import { launchRelay, type LaunchedRelay } from '../transport/relay-launch.ts';
 import { ENGINES, relayArgv, type Engine } from '../transport/exec-args.ts';

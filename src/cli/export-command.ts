@@ -215,6 +215,7 @@ Directories arrive as <name>.tar.zst; a file keeps the name (and extension) of t
 program by its first bytes...): it is revealed instead, with a note saying why. Each file is written to a
 0600 temporary file, checked for size and SHA-256, then published under a new name (report-1.txt if
 report.txt exists); nothing is ever replaced.
+
 With --json each path prints {"ok":true,"source","destination","bytes","sha256"} or
 {"ok":false,"source","code","message"}. Exit status: 0 when every path was exported, 1 otherwise, 2 for a
 usage error; Ctrl+C (130) or SIGTERM (143) stops the export in flight and leaves no file behind.

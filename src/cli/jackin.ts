@@ -7,11 +7,13 @@
 import { Command, CommanderError } from './commander.ts';
 import { describeError, JackinError } from '../errors.ts';
 import { registerAttachCommand } from './attach-command.ts';
+import { applyConfigFile } from './config-file.ts';
 import { packageVersion, writeAll, type SetStatus } from './command-kit.ts';
 import { endOnOutputError, exitAfterOutput } from './output-errors.ts';
 import { pathError } from './path-error.ts';
 import { oneLineUsageErrors, USAGE_EXIT_STATUS } from './usage-errors.ts';
 import { registerDoctorCommand } from './doctor-command.ts';
+import { registerCompletionCommand } from './completion-command.ts';
 import { registerExportCommand } from './export-command.ts';
 import { registerForwardCommand } from './forward-command.ts';
 import { registerLogCommand } from './log-command.ts';
@@ -39,6 +41,7 @@ const COMMANDS: ReadonlyArray<(program: Command, setStatus: SetStatus) => void> 
   registerStageCommand,
   registerLogCommand,
   registerForwardCommand,
+  registerCompletionCommand,
 ];
 
 /** The program with every command registered (exported for tests, which parse with it). */
@@ -62,6 +65,7 @@ Examples:
 Exit status: attach and run give the program's exit status (0 after a detach). The other commands: 0 on
 success, 2 for a usage error, 128 + n when signal n interrupts a transfer (130 for Ctrl+C), otherwise 1
 (for some errors another status, see docs/errors.md) with one line on stderr saying why and what to do.
+
 Environment: JACKIN_HOME (default ~/.jackin) holds sockets/<instance>/jackin.sock; the other JACKIN_*
 variables and every error code are in docs/guide.md and docs/errors.md.`,
     );
@@ -76,14 +80,17 @@ export async function run(argv: string[]): Promise<number> {
   // Set from the options commander parsed for the command that runs, never from the raw argv: in
   // `jackin run -- tool --json` the flag belongs to the tool.
   let json = false;
-  const program = buildProgram((n) => (status = n));
   const unwatchOutput = endOnOutputError('jackin');
-  program.hook('preAction', (_program, command) => {
-    json = command.opts()['json'] === true;
-    // An attached session owns the terminal and its errors (a hung-up terminal must not skip the restore).
-    if (command.name() === 'attach' || (command.name() === 'run' && command.opts()['dryRun'] !== true && command.opts()['detach'] !== true)) unwatchOutput();
-  });
   try {
+    // First of all: every command (and what it starts) reads the file's JACKIN_* settings as environment
+    // variables. bin/jackin.js's early relay ran before this, but reads none (src/cli/early-relay.ts).
+    applyConfigFile();
+    const program = buildProgram((n) => (status = n));
+    program.hook('preAction', (_program, command) => {
+      json = command.opts()['json'] === true;
+      // An attached session owns the terminal and its errors (a hung-up terminal must not skip the restore).
+      if (command.name() === 'attach' || (command.name() === 'run' && command.opts()['dryRun'] !== true && command.opts()['detach'] !== true)) unwatchOutput();
+    });
     await program.parseAsync(argv);
     return status;
   } catch (e) {

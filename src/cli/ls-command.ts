@@ -1,5 +1,7 @@
 /** `jackin ls [--json]`: lists local instances. */
-import type { Command } from './commander.ts';
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Option, type Command } from './commander.ts';
 import { describeState, jackinHome, listInstances, type InstanceInfo } from '../host/instances/instances.ts';
 import { inertJson, inertText, padColumns, textWidth } from '../ui/inert-text.ts';
 import { writeAll, type SetStatus } from './command-kit.ts';
@@ -27,7 +29,24 @@ function formatInstances(list: InstanceInfo[]): string {
   return `${rows.map((r) => r.map((cell, c) => (c === r.length - 1 ? cell : padColumns(cell, widths[c]!))).join('  ')).join('\n')}\n`;
 }
 
-async function lsCommand(flags: { json?: boolean }): Promise<number> {
+/** Names a completion may offer: plain ones only (a directory name is the container's to choose, and a shell reads these). */
+const COMPLETABLE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/u;
+
+/** `jackin ls --names`, for shell completion (src/cli/completion-command.ts): the instance directories, no capsule probed. */
+async function instanceNames(): Promise<string> {
+  const names = await readdir(join(jackinHome(), 'sockets')).catch(() => []);
+  return names
+    .filter((n) => COMPLETABLE_NAME.test(n))
+    .sort()
+    .map((n) => `${n}\n`)
+    .join('');
+}
+
+async function lsCommand(flags: { json?: boolean; names?: boolean }): Promise<number> {
+  if (flags.names === true) {
+    await writeAll(process.stdout, await instanceNames());
+    return 0;
+  }
   const list = await listInstances(jackinHome());
   const forwards = await liveForwards(jackinHome());
   const json = list.map((i) => ({ ...i, forwards: forwards.filter((f) => f.instance === i.name) }));
@@ -40,6 +59,7 @@ export function registerLsCommand(program: Command, setStatus: SetStatus): void 
     .command('ls')
     .description('list local instances: name, state (live, stale, or not accessible to your user), attached, program, socket; and live forwards')
     .option('--json', 'print a JSON array')
+    .addOption(new Option('--names', 'print the instance names alone, one a line (for shell completion)').hideHelp())
     .addHelpText('after', '\nExamples:\n  jackin ls\n  jackin ls --json')
-    .action(async (flags: { json?: boolean }) => setStatus(await lsCommand(flags)));
+    .action(async (flags: { json?: boolean; names?: boolean }) => setStatus(await lsCommand(flags)));
 }

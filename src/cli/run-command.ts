@@ -198,6 +198,7 @@ export function registerRunCommand(program: Command, setStatus: SetStatus): void
       'after',
       `
 The capsule's run directory is $JACKIN_HOME/sockets/<name>/ (socket, capsule.json, capsule.log).
+
 Keys: Ctrl+\\ then d detaches (the program keeps running; jackin attach <name> comes back); Ctrl+\\ opens
 the palette of host actions. Exit status: the program's exit status; 0 after a detach; non-zero with a
 one-line reason otherwise (the capsule could not start: see its capsule.log). With -d: 0 once the capsule

@@ -98,6 +98,7 @@ Each file is sent in 1 MiB chunks, checked by the capsule for size and SHA-256, 
 exits. Refused: directories, files under ~/.ssh, ~/.gnupg, ~/.aws, ~/.kube, ~/.config/gcloud, keychains,
 ~/.docker/config.json, ~/.netrc and files named like private keys or .env; files over JACKIN_STAGE_MAX_BYTES
 (default 1 GiB, also the cap on all the files of one command). Symlinks are resolved on the host.
+
 With --json each path prints {"ok":true,"source","destination","bytes","sha256"} or
 {"ok":false,"source","code","message"}. Exit status: 0 when every path was staged, 1 otherwise, 2 for a
 usage error; Ctrl+C (130) or SIGTERM (143) stops the transfer in flight and leaves no file behind.
