@@ -51,7 +51,22 @@ test('every command is registered, in the documented order', () => {
   const r = jackin(['--help']);
   assert.equal(r.status, 0, r.stderr);
   const commands = [...r.stdout.matchAll(/^ {2}(\w[\w-]*)(?= )/gm)].map((m) => m[1]);
-  assert.deepEqual(commands.slice(0, 14), ['attach', 'run', 'ls', 'doctor', 'export', 'stop', 'rm', 'prune', 'logs', 'stage', 'log', 'forward', 'completion', 'help']);
+  assert.deepEqual(commands.slice(0, 14), [
+    'attach',
+    'run',
+    'ls',
+    'doctor',
+    'export',
+    'stop',
+    'rm',
+    'prune',
+    'logs',
+    'stage',
+    'log',
+    'forward',
+    'completion',
+    'help',
+  ]);
 });
 
 test('a usage error is one line on stderr naming the help to read, with exit status 2, from both programs', () => {
