@@ -17,6 +17,7 @@ export const ERROR_CODES = [
   'E_INSTANCE_UNREACHABLE',
   'E_NO_INSTANCE',
   'E_CAPSULE_START',
+  'E_NOT_A_TERMINAL',
   'E_STOP_TIMEOUT',
   'E_HOST_IO',
   // Containers (jackin run --image, reaching a container)

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pty from '@lydell/node-pty';
 import { CAPSULE_BIN, JACKIN_BIN } from './helpers/jackin-cli.ts';
+import { jackinStderrOffTerminal } from './helpers/terminal-stderr.ts';
 
 function runBin(bin: string, args: string[], stdout: 'pipe' | number = 'pipe', extraEnv: NodeJS.ProcessEnv = {}) {
   const home = mkdtempSync(join(tmpdir(), 'jackin-cli-'));
@@ -119,10 +120,12 @@ test('output that cannot be written (a full disk) is one line on stderr and stat
   }
 });
 
-test('the reason an attach ended is one line when stderr is not a terminal (no blank line, no carriage return)', () => {
-  const r = jackin(['attach', 'nope', '--exec', 'echo boom >&2; exit 3']);
-  assert.equal(r.status, 1);
-  assert.match(r.stderr, /^jackin: lost connection to nope: [^\r\n]*boom[^\r\n]*\n$/);
+test('the reason an attach ended is one line when stderr is not a terminal (no blank line, no carriage return)', async (t) => {
+  const home = mkdtempSync(join(tmpdir(), 'jackin-cli-'));
+  t.after(() => rmSync(home, { recursive: true, force: true }));
+  const r = await jackinStderrOffTerminal(t, ['attach', 'nope', '--exec', 'echo boom >&2; exit 3'], { ...process.env, JACKIN_HOME: home });
+  assert.equal(r.code, 1);
+  assert.match(r.stderr.toString('utf8'), /^jackin: lost connection to nope: [^\r\n]*boom[^\r\n]*\n$/);
 });
 
 test('jackin attach on a terminal: a relay that fails at once ends the session with its own reason, not the handshake timeout', async (t) => {
@@ -205,7 +208,7 @@ test('a JACKIN_HOME (or a capsule run directory) that cannot be used is E_HOST_I
   assert.equal((JSON.parse(json.stderr) as { error: { code: string } }).error.code, 'E_HOST_IO');
 });
 
-test('jackin attach of a name that is neither a local instance nor a container says where the instance names are', (t) => {
+test('jackin attach of a name that is neither a local instance nor a container says where the instance names are', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'jackin-cli-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   // The exact argv of the fallback (a stand-in docker records it, answering as docker does for a missing container): a real engine shows only the error.
@@ -215,8 +218,8 @@ test('jackin attach of a name that is neither a local instance nor a container s
     `#!/bin/sh\nprintf '%s\\n' "$@" > '${argvFile}'\necho 'Error response from daemon: No such container: tpyo' >&2\nexit 1\n`,
     { mode: 0o755 },
   );
-  const r = runBin(JACKIN_BIN, ['attach', 'tpyo'], 'pipe', { PATH: dir });
-  assert.equal(r.status, 1);
+  const r = await jackinStderrOffTerminal(t, ['attach', 'tpyo'], { ...process.env, JACKIN_HOME: dir, PATH: dir });
+  assert.equal(r.code, 1);
   assert.deepEqual(
     readFileSync(argvFile, 'utf8')
       .split('\n')
@@ -224,7 +227,7 @@ test('jackin attach of a name that is neither a local instance nor a container s
     ['exec', '-i', 'tpyo', 'jackin-capsule', 'attach-proxy'],
   );
   assert.match(
-    r.stderr,
+    r.stderr.toString('utf8'),
     /^jackin: lost connection to tpyo: [^\n]*No such container: tpyo[^\n]*; no local instance is named tpyo either \(`jackin ls` lists them\)\n$/,
   );
 });

@@ -50,6 +50,11 @@ export async function attachTerminal(
     explainLost?: (message: string) => Promise<string | null>;
     /** The capsule's loopback is this host's (the embedded default): login callbacks need no forward. */
     sharedLoopback?: boolean;
+    /**
+     * No terminal (`jackin run` with stdin or stdout redirected): the program's bytes and nothing of the
+     * host's on stdout, stdin passed to the program as data, its end as end of file; no raw mode.
+     */
+    plain?: boolean;
   } = {},
 ): Promise<number> {
   const [
@@ -80,6 +85,8 @@ export async function attachTerminal(
     name,
     allowUpstreamRequests: features.allowUpstreamRequests === true,
     ...(log ? { log } : {}),
+    // A notice is a line on stderr: stdout carries only the program's bytes.
+    ...(features.plain === true ? { plain: { report: (line: string) => void process.stderr.write(`jackin: ${inertText(line, MAX_REASON_COLUMNS)}\n`) } } : {}),
   });
   // What this host offers the affordances (opener, clipboard, notifier, export directory, the switches):
   // built once for the session, each at its first use, and shared by every affordance.
@@ -130,8 +137,8 @@ export async function attachTerminal(
   process.on('uncaughtException', onCrash);
   process.on('unhandledRejection', onCrash);
 
-  terminal.enterRawMode();
-  if (process.stdin.isTTY === true && process.stdout.isTTY === true && !terminal.outputRaw)
+  if (features.plain !== true) terminal.enterRawMode();
+  if (features.plain !== true && process.stdin.isTTY === true && process.stdout.isTTY === true && !terminal.outputRaw)
     log?.("could not turn output processing off (stty -opost); the program's output passes through the terminal's own");
   let outcome;
   try {
