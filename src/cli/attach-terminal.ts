@@ -32,6 +32,8 @@ export function loadSessionModules() {
     import('../host/notify/notify-feature.ts'),
     import('../host/terminal/terminal-filter/filter.ts'),
     import('../host/platform/host-services.ts'),
+    import('../host/session/keys-hint.ts'),
+    import('../host/terminal/input-scan.ts'),
   ]);
 }
 
@@ -70,6 +72,8 @@ export async function attachTerminal(
     { installNotifyFeature },
     { filterOptionsFromEnv },
     { createHostServices },
+    { keysHintEnabled, keysHintText },
+    { scannerOptionsFromEnv },
   ] = await modules;
   // The palette, prompts and notices keep to bold, faint, underline and reverse video under NO_COLOR.
   setHostColour(colourFromEnv(process.env));
@@ -85,6 +89,7 @@ export async function attachTerminal(
     name,
     allowUpstreamRequests: features.allowUpstreamRequests === true,
     ...(log ? { log } : {}),
+    ...(features.plain !== true && keysHintEnabled(process.env) ? { keysHint: keysHintText(scannerOptionsFromEnv(process.env).paletteKey) } : {}),
     // A notice is a line on stderr: stdout carries only the program's bytes.
     ...(features.plain === true ? { plain: { report: (line: string) => void process.stderr.write(`jackin: ${inertText(line, MAX_REASON_COLUMNS)}\n`) } } : {}),
   });

@@ -103,6 +103,8 @@ export interface AttachOptions {
    * (plain-input.ts), nothing of the host's is drawn or switched on, and notices are lines for `report`.
    */
   plain?: { report: (line: string) => void };
+  /** The keys hint to show once the capsule welcomed this host (keys-hint.ts); none when unset. */
+  keysHint?: string | null;
 }
 
 export class AttachSession implements FeatureSession {
@@ -167,6 +169,7 @@ export class AttachSession implements FeatureSession {
     );
     this.#store.add(this.#palette.onChoose(() => this.gesture('palette-action')));
     this.onPaletteOpen = this.#palette.onOpen;
+    this.#store.add(this.#palette.onOpen(() => this.#withdrawHint()));
     this.#requests = this.#store.add(
       new HostRequests({
         ...o,
@@ -185,7 +188,12 @@ export class AttachSession implements FeatureSession {
         scanner: o.scanner ?? scannerOptionsFromEnv(o.env ?? process.env),
         palette: this.#palette,
         modals: this.#modals,
-        sendInput: (bytes) => this.sendInput(bytes),
+        sendInput: (bytes) => {
+          // The operator typed: the keys hint goes at the first key (not at the terminal's own replies, which
+          // the router keeps from the program).
+          this.#withdrawHint();
+          this.sendInput(bytes);
+        },
         active: () => !this.#detaching && !this.#finished,
         drawsOverlay: () => (this.#welcomed ? this.drawsOverlay : null),
         gesture: (g) => this.gesture(g),
@@ -578,6 +586,7 @@ export class AttachSession implements FeatureSession {
         this.#welcomeEmitter.fire({ sessions: f.sessions, features: f.features });
         this.#input.welcomed();
         this.#plainInput?.start();
+        this.#showHint();
         return;
       case 'Bell':
         if (this.#o.plain === undefined) this.#o.terminal.write(BEL);
@@ -607,6 +616,28 @@ export class AttachSession implements FeatureSession {
         this.#passOn(f);
         return;
     }
+  }
+
+  /** The keys hint on screen (or queued), until the first key or its time. */
+  #hint: string | null = null;
+
+  /**
+   * The keys hint, once, with our capsule only: it repaints the program's screen over a notice that goes
+   * early, which an upstream capsule cannot (the hint would stay until the program drew over it).
+   */
+  #showHint(): void {
+    const text = this.#o.keysHint;
+    if (text == null || this.#o.plain !== undefined || !this.drawsOverlay || this.#hintPosted) return;
+    this.#hintPosted = true;
+    this.#hint = text;
+    this.#overlay.post('info', text, 'host');
+  }
+  #hintPosted = false;
+
+  #withdrawHint(): void {
+    if (this.#hint === null) return;
+    this.#overlay.withdraw(this.#hint);
+    this.#hint = null;
   }
 
   /** Passes a frame the session does not handle itself to the affordances (FeatureSession.onFrame). */
