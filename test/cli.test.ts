@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pty from '@lydell/node-pty';
 import { CAPSULE_BIN, JACKIN_BIN } from './helpers/jackin-cli.ts';
+import { jackinStderrOffTerminal } from './helpers/terminal-stderr.ts';
 
 function runBin(bin: string, args: string[], stdout: 'pipe' | number = 'pipe', extraEnv: NodeJS.ProcessEnv = {}) {
   const home = mkdtempSync(join(tmpdir(), 'jackin-cli-'));
@@ -134,10 +135,12 @@ test('output that cannot be written (a full disk) is one line on stderr and stat
   }
 });
 
-test('the reason an attach ended is one line when stderr is not a terminal (no blank line, no carriage return)', () => {
-  const r = jackin(['attach', 'nope', '--exec', 'echo boom >&2; exit 3']);
-  assert.equal(r.status, 1);
-  assert.match(r.stderr, /^jackin: lost connection to nope: [^\r\n]*boom[^\r\n]*\n$/);
+test('the reason an attach ended is one line when stderr is not a terminal (no blank line, no carriage return)', async (t) => {
+  const home = mkdtempSync(join(tmpdir(), 'jackin-cli-'));
+  t.after(() => rmSync(home, { recursive: true, force: true }));
+  const r = await jackinStderrOffTerminal(t, ['attach', 'nope', '--exec', 'echo boom >&2; exit 3'], { ...process.env, JACKIN_HOME: home });
+  assert.equal(r.code, 1);
+  assert.match(r.stderr.toString('utf8'), /^jackin: lost connection to nope: [^\r\n]*boom[^\r\n]*\n$/);
 });
 
 test('jackin attach on a terminal: a relay that fails at once ends the session with its own reason, not the handshake timeout', async (t) => {

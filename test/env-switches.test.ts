@@ -13,6 +13,7 @@ import { bellWanted, chooseNotifier, notifyModeFromEnv } from '../src/host/platf
 import { copyModeFromEnv } from '../src/host/copy/copy-feature.ts';
 import { chooseBackend } from '../src/host/platform/clipboard/select.ts';
 import { scannerOptionsFromEnv } from '../src/host/terminal/input-scan.ts';
+import { keysHintEnabled } from '../src/host/session/keys-hint.ts';
 
 type Env = Record<string, string | undefined>;
 
@@ -27,6 +28,7 @@ const READERS: Record<SwitchName, (env: Env) => boolean> = {
   JACKIN_UPSTREAM_REQUESTS: (env) => upstreamRequestsAllowed(env),
   JACKIN_GRAPHICS: (env) => filterOptionsFromEnv(env).graphics === true,
   JACKIN_NOTIFY_BELL: bellWanted,
+  JACKIN_HINT: keysHintEnabled,
 };
 
 const spellings = (w: string): string[] => [w, w.toUpperCase(), ` ${w} `];

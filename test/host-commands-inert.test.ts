@@ -16,6 +16,7 @@ import { ControlMessageDecoder, createClientFrameDecoder, encodeControlMessage, 
 import { readActions } from '../src/host/instances/action-log.ts';
 import { JACKIN_BIN, runJackin, type JackinResult, CAPSULE_BIN } from './helpers/jackin-cli.ts';
 import { capsulePid } from './helpers/capsules.ts';
+import { jackinStderrOffTerminal } from './helpers/terminal-stderr.ts';
 import { stopChild } from './helpers/stop-child.ts';
 import { socketAddress } from '../src/transport/socket-address.ts';
 
@@ -197,7 +198,7 @@ test("a relay's last stderr line is shown inert by jackin export --exec and jack
   assert.equal(e.code, 1);
   const etext = assertInert('jackin export --exec', e.stderr);
   assert.ok(etext.includes(SHOWN), etext);
-  const a = await jackin(['attach', 'box', '--exec', relay], env);
+  const a = await jackinStderrOffTerminal(t, ['attach', 'box', '--exec', relay], env);
   assert.equal(a.code, 1);
   const atext = assertInert('jackin attach --exec', a.stderr);
   assert.match(atext, /relay exited with status 3/u);
@@ -207,7 +208,7 @@ test("a relay's last stderr line is shown inert by jackin export --exec and jack
 test('the Shutdown reason at the end of jackin attach is shown inert', async (t) => {
   const { home, env } = setup(t);
   await hostileCapsule(t, home, 'evil');
-  const r = await jackin(['attach', 'evil'], env);
+  const r = await jackinStderrOffTerminal(t, ['attach', 'evil'], env);
   assert.equal(r.code, 1);
   const text = assertInert('jackin attach (shutdown)', r.stderr);
   assert.match(text, /ended by the capsule: A\\x1b\]52;c;/u);
@@ -216,7 +217,7 @@ test('the Shutdown reason at the end of jackin attach is shown inert', async (t)
 test("jackin attach --verbose writes the capsule's notices and Shutdown reason to its diagnostics inert", async (t) => {
   const { home, env } = setup(t);
   await hostileCapsule(t, home, 'evil');
-  const r = await jackin(['attach', '--verbose', 'evil'], env);
+  const r = await jackinStderrOffTerminal(t, ['attach', '--verbose', 'evil'], env);
   assert.equal(r.code, 1);
   const text = assertInert('jackin attach --verbose', r.stderr);
   assert.ok(text.includes(`capsule notice (info): ${SHOWN}`), text);

@@ -59,6 +59,8 @@ export interface ServeOptions {
   browser?: boolean;
   /** Put the clipboard shims first on the program's PATH (programEnv). */
   clipboard?: boolean;
+  /** Relay the program's bytes plainly to a first host without a terminal (SessionOptions.plain). */
+  plain?: boolean;
   /** Export policy file (default: the package's policies/default.json); invalid fails the start. */
   policyPath?: string;
   log?: (line: string) => void;
@@ -103,6 +105,7 @@ export async function serve(options: ServeOptions): Promise<number> {
     env: programEnv(process.env, runDir, options.browser === true, options.clipboard === true),
     ...(options.rows !== undefined ? { rows: options.rows } : {}),
     ...(options.cols !== undefined ? { cols: options.cols } : {}),
+    ...(options.plain === true ? { plain: true } : {}),
   });
   // Pasted images are staged under <run>/clipboard/ and removed when the capsule exits.
   const images = options.imageSink === undefined ? new ImageFeature({ runDir, session, log }) : null;

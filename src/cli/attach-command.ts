@@ -2,6 +2,7 @@
 import { existsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Command } from './commander.ts';
+import { JackinError } from '../errors.ts';
 import { capsuleSharesHostNetwork, jackinHome } from '../host/instances/instances.ts';
 import { selectOptionsFromFlags, selectTransport, type SelectOptions } from '../transport/select.ts';
 import { instanceRunDir } from '../transport/instance-paths.ts';
@@ -41,6 +42,16 @@ async function attachCommand(positional: string | undefined, flags: AttachFlags)
   }
   if (selected.status === 'rejected') throw selected.reason;
   const [selection] = selected.value;
+  // Attaching draws a screen and reads keys: without a terminal on both, refuse at once (a session on
+  // /dev/null or a pipe never ends). After the instance was reached, so a wrong name is told first.
+  if (process.stdin.isTTY !== true || process.stdout.isTTY !== true) {
+    selection.transport.close();
+    const which = process.stdin.isTTY !== true ? (process.stdout.isTTY !== true ? 'stdin and stdout are' : 'stdin is') : 'stdout is';
+    throw new JackinError(
+      'E_NOT_A_TERMINAL',
+      `cannot attach to ${instance}: ${which} not a terminal; run jackin attach from a terminal (jackin run -- CMD relays a program's bytes without one)`,
+    );
+  }
   // Exports open their own control connection the same way (socket, or another exec relay).
   const connect = async (): Promise<Transport> => (await selectTransport(selectOptions)).transport;
   // A name with no local instance fell back to `docker exec` on a container of that name: when that fails

@@ -32,6 +32,8 @@ export function loadSessionModules() {
     import('../host/notify/notify-feature.ts'),
     import('../host/terminal/terminal-filter/filter.ts'),
     import('../host/platform/host-services.ts'),
+    import('../host/session/keys-hint.ts'),
+    import('../host/terminal/input-scan.ts'),
   ]);
 }
 
@@ -50,6 +52,11 @@ export async function attachTerminal(
     explainLost?: (message: string) => Promise<string | null>;
     /** The capsule's loopback is this host's (the embedded default): login callbacks need no forward. */
     sharedLoopback?: boolean;
+    /**
+     * No terminal (`jackin run` with stdin or stdout redirected): the program's bytes and nothing of the
+     * host's on stdout, stdin passed to the program as data, its end as end of file; no raw mode.
+     */
+    plain?: boolean;
   } = {},
 ): Promise<number> {
   const [
@@ -65,6 +72,8 @@ export async function attachTerminal(
     { installNotifyFeature },
     { filterOptionsFromEnv },
     { createHostServices },
+    { keysHintEnabled, keysHintText },
+    { scannerOptionsFromEnv },
   ] = await modules;
   // The palette, prompts and notices keep to bold, faint, underline and reverse video under NO_COLOR.
   setHostColour(colourFromEnv(process.env));
@@ -80,6 +89,9 @@ export async function attachTerminal(
     name,
     allowUpstreamRequests: features.allowUpstreamRequests === true,
     ...(log ? { log } : {}),
+    ...(features.plain !== true && keysHintEnabled(process.env) ? { keysHint: keysHintText(scannerOptionsFromEnv(process.env).paletteKey) } : {}),
+    // A notice is a line on stderr: stdout carries only the program's bytes.
+    ...(features.plain === true ? { plain: { report: (line: string) => void process.stderr.write(`jackin: ${inertText(line, MAX_REASON_COLUMNS)}\n`) } } : {}),
   });
   // What this host offers the affordances (opener, clipboard, notifier, export directory, the switches):
   // built once for the session, each at its first use, and shared by every affordance.
@@ -131,8 +143,8 @@ export async function attachTerminal(
   process.on('uncaughtException', onCrash);
   process.on('unhandledRejection', onCrash);
 
-  terminal.enterRawMode();
-  if (process.stdin.isTTY === true && process.stdout.isTTY === true && !terminal.outputRaw)
+  if (features.plain !== true) terminal.enterRawMode();
+  if (features.plain !== true && process.stdin.isTTY === true && process.stdout.isTTY === true && !terminal.outputRaw)
     log?.("could not turn output processing off (stty -opost); the program's output passes through the terminal's own");
   let outcome;
   try {

@@ -120,6 +120,9 @@ async function runCommand(command: string[], flags: RunFlags, raw: readonly stri
     );
   }
   refuseImageOnlyFlags(flags);
+  // Like `docker run` without -t: with no terminal on both stdin and stdout there is nobody to draw a
+  // screen for or read keys from, so the program's bytes are relayed as they are (docs/guide.md, "Without a terminal").
+  const plain = process.stdin.isTTY !== true || process.stdout.isTTY !== true;
   const argv = command.length > 0 ? command : [process.env['SHELL'] || '/bin/sh'];
   const workspace = checkWorkspace(flags.workspace ?? process.cwd());
   let name: string;
@@ -150,6 +153,7 @@ async function runCommand(command: string[], flags: RunFlags, raw: readonly stri
       '--name',
       name,
       ...capsuleSizeArgs(process.stdout),
+      ...(plain ? ['--plain'] : []),
       '--',
       ...argv,
     ],
@@ -181,7 +185,7 @@ async function runCommand(command: string[], flags: RunFlags, raw: readonly stri
   const selection: Selection = { transport: socketTransport(sock, socket), choice: 'socket', reason: `jackin run started capsule ${name}` };
   const connect = async (): Promise<Transport> => socketTransport(await connectSocket(socket), socket);
   // The capsule runs here, as this user, on the host's own network: its loopback is the host's.
-  return await attachTerminal(modules, selection, name, flags.verbose === true, { noMouse: flags.mouse === false, connect, sharedLoopback: true });
+  return await attachTerminal(modules, selection, name, flags.verbose === true, { noMouse: flags.mouse === false, connect, sharedLoopback: true, plain });
 }
 
 export function registerRunCommand(program: Command, setStatus: SetStatus): void {

@@ -69,6 +69,7 @@ interface ServeFlags {
   cols?: number;
   browser?: boolean;
   clipboard?: boolean;
+  plain?: boolean;
 }
 
 export function registerServeCommand(program: Command, setStatus: SetStatus): void {
@@ -97,6 +98,10 @@ export function registerServeCommand(program: Command, setStatus: SetStatus): vo
       '--clipboard',
       "make the program's clipboard tools jackin's: xclip, xsel, wl-copy, wl-paste, pbcopy and pbpaste make copy offers and read the image last pasted (jackin run --image sets this up itself)",
     )
+    .option(
+      '--plain',
+      "for a first host without a terminal (jackin run with its output redirected): the PTY passes the program's bytes unchanged (no echo, no CRLF) and they are kept for that host from the start, not repainted",
+    )
     .argument('<cmd>', 'program to run')
     .argument('[args...]', 'its arguments (put -- before <cmd> when they start with -)')
     .passThroughOptions()
@@ -120,6 +125,7 @@ export function registerServeCommand(program: Command, setStatus: SetStatus): vo
           ...(opts.policy !== undefined ? { policyPath: opts.policy } : {}),
           ...(opts.browser === true ? { browser: true } : {}),
           ...(opts.clipboard === true ? { clipboard: true } : {}),
+          ...(opts.plain === true ? { plain: true } : {}),
         }),
       );
     });

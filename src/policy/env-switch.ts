@@ -33,6 +33,8 @@ export const SWITCHES = {
   JACKIN_UPSTREAM_REQUESTS: { default: false },
   /** Sixel and kitty graphics passed to the operator's terminal. */
   JACKIN_GRAPHICS: { default: false },
+  /** The keys hint (palette, detach) drawn when a session starts. */
+  JACKIN_HINT: { default: true },
   /** A bell while the terminal is unfocused notifies. */
   JACKIN_NOTIFY_BELL: { default: false, onWord: 'unfocused' },
 } as const satisfies Record<string, { readonly default: boolean; readonly onWord?: string }>;

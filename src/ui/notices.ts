@@ -70,6 +70,19 @@ export class NoticeQueue {
     return true;
   }
 
+  /**
+   * Takes back the notice of `text` (as posted): shown, the next one shows (returns true: the shown notice
+   * changed); waiting, it is dropped.
+   */
+  withdraw(text: string): boolean {
+    const inert = inertText(text, NOTICE_MAX_COLUMNS);
+    this.#queue = this.#queue.filter((n) => n.text !== inert);
+    if (this.#shown?.notice.text !== inert) return false;
+    const next = this.#queue.shift();
+    this.#shown = next ? { notice: next, until: this.#now() + (this.#queue.length > 0 ? NOTICE_MIN_MS : NOTICE_MS) } : null;
+    return true;
+  }
+
   clear(): void {
     this.#queue = [];
     this.#shown = null;

@@ -74,6 +74,9 @@ export class TmuxPane {
       LANG: 'C.UTF-8',
       // No ~/.bash_history written while kill() removes HOME.
       HISTFILE: '',
+      // The keys hint covers the top-right corner of every new session for 3 s: tests that read the screen
+      // right after an attach would see it. test/keys-hint-e2e.test.ts turns it on.
+      JACKIN_HINT: 'off',
       ...testRunEnv(),
       ...opts.env,
     };

@@ -313,7 +313,10 @@ export class AttachConnection {
         await session.settle();
         if (this.#handshake.phase !== 'attaching' || !this.#host.isCurrent(this)) return;
         this.#send({ type: 'Welcome', sessions: 1, features: this.#host.features });
-        this.#sendRepaint();
+        // A plain session's first host (no terminal) gets the program's bytes as written, not a screen.
+        const backlog = session.takePlainBacklog();
+        if (backlog === null) this.#sendRepaint();
+        else for (const chunk of backlog) forEachOutputFrame(chunk, (bytes) => this.#send({ type: 'Output', bytes }));
         this.#handshake.to('attached');
         // The terminal of this host answers the program's queries until it holds the output itself.
         session.answerQueries = false;

@@ -4,7 +4,7 @@
  * buffering without bound. Input is written as Buffers, never decoded, with backpressure reported to the
  * caller.
  */
-import { closeSync, constants as fsConstants, openSync, readSync } from 'node:fs';
+import { closeSync, constants as fsConstants, openSync, readSync, writeSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type * as Pty from '@lydell/node-pty';
 import { DisposableStore, Emitter, onEvent, toDisposable, type Disposable } from '../../disposable.ts';
@@ -25,6 +25,14 @@ const pty = requirePty('@lydell/node-pty') as typeof Pty;
  * parses far faster than a terminal draws, so this only bounds memory during floods. */
 const MODEL_BACKLOG_HIGH = 8 * 1024 * 1024;
 const MODEL_BACKLOG_LOW = 1 * 1024 * 1024;
+/**
+ * How soon input the PTY did not take (EAGAIN: the program is not reading) is offered again. Input is written
+ * to the master's descriptor here, not through node-pty's tty stream: libuv writes a TTY handle as blocking,
+ * retrying EAGAIN in a loop, so a paste larger than the PTY's input buffer into a program that echoes it
+ * (`cat`, a pipe into `jackin run -- cat`) spun the capsule forever: the program waited for its output to be
+ * read, and the capsule, looping on the write, never read it.
+ */
+const INPUT_RETRY_MS = 5;
 /** Time a program gets between SIGHUP and SIGKILL when the capsule is told to stop. */
 const TERMINATE_GRACE_MS = 3000;
 
@@ -69,7 +77,25 @@ export interface SessionOptions {
   cols?: number;
   /** TERM for the program; default `$TERM` or xterm-256color. */
   term?: string;
+  /**
+   * For a host without a terminal (`jackin run` with its output redirected, `serve --plain`): the PTY relays
+   * the program's bytes as they are (no echo, no output processing, input bytes not taken as signals) and
+   * the output is kept from the start until the first host takes it (`takePlainBacklog`), instead of that
+   * host being sent a repaint of the screen.
+   */
+  plain?: boolean;
 }
+
+/**
+ * The line discipline a plain session starts its program with, set by the program's own shell before it
+ * execs the program, so not one byte is written under the default settings. Canonical input stays on: its
+ * VEOF (Ctrl+D) is how the end of the host's input reaches the program as end of file. `stty` failing (none
+ * in the image) leaves the defaults: the program still runs.
+ */
+const PLAIN_TTY_SCRIPT = 'stty -echo -opost -icrnl -ixon -isig -iexten 2>/dev/null; stty erase undef kill undef 2>/dev/null; exec "$0" "$@"';
+
+/** Output kept for a plain session's first host before the PTY is held (read no further) until it comes. */
+const PLAIN_BACKLOG_MAX = 8 * 1024 * 1024;
 
 /** Receives PTY output. A sink that cannot keep up calls `hold(name)` and later `release(name)`. */
 export type OutputSink = (chunk: Buffer) => void;
@@ -102,26 +128,37 @@ export class Session {
   #slaveFd: number | null = null;
   /** What a synchronous read of the master goes into (read on after a long read, and the drain at exit). */
   readonly #readBuffer = Buffer.allocUnsafeSlow(READ_ON_BYTES);
+  /** Input the PTY has not taken yet, oldest first (written to the master's descriptor, see INPUT_RETRY_MS). */
+  readonly #input: Buffer[] = [];
+  #inputRetry: NodeJS.Timeout | undefined;
+  /** A plain session's output until its first host takes it (null: not plain, or taken). */
+  #plainBacklog: Buffer[] | null;
+  #plainBacklogBytes = 0;
   /** Frees passed-on output chunks during a flood (output-gc.ts). */
   readonly #outputGc = new OutputCollector(collectGarbage);
 
   // biome-ignore lint/style/useConsistentMemberAccessibility: built only by its static factory (which spawns the program)
   private constructor(options: SessionOptions) {
+    this.#plainBacklog = options.plain === true ? [] : null;
     const rows = options.rows ?? DEFAULT_ROWS;
     const cols = options.cols ?? DEFAULT_COLS;
     const env = { ...(options.env ?? process.env) };
     let spawned: { proc: Pty.IPty; hooked: boolean };
     try {
       const spawn = (): Pty.IPty =>
-        pty.spawn(options.file, [...options.args], {
-          name: options.term ?? env['TERM'] ?? 'xterm-256color',
-          rows,
-          cols,
-          cwd: options.cwd ?? process.cwd(),
-          env: env as Record<string, string>,
-          // null: deliver output as Buffers; decoding per chunk would split UTF-8 sequences.
-          encoding: null,
-        });
+        pty.spawn(
+          options.plain === true ? '/bin/sh' : options.file,
+          options.plain === true ? ['-c', PLAIN_TTY_SCRIPT, options.file, ...options.args] : [...options.args],
+          {
+            name: options.term ?? env['TERM'] ?? 'xterm-256color',
+            rows,
+            cols,
+            cwd: options.cwd ?? process.cwd(),
+            env: env as Record<string, string>,
+            // null: deliver output as Buffers; decoding per chunk would split UTF-8 sequences.
+            encoding: null,
+          },
+        );
       spawned = spawnWithExitHook(requirePty.resolve('@lydell/node-pty'), spawn, () => this.#onChildGone());
     } catch (cause) {
       throw new JackinError('E_SPAWN_FAILED', `could not start ${JSON.stringify(options.file)}: ${(cause as Error).message}`, { cause });
@@ -239,6 +276,17 @@ export class Session {
     this.#sink = sink;
   }
 
+  /**
+   * A plain session's output so far, once, for its first host (which is sent these bytes instead of a
+   * repaint); null for every other host and for a session that is not plain.
+   */
+  takePlainBacklog(): Buffer[] | null {
+    const backlog = this.#plainBacklog;
+    this.#plainBacklog = null;
+    this.release('plain');
+    return backlog;
+  }
+
   /** Stops reading the PTY until every hold is released. Holds are named so owners release only theirs. */
   hold(reason: string): void {
     if (this.#holds.size === 0 && !this.#childGone) this.#internals.pause();
@@ -343,10 +391,47 @@ export class Session {
   /** Writes input bytes to the program. False means the PTY is not draining: wait for `onDrain`. */
   write(bytes: Buffer): boolean {
     if (this.#exitStatus !== null || bytes.length === 0) return true;
+    if (this.#internals.fd !== undefined) {
+      this.#input.push(bytes);
+      if (this.#input.length === 1) this.#writeInput(this.#internals.fd);
+      return this.#input.length === 0;
+    }
     if (this.#internals.stream) return this.#internals.stream.write(bytes);
     this.#proc.write(bytes as unknown as string);
     return true;
   }
+
+  /**
+   * Writes queued input to the master until the PTY takes no more; then tries again in INPUT_RETRY_MS.
+   * Fires drain once the queue is empty after a write that returned false.
+   */
+  #writeInput(fd: number): void {
+    this.#inputRetry = undefined;
+    const backedUp = this.#input.length > 1 || this.#inputRetried;
+    while (this.#input.length > 0) {
+      const head = this.#input[0]!;
+      let n: number;
+      try {
+        n = writeSync(fd, head);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code === 'EAGAIN' && this.#exitStatus === null && !this.#store.isDisposed) {
+          this.#inputRetried = true;
+          this.#inputRetry = setTimeout(() => this.#writeInput(fd), INPUT_RETRY_MS);
+          return;
+        }
+        // The PTY is gone (EIO, EBADF after the exit): the input has nowhere to go.
+        this.#input.length = 0;
+        break;
+      }
+      if (n < head.length) this.#input[0] = head.subarray(n);
+      else this.#input.shift();
+    }
+    this.#inputRetried = false;
+    if (backedUp) this.#drainEmitter.fire();
+  }
+
+  /** Whether input waited for the PTY since the queue was last empty (the writer was told to wait). */
+  #inputRetried = false;
 
   onDrain(listener: () => void): Disposable {
     return this.#drainEmitter.event(listener);
@@ -403,6 +488,8 @@ export class Session {
 
   dispose(): void {
     this.#store.dispose();
+    clearTimeout(this.#inputRetry);
+    this.#input.length = 0;
     this.#releaseSlave();
     this.#model.dispose();
   }
@@ -418,7 +505,12 @@ export class Session {
   }
 
   #onOutput(chunk: Buffer): void {
-    this.#sink?.(chunk);
+    if (this.#sink !== null) this.#sink(chunk);
+    else if (this.#plainBacklog !== null) {
+      this.#plainBacklog.push(chunk);
+      this.#plainBacklogBytes += chunk.length;
+      if (this.#plainBacklogBytes > PLAIN_BACKLOG_MAX) this.hold('plain');
+    }
     this.#model.write(
       chunk,
       () => {

@@ -42,6 +42,7 @@ import { FrameRelay } from './frame-relay.ts';
 import { helloFrame, negotiateFeatures } from './handshake.ts';
 import { scannerOptionsFromEnv, type InputScannerOptions } from '../terminal/input-scan.ts';
 import { InputRouter } from './input-router.ts';
+import { PlainInput } from './plain-input.ts';
 import { NoticeOverlay } from './notice-overlay.ts';
 import { ModalStack } from './modal-stack.ts';
 import { PaletteController } from './palette-controller.ts';
@@ -97,6 +98,13 @@ export interface AttachOptions {
   home?: string;
   /** WELCOME_TIMEOUT_MS (tests). */
   welcomeTimeoutMs?: number;
+  /**
+   * No terminal to drive (`jackin run` with stdin or stdout redirected): stdin goes to the program as data
+   * (plain-input.ts), nothing of the host's is drawn or switched on, and notices are lines for `report`.
+   */
+  plain?: { report: (line: string) => void };
+  /** The keys hint to show once the capsule welcomed this host (keys-hint.ts); none when unset. */
+  keysHint?: string | null;
 }
 
 export class AttachSession implements FeatureSession {
@@ -141,6 +149,9 @@ export class AttachSession implements FeatureSession {
   /** Malformed frames are each skipped, but told to the operator at most this often (a flood stays quiet). */
   readonly #skippedNotices = createRateLimiter({ max: 3, windowMs: 10_000 });
 
+  /** stdin as data, for a session without a terminal (`plain`). */
+  #plainInput: PlainInput | null = null;
+
   readonly #o: AttachOptions;
   constructor(o: AttachOptions) {
     this.#o = o;
@@ -158,6 +169,7 @@ export class AttachSession implements FeatureSession {
     );
     this.#store.add(this.#palette.onChoose(() => this.gesture('palette-action')));
     this.onPaletteOpen = this.#palette.onOpen;
+    this.#store.add(this.#palette.onOpen(() => this.#withdrawHint()));
     this.#requests = this.#store.add(
       new HostRequests({
         ...o,
@@ -176,7 +188,12 @@ export class AttachSession implements FeatureSession {
         scanner: o.scanner ?? scannerOptionsFromEnv(o.env ?? process.env),
         palette: this.#palette,
         modals: this.#modals,
-        sendInput: (bytes) => this.sendInput(bytes),
+        sendInput: (bytes) => {
+          // The operator typed: the keys hint goes at the first key (not at the terminal's own replies, which
+          // the router keeps from the program).
+          this.#withdrawHint();
+          this.sendInput(bytes);
+        },
         active: () => !this.#detaching && !this.#finished,
         drawsOverlay: () => (this.#welcomed ? this.drawsOverlay : null),
         gesture: (g) => this.gesture(g),
@@ -229,6 +246,8 @@ export class AttachSession implements FeatureSession {
   readonly actionsLogged = (): Promise<void> => this.#requests.actionsLogged();
   readonly admitUpstream = (kind: HostRequestKind, action: string, target: string): boolean => this.#requests.admitUpstream(kind, action, target);
   readonly confirm = (request: ConfirmRequest): Promise<boolean> => {
+    // Nobody at a terminal to answer (plain): what needs a yes is not done.
+    if (this.#o.plain !== undefined) return Promise.resolve(false);
     const answer = this.#requests.confirm(request);
     if (this.#confirmer.isOpen) this.#holdForUi();
     return answer;
@@ -289,7 +308,8 @@ export class AttachSession implements FeatureSession {
   notify(level: NoticeLevel, text: string): void {
     this.#o.log?.(`notice (${level}): ${text}`);
     if (this.#finished) return;
-    this.#overlay.post(level, text, 'host');
+    if (this.#o.plain !== undefined) this.#o.plain.report(text);
+    else this.#overlay.post(level, text, 'host');
   }
 
   /**
@@ -300,7 +320,8 @@ export class AttachSession implements FeatureSession {
   containerNotice(level: NoticeLevel, text: string): void {
     this.#o.log?.(`capsule notice (${level}): ${text}`);
     if (this.#finished) return;
-    this.#overlay.post(level, `capsule: ${text}`, 'container');
+    if (this.#o.plain !== undefined) this.#o.plain.report(`capsule: ${text}`);
+    else this.#overlay.post(level, `capsule: ${text}`, 'container');
   }
 
   /** Holds typed input until disposed (an image paste in progress): keys reach the program after the path. */
@@ -342,7 +363,8 @@ export class AttachSession implements FeatureSession {
 
   /** Writes terminal control sequences of our own to the operator's terminal. */
   writeTerminal(bytes: Buffer): void {
-    if (!this.#finished) this.#o.terminal.write(bytes);
+    // Without a terminal, the output is the program's bytes only (the host's would corrupt a pipe).
+    if (!this.#finished && this.#o.plain === undefined) this.#o.terminal.write(bytes);
   }
 
   // The terminal filter's view of the program, and the host's own needs of the terminal (feature-session.ts).
@@ -353,7 +375,7 @@ export class AttachSession implements FeatureSession {
     return this.#o.terminal.onFilterEvent;
   }
   setHostNeeds(needs: Partial<HostNeeds>): void {
-    if (!this.#finished) this.#o.terminal.setHostNeeds(needs);
+    if (!this.#finished && this.#o.plain === undefined) this.#o.terminal.setHostNeeds(needs);
   }
   get programTitle(): string | null {
     return this.#o.terminal.filter.programTitle;
@@ -368,7 +390,7 @@ export class AttachSession implements FeatureSession {
     const { terminal } = this.#o;
     this.#relay.send(helloFrame(terminal.size(), this.#o.env ?? process.env));
     // Bracketed paste always: the host tells pastes from typing (docs/terminal-policy.md, "Modes").
-    terminal.setHostNeeds({ bracketedPaste: true });
+    if (this.#o.plain === undefined) terminal.setHostNeeds({ bracketedPaste: true });
     this.#store.add(terminal.onFilterEvent((e) => void (e.type === 'dropped' && this.#o.log?.(`terminal filter dropped ${e.what}`))));
     this.#store.add(this.#relay.onFrame((f) => this.#onServerFrame(f)));
     this.#store.add(this.#relay.onSkipped((e) => this.#onSkipped(e)));
@@ -381,8 +403,15 @@ export class AttachSession implements FeatureSession {
     }, welcomeMs);
     this.#store.add(toDisposable(() => clearTimeout(this.#noWelcome)));
     this.#store.add(toDisposable(() => clearTimeout(this.#holdTimer)));
-    this.#store.add(terminal.onData((chunk) => this.#input.push(chunk)));
-    terminal.stdin.resume();
+    if (this.#o.plain !== undefined) {
+      // Read once welcomed (PlainInput.start): the end of a short stdin must not reach the capsule first.
+      this.#plainInput = this.#store.add(
+        new PlainInput({ stdin: terminal.stdin, send: (bytes) => this.#relay.send({ type: 'Input', bytes }), drained: () => this.#relay.drained() }),
+      );
+    } else {
+      this.#store.add(terminal.onData((chunk) => this.#input.push(chunk)));
+      terminal.stdin.resume();
+    }
     this.#store.add(
       terminal.onResize((size) => {
         this.#relay.send({ type: 'Resize', rows: size.rows, cols: size.cols });
@@ -531,6 +560,7 @@ export class AttachSession implements FeatureSession {
       clearTimeout(this.#noWelcome);
       this.#welcomeEmitter.fire({ sessions: 0, features: null });
       this.#input.welcomed();
+      this.#plainInput?.start();
       this.notify('warning', `the capsule sent a malformed extension block (${error.code}); extensions disabled`);
     } else if (this.#skippedNotices.tryTake()) {
       this.notify('warning', `skipped a malformed frame from the capsule: ${error.code} ${error.message}`);
@@ -555,9 +585,11 @@ export class AttachSession implements FeatureSession {
         }
         this.#welcomeEmitter.fire({ sessions: f.sessions, features: f.features });
         this.#input.welcomed();
+        this.#plainInput?.start();
+        this.#showHint();
         return;
       case 'Bell':
-        this.#o.terminal.write(BEL);
+        if (this.#o.plain === undefined) this.#o.terminal.write(BEL);
         return;
       case 'RepliesHeld':
         this.#onRepliesHeld(f.held);
@@ -584,6 +616,28 @@ export class AttachSession implements FeatureSession {
         this.#passOn(f);
         return;
     }
+  }
+
+  /** The keys hint on screen (or queued), until the first key or its time. */
+  #hint: string | null = null;
+
+  /**
+   * The keys hint, once, with our capsule only: it repaints the program's screen over a notice that goes
+   * early, which an upstream capsule cannot (the hint would stay until the program drew over it).
+   */
+  #showHint(): void {
+    const text = this.#o.keysHint;
+    if (text == null || this.#o.plain !== undefined || !this.drawsOverlay || this.#hintPosted) return;
+    this.#hintPosted = true;
+    this.#hint = text;
+    this.#overlay.post('info', text, 'host');
+  }
+  #hintPosted = false;
+
+  #withdrawHint(): void {
+    if (this.#hint === null) return;
+    this.#overlay.withdraw(this.#hint);
+    this.#hint = null;
   }
 
   /** Passes a frame the session does not handle itself to the affordances (FeatureSession.onFrame). */

@@ -55,3 +55,17 @@ test('container notices are rate limited per window, and accepted again after it
   board.post('info', 'capsule: later', 'container');
   assert.equal(board.dropped, 2);
 });
+
+test('a host notice withdrawn before its time (the keys hint at the first key) gives way at once to the next', () => {
+  const now = 1000;
+  const board = new NoticeBoard(() => now);
+  board.post('info', 'hint');
+  board.post('info', 'next');
+  board.post('info', 'capsule: c', 'container');
+  assert.equal(board.withdraw('other'), false, 'a notice not shown or queued changes nothing');
+  assert.equal(board.withdraw('hint'), true);
+  assert.equal(board.current?.text, 'next');
+  assert.equal(board.withdraw('next'), true);
+  assert.equal(board.current?.text, 'capsule: c', 'the container notice shows once no host notice is up');
+  assert.equal(board.deadline, now + NOTICE_MS);
+});

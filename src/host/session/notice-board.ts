@@ -82,6 +82,13 @@ export class NoticeBoard {
     return true;
   }
 
+  /** Takes back a host notice (NoticeQueue.withdraw); true when the shown notice changed. */
+  withdraw(text: string): boolean {
+    const changed = this.#host.withdraw(text);
+    if (changed && this.#host.current === null && this.#container.length > 0) this.#containerUntil = this.#now() + NOTICE_MS;
+    return changed;
+  }
+
   clear(): void {
     this.#host.clear();
     this.#container = [];

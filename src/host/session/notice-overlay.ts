@@ -76,6 +76,18 @@ export class NoticeOverlay implements Disposable {
     }, NOTICE_REDRAW_MS);
   }
 
+  /**
+   * Takes back a host notice before its time (the keys hint, at the operator's first key): when it was on
+   * screen, the program's screen is repainted over it and the next notice, if any, drawn.
+   */
+  withdraw(text: string): void {
+    if (this.#store.isDisposed || !this.#queue.withdraw(text)) return;
+    if (!this.#o.modals.anyOpen) this.#o.repaint();
+    if (this.#queue.current === null) this.#releaseColours();
+    this.redrawSoon();
+    this.#scheduleExpiry();
+  }
+
   /** Notices waiting behind the one drawn. */
   get pending(): number {
     return this.#queue.pending;
