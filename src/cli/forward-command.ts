@@ -204,7 +204,7 @@ export function registerForwardCommand(program: Command, setStatus: SetStatus): 
   const cmd = program
     .command('forward')
     .description("forward ports of the host's loopback to ports of the container's loopback, until Ctrl+C")
-    .usage('[options] <instance> <port...>  (or: --name <instance> <port...>)')
+    .usage('[options] <instance> <port...>')
     .argument('[instance]', 'the instance (or give it with --name; then every argument is a port)')
     .argument('[ports...]', 'PORT, HOSTPORT:CONTAINERPORT, or :CONTAINERPORT (any free host port, printed)')
     .option('--name <instance>', `${NAME_OPTION_HELP}; the same as giving it as the first argument`)

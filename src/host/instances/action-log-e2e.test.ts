@@ -55,7 +55,7 @@ test('jackin log shows time, instance, action, result and target inert; --json r
   assert.match(all, /^2026-12-01T10:00:00.000Z +agent +open-url +ok +https:\/\/example\.com\/x\\x1b\]52/mu);
   const one = await run(['other']);
   assert.doesNotMatch(one, /agent/u);
-  const json = await run(['--json', '-n', '1']);
+  const json = await run(['--json', '--tail', '1']);
   assert.equal(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/u.test(json), false);
   assert.equal(JSON.parse(json).detail, HOSTILE);
   assert.equal(formatActions([]), 'no host actions recorded\n');
