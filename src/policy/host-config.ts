@@ -34,6 +34,7 @@ export const CONFIG_VARIABLES: readonly string[] = [
   'JACKIN_NOTIFIER',
   'JACKIN_NOTIFY_BELL',
   'JACKIN_GRAPHICS',
+  'JACKIN_HINT',
 ];
 
 /** The variable a config key names: `JACKIN_NOTIFY` itself, or its short name `notify`; null for neither. */
