@@ -78,9 +78,9 @@ test('bash completes commands, options, choices and instance names with the scri
   assert.deepEqual(complete('attach', ''), ['agent', 'box']);
   assert.deepEqual(complete('attach', 'b'), ['box']);
   assert.deepEqual(complete('attach', '--via', 'p'), ['podman']);
-  assert.deepEqual(complete('attach', '--na'), ['--namespace']);
+  assert.deepEqual(complete('attach', '--na'), ['--name', '--namespace']);
   assert.deepEqual(complete('attach', '-n', 'dev', ''), ['agent', 'box']);
-  assert.deepEqual(complete('export', '--from', ''), ['agent', 'box']);
+  assert.deepEqual(complete('export', '--name', ''), ['agent', 'box']);
   assert.deepEqual(complete('forward', 'agent', ''), [], 'the port is not an instance');
   assert.deepEqual(complete('completion', ''), ['bash', 'zsh', 'fish']);
   assert.deepEqual(complete('ls', '--'), ['--json', '--help']);
@@ -100,7 +100,7 @@ test('fish completes with its script; zsh and fish parse theirs', (t) => {
   assert.deepEqual(fish('jackin ex'), ['export']);
   assert.deepEqual(fish('jackin attach --via '), ['docker', 'kubectl', 'podman']);
   assert.deepEqual(fish('jackin attach '), ['agent', 'box']);
-  assert.deepEqual(fish('jackin stage --to '), ['agent', 'box']);
+  assert.deepEqual(fish('jackin stage --name '), ['agent', 'box']);
   const dir = testDir(t, 'jackin-completion-scripts-');
   for (const [shell, args] of [
     ['zsh', ['-n']],
