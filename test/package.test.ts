@@ -26,7 +26,7 @@ test('production dependencies are exactly the packages shipped code imports; tes
     .map((f) => readFileSync(join(root, 'src', f), 'utf8'));
   const imported = new Set<string>();
   for (const code of shipped) {
-    for (const m of code.matchAll(/(?:\bfrom\s*|\bimport\s*\(?\s*)['"]([^'"]+)['"]/g)) {
+    for (const m of code.matchAll(/(?:^(?:import|export)\b[^;'"]*?\bfrom\s*|\bimport\s*\(?\s*)['"]([^'"]+)['"]/gm)) {
       const name = packageOf(m[1]!);
       if (name !== null) imported.add(name);
     }
