@@ -125,3 +125,14 @@ test('resolveInstance: a live local socket, or a run directory a container mount
   writeFileSync(join(mounted, 'capsule.json'), JSON.stringify({ pid: 7, pidNamespace: 'pid:[1]' }));
   await resolveInstance({ instance: 'mounted', jackinHome: home });
 });
+
+test("resolveInstance: an empty run directory (made for a container about to start) resolves without asking an engine; one holding only a clean capsule's log does not", async (t) => {
+  const { home, bin } = setUp(t, { docker: NO_SUCH });
+  mkdirSync(join(home, 'sockets', 'soon'), { recursive: true });
+  await resolveInstance({ instance: 'soon', jackinHome: home });
+  assert.throws(() => readFileSync(join(bin, 'asked'), 'utf8'), /ENOENT/, 'no engine was asked');
+  const ended = join(home, 'sockets', 'ended');
+  mkdirSync(ended, { recursive: true });
+  writeFileSync(join(ended, 'capsule.log'), 'program exited with status 0\n');
+  await assert.rejects(resolveInstance({ instance: 'ended', jackinHome: home }), rejectsWith('E_NO_INSTANCE', /^no instance named ended: none in /));
+});

@@ -25,14 +25,18 @@ export type LocalState = 'none' | 'starting' | 'answers' | 'dead';
 
 /**
  * none: no run directory, or one whose capsule ended cleanly (only its log is left); starting: a run directory
- * a container mounts, whose capsule may not have opened its socket yet (selectTransport waits for it);
+ * a container mounts, whose capsule may not have opened its socket yet (selectTransport waits for it), empty
+ * or not;
  * answers: its socket accepts a connection, or refuses this user (another user's capsule: selectTransport
  * says so); dead: a local capsule (`jackin run` wrote its log, or capsule.json names a pid of this host's PID
  * namespace) left its socket or capsule.json, and nothing listens.
  */
 export async function localState(runDir: string): Promise<LocalState> {
   const has = (file: string): boolean => existsSync(join(runDir, file));
-  if (!existsSync(runDir) || !(has(SOCKET_NAME) || has('capsule.json'))) return 'none';
+  if (!existsSync(runDir)) return 'none';
+  // A run directory made for a container about to start (the guide's `mkdir`, then `docker run -d`) holds
+  // nothing yet: starting, and the connection waits for its socket. One holding only a log ended cleanly.
+  if (!(has(SOCKET_NAME) || has('capsule.json'))) return has('capsule.log') ? 'none' : 'starting';
   if (!has('capsule.log') && !(await capsuleInHostPidNamespace(runDir))) return 'starting';
   try {
     (await connectSocket(runDirSocketPath(runDir), { timeoutMs: LOCAL_PROBE_TIMEOUT_MS })).destroy();
