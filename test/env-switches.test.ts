@@ -14,6 +14,7 @@ import { copyModeFromEnv } from '../src/host/copy/copy-feature.ts';
 import { chooseBackend } from '../src/host/platform/clipboard/select.ts';
 import { scannerOptionsFromEnv } from '../src/host/terminal/input-scan.ts';
 import { keysHintEnabled } from '../src/host/session/keys-hint.ts';
+import { altScreenWanted } from '../src/host/terminal/terminal.ts';
 
 type Env = Record<string, string | undefined>;
 
@@ -29,6 +30,7 @@ const READERS: Record<SwitchName, (env: Env) => boolean> = {
   JACKIN_GRAPHICS: (env) => filterOptionsFromEnv(env).graphics === true,
   JACKIN_NOTIFY_BELL: bellWanted,
   JACKIN_HINT: keysHintEnabled,
+  JACKIN_ALT_SCREEN: altScreenWanted,
 };
 
 const spellings = (w: string): string[] => [w, w.toUpperCase(), ` ${w} `];

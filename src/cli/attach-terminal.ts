@@ -144,6 +144,7 @@ export async function attachTerminal(
   process.on('unhandledRejection', onCrash);
 
   if (features.plain !== true) terminal.enterRawMode();
+  if (features.plain !== true) terminal.holdAltScreen(process.env);
   if (features.plain !== true && process.stdin.isTTY === true && process.stdout.isTTY === true && !terminal.outputRaw)
     log?.("could not turn output processing off (stty -opost); the program's output passes through the terminal's own");
   let outcome;

@@ -35,6 +35,8 @@ export const SWITCHES = {
   JACKIN_GRAPHICS: { default: false },
   /** The keys hint (palette, detach) drawn when a session starts. */
   JACKIN_HINT: { default: true },
+  /** A session on the terminal's alternate screen, so a detach gives back the screen that was there before. */
+  JACKIN_ALT_SCREEN: { default: true },
   /** A bell while the terminal is unfocused notifies. */
   JACKIN_NOTIFY_BELL: { default: false, onWord: 'unfocused' },
 } as const satisfies Record<string, { readonly default: boolean; readonly onWord?: string }>;

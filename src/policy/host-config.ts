@@ -35,6 +35,7 @@ export const CONFIG_VARIABLES: readonly string[] = [
   'JACKIN_NOTIFY_BELL',
   'JACKIN_GRAPHICS',
   'JACKIN_HINT',
+  'JACKIN_ALT_SCREEN',
 ];
 
 /** The variable a config key names: `JACKIN_NOTIFY` itself, or its short name `notify`; null for neither. */

@@ -77,6 +77,8 @@ export class TmuxPane {
       // The keys hint covers the top-right corner of every new session for 3 s: tests that read the screen
       // right after an attach would see it. test/keys-hint-e2e.test.ts turns it on.
       JACKIN_HINT: 'off',
+      // Off for every pane: tests read what a session left on the screen; test/alt-screen-e2e.test.ts turns it on.
+      JACKIN_ALT_SCREEN: 'off',
       ...testRunEnv(),
       ...opts.env,
     };

@@ -392,6 +392,8 @@ export class AttachSession implements FeatureSession {
     // Bracketed paste always: the host tells pastes from typing (docs/terminal-policy.md, "Modes").
     if (this.#o.plain === undefined) terminal.setHostNeeds({ bracketedPaste: true });
     this.#store.add(terminal.onFilterEvent((e) => void (e.type === 'dropped' && this.#o.log?.(`terminal filter dropped ${e.what}`))));
+    // The program left its alternate screen while jackin holds the terminal's: its normal screen is the capsule's to repaint.
+    this.#store.add(terminal.onFilterEvent((e) => void (e.type === 'alt-left' && this.repaint())));
     this.#store.add(this.#relay.onFrame((f) => this.#onServerFrame(f)));
     this.#store.add(this.#relay.onSkipped((e) => this.#onSkipped(e)));
     this.#store.add(this.#relay.onBroken((reason) => void this.#lose(reason)));

@@ -25,6 +25,12 @@ import type { FilterEvent, TerminalFilterOptions } from './terminal-filter/conte
 import { TerminalFilter } from './terminal-filter/filter.ts';
 import type { HostNeeds } from './terminal-filter/modes.ts';
 import { ttySize } from './tty-size.ts';
+import { envSwitch } from '../../policy/env-switch.ts';
+
+/** Whether a session holds the terminal's alternate screen (JACKIN_ALT_SCREEN, default on). */
+export function altScreenWanted(env: Readonly<Record<string, string | undefined>>): boolean {
+  return envSwitch(env, 'JACKIN_ALT_SCREEN');
+}
 
 export const DEFAULT_SIZE = { rows: 24, cols: 80 } as const;
 
@@ -85,6 +91,17 @@ export class HostTerminal {
         this.outputRaw = spawnSync('stty', ['-opost'], { stdio: [fd, 'ignore', 'ignore'], timeout: 2000 }).status === 0;
       }
     }
+  }
+
+  /**
+   * Switches the terminal to its alternate screen for the session (as tmux does): the restore leaves it, so
+   * a detach or the program's exit gives back the screen and cursor the operator had. Only on a terminal,
+   * and not with JACKIN_ALT_SCREEN=off (the session then draws on the operator's screen, which keeps it).
+   */
+  holdAltScreen(env: Readonly<Record<string, string | undefined>>): void {
+    if (!altScreenWanted(env) || this.stdout.isTTY !== true || this.#restored) return;
+    this.filter.holdAltScreen();
+    this.stdout.write('\x1b[?1049h');
   }
 
   /** Whether output post-processing was turned off (see the header). */

@@ -21,6 +21,11 @@ export type FilterEvent =
   /** The program asked for a change of the composed modes (mouse, paste, focus, alternate screen). */
   | { type: 'modes'; modes: Readonly<ProgramModes> }
   /**
+   * The program left its alternate screen while jackin holds the terminal's (holdAltScreen): the terminal
+   * cannot bring back the program's normal screen, so the host asks the capsule to repaint it.
+   */
+  | { type: 'alt-left' }
+  /**
    * A program notification (OSC 9, OSC 99 once its last chunk is in, OSC 777 notify) or, when asked for, a
    * bell (BEL in the text): inert (no control, bidi or escape character), cut, and within the notification
    * rate limit. `title` is the program's own (OSC 777, OSC 99 with a title and a body), else null.
@@ -80,4 +85,8 @@ export interface FilterContext {
    * sequences that state the composed modes again (the host's click capture and bracketed paste).
    */
   softReset(): string;
+  /** jackin holds the terminal's alternate screen: the program's own switches are emulated (filter.ts, holdAltScreen). */
+  readonly holdsAltScreen: boolean;
+  /** Call when the program leaves its (emulated) alternate screen. */
+  altLeft(): void;
 }

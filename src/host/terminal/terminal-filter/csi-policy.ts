@@ -161,6 +161,8 @@ function decModes(ctx: FilterContext, p: string, set: boolean): Decision {
   const passed: string[] = [];
   let composed = false;
   let dropped = false;
+  let emulated = false;
+  let clear = false;
   for (const s of p.split(';')) {
     const n = /^\d{1,5}$/.test(s) ? Number(s) : -1;
     const cls = DEC_MODES.get(n);
@@ -173,12 +175,22 @@ function decModes(ctx: FilterContext, p: string, set: boolean): Decision {
           ctx.tracked.leftRightMargins = ''; // either way the margins are the full width again
         }
         break;
-      case 'alt':
-        passed.push(s);
+      case 'alt': {
+        const was = ctx.tracked.alt;
         ctx.tracked.alt = set ? (n as 47 | 1047 | 1049) : 0;
         ctx.program.alt = ctx.tracked.alt;
         composed = true;
+        if (ctx.holdsAltScreen) {
+          // The terminal is on jackin's alternate screen already; leaving it would show the operator's own
+          // screen mid-session. Entering or leaving the program's is a clear here, and leaving it asks for
+          // a repaint of the program's normal screen, which the terminal no longer holds.
+          // A switch to the screen it is already on changes nothing, as on a terminal.
+          emulated = true;
+          if ((was === 0) === set) clear = true;
+          if (!set && was !== 0) ctx.altLeft();
+        } else passed.push(s);
         break;
+      }
       case 'focus':
         // Composed: the host may want focus reports for itself (JACKIN_NOTIFY_BELL) while the program does not.
         ctx.program.focus = set;
@@ -203,8 +215,8 @@ function decModes(ctx: FilterContext, p: string, set: boolean): Decision {
   }
   if (dropped) ctx.dropped('CSI ? h/l (mode not allowed)');
   const tail = composed ? ctx.programModesChanged() : '';
-  if (!dropped && tail === '' && passed.length === p.split(';').length) return PASS;
-  const head = passed.length > 0 ? `\x1b[?${passed.join(';')}${set ? 'h' : 'l'}` : '';
+  if (!dropped && !emulated && tail === '' && passed.length === p.split(';').length) return PASS;
+  const head = (passed.length > 0 ? `\x1b[?${passed.join(';')}${set ? 'h' : 'l'}` : '') + (clear ? '\x1b[2J' : '');
   return head + tail === '' ? DROP : head + tail;
 }
 

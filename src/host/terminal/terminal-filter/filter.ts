@@ -83,6 +83,9 @@ export class TerminalFilter implements FilterContext {
   readonly program: ProgramModes = initialProgramModes();
   readonly colours: ProgramColours = initialProgramColours();
   #hostColours = 0;
+  holdsAltScreen = false;
+  /** The program left its alternate screen in this push (alt-left fires at its end unless a soft reset followed). */
+  #altLeftPending = false;
   readonly notifications: RateLimiter;
   readonly kittyNotifications: KittyNotifications;
   readonly #onEvent: ((ev: FilterEvent) => void) | undefined;
@@ -169,7 +172,19 @@ export class TerminalFilter implements FilterContext {
 
   /** The sequence that undoes what the program left on (write it on every exit path). */
   restoreSequence(): string {
-    return restoreSequence(this.tracked);
+    return restoreSequence(this.tracked, this.holdsAltScreen);
+  }
+
+  /**
+   * From now on jackin holds the terminal's alternate screen (the caller switched to it): the program's
+   * switches are emulated (csi-policy.ts) and the restore leaves it, giving back the operator's screen.
+   */
+  holdAltScreen(): void {
+    this.holdsAltScreen = true;
+  }
+
+  altLeft(): void {
+    this.#altLeftPending = true;
   }
 
   event(ev: FilterEvent): void {
@@ -187,6 +202,8 @@ export class TerminalFilter implements FilterContext {
   }
 
   softReset(): string {
+    // The capsule's repaint starts with a leave of the alternate screen and a soft reset: not the program leaving it.
+    this.#altLeftPending = false;
     Object.assign(this.program, { mouse: 0, sgrMouse: false, bracketedPaste: false, focus: false });
     this.tracked.origin = false;
     this.#onEvent?.({ type: 'modes', modes: { ...this.program } });
@@ -244,6 +261,10 @@ export class TerminalFilter implements FilterContext {
       this.#cut(this.#seqStart);
     }
     this.#seqStart = -1;
+    if (this.#altLeftPending) {
+      this.#altLeftPending = false;
+      if (this.tracked.alt === 0) this.event({ type: 'alt-left' });
+    }
     const parts = this.#parts;
     this.#parts = [];
     this.#chunk = Buffer.alloc(0);

@@ -195,11 +195,11 @@ export const MAX_KITTY_DEPTH = 64;
  * cursor too (and DECRC would restore the mode), so it is reset only when it is on, and the cursor then
  * goes to the last row, where what follows cannot overwrite the program's last lines.
  */
-export function restoreSequence(t: TrackedState): string {
+export function restoreSequence(t: TrackedState, holdsAltScreen = false): string {
   const parts: string[] = [];
   if (t.alt !== 0) {
     if (t.kittyAltDepth > 0) parts.push(`\x1b[<${t.kittyAltDepth}u`); // the alternate screen's levels, popped there
-    parts.push(`\x1b[?${t.alt}l`);
+    if (!holdsAltScreen) parts.push(`\x1b[?${t.alt}l`);
   }
   parts.push('\x1b[?2026l'); // end synchronized output, or the terminal freezes until its timeout
   if (t.origin) parts.push('\x1b[?6l\x1b[9999;1H');
@@ -227,5 +227,7 @@ export function restoreSequence(t: TrackedState): string {
   parts.push('\x1b[0 q'); // the terminal's default cursor style
   if (t.titlePushed) parts.push('\x1b[23;0t'); // pop the title pushed before the program's first one
   parts.push('\x1b[?7h', '\x1b[?25h'); // autowrap on, cursor visible
+  // Last: leaving jackin's alternate screen gives back the operator's screen and cursor as they were.
+  if (holdsAltScreen) parts.push('\x1b[?1049l');
   return parts.join('');
 }
