@@ -9,7 +9,8 @@ import { resolveInstance } from './resolve-instance.ts';
 
 /** A JACKIN_HOME, and a PATH holding only the stand-in engines given (shell scripts), for this test. */
 function setUp(t: TestContext, engines: Record<string, string> = {}): { home: string; bin: string } {
-  const dir = mkdtempSync(join(tmpdir(), 'jackin-resolve-'));
+  // A short name: the live socket's path must fit a socket address with a 60-character TMPDIR too.
+  const dir = mkdtempSync(join(tmpdir(), 'jr-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const bin = join(dir, 'bin');
   mkdirSync(bin);
