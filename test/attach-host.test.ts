@@ -27,12 +27,12 @@ function setup(t: TestContext) {
   const bin = join(home, 'bin');
   mkdirSync(bin);
   for (const engine of ['docker', 'podman', 'kubectl']) {
-    // Answers `inspect` as an engine does for a running container (jackin asks it whether the name exists);
+    // Answers `inspect` (and kubectl's `get`) as an engine does for a running container (jackin asks it whether the name exists);
     // otherwise records its own name and every argument (NUL-separated, so spaces stay visible) and one line
     // per run (in <argv>.runs), then relays locally.
     writeFileSync(
       join(bin, engine),
-      `#!/bin/sh\nif [ "$1" = inspect ]; then echo running; exit 0; fi\nprintf '%s\\0' "$(basename "$0")" "$@" > "$JACKIN_TEST_ARGV"\necho "$$" >> "$JACKIN_TEST_ARGV.runs"\nexec ${q(process.execPath)} ${q(CAPSULE_BIN)} attach-proxy --socket "$JACKIN_TEST_SOCKET"\n`,
+      `#!/bin/sh\nif [ "$1" = inspect ] || [ "$1" = get ]; then echo running; exit 0; fi\nprintf '%s\\0' "$(basename "$0")" "$@" > "$JACKIN_TEST_ARGV"\necho "$$" >> "$JACKIN_TEST_ARGV.runs"\nexec ${q(process.execPath)} ${q(CAPSULE_BIN)} attach-proxy --socket "$JACKIN_TEST_SOCKET"\n`,
     );
     chmodSync(join(bin, engine), 0o755);
   }

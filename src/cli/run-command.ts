@@ -114,15 +114,21 @@ async function runCommand(command: string[], flags: RunFlags, raw: readonly stri
   const modules = loadSessionModules();
   refuseOldVerbose(flags.volume, process.cwd());
   refuseLateDryRun(raw, flags.dryRun === true, command);
+  // Like `docker run` without -t: with no terminal on both stdin and stdout there is nobody to draw a
+  // screen for or read keys from, so the program's bytes are relayed as they are (docs/guide.md, "Without a
+  // terminal"). Not with -d: nothing is relayed now, and a later attach from a terminal needs a terminal's PTY.
+  const plain = flags.detach !== true && (process.stdin.isTTY !== true || process.stdout.isTTY !== true);
   if (flags.image !== undefined) {
-    return runImageCommand(command, flags, home, (selection, name, connect, explainLost) =>
-      attachTerminal(modules, selection, name, flags.verbose === true, { noMouse: flags.mouse === false, connect, explainLost }),
+    return runImageCommand(
+      command,
+      flags,
+      home,
+      (selection, name, connect, explainLost) =>
+        attachTerminal(modules, selection, name, flags.verbose === true, { noMouse: flags.mouse === false, connect, explainLost, plain }),
+      plain,
     );
   }
   refuseImageOnlyFlags(flags);
-  // Like `docker run` without -t: with no terminal on both stdin and stdout there is nobody to draw a
-  // screen for or read keys from, so the program's bytes are relayed as they are (docs/guide.md, "Without a terminal").
-  const plain = process.stdin.isTTY !== true || process.stdout.isTTY !== true;
   const argv = command.length > 0 ? command : [process.env['SHELL'] || '/bin/sh'];
   const workspace = checkWorkspace(flags.workspace ?? process.cwd());
   let name: string;

@@ -239,7 +239,8 @@ async function clearOldContainer(engine: ContainerEngine, name: string): Promise
 
 export type AttachFn = (selection: Selection, name: string, connect: () => Promise<Transport>, explainLost: () => Promise<string | null>) => Promise<number>;
 
-export async function runImageCommand(command: string[], flags: RunImageFlags, home: string, attach: AttachFn): Promise<number> {
+/** `plain`: jackin has no terminal (run-command.ts): the capsule relays the program's bytes as they are (`serve --plain`). */
+export async function runImageCommand(command: string[], flags: RunImageFlags, home: string, attach: AttachFn, plain = false): Promise<number> {
   const image = flags.image!;
   if (flags.format !== undefined && flags.dryRun !== true)
     throw new JackinError('E_USAGE', '--format applies only with --dry-run: add --dry-run, or leave it out');
@@ -337,6 +338,7 @@ export async function runImageCommand(command: string[], flags: RunImageFlags, h
     if (envText !== null) envFile = writePrivateEnvFile(envText, privateParent([tmpdir(), home], [workspace, runDir, ...volumes.map((v) => v.host)]));
     const startArgv = containerRunArgv({
       ...spec,
+      ...(plain ? { plain: true } : {}),
       envNames: byName.map((e) => e.name),
       ...(envFile !== null ? { envFile: { path: envFile.path, names: inFile.map((e) => e.name) } } : {}),
     });

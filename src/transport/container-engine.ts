@@ -119,6 +119,21 @@ const NO_SUCH_CONTAINER = /no such (container|object)/iu;
  * Like containerState, but tells "no container of that name" (the engine answered) from "the engine could
  * not be asked" (not installed, its daemon down): only the first may be reported as a missing instance.
  */
+/**
+ * Whether kubectl has the pod (`kubectl get pod NAME [-n NS] -o name`, the operator's context and
+ * credentials): absent only when kubectl says NotFound; a cluster it cannot reach is unknown.
+ */
+export function lookupPod(name: string, namespace: string | undefined): Promise<ContainerLookup> {
+  const args = ['get', 'pod', name, ...(namespace !== undefined ? ['-n', namespace] : []), '-o', 'name'];
+  return new Promise((resolve) => {
+    execFile('kubectl', args, { timeout: ENGINE_PROBE_TIMEOUT_MS, maxBuffer: 64 * 1024, encoding: 'utf8' }, (e, _out, stderr) => {
+      if (e === null) resolve({ kind: 'found', state: 'running' });
+      else if (/\(NotFound\)|pods? ".*" not found/i.test(stderr)) resolve({ kind: 'absent' });
+      else resolve({ kind: 'unknown', why: engineReason(stderr) ?? e.message });
+    });
+  });
+}
+
 export async function lookupContainer(engine: ContainerEngine, name: string): Promise<ContainerLookup> {
   try {
     const args = ['inspect', '--type', 'container', '--format', '{{.State.Status}}', name];

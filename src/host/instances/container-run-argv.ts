@@ -76,6 +76,8 @@ export interface ContainerRunSpec {
   user: string | null;
   term: string;
   rows?: number;
+  /** `serve --plain`: the program's bytes as they are, for a jackin without a terminal (never in --dry-run's command). */
+  plain?: boolean;
   cols?: number;
   capsule: CapsuleSource;
   /** Variables passed by name (`-e NAME`): the engine takes each value from its own environment. */
@@ -124,6 +126,7 @@ export function containerRunArgv(s: ContainerRunSpec): string[] {
   if (s.network !== undefined) argv.push('--network', notOption('network', s.network));
   const serve = ['serve', '--name', s.name, '--run-dir', CONTAINER_RUN_DIR, '--workspace', CONTAINER_WORKSPACE];
   if (s.rows !== undefined && s.cols !== undefined) serve.push('--rows', String(s.rows), '--cols', String(s.cols));
+  if (s.plain === true) serve.push('--plain');
   switch (s.capsule.kind) {
     case 'host':
       argv.push('-v', `${hostPath('node binary', s.capsule.node)}:${CONTAINER_NODE}:ro`);

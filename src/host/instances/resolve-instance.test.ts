@@ -70,7 +70,7 @@ test('resolveInstance: a container of that name that runs resolves; one that exi
   );
 });
 
-test('resolveInstance: --via asks that engine (E_NO_INSTANCE when it has no such container); --socket, --exec and --via kubectl ask nothing', async (t) => {
+test('resolveInstance: --via asks that engine (E_NO_INSTANCE when it has no such container); --socket and --exec ask nothing', async (t) => {
   const { home, bin } = setUp(t, { podman: NO_SUCH, docker: 'echo running' });
   await assert.rejects(
     resolveInstance({ instance: 'ghost', jackinHome: home, via: 'podman' }),
@@ -79,8 +79,24 @@ test('resolveInstance: --via asks that engine (E_NO_INSTANCE when it has no such
   await resolveInstance({ instance: 'ghost', jackinHome: home, via: 'docker' });
   await resolveInstance({ instance: 'ghost', jackinHome: home, socket: '/nowhere/jackin.sock' });
   await resolveInstance({ instance: 'ghost', jackinHome: home, exec: 'false' });
-  await resolveInstance({ instance: 'ghost', jackinHome: home, via: 'kubectl' });
   assert.equal(readFileSync(join(bin, 'asked'), 'utf8').split('\n').filter(Boolean).length, 1, 'only --via podman asked an engine');
+});
+
+test('resolveInstance: --via kubectl asks kubectl for the pod (its namespace too): NotFound is E_NO_INSTANCE, a pod or a cluster it cannot reach resolves', async (t) => {
+  const { home, bin } = setUp(t, {
+    kubectl: `echo "$@" >> "\${0%/*}/asked"; case "$3" in ghost) echo 'Error from server (NotFound): pods "ghost" not found' >&2; exit 1;; away) echo 'Unable to connect to the server' >&2; exit 1;; esac; echo "pod/$3"`,
+  });
+  await assert.rejects(
+    resolveInstance({ instance: 'ghost', jackinHome: home, via: 'kubectl', namespace: 'dev' }),
+    rejectsWith('E_NO_INSTANCE', /^no instance named ghost: kubectl has no pod of that name in namespace dev \(`kubectl get pods` lists them\)/),
+  );
+  await resolveInstance({ instance: 'agent', jackinHome: home, via: 'kubectl' });
+  await resolveInstance({ instance: 'away', jackinHome: home, via: 'kubectl' });
+  assert.deepEqual(readFileSync(join(bin, 'asked'), 'utf8').split('\n').filter(Boolean), [
+    'get pod ghost -n dev -o name',
+    'get pod agent -o name',
+    'get pod away -o name',
+  ]);
 });
 
 test('resolveInstance: a local run directory with a log and a socket nothing listens on is E_INSTANCE_DEAD, and no engine is asked', async (t) => {

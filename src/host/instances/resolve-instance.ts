@@ -10,7 +10,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { JackinError } from '../../errors.ts';
-import { lookupContainer, onPath, type ContainerEngine, type ContainerLookup } from '../../transport/container-engine.ts';
+import { lookupContainer, lookupPod, onPath, type ContainerEngine, type ContainerLookup } from '../../transport/container-engine.ts';
 import { readContainerRecord } from '../../transport/container-record.ts';
 import { instanceRunDir, runDirSocketPath, SOCKET_NAME } from '../../transport/instance-paths.ts';
 import type { SelectOptions } from '../../transport/select.ts';
@@ -81,10 +81,20 @@ function fromEngine(name: string, engine: ContainerEngine, found: ContainerLooku
 /**
  * Throws E_NO_INSTANCE, E_INSTANCE_DEAD or E_CONTAINER_STOPPED when the instance `o` names cannot be reached
  * for that reason; returns when it may be (the connection then says anything else). --socket and --exec
- * name no instance to look for; --via kubectl is left to kubectl (asking a cluster costs more than the exec).
+ * name no instance to look for; --via kubectl asks kubectl for the pod (a cluster it cannot reach is left
+ * to the relay to say).
  */
 export async function resolveInstance(o: SelectOptions): Promise<void> {
-  if (o.socket !== undefined || o.exec !== undefined || o.via === 'kubectl') return;
+  if (o.socket !== undefined || o.exec !== undefined) return;
+  if (o.via === 'kubectl') {
+    // Asked while the relay starts (attach), or once before the transfer: kubectl's NotFound is the name's.
+    const found = await lookupPod(o.instance, o.namespace);
+    if (found.kind === 'absent') {
+      const where = o.namespace !== undefined ? ` in namespace ${o.namespace}` : ' in your current namespace';
+      throw noInstance(o.instance, `kubectl has no pod of that name${where} (\`kubectl get pods\` lists them)`);
+    }
+    return;
+  }
   if (o.via !== undefined) {
     const found = await lookupContainer(o.via, o.instance);
     const e = fromEngine(o.instance, o.via, found, '');
