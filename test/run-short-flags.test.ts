@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runJackin, type JackinResult } from './helpers/jackin-cli.ts';
+import { stopCapsules } from './helpers/capsules.ts';
 import { testDir } from './helpers/test-run.ts';
 
 interface Fixture {
@@ -20,6 +21,9 @@ interface Fixture {
 
 function fixture(t: TestContext): Fixture {
   const dir = testDir(t, 'jackin-short-');
+  // Registered after testDir's removal, so run before it: a `run` the refusal failed to stop (a local `run -v
+  // bash` starts bash in a capsule when -v means --verbose) is stopped, not left running.
+  t.after(() => stopCapsules(join(dir, 'jh')));
   const bin = join(dir, 'bin');
   mkdirSync(bin);
   mkdirSync(join(dir, 'cfg'));
