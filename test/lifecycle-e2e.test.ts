@@ -25,12 +25,14 @@ function home(t: TestContext): string {
   return dir;
 }
 
-/** A run directory as a capsule that died would leave it: capsule.json and a socket file nothing listens on. */
+/** A run directory as a local capsule that died would leave it: capsule.json, its log and a socket file nothing listens on. */
 function deadRunDir(home: string, name: string): string {
   const dir = join(home, 'sockets', name);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   writeFileSync(join(dir, 'capsule.json'), JSON.stringify({ pid: 999999, name, program: ['gone'], workspace: '/', startedAt: '2026-01-01T00:00:00Z' }));
   writeFileSync(join(dir, 'jackin.sock'), '');
+  // What `jackin run` leaves of a capsule that was killed: its log too.
+  writeFileSync(join(dir, 'capsule.log'), 'capsule started\n');
   return dir;
 }
 
@@ -149,6 +151,14 @@ test('jackin rm removes dead instances and refuses a live one; jackin prune remo
     [['live', 'live']],
   );
   assert.equal((await prune()).stdout, '', 'nothing more to prune');
+  // A run directory a stopped container mounts (its capsule.json names a pid of another PID namespace, no
+  // log): not a local capsule's leftovers, so prune keeps it for the container's next start.
+  const mounted = join(h, 'sockets', 'mounted');
+  mkdirSync(mounted, { recursive: true, mode: 0o700 });
+  writeFileSync(join(mounted, 'jackin.sock'), '');
+  writeFileSync(join(mounted, 'capsule.json'), JSON.stringify({ pid: 7, name: 'mounted', pidNamespace: 'pid:[1]' }));
+  assert.equal((await prune()).stdout, '', 'prune keeps a directory a container mounts');
+  assert.ok(existsSync(join(mounted, 'capsule.json')));
 
   // A container record whose engine does not answer: nobody can tell whether it runs, so nothing goes.
   mkdirSync(join(h, 'containers'));

@@ -11,6 +11,7 @@ import type { Command } from './commander.ts';
 import { describeError, JackinError } from '../errors.ts';
 import { jackinHome, listInstances, probeInstance } from '../host/instances/instances.ts';
 import { CONTAINER_LABEL } from '../host/instances/container-run-argv.ts';
+import { localState } from '../host/instances/resolve-instance.ts';
 import { CONTAINER_ENGINES, containerState, engineCommand, onPath, type ContainerEngine } from '../transport/container-engine.ts';
 import { containerRecordNames, readContainerRecord, removeContainerRecord } from '../transport/container-record.ts';
 import { checkInstanceName, instanceRunDir } from '../transport/instance-paths.ts';
@@ -175,6 +176,10 @@ async function pruneAll(home: string, emit: (r: Removed) => Promise<void>, fail:
     if (info.state !== 'stale') continue;
     // A container instance still starting or running has its record: its run directory is not ours to judge.
     if (readContainerRecord(home, info.name) !== null) continue;
+    // Only a local capsule's leftovers (its log, or capsule.json naming a pid of this host): a directory a
+    // container mounts (compose, a devcontainer, a `docker run` of --dry-run's command) stays, or the next
+    // start of that container would find it gone and the engine make it again, owned by root.
+    if ((await localState(info.runDir)) !== 'dead') continue;
     try {
       await emit(removeRunDir(info.name, info.runDir));
     } catch (e) {
