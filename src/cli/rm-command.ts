@@ -15,6 +15,7 @@ import { localState } from '../host/instances/resolve-instance.ts';
 import { CONTAINER_ENGINES, containerState, engineCommand, onPath, type ContainerEngine } from '../transport/container-engine.ts';
 import { containerRecordNames, readContainerRecord, removeContainerRecord } from '../transport/container-record.ts';
 import { checkInstanceName, instanceRunDir } from '../transport/instance-paths.ts';
+import { forgetBoundary } from '../transport/socket-boundary.ts';
 import { inertJson, inertText } from '../ui/inert-text.ts';
 import { writeAll, type SetStatus } from './command-kit.ts';
 
@@ -122,6 +123,7 @@ async function removeInstance(home: string, name: string): Promise<Removed[]> {
     out.push(removed ?? { name, what: 'record', engine: record.engine });
   }
   if (info !== null) out.push(removeRunDir(name, runDir));
+  await forgetBoundary(home, name);
   if (out.length === 0) throw new JackinError('E_NO_INSTANCE', `no instance ${name}: no run directory and no container record (jackin ls lists them)`);
   return out;
 }

@@ -8,6 +8,7 @@
 import { chownSync, existsSync, lstatSync, mkdirSync, realpathSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { resolve } from 'node:path';
+import type { Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { PACKAGE_ROOT } from '../package-root.ts';
 import { Option, type Command } from './commander.ts';
@@ -29,7 +30,8 @@ import { socketAnswers } from '../host/instances/instances.ts';
 import { CONTAINER_ENGINES, containerState, detectEngine, engineCommand, type ContainerEngine } from '../transport/container-engine.ts';
 import { removeContainerRecord, writeContainerRecord } from '../transport/container-record.ts';
 import { formatArgv } from '../transport/exec-args.ts';
-import { SOCKET_HANDOVER_GRACE_MS, type Selection } from '../transport/select.ts';
+import { SOCKET_HANDOVER_GRACE_MS, startRelay, type Selection } from '../transport/select.ts';
+import { acrossVmBoundary, boundaryReason, rememberBoundary } from '../transport/socket-boundary.ts';
 import { checkInstanceName, instanceRunDir, runDirSocketPath } from '../transport/instance-paths.ts';
 import { connectSocket, isPermissionDenied, socketTransport } from '../transport/socket.ts';
 import { waitForSocket } from '../transport/socket-wait.ts';
@@ -352,7 +354,7 @@ export async function runImageCommand(command: string[], flags: RunImageFlags, h
   }
 
   const socket = runDirSocketPath(runDir);
-  const sock = await waitForCapsule(engine, name, socket, capsule.kind, image).catch(async (e: unknown) => {
+  const sock = await waitForCapsule(engine, name, socket, { capsule: capsule.kind, image, home }).catch(async (e: unknown) => {
     await engineCommand(engine, ['rm', '-f', name]).catch(() => undefined);
     removeContainerRecord(home, name);
     throw e;
@@ -360,16 +362,19 @@ export async function runImageCommand(command: string[], flags: RunImageFlags, h
   // From now on the container is removed when its program ends, whoever is attached then (or nobody).
   startContainerReaper(engine, name, home, name);
   if (flags.detach === true) {
-    // The capsule answers: the name, one line, as `docker run -d` prints the id.
-    sock.destroy();
+    // The capsule answers (or is up beyond a VM boundary): the name, one line, as `docker run -d` prints the id.
+    if (sock !== 'boundary') sock.destroy();
     await writeAll(process.stdout, `${name}\n`);
     return 0;
   }
-  const selection: Selection = {
-    transport: socketTransport(sock, socket),
-    choice: 'socket',
-    reason: `jackin run --image started container ${name} (${engine})`,
-  };
+  // Across a VM boundary the socket never connects from here: every connection goes through the engine's exec.
+  const relay = { kind: engine, target: name } as const;
+  const connect = async (): Promise<Transport> =>
+    sock === 'boundary' ? (await startRelay(relay, boundaryReason(socket))).transport : socketTransport(await connectSocket(socket), socket);
+  const selection: Selection =
+    sock === 'boundary'
+      ? await startRelay(relay, `${boundaryReason(socket)}; going through ${engine} exec`)
+      : { transport: socketTransport(sock, socket), choice: 'socket', reason: `jackin run --image started container ${name} (${engine})` };
   // Killed from outside (kill -9, an OOM kill, a host shutdown), the container's status is not the
   // program's: the one line says that the container stopped, in place of the lost connection.
   let stoppedLine: string | null = null;
@@ -380,7 +385,7 @@ export async function runImageCommand(command: string[], flags: RunImageFlags, h
     stoppedLine = `container ${name} stopped (${engine}: ${now}${code !== '' ? `, exit code ${code}` : ''})`;
     return stoppedLine;
   };
-  const status = await attach(selection, name, async () => socketTransport(await connectSocket(socket), socket), explainLost);
+  const status = await attach(selection, name, connect, explainLost);
   // The program has exited (not a detach): its container has nothing left to run.
   const state = await stateAfterSession(engine, name, socket);
   if (state !== null && state !== 'running') {
@@ -407,33 +412,53 @@ async function stateAfterSession(engine: ContainerEngine, name: string, socket: 
   }
 }
 
-/** Polls the socket until the capsule answers; fails at once, with the reason, when the container stops. */
-async function waitForCapsule(engine: ContainerEngine, name: string, socket: string, capsule: CapsuleSource['kind'], image: string) {
+/**
+ * Polls the socket until the capsule answers; fails at once, with the reason, when the container stops.
+ * 'boundary' when the capsule is up but its socket does not connect from this host (socket-boundary.ts):
+ * the session then goes through the engine's exec, and the instance remembers it.
+ */
+async function waitForCapsule(
+  engine: ContainerEngine,
+  name: string,
+  socket: string,
+  { capsule, image, home }: { capsule: CapsuleSource['kind']; image: string; home: string },
+): Promise<Socket | 'boundary'> {
   let nextState = Date.now() + STATE_POLL_MS;
   let handover = Infinity;
-  return waitForSocket(socket, {
-    timeoutMs: CONTAINER_START_TIMEOUT_MS,
-    pollMs: SOCKET_POLL_MS,
-    refused: (e) => {
-      if (isPermissionDenied(e)) handover = Math.min(handover, Date.now() + SOCKET_HANDOVER_GRACE_MS);
-      if (isPermissionDenied(e) && Date.now() > handover) throw new JackinError('E_SOCKET_PERMISSION', e.message, { cause: e });
-    },
-    check: async () => {
-      if (Date.now() < nextState) return;
-      nextState = Date.now() + STATE_POLL_MS;
-      const state = await containerState(engine, name);
-      if (state !== 'running' && state !== 'created') {
-        const tail = await logTail(engine, name);
-        throw (
-          explainStartFailure(tail, capsule, image) ??
-          new JackinError('E_CAPSULE_START', `container ${name} stopped (${state ?? 'gone'}) before its capsule opened ${socket}${tail ? `: ${tail}` : ''}`)
-        );
-      }
-    },
-    timedOut: () =>
-      new JackinError(
-        'E_CAPSULE_START',
-        `the capsule in container ${name} did not open ${socket} within ${CONTAINER_START_TIMEOUT_MS} ms (see ${engine} logs ${name})`,
-      ),
-  });
+  let last: JackinError | undefined;
+  const since = Date.now();
+  const boundary = new JackinError('E_SOCKET_UNAVAILABLE', boundaryReason(socket));
+  try {
+    return await waitForSocket(socket, {
+      timeoutMs: CONTAINER_START_TIMEOUT_MS,
+      pollMs: SOCKET_POLL_MS,
+      refused: (e) => {
+        if (isPermissionDenied(e)) handover = Math.min(handover, Date.now() + SOCKET_HANDOVER_GRACE_MS);
+        if (isPermissionDenied(e) && Date.now() > handover) throw new JackinError('E_SOCKET_PERMISSION', e.message, { cause: e });
+        last = e;
+      },
+      check: async () => {
+        if (last !== undefined && (await acrossVmBoundary(socket, last, since))) throw boundary;
+        if (Date.now() < nextState) return;
+        nextState = Date.now() + STATE_POLL_MS;
+        const state = await containerState(engine, name);
+        if (state !== 'running' && state !== 'created') {
+          const tail = await logTail(engine, name);
+          throw (
+            explainStartFailure(tail, capsule, image) ??
+            new JackinError('E_CAPSULE_START', `container ${name} stopped (${state ?? 'gone'}) before its capsule opened ${socket}${tail ? `: ${tail}` : ''}`)
+          );
+        }
+      },
+      timedOut: () =>
+        new JackinError(
+          'E_CAPSULE_START',
+          `the capsule in container ${name} did not open ${socket} within ${CONTAINER_START_TIMEOUT_MS} ms (see ${engine} logs ${name})`,
+        ),
+    });
+  } catch (e) {
+    if (e !== boundary) throw e;
+    await rememberBoundary(home, name, socket);
+    return 'boundary';
+  }
 }

@@ -15,6 +15,7 @@ export { ENGINES, type Engine } from './exec-args.ts';
 import { relayTransport, spawnRelay } from './exec-relay.ts';
 import { connectSocket, isNotListening, isPermissionDenied, socketTransport } from './socket.ts';
 import { waitForSocket } from './socket-wait.ts';
+import { acrossVmBoundary, boundaryReason, rememberBoundary, rememberedBoundary } from './socket-boundary.ts';
 import type { Transport } from './transport.ts';
 
 /**
@@ -96,7 +97,8 @@ export function planTransport(o: SelectOptions): Plan {
   return { kind: 'auto', path: instanceSocketPath(o.jackinHome, o.instance), fallback: { kind: 'docker', target: o.instance } };
 }
 
-async function startRelay(spec: RelaySpec, reason: string): Promise<Selection> {
+/** Starts the exec relay of `spec`; `reason` is said with --verbose. */
+export async function startRelay(spec: RelaySpec, reason: string): Promise<Selection> {
   const exec = await spawnRelay(relayArgv(spec));
   return { transport: relayTransport(exec), choice: spec.kind, reason };
 }
@@ -122,6 +124,7 @@ async function connectSoon(o: SelectOptions, path: string): Promise<Awaited<Retu
   if (!starting) return connectSocket(path);
   const permissionGrace = Date.now() + SOCKET_HANDOVER_GRACE_MS;
   let nextCheck = 0;
+  let last: JackinError | undefined;
   return waitForSocket(path, {
     timeoutMs: SOCKET_APPEAR_TIMEOUT_MS,
     pollMs: SOCKET_APPEAR_POLL_MS,
@@ -129,16 +132,23 @@ async function connectSoon(o: SelectOptions, path: string): Promise<Awaited<Retu
       // A capsule running as root hands its new socket to the run directory's owner a moment after binding it.
       const handingOver = isPermissionDenied(e) && Date.now() < permissionGrace;
       if (!(isNotListening(e) || handingOver)) throw e;
+      last = e;
     },
     check: async () => {
-      if (record === null || Date.now() < nextCheck) return;
-      nextCheck = Date.now() + CONTAINER_CHECK_MS;
-      const state = await containerState(record.engine, record.container);
-      if (state !== 'running' && state !== 'created') {
-        throw new JackinError(
-          'E_CONTAINER_STOPPED',
-          `container ${record.container} of instance ${o.instance} is ${state === null ? 'gone' : `not running (${record.engine} says: ${state})`}: start it again with \`jackin run --image ${record.image} --name ${o.instance}\``,
-        );
+      if (record !== null && Date.now() >= nextCheck) {
+        nextCheck = Date.now() + CONTAINER_CHECK_MS;
+        const state = await containerState(record.engine, record.container);
+        if (state !== 'running' && state !== 'created') {
+          throw new JackinError(
+            'E_CONTAINER_STOPPED',
+            `container ${record.container} of instance ${o.instance} is ${state === null ? 'gone' : `not running (${record.engine} says: ${state})`}: start it again with \`jackin run --image ${record.image} --name ${o.instance}\``,
+          );
+        }
+      }
+      // The capsule is up and its socket still refuses: across a VM boundary it never will (socket-boundary.ts).
+      if (last !== undefined && (await acrossVmBoundary(path, last))) {
+        await rememberBoundary(o.jackinHome, o.instance, path);
+        throw new JackinError('E_SOCKET_UNAVAILABLE', boundaryReason(path), { cause: last });
       }
     },
     // The last refusal says best why the socket never came.
@@ -160,6 +170,9 @@ export async function selectTransport(o: SelectOptions): Promise<Selection> {
     case 'auto': {
       let why: string;
       try {
+        if (await rememberedBoundary(o.jackinHome, o.instance, plan.path)) {
+          throw new JackinError('E_SOCKET_UNAVAILABLE', `${boundaryReason(plan.path)} (found before, remembered for ${o.instance})`);
+        }
         const sock = await connectSoon(o, plan.path);
         return { transport: socketTransport(sock, plan.path), choice: 'socket', reason: `socket ${plan.path} accepted a connection` };
       } catch (e) {
