@@ -102,6 +102,13 @@ test('both CLIs run their bundle with the code cache the build made, which this 
 test("the container's jackin-capsule shim runs Node with the capsule's flags, those its code cache was made with", () => {
   const shim = readFileSync(join(root, 'container-bin', 'jackin-capsule'), 'utf8');
   assert.ok(shim.includes(`exec /opt/jackin/node ${CAPSULE_NODE_FLAGS.join(' ')} /opt/jackin/pkg/bin/jackin-capsule.js "$@"`), shim);
+  // Through the host's loader when its libraries are mounted (an image without glibc).
+  assert.ok(
+    shim.includes(
+      `exec /opt/jackin/lib/ld.so --library-path /opt/jackin/lib /opt/jackin/node ${CAPSULE_NODE_FLAGS.join(' ')} /opt/jackin/pkg/bin/jackin-capsule.js "$@"`,
+    ),
+    shim,
+  );
 });
 
 test('every bundle is Latin-1 text: V8 keeps a script whose source has any character above U+00FF two bytes a character', () => {

@@ -5,9 +5,9 @@
  * the operator's environment as it is: the container's variables reach it by name or in a private env file
  * (host/instances/private-env-file.ts), never in its environment.
  */
-import { chownSync, existsSync, lstatSync, mkdirSync, realpathSync } from 'node:fs';
+import { chownSync, existsSync, lstatSync, mkdirSync, realpathSync, rmSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { PACKAGE_ROOT } from '../package-root.ts';
@@ -37,6 +37,7 @@ import { connectSocket, isPermissionDenied, socketTransport } from '../transport
 import { waitForSocket } from '../transport/socket-wait.ts';
 import { inertText } from '../ui/inert-text.ts';
 import { startContainerReaper } from '../host/instances/container-reaper.ts';
+import { hostLibraries, ptyBinary } from '../host/instances/host-libraries.ts';
 import { writeAll } from './command-kit.ts';
 import type { Transport } from '../transport/transport.ts';
 
@@ -180,6 +181,15 @@ function hostCanLend(): boolean {
   return process.platform === 'linux' && typeof header?.glibcVersionRuntime === 'string';
 }
 
+/** The host's Node and package, and the loader and libraries they need so that any image runs them. */
+async function hostCapsule(engine: ContainerEngine, image: string): Promise<CapsuleSource> {
+  const node = realpathSync(process.execPath);
+  const packageRoot = realpathSync(PACKAGE_ROOT);
+  const pty = ptyBinary(packageRoot);
+  const libraries = await hostLibraries(pty === null ? [node] : [node, pty]);
+  return { kind: 'host', node, packageRoot, imagePath: await imagePath(engine, image), ...(libraries !== null ? { libraries } : {}) };
+}
+
 /** The default instance name: the image's repository name (`ghcr.io/acme/agent:1` → `agent`). */
 function imageInstanceName(image: string): string {
   const last = image.split('@')[0]!.split('/').at(-1) ?? '';
@@ -260,10 +270,7 @@ export async function runImageCommand(command: string[], flags: RunImageFlags, h
       `--capsule host needs a Linux glibc host (this is ${process.platform}): its Node cannot run in a Linux container; install jackin-bridge in the image and use --capsule image`,
     );
   }
-  const capsule: CapsuleSource =
-    source === 'host'
-      ? { kind: 'host', node: realpathSync(process.execPath), packageRoot: realpathSync(PACKAGE_ROOT), imagePath: await imagePath(engine, image) }
-      : { kind: 'image' };
+  const capsule: CapsuleSource = source === 'host' ? await hostCapsule(engine, image) : { kind: 'image' };
   // Bad forms are refused before anything starts, naming the variable or the line, never a value; a path
   // written in the workspace that leads out of it through a symlink is refused.
   const cwd = process.cwd();
@@ -329,6 +336,9 @@ export async function runImageCommand(command: string[], flags: RunImageFlags, h
   }
   await clearOldContainer(engine, name);
   mkdirSync(runDir, { recursive: true, mode: 0o700 });
+  // No container runs in it now: a socket or capsule.json left there (a container killed with -9) is stale.
+  // Gone before the new one starts, so the ones seen next are its capsule's (socket-boundary.ts reads them).
+  for (const stale of [runDirSocketPath(runDir), join(runDir, 'capsule.json')]) rmSync(stale, { force: true });
   // Owner fix: as root, a container user given by number gets the run directory, or its capsule could not
   // create the socket in it (a root capsule hands its files to the directory's owner instead).
   const numeric = /^(\d+)(?::(\d+))?$/.exec(user ?? '');
@@ -354,7 +364,7 @@ export async function runImageCommand(command: string[], flags: RunImageFlags, h
   }
 
   const socket = runDirSocketPath(runDir);
-  const sock = await waitForCapsule(engine, name, socket, { capsule: capsule.kind, image, home }).catch(async (e: unknown) => {
+  const sock = await waitForCapsule(engine, name, socket, { capsule, image, home }).catch(async (e: unknown) => {
     await engineCommand(engine, ['rm', '-f', name]).catch(() => undefined);
     removeContainerRecord(home, name);
     throw e;
@@ -421,12 +431,11 @@ async function waitForCapsule(
   engine: ContainerEngine,
   name: string,
   socket: string,
-  { capsule, image, home }: { capsule: CapsuleSource['kind']; image: string; home: string },
+  { capsule, image, home }: { capsule: CapsuleSource; image: string; home: string },
 ): Promise<Socket | 'boundary'> {
   let nextState = Date.now() + STATE_POLL_MS;
   let handover = Infinity;
   let last: JackinError | undefined;
-  const since = Date.now();
   const boundary = new JackinError('E_SOCKET_UNAVAILABLE', boundaryReason(socket));
   try {
     return await waitForSocket(socket, {
@@ -438,7 +447,7 @@ async function waitForCapsule(
         last = e;
       },
       check: async () => {
-        if (last !== undefined && (await acrossVmBoundary(socket, last, since))) throw boundary;
+        if (last !== undefined && (await acrossVmBoundary(socket, last))) throw boundary;
         if (Date.now() < nextState) return;
         nextState = Date.now() + STATE_POLL_MS;
         const state = await containerState(engine, name);

@@ -29,22 +29,17 @@ async function socketIdentity(path: string): Promise<string | null> {
   }
 }
 
-/** Clock skew and coarse timestamps allowed between a VM's file times and the host's clock. */
-const CLOCK_SLACK_MS = 2_000;
-
 /**
  * True when `refusal` (a connect to `socketPath` that failed) is a VM boundary: the socket file is there, it
- * refused in a way no listening capsule on this host would, and the capsule's capsule.json is beside it
- * (written no earlier than `since`, when given: a container started then, in a run directory an earlier
- * capsule may have left its files in).
+ * refused in a way no listening capsule on this host would, and the capsule's capsule.json is beside it.
+ * `jackin run --image` removes both before it starts a container, so the ones it sees are its capsule's.
  */
-export async function acrossVmBoundary(socketPath: string, refusal: JackinError, since?: number): Promise<boolean> {
+export async function acrossVmBoundary(socketPath: string, refusal: JackinError): Promise<boolean> {
   const code = causeCode(refusal);
   if (code === undefined || !UNREACHABLE_CODES.has(code)) return false;
   if ((await socketIdentity(socketPath)) === null) return false;
   try {
-    const info = await lstat(join(dirname(socketPath), 'capsule.json'));
-    return info.isFile() && (since === undefined || info.mtimeMs >= since - CLOCK_SLACK_MS);
+    return (await lstat(join(dirname(socketPath), 'capsule.json'))).isFile();
   } catch {
     return false;
   }

@@ -10,11 +10,8 @@ export declare function glibcTestImage(engine?: TestEngine): Promise<TestImage>;
 export declare function glibcAgentTestImage(engine?: TestEngine, binaries?: readonly string[]): Promise<TestImage>;
 /** The glibc image plus Debian's perl-base, as most real images have it: `attach-proxy` then runs on perl. */
 export declare function glibcPerlTestImage(engine?: TestEngine): Promise<TestImage>;
-/**
- * An image without glibc's loader, standing in for Alpine (musl): only the static
- * init, so the host's Node cannot run in it.
- */
-export declare function noGlibcTestImage(engine?: TestEngine): Promise<TestImage>;
+/** An image of busybox-static alone (no C library, no loader, no Node, no perl); every applet links to /bin/busybox. */
+export declare function busyboxTestImage(engine?: TestEngine): Promise<TestImage>;
 /** A container name unique to this test run, with the branch-neutral prefix tests clean up by. */
 export declare function containerName(label: string): string;
 /** Removes a container a test started, by its exact name; a container already gone is fine. */

@@ -12,7 +12,19 @@
  */
 import { execFile, execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
@@ -72,10 +84,11 @@ function glibcFiles() {
   return files;
 }
 /** Builds (or finds, by content hash) an image from `files` plus passwd/group and the usual empty dirs. */
-async function ensureImage(engine, repo, files) {
+async function ensureImage(engine, repo, files, links = []) {
   const sorted = [...files.entries()].sort(([a], [b]) => a.localeCompare(b));
   const hash = createHash('sha256').update(RECIPE).update(PASSWD).update(GROUP);
   for (const [inImage, host] of sorted) hash.update(inImage).update('\0').update(readFileSync(host)).update('\0');
+  for (const [link, target] of links) hash.update(link).update('\0').update(target).update('\0');
   const ref = `localhost/${repo}:${hash.digest('hex').slice(0, 16)}`;
   const exists = await execFileP(engine, ['image', 'inspect', '--format', '{{.Id}}', ref]).then(
     () => true,
@@ -95,6 +108,7 @@ async function ensureImage(engine, repo, files) {
       copyFileSync(realpathSync(host), dest);
       chmodSync(dest, 0o755);
     }
+    for (const [link, target] of links) symlinkSync(target, join(root, link));
     // Debian's /bin and /lib are symlinks to /usr/...: the programs found there must also be reachable.
     for (const [link, target] of [
       ['bin', 'usr/bin'],
@@ -125,9 +139,9 @@ function mergeUsr(root, link, target) {
 }
 /** One build per engine and image per test process. */
 const built = new Map();
-function cached(engine, repo, files) {
+function cached(engine, repo, files, links = () => []) {
   const key = `${engine} ${repo}`;
-  if (!built.has(key)) built.set(key, ensureImage(engine, repo, files()));
+  if (!built.has(key)) built.set(key, ensureImage(engine, repo, files(), links()));
   return built.get(key);
 }
 /** A glibc image with bash and coreutils and no jackin, no Node. */
@@ -169,12 +183,28 @@ export function glibcAgentTestImage(engine = 'podman', binaries = []) {
 export function glibcPerlTestImage(engine = 'podman') {
   return cached(engine, 'jackin-test-glibc-perl', () => new Map([...glibcFiles(), ...perlBaseFiles()]));
 }
+/** Debian's busybox-static: one static binary, which must not be the dynamic busybox of Debian's busybox package. */
+function staticBusybox() {
+  const path = which('busybox');
+  if (path === '') throw new Error('busybox is not installed (apt-get install busybox-static)');
+  if (libsOf(path).length > 0) throw new Error(`${path} is a dynamic busybox: install busybox-static`);
+  return path;
+}
 /**
- * An image without glibc's loader, standing in for Alpine (musl): only the static
- * init, so the host's Node cannot run in it.
+ * An image of busybox-static alone: no C library, no loader, no Node, no perl, as the smallest images
+ * are. /bin/sh and every other applet are links to /bin/busybox.
  */
-export function noGlibcTestImage(engine = 'podman') {
-  return cached(engine, 'jackin-test-noglibc', () => new Map([['/usr/bin/catatonit', which('catatonit')]]));
+export function busyboxTestImage(engine = 'podman') {
+  return cached(
+    engine,
+    'jackin-test-busybox',
+    () => new Map([['/bin/busybox', staticBusybox()]]),
+    () =>
+      execFileSync(staticBusybox(), ['--list'], { encoding: 'utf8' })
+        .split('\n')
+        .filter((a) => /^[a-z0-9_.[-]+$/.test(a) && a !== 'busybox')
+        .map((a) => [`bin/${a}`, 'busybox']),
+  );
 }
 /** A container name unique to this test run, with the branch-neutral prefix tests clean up by. */
 export function containerName(label) {

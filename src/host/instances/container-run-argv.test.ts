@@ -9,6 +9,7 @@ import {
   terminalIdentityEnv,
   type ContainerRunSpec,
 } from './container-run-argv.ts';
+import { DEBIAN_LIBRARIES, REFERENCE_CAPSULE } from '../../../test/helpers/reference-operator.ts';
 
 const base: ContainerRunSpec = {
   engine: 'docker',
@@ -23,6 +24,15 @@ const base: ContainerRunSpec = {
   cols: 132,
   capsule: { kind: 'host', node: '/usr/bin/node', packageRoot: '/usr/lib/node_modules/jackin-bridge', imagePath: '/usr/local/bin:/usr/bin:/bin' },
 };
+
+/** The reference capsule with the host's libraries lent (host-libraries.ts). */
+const lent = {
+  kind: 'host',
+  node: '/usr/bin/node',
+  packageRoot: '/usr/lib/node_modules/jackin-bridge',
+  imagePath: '/usr/local/bin:/usr/bin:/bin',
+  libraries: DEBIAN_LIBRARIES,
+} as const;
 
 test('containerRunArgv: the host lends its Node and package read-only; run dir, workspace, --init, user, TERM, size', () => {
   assert.deepEqual(containerRunArgv(base), [
@@ -272,9 +282,11 @@ test("imagePathFromEnv: the image's PATH, or the engines' default", () => {
 
 test('explainStartFailure: an entrypoint that cannot exec names the fix for each capsule source', () => {
   const logs = 'ERROR (catatonit:2): failed to exec pid1: No such file or directory';
-  assert.ok(hasCode(explainStartFailure(logs, 'host', 'alpine'), 'E_IMAGE_NOT_GLIBC'));
-  assert.ok(hasCode(explainStartFailure(logs, 'image', 'alpine'), 'E_IMAGE_NO_CAPSULE'));
-  assert.equal(explainStartFailure('jackin-capsule: E_POLICY: bad key', 'host', 'x'), null);
+  assert.ok(hasCode(explainStartFailure(logs, base.capsule, 'alpine'), 'E_IMAGE_NOT_GLIBC'));
+  assert.ok(hasCode(explainStartFailure(logs, { kind: 'image' }, 'alpine'), 'E_IMAGE_NO_CAPSULE'));
+  assert.equal(explainStartFailure('jackin-capsule: E_POLICY: bad key', base.capsule, 'x'), null);
+  // With the host's loader and libraries lent, the image's C library plays no part: the logs are shown as they are.
+  assert.equal(explainStartFailure(logs, { ...lent }, 'alpine'), null);
 });
 
 test('docs/guide.md: the hand-written docker run is exactly what --dry-run prints for it', async () => {
@@ -293,7 +305,7 @@ test('docs/guide.md: the hand-written docker run is exactly what --dry-run print
     image: 'my-agent',
     workspace: '/home/op/project',
     program: ['claude'],
-    capsule: { kind: 'host', node: '/usr/bin/node', packageRoot: '/usr/lib/node_modules/jackin-bridge', imagePath: DEFAULT_IMAGE_PATH },
+    capsule: REFERENCE_CAPSULE,
   });
   assert.deepEqual(lines, [`mkdir -p -m 700 ${spec.runDir}`, formatArgv(argv), 'jackin attach agent']);
 });
@@ -332,7 +344,7 @@ test('docs/guide.md: the compose service and the dev container carry exactly the
       image: 'my-agent',
       workspace: '/home/op/project',
       program: ['claude'],
-      capsule: { kind: 'host', node: '/usr/bin/node', packageRoot: '/usr/lib/node_modules/jackin-bridge', imagePath: DEFAULT_IMAGE_PATH },
+      capsule: REFERENCE_CAPSULE,
     }),
   );
   const split = run.entrypoint.indexOf('--');
@@ -349,7 +361,8 @@ test('docs/guide.md: the compose service and the dev container carry exactly the
   const env = [...flat.matchAll(/^ {6}([A-Z_]+): (.*)$/gm)].map((m) => [m[1], m[2]]);
   assert.deepEqual(Object.fromEntries(env), run.env);
   const volumes = [...flat.matchAll(/^ {6}- (.*)$/gm)].map((m) => m[1]);
-  const local = (v: string) => v.replace(`${spec.runDir}:`, '~/.jackin/sockets/agent:').replace('/home/op/project:', '.:');
+  const local = (v: string) =>
+    v.replace(`${spec.runDir}:`, '~/.jackin/sockets/agent:').replace('/home/op/project:', '.:').replace('/home/op/.jackin/', '~/.jackin/');
   assert.deepEqual(volumes, run.volumes.map(local));
   assert.deepEqual(JSON.parse(/^ {4}entrypoint: (.*)$/m.exec(flat)![1]!), entrypoint);
   assert.deepEqual(JSON.parse(/^ {4}command: (.*)$/m.exec(flat)![1]!), program);
@@ -368,7 +381,10 @@ test('docs/guide.md: the compose service and the dev container carry exactly the
     return `type=bind,source=${source},target=${target}${ro === 'ro' ? ',readonly' : ''}`;
   };
   const [runDirVolume, workspaceVolume, ...lent] = run.volumes;
-  assert.deepEqual(dc.mounts, [mount(runDirVolume!).replace(spec.runDir, '${localEnv:HOME}/.jackin/sockets/agent'), ...lent.map(mount)]);
+  assert.deepEqual(dc.mounts, [
+    mount(runDirVolume!).replace(spec.runDir, '${localEnv:HOME}/.jackin/sockets/agent'),
+    ...lent.map((v) => mount(v).replace('/home/op/', '${localEnv:HOME}/')),
+  ]);
   assert.equal(dc.workspaceMount, mount(workspaceVolume!).replace('/home/op/project', '${localWorkspaceFolder}'));
   assert.equal(dc.postStartCommand, `nohup ${formatArgv([...entrypoint, ...program])} >/dev/null 2>&1 &`);
 });
@@ -387,4 +403,27 @@ test("terminalIdentityEnv: the operator's terminal identity when set, never a mu
     );
   }
   assert.deepEqual(terminalIdentityEnv({ COLORTERM: '', TERM_PROGRAM_VERSION: '1' }), [{ name: 'TERM_PROGRAM_VERSION', value: '1' }]);
+});
+
+test("containerRunArgv: with the host's libraries, each is mounted read-only under /opt/jackin/lib and Node starts through their loader", () => {
+  const argv = containerRunArgv({ ...base, capsule: lent });
+  for (const lib of DEBIAN_LIBRARIES) {
+    const at = argv.indexOf(`${lib.path}:/opt/jackin/lib/${lib.name}:ro`);
+    assert.ok(at > 0 && argv[at - 1] === '-v', `${lib.name} is mounted`);
+  }
+  const image = argv.indexOf('node:24-bookworm');
+  assert.deepEqual(argv.slice(image - 2, image + 6), [
+    '--entrypoint',
+    '/opt/jackin/lib/ld.so',
+    'node:24-bookworm',
+    '--library-path',
+    '/opt/jackin/lib',
+    '/opt/jackin/node',
+    '--max-semi-space-size=2',
+    '--no-concurrent-recompilation',
+  ]);
+  assert.equal(argv[image + 6], '/opt/jackin/pkg/bin/jackin-capsule.js');
+  assert.deepEqual(argv.slice(-3), ['--', 'claude', '--continue']);
+  // A name that could leave /opt/jackin/lib is refused.
+  assert.throws(() => containerRunArgv({ ...base, capsule: { ...lent, libraries: [{ name: '../node', path: '/usr/lib/x' }] } }), TypeError);
 });

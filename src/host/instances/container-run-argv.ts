@@ -14,12 +14,16 @@ import { JackinError } from '../../errors.ts';
 import { termProgramIsMultiplexer } from '../../policy/operator-multiplexer.ts';
 import type { ContainerEngine } from '../../transport/container-engine.ts';
 import type { VolumeSpec } from './run-image-options.ts';
+import { LOADER_NAME, type LentFile } from './host-libraries.ts';
 
 /** Where things are inside the container. */
 const CONTAINER_RUN_DIR = '/jackin/run';
 const CONTAINER_WORKSPACE = '/workspace';
 const CONTAINER_NODE = '/opt/jackin/node';
 const CONTAINER_PACKAGE = '/opt/jackin/pkg';
+/** The host's loader and libraries for its Node (host-libraries.ts), and the loader in it. */
+const CONTAINER_LIB = '/opt/jackin/lib';
+const CONTAINER_LOADER = `${CONTAINER_LIB}/${LOADER_NAME}`;
 /** Holds the `jackin-capsule` shim (container-bin/ in the package), put first on the container's PATH. */
 const CONTAINER_BIN = `${CONTAINER_PACKAGE}/container-bin`;
 /**
@@ -60,8 +64,12 @@ export const DEFAULT_IMAGE_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr
 export const CAPSULE_NODE_FLAGS = ['--max-semi-space-size=2', '--no-concurrent-recompilation'];
 
 export type CapsuleSource =
-  /** The host's Node binary and jackin package, mounted read-only; `imagePath` is the image's PATH. */
-  | { kind: 'host'; node: string; packageRoot: string; imagePath: string }
+  /**
+   * The host's Node binary and jackin package, mounted read-only; `imagePath` is the image's PATH;
+   * `libraries`, the host's loader and the libraries they need (host-libraries.ts), each mounted under
+   * /opt/jackin/lib, so any image runs them.
+   */
+  | { kind: 'host'; node: string; packageRoot: string; imagePath: string; libraries?: readonly LentFile[] }
   /** The image's own `jackin-capsule` on its PATH. */
   | { kind: 'image' };
 
@@ -131,12 +139,18 @@ export function containerRunArgv(s: ContainerRunSpec): string[] {
     case 'host':
       argv.push('-v', `${hostPath('node binary', s.capsule.node)}:${CONTAINER_NODE}:ro`);
       argv.push('-v', `${hostPath('jackin package', s.capsule.packageRoot)}:${CONTAINER_PACKAGE}:ro`);
+      for (const lib of s.capsule.libraries ?? []) {
+        if (!/^[A-Za-z0-9._+-]+$/.test(lib.name)) throw new TypeError(`not a library name: ${JSON.stringify(lib.name)}`);
+        argv.push('-v', `${hostPath('library', lib.path)}:${CONTAINER_LIB}/${lib.name}:ro`);
+      }
       argv.push('-e', `PATH=${CONTAINER_BIN}:${CONTAINER_CLIPBOARD_BIN}:${CONTAINER_BROWSER_BIN}:${s.capsule.imagePath}`, '-e', `BROWSER=${CONTAINER_BROWSER}`);
       argv.push(...(s.engineArgs ?? []));
+      // With the host's libraries, Node starts through their loader: nothing of the image's C library is used.
       argv.push(
         '--entrypoint',
-        CONTAINER_NODE,
+        s.capsule.libraries !== undefined ? CONTAINER_LOADER : CONTAINER_NODE,
         notOption('image', s.image),
+        ...(s.capsule.libraries !== undefined ? ['--library-path', CONTAINER_LIB, CONTAINER_NODE] : []),
         ...CAPSULE_NODE_FLAGS,
         `${CONTAINER_PACKAGE}/bin/jackin-capsule.js`,
         ...serve,
@@ -174,13 +188,15 @@ export function imagePathFromEnv(json: string): string {
  * entrypoint means the host's Node cannot run in the image (no glibc: musl/Alpine), or the image has no
  * `jackin-capsule`. Null when the logs say something else (shown as they are).
  */
-export function explainStartFailure(logs: string, capsule: CapsuleSource['kind'], image: string): JackinError | null {
+export function explainStartFailure(logs: string, capsule: CapsuleSource, image: string): JackinError | null {
   const execFailed = /failed to exec|executable file .* not found|no such file or directory|exec format error|not found in \$PATH/i.test(logs);
   if (!execFailed) return null;
-  if (capsule === 'host') {
+  if (capsule.kind === 'host') {
+    // With the host's own loader and libraries lent, the image's C library plays no part: the logs say why.
+    if (capsule.libraries !== undefined) return null;
     return new JackinError(
       'E_IMAGE_NOT_GLIBC',
-      `the host's Node could not start in image ${image}: it needs glibc, and this image has none (musl/Alpine?). ` +
+      `the host's Node could not start in image ${image}: this host could not lend its C library (\`ldd\` did not list Node's libraries), and the image has no glibc (musl/Alpine?). ` +
         'Use a glibc image (Debian, Ubuntu), or install jackin-bridge in the image (npm install -g jackin-bridge-<version>.tgz, with node-pty built for musl) and pass --capsule image',
     );
   }

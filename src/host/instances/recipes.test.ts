@@ -2,8 +2,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { hasCode } from '../../errors.ts';
-import { containerRunArgv, DEFAULT_IMAGE_PATH, type ContainerRunSpec } from './container-run-argv.ts';
+import { containerRunArgv, type ContainerRunSpec } from './container-run-argv.ts';
 import { composeRecipe, devcontainerRecipe, runSettings } from './recipes.ts';
+import { REFERENCE_CAPSULE } from '../../../test/helpers/reference-operator.ts';
 
 const guide = readFileSync(new URL('../../../docs/guide.md', import.meta.url), 'utf8');
 
@@ -17,7 +18,7 @@ const reference: ContainerRunSpec = {
   program: ['claude'],
   user: '1000:1000',
   term: 'xterm-256color',
-  capsule: { kind: 'host', node: '/usr/bin/node', packageRoot: '/usr/lib/node_modules/jackin-bridge', imagePath: DEFAULT_IMAGE_PATH },
+  capsule: REFERENCE_CAPSULE,
 };
 const places = { home: '/home/op', workspace: '/home/op/project', values: new Map<string, string>() };
 
