@@ -11,6 +11,7 @@ import { jackinHome } from '../host/instances/instances.ts';
 import { appendAction } from '../host/instances/action-log.ts';
 import { ForwardListener, type ForwardEvent } from '../host/forward/forward-listener.ts';
 import { recordForward } from '../host/forward/forward-registry.ts';
+import { announceForwards, type ForwardAnnouncement } from '../host/forward/forward-announce.ts';
 import { capsuleHasForwards } from '../transport/forward-connect.ts';
 import { selectOptionsFromFlags, selectTransport } from '../transport/select.ts';
 import { resolveInstance } from '../host/instances/resolve-instance.ts';
@@ -116,6 +117,7 @@ async function forwardCommand(positional: readonly string[], flags: ForwardFlags
   const interruption = interruptOnSignals();
   const listeners: ForwardListener[] = [];
   const unrecords: Array<() => Promise<void>> = [];
+  let announcement: ForwardAnnouncement | undefined;
   const several = specs.length > 1;
   try {
     for (const { hostPort, containerPort } of specs) {
@@ -167,6 +169,15 @@ async function forwardCommand(positional: readonly string[], flags: ForwardFlags
         detail: `listening on ${listener.addresses.join(', ')}`,
       });
     }
+    // Listed in the container (`jackin-capsule ports`) before the URLs are printed, so an agent told a URL
+    // finds it there; an older capsule without the list is not told, and forwards all the same.
+    announcement = announceForwards(
+      connect,
+      listeners.map((l, i) => ({ hostPort: l.port, containerPort: specs[i]!.containerPort, kind: 'forward' as const })),
+    );
+    const announced = await announcement.settled;
+    if (!announced.listed && !announced.unsupported)
+      err(`the container's \`jackin-capsule ports\` does not list these forwards: ${inertText(announced.error.message, 300)} (${announced.error.code})`);
     // Said once every port is bound: a port that cannot be bound fails the whole command, nothing half-open.
     specs.forEach(({ containerPort }, i) => {
       const listener = listeners[i]!;
@@ -184,6 +195,8 @@ async function forwardCommand(positional: readonly string[], flags: ForwardFlags
     if (e instanceof JackinError && json) out(inertJson({ ok: false, code: e.code, message: describeError(e) }));
     throw e;
   } finally {
+    // Off the container's list first: nothing there names a port that no longer leads to it.
+    announcement?.dispose();
     for (const [i, listener] of listeners.entries()) {
       await listener.close();
       await unrecords[i]?.();
