@@ -234,7 +234,8 @@ its own connection to the capsule, so it works with --via and --exec, attached o
 The forwarded bytes are never read, stored or logged. A container port below 1024 needs a host port of 1024
 or above. Several ports are forwarded at once, each printed (one URL per line, or one JSON object per port
 with --json) once all are bound; if one cannot be bound, none is kept. :CONTAINERPORT lets the host pick a
-free port. Exit status: 0 after Ctrl+C, 1 when a port is taken, the instance does not exist (E_NO_INSTANCE)
+free port. Each port is listed in the container while it runs: \`jackin-capsule ports\` there prints its
+host URL. Exit status: 0 after Ctrl+C, 1 when a port is taken, the instance does not exist (E_NO_INSTANCE)
 or is dead (E_INSTANCE_DEAD), or the capsule has no forwards, 2 for a bad port.
 
 Examples:
