@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { capsulePid, runDir } from './helpers/capsules.ts';
 import { CAPSULE_BIN, JACKIN_BIN, paneFor, startSession } from './helpers/jackin-cli.ts';
 import { stopChild } from './helpers/stop-child.ts';
@@ -87,15 +87,17 @@ test('an idle attached session has not loaded node:crypto or node:zlib, which on
 });
 
 test('an idle jackin forward, its ports announced to the capsule (jackin-capsule ports lists them), wakes neither itself nor the capsule', async (t) => {
+  // Stopped before the pane's directories go (hooks run in the order they were added): its last log line goes there.
+  let child: ChildProcess | undefined;
+  t.after(() => (child === undefined ? undefined : stopChild(child, 'SIGINT')));
   const pane = await paneFor(t);
   const { capsule } = await idleSession(pane, 'idlefwd');
-  const child = spawn(process.execPath, [JACKIN_BIN, 'forward', 'idlefwd', ':9'], {
+  child = spawn(process.execPath, [JACKIN_BIN, 'forward', 'idlefwd', ':9'], {
     env: { ...process.env, JACKIN_HOME: pane.jackinHome },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  t.after(() => stopChild(child, 'SIGINT'));
   let out = '';
-  child.stdout.on('data', (b: Buffer) => (out += b.toString()));
+  child.stdout!.on('data', (b: Buffer) => (out += b.toString()));
   const url = await pollUntil('jackin forward to print its URL', () => /^http:\/\/localhost:\d+\/$/m.exec(out)?.[0]);
   const listed = execFileSync(process.execPath, [CAPSULE_BIN, 'ports', '--run-dir', runDir(pane.jackinHome, 'idlefwd')], { encoding: 'utf8' });
   assert.match(listed, new RegExp(`^${url} -> container port 9 \\(jackin forward\\)$`, 'm'));
