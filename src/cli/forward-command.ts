@@ -189,7 +189,10 @@ async function forwardCommand(positional: readonly string[], flags: ForwardFlags
         );
       }
     });
-    await new Promise<void>((resolve) => interruption.signal.addEventListener('abort', () => resolve(), { once: true }));
+    // A Ctrl+C may have come while the ports were bound or announced: it stops the forward all the same.
+    await new Promise<void>((resolve) =>
+      interruption.signal.aborted ? resolve() : interruption.signal.addEventListener('abort', () => resolve(), { once: true }),
+    );
     return 0;
   } catch (e) {
     if (e instanceof JackinError && json) out(inertJson({ ok: false, code: e.code, message: describeError(e) }));
