@@ -104,6 +104,50 @@ async function openOffered(pane: TmuxPane, note: RegExp | null): Promise<string>
   return screen;
 }
 
+/** `jackin forward ARGS` under the pane's JACKIN_HOME, its output gathered; stopped with Ctrl+C when the test ends. */
+function spawnForward(t: TestContext, pane: TmuxPane, args: string[]): { child: ReturnType<typeof spawn>; out: () => string; err: () => string } {
+  const child = spawn(process.execPath, [JACKIN_BIN, 'forward', ...args], {
+    env: { ...process.env, JACKIN_HOME: pane.jackinHome },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (b: Buffer) => (out += b.toString()));
+  child.stderr.on('data', (b: Buffer) => (err += b.toString()));
+  t.after(() => stopChild(child, 'SIGINT'));
+  return { child, out: () => out, err: () => err };
+}
+
+/** Ctrl+C, and the exit status 0 it must give, within 20 s. */
+async function interrupt(f: ReturnType<typeof spawnForward>): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await new Promise<void>((resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`jackin forward did not exit within 20 s of SIGINT; it said: ${f.err()}`)), 20_000);
+    void stopChild(f.child, 'SIGINT').then(resolve);
+  }).finally(() => clearTimeout(timer));
+  assert.equal(f.child.exitCode, 0, f.err());
+}
+
+/** `jackin-capsule ports --json` run in the container by the engine, as an agent in it would. */
+async function portsInContainer(engine: TestEngine, name: string): Promise<Array<Record<string, unknown>>> {
+  const { stdout } = await execFileP(engine, ['exec', name, NODE_IN_CONTAINER, '/opt/jackin/pkg/bin/jackin-capsule.js', 'ports', '--json'], {
+    timeout: 30_000,
+  });
+  return JSON.parse(stdout) as Array<Record<string, unknown>>;
+}
+
+/** `jackin ls` and `jackin ls --json` under the pane's JACKIN_HOME: the text, and this instance's forwards as [host, container] pairs. */
+async function lsForwards(pane: TmuxPane, name: string): Promise<{ text: string; pairs: number[][] }> {
+  const env = { ...process.env, JACKIN_HOME: pane.jackinHome };
+  const text = (await execFileP(process.execPath, [JACKIN_BIN, 'ls'], { env, timeout: 30_000 })).stdout;
+  const json = JSON.parse((await execFileP(process.execPath, [JACKIN_BIN, 'ls', '--json'], { env, timeout: 30_000 })).stdout) as Array<{
+    name: string;
+    forwards: Array<{ hostPort: number; containerPort: number }>;
+  }>;
+  const pairs = (json.find((i) => i.name === name)?.forwards ?? []).map((f) => [f.hostPort, f.containerPort]).sort((a, b) => a[0]! - b[0]!);
+  return { text, pairs };
+}
+
 for (const engine of ENGINES) {
   for (const host of ['127.0.0.1', '::1']) {
     test(`${engine}: login callback: a login server on the container's ${host} gets its code once the operator opened its link; nothing is bound before, and it closes after`, {
@@ -122,6 +166,8 @@ for (const engine of ENGINES) {
       await openOffered(pane, new RegExp(`…and forward localhost:${port} to ${name.slice(0, 24)}`));
       await pollUntil('the link to reach the opener', () => rec.opened().length === 1, { last: rec.opened });
       assert.deepEqual(rec.opened(), [link]);
+      // Listed in the container while it is open, for an agent that wants to say where its callback is.
+      assert.deepEqual(await portsInContainer(engine, name), [{ hostPort: port, containerPort: port, url: `http://localhost:${port}/`, kind: 'login' }]);
       // The browser's redirect: the host's localhost:PORT now leads to the container's.
       const r = await get(`http://localhost:${port}/callback?code=c0de-${port}`);
       assert.equal(r.status, 200);
@@ -134,6 +180,7 @@ for (const engine of ENGINES) {
         return l.length >= 2 ? l : undefined;
       });
       await pane.waitForText(`Stopped forwarding localhost:${port}`);
+      assert.deepEqual(await portsInContainer(engine, name), []);
       assert.deepEqual(
         log.map((a) => [a.target, a.result, a.detail?.startsWith('closed') ? 'closed' : 'opened']),
         [
@@ -275,50 +322,6 @@ for (const engine of ENGINES) {
       ),
     );
   });
-}
-
-/** `jackin forward ARGS` under the pane's JACKIN_HOME, its output gathered; stopped with Ctrl+C when the test ends. */
-function spawnForward(t: TestContext, pane: TmuxPane, args: string[]): { child: ReturnType<typeof spawn>; out: () => string; err: () => string } {
-  const child = spawn(process.execPath, [JACKIN_BIN, 'forward', ...args], {
-    env: { ...process.env, JACKIN_HOME: pane.jackinHome },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (b: Buffer) => (out += b.toString()));
-  child.stderr.on('data', (b: Buffer) => (err += b.toString()));
-  t.after(() => stopChild(child, 'SIGINT'));
-  return { child, out: () => out, err: () => err };
-}
-
-/** Ctrl+C, and the exit status 0 it must give, within 20 s. */
-async function interrupt(f: ReturnType<typeof spawnForward>): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  await new Promise<void>((resolve, reject) => {
-    timer = setTimeout(() => reject(new Error(`jackin forward did not exit within 20 s of SIGINT; it said: ${f.err()}`)), 20_000);
-    void stopChild(f.child, 'SIGINT').then(resolve);
-  }).finally(() => clearTimeout(timer));
-  assert.equal(f.child.exitCode, 0, f.err());
-}
-
-/** `jackin-capsule ports --json` run in the container by the engine, as an agent in it would. */
-async function portsInContainer(engine: TestEngine, name: string): Promise<Array<Record<string, unknown>>> {
-  const { stdout } = await execFileP(engine, ['exec', name, NODE_IN_CONTAINER, '/opt/jackin/pkg/bin/jackin-capsule.js', 'ports', '--json'], {
-    timeout: 30_000,
-  });
-  return JSON.parse(stdout) as Array<Record<string, unknown>>;
-}
-
-/** `jackin ls` and `jackin ls --json` under the pane's JACKIN_HOME: the text, and this instance's forwards as [host, container] pairs. */
-async function lsForwards(pane: TmuxPane, name: string): Promise<{ text: string; pairs: number[][] }> {
-  const env = { ...process.env, JACKIN_HOME: pane.jackinHome };
-  const text = (await execFileP(process.execPath, [JACKIN_BIN, 'ls'], { env, timeout: 30_000 })).stdout;
-  const json = JSON.parse((await execFileP(process.execPath, [JACKIN_BIN, 'ls', '--json'], { env, timeout: 30_000 })).stdout) as Array<{
-    name: string;
-    forwards: Array<{ hostPort: number; containerPort: number }>;
-  }>;
-  const pairs = (json.find((i) => i.name === name)?.forwards ?? []).map((f) => [f.hostPort, f.containerPort]).sort((a, b) => a[0]! - b[0]!);
-  return { text, pairs };
 }
 
 for (const engine of ENGINES) {
