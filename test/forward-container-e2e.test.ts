@@ -104,6 +104,50 @@ async function openOffered(pane: TmuxPane, note: RegExp | null): Promise<string>
   return screen;
 }
 
+/** `jackin forward ARGS` under the pane's JACKIN_HOME, its output gathered; stopped with Ctrl+C when the test ends. */
+function spawnForward(t: TestContext, pane: TmuxPane, args: string[]): { child: ReturnType<typeof spawn>; out: () => string; err: () => string } {
+  const child = spawn(process.execPath, [JACKIN_BIN, 'forward', ...args], {
+    env: { ...process.env, JACKIN_HOME: pane.jackinHome },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (b: Buffer) => (out += b.toString()));
+  child.stderr.on('data', (b: Buffer) => (err += b.toString()));
+  t.after(() => stopChild(child, 'SIGINT'));
+  return { child, out: () => out, err: () => err };
+}
+
+/** Ctrl+C, and the exit status 0 it must give, within 20 s. */
+async function interrupt(f: ReturnType<typeof spawnForward>): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await new Promise<void>((resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`jackin forward did not exit within 20 s of SIGINT; it said: ${f.err()}`)), 20_000);
+    void stopChild(f.child, 'SIGINT').then(resolve);
+  }).finally(() => clearTimeout(timer));
+  assert.equal(f.child.exitCode, 0, f.err());
+}
+
+/** `jackin-capsule ports --json` run in the container by the engine, as an agent in it would. */
+async function portsInContainer(engine: TestEngine, name: string): Promise<Array<Record<string, unknown>>> {
+  const { stdout } = await execFileP(engine, ['exec', name, NODE_IN_CONTAINER, '/opt/jackin/pkg/bin/jackin-capsule.js', 'ports', '--json'], {
+    timeout: 30_000,
+  });
+  return JSON.parse(stdout) as Array<Record<string, unknown>>;
+}
+
+/** `jackin ls` and `jackin ls --json` under the pane's JACKIN_HOME: the text, and this instance's forwards as [host, container] pairs. */
+async function lsForwards(pane: TmuxPane, name: string): Promise<{ text: string; pairs: number[][] }> {
+  const env = { ...process.env, JACKIN_HOME: pane.jackinHome };
+  const text = (await execFileP(process.execPath, [JACKIN_BIN, 'ls'], { env, timeout: 30_000 })).stdout;
+  const json = JSON.parse((await execFileP(process.execPath, [JACKIN_BIN, 'ls', '--json'], { env, timeout: 30_000 })).stdout) as Array<{
+    name: string;
+    forwards: Array<{ hostPort: number; containerPort: number }>;
+  }>;
+  const pairs = (json.find((i) => i.name === name)?.forwards ?? []).map((f) => [f.hostPort, f.containerPort]).sort((a, b) => a[0]! - b[0]!);
+  return { text, pairs };
+}
+
 for (const engine of ENGINES) {
   for (const host of ['127.0.0.1', '::1']) {
     test(`${engine}: login callback: a login server on the container's ${host} gets its code once the operator opened its link; nothing is bound before, and it closes after`, {
@@ -122,6 +166,8 @@ for (const engine of ENGINES) {
       await openOffered(pane, new RegExp(`…and forward localhost:${port} to ${name.slice(0, 24)}`));
       await pollUntil('the link to reach the opener', () => rec.opened().length === 1, { last: rec.opened });
       assert.deepEqual(rec.opened(), [link]);
+      // Listed in the container while it is open, for an agent that wants to say where its callback is.
+      assert.deepEqual(await portsInContainer(engine, name), [{ hostPort: port, containerPort: port, url: `http://localhost:${port}/`, kind: 'login' }]);
       // The browser's redirect: the host's localhost:PORT now leads to the container's.
       const r = await get(`http://localhost:${port}/callback?code=c0de-${port}`);
       assert.equal(r.status, 200);
@@ -134,6 +180,7 @@ for (const engine of ENGINES) {
         return l.length >= 2 ? l : undefined;
       });
       await pane.waitForText(`Stopped forwarding localhost:${port}`);
+      assert.deepEqual(await portsInContainer(engine, name), []);
       assert.deepEqual(
         log.map((a) => [a.target, a.result, a.detail?.startsWith('closed') ? 'closed' : 'opened']),
         [
@@ -274,5 +321,93 @@ for (const engine of ENGINES) {
         () => false,
       ),
     );
+  });
+}
+
+for (const engine of ENGINES) {
+  test(`${engine}: jackin forward NAME :PORT prints the host port it picked; several ports with --json; jackin ls and jackin-capsule ports in the container list each while it runs, none after Ctrl+C`, {
+    timeout: 300_000,
+  }, async (t) => {
+    const pane = await paneFor(t, { rows: 30, cols: 120 });
+    const ws = workspace(t);
+    for (const [file, text] of [
+      ['one.txt', 'served by the first\n'],
+      ['two.txt', 'served by the second\n'],
+    ] as const) {
+      writeFileSync(join(ws, file), text);
+      chmodSync(join(ws, file), 0o644);
+    }
+    const name = await startContainerSession(t, engine, pane, 'fwd-ports', ws);
+    const [one, two] = [await freePort(), await freePort()];
+    await pane.typeLine(
+      `clear; ${NODE_IN_CONTAINER} /workspace/login-server.cjs 127.0.0.1 ${one} /workspace/one.txt & ${NODE_IN_CONTAINER} /workspace/login-server.cjs 127.0.0.1 ${two} /workspace/two.txt &`,
+    );
+    await pollUntil('both servers in the container', async () => ((await pane.capture()).match(/LISTENING-ON-127\.0\.0\.1/g) ?? []).length === 2, {
+      timeoutMs: 30_000,
+    });
+    assert.deepEqual(await portsInContainer(engine, name), []);
+
+    // :PORT, text: the one URL printed names the host port jackin picked.
+    const single = spawnForward(t, pane, [name, `:${one}`]);
+    const url = await pollUntil('jackin forward to print its URL', () => /^http:\/\/localhost:(\d+)\/$/m.exec(single.out())?.[0], {
+      timeoutMs: 30_000,
+      last: single.err,
+    });
+    const picked = Number(/:(\d+)\//.exec(url)![1]);
+    assert.ok(picked >= 1024, url);
+    assert.equal(single.out(), `${url}\n`);
+    assert.equal((await get(`http://127.0.0.1:${picked}/file`)).body.toString(), 'served by the first\n');
+    let ls = await lsForwards(pane, name);
+    assert.deepEqual(ls.pairs, [[picked, one]]);
+    assert.match(ls.text, new RegExp(`^forward  localhost:${picked} -> ${name}:${one} `, 'm'));
+    assert.deepEqual(await portsInContainer(engine, name), [{ hostPort: picked, containerPort: one, url: `http://localhost:${picked}/`, kind: 'forward' }]);
+    await interrupt(single);
+    ls = await lsForwards(pane, name);
+    assert.deepEqual(ls.pairs, []);
+    assert.doesNotMatch(ls.text, /^forward /m);
+    assert.deepEqual(await portsInContainer(engine, name), []);
+
+    // Several at once, --json: one object per port, in the order given.
+    const hostPort = await freePort();
+    const several = spawnForward(t, pane, [name, `:${one}`, `${hostPort}:${two}`, '--json']);
+    const objects = await pollUntil(
+      'two JSON objects',
+      () => {
+        const l = several
+          .out()
+          .split('\n')
+          .filter((x) => x !== '');
+        return l.length === 2 ? l.map((x) => JSON.parse(x) as { ok: boolean; hostPort: number; containerPort: number; url: string }) : undefined;
+      },
+      { timeoutMs: 30_000, last: several.err },
+    );
+    assert.deepEqual(
+      objects.map((o) => [o.ok, o.containerPort]),
+      [
+        [true, one],
+        [true, two],
+      ],
+    );
+    assert.equal(objects[1]!.hostPort, hostPort);
+    const first = objects[0]!.hostPort;
+    assert.ok(first >= 1024 && first !== hostPort, `picked ${first}`);
+    assert.equal((await get(`http://127.0.0.1:${first}/file`)).body.toString(), 'served by the first\n');
+    assert.equal((await get(`http://127.0.0.1:${hostPort}/file`)).body.toString(), 'served by the second\n');
+    const expected = [
+      [first, one],
+      [hostPort, two],
+    ].sort((a, b) => a[0]! - b[0]!);
+    ls = await lsForwards(pane, name);
+    assert.deepEqual(ls.pairs, expected);
+    for (const [h, c] of expected) assert.match(ls.text, new RegExp(`^forward  localhost:${h} -> ${name}:${c} `, 'm'));
+    assert.deepEqual(
+      await portsInContainer(engine, name),
+      expected.map(([h, c]) => ({ hostPort: h, containerPort: c, url: `http://localhost:${h}/`, kind: 'forward' })),
+    );
+    await interrupt(several);
+    ls = await lsForwards(pane, name);
+    assert.deepEqual(ls.pairs, []);
+    assert.doesNotMatch(ls.text, /^forward /m);
+    assert.deepEqual(await portsInContainer(engine, name), []);
   });
 }

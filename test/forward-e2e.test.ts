@@ -6,7 +6,7 @@
  */
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer as createHttpServer, get as httpGet } from 'node:http';
 import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
@@ -374,4 +374,52 @@ test('jackin forward: a second port that cannot be bound fails the command and k
   assert.equal(r.stdout.trim().split('\n').length, 1, r.stdout);
   const probe = createServer();
   assert.equal(await listening(t, probe, '127.0.0.1', first), first);
+});
+
+/** `jackin-capsule ports` as a program in the capsule runs it (its run directory given, as JACKIN_RUN_DIR would). */
+function capsulePorts(c: ExportCapsule, json: boolean): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [CAPSULE_BIN, 'ports', '--run-dir', c.runDir, ...(json ? ['--json'] : [])], { env: c.env }, (e, stdout, stderr) =>
+      resolve({ code: e === null ? 0 : typeof e.code === 'number' ? e.code : -1, stdout, stderr }),
+    );
+  });
+}
+
+test('jackin-capsule ports in the capsule lists the host URLs of live forwards (text and --json), none before and none once Ctrl+C or SIGKILL ended them', async (t) => {
+  const kids = forwardKids(t);
+  const c = await startExportCapsule(t, 'fwd-ports-i48');
+  const none = await capsulePorts(c, false);
+  assert.equal(none.code, 0, none.stderr);
+  assert.match(none.stdout, /^no port of the host leads to this container now/);
+  assert.equal((await capsulePorts(c, true)).stdout, '[]\n');
+
+  const one = await listening(t, createServer(), '127.0.0.1');
+  const two = await listening(t, createServer(), '127.0.0.1');
+  const hostPort = await freePort();
+  const f = await startForward(kids, c, [`:${one}`, `${hostPort}:${two}`, '--json']);
+  const printed = await pollUntil('two JSON objects', () => {
+    const l = f
+      .stdout()
+      .split('\n')
+      .filter((x) => x !== '');
+    return l.length === 2 ? l.map((x) => JSON.parse(x) as { hostPort: number; containerPort: number; url: string }) : undefined;
+  });
+  // Listed before the URLs were printed: no poll needed.
+  const listed = JSON.parse((await capsulePorts(c, true)).stdout) as Array<Record<string, unknown>>;
+  assert.deepEqual(
+    listed,
+    printed.map((p) => ({ hostPort: p.hostPort, containerPort: p.containerPort, url: p.url, kind: 'forward' })).sort((a, b) => a.hostPort - b.hostPort),
+  );
+  const text = await capsulePorts(c, false);
+  for (const p of printed)
+    assert.match(text.stdout, new RegExp(`^http://localhost:${p.hostPort}/ -> container port ${p.containerPort} \\(jackin forward\\)$`, 'm'));
+  await stopChild(f.child, 'SIGINT');
+  assert.equal(f.child.exitCode, 0, f.stderr());
+  assert.equal((await capsulePorts(c, true)).stdout, '[]\n');
+
+  // A jackin that is killed cannot withdraw anything: its closed connection does.
+  const killed = await startForward(kids, c, [`:${one}`]);
+  assert.equal((JSON.parse((await capsulePorts(c, true)).stdout) as unknown[]).length, 1);
+  await stopChild(killed.child, 'SIGKILL');
+  await pollUntil('the killed forward to leave the list', async () => (await capsulePorts(c, true)).stdout === '[]\n');
 });

@@ -9,8 +9,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { capsulePid } from './helpers/capsules.ts';
-import { paneFor, startSession } from './helpers/jackin-cli.ts';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { capsulePid, runDir } from './helpers/capsules.ts';
+import { CAPSULE_BIN, JACKIN_BIN, paneFor, startSession } from './helpers/jackin-cli.ts';
+import { stopChild } from './helpers/stop-child.ts';
 import { pollUntil } from './helpers/poll.ts';
 import { shellQuote, type TmuxPane } from './helpers/tmux.ts';
 import { childPids, wakeups } from './helpers/wakeups.ts';
@@ -82,4 +84,27 @@ test('an idle attached session has not loaded node:crypto or node:zlib, which on
   // The signal changed nothing for the session.
   await pane.type('still-here');
   await pane.waitForText('still-here');
+});
+
+test('an idle jackin forward, its ports announced to the capsule (jackin-capsule ports lists them), wakes neither itself nor the capsule', async (t) => {
+  // Stopped before the pane's directories go (hooks run in the order they were added): its last log line goes there.
+  let child: ChildProcess | undefined;
+  t.after(() => (child === undefined ? undefined : stopChild(child, 'SIGINT')));
+  const pane = await paneFor(t);
+  const { capsule } = await idleSession(pane, 'idlefwd');
+  child = spawn(process.execPath, [JACKIN_BIN, 'forward', 'idlefwd', ':9'], {
+    env: { ...process.env, JACKIN_HOME: pane.jackinHome },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout!.on('data', (b: Buffer) => (out += b.toString()));
+  const url = await pollUntil('jackin forward to print its URL', () => /^http:\/\/localhost:\d+\/$/m.exec(out)?.[0]);
+  const listed = execFileSync(process.execPath, [CAPSULE_BIN, 'ports', '--run-dir', runDir(pane.jackinHome, 'idlefwd')], { encoding: 'utf8' });
+  assert.match(listed, new RegExp(`^${url} -> container port 9 \\(jackin forward\\)$`, 'm'));
+  await sleep(1_500);
+  const forward = child.pid!;
+  const before = { capsule: wakeups(capsule), forward: wakeups(forward) };
+  await sleep(WINDOW_MS);
+  const woken = { capsule: wakeups(capsule) - before.capsule, forward: wakeups(forward) - before.forward };
+  assert.ok(woken.capsule <= MAX_WAKEUPS && woken.forward <= MAX_WAKEUPS, `wake-ups in ${WINDOW_MS} ms of idle: ${JSON.stringify(woken)}`);
 });

@@ -11,6 +11,7 @@ import { jackinHome } from '../host/instances/instances.ts';
 import { appendAction } from '../host/instances/action-log.ts';
 import { ForwardListener, type ForwardEvent } from '../host/forward/forward-listener.ts';
 import { recordForward } from '../host/forward/forward-registry.ts';
+import { announceForwards, type ForwardAnnouncement } from '../host/forward/forward-announce.ts';
 import { capsuleHasForwards } from '../transport/forward-connect.ts';
 import { selectOptionsFromFlags, selectTransport } from '../transport/select.ts';
 import { resolveInstance } from '../host/instances/resolve-instance.ts';
@@ -116,6 +117,7 @@ async function forwardCommand(positional: readonly string[], flags: ForwardFlags
   const interruption = interruptOnSignals();
   const listeners: ForwardListener[] = [];
   const unrecords: Array<() => Promise<void>> = [];
+  let announcement: ForwardAnnouncement | undefined;
   const several = specs.length > 1;
   try {
     for (const { hostPort, containerPort } of specs) {
@@ -167,6 +169,15 @@ async function forwardCommand(positional: readonly string[], flags: ForwardFlags
         detail: `listening on ${listener.addresses.join(', ')}`,
       });
     }
+    // Listed in the container (`jackin-capsule ports`) before the URLs are printed, so an agent told a URL
+    // finds it there; an older capsule without the list is not told, and forwards all the same.
+    announcement = announceForwards(
+      connect,
+      listeners.map((l, i) => ({ hostPort: l.port, containerPort: specs[i]!.containerPort, kind: 'forward' as const })),
+    );
+    const announced = await announcement.settled;
+    if (!announced.listed && !announced.unsupported)
+      err(`the container's \`jackin-capsule ports\` does not list these forwards: ${inertText(announced.error.message, 300)} (${announced.error.code})`);
     // Said once every port is bound: a port that cannot be bound fails the whole command, nothing half-open.
     specs.forEach(({ containerPort }, i) => {
       const listener = listeners[i]!;
@@ -178,12 +189,17 @@ async function forwardCommand(positional: readonly string[], flags: ForwardFlags
         );
       }
     });
-    await new Promise<void>((resolve) => interruption.signal.addEventListener('abort', () => resolve(), { once: true }));
+    // A Ctrl+C may have come while the ports were bound or announced: it stops the forward all the same.
+    await new Promise<void>((resolve) =>
+      interruption.signal.aborted ? resolve() : interruption.signal.addEventListener('abort', () => resolve(), { once: true }),
+    );
     return 0;
   } catch (e) {
     if (e instanceof JackinError && json) out(inertJson({ ok: false, code: e.code, message: describeError(e) }));
     throw e;
   } finally {
+    // Off the container's list first: nothing there names a port that no longer leads to it.
+    announcement?.dispose();
     for (const [i, listener] of listeners.entries()) {
       await listener.close();
       await unrecords[i]?.();
@@ -221,7 +237,8 @@ its own connection to the capsule, so it works with --via and --exec, attached o
 The forwarded bytes are never read, stored or logged. A container port below 1024 needs a host port of 1024
 or above. Several ports are forwarded at once, each printed (one URL per line, or one JSON object per port
 with --json) once all are bound; if one cannot be bound, none is kept. :CONTAINERPORT lets the host pick a
-free port. Exit status: 0 after Ctrl+C, 1 when a port is taken, the instance does not exist (E_NO_INSTANCE)
+free port. Each port is listed in the container while it runs: \`jackin-capsule ports\` there prints its
+host URL. Exit status: 0 after Ctrl+C, 1 when a port is taken, the instance does not exist (E_NO_INSTANCE)
 or is dead (E_INSTANCE_DEAD), or the capsule has no forwards, 2 for a bad port.
 
 Examples:

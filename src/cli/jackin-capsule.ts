@@ -1,7 +1,7 @@
 /**
  * `jackin-capsule`: the container side. `serve` runs the agent on a PTY behind the attach socket;
  * `attach-proxy` relays stdio to that socket for hosts that reach it through an exec relay; `open-url` and
- * `offer` offer a link or a file to the operator; `copy` offers text for the operator's clipboard; `clipboard` is what the xclip/xsel/wl-copy/wl-paste/pbcopy/pbpaste shims run. Each command lives in its own module and registers here.
+ * `offer` offer a link or a file to the operator; `ports` lists the host ports forwarded to this container; `copy` offers text for the operator's clipboard; `clipboard` is what the xclip/xsel/wl-copy/wl-paste/pbcopy/pbpaste shims run. Each command lives in its own module and registers here.
  */
 import { Command, CommanderError } from './commander.ts';
 import { describeError, JackinError } from '../errors.ts';
@@ -13,6 +13,7 @@ import { oneLineUsageErrors, USAGE_EXIT_STATUS } from './usage-errors.ts';
 import { registerCopyCommand } from './copy-command.ts';
 import { registerClipboardCommand } from './clipboard-command.ts';
 import { registerOfferCommand, registerOpenUrlCommand } from './offer-commands.ts';
+import { registerPortsCommand } from './ports-command.ts';
 import { registerServeCommand } from './serve-command.ts';
 
 /** The commands, in the order `jackin-capsule --help` lists them. */
@@ -21,6 +22,7 @@ const COMMANDS: ReadonlyArray<(program: Command, setStatus: SetStatus) => void> 
   registerAttachProxyCommand,
   registerOpenUrlCommand,
   registerOfferCommand,
+  registerPortsCommand,
   registerCopyCommand,
   registerClipboardCommand,
 ];

@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { hasCode } from '../errors.ts';
 import {
+  ANNOUNCE_FORWARDS_METHOD,
   CLIPBOARD_IMAGE_METHOD,
   ControlMessageDecoder,
   controlReplyMessage,
@@ -13,6 +14,7 @@ import {
   OFFER_FILE_METHOD,
   OFFER_URL_METHOD,
   OFFERS_METHOD,
+  PORTS_METHOD,
   readControlReply,
   STAGE_METHOD,
   STATUS_METHOD,
@@ -166,4 +168,66 @@ test('a refusal in a reply becomes its code; a code this host does not know stay
   assert.equal(e.code, 'E_CONTROL_REPLY');
   assert.equal(e.message, '"NEWER_CODE": m');
   assert.equal(thrown({ ok: false }).message, 'stage failed');
+});
+
+test('announce-forwards and ports: the JSON of docs/protocol.md, field for field; each forward read strictly on both sides', () => {
+  const f = { hostPort: 18080, containerPort: 5173, kind: 'forward' } as const;
+  assert.equal(
+    wire(encodeControlRequest(ANNOUNCE_FORWARDS_METHOD, { forwards: [f, { hostPort: 1455, containerPort: 1455, kind: 'login' }] })),
+    '{"method":"announce-forwards","forwards":[{"hostPort":18080,"containerPort":5173,"kind":"forward"},{"hostPort":1455,"containerPort":1455,"kind":"login"}]}',
+  );
+  assert.throws(() => encodeControlRequest(ANNOUNCE_FORWARDS_METHOD, { forwards: [] }), RangeError);
+  assert.equal(wire(encodeControlRequest(PORTS_METHOD, {})), '{"method":"ports"}');
+  assert.equal(JSON.stringify(controlReplyMessage(ANNOUNCE_FORWARDS_METHOD, { listed: 1 })), '{"ok":true,"listed":1}');
+  assert.equal(
+    JSON.stringify(controlReplyMessage(PORTS_METHOD, { forwards: [f] })),
+    '{"ok":true,"forwards":[{"hostPort":18080,"containerPort":5173,"kind":"forward"}]}',
+  );
+
+  const code = (r: { ok: boolean; code?: string }): string | undefined => (r.ok ? undefined : r.code);
+  assert.deepEqual(ANNOUNCE_FORWARDS_METHOD.parseParams({ method: 'announce-forwards', forwards: [f] }), { ok: true, params: { forwards: [f] } });
+  assert.deepEqual(ANNOUNCE_FORWARDS_METHOD.parseParams({ method: 'announce-forwards', forwards: [{ ...f, kind: 'offered' }] }), {
+    ok: true,
+    params: { forwards: [{ ...f, kind: 'offered' }] },
+  });
+  for (const forwards of [
+    undefined,
+    [],
+    f,
+    Array.from({ length: 17 }, () => f),
+    [{ ...f, hostPort: 0 }],
+    [{ ...f, containerPort: 65536 }],
+    [{ ...f, hostPort: '18080' }],
+    [{ ...f, hostPort: 1.5 }],
+    [{ ...f, kind: 'tunnel' }],
+    [{ ...f, host: '10.0.0.1' }],
+    [null],
+    [[18080, 5173]],
+  ])
+    assert.equal(code(ANNOUNCE_FORWARDS_METHOD.parseParams({ method: 'announce-forwards', forwards })), 'E_BAD_REQUEST', JSON.stringify(forwards));
+  assert.equal(code(ANNOUNCE_FORWARDS_METHOD.parseParams({ method: 'announce-forwards', forwards: [f], url: 'http://x/' })), 'E_BAD_REQUEST');
+
+  const bad = (v: unknown): void =>
+    assert.throws(
+      () => readControlReply(PORTS_METHOD, v),
+      (e: unknown) => hasCode(e, 'E_CONTROL_REPLY'),
+      JSON.stringify(v),
+    );
+  assert.deepEqual(readControlReply(PORTS_METHOD, { ok: true, forwards: [] }), { forwards: [] });
+  assert.deepEqual(readControlReply(PORTS_METHOD, { ok: true, forwards: [f] }), { forwards: [f] });
+  for (const forwards of [
+    undefined,
+    {},
+    [{ ...f, hostPort: 70000 }],
+    [{ ...f, kind: 'x' }],
+    [{ ...f, url: 'http://evil/' }],
+    Array.from({ length: 1025 }, () => f),
+  ])
+    bad({ ok: true, forwards });
+  assert.deepEqual(readControlReply(ANNOUNCE_FORWARDS_METHOD, { ok: true, listed: 2 }), { listed: 2 });
+  for (const listed of [undefined, -1, 1.5, '2', 17])
+    assert.throws(
+      () => readControlReply(ANNOUNCE_FORWARDS_METHOD, { ok: true, listed }),
+      (e: unknown) => hasCode(e, 'E_CONTROL_REPLY'),
+    );
 });

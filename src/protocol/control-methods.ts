@@ -420,3 +420,103 @@ export const FORWARD_PROBE: ControlMethod<'forward', NoParams, NoParams, never> 
     throw new JackinError('E_CONTROL_REPLY', 'the capsule accepted a forward without a port');
   },
 };
+
+// ---- forward-list -------------------------------------------------------------------------------------
+
+/** What made a forward: `jackin forward`, a login link's callback, or an offered port the operator chose. */
+const LISTED_FORWARD_KINDS = ['forward', 'login', 'offered'] as const;
+export type ListedForwardKind = (typeof LISTED_FORWARD_KINDS)[number];
+
+/** One live forward as the capsule lists it: a port of the host's loopback to a port of the container's. */
+export interface ListedForward {
+  readonly hostPort: number;
+  readonly containerPort: number;
+  readonly kind: ListedForwardKind;
+}
+
+/** The most forwards one announcement names (`jackin forward` names one per port it forwards). */
+export const MAX_ANNOUNCED_FORWARDS = 16;
+/** The most forwards a `ports` reply may list (the capsule keeps fewer: MAX_LISTED_FORWARDS). */
+const MAX_PORTS_REPLY_FORWARDS = 1024;
+
+/** One forward of a request or reply, read strictly (exactly these three fields), or why it is not one. */
+function readListedForward(v: unknown): ListedForward | string {
+  const r = record(v);
+  if (r === null) return 'a forward must be an object {"hostPort","containerPort","kind"}';
+  const extra = Object.keys(r).filter((k) => k !== 'hostPort' && k !== 'containerPort' && k !== 'kind');
+  if (extra.length > 0)
+    return `a forward names hostPort, containerPort and kind only; refused field(s) ${extra.map((k) => JSON.stringify(k).slice(0, 40)).join(', ')}`;
+  const { hostPort, containerPort, kind } = r;
+  if (!isPort(hostPort) || !isPort(containerPort)) return `a forward's ports must be 1..65535, got ${JSON.stringify([hostPort, containerPort]).slice(0, 60)}`;
+  if (!(LISTED_FORWARD_KINDS as readonly unknown[]).includes(kind))
+    return `a forward's kind ${JSON.stringify(kind)?.slice(0, 40)} is not ${LISTED_FORWARD_KINDS.join(', ')}`;
+  return { hostPort, containerPort, kind: kind as ListedForwardKind };
+}
+
+function forwardFields(f: ListedForward): Record<string, unknown> {
+  return { hostPort: f.hostPort, containerPort: f.containerPort, kind: f.kind };
+}
+
+export interface AnnounceForwardsParams {
+  readonly forwards: readonly ListedForward[];
+}
+
+/**
+ * The host tells the capsule which of its ports now lead to the container (docs/protocol.md section 8.17):
+ * the capsule lists them (`jackin-capsule ports`) while this connection stays open, and forgets them when it
+ * closes, so a host that dies leaves nothing listed.
+ */
+export const ANNOUNCE_FORWARDS_METHOD: ControlMethod<'announce-forwards', AnnounceForwardsParams, { readonly listed: number }> = {
+  method: 'announce-forwards',
+  fields: (p) => {
+    if (p.forwards.length === 0 || p.forwards.length > MAX_ANNOUNCED_FORWARDS)
+      throw new RangeError(`an announcement names 1..${MAX_ANNOUNCED_FORWARDS} forwards, not ${p.forwards.length}`);
+    return { forwards: p.forwards.map(forwardFields) };
+  },
+  parseParams: (req) => {
+    const extra = Object.keys(req).filter((k) => k !== 'method' && k !== 'forwards');
+    if (extra.length > 0)
+      return badRequest(`announce-forwards names forwards only; refused field(s) ${extra.map((k) => JSON.stringify(k).slice(0, 40)).join(', ')}`);
+    const list = req['forwards'];
+    if (!Array.isArray(list) || list.length === 0 || list.length > MAX_ANNOUNCED_FORWARDS)
+      return badRequest(`announce-forwards needs "forwards": an array of 1..${MAX_ANNOUNCED_FORWARDS} forwards`);
+    const forwards: ListedForward[] = [];
+    for (const item of list) {
+      const f = readListedForward(item);
+      if (typeof f === 'string') return badRequest(f);
+      forwards.push(f);
+    }
+    return accept({ forwards });
+  },
+  replyFields: (r) => ({ listed: r.listed }),
+  parseReply: (r) => {
+    const listed = r['listed'];
+    if (!Number.isInteger(listed) || (listed as number) < 0 || (listed as number) > MAX_ANNOUNCED_FORWARDS)
+      throw new JackinError('E_CONTROL_REPLY', `announce-forwards reply has no count listed: ${JSON.stringify(listed)?.slice(0, 60)}`);
+    return { listed: listed as number };
+  },
+};
+
+export interface PortsReply {
+  readonly forwards: readonly ListedForward[];
+}
+
+/** The live forwards the hosts announced, for `jackin-capsule ports` in the container. */
+export const PORTS_METHOD: ControlMethod<'ports', NoParams, PortsReply> = {
+  method: 'ports',
+  fields: noFields,
+  parseParams: noParams,
+  replyFields: (r) => ({ forwards: r.forwards.map(forwardFields) }),
+  parseReply: (r) => {
+    const list = r['forwards'];
+    if (!Array.isArray(list) || list.length > MAX_PORTS_REPLY_FORWARDS)
+      throw new JackinError('E_CONTROL_REPLY', `ports reply has no list of at most ${MAX_PORTS_REPLY_FORWARDS} forwards`);
+    const forwards: ListedForward[] = [];
+    for (const item of list) {
+      const f = readListedForward(item);
+      if (typeof f === 'string') throw new JackinError('E_CONTROL_REPLY', `ports reply: ${f}`);
+      forwards.push(f);
+    }
+    return { forwards };
+  },
+};

@@ -21,6 +21,7 @@ import { startHelloGrace } from '../connection/attach-shutdown.ts';
 import { answer, ControlMethods } from './control-methods.ts';
 import { rejectingImageSink, type ImageSink } from '../connection/image-sink.ts';
 import { Offers, registerOfferMethods } from '../connection/offers.ts';
+import { ForwardList, registerForwardListMethods } from '../forward/forward-list.ts';
 import { PasteScanner } from '../connection/paste-scanner.ts';
 import { clearStaleSocket, listenPrivate } from './run-dir.ts';
 import type { Session } from './session.ts';
@@ -40,6 +41,7 @@ export const CAPSULE_FEATURES: FeatureVersions = {
   forward: 1,
   'link-list': 1,
   'held-replies': 1,
+  'forward-list': 1,
 };
 
 interface CapsuleInfo {
@@ -70,6 +72,8 @@ export interface CapsuleServerOptions {
 export class CapsuleServer {
   readonly control = new ControlMethods();
   readonly offers = new Offers();
+  /** The forwards the hosts announced, for `jackin-capsule ports` (each until its connection closes). */
+  readonly forwards = new ForwardList();
   /** The text the operator pasted last (bracketed), for the `clipboard-image` method. */
   readonly pasted = new PasteScanner();
   readonly socketPath: string;
@@ -138,6 +142,7 @@ export class CapsuleServer {
       return answer({ shown: this.attached });
     });
     registerOfferMethods(this.control, this.offers, (level, text) => this.notify(level, text));
+    registerForwardListMethods(this.control, this.forwards);
     this.#server = createServer({ allowHalfOpen: true, pauseOnConnect: false }, (s) => this.#onConnection(s));
   }
 
@@ -195,6 +200,8 @@ export class CapsuleServer {
     }
     const closed = new Promise<void>((resolve) => this.#server.close(() => resolve()));
     await unlink(this.socketPath).catch(() => undefined);
+    // An announcement stays open as long as its host's forward: closed here, or the server would wait for it.
+    this.forwards.dispose();
     for (const c of [...this.#attachConns]) c.shutdown(reason, exitStatus);
     // A connection that has sent nothing yet may be a host whose Hello is on the way (`jackin run` of a
     // program that exits at once): it gets HELLO_GRACE_MS to send it (see onConnection), then goes.

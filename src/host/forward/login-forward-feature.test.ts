@@ -10,6 +10,7 @@ import { pumpForward } from '../../transport/forward-pump.ts';
 import type { Transport } from '../../transport/transport.ts';
 import { FakeFeatureSession } from '../../../test/helpers/fake-feature-session.ts';
 import { freePort } from '../../../test/helpers/free-port.ts';
+import { pollUntil } from '../../../test/helpers/poll.ts';
 import { installLoginForwardFeature } from './login-forward-feature.ts';
 
 const link = (port: number): string => `https://idp.example/authorize?redirect_uri=${encodeURIComponent(`http://localhost:${port}/callback`)}`;
@@ -203,4 +204,39 @@ test('login forward: close() returns once each open forward is closed, logged cl
   // After the end, a link is opened with no forward.
   await s.urlOpenSteps(link(port))[0]?.run();
   assert.equal(await probe(port), 'ECONNREFUSED');
+});
+
+test("login forward: a capsule that keeps a forward list is told the forward's port while it is open, and no more once it closed", async (t) => {
+  // A stand-in capsule that answers announce-forwards and notes when the announcing connection closes.
+  const announced: Array<{ request: unknown; closed: boolean }> = [];
+  const server = createServer((sock) => {
+    sock.on('error', () => {});
+    const reader = new ControlMessageDecoder();
+    sock.on('data', (chunk: Buffer) => {
+      const [request] = reader.push(chunk);
+      if (request === undefined) return;
+      const entry = { request, closed: false };
+      announced.push(entry);
+      sock.once('close', () => (entry.closed = true));
+      sock.write(encodeControlMessage({ ok: true, listed: 1 }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => server.close());
+  const capsulePort = (server.address() as AddressInfo).port;
+  const connectCapsule = async (): Promise<Transport> => {
+    const sock = connect({ host: '127.0.0.1', port: capsulePort });
+    await new Promise<void>((resolve, reject) => sock.once('connect', resolve).once('error', reject));
+    return { kind: 'socket', readable: sock, writable: sock, description: 'stand-in', close: () => sock.destroy(), failureDetail: async () => null };
+  };
+  const s = new FakeFeatureSession({ forward: 1, 'forward-list': 1 });
+  const f = installLoginForwardFeature(s, { instance: 'agent', connect: connectCapsule, env: {} });
+  t.after(() => f.dispose());
+  const port = await freePort();
+  await s.urlOpenSteps(link(port))[0]!.run();
+  await pollUntil('the announcement', () => announced.length === 1);
+  assert.deepEqual(announced[0]!.request, { method: 'announce-forwards', forwards: [{ hostPort: port, containerPort: port, kind: 'login' }] });
+  assert.equal(announced[0]!.closed, false);
+  await f.close();
+  await pollUntil('the announcing connection to close', () => announced[0]!.closed);
 });

@@ -21,6 +21,7 @@ import type { SessionFrames, SessionNotices, SessionRequests } from '../session/
 import type { UrlOpenStep } from '../session/url-open-hooks.ts';
 import { type ForwardEvent, ForwardListener } from './forward-listener.ts';
 import { recordForward } from './forward-registry.ts';
+import { announceForwards } from './forward-announce.ts';
 import { loginCallbackPort } from './login-callback.ts';
 
 /** The longest a login forward stays open. */
@@ -238,10 +239,18 @@ export class LoginForwardFeature implements Disposable {
       return;
     }
     // The record for `jackin ls`, written while the forward runs; a close waits for it, then removes it.
-    const recorded: Promise<(() => Promise<void>) | null> =
+    const written: Promise<(() => Promise<void>) | null> =
       o.home === undefined
         ? Promise.resolve(null)
         : recordForward(o.home, { instance: o.instance, hostPort: port, containerPort: port, kind: 'login' }).catch(() => null);
+    // Listed in the container too (`jackin-capsule ports`) while it runs, when the capsule keeps such a list.
+    const announced = hasFeature(session.features, 'forward-list')
+      ? announceForwards(o.connect!, [{ hostPort: port, containerPort: port, kind: 'login' }])
+      : undefined;
+    const recorded = written.then((unrecord) => async () => {
+      announced?.dispose();
+      await unrecord?.();
+    });
     forward.bound(listener, recorded, o.maxMs ?? LOGIN_FORWARD_MAX_MS);
     this.#live.set(port, forward);
     session.notify(

@@ -17,6 +17,7 @@ export const HOST_FEATURES: FeatureVersions = {
   forward: 1,
   'link-list': 1,
   'held-replies': 1,
+  'forward-list': 1,
 };
 
 /** Picks the features to announce: ours that the capsule offers, at the lower of the two versions. */
