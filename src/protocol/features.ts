@@ -29,6 +29,7 @@ const FEATURE_NAMES = [
   'forward',
   'link-list',
   'held-replies',
+  'ports',
 ] as const;
 export type FeatureName = (typeof FEATURE_NAMES)[number];
 /** The extensions one side speaks, each with the version it speaks. */

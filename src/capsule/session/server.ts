@@ -40,6 +40,7 @@ export const CAPSULE_FEATURES: FeatureVersions = {
   forward: 1,
   'link-list': 1,
   'held-replies': 1,
+  ports: 1,
 };
 
 interface CapsuleInfo {
