@@ -80,13 +80,13 @@ test('port offers: choosing the entry forwards the same host port when free, els
 
   await s.actions.get(`forward-port-${free}`)!.run();
   assert.equal(f.forwarded.get(free), free);
-  assert.match(s.notices.at(-1)!.text, new RegExp(`open http://localhost:${free}/$`));
+  assert.equal(s.notices.at(-1)!.text, `Forwarding http://localhost:${free}/ to port ${free} of agent`);
   assert.notEqual(await probe(free), 'ECONNREFUSED');
 
   await s.actions.get(`forward-port-${taken}`)!.run();
   const other = f.forwarded.get(taken)!;
   assert.ok(other !== undefined && other !== taken);
-  assert.equal(s.notices.at(-1)!.text, `Port ${taken} is taken on this host: forwarding agent:${taken} from http://localhost:${other}/`);
+  assert.equal(s.notices.at(-1)!.text, `Forwarding http://localhost:${other}/ to port ${taken} of agent (port ${taken} is taken on this host)`);
   assert.deepEqual(
     (await liveForwards(home)).map((r) => [r.hostPort, r.containerPort, r.kind]).sort((a, b) => (a[1]! as number) - (b[1] as number)),
     [

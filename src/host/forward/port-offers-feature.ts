@@ -213,9 +213,10 @@ export class PortOffersFeature implements Disposable {
     const url = `http://localhost:${hostPort}/`;
     session.notify(
       'success',
+      // The URL first: a long instance name never cuts it off.
       hostPort === port
-        ? `Forwarding port ${port} of ${instance}: open ${url}`
-        : `Port ${port} is taken on this host: forwarding ${instance}:${port} from ${url}`,
+        ? `Forwarding ${url} to port ${port} of ${instance}`
+        : `Forwarding ${url} to port ${port} of ${instance} (port ${port} is taken on this host)`,
     );
     session.logAction({
       action: 'port-forward',
