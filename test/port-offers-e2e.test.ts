@@ -4,15 +4,19 @@
 // the recording opener as the browser launcher: a server the program starts after start-up is offered
 // (a notice, a palette entry), forwarded only once the operator chose the entry (from another host port
 // when its own is taken on the host), listed by `jackin ls`, and a link to it opened from the screen
-// opens the forwarded URL. JACKIN_PORT_OFFERS=off offers nothing.
+// opens the forwarded URL. JACKIN_PORT_OFFERS=off offers nothing. A session whose host asked for ports
+// does not wake the capsule while the program is quiet (the bound of test/idle-e2e.test.ts).
 // Every container is removed by the exact name the test gave it.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { chmodSync, copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { get as httpGet } from 'node:http';
 import { connect, createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
 import { confirmOnScreen, INNER_PROMPT, INNER_SHELL, JACKIN, paneFor, REPO_ROOT, runJackin, typeLabel } from './helpers/jackin-cli.ts';
 import { glibcTestImage, type TestEngine, testContainer } from './helpers/podman-image.mjs';
 import { pollUntil } from './helpers/poll.ts';
@@ -21,6 +25,12 @@ import { shellQuote, type TmuxPane } from './helpers/tmux.ts';
 import { recordingOpener } from './helpers/recording-opener.ts';
 import { readActions } from '../src/host/instances/action-log.ts';
 import { liveForwards } from '../src/host/forward/forward-registry.ts';
+import { childPids, wakeups } from './helpers/wakeups.ts';
+
+const execFileP = promisify(execFile);
+/** As test/idle-e2e.test.ts: wake-ups allowed per process over WINDOW_MS of idle. */
+const WINDOW_MS = 3_000;
+const MAX_WAKEUPS = 4;
 
 const CONTAINER_START_MS = 60_000;
 const PALETTE_KEY = [0x1c];
@@ -171,5 +181,29 @@ for (const engine of ENGINES) {
     const palette = await pane.waitForText('Redraw the screen');
     assert.doesNotMatch(palette, /Forward port/);
     await pane.sendKeys('Escape');
+  });
+
+  test(`${engine}: a session whose host asked for ports costs nothing while idle: the capsule in the container does not wake`, {
+    timeout: 240_000,
+  }, async (t) => {
+    const pane = await paneFor(t, { rows: 30, cols: 160 });
+    const ws = workspace(t);
+    const name = await startContainerSession(t, engine, pane, 'offer-idle', ws);
+    const port = await freePort();
+    await pane.typeLine(`${NODE_IN_CONTAINER} /workspace/server.cjs 127.0.0.1 ${port} &`);
+    // The host asked for ports: the server is offered.
+    await pane.waitForText(`Port ${port} opened in the container`, { timeoutMs: 30_000 });
+    await pane.waitForScreen('the notice to go', (screen) => !screen.includes('opened in the container'), { timeoutMs: 15_000 });
+    // --init: the capsule is the child of the container's first process.
+    const init = Number((await execFileP(engine, ['inspect', '-f', '{{.State.Pid}}', name])).stdout.trim());
+    const capsule = await pollUntil("the capsule under the container's init", () => childPids(init)[0]);
+    // Only the capsule looks for ports (the host reacts to its frames and keeps no clock for them). The host
+    // of a container session is not measured here: it wakes as often with JACKIN_PORT_OFFERS=off (about 30
+    // times a second, measured with Podman), which is no part of port offers.
+    await sleep(1_500);
+    const before = wakeups(capsule);
+    await sleep(WINDOW_MS);
+    const woken = wakeups(capsule) - before;
+    assert.ok(woken <= MAX_WAKEUPS, `the capsule woke ${woken} times in ${WINDOW_MS} ms of idle`);
   });
 }
