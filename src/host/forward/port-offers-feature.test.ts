@@ -121,3 +121,14 @@ test('port offers: choosing the entry forwards the same host port when free, els
     ],
   );
 });
+
+test('port offers: a capsule that opens many ports at once cannot flood the operator with notices; each still gets its entry', (t) => {
+  const s = new FakeFeatureSession({ ports: 1, forward: 1 });
+  const f = installPortOffersFeature(s, { instance: 'agent', connect: never });
+  t.after(() => f.dispose());
+  const ports = Array.from({ length: 20 }, (_, i) => 41000 + i);
+  s.frameEmitter.fire({ type: 'Ports', ports });
+  assert.equal(s.notices.length, 4);
+  assert.deepEqual(f.offered, ports);
+  for (const p of ports) assert.equal(s.actions.get(`forward-port-${p}`)?.title, `Forward port ${p}`);
+});

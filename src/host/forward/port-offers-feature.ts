@@ -25,7 +25,7 @@ import type { UrlOpenStep } from '../session/url-open-hooks.ts';
 import { ForwardListener } from './forward-listener.ts';
 import { recordForward } from './forward-registry.ts';
 
-/** Notices of opened ports at most this many in any window; the rest are only palette entries. */
+/** Notices of opened ports (and of failed connections) at most this many in any window; the rest are only palette entries. */
 const PORT_NOTICE_RATE = { max: 4, windowMs: 10_000 } as const;
 
 /** Whether this session asks the capsule for ports: not where the loopback is shared, not with JACKIN_PORT_OFFERS off. */
@@ -179,7 +179,8 @@ export class PortOffersFeature implements Disposable {
           containerPort: port,
           connect,
           onEvent: (e) => {
-            if (e.kind === 'failed') session.notify('warning', `Port ${port}: a connection was not forwarded: ${e.error.message}`);
+            // A browser retrying a port whose server stopped is told once in a while, not once per connection.
+            if (e.kind === 'failed' && this.#notices.tryTake()) session.notify('warning', `Port ${port}: a connection was not forwarded: ${e.error.message}`);
           },
         });
       try {
