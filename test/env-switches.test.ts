@@ -7,6 +7,7 @@ import { linksEnabled } from '../src/policy/url-safety.ts';
 import { mouseCaptureEnabled } from '../src/host/links/link-feature.ts';
 import { pasteFilePathsEnabled, pasteImagePathsEnabled } from '../src/host/paste/paste-feature.ts';
 import { loginForwardEnabled } from '../src/host/forward/login-forward-feature.ts';
+import { portOffersWanted } from '../src/host/forward/port-offers-feature.ts';
 import { confirmCapsuleTargets, upstreamRequestsAllowed } from '../src/host/session/host-request-policy.ts';
 import { filterOptionsFromEnv } from '../src/host/terminal/terminal-filter/filter.ts';
 import { bellWanted, chooseNotifier, notifyModeFromEnv } from '../src/host/platform/notifier.ts';
@@ -25,6 +26,7 @@ const READERS: Record<SwitchName, (env: Env) => boolean> = {
   JACKIN_PASTE_IMAGE_PATHS: pasteImagePathsEnabled,
   JACKIN_PASTE_FILE_PATHS: pasteFilePathsEnabled,
   JACKIN_LOGIN_FORWARD: loginForwardEnabled,
+  JACKIN_PORT_OFFERS: (env) => portOffersWanted(env, false),
   JACKIN_CONFIRM: confirmCapsuleTargets,
   JACKIN_UPSTREAM_REQUESTS: (env) => upstreamRequestsAllowed(env),
   JACKIN_GRAPHICS: (env) => filterOptionsFromEnv(env).graphics === true,

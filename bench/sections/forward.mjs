@@ -4,7 +4,9 @@
 // request is exactly the one a program inside would make; the forward adds the host listener, one new
 // capsule connection per TCP connection, the forward request and the framed pump on both sides. Then in a
 // real Podman container (started as `jackin run --image` starts one): the same requests made inside the
-// container, on its own loopback, against the host's through `jackin forward` over the mounted socket.
+// container, on its own loopback, against the host's through `jackin forward` over the mounted socket, and
+// through an offered forward (issue 48): a `jackin attach` session is offered the server's port and the
+// bench, as the operator, chooses Forward port N in its palette.
 import { execFile, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { get } from 'node:http';
@@ -16,6 +18,7 @@ import { promisify } from 'node:util';
 import { glibcTestImage } from '../../test/helpers/podman-image.mjs';
 import { fmt, quantile } from '../lib/stats.mjs';
 import { startContainer } from './container.mjs';
+import { spawnOnPty } from '../lib/pty-process.mjs';
 import { median, startCapsule } from './export.mjs';
 
 export const id = 'forward';
@@ -170,6 +173,7 @@ async function inContainer({ quick, log }) {
   const image = (await glibcTestImage()).ref;
   let c;
   let forward;
+  let attached;
   try {
     c = await startContainer(image, ['/opt/jackin/node', join(dataDir, 'server.cjs')], dataDir);
     const inside = (small, big) =>
@@ -194,8 +198,32 @@ async function inContainer({ quick, log }) {
     await firstLine(forward, 'jackin forward');
     await request(hostPort, '/small');
     await request(hostPort, '/big');
+    // The offered forward: an attached session is told of the server's port (listening before it attached),
+    // and the palette entry is chosen; its host port is the one the forward records for `jackin ls`.
+    attached = spawnOnPty(process.execPath, [JACKIN, 'attach', c.name], { env: { ...process.env, JACKIN_HOME: c.home, JACKIN_PASTE_KEY: 'none' } });
+    await attached.waitForText(`Forward port ${CONTAINER_PORT}`, { timeoutMs: 30_000 }).catch(() => undefined);
+    attached.write('\x1c');
+    await attached.waitForText(`Forward port ${CONTAINER_PORT}`, { timeoutMs: 30_000 });
+    attached.write(`/forward port ${CONTAINER_PORT}\r`);
+    const { liveForwards } = await import('../../dist/host/forward/forward-registry.js');
+    let offerPort = 0;
+    for (let i = 0; offerPort === 0; i++) {
+      if (i > 300) throw new Error('the offered forward was not recorded within 15 s');
+      offerPort = (await liveForwards(c.home)).find((f) => f.kind === 'offer' && f.containerPort === CONTAINER_PORT)?.hostPort ?? 0;
+      if (offerPort === 0) await new Promise((r) => setTimeout(r, 50));
+    }
+    let screen = '';
+    attached.consume((b) => void (screen += b.toString('latin1')), { timeoutMs: 600_000 }).catch(() => undefined);
+    try {
+      await request(offerPort, '/small');
+    } catch (e) {
+      await new Promise((r) => setTimeout(r, 500));
+      throw new Error(`${e.message}; screen ${JSON.stringify(screen.slice(-1500))}`);
+    }
+    await request(offerPort, '/big');
     const measured = { small: [], big: [] };
     const forwarded = { small: [], big: [] };
+    const offered = { small: [], big: [] };
     for (let r = 0; r < rounds; r++) {
       const got = JSON.parse((await inside(smallPerRound, 1)).stdout);
       measured.small.push(...got.small);
@@ -204,6 +232,10 @@ async function inContainer({ quick, log }) {
       const f = await request(hostPort, '/big');
       if (f.bytes !== 64 * MiB) throw new Error(`short download through the forward: ${f.bytes}`);
       forwarded.big.push(f.total);
+      for (let i = 0; i < smallPerRound; i++) offered.small.push((await request(offerPort, '/small')).ttfb);
+      const o = await request(offerPort, '/big');
+      if (o.bytes !== 64 * MiB) throw new Error(`short download through the offered forward: ${o.bytes}`);
+      offered.big.push(o.total);
     }
     const d = {
       rounds,
@@ -215,13 +247,17 @@ async function inContainer({ quick, log }) {
       forwardTtfbP95Ms: quantile(forwarded.small, 0.95) * 1000,
       insideBigSeconds: median(measured.big),
       forwardBigSeconds: median(forwarded.big),
+      offerTtfbMs: median(offered.small) * 1000,
+      offerTtfbP95Ms: quantile(offered.small, 0.95) * 1000,
+      offerBigSeconds: median(offered.big),
     };
     log(
-      `forward: in a container: TTFB inside ${fmt(d.insideTtfbMs, 2)} ms, forwarded ${fmt(d.forwardTtfbMs, 2)} ms; 64 MiB inside ${fmt(d.insideBigSeconds, 3)} s, forwarded ${fmt(d.forwardBigSeconds, 3)} s`,
+      `forward: in a container: TTFB inside ${fmt(d.insideTtfbMs, 2)} ms, forwarded ${fmt(d.forwardTtfbMs, 2)} ms; 64 MiB inside ${fmt(d.insideBigSeconds, 3)} s, forwarded ${fmt(d.forwardBigSeconds, 3)} s; offered forward: TTFB ${fmt(d.offerTtfbMs, 2)} ms, 64 MiB ${fmt(d.offerBigSeconds, 3)} s`,
     );
     return d;
   } finally {
     forward?.kill('SIGINT');
+    attached?.kill();
     await new Promise((r) => setTimeout(r, 200));
     await c?.remove();
     rmSync(dataDir, { recursive: true, force: true });
@@ -233,16 +269,17 @@ function renderContainer(c) {
   if (c.error !== undefined) return ['', `In a Podman container: failed: ${c.error}`];
   const insideRate = 64 / c.insideBigSeconds;
   const forwardRate = 64 / c.forwardBigSeconds;
+  const offerRate = 64 / c.offerBigSeconds;
   return [
     '',
-    `In a real Podman container (started as \`jackin run --image\` starts one), the same requests made inside the container on its own loopback (a client run by \`podman exec\`) against the host's through \`jackin forward\` over the mounted socket, in ${c.rounds} alternating rounds:`,
+    `In a real Podman container (started as \`jackin run --image\` starts one), the same requests made inside the container on its own loopback (a client run by \`podman exec\`) against the host's through \`jackin forward\` over the mounted socket, and through an offered forward (the port offered to a \`jackin attach\` session and forwarded from its palette, issue 48), in ${c.rounds} alternating rounds:`,
     '',
-    `| measure | inside the container | through \`jackin forward\` | ratio |`,
-    `|---|---:|---:|---:|`,
-    `| time to first byte, new connection (ms, median of ${c.smallRuns}) | ${fmt(c.insideTtfbMs, 2)} | ${fmt(c.forwardTtfbMs, 2)} | +${fmt(c.forwardTtfbMs - c.insideTtfbMs, 2)} ms |`,
-    `| time to first byte, p95 (ms) | ${fmt(c.insideTtfbP95Ms, 2)} | ${fmt(c.forwardTtfbP95Ms, 2)} | |`,
-    `| 64 MiB download (s, median of ${c.bigRuns}) | ${fmt(c.insideBigSeconds, 3)} | ${fmt(c.forwardBigSeconds, 3)} | |`,
-    `| throughput (MiB/s) | ${fmt(insideRate, 0)} | ${fmt(forwardRate, 0)} | ${fmt(forwardRate / insideRate, 2)}× |`,
+    `| measure | inside the container | through \`jackin forward\` | ratio | through an offered forward | ratio |`,
+    `|---|---:|---:|---:|---:|---:|`,
+    `| time to first byte, new connection (ms, median of ${c.smallRuns}) | ${fmt(c.insideTtfbMs, 2)} | ${fmt(c.forwardTtfbMs, 2)} | +${fmt(c.forwardTtfbMs - c.insideTtfbMs, 2)} ms | ${fmt(c.offerTtfbMs, 2)} | +${fmt(c.offerTtfbMs - c.insideTtfbMs, 2)} ms |`,
+    `| time to first byte, p95 (ms) | ${fmt(c.insideTtfbP95Ms, 2)} | ${fmt(c.forwardTtfbP95Ms, 2)} | | ${fmt(c.offerTtfbP95Ms, 2)} | |`,
+    `| 64 MiB download (s, median of ${c.bigRuns}) | ${fmt(c.insideBigSeconds, 3)} | ${fmt(c.forwardBigSeconds, 3)} | | ${fmt(c.offerBigSeconds, 3)} | |`,
+    `| throughput (MiB/s) | ${fmt(insideRate, 0)} | ${fmt(forwardRate, 0)} | ${fmt(forwardRate / insideRate, 2)}× | ${fmt(offerRate, 0)} | ${fmt(offerRate / insideRate, 2)}× |`,
     '',
   ];
 }

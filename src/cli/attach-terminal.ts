@@ -27,6 +27,7 @@ export function loadSessionModules() {
     import('../host/export/export-feature.ts'),
     import('../host/copy/copy-feature.ts'),
     import('../host/forward/login-forward-feature.ts'),
+    import('../host/forward/port-offers-feature.ts'),
     import('../host/instances/instances.ts'),
     import('../host/hints/hints-feature.ts'),
     import('../host/notify/notify-feature.ts'),
@@ -67,6 +68,7 @@ export async function attachTerminal(
     { installExportFeature },
     { installCopyFeature },
     { installLoginForwardFeature },
+    { installPortOffersFeature, portOffersWanted },
     { jackinHome },
     { installHintsFeature },
     { installNotifyFeature },
@@ -83,6 +85,7 @@ export async function attachTerminal(
   // container (a capsule's Notice or Shutdown text, a frame's content), so it is written inert.
   const log = verbose ? (line: string) => void process.stderr.write(`jackin: ${inertText(line, MAX_REASON_COLUMNS)}\r\n`) : undefined;
   log?.(`transport: ${selection.choice}, because ${selection.reason} (${selection.transport.description})`);
+  const wantPorts = features.connect !== undefined && features.plain !== true && portOffersWanted(process.env, features.sharedLoopback === true);
   const session = new AttachSession({
     transport: selection.transport,
     terminal,
@@ -92,6 +95,8 @@ export async function attachTerminal(
     ...(features.plain !== true && keysHintEnabled(process.env) ? { keysHint: keysHintText(scannerOptionsFromEnv(process.env).paletteKey) } : {}),
     // A notice is a line on stderr: stdout carries only the program's bytes.
     ...(features.plain === true ? { plain: { report: (line: string) => void process.stderr.write(`jackin: ${inertText(line, MAX_REASON_COLUMNS)}\n`) } } : {}),
+    // Ports the container opens are asked for only where its loopback is not ours and offers are on.
+    ...(wantPorts ? {} : { withoutFeatures: ['ports'] as const }),
   });
   // What this host offers the affordances (opener, clipboard, notifier, export directory, the switches):
   // built once for the session, each at its first use, and shared by every affordance.
@@ -122,6 +127,12 @@ export async function attachTerminal(
       ...(features.connect !== undefined ? { connect: features.connect } : {}),
     }),
   );
+  // Ports programs open in the container: a notice and a palette entry each, forwarded on the operator's choice.
+  const portOffers = wantPorts
+    ? session.install(
+        installPortOffersFeature(session, { instance: name, home: jackinHome(), ...(features.connect !== undefined ? { connect: features.connect } : {}) }),
+      )
+    : undefined;
   // Link hints: the links on the screen labelled, one opened (or copied) by typing its label.
   // A hinted link that fails to open can be copied with the links feature's Copy link not opened.
   session.install(installHintsFeature(session, { services, keepFailed: links.keepFailed, ...(log ? { log } : {}) }));
@@ -158,6 +169,7 @@ export async function attachTerminal(
   // jackin exits once this returns: a login forward still open (a detach, the program's exit) is closed,
   // logged and unrecorded first, and every action of the session is in the log.
   await loginForward.close();
+  await portOffers?.close();
   await session.actionsLogged();
   const exit = outcomeExit(outcome, name);
   let message = exit.message;

@@ -7,13 +7,16 @@ import { inertJson, inertText, padColumns, textWidth } from '../ui/inert-text.ts
 import { writeAll, type SetStatus } from './command-kit.ts';
 import { liveForwards, type ForwardRecord } from '../host/forward/forward-registry.ts';
 
-/** Live forwards (`jackin forward`, login callbacks), one line each, under the table. */
+const FORWARD_KIND_LABELS: Readonly<Record<ForwardRecord['kind'], string>> = {
+  forward: 'jackin forward',
+  login: 'login callback',
+  offer: 'offered port',
+};
+
+/** Live forwards (`jackin forward`, login callbacks, offered ports), one line each, under the table. */
 function formatForwards(forwards: readonly ForwardRecord[]): string {
   return forwards
-    .map(
-      (f) =>
-        `forward  localhost:${f.hostPort} -> ${inertText(f.instance, 200)}:${f.containerPort}  (${f.kind === 'login' ? 'login callback' : 'jackin forward'}, pid ${f.pid})\n`,
-    )
+    .map((f) => `forward  localhost:${f.hostPort} -> ${inertText(f.instance, 200)}:${f.containerPort}  (${FORWARD_KIND_LABELS[f.kind]}, pid ${f.pid})\n`)
     .join('');
 }
 

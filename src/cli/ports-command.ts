@@ -1,7 +1,7 @@
 /**
  * `jackin-capsule ports [--json]`: run inside the container (by an agent, a script), lists the ports of the
  * host that lead to this container right now, as the URLs the operator can open on the host. The capsule
- * knows them because each forward announces itself while it runs (docs/protocol.md section 8.17); a
+ * knows them because each forward announces itself while it runs (docs/protocol.md section 8.18); a
  * forward whose `jackin` ended is gone from the list.
  */
 import type { Command } from './commander.ts';

@@ -27,6 +27,8 @@ export const SWITCHES = {
   JACKIN_PASTE_FILE_PATHS: { default: true },
   /** The automatic forward of a loopback login callback when a login link is opened. */
   JACKIN_LOGIN_FORWARD: { default: true },
+  /** Notices and palette entries for ports programs open in the container. */
+  JACKIN_PORT_OFFERS: { default: true },
   /** The host's confirmation of targets the capsule resolved and of pasted paths through symlinks. */
   JACKIN_CONFIRM: { default: true },
   /** Host requests from a capsule without jackin's extensions, one per gesture. */

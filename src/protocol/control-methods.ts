@@ -462,7 +462,7 @@ export interface AnnounceForwardsParams {
 }
 
 /**
- * The host tells the capsule which of its ports now lead to the container (docs/protocol.md section 8.17):
+ * The host tells the capsule which of its ports now lead to the container (docs/protocol.md section 8.18):
  * the capsule lists them (`jackin-capsule ports`) while this connection stays open, and forgets them when it
  * closes, so a host that dies leaves nothing listed.
  */

@@ -16,6 +16,7 @@ import {
   MAX_EXPORT_SOURCE_BYTES,
   MAX_HOST_NOTICE_BYTES,
   MAX_LISTED_LINKS,
+  MAX_LISTENING_PORTS,
   MAX_LISTED_URL_BYTES,
   MAX_RESOLVED_TEXT_BYTES,
   MAX_REVEAL_PATH_BYTES,
@@ -142,6 +143,18 @@ export function decodeServerPayload(tag: number, payload: Buffer): ServerFrame {
       const held = enumByte(r, [false, true], 'held flag');
       r.end();
       return { type: 'RepliesHeld', held };
+    }
+    case SERVER_TAGS.Ports: {
+      const count = r.u16('port count');
+      if (count > MAX_LISTENING_PORTS) r.fail(PROTOCOL_CODES.badValue, `port count ${count} exceeds ${MAX_LISTENING_PORTS}`);
+      const ports: number[] = [];
+      for (let i = 0; i < count; i++) {
+        const port = r.u16('port');
+        if (port <= (ports.at(-1) ?? 0)) r.fail(PROTOCOL_CODES.badValue, `port ${port} is 0 or not above the one before it`);
+        ports.push(port);
+      }
+      r.end();
+      return { type: 'Ports', ports };
     }
     case SERVER_TAGS.FileExportLength: {
       const exportId = r.u64('export id');

@@ -36,6 +36,7 @@ import {
   MAX_HOST_NOTICE_BYTES,
   MAX_IMAGE_ERROR_BYTES,
   MAX_LISTED_LINKS,
+  MAX_LISTENING_PORTS,
   MAX_LISTED_URL_BYTES,
   MAX_RESOLVED_TEXT_BYTES,
   MAX_REVEAL_PATH_BYTES,
@@ -345,6 +346,17 @@ export function encodeServerFrame(f: ServerFrame): Buffer {
     }
     case 'RepliesHeld':
       return frame(SERVER_TAGS.RepliesHeld, p.u8(f.held ? 1 : 0).list);
+    case 'Ports': {
+      if (f.ports.length > MAX_LISTENING_PORTS) throw new RangeError(`${f.ports.length} ports are more than ${MAX_LISTENING_PORTS}`);
+      p.u16(f.ports.length);
+      let last = 0;
+      for (const port of f.ports) {
+        if (!Number.isInteger(port) || port <= last || port > 0xffff) throw new RangeError(`ports must be 1..65535, ascending, each once: ${port}`);
+        p.u16(port);
+        last = port;
+      }
+      return frame(SERVER_TAGS.Ports, p.list);
+    }
     case 'FileExportLength':
       return frame(SERVER_TAGS.FileExportLength, p.u64(f.exportId).u64(f.size).list);
     case 'Links': {

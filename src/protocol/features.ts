@@ -30,6 +30,7 @@ const FEATURE_NAMES = [
   'link-list',
   'held-replies',
   'forward-list',
+  'ports',
 ] as const;
 export type FeatureName = (typeof FEATURE_NAMES)[number];
 /** The extensions one side speaks, each with the version it speaks. */

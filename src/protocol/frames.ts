@@ -14,6 +14,7 @@ import {
   MAX_FORWARD_DATA_BYTES,
   MAX_LISTED_LINKS,
   MAX_LISTED_URL_BYTES,
+  MAX_LISTENING_PORTS,
   MAX_RESOLVED_TEXT_BYTES,
   MAX_STAGED_PATH_BYTES,
   SHA256_BYTES,
@@ -71,6 +72,7 @@ export const SERVER_TAGS = {
   // 0xa6: file staging (stage connections only).
   Links: 0xa7,
   RepliesHeld: 0xa8,
+  Ports: 0xa9,
 } as const;
 
 /** A Links frame at its largest: request id, count, and MAX_LISTED_LINKS links with the longest targets. */
@@ -97,6 +99,7 @@ export const FRAME_CAPS: ReadonlyMap<number, number> = new Map<number, number>([
   [SERVER_TAGS.Links, LINKS_FRAME_CAP],
   [CLIENT_TAGS.HoldReplies, 1],
   [SERVER_TAGS.RepliesHeld, 1],
+  [SERVER_TAGS.Ports, 2 + 2 * MAX_LISTENING_PORTS],
   // File staging (stage connections only, src/protocol/file-stage.ts): chunk, end, staged path.
   [0x24, 16 + MAX_CHUNK_BYTES],
   [0x25, 8 + SHA256_BYTES],
@@ -326,7 +329,9 @@ export type ServerFrame =
   | { type: 'FileExportLength'; exportId: bigint; size: number }
   | { type: 'Links'; requestId: bigint; links: ListedLink[] }
   /** Where in the output the capsule starts (true) or stops (false) answering position and status queries (feature `held-replies`). */
-  | { type: 'RepliesHeld'; held: boolean };
+  | { type: 'RepliesHeld'; held: boolean }
+  /** The TCP ports programs listen on in the container now, reachable on its loopback, ascending (feature `ports`). */
+  | { type: 'Ports'; ports: number[] };
 
 export type Frame = ClientFrame | ServerFrame;
 

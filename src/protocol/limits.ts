@@ -44,6 +44,8 @@ export const MAX_STAGED_PATH_BYTES = 4096;
 export const MAX_FORWARD_DATA_BYTES = 256 * KiB;
 /** Links frame (feature `link-list`): links listed at most, and the longest target listed (bytes). */
 export const MAX_LISTED_LINKS = 128;
+/** Ports one Ports frame lists at most (feature `ports`): the lowest ones, when more listen. */
+export const MAX_LISTENING_PORTS = 256;
 export const MAX_LISTED_URL_BYTES = 2048;
 /** One listed link's fixed fields: row u16, col u16, cells u16, source u8, target length u16. */
 export const LISTED_LINK_HEADER_BYTES = 9;

@@ -221,6 +221,10 @@ const serverFrames: { [K in ServerFrame['type']]: fc.Arbitrary<Of<ServerFrame, K
     links: fc.array(rec({ row: u16, col: u16, cells: u16, source: fc.constantFrom(...LISTED_LINK_SOURCES), url: text(1, 2048) }), { maxLength: 8 }),
   }),
   RepliesHeld: rec({ type: fc.constant('RepliesHeld' as const), held: fc.boolean() }),
+  Ports: rec({
+    type: fc.constant('Ports' as const),
+    ports: fc.uniqueArray(fc.integer({ min: 1, max: 0xffff }), { maxLength: 256 }).map((a) => a.sort((x, y) => x - y)),
+  }),
   Modes: rec({
     type: fc.constant('Modes' as const),
     mouseTracking: fc.boolean(),

@@ -311,6 +311,8 @@ function serverFrame(m: Meaning): ServerFrame {
       return { type, requestId: m.big('request_id'), links: m.get('links') as ListedLink[] };
     case 'RepliesHeld':
       return { type, held: m.get('held') as boolean };
+    case 'Ports':
+      return { type, ports: m.get('ports') as number[] };
     case 'Modes':
       return {
         type,

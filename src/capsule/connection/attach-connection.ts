@@ -35,6 +35,7 @@ import { AttachShutdown, CLOSE_GRACE_MS } from './attach-shutdown.ts';
 import { FrameQueue, ReadGate } from './frame-queue.ts';
 import { forEachOutputFrame, OutputCoalescer } from './output-coalescer.ts';
 import { OverlayNotices } from './overlay-notices.ts';
+import { PortWatch } from './port-watch.ts';
 
 const MAX_NOTICE_TEXT_BYTES = 2048;
 
@@ -60,6 +61,8 @@ export class AttachConnection {
   readonly #output: OutputCoalescer;
   readonly #overlay: OverlayNotices;
   readonly #frames: FrameContext;
+  /** The ports this host is told of (feature `ports`); null until it asked. */
+  #ports: PortWatch | null = null;
   /** What the connection holds while it relays the session (released when it stops relaying). */
   readonly #relay = new DisposableStore();
   /** What lives until the socket closed. */
@@ -147,6 +150,7 @@ export class AttachConnection {
       repaint: () => this.#repaintExact(),
       sendModes: () => this.#sendModes(),
       holdReplies: (held) => this.#holdReplies(held),
+      watchPorts: () => this.#watchPorts(),
     };
     // A host that goes (or is replaced) while it held the output answers nothing more: the model stops too.
     this.#relay.add(toDisposable(() => this.#holdReplies(false, false)));
@@ -208,7 +212,9 @@ export class AttachConnection {
 
   /** Sends PTY output (see output-coalescer.ts). */
   sendOutput(chunk: Buffer): void {
-    if (this.#handshake.live) this.#output.push(chunk);
+    if (!this.#handshake.live) return;
+    this.#output.push(chunk);
+    this.#ports?.output();
   }
 
   /** Tells the operator: a Notice frame for a host that draws notices, else drawn by the capsule. */
@@ -365,6 +371,17 @@ export class AttachConnection {
     if (held || (this.#repliesHeld && this.#host.isCurrent(this))) session.answerQueries = held;
     this.#repliesHeld = held;
     if (mark && this.#handshake.live) this.#send({ type: 'RepliesHeld', held });
+  }
+
+  #watchPorts(): void {
+    if (this.#ports !== null || !this.#handshake.live) return;
+    const watch = new PortWatch((ports) => {
+      if (this.#handshake.live) this.#send({ type: 'Ports', ports });
+    });
+    this.#ports = watch;
+    // Released when the connection stops relaying (detach, take-over, the program's end): no look after.
+    this.#relay.add(watch);
+    watch.start();
   }
 
   /** Modes (extension `modes`) to a host that negotiated it. */

@@ -58,6 +58,8 @@ export interface FrameContext {
   sendModes(): void;
   /** The host holds the program's output (true) or no more: the session answers its queries, from the RepliesHeld sent here on. */
   holdReplies(held: boolean): void;
+  /** Tells this host the ports programs listen on (feature `ports`): now, and after output while it stays. */
+  watchPorts(): void;
 }
 
 type ControlFrame = Extract<ClientFrame, { type: 'AttachControl' }>;
@@ -103,6 +105,8 @@ export function dispatchFrame(f: ClientFrame, c: FrameContext): void {
       if (shutdown.extHelloArrived()) return;
       // The attach repaint went out before the host said it wants Modes.
       c.sendModes();
+      // Only a host that asked (its loopback is not the container's, offers not turned off) is told of ports.
+      if (host.features['ports'] !== undefined && c.handshake.hostHas('ports')) c.watchPorts();
       return;
     case 'Repaint':
       c.runExclusive(() => c.repaint());

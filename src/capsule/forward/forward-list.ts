@@ -1,5 +1,5 @@
 /**
- * The live forwards the hosts announced (docs/protocol.md section 8.17, feature `forward-list` v1), for
+ * The live forwards the hosts announced (docs/protocol.md section 8.18, feature `forward-list` v1), for
  * `jackin-capsule ports` in the container: each announcement holds its connection open for the forwards'
  * life, and its entries go when that connection closes, however the host ended (Ctrl+C, a crash, SIGKILL).
  *

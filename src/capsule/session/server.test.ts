@@ -528,3 +528,26 @@ test("capsule server: between RepliesHeld true and false the model answers the p
   c.send({ type: 'Input', bytes: ask('FR""EE') });
   await c.waitForOutput('FREE[]');
 });
+
+test('capsule server: a host that announced `ports` is told the ports programs listen on, after their output; one that did not is told nothing', async (t) => {
+  const program = [
+    process.execPath,
+    '-e',
+    "process.stdin.once('data', () => { const s = require('net').createServer().listen(0, '127.0.0.1', () => console.log('PORT=' + s.address().port)); })",
+  ];
+  const f = await start(t, program);
+  const silent = await f.attach();
+  silent.send({ type: 'ExtHello', features: { repaint: 1 } });
+  await new Promise((r) => setTimeout(r, 400));
+  assert.ok(!silent.frames.some((x) => x.type === 'Ports'), 'no Ports without the feature');
+  const c = await f.attach();
+  c.send({ type: 'ExtHello', features: { ports: 1 } });
+  // The first look, at once: what listens now.
+  await pollUntil('a first Ports frame', () => c.frames.some((x) => x.type === 'Ports'), { last: () => c.types() });
+  c.send({ type: 'Input', bytes: Buffer.from('go\r') });
+  await c.waitForOutput('PORT=');
+  const port = Number(/PORT=(\d+)/.exec(c.output())?.[1]);
+  await pollUntil(`a Ports frame with ${port}`, () => c.frames.some((x) => x.type === 'Ports' && x.ports.includes(port)), {
+    last: () => JSON.stringify(c.frames.filter((x) => x.type === 'Ports')),
+  });
+});

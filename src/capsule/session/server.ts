@@ -42,6 +42,7 @@ export const CAPSULE_FEATURES: FeatureVersions = {
   'link-list': 1,
   'held-replies': 1,
   'forward-list': 1,
+  ports: 1,
 };
 
 interface CapsuleInfo {

@@ -1,5 +1,5 @@
 /**
- * Tells the capsule which host ports lead to its container (docs/protocol.md section 8.17), so that
+ * Tells the capsule which host ports lead to its container (docs/protocol.md section 8.18), so that
  * `jackin-capsule ports` in the container lists them as host URLs: an `announce-forwards` request on a
  * connection of its own, held open for the forwards' life. Closing it (dispose(), or this process dying)
  * is what takes them off the list; nothing is sent or timed while it stays open, so a forward that waits

@@ -6,12 +6,15 @@
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
+const FORWARD_KINDS = ['forward', 'login', 'offer'] as const;
+type ForwardKind = (typeof FORWARD_KINDS)[number];
+
 export interface ForwardRecord {
   readonly instance: string;
   readonly hostPort: number;
   readonly containerPort: number;
-  /** `forward` (jackin forward) or `login` (a login link's callback). */
-  readonly kind: 'forward' | 'login';
+  /** `forward` (jackin forward), `login` (a login link's callback) or `offer` (a port the container opened, forwarded from the palette). */
+  readonly kind: ForwardKind;
   readonly pid: number;
   readonly startedAt: string;
 }
@@ -46,7 +49,7 @@ function isRecord(v: unknown): v is ForwardRecord {
     typeof r['instance'] === 'string' &&
     Number.isInteger(r['hostPort']) &&
     Number.isInteger(r['containerPort']) &&
-    (r['kind'] === 'forward' || r['kind'] === 'login') &&
+    (FORWARD_KINDS as readonly unknown[]).includes(r['kind']) &&
     Number.isInteger(r['pid']) &&
     typeof r['startedAt'] === 'string'
   );

@@ -214,6 +214,9 @@ test('attach: a malformed frame is skipped; a framing error ends the session', a
 
 test('negotiateFeatures and outcomeExit', () => {
   assert.deepEqual(negotiateFeatures({ notice: 1 }), { notice: 1 });
+  // A session that wants no port events leaves `ports` out of its ExtHello though the capsule offers it.
+  assert.deepEqual(negotiateFeatures({ notice: 1, ports: 1 }), { notice: 1, ports: 1 });
+  assert.deepEqual(negotiateFeatures({ notice: 1, ports: 1 }, ['ports']), { notice: 1 });
   assert.deepEqual(outcomeExit({ kind: 'exited', status: 3 }, 'x'), { status: 3, message: null });
   assert.deepEqual(outcomeExit({ kind: 'exited', status: 3, reason: 'program exited with status 3' }, 'x'), { status: 3, message: null });
   // A program ended from outside (a stopped container) gets one line, the capsule's text made inert.

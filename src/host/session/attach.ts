@@ -19,7 +19,16 @@
  */
 import { UrlOpenHooks, type UrlOpenHook, type UrlOpenStep } from './url-open-hooks.ts';
 import { DisposableStore, Emitter, toDisposable, type Disposable } from '../../disposable.ts';
-import { hasFeature, SERVER_TAGS, type ClientFrame, type Features, type NoticeLevel, type ProtocolError, type ServerFrame } from '../../protocol/index.ts';
+import {
+  hasFeature,
+  SERVER_TAGS,
+  type ClientFrame,
+  type FeatureName,
+  type Features,
+  type NoticeLevel,
+  type ProtocolError,
+  type ServerFrame,
+} from '../../protocol/index.ts';
 import type { Transport } from '../../transport/transport.ts';
 import type { AttachOutcome } from './attach-outcome.ts';
 import type { ConfirmController } from './confirm-controller.ts';
@@ -105,6 +114,8 @@ export interface AttachOptions {
   plain?: { report: (line: string) => void };
   /** The keys hint to show once the capsule welcomed this host (keys-hint.ts); none when unset. */
   keysHint?: string | null;
+  /** Extensions not to announce in ExtHello though the capsule offers them (`ports`: no port events wanted). */
+  withoutFeatures?: readonly FeatureName[];
 }
 
 export class AttachSession implements FeatureSession {
@@ -582,7 +593,7 @@ export class AttachSession implements FeatureSession {
         this.#welcomed = true;
         clearTimeout(this.#noWelcome);
         if (f.features !== null) {
-          this.#negotiated = negotiateFeatures(f.features);
+          this.#negotiated = negotiateFeatures(f.features, this.#o.withoutFeatures);
           this.#relay.send({ type: 'ExtHello', features: this.#negotiated });
         }
         this.#welcomeEmitter.fire({ sessions: f.sessions, features: f.features });

@@ -2,7 +2,7 @@
  * The host's half of the attach handshake (protocol.md section 6): the Hello it sends, and the extensions
  * it announces in ExtHello after the capsule's Welcome offered its own.
  */
-import type { ClientFrame, Features, FeatureVersions } from '../../protocol/index.ts';
+import type { ClientFrame, FeatureName, Features, FeatureVersions } from '../../protocol/index.ts';
 
 /** Extensions this host uses, with the version it speaks. */
 export const HOST_FEATURES: FeatureVersions = {
@@ -18,12 +18,17 @@ export const HOST_FEATURES: FeatureVersions = {
   'link-list': 1,
   'held-replies': 1,
   'forward-list': 1,
+  ports: 1,
 };
 
-/** Picks the features to announce: ours that the capsule offers, at the lower of the two versions. */
-export function negotiateFeatures(offered: Features): Features {
+/**
+ * Picks the features to announce: ours that the capsule offers, at the lower of the two versions, but for
+ * those this session does not want (`ports` where the capsule's loopback is the host's own, or offers off).
+ */
+export function negotiateFeatures(offered: Features, without: readonly FeatureName[] = []): Features {
   const out: Features = {};
   for (const [name, version] of Object.entries(HOST_FEATURES)) {
+    if ((without as readonly string[]).includes(name)) continue;
     const theirs = offered[name];
     if (theirs !== undefined && theirs > 0) out[name] = Math.min(version, theirs);
   }

@@ -53,13 +53,26 @@ export async function openUrlChecked(
   // run once confirmed and before the browser opens, so the callback finds the port already bound.
   const steps = session.urlOpenSteps(checked.href);
   const notes = steps.flatMap((st) => (st.note === undefined ? [] : [st.note]));
+  // A forward of this session serves the target under another host port: the browser opens that URL,
+  // checked like any other (the prompt shows both: the target, and the note naming what opens).
+  const opens = steps.find((st) => st.opens !== undefined)?.opens;
+  let opened: UrlCheckOk = checked;
+  if (opens !== undefined && opens !== checked.href) {
+    const rewritten = checkUrl(opens, how.extraSchemes === undefined ? {} : { extraSchemes: how.extraSchemes });
+    if (!rewritten.ok) {
+      session.notify('error', `Link refused: ${rewritten.reason}`);
+      session.logAction({ action: 'open-url', target: redactUrlForLog(opens), result: 'refused', detail: `${rewritten.code}: ${rewritten.reason}` });
+      return;
+    }
+    opened = rewritten;
+  }
   if (
     confirm &&
     !(await session.confirm({
       kind: 'url',
       target: checked.href,
       hyperlink: origin === 'osc8',
-      ...(notes.length > 0 ? { notes, verb: 'open and forward' } : {}),
+      ...(notes.length > 0 ? { notes, verb: opened === checked ? 'open and forward' : 'open' } : {}),
     }))
   ) {
     session.notify('info', `Not opened: ${checked.display}`);
@@ -67,7 +80,7 @@ export async function openUrlChecked(
     return;
   }
   for (const st of steps) await st.run();
-  await launchUrl(session, how, checked, origin);
+  await launchUrl(session, how, opened, origin);
 }
 
 async function launchUrl(session: Pick<FeatureSession, 'notify' | 'logAction'>, how: UrlOpening, checked: UrlCheckOk, origin: UrlOrigin): Promise<void> {
