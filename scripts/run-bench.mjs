@@ -33,6 +33,8 @@ Measures jackin against its baselines and writes bench/RESULTS.md (raw numbers: 
   --out FILE.md             write the report to FILE.md instead of bench/RESULTS.md (raw numbers:
                             FILE.json)
   --no-build                measure the existing dist/ instead of building it first
+  --base DIR                the engine-cp section also measures the jackin checkout at DIR (built: \`npm run
+                            build\` there), in the same rounds as this one: before and after a change
   --node VERSION            the export and attach sections also run jackin and its capsule under Node VERSION (exact,
                             like 20.20.2; repeatable), installed by scripts/install-node.sh, in turns with
                             this Node on the same files and baselines
@@ -48,6 +50,7 @@ try {
       out: { type: 'string' },
       'no-build': { type: 'boolean', default: false },
       node: { type: 'string', multiple: true, default: [] },
+      base: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   }));
@@ -97,7 +100,7 @@ const results = [];
 for (const section of SECTIONS) {
   if (only && !only.has(section.id)) continue;
   log(`section ${section.id}: ${section.title}`);
-  const { data, markdown } = await section.run({ quick: values.quick, log, nodes });
+  const { data, markdown } = await section.run({ quick: values.quick, log, nodes, base: values.base });
   results.push({ id: section.id, title: section.title, data, markdown });
 }
 

@@ -7,7 +7,7 @@ import { execFile, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { connect } from 'node:net';
-import { join } from 'node:path';
+import { join, resolve as resolvePath } from 'node:path';
 import { promisify } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { glibcTestImage } from '../../test/helpers/podman-image.mjs';
@@ -21,7 +21,6 @@ export const id = 'engine-cp';
 export const title = 'Engine cp: podman cp and docker cp against jackin export and stage in real containers';
 
 const execFileP = promisify(execFile);
-const JACKIN = join(REPO_ROOT, 'bin', 'jackin.js');
 const MiB = 1024 * 1024;
 const GiB = 1024 * MiB;
 /** Where the container sees the run directory (container-run-argv.ts). */
@@ -112,10 +111,10 @@ function socketAnswers(path) {
 }
 
 /** A container as `jackin run --image` starts one (its own argv builder), the workspace at /workspace. */
-async function startContainer(engine, workspace) {
+async function startContainer(engine, workspace, tree) {
   const { containerRunArgv, DEFAULT_IMAGE_PATH } = await import('../../dist/host/instances/container-run-argv.js');
   const image = (await glibcTestImage(engine)).ref;
-  const name = `jackin-bench-cp-${process.pid}-${engine}`;
+  const name = `jackin-bench-cp-${process.pid}-${engine}-${tree.id}`;
   const home = mkdtempSync(join(tmpdir(), 'jackin-bench-cp-'));
   const runDir = join(home, 'sockets', name);
   mkdirSync(runDir, { recursive: true, mode: 0o700 });
@@ -130,7 +129,7 @@ async function startContainer(engine, workspace) {
     term: 'xterm-256color',
     rows: 30,
     cols: 120,
-    capsule: { kind: 'host', node: process.execPath, packageRoot: REPO_ROOT, imagePath: DEFAULT_IMAGE_PATH },
+    capsule: { kind: 'host', node: process.execPath, packageRoot: tree.root, imagePath: DEFAULT_IMAGE_PATH },
   });
   const remove = async () => {
     await execFileP(engine, ['rm', '-f', '-t', '0', name]).catch(() => undefined);
@@ -143,7 +142,7 @@ async function startContainer(engine, workspace) {
       if (i > 300) throw new Error(`container ${name}: no capsule after 30 s`);
       await sleep(100);
     }
-    return { engine, name, home, runDir, capsule: await capsulePid(engine, name), remove };
+    return { engine, tree, name, home, runDir, capsule: await capsulePid(engine, name), remove };
   } catch (e) {
     await remove();
     throw e;
@@ -172,53 +171,65 @@ async function measured(argv, env, also) {
   };
 }
 
-export async function run({ quick, log }) {
+/**
+ * `base`: another checkout of jackin (built), measured in the same rounds as this one, each in a container of
+ * its own with its own package mounted (before and after a change, on the same files and baselines).
+ */
+export async function run({ quick, log, base }) {
   const fileMiB = quick ? 64 : 1024;
   const treeMiB = quick ? 16 : 256;
   const stageMiB = quick ? 32 : 256;
   const rounds = quick ? 1 : 5;
-  const base = mkdtempSync(join(tmpdir(), 'jackin-bench-engine-cp-'));
-  const ws = join(base, 'ws');
-  const out = join(base, 'out');
+  const trees = [{ id: 'this', label: 'jackin', root: REPO_ROOT }];
+  if (base !== undefined) trees.push({ id: 'base', label: 'jackin (base)', root: resolvePath(base) });
+  const dir = mkdtempSync(join(tmpdir(), 'jackin-bench-engine-cp-'));
+  const ws = join(dir, 'ws');
+  const out = join(dir, 'out');
   mkdirSync(ws, { recursive: true });
   mkdirSync(out, { recursive: true });
-  const data = { fileMiB, treeMiB, stageMiB, rounds, engines: [] };
+  const data = { fileMiB, treeMiB, stageMiB, rounds, trees: trees.map(({ id, label, root }) => ({ id, label, root })), engines: [] };
   const containers = [];
   let stopDocker = null;
   try {
     log(`engine-cp: writing a ${fileMiB} MiB random file, a ${treeMiB} MiB tree and a ${stageMiB} MiB file to stage`);
     writeRandomFile(join(ws, 'big.bin'), fileMiB * MiB);
     data.treeBytes = writeTree(join(ws, 'tree'), treeMiB);
-    const stageSrc = join(base, 'stage.bin');
+    const stageSrc = join(dir, 'stage.bin');
     writeRandomFile(stageSrc, stageMiB * MiB);
 
     const engines = ['podman'];
     stopDocker = useDockerEngine(log);
     if (stopDocker !== null) engines.push('docker');
     for (const engine of engines) {
-      log(`engine-cp: starting a ${engine} container`);
-      containers.push(await startContainer(engine, ws));
+      for (const tree of trees) {
+        log(`engine-cp: starting a ${engine} container for ${tree.label} (${tree.root})`);
+        containers.push(await startContainer(engine, ws, tree));
+      }
     }
-
-    const ops = (c) => {
-      const env = { ...process.env, JACKIN_HOME: c.home };
-      // The engine's cp works in its own client (podman) or in the daemon (dockerd, containerd): measured with them.
+    const rmOut = () => {
+      for (const n of readdirSync(out)) rmSync(join(out, n), { recursive: true, force: true });
+    };
+    const rmStaged = (c) => {
+      rmSync(join(c.runDir, 'cp-stage.bin'), { force: true });
+      rmSync(join(c.runDir, 'files'), { recursive: true, force: true });
+    };
+    // The engine's cp works in its own client (podman) or in the daemon (dockerd, containerd): measured with them.
+    const cpOps = (c) => {
       const engineSide = c.engine === 'docker' ? ['dockerd', 'containerd'].map(daemonPid).filter((p) => p !== undefined) : [];
-      const rmOut = () => {
-        for (const n of readdirSync(out)) rmSync(join(out, n), { recursive: true, force: true });
-      };
-      const rmStaged = () => {
-        rmSync(join(c.runDir, 'cp-stage.bin'), { force: true });
-        rmSync(join(c.runDir, 'files'), { recursive: true, force: true });
-      };
       return {
-        fileCp: () => measured([c.engine, 'cp', `${c.name}:/workspace/big.bin`, join(out, 'big.bin')], env, engineSide).finally(rmOut),
-        fileJackin: () => measured([process.execPath, JACKIN, 'export', '--from', c.name, 'big.bin', '--to', out, '--json'], env, [c.capsule]).finally(rmOut),
-        dirCp: () => measured([c.engine, 'cp', `${c.name}:/workspace/tree`, join(out, 'tree')], env, engineSide).finally(rmOut),
-        dirJackin: () => measured([process.execPath, JACKIN, 'export', '--from', c.name, 'tree', '--to', out, '--json'], env, [c.capsule]).finally(rmOut),
-        // Both into the run directory's bind mount, the file system a staged file lands on.
-        stageCp: () => measured([c.engine, 'cp', stageSrc, `${c.name}:${CONTAINER_RUN_DIR}/cp-stage.bin`], env, engineSide).finally(rmStaged),
-        stageJackin: () => measured([process.execPath, JACKIN, 'stage', '--to', c.name, '--json', stageSrc], env, [c.capsule]).finally(rmStaged),
+        file: () => measured([c.engine, 'cp', `${c.name}:/workspace/big.bin`, join(out, 'big.bin')], process.env, engineSide).finally(rmOut),
+        dir: () => measured([c.engine, 'cp', `${c.name}:/workspace/tree`, join(out, 'tree')], process.env, engineSide).finally(rmOut),
+        // Into the run directory's bind mount, the file system a staged file lands on.
+        stage: () => measured([c.engine, 'cp', stageSrc, `${c.name}:${CONTAINER_RUN_DIR}/cp-stage.bin`], process.env, engineSide).finally(() => rmStaged(c)),
+      };
+    };
+    const jackinOps = (c) => {
+      const env = { ...process.env, JACKIN_HOME: c.home };
+      const bin = join(c.tree.root, 'bin', 'jackin.js');
+      return {
+        file: () => measured([process.execPath, bin, 'export', '--from', c.name, 'big.bin', '--to', out, '--json'], env, [c.capsule]).finally(rmOut),
+        dir: () => measured([process.execPath, bin, 'export', '--from', c.name, 'tree', '--to', out, '--json'], env, [c.capsule]).finally(rmOut),
+        stage: () => measured([process.execPath, bin, 'stage', '--to', c.name, '--json', stageSrc], env, [c.capsule]).finally(() => rmStaged(c)),
       };
     };
     const tar = () =>
@@ -226,35 +237,53 @@ export async function run({ quick, log }) {
         rmSync(join(out, 'tree.tar.zst'), { force: true }),
       );
 
-    const results = new Map(containers.map((c) => [c.engine, { engine: c.engine, ops: ops(c), runs: {} }]));
+    // Per engine: its cp (through the first container) and each tree's jackin (through its own container).
+    const variants = engines.map((engine) => {
+      const mine = containers.filter((c) => c.engine === engine);
+      return {
+        engine,
+        subjects: [{ id: 'cp', ops: cpOps(mine[0]), runs: {} }, ...mine.map((c) => ({ id: c.tree.id, container: c, ops: jackinOps(c), runs: {} }))],
+      };
+    });
     const tarRuns = [];
-    const KINDS = ['fileCp', 'fileJackin', 'dirCp', 'dirJackin', 'stageCp', 'stageJackin'];
+    const KINDS = ['file', 'dir', 'stage'];
     // Round 0 is a discarded warm-up of everything (page cache, fresh pages, JIT of the engines' clients).
+    // Within a round each transfer runs once per subject, one after the other, so a slow spell of the
+    // machine falls on all of them alike.
     for (let round = 0; round <= rounds; round++) {
       const t = await tar();
       if (round > 0) tarRuns.push(t);
-      for (const r of results.values()) {
+      for (const v of variants) {
         for (const kind of KINDS) {
-          const m = await r.ops[kind]();
-          if (round > 0) (r.runs[kind] ??= []).push(m);
+          for (const subject of v.subjects) {
+            const m = await subject.ops[kind]();
+            if (round > 0) (subject.runs[kind] ??= []).push(m);
+          }
         }
       }
       log(`engine-cp: round ${round} of ${rounds} done${round === 0 ? ' (warm-up)' : ''}`);
     }
     data.tar = summarize(tarRuns);
-    for (const [engine, r] of results) {
-      const c = containers.find((x) => x.engine === engine);
-      const d = { engine, capsulePeakMiB: (vmHwmKiB(c.capsule) ?? NaN) / 1024 };
-      for (const kind of KINDS) d[kind] = summarize(r.runs[kind]);
+    for (const v of variants) {
+      const d = { engine: v.engine, subjects: {} };
+      for (const subject of v.subjects) {
+        const s = {};
+        for (const kind of KINDS) s[kind] = summarize(subject.runs[kind]);
+        if (subject.container !== undefined) s.capsulePeakMiB = (vmHwmKiB(subject.container.capsule) ?? NaN) / 1024;
+        d.subjects[subject.id] = s;
+      }
       data.engines.push(d);
-      log(
-        `engine-cp (${engine}): file ${fmt(d.fileCp.seconds, 2)} s cp / ${fmt(d.fileJackin.seconds, 2)} s jackin, directory ${fmt(d.dirCp.seconds, 2)} / ${fmt(d.dirJackin.seconds, 2)} s (tar ${fmt(data.tar.seconds, 2)} s), stage ${fmt(d.stageCp.seconds, 2)} / ${fmt(d.stageJackin.seconds, 2)} s`,
-      );
+      for (const subject of v.subjects) {
+        const s = d.subjects[subject.id];
+        log(
+          `engine-cp (${v.engine}, ${subject.id}): file ${fmt(s.file.seconds, 2)} s, directory ${fmt(s.dir.seconds, 2)} s, stage ${fmt(s.stage.seconds, 2)} s (tar ${fmt(data.tar.seconds, 2)} s)`,
+        );
+      }
     }
   } finally {
     for (const c of containers) await c.remove();
     stopDocker?.();
-    rmSync(base, { recursive: true, force: true });
+    rmSync(dir, { recursive: true, force: true });
   }
   return { data, markdown: render(data) };
 }
@@ -278,37 +307,54 @@ function render(d) {
   const lines = [];
   const perGiB = (x, mib) => (x * GiB) / (mib * MiB);
   const target = (ok) => (ok ? 'met' : '**missed**');
+  const sizes = { file: d.fileMiB, dir: d.treeBytes / MiB, stage: d.stageMiB };
+  const labels = {
+    file: `file out, ${d.fileMiB} MiB`,
+    dir: `directory out, ${fmt(d.treeBytes / MiB, 0)} MiB tree`,
+    stage: `file in (stage), ${d.stageMiB} MiB`,
+  };
+  const runs = (r) => r.runs.map((x) => fmt(x, 2)).join(', ');
   for (const e of d.engines) {
-    const rows = [
-      ['file out', `${d.fileMiB} MiB`, e.fileCp, e.fileJackin, d.fileMiB],
-      ['directory out', `${fmt(d.treeBytes / MiB, 0)} MiB tree`, e.dirCp, e.dirJackin, d.treeBytes / MiB],
-      ['file in (stage)', `${d.stageMiB} MiB`, e.stageCp, e.stageJackin, d.stageMiB],
-    ];
+    const cp = e.subjects.cp;
     const engineCpu = e.engine === 'docker' ? 'client + dockerd + containerd' : 'podman and its children';
     lines.push(
-      `**${e.engine}** (\`${e.engine} cp\` against jackin; capsule peak RSS ${fmt(e.capsulePeakMiB, 0)} MiB)`,
+      `**${e.engine}**`,
       '',
-      `| transfer | ${e.engine} cp (s) | jackin (s) | jackin / ${e.engine} cp throughput | CPU per GiB: ${e.engine} cp (${engineCpu}) | CPU per GiB: jackin host + capsule | read/write syscalls per GiB: cp / jackin | bytes through read/write per GiB: cp / jackin |`,
-      '|---|---:|---:|---:|---:|---:|---:|---:|',
+      `| transfer | who | seconds (median) | throughput / \`${e.engine} cp\`'s | CPU per GiB | read/write syscalls per GiB | bytes through read/write per GiB |`,
+      '|---|---|---:|---:|---:|---:|---:|',
     );
-    for (const [label, size, cp, j, mib] of rows) {
+    for (const kind of ['file', 'dir', 'stage']) {
+      const mib = sizes[kind];
       lines.push(
-        `| ${label}, ${size} | ${fmt(cp.seconds, 2)} | ${fmt(j.seconds, 2)} | ${fmt(cp.seconds / j.seconds, 2)}× | ${fmt(perGiB(cp.cpu, mib), 2)} s | ${fmt(perGiB(j.cmdCpu, mib), 2)} + ${fmt(perGiB(j.otherCpu, mib), 2)} s | ${fmt(perGiB(cp.syscalls, mib) / 1000, 1)}k / ${fmt(perGiB(j.syscalls, mib) / 1000, 1)}k | ${fmt(perGiB(cp.ioBytes, mib) / GiB, 2)} / ${fmt(perGiB(j.ioBytes, mib) / GiB, 2)} GiB |`,
+        `| ${labels[kind]} | \`${e.engine} cp\` | ${fmt(cp[kind].seconds, 2)} | 1.00× | ${fmt(perGiB(cp[kind].cpu, mib), 2)} s (${engineCpu}) | ${fmt(perGiB(cp[kind].syscalls, mib) / 1000, 1)}k | ${fmt(perGiB(cp[kind].ioBytes, mib) / GiB, 2)} GiB |`,
+      );
+      for (const t of d.trees) {
+        const j = e.subjects[t.id][kind];
+        lines.push(
+          `| | ${t.label} | ${fmt(j.seconds, 2)} | ${fmt(cp[kind].seconds / j.seconds, 2)}× | ${fmt(perGiB(j.cmdCpu, mib), 2)} host + ${fmt(perGiB(j.otherCpu, mib), 2)} capsule s | ${fmt(perGiB(j.syscalls, mib) / 1000, 1)}k | ${fmt(perGiB(j.ioBytes, mib) / GiB, 2)} GiB |`,
+        );
+      }
+    }
+    lines.push('');
+    for (const t of d.trees) {
+      const s = e.subjects[t.id];
+      const fileRatio = cp.file.seconds / s.file.seconds;
+      const stageRatio = cp.stage.seconds / s.stage.seconds;
+      const dirRatio = s.dir.seconds / d.tar.seconds;
+      const hostPeak = Math.max(s.file.peakMiB, s.dir.peakMiB, s.stage.peakMiB);
+      lines.push(
+        `${t.label} on ${e.engine}:`,
+        '',
+        `- file out at least 1.0× \`${e.engine} cp\`'s throughput: ${fmt(fileRatio, 2)}× — ${target(fileRatio >= 1)} (runs: cp ${runs(cp.file)} s; jackin ${runs(s.file)} s)`,
+        `- stage at least 1.0× \`${e.engine} cp\`'s throughput: ${fmt(stageRatio, 2)}× — ${target(stageRatio >= 1)} (runs: cp ${runs(cp.stage)} s; jackin ${runs(s.stage)} s)`,
+        `- directory export at most 1.25× a local \`tar --zstd\` of the same tree in the same rounds: ${fmt(dirRatio, 2)}× — ${target(dirRatio <= 1.25)} (tar ${runs(d.tar)} s; jackin ${runs(s.dir)} s)`,
+        `- peak RSS under 100 MiB each side: host ${fmt(hostPeak, 0)} MiB, capsule ${fmt(s.capsulePeakMiB, 0)} MiB — ${target(Math.max(hostPeak, s.capsulePeakMiB) < 100)}`,
+        '',
       );
     }
-    const fileRatio = e.fileCp.seconds / e.fileJackin.seconds;
-    const stageRatio = e.stageCp.seconds / e.stageJackin.seconds;
-    lines.push(
-      '',
-      `- file out at least 1.0× \`${e.engine} cp\`'s throughput: ${fmt(fileRatio, 2)}× — ${target(fileRatio >= 1)} (runs: cp ${e.fileCp.runs.map((x) => fmt(x, 2)).join(', ')} s; jackin ${e.fileJackin.runs.map((x) => fmt(x, 2)).join(', ')} s)`,
-      `- stage at least 1.0× \`${e.engine} cp\`'s throughput: ${fmt(stageRatio, 2)}× — ${target(stageRatio >= 1)} (runs: cp ${e.stageCp.runs.map((x) => fmt(x, 2)).join(', ')} s; jackin ${e.stageJackin.runs.map((x) => fmt(x, 2)).join(', ')} s)`,
-      `- directory export at most 1.25× \`tar --zstd\` (local, same tree, same rounds): ${fmt(e.dirJackin.seconds / d.tar.seconds, 2)}× — ${target(e.dirJackin.seconds / d.tar.seconds <= 1.25)} (tar ${fmt(d.tar.seconds, 2)} s, ${fmt(perGiB(d.tar.cpu, d.treeBytes / MiB), 2)} s CPU per GiB)`,
-      `- peak RSS under 100 MiB each side: host ${fmt(Math.max(e.fileJackin.peakMiB, e.dirJackin.peakMiB, e.stageJackin.peakMiB), 0)} MiB, capsule ${fmt(e.capsulePeakMiB, 0)} MiB — ${target(Math.max(e.fileJackin.peakMiB, e.dirJackin.peakMiB, e.stageJackin.peakMiB, e.capsulePeakMiB) < 100)}`,
-      '',
-    );
   }
   lines.push(
-    `Median of ${d.rounds} round(s) after a discarded warm-up; in each round a local \`tar --zstd\` of the tree, then per engine: \`cp\` then jackin for the file, the directory and the stage, on the same container and files. The container is started as \`jackin run --image\` starts one (workspace bind-mounted at /workspace, the host's Node and package mounted); the engine's cp reads the same bind-mounted file. jackin export includes starting \`jackin\`, the policy check, SHA-256 on both sides, fsync and the no-replace publish; \`jackin stage\` the host checks, SHA-256 on both sides and the create-new publish; the engines' cp neither hashes nor fsyncs. Staged files and \`cp\` into the container both land in the bind-mounted run directory. CPU is user + system from /proc of the command and its children, plus the capsule (jackin) or the daemons (\`docker cp\`: dockerd and containerd, with their children); syscalls are read and write calls (syscr + syscw of /proc/PID/io) of the same processes, and the bytes are those through them (rchar + wchar), a copy each way across the kernel.`,
+    `Median of ${d.rounds} round(s) after a discarded warm-up. In each round: a local \`tar --zstd\` of the tree (${fmt(perGiB(d.tar.cpu, d.treeBytes / MiB), 2)} s CPU per GiB), then per engine and per transfer the engine's cp and jackin${d.trees.length > 1 ? ' of each tree (each in a container of its own, its own package mounted)' : ''}, one after the other, on the same files. The containers are started as \`jackin run --image\` starts one (the workspace bind-mounted at /workspace, the host's Node and the package mounted); the engine's cp reads the same bind-mounted files. \`jackin export\` includes starting \`jackin\`, the policy check, SHA-256 on both sides, fsync and the no-replace publish; \`jackin stage\` the host checks, SHA-256 on both sides and the create-new publish; the engines' cp neither hashes nor fsyncs. Staged files and \`cp\` into the container both land in the bind-mounted run directory. CPU is user + system from /proc of the command and its children, plus the capsule (jackin) or the daemons with their children (\`docker cp\`: dockerd and containerd); syscalls are read and write calls (syscr + syscw of /proc/PID/io) of the same processes, and the bytes are those through them (rchar + wchar).`,
     '',
   );
   return lines.join('\n');
