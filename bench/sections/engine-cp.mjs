@@ -5,7 +5,6 @@
 // GiB: CPU (user + system), read/write system calls and the bytes that went through them (/proc/PID/io).
 import { execFile, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { connect } from 'node:net';
 import { join, resolve as resolvePath } from 'node:path';
 import { promisify } from 'node:util';
@@ -115,7 +114,7 @@ async function startContainer(engine, workspace, tree) {
   const { containerRunArgv, DEFAULT_IMAGE_PATH } = await import('../../dist/host/instances/container-run-argv.js');
   const image = (await glibcTestImage(engine)).ref;
   const name = `jackin-bench-cp-${process.pid}-${engine}-${tree.id}`;
-  const home = mkdtempSync(join(tmpdir(), 'jackin-bench-cp-'));
+  const home = mkdtempSync(join('/var/tmp', 'jackin-bench-cp-'));
   const runDir = join(home, 'sockets', name);
   mkdirSync(runDir, { recursive: true, mode: 0o700 });
   const argv = containerRunArgv({
@@ -132,7 +131,8 @@ async function startContainer(engine, workspace, tree) {
     capsule: { kind: 'host', node: process.execPath, packageRoot: tree.root, imagePath: DEFAULT_IMAGE_PATH },
   });
   const remove = async () => {
-    await execFileP(engine, ['rm', '-f', '-t', '0', name]).catch(() => undefined);
+    // docker rm has no -t (podman's stop timeout): -f kills at once on both.
+    await execFileP(engine, engine === 'podman' ? ['rm', '-f', '-t', '0', name] : ['rm', '-f', name]).catch(() => undefined);
     rmSync(home, { recursive: true, force: true });
   };
   try {
@@ -182,7 +182,8 @@ export async function run({ quick, log, base }) {
   const rounds = quick ? 1 : 5;
   const trees = [{ id: 'this', label: 'jackin', root: REPO_ROOT }];
   if (base !== undefined) trees.push({ id: 'base', label: 'jackin (base)', root: resolvePath(base) });
-  const dir = mkdtempSync(join(tmpdir(), 'jackin-bench-engine-cp-'));
+  // Under /var/tmp: during one run here something removed a directory of ours under /tmp (another session's cleanup).
+  const dir = mkdtempSync(join('/var/tmp', 'jackin-engine-cp-'));
   const ws = join(dir, 'ws');
   const out = join(dir, 'out');
   mkdirSync(ws, { recursive: true });
