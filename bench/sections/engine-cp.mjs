@@ -268,15 +268,15 @@ export async function run({ quick, log, base }) {
     const KINDS = ['file', 'dir', 'stage'];
     // Round 0 is a discarded warm-up of everything (page cache, fresh pages, JIT of the engines' clients).
     // Within a round each transfer runs once per subject, one after the other, so a slow spell of the
-    // machine falls on all of them alike; the order turns by one each round, because the place in it
-    // matters here: a 1 GiB write right after another 1 GiB file was deleted costs the host 1.5 times the
-    // CPU of the one after it (fresh pages from the balloon, bench/README.md), which in one run made the
-    // same export code 1.7 times slower in the second place than in the third.
+    // machine falls on all of them alike; the order changes each round (every permutation in turn, not a
+    // rotation, which keeps who follows whom), because the place in it matters here: the export right after
+    // the engine's 1 GiB copy was deleted cost the host 1.3 to 1.4 times the CPU per GiB of the same code
+    // placed elsewhere, in two runs (fresh pages from the balloon, bench/README.md).
     for (let round = 0; round <= rounds; round++) {
       const t = await tar();
       if (round > 0) tarRuns.push(t);
       for (const v of variants) {
-        const order = v.subjects.map((_, i) => v.subjects[(i + round) % v.subjects.length]);
+        const order = permutation(v.subjects, round);
         for (const kind of KINDS) {
           for (const subject of order) {
             const m = await subject.ops[kind]();
@@ -310,6 +310,17 @@ export async function run({ quick, log, base }) {
     rmSync(dir, { recursive: true, force: true });
   }
   return { data, markdown: render(data) };
+}
+
+/** The `n`th of the permutations of `items` (in a fixed order, repeating). */
+function permutation(items, n) {
+  const all = [];
+  const walk = (prefix, rest) => {
+    if (rest.length === 0) all.push(prefix);
+    rest.forEach((x, i) => walk([...prefix, x], [...rest.slice(0, i), ...rest.slice(i + 1)]));
+  };
+  walk([], items);
+  return all[n % all.length];
 }
 
 /** Medians of each figure over runs. */
@@ -386,7 +397,7 @@ function render(d) {
     }
   }
   lines.push(
-    `Load average (1, 5, 15 min) before the section: ${d.loadAverageBefore.split(' ').slice(0, 3).join(', ')}; after: ${d.loadAverageAfter.split(' ').slice(0, 3).join(', ')}. Median of ${d.rounds} round(s) after a discarded warm-up. In each round: a local \`tar --zstd\` of the tree (${fmt(perGiB(d.tar.cpu, d.treeBytes / MiB), 2)} s CPU per GiB), then per engine and per transfer the engine's cp and jackin${d.trees.length > 1 ? ' of each tree (each in a container of its own, its own package mounted)' : ''}, one after the other, on the same files, the order turned by one each round. The containers are started as \`jackin run --image\` starts one (the workspace bind-mounted at /workspace, the host's Node and the package mounted); the engine's cp reads the same bind-mounted files. \`jackin export\` includes starting \`jackin\`, the policy check, SHA-256 on both sides, fsync and the no-replace publish; \`jackin stage\` the host checks, SHA-256 on both sides and the create-new publish; the engines' cp neither hashes nor fsyncs. Staged files and \`cp\` into the container both land in the bind-mounted run directory. CPU is user + system from /proc of the command and its children, plus the capsule (jackin) or the daemons with their children (\`docker cp\`: dockerd and containerd); syscalls are read and write calls (syscr + syscw of /proc/PID/io) of the same processes, and the bytes are those through them (rchar + wchar).`,
+    `Load average (1, 5, 15 min) before the section: ${d.loadAverageBefore.split(' ').slice(0, 3).join(', ')}; after: ${d.loadAverageAfter.split(' ').slice(0, 3).join(', ')}. Median of ${d.rounds} round(s) after a discarded warm-up. In each round: a local \`tar --zstd\` of the tree (${fmt(perGiB(d.tar.cpu, d.treeBytes / MiB), 2)} s CPU per GiB), then per engine and per transfer the engine's cp and jackin${d.trees.length > 1 ? ' of each tree (each in a container of its own, its own package mounted)' : ''}, one after the other, on the same files, in another order each round (the permutations in turn). The containers are started as \`jackin run --image\` starts one (the workspace bind-mounted at /workspace, the host's Node and the package mounted); the engine's cp reads the same bind-mounted files. \`jackin export\` includes starting \`jackin\`, the policy check, SHA-256 on both sides, fsync and the no-replace publish; \`jackin stage\` the host checks, SHA-256 on both sides and the create-new publish; the engines' cp neither hashes nor fsyncs. Staged files and \`cp\` into the container both land in the bind-mounted run directory. CPU is user + system from /proc of the command and its children, plus the capsule (jackin) or the daemons with their children (\`docker cp\`: dockerd and containerd); syscalls are read and write calls (syscr + syscw of /proc/PID/io) of the same processes, and the bytes are those through them (rchar + wchar).`,
     '',
   );
   return lines.join('\n');
