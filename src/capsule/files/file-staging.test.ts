@@ -1,7 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHash, randomBytes } from 'node:crypto';
-import { open } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -101,42 +100,4 @@ test('staged names property: one component without control characters is kept ve
     .string({ unit: 'grapheme', minLength: 1, maxLength: 60 })
     .filter((s) => !/[/\x00-\x1f\x7f]/.test(s) && s !== '.' && s !== '..' && !s.startsWith('.partial-') && Buffer.byteLength(s) <= 255);
   fc.assert(fc.property(good, (name) => assert.equal(checkStagedName(name), name)));
-});
-
-test('file staging: writes issued together run one at a time, in order (no pool threads spinning on the inode lock)', async (t) => {
-  const run = runDir(t);
-  const staging = new FileStaging(run, { maxBytes: 1 << 20, freeSpaceMargin: 0 });
-  const data = randomBytes(8 * 4096);
-  const tr = await staging.begin('serial.bin', data.length);
-  // Every FileHandle shares one prototype: count the writes in flight on it while this transfer runs.
-  const probe = await open(join(run, 'probe'), 'w');
-  const proto = Object.getPrototypeOf(probe) as { write: (...a: unknown[]) => Promise<unknown> };
-  await probe.close();
-  const original = proto.write;
-  let inFlight = 0;
-  let most = 0;
-  const offsets: number[] = [];
-  proto.write = async function (this: unknown, ...a: unknown[]) {
-    offsets.push(a[3] as number);
-    most = Math.max(most, ++inFlight);
-    try {
-      return await original.apply(this, a);
-    } finally {
-      inFlight--;
-    }
-  };
-  t.after(() => {
-    proto.write = original;
-  });
-  const writes = [];
-  for (let at = 0; at < data.length; at += 4096) writes.push(tr.write(at, data.subarray(at, at + 4096)));
-  await Promise.all(writes);
-  proto.write = original;
-  assert.equal(most, 1);
-  assert.deepEqual(
-    offsets,
-    writes.map((_, i) => i * 4096),
-  );
-  const staged = await tr.finish(sha(data));
-  assert.deepEqual(readFileSync(staged.path), data);
 });

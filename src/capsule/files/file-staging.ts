@@ -62,8 +62,6 @@ export function checkStagedName(name: unknown): string {
 export class FileStageTransfer {
   readonly #transfer: VerifiedTransfer;
   #done = false;
-  /** Settles once the last write issued is done (each write waits for the one before). */
-  #lastWrite: Promise<void> = Promise.resolve();
 
   readonly #staging: FileStaging;
   readonly #fh: FileHandle;
@@ -89,20 +87,10 @@ export class FileStageTransfer {
   async write(offset: number, bytes: Buffer): Promise<void> {
     if (this.#done) throw new JackinError('E_TRANSFER_UNKNOWN', `the transfer of ${this.name} is over`);
     const hashed = this.#transfer.accept(offset, bytes);
-    // Writes run one after another, as the host's export sink does: ext4 serialises buffered writes to one
-    // file on its inode lock, so positioned writes issued at once from libuv's pool only spin on it.
-    const previous = this.#lastWrite;
-    let done!: () => void;
-    this.#lastWrite = new Promise<void>((resolve) => (done = resolve));
-    try {
-      await previous;
-      let written = 0;
-      while (written < bytes.length) {
-        const r = await this.#fh.write(bytes, written, bytes.length - written, offset + written);
-        written += r.bytesWritten;
-      }
-    } finally {
-      done();
+    let written = 0;
+    while (written < bytes.length) {
+      const r = await this.#fh.write(bytes, written, bytes.length - written, offset + written);
+      written += r.bytesWritten;
     }
     await hashed;
   }

@@ -83,44 +83,28 @@ async function sendFile(
   onProgress?: (n: number, total: number) => void,
 ): Promise<Buffer> {
   const hash = nodeCrypto().createHash('sha256');
-  const readAt = async (at: number): Promise<Buffer> => {
-    const want = Math.min(MAX_CHUNK_BYTES, src.size - at);
+  let offset = 0;
+  while (offset < src.size) {
+    if (stopped()) throw new JackinError('E_TRANSFER_INTERRUPTED', 'stopped');
+    const want = Math.min(MAX_CHUNK_BYTES, src.size - offset);
     const buf = Buffer.allocUnsafe(want);
     let got = 0;
     while (got < want) {
-      const { bytesRead } = await src.handle.read(buf, got, want - got, at + got);
-      if (bytesRead === 0) throw new JackinError('E_CHANGED_WHILE_READING', `${src.path} shrank to ${at + got} bytes while it was sent (was ${src.size})`);
+      const { bytesRead } = await src.handle.read(buf, got, want - got, offset + got);
+      if (bytesRead === 0) throw new JackinError('E_CHANGED_WHILE_READING', `${src.path} shrank to ${offset + got} bytes while it was sent (was ${src.size})`);
       got += bytesRead;
     }
-    return buf;
-  };
-  let offset = 0;
-  // The next chunk is read (in libuv's pool) while this one is hashed and sent: read, hash and send took
-  // turns before, and the hash alone is about as long as the read.
-  let next: Promise<Buffer> | undefined = src.size > 0 ? readAt(0) : undefined;
-  try {
-    while (next !== undefined) {
-      if (stopped()) throw new JackinError('E_TRANSFER_INTERRUPTED', 'stopped');
-      const buf = await next;
-      const want = buf.length;
-      next = offset + want < src.size ? readAt(offset + want) : undefined;
-      // A failure that stops the loop first must not leave this read's rejection unhandled.
-      next?.catch(() => undefined);
-      hash.update(buf);
-      w.cork();
-      w.write(encodeStageChunkHeader(transferId, offset, want));
-      const more = w.write(buf);
-      w.uncork();
-      offset += want;
-      touch();
-      onProgress?.(offset, src.size);
-      // Let a few chunks queue so reading the next one overlaps sending this one; past that, wait for the
-      // capsule (which pauses while its disk is behind): memory stays under this bound plus two chunks.
-      if (!more && w.writableLength > STAGE_SEND_QUEUE_BYTES) await waitDrain(w);
-    }
-  } finally {
-    // Leave no read running on the handle the caller is about to close.
-    if (next !== undefined) await next.catch(() => undefined);
+    hash.update(buf);
+    w.cork();
+    w.write(encodeStageChunkHeader(transferId, offset, want));
+    const more = w.write(buf);
+    w.uncork();
+    offset += want;
+    touch();
+    onProgress?.(offset, src.size);
+    // Let a few chunks queue so reading the next one overlaps sending this one; past that, wait for the
+    // capsule (which pauses while its disk is behind): memory stays under this bound plus a chunk.
+    if (!more && w.writableLength > STAGE_SEND_QUEUE_BYTES) await waitDrain(w);
   }
   const extra = await src.handle.read(Buffer.alloc(1), 0, 1, src.size);
   if (extra.bytesRead !== 0) throw new JackinError('E_CHANGED_WHILE_READING', `${src.path} grew past ${src.size} bytes while it was sent`);
