@@ -14,11 +14,12 @@ import * as stage from '../bench/sections/stage.mjs';
 import * as forward from '../bench/sections/forward.mjs';
 import * as fairness from '../bench/sections/fairness.mjs';
 import * as container from '../bench/sections/container.mjs';
+import * as engineCp from '../bench/sections/engine-cp.mjs';
 import * as idle from '../bench/sections/idle.mjs';
 import { writeReport } from '../bench/lib/report.mjs';
 import { createRequire } from 'node:module';
 
-const SECTIONS = [attach, paste, exportSection, stage, forward, fairness, container, idle];
+const SECTIONS = [attach, paste, exportSection, stage, engineCp, forward, fairness, container, idle];
 // The binaries refuse a Node `engines` does not admit (bin/node-version.js): say so once, not in every test.
 createRequire(import.meta.url)('../bin/node-version.js')('run-bench');
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -32,6 +33,8 @@ Measures jackin against its baselines and writes bench/RESULTS.md (raw numbers: 
   --out FILE.md             write the report to FILE.md instead of bench/RESULTS.md (raw numbers:
                             FILE.json)
   --no-build                measure the existing dist/ instead of building it first
+  --base DIR                the engine-cp section also measures the jackin checkout at DIR (built: \`npm run
+                            build\` there), in the same rounds as this one: before and after a change
   --node VERSION            the export and attach sections also run jackin and its capsule under Node VERSION (exact,
                             like 20.20.2; repeatable), installed by scripts/install-node.sh, in turns with
                             this Node on the same files and baselines
@@ -47,6 +50,7 @@ try {
       out: { type: 'string' },
       'no-build': { type: 'boolean', default: false },
       node: { type: 'string', multiple: true, default: [] },
+      base: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   }));
@@ -96,7 +100,7 @@ const results = [];
 for (const section of SECTIONS) {
   if (only && !only.has(section.id)) continue;
   log(`section ${section.id}: ${section.title}`);
-  const { data, markdown } = await section.run({ quick: values.quick, log, nodes });
+  const { data, markdown } = await section.run({ quick: values.quick, log, nodes, base: values.base });
   results.push({ id: section.id, title: section.title, data, markdown });
 }
 

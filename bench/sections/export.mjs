@@ -22,7 +22,7 @@ const JACKIN = join(root, 'bin', 'jackin.js');
 const MiB = 1024 * 1024;
 
 /** A tree of compressible text and random files, like a build output. */
-function writeTree(dir, totalMiB) {
+export function writeTree(dir, totalMiB) {
   const text = Buffer.from('export const value = "some fairly repetitive source text";\n'.repeat(2000));
   let written = 0;
   for (let d = 0; written < totalMiB * MiB; d++) {
