@@ -5,8 +5,9 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { INNER_PROMPT, INNER_SHELL, JACKIN, paneFor, runJackin, waitForJackinExit } from './helpers/jackin-cli.ts';
 import { glibcTestImage, testContainer } from './helpers/podman-image.mjs';
@@ -14,6 +15,7 @@ import { pollUntil } from './helpers/poll.ts';
 import { testDir } from './helpers/test-run.ts';
 import { shellQuote } from './helpers/tmux.ts';
 import { CONTAINER_LABEL } from '../src/host/instances/container-run-argv.ts';
+import { wakeups } from './helpers/wakeups.ts';
 
 const execFileP = promisify(execFile);
 const CONTAINER_START_MS = 90_000;
@@ -95,4 +97,73 @@ test("podman: jackin rm removes a stopped container carrying jackin's label, and
   assert.equal(r.stdout, `removed ${name} (podman container)\n`);
   assert.equal(await containersNamed(name), '');
   assert.equal(existsSync(join(home, 'containers', `${name}.json`)), false);
+});
+
+/** The reaper of `container` (its sh, found by its exact arguments), and every process under it. */
+function reaperTree(container: string): number[] {
+  const all = readdirSync('/proc').filter((p) => /^\d+$/.test(p));
+  const argsOf = (pid: string): string[] => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, 'latin1').split('\0');
+    } catch {
+      return [];
+    }
+  };
+  const root = all.find((p) => {
+    const a = argsOf(p);
+    return a[0] === 'sh' && a[3] === 'jackin-reaper' && a[5] === container;
+  });
+  if (root === undefined) return [];
+  const tree = [Number(root)];
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const p of all) {
+      if (tree.includes(Number(p))) continue;
+      const parent = childParent(p);
+      if (parent !== null && tree.includes(parent)) {
+        tree.push(Number(p));
+        grew = true;
+      }
+    }
+  }
+  return tree;
+}
+
+function childParent(pid: string): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  } catch {
+    return null;
+  }
+}
+
+test("podman: the reaper of a running container sleeps: it watches the container's process, not a polling engine wait", { timeout: 180_000 }, async (t) => {
+  const name = testContainer(t, 'podman-life-reaper', 'podman');
+  const image = await glibcTestImage('podman');
+  const home = testDir(t, 'jackin-life-home-');
+  const env = { ...process.env, JACKIN_HOME: home };
+  const r = await runJackin(
+    ['run', '-d', '--image', image.ref, '--engine', 'podman', '--name', name, '--workspace', workspace(t), '--', 'sh', '-c', 'exec cat'],
+    env,
+    { timeoutMs: CONTAINER_START_MS },
+  );
+  assert.equal(r.code, 0, r.stderr);
+  const tree = await pollUntil('the reaper to watch the container with tail --pid', () => {
+    const pids = reaperTree(name);
+    const watching = pids.some((p) => readFileSync(`/proc/${p}/cmdline`, 'latin1').startsWith('tail\0--pid='));
+    return watching ? pids : undefined;
+  });
+  const before = tree.reduce((n, p) => n + wakeups(p), 0);
+  await sleep(3_000);
+  const woken = tree.reduce((n, p) => n + wakeups(p), 0) - before;
+  // tail looks every 2 s; `podman wait` alone woke 250 to 400 times in 3 s.
+  assert.ok(woken <= 6, `the reaper woke ${woken} times in 3 s`);
+  // It still does its job: the program ends, the container and its record go.
+  assert.equal((await runJackin(['stop', name], env, { timeoutMs: 60_000 })).code, 0);
+  await pollUntil('the container to be removed', async () => (await containersNamed(name)) === '', {
+    timeoutMs: 60_000,
+    last: () => containersNamed(name),
+  });
+  await pollUntil('its record to go with it', () => !existsSync(join(home, 'containers', `${name}.json`)), { timeoutMs: 10_000 });
 });

@@ -17,8 +17,9 @@ function fakeEngine(dir: string): string {
   writeFileSync(join(dir, 'calls.log'), '');
   const script = `#!/bin/sh
 printf '%s\\n' "$*" >> "${join(dir, 'calls.log')}"
-n=$(grep -c '^inspect.*State' "${join(dir, 'calls.log')}")
+n=$(grep -c '^inspect.*State.Status' "${join(dir, 'calls.log')}")
 case "$*" in
+  *State.Pid*) printf '%s\\n' "$FAKE_PID" ;;
   *State.Status*) printf '%s\\n' "$FAKE_STATES" | cut -d' ' -f"$n" ;;
   inspect*) printf '%s\\n' "$FAKE_LABEL" ;;
 esac
@@ -39,19 +40,21 @@ test('container reaper: waits for the container, then removes it and its record 
       writeFileSync(record, '{}');
       writeFileSync(join(dir, 'calls.log'), '');
       const [cmd, ...args] = reaperArgv('podman', 'agent', record, 0);
-      const env = { ...process.env, PATH: `${bin}:${process.env['PATH']}`, FAKE_LABEL: label, FAKE_STATES: states };
+      // A pid of this PID namespace (not a container's): the reaper goes straight to the engine's wait.
+      const env = { ...process.env, PATH: `${bin}:${process.env['PATH']}`, FAKE_LABEL: label, FAKE_STATES: states, FAKE_PID: String(process.pid) };
       await promisify(execFile)(cmd!, args, { env });
       return readFileSync(join(dir, 'calls.log'), 'utf8').trim().split('\n');
     };
+    const pid = 'inspect --type container --format {{.State.Pid}} agent';
     const wait = 'wait agent';
     const state = 'inspect --type container --format {{.State.Status}} agent';
     const label = `inspect --type container --format {{index .Config.Labels "${CONTAINER_LABEL}"}} agent`;
-    assert.deepEqual(await run('agent', 'exited'), [wait, state, label, 'rm agent']);
+    assert.deepEqual(await run('agent', 'exited'), [pid, wait, state, label, 'rm agent']);
     assert.equal(existsSync(record), false, 'the record goes with the container');
     // `wait` returned with the container still running (a daemon restart): it waits again.
-    assert.deepEqual(await run('agent', 'running exited'), [wait, state, wait, state, label, 'rm agent']);
+    assert.deepEqual(await run('agent', 'running exited'), [pid, wait, state, pid, wait, state, label, 'rm agent']);
     // A container of that name jackin did not start (or started for another name) is left alone.
-    assert.deepEqual(await run('other', 'exited'), [wait, state, label]);
+    assert.deepEqual(await run('other', 'exited'), [pid, wait, state, label]);
     assert.equal(existsSync(record), true);
   } finally {
     rmSync(dir, { recursive: true, force: true });
