@@ -96,8 +96,9 @@ async function openLogin(side: Side, port: number, state: string, opened: () => 
   const { pane, name } = side;
   const link = loginLink(port, state);
   const before = opened().length;
-  await pane.typeLine(`clear; jackin-capsule open-url -- ${shellQuote(link)}; echo "offer-rc=$?"`);
-  await pane.waitForText(/^offer-rc=0\b/m);
+  // The marker names the state: an earlier offer's line may still be on the screen until `clear` runs.
+  await pane.typeLine(`clear; jackin-capsule open-url -- ${shellQuote(link)}; echo "offered-$?-${state}"`);
+  await pane.waitForText(new RegExp(`^offered-0-${state}$`, 'm'));
   await pane.sendBytes(PALETTE_KEY);
   await pane.waitForText('Open offered link: https://idp.example/');
   await pane.sendKeys('u');
