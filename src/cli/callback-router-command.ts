@@ -20,7 +20,7 @@ async function callbackRouterCommand(portText: string): Promise<number> {
   try {
     router = await CallbackRouter.start(jackinHome(), port);
   } catch (e) {
-    const code = e instanceof JackinError ? e.code : 'E_FORWARD_PORT';
+    const code = e instanceof JackinError ? e.code : 'E_CALLBACK_ROUTER';
     await writeAll(process.stdout, `${JSON.stringify({ error: { code, message: e instanceof Error ? e.message : String(e) } })}\n`);
     return 1;
   }

@@ -189,8 +189,12 @@ export function pumpForward(o: ForwardPumpOptions): Promise<ForwardOutcome> {
   return outcome;
 }
 
-/** Resets a TCP connection; a Unix socket (a login callback router's hand-over, which has no reset) is destroyed. */
+/**
+ * Resets a TCP connection; a Unix socket (a login callback router's hand-over, which has no reset) is
+ * destroyed, and so is one whose end was already sent: a reset with its shutdown pending never finished
+ * closing here (Node 20), and the process spun at its exit waiting for it.
+ */
 export function resetOrDestroy(s: Socket): void {
-  if (s.remoteAddress === undefined) s.destroy();
+  if (s.remoteAddress === undefined || s.writableEnded) s.destroy();
   else s.resetAndDestroy();
 }

@@ -39,8 +39,8 @@ export const spawnCallbackRouter: StartRouter = (home, port) =>
       if (e === null) resolve();
       else reject(e);
     };
-    const timer = setTimeout(() => done(new JackinError('E_FORWARD_PORT', `the callback router of port ${port} did not start`)), ROUTER_START_TIMEOUT_MS);
-    child.once('error', (e) => done(new JackinError('E_FORWARD_PORT', `cannot start the callback router of port ${port}: ${e.message}`)));
+    const timer = setTimeout(() => done(new JackinError('E_CALLBACK_ROUTER', `the callback router of port ${port} did not start`)), ROUTER_START_TIMEOUT_MS);
+    child.once('error', (e) => done(new JackinError('E_CALLBACK_ROUTER', `cannot start the callback router of port ${port}: ${e.message}`)));
     child.stdout!.on('data', (chunk: Buffer) => {
       let line: string | undefined;
       try {
@@ -57,10 +57,10 @@ export const spawnCallbackRouter: StartRouter = (home, port) =>
       try {
         error = (JSON.parse(line) as { error?: { code?: unknown; message?: unknown } }).error;
       } catch {}
-      const code = typeof error?.code === 'string' && isErrorCode(error.code) ? error.code : 'E_FORWARD_PORT';
+      const code = typeof error?.code === 'string' && isErrorCode(error.code) ? error.code : 'E_CALLBACK_ROUTER';
       done(new JackinError(code, typeof error?.message === 'string' ? error.message.slice(0, 300) : `the callback router of port ${port} failed`));
     });
-    child.stdout!.once('end', () => done(new JackinError('E_FORWARD_PORT', `the callback router of port ${port} exited before it listened`)));
+    child.stdout!.once('end', () => done(new JackinError('E_CALLBACK_ROUTER', `the callback router of port ${port} exited before it listened`)));
   });
 
 /** Starts the router in this process (tests: no built CLI to spawn). */
@@ -144,7 +144,7 @@ export class CallbackRegistration {
       if (await r.add(key)) return r;
       socket.destroy();
     }
-    throw new JackinError('E_FORWARD_PORT', `the callback router of port ${o.port} could not be reached`);
+    throw new JackinError('E_CALLBACK_ROUTER', `the callback router of port ${o.port} could not be reached`);
   }
 
   /** Registers one more link of this session; false when the router did not take it. */

@@ -151,7 +151,7 @@ export class CallbackRouter {
 
   /**
    * Starts the router of `port`: 'live' when one answers on its control socket already. Throws
-   * E_FORWARD_PORT_TAKEN when another program has the port, E_FORWARD_PORT when the socket cannot be made.
+   * E_FORWARD_PORT_TAKEN when another program has the port, E_CALLBACK_ROUTER when the socket cannot be made.
    */
   static async start(home: string, port: number): Promise<CallbackRouter | 'live'> {
     mkdirSync(callbacksDir(home), { recursive: true, mode: 0o700 });
@@ -165,7 +165,7 @@ export class CallbackRouter {
       err = await listenUnix(r.#control, r.#sockPath);
       if (err?.code === 'EADDRINUSE') return 'live';
     }
-    if (err !== null) throw new JackinError('E_FORWARD_PORT', `cannot listen on ${r.#sockPath}: ${err.message}`);
+    if (err !== null) throw new JackinError('E_CALLBACK_ROUTER', `cannot listen on ${r.#sockPath}: ${err.message}`);
     try {
       r.#tcp = (await listenLoopback(port, (s) => r.#acceptCallback(s))).servers;
     } catch (e) {

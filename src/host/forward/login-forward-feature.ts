@@ -21,7 +21,7 @@ import type { SessionFrames, SessionNotices, SessionRequests } from '../session/
 import type { UrlOpenStep } from '../session/url-open-hooks.ts';
 import { rmSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { type CallbackKey, callbackKey } from './callback-match.ts';
 import { CallbackRegistration, spawnCallbackRouter, type StartRouter } from './callback-registration.ts';
 import { newInboxPath } from './callback-router.ts';
@@ -242,7 +242,9 @@ export class LoginForwardFeature implements Disposable {
       onBytes: (_id: number, direction: 'sent' | 'received') => forward.onBytes(direction),
     };
     if (o.home === undefined) return { listener: await ForwardListener.listen({ hostPort: port, containerPort: port, ...events }), registration: null };
-    const inbox = newInboxPath(o.home, port);
+    // Absolute: the router, in a directory of its own, connects to the inbox by this name.
+    const home = resolve(o.home);
+    const inbox = newInboxPath(home, port);
     await mkdir(dirname(inbox), { recursive: true, mode: 0o700 });
     // The name is this process's: one left by a process of the same pid long gone is removed.
     rmSync(inbox, { force: true });
@@ -250,7 +252,7 @@ export class LoginForwardFeature implements Disposable {
     try {
       const registration = await CallbackRegistration.open(
         {
-          home: o.home,
+          home,
           port,
           instance: o.instance,
           inbox,
