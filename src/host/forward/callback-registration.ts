@@ -32,7 +32,11 @@ export const spawnCallbackRouter: StartRouter = (home, port) =>
       env: { ...process.env, JACKIN_HOME: home },
     });
     const reader = new LineReader();
+    let settled = false;
     const done = (e: Error | null): void => {
+      // Once: the first line decides; the pipe's end after it is expected.
+      if (settled) return;
+      settled = true;
       clearTimeout(timer);
       child.stdout!.destroy();
       child.unref();
