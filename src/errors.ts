@@ -150,6 +150,7 @@ export const ERROR_CODES = [
   'E_FORWARD_PORT_TAKEN',
   'E_FORWARD_PORT',
   'E_FORWARD_PROTOCOL',
+  'E_CALLBACK_ROUTER',
   // Link hints and desktop notifications
   'E_LINK_LIST_TIMEOUT',
   'E_NOTIFIER_CONFIG',

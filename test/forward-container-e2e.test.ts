@@ -82,11 +82,11 @@ async function startContainerSession(t: TestContext, engine: TestEngine, pane: T
   return name;
 }
 
-/** Starts the login server in the container on `host`:`port` and offers its login link. */
-async function offerLogin(pane: TmuxPane, host: string, port: number): Promise<string> {
+/** Starts the login server in the container on `host`:`port` and offers its login link (state `s`, calling back to `path`). */
+async function offerLogin(pane: TmuxPane, host: string, port: number, path = '/callback'): Promise<string> {
   await pane.typeLine(`clear; ${NODE_IN_CONTAINER} /workspace/login-server.cjs ${host} ${port} &`);
   await pane.waitForText(`LISTENING-ON-${host}`, { timeoutMs: 30_000 });
-  const callback = `http://localhost:${port}/callback`;
+  const callback = `http://localhost:${port}${path}`;
   const link = `https://idp.example/oauth/authorize?client_id=agent&response_type=code&redirect_uri=${encodeURIComponent(callback)}&state=s`;
   await pane.typeLine(`jackin-capsule open-url -- ${shellQuote(link)}; echo "offer-rc=$?"`);
   await pane.waitForText(/^offer-rc=0\b/m);
@@ -169,7 +169,8 @@ for (const engine of ENGINES) {
       // Listed in the container while it is open, for an agent that wants to say where its callback is.
       assert.deepEqual(await portsInContainer(engine, name), [{ hostPort: port, containerPort: port, url: `http://localhost:${port}/`, kind: 'login' }]);
       // The browser's redirect: the host's localhost:PORT now leads to the container's.
-      const r = await get(`http://localhost:${port}/callback?code=c0de-${port}`);
+      // The IdP sends the link's state back: the router hands the callback to this session.
+      const r = await get(`http://localhost:${port}/callback?code=c0de-${port}&state=s`);
       assert.equal(r.status, 200);
       assert.equal(r.body.toString(), 'signed in\n');
       await pane.waitForText(`GOT-CODE=c0de-${port}`);
@@ -199,7 +200,7 @@ for (const engine of ENGINES) {
     const ws = workspace(t);
     const name = await startContainerSession(t, engine, pane, 'login-idle', ws);
     const port = await freePort();
-    await offerLogin(pane, '127.0.0.1', port);
+    await offerLogin(pane, '127.0.0.1', port, '/callback-kept');
     await openOffered(pane, new RegExp(`…and forward localhost:${port} to ${name.slice(0, 24)}`));
     await pollUntil('the link to reach the opener', () => rec.opened().length === 1, { last: rec.opened });
     // A browser keeps the connection alive after the callback's answer; so does the login server (120 s).
@@ -207,7 +208,7 @@ for (const engine of ENGINES) {
     t.after(() => agent.destroy());
     let closedAt = 0;
     const body = await new Promise<string>((resolve, reject) => {
-      const req = httpGet({ host: '127.0.0.1', port, path: `/callback-kept?code=k33p-${port}`, agent }, (res) => {
+      const req = httpGet({ host: '127.0.0.1', port, path: `/callback-kept?code=k33p-${port}&state=s`, agent }, (res) => {
         let text = '';
         res.on('data', (b: Buffer) => (text += b.toString()));
         res.on('end', () => resolve(text));
@@ -245,7 +246,11 @@ for (const engine of ENGINES) {
     await openOffered(pane, new RegExp(`…and forward localhost:${port} to ${name.slice(0, 24)}`));
     await pollUntil('the link to reach the opener', () => rec.opened().length === 1, { last: rec.opened });
     await pane.waitForText(`Not forwarding localhost:${port}`);
-    const log = (await readActions(pane.jackinHome, name)).filter((a) => a.action === 'login-forward');
+    // The log line is written after the notice is drawn.
+    const log = await pollUntil('the failure in the host log', async () => {
+      const l = (await readActions(pane.jackinHome, name)).filter((a) => a.action === 'login-forward');
+      return l.length >= 1 ? l : undefined;
+    });
     assert.deepEqual(
       log.map((a) => a.result),
       ['failed'],

@@ -72,7 +72,8 @@ test("podman: login callback: a link naming its loopback callback in any of the 
     await confirmOnScreen(pane);
     await pollUntil(`the ${param} link to reach the opener`, () => rec.opened().length === i + 1, { last: rec.opened });
     assert.equal(rec.opened()[i], link);
-    const r = await getOnce(`http://localhost:${port}/callback?code=${param}-${port}`);
+    // The IdP sends the link's state back: the router hands the callback to the session that opened it.
+    const r = await getOnce(`http://localhost:${port}/callback?code=${param}-${port}&state=s`);
     assert.deepEqual(r, { status: 200, body: 'signed in\n' }, param);
     await pane.waitForText(`GOT-CODE=${param}-${port}`);
     await pane.waitForText(`Stopped forwarding localhost:${port}`, { timeoutMs: 30_000 });

@@ -7,6 +7,7 @@
 import { Command, CommanderError } from './commander.ts';
 import { describeError, JackinError } from '../errors.ts';
 import { registerAttachCommand } from './attach-command.ts';
+import { registerCallbackRouterCommand } from './callback-router-command.ts';
 import { applyConfigFile } from './config-file.ts';
 import { packageVersion, writeAll, type SetStatus } from './command-kit.ts';
 import { endOnOutputError, exitAfterOutput } from './output-errors.ts';
@@ -42,6 +43,8 @@ const COMMANDS: ReadonlyArray<(program: Command, setStatus: SetStatus) => void> 
   registerLogCommand,
   registerForwardCommand,
   registerCompletionCommand,
+  // Hidden: started by jackin itself, never by the operator.
+  registerCallbackRouterCommand,
 ];
 
 /** The program with every command registered (exported for tests, which parse with it). */

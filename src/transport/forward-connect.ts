@@ -7,7 +7,7 @@ import type { Socket } from 'node:net';
 import { hasCode, JackinError } from '../errors.ts';
 import { encodeControlRequest, FORWARD_METHOD, FORWARD_PROBE, readControlReply, type ForwardLoopback } from '../protocol/index.ts';
 import { ReplyReader } from './control-call.ts';
-import { pumpForward, type ForwardOutcome } from './forward-pump.ts';
+import { pumpForward, resetOrDestroy, type ForwardOutcome } from './forward-pump.ts';
 import type { Transport } from './transport.ts';
 
 /** The capsule tries 127.0.0.1 then ::1, 5 s each; its reply comes within that, or it is wedged. */
@@ -105,7 +105,7 @@ export async function forwardConnection(local: Socket, o: ForwardConnectionOptio
     return result;
   } catch (e) {
     t?.close();
-    local.resetAndDestroy();
+    resetOrDestroy(local);
     throw e;
   }
 }

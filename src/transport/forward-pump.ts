@@ -111,7 +111,7 @@ export function pumpForward(o: ForwardPumpOptions): Promise<ForwardOutcome> {
     // Tell the peer unless it is the one that reset; a broken peer connection hears nothing.
     if (by === 'local' || reason === 'protocol') send({ type: 'ForwardReset', reason: reason === 'protocol' ? 'reset' : reason });
     if (!peer.writable.destroyed) peer.writable.end();
-    local.resetAndDestroy();
+    resetOrDestroy(local);
     finish({ ok: false, sent, received, reason, by, message });
   };
   const maybeDone = (): void => {
@@ -187,4 +187,14 @@ export function pumpForward(o: ForwardPumpOptions): Promise<ForwardOutcome> {
   if (local.destroyed) fail('reset', 'local', 'the connection closed before the forward started');
   else if (peer.readable.destroyed) fail('reset', 'peer', 'the connection to the other side closed before the forward started');
   return outcome;
+}
+
+/**
+ * Resets a TCP connection; a Unix socket (a login callback router's hand-over, which has no reset) is
+ * destroyed, and so is one whose end was already sent: a reset with its shutdown pending never finished
+ * closing here (Node 20), and the process spun at its exit waiting for it.
+ */
+export function resetOrDestroy(s: Socket): void {
+  if (s.remoteAddress === undefined || s.writableEnded) s.destroy();
+  else s.resetAndDestroy();
 }

@@ -11,6 +11,8 @@ import type { Transport } from '../../transport/transport.ts';
 import { FakeFeatureSession } from '../../../test/helpers/fake-feature-session.ts';
 import { freePort } from '../../../test/helpers/free-port.ts';
 import { pollUntil } from '../../../test/helpers/poll.ts';
+import { startRouterInProcess } from './callback-registration.ts';
+import { NO_MATCH_TEXT } from './callback-router.ts';
 import { installLoginForwardFeature } from './login-forward-feature.ts';
 
 const link = (port: number): string => `https://idp.example/authorize?redirect_uri=${encodeURIComponent(`http://localhost:${port}/callback`)}`;
@@ -192,7 +194,7 @@ test('login forward: close() returns once each open forward is closed, logged cl
   const home = mkdtempSync(join(tmpdir(), 'jackin-login-fwd-'));
   t.after(() => rmSync(home, { recursive: true, force: true }));
   const s = new FakeFeatureSession({ forward: 1 });
-  const f = installLoginForwardFeature(s, { instance: 'agent', connect: never, env: {}, home });
+  const f = installLoginForwardFeature(s, { instance: 'agent', connect: never, env: {}, home, startRouter: startRouterInProcess });
   t.after(() => f.dispose());
   const port = await freePort();
   await s.urlOpenSteps(link(port))[0]!.run();
@@ -239,4 +241,109 @@ test("login forward: a capsule that keeps a forward list is told the forward's p
   assert.equal(announced[0]!.closed, false);
   await f.close();
   await pollUntil('the announcing connection to close', () => announced[0]!.closed);
+});
+
+/** An HTTP GET of the host's loopback port: status and body. */
+function fetchText(port: number, path: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    httpGet({ host: '127.0.0.1', port, path, agent: false }, (res) => {
+      let body = '';
+      res.on('data', (b: Buffer) => (body += b.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    }).on('error', reject);
+  });
+}
+
+test('login forward: two sessions on one callback port each get the callback of their own link, by its state, in either order', {
+  timeout: 30_000,
+}, async (t) => {
+  const home = mkdtempSync(join(tmpdir(), 'jackin-login-route-'));
+  t.after(() => rmSync(home, { recursive: true, force: true }));
+  const port = await freePort();
+  const sessions = [];
+  for (const name of ['one', 'two']) {
+    // Each "container" has its own login helper: the answer says which one the callback reached.
+    const login = createHttpServer((req, res) => res.end(`${name} got ${req.url}`));
+    await new Promise<void>((resolve) => login.listen(0, '127.0.0.1', resolve));
+    t.after(() => login.close());
+    const s = new FakeFeatureSession({ forward: 1 });
+    const f = installLoginForwardFeature(s, {
+      instance: name,
+      connect: await standInCapsule(t, (login.address() as AddressInfo).port),
+      env: {},
+      home,
+      idleMs: 60_000,
+      startRouter: startRouterInProcess,
+    });
+    t.after(() => f.dispose());
+    sessions.push({ s, f });
+  }
+  const stated = (state: string): string => `${link(port)}&state=${state}`;
+  const [one, two] = sessions as [(typeof sessions)[0], (typeof sessions)[0]];
+  assert.equal(one.s.urlOpenSteps(stated('s1'))[0]?.note, `…and forward localhost:${port} to one`);
+  await one.s.urlOpenSteps(stated('s1'))[0]!.run();
+  await two.s.urlOpenSteps(stated('s2'))[0]!.run();
+  // Reversed: the second opened link's callback comes first.
+  // Reversed: the second opened link's callback comes first; its exchange done, that session's forward ends.
+  assert.deepEqual(await fetchText(port, '/callback?code=x&state=s2'), { status: 200, body: 'two got /callback?code=x&state=s2' });
+  const unknown = await fetchText(port, '/callback?code=z&state=nope');
+  assert.equal(unknown.status, 404);
+  assert.ok(unknown.body.includes(NO_MATCH_TEXT), unknown.body);
+  // The sessions hear of it (the notice comes on the router's connection, after the page).
+  await new Promise<void>((resolve) => {
+    const check = (): void => void (one.s.notices.some((n) => /matched no login link opened in jackin/.test(n.text)) ? resolve() : setTimeout(check, 20));
+    check();
+  });
+  assert.deepEqual(await fetchText(port, '/callback?code=y&state=s1'), { status: 200, body: 'one got /callback?code=y&state=s1' });
+  assert.ok(!JSON.stringify(sessions.map(({ s }) => [s.notices, s.log])).includes('s1'), 'no state is shown or logged');
+  // The last session's forward ends: the router frees the port and stops.
+  for (const { f } of sessions) await f.close();
+  assert.equal(await probe(port), 'ECONNREFUSED');
+  assert.deepEqual(readdirSync(join(home, 'callbacks')), []);
+});
+
+test('login forward: a link without a state says the last link opened for its port gets the callback, and it does', { timeout: 30_000 }, async (t) => {
+  const home = mkdtempSync(join(tmpdir(), 'jackin-login-route-'));
+  t.after(() => rmSync(home, { recursive: true, force: true }));
+  const port = await freePort();
+  const sessions = [];
+  for (const name of ['one', 'two']) {
+    const login = createHttpServer((req, res) => res.end(`${name} got ${req.url}`));
+    await new Promise<void>((resolve) => login.listen(0, '127.0.0.1', resolve));
+    t.after(() => login.close());
+    const s = new FakeFeatureSession({ forward: 1 });
+    const f = installLoginForwardFeature(s, {
+      instance: name,
+      connect: await standInCapsule(t, (login.address() as AddressInfo).port),
+      env: {},
+      home,
+      idleMs: 60_000,
+      startRouter: startRouterInProcess,
+    });
+    t.after(() => f.dispose());
+    sessions.push({ s, f });
+  }
+  for (const { s } of sessions) {
+    const [step] = s.urlOpenSteps(link(port));
+    assert.match(step?.note ?? '', new RegExp(`no state in this link: the last link opened for port ${port} gets its callback`));
+    await step!.run();
+  }
+  assert.deepEqual(await fetchText(port, '/callback?code=x'), { status: 200, body: 'two got /callback?code=x' });
+  for (const { f } of sessions) await f.close();
+  assert.equal(await probe(port), 'ECONNREFUSED');
+});
+
+test('login forward: with a router, a port another program has still says it is in use, and nothing is left registered', async (t) => {
+  const home = mkdtempSync(join(tmpdir(), 'jackin-login-route-'));
+  t.after(() => rmSync(home, { recursive: true, force: true }));
+  const other = createServer();
+  await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+  t.after(() => other.close());
+  const port = (other.address() as AddressInfo).port;
+  const s = new FakeFeatureSession({ forward: 1 });
+  const f = installLoginForwardFeature(s, { instance: 'agent', connect: never, env: {}, home, startRouter: startRouterInProcess });
+  t.after(() => f.dispose());
+  await s.urlOpenSteps(`${link(port)}&state=q`)[0]!.run();
+  assert.match(s.notices.at(-1)?.text ?? '', new RegExp(`Not forwarding localhost:${port} to agent: port ${port} is already in use on this host`));
+  assert.deepEqual(readdirSync(join(home, 'callbacks')), []);
 });

@@ -19,6 +19,12 @@ import { hasFeature } from '../../protocol/index.ts';
 import type { Transport } from '../../transport/transport.ts';
 import type { SessionFrames, SessionNotices, SessionRequests } from '../session/feature-session.ts';
 import type { UrlOpenStep } from '../session/url-open-hooks.ts';
+import { rmSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import { type CallbackKey, callbackKey } from './callback-match.ts';
+import { CallbackRegistration, spawnCallbackRouter, type StartRouter } from './callback-registration.ts';
+import { newInboxPath } from './callback-router.ts';
 import { type ForwardEvent, ForwardListener } from './forward-listener.ts';
 import { recordForward } from './forward-registry.ts';
 import { announceForwards } from './forward-announce.ts';
@@ -48,6 +54,11 @@ export interface LoginForwardOptions {
    * the host's): a callback port is already the host's port, so nothing is forwarded, said or logged.
    */
   readonly sharedLoopback?: boolean;
+  /**
+   * Starts the callback router of a port (with `home`: the callbacks of every session of the user are routed
+   * by their link's state, callback-router.ts); the detached `jackin callback-router` unless a test says.
+   */
+  readonly startRouter?: StartRouter;
 }
 
 /** What the login forward uses of the session. */
@@ -72,6 +83,8 @@ interface LoginForwardHooks {
 /** What a bound forward holds. */
 interface Bound {
   readonly listener: ForwardListener;
+  /** Its links registered with the port's callback router (null: the listener has the port itself). */
+  readonly registration: CallbackRegistration | null;
   readonly recorded: Promise<(() => Promise<void>) | null>;
   readonly deadline: NodeJS.Timeout;
 }
@@ -96,9 +109,14 @@ class LoginForward {
   }
 
   /** The port is bound and its record being written: the deadline starts, and closes may come. */
-  bound(listener: ForwardListener, recorded: Promise<(() => Promise<void>) | null>, maxMs: number): void {
+  bound(listener: ForwardListener, registration: CallbackRegistration | null, recorded: Promise<(() => Promise<void>) | null>, maxMs: number): void {
     const deadline = setTimeout(() => this.#closeSoon(`${Math.round(maxMs / 60_000)} minutes passed`), maxMs);
-    this.#bound = { listener, recorded, deadline };
+    this.#bound = { listener, registration, recorded, deadline };
+  }
+
+  /** Another link of this session calls back to the same port: the router learns its state too. */
+  async addLink(key: CallbackKey): Promise<void> {
+    await this.#bound?.registration?.add(key);
   }
 
   onEvent(e: ForwardEvent): void {
@@ -128,6 +146,8 @@ class LoginForward {
         clearTimeout(this.#idle);
         clearTimeout(b.deadline);
         this.#hooks.forget();
+        // Unregistered first: the router hands this session nothing more, and frees the port if it was the last.
+        await b.registration?.close();
         await b.listener.close();
         await (await b.recorded)?.();
         session.notify('info', `Stopped forwarding localhost:${port} to ${instance}: ${why}`);
@@ -188,7 +208,10 @@ export class LoginForwardFeature implements Disposable {
     if (!loginForwardEnabled(this.#env) || o.sharedLoopback === true) return null;
     const port = loginCallbackPort(href);
     if (port === null) return null;
-    if (this.#live.has(port)) return { note: `and keep forwarding localhost:${port} to ${o.instance}`, entry: `forwarding port ${port}`, run: async () => {} };
+    const key = callbackKey(href);
+    const live = this.#live.get(port);
+    if (live !== undefined)
+      return { note: `and keep forwarding localhost:${port} to ${o.instance}`, entry: `forwarding port ${port}`, run: () => live.addLink(key) };
     if (!hasFeature(session.features, 'forward') || o.connect === undefined) {
       const why =
         session.features === null
@@ -201,10 +224,56 @@ export class LoginForwardFeature implements Disposable {
         },
       };
     }
-    return { note: `…and forward localhost:${port} to ${o.instance}`, entry: `forwards port ${port}`, run: () => this.#track(this.#open(port)) };
+    // Routed by state, the callback finds this session among others on the port; without one the newest link wins.
+    const routed = o.home !== undefined;
+    const stateless = routed && key.state === null ? ` (no state in this link: the last link opened for port ${port} gets its callback)` : '';
+    return {
+      note: `…and forward localhost:${port} to ${o.instance}${stateless}`,
+      entry: `forwards port ${port}`,
+      run: () => this.#track(this.#open(port, key)),
+    };
   }
 
-  async #open(port: number): Promise<void> {
+  /** The router's port, or (no JACKIN_HOME to share one) the port bound by this session alone. */
+  async #listen(port: number, key: CallbackKey, forward: LoginForward): Promise<{ listener: ForwardListener; registration: CallbackRegistration | null }> {
+    const o = this.#o;
+    const events = {
+      connect: o.connect!,
+      onEvent: (e: ForwardEvent) => forward.onEvent(e),
+      onBytes: (_id: number, direction: 'sent' | 'received') => forward.onBytes(direction),
+    };
+    if (o.home === undefined) return { listener: await ForwardListener.listen({ hostPort: port, containerPort: port, ...events }), registration: null };
+    // Absolute: the router, in a directory of its own, connects to the inbox by this name.
+    const home = resolve(o.home);
+    const inbox = newInboxPath(home, port);
+    await mkdir(dirname(inbox), { recursive: true, mode: 0o700 });
+    // The name is this process's: one left by a process of the same pid long gone is removed.
+    rmSync(inbox, { force: true });
+    const listener = await ForwardListener.listenUnix(inbox, { containerPort: port, ...events });
+    try {
+      const registration = await CallbackRegistration.open(
+        {
+          home,
+          port,
+          instance: o.instance,
+          inbox,
+          startRouter: o.startRouter ?? spawnCallbackRouter,
+          onUnmatched: () =>
+            this.#session.notify(
+              'warning',
+              `A callback on localhost:${port} matched no login link opened in jackin: it was answered so and forwarded to no container`,
+            ),
+        },
+        key,
+      );
+      return { listener, registration };
+    } catch (e) {
+      await listener.close();
+      throw e;
+    }
+  }
+
+  async #open(port: number, key: CallbackKey): Promise<void> {
     const session = this.#session;
     const o = this.#o;
     if (this.#live.has(port) || this.#ended) return;
@@ -216,14 +285,9 @@ export class LoginForwardFeature implements Disposable {
       forget: () => void this.#live.delete(port),
     });
     let listener: ForwardListener;
+    let registration: CallbackRegistration | null;
     try {
-      listener = await ForwardListener.listen({
-        hostPort: port,
-        containerPort: port,
-        connect: o.connect!,
-        onEvent: (e) => forward.onEvent(e),
-        onBytes: (_id, direction) => forward.onBytes(direction),
-      });
+      ({ listener, registration } = await this.#listen(port, key, forward));
     } catch (e) {
       const why =
         e instanceof JackinError && e.code === 'E_FORWARD_PORT_TAKEN'
@@ -251,7 +315,7 @@ export class LoginForwardFeature implements Disposable {
       announced?.dispose();
       await unrecord?.();
     });
-    forward.bound(listener, recorded, o.maxMs ?? LOGIN_FORWARD_MAX_MS);
+    forward.bound(listener, registration, recorded, o.maxMs ?? LOGIN_FORWARD_MAX_MS);
     this.#live.set(port, forward);
     session.notify(
       'info',
@@ -261,7 +325,10 @@ export class LoginForwardFeature implements Disposable {
       action: 'login-forward',
       target: forwardTarget(port, o.instance),
       result: 'ok',
-      detail: `listening on ${listener.addresses.join(', ')}`,
+      detail:
+        registration === null
+          ? `listening on ${listener.addresses.join(', ')}`
+          : `routed to it by the OAuth state of its link (state ${key.state === null ? 'none' : 'given'})`,
     });
     await recorded;
     // The session ended while the port was being bound: the forward closes at once.
