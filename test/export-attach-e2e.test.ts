@@ -38,7 +38,9 @@ async function attachToFake(t: TestContext, name: string, features: Features | n
   c.onInput((bytes) => {
     if (bytes.includes(0x1c)) sendExport(c, 2n, 'requested.txt');
   });
-  await pane.waitForText('FAKE-READY-0', { timeoutMs: 20_000 });
+  // The session is up once the fake's first line or the host's notice is drawn: the notice (two rows at the
+  // top) can cover that line, whose row depends on how long the typed command line was.
+  await pane.waitForText(/FAKE-READY-0|Refused/, { timeoutMs: 20_000 });
   return { pane, downloads, received: c.received };
 }
 
