@@ -10,7 +10,7 @@
 import { execFile, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { get } from 'node:http';
-import { createServer } from 'node:net';
+import { createConnection, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -33,7 +33,7 @@ const SERVER = `
 const http = require('node:http');
 const big = require('node:crypto').randomBytes(64 * 1024 * 1024);
 const s = http.createServer((req, res) => {
-  if (req.url === '/big') { res.writeHead(200, { 'content-length': big.length }); res.end(big); }
+  if (req.url.split('?')[0] === '/big') { res.writeHead(200, { 'content-length': big.length }); res.end(big); }
   else { res.writeHead(200, { 'content-length': 2 }); res.end('ok'); }
 });
 s.listen(0, '127.0.0.1', () => process.stdout.write(String(s.address().port) + '\\n'));
@@ -84,6 +84,72 @@ function request(port, path) {
       res.on('end', () => resolve({ ttfb: (first - t0) / 1000, total: (performance.now() - t0) / 1000, bytes }));
       res.on('error', reject);
     }).on('error', reject);
+  });
+}
+
+/**
+ * One routed login callback (issue 48): the program in the container offers a login link whose redirect_uri
+ * is its server's port and whose state is `state`; the attached session opens it from its palette (Open
+ * offered link, confirmed), which registers it with the per-port callback router; then the callback, as the
+ * browser would send it, goes through the router to the container's server. The link opening is not timed.
+ */
+async function routedCallback(attached, container, state, path) {
+  const callback = `http://localhost:${CONTAINER_PORT}${path}`;
+  const link = `https://idp.example/oauth/authorize?client_id=bench&response_type=code&redirect_uri=${encodeURIComponent(callback)}&state=${state}`;
+  await execFileP('podman', ['exec', container, 'jackin-capsule', 'open-url', '--', link]);
+  const step = async (marker, keys) => {
+    let drawn = '';
+    const seen = attached.consume(
+      (b) => {
+        drawn += b.toString('latin1');
+        return drawn.includes(marker);
+      },
+      { timeoutMs: 30_000 },
+    );
+    attached.write(keys);
+    await seen.catch((e) => {
+      throw new Error(`${e.message} (${marker}); the session drew ${JSON.stringify(drawn.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, ' ').slice(-800))}`);
+    });
+  };
+  // The entry names the forward once the palette has read the offer back (before that, 'u' does nothing).
+  await step(`(forwards port ${CONTAINER_PORT})`, '\x1c');
+  await step('jackin: confirm', 'u');
+  // The prompt takes no Enter until it is armed (a key typed before it showed never answers it): Enter again
+  // every half second until the forward is said.
+  let after = '';
+  const seen = attached.consume(
+    (b) => {
+      after += b.toString('latin1');
+      return after.includes(`Forwarding localhost:${CONTAINER_PORT}`);
+    },
+    { timeoutMs: 30_000 },
+  );
+  let answered = false;
+  seen.then(
+    () => (answered = true),
+    () => (answered = true),
+  );
+  while (!answered) {
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    if (!answered) attached.write('\r');
+  }
+  await seen.catch((e) => {
+    throw new Error(`${e.message}; the session drew ${JSON.stringify(after.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, ' ').slice(-600))}`);
+  });
+  const r = await request(CONTAINER_PORT, `${path}?code=bench&state=${state}`);
+  // Its forward closes once this exchange is done and the connection idle: the next link binds the port again.
+  for (let i = 0; i < 200 && (await portOpen(CONTAINER_PORT)); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+  return r;
+}
+
+/** True while something listens on the host's loopback port. */
+function portOpen(port) {
+  return new Promise((resolve) => {
+    const s = createConnection({ host: '127.0.0.1', port }, () => {
+      s.destroy();
+      resolve(true);
+    });
+    s.on('error', () => resolve(false));
   });
 }
 
@@ -200,8 +266,21 @@ async function inContainer({ quick, log }) {
     await request(hostPort, '/big');
     // The offered forward: an attached session is told of the server's port (listening before it attached),
     // and the palette entry is chosen; its host port is the one the forward records for `jackin ls`.
-    attached = spawnOnPty(process.execPath, [JACKIN, 'attach', c.name], { env: { ...process.env, JACKIN_HOME: c.home, JACKIN_PASTE_KEY: 'none' } });
+    // The opener is `true`: the browser is the bench itself.
+    attached = spawnOnPty(process.execPath, [JACKIN, 'attach', c.name], {
+      env: { ...process.env, JACKIN_HOME: c.home, JACKIN_PASTE_KEY: 'none', JACKIN_OPENER: '/bin/true' },
+    });
     await attached.waitForText(`Forward port ${CONTAINER_PORT}`, { timeoutMs: 30_000 }).catch(() => undefined);
+    // Routed login callbacks, before the offered forward takes the port: a warm-up, then one small and one
+    // 64 MiB callback per round, each through a link of its own (a state each).
+    const routed = { small: [], big: [] };
+    await routedCallback(attached, c.name, 'warm', '/small');
+    for (let r = 0; r < rounds; r++) {
+      routed.small.push((await routedCallback(attached, c.name, `s${r}`, '/small')).ttfb);
+      const b = await routedCallback(attached, c.name, `b${r}`, '/big');
+      if (b.bytes !== 64 * MiB) throw new Error(`short download through the routed callback: ${b.bytes}`);
+      routed.big.push(b.total);
+    }
     attached.write('\x1c');
     await attached.waitForText(`Forward port ${CONTAINER_PORT}`, { timeoutMs: 30_000 });
     attached.write(`/forward port ${CONTAINER_PORT}\r`);
@@ -250,9 +329,12 @@ async function inContainer({ quick, log }) {
       offerTtfbMs: median(offered.small) * 1000,
       offerTtfbP95Ms: quantile(offered.small, 0.95) * 1000,
       offerBigSeconds: median(offered.big),
+      routedRuns: routed.small.length,
+      routedTtfbMs: median(routed.small) * 1000,
+      routedBigSeconds: median(routed.big),
     };
     log(
-      `forward: in a container: TTFB inside ${fmt(d.insideTtfbMs, 2)} ms, forwarded ${fmt(d.forwardTtfbMs, 2)} ms; 64 MiB inside ${fmt(d.insideBigSeconds, 3)} s, forwarded ${fmt(d.forwardBigSeconds, 3)} s; offered forward: TTFB ${fmt(d.offerTtfbMs, 2)} ms, 64 MiB ${fmt(d.offerBigSeconds, 3)} s`,
+      `forward: in a container: TTFB inside ${fmt(d.insideTtfbMs, 2)} ms, forwarded ${fmt(d.forwardTtfbMs, 2)} ms; 64 MiB inside ${fmt(d.insideBigSeconds, 3)} s, forwarded ${fmt(d.forwardBigSeconds, 3)} s; offered forward: TTFB ${fmt(d.offerTtfbMs, 2)} ms, 64 MiB ${fmt(d.offerBigSeconds, 3)} s; routed callback: TTFB ${fmt(d.routedTtfbMs, 2)} ms, 64 MiB ${fmt(d.routedBigSeconds, 3)} s`,
     );
     return d;
   } finally {
@@ -280,6 +362,14 @@ function renderContainer(c) {
     `| time to first byte, p95 (ms) | ${fmt(c.insideTtfbP95Ms, 2)} | ${fmt(c.forwardTtfbP95Ms, 2)} | | ${fmt(c.offerTtfbP95Ms, 2)} | |`,
     `| 64 MiB download (s, median of ${c.bigRuns}) | ${fmt(c.insideBigSeconds, 3)} | ${fmt(c.forwardBigSeconds, 3)} | | ${fmt(c.offerBigSeconds, 3)} | |`,
     `| throughput (MiB/s) | ${fmt(insideRate, 0)} | ${fmt(forwardRate, 0)} | ${fmt(forwardRate / insideRate, 2)}× | ${fmt(offerRate, 0)} | ${fmt(offerRate / insideRate, 2)}× |`,
+    '',
+    `A routed login callback (issue 48): the program offers a login link whose redirect_uri is its server's port, the attached session opens it from its palette, and the callback carrying its state goes through the per-port \`jackin callback-router\` and the session to the container's server; one link per request, its opening not timed (${c.routedRuns} of each):`,
+    '',
+    `| measure | inside the container | through the callback router | ratio |`,
+    `|---|---:|---:|---:|`,
+    `| time to first byte, new connection (ms, median) | ${fmt(c.insideTtfbMs, 2)} | ${fmt(c.routedTtfbMs, 2)} | +${fmt(c.routedTtfbMs - c.insideTtfbMs, 2)} ms |`,
+    `| 64 MiB callback (s, median) | ${fmt(c.insideBigSeconds, 3)} | ${fmt(c.routedBigSeconds, 3)} | |`,
+    `| throughput (MiB/s) | ${fmt(insideRate, 0)} | ${fmt(64 / c.routedBigSeconds, 0)} | ${fmt(64 / c.routedBigSeconds / insideRate, 2)}× |`,
     '',
   ];
 }
