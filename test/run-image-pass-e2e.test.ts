@@ -96,7 +96,8 @@ test('run --image --dry-run prints -e NAME, never a value; bad --env, --env-file
   const run = r.stdout.trim().split('\n')[1]!;
   assert.match(run, / -e FROM_FILE -e GIVEN -e FROM_HOST /);
   assert.match(run, new RegExp(` -v ${join(dir, 'cfg')}:/home/agent:ro --network none `));
-  assert.match(run, / --cap-add=SYS_PTRACE --entrypoint \/opt\/jackin\/node img /);
+  // The engine arguments come right before the entrypoint and the image (Node started through the host's loader).
+  assert.match(run, / --cap-add=SYS_PTRACE --entrypoint \/opt\/jackin\/lib\/ld\.so img --library-path \/opt\/jackin\/lib \/opt\/jackin\/node /);
   for (const v of [secret, fileSecret, 'host-value']) assert.ok(!r.stdout.includes(v) && !r.stderr.includes(v), `${v} printed`);
   // The values set only on jackin's command line or in the file are not in the environment the printed command runs in.
   assert.match(r.stderr, /^jackin: the command passes FROM_FILE, GIVEN by name: set them in the environment that runs it$/m);

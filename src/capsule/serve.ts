@@ -16,6 +16,7 @@ import { ImageFeature } from './images/image-feature.ts';
 import { registerExportMethods } from './export/export-methods.ts';
 import { registerStageMethod } from './files/stage-method.ts';
 import { registerForwardMethod } from './forward/forward-method.ts';
+import { installForwardList } from './forward/forward-list.ts';
 import { registerClipboardMethod } from './images/clipboard-method.ts';
 import { FILES_DIR_NAME, type FileStaging } from './files/file-staging.ts';
 import { stageMaxBytes } from '../policy/stage-limits.ts';
@@ -152,6 +153,7 @@ export async function serve(options: ServeOptions): Promise<number> {
         registerExportMethods(control, { policy, workspace, runDir, notify: (level, text) => srv.notify(level, text), log });
         files = registerStageMethod(control, { runDir, maxBytes: stageCap, notify: (level, text) => srv.notify(level, text), log });
         registerForwardMethod(control, { log });
+        installForwardList(srv);
         if (images !== null) registerClipboardMethod(control, images, srv.pasted);
       },
     });

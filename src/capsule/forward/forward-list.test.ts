@@ -8,13 +8,18 @@ import { ControlMessageDecoder, encodeControlMessage, type ListedForward } from 
 import { pollUntil } from '../../../test/helpers/poll.ts';
 import { CapsuleServer } from '../session/server.ts';
 import { Session } from '../session/session.ts';
-import { MAX_LISTED_FORWARDS } from './forward-list.ts';
+import { installForwardList, MAX_LISTED_FORWARDS } from './forward-list.ts';
 
 async function start(t: TestContext): Promise<{ socketPath: string; server: CapsuleServer }> {
   const dir = mkdtempSync(join(tmpdir(), 'capsule-fwdlist-'));
   const socketPath = join(dir, 'jackin.sock');
   const session = Session.spawn({ file: 'sh', args: ['-c', 'read line'], env: { ...process.env, TERM: 'xterm-256color' } });
-  const server = await CapsuleServer.listen({ socketPath, session, info: { name: 'test', program: ['sh'], workspace: dir, pid: process.pid } });
+  const server = await CapsuleServer.listen({
+    socketPath,
+    session,
+    info: { name: 'test', program: ['sh'], workspace: dir, pid: process.pid },
+    registerMethods: (_control, srv) => installForwardList(srv),
+  });
   t.after(async () => {
     await server.shutdown(null, 'test over');
     session.kill('SIGKILL');

@@ -60,8 +60,25 @@ function closedByHost(socket: Socket): Promise<void> {
   });
 }
 
-/** Registers `announce-forwards` (the host lists its forwards) and `ports` (the container reads them). */
-export function registerForwardListMethods(control: ControlMethods, list: ForwardList): void {
+/** What the forward list needs of the capsule's server: its control methods, and a word when it shuts down. */
+interface ForwardListServer {
+  readonly control: ControlMethods;
+  onShutdown(fn: () => void): void;
+}
+
+/**
+ * Installs the forward list on the capsule's server: `announce-forwards` (a host lists its forwards) and
+ * `ports` (the container reads them). The announcements it holds are closed when the server shuts down:
+ * each stays open as long as its host's forward, and the server would otherwise wait for them.
+ */
+export function installForwardList(server: ForwardListServer): ForwardList {
+  const list = new ForwardList();
+  registerForwardListMethods(server.control, list);
+  server.onShutdown(() => list.dispose());
+  return list;
+}
+
+function registerForwardListMethods(control: ControlMethods, list: ForwardList): void {
   control.register(ANNOUNCE_FORWARDS_METHOD, ({ forwards }, socket) => {
     if (!list.add(socket, forwards))
       return refuse('E_FORWARD_LIMIT', `this capsule lists at most ${MAX_LISTED_FORWARDS} forwards; these ${forwards.length} are not listed`);

@@ -21,7 +21,6 @@ import { startHelloGrace } from '../connection/attach-shutdown.ts';
 import { answer, ControlMethods } from './control-methods.ts';
 import { rejectingImageSink, type ImageSink } from '../connection/image-sink.ts';
 import { Offers, registerOfferMethods } from '../connection/offers.ts';
-import { ForwardList, registerForwardListMethods } from '../forward/forward-list.ts';
 import { PasteScanner } from '../connection/paste-scanner.ts';
 import { clearStaleSocket, listenPrivate } from './run-dir.ts';
 import type { Session } from './session.ts';
@@ -73,12 +72,12 @@ export interface CapsuleServerOptions {
 export class CapsuleServer {
   readonly control = new ControlMethods();
   readonly offers = new Offers();
-  /** The forwards the hosts announced, for `jackin-capsule ports` (each until its connection closes). */
-  readonly forwards = new ForwardList();
   /** The text the operator pasted last (bracketed), for the `clipboard-image` method. */
   readonly pasted = new PasteScanner();
   readonly socketPath: string;
   readonly #server: Server;
+  /** What affordances want done when the server shuts down (onShutdown). */
+  readonly #onShutdown: Array<() => void> = [];
   readonly #sockets = new Set<Socket>();
   /** Sockets that sent no complete frame yet, with the clock that cuts them off. */
   readonly #pending = new Map<Socket, Disposable>();
@@ -143,7 +142,6 @@ export class CapsuleServer {
       return answer({ shown: this.attached });
     });
     registerOfferMethods(this.control, this.offers, (level, text) => this.notify(level, text));
-    registerForwardListMethods(this.control, this.forwards);
     this.#server = createServer({ allowHalfOpen: true, pauseOnConnect: false }, (s) => this.#onConnection(s));
   }
 
@@ -170,6 +168,11 @@ export class CapsuleServer {
     let n = 0;
     for (const c of this.#attachConns) if (c.attached) n++;
     return n;
+  }
+
+  /** Runs `fn` when the server shuts down, before it waits for its connections to close. */
+  onShutdown(fn: () => void): void {
+    this.#onShutdown.push(fn);
   }
 
   /** Tells the operator of the attached client (drawn by their host or by us); a no-op when detached. */
@@ -201,8 +204,8 @@ export class CapsuleServer {
     }
     const closed = new Promise<void>((resolve) => this.#server.close(() => resolve()));
     await unlink(this.socketPath).catch(() => undefined);
-    // An announcement stays open as long as its host's forward: closed here, or the server would wait for it.
-    this.forwards.dispose();
+    // What affordances hold open (a forward's announcement) is closed here, or the server would wait for it.
+    for (const fn of this.#onShutdown.splice(0)) fn();
     for (const c of [...this.#attachConns]) c.shutdown(reason, exitStatus);
     // A connection that has sent nothing yet may be a host whose Hello is on the way (`jackin run` of a
     // program that exits at once): it gets HELLO_GRACE_MS to send it (see onConnection), then goes.
