@@ -1,4 +1,4 @@
-/** `jackin doctor [--json]`: checks the clipboard, the opener, the download directory, the keys, the container engines and each instance. */
+/** `jackin doctor [--json]`: checks the clipboard, the opener, the download directory, the keys, the container engines, the lent capsule and each instance. */
 import { inertJson } from '../ui/inert-text.ts';
 import type { Command } from './commander.ts';
 import { writeAll, type SetStatus } from './command-kit.ts';
@@ -29,7 +29,7 @@ export function registerDoctorCommand(program: Command, setStatus: SetStatus): v
   program
     .command('doctor')
     .description(
-      'check the config file, the clipboard backend, the link opener, the download directory, the keys, the container engines and each instance, with the fix for each problem',
+      'check the config file, the clipboard backend, the link opener, the download directory, the keys, the container engines, what jackin run --image lends a container, and each instance, with the fix for each problem',
     )
     .option('--json', 'print one JSON object: {"ok":bool,"checks":[{name,status,detail,fix?}]}')
     .addHelpText('after', '\nExit status: 0 when nothing is an error (warnings allowed), 1 otherwise.\n\nExamples:\n  jackin doctor\n  jackin doctor --json')

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { createServer } from 'node:net';
 import { startBusWithoutNotifications, startNotificationService } from '../../../test/helpers/notification-service.ts';
 import { startXvfb } from '../../../test/helpers/xvfb.ts';
-import { runDoctor, type Check } from './doctor.ts';
+import { capsuleCheck, runDoctor, type Check } from './doctor.ts';
 
 function base(t: { after: (fn: () => void) => void }): NodeJS.ProcessEnv {
   const home = mkdtempSync(join(tmpdir(), 'jackin-doctor-'));
@@ -168,4 +168,19 @@ test('doctor: notify-send on a session bus with no notification service is a war
   t.after(() => service.stop());
   const shown = byName(await runDoctor({ ...env, ...service.env }), 'notifications');
   assert.deepEqual(shown, { name: 'notifications', status: 'ok', detail: 'desktop through notify-send (notify-send and a session bus)' });
+});
+
+test("doctor: capsule: this Linux host lends its Node's loader and libraries; without them, or off Linux, it says what run --image does instead", async (t) => {
+  const here = byName(await runDoctor(base(t)), 'capsule');
+  assert.equal(here.status, 'ok');
+  assert.match(here.detail, /lends this host's Node, its loader and \d+ libraries \(.*libc\.so\.6.*\): any Linux image runs the capsule/);
+  const none = capsuleCheck('linux', null);
+  assert.equal(none.status, 'warning');
+  assert.match(none.detail, /cannot lend its C library.*a musl or libc-less image stops/);
+  assert.match(none.fix ?? '', /apt-get install libc-bin/);
+  assert.deepEqual(capsuleCheck('darwin', null), {
+    name: 'capsule',
+    status: 'ok',
+    detail: "this host's Node cannot run in a Linux container (darwin): jackin run --image uses the image's own jackin-capsule (--capsule image)",
+  });
 });

@@ -2,7 +2,7 @@
  * `jackin doctor`: what this host would use for each affordance, whether it works, and the fix for each
  * problem. Every check is independent and bounded in time; none changes anything.
  */
-import { accessSync, constants as fsConstants, existsSync } from 'node:fs';
+import { accessSync, constants as fsConstants, existsSync, realpathSync } from 'node:fs';
 import { connect } from 'node:net';
 import { delimiter, isAbsolute, join } from 'node:path';
 import { describeError } from '../../errors.ts';
@@ -17,6 +17,8 @@ import { splitCommandLine } from '../platform/opener.ts';
 import { bellWanted, createNotifier, effectiveNotifyMode } from '../platform/notifier.ts';
 import { inertText } from '../../ui/inert-text.ts';
 import { probeEngines, type EngineProbe } from '../../transport/container-engine.ts';
+import { PACKAGE_ROOT } from '../../package-root.ts';
+import { hostLibraries, LOADER_NAME, ptyBinary, type LentFile } from './host-libraries.ts';
 
 type CheckStatus = 'ok' | 'warning' | 'error';
 
@@ -443,6 +445,43 @@ async function checkInstances(env: NodeJS.ProcessEnv): Promise<Check[]> {
   });
 }
 
+/**
+ * Pure: what `jackin run --image` can lend a container (`--capsule host`): `lent` is what the host lends
+ * (host-libraries.ts), null when it cannot; off Linux the image brings its own capsule.
+ */
+export function capsuleCheck(platform: NodeJS.Platform, lent: readonly LentFile[] | null): Check {
+  if (platform !== 'linux') {
+    return {
+      name: 'capsule',
+      status: 'ok',
+      detail: `this host's Node cannot run in a Linux container (${platform}): jackin run --image uses the image's own jackin-capsule (--capsule image)`,
+    };
+  }
+  if (lent === null) {
+    return {
+      name: 'capsule',
+      status: 'warning',
+      detail:
+        "this host cannot lend its C library (ldd did not list its Node's libraries): jackin run --image runs the capsule on the image's glibc, so a musl or libc-less image stops",
+      fix: 'install ldd (Debian and Ubuntu: apt-get install libc-bin), or use glibc images',
+    };
+  }
+  const libraries = lent.filter((l) => l.name !== LOADER_NAME).map((l) => l.name);
+  return {
+    name: 'capsule',
+    status: 'ok',
+    detail: `jackin run --image lends this host's Node, its loader and ${libraries.length} libraries (${libraries.join(', ')}): any Linux image runs the capsule, whatever its C library`,
+  };
+}
+
+/** What this host lends, as run-image-command.ts does. */
+async function checkCapsule(): Promise<Check> {
+  if (process.platform !== 'linux') return capsuleCheck(process.platform, null);
+  const node = realpathSync(process.execPath);
+  const pty = ptyBinary(PACKAGE_ROOT);
+  return capsuleCheck(process.platform, await hostLibraries(pty === null ? [node] : [node, pty]));
+}
+
 /** Pure: the engines check from what each engine said (`jackin run --image` needs one that answers). */
 function engineCheck(probes: readonly EngineProbe[]): Check {
   const say = (p: EngineProbe): string =>
@@ -472,15 +511,16 @@ function engineCheck(probes: readonly EngineProbe[]): Check {
 
 /** Every check; `probe` fakes the host for the opener's (a macOS host in tests). */
 export async function runDoctor(env: NodeJS.ProcessEnv = process.env, probe?: OpenerProbe): Promise<Check[]> {
-  const [clipboard, opener, notifier, downloads, engines, instances] = await Promise.all([
+  const [clipboard, opener, notifier, downloads, engines, capsule, instances] = await Promise.all([
     checkClipboard(env),
     checkOpener(env, probe),
     checkNotifier(env),
     checkDownloads(env),
     probeEngines(env).then(engineCheck),
+    checkCapsule(),
     checkInstances(env),
   ]);
-  return [clipboard, opener, notifier, downloads, checkKeys(env), engines, ...instances];
+  return [clipboard, opener, notifier, downloads, checkKeys(env), engines, capsule, ...instances];
 }
 
 const MARK: Record<CheckStatus, string> = { ok: '✓', warning: '!', error: '✗' };
