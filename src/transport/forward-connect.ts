@@ -3,6 +3,7 @@
  * capsule (socket or exec relay), the `forward` request naming the port, the capsule's reply (which of the
  * container's loopbacks it reached), then the byte pump until both ways end.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Socket } from 'node:net';
 import { hasCode, JackinError } from '../errors.ts';
 import { encodeControlRequest, FORWARD_METHOD, FORWARD_PROBE, readControlReply, type ForwardLoopback } from '../protocol/index.ts';
@@ -65,6 +66,10 @@ function requestForward(t: Transport, port: number, timeoutMs = FORWARD_REPLY_TI
   });
 }
 
+/** Tries of one forwarded connection whose capsule closed it unanswered (busy), and the growing pause between them. */
+const BUSY_RETRIES = 8;
+const BUSY_RETRY_STEP_MS = 25;
+
 export interface ForwardConnectionOptions {
   /** Opens a new connection to the capsule (never the attach connection). */
   readonly connect: () => Promise<Transport>;
@@ -84,8 +89,23 @@ export async function forwardConnection(local: Socket, o: ForwardConnectionOptio
   local.pause();
   let t: Transport | undefined;
   try {
-    t = await o.connect();
-    const { address, rest } = await requestForward(t, o.port);
+    let answered: { carrier: Transport; reply: Awaited<ReturnType<typeof requestForward>> } | undefined;
+    // A capsule takes a few connections in handshake at once and closes the others before reading them: a
+    // burst (a page opening many connections) tries again, a little later each time, before giving up.
+    for (let attempt = 1; answered === undefined; attempt++) {
+      const attemptT = await o.connect();
+      t = attemptT;
+      try {
+        answered = { carrier: attemptT, reply: await requestForward(attemptT, o.port) };
+      } catch (e) {
+        attemptT.close();
+        t = undefined;
+        if (!(e instanceof JackinError && e.code === 'E_FORWARD_RESET') || attempt >= BUSY_RETRIES || local.destroyed) throw e;
+        await sleep(BUSY_RETRY_STEP_MS * attempt);
+      }
+    }
+    t = answered.carrier;
+    const { address, rest } = answered.reply;
     o.onConnected?.(address);
     const outcome = pumpForward({ side: 'client', local, peer: t, initial: rest, ...(o.onBytes !== undefined ? { onBytes: o.onBytes } : {}) });
     local.resume();
