@@ -12,6 +12,13 @@ export declare function glibcAgentTestImage(engine?: TestEngine, binaries?: read
 export declare function glibcPerlTestImage(engine?: TestEngine): Promise<TestImage>;
 /** An image of busybox-static alone (no C library, no loader, no Node, no perl); every applet links to /bin/busybox. */
 export declare function busyboxTestImage(engine?: TestEngine): Promise<TestImage>;
+/**
+ * An arm64 image (recorded as arm64) of Debian's arm64 busybox-static, glibc and libstdc++, no Node, no
+ * jackin; built from the .debs scripts/setup-arm64.sh caches. Runs on x64 through qemu (assertArm64Emulation).
+ */
+export declare function arm64TestImage(engine?: TestEngine): Promise<TestImage>;
+/** Throws, naming scripts/setup-arm64.sh, unless qemu-aarch64 is registered with binfmt_misc with the F flag. */
+export declare function assertArm64Emulation(): void;
 /** A container name unique to this test run, with the branch-neutral prefix tests clean up by. */
 export declare function containerName(label: string): string;
 /** Removes a container a test started, by its exact name; a container already gone is fine. */

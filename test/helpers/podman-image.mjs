@@ -19,6 +19,7 @@ import {
   lstatSync,
   mkdirSync,
   mkdtempSync,
+  readdirSync,
   readFileSync,
   realpathSync,
   rmSync,
@@ -26,7 +27,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 const execFileP = promisify(execFile);
 /** Programs the test images carry (besides the dynamic loader and libraries they need). */
@@ -83,6 +84,14 @@ function glibcFiles() {
   }
   return files;
 }
+/** The empty directories, /tmp and the passwd and group files every test image has. */
+function skeleton(root) {
+  for (const d of ['proc', 'sys', 'dev', 'run', 'etc', 'root', 'home/op', 'jackin/run']) mkdirSync(join(root, d), { recursive: true });
+  mkdirSync(join(root, 'tmp'), { mode: 0o1777, recursive: true });
+  chmodSync(join(root, 'tmp'), 0o1777);
+  writeFileSync(join(root, 'etc', 'passwd'), PASSWD);
+  writeFileSync(join(root, 'etc', 'group'), GROUP);
+}
 /** Builds (or finds, by content hash) an image from `files` plus passwd/group and the usual empty dirs. */
 async function ensureImage(engine, repo, files, links = []) {
   const sorted = [...files.entries()].sort(([a], [b]) => a.localeCompare(b));
@@ -97,11 +106,7 @@ async function ensureImage(engine, repo, files, links = []) {
   if (exists) return { ref };
   const root = mkdtempSync(join(tmpdir(), `${repo}-`));
   try {
-    for (const d of ['proc', 'sys', 'dev', 'run', 'etc', 'root', 'home/op', 'jackin/run']) mkdirSync(join(root, d), { recursive: true });
-    mkdirSync(join(root, 'tmp'), { mode: 0o1777 });
-    chmodSync(join(root, 'tmp'), 0o1777);
-    writeFileSync(join(root, 'etc', 'passwd'), PASSWD);
-    writeFileSync(join(root, 'etc', 'group'), GROUP);
+    skeleton(root);
     for (const [inImage, host] of sorted) {
       const dest = join(root, inImage);
       mkdirSync(dirname(dest), { recursive: true });
@@ -205,6 +210,100 @@ export function busyboxTestImage(engine = 'podman') {
         .filter((a) => /^[a-z0-9_.[-]+$/.test(a) && a !== 'busybox')
         .map((a) => [`bin/${a}`, 'busybox']),
   );
+}
+/** The arm64 image's Debian packages, which scripts/setup-arm64.sh downloads (its list must match). */
+const ARM64_PACKAGES = ['busybox-static', 'libc6', 'libstdc++6', 'libgcc-s1'];
+const ARM64_DEBS = '/var/cache/jackin-bridge/arm64-debs';
+const QEMU_AARCH64 = '/usr/bin/qemu-aarch64-static';
+const ARM64_SETUP = 'run scripts/setup-arm64.sh as root after apt-get install qemu-user-static (docs/testing.md)';
+/**
+ * Throws, naming the set-up step, unless this machine runs arm64 programs in containers: qemu-aarch64
+ * registered with binfmt_misc with the F flag (the kernel holds the interpreter open, so it works in a
+ * container whose root has no qemu). Nothing to check on an arm64 machine.
+ */
+export function assertArm64Emulation() {
+  if (process.arch === 'arm64') return;
+  const entry = '/proc/sys/fs/binfmt_misc/qemu-aarch64';
+  let text;
+  try {
+    text = readFileSync(entry, 'utf8');
+  } catch {
+    throw new Error(`arm64 containers cannot run here: ${entry} is missing (qemu-aarch64 is not registered with binfmt_misc): ${ARM64_SETUP}`);
+  }
+  const lines = text.split('\n');
+  if (!lines.includes('enabled')) throw new Error(`arm64 containers cannot run here: ${entry} is disabled: ${ARM64_SETUP}`);
+  const flags = lines.find((l) => l.startsWith('flags: ')) ?? 'flags: ';
+  if (!flags.slice('flags: '.length).includes('F')) {
+    throw new Error(
+      `arm64 containers cannot run here: qemu-aarch64 is registered without the F flag (${flags}), so containers cannot reach it: ${ARM64_SETUP}`,
+    );
+  }
+}
+/** The cached arm64 .debs, one per package, or an error naming the set-up step. */
+function arm64Debs() {
+  let names;
+  try {
+    names = readdirSync(ARM64_DEBS);
+  } catch {
+    throw new Error(`${ARM64_DEBS} is missing (the arm64 test image's packages): ${ARM64_SETUP}`);
+  }
+  return ARM64_PACKAGES.map((p) => {
+    const found = names.filter((n) => n.startsWith(`${p}_`) && n.endsWith('_arm64.deb'));
+    if (found.length !== 1) throw new Error(`${ARM64_DEBS} holds ${found.length} ${p} arm64 packages, not 1: ${ARM64_SETUP}`);
+    return join(ARM64_DEBS, found[0]);
+  });
+}
+/**
+ * Builds (or finds, by content hash) the arm64 image: Debian's arm64 busybox-static, glibc, libstdc++ and
+ * libgcc unpacked into a root filesystem, written as a docker-archive whose config records arm64, and loaded
+ * with `ENGINE load`: `podman import --arch arm64` works, but Docker 20.10's `import --platform` records the
+ * host's amd64, so one archive serves both engines.
+ */
+async function ensureArm64Image(engine) {
+  const debs = arm64Debs();
+  const hash = createHash('sha256').update(RECIPE).update('arm64-2').update(PASSWD).update(GROUP);
+  for (const deb of debs) hash.update(basename(deb)).update('\0').update(readFileSync(deb)).update('\0');
+  const ref = `localhost/jackin-test-arm64:${hash.digest('hex').slice(0, 16)}`;
+  const exists = await execFileP(engine, ['image', 'inspect', '--format', '{{.Architecture}}', ref]).then(
+    (r) => r.stdout.trim() === 'arm64',
+    () => false,
+  );
+  if (exists) return { ref };
+  const work = mkdtempSync(join(tmpdir(), 'jackin-test-arm64-'));
+  try {
+    const root = join(work, 'root');
+    mkdirSync(root);
+    for (const deb of debs) execFileSync('dpkg-deb', ['-x', deb, root]);
+    rmSync(join(root, 'usr', 'share'), { recursive: true, force: true }); // documentation only
+    skeleton(root);
+    // busybox's own applet list, run through qemu by name: the image is built before anything needs binfmt.
+    if (!existsSync(QEMU_AARCH64)) throw new Error(`${QEMU_AARCH64} is missing: ${ARM64_SETUP}`);
+    const applets = execFileSync(QEMU_AARCH64, [join(root, 'bin', 'busybox'), '--list'], { encoding: 'utf8' });
+    for (const a of applets.split('\n')) {
+      if (/^[a-z0-9_.[-]+$/.test(a) && a !== 'busybox' && !existsSync(join(root, 'bin', a))) symlinkSync('busybox', join(root, 'bin', a));
+    }
+    execFileSync('tar', ['--numeric-owner', '-C', root, '-cf', join(work, 'layer.tar'), '.']);
+    const diffId = createHash('sha256')
+      .update(readFileSync(join(work, 'layer.tar')))
+      .digest('hex');
+    const config = { architecture: 'arm64', os: 'linux', config: { Cmd: ['sleep', 'infinity'] }, rootfs: { type: 'layers', diff_ids: [`sha256:${diffId}`] } };
+    writeFileSync(join(work, 'config.json'), JSON.stringify(config));
+    writeFileSync(join(work, 'manifest.json'), JSON.stringify([{ Config: 'config.json', RepoTags: [ref], Layers: ['layer.tar'] }]));
+    await execFileP('sh', ['-c', 'tar -C "$1" -cf - manifest.json config.json layer.tar | "$2" load >/dev/null', 'sh', work, engine], { maxBuffer: 1 << 20 });
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+  return { ref };
+}
+/**
+ * An arm64 image (its config says arm64) of Debian's arm64 busybox-static, glibc and libstdc++: the C++
+ * libraries a Node needs, and nothing else (no Node, no jackin). Runs on x64 through qemu
+ * (assertArm64Emulation).
+ */
+export function arm64TestImage(engine = 'podman') {
+  const key = `${engine} jackin-test-arm64`;
+  if (!built.has(key)) built.set(key, ensureArm64Image(engine));
+  return built.get(key);
 }
 /** A container name unique to this test run, with the branch-neutral prefix tests clean up by. */
 export function containerName(label) {
