@@ -2,17 +2,44 @@
 // The arm64 runtime in a real arm64 container on this x64 machine, through qemu user emulation registered
 // with binfmt_misc (scripts/setup-arm64.sh; on CI, .ci/run), on Podman and on a real Docker engine. The
 // image is Debian's arm64 busybox-static, glibc and libstdc++ (test/helpers/podman-image.mjs
-// arm64TestImage), loaded with arm64 recorded, no registry. Without the set-up every test here fails and
-// names it: a machine that cannot emulate arm64 must not pass for one that tested it.
+// arm64TestImage), loaded with arm64 recorded, no registry. The runtime is assembled once for the file by
+// `jackin runtime fetch --arch arm64` into the file's own JACKIN_CACHE_DIR (the npm registry: Node's arm64
+// package, the PTY package's arm64 binary). Without the set-up every test here fails and names it: a machine
+// that cannot emulate arm64 must not pass for one that tested it.
 // Every container is removed by the exact name the test gave it.
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { mkdtempSync, realpathSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { runJackin } from './helpers/jackin-cli.ts';
 import { arm64TestImage, assertArm64Emulation, type TestEngine, testContainer } from './helpers/podman-image.mjs';
+import { removeTestDir } from './helpers/test-run.ts';
 
 const execFileP = promisify(execFile);
 const ENGINES: readonly TestEngine[] = ['podman', 'docker'];
+/** The Node the runtime pins (src/host/runtime/pins.ts). */
+const NODE_VERSION = 'v24.22.3';
+
+/** The file's own cache (JACKIN_CACHE_DIR), removed when the file is done. */
+const cache = realpathSync(mkdtempSync(join(tmpdir(), 'jackin-arm64-cache-')));
+after(() => removeTestDir(cache));
+let fetched: Promise<string> | null = null;
+/** `jackin runtime fetch --arch arm64` once for the file: the runtime's root (what it prints). */
+function arm64Runtime(): Promise<string> {
+  fetched ??= (async () => {
+    const started = Date.now();
+    const r = await runJackin(['runtime', 'fetch', '--arch', 'arm64'], { ...process.env, JACKIN_CACHE_DIR: cache }, { timeoutMs: 300_000 });
+    assert.equal(r.code, 0, r.stderr);
+    const root = r.stdout.trim();
+    assert.ok(root.startsWith(cache), `the runtime is in the file's cache: ${root}`);
+    console.log(`arm64 runtime fetched in ${Date.now() - started} ms`);
+    return root;
+  })();
+  return fetched;
+}
 
 for (const engine of ENGINES) {
   test(`${engine}: the arm64 test image is recorded as arm64 and its busybox runs under emulation`, { timeout: 120_000 }, async (t) => {
@@ -23,5 +50,42 @@ for (const engine of ENGINES) {
     const name = testContainer(t, `${engine}-arm64`, engine);
     const r = await execFileP(engine, ['run', '--rm', '--name', name, '--platform', 'linux/arm64', image.ref, 'uname', '-m'], { encoding: 'utf8' });
     assert.equal(r.stdout.trim(), 'aarch64');
+  });
+
+  test(`${engine}: the arm64 runtime's Node runs in the arm64 container and loads its PTY binary`, { timeout: 360_000 }, async (t) => {
+    assertArm64Emulation();
+    const [image, root] = await Promise.all([arm64TestImage(engine), arm64Runtime()]);
+    const name = testContainer(t, `${engine}-arm64-node`, engine);
+    // The PTY package as the capsule loads it, spawning busybox's sh through the arm64 pty.node.
+    const script = `
+      const pty = require('/opt/jackin/pkg/node_modules/@lydell/node-pty');
+      const p = pty.spawn('/bin/sh', ['-c', 'echo ok'], {});
+      let out = '';
+      p.onData((d) => { out += d; });
+      p.onExit((e) => console.log(JSON.stringify({ version: process.version, arch: process.arch, out, code: e.exitCode })));`;
+    const started = Date.now();
+    const r = await execFileP(
+      engine,
+      [
+        'run',
+        '--rm',
+        '--name',
+        name,
+        '--platform',
+        'linux/arm64',
+        '-v',
+        `${join(root, 'node')}:/opt/jackin/node:ro`,
+        '-v',
+        `${join(root, 'pkg')}:/opt/jackin/pkg:ro`,
+        image.ref,
+        '/opt/jackin/node',
+        '-e',
+        script,
+      ],
+      { encoding: 'utf8', timeout: 120_000 },
+    );
+    console.log(`${engine}: emulated node + pty in ${Date.now() - started} ms`);
+    const seen = JSON.parse(r.stdout.trim()) as { version: string; arch: string; out: string; code: number };
+    assert.deepEqual(seen, { version: NODE_VERSION, arch: 'arm64', out: 'ok\r\n', code: 0 });
   });
 }
