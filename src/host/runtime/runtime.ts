@@ -302,6 +302,16 @@ export async function verifyRuntime(root: string): Promise<RuntimeManifest> {
   return manifest;
 }
 
+/** A JackinError as it is; any other (a system error writing the cache) as E_RUNTIME_CACHE naming the directory. */
+function cacheError(e: unknown, arch: RuntimeArch, dir: string): JackinError {
+  if (e instanceof JackinError) return e;
+  return new JackinError(
+    'E_RUNTIME_CACHE',
+    `the ${arch} runtime could not be written under ${dir}: ${e instanceof Error ? e.message : String(e)}; free space there, or set JACKIN_CACHE_DIR to a writable directory`,
+    { cause: e },
+  );
+}
+
 /**
  * The runtime for `arch`: from the cache when there, else assembled from the registry (or `from`) and
  * published. Nothing is ever left under the final name unless it is whole and checked.
@@ -319,8 +329,14 @@ export async function assembleRuntime(arch: RuntimeArch, options: AssembleOption
   if (existing !== null) return existing;
 
   const source = { registry: registryUrl(env), dir: join(dir, 'tarballs'), say, progress: options.progress };
-  const [nodeTarball, ptyTarball] =
-    options.from !== undefined ? await tarballsFrom(arch, [nodePin, ptyPin], options.from, source) : await verifiedTarballs(arch, [nodePin, ptyPin], source);
+  let nodeTarball: string | undefined;
+  let ptyTarball: string | undefined;
+  try {
+    [nodeTarball, ptyTarball] =
+      options.from !== undefined ? await tarballsFrom(arch, [nodePin, ptyPin], options.from, source) : await verifiedTarballs(arch, [nodePin, ptyPin], source);
+  } catch (e) {
+    throw cacheError(e, arch, dir);
+  }
 
   say(`assembling the ${arch} runtime in ${final}`);
   const tmp = join(dir, `.tmp-${name}-${process.pid}-${randomBytes(4).toString('hex')}`);
@@ -377,25 +393,18 @@ export async function assembleRuntime(arch: RuntimeArch, options: AssembleOption
     say(`the ${arch} runtime is ready: ${final}`);
     return runtimeAt(arch, final, ptyPin, codeCache);
   } catch (e) {
-    if (e instanceof JackinError) throw e;
-    throw new JackinError(
-      'E_RUNTIME_CACHE',
-      `the ${arch} runtime could not be written under ${dir}: ${e instanceof Error ? e.message : String(e)}; set JACKIN_CACHE_DIR to a writable directory`,
-      {
-        cause: e,
-      },
-    );
+    throw cacheError(e, arch, dir);
   } finally {
     await rm(tmp, { recursive: true, force: true });
   }
 }
 
 /** A one-line download progress on a terminal's stderr, cleared before the next line is said. */
-class TerminalProgress {
-  readonly #out: NodeJS.WriteStream;
+export class TerminalProgress {
+  readonly #out: Pick<NodeJS.WriteStream, 'write'>;
   #shown = false;
 
-  constructor(out: NodeJS.WriteStream) {
+  constructor(out: Pick<NodeJS.WriteStream, 'write'>) {
     this.#out = out;
   }
 
