@@ -34,6 +34,14 @@ export const ERROR_CODES = [
   'E_IMAGE_NO_CAPSULE',
   'E_BAD_ENV',
   'E_BAD_VOLUME',
+  // The capsule runtime (jackin runtime, --capsule runtime)
+  'E_RUNTIME_FETCH',
+  'E_RUNTIME_INTEGRITY',
+  'E_RUNTIME_TARBALL',
+  'E_RUNTIME_ARCH',
+  'E_RUNTIME_CHECK',
+  'E_RUNTIME_PACKAGE',
+  'E_RUNTIME_CACHE',
   // Transport and control channel
   'E_SOCKET_UNAVAILABLE',
   'E_SOCKET_CONNECT',

@@ -52,7 +52,7 @@ test('every command is registered, in the documented order', () => {
   const r = jackin(['--help']);
   assert.equal(r.status, 0, r.stderr);
   const commands = [...r.stdout.matchAll(/^ {2}(\w[\w-]*)(?= )/gm)].map((m) => m[1]);
-  assert.deepEqual(commands.slice(0, 14), [
+  assert.deepEqual(commands.slice(0, 15), [
     'attach',
     'run',
     'ls',
@@ -65,6 +65,7 @@ test('every command is registered, in the documented order', () => {
     'stage',
     'log',
     'forward',
+    'runtime',
     'completion',
     'help',
   ]);

@@ -14,6 +14,7 @@ import { endOnOutputError, exitAfterOutput } from './output-errors.ts';
 import { pathError } from './path-error.ts';
 import { oneLineUsageErrors, USAGE_EXIT_STATUS } from './usage-errors.ts';
 import { registerDoctorCommand } from './doctor-command.ts';
+import { registerRuntimeCommand } from './runtime-command.ts';
 import { registerCompletionCommand } from './completion-command.ts';
 import { registerExportCommand } from './export-command.ts';
 import { registerForwardCommand } from './forward-command.ts';
@@ -42,6 +43,7 @@ const COMMANDS: ReadonlyArray<(program: Command, setStatus: SetStatus) => void> 
   registerStageCommand,
   registerLogCommand,
   registerForwardCommand,
+  registerRuntimeCommand,
   registerCompletionCommand,
   // Hidden: started by jackin itself, never by the operator.
   registerCallbackRouterCommand,

@@ -37,6 +37,8 @@ export const CONFIG_VARIABLES: readonly string[] = [
   'JACKIN_GRAPHICS',
   'JACKIN_HINT',
   'JACKIN_ALT_SCREEN',
+  'JACKIN_CACHE_DIR',
+  'JACKIN_REGISTRY',
 ];
 
 /** The variable a config key names: `JACKIN_NOTIFY` itself, or its short name `notify`; null for neither. */

@@ -19,6 +19,7 @@ import { inertText } from '../../ui/inert-text.ts';
 import { probeEngines, type EngineProbe } from '../../transport/container-engine.ts';
 import { PACKAGE_ROOT } from '../../package-root.ts';
 import { hostLibraries, LOADER_NAME, ptyBinary, type LentFile } from './host-libraries.ts';
+import { listRuntimes, runtimesDir, type RuntimeEntry } from '../runtime/runtime.ts';
 
 type CheckStatus = 'ok' | 'warning' | 'error';
 
@@ -482,6 +483,34 @@ async function checkCapsule(): Promise<Check> {
   return capsuleCheck(process.platform, await hostLibraries(pty === null ? [node] : [node, pty]));
 }
 
+/** Pure: the capsule runtimes in the cache (`jackin runtime`), or none and how to fetch one. */
+export function runtimeCheck(list: readonly RuntimeEntry[], dir: string): Check {
+  const current = list.filter((r) => r.current);
+  if (current.length === 0) {
+    const older = list.length === 0 ? '' : ` (${list.length} of an older jackin build: jackin runtime rm removes them)`;
+    return {
+      name: 'runtime',
+      status: 'ok',
+      detail: `no capsule runtime of this jackin cached under ${dir}${older}: jackin run --image --capsule runtime fetches one from the npm registry at its first use, or jackin runtime fetch [--arch x64|arm64] does now (offline: jackin runtime --help)`,
+    };
+  }
+  const each = current.map((r) => `${r.arch} (Node ${r.nodeVersion}, ${r.codeCache ? 'with' : 'without'} a code cache, ${r.path})`);
+  return { name: 'runtime', status: 'ok', detail: `capsule runtimes cached: ${each.join('; ')}` };
+}
+
+async function checkRuntimes(env: NodeJS.ProcessEnv): Promise<Check> {
+  try {
+    return runtimeCheck(await listRuntimes({ env }), runtimesDir(env));
+  } catch (e) {
+    return {
+      name: 'runtime',
+      status: 'warning',
+      detail: `the capsule runtimes cannot be listed: ${describeError(e)}`,
+      fix: 'set JACKIN_CACHE_DIR to a readable directory',
+    };
+  }
+}
+
 /** Pure: the engines check from what each engine said (`jackin run --image` needs one that answers). */
 function engineCheck(probes: readonly EngineProbe[]): Check {
   const say = (p: EngineProbe): string =>
@@ -511,16 +540,17 @@ function engineCheck(probes: readonly EngineProbe[]): Check {
 
 /** Every check; `probe` fakes the host for the opener's (a macOS host in tests). */
 export async function runDoctor(env: NodeJS.ProcessEnv = process.env, probe?: OpenerProbe): Promise<Check[]> {
-  const [clipboard, opener, notifier, downloads, engines, capsule, instances] = await Promise.all([
+  const [clipboard, opener, notifier, downloads, engines, capsule, runtimes, instances] = await Promise.all([
     checkClipboard(env),
     checkOpener(env, probe),
     checkNotifier(env),
     checkDownloads(env),
     probeEngines(env).then(engineCheck),
     checkCapsule(),
+    checkRuntimes(env),
     checkInstances(env),
   ]);
-  return [clipboard, opener, notifier, downloads, checkKeys(env), engines, capsule, ...instances];
+  return [clipboard, opener, notifier, downloads, checkKeys(env), engines, capsule, runtimes, ...instances];
 }
 
 const MARK: Record<CheckStatus, string> = { ok: '✓', warning: '!', error: '✗' };
