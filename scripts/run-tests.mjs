@@ -175,7 +175,9 @@ let procs = ourProcesses();
 for (const deadline = Date.now() + 10_000; procs.length > 0 && Date.now() < deadline; procs = ourProcesses()) await sleep(200);
 // tsx keeps its compile cache in the temporary directory (`tsx-<uid>`), and on Node 22 and later npm keeps
 // Node's (`node-compile-cache`, module.enableCompileCache) there for every npm a test runs: the tools', not a test's.
-const entries = readdirSync(runTmp).filter((e) => !/^(tsx-\d+|node-compile-cache)$/.test(e));
+// The capsule runtime the container tests share (test/helpers/runtime-cache.ts) is the run's, assembled once
+// for all its files: it goes with the directory.
+const entries = readdirSync(runTmp).filter((e) => !/^(tsx-\d+|node-compile-cache|jackin-test-runtime-cache)$/.test(e));
 const shared = readdirSync(SHARED_TMP).filter((e) => SHARED_NAMES.test(e) && !sharedBefore.has(e));
 if (procs.length === 0 && entries.length === 0 && shared.length === 0) {
   rmSync(runTmp, { recursive: true, force: true });

@@ -38,6 +38,8 @@ import { waitForSocket } from '../transport/socket-wait.ts';
 import { inertText } from '../ui/inert-text.ts';
 import { startContainerReaper } from '../host/instances/container-reaper.ts';
 import { hostLibraries, ptyBinary } from '../host/instances/host-libraries.ts';
+import { CAPSULE_SOURCES, chooseCapsule, type CapsuleChoice, type CapsuleKind } from '../host/instances/capsule-choice.ts';
+import { ensureRuntime, type RuntimeArch } from '../host/runtime/runtime.ts';
 import { writeAll } from './command-kit.ts';
 import type { Transport } from '../transport/transport.ts';
 
@@ -58,7 +60,7 @@ export interface RunImageFlags {
   name?: string;
   workspace?: string;
   user?: string;
-  capsule?: CapsuleSource['kind'];
+  capsule?: CapsuleKind;
   dryRun?: boolean;
   format?: RecipeFormat;
   /** -d: start, wait for the capsule, print the name, do not attach. */
@@ -136,8 +138,10 @@ export function addRunImageOptions(cmd: Command): Command {
     .addOption(
       new Option(
         '--capsule <source>',
-        "with --image: lend this host's Node and jackin (host, the default on Linux) or use the image's jackin-capsule (image)",
-      ).choices(['host', 'image']),
+        "with --image: lend this host's Node and jackin (host: the default on Linux for an image of this host's architecture), " +
+          "a Linux runtime of the image's architecture from the npm registry, kept in jackin's cache (runtime: the default elsewhere), " +
+          "or use the image's own jackin-capsule (image)",
+      ).choices(CAPSULE_SOURCES),
     )
     .option(
       '-e, --env <NAME[=VALUE]>',
@@ -175,19 +179,60 @@ export function refuseImageOnlyFlags(flags: RunImageFlags): void {
   }
 }
 
-/** Can this host's Node and native modules run in a Linux container? Only a Linux glibc build can. */
-function hostCanLend(): boolean {
+/** Is this Node a glibc build (what a Linux container can run, with glibc's loader and libraries)? */
+function hostGlibc(): boolean {
   const header = (process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined)?.header;
-  return process.platform === 'linux' && typeof header?.glibcVersionRuntime === 'string';
+  return typeof header?.glibcVersionRuntime === 'string';
 }
 
 /** The host's Node and package, and the loader and libraries they need so that any image runs them. */
-async function hostCapsule(engine: ContainerEngine, image: string): Promise<CapsuleSource> {
+async function hostCapsule(imagePath: string): Promise<CapsuleSource> {
   const node = realpathSync(process.execPath);
   const packageRoot = realpathSync(PACKAGE_ROOT);
   const pty = ptyBinary(packageRoot);
   const libraries = await hostLibraries(pty === null ? [node] : [node, pty]);
-  return { kind: 'host', node, packageRoot, imagePath: await imagePath(engine, image), ...(libraries !== null ? { libraries } : {}) };
+  return { kind: 'host', node, packageRoot, imagePath, ...(libraries !== null ? { libraries } : {}) };
+}
+
+/**
+ * The runtime for `arch` from jackin's cache, assembled from the npm registry when not there yet (one line
+ * per step), and, when this is a Linux glibc host of that architecture, the host's loader and libraries for
+ * its Node and PTY binary, so that any image runs it; otherwise it runs on the image's glibc.
+ */
+async function runtimeCapsule(arch: RuntimeArch, lendLibraries: boolean, imagePath: string, say: (line: string) => void): Promise<CapsuleSource> {
+  const runtime = await ensureRuntime(arch, { say });
+  const libraries = lendLibraries ? await hostLibraries([runtime.node, runtime.ptyBinary]) : null;
+  return {
+    kind: 'runtime',
+    node: runtime.node,
+    packageRoot: runtime.packageRoot,
+    imagePath,
+    arch: runtime.arch,
+    root: runtime.root,
+    ...(libraries !== null ? { libraries } : {}),
+  };
+}
+
+/** What --verbose says of the capsule lent. */
+function capsuleLine(capsule: CapsuleSource): string {
+  if (capsule.kind === 'image') return "the image's own jackin-capsule";
+  const libs = capsule.libraries !== undefined ? "with this host's loader and libraries" : "on the image's glibc";
+  return capsule.kind === 'host' ? `this host's Node and jackin, ${libs}` : `the linux-${capsule.arch} runtime in ${capsule.root}, ${libs}`;
+}
+
+async function capsuleFor(choice: CapsuleChoice, imagePath: string, say: (line: string) => void): Promise<CapsuleSource> {
+  switch (choice.kind) {
+    case 'host':
+      return hostCapsule(imagePath);
+    case 'runtime':
+      return runtimeCapsule(choice.arch, choice.lendLibraries, imagePath, say);
+    case 'image':
+      return { kind: 'image' };
+    default: {
+      const never: never = choice;
+      throw new TypeError(`unexpected capsule ${JSON.stringify(never)}`);
+    }
+  }
 }
 
 /** The default instance name: the image's repository name (`ghcr.io/acme/agent:1` → `agent`). */
@@ -200,12 +245,17 @@ function imageInstanceName(image: string): string {
   return base.length > 0 ? base.slice(0, 64) : 'agent';
 }
 
-async function imagePath(engine: ContainerEngine, image: string): Promise<string> {
+/** The image's architecture as the engine names it (amd64, arm64) and its PATH; null and the default PATH when it is not pulled yet (`run` pulls it). */
+async function inspectImage(engine: ContainerEngine, image: string): Promise<{ arch: string | null; path: string }> {
+  let out: string;
   try {
-    return imagePathFromEnv(await engineCommand(engine, ['image', 'inspect', '--format', '{{json .Config.Env}}', image]));
+    out = (await engineCommand(engine, ['image', 'inspect', '--format', '{{.Architecture}} {{json .Config.Env}}', image])).trim();
   } catch {
-    return DEFAULT_IMAGE_PATH; // not pulled yet: `run` pulls it
+    return { arch: null, path: DEFAULT_IMAGE_PATH };
   }
+  const space = out.indexOf(' ');
+  const arch = space > 0 ? out.slice(0, space) : '';
+  return { arch: /^[A-Za-z0-9_/-]{1,32}$/.test(arch) ? arch : null, path: imagePathFromEnv(space > 0 ? out.slice(space + 1) : '') };
 }
 
 /** The container's last log lines, one line, for an error message. */
@@ -263,14 +313,24 @@ export async function runImageCommand(command: string[], flags: RunImageFlags, h
   const name = checkInstanceName(flags.name ?? imageInstanceName(image));
   const workspace = resolve(flags.workspace ?? process.cwd());
   const runDir = instanceRunDir(home, name);
-  const source = flags.capsule ?? (hostCanLend() ? 'host' : 'image');
-  if (source === 'host' && !hostCanLend()) {
-    throw new JackinError(
-      'E_USAGE',
-      `--capsule host needs a Linux glibc host (this is ${process.platform}): its Node cannot run in a Linux container; install jackin-bridge in the image and use --capsule image`,
+  // The image's own jackin-capsule needs nothing of it; a lent Node needs its architecture and PATH.
+  const inspected = flags.capsule === 'image' ? { arch: null, path: DEFAULT_IMAGE_PATH } : await inspectImage(engine, image);
+  if (flags.capsule !== 'image' && inspected.arch === null && flags.verbose === true)
+    say(`image ${image} is not here yet (${engine} pulls it): taking this host's architecture (${process.arch}) for it`);
+  const choice = chooseCapsule({
+    asked: flags.capsule,
+    platform: process.platform,
+    glibc: hostGlibc(),
+    hostArch: process.arch,
+    imageArch: inspected.arch,
+    image,
+  });
+  if (flags.verbose === true && choice.kind === 'runtime')
+    say(
+      `capsule: the linux-${choice.arch} runtime (image ${image}: ${inspected.arch !== null ? `linux/${inspected.arch}` : 'not here yet'}; this host: ${process.platform}/${process.arch})`,
     );
-  }
-  const capsule: CapsuleSource = source === 'host' ? await hostCapsule(engine, image) : { kind: 'image' };
+  const capsule = await capsuleFor(choice, inspected.path, say);
+  if (flags.verbose === true) say(`capsule: ${capsuleLine(capsule)}`);
   // Bad forms are refused before anything starts, naming the variable or the line, never a value; a path
   // written in the workspace that leads out of it through a symlink is refused.
   const cwd = process.cwd();

@@ -427,3 +427,110 @@ test("containerRunArgv: with the host's libraries, each is mounted read-only und
   // A name that could leave /opt/jackin/lib is refused.
   assert.throws(() => containerRunArgv({ ...base, capsule: { ...lent, libraries: [{ name: '../node', path: '/usr/lib/x' }] } }), TypeError);
 });
+
+/** A runtime from jackin's cache (src/host/runtime/), as `--capsule runtime` lends it. */
+const runtime = {
+  kind: 'runtime',
+  node: '/home/op/.cache/jackin/runtime/x64/node',
+  packageRoot: '/home/op/.cache/jackin/runtime/x64/pkg',
+  imagePath: '/usr/local/bin:/usr/bin:/bin',
+  arch: 'x64',
+  root: '/home/op/.cache/jackin/runtime/x64',
+} as const;
+
+test("containerRunArgv: a runtime from the cache is mounted where the host's Node and package go, with the same entrypoint", () => {
+  const { rows: _r, cols: _c, ...noSize } = base;
+  const argv = containerRunArgv({ ...noSize, engine: 'podman', capsule: runtime });
+  assert.deepEqual(argv, [
+    'podman',
+    'run',
+    '-d',
+    '--init',
+    '--name',
+    'agent',
+    '--label',
+    'io.github.jackin-bridge.instance=agent',
+    '-v',
+    '/home/op/.jackin/sockets/agent:/jackin/run',
+    '-v',
+    '/home/op/src:/workspace',
+    '-w',
+    '/workspace',
+    '-e',
+    'TERM=xterm-256color',
+    '-e',
+    'JACKIN_RUN_DIR=/jackin/run',
+    '--user',
+    '1000:1000',
+    '-v',
+    '/home/op/.cache/jackin/runtime/x64/node:/opt/jackin/node:ro',
+    '-v',
+    '/home/op/.cache/jackin/runtime/x64/pkg:/opt/jackin/pkg:ro',
+    '-e',
+    'PATH=/opt/jackin/pkg/container-bin:/opt/jackin/pkg/container-bin/clipboard:/opt/jackin/pkg/container-bin/browser:/usr/local/bin:/usr/bin:/bin',
+    '-e',
+    'BROWSER=/opt/jackin/pkg/container-bin/browser/jackin-browser',
+    '--entrypoint',
+    '/opt/jackin/node',
+    'node:24-bookworm',
+    '--max-semi-space-size=2',
+    '--no-concurrent-recompilation',
+    '/opt/jackin/pkg/bin/jackin-capsule.js',
+    'serve',
+    '--name',
+    'agent',
+    '--run-dir',
+    '/jackin/run',
+    '--workspace',
+    '/workspace',
+    '--',
+    'claude',
+    '--continue',
+  ]);
+  // The same argv as the host's files at those paths: one code path for both.
+  const { arch: _arch, root: _root, ...files } = runtime;
+  assert.deepEqual(argv, containerRunArgv({ ...noSize, engine: 'podman', capsule: { ...files, kind: 'host' } }));
+});
+
+test("containerRunArgv: a runtime with the host's libraries lent starts through their loader, each library mounted under /opt/jackin/lib", () => {
+  const argv = containerRunArgv({ ...base, capsule: { ...runtime, libraries: DEBIAN_LIBRARIES } });
+  assert.deepEqual(
+    argv.filter((a) => a.includes(':/opt/jackin/') && !a.startsWith('PATH=')),
+    [
+      '/home/op/.cache/jackin/runtime/x64/node:/opt/jackin/node:ro',
+      '/home/op/.cache/jackin/runtime/x64/pkg:/opt/jackin/pkg:ro',
+      ...DEBIAN_LIBRARIES.map((l) => `${l.path}:/opt/jackin/lib/${l.name}:ro`),
+    ],
+  );
+  const image = argv.indexOf('node:24-bookworm');
+  assert.deepEqual(argv.slice(image - 2, image + 4), [
+    '--entrypoint',
+    '/opt/jackin/lib/ld.so',
+    'node:24-bookworm',
+    '--library-path',
+    '/opt/jackin/lib',
+    '/opt/jackin/node',
+  ]);
+  assert.throws(() => containerRunArgv({ ...base, capsule: { ...runtime, libraries: [{ name: '../node', path: '/usr/lib/x' }] } }), TypeError);
+  assert.throws(
+    () => containerRunArgv({ ...base, capsule: { ...runtime, node: '/a:b/node' } }),
+    (e) => hasCode(e, 'E_USAGE'),
+  );
+});
+
+test('explainStartFailure: a runtime with no libraries lent, in an image without glibc, names the runtime and the fix; a foreign architecture says so', () => {
+  const logs = 'exec /opt/jackin/node: no such file or directory';
+  const e = explainStartFailure(logs, runtime, 'alpine:3');
+  assert.ok(hasCode(e, 'E_IMAGE_NOT_GLIBC'));
+  assert.match(
+    e!.message,
+    /capsule runtime's Node \(linux-x64, \/home\/op\/\.cache\/jackin\/runtime\/x64\) could not start in image alpine:3: it needs the image's glibc/,
+  );
+  assert.match(e!.message, /--capsule image/);
+  // With the host's libraries lent the image's C library plays no part: the logs are shown as they are.
+  assert.equal(explainStartFailure(logs, { ...runtime, libraries: DEBIAN_LIBRARIES }, 'alpine:3'), null);
+  const foreign = explainStartFailure('exec /opt/jackin/node: exec format error', { ...runtime, arch: 'arm64' }, 'arm64v8/debian');
+  assert.ok(hasCode(foreign, 'E_CAPSULE_START'));
+  assert.match(foreign!.message, /cannot run linux-arm64 binaries/);
+  assert.equal(explainStartFailure('jackin-capsule: E_POLICY: bad key', runtime, 'x'), null);
+});

@@ -3,8 +3,9 @@
  * (so the exact argv is tested, and `--dry-run` prints it for compose files and scripts). It does what the
  * guide otherwise asks of the operator: the run directory bind-mounted at /jackin/run, the workspace, an
  * init as PID 1 (`--init`, so the agent's orphans are reaped), the operator's uid/gid, TERM, and a capsule:
- * the host's own Node and package mounted read-only (no jackin in the image), or the image's own
- * `jackin-capsule` where the host cannot lend them (a macOS or Windows host). The container's browser is
+ * the host's own Node and package mounted read-only (no jackin in the image), a Linux runtime from jackin's
+ * cache mounted the same way where the host's Node cannot run in the container (a macOS or Windows host, an
+ * image of another architecture), or the image's own `jackin-capsule`. The container's browser is
  * jackin's (BROWSER and the xdg-open family make link offers), so are its clipboard tools (copy offers), and what the operator adds passes through:
  * variables by name (`-e NAME`: the engine reads the value from its own environment, the operator's) or in
  * jackin's private env file (`--env-file`, private-env-file.ts), never a value in an argv; mounts, a network,
@@ -70,6 +71,14 @@ export type CapsuleSource =
    * /opt/jackin/lib, so any image runs them.
    */
   | { kind: 'host'; node: string; packageRoot: string; imagePath: string; libraries?: readonly LentFile[] }
+  /**
+   * A Linux runtime of the container's architecture from jackin's cache (src/host/runtime/), mounted as the
+   * host's files are: where the host's own Node cannot run in the container (macOS, Windows, an image of
+   * another architecture). `libraries` as for `host`, lent only by a Linux glibc host of the same
+   * architecture; without them the runtime's Node runs on the image's glibc. `arch` and `root` (the
+   * runtime's directory in the cache) are for messages.
+   */
+  | { kind: 'runtime'; node: string; packageRoot: string; imagePath: string; libraries?: readonly LentFile[]; arch: string; root: string }
   /** The image's own `jackin-capsule` on its PATH. */
   | { kind: 'image' };
 
@@ -137,6 +146,7 @@ export function containerRunArgv(s: ContainerRunSpec): string[] {
   if (s.plain === true) serve.push('--plain');
   switch (s.capsule.kind) {
     case 'host':
+    case 'runtime':
       argv.push('-v', `${hostPath('node binary', s.capsule.node)}:${CONTAINER_NODE}:ro`);
       argv.push('-v', `${hostPath('jackin package', s.capsule.packageRoot)}:${CONTAINER_PACKAGE}:ro`);
       for (const lib of s.capsule.libraries ?? []) {
@@ -191,9 +201,24 @@ export function imagePathFromEnv(json: string): string {
 export function explainStartFailure(logs: string, capsule: CapsuleSource, image: string): JackinError | null {
   const execFailed = /failed to exec|executable file .* not found|no such file or directory|exec format error|not found in \$PATH/i.test(logs);
   if (!execFailed) return null;
+  // With the host's own loader and libraries lent, the image's C library plays no part: the logs say why.
+  if (capsule.kind !== 'image' && capsule.libraries !== undefined) return null;
+  if (capsule.kind === 'runtime') {
+    if (/exec format error/i.test(logs)) {
+      return new JackinError(
+        'E_CAPSULE_START',
+        `the capsule runtime's Node (linux-${capsule.arch}) could not start in image ${image}: this machine cannot run linux-${capsule.arch} binaries ` +
+          "(no emulation registered with binfmt, e.g. qemu-user-static): use an image of this machine's architecture",
+      );
+    }
+    return new JackinError(
+      'E_IMAGE_NOT_GLIBC',
+      `the capsule runtime's Node (linux-${capsule.arch}, ${capsule.root}) could not start in image ${image}: it needs the image's glibc and libstdc++, ` +
+        `and this host lends no C library to an image (${process.platform}/${process.arch}; only a Linux glibc host of the image's architecture does). ` +
+        'Use a glibc image (Debian, Ubuntu), or install jackin-bridge in the image (npm install -g jackin-bridge-<version>.tgz, with node-pty built for musl) and pass --capsule image',
+    );
+  }
   if (capsule.kind === 'host') {
-    // With the host's own loader and libraries lent, the image's C library plays no part: the logs say why.
-    if (capsule.libraries !== undefined) return null;
     return new JackinError(
       'E_IMAGE_NOT_GLIBC',
       `the host's Node could not start in image ${image}: this host could not lend its C library (\`ldd\` did not list Node's libraries), and the image has no glibc (musl/Alpine?). ` +
