@@ -1,10 +1,11 @@
 // needs-docker-engine
 // Any image runs the capsule: a real container built from Debian's busybox-static alone (no C library, no
-// loader, no Node, no perl), on Podman and on a real Docker engine. `jackin run --image` lends the host's
-// Node with the host's own loader and libraries (src/host/instances/host-libraries.ts), and every affordance
-// works as in a Debian image: the prompt, Ctrl+V (Xvfb + xclip as the clipboard), `jackin stage`,
-// `jackin export` of a file and a directory, a Ctrl+clicked link, and `jackin forward` to busybox's httpd.
-// Every container is removed by the exact name the test gave it.
+// loader, no Node, no perl), on Podman and on a real Docker engine, with each capsule that can lend it a
+// Node: the host's own (`--capsule host`) and the capsule runtime from jackin's cache (`--capsule runtime`,
+// the test run's shared one: helpers/runtime-cache.ts), both with the host's own loader and libraries
+// (src/host/instances/host-libraries.ts). Every affordance works as in a Debian image: the prompt, Ctrl+V
+// (Xvfb + xclip as the clipboard), `jackin stage`, `jackin export` of a file and a directory, a Ctrl+clicked
+// link, and `jackin forward` to busybox's httpd. Every container is removed by the exact name the test gave it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
@@ -24,11 +25,13 @@ import { ownClipboard, startXvfb } from './helpers/xvfb.ts';
 import { recordingOpener } from './helpers/recording-opener.ts';
 import { bigPng } from './helpers/png.mjs';
 import { onlyStagedImage } from './helpers/capsules.ts';
+import { capsuleEnv, lentNode } from './helpers/runtime-cache.ts';
 
 const execFileP = promisify(execFile);
 const CONTAINER_START_MS = 60_000;
 const CTRL = 16;
 const ENGINES: readonly TestEngine[] = ['podman', 'docker'];
+const CAPSULES = ['host', 'runtime'] as const;
 
 function sha256(b: Buffer): string {
   return createHash('sha256').update(b).digest('hex');
@@ -50,8 +53,8 @@ function get(url: string): Promise<{ status: number; body: Buffer }> {
   });
 }
 
-for (const engine of ENGINES) {
-  test(`${engine}: a busybox-static image (no C library, no Node, no perl) runs the capsule: prompt, paste, stage, export, a link, a forward`, {
+for (const [engine, capsule] of ENGINES.flatMap((e) => CAPSULES.map((c) => [e, c] as const))) {
+  test(`${engine}, --capsule ${capsule}: a busybox-static image (no C library, no Node, no perl) runs the capsule: prompt, paste, stage, export, a link, a forward`, {
     timeout: 300_000,
   }, async (t) => {
     const x = await startXvfb();
@@ -59,14 +62,15 @@ for (const engine of ENGINES) {
     const opener = recordingOpener(t);
     const rec = testDir(t, 'jackin-busybox-rec-');
     const downloads = join(rec, 'downloads');
-    const pane = await paneFor(t, { env: { DISPLAY: x.display, JACKIN_PASTE_KEY: 'ctrl+v', ...opener.env, JACKIN_DOWNLOAD_DIR: downloads } });
+    const cache = await capsuleEnv(capsule);
+    const pane = await paneFor(t, { env: { DISPLAY: x.display, JACKIN_PASTE_KEY: 'ctrl+v', ...opener.env, JACKIN_DOWNLOAD_DIR: downloads, ...cache } });
     const env = { ...process.env, JACKIN_HOME: pane.jackinHome, JACKIN_DOWNLOAD_DIR: downloads };
     const image = await busyboxTestImage(engine);
-    const name = testContainer(t, `${engine}-busybox`, engine);
+    const name = testContainer(t, `${engine}-${capsule}-busybox`, engine);
     const ws = testDir(t, 'jackin-busybox-ws-', { shared: true });
 
     await pane.typeLine(
-      `clear; ${JACKIN} run --image ${image.ref} --engine ${engine} --name ${name} --workspace ${shellQuote(ws)} -- env "PS1=in\\$ " sh; echo "jackin-rc=$?"`,
+      `clear; ${JACKIN} run --image ${image.ref} --engine ${engine} --capsule ${capsule} --name ${name} --workspace ${shellQuote(ws)} -- env "PS1=in\\$ " sh; echo "jackin-rc=$?"`,
     );
     await pane.waitForText(INNER_PROMPT, { timeoutMs: CONTAINER_START_MS });
     // The image really has nothing: no C library anywhere, no Node, no perl; sh is busybox.
@@ -74,6 +78,9 @@ for (const engine of ENGINES) {
       'echo "libc=$(find / -xdev -name "libc.so*" 2>/dev/null | grep -vc ^/opt/jackin/) node=$(command -v node || echo none) perl=$(command -v perl || echo none) sh=$(readlink /bin/sh)"',
     );
     await pane.waitForText(/^libc=0 node=none perl=none sh=busybox$/m);
+    // The Node the capsule runs on is the one asked for: the host's, or the runtime's from the cache.
+    const lent = await lentNode(capsule);
+    assert.equal(await shaInside(engine, name, '/opt/jackin/node'), sha256(readFileSync(lent)), `/opt/jackin/node is ${lent}`);
 
     // Ctrl+V: the image is staged in the container and its path typed on the command line.
     const png = bigPng(1024 * 1024);

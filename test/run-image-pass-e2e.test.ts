@@ -2,11 +2,13 @@
 // `jackin run --image` passes what an agent needs (variables by name or in jackin's private env file, never a
 // value in an argv, an env file, mounts, a network, other engine arguments), wires the container's
 // browser to link offers, and hands the operator's terminal identity to the program; on Podman and on a real
-// Docker engine (each test passes --engine). Also: a local `jackin run` leaves the browser alone, and a
-// capsule started by hand gets the same browser with `serve --browser` (and the clipboard tools with `--clipboard`).
+// Docker engine (each test passes --engine), with the host's Node (`--capsule host`) and with the capsule
+// runtime from jackin's cache (`--capsule runtime`, the test run's shared one: helpers/runtime-cache.ts).
+// Also: a local `jackin run` leaves the browser alone, and a capsule started by hand gets the same browser
+// with `serve --browser` (and the clipboard tools with `--clipboard`).
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
@@ -23,6 +25,7 @@ import {
 import { glibcTestImage, type TestEngine, testContainer } from './helpers/podman-image.mjs';
 import { shellQuote, type TmuxPane } from './helpers/tmux.ts';
 import { testDir } from './helpers/test-run.ts';
+import { capsuleEnv, lentNode } from './helpers/runtime-cache.ts';
 
 const CONTAINER_START_MS = 60_000;
 
@@ -132,13 +135,15 @@ test('run --image --dry-run prints -e NAME, never a value; bad --env, --env-file
   assert.match(local.stderr, /^jackin: --env, --volume apply only with --image/m);
 });
 
-for (const engine of ['podman', 'docker'] as const satisfies readonly TestEngine[]) {
-  test(`${engine}: run --image: --env by name and --env-file reach the program with no value in any argv; --volume, --network, --engine-arg; the browser makes link offers; the terminal identity reaches the program`, {
+for (const [engine, capsule] of (['podman', 'docker'] as const satisfies readonly TestEngine[]).flatMap((e) =>
+  (['host', 'runtime'] as const).map((c) => [e, c] as const),
+)) {
+  test(`${engine}, --capsule ${capsule}: run --image: --env by name and --env-file reach the program with no value in any argv; --volume, --network, --engine-arg; the browser makes link offers; the terminal identity reaches the program`, {
     timeout: 240_000,
   }, async (t) => {
     const hostValue = `hv-${randomBytes(8).toString('hex')}`;
     const fileValue = `fv-${randomBytes(8).toString('hex')}`;
-    const dir = scratch(t, engine);
+    const dir = scratch(t, `${engine}-${capsule}`);
     const envFile = join(dir, 'agent.env');
     writeFileSync(envFile, `JT_FILE_VAL=${fileValue}\n`);
     const data = join(dir, 'data');
@@ -147,22 +152,30 @@ for (const engine of ['podman', 'docker'] as const satisfies readonly TestEngine
     const ws = join(dir, 'ws');
     mkdirSync(ws);
     chmodSync(ws, 0o777);
-    const name = testContainer(t, `${engine}-pass`, engine);
+    const name = testContainer(t, `${engine}-${capsule}-pass`, engine);
     const image = await glibcTestImage(engine);
-    const pane = await paneFor(t, { rows: 30, cols: 160, env: { COLORTERM: 'truecolor', TERM_PROGRAM: 'WezTerm', TERM_PROGRAM_VERSION: '20240203-110809' } });
+    const pane = await paneFor(t, {
+      rows: 30,
+      cols: 160,
+      env: { COLORTERM: 'truecolor', TERM_PROGRAM: 'WezTerm', TERM_PROGRAM_VERSION: '20240203-110809', ...(await capsuleEnv(capsule)) },
+    });
     // The host's variable, set in the operator's shell the way a user's profile does: in no command line.
     const profile = join(dir, 'profile.sh');
     writeFileSync(profile, `export JT_HOST_VAL=${hostValue}\n`);
     await pane.typeLine(`. ${shellQuote(profile)}`);
     const outer = await outerIdentity(pane);
     await pane.typeLine(
-      `clear; ${JACKIN} run --image ${image.ref} --engine ${engine} --name ${name} --workspace ${shellQuote(ws)} ` +
+      `clear; ${JACKIN} run --image ${image.ref} --engine ${engine} --capsule ${capsule} --name ${name} --workspace ${shellQuote(ws)} ` +
         `--env JT_HOST_VAL --env-file ${shellQuote(envFile)} --volume ${shellQuote(data)}:/data:ro --network none --engine-arg=--hostname=jt-pass ` +
         `-- ${INNER_SHELL}; echo "jackin-rc=$?"`,
     );
     await pane.waitForText(INNER_PROMPT, { timeoutMs: CONTAINER_START_MS });
     await pane.typeLine('echo "got=$JT_HOST_VAL,$JT_FILE_VAL"');
     await pane.waitForText(`got=${hostValue},${fileValue}`);
+    // The capsule runs on the Node asked for: the host's, or the runtime's from the cache.
+    await pane.typeLine('clear; sha256sum /opt/jackin/node');
+    const lent = await lentNode(capsule);
+    await pane.waitForText(new RegExp(`^${createHash('sha256').update(readFileSync(lent)).digest('hex')}  /opt/jackin/node$`, 'm'));
     // The values are in no process's command line on this machine (jackin's, the engine's, its helpers').
     assert.deepEqual(argvHolding(hostValue), []);
     assert.deepEqual(argvHolding(fileValue), []);
