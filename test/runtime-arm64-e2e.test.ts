@@ -10,16 +10,19 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, realpathSync } from 'node:fs';
+import { mkdtempSync, readFileSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { runJackin } from './helpers/jackin-cli.ts';
+import { INNER_PROMPT, JACKIN, paneFor, runJackin, waitForJackinExit } from './helpers/jackin-cli.ts';
 import { arm64TestImage, assertArm64Emulation, type TestEngine, testContainer } from './helpers/podman-image.mjs';
-import { removeTestDir } from './helpers/test-run.ts';
+import { removeTestDir, testDir } from './helpers/test-run.ts';
+import { shellQuote } from './helpers/tmux.ts';
 
 const execFileP = promisify(execFile);
 const ENGINES: readonly TestEngine[] = ['podman', 'docker'];
+/** Emulated, the capsule's Node takes seconds where it takes a fraction of one natively. */
+const CONTAINER_START_MS = 120_000;
 /** The Node the runtime pins (src/host/runtime/pins.ts). */
 const NODE_VERSION = 'v24.22.3';
 
@@ -87,5 +90,34 @@ for (const engine of ENGINES) {
     console.log(`${engine}: emulated node + pty in ${Date.now() - started} ms`);
     const seen = JSON.parse(r.stdout.trim()) as { version: string; arch: string; out: string; code: number };
     assert.deepEqual(seen, { version: NODE_VERSION, arch: 'arm64', out: 'ok\r\n', code: 0 });
+  });
+
+  test(`${engine}: jackin run --image <arm64 image> --capsule runtime: the emulated capsule serves a session through tmux, and export works`, {
+    timeout: 360_000,
+  }, async (t) => {
+    assertArm64Emulation();
+    const [image] = await Promise.all([arm64TestImage(engine), arm64Runtime()]);
+    const pane = await paneFor(t, { env: { JACKIN_CACHE_DIR: cache } });
+    const env = { ...process.env, JACKIN_HOME: pane.jackinHome, JACKIN_CACHE_DIR: cache };
+    const name = testContainer(t, `${engine}-arm64-run`, engine);
+    const ws = testDir(t, 'jackin-arm64-ws-', { shared: true });
+    const started = Date.now();
+    await pane.typeLine(
+      `clear; ${JACKIN} run --image ${image.ref} --engine ${engine} --capsule runtime --name ${name} --workspace ${shellQuote(ws)} -- env "PS1=in\\$ " sh; echo "jackin-rc=$?"`,
+    );
+    await pane.waitForText(INNER_PROMPT, { timeoutMs: CONTAINER_START_MS });
+    console.log(`${engine}: the emulated capsule's first prompt after ${Date.now() - started} ms`);
+    // The session is the arm64 runtime's, in the arm64 container: the shell and the capsule's Node both say so.
+    await pane.typeLine('echo "machine=$(uname -m) node=$(/opt/jackin/node -p "process.arch + process.version")"');
+    await pane.waitForText(new RegExp(`^machine=aarch64 node=arm64${NODE_VERSION.replace(/\./g, '\\.')}$`, 'm'), { timeoutMs: 30_000 });
+
+    await pane.typeLine('echo "made on arm64" > note.txt && echo made');
+    await pane.waitForText(/^made$/m);
+    const file = await runJackin(['export', '--from', name, 'note.txt', '--json'], env, { timeoutMs: 60_000 });
+    assert.equal(file.code, 0, file.stderr);
+    assert.equal(readFileSync((JSON.parse(file.stdout) as { destination: string }).destination, 'utf8'), 'made on arm64\n');
+
+    await pane.typeLine('exit 0');
+    assert.equal(await waitForJackinExit(pane, 60_000), 0);
   });
 }
