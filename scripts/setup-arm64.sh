@@ -26,7 +26,7 @@ if ! mountpoint -q "$binfmt"; then
   mount -t binfmt_misc binfmt_misc "$binfmt"
 fi
 # The line is :name:type:offset:magic:mask:interpreter:flags; Debian's flags are OPF, and F must be there.
-line=$(grep -v '^#' "$conf" | grep -m 1 '^:qemu-aarch64:')
+line=$(grep -m 1 '^:qemu-aarch64:' "$conf")
 interpreter=$(printf '%s' "$line" | cut -d: -f7)
 flags=$(printf '%s' "$line" | cut -d: -f8)
 case "$flags" in *F*) ;; *) line="$line"F ;; esac
