@@ -276,9 +276,13 @@ async function ensureArm64Image(engine) {
     for (const deb of debs) execFileSync('dpkg-deb', ['-x', deb, root]);
     rmSync(join(root, 'usr', 'share'), { recursive: true, force: true }); // documentation only
     skeleton(root);
-    // busybox's own applet list, run through qemu by name: the image is built before anything needs binfmt.
-    if (!existsSync(QEMU_AARCH64)) throw new Error(`${QEMU_AARCH64} is missing: ${ARM64_SETUP}`);
-    const applets = execFileSync(QEMU_AARCH64, [join(root, 'bin', 'busybox'), '--list'], { encoding: 'utf8' });
+    // busybox's own applet list, run through qemu by name on x64: the image is built before anything needs binfmt.
+    const busybox = join(root, 'bin', 'busybox');
+    if (process.arch !== 'arm64' && !existsSync(QEMU_AARCH64)) throw new Error(`${QEMU_AARCH64} is missing: ${ARM64_SETUP}`);
+    const applets =
+      process.arch === 'arm64'
+        ? execFileSync(busybox, ['--list'], { encoding: 'utf8' })
+        : execFileSync(QEMU_AARCH64, [busybox, '--list'], { encoding: 'utf8' });
     for (const a of applets.split('\n')) {
       if (/^[a-z0-9_.[-]+$/.test(a) && a !== 'busybox' && !existsSync(join(root, 'bin', a))) symlinkSync('busybox', join(root, 'bin', a));
     }
