@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { join } from 'node:path';
 import { cacheDir, runtimeArch } from './runtime.ts';
 
 test('runtimeArch: the names engines give each architecture, and null for others', () => {
@@ -10,6 +11,7 @@ test('runtimeArch: the names engines give each architecture, and null for others
 
 test('cacheDir: JACKIN_CACHE_DIR, else the platform user cache directory', () => {
   assert.equal(cacheDir({ JACKIN_CACHE_DIR: '/c', HOME: '/h' }, 'linux'), '/c');
+  assert.equal(cacheDir({ JACKIN_CACHE_DIR: 'rel/c' }, 'linux'), join(process.cwd(), 'rel', 'c'));
   assert.equal(cacheDir({ HOME: '/h' }, 'linux'), '/h/.cache/jackin');
   assert.equal(cacheDir({ HOME: '/h', XDG_CACHE_HOME: '/x' }, 'linux'), '/x/jackin');
   assert.equal(cacheDir({ HOME: '/h', XDG_CACHE_HOME: '' }, 'linux'), '/h/.cache/jackin');

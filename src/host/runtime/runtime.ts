@@ -17,7 +17,7 @@ import { execFile } from 'node:child_process';
 import { createReadStream, readFileSync, readdirSync, statSync } from 'node:fs';
 import { copyFile, mkdir, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
-import { dirname, join, relative, sep } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import { errnoOf, JackinError } from '../../errors.ts';
 import { nodeCrypto, randomBytes } from '../../lazy-builtins.ts';
 import { PACKAGE_ROOT } from '../../package-root.ts';
@@ -56,7 +56,8 @@ export function runtimeArch(engineArch: string): RuntimeArch | null {
 /** jackin's cache directory: JACKIN_CACHE_DIR, else the platform's user cache directory + `jackin`. */
 export function cacheDir(env: NodeJS.ProcessEnv = process.env, platform: NodeJS.Platform = process.platform): string {
   const set = env['JACKIN_CACHE_DIR'];
-  if (set !== undefined && set !== '') return set;
+  // Absolute, whatever the working directory: a runtime's paths are mounted into containers.
+  if (set !== undefined && set !== '') return resolve(set);
   const home = env['HOME'] || homedir();
   if (platform === 'darwin') return join(home, 'Library', 'Caches', 'jackin');
   if (platform === 'win32') return join(env['LOCALAPPDATA'] || join(home, 'AppData', 'Local'), 'jackin', 'cache');
@@ -302,6 +303,27 @@ export async function verifyRuntime(root: string): Promise<RuntimeManifest> {
   return manifest;
 }
 
+/** An assembly or removal directory older than this was left by a process that died: it is removed. */
+const LEFTOVER_AGE_MS = 60 * 60 * 1000;
+
+/** Removes what assemblers and removals that died left in `dir` (`.tmp-*`, `.rm-*`), once it is old enough not to be running. */
+async function sweepLeftovers(dir: string): Promise<void> {
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    if (!name.startsWith('.tmp-') && !name.startsWith('.rm-')) continue;
+    try {
+      if (Date.now() - (await stat(join(dir, name))).mtimeMs > LEFTOVER_AGE_MS) await rm(join(dir, name), { recursive: true, force: true });
+    } catch {
+      // gone already, or not ours to remove
+    }
+  }
+}
+
 /** A JackinError as it is; any other (a system error writing the cache) as E_RUNTIME_CACHE naming the directory. */
 function cacheError(e: unknown, arch: RuntimeArch, dir: string): JackinError {
   if (e instanceof JackinError) return e;
@@ -338,6 +360,7 @@ export async function assembleRuntime(arch: RuntimeArch, options: AssembleOption
     throw cacheError(e, arch, dir);
   }
 
+  await sweepLeftovers(dir);
   say(`assembling the ${arch} runtime in ${final}`);
   const tmp = join(dir, `.tmp-${name}-${process.pid}-${randomBytes(4).toString('hex')}`);
   try {
