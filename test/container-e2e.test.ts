@@ -2,8 +2,8 @@
 // End-to-end with real container engines: `jackin run --image` under Podman (scripts/setup-podman.sh) and
 // under a real Docker engine (scripts/docker-engine.sh, started by scripts/run-tests.mjs), each test once
 // per engine and passing `--engine`, on an image built here from host binaries with no jackin and no Node
-// inside (helpers/podman-image.mjs), tmux as the operator's terminal. Every container is removed by the
-// exact name the test gave it.
+// inside (helpers/podman-image.mjs), tmux as the operator's terminal; the first test also with the capsule
+// runtime (`--capsule runtime`). Every container is removed by the exact name the test gave it.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -31,6 +31,7 @@ import { ownClipboard, startXvfb } from './helpers/xvfb.ts';
 import { recordingOpener } from './helpers/recording-opener.ts';
 import { bigPng } from './helpers/png.mjs';
 import { onlyStagedImage } from './helpers/capsules.ts';
+import { capsuleEnv, lentNode } from './helpers/runtime-cache.ts';
 
 const execFileP = promisify(execFile);
 /** Creating the container, then Node and the PTY inside it, on a loaded 2-core machine. */
@@ -74,20 +75,26 @@ async function containerExists(engine: TestEngine, name: string): Promise<boolea
   );
 }
 
-for (const engine of ENGINES) {
-  test(`${engine}: ` +
+// The first test runs with the host's Node and with the capsule runtime (the run's shared one): the --via
+// relay in the container runs on the Node lent, whichever it is.
+for (const [engine, capsule] of ENGINES.flatMap((e) => (['host', 'runtime'] as const).map((c) => [e, c] as const))) {
+  test(`${engine}, --capsule ${capsule}: ` +
     'jackin run --image: no jackin in the image; init as PID 1 reaps orphans; detach, reattach by socket and --via ENGINE; exit status; container removed', {
     timeout: 240_000,
   }, async (t) => {
-    const pane = await paneFor(t, { rows: 30, cols: 120 });
-    const name = named(t, engine, 'basic');
+    const pane = await paneFor(t, { rows: 30, cols: 120, env: await capsuleEnv(capsule) });
+    const name = named(t, engine, `basic-${capsule}`);
     const ws = workspace(t);
-    await pane.typeLine(await runImageLine(engine, name, ws));
+    await pane.typeLine(await runImageLine(engine, name, ws, `--capsule ${capsule}`));
     await pane.waitForText(INNER_PROMPT, { timeoutMs: CONTAINER_START_MS });
     // In the container: PID 1 is the init (catatonit from --init), the program starts at the pane's size.
     // (podman mounts catatonit as podman-init, docker its tini as docker-init.)
     await pane.typeLine('echo "pid1=$(cat /proc/1/comm) size=$(stty size) node=$(command -v node || echo none)"');
     await pane.waitForText(new RegExp(`^pid1=${INIT_COMM} size=30 120 node=none$`, 'm'));
+    const lent = createHash('sha256')
+      .update(readFileSync(await lentNode(capsule)))
+      .digest('hex');
+    assert.equal((await run(engine, 'exec', name, 'sha256sum', '/opt/jackin/node')).split(' ')[0], lent, 'the Node asked for is lent');
     // Five orphans that exit: the init reaps them (a capsule as PID 1 would leave five zombies).
     await pane.typeLine('for i in 1 2 3 4 5; do (sleep 0.2 &); done; echo spawned');
     await pane.waitForText(/^spawned$/m);
@@ -136,7 +143,9 @@ for (const engine of ENGINES) {
       { timeoutMs: 20_000 },
     );
   });
+}
 
+for (const engine of ENGINES) {
   test(`${engine}: an image with perl: --via ENGINE attaches and exports through the perl relay, with no Node relay in the container`, {
     timeout: 240_000,
   }, async (t) => {
