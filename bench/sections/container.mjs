@@ -15,6 +15,7 @@ import { makeTextFile, throughputInTurns } from '../lib/throughput.mjs';
 import { spawnOnPty } from '../lib/pty-process.mjs';
 import { fmt, median, ratio } from '../lib/stats.mjs';
 import { REPO_ROOT } from '../lib/variants.mjs';
+import { runtimeFirstPrompts } from '../lib/runtime-prompts.mjs';
 
 export const id = 'container';
 export const title = 'Container: podman exec -it against jackin attach (socket) and --via podman';
@@ -318,7 +319,12 @@ export async function run({ quick, log }) {
   } finally {
     file.cleanup();
   }
-  return { data: { ...results, startup }, markdown: render(results, startup, { latencySamples, latencyTurns, mib, runs, prompts }) };
+  // `jackin run --image` whole, the capsule runtime (cold and warm) against the host's own capsule.
+  const runtime = await runtimeFirstPrompts(image, { rounds: quick ? 1 : 5, log });
+  return {
+    data: { ...results, startup, runtime },
+    markdown: `${render(results, startup, { latencySamples, latencyTurns, mib, runs, prompts })}\n\n${renderRuntime(runtime)}`,
+  };
 }
 
 function render(res, startup, { latencySamples, latencyTurns, mib, runs, prompts }) {
@@ -381,5 +387,22 @@ function render(res, startup, { latencySamples, latencyTurns, mib, runs, prompts
       `Round trip: ${latencySamples} keys per variant as in the attach section, in ${latencyTurns} turns (one session, so one container, of each variant, kept up; in every turn each in order gets ${Math.ceil(latencySamples / latencyTurns)} of its keys). Throughput: cat of ${mib} MiB, median of ${runs} run(s), ` +
       `variants taking turns, in a new session and then in the same, running session as in the attach section (the target uses the latter); machine CPU as in the attach section. First prompt: from spawning the command to the prompt of bash appearing, median of ${prompts}, the variants taking turns. ` +
       'Peak RSS: VmHWM of the capsule process, read on the host before the session ends.',
+  ].join('\n');
+}
+
+function renderRuntime(rt) {
+  const med = (xs) => (xs.length ? median(xs) : undefined);
+  if (rt.error !== null && rt.warm.length === 0) return `The capsule runtime's first prompts failed: ${rt.error}`;
+  return [
+    `First prompt of a whole \`jackin run --image IMAGE -- bash\` (from spawning it to bash's prompt, median of ${rt.host.length}, the three taking turns), by where the capsule comes from:`,
+    '',
+    '| capsule | first prompt (ms) | against the host\'s |',
+    '|---|---:|---:|',
+    `| \`--capsule host\` (the host's Node and package) | ${fmt(med(rt.host), 0)} | ${ratio(med(rt.host), med(rt.host))} |`,
+    `| \`--capsule runtime\`, warm (assembled in the cache) | ${fmt(med(rt.warm), 0)} | ${ratio(med(rt.warm), med(rt.host))} |`,
+    `| \`--capsule runtime\`, cold (tarballs cached, assembled by this run) | ${fmt(med(rt.cold), 0)} | ${ratio(med(rt.cold), med(rt.host))} |`,
+    '',
+    `The first download and assembly (\`jackin runtime fetch\` into an empty cache, from the npm registry, verified), excluded above: ${fmt(rt.fetchMs, 0)} ms.` +
+      (rt.error !== null ? ` A later round failed: ${rt.error}` : ''),
   ].join('\n');
 }
