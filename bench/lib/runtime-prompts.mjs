@@ -33,11 +33,10 @@ async function firstPrompt(image, capsule, cache, n) {
   const home = mkdtempSync(join(tmpdir(), 'jackin-bench-rt-'));
   const name = `jackin-bench-rt-${process.pid}-${n}`;
   const t0 = process.hrtime.bigint();
-  const pty = spawnOnPty(
-    process.execPath,
-    [JACKIN_BIN, 'run', '--image', image, '--engine', 'podman', '--name', name, '--capsule', capsule, '--', ...SHELL],
-    { env: env({ JACKIN_HOME: home, JACKIN_CACHE_DIR: cache, JACKIN_PASTE_KEY: 'none' }), cwd: home },
-  );
+  const pty = spawnOnPty(process.execPath, [JACKIN_BIN, 'run', '--image', image, '--engine', 'podman', '--name', name, '--capsule', capsule, '--', ...SHELL], {
+    env: env({ JACKIN_HOME: home, JACKIN_CACHE_DIR: cache, JACKIN_PASTE_KEY: 'none' }),
+    cwd: home,
+  });
   try {
     await pty.waitForText(PROMPT, { timeoutMs: 60_000 });
     const ms = Number(process.hrtime.bigint() - t0) / 1e6;

@@ -396,7 +396,7 @@ function renderRuntime(rt) {
   return [
     `First prompt of a whole \`jackin run --image IMAGE -- bash\` (from spawning it to bash's prompt, median of ${rt.host.length}, the three taking turns), by where the capsule comes from:`,
     '',
-    '| capsule | first prompt (ms) | against the host\'s |',
+    "| capsule | first prompt (ms) | against the host's |",
     '|---|---:|---:|',
     `| \`--capsule host\` (the host's Node and package) | ${fmt(med(rt.host), 0)} | ${ratio(med(rt.host), med(rt.host))} |`,
     `| \`--capsule runtime\`, warm (assembled in the cache) | ${fmt(med(rt.warm), 0)} | ${ratio(med(rt.warm), med(rt.host))} |`,
