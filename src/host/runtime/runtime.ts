@@ -21,7 +21,6 @@ import { dirname, join, relative, resolve, sep } from 'node:path';
 import { errnoOf, JackinError } from '../../errors.ts';
 import { nodeCrypto, randomBytes } from '../../lazy-builtins.ts';
 import { PACKAGE_ROOT } from '../../package-root.ts';
-import { CAPSULE_NODE_FLAGS } from '../instances/container-run-argv.ts';
 import { ELF_MACHINE, elfMachine } from './elf.ts';
 import { productionTree, type PlacedPackage } from './package-tree.ts';
 import { PINNED, spec, type PinnedPackage, type RuntimeArch, type RuntimePins } from './pins.ts';
@@ -248,6 +247,14 @@ function hostRunsNode(arch: RuntimeArch): boolean {
 }
 
 /**
+ * CAPSULE_NODE_FLAGS of src/host/instances/container-run-argv.ts, the flags every capsule runs with and so
+ * the ones its code cache must be made under. A copy, not an import: container-run-argv.ts mounts a
+ * runtime and may import this module, and the two must not import each other (test/import-graph.test.ts);
+ * runtime-arch.test.ts keeps the copy equal.
+ */
+export const CODE_CACHE_FLAGS: readonly string[] = ['--max-semi-space-size=2', '--no-concurrent-recompilation'];
+
+/**
  * Writes pkg/dist/jackin-capsule.bundle.cache with the runtime's own node under CAPSULE_NODE_FLAGS, as
  * scripts/bundle.mjs does for the host's; true when it was made.
  */
@@ -260,7 +267,7 @@ async function writeCapsuleCodeCache(root: string, say: (line: string) => void):
   return new Promise((resolve) => {
     execFile(
       join(root, 'node'),
-      [...CAPSULE_NODE_FLAGS, '-e', writer, join(dist, 'code-cache.bundle.cjs'), join(dist, 'jackin-capsule.bundle.cjs')],
+      [...CODE_CACHE_FLAGS, '-e', writer, join(dist, 'code-cache.bundle.cjs'), join(dist, 'jackin-capsule.bundle.cjs')],
       { env, timeout: 120_000, encoding: 'utf8' },
       (error, stdout, stderr) => {
         if (error === null && Number(stdout.trim()) > 0) return resolve(true);
