@@ -5,6 +5,7 @@
 import { Emitter, toDisposable, type Disposable } from '../../src/disposable.ts';
 import type { ClientFrame, Features, NoticeLevel, ServerFrame } from '../../src/protocol/index.ts';
 import type { ConfirmRequest } from '../../src/host/session/confirm-prompt.ts';
+import type { InputTap } from '../../src/host/session/input-router.ts';
 import type {
   FeatureOverlay,
   FeatureSession,
@@ -88,6 +89,12 @@ export class FakeFeatureSession implements FeatureSession {
   addInputHook(kind: InputHookKind, hook: InputHook): Disposable {
     this.hooks.set(kind, hook);
     return toDisposable(() => this.hooks.delete(kind));
+  }
+  /** The input taps features added (the terminal clipboard's), first added first. */
+  readonly inputTaps: InputTap[] = [];
+  addInputTap(tap: InputTap): Disposable {
+    this.inputTaps.push(tap);
+    return toDisposable(() => this.inputTaps.splice(this.inputTaps.indexOf(tap), 1));
   }
   holdInput(): Disposable {
     this.holds++;

@@ -29,6 +29,7 @@ import type { Transport } from '../../transport/transport.ts';
 import { contentImage } from '../platform/clipboard/acquire.ts';
 import { hasImageSignature, readImageFile } from '../platform/clipboard/read-image-file.ts';
 import { selectClipboardReader } from '../platform/clipboard/select.ts';
+import { TerminalClipboardReader } from '../platform/clipboard/terminal-reader.ts';
 import type { HostServices } from '../platform/host-services.ts';
 import type { ClipboardReader } from '../platform/clipboard/types.ts';
 import { parsePastedPath } from '../platform/pasted-path.ts';
@@ -44,6 +45,7 @@ export type PasteSession = Pick<
   | 'features'
   | 'onFrame'
   | 'addInputHook'
+  | 'addInputTap'
   | 'registerAction'
   | 'holdInput'
   | 'notify'
@@ -138,6 +140,7 @@ export class PasteFeature implements Disposable {
     this.#env = opts.env ?? opts.services?.env ?? process.env;
     this.#reader = opts.reader;
     this.#services = opts.services;
+    if (opts.reader !== undefined) this.#tapTerminal(opts.reader);
     this.#maxBytes = opts.maxBytes ?? DEFAULT_MAX_IMAGE_BYTES;
     this.#connect = opts.connect;
     this.#record = opts.record;
@@ -226,8 +229,18 @@ export class PasteFeature implements Disposable {
   readonly #confirmRedirect = (given: string, real: string): Promise<boolean> => this.#s.confirm({ kind: 'stage', target: real, label: given });
 
   #reader_(): ClipboardReader {
-    this.#reader ??= this.#services?.clipboardReader ?? selectClipboardReader(this.#env);
+    if (this.#reader === undefined) {
+      const reader = this.#services?.clipboardReader ?? selectClipboardReader(this.#env);
+      this.#reader = reader;
+      this.#tapTerminal(reader);
+    }
     return this.#reader;
+  }
+
+  /** The terminal's clipboard answers on the input: its reader sees every read first (terminal-reader.ts). */
+  #tapTerminal(reader: ClipboardReader): void {
+    if (!(reader instanceof TerminalClipboardReader)) return;
+    this.#store.add(this.#s.addInputTap({ take: (chunk) => reader.take(chunk), reply: (body) => reader.reply(body) }));
   }
 
   /** Types `text` into the program as a paste: in bracketed-paste markers when the program asked for them. */
@@ -321,7 +334,8 @@ export class PasteFeature implements Disposable {
   #acquireFailed(trigger: PasteTrigger, e: unknown): PasteOutcome {
     const code = e instanceof JackinError ? e.code : 'E_INTERNAL';
     const message = e instanceof Error ? e.message : String(e);
-    const missing = code === 'E_CLIPBOARD_BACKEND_MISSING' || code === 'E_BAD_CLIPBOARD_BACKEND';
+    // The terminal as clipboard that cannot send images is no clipboard either, for the paste key.
+    const missing = code === 'E_CLIPBOARD_BACKEND_MISSING' || code === 'E_BAD_CLIPBOARD_BACKEND' || code === 'E_TERMINAL_NO_IMAGES';
     if (trigger.kind === 'pasted-path') {
       // A real image we cannot send (too large): the text still goes through, and the operator learns why.
       this.#typePaste(trigger.content);

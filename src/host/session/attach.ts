@@ -50,7 +50,7 @@ import { HostRequests } from './host-requests.ts';
 import { FrameRelay } from './frame-relay.ts';
 import { helloFrame, negotiateFeatures } from './handshake.ts';
 import { scannerOptionsFromEnv, type InputScannerOptions } from '../terminal/input-scan.ts';
-import { InputRouter } from './input-router.ts';
+import { InputRouter, type InputTap } from './input-router.ts';
 import { PlainInput } from './plain-input.ts';
 import { NoticeOverlay } from './notice-overlay.ts';
 import { ModalStack } from './modal-stack.ts';
@@ -243,6 +243,11 @@ export class AttachSession implements FeatureSession {
   /** Lets a feature claim paste-key, paste or mouse events; disposing releases them. */
   addInputHook(kind: InputHookKind, hook: InputHook): Disposable {
     return this.#input.addHook(kind, hook);
+  }
+
+  /** Lets a feature see every read from the terminal first (the answers to its own questions); disposing removes it. */
+  addInputTap(tap: InputTap): Disposable {
+    return this.#input.addTap(tap);
   }
 
   /** Records an operator gesture (features report modifier-clicks). */

@@ -21,6 +21,7 @@ import type { ActionResult } from '../instances/action-log.ts';
 import type { ConfirmRequest } from './confirm-prompt.ts';
 import type { HostRequestKind } from './gesture-gate.ts';
 import type { InputEvent } from '../terminal/input-scan.ts';
+import type { InputTap } from './input-router.ts';
 import type { PaletteAction } from './palette.ts';
 import type { UrlOpenHook, UrlOpenStep } from './url-open-hooks.ts';
 import type { FilterEvent } from '../terminal/terminal-filter/context.ts';
@@ -174,6 +175,8 @@ export interface SessionRequests {
 export interface SessionInput {
   /** Claims one kind of input event (the newest hook of a kind is asked first); disposing releases it. */
   addInputHook(kind: InputHookKind, hook: InputHook): Disposable;
+  /** Sees every read from the terminal before anything else (the answers to a feature's own questions, input-router.ts). */
+  addInputTap(tap: InputTap): Disposable;
   /** Holds typed input until disposed (an image paste in progress): keys reach the program after it, in order. */
   holdInput(): Disposable;
   /** Sends bytes to the program as typed input. */

@@ -65,9 +65,20 @@ export interface InputRouterOptions {
   focusReport?: (focused: boolean) => void;
 }
 
+/**
+ * Sees every read from the operator's terminal before anything else (before input is held): takes out what
+ * is an answer to the host's own question (the terminal's clipboard, OSC 5522) and returns the rest.
+ * `reply` gets an OSC 5522 packet body the scanner found whole (no tap was taking answers then).
+ */
+export interface InputTap {
+  take(chunk: Buffer): Buffer;
+  reply(body: Buffer): void;
+}
+
 export class InputRouter implements Disposable {
   readonly #scanner: InputScanner;
   readonly #hooks: Record<InputHookKind, InputHook[]> = { pasteKey: [], paste: [], mouse: [] };
+  readonly #taps: InputTap[] = [];
   readonly #store = new DisposableStore();
   #flushTimer: NodeJS.Timeout | undefined;
   /**
@@ -103,6 +114,15 @@ export class InputRouter implements Disposable {
     });
   }
 
+  /** Adds a tap that sees every read first (see InputTap); disposing removes it. */
+  addTap(tap: InputTap): Disposable {
+    this.#taps.push(tap);
+    return toDisposable(() => {
+      const at = this.#taps.indexOf(tap);
+      if (at >= 0) this.#taps.splice(at, 1);
+    });
+  }
+
   /** Holds typed input until the result is disposed; holds nest. */
   hold(): Disposable {
     this.#holds += 1;
@@ -134,8 +154,11 @@ export class InputRouter implements Disposable {
   }
 
   /** Bytes read from the operator's terminal. */
-  push(chunk: Buffer): void {
+  push(read: Buffer): void {
     if (!this.#o.active() || this.#store.isDisposed) return;
+    let chunk = read;
+    for (const tap of this.#taps) chunk = tap.take(chunk);
+    if (chunk.length === 0) return;
     this.#reads += 1;
     if (this.#held !== null) {
       // A feature holding input asks the operator (a pasted symlink's target): what is typed now answers
@@ -236,6 +259,13 @@ export class InputRouter implements Disposable {
       if (ev.type === 'reply') {
         // The host reads focus reports itself (they may be on for it alone), and passes them on only when asked.
         if (ev.kind === 'focus') this.#o.focusReport?.(ev.raw[ev.raw.length - 1] === 0x49);
+        if (ev.kind === 'kitty-clipboard') {
+          // Always the host's: the filter lets no OSC 5522 of the program out. Its body, without ESC ] and the terminator.
+          const body = ev.raw.subarray(2, ev.raw.length - (ev.raw[ev.raw.length - 1] === 0x07 ? 1 : 2));
+          for (const tap of this.#taps) tap.reply(body);
+          if (this.#taps.length === 0) this.#o.log?.('dropped a clipboard packet from the terminal (no terminal clipboard in use)');
+          continue;
+        }
         if (shouldForwardReply(ev.kind, this.#o.filter.expectations, this.#o.filter.program.focus)) this.#o.sendInput(ev.raw);
         else this.#o.log?.(`dropped a terminal reply (${ev.kind}) that no query let out`);
         continue;

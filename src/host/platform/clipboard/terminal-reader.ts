@@ -1,0 +1,208 @@
+/**
+ * The operator's terminal as the clipboard (JACKIN_CLIPBOARD=terminal, or a remote session with no clipboard
+ * of its own): the image is asked of the terminal through the kitty clipboard protocol (osc5522.ts). The
+ * terminal's answers arrive on jackin's input, mixed with the operator's keys: while a question is out, the
+ * session hands every read to `take` first (an input tap, which runs before input is held, so a paste that
+ * holds the keyboard still hears its answer), which keeps the answers and gives back the keys.
+ *
+ * Support is asked once, at the first read (DECRQM 5522); a terminal that does not answer in time, or says no,
+ * cannot send images (E_TERMINAL_NO_IMAGES, with what would). Every wait is bounded.
+ */
+import { JackinError, type ErrorCode } from '../../../errors.ts';
+import { DETECT_QUERY, decrpmSupported, encodeReadRequest, parsePacket, ReadAssembler, ReplyExtractor, type ReadOutcome } from './osc5522.ts';
+import type { ClipboardContent, ClipboardReader, ReadLimits } from './types.ts';
+
+/** How long the terminal has to answer the DECRQM: terminals answer within milliseconds, or never. */
+const DETECT_TIMEOUT_MS = 1_500;
+/** How long the terminal has for its first answer to a read: it may ask the operator for permission first. */
+const FIRST_REPLY_TIMEOUT_MS = 60_000;
+
+/** What the operator is told when the terminal cannot send images. */
+export const NO_IMAGES_HELP =
+  'your terminal cannot send images: it does not speak the kitty clipboard protocol (OSC 5522); kitty and Ghostty do. Or copy the file over and run jackin stage FILE';
+
+/** Where the reader writes its questions, and how the session lets it see the terminal's answers. */
+export interface TerminalLink {
+  /** Writes to the operator's terminal. */
+  write(bytes: Buffer): void;
+  /** Diagnostics (a dropped packet). */
+  log?: (line: string) => void;
+}
+
+type Waiter = {
+  /** Takes one packet body (already extracted); returns true when the wait is over. */
+  packet?: (body: Buffer) => boolean;
+  decrpm?: (ps: number) => boolean;
+};
+
+export class TerminalClipboardReader implements ClipboardReader {
+  readonly name = 'terminal' as const;
+  readonly reason: string;
+  readonly #link: TerminalLink;
+  readonly #limits: ReadLimits;
+  readonly #detectTimeoutMs: number;
+  readonly #firstReplyTimeoutMs: number;
+  readonly #extractor = new ReplyExtractor();
+  #waiter: Waiter | null = null;
+  /** Null until asked; then whether the terminal knows mode 5522. */
+  #supported: Promise<boolean> | null = null;
+  #reads = 0;
+  /** Bytes the extractor held when the wait ended, for the keyboard at the next read. */
+  #released: Buffer = Buffer.alloc(0);
+
+  constructor(link: TerminalLink, reason: string, limits: ReadLimits, opts: { detectTimeoutMs?: number; firstReplyTimeoutMs?: number } = {}) {
+    this.#link = link;
+    this.reason = reason;
+    this.#limits = limits;
+    this.#detectTimeoutMs = opts.detectTimeoutMs ?? DETECT_TIMEOUT_MS;
+    this.#firstReplyTimeoutMs = opts.firstReplyTimeoutMs ?? FIRST_REPLY_TIMEOUT_MS;
+  }
+
+  /** True while a question to the terminal is out (its answers are taken from the input). */
+  get waiting(): boolean {
+    return this.#waiter !== null;
+  }
+
+  /**
+   * The input tap: while a question is out, the terminal's answers are taken out of `chunk`; what remains
+   * (the operator's keys) is returned, in order. Otherwise `chunk` is returned as is.
+   */
+  take(chunk: Buffer): Buffer {
+    const before = this.#released;
+    if (before.length > 0) this.#released = Buffer.alloc(0);
+    if (this.#waiter === null) return before.length === 0 ? chunk : Buffer.concat([before, chunk]);
+    const got = this.#extractor.push(chunk);
+    if (got.dropped > 0) this.#link.log?.(`dropped ${got.dropped} clipboard packet(s) from the terminal over the length limit`);
+    for (const ps of got.decrpm) if (this.#waiter?.decrpm?.(ps)) this.#end();
+    for (const body of got.packets) if (this.#waiter?.packet?.(body)) this.#end();
+    return before.length === 0 ? got.rest : Buffer.concat([before, got.rest]);
+  }
+
+  /**
+   * An OSC 5522 packet that reached the keyboard's scanner whole (no question out when it came): taken when a
+   * question is out, else dropped (a late answer, or one nobody asked for).
+   */
+  reply(body: Buffer): void {
+    if (this.#waiter?.packet?.(body)) this.#end();
+    else if (this.#waiter === null) this.#link.log?.('dropped a clipboard packet from the terminal that no read asked for');
+  }
+
+  #end(): void {
+    this.#waiter = null;
+    // What the extractor still holds is not an answer: the operator's keys, given back at the next read.
+    const held = this.#extractor.release();
+    if (held.length > 0) this.#released = Buffer.concat([this.#released, held]);
+  }
+
+  /** Whether the terminal knows mode 5522: asked once, at the first read. */
+  supported(): Promise<boolean> {
+    this.#supported ??= this.#wait<boolean>(this.#detectTimeoutMs, (done) => {
+      this.#link.write(DETECT_QUERY);
+      return { decrpm: (ps) => (done(decrpmSupported(ps)), true) };
+    }).catch(() => false);
+    return this.#supported;
+  }
+
+  /** Sets a waiter, resolves with what it gives, or rejects at the timeout (the waiter then ends). */
+  #wait<T>(timeoutMs: number, start: (done: (v: T) => void, fail: (e: Error) => void, rearm: (ms: number) => void) => Waiter): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      let timer: NodeJS.Timeout | undefined;
+      let settled = false;
+      const finish = (): void => {
+        settled = true;
+        clearTimeout(timer);
+      };
+      const done = (v: T): void => {
+        if (settled) return;
+        finish();
+        resolve(v);
+      };
+      const fail = (e: Error): void => {
+        if (settled) return;
+        finish();
+        if (this.#waiter === waiter) this.#end();
+        reject(e);
+      };
+      const rearm = (ms: number): void => {
+        clearTimeout(timer);
+        timer = setTimeout(() => fail(new JackinError('E_CLIPBOARD_TIMEOUT', 'the terminal did not answer in time')), ms);
+      };
+      const waiter = start(done, fail, rearm);
+      this.#waiter = waiter;
+      rearm(timeoutMs);
+    });
+  }
+
+  async readImage(): Promise<ClipboardContent | null> {
+    if (!(await this.supported())) throw new JackinError('E_TERMINAL_NO_IMAGES', NO_IMAGES_HELP);
+    const bytes = await this.read('image/png');
+    return bytes === null ? null : { kind: 'image', bytes, mimeType: 'image/png', offered: ['image/png'] };
+  }
+
+  /** The terminal gives images only; a path is never asked of it. */
+  async readPath(): Promise<string | null> {
+    return null;
+  }
+
+  /**
+   * Reads one type from the terminal's clipboard (with a paste event's password, `pw`): its bytes, or null
+   * when the clipboard has none of it. Throws a JackinError for each way the read can fail.
+   */
+  read(mime: string, pw?: string): Promise<Buffer | null> {
+    this.#reads += 1;
+    const id = `jackin${process.pid}-${this.#reads}`;
+    const assembler = new ReadAssembler({ maxBytes: this.#limits.maxBytes, id });
+    return this.#wait<Buffer | null>(this.#firstReplyTimeoutMs, (done, fail, rearm) => {
+      this.#link.write(encodeReadRequest([mime], { id, ...(pw !== undefined ? { pw, name: 'Paste event' } : {}) }));
+      return {
+        packet: (body) => {
+          const p = parsePacket(body);
+          if (p === null) {
+            fail(readError({ kind: 'malformed', reason: 'a packet that is not of the OSC 5522 form' }));
+            return true;
+          }
+          // A reply to an earlier read (another id), or not a read reply: not ours.
+          if (!assembler.accepts(p)) return false;
+          const o = assembler.push(p);
+          if (o.kind === 'more') {
+            // Between packets of one answer the terminal is quick: the read's own limit applies.
+            rearm(this.#limits.timeoutMs);
+            return false;
+          }
+          if (o.kind === 'done') done(o.parts.get(mime) ?? null);
+          else fail(readError(o));
+          return true;
+        },
+      };
+    });
+  }
+}
+
+const STATUS_CODES: Record<string, { code: ErrorCode; text: string }> = {
+  EPERM: {
+    code: 'E_TERMINAL_CLIPBOARD_DENIED',
+    text: 'your terminal refused to share its clipboard (EPERM): allow clipboard reads in its settings, or answer its prompt',
+  },
+  EBUSY: { code: 'E_TERMINAL_CLIPBOARD_BUSY', text: 'your terminal is busy with another clipboard request (EBUSY): paste again' },
+  ENOSYS: { code: 'E_TERMINAL_CLIPBOARD_UNAVAILABLE', text: 'your terminal has no such clipboard (ENOSYS)' },
+};
+
+/** The error the operator is told for a read that did not end with the image. */
+function readError(o: Exclude<ReadOutcome, { kind: 'more' } | { kind: 'done' }>): JackinError {
+  switch (o.kind) {
+    case 'error': {
+      const known = o.known === null ? undefined : STATUS_CODES[o.known];
+      if (known !== undefined) return new JackinError(known.code, known.text);
+      // The status is the terminal's: shown only when it is one the spec names.
+      return new JackinError('E_TERMINAL_CLIPBOARD_FAILED', `your terminal could not read its clipboard (${o.known ?? 'an unknown error'})`);
+    }
+    case 'malformed':
+      return new JackinError('E_TERMINAL_CLIPBOARD_MALFORMED', `your terminal's clipboard answer was malformed (${o.reason}); nothing was pasted`);
+    case 'too-large':
+      return new JackinError('E_IMAGE_TOO_LARGE', "the image on your terminal's clipboard is over the size cap");
+    default: {
+      const never: never = o;
+      throw new TypeError(`unexpected outcome ${JSON.stringify(never)}`);
+    }
+  }
+}
