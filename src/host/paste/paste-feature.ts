@@ -29,9 +29,9 @@ import type { Transport } from '../../transport/transport.ts';
 import { contentImage } from '../platform/clipboard/acquire.ts';
 import { hasImageSignature, readImageFile } from '../platform/clipboard/read-image-file.ts';
 import { selectClipboardReader } from '../platform/clipboard/select.ts';
-import { TerminalClipboardReader } from '../platform/clipboard/terminal-reader.ts';
+import { TerminalClipboardReader, type PasteEvent } from '../platform/clipboard/terminal-reader.ts';
 import type { HostServices } from '../platform/host-services.ts';
-import type { ClipboardReader } from '../platform/clipboard/types.ts';
+import type { ClipboardContent, ClipboardReader } from '../platform/clipboard/types.ts';
 import { parsePastedPath } from '../platform/pasted-path.ts';
 import { parsePastedPaths, renderPath, rewritePaste, type PastedPaths } from '../platform/pasted-paths.ts';
 import type { FeatureSession } from '../session/feature-session.ts';
@@ -56,6 +56,7 @@ export type PasteSession = Pick<
   | 'sendInput'
   | 'drained'
   | 'programModes'
+  | 'setHostNeeds'
 >;
 
 export interface PasteFeatureOptions {
@@ -85,7 +86,9 @@ export type PasteTrigger =
   /** A bracketed paste that is one absolute path: not a readable image → the paste goes through as is. */
   | { kind: 'pasted-path'; content: Buffer; path: string }
   /** A palette action or an upstream capsule's request: no image → a notice. */
-  | { kind: 'action'; source: 'clipboard' | 'clipboard-path' };
+  | { kind: 'action'; source: 'clipboard' | 'clipboard-path' }
+  /** The terminal told of a paste with an image on its clipboard (paste events, mode 5522): read it with `pw`. */
+  | { kind: 'terminal-paste'; pw: string | null };
 
 export type PasteOutcome =
   | ImageSendOutcome
@@ -105,6 +108,8 @@ const NOT_AN_IMAGE_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'E_NO_CLIPBOARD_IMAGE',
   'E_PATH_UNREADABLE',
 ]);
+/** Text types a terminal paste event is read as, best first. */
+const TEXT_TYPES = ['text/plain;charset=utf-8', 'text/plain'];
 const PASTE_START = Buffer.from('\x1b[200~');
 const PASTE_END = Buffer.from('\x1b[201~');
 
@@ -134,6 +139,7 @@ export class PasteFeature implements Disposable {
   /** Pastes run one at a time, in trigger order. */
   #queue: Promise<unknown> = Promise.resolve();
   #missingTold = false;
+  #welcomed = false;
 
   constructor(session: PasteSession, opts: PasteFeatureOptions = {}) {
     this.#s = session;
@@ -241,6 +247,60 @@ export class PasteFeature implements Disposable {
   #tapTerminal(reader: ClipboardReader): void {
     if (!(reader instanceof TerminalClipboardReader)) return;
     this.#store.add(this.#s.addInputTap({ take: (chunk) => reader.take(chunk), reply: (body) => reader.reply(body) }));
+    reader.onPasteEvent = (ev) => this.#pasteEvent(ev);
+    this.#store.add({ dispose: () => (reader.onPasteEvent = null) });
+  }
+
+  /**
+   * With the terminal as the clipboard: once the capsule welcomed the session (the terminal is raw, its answer
+   * cannot echo), asks whether it speaks OSC 5522 and, if so, turns paste events on for the session (the
+   * terminal's restore turns them off). Never delays the start: the question runs beside the session.
+   */
+  #startPasteEvents(): void {
+    let reader: ClipboardReader;
+    try {
+      reader = this.#reader_();
+    } catch {
+      return; // a bad JACKIN_CLIPBOARD is told at the first paste
+    }
+    if (!(reader instanceof TerminalClipboardReader)) return;
+    void reader.supported().then((yes) => {
+      if (!yes || this.#store.isDisposed) return;
+      this.#s.setHostNeeds({ pasteEvents: true });
+      this.#store.add({ dispose: () => this.#s.setHostNeeds({ pasteEvents: false }) });
+    });
+  }
+
+  /**
+   * The terminal told of a paste (its own paste key, with paste events on): an image is read and pasted as
+   * Ctrl+V pastes one; text is read and pasted as the terminal would have (pasted paths included); else a notice.
+   */
+  #pasteEvent(ev: PasteEvent): void {
+    if (ev.offered.includes('image/png')) {
+      void this.trigger({ kind: 'terminal-paste', pw: ev.pw }, 'paste');
+      return;
+    }
+    const text = TEXT_TYPES.find((t) => ev.offered.includes(t));
+    if (text === undefined) {
+      this.#s.notify('warning', "Nothing pasted: your terminal's clipboard holds neither a PNG image nor text");
+      return;
+    }
+    void this.#enqueue(async () => {
+      const reader = this.#reader_();
+      if (!(reader instanceof TerminalClipboardReader)) return;
+      let bytes: Buffer | null;
+      try {
+        bytes = await reader.read(text, ev.pw);
+      } catch (e) {
+        this.#s.notify('error', `Text not pasted: ${e instanceof Error ? e.message : String(e)}`);
+        return;
+      }
+      if (bytes === null || bytes.length === 0) return;
+      // Bracket markers inside the text would end the paste early: the rest would reach the program as typed.
+      const content = Buffer.from(bytes.toString('latin1').replaceAll('\x1b[200~', '').replaceAll('\x1b[201~', ''), 'latin1');
+      const paste: InputEvent = { type: 'paste', content, raw: Buffer.concat([PASTE_START, content, PASTE_END]) };
+      if (!this.onPaste(paste)) this.#typePaste(content);
+    });
   }
 
   /** Types `text` into the program as a paste: in bracketed-paste markers when the program asked for them. */
@@ -277,6 +337,10 @@ export class PasteFeature implements Disposable {
       case 'pasted-path':
         this.#typePaste(trigger.content);
         return { kind: 'passed-through' };
+      case 'terminal-paste':
+        this.#s.notify('warning', "Image not pasted: your terminal's clipboard no longer holds it");
+        this.#logFailed(trigger, 'no image on the terminal clipboard');
+        return { kind: 'no-image' };
       case 'action': {
         const why = trigger.source === 'clipboard-path' ? 'the host clipboard names no image file' : 'no image on the host clipboard';
         this.#s.notify(
@@ -313,6 +377,13 @@ export class PasteFeature implements Disposable {
           return path === null ? null : image(await readImageFile(path, this.#maxBytes, this.#confirmRedirect));
         }
         return image(await contentImage(await this.#reader_().readImage(), this.#reader_().name, this.#maxBytes, this.#confirmRedirect));
+      case 'terminal-paste': {
+        const reader = this.#reader_();
+        if (!(reader instanceof TerminalClipboardReader)) return null;
+        const bytes = await reader.read('image/png', trigger.pw);
+        const got: ClipboardContent | null = bytes === null ? null : { kind: 'image', bytes, mimeType: 'image/png', offered: ['image/png'] };
+        return image(await contentImage(got, reader.name, this.#maxBytes));
+      }
       case 'key':
       case 'empty-paste': {
         const reader = this.#reader_();
@@ -387,6 +458,12 @@ export class PasteFeature implements Disposable {
 
   #onFrame(f: ServerFrame): void {
     switch (f.type) {
+      case 'Welcome':
+        if (!this.#welcomed) {
+          this.#welcomed = true;
+          this.#startPasteEvents();
+        }
+        return;
       // An upstream capsule's palette asks us to read the clipboard (the operator chose it there): only
       // right after the operator's palette key, once (see #capsuleAsks).
       case 'HostPasteImageFromClipboard':

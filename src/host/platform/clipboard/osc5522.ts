@@ -9,7 +9,7 @@
  * - replies: `type=read:status=OK`, then `status=DATA:mime=base64(type) ; base64(chunk)` packets, then
  *   `status=DONE`; or instead of OK an error status (EPERM, EBUSY, ENOSYS; EIO, EINVAL are the spec's write
  *   errors, accepted here too).
- * - paste events (mode 5522, `CSI ? 5522 h`): on a paste the terminal sends, unasked, the OK/DATA/DONE of a
+ * - paste events (mode 5522, `CSI ? 5522 h`, set as a host need in terminal-filter/modes.ts): on a paste the terminal sends, unasked, the OK/DATA/DONE of a
  *   list of the clipboard's types, the OK packet carrying a one-use password (`pw`) that a read then quotes.
  *
  * Everything the terminal sends is untrusted: every packet is bounded, every field checked, and a packet that
@@ -18,9 +18,6 @@
 
 /** Asks whether the terminal knows mode 5522 (DECRQM). */
 export const DETECT_QUERY = Buffer.from('\x1b[?5522$p');
-/** Paste events on and off (DECSET/DECRST 5522). */
-export const PASTE_EVENTS_ON = Buffer.from('\x1b[?5522h');
-export const PASTE_EVENTS_OFF = Buffer.from('\x1b[?5522l');
 
 /**
  * Longest packet body accepted (between `ESC ]` and the terminator). The spec's chunks are at most 4096 bytes

@@ -29,6 +29,15 @@ export interface TerminalLink {
   log?: (line: string) => void;
 }
 
+/** A paste the terminal told of (paste events, mode 5522): the types its clipboard offers, and the one-use password. */
+export interface PasteEvent {
+  offered: readonly string[];
+  pw: string | null;
+}
+
+/** Longest paste event accepted (its list of types). */
+const MAX_EVENT_BYTES = 16 * 1024;
+
 type Waiter = {
   /** Takes one packet body (already extracted); returns true when the wait is over. */
   packet?: (body: Buffer) => boolean;
@@ -49,6 +58,9 @@ export class TerminalClipboardReader implements ClipboardReader {
   #reads = 0;
   /** Bytes the extractor held when the wait ended, for the keyboard at the next read. */
   #released: Buffer = Buffer.alloc(0);
+  /** The paste event being received (no read out), and who hears of each one complete. */
+  #event: ReadAssembler | null = null;
+  onPasteEvent: ((ev: PasteEvent) => void) | null = null;
 
   constructor(link: TerminalLink, reason: string, limits: ReadLimits, opts: { detectTimeoutMs?: number; firstReplyTimeoutMs?: number } = {}) {
     this.#link = link;
@@ -83,8 +95,38 @@ export class TerminalClipboardReader implements ClipboardReader {
    * question is out, else dropped (a late answer, or one nobody asked for).
    */
   reply(body: Buffer): void {
-    if (this.#waiter?.packet?.(body)) this.#end();
-    else if (this.#waiter === null) this.#link.log?.('dropped a clipboard packet from the terminal that no read asked for');
+    if (this.#waiter !== null) {
+      if (this.#waiter.packet?.(body)) this.#end();
+      return;
+    }
+    this.#eventPacket(body);
+  }
+
+  /**
+   * A packet with no read out: part of a paste event (OK with its password, the types, DONE), else dropped.
+   * A malformed event is dropped whole, with a line in the log; it never becomes typing.
+   */
+  #eventPacket(body: Buffer): void {
+    const p = parsePacket(body);
+    const drop = (why: string): void => {
+      this.#event = null;
+      this.#link.log?.(`dropped a clipboard packet from the terminal: ${why}`);
+    };
+    if (p === null) return drop('not of the OSC 5522 form');
+    if (p.type !== 'read') return drop(`a packet of type ${p.type} that no read asked for`);
+    if (p.status === 'OK') this.#event = new ReadAssembler({ maxBytes: MAX_EVENT_BYTES });
+    if (this.#event === null) return drop('a late answer, or one no read asked for');
+    const o = this.#event.push(p);
+    if (o.kind === 'more') return;
+    this.#event = null;
+    if (o.kind !== 'done') return drop(`a paste event that ended with ${o.kind === 'error' ? 'an error' : o.kind}`);
+    // kitty lists the types as the data of ".", space separated; others send a DATA packet per type.
+    const offered = new Set<string>();
+    for (const [mime, data] of o.parts) {
+      if (mime !== '.') offered.add(mime);
+      else for (const t of data.toString('latin1').split(/\s+/)) if (/^[\x21-\x7e]{1,255}$/.test(t)) offered.add(t);
+    }
+    this.onPasteEvent?.({ offered: [...offered], pw: o.pw });
   }
 
   #end(): void {
@@ -148,12 +190,13 @@ export class TerminalClipboardReader implements ClipboardReader {
    * Reads one type from the terminal's clipboard (with a paste event's password, `pw`): its bytes, or null
    * when the clipboard has none of it. Throws a JackinError for each way the read can fail.
    */
-  read(mime: string, pw?: string): Promise<Buffer | null> {
+  read(mime: string, pw?: string | null): Promise<Buffer | null> {
     this.#reads += 1;
     const id = `jackin${process.pid}-${this.#reads}`;
     const assembler = new ReadAssembler({ maxBytes: this.#limits.maxBytes, id });
     return this.#wait<Buffer | null>(this.#firstReplyTimeoutMs, (done, fail, rearm) => {
-      this.#link.write(encodeReadRequest([mime], { id, ...(pw !== undefined ? { pw, name: 'Paste event' } : {}) }));
+      // A paste event's password lets the terminal send without asking the operator again (they pasted).
+      this.#link.write(encodeReadRequest([mime], { id, ...(pw !== undefined && pw !== null ? { pw, name: 'Paste event' } : {}) }));
       return {
         packet: (body) => {
           const p = parsePacket(body);
