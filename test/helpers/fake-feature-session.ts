@@ -77,6 +77,12 @@ export class FakeFeatureSession implements FeatureSession {
   emitFrame(f: ServerFrame): void {
     this.frameEmitter.fire(f);
   }
+  readonly welcomeEmitter = new Emitter<{ sessions: number; features: Features | null }>();
+  readonly onWelcome = this.welcomeEmitter.event;
+  /** Plays the capsule's Welcome to the features. */
+  welcome(): void {
+    this.welcomeEmitter.fire({ sessions: 1, features: this.features });
+  }
   gesture(g: Gesture): void {
     this.gestures.push(g);
     this.gate.record(g);

@@ -515,7 +515,7 @@ test('terminal clipboard: paste events go on after Welcome when the terminal spe
   const s = new FakeSession(OURS);
   const t = terminalClipboard(s, pngAnswer);
   const f = installPasteFeature(s, { reader: t.reader });
-  s.emitFrame({ type: 'Welcome', sessions: 1, features: OURS });
+  s.welcome();
   await pollUntil('paste events on', () => s.hostNeeds.length > 0);
   assert.deepEqual(s.hostNeeds, [{ pasteEvents: true }]);
   const pw = Buffer.from('one-use').toString('base64');

@@ -44,6 +44,7 @@ export type PasteSession = Pick<
   FeatureSession,
   | 'features'
   | 'onFrame'
+  | 'onWelcome'
   | 'addInputHook'
   | 'addInputTap'
   | 'registerAction'
@@ -139,7 +140,6 @@ export class PasteFeature implements Disposable {
   /** Pastes run one at a time, in trigger order. */
   #queue: Promise<unknown> = Promise.resolve();
   #missingTold = false;
-  #welcomed = false;
 
   constructor(session: PasteSession, opts: PasteFeatureOptions = {}) {
     this.#s = session;
@@ -153,6 +153,14 @@ export class PasteFeature implements Disposable {
     const store = this.#store;
     this.#images = store.add(new ImageSender(session, opts.responseTimeoutMs ?? DEFAULT_RESPONSE_TIMEOUT_MS));
     store.add(session.onFrame((f) => this.#onFrame(f)));
+    let welcomed = false;
+    store.add(
+      session.onWelcome(() => {
+        if (welcomed) return;
+        welcomed = true;
+        this.#startPasteEvents();
+      }),
+    );
     store.add(session.addInputHook('pasteKey', (ev) => this.onPasteKey(ev)));
     store.add(session.addInputHook('paste', (ev) => this.onPaste(ev)));
     const action = (id: string, title: string, key: string, trigger: PasteTrigger, mode: PasteMode) =>
@@ -458,12 +466,6 @@ export class PasteFeature implements Disposable {
 
   #onFrame(f: ServerFrame): void {
     switch (f.type) {
-      case 'Welcome':
-        if (!this.#welcomed) {
-          this.#welcomed = true;
-          this.#startPasteEvents();
-        }
-        return;
       // An upstream capsule's palette asks us to read the clipboard (the operator chose it there): only
       // right after the operator's palette key, once (see #capsuleAsks).
       case 'HostPasteImageFromClipboard':

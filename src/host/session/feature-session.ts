@@ -110,6 +110,8 @@ export interface SessionFrames {
   readonly features: Features | null;
   /** Server frames the session does not handle itself (host requests, answers to features' requests). */
   readonly onFrame: Event<ServerFrame>;
+  /** The capsule's Welcome (the terminal is raw by then): what a feature asks of the terminal waits for it. */
+  readonly onWelcome: Event<{ sessions: number; features: Features | null }>;
   /** Sends a client frame; false means the transport is full (await `drained`) or the session ended. */
   sendFrame(f: ClientFrame): boolean;
   /** Resolves once the transport takes more bytes, or when the session ends. */

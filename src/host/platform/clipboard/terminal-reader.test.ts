@@ -35,7 +35,7 @@ function standIn(opts: { ps: number | null; answer?: (id: string, mimes: string)
     },
     'test',
     { timeoutMs: 2000, maxBytes: 1 << 20 },
-    { detectTimeoutMs: 100, firstReplyTimeoutMs: 500 },
+    { detectTimeoutMs: 1000, firstReplyTimeoutMs: 2000 },
   );
   return { reader, typed: () => Buffer.concat([...typed, reader.take(Buffer.alloc(0))]).toString('latin1'), asked };
 }

@@ -136,12 +136,18 @@ export class TerminalClipboardReader implements ClipboardReader {
     if (held.length > 0) this.#released = Buffer.concat([this.#released, held]);
   }
 
-  /** Whether the terminal knows mode 5522: asked once, at the first read. */
+  /**
+   * Whether the terminal knows mode 5522: asked once (at the session's start, else the first read). A terminal
+   * that said nothing in time is asked again at the next read (a slow link); its answer is kept.
+   */
   supported(): Promise<boolean> {
     this.#supported ??= this.#wait<boolean>(this.#detectTimeoutMs, (done) => {
       this.#link.write(DETECT_QUERY);
       return { decrpm: (ps) => (done(decrpmSupported(ps)), true) };
-    }).catch(() => false);
+    }).catch(() => {
+      this.#supported = null;
+      return false;
+    });
     return this.#supported;
   }
 
