@@ -19,6 +19,7 @@ const b64 = (s: string | Buffer): string => Buffer.from(s).toString('base64');
 const packet = (meta: string, payload?: string): string => `\x1b]5522;${meta}${payload === undefined ? '' : `;${payload}`}\x1b\\`;
 
 type Answer = 'png' | 'EPERM' | 'EBUSY' | 'ENOSYS';
+const TEXT = 'pasted over ssh';
 
 /** The stand-in terminal: jackin in a PTY; what jackin writes is scanned for the protocol's questions. */
 function standIn(t: { after: (fn: () => void | Promise<void>) => void }, opts: { decrpm: number }) {
@@ -52,7 +53,7 @@ function standIn(t: { after: (fn: () => void | Promise<void>) => void }, opts: {
     if (!exited) term.kill();
     await stopCapsules(home);
   };
-  const state = { output: '', answer: 'png' as Answer, detections: 0, reads: [] as string[] };
+  const state = { output: '', answer: 'png' as Answer, detections: 0, reads: [] as string[], metas: [] as string[] };
   // Everything jackin wrote (state.output is cleared between steps); questions are answered once each, by offset.
   let all = '';
   let scanned = 0;
@@ -76,11 +77,21 @@ function standIn(t: { after: (fn: () => void | Promise<void>) => void }, opts: {
       state.detections += 1;
       write(`\x1b[?5522;${opts.decrpm}$y`);
     }
-    for (const m of fresh.matchAll(/\x1b\]5522;type=read:id=([A-Za-z0-9_+.-]+)[^;\x1b]*;([A-Za-z0-9+/=]*)\x1b\\/g)) {
+    for (const m of fresh.matchAll(/\x1b\]5522;(type=read:id=([A-Za-z0-9_+.-]+)[^;\x1b]*);([A-Za-z0-9+/=]*)\x1b\\/g)) {
       if (!first(m)) continue;
-      state.reads.push(m[1]!);
-      const id = m[1]!;
-      assert.equal(Buffer.from(m[2]!, 'base64').toString(), 'image/png');
+      const id = m[2]!;
+      state.reads.push(id);
+      state.metas.push(m[1]!);
+      const mime = Buffer.from(m[3]!, 'base64').toString();
+      if (mime !== 'image/png') {
+        const data = mime.startsWith('text/plain') ? b64(TEXT) : '';
+        write(
+          packet(`type=read:status=OK:id=${id}`) +
+            (data === '' ? '' : packet(`type=read:status=DATA:mime=${b64(mime)}:id=${id}`, data)) +
+            packet(`type=read:status=DONE:id=${id}`),
+        );
+        continue;
+      }
       if (state.answer !== 'png') {
         write(packet(`type=read:status=${state.answer}:id=${id}`));
         continue;
@@ -100,6 +111,9 @@ function standIn(t: { after: (fn: () => void | Promise<void>) => void }, opts: {
     staging: join(runDir(home, 'tclip'), 'clipboard'),
     received: (): string => (existsSync(out) ? readFileSync(out, 'latin1') : ''),
     press: (bytes: string) => term.write(bytes),
+    /** The terminal's own paste key, with paste events on: the types on its clipboard and a one-use password. */
+    pasteEvent: (types: string, pw: string) =>
+      write(packet(`type=read:status=OK:pw=${b64(pw)}`) + packet(`type=read:status=DATA:mime=${b64('.')}`, b64(types)) + packet('type=read:status=DONE')),
     screenText,
     ready: () => pollUntil('the program to be ready', () => screenText().includes('READY-go'), { timeoutMs: 30_000 }),
   };
@@ -149,4 +163,32 @@ test('terminal clipboard e2e: a terminal without OSC 5522 gets the notice naming
   await pollUntil('the Ctrl+V byte at the program', () => s.received().includes('\x16'), { timeoutMs: 10_000 });
   assert.equal(s.state.reads.length, 0, 'no read is asked of a terminal that said no');
   assert.deepEqual(staged(s.staging), []);
+});
+
+test('terminal clipboard e2e: paste events go on; the terminal paste key with an image stages it (read with the password), with text types the text; off at exit', async (t) => {
+  const s = standIn(t, { decrpm: 1 });
+  await s.ready();
+  await pollUntil('paste events on', () => s.state.output.includes('\x1b[?5522h') || undefined, { timeoutMs: 10_000 });
+  s.pasteEvent('text/plain image/png', 'once-1');
+  await pollUntil('the staged path typed into the program', () => /\/clipboard\/clip-[^\s]+\.png$/.test(s.received()), {
+    timeoutMs: 30_000,
+    last: () => s.received(),
+  });
+  assert.match(s.state.metas.at(-1)!, new RegExp(`:pw=${b64('once-1')}:name=`), 'the read quotes the paste event password');
+  const files = staged(s.staging);
+  assert.equal(files.length, 1);
+  assert.deepEqual(readFileSync(join(s.staging, files[0]!)), png);
+  const before = s.received();
+  s.pasteEvent('text/plain;charset=utf-8 text/plain', 'once-2');
+  await pollUntil('the text typed into the program', () => s.received().slice(before.length) === TEXT || undefined, {
+    timeoutMs: 15_000,
+    last: () => s.received(),
+  });
+  assert.equal(staged(s.staging).length, 1, 'text stages nothing');
+  // Detach (palette, d): the restore turns paste events off.
+  s.state.output = '';
+  s.press('\x1c');
+  await pollUntil('the palette', () => s.screenText().includes('Detach') || undefined, { timeoutMs: 10_000 });
+  s.press('d');
+  await pollUntil('paste events off at exit', () => s.state.output.includes('\x1b[?5522l') || undefined, { timeoutMs: 10_000 });
 });
