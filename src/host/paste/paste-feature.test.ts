@@ -530,3 +530,15 @@ test('terminal clipboard: paste events go on after Welcome when the terminal spe
   f.dispose();
   assert.deepEqual(s.hostNeeds.at(-1), { pasteEvents: false });
 });
+
+test('terminal clipboard: a malformed packet from the terminal is dropped with one notice, never typed', async () => {
+  const s = new FakeSession(OURS);
+  const t = terminalClipboard(s, pngAnswer);
+  installPasteFeature(s, { reader: t.reader });
+  t.push(pkt('type=read:status=OK', 'not base64!'));
+  t.push(pkt('type=read:status=OK', 'still not!'));
+  assert.equal(s.notices.length, 1);
+  assert.match(s.notices[0]!.text, /^Dropped a clipboard packet not of the OSC 5522 form from your terminal \(E_TERMINAL_CLIPBOARD_MALFORMED\)/);
+  assert.deepEqual(s.program, []);
+  assert.equal(s.sent.length, 0);
+});

@@ -256,7 +256,14 @@ export class PasteFeature implements Disposable {
     if (!(reader instanceof TerminalClipboardReader)) return;
     this.#store.add(this.#s.addInputTap({ take: (chunk) => reader.take(chunk), reply: (body) => reader.reply(body) }));
     reader.onPasteEvent = (ev) => this.#pasteEvent(ev);
-    this.#store.add({ dispose: () => (reader.onPasteEvent = null) });
+    let told = false;
+    reader.onMalformed = (why) => {
+      // Once a session: a terminal that keeps sending such packets must not bury the screen in notices.
+      if (told) return;
+      told = true;
+      this.#s.notify('warning', `Dropped ${why} from your terminal (E_TERMINAL_CLIPBOARD_MALFORMED); nothing of it was pasted`);
+    };
+    this.#store.add({ dispose: () => ((reader.onPasteEvent = null), (reader.onMalformed = null)) });
   }
 
   /**

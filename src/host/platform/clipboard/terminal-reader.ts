@@ -61,6 +61,8 @@ export class TerminalClipboardReader implements ClipboardReader {
   /** The paste event being received (no read out), and who hears of each one complete. */
   #event: ReadAssembler | null = null;
   onPasteEvent: ((ev: PasteEvent) => void) | null = null;
+  /** Hears of what the terminal sent that was dropped as malformed (in jackin's words, never the bytes). */
+  onMalformed: ((why: string) => void) | null = null;
 
   constructor(link: TerminalLink, reason: string, limits: ReadLimits, opts: { detectTimeoutMs?: number; firstReplyTimeoutMs?: number } = {}) {
     this.#link = link;
@@ -84,7 +86,7 @@ export class TerminalClipboardReader implements ClipboardReader {
     if (before.length > 0) this.#released = Buffer.alloc(0);
     if (this.#waiter === null) return before.length === 0 ? chunk : Buffer.concat([before, chunk]);
     const got = this.#extractor.push(chunk);
-    if (got.dropped > 0) this.#link.log?.(`dropped ${got.dropped} clipboard packet(s) from the terminal over the length limit`);
+    if (got.dropped > 0) this.#malformed('a clipboard packet over the length limit');
     for (const ps of got.decrpm) if (this.#waiter?.decrpm?.(ps)) this.#end();
     for (const body of got.packets) if (this.#waiter?.packet?.(body)) this.#end();
     return before.length === 0 ? got.rest : Buffer.concat([before, got.rest]);
@@ -112,14 +114,19 @@ export class TerminalClipboardReader implements ClipboardReader {
       this.#event = null;
       this.#link.log?.(`dropped a clipboard packet from the terminal: ${why}`);
     };
-    if (p === null) return drop('not of the OSC 5522 form');
+    if (p === null) {
+      this.#event = null;
+      return this.#malformed('a clipboard packet not of the OSC 5522 form');
+    }
     if (p.type !== 'read') return drop(`a packet of type ${p.type} that no read asked for`);
     if (p.status === 'OK') this.#event = new ReadAssembler({ maxBytes: MAX_EVENT_BYTES });
     if (this.#event === null) return drop('a late answer, or one no read asked for');
     const o = this.#event.push(p);
     if (o.kind === 'more') return;
     this.#event = null;
-    if (o.kind !== 'done') return drop(`a paste event that ended with ${o.kind === 'error' ? 'an error' : o.kind}`);
+    if (o.kind === 'malformed' || o.kind === 'too-large')
+      return this.#malformed(`a paste event that was ${o.kind === 'malformed' ? 'malformed' : 'too large'}`);
+    if (o.kind !== 'done') return drop('a paste event that ended with an error');
     // kitty lists the types as the data of ".", space separated; others send a DATA packet per type.
     const offered = new Set<string>();
     for (const [mime, data] of o.parts) {
@@ -127,6 +134,11 @@ export class TerminalClipboardReader implements ClipboardReader {
       else for (const t of data.toString('latin1').split(/\s+/)) if (/^[\x21-\x7e]{1,255}$/.test(t)) offered.add(t);
     }
     this.onPasteEvent?.({ offered: [...offered], pw: o.pw });
+  }
+
+  #malformed(why: string): void {
+    this.#link.log?.(`dropped ${why} from the terminal`);
+    this.onMalformed?.(why);
   }
 
   #end(): void {
