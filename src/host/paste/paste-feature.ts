@@ -254,7 +254,7 @@ export class PasteFeature implements Disposable {
   /** The terminal's clipboard answers on the input: its reader sees every read first (terminal-reader.ts). */
   #tapTerminal(reader: ClipboardReader): void {
     if (!(reader instanceof TerminalClipboardReader)) return;
-    this.#store.add(this.#s.addInputTap({ take: (chunk) => reader.take(chunk), reply: (body) => reader.reply(body) }));
+    this.#store.add(this.#s.addInputTap({ take: (chunk) => reader.take(chunk), reply: (body) => reader.reply(body), attach: (feed) => reader.attach(feed) }));
     reader.onPasteEvent = (ev) => this.#pasteEvent(ev);
     let told = false;
     reader.onMalformed = (why) => {

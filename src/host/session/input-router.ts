@@ -73,6 +73,8 @@ export interface InputRouterOptions {
 export interface InputTap {
   take(chunk: Buffer): Buffer;
   reply(body: Buffer): void;
+  /** Given, at addTap, the way to hand bytes it held back to the keyboard later (as a read of its own). */
+  attach?(feed: (bytes: Buffer) => void): void;
 }
 
 export class InputRouter implements Disposable {
@@ -117,6 +119,7 @@ export class InputRouter implements Disposable {
   /** Adds a tap that sees every read first (see InputTap); disposing removes it. */
   addTap(tap: InputTap): Disposable {
     this.#taps.push(tap);
+    tap.attach?.((bytes) => this.push(bytes));
     return toDisposable(() => {
       const at = this.#taps.indexOf(tap);
       if (at >= 0) this.#taps.splice(at, 1);

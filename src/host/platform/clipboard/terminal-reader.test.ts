@@ -105,3 +105,19 @@ test('terminal reader: each error reply is its own code; malformed and oversized
   // Once no read waits, the tap passes everything through as typed.
   assert.equal(silent.reader.take(Buffer.from('\x1b]5522;type=read:status=OK\x1b\\')).toString('latin1'), '\x1b]5522;type=read:status=OK\x1b\\');
 });
+
+test('terminal reader: an Escape key held as a possible answer goes back to the keyboard, after the answer or at the timeout', async () => {
+  const answered = standIn({ ps: 1, answer: (id) => `${packet(`type=read:status=OK:id=${id}`)}${packet(`type=read:status=DONE:id=${id}`)}\x1b` });
+  assert.equal(await answered.reader.readImage(), null);
+  assert.equal(answered.typed(), '\x1b', 'the trailing Escape follows in the same read');
+
+  const fed: string[] = [];
+  const silent = standIn({ ps: 1 });
+  silent.reader.attach((b) => fed.push(b.toString('latin1')));
+  const read = silent.reader.readImage();
+  await new Promise((r) => setTimeout(r, 50));
+  assert.equal(silent.reader.take(Buffer.from('x\x1b')).toString('latin1'), 'x', 'a lone Escape may begin an answer: held');
+  await assert.rejects(read, (e) => hasCode(e, 'E_CLIPBOARD_TIMEOUT'));
+  await new Promise((r) => setImmediate(r));
+  assert.deepEqual(fed, ['\x1b']);
+});

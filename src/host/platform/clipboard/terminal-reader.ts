@@ -58,6 +58,8 @@ export class TerminalClipboardReader implements ClipboardReader {
   #reads = 0;
   /** Bytes the extractor held when the wait ended, for the keyboard at the next read. */
   #released: Buffer = Buffer.alloc(0);
+  #taking = false;
+  #feed: ((bytes: Buffer) => void) | null = null;
   /** The paste event being received (no read out), and who hears of each one complete. */
   #event: ReadAssembler | null = null;
   onPasteEvent: ((ev: PasteEvent) => void) | null = null;
@@ -85,11 +87,25 @@ export class TerminalClipboardReader implements ClipboardReader {
     const before = this.#released;
     if (before.length > 0) this.#released = Buffer.alloc(0);
     if (this.#waiter === null) return before.length === 0 ? chunk : Buffer.concat([before, chunk]);
-    const got = this.#extractor.push(chunk);
-    if (got.dropped > 0) this.#malformed('a clipboard packet over the length limit');
-    for (const ps of got.decrpm) if (this.#waiter?.decrpm?.(ps)) this.#end();
-    for (const body of got.packets) if (this.#waiter?.packet?.(body)) this.#end();
-    return before.length === 0 ? got.rest : Buffer.concat([before, got.rest]);
+    this.#taking = true;
+    let got: ReturnType<ReplyExtractor['push']>;
+    try {
+      got = this.#extractor.push(chunk);
+      if (got.dropped > 0) this.#malformed('a clipboard packet over the length limit');
+      for (const ps of got.decrpm) if (this.#waiter?.decrpm?.(ps)) this.#end();
+      for (const body of got.packets) if (this.#waiter?.packet?.(body)) this.#end();
+    } finally {
+      this.#taking = false;
+    }
+    // The answer ended in this read: what the extractor held at its end (a lone Escape key) follows the rest.
+    const tail = this.#released;
+    this.#released = Buffer.alloc(0);
+    return Buffer.concat([before, got.rest, tail]);
+  }
+
+  /** How bytes held when a wait ends outside a read (a timeout) go back to the keyboard at once (input-router.ts). */
+  attach(feed: (bytes: Buffer) => void): void {
+    this.#feed = feed;
   }
 
   /**
@@ -143,9 +159,18 @@ export class TerminalClipboardReader implements ClipboardReader {
 
   #end(): void {
     this.#waiter = null;
-    // What the extractor still holds is not an answer: the operator's keys, given back at the next read.
+    // What the extractor still holds is not an answer: the operator's keys, given back after this read's
+    // rest, or (the wait ended between reads) fed back to the keyboard now, else at the next read.
     const held = this.#extractor.release();
-    if (held.length > 0) this.#released = Buffer.concat([this.#released, held]);
+    if (held.length === 0) return;
+    this.#released = Buffer.concat([this.#released, held]);
+    const feed = this.#feed;
+    if (this.#taking || feed === null) return;
+    setImmediate(() => {
+      const bytes = this.#released;
+      this.#released = Buffer.alloc(0);
+      if (bytes.length > 0) feed(bytes);
+    });
   }
 
   /**
