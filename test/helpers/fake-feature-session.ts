@@ -5,7 +5,6 @@
 import { Emitter, toDisposable, type Disposable } from '../../src/disposable.ts';
 import type { ClientFrame, Features, NoticeLevel, ServerFrame } from '../../src/protocol/index.ts';
 import type { ConfirmRequest } from '../../src/host/session/confirm-prompt.ts';
-import type { InputTap } from '../../src/host/session/input-router.ts';
 import type {
   FeatureOverlay,
   FeatureSession,
@@ -13,6 +12,7 @@ import type {
   HostActionRecord,
   InputHook,
   InputHookKind,
+  InputTap,
   PaletteOpening,
   SessionAction,
   ShownTarget,

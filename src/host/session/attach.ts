@@ -40,6 +40,7 @@ import type {
   HostActionRecord,
   InputHook,
   InputHookKind,
+  InputTap,
   PaletteOpening,
   SessionAction,
   TargetEntry,
@@ -50,7 +51,7 @@ import { HostRequests } from './host-requests.ts';
 import { FrameRelay } from './frame-relay.ts';
 import { helloFrame, negotiateFeatures } from './handshake.ts';
 import { scannerOptionsFromEnv, type InputScannerOptions } from '../terminal/input-scan.ts';
-import { InputRouter, type InputTap } from './input-router.ts';
+import { InputRouter } from './input-router.ts';
 import { PlainInput } from './plain-input.ts';
 import { NoticeOverlay } from './notice-overlay.ts';
 import { ModalStack } from './modal-stack.ts';

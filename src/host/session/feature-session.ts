@@ -21,7 +21,6 @@ import type { ActionResult } from '../instances/action-log.ts';
 import type { ConfirmRequest } from './confirm-prompt.ts';
 import type { HostRequestKind } from './gesture-gate.ts';
 import type { InputEvent } from '../terminal/input-scan.ts';
-import type { InputTap } from './input-router.ts';
 import type { PaletteAction } from './palette.ts';
 import type { UrlOpenHook, UrlOpenStep } from './url-open-hooks.ts';
 import type { FilterEvent } from '../terminal/terminal-filter/context.ts';
@@ -173,11 +172,23 @@ export interface SessionRequests {
   urlOpenSteps(href: string): UrlOpenStep[];
 }
 
+/**
+ * Sees every read from the operator's terminal before anything else (before input is held): takes out what
+ * is an answer to the host's own question (the terminal's clipboard, OSC 5522) and returns the rest.
+ * `reply` gets an OSC 5522 packet body the scanner found whole (no tap was taking answers then).
+ */
+export interface InputTap {
+  take(chunk: Buffer): Buffer;
+  reply(body: Buffer): void;
+  /** Given, at addTap, the way to hand bytes it held back to the keyboard later (as a read of its own). */
+  attach?(feed: (bytes: Buffer) => void): void;
+}
+
 /** The operator's keyboard. */
 export interface SessionInput {
   /** Claims one kind of input event (the newest hook of a kind is asked first); disposing releases it. */
   addInputHook(kind: InputHookKind, hook: InputHook): Disposable;
-  /** Sees every read from the terminal before anything else (the answers to a feature's own questions, input-router.ts). */
+  /** Sees every read from the terminal before anything else (the answers to a feature's own questions). */
   addInputTap(tap: InputTap): Disposable;
   /** Holds typed input until disposed (an image paste in progress): keys reach the program after it, in order. */
   holdInput(): Disposable;

@@ -13,7 +13,7 @@
  * which features the capsule has (a paste or a click acted on before would go out without them).
  */
 import { DisposableStore, toDisposable, type Disposable } from '../../disposable.ts';
-import type { Gesture, InputHook, InputHookKind } from './feature-session.ts';
+import type { Gesture, InputHook, InputHookKind, InputTap } from './feature-session.ts';
 import { InputScanner, type InputEvent, type InputScannerOptions } from '../terminal/input-scan.ts';
 import { encodeForProgram } from '../terminal/mouse-report.ts';
 import type { ModalStack } from './modal-stack.ts';
@@ -63,18 +63,6 @@ export interface InputRouterOptions {
   log?: (line: string) => void;
   /** The operator's terminal reported focus in (true) or out (false). */
   focusReport?: (focused: boolean) => void;
-}
-
-/**
- * Sees every read from the operator's terminal before anything else (before input is held): takes out what
- * is an answer to the host's own question (the terminal's clipboard, OSC 5522) and returns the rest.
- * `reply` gets an OSC 5522 packet body the scanner found whole (no tap was taking answers then).
- */
-export interface InputTap {
-  take(chunk: Buffer): Buffer;
-  reply(body: Buffer): void;
-  /** Given, at addTap, the way to hand bytes it held back to the keyboard later (as a read of its own). */
-  attach?(feed: (bytes: Buffer) => void): void;
 }
 
 export class InputRouter implements Disposable {
