@@ -21,16 +21,19 @@ function answer(mime: string, data: Buffer, chunk: number, id?: string): string[
 test('osc5522: the read request names the types in base64, with its id and a paste event password', () => {
   assert.equal(encodeReadRequest(['image/png'], { id: 'j-1' }).toString('latin1'), `\x1b]5522;type=read:id=j-1;${b64('image/png')}\x1b\\`);
   assert.equal(
-    encodeReadRequest(['image/png'], { pw: 'secret', name: 'Paste event' }).toString('latin1'),
+    encodeReadRequest(['image/png'], { pw: b64('secret'), name: 'Paste event' }).toString('latin1'),
     `\x1b]5522;type=read:pw=${b64('secret')}:name=${b64('Paste event')};${b64('image/png')}\x1b\\`,
   );
   assert.throws(() => encodeReadRequest(['image/png'], { id: 'a;b' }), TypeError);
+  assert.throws(() => encodeReadRequest(['image/png'], { pw: 'a:b;' }), TypeError);
 });
 
 test('osc5522: a packet decodes its fields and payload; malformed ones are refused as a whole', () => {
   const p = parsePacket(body(`type=read:status=DATA:mime=${b64('image/png')}:id=x1`, b64('PNGDATA')));
   assert.deepEqual(p, { type: 'read', status: 'DATA', mime: 'image/png', pw: null, id: 'x1', loc: null, data: Buffer.from('PNGDATA') });
-  assert.equal(parsePacket(body(`type=read:status=OK:pw=${b64('tok')}`))?.pw, 'tok');
+  // A password is kept as sent (base64 of any bytes), to be quoted back.
+  assert.equal(parsePacket(body(`type=read:status=OK:pw=${b64(Buffer.from([0, 255, 10]))}`))?.pw, b64(Buffer.from([0, 255, 10])));
+  assert.equal(parsePacket(body('type=read:status=OK:pw=abc')), null, 'not base64');
   for (const bad of [
     body('type=read:status=DATA', 'not base64!'),
     body('type=read:status=DATA', 'QQ'), // unpadded
@@ -89,8 +92,18 @@ test('osc5522: a paste event lists the offered types (kitty: one DATA of "." wit
   ]);
   assert.equal(ev.kind, 'done');
   if (ev.kind !== 'done') return;
-  assert.equal(ev.pw, 'one-use');
+  assert.equal(ev.pw, b64('one-use'));
   assert.equal(ev.parts.get('.')?.toString(), 'text/plain image/png');
+});
+
+test('osc5522: in a type listing a DATA packet without its mime is the list; in a read it is malformed', () => {
+  const p = (s: string) => parsePacket(Buffer.from(s.slice(2, -2), 'latin1'))!;
+  const listing = new ReadAssembler({ maxBytes: 1000, listing: true });
+  listing.push(p(packet('type=read:status=OK')));
+  listing.push(p(packet('type=read:status=DATA', b64('image/png'))));
+  const done = listing.push(p(packet('type=read:status=DONE')));
+  assert.equal(done.kind === 'done' && done.parts.get('.')?.toString(), 'image/png');
+  assert.equal(assemble([packet('type=read:status=OK'), packet('type=read:status=DATA', b64('x'))]).kind, 'malformed');
 });
 
 test('osc5522 property: the decoder never throws on arbitrary bytes', () => {

@@ -27,7 +27,7 @@ export const DETECT_QUERY = Buffer.from('\x1b[?5522$p');
 export const MAX_PACKET_BYTES = 64 * 1024;
 /** Longest metadata section accepted. */
 const MAX_METADATA_BYTES = 1024;
-/** Longest MIME type or password accepted (decoded). */
+/** Longest MIME type accepted (decoded). */
 const MAX_FIELD_BYTES = 256;
 
 const ESC = 0x1b;
@@ -36,6 +36,8 @@ const DECRPM_PREFIX = Buffer.from('\x1b[?5522;');
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 const METADATA = /^[A-Za-z0-9=:+/._-]*$/;
 const ID = /^[A-Za-z0-9_+.-]{1,64}$/;
+/** A password as quoted back: base64, at most 344 characters (256 bytes). */
+const PW = /^(?=.{4,344}$)[A-Za-z0-9+/]*={0,2}$/;
 
 /** The error statuses the spec names; any other status is still an error, reported as unknown. */
 type ReadErrorStatus = 'EPERM' | 'EBUSY' | 'ENOSYS' | 'EIO' | 'EINVAL';
@@ -47,7 +49,10 @@ export interface Packet {
   status: string | null;
   /** The decoded `mime` field, when present. */
   mime: string | null;
-  /** The decoded one-use password of a paste event's OK packet. */
+  /**
+   * The one-use password of a paste event's OK packet, as the terminal sent it (base64 of whatever bytes it
+   * chose): only ever quoted back, so it is never decoded, only checked to be base64 of a bounded length.
+   */
   pw: string | null;
   id: string | null;
   loc: string | null;
@@ -67,7 +72,7 @@ function decodeBase64(text: string): Buffer | null {
   return bytes.toString('base64') === text ? bytes : null;
 }
 
-/** A decoded short field (MIME type, password): printable ASCII only, bounded, or null. */
+/** A decoded short field (a MIME type): printable ASCII only, bounded, or null. */
 function decodeField(text: string): string | null {
   const bytes = decodeBase64(text);
   if (bytes === null || bytes.length === 0 || bytes.length > MAX_FIELD_BYTES) return null;
@@ -76,8 +81,9 @@ function decodeField(text: string): string | null {
 }
 
 /**
- * The read request for `mimes` (`.` lists the clipboard's types). `pw` quotes a paste event's password (with
- * `name`, the human-friendly name the spec asks to go with it); `id` is echoed back by the terminal.
+ * The read request for `mimes` (`.` lists the clipboard's types). `pw` quotes a paste event's password as the
+ * terminal sent it (base64), with `name`, the human-friendly name that must go with a password (base64
+ * encoded here); `id` is echoed back by the terminal.
  */
 export function encodeReadRequest(mimes: readonly string[], opts: { id?: string; pw?: string; name?: string } = {}): Buffer {
   const meta = ['type=read'];
@@ -86,7 +92,8 @@ export function encodeReadRequest(mimes: readonly string[], opts: { id?: string;
     meta.push(`id=${opts.id}`);
   }
   if (opts.pw !== undefined) {
-    meta.push(`pw=${b64(opts.pw)}`);
+    if (!PW.test(opts.pw)) throw new TypeError('bad OSC 5522 password');
+    meta.push(`pw=${opts.pw}`);
     meta.push(`name=${b64(opts.name ?? 'jackin')}`);
   }
   return Buffer.from(`\x1b]5522;${meta.join(':')};${b64(mimes.join(' '))}\x1b\\`, 'latin1');
@@ -123,8 +130,8 @@ export function parsePacket(body: Buffer): Packet | null {
     return v === undefined ? null : (decodeField(v) ?? undefined);
   };
   const mime = field('mime');
-  const pw = field('pw');
-  if (mime === undefined || pw === undefined) return null;
+  const pw = fields.get('pw') ?? null;
+  if (mime === undefined || (pw !== null && (!PW.test(pw) || pw.length % 4 !== 0))) return null;
   const id = fields.get('id') ?? null;
   if (id !== null && !ID.test(id)) return null;
   return { type, status: fields.get('status') ?? null, mime, pw, id, loc: fields.get('loc') ?? null, data };
@@ -160,9 +167,13 @@ export class ReadAssembler {
   readonly #parts = new Map<string, Buffer[]>();
   #current: string | null = null;
 
-  constructor(opts: { maxBytes: number; id?: string }) {
+  readonly #listing: boolean;
+
+  /** `listing`: the answer lists the clipboard's types (a paste event), whose DATA may come without a `mime` (kitty's kitten reads it so). */
+  constructor(opts: { maxBytes: number; id?: string; listing?: boolean }) {
     this.#maxBytes = opts.maxBytes;
     this.#id = opts.id ?? null;
+    this.#listing = opts.listing === true;
   }
 
   get finished(): boolean {
@@ -198,14 +209,15 @@ export class ReadAssembler {
     }
     switch (status) {
       case 'DATA': {
-        if (p.mime === null) return end({ kind: 'malformed', reason: 'a DATA packet without its type' });
-        if (p.mime !== this.#current && this.#parts.has(p.mime)) return end({ kind: 'malformed', reason: 'a type sent twice' });
-        this.#current = p.mime;
+        const mime = p.mime ?? (this.#listing ? '.' : null);
+        if (mime === null) return end({ kind: 'malformed', reason: 'a DATA packet without its type' });
+        if (mime !== this.#current && this.#parts.has(mime)) return end({ kind: 'malformed', reason: 'a type sent twice' });
+        this.#current = mime;
         this.#total += p.data.length;
         if (this.#total > this.#maxBytes) return end({ kind: 'too-large' });
-        const list = this.#parts.get(p.mime) ?? [];
+        const list = this.#parts.get(mime) ?? [];
         list.push(p.data);
-        this.#parts.set(p.mime, list);
+        this.#parts.set(mime, list);
         return { kind: 'more' };
       }
       case 'DONE': {

@@ -29,7 +29,7 @@ export interface TerminalLink {
   log?: (line: string) => void;
 }
 
-/** A paste the terminal told of (paste events, mode 5522): the types its clipboard offers, and the one-use password. */
+/** A paste the terminal told of (paste events, mode 5522): the types its clipboard offers, and the one-use password (base64, as sent). */
 export interface PasteEvent {
   offered: readonly string[];
   pw: string | null;
@@ -135,7 +135,7 @@ export class TerminalClipboardReader implements ClipboardReader {
       return this.#malformed('a clipboard packet not of the OSC 5522 form');
     }
     if (p.type !== 'read') return drop(`a packet of type ${p.type} that no read asked for`);
-    if (p.status === 'OK') this.#event = new ReadAssembler({ maxBytes: MAX_EVENT_BYTES });
+    if (p.status === 'OK') this.#event = new ReadAssembler({ maxBytes: MAX_EVENT_BYTES, listing: true });
     if (this.#event === null) return drop('a late answer, or one no read asked for');
     const o = this.#event.push(p);
     if (o.kind === 'more') return;
