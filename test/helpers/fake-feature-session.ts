@@ -12,6 +12,7 @@ import type {
   HostActionRecord,
   InputHook,
   InputHookKind,
+  InputTap,
   PaletteOpening,
   SessionAction,
   ShownTarget,
@@ -76,6 +77,12 @@ export class FakeFeatureSession implements FeatureSession {
   emitFrame(f: ServerFrame): void {
     this.frameEmitter.fire(f);
   }
+  readonly welcomeEmitter = new Emitter<{ sessions: number; features: Features | null }>();
+  readonly onWelcome = this.welcomeEmitter.event;
+  /** Plays the capsule's Welcome to the features. */
+  welcome(): void {
+    this.welcomeEmitter.fire({ sessions: 1, features: this.features });
+  }
   gesture(g: Gesture): void {
     this.gestures.push(g);
     this.gate.record(g);
@@ -88,6 +95,12 @@ export class FakeFeatureSession implements FeatureSession {
   addInputHook(kind: InputHookKind, hook: InputHook): Disposable {
     this.hooks.set(kind, hook);
     return toDisposable(() => this.hooks.delete(kind));
+  }
+  /** The input taps features added (the terminal clipboard's), first added first. */
+  readonly inputTaps: InputTap[] = [];
+  addInputTap(tap: InputTap): Disposable {
+    this.inputTaps.push(tap);
+    return toDisposable(() => this.inputTaps.splice(this.inputTaps.indexOf(tap), 1));
   }
   holdInput(): Disposable {
     this.holds++;

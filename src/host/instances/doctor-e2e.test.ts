@@ -35,6 +35,15 @@ test('doctor: a missing clipboard tool is an error whose fix is the install comm
   assert.match(c.fix ?? '', /apt-get install xclip/);
 });
 
+test('doctor: over SSH with no clipboard, the clipboard is the operator terminal (OSC 5522)', async (t) => {
+  const c = byName(await runDoctor({ ...base(t), SSH_CONNECTION: '10.0.0.1 5000 10.0.0.2 22' }), 'clipboard');
+  assert.equal(c.status, 'ok', JSON.stringify(c));
+  assert.match(
+    c.detail,
+    /^your terminal, through the kitty clipboard protocol \(OSC 5522; kitty and Ghostty speak it\) \(no local clipboard and the session is remote/,
+  );
+});
+
 test('doctor: opener, keys and downloads report their configuration and fixes', async (t) => {
   const env: NodeJS.ProcessEnv = { ...base(t), JACKIN_CLIPBOARD: 'none', JACKIN_OPENER: '/nonexistent/opener --flag', JACKIN_PALETTE_KEY: 'ctrl+v' };
   const checks = await runDoctor(env);

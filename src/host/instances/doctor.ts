@@ -130,6 +130,12 @@ async function checkClipboard(env: NodeJS.ProcessEnv): Promise<Check> {
         detail: `disabled (${reason}); Ctrl+V goes to the program`,
         fix: 'unset JACKIN_CLIPBOARD to paste images',
       };
+    case 'terminal':
+      return {
+        name: 'clipboard',
+        status: 'ok',
+        detail: `your terminal, through the kitty clipboard protocol (OSC 5522; kitty and Ghostty speak it) (${reason})`,
+      };
     case 'unavailable':
       return {
         name: 'clipboard',

@@ -12,6 +12,7 @@ import type { ClientFrame, Features, ServerFrame } from '../../protocol/index.ts
 import type { ClipboardContent, ClipboardReader } from '../platform/clipboard/types.ts';
 import { imageFrames, installPasteFeature, pasteFilePathsEnabled, pasteImagePathsEnabled } from './paste-feature.ts';
 import { InputScanner } from '../terminal/input-scan.ts';
+import { TerminalClipboardReader } from '../platform/clipboard/terminal-reader.ts';
 
 const png = readFileSync(new URL('../../../test/fixtures/images/sample.png', import.meta.url));
 
@@ -457,4 +458,87 @@ test('file paste: a pasted symlink that leads elsewhere is read only after the o
   await direct.settled();
   assert.deepEqual(direct.s.confirms, []);
   assert.equal(direct.connects(), 1);
+});
+
+/** A stand-in terminal behind the fake session: answers 5522 questions through the session's input taps. */
+function terminalClipboard(s: FakeSession, answer: (id: string, meta: string) => string) {
+  const asked: string[] = [];
+  const push = (text: string): void => {
+    let rest: Buffer = Buffer.from(text, 'latin1');
+    for (const tap of s.inputTaps) rest = tap.take(rest);
+    // What the taps leave is typing; the scanner finds whole packets when no read is out.
+    for (const ev of new InputScanner().push(rest)) {
+      if (ev.type === 'reply' && ev.kind === 'kitty-clipboard') for (const tap of s.inputTaps) tap.reply(ev.raw.subarray(2, -2));
+    }
+  };
+  const reader = new TerminalClipboardReader(
+    {
+      write: (bytes) => {
+        const q = bytes.toString('latin1');
+        asked.push(q);
+        if (q === '\x1b[?5522$p') setImmediate(() => push('\x1b[?5522;2$y'));
+        const m = /^\x1b\]5522;(type=read:id=([^:;]+)[^;]*);/.exec(q);
+        if (m !== null) setImmediate(() => push(answer(m[2]!, m[1]!)));
+      },
+    },
+    'test',
+    { timeoutMs: 2000, maxBytes: 1 << 20 },
+  );
+  return { reader, asked, push };
+}
+
+const pkt = (meta: string, payload?: string): string => `\x1b]5522;${meta}${payload === undefined ? '' : `;${payload}`}\x1b\\`;
+const pngAnswer = (id: string): string =>
+  pkt(`type=read:status=OK:id=${id}`) +
+  pkt(`type=read:status=DATA:mime=${Buffer.from('image/png').toString('base64')}:id=${id}`, png.toString('base64')) +
+  pkt(`type=read:status=DONE:id=${id}`);
+
+test('terminal clipboard: Ctrl+V reads the PNG from the operator terminal and sends it as a clipboard image; EPERM is a notice with its code', async () => {
+  const s = new FakeSession(OURS);
+  const t = terminalClipboard(s, pngAnswer);
+  const f = installPasteFeature(s, { reader: t.reader });
+  const out = await f.trigger({ kind: 'key', raw: Buffer.from([0x16]) }, 'paste');
+  assert.equal(out.kind, 'staged');
+  const body = s.sent[0]?.type === 'AttachControl' ? s.sent[0].body : null;
+  assert.ok(body?.kind === 'ClipboardImage' && body.bytes.equals(png));
+  assert.deepEqual(s.program, [], 'no 0x16 and none of the terminal bytes reach the program');
+
+  const denied = new FakeSession(OURS);
+  const d = terminalClipboard(denied, (id) => pkt(`type=read:status=EPERM:id=${id}`));
+  const got = await installPasteFeature(denied, { reader: d.reader }).trigger({ kind: 'action', source: 'clipboard' }, 'paste');
+  assert.deepEqual([got.kind, got.kind === 'failed' ? got.code : null], ['failed', 'E_TERMINAL_CLIPBOARD_DENIED']);
+  assert.match(denied.notices[0]!.text, /^Image not pasted: your terminal refused to share its clipboard \(EPERM\)/);
+  assert.equal(denied.sent.length, 0);
+});
+
+test('terminal clipboard: paste events go on after Welcome when the terminal speaks 5522; a paste event with an image reads it with its password', async () => {
+  const s = new FakeSession(OURS);
+  const t = terminalClipboard(s, pngAnswer);
+  const f = installPasteFeature(s, { reader: t.reader });
+  s.welcome();
+  await pollUntil('paste events on', () => s.hostNeeds.length > 0);
+  assert.deepEqual(s.hostNeeds, [{ pasteEvents: true }]);
+  const pw = Buffer.from('one-use').toString('base64');
+  t.push(
+    pkt(`type=read:status=OK:pw=${pw}`) +
+      pkt(`type=read:status=DATA:mime=${Buffer.from('.').toString('base64')}`, Buffer.from('text/plain image/png').toString('base64')) +
+      pkt('type=read:status=DONE'),
+  );
+  await pollUntil('the image sent', () => s.sent.length > 0);
+  assert.match(t.asked.at(-1)!, new RegExp(`^\\x1b\\]5522;type=read:id=[^:]+:pw=${pw}:name=`));
+  await pollUntil('the staged notice', () => s.notices.length > 0);
+  f.dispose();
+  assert.deepEqual(s.hostNeeds.at(-1), { pasteEvents: false });
+});
+
+test('terminal clipboard: a malformed packet from the terminal is dropped with one notice, never typed', async () => {
+  const s = new FakeSession(OURS);
+  const t = terminalClipboard(s, pngAnswer);
+  installPasteFeature(s, { reader: t.reader });
+  t.push(pkt('type=read:status=OK', 'not base64!'));
+  t.push(pkt('type=read:status=OK', 'still not!'));
+  assert.equal(s.notices.length, 1);
+  assert.match(s.notices[0]!.text, /^Dropped a clipboard packet not of the OSC 5522 form from your terminal \(E_TERMINAL_CLIPBOARD_MALFORMED\)/);
+  assert.deepEqual(s.program, []);
+  assert.equal(s.sent.length, 0);
 });

@@ -29,8 +29,9 @@ import type { Transport } from '../../transport/transport.ts';
 import { contentImage } from '../platform/clipboard/acquire.ts';
 import { hasImageSignature, readImageFile } from '../platform/clipboard/read-image-file.ts';
 import { selectClipboardReader } from '../platform/clipboard/select.ts';
+import { TerminalClipboardReader, type PasteEvent } from '../platform/clipboard/terminal-reader.ts';
 import type { HostServices } from '../platform/host-services.ts';
-import type { ClipboardReader } from '../platform/clipboard/types.ts';
+import type { ClipboardContent, ClipboardReader } from '../platform/clipboard/types.ts';
 import { parsePastedPath } from '../platform/pasted-path.ts';
 import { parsePastedPaths, renderPath, rewritePaste, type PastedPaths } from '../platform/pasted-paths.ts';
 import type { FeatureSession } from '../session/feature-session.ts';
@@ -43,7 +44,9 @@ export type PasteSession = Pick<
   FeatureSession,
   | 'features'
   | 'onFrame'
+  | 'onWelcome'
   | 'addInputHook'
+  | 'addInputTap'
   | 'registerAction'
   | 'holdInput'
   | 'notify'
@@ -54,6 +57,7 @@ export type PasteSession = Pick<
   | 'sendInput'
   | 'drained'
   | 'programModes'
+  | 'setHostNeeds'
 >;
 
 export interface PasteFeatureOptions {
@@ -83,7 +87,9 @@ export type PasteTrigger =
   /** A bracketed paste that is one absolute path: not a readable image → the paste goes through as is. */
   | { kind: 'pasted-path'; content: Buffer; path: string }
   /** A palette action or an upstream capsule's request: no image → a notice. */
-  | { kind: 'action'; source: 'clipboard' | 'clipboard-path' };
+  | { kind: 'action'; source: 'clipboard' | 'clipboard-path' }
+  /** The terminal told of a paste with an image on its clipboard (paste events, mode 5522): read it with `pw`. */
+  | { kind: 'terminal-paste'; pw: string | null };
 
 export type PasteOutcome =
   | ImageSendOutcome
@@ -103,6 +109,8 @@ const NOT_AN_IMAGE_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'E_NO_CLIPBOARD_IMAGE',
   'E_PATH_UNREADABLE',
 ]);
+/** Text types a terminal paste event is read as, best first. */
+const TEXT_TYPES = ['text/plain;charset=utf-8', 'text/plain'];
 const PASTE_START = Buffer.from('\x1b[200~');
 const PASTE_END = Buffer.from('\x1b[201~');
 
@@ -138,12 +146,21 @@ export class PasteFeature implements Disposable {
     this.#env = opts.env ?? opts.services?.env ?? process.env;
     this.#reader = opts.reader;
     this.#services = opts.services;
+    if (opts.reader !== undefined) this.#tapTerminal(opts.reader);
     this.#maxBytes = opts.maxBytes ?? DEFAULT_MAX_IMAGE_BYTES;
     this.#connect = opts.connect;
     this.#record = opts.record;
     const store = this.#store;
     this.#images = store.add(new ImageSender(session, opts.responseTimeoutMs ?? DEFAULT_RESPONSE_TIMEOUT_MS));
     store.add(session.onFrame((f) => this.#onFrame(f)));
+    let welcomed = false;
+    store.add(
+      session.onWelcome(() => {
+        if (welcomed) return;
+        welcomed = true;
+        this.#startPasteEvents();
+      }),
+    );
     store.add(session.addInputHook('pasteKey', (ev) => this.onPasteKey(ev)));
     store.add(session.addInputHook('paste', (ev) => this.onPaste(ev)));
     const action = (id: string, title: string, key: string, trigger: PasteTrigger, mode: PasteMode) =>
@@ -226,8 +243,79 @@ export class PasteFeature implements Disposable {
   readonly #confirmRedirect = (given: string, real: string): Promise<boolean> => this.#s.confirm({ kind: 'stage', target: real, label: given });
 
   #reader_(): ClipboardReader {
-    this.#reader ??= this.#services?.clipboardReader ?? selectClipboardReader(this.#env);
+    if (this.#reader === undefined) {
+      const reader = this.#services?.clipboardReader ?? selectClipboardReader(this.#env);
+      this.#reader = reader;
+      this.#tapTerminal(reader);
+    }
     return this.#reader;
+  }
+
+  /** The terminal's clipboard answers on the input: its reader sees every read first (terminal-reader.ts). */
+  #tapTerminal(reader: ClipboardReader): void {
+    if (!(reader instanceof TerminalClipboardReader)) return;
+    this.#store.add(this.#s.addInputTap({ take: (chunk) => reader.take(chunk), reply: (body) => reader.reply(body), attach: (feed) => reader.attach(feed) }));
+    reader.onPasteEvent = (ev) => this.#pasteEvent(ev);
+    let told = false;
+    reader.onMalformed = (why) => {
+      // Once a session: a terminal that keeps sending such packets must not bury the screen in notices.
+      if (told) return;
+      told = true;
+      this.#s.notify('warning', `Dropped ${why} from your terminal (E_TERMINAL_CLIPBOARD_MALFORMED); nothing of it was pasted`);
+    };
+    this.#store.add({ dispose: () => ((reader.onPasteEvent = null), (reader.onMalformed = null)) });
+  }
+
+  /**
+   * With the terminal as the clipboard: once the capsule welcomed the session (the terminal is raw, its answer
+   * cannot echo), asks whether it speaks OSC 5522 and, if so, turns paste events on for the session (the
+   * terminal's restore turns them off). Never delays the start: the question runs beside the session.
+   */
+  #startPasteEvents(): void {
+    let reader: ClipboardReader;
+    try {
+      reader = this.#reader_();
+    } catch {
+      return; // a bad JACKIN_CLIPBOARD is told at the first paste
+    }
+    if (!(reader instanceof TerminalClipboardReader)) return;
+    void reader.supported().then((yes) => {
+      if (!yes || this.#store.isDisposed) return;
+      this.#s.setHostNeeds({ pasteEvents: true });
+      this.#store.add({ dispose: () => this.#s.setHostNeeds({ pasteEvents: false }) });
+    });
+  }
+
+  /**
+   * The terminal told of a paste (its own paste key, with paste events on): an image is read and pasted as
+   * Ctrl+V pastes one; text is read and pasted as the terminal would have (pasted paths included); else a notice.
+   */
+  #pasteEvent(ev: PasteEvent): void {
+    if (ev.offered.includes('image/png')) {
+      void this.trigger({ kind: 'terminal-paste', pw: ev.pw }, 'paste');
+      return;
+    }
+    const text = TEXT_TYPES.find((t) => ev.offered.includes(t));
+    if (text === undefined) {
+      this.#s.notify('warning', "Nothing pasted: your terminal's clipboard holds neither a PNG image nor text");
+      return;
+    }
+    void this.#enqueue(async () => {
+      const reader = this.#reader_();
+      if (!(reader instanceof TerminalClipboardReader)) return;
+      let bytes: Buffer | null;
+      try {
+        bytes = await reader.read(text, ev.pw);
+      } catch (e) {
+        this.#s.notify('error', `Text not pasted: ${e instanceof Error ? e.message : String(e)}`);
+        return;
+      }
+      if (bytes === null || bytes.length === 0) return;
+      // Bracket markers inside the text would end the paste early: the rest would reach the program as typed.
+      const content = Buffer.from(bytes.toString('latin1').replaceAll('\x1b[200~', '').replaceAll('\x1b[201~', ''), 'latin1');
+      const paste: InputEvent = { type: 'paste', content, raw: Buffer.concat([PASTE_START, content, PASTE_END]) };
+      if (!this.onPaste(paste)) this.#typePaste(content);
+    });
   }
 
   /** Types `text` into the program as a paste: in bracketed-paste markers when the program asked for them. */
@@ -264,6 +352,10 @@ export class PasteFeature implements Disposable {
       case 'pasted-path':
         this.#typePaste(trigger.content);
         return { kind: 'passed-through' };
+      case 'terminal-paste':
+        this.#s.notify('warning', "Image not pasted: your terminal's clipboard no longer holds it");
+        this.#logFailed(trigger, 'no image on the terminal clipboard');
+        return { kind: 'no-image' };
       case 'action': {
         const why = trigger.source === 'clipboard-path' ? 'the host clipboard names no image file' : 'no image on the host clipboard';
         this.#s.notify(
@@ -300,6 +392,13 @@ export class PasteFeature implements Disposable {
           return path === null ? null : image(await readImageFile(path, this.#maxBytes, this.#confirmRedirect));
         }
         return image(await contentImage(await this.#reader_().readImage(), this.#reader_().name, this.#maxBytes, this.#confirmRedirect));
+      case 'terminal-paste': {
+        const reader = this.#reader_();
+        if (!(reader instanceof TerminalClipboardReader)) return null;
+        const bytes = await reader.read('image/png', trigger.pw);
+        const got: ClipboardContent | null = bytes === null ? null : { kind: 'image', bytes, mimeType: 'image/png', offered: ['image/png'] };
+        return image(await contentImage(got, reader.name, this.#maxBytes));
+      }
       case 'key':
       case 'empty-paste': {
         const reader = this.#reader_();
@@ -321,7 +420,8 @@ export class PasteFeature implements Disposable {
   #acquireFailed(trigger: PasteTrigger, e: unknown): PasteOutcome {
     const code = e instanceof JackinError ? e.code : 'E_INTERNAL';
     const message = e instanceof Error ? e.message : String(e);
-    const missing = code === 'E_CLIPBOARD_BACKEND_MISSING' || code === 'E_BAD_CLIPBOARD_BACKEND';
+    // The terminal as clipboard that cannot send images is no clipboard either, for the paste key.
+    const missing = code === 'E_CLIPBOARD_BACKEND_MISSING' || code === 'E_BAD_CLIPBOARD_BACKEND' || code === 'E_TERMINAL_NO_IMAGES';
     if (trigger.kind === 'pasted-path') {
       // A real image we cannot send (too large): the text still goes through, and the operator learns why.
       this.#typePaste(trigger.content);

@@ -29,7 +29,7 @@ export interface HostServices {
 
 export interface HostServicesOptions {
   readonly env?: NodeJS.ProcessEnv;
-  /** Writes to the operator's terminal (the text writer's OSC 52 fallback); needed only for `textWriter`. */
+  /** Writes to the operator's terminal (the text writer's OSC 52 fallback, the terminal clipboard's questions). */
   readonly writeTerminal?: (bytes: Buffer) => void;
   /** Operator-configured extra URL schemes the opener accepts. */
   readonly extraSchemes?: readonly string[];
@@ -74,7 +74,8 @@ class SessionHostServices implements HostServices {
     const env = o.env ?? process.env;
     this.env = env;
     this.#opener = new Lazy(() => createOpener({ env, ...(o.extraSchemes === undefined ? {} : { extraSchemes: o.extraSchemes }) }));
-    this.#reader = new Lazy(() => selectClipboardReader(env));
+    // The terminal backend asks the operator's terminal (OSC 5522), so it needs to write to it.
+    this.#reader = new Lazy(() => selectClipboardReader(env, undefined, o.writeTerminal === undefined ? undefined : { write: o.writeTerminal }));
     this.#writer = new Lazy(() => {
       if (o.writeTerminal === undefined) throw new TypeError("a clipboard text writer needs the operator's terminal (writeTerminal)");
       return selectTextWriter(env, o.writeTerminal);

@@ -40,6 +40,7 @@ import type {
   HostActionRecord,
   InputHook,
   InputHookKind,
+  InputTap,
   PaletteOpening,
   SessionAction,
   TargetEntry,
@@ -243,6 +244,11 @@ export class AttachSession implements FeatureSession {
   /** Lets a feature claim paste-key, paste or mouse events; disposing releases them. */
   addInputHook(kind: InputHookKind, hook: InputHook): Disposable {
     return this.#input.addHook(kind, hook);
+  }
+
+  /** Lets a feature see every read from the terminal first (the answers to its own questions); disposing removes it. */
+  addInputTap(tap: InputTap): Disposable {
+    return this.#input.addTap(tap);
   }
 
   /** Records an operator gesture (features report modifier-clicks). */

@@ -109,6 +109,8 @@ export interface SessionFrames {
   readonly features: Features | null;
   /** Server frames the session does not handle itself (host requests, answers to features' requests). */
   readonly onFrame: Event<ServerFrame>;
+  /** The capsule's Welcome (the terminal is raw by then): what a feature asks of the terminal waits for it. */
+  readonly onWelcome: Event<{ sessions: number; features: Features | null }>;
   /** Sends a client frame; false means the transport is full (await `drained`) or the session ended. */
   sendFrame(f: ClientFrame): boolean;
   /** Resolves once the transport takes more bytes, or when the session ends. */
@@ -170,10 +172,24 @@ export interface SessionRequests {
   urlOpenSteps(href: string): UrlOpenStep[];
 }
 
+/**
+ * Sees every read from the operator's terminal before anything else (before input is held): takes out what
+ * is an answer to the host's own question (the terminal's clipboard, OSC 5522) and returns the rest.
+ * `reply` gets an OSC 5522 packet body the scanner found whole (no tap was taking answers then).
+ */
+export interface InputTap {
+  take(chunk: Buffer): Buffer;
+  reply(body: Buffer): void;
+  /** Given, at addTap, the way to hand bytes it held back to the keyboard later (as a read of its own). */
+  attach?(feed: (bytes: Buffer) => void): void;
+}
+
 /** The operator's keyboard. */
 export interface SessionInput {
   /** Claims one kind of input event (the newest hook of a kind is asked first); disposing releases it. */
   addInputHook(kind: InputHookKind, hook: InputHook): Disposable;
+  /** Sees every read from the terminal before anything else (the answers to a feature's own questions). */
+  addInputTap(tap: InputTap): Disposable;
   /** Holds typed input until disposed (an image paste in progress): keys reach the program after it, in order. */
   holdInput(): Disposable;
   /** Sends bytes to the program as typed input. */

@@ -352,3 +352,29 @@ test('input router: an Escape and a Ctrl+V read apart while input is held stay t
   assert.deepEqual(claimed, ['\x16', '\x16'], 'the second Ctrl+V is the paste key, not Alt+Ctrl+V');
   assert.deepEqual(s.typed.join(''), '\x1b\x1b[A');
 });
+
+test('input router: a tap sees every read first, even while input is held; an OSC 5522 packet the scanner finds goes to the taps, never the program', () => {
+  const s = setup();
+  const seen: string[] = [];
+  const bodies: string[] = [];
+  const tap = s.router.addTap({
+    take: (chunk) => (seen.push(chunk.toString('latin1')), Buffer.from(chunk.toString('latin1').replace('ANSWER', ''), 'latin1')),
+    reply: (body) => bodies.push(body.toString('latin1')),
+  });
+  const hold = s.router.hold();
+  s.router.push(Buffer.from('aANSWERb'));
+  assert.deepEqual(seen, ['aANSWERb']);
+  assert.deepEqual(s.typed, []);
+  hold.dispose();
+  assert.deepEqual(s.typed, ['ab']);
+  // A read the tap takes whole is no read at all.
+  s.router.push(Buffer.from('ANSWER'));
+  assert.deepEqual(s.typed, ['ab']);
+  s.router.push(Buffer.from('\x1b]5522;type=read:status=OK\x1b\\x'));
+  assert.deepEqual(bodies, ['5522;type=read:status=OK']);
+  assert.deepEqual(s.typed, ['ab', 'x']);
+  tap.dispose();
+  s.router.push(Buffer.from('\x1b]5522;type=read:status=DONE\x07'));
+  assert.deepEqual(bodies, ['5522;type=read:status=OK']);
+  assert.deepEqual(s.typed, ['ab', 'x']);
+});

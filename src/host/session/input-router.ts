@@ -13,7 +13,7 @@
  * which features the capsule has (a paste or a click acted on before would go out without them).
  */
 import { DisposableStore, toDisposable, type Disposable } from '../../disposable.ts';
-import type { Gesture, InputHook, InputHookKind } from './feature-session.ts';
+import type { Gesture, InputHook, InputHookKind, InputTap } from './feature-session.ts';
 import { InputScanner, type InputEvent, type InputScannerOptions } from '../terminal/input-scan.ts';
 import { encodeForProgram } from '../terminal/mouse-report.ts';
 import type { ModalStack } from './modal-stack.ts';
@@ -68,6 +68,7 @@ export interface InputRouterOptions {
 export class InputRouter implements Disposable {
   readonly #scanner: InputScanner;
   readonly #hooks: Record<InputHookKind, InputHook[]> = { pasteKey: [], paste: [], mouse: [] };
+  readonly #taps: InputTap[] = [];
   readonly #store = new DisposableStore();
   #flushTimer: NodeJS.Timeout | undefined;
   /**
@@ -103,6 +104,16 @@ export class InputRouter implements Disposable {
     });
   }
 
+  /** Adds a tap that sees every read first (see InputTap); disposing removes it. */
+  addTap(tap: InputTap): Disposable {
+    this.#taps.push(tap);
+    tap.attach?.((bytes) => this.push(bytes));
+    return toDisposable(() => {
+      const at = this.#taps.indexOf(tap);
+      if (at >= 0) this.#taps.splice(at, 1);
+    });
+  }
+
   /** Holds typed input until the result is disposed; holds nest. */
   hold(): Disposable {
     this.#holds += 1;
@@ -134,8 +145,11 @@ export class InputRouter implements Disposable {
   }
 
   /** Bytes read from the operator's terminal. */
-  push(chunk: Buffer): void {
+  push(read: Buffer): void {
     if (!this.#o.active() || this.#store.isDisposed) return;
+    let chunk = read;
+    for (const tap of this.#taps) chunk = tap.take(chunk);
+    if (chunk.length === 0) return;
     this.#reads += 1;
     if (this.#held !== null) {
       // A feature holding input asks the operator (a pasted symlink's target): what is typed now answers
@@ -236,6 +250,13 @@ export class InputRouter implements Disposable {
       if (ev.type === 'reply') {
         // The host reads focus reports itself (they may be on for it alone), and passes them on only when asked.
         if (ev.kind === 'focus') this.#o.focusReport?.(ev.raw[ev.raw.length - 1] === 0x49);
+        if (ev.kind === 'kitty-clipboard') {
+          // Always the host's: the filter lets no OSC 5522 of the program out. Its body, without ESC ] and the terminator.
+          const body = ev.raw.subarray(2, ev.raw.length - (ev.raw[ev.raw.length - 1] === 0x07 ? 1 : 2));
+          for (const tap of this.#taps) tap.reply(body);
+          if (this.#taps.length === 0) this.#o.log?.('dropped a clipboard packet from the terminal (no terminal clipboard in use)');
+          continue;
+        }
         if (shouldForwardReply(ev.kind, this.#o.filter.expectations, this.#o.filter.program.focus)) this.#o.sendInput(ev.raw);
         else this.#o.log?.(`dropped a terminal reply (${ev.kind}) that no query let out`);
         continue;

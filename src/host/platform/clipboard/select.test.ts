@@ -13,6 +13,7 @@ test('select: JACKIN_CLIPBOARD forces a backend, whatever the platform', () => {
   assert.deepEqual(pick({ JACKIN_CLIPBOARD: 'windows' }), { kind: 'windows', wsl: true });
   assert.deepEqual(pick({ JACKIN_CLIPBOARD: 'windows' }, 'win32'), { kind: 'windows', wsl: false });
   assert.deepEqual(pick({ JACKIN_CLIPBOARD: 'none', DISPLAY: ':0' }), { kind: 'none' });
+  assert.deepEqual(pick({ JACKIN_CLIPBOARD: 'terminal', DISPLAY: ':0' }), { kind: 'terminal' });
   assert.deepEqual(pick({ JACKIN_CLIPBOARD: `command:my-clip --type 'image/png' a\\ b` }), {
     kind: 'command',
     argv: ['my-clip', '--type', 'image/png', 'a b'],
@@ -41,6 +42,19 @@ test('select: WAYLAND_DISPLAY, then DISPLAY, then macOS, then Windows/WSL', () =
   assert.deepEqual(pick({}, 'win32'), { kind: 'windows', wsl: false });
   assert.deepEqual(pick({}, 'linux', true), { kind: 'windows', wsl: true });
   assert.deepEqual(pick({}, 'linux'), { kind: 'unavailable' });
+});
+
+test('select: with no clipboard in a session over SSH, the operator terminal is the clipboard; a display still wins', () => {
+  assert.deepEqual(chooseBackend({ env: { SSH_CONNECTION: '10.0.0.1 5000 10.0.0.2 22' }, platform: 'linux', wsl: false }), {
+    choice: { kind: 'terminal' },
+    reason: 'no local clipboard and the session is remote (SSH_CONNECTION is set)',
+  });
+  assert.deepEqual(pick({ SSH_TTY: '/dev/pts/3' }), { kind: 'terminal' });
+  assert.deepEqual(pick({ SSH_CONNECTION: 'x', DISPLAY: 'localhost:10.0' }), { kind: 'xclip' });
+  assert.deepEqual(pick({ SSH_CONNECTION: 'x' }, 'darwin'), { kind: 'macos' });
+  // Without a terminal to ask (no writer given), the terminal backend is no clipboard.
+  assert.equal(createReader({ kind: 'terminal' }, 'JACKIN_CLIPBOARD=terminal', {}).name, 'unavailable');
+  assert.equal(createReader({ kind: 'terminal' }, 'JACKIN_CLIPBOARD=terminal', {}, undefined, { write: () => {} }).name, 'terminal');
 });
 
 test('select: no clipboard at all is E_CLIPBOARD_BACKEND_MISSING on read; none reads nothing', async () => {

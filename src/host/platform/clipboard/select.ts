@@ -1,6 +1,7 @@
 /**
  * Chooses the clipboard backend once per process: `JACKIN_CLIPBOARD` forces one, else WAYLAND_DISPLAY →
- * wl-paste, DISPLAY → xclip, macOS → osascript helper, Windows or WSL → PowerShell helper.
+ * wl-paste, DISPLAY → xclip, macOS → osascript helper, Windows or WSL → PowerShell helper; with none of
+ * these in a session reached over SSH (SSH_CONNECTION or SSH_TTY), the operator's terminal (OSC 5522).
  */
 import { readFileSync } from 'node:fs';
 import { JackinError } from '../../../errors.ts';
@@ -10,6 +11,7 @@ import { createCommandReader } from './command-reader.ts';
 import { createMacosReader, WindowsReader } from './native-reader.ts';
 import { splitShellWords } from '../shell-words.ts';
 import { createWlPasteReader, createXclipReader } from './targets-reader.ts';
+import { TerminalClipboardReader, type TerminalLink } from './terminal-reader.ts';
 import type { ClipboardReader, ReadLimits } from './types.ts';
 
 export type BackendChoice =
@@ -18,6 +20,8 @@ export type BackendChoice =
   | { kind: 'macos' }
   | { kind: 'windows'; wsl: boolean }
   | { kind: 'none' }
+  /** The operator's terminal, through the kitty clipboard protocol (terminal-reader.ts). */
+  | { kind: 'terminal' }
   | { kind: 'command'; argv: string[] }
   | { kind: 'unavailable' };
 
@@ -36,7 +40,7 @@ const DEFAULT_READ_LIMITS: ReadLimits = {
   maxBytes: DEFAULT_MAX_IMAGE_BYTES,
 };
 
-const FORCED = ['wl-paste', 'xclip', 'macos', 'windows', 'none'] as const;
+const FORCED = ['wl-paste', 'xclip', 'macos', 'windows', 'terminal', 'none'] as const;
 
 /** The backend and why (an off-word is none); throws E_BAD_CLIPBOARD_BACKEND for an unknown JACKIN_CLIPBOARD value. Pure. */
 export function chooseBackend({ env, platform, wsl }: ChoiceInput): { choice: BackendChoice; reason: string } {
@@ -63,6 +67,7 @@ export function chooseBackend({ env, platform, wsl }: ChoiceInput): { choice: Ba
       case 'wl-paste':
       case 'xclip':
       case 'macos':
+      case 'terminal':
       case 'none':
         return { choice: { kind: name }, reason };
       default: {
@@ -76,6 +81,13 @@ export function chooseBackend({ env, platform, wsl }: ChoiceInput): { choice: Ba
   if (platform === 'darwin') return { choice: { kind: 'macos' }, reason: 'macOS' };
   if (platform === 'win32') return { choice: { kind: 'windows', wsl: false }, reason: 'Windows' };
   if (wsl) return { choice: { kind: 'windows', wsl: true }, reason: 'WSL without a display' };
+  // No clipboard here, and the operator sits at the other end of SSH: their terminal may send its clipboard.
+  if (env.SSH_CONNECTION || env.SSH_TTY) {
+    return {
+      choice: { kind: 'terminal' },
+      reason: `no local clipboard and the session is remote (${env.SSH_CONNECTION ? 'SSH_CONNECTION' : 'SSH_TTY'} is set)`,
+    };
+  }
   return { choice: { kind: 'unavailable' }, reason: 'neither WAYLAND_DISPLAY nor DISPLAY is set' };
 }
 
@@ -90,8 +102,17 @@ export function detectWsl(env: NodeJS.ProcessEnv = process.env): boolean {
   }
 }
 
-/** The reader for `choice`. */
-export function createReader(choice: BackendChoice, reason: string, env: NodeJS.ProcessEnv, limits: ReadLimits = DEFAULT_READ_LIMITS): ClipboardReader {
+/**
+ * The reader for `choice`. The terminal backend needs the operator's terminal (`terminal`); without one (a
+ * session with no terminal) it is no clipboard at all.
+ */
+export function createReader(
+  choice: BackendChoice,
+  reason: string,
+  env: NodeJS.ProcessEnv,
+  limits: ReadLimits = DEFAULT_READ_LIMITS,
+  terminal?: TerminalLink,
+): ClipboardReader {
   switch (choice.kind) {
     case 'xclip':
       return createXclipReader(limits, env, reason);
@@ -105,6 +126,9 @@ export function createReader(choice: BackendChoice, reason: string, env: NodeJS.
       return createCommandReader(choice.argv, limits, env, reason);
     case 'none':
       return { name: 'none', reason, readImage: async () => null, readPath: async () => null };
+    case 'terminal':
+      if (terminal !== undefined) return new TerminalClipboardReader(terminal, reason, limits);
+      return createReader({ kind: 'unavailable' }, `${reason}, but jackin has no terminal here`, env, limits);
     case 'unavailable': {
       const missing = (): never => {
         throw new JackinError(
@@ -121,8 +145,12 @@ export function createReader(choice: BackendChoice, reason: string, env: NodeJS.
   }
 }
 
-/** The platform's reader, chosen once from the process environment. */
-export function selectClipboardReader(env: NodeJS.ProcessEnv = process.env, limits: ReadLimits = DEFAULT_READ_LIMITS): ClipboardReader {
+/** The platform's reader, chosen once from the process environment (`terminal`: the operator's, for the terminal backend). */
+export function selectClipboardReader(
+  env: NodeJS.ProcessEnv = process.env,
+  limits: ReadLimits = DEFAULT_READ_LIMITS,
+  terminal?: TerminalLink,
+): ClipboardReader {
   const { choice, reason } = chooseBackend({ env, platform: process.platform, wsl: detectWsl(env) });
-  return createReader(choice, reason, env, limits);
+  return createReader(choice, reason, env, limits, terminal);
 }

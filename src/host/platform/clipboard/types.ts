@@ -3,8 +3,8 @@
  * served, and validation (src/policy/image-signature.ts) decides the format from those bytes afterwards.
  */
 
-/** The names a backend can have; `JACKIN_CLIPBOARD` forces one of the first six. */
-export type ClipboardBackendName = 'xclip' | 'wl-paste' | 'macos' | 'windows' | 'none' | 'command' | 'unavailable';
+/** The names a backend can have; `JACKIN_CLIPBOARD` forces one of the first seven. */
+export type ClipboardBackendName = 'xclip' | 'wl-paste' | 'macos' | 'windows' | 'terminal' | 'none' | 'command' | 'unavailable';
 
 /** Image bytes exactly as the clipboard owner served them, not yet validated. */
 interface ClipboardImage {

@@ -77,7 +77,8 @@ function runWriter(cmd: HelperCommand, input: Buffer, env: NodeJS.ProcessEnv, in
  * when no clipboard is reachable: the terminal, local or at the other end of SSH, may set its own).
  */
 export function createTextWriter(choice: BackendChoice, reason: string, env: NodeJS.ProcessEnv, writeTerminal: (bytes: Buffer) => void): ClipboardTextWriter {
-  if (choice.kind === 'unavailable') {
+  // The terminal's clipboard is written the way it is when none is reachable: OSC 52.
+  if (choice.kind === 'unavailable' || choice.kind === 'terminal') {
     return { name: 'your terminal (OSC 52)', reason, write: async (text) => writeTerminal(osc52Write(text)) };
   }
   const command = textWriteCommand(choice);

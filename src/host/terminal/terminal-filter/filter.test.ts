@@ -239,3 +239,13 @@ test('terminal filter: focus reporting is composed: on for the program or the ho
   // A soft reset turns the terminal's focus reporting off: the host's need is stated again.
   assert.equal(h.push(Buffer.from('\x1b[!p')).toString(), '\x1b[!p\x1b[?1006l\x1b[?2004l\x1b[?1004h');
 });
+
+test('terminal filter: paste events (?5522) are the host need alone: on and off as asked, stated again after a soft reset, off in the restore; the program cannot set them', () => {
+  const f = new TerminalFilter();
+  const none = { mouseCapture: false, bracketedPaste: false, focusReports: false };
+  assert.equal(f.setHostNeeds({ ...none, pasteEvents: true }).toString(), '\x1b[?5522h');
+  assert.equal(f.push(Buffer.from('\x1b[!p')).toString(), '\x1b[!p\x1b[?1006l\x1b[?2004l\x1b[?1004l\x1b[?5522h');
+  assert.equal(f.push(Buffer.from('\x1b[?5522l\x1b[?5522h')).toString(), '', "the program's own ?5522 never reaches the terminal");
+  assert.match(f.restoreSequence(), /\x1b\[\?5522l/);
+  assert.equal(f.setHostNeeds({ ...none, pasteEvents: false }).toString(), '\x1b[?5522l');
+});

@@ -28,6 +28,11 @@ export interface HostNeeds {
   bracketedPaste: boolean;
   /** Report focus in and out (`?1004`), so the host knows whether the operator looks (JACKIN_NOTIFY_BELL). */
   focusReports: boolean;
+  /**
+   * Paste events (kitty clipboard protocol, `?5522`): the terminal tells of a paste with its clipboard's types
+   * instead of pasting, so an image pasted with the terminal's own paste key can be read (a session over SSH).
+   */
+  pasteEvents?: boolean;
 }
 
 /** The modes the host composes (the others pass as the program sends them, or are the host's alone). */
@@ -37,6 +42,8 @@ export interface ComposedModes {
   bracketedPaste: boolean;
   /** Focus reporting: on when the program or the host wants it; reports reach the program only when it asked. */
   focus: boolean;
+  /** Paste events (`?5522`): the host's alone. */
+  pasteEvents?: boolean;
 }
 
 export const NO_HOST_NEEDS: HostNeeds = { mouseCapture: false, bracketedPaste: false, focusReports: false };
@@ -54,12 +61,14 @@ export function composeModes(p: ProgramModes, host: HostNeeds): ComposedModes {
   // SGR whenever a mouse mode is on: the input side parses SGR reports and hands the program its own
   // encoding (mouse-report.ts); legacy reports carry raw bytes that would read as keys in the palette.
   const focus = p.focus || host.focusReports;
-  if (p.mouse !== 0) return { mouse: p.mouse, sgrMouse: true, bracketedPaste: p.bracketedPaste || host.bracketedPaste, focus };
+  const events = host.pasteEvents === true ? { pasteEvents: true } : {};
+  if (p.mouse !== 0) return { mouse: p.mouse, sgrMouse: true, bracketedPaste: p.bracketedPaste || host.bracketedPaste, focus, ...events };
   return {
     mouse: host.mouseCapture ? 1000 : 0,
     sgrMouse: host.mouseCapture,
     bracketedPaste: p.bracketedPaste || host.bracketedPaste,
     focus,
+    ...events,
   };
 }
 
@@ -73,6 +82,7 @@ export function composedDiff(from: ComposedModes, to: ComposedModes): string {
   if (from.sgrMouse !== to.sgrMouse) s += `\x1b[?1006${to.sgrMouse ? 'h' : 'l'}`;
   if (from.bracketedPaste !== to.bracketedPaste) s += `\x1b[?2004${to.bracketedPaste ? 'h' : 'l'}`;
   if (from.focus !== to.focus) s += `\x1b[?1004${to.focus ? 'h' : 'l'}`;
+  if ((from.pasteEvents === true) !== (to.pasteEvents === true)) s += `\x1b[?5522${to.pasteEvents === true ? 'h' : 'l'}`;
   return s;
 }
 
@@ -85,7 +95,8 @@ export function composedAfterReset(from: ComposedModes, to: ComposedModes): stri
   let s = '';
   if (to.mouse !== 0) s += `\x1b[?${to.mouse}h`;
   else if (from.mouse !== 0) s += `\x1b[?${from.mouse}l`;
-  return `${s}\x1b[?1006${to.sgrMouse ? 'h' : 'l'}\x1b[?2004${to.bracketedPaste ? 'h' : 'l'}\x1b[?1004${to.focus ? 'h' : 'l'}`;
+  const events = to.pasteEvents === true ? '\x1b[?5522h' : '';
+  return `${s}\x1b[?1006${to.sgrMouse ? 'h' : 'l'}\x1b[?2004${to.bracketedPaste ? 'h' : 'l'}\x1b[?1004${to.focus ? 'h' : 'l'}${events}`;
 }
 
 /** What the program changed that a fixed reset cannot undo blindly (see restoreSequence). */
@@ -211,6 +222,7 @@ export function restoreSequence(t: TrackedState, holdsAltScreen = false): string
     '\x1b[?9l\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1005l\x1b[?1006l\x1b[?1015l\x1b[?1016l', // every mouse mode
     '\x1b[?2004l', // bracketed paste
     '\x1b[?1004l', // focus reporting
+    '\x1b[?5522l', // paste events (the host's, when it set them)
     '\x1b[?1l\x1b>\x1b[?66l', // normal cursor keys, numeric keypad
     '\x1b[?5l', // normal (not reverse) video
     '\x1b[?45l', // reverse wraparound

@@ -17,6 +17,7 @@ export type ReplyKind =
   | 'osc-color' // OSC 4/10/11/12 ; ... ST
   | 'focus' // CSI I, CSI O (focus reporting, the program's own mode)
   | 'clipboard' // OSC 52: never forwarded
+  | 'kitty-clipboard' // OSC 5522: the terminal's answer to the host's own clipboard read, never forwarded
   | 'other'; // any other report (window, DA3, DECRQSS, XTGETTCAP, APC...): never asked for, dropped
 
 /** Replies each kind may have outstanding; a query flood cannot make the host accept a reply flood. */
@@ -114,6 +115,7 @@ export function classifyStringReply(introducer: number, content: Buffer): ReplyK
   const semi = content.indexOf(0x3b);
   const ps = content.subarray(0, semi < 0 ? content.length : semi).toString('latin1');
   if (ps === '52') return 'clipboard';
+  if (ps === '5522') return 'kitty-clipboard';
   return ps === '4' || ps === '10' || ps === '11' || ps === '12' ? 'osc-color' : 'other';
 }
 
@@ -124,6 +126,7 @@ export function classifyStringReply(introducer: number, content: Buffer): ReplyK
 export function shouldForwardReply(kind: ReplyKind, expectations: ReplyExpectations, programFocus: boolean): boolean {
   switch (kind) {
     case 'clipboard':
+    case 'kitty-clipboard':
     case 'other':
       return false;
     case 'focus':
