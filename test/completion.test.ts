@@ -84,6 +84,8 @@ test('bash completes commands, options, choices and instance names with the scri
   assert.deepEqual(complete('forward', 'agent', ''), [], 'the port is not an instance');
   assert.deepEqual(complete('completion', ''), ['bash', 'zsh', 'fish']);
   assert.deepEqual(complete('ls', '--'), ['--json', '--help']);
+  assert.deepEqual(complete('runtime', ''), ['ls', 'fetch', 'rm']);
+  assert.deepEqual(complete('runtime', 'fetch', '--arch', ''), ['x64', 'arm64']);
 });
 
 test('fish completes with its script; zsh and fish parse theirs', (t) => {
@@ -101,6 +103,7 @@ test('fish completes with its script; zsh and fish parse theirs', (t) => {
   assert.deepEqual(fish('jackin attach --via '), ['docker', 'kubectl', 'podman']);
   assert.deepEqual(fish('jackin attach '), ['agent', 'box']);
   assert.deepEqual(fish('jackin stage --name '), ['agent', 'box']);
+  assert.deepEqual(fish('jackin runtime '), ['fetch', 'ls', 'rm']);
   const dir = testDir(t, 'jackin-completion-scripts-');
   for (const [shell, args] of [
     ['zsh', ['-n']],

@@ -66,7 +66,14 @@ function commandSpecs(program: Command): { commands: CommandSpec[]; options: Opt
             : first === undefined
               ? { kind: 'nothing' }
               : { kind: 'files' };
-    return { name: c.name(), description: c.description(), options: optionSpecs(c), positional };
+    const subcommands = help.visibleCommands(c).filter((sub) => sub.name() !== 'help');
+    if (subcommands.length === 0) return { name: c.name(), description: c.description(), options: optionSpecs(c), positional };
+    // A command with subcommands (`jackin runtime ls|fetch|rm`): its first word is one of them, and the
+    // subcommands' options complete after it (one list: the scripts know one level of commands).
+    const options = [...optionSpecs(c), ...subcommands.flatMap(optionSpecs)].filter(
+      (o, i, all) => all.findIndex((other) => other.names.join(' ') === o.names.join(' ')) === i,
+    );
+    return { name: c.name(), description: c.description(), options, positional: { kind: 'words', words: subcommands.map((sub) => sub.name()) } };
   });
   return { commands, options: optionSpecs(program) };
 }

