@@ -17,7 +17,6 @@ import {
   CONTAINER_LABEL,
   containerRunArgv,
   explainStartFailure,
-  imagePathFromEnv,
   DEFAULT_IMAGE_PATH,
   terminalIdentityEnv,
   type CapsuleSource,
@@ -38,6 +37,7 @@ import { waitForSocket } from '../transport/socket-wait.ts';
 import { inertText } from '../ui/inert-text.ts';
 import { startContainerReaper } from '../host/instances/container-reaper.ts';
 import { hostLibraries, ptyBinary } from '../host/instances/host-libraries.ts';
+import { imageFacts } from '../host/instances/image-facts.ts';
 import { CAPSULE_SOURCES, chooseCapsule, type CapsuleChoice, type CapsuleKind } from '../host/instances/capsule-choice.ts';
 import { ensureRuntime, type RuntimeArch } from '../host/runtime/runtime.ts';
 import { writeAll } from './command-kit.ts';
@@ -245,19 +245,6 @@ function imageInstanceName(image: string): string {
   return base.length > 0 ? base.slice(0, 64) : 'agent';
 }
 
-/** The image's architecture as the engine names it (amd64, arm64) and its PATH; null and the default PATH when it is not pulled yet (`run` pulls it). */
-async function inspectImage(engine: ContainerEngine, image: string): Promise<{ arch: string | null; path: string }> {
-  let out: string;
-  try {
-    out = (await engineCommand(engine, ['image', 'inspect', '--format', '{{.Architecture}} {{json .Config.Env}}', image])).trim();
-  } catch {
-    return { arch: null, path: DEFAULT_IMAGE_PATH };
-  }
-  const space = out.indexOf(' ');
-  const arch = space > 0 ? out.slice(0, space) : '';
-  return { arch: /^[A-Za-z0-9_/-]{1,32}$/.test(arch) ? arch : null, path: imagePathFromEnv(space > 0 ? out.slice(space + 1) : '') };
-}
-
 /** The container's last log lines, one line, for an error message. */
 async function logTail(engine: ContainerEngine, name: string): Promise<string> {
   try {
@@ -314,9 +301,14 @@ export async function runImageCommand(command: string[], flags: RunImageFlags, h
   const workspace = resolve(flags.workspace ?? process.cwd());
   const runDir = instanceRunDir(home, name);
   // The image's own jackin-capsule needs nothing of it; a lent Node needs its architecture and PATH.
-  const inspected = flags.capsule === 'image' ? { arch: null, path: DEFAULT_IMAGE_PATH } : await inspectImage(engine, image);
+  // An image not here yet is pulled first (not for --dry-run, which starts nothing): a guess could lend a
+  // Node of the wrong architecture.
+  const inspected =
+    flags.capsule === 'image' ? { arch: null, path: DEFAULT_IMAGE_PATH } : await imageFacts(engine, image, { pullMissing: flags.dryRun !== true, say });
   if (flags.capsule !== 'image' && inspected.arch === null && flags.verbose === true)
-    say(`image ${image} is not here yet (${engine} pulls it): taking this host's architecture (${process.arch}) for it`);
+    say(
+      `image ${image} is not here (${flags.dryRun === true ? 'not pulled for --dry-run' : 'its pull failed'}): taking this host's architecture (${process.arch}) for it`,
+    );
   const choice = chooseCapsule({
     asked: flags.capsule,
     platform: process.platform,
