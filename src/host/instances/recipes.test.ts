@@ -58,8 +58,8 @@ test("docs/guide.md: the five-minute compose service is the recipe for its jacki
   };
   const five = guideBlock('## Five minutes', 'yaml');
   assert.equal(five, composeRecipe(containerRunArgv(spec), { ...places, values: new Map([['HOME', '/home/agent']]) }));
-  // The command the section runs is the one the file was made from.
-  const sh = guideBlock('## Five minutes', 'sh');
+  // The command the file was made from is the section's Linux one (Claude Code on the host).
+  const sh = guideBlock('On Linux, Claude Code can also live on the host', 'sh');
   assert.match(sh, /jackin run --image node:24-bookworm --name claude \\\n\s+-e ANTHROPIC_API_KEY -e HOME=\/home\/agent \\\n/);
   assert.match(
     sh,
