@@ -54,6 +54,18 @@ if (lengthAt >= 0) {
   tmpdirLength = Number(args[lengthAt + 1]);
   args.splice(lengthAt, 2);
 }
+// --capsule runtime: every `jackin run --image` the tests start without --capsule lends the capsule runtime
+// (JACKIN_CAPSULE) instead of this host's Node, so the container tests run the path a macOS host takes.
+let capsule = null;
+const capsuleAt = args.indexOf('--capsule');
+if (capsuleAt >= 0) {
+  capsule = args[capsuleAt + 1];
+  args.splice(capsuleAt, 2);
+  if (!['host', 'runtime'].includes(capsule)) {
+    console.error('run-tests: --capsule takes host or runtime');
+    process.exit(2);
+  }
+}
 const filters = args;
 /** A unit test: beside its source, and not named as one that starts real programs. */
 const isUnit = (f) => f.startsWith('src/') && !f.endsWith('-e2e.test.ts');
@@ -119,7 +131,15 @@ chmodSync(runTmp, 0o711);
 const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', `--test-concurrency=${unit ? 4 : 2}`, ...files], {
   cwd: root,
   stdio: 'inherit',
-  env: { ...process.env, TMPDIR: runTmp, JACKIN_TEST_RUN: marker },
+  // jackin's cache (the capsule runtimes) is the run's: the one test/helpers/runtime-cache.ts shares, removed
+  // with the run's directory, never the operator's.
+  env: {
+    ...process.env,
+    TMPDIR: runTmp,
+    JACKIN_TEST_RUN: marker,
+    JACKIN_CACHE_DIR: join(runTmp, 'jackin-test-runtime-cache'),
+    ...(capsule !== null ? { JACKIN_CAPSULE: capsule } : {}),
+  },
 });
 const status = r.status ?? 1;
 stopDockerEngine();

@@ -139,7 +139,8 @@ for (const [engine, capsule] of ENGINES.flatMap((e) => CAPSULES.map((c) => [e, c
     writeFileSync(join(ws, 'www', 'page.txt'), page);
     const port = await freePort();
     await pane.typeLine(`clear; httpd -p 127.0.0.1:${port} -h /workspace/www && echo "httpd-up"`);
-    await pane.waitForText(/^httpd-up$/m);
+    // The export's notice may still sit at the right of the first row.
+    await pane.waitForText(/^httpd-up(\s|$)/m);
     const hostPort = await freePort();
     const child = spawn(process.execPath, [JACKIN_BIN, 'forward', name, `${hostPort}:${port}`], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';

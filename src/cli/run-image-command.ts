@@ -213,6 +213,19 @@ async function runtimeCapsule(arch: RuntimeArch, lendLibraries: boolean, imagePa
   };
 }
 
+/** JACKIN_CAPSULE (config key `capsule`): the default for --capsule; unset or empty is none. */
+export function capsuleFromEnv(env: Readonly<Record<string, string | undefined>>): CapsuleKind | undefined {
+  const value = env['JACKIN_CAPSULE'];
+  if (value === undefined || value === '') return undefined;
+  const kind = CAPSULE_SOURCES.find((k) => k === value.toLowerCase());
+  if (kind === undefined)
+    throw new JackinError(
+      'E_USAGE',
+      `JACKIN_CAPSULE=${JSON.stringify(value)} is not one of ${CAPSULE_SOURCES.join(', ')}: fix it, or unset it for the default`,
+    );
+  return kind;
+}
+
 /** What --verbose says of the capsule lent. */
 function capsuleLine(capsule: CapsuleSource): string {
   if (capsule.kind === 'image') return "the image's own jackin-capsule";
@@ -300,17 +313,17 @@ export async function runImageCommand(command: string[], flags: RunImageFlags, h
   const name = checkInstanceName(flags.name ?? imageInstanceName(image));
   const workspace = resolve(flags.workspace ?? process.cwd());
   const runDir = instanceRunDir(home, name);
+  const asked = flags.capsule ?? capsuleFromEnv(process.env);
   // The image's own jackin-capsule needs nothing of it; a lent Node needs its architecture and PATH.
   // An image not here yet is pulled first (not for --dry-run, which starts nothing): a guess could lend a
   // Node of the wrong architecture.
-  const inspected =
-    flags.capsule === 'image' ? { arch: null, path: DEFAULT_IMAGE_PATH } : await imageFacts(engine, image, { pullMissing: flags.dryRun !== true, say });
-  if (flags.capsule !== 'image' && inspected.arch === null && flags.verbose === true)
+  const inspected = asked === 'image' ? { arch: null, path: DEFAULT_IMAGE_PATH } : await imageFacts(engine, image, { pullMissing: flags.dryRun !== true, say });
+  if (asked !== 'image' && inspected.arch === null && flags.verbose === true)
     say(
       `image ${image} is not here (${flags.dryRun === true ? 'not pulled for --dry-run' : 'its pull failed'}): taking this host's architecture (${process.arch}) for it`,
     );
   const choice = chooseCapsule({
-    asked: flags.capsule,
+    asked,
     platform: process.platform,
     glibc: hostGlibc(),
     hostArch: process.arch,

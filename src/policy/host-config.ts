@@ -38,6 +38,7 @@ export const CONFIG_VARIABLES: readonly string[] = [
   'JACKIN_HINT',
   'JACKIN_ALT_SCREEN',
   'JACKIN_CACHE_DIR',
+  'JACKIN_CAPSULE',
   'JACKIN_REGISTRY',
 ];
 
