@@ -1,8 +1,20 @@
-// End-to-end: jackin over a real OpenSSH server on loopback (issue 47): test/helpers/sshd.ts.
+// End-to-end: jackin over a real OpenSSH server on loopback (issue 47): test/helpers/sshd.ts is the remote.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { sshControlDir } from '../src/host/instances/ssh.ts';
+import { capsulePid, isAlive } from './helpers/capsules.ts';
+import { INNER_PROMPT, INNER_SHELL, JACKIN, paneFor, runJackin, waitForJackinExit } from './helpers/jackin-cli.ts';
+import { pollUntil } from './helpers/poll.ts';
 import { SSH_TEST_HOST, startSshd } from './helpers/sshd.ts';
+import { shellQuote } from './helpers/tmux.ts';
+import { testDir, testRunEnv } from './helpers/test-run.ts';
+
+const CTRL_BACKSLASH = 0x1c;
+/** The first run copies the host's Node and package (about 110 MB) over ssh and checks them there. */
+const FIRST_RUN_TIMEOUT_MS = 60_000;
 
 test('the test sshd takes `ssh -F CFG testhost` with its own keys and gives the session its JACKIN_HOME', async (t) => {
   const sshd = await startSshd(t);
@@ -12,4 +24,107 @@ test('the test sshd takes `ssh -F CFG testhost` with its own keys and gives the 
   await sshd.kill();
   await sshd.restart();
   assert.equal(execFileSync('ssh', ['-F', sshd.clientConfig, SSH_TEST_HOST, 'echo again'], { encoding: 'utf8' }), 'again\n');
+});
+
+/** The remote's runtime cache: its entries, and the one runtime's inode (a new copy is a new directory). */
+function cacheState(cacheHome: string): { entries: string[]; ino: number } {
+  const dir = join(cacheHome, 'jackin', 'capsule');
+  const entries = readdirSync(dir).sort();
+  return { entries, ino: entries.length === 1 ? statSync(join(dir, entries[0]!)).ino : -1 };
+}
+
+test('jackin run --ssh: nothing of jackin on the remote, detach, ls/export/attach --ssh, a dropped link, the cache reused, stop --ssh', async (t) => {
+  const sshd = await startSshd(t);
+  const downloads = testDir(t, 'jackin-ssh-downloads-');
+  const workspace = join(sshd.dir, 'remote-workspace');
+  mkdirSync(workspace);
+  const sshCommand = `ssh -F ${shellQuote(sshd.clientConfig)}`;
+  const pane = await paneFor(t, { env: { JACKIN_SSH_COMMAND: sshCommand, JACKIN_DOWNLOAD_DIR: downloads } });
+  const env = {
+    ...testRunEnv(),
+    PATH: process.env['PATH'] ?? '/usr/bin:/bin',
+    HOME: pane.home,
+    JACKIN_HOME: pane.jackinHome,
+    JACKIN_SSH_COMMAND: sshCommand,
+    JACKIN_DOWNLOAD_DIR: downloads,
+  };
+  const remote = ['--ssh', SSH_TEST_HOST];
+  const controlDir = sshControlDir(pane.jackinHome);
+  // With a long TMPDIR (CI's second run) the control sockets go to /tmp/jackin-ssh-<uid>: removed once empty.
+  if (!controlDir.startsWith(pane.jackinHome)) {
+    t.after(() => {
+      try {
+        rmdirSync(controlDir);
+      } catch {
+        // Not empty (another run's connection) or gone: the run's leftover check says which.
+      }
+    });
+  }
+  const attachLine = `clear; ${JACKIN} attach --ssh ${SSH_TEST_HOST} remote; echo "jackin-rc=$?"`;
+  const detach = async (): Promise<void> => {
+    await pane.sendBytes([CTRL_BACKSLASH]);
+    await pane.type('d');
+    const rc = await waitForJackinExit(pane);
+    assert.equal(rc, 0, `a detach is a clean exit:\n${await pane.capture()}`);
+  };
+
+  await pane.typeLine(`clear; ${JACKIN} run --ssh ${SSH_TEST_HOST} --name remote -w ${shellQuote(workspace)} -- ${INNER_SHELL}; echo "jackin-rc=$?"`);
+  await pane.waitForText(INNER_PROMPT, { timeoutMs: FIRST_RUN_TIMEOUT_MS });
+  // The program runs on the remote side: the session's environment is sshd's (SetEnv), its directory the workspace.
+  await pane.typeLine('clear; echo "remote-$((6*7)) $JACKIN_HOME"; pwd; printf \'exported \\001 bytes\\n\' > out.bin');
+  await pane.waitForText(new RegExp(`^remote-42 ${sshd.remoteJackinHome}\\n${workspace}\\nin\\$$`, 'm'));
+  const cached = cacheState(sshd.remoteCacheHome);
+  assert.equal(cached.entries.length, 1, `one runtime in the remote's cache: ${cached.entries.join(', ')}`);
+  await detach();
+  const pid = await capsulePid(sshd.remoteJackinHome, 'remote');
+  assert.ok(isAlive(pid), 'the remote capsule survives the detach');
+
+  const ls = await runJackin(['ls', ...remote, '--json'], env);
+  assert.equal(ls.code, 0, ls.stderr);
+  const listed = JSON.parse(ls.stdout) as { name: string; state: string; pid: number }[];
+  assert.deepEqual(
+    listed.map((i) => [i.name, i.state, i.pid]),
+    [['remote', 'live', pid]],
+  );
+
+  const exported = await runJackin(['export', ...remote, '--name', 'remote', 'out.bin'], env);
+  assert.equal(exported.code, 0, exported.stderr);
+  assert.deepEqual(readFileSync(join(downloads, 'jackin', 'remote', 'out.bin')), Buffer.from('exported \x01 bytes\n'));
+
+  // Reattached: the same screen, the same program.
+  await pane.typeLine(attachLine);
+  await pane.waitForText(/^remote-42 /m);
+  await pane.typeLine('echo "back-$((1+1))"');
+  await pane.waitForText(/^back-2$/m);
+
+  // A dropped link: sshd and every connection killed. The session ends; the capsule does not.
+  // OpenSSH's multiplexing at work: the probe, the relay, ls and export all went over one connection.
+  assert.equal(readdirSync(controlDir).length, 1, 'one shared connection for the whole session');
+  assert.equal(sshd.connections(), 1, 'sshd serves one connection');
+  await sshd.kill();
+  assert.notEqual(await waitForJackinExit(pane, 20_000), 0, 'a lost connection is not a clean exit');
+  assert.ok(isAlive(pid), 'the remote capsule survives the dropped connection');
+  await pollUntil('the shared connection to end with its link', () => readdirSync(controlDir).length === 0, { timeoutMs: 15_000 });
+
+  await sshd.restart();
+  await pane.typeLine(attachLine);
+  await pane.waitForText(/^back-2$/m, { timeoutMs: 20_000 });
+  await pane.waitForText(/^remote-42 /m);
+  await detach();
+
+  // A second capsule: the runtime is in the cache, checked and reused, not copied again.
+  const second = await runJackin(['run', ...remote, '-d', '--name', 'second', '--', 'sleep', '1000'], env);
+  assert.equal(second.code, 0, second.stderr);
+  assert.equal(second.stdout, 'second\n');
+  assert.doesNotMatch(second.stderr, /copying the capsule runtime/);
+  assert.deepEqual(cacheState(sshd.remoteCacheHome), cached, 'the cache holds the same runtime directory, not a new copy');
+
+  for (const name of ['remote', 'second']) {
+    const stopped = await runJackin(['stop', ...remote, name], env);
+    assert.equal(stopped.code, 0, stopped.stderr);
+    assert.equal(stopped.stdout, `stopped ${name}\n`);
+  }
+  await pollUntil('stop --ssh to end the capsule', () => !isAlive(pid));
+  assert.ok(!existsSync(join(sshd.remoteJackinHome, 'sockets', 'remote', 'jackin.sock')), 'its socket is gone');
+  await pollUntil('the shared connection to end by itself', () => readdirSync(controlDir).length === 0, { timeoutMs: 20_000 });
 });

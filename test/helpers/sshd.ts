@@ -4,12 +4,14 @@
  * (`ssh -F <clientConfig> testhost`) that needs nothing of the operator's (no ~/.ssh, no agent, no known
  * hosts). The tests run as root in CI: root may log in, by key only. `SetEnv` gives the remote sessions a
  * JACKIN_HOME and XDG_CACHE_HOME in the temporary directory, so the remote side of a test never writes to
- * the real home. Stopped by pid; the directory is removed with the test.
+ * the real home. Stopped by pid, with the capsules left running on the remote side; the directory is
+ * removed with the test.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
+import { stopCapsules } from './capsules.ts';
 import { freePort, probePort } from './free-port.ts';
 import { pollUntil } from './poll.ts';
 import { testDir } from './test-run.ts';
@@ -26,9 +28,9 @@ export interface TestSshd {
   /** The remote session's JACKIN_HOME and XDG_CACHE_HOME (both in `dir`). */
   readonly remoteJackinHome: string;
   readonly remoteCacheHome: string;
-  /** The sshd's pid (the listener; each connection is a child of it). */
-  pid(): number;
-  /** Kills the sshd and every connection it serves now (SIGKILL to its process group). */
+  /** How many connections sshd serves now (the listener's children: one per connection). */
+  connections(): number;
+  /** Kills the sshd and every connection it serves now, and what runs under them (SIGKILL, by pid). */
   kill(): Promise<void>;
   /** Starts a new sshd on the same port with the same keys (after kill()). */
   restart(): Promise<void>;
@@ -75,28 +77,75 @@ function clientConfigText(dir: string, port: number, user: string): string {
   ].join('\n');
 }
 
+/** Each process's parent now, from /proc. */
+function parents(): Map<number, number> {
+  const parentOf = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      // The fields after the command name, which is in parentheses and may hold blanks: state, ppid, ...
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      parentOf.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return parentOf;
+}
+
+/** The processes whose parent is `pid`. */
+function children(pid: number): number[] {
+  return [...parents()].filter(([, parent]) => parent === pid).map(([child]) => child);
+}
+
+/** Every process under `pid` now. */
+function descendants(pid: number): number[] {
+  const parentOf = parents();
+  const found: number[] = [];
+  const walk = (p: number): void => {
+    for (const [child, parent] of parentOf) {
+      if (parent === p) {
+        found.push(child);
+        walk(child);
+      }
+    }
+  };
+  walk(pid);
+  return found;
+}
+
 /** Starts sshd on a free loopback port; stopped and removed when the test ends. */
 export async function startSshd(t: { after: (fn: () => void | Promise<void>) => void }): Promise<TestSshd> {
   let child: ChildProcess | null = null;
+  // sshd puts each connection in a session of its own (setsid), so its process group is the listener alone:
+  // a dropped link is the listener and every process under it killed, each by its pid.
   const kill = async (): Promise<void> => {
     const c = child;
     if (c === null || c.pid === undefined) return;
     child = null;
     if (c.exitCode !== null || c.signalCode !== null) return;
     const exited = new Promise((r) => c.once('exit', r));
-    try {
-      process.kill(-c.pid, 'SIGKILL');
-    } catch {
-      // Already gone.
+    for (const pid of [c.pid, ...descendants(c.pid)]) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // Already gone.
+      }
     }
     await exited;
   };
-  // Registered before the directory (testDir's own hook removes it): the server is gone before its files.
-  t.after(kill);
+  let remoteHome: string | null = null;
+  // Registered before the directory (testDir's own hook removes it; hooks run in order): the server and the
+  // capsules a test left running on the remote side are gone before their files.
+  t.after(async () => {
+    await kill();
+    if (remoteHome !== null) await stopCapsules(remoteHome);
+  });
   const dir = testDir(t, 'jackin-sshd-');
   const port = await freePort();
   const remoteJackinHome = join(dir, 'remote-jackin');
   const remoteCacheHome = join(dir, 'remote-cache');
+  remoteHome = remoteJackinHome;
   mkdirSync(remoteJackinHome, { mode: 0o700 });
   mkdirSync(remoteCacheHome, { mode: 0o700 });
   execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'jackin-test-host', '-f', join(dir, 'host_key')]);
@@ -112,7 +161,6 @@ export async function startSshd(t: { after: (fn: () => void | Promise<void>) => 
   mkdirSync('/run/sshd', { recursive: true, mode: 0o755 });
 
   const start = async (): Promise<void> => {
-    // Its own process group (detached), so kill() also ends the per-connection children.
     const c = spawn('/usr/sbin/sshd', ['-D', '-e', '-f', config], { detached: true, stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
     c.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString('utf8')).slice(-4000)));
@@ -129,7 +177,7 @@ export async function startSshd(t: { after: (fn: () => void | Promise<void>) => 
     clientConfig,
     remoteJackinHome,
     remoteCacheHome,
-    pid: () => child?.pid ?? -1,
+    connections: () => (child?.pid === undefined ? 0 : children(child.pid).length),
     kill,
     restart: start,
   };
