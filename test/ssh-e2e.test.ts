@@ -1,13 +1,16 @@
 // End-to-end: jackin over a real OpenSSH server on loopback (issue 47): test/helpers/sshd.ts is the remote.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, statSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { get as httpGet } from 'node:http';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { sshControlDir } from '../src/host/instances/ssh.ts';
 import { capsulePid, isAlive } from './helpers/capsules.ts';
-import { INNER_PROMPT, INNER_SHELL, JACKIN, paneFor, runJackin, waitForJackinExit } from './helpers/jackin-cli.ts';
+import { INNER_PROMPT, INNER_SHELL, JACKIN, JACKIN_BIN, paneFor, runJackin, waitForJackinExit } from './helpers/jackin-cli.ts';
+import { freePort, probePort } from './helpers/free-port.ts';
 import { pollUntil } from './helpers/poll.ts';
+import { stopChild } from './helpers/stop-child.ts';
 import { SSH_TEST_HOST, startSshd } from './helpers/sshd.ts';
 import { shellQuote } from './helpers/tmux.ts';
 import { testDir, testRunEnv } from './helpers/test-run.ts';
@@ -126,5 +129,117 @@ test('jackin run --ssh: nothing of jackin on the remote, detach, ls/export/attac
   }
   await pollUntil('stop --ssh to end the capsule', () => !isAlive(pid));
   assert.ok(!existsSync(join(sshd.remoteJackinHome, 'sockets', 'remote', 'jackin.sock')), 'its socket is gone');
+  await pollUntil('the shared connection to end by itself', () => readdirSync(controlDir).length === 0, { timeoutMs: 20_000 });
+});
+
+test("--ssh: ssh's host key question reaches the terminal before the session takes it; stage and forward reach the remote capsule", async (t) => {
+  const sshd = await startSshd(t);
+  // A client that has never seen this host and asks, as an operator's ssh does the first time.
+  const asking = join(sshd.dir, 'ssh_config_asking');
+  writeFileSync(join(sshd.dir, 'known_hosts_empty'), '');
+  writeFileSync(
+    asking,
+    readFileSync(sshd.clientConfig, 'utf8')
+      .replace(/UserKnownHostsFile .*/, `UserKnownHostsFile ${join(sshd.dir, 'known_hosts_empty')}`)
+      .replace('StrictHostKeyChecking yes', 'StrictHostKeyChecking ask')
+      .replace('BatchMode yes', 'BatchMode no'),
+  );
+  const pane = await paneFor(t, { env: { JACKIN_SSH_COMMAND: `ssh -F ${shellQuote(asking)}` } });
+  const env = {
+    ...testRunEnv(),
+    PATH: process.env['PATH'] ?? '/usr/bin:/bin',
+    HOME: pane.home,
+    JACKIN_HOME: pane.jackinHome,
+    JACKIN_SSH_COMMAND: `ssh -F ${shellQuote(sshd.clientConfig)}`,
+  };
+  const controlDir = sshControlDir(pane.jackinHome);
+  if (!controlDir.startsWith(pane.jackinHome)) {
+    t.after(() => {
+      try {
+        rmdirSync(controlDir);
+      } catch {
+        // Not empty or gone: the run's leftover check says which.
+      }
+    });
+  }
+  const port = await freePort();
+  const server = `node -e 'require("http").createServer((q, r) => r.end("hello-" + "remote")).listen(${port}, "127.0.0.1", () => console.log("listening-" + "now"))'`;
+  await pane.typeLine(`clear; ${JACKIN} run --ssh ${SSH_TEST_HOST} --name web -- ${server}; echo "jackin-rc=$?"`);
+  await pane.waitForText(/continue connecting \(yes\/no/, { timeoutMs: FIRST_RUN_TIMEOUT_MS });
+  await pane.typeLine('yes');
+  // The answer went to ssh (the connection opened, the key is now known), and the session started after it.
+  await pollUntil('the host key to be remembered', () => readFileSync(join(sshd.dir, 'known_hosts_empty'), 'utf8').includes('ssh-ed25519'));
+  // On the session's screen: the session has the terminal now (a Ctrl+\\ before it would be the shell's SIGQUIT).
+  await pane.waitForText(/^listening-now$/m, { timeoutMs: FIRST_RUN_TIMEOUT_MS });
+  assert.equal(await probePort(port), 'open');
+  await pane.sendBytes([CTRL_BACKSLASH]);
+  await pane.type('d');
+  const rc = await waitForJackinExit(pane);
+  assert.equal(rc, 0, `a detach is a clean exit:\n${await pane.capture()}`);
+
+  // stage --ssh: a host file into the remote capsule's run directory, the same bytes.
+  const file = join(testDir(t, 'jackin-ssh-stage-'), 'notes.bin');
+  const bytes = Buffer.alloc(300_000, 0x5a);
+  writeFileSync(file, bytes);
+  const staged = await runJackin(['stage', '--ssh', SSH_TEST_HOST, '--name', 'web', '--json', file], env);
+  assert.equal(staged.code, 0, staged.stderr);
+  const line = JSON.parse(staged.stdout.trim().split('\n')[0]!) as { ok: boolean; destination: string };
+  assert.equal(line.ok, true);
+  assert.ok(line.destination.startsWith(join(sshd.remoteJackinHome, 'sockets', 'web')), line.destination);
+  assert.deepEqual(readFileSync(line.destination), bytes);
+
+  // forward --ssh: a local port leads to the remote program's loopback port, through the capsule.
+  const forward = spawn(process.execPath, [JACKIN_BIN, 'forward', '--ssh', SSH_TEST_HOST, 'web', `:${port}`], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  t.after(() => stopChild(forward, 'SIGINT'));
+  let out = '';
+  let err = '';
+  forward.stdout!.on('data', (b: Buffer) => (out += b.toString()));
+  forward.stderr!.on('data', (b: Buffer) => (err += b.toString()));
+  const url = await pollUntil(
+    'jackin forward --ssh to print its URL',
+    () => {
+      if (forward.exitCode !== null) throw new Error(`jackin forward exited ${forward.exitCode}: ${err}`);
+      return /^(http:\/\/localhost:\d+\/)$/m.exec(out)?.[1];
+    },
+    { timeoutMs: 20_000, last: () => err },
+  );
+  assert.notEqual(new URL(url).port, String(port), 'another local port than the program listens on');
+  const body = await new Promise<string>((resolve, reject) => {
+    httpGet(url, (res) => {
+      let text = '';
+      res.on('data', (b: Buffer) => (text += b.toString()));
+      res.on('end', () => resolve(text));
+    }).on('error', reject);
+  });
+  assert.equal(body, 'hello-remote');
+  await stopChild(forward, 'SIGINT');
+
+  const stopped = await runJackin(['stop', '--ssh', SSH_TEST_HOST, 'web'], env);
+  assert.equal(stopped.code, 0, stopped.stderr);
+  await pollUntil('the program to end with its capsule', async () => (await probePort(port)) !== 'open');
+  await pollUntil('the shared connection to end by itself', () => readdirSync(controlDir).length === 0, { timeoutMs: 20_000 });
+});
+
+test('--ssh: a copy the remote cannot take fails with E_SSH_FAILED, leaves no runtime there, and starts nothing', async (t) => {
+  const sshd = await startSshd(t);
+  // The remote's cache directory cannot be made: a file stands where it goes.
+  rmdirSync(sshd.remoteCacheHome);
+  writeFileSync(sshd.remoteCacheHome, 'not a directory');
+  const home = testDir(t, 'jackin-ssh-home-');
+  const env = {
+    ...testRunEnv(),
+    PATH: process.env['PATH'] ?? '/usr/bin:/bin',
+    HOME: home,
+    JACKIN_HOME: join(home, '.jackin'),
+    JACKIN_SSH_COMMAND: `ssh -F ${shellQuote(sshd.clientConfig)}`,
+  };
+  const r = await runJackin(['run', '--ssh', SSH_TEST_HOST, '-d', '--name', 'nope', '--', 'true'], env);
+  assert.equal(r.code, 1, r.stderr);
+  assert.match(r.stderr, /copying the capsule runtime on testhost failed .*E_SSH_FAILED|E_SSH_FAILED.*copying the capsule runtime on testhost failed/s);
+  assert.doesNotMatch(r.stderr, /EPIPE.*\n\s+at /, 'no unhandled stream error');
+  assert.equal(readFileSync(sshd.remoteCacheHome, 'utf8'), 'not a directory');
+  assert.ok(!existsSync(join(sshd.remoteJackinHome, 'sockets', 'nope')), 'no capsule was started');
+  const controlDir = sshControlDir(join(home, '.jackin'));
+  if (!controlDir.startsWith(home)) t.after(() => rmdirSync(controlDir));
   await pollUntil('the shared connection to end by itself', () => readdirSync(controlDir).length === 0, { timeoutMs: 20_000 });
 });

@@ -124,8 +124,12 @@ async function packRuntime(manifest: RuntimeManifest, out: NodeJS.WritableStream
         return;
       }
       const sink = pack.entry(header, done);
+      // A remote that stops reading (ssh gone, a full disk there) breaks the pipe: a rejection, never an unhandled error.
+      sink.on('error', reject);
       createReadStream(source!).on('error', reject).pipe(sink);
     });
+  // The pipe's own failure (EPIPE) is the one reported: pack's entries fail after it with a vaguer error.
+  piped.catch(() => undefined);
   try {
     await entry({ name: '.manifest', mode: 0o644, type: 'file' }, undefined, manifest.text);
     for (const f of manifest.files) await entry({ name: f.name, mode: f.mode, size: f.size, type: 'file' }, f.path);

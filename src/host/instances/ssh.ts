@@ -172,8 +172,12 @@ export function runSsh(
       );
     }
     child.once('close', (status) => {
-      if (inputFailed !== null) reject(inputFailed);
-      else resolve({ status, stdout: Buffer.concat(out), stderr: err });
+      // A remote that failed says why in its status and stderr (the caller's message); one that ended well
+      // without all its input is still a failure.
+      if (inputFailed !== null && status === 0) {
+        const why = inputFailed instanceof Error ? inputFailed.message : String(inputFailed);
+        reject(new JackinError('E_SSH_FAILED', `the input of \`${argv[0]}\` did not reach the remote: ${why}`, { cause: inputFailed }));
+      } else resolve({ status, stdout: Buffer.concat(out), stderr: err });
     });
   });
 }
