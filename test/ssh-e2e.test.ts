@@ -1,4 +1,5 @@
 // End-to-end: jackin over a real OpenSSH server on loopback (issue 47): test/helpers/sshd.ts is the remote.
+// Debian packages: openssh-server, openssh-client, tmux, xvfb, xclip.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
@@ -11,6 +12,7 @@ import { INNER_PROMPT, INNER_SHELL, JACKIN, JACKIN_BIN, paneFor, runJackin, wait
 import { freePort, probePort } from './helpers/free-port.ts';
 import { pollUntil } from './helpers/poll.ts';
 import { stopChild } from './helpers/stop-child.ts';
+import { ownClipboard, startXvfb } from './helpers/xvfb.ts';
 import { SSH_TEST_HOST, startSshd } from './helpers/sshd.ts';
 import { shellQuote } from './helpers/tmux.ts';
 import { testDir, testRunEnv } from './helpers/test-run.ts';
@@ -241,5 +243,39 @@ test('--ssh: a copy the remote cannot take fails with E_SSH_FAILED, leaves no ru
   assert.ok(!existsSync(join(sshd.remoteJackinHome, 'sockets', 'nope')), 'no capsule was started');
   const controlDir = sshControlDir(join(home, '.jackin'));
   if (!controlDir.startsWith(home)) t.after(() => rmdirSync(controlDir));
+  await pollUntil('the shared connection to end by itself', () => readdirSync(controlDir).length === 0, { timeoutMs: 20_000 });
+});
+
+test('--ssh: Ctrl+V stages the local clipboard image on the remote, its path typed on the command line there', async (t) => {
+  const x = await startXvfb();
+  t.after(() => x.stop());
+  const sshd = await startSshd(t);
+  const pane = await paneFor(t, {
+    cols: 200,
+    env: { DISPLAY: x.display, JACKIN_PASTE_KEY: 'ctrl+v', JACKIN_SSH_COMMAND: `ssh -F ${shellQuote(sshd.clientConfig)}` },
+  });
+  const controlDir = sshControlDir(pane.jackinHome);
+  if (!controlDir.startsWith(pane.jackinHome)) t.after(() => rmdirSync(controlDir));
+  await pane.typeLine(`clear; ${JACKIN} run --ssh ${SSH_TEST_HOST} --name paste -- ${INNER_SHELL}; echo "jackin-rc=$?"`);
+  await pane.waitForText(INNER_PROMPT, { timeoutMs: FIRST_RUN_TIMEOUT_MS });
+  const png = readFileSync(new URL('./fixtures/images/sample.png', import.meta.url));
+  const owner = await ownClipboard(x, 'image/png', png);
+  t.after(() => owner.stop());
+  await pane.sendKeys('C-v');
+  const staging = join(sshd.remoteJackinHome, 'sockets', 'paste', 'clipboard');
+  const path = await pollUntil(
+    'a staged .png path on the remote command line',
+    async () => {
+      const line = (await pane.capture()).split('\n').findLast((l) => l.startsWith('in$'));
+      return /^in\$ (\/\S+\.png)$/.exec(line ?? '')?.[1];
+    },
+    { timeoutMs: 60_000 },
+  );
+  assert.ok(path.startsWith(`${staging}/`), `${path} is in the remote capsule's clipboard directory ${staging}`);
+  assert.deepEqual(readFileSync(path), png, 'the staged file is byte-identical');
+  await pane.sendKeys('C-u');
+  await pane.typeLine('exit 0');
+  assert.equal(await waitForJackinExit(pane, 20_000), 0, "the program's exit status");
+  await pollUntil('the remote capsule to end with its program', () => !existsSync(join(sshd.remoteJackinHome, 'sockets', 'paste', 'jackin.sock')));
   await pollUntil('the shared connection to end by itself', () => readdirSync(controlDir).length === 0, { timeoutMs: 20_000 });
 });
