@@ -92,6 +92,13 @@ test('jackin run --ssh: nothing of jackin on the remote, detach, ls/export/attac
     [['remote', 'live', pid]],
   );
 
+  // logs --ssh: the remote capsule's own log, through the copied jackin there; a name it does not know is its error.
+  const logs = await runJackin(['logs', ...remote, 'remote'], env);
+  assert.equal(logs.code, 0, logs.stdout + logs.stderr);
+  const noLogs = await runJackin(['logs', ...remote, 'no-such'], env);
+  assert.equal(noLogs.code, 1);
+  assert.match(noLogs.stdout + noLogs.stderr, /E_NO_INSTANCE/);
+
   const exported = await runJackin(['export', ...remote, '--name', 'remote', 'out.bin'], env);
   assert.equal(exported.code, 0, exported.stderr);
   assert.deepEqual(readFileSync(join(downloads, 'jackin', 'remote', 'out.bin')), Buffer.from('exported \x01 bytes\n'));

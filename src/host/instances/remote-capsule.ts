@@ -334,8 +334,13 @@ export class RemoteMachine {
 
   /** Runs the copied `jackin` with `args` on the remote; its output is the remote's, to be re-checked by the caller. */
   async jackin(args: readonly string[]): Promise<SshResult> {
+    return runSsh(await this.jackinArgv(args));
+  }
+
+  /** The argv that runs the copied `jackin` with `args` on the remote (for a caller that streams its output). */
+  async jackinArgv(args: readonly string[]): Promise<string[]> {
     const { runtime } = await this.prepare();
-    return runSsh(this.argv('rt=$1; shift; exec "$rt/node" "$rt/package/bin/jackin.js" "$@"', [runtime, ...args]));
+    return this.argv('rt=$1; shift; exec "$rt/node" "$rt/package/bin/jackin.js" "$@"', [runtime, ...args]);
   }
 }
 
