@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expectedUname, remoteInstanceList, runtimeFiles, runtimeManifest } from './remote-capsule.ts';
@@ -57,6 +57,23 @@ test("runtimeManifest: sha256sum's format, and its hash is the hash of that text
   assert.equal(m.hash, createHash('sha256').update(m.text).digest('hex'));
   writeFileSync(join(root, 'bin/jackin.js'), 'changed');
   assert.notEqual((await runtimeManifest(runtimeFiles(root, join(root, 'node')))).hash, m.hash, 'a changed file is another runtime');
+});
+
+test('runtimeManifest keeps its text in a cache file and hashes again once a file changes', async (t) => {
+  const root = fakePackage(t);
+  const cache = join(root, 'manifest-cache.json');
+  const files = (): ReturnType<typeof runtimeFiles> => runtimeFiles(root, join(root, 'node'));
+  const first = await runtimeManifest(files(), cache);
+  assert.equal((await runtimeManifest(files(), cache)).hash, first.hash);
+  // The cache is what a reuse reads: a planted text with the same key is taken as is.
+  const kept = JSON.parse(readFileSync(cache, 'utf8')) as { key: string; text: string };
+  writeFileSync(cache, JSON.stringify({ key: kept.key, text: 'planted' }));
+  assert.equal((await runtimeManifest(files(), cache)).text, 'planted');
+  // A changed file has another stamp: hashed again, and the cache rewritten.
+  writeFileSync(join(root, 'bin/jackin.js'), 'changed, and longer');
+  const changed = await runtimeManifest(files(), cache);
+  assert.notEqual(changed.text, 'planted');
+  assert.equal(changed.hash, (await runtimeManifest(files())).hash);
 });
 
 test('expectedUname: only a Linux host has a runtime to copy, named as uname -sm says it', () => {

@@ -12,7 +12,7 @@
  * so it outlives the SSH connection; jackin reaches it through an exec relay, the copied
  * `jackin-capsule attach-proxy` over ssh, as `jackin attach --exec` would.
  */
-import { createReadStream, existsSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { createReadStream, existsSync, readdirSync, readFileSync, realpathSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import type { Writable } from 'node:stream';
@@ -36,6 +36,8 @@ interface RuntimeFile {
   readonly path: string;
   readonly mode: number;
   readonly size: number;
+  /** What says the file is unchanged since it was last hashed: device, inode, size, mtime, ctime. */
+  readonly stamp: string;
 }
 
 function addTree(files: RuntimeFile[], name: string, path: string, skip: (name: string) => boolean = () => false): void {
@@ -47,7 +49,7 @@ function addTree(files: RuntimeFile[], name: string, path: string, skip: (name: 
   if (!st.isFile()) return;
   // sha256sum's manifest escapes a backslash or a newline in a name; the package has none, and refuses one.
   if (/[\\\n\r]/.test(name)) throw new JackinError('E_INTERNAL', `cannot copy ${JSON.stringify(name)}: a backslash or newline in a file name`);
-  files.push({ name, path, mode: st.mode & 0o111 ? 0o755 : 0o644, size: st.size });
+  files.push({ name, path, mode: st.mode & 0o111 ? 0o755 : 0o644, size: st.size, stamp: `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}` });
 }
 
 /** The package directory `name` resolves to from `from` (node's lookup: node_modules there, then in each parent up to the root). */
@@ -105,9 +107,39 @@ export interface RuntimeManifest {
   readonly hash: string;
 }
 
-export async function runtimeManifest(files: readonly RuntimeFile[]): Promise<RuntimeManifest> {
-  let text = '';
-  for (const f of files) text += `${await fileSha256(f.path)}  ${f.name}\n`;
+/**
+ * The manifest of `files`. Hashing the runtime (about 110 MB, most of it Node) took about 0.45 s of every
+ * --ssh command, so the manifest is kept in `cacheFile` (when given) with the files' stamps, and reused while
+ * every file still has the same device, inode, size, mtime and ctime.
+ */
+export async function runtimeManifest(files: readonly RuntimeFile[], cacheFile?: string): Promise<RuntimeManifest> {
+  const key = nodeCrypto()
+    .createHash('sha256')
+    .update(JSON.stringify(files.map((f) => [f.name, f.path, f.mode, f.stamp])))
+    .digest('hex');
+  let text: string | null = null;
+  if (cacheFile !== undefined) {
+    try {
+      const kept = JSON.parse(readFileSync(cacheFile, 'utf8')) as { key?: unknown; text?: unknown };
+      if (kept.key === key && typeof kept.text === 'string') text = kept.text;
+    } catch {
+      // None yet, or unreadable: hashed again below.
+    }
+  }
+  if (text === null) {
+    text = '';
+    for (const f of files) text += `${await fileSha256(f.path)}  ${f.name}\n`;
+    if (cacheFile !== undefined) {
+      try {
+        // Written whole under a temporary name and renamed: a reader never sees half of it.
+        const tmp = `${cacheFile}.${process.pid}.tmp`;
+        writeFileSync(tmp, JSON.stringify({ key, text }), { mode: 0o600 });
+        renameSync(tmp, cacheFile);
+      } catch {
+        // Only a cache: the next command hashes again.
+      }
+    }
+  }
   return { files, text, hash: nodeCrypto().createHash('sha256').update(text).digest('hex') };
 }
 
@@ -222,6 +254,8 @@ export class RemoteMachine {
   readonly #ssh: SshTarget;
   readonly #base: string[];
   readonly #controlDir: string;
+  /** Where the runtime's manifest is kept between commands (runtimeManifest). */
+  readonly #manifestCache: string;
   readonly #packageRoot: string;
   readonly #nodePath: string;
   readonly #status: (line: string) => void;
@@ -241,6 +275,7 @@ export class RemoteMachine {
     this.#ssh = parseSshTarget(target);
     this.#base = sshCommand(env);
     this.#controlDir = sshControlDir(home);
+    this.#manifestCache = join(home, 'runtime-manifest.json');
     this.#packageRoot = packageRoot;
     this.#nodePath = nodePath;
     this.#status = status;
@@ -269,7 +304,7 @@ export class RemoteMachine {
         `jackin on ${process.platform}/${process.arch} has no capsule runtime to copy to ${inertText(this.target, 200)}: only a Linux host lends its own Node today; Linux runtimes for other hosts come with the runtime issue (46)`,
       );
     }
-    const manifest = await runtimeManifest(runtimeFiles(this.#packageRoot, this.#nodePath));
+    const manifest = await runtimeManifest(runtimeFiles(this.#packageRoot, this.#nodePath), this.#manifestCache);
     const probe = await runSsh(this.argv(PROBE, [manifest.hash]), { interactive: process.stdin.isTTY === true });
     const lines = probe.stdout.toString('utf8').split('\n');
     if (probe.status !== 0 || lines[0] !== 'jackin-remote') throw this.#failed('connecting', probe);
