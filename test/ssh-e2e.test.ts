@@ -286,3 +286,29 @@ test('--ssh: Ctrl+V stages the local clipboard image on the remote, its path typ
   await pollUntil('the remote capsule to end with its program', () => !existsSync(join(sshd.remoteJackinHome, 'sockets', 'paste', 'jackin.sock')));
   await pollUntil('the shared connection to end by itself', () => readdirSync(controlDir).length === 0, { timeoutMs: 20_000 });
 });
+
+test('--ssh to a machine of another platform: E_REMOTE_PLATFORM names it and the runtime issue, and nothing is copied', async (t) => {
+  // A stand-in uname first on the remote sessions' PATH: the remote says it is a Mac.
+  const bin = testDir(t, 'jackin-ssh-uname-');
+  writeFileSync(join(bin, 'uname'), '#!/bin/sh\necho Darwin arm64\n', { mode: 0o755 });
+  const sshd = await startSshd(t, { remotePath: `${bin}:/usr/local/bin:/usr/bin:/bin` });
+  const home = testDir(t, 'jackin-ssh-home-');
+  const env = {
+    ...testRunEnv(),
+    PATH: process.env['PATH'] ?? '/usr/bin:/bin',
+    HOME: home,
+    JACKIN_HOME: join(home, '.jackin'),
+    JACKIN_SSH_COMMAND: `ssh -F ${shellQuote(sshd.clientConfig)}`,
+  };
+  const controlDir = sshControlDir(join(home, '.jackin'));
+  if (!controlDir.startsWith(home)) t.after(() => rmdirSync(controlDir));
+  const r = await runJackin(['run', '--ssh', SSH_TEST_HOST, '-d', '--', 'true'], env);
+  assert.equal(r.code, 1, r.stderr);
+  assert.match(r.stderr, /E_REMOTE_PLATFORM/);
+  assert.match(
+    r.stderr,
+    /testhost is Darwin arm64, and this jackin can copy only its own runtime \(Linux \w+\) there; runtimes for other platforms come with the runtime issue \(46\)/,
+  );
+  assert.ok(!existsSync(join(sshd.remoteCacheHome, 'jackin')), 'nothing was copied');
+  await pollUntil('the shared connection to end by itself', () => readdirSync(controlDir).length === 0, { timeoutMs: 20_000 });
+});

@@ -36,7 +36,7 @@ export interface TestSshd {
   restart(): Promise<void>;
 }
 
-function sshdConfig(dir: string, port: number, remoteJackinHome: string, remoteCacheHome: string): string {
+function sshdConfig(dir: string, port: number, remoteJackinHome: string, remoteCacheHome: string, path: string | undefined): string {
   return [
     `Port ${port}`,
     'ListenAddress 127.0.0.1',
@@ -55,7 +55,7 @@ function sshdConfig(dir: string, port: number, remoteJackinHome: string, remoteC
     'PrintMotd no',
     'PrintLastLog no',
     'LogLevel ERROR',
-    `SetEnv JACKIN_HOME=${remoteJackinHome} XDG_CACHE_HOME=${remoteCacheHome}`,
+    `SetEnv JACKIN_HOME=${remoteJackinHome} XDG_CACHE_HOME=${remoteCacheHome}${path !== undefined ? ` PATH=${path}` : ''}`,
     '',
   ].join('\n');
 }
@@ -114,8 +114,11 @@ function descendants(pid: number): number[] {
   return found;
 }
 
-/** Starts sshd on a free loopback port; stopped and removed when the test ends. */
-export async function startSshd(t: { after: (fn: () => void | Promise<void>) => void }): Promise<TestSshd> {
+/**
+ * Starts sshd on a free loopback port; stopped and removed when the test ends. `remotePath`: the PATH of the
+ * remote sessions (a test puts a stand-in `uname` first), instead of sshd's default.
+ */
+export async function startSshd(t: { after: (fn: () => void | Promise<void>) => void }, { remotePath }: { remotePath?: string } = {}): Promise<TestSshd> {
   let child: ChildProcess | null = null;
   // sshd puts each connection in a session of its own (setsid), so its process group is the listener alone:
   // a dropped link is the listener and every process under it killed, each by its pid.
@@ -154,7 +157,7 @@ export async function startSshd(t: { after: (fn: () => void | Promise<void>) => 
   const hostPub = execFileSync('cat', [join(dir, 'host_key.pub')], { encoding: 'utf8' }).trim();
   writeFileSync(join(dir, 'known_hosts'), `[127.0.0.1]:${port} ${hostPub}\n`, { mode: 0o600 });
   const config = join(dir, 'sshd_config');
-  writeFileSync(config, sshdConfig(dir, port, remoteJackinHome, remoteCacheHome), { mode: 0o600 });
+  writeFileSync(config, sshdConfig(dir, port, remoteJackinHome, remoteCacheHome, remotePath), { mode: 0o600 });
   const clientConfig = join(dir, 'ssh_config');
   writeFileSync(clientConfig, clientConfigText(dir, port, userInfo().username), { mode: 0o600 });
   // Debian's sshd refuses to start without its privilege separation directory.
