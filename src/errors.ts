@@ -19,6 +19,10 @@ export const ERROR_CODES = [
   'E_INSTANCE_RUNNING',
   'E_INSTANCE_DEAD',
   'E_CAPSULE_START',
+  // Remote machines (--ssh)
+  'E_SSH_CONFIG',
+  'E_SSH_FAILED',
+  'E_REMOTE_PLATFORM',
   'E_NOT_A_TERMINAL',
   'E_STOP_TIMEOUT',
   'E_HOST_IO',

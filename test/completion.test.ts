@@ -83,7 +83,7 @@ test('bash completes commands, options, choices and instance names with the scri
   assert.deepEqual(complete('export', '--name', ''), ['agent', 'box']);
   assert.deepEqual(complete('forward', 'agent', ''), [], 'the port is not an instance');
   assert.deepEqual(complete('completion', ''), ['bash', 'zsh', 'fish']);
-  assert.deepEqual(complete('ls', '--'), ['--json', '--help']);
+  assert.deepEqual(complete('ls', '--'), ['--json', '--ssh', '--help']);
   assert.deepEqual(complete('runtime', ''), ['ls', 'fetch', 'rm']);
   assert.deepEqual(complete('runtime', 'fetch', '--arch', ''), ['x64', 'arm64']);
 });

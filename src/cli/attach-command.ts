@@ -10,7 +10,7 @@ import { resolveInstance } from '../host/instances/resolve-instance.ts';
 import type { Transport } from '../transport/transport.ts';
 import { attachTerminal, loadSessionModules, NO_MOUSE_HELP } from './attach-terminal.ts';
 import type { SetStatus } from './command-kit.ts';
-import { addTransportOptions, type TransportFlags } from './transport-options.ts';
+import { addTransportOptions, withSsh, type TransportFlags } from './transport-options.ts';
 import { refuseShortVerbose } from './usage-errors.ts';
 import { NAME_OPTION_HELP, requiredInstance } from './instance-option.ts';
 
@@ -28,7 +28,7 @@ async function attachCommand(positional: string | undefined, flags: AttachFlags)
     ['--name', flags.name],
   ]);
   const home = jackinHome();
-  const selectOptions: SelectOptions = selectOptionsFromFlags(instance, home, flags);
+  const selectOptions: SelectOptions = await withSsh(selectOptionsFromFlags(instance, home, flags), flags);
   const modules = loadSessionModules();
   // Connecting (or starting a relay, or adopting the one bin/jackin.js started) while the session's modules
   // load: a relay's stdout is held until the session reads it (src/transport/relay-launch.ts), so a relay
@@ -56,7 +56,7 @@ async function attachCommand(positional: string | undefined, flags: AttachFlags)
   const connect = async (): Promise<Transport> => (await selectTransport(selectOptions)).transport;
   // A name with no local instance fell back to `docker exec` on a container of that name: when that fails
   // too, the likeliest cause is a mistyped instance name, so the line says where the names are.
-  const guessed = flags.socket === undefined && flags.via === undefined && flags.exec === undefined && selection.choice !== 'socket';
+  const guessed = flags.socket === undefined && flags.via === undefined && flags.exec === undefined && flags.ssh === undefined && selection.choice !== 'socket';
   const explainLost = async (message: string): Promise<string | null> =>
     guessed && !existsSync(instanceRunDir(home, instance)) ? `${message}; no local instance is named ${instance} either (\`jackin ls\` lists them)` : null;
   // A local capsule (jackin run) shares the host's loopback: its login callbacks need no forward. Only a
@@ -100,6 +100,7 @@ Examples:
   jackin attach bash
   jackin attach agent --via podman
   jackin attach agent-0 --via kubectl -n dev -c agent
+  jackin attach --ssh dev@box agent     a capsule jackin run --ssh started there
   jackin attach box --exec 'ssh box docker exec -i agent jackin-capsule attach-proxy'`,
     )
     .action(async (instance: string | undefined, flags: AttachFlags) => setStatus(await attachCommand(instance, flags)));

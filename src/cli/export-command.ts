@@ -22,7 +22,7 @@ import { cutColumns, inertJson, inertText } from '../ui/inert-text.ts';
 import type { SetStatus } from './command-kit.ts';
 import { interruptOnSignals } from './interrupt-signals.ts';
 import { NAME_OPTION_HELP, namedInstance } from './instance-option.ts';
-import { addTransportOptions, type TransportFlags } from './transport-options.ts';
+import { addTransportOptions, withSsh, type TransportFlags } from './transport-options.ts';
 
 /** Longest container path or message shown in one line (inertText cuts the rest). */
 const MAX_SHOWN_COLUMNS = 1000;
@@ -50,12 +50,13 @@ function usage(message: string): JackinError {
  * `stage --to`), or the only live instance.
  */
 export async function pickInstance(
-  flags: { name?: string; via?: TransportFlags['via']; exec?: string },
+  flags: { name?: string; via?: TransportFlags['via']; exec?: string; ssh?: string },
   alias: readonly [string, string | undefined],
 ): Promise<string> {
   const named = namedInstance([['--name', flags.name], alias]);
   if (named !== undefined) return named;
-  if (flags.via !== undefined || flags.exec !== undefined) throw usage('--via and --exec need --name INSTANCE (the container or pod to reach)');
+  if (flags.via !== undefined || flags.exec !== undefined || flags.ssh !== undefined)
+    throw usage('--via, --exec and --ssh need --name INSTANCE (the container, pod or remote instance to reach)');
   const live = (await listInstances(jackinHome())).filter((i) => i.state === 'live');
   if (live.length === 1 && live[0] !== undefined) return live[0].name;
   if (live.length === 0)
@@ -112,7 +113,7 @@ class ProgressMeter {
 async function exportCommand(paths: string[], flags: ExportFlags): Promise<number> {
   if (paths.length === 0 && flags.offered !== true) throw usage('name at least one container path, or pass --offered');
   const instance = await pickInstance(flags, ['--from', flags.from]);
-  const select: SelectOptions = selectOptionsFromFlags(instance, jackinHome(), flags);
+  const select: SelectOptions = await withSsh(selectOptionsFromFlags(instance, jackinHome(), flags), flags);
   const connect = async (): Promise<Transport> => (await selectTransport(select)).transport;
   const directory = await exportDirectory(instance, flags.to);
   // Said once, before anything is pulled, rather than as a write error for every path.

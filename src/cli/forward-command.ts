@@ -19,7 +19,7 @@ import type { Transport } from '../transport/transport.ts';
 import { inertJson, inertText } from '../ui/inert-text.ts';
 import type { SetStatus } from './command-kit.ts';
 import { interruptOnSignals } from './interrupt-signals.ts';
-import { addTransportOptions, type TransportFlags } from './transport-options.ts';
+import { addTransportOptions, withSsh, type TransportFlags } from './transport-options.ts';
 import { refuseShortVerbose } from './usage-errors.ts';
 import { NAME_OPTION_HELP, requiredInstance } from './instance-option.ts';
 
@@ -102,7 +102,7 @@ async function forwardCommand(positional: readonly string[], flags: ForwardFlags
   ]);
   const specs = parsePortSpecs(flags.name === undefined ? rest : positional);
   const home = jackinHome();
-  const select = selectOptionsFromFlags(instance, home, flags);
+  const select = await withSsh(selectOptionsFromFlags(instance, home, flags), flags);
   const connect = async (): Promise<Transport> => (await selectTransport(select)).transport;
   const json = flags.json === true;
   const out = (line: string): void => void process.stdout.write(`${line}\n`);

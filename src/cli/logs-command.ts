@@ -18,6 +18,7 @@ import { readContainerRecord } from '../transport/container-record.ts';
 import { checkInstanceName, instanceRunDir, runDirSocketPath } from '../transport/instance-paths.ts';
 import { inertText } from '../ui/inert-text.ts';
 import type { SetStatus } from './command-kit.ts';
+import { remoteMachine } from './transport-options.ts';
 
 /** How often a followed capsule.log is read for more, and its capsule asked whether it is still there. */
 const FOLLOW_POLL_MS = 200;
@@ -159,7 +160,31 @@ async function localLogs(name: string, runDir: string, flags: LogsFlags, lines: 
 
 async function containerLogs(engine: string, container: string, flags: LogsFlags, lines: number | null): Promise<number> {
   const args = ['logs', ...(flags.follow === true ? ['-f'] : []), ...(lines !== null ? ['--tail', String(lines)] : []), container];
-  const child = spawn(engine, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const code = await relayedLogs([engine, ...args], (e) => new JackinError('E_ENGINE_COMMAND', `${engine} logs failed: ${e.message}`, { cause: e }));
+  if (code !== 0 && code < 128) throw new JackinError('E_ENGINE_COMMAND', `${engine} logs ${container} failed (status ${code}): is the container gone?`);
+  return code;
+}
+
+/**
+ * `jackin logs --ssh HOST NAME`: the copied jackin's `logs` on that machine, its output (and its reason on
+ * stderr when it fails) shown as a local log is; the remote's exit status is kept.
+ */
+async function remoteLogs(target: string, name: string, flags: LogsFlags, lines: number | null): Promise<number> {
+  const argv = await remoteMachine(target).jackinArgv([
+    'logs',
+    ...(flags.follow === true ? ['-f'] : []),
+    ...(lines !== null ? ['--tail', String(lines)] : []),
+    name,
+  ]);
+  return relayedLogs(argv, (e) => new JackinError('E_SSH_FAILED', `ssh failed: ${e.message}`, { cause: e }));
+}
+
+/**
+ * Runs a command that prints a log (an engine's `logs`, the remote's `jackin logs`) and shows its stdout and
+ * stderr through the LogWriter; resolves with its exit status, or 128 + the signal's number after Ctrl+C.
+ */
+async function relayedLogs(argv: readonly string[], spawnFailed: (e: Error) => JackinError): Promise<number> {
+  const child = spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
   // The engine replays the container's stdout and stderr on its own two: both are the capsule's log here.
   const writer = new LogWriter();
   let chain = Promise.resolve();
@@ -169,7 +194,7 @@ async function containerLogs(engine: string, container: string, flags: LogsFlags
   const interrupt = onInterrupt();
   try {
     const ended = new Promise<number>((res, rej) => {
-      child.once('error', (e) => rej(new JackinError('E_ENGINE_COMMAND', `${engine} logs failed: ${e.message}`, { cause: e })));
+      child.once('error', (e) => rej(spawnFailed(e)));
       child.once('close', (code) => res(code ?? 1));
     });
     const first = await Promise.race([ended.then((code) => ({ code, signal: null })), interrupt.promise.then((n) => ({ code: null, signal: n }))]);
@@ -178,8 +203,7 @@ async function containerLogs(engine: string, container: string, flags: LogsFlags
       return first.signal;
     }
     await chain;
-    if (first.code !== 0) throw new JackinError('E_ENGINE_COMMAND', `${engine} logs ${container} failed (status ${first.code}): is the container gone?`);
-    return 0;
+    return first.code;
   } finally {
     interrupt.dispose();
     await chain;
@@ -187,7 +211,7 @@ async function containerLogs(engine: string, container: string, flags: LogsFlags
   }
 }
 
-async function logsCommand(name: string, flags: LogsFlags): Promise<number> {
+async function logsCommand(name: string, flags: LogsFlags & { ssh?: string }): Promise<number> {
   checkInstanceName(name);
   let lines: number | null = null;
   if (flags.tail !== undefined && flags.tail !== 'all') {
@@ -195,6 +219,7 @@ async function logsCommand(name: string, flags: LogsFlags): Promise<number> {
     if (!/^\d+$/.test(flags.tail) || !Number.isSafeInteger(lines))
       throw new JackinError('E_USAGE', `--tail ${JSON.stringify(flags.tail)} is not a number of lines: pass a whole number, or all`);
   }
+  if (flags.ssh !== undefined) return remoteLogs(flags.ssh, name, flags, lines);
   const home = jackinHome();
   const record = readContainerRecord(home, name);
   if (record !== null) return containerLogs(record.engine, record.container, flags, lines);
@@ -210,6 +235,7 @@ export function registerLogsCommand(program: Command, setStatus: SetStatus): voi
     .argument('<instance>', 'instance name')
     .option('-f, --follow', 'keep printing what is added, until Ctrl+C (status 130) or the capsule is gone (status 0)')
     .option('--tail <n>', 'show only the last n lines (default: all)')
+    .option('--ssh <host>', "that machine's instance ([user@]host[:port]), where jackin run --ssh started it")
     .addHelpText(
       'after',
       `
@@ -220,7 +246,8 @@ control characters in it are shown as escapes (\\x1b), so the log cannot act on 
 Examples:
   jackin logs build
   jackin logs agent --tail 20
-  jackin logs -f build`,
+  jackin logs -f build
+  jackin logs --ssh dev@box build`,
     )
-    .action(async (name: string, flags: LogsFlags) => setStatus(await logsCommand(name, flags)));
+    .action(async (name: string, flags: LogsFlags & { ssh?: string }) => setStatus(await logsCommand(name, flags)));
 }

@@ -5,6 +5,9 @@ import { Option, type Command } from './commander.ts';
 import { describeState, jackinHome, listInstances, type InstanceInfo } from '../host/instances/instances.ts';
 import { inertJson, inertText, padColumns, textWidth } from '../ui/inert-text.ts';
 import { writeAll, type SetStatus } from './command-kit.ts';
+import { JackinError } from '../errors.ts';
+import { remoteInstanceList } from '../host/instances/remote-capsule.ts';
+import { remoteMachine } from './transport-options.ts';
 import { liveForwards, type ForwardRecord } from '../host/forward/forward-registry.ts';
 
 const FORWARD_KIND_LABELS: Readonly<Record<ForwardRecord['kind'], string>> = {
@@ -45,7 +48,24 @@ async function instanceNames(): Promise<string> {
     .join('');
 }
 
-async function lsCommand(flags: { json?: boolean; names?: boolean }): Promise<number> {
+/** `jackin ls --ssh HOST`: the remote's instances, from the copied jackin there, re-checked and shown inert. */
+async function lsRemote(target: string, json: boolean): Promise<number> {
+  const remote = remoteMachine(target);
+  const r = await remote.jackin(['ls', '--json']);
+  const list = r.status === 0 ? remoteInstanceList(r.stdout.toString('utf8')) : null;
+  if (list === null) {
+    const said = inertText(r.stderr.trim().split('\n').slice(-2).join(' | '), 400);
+    throw new JackinError(
+      'E_SSH_FAILED',
+      `jackin ls on ${inertText(target, 200)} ${r.status === 0 ? 'answered something that is not an instance list' : `failed (exit status ${r.status ?? 'signal'})`}${said ? `: ${said}` : ''}`,
+    );
+  }
+  await writeAll(process.stdout, json ? `${inertJson(list)}\n` : formatInstances(list));
+  return 0;
+}
+
+async function lsCommand(flags: { json?: boolean; names?: boolean; ssh?: string }): Promise<number> {
+  if (flags.ssh !== undefined && flags.names !== true) return lsRemote(flags.ssh, flags.json === true);
   if (flags.names === true) {
     await writeAll(process.stdout, await instanceNames());
     return 0;
@@ -62,7 +82,8 @@ export function registerLsCommand(program: Command, setStatus: SetStatus): void 
     .command('ls')
     .description('list local instances: name, state (live, stale, or not accessible to your user), attached, program, socket; and live forwards')
     .option('--json', 'print a JSON array')
+    .option('--ssh <host>', "list that machine's instances over ssh ([user@]host[:port])")
     .addOption(new Option('--names', 'print the instance names alone, one a line (for shell completion)').hideHelp())
-    .addHelpText('after', '\nExamples:\n  jackin ls\n  jackin ls --json')
-    .action(async (flags: { json?: boolean; names?: boolean }) => setStatus(await lsCommand(flags)));
+    .addHelpText('after', '\nExamples:\n  jackin ls\n  jackin ls --json\n  jackin ls --ssh dev@box')
+    .action(async (flags: { json?: boolean; names?: boolean; ssh?: string }) => setStatus(await lsCommand(flags)));
 }

@@ -19,6 +19,9 @@ import { attachTerminal, loadSessionModules, NO_MOUSE_HELP } from './attach-term
 import { addRunImageOptions, refuseImageOnlyFlags, refuseLateDryRun, refuseOldVerbose, runImageCommand, type RunImageFlags } from './run-image-command.ts';
 import { checkWorkspace, writeAll, type SetStatus } from './command-kit.ts';
 import { PACKAGE_ROOT } from '../package-root.ts';
+import { relayTransport, spawnRelay } from '../transport/exec-relay.ts';
+import { inertText } from '../ui/inert-text.ts';
+import { remoteMachine } from './transport-options.ts';
 
 /** How long `jackin run` waits for a new capsule's socket. Starting Node and a PTY takes ~100 ms. */
 const CAPSULE_START_TIMEOUT_MS = 10_000;
@@ -107,6 +110,32 @@ interface RunFlags extends RunImageFlags {
   verbose?: boolean;
   /** false with --no-mouse. */
   mouse?: boolean;
+  ssh?: string;
+}
+
+/** What `jackin run --ssh HOST` starts with no command: the remote user's shell. */
+const REMOTE_SHELL = ['sh', '-c', 'exec "${SHELL:-/bin/sh}"'];
+
+/**
+ * `jackin run --ssh HOST`: the capsule runs on that machine (src/host/instances/remote-capsule.ts), detached
+ * there so it outlives the connection, and this terminal attaches to it through an exec relay over ssh.
+ */
+async function runRemote(target: string, command: string[], flags: RunFlags, modules: ReturnType<typeof loadSessionModules>, plain: boolean): Promise<number> {
+  const remote = remoteMachine(target);
+  const argv = command.length > 0 ? command : REMOTE_SHELL;
+  const base = flags.name !== undefined ? checkInstanceName(flags.name) : defaultInstanceName(command.length > 0 ? argv[0]! : 'shell');
+  // Everything that may ask the operator (ssh's host key or password question) happens here, before a
+  // session takes the terminal over.
+  const serveArgs = [...capsuleSizeArgs(process.stdout), ...(plain ? ['--plain'] : []), '--', ...argv];
+  const name = await remote.start(base, flags.name === undefined, flags.workspace ?? '', serveArgs);
+  if (flags.detach === true) {
+    await writeAll(process.stdout, `${inertText(name, 128)}\n`);
+    return 0;
+  }
+  const relay = await remote.relayArgv(checkInstanceName(name));
+  const connect = async (): Promise<Transport> => relayTransport(await spawnRelay(relay));
+  const selection: Selection = { transport: await connect(), choice: 'ssh', reason: `jackin run --ssh started capsule ${name} on ${target}` };
+  return await attachTerminal(modules, selection, name, flags.verbose === true, { noMouse: flags.mouse === false, connect, plain });
 }
 
 async function runCommand(command: string[], flags: RunFlags, raw: readonly string[]): Promise<number> {
@@ -119,6 +148,9 @@ async function runCommand(command: string[], flags: RunFlags, raw: readonly stri
   // terminal"). Not with -d: nothing is relayed now, and a later attach from a terminal needs a terminal's PTY.
   const plain = flags.detach !== true && (process.stdin.isTTY !== true || process.stdout.isTTY !== true);
   if (flags.image !== undefined) {
+    if (flags.ssh !== undefined) {
+      throw new JackinError('E_USAGE', '--image with --ssh is not supported yet: the container on a remote engine comes later (issue 47); leave one out');
+    }
     return runImageCommand(
       command,
       flags,
@@ -127,6 +159,10 @@ async function runCommand(command: string[], flags: RunFlags, raw: readonly stri
         attachTerminal(modules, selection, name, flags.verbose === true, { noMouse: flags.mouse === false, connect, explainLost, plain }),
       plain,
     );
+  }
+  if (flags.ssh !== undefined) {
+    refuseImageOnlyFlags(flags);
+    return runRemote(flags.ssh, command, flags, modules, plain);
   }
   refuseImageOnlyFlags(flags);
   const argv = command.length > 0 ? command : [process.env['SHELL'] || '/bin/sh'];
@@ -200,6 +236,10 @@ export function registerRunCommand(program: Command, setStatus: SetStatus): void
     .argument('[command...]', 'the program and its arguments (default: $SHELL, else /bin/sh)')
     .option('--name <name>', 'instance name (default: the command name, then -2, -3… if taken)')
     .option('-w, --workspace <dir>', 'working directory of the program (default: the current directory)')
+    .option(
+      '--ssh <host>',
+      'run it on that machine ([user@]host[:port]) over ssh; nothing of jackin needs to be installed there (docs/guide.md, "Remote machines")',
+    )
     .option('-d, --detach', 'start it without attaching: print the instance name once its capsule answers (jackin attach NAME reaches it)')
     .option('--verbose', 'print diagnostics on stderr (no longer -v: that is --volume)')
     .option('--no-mouse', NO_MOUSE_HELP)
@@ -219,6 +259,7 @@ Examples:
   jackin run -- bash -l
   jackin run -d --name build -- make     then: jackin attach build, jackin logs build
   jackin run --name review -- claude
+  jackin run --ssh dev@box -- claude    on that machine; jackin attach --ssh dev@box claude comes back
   jackin run --image node:24-bookworm --name agent -- bash
   jackin run --image my-agent --engine podman --dry-run -- claude
   jackin run --image my-agent -v ./notes:/notes:ro -e ANTHROPIC_API_KEY -w ~/src/app -- claude

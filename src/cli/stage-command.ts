@@ -20,7 +20,7 @@ import type { SetStatus } from './command-kit.ts';
 import { interruptOnSignals } from './interrupt-signals.ts';
 import { pickInstance } from './export-command.ts';
 import { NAME_OPTION_HELP } from './instance-option.ts';
-import { addTransportOptions, type TransportFlags } from './transport-options.ts';
+import { addTransportOptions, withSsh, type TransportFlags } from './transport-options.ts';
 import { appendAction } from '../host/instances/action-log.ts';
 
 interface StageFlags extends TransportFlags {
@@ -34,7 +34,7 @@ async function stageCommand(paths: string[], flags: StageFlags): Promise<number>
   if (paths.length === 0) throw new JackinError('E_USAGE', 'name at least one host file to stage');
   const maxBytes = stageMaxBytes(process.env);
   const instance = await pickInstance(flags, ['--to', flags.to]);
-  const select = selectOptionsFromFlags(instance, jackinHome(), flags);
+  const select = await withSsh(selectOptionsFromFlags(instance, jackinHome(), flags), flags);
   await resolveInstance(select);
   const connect = async (): Promise<Transport> => (await selectTransport(select)).transport;
   const json = flags.json === true;

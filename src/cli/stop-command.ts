@@ -10,7 +10,8 @@ import { unconfirmedCapsulePid } from '../host/instances/capsule-process.ts';
 import { jackinHome, probeInstance } from '../host/instances/instances.ts';
 import { engineCommand, removeContainer } from '../transport/container-engine.ts';
 import { readContainerRecord, removeContainerRecord } from '../transport/container-record.ts';
-import { instanceRunDir, instanceSocketPath } from '../transport/instance-paths.ts';
+import { checkInstanceName, instanceRunDir, instanceSocketPath } from '../transport/instance-paths.ts';
+import { remoteMachine } from './transport-options.ts';
 import { instanceDead, localState, noLocalInstance } from '../host/instances/resolve-instance.ts';
 import { socketAnswers } from '../host/instances/instances.ts';
 import { inertText } from '../ui/inert-text.ts';
@@ -21,12 +22,30 @@ import { setTimeout as sleep } from 'node:timers/promises';
 const LOCAL_STOP_TIMEOUT_MS = 15_000;
 const LOCAL_STOP_POLL_MS = 50;
 
-async function stopCommand(positional: string | undefined, flags: { name?: string }): Promise<number> {
+/**
+ * `jackin stop --ssh HOST NAME`: the copied jackin on that machine stops it there, with the same checks; its
+ * lines are that machine's, shown inert, and its exit status is kept (1 or 2, anything else 1).
+ */
+async function stopRemote(target: string, name: string): Promise<number> {
+  const r = await remoteMachine(target).jackin(['stop', checkInstanceName(name)]);
+  const lines = (text: string): string =>
+    text
+      .split('\n')
+      .filter((l) => l.length > 0)
+      .map((l) => `${inertText(l, 1000)}\n`)
+      .join('');
+  process.stdout.write(lines(r.stdout.toString('utf8')));
+  process.stderr.write(lines(r.stderr));
+  return r.status === 0 ? 0 : r.status === 2 ? 2 : 1;
+}
+
+async function stopCommand(positional: string | undefined, flags: { name?: string; ssh?: string }): Promise<number> {
   const home = jackinHome();
   const name = requiredInstance('stop', [
     ['NAME', positional],
     ['--name', flags.name],
   ]);
+  if (flags.ssh !== undefined) return stopRemote(flags.ssh, name);
   const record = readContainerRecord(home, name);
   if (record !== null) {
     // `stop` gives the init's SIGTERM 10 s; `rm -f` then removes it (and succeeds if it is already gone).
@@ -88,6 +107,7 @@ export function registerStopCommand(program: Command, setStatus: (n: number) => 
     .description('stop an instance: its container (from jackin run --image), or its local capsule; the program ends')
     .argument('[instance]', 'instance name')
     .option('--name <instance>', `${NAME_OPTION_HELP}; the same as giving it as the first argument`)
+    .option('--ssh <host>', 'stop it on that machine ([user@]host[:port]), where jackin run --ssh started it')
     .addHelpText(
       'after',
       `
@@ -96,7 +116,8 @@ local capsule already died (E_INSTANCE_DEAD: remove it with jackin rm), it runs 
 not start (stop that container), or it still answers ${LOCAL_STOP_TIMEOUT_MS / 1000} s after SIGTERM.
 
 Examples:
-  jackin stop agent`,
+  jackin stop agent
+  jackin stop --ssh dev@box agent`,
     )
-    .action(async (name: string | undefined, flags: { name?: string }) => setStatus(await stopCommand(name, flags)));
+    .action(async (name: string | undefined, flags: { name?: string; ssh?: string }) => setStatus(await stopCommand(name, flags)));
 }

@@ -20,7 +20,9 @@ export type RelaySpec =
    * quoting, `ssh host docker exec ...`). It is the operator's own command line, so a shell adds no trust
    * boundary; splitting it ourselves would only reimplement the shell's quoting rules badly.
    */
-  | { kind: 'custom'; command: string };
+  | { kind: 'custom'; command: string }
+  /** An ssh command line to a capsule on another machine (`--ssh`, src/host/instances/remote-capsule.ts), run as it is. */
+  | { kind: 'ssh'; argv: readonly string[] };
 
 /**
  * An engine reads a value starting with `-` as an option, so a target like `--privileged` would change
@@ -58,6 +60,8 @@ export function relayArgv(spec: RelaySpec): string[] {
         );
       }
       return ['sh', '-c', spec.command];
+    case 'ssh':
+      return [...spec.argv];
     default: {
       const never: never = spec;
       throw new TypeError(`unexpected relay spec ${JSON.stringify(never)}`);

@@ -37,6 +37,8 @@ export interface SelectOptions {
   namespace?: string;
   container?: string;
   exec?: string;
+  /** `--ssh HOST`: the relay argv to the instance on that machine, made ready by the command (src/cli/transport-options.ts). */
+  sshRelay?: readonly string[];
 }
 
 /** The transport flags shared by `jackin attach` and `jackin export`, as selection options. */
@@ -75,15 +77,19 @@ function usage(message: string): JackinError {
 
 /** Pure: what to try, from the flags alone. */
 export function planTransport(o: SelectOptions): Plan {
-  const given = [o.socket !== undefined && '--socket', o.via !== undefined && '--via', o.exec !== undefined && '--exec'].filter(
-    (x): x is string => x !== false,
-  );
+  const given = [
+    o.socket !== undefined && '--socket',
+    o.via !== undefined && '--via',
+    o.exec !== undefined && '--exec',
+    o.sshRelay !== undefined && '--ssh',
+  ].filter((x): x is string => x !== false);
   if (given.length > 1) throw usage(`${given.join(' and ')} cannot be combined: pick one transport`);
   if ((o.namespace !== undefined || o.container !== undefined) && o.via !== 'kubectl') {
     throw usage('--namespace and --container apply only to --via kubectl');
   }
   if (o.socket !== undefined) return { kind: 'socket', path: o.socket, reason: '--socket was given' };
   if (o.exec !== undefined) return { kind: 'relay', spec: { kind: 'custom', command: o.exec }, reason: '--exec was given' };
+  if (o.sshRelay !== undefined) return { kind: 'relay', spec: { kind: 'ssh', argv: o.sshRelay }, reason: '--ssh was given' };
   if (o.via !== undefined) {
     const reason = `--via ${o.via} was given`;
     if (o.via === 'kubectl') {

@@ -85,7 +85,8 @@ function fromEngine(name: string, engine: ContainerEngine, found: ContainerLooku
  * to the relay to say).
  */
 export async function resolveInstance(o: SelectOptions): Promise<void> {
-  if (o.socket !== undefined || o.exec !== undefined) return;
+  // The relay says what it found: an --exec command, or the capsule's attach-proxy on an --ssh machine.
+  if (o.socket !== undefined || o.exec !== undefined || o.sshRelay !== undefined) return;
   if (o.via === 'kubectl') {
     // Asked while the relay starts (attach), or once before the transfer: kubectl's NotFound is the name's.
     const found = await lookupPod(o.instance, o.namespace);
