@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import { get as httpGet } from 'node:http';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { sshControlDir } from '../src/host/instances/ssh.ts';
 import { capsulePid, isAlive } from './helpers/capsules.ts';
@@ -16,6 +16,7 @@ import { ownClipboard, startXvfb } from './helpers/xvfb.ts';
 import { SSH_TEST_HOST, startSshd } from './helpers/sshd.ts';
 import { shellQuote } from './helpers/tmux.ts';
 import { testDir, testRunEnv } from './helpers/test-run.ts';
+import { runtimeNode, sharedRuntimeCache } from './helpers/runtime-cache.ts';
 
 const CTRL_BACKSLASH = 0x1c;
 /** The first run copies the host's Node and package (about 110 MB) over ssh and checks them there. */
@@ -287,7 +288,7 @@ test('--ssh: Ctrl+V stages the local clipboard image on the remote, its path typ
   await pollUntil('the shared connection to end by itself', () => readdirSync(controlDir).length === 0, { timeoutMs: 20_000 });
 });
 
-test('--ssh to a machine of another platform: E_REMOTE_PLATFORM names it and the runtime issue, and nothing is copied', async (t) => {
+test('--ssh to a machine of another platform: E_REMOTE_PLATFORM names it and what jackin runs on, and nothing is copied', async (t) => {
   // A stand-in uname first on the remote sessions' PATH: the remote says it is a Mac.
   const bin = testDir(t, 'jackin-ssh-uname-');
   writeFileSync(join(bin, 'uname'), '#!/bin/sh\necho Darwin arm64\n', { mode: 0o755 });
@@ -305,10 +306,43 @@ test('--ssh to a machine of another platform: E_REMOTE_PLATFORM names it and the
   const r = await runJackin(['run', '--ssh', SSH_TEST_HOST, '-d', '--', 'true'], env);
   assert.equal(r.code, 1, r.stderr);
   assert.match(r.stderr, /E_REMOTE_PLATFORM/);
-  assert.match(
-    r.stderr,
-    /testhost is Darwin arm64, and this jackin can copy only its own runtime \(Linux \w+\) there; runtimes for other platforms come with the runtime issue \(46\)/,
-  );
+  assert.match(r.stderr, /testhost is Darwin arm64: jackin's capsule runs on Linux x86_64 and aarch64 only/);
   assert.ok(!existsSync(join(sshd.remoteCacheHome, 'jackin')), 'nothing was copied');
+  await pollUntil('the shared connection to end by itself', () => readdirSync(controlDir).length === 0, { timeoutMs: 20_000 });
+});
+
+test("--ssh with JACKIN_CAPSULE=runtime: the capsule runtime of the remote's architecture is copied and runs the program, as from a Mac", async (t) => {
+  const sshd = await startSshd(t);
+  const home = testDir(t, 'jackin-ssh-home-');
+  const env = {
+    ...testRunEnv(),
+    PATH: process.env['PATH'] ?? '/usr/bin:/bin',
+    HOME: home,
+    JACKIN_HOME: join(home, '.jackin'),
+    JACKIN_SSH_COMMAND: `ssh -F ${shellQuote(sshd.clientConfig)}`,
+    JACKIN_CAPSULE: 'runtime',
+    JACKIN_CACHE_DIR: await sharedRuntimeCache(),
+  };
+  const controlDir = sshControlDir(join(home, '.jackin'));
+  if (!controlDir.startsWith(home)) t.after(() => rmdirSync(controlDir));
+  const arch = process.arch === 'arm64' ? 'arm64' : 'x64';
+  const r = await runJackin(['run', '--ssh', SSH_TEST_HOST, '-d', '--name', 'rt', '--', 'sleep', '1000'], env, { timeoutMs: FIRST_RUN_TIMEOUT_MS });
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stderr, new RegExp(`copying the capsule runtime, the linux-${arch} capsule runtime \\(\\d+ MiB\\), to testhost:`));
+  // The copy's Node is the runtime's, byte for byte, and the remote capsule runs on it.
+  const [dir] = readdirSync(join(sshd.remoteCacheHome, 'jackin', 'capsule')).filter((e) => !e.startsWith('.'));
+  const copied = join(sshd.remoteCacheHome, 'jackin', 'capsule', dir!);
+  assert.deepEqual(readFileSync(join(copied, 'node')), readFileSync(await runtimeNode()));
+  const pid = await capsulePid(sshd.remoteJackinHome, 'rt');
+  assert.equal(readlinkSync(`/proc/${pid}/exe`), join(copied, 'node'));
+  const listed = await runJackin(['ls', '--ssh', SSH_TEST_HOST, '--json'], env);
+  assert.equal(listed.code, 0, listed.stderr);
+  assert.ok(
+    (JSON.parse(listed.stdout) as Array<{ name: string }>).some((i) => i.name === 'rt'),
+    listed.stdout,
+  );
+  const stopped = await runJackin(['stop', '--ssh', SSH_TEST_HOST, 'rt'], env);
+  assert.equal(stopped.code, 0, stopped.stderr);
+  await pollUntil('the remote capsule to end', () => !isAlive(pid));
   await pollUntil('the shared connection to end by itself', () => readdirSync(controlDir).length === 0, { timeoutMs: 20_000 });
 });

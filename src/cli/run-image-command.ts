@@ -38,7 +38,7 @@ import { inertText } from '../ui/inert-text.ts';
 import { startContainerReaper } from '../host/instances/container-reaper.ts';
 import { hostLibraries, ptyBinary } from '../host/instances/host-libraries.ts';
 import { imageFacts } from '../host/instances/image-facts.ts';
-import { CAPSULE_SOURCES, chooseCapsule, type CapsuleChoice, type CapsuleKind } from '../host/instances/capsule-choice.ts';
+import { CAPSULE_SOURCES, capsuleFromEnv, chooseCapsule, type CapsuleChoice, type CapsuleKind } from '../host/instances/capsule-choice.ts';
 import { ensureRuntime, type RuntimeArch } from '../host/runtime/runtime.ts';
 import { writeAll } from './command-kit.ts';
 import type { Transport } from '../transport/transport.ts';
@@ -211,19 +211,6 @@ async function runtimeCapsule(arch: RuntimeArch, lendLibraries: boolean, imagePa
     root: runtime.root,
     ...(libraries !== null ? { libraries } : {}),
   };
-}
-
-/** JACKIN_CAPSULE (config key `capsule`): the default for --capsule; unset or empty is none. */
-export function capsuleFromEnv(env: Readonly<Record<string, string | undefined>>): CapsuleKind | undefined {
-  const value = env['JACKIN_CAPSULE'];
-  if (value === undefined || value === '') return undefined;
-  const kind = CAPSULE_SOURCES.find((k) => k === value.toLowerCase());
-  if (kind === undefined)
-    throw new JackinError(
-      'E_USAGE',
-      `JACKIN_CAPSULE=${JSON.stringify(value)} is not one of ${CAPSULE_SOURCES.join(', ')}: fix it, or unset it for the default`,
-    );
-  return kind;
 }
 
 /** What --verbose says of the capsule lent. */

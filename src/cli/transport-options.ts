@@ -5,6 +5,7 @@ import { checkInstanceName } from '../transport/instance-paths.ts';
 import { jackinHome } from '../host/instances/instances.ts';
 import { RemoteMachine } from '../host/instances/remote-capsule.ts';
 import { PACKAGE_ROOT } from '../package-root.ts';
+import { capsuleFromEnv } from '../host/instances/capsule-choice.ts';
 
 export interface TransportFlags {
   socket?: string;
@@ -36,6 +37,8 @@ export function remoteMachine(target: string): RemoteMachine {
     packageRoot: PACKAGE_ROOT,
     nodePath: process.execPath,
     status: (line) => void process.stderr.write(`${line}\n`),
+    // JACKIN_CAPSULE=runtime copies the capsule runtime even where the host's own Node would run.
+    ...(capsuleFromEnv(process.env) === 'runtime' ? { capsule: 'runtime' as const } : {}),
   });
 }
 

@@ -96,3 +96,16 @@ export function chooseCapsule(f: CapsuleFacts): CapsuleChoice {
     }
   }
 }
+
+/** JACKIN_CAPSULE (config key `capsule`): the default for --capsule; unset or empty is none. */
+export function capsuleFromEnv(env: Readonly<Record<string, string | undefined>>): CapsuleKind | undefined {
+  const value = env['JACKIN_CAPSULE'];
+  if (value === undefined || value === '') return undefined;
+  const kind = CAPSULE_SOURCES.find((k) => k === value.toLowerCase());
+  if (kind === undefined)
+    throw new JackinError(
+      'E_USAGE',
+      `JACKIN_CAPSULE=${JSON.stringify(value)} is not one of ${CAPSULE_SOURCES.join(', ')}: fix it, or unset it for the default`,
+    );
+  return kind;
+}

@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { expectedUname, remoteInstanceList, runtimeFiles, runtimeManifest } from './remote-capsule.ts';
+import { expectedUname, remoteInstanceList, remoteRuntimeArch, runtimeFiles, runtimeManifest } from './remote-capsule.ts';
 
 /** A package tree like the real one: what a capsule needs, and what it does not (sources, dev packages). */
 function fakePackage(t: { after: (f: () => void) => void }): string {
@@ -104,4 +104,12 @@ test("remoteInstanceList keeps a well-formed list's fields and refuses anything 
   assert.equal(remoteInstanceList(JSON.stringify([{ ...one, state: 'evil' }])), null);
   assert.equal(remoteInstanceList(JSON.stringify([{ ...one, program: [1] }])), null);
   assert.equal(remoteInstanceList(JSON.stringify([{ ...one, pid: 1.5 }])), null);
+});
+
+test("remoteRuntimeArch: a Linux remote's uname -sm gets the capsule runtime of its architecture; anything else none", () => {
+  assert.equal(remoteRuntimeArch('Linux x86_64'), 'x64');
+  assert.equal(remoteRuntimeArch('Linux aarch64\n'), 'arm64');
+  assert.equal(remoteRuntimeArch('Linux riscv64'), null);
+  assert.equal(remoteRuntimeArch('Darwin arm64'), null);
+  assert.equal(remoteRuntimeArch(''), null);
 });

@@ -4,8 +4,9 @@
  * lends a container) are copied over the session's SSH connection into a cache on the remote,
  * `${XDG_CACHE_HOME:-~/.cache}/jackin/capsule/<hash>/` (hash: SHA-256 of the manifest that lists every
  * file's SHA-256), checked there with sha256sum, published by a rename so that a broken copy never counts,
- * and reused while it stays valid. Only a remote of the host's own platform and architecture can run them
- * (Linux); other runtimes come with the runtime issue (46).
+ * and reused while it stays valid. That is for a remote of the host's own platform and architecture (Linux);
+ * any other Linux remote (from a Mac, or of another architecture), or any remote with JACKIN_CAPSULE=runtime,
+ * gets the capsule runtime of its architecture (src/host/runtime/) the same way.
  *
  * The capsule is started detached on the remote (setsid, output to its capsule.log), in its run directory
  * `${JACKIN_HOME:-~/.jackin}/sockets/<name>/` there, with the `serve` arguments a local `jackin run` uses,
@@ -23,6 +24,7 @@ import { JackinError } from '../../errors.ts';
 import { nodeCrypto } from '../../lazy-builtins.ts';
 import { inertText } from '../../ui/inert-text.ts';
 import { CAPSULE_NODE_FLAGS } from './container-run-argv.ts';
+import { ensureRuntime, runtimeArch, type RuntimeArch } from '../runtime/runtime.ts';
 import type { InstanceInfo } from './instances.ts';
 import { parseSshTarget, remoteScript, runSsh, sshArgv, sshCommand, sshControlDir, type SshResult, type SshTarget } from './ssh.ts';
 
@@ -177,11 +179,13 @@ const CACHE = '"${XDG_CACHE_HOME:-$HOME/.cache}/jackin/capsule"';
 
 /**
  * The first command of a session (it opens the shared connection): who the remote is, and whether the
- * runtime "$1" is in its cache and valid. Prints `jackin-remote`, `uname -sm`, then `present DIR` or `absent DIR`.
+ * runtime "$1" is in its cache. Prints `jackin-remote`, `uname -sm`, then `present DIR` or `absent DIR`. A
+ * directory there was checked file by file against its manifest before it was published (INSTALL, below), so
+ * here only the manifest's own hash is: re-hashing about 110 MB took 0.3 to 0.5 s of every --ssh command.
  */
 const PROBE = `c=${CACHE}; d="$c/$1"
 printf 'jackin-remote\\n'; uname -sm
-if [ -f "$d/.manifest" ] && (cd "$d" && sha256sum -c --status .manifest) && [ "$(sha256sum < "$d/.manifest" | cut -d' ' -f1)" = "$1" ]; then
+if [ -f "$d/.manifest" ] && [ "$(sha256sum < "$d/.manifest" | cut -d' ' -f1)" = "$1" ]; then
   printf 'present %s\\n' "$d"; else printf 'absent %s\\n' "$d"; fi`;
 
 /** Unpacks a runtime from stdin into a new directory, checks it, and publishes it as "$1" by a rename. */
@@ -229,6 +233,15 @@ done
 printf 'started %s\\n' "$name"`;
 }
 
+/** A manifest hash no runtime has: the first probe of a remote that gets the capsule runtime asks only who it is. */
+const NO_RUNTIME = '0'.repeat(64);
+
+/** The capsule runtime's architecture for what `uname -sm` says on the remote, or null for none (not Linux, another machine). */
+export function remoteRuntimeArch(uname: string): RuntimeArch | null {
+  const m = /^Linux (\S+)$/.exec(uname.trim());
+  return m === null ? null : runtimeArch(m[1]!);
+}
+
 /** What `uname -sm` says on a machine that runs this host's Node and package, or null off Linux. */
 export function expectedUname(platform: NodeJS.Platform = process.platform, arch: string = process.arch): string | null {
   if (platform !== 'linux') return null;
@@ -259,6 +272,8 @@ export class RemoteMachine {
   readonly #packageRoot: string;
   readonly #nodePath: string;
   readonly #status: (line: string) => void;
+  /** `runtime`: copy the capsule runtime (src/host/runtime/) even where the host's own Node would run there. */
+  readonly #capsule: 'host' | 'runtime' | undefined;
   #prepared: Prepared | null = null;
 
   constructor(
@@ -269,7 +284,8 @@ export class RemoteMachine {
       packageRoot,
       nodePath,
       status,
-    }: { home: string; env: NodeJS.ProcessEnv; packageRoot: string; nodePath: string; status: (line: string) => void },
+      capsule,
+    }: { home: string; env: NodeJS.ProcessEnv; packageRoot: string; nodePath: string; status: (line: string) => void; capsule?: 'host' | 'runtime' },
   ) {
     this.target = target;
     this.#ssh = parseSshTarget(target);
@@ -279,6 +295,7 @@ export class RemoteMachine {
     this.#packageRoot = packageRoot;
     this.#nodePath = nodePath;
     this.#status = status;
+    this.#capsule = capsule;
   }
 
   /** The argv that runs `script` with `args` on the remote over the shared connection. */
@@ -297,30 +314,41 @@ export class RemoteMachine {
    */
   async prepare(): Promise<Prepared> {
     if (this.#prepared !== null) return this.#prepared;
-    const expected = expectedUname();
-    if (expected === null) {
-      throw new JackinError(
-        'E_REMOTE_PLATFORM',
-        `jackin on ${process.platform}/${process.arch} has no capsule runtime to copy to ${inertText(this.target, 200)}: only a Linux host lends its own Node today; Linux runtimes for other hosts come with the runtime issue (46)`,
-      );
-    }
-    const manifest = await runtimeManifest(runtimeFiles(this.#packageRoot, this.#nodePath), this.#manifestCache);
-    const probe = await runSsh(this.argv(PROBE, [manifest.hash]), { interactive: process.stdin.isTTY === true });
-    const lines = probe.stdout.toString('utf8').split('\n');
+    // The host's own Node and package where the remote is this host's platform, else the capsule runtime of
+    // the remote's architecture (assembled in, or taken from, jackin's cache here).
+    const own = this.#capsule === 'runtime' ? null : expectedUname();
+    let what = "this host's Node and jackin";
+    let manifest = own !== null ? await runtimeManifest(runtimeFiles(this.#packageRoot, this.#nodePath), this.#manifestCache) : null;
+    let probe = await runSsh(this.argv(PROBE, [manifest?.hash ?? NO_RUNTIME]), { interactive: process.stdin.isTTY === true });
+    let lines = probe.stdout.toString('utf8').split('\n');
     if (probe.status !== 0 || lines[0] !== 'jackin-remote') throw this.#failed('connecting', probe);
     const uname = (lines[1] ?? '').trim();
-    if (uname !== expected) {
-      throw new JackinError(
-        'E_REMOTE_PLATFORM',
-        `${inertText(this.target, 200)} is ${inertText(uname, 100) || 'an unknown platform'}, and this jackin can copy only its own runtime (${expected}) there; runtimes for other platforms come with the runtime issue (46)`,
+    if (manifest === null || uname !== own) {
+      const arch = remoteRuntimeArch(uname);
+      if (arch === null) {
+        throw new JackinError(
+          'E_REMOTE_PLATFORM',
+          `${inertText(this.target, 200)} is ${inertText(uname, 100) || 'an unknown platform'}: jackin's capsule runs on Linux x86_64 and aarch64 only`,
+        );
+      }
+      const runtime = await ensureRuntime(arch, { say: (line) => this.#status(`jackin: ${line}`) });
+      what = `the linux-${arch} capsule runtime`;
+      manifest = await runtimeManifest(
+        runtimeFiles(runtime.packageRoot, runtime.node),
+        join(dirname(this.#manifestCache), `runtime-manifest-linux-${arch}.json`),
       );
+      probe = await runSsh(this.argv(PROBE, [manifest.hash]), {});
+      lines = probe.stdout.toString('utf8').split('\n');
+      if (probe.status !== 0 || lines[0] !== 'jackin-remote') throw this.#failed('reading its cache', probe);
     }
     const [state, ...dirParts] = (lines[2] ?? '').split(' ');
     const runtime = dirParts.join(' ');
     if ((state !== 'present' && state !== 'absent') || !runtime.startsWith('/')) throw this.#failed('reading its cache', probe);
     if (state === 'present') return (this.#prepared = { runtime, copied: false });
     const bytes = manifest.files.reduce((n, f) => n + f.size, 0);
-    this.#status(`jackin: copying the capsule runtime (${Math.ceil(bytes / (1024 * 1024))} MiB) to ${inertText(this.target, 200)}:${inertText(runtime, 400)}`);
+    this.#status(
+      `jackin: copying the capsule runtime, ${what} (${Math.ceil(bytes / (1024 * 1024))} MiB), to ${inertText(this.target, 200)}:${inertText(runtime, 400)}`,
+    );
     const install = await runSsh(this.argv(INSTALL, [manifest.hash]), { input: (stdin) => packRuntime(manifest, stdin) });
     if (install.status !== 0 || install.stdout.toString('utf8').trim() !== 'installed') throw this.#failed('copying the capsule runtime', install);
     return (this.#prepared = { runtime, copied: true });
@@ -345,10 +373,7 @@ export class RemoteMachine {
       );
     }
     if (first === 'no-node') {
-      throw new JackinError(
-        'E_REMOTE_PLATFORM',
-        `the host's Node does not run on ${where} (a musl or too old C library there?); Linux runtimes for it come with the runtime issue (46)`,
-      );
+      throw new JackinError('E_REMOTE_PLATFORM', `the copied Node does not run on ${where} (a musl or too old C library there?): it needs glibc 2.28 or later`);
     }
     if (first === 'no-workspace') throw new JackinError('E_CAPSULE_START', `cannot enter the workspace ${inertText(workspace, 400)} on ${where}`);
     const tail = said(rest.join('\n'));

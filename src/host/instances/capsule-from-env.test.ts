@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { hasCode } from '../errors.ts';
-import { capsuleFromEnv } from './run-image-command.ts';
+import { hasCode } from '../../errors.ts';
+import { capsuleFromEnv } from './capsule-choice.ts';
 
 test('capsuleFromEnv: JACKIN_CAPSULE names the default capsule (any case); unset or empty is none; anything else is refused, naming the choices', () => {
   assert.equal(capsuleFromEnv({}), undefined);
