@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expectedUname, remoteInstanceList, remoteRuntimeArch, runtimeFiles, runtimeManifest } from './remote-capsule.ts';
@@ -32,7 +32,14 @@ function fakePackage(t: { after: (f: () => void) => void }): string {
 
 test('runtimeFiles: the Node binary, package.json, bin, container-bin, policies, the bundles and the production packages only', (t) => {
   const root = fakePackage(t);
-  const names = runtimeFiles(root, join(root, 'node')).map((f) => f.name);
+  const files = runtimeFiles(root, join(root, 'node'));
+  const names = files.map((f) => f.name);
+  // a's own b (not the other version installed at the top, which nothing here needs) goes where Node
+  // finds it from a in the copy: the top, free there (src/host/runtime/package-tree.ts lays it out).
+  assert.equal(
+    files.find((f) => f.name === 'package/node_modules/b/package.json')?.path,
+    join(realpathSync(root), 'node_modules/a/node_modules/b/package.json'),
+  );
   assert.deepEqual(names.sort(), [
     'node',
     'package/bin/jackin-capsule.js',
@@ -41,8 +48,8 @@ test('runtimeFiles: the Node binary, package.json, bin, container-bin, policies,
     'package/dist/jackin.bundle.cache',
     'package/dist/jackin.bundle.cjs',
     'package/node_modules/a/index.js',
-    'package/node_modules/a/node_modules/b/package.json',
     'package/node_modules/a/package.json',
+    'package/node_modules/b/package.json',
     'package/node_modules/c/package.json',
     'package/package.json',
     'package/policies/default.json',

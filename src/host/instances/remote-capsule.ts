@@ -13,9 +13,9 @@
  * so it outlives the SSH connection; jackin reaches it through an exec relay, the copied
  * `jackin-capsule attach-proxy` over ssh, as `jackin attach --exec` would.
  */
-import { createReadStream, existsSync, readdirSync, readFileSync, realpathSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { createReadStream, readdirSync, readFileSync, realpathSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join, relative } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type TarStream from 'tar-stream';
@@ -25,6 +25,7 @@ import { nodeCrypto } from '../../lazy-builtins.ts';
 import { inertText } from '../../ui/inert-text.ts';
 import { CAPSULE_NODE_FLAGS } from './container-run-argv.ts';
 import { ensureRuntime, runtimeArch, type RuntimeArch } from '../runtime/runtime.ts';
+import { productionTree } from '../runtime/package-tree.ts';
 import type { InstanceInfo } from './instances.ts';
 import { parseSshTarget, remoteScript, runSsh, sshArgv, sshCommand, sshControlDir, type SshResult, type SshTarget } from './ssh.ts';
 
@@ -54,35 +55,6 @@ function addTree(files: RuntimeFile[], name: string, path: string, skip: (name: 
   files.push({ name, path, mode: st.mode & 0o111 ? 0o755 : 0o644, size: st.size, stamp: `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}` });
 }
 
-/** The package directory `name` resolves to from `from` (node's lookup: node_modules there, then in each parent up to the root). */
-function packageDir(root: string, from: string, name: string): string | null {
-  for (let dir = from; ; dir = dirname(dir)) {
-    const candidate = join(dir, 'node_modules', name);
-    if (existsSync(join(candidate, 'package.json'))) return candidate;
-    if (dir === root || dirname(dir) === dir) return null;
-  }
-}
-
-/** The production dependencies of the package at `root`, with theirs (optional ones only where installed). */
-function productionPackages(root: string): string[] {
-  const seen = new Set<string>();
-  const visit = (dir: string, optional: boolean, name: string): void => {
-    const found = packageDir(root, dir, name);
-    if (found === null) {
-      if (optional) return;
-      throw new JackinError('E_INTERNAL', `cannot find the dependency ${name} of ${dir} to copy`);
-    }
-    if (seen.has(found)) return;
-    seen.add(found);
-    const pkg = JSON.parse(readFileSync(join(found, 'package.json'), 'utf8')) as { dependencies?: object; optionalDependencies?: object };
-    for (const dep of Object.keys(pkg.dependencies ?? {})) visit(found, false, dep);
-    for (const dep of Object.keys(pkg.optionalDependencies ?? {})) visit(found, true, dep);
-  };
-  const top = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { dependencies?: object };
-  for (const dep of Object.keys(top.dependencies ?? {})) visit(root, false, dep);
-  return [...seen].sort();
-}
-
 /** Every file of the runtime: `node` (the host's Node) and `package/...`. */
 export function runtimeFiles(packageRoot: string, nodePath: string): RuntimeFile[] {
   const root = realpathSync(packageRoot);
@@ -90,8 +62,10 @@ export function runtimeFiles(packageRoot: string, nodePath: string): RuntimeFile
   addTree(files, 'node', realpathSync(nodePath));
   for (const part of PACKAGE_PARTS) addTree(files, `package/${part}`, join(root, part));
   for (const f of readdirSync(join(root, 'dist')).sort()) if (BUNDLE_FILE.test(f)) addTree(files, `package/dist/${f}`, join(root, 'dist', f));
-  for (const dir of productionPackages(root)) {
-    addTree(files, `package/${relative(root, dir).split('\\').join('/')}`, dir, (entry) => entry === 'node_modules');
+  // The production tree as the runtime assembler lays it out (src/host/runtime/package-tree.ts), with the
+  // PTY binary package of this platform: a runtime assembled for a container already holds only its own.
+  for (const p of productionTree(root, { keepPty: `@lydell/node-pty-${process.platform}-${process.arch}` })) {
+    addTree(files, `package/${p.target}`, p.source, (entry) => entry === 'node_modules');
   }
   return files;
 }

@@ -20,9 +20,12 @@ export interface PlacedPackage {
   readonly target: string;
 }
 
-/** Names the walk leaves out: the PTY package's per-platform binaries (the runtime brings its Linux one). */
-function leftOut(name: string): boolean {
-  return name.startsWith('@lydell/node-pty-');
+/**
+ * Names the walk leaves out: the PTY package's per-platform binaries (the runtime brings its Linux one); with
+ * `keep`, the one named `keep` stays (a copy of this host's own package takes this host's binary).
+ */
+function leftOut(name: string, keep: string | undefined): boolean {
+  return name.startsWith('@lydell/node-pty-') && name !== keep;
 }
 
 interface Manifest {
@@ -54,8 +57,11 @@ function resolvePackageDir(dir: string, name: string): string | null {
   }
 }
 
-/** The tree of `root`'s production dependencies, placed for the runtime, in a stable order. */
-export function productionTree(root: string): PlacedPackage[] {
+/**
+ * The tree of `root`'s production dependencies, placed for the runtime, in a stable order; `keepPty` names
+ * the one PTY binary package to keep (`@lydell/node-pty-linux-x64`), none by default.
+ */
+export function productionTree(root: string, { keepPty }: { keepPty?: string } = {}): PlacedPackage[] {
   const placed: PlacedPackage[] = [];
   /** Target directory -> the source placed there. */
   const byTarget = new Map<string, string>();
@@ -73,7 +79,7 @@ export function productionTree(root: string): PlacedPackage[] {
       ...Object.keys(manifest.peerDependencies ?? {}).map((n): [string, boolean] => [n, false]),
     ];
     for (const [name, required] of wants.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))) {
-      if (leftOut(name)) continue;
+      if (leftOut(name, keepPty)) continue;
       const dep = resolvePackageDir(source, name);
       if (dep === null) {
         if (!required) continue;
