@@ -138,6 +138,77 @@ async function runRemote(target: string, command: string[], flags: RunFlags, mod
   return await attachTerminal(modules, selection, name, flags.verbose === true, { noMouse: flags.mouse === false, connect, plain });
 }
 
+/**
+ * The `jackin run --image` arguments for the copied jackin on the remote: every container option as given
+ * (paths are the remote's), detached, and variables by name only: a value typed here would be on the
+ * remote's command line (`ps` there), so `-e NAME=VALUE` and `--env-file` are refused; the remote jackin
+ * takes each named variable from its own environment, as a local one does.
+ */
+export function remoteImageArgs(command: readonly string[], flags: RunImageFlags & { verbose?: boolean }): string[] {
+  const args = ['run', '--image', flags.image!, '-d'];
+  if (flags.envFile !== undefined && flags.envFile.length > 0) {
+    throw new JackinError(
+      'E_USAGE',
+      "--env-file with --ssh: its values would be on the remote's command line; set them in the remote's environment and pass --env NAME",
+    );
+  }
+  for (const e of flags.env ?? []) {
+    if (e.includes('=')) {
+      throw new JackinError(
+        'E_USAGE',
+        `--env with a value and --ssh: the value would be on the remote's command line; set ${inertText(e.slice(0, e.indexOf('=')), 64)} in the remote's environment and pass --env NAME`,
+      );
+    }
+    args.push('--env', e);
+  }
+  if (flags.name !== undefined) args.push('--name', flags.name);
+  if (flags.engine !== undefined) args.push('--engine', flags.engine);
+  if (flags.user !== undefined) args.push('--user', flags.user);
+  if (flags.capsule !== undefined) args.push('--capsule', flags.capsule);
+  if (flags.workspace !== undefined) args.push('--workspace', flags.workspace);
+  for (const v of flags.volume ?? []) args.push(`--volume=${v}`);
+  if (flags.network !== undefined) args.push('--network', flags.network);
+  for (const a of flags.engineArg ?? []) args.push(`--engine-arg=${a}`);
+  if (flags.verbose === true) args.push('--verbose');
+  args.push('--', ...command);
+  return args;
+}
+
+/**
+ * `jackin run --ssh HOST --image IMAGE`: the copied jackin on that machine starts the container on its
+ * engine (`jackin run --image -d` there: the remote's Node lent, its run directory, its reaper), and this
+ * terminal attaches to the capsule through an exec relay over ssh, as for a capsule without a container.
+ */
+async function runRemoteImage(
+  target: string,
+  command: string[],
+  flags: RunFlags,
+  modules: ReturnType<typeof loadSessionModules>,
+  plain: boolean,
+): Promise<number> {
+  if (flags.dryRun === true || flags.format !== undefined) {
+    throw new JackinError('E_USAGE', '--dry-run with --ssh: run `jackin run --image ... --dry-run` on that machine, where its paths are');
+  }
+  const args = remoteImageArgs(command, flags);
+  const remote = remoteMachine(target);
+  await remote.prepare();
+  const r = await remote.jackin(args);
+  // The remote jackin's words (its engine, progress, an error): that machine's, shown inert.
+  for (const line of r.stderr.split('\n').filter((l) => l.trim() !== '')) process.stderr.write(`${inertText(line, 400)}\n`);
+  const name = r.stdout.toString('utf8').trim();
+  if (r.status !== 0 || !/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(name)) {
+    throw new JackinError('E_CAPSULE_START', `jackin run --image on ${inertText(target, 200)} failed (exit status ${r.status ?? 'signal'})`);
+  }
+  if (flags.detach === true) {
+    await writeAll(process.stdout, `${name}\n`);
+    return 0;
+  }
+  const relay = await remote.relayArgv(checkInstanceName(name));
+  const connect = async (): Promise<Transport> => relayTransport(await spawnRelay(relay));
+  const selection: Selection = { transport: await connect(), choice: 'ssh', reason: `jackin run --ssh started container ${name} on ${target}` };
+  return await attachTerminal(modules, selection, name, flags.verbose === true, { noMouse: flags.mouse === false, connect, plain });
+}
+
 async function runCommand(command: string[], flags: RunFlags, raw: readonly string[]): Promise<number> {
   const home = jackinHome();
   const modules = loadSessionModules();
@@ -148,9 +219,7 @@ async function runCommand(command: string[], flags: RunFlags, raw: readonly stri
   // terminal"). Not with -d: nothing is relayed now, and a later attach from a terminal needs a terminal's PTY.
   const plain = flags.detach !== true && (process.stdin.isTTY !== true || process.stdout.isTTY !== true);
   if (flags.image !== undefined) {
-    if (flags.ssh !== undefined) {
-      throw new JackinError('E_USAGE', '--image with --ssh is not supported yet: the container on a remote engine comes later (issue 47); leave one out');
-    }
+    if (flags.ssh !== undefined) return runRemoteImage(flags.ssh, command, flags, modules, plain);
     return runImageCommand(
       command,
       flags,
