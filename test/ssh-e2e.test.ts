@@ -346,3 +346,42 @@ test("--ssh with JACKIN_CAPSULE=runtime: the capsule runtime of the remote's arc
   await pollUntil('the remote capsule to end', () => !isAlive(pid));
   await pollUntil('the shared connection to end by itself', () => readdirSync(controlDir).length === 0, { timeoutMs: 20_000 });
 });
+
+test('jackin log --ssh: the record of the jackin on that machine, re-checked record by record and shown inert', async (t) => {
+  const sshd = await startSshd(t);
+  const home = testDir(t, 'jackin-ssh-home-');
+  const env = {
+    ...testRunEnv(),
+    PATH: process.env['PATH'] ?? '/usr/bin:/bin',
+    HOME: home,
+    JACKIN_HOME: join(home, '.jackin'),
+    JACKIN_SSH_COMMAND: `ssh -F ${shellQuote(sshd.clientConfig)}`,
+  };
+  const controlDir = sshControlDir(join(home, '.jackin'));
+  if (!controlDir.startsWith(home)) t.after(() => rmdirSync(controlDir));
+  // The remote's own record (the remote is this machine): a good record, one with a terminal escape in its
+  // target, and one whose time is not a time.
+  mkdirSync(join(sshd.remoteJackinHome, 'log'), { recursive: true, mode: 0o700 });
+  const records = [
+    { time: '2026-12-06T10:00:00.000Z', instance: 'agent', action: 'export', target: '/workspace/report.md', result: 'ok' },
+    { time: '2026-12-06T10:01:00.000Z', instance: 'agent', action: 'open-url', target: 'https://example.com/\x1b]0;owned\x07', result: 'refused' },
+    { time: '\x1b[2J', instance: 'agent', action: 'export', target: '/x', result: 'ok' },
+  ];
+  writeFileSync(join(sshd.remoteJackinHome, 'log', 'actions.jsonl'), records.map((r) => `${JSON.stringify(r)}\n`).join(''), { mode: 0o600 });
+  const text = await runJackin(['log', '--ssh', SSH_TEST_HOST], env, { timeoutMs: FIRST_RUN_TIMEOUT_MS });
+  assert.equal(text.code, 0, text.stderr);
+  assert.match(text.stdout, /2026-12-06T10:00:00\.000Z\s+agent\s+export\s+ok\s+\/workspace\/report\.md/);
+  assert.match(text.stdout, /open-url\s+refused\s+https:\/\/example\.com\/\\x1b\]0;owned\\x07/);
+  assert.doesNotMatch(text.stdout, /\x1b/, 'nothing of the remote reaches the terminal as an escape');
+  assert.equal(text.stdout.trim().split('\n').length, 3, 'a header and the two well-formed records');
+  const json = await runJackin(['log', '--ssh', SSH_TEST_HOST, '--json', '--tail', '1'], env);
+  assert.equal(json.code, 0, json.stderr);
+  assert.deepEqual(
+    json.stdout
+      .trim()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as { action: string }).action),
+    ['open-url'],
+  );
+  await pollUntil('the shared connection to end by itself', () => readdirSync(controlDir).length === 0, { timeoutMs: 20_000 });
+});

@@ -4,7 +4,9 @@
  */
 import { Option, type Command } from './commander.ts';
 import { JackinError } from '../errors.ts';
-import { DEFAULT_SHOWN_RECORDS, formatActions, readActions } from '../host/instances/action-log.ts';
+import { type ActionRecord, DEFAULT_SHOWN_RECORDS, formatActions, parseActions, readActions } from '../host/instances/action-log.ts';
+import { inertText } from '../ui/inert-text.ts';
+import { remoteMachine } from './transport-options.ts';
 import { jackinHome } from '../host/instances/instances.ts';
 import { inertJson } from '../ui/inert-text.ts';
 import { existsSync } from 'node:fs';
@@ -22,6 +24,21 @@ interface LogFlags {
   n?: string;
   name?: string;
   json?: boolean;
+  ssh?: string;
+}
+
+/**
+ * `jackin log --ssh HOST`: the record of the jackin copied to that machine (what it did there: the containers
+ * `run --ssh --image` had it start, actions of sessions run from there), read with its `log --json` and
+ * re-checked record by record, as that machine's words.
+ */
+async function remoteActions(target: string, instance: string | undefined): Promise<ActionRecord[]> {
+  const r = await remoteMachine(target).jackin(['log', '--tail', '0', '--json', ...(instance !== undefined ? ['--name', instance] : [])]);
+  if (r.status !== 0) {
+    const why = inertText(r.stderr.trim().split('\n').slice(-2).join(' | '), 400);
+    throw new JackinError('E_SSH_FAILED', `jackin log on ${inertText(target, 200)} failed (exit status ${r.status ?? 'signal'})${why ? `: ${why}` : ''}`);
+  }
+  return parseActions(r.stdout.toString('utf8'), instance);
 }
 
 async function logCommand(positional: string | undefined, flags: LogFlags): Promise<number> {
@@ -36,9 +53,15 @@ async function logCommand(positional: string | undefined, flags: LogFlags): Prom
     ['--name', flags.name],
   ]);
   const home = jackinHome();
-  const all = await readActions(home, instance);
+  const all = flags.ssh !== undefined ? await remoteActions(flags.ssh, instance) : await readActions(home, instance);
   // A name with no record that is no instance either is most likely mistyped: said, rather than an empty log.
-  if (instance !== undefined && all.length === 0 && !existsSync(instanceRunDir(home, instance)) && readContainerRecord(home, instance) === null) {
+  if (
+    flags.ssh === undefined &&
+    instance !== undefined &&
+    all.length === 0 &&
+    !existsSync(instanceRunDir(home, instance)) &&
+    readContainerRecord(home, instance) === null
+  ) {
     throw noLocalInstance(instance, home, `, and no record in ${actionLogPath(home)}`);
   }
   const records = all.slice(n === 0 ? 0 : -n);
@@ -60,6 +83,7 @@ export function registerLogCommand(program: Command, setStatus: (n: number) => v
     .addOption(new Option('--lines <n>', 'the old spelling of --tail').hideHelp())
     .addOption(new Option('-n <n>', 'refused: use --tail').hideHelp())
     .option('--json', 'print one JSON object per record: {time, instance, action, target, result, detail?}')
+    .option('--ssh <host>', 'the record of the jackin on that machine ([user@]host[:port]), where jackin run --ssh runs it')
     .addHelpText(
       'after',
       `
@@ -71,7 +95,8 @@ A name with no record that is no instance either is an error (E_NO_INSTANCE), no
 Examples:
   jackin log
   jackin log agent --tail 10
-  jackin log --json`,
+  jackin log --json
+  jackin log --ssh dev@box`,
     )
     .action(async (instance: string | undefined, flags: LogFlags) => setStatus(await logCommand(instance, flags)));
 }

@@ -70,6 +70,8 @@ function asRecord(v: unknown): ActionRecord | null {
   const s = (k: string): string | null => (typeof o[k] === 'string' ? (o[k] as string) : null);
   const [time, instance, action, target, result] = [s('time'), s('instance'), s('action'), s('target'), s('result')];
   if (time === null || instance === null || action === null || target === null || result === null || !RESULTS.has(result)) return null;
+  // Shown as it is (formatActions): a timestamp's characters only.
+  if (!/^[0-9][0-9T:.+-]{0,38}Z?$/.test(time)) return null;
   const detail = s('detail');
   return { time, instance, action, target, result: result as ActionResult, ...(detail !== null ? { detail } : {}) };
 }
@@ -83,6 +85,14 @@ export async function readActions(home: string, instance?: string): Promise<Acti
     if (errnoOf(e) === 'ENOENT') return [];
     throw e;
   }
+  return parseActions(text, instance);
+}
+
+/**
+ * Records from JSON lines (the log's own, or another machine's `jackin log --json`), each re-checked field by
+ * field; malformed lines are skipped.
+ */
+export function parseActions(text: string, instance?: string): ActionRecord[] {
   const out: ActionRecord[] = [];
   for (const line of text.split('\n')) {
     if (line.trim() === '') continue;
