@@ -16,10 +16,11 @@ import * as fairness from '../bench/sections/fairness.mjs';
 import * as container from '../bench/sections/container.mjs';
 import * as engineCp from '../bench/sections/engine-cp.mjs';
 import * as idle from '../bench/sections/idle.mjs';
+import * as ssh from '../bench/sections/ssh.mjs';
 import { writeReport } from '../bench/lib/report.mjs';
 import { createRequire } from 'node:module';
 
-const SECTIONS = [attach, paste, exportSection, stage, engineCp, forward, fairness, container, idle];
+const SECTIONS = [attach, paste, exportSection, stage, engineCp, forward, fairness, container, idle, ssh];
 // The binaries refuse a Node `engines` does not admit (bin/node-version.js): say so once, not in every test.
 createRequire(import.meta.url)('../bin/node-version.js')('run-bench');
 const root = fileURLToPath(new URL('..', import.meta.url));

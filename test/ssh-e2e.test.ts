@@ -1,4 +1,4 @@
-// End-to-end: jackin over a real OpenSSH server on loopback (issue 47): test/helpers/sshd.ts is the remote.
+// End-to-end: jackin over a real OpenSSH server on loopback (issue 47): test/helpers/sshd.mjs is the remote.
 // Debian packages: openssh-server, openssh-client, tmux, xvfb, xclip.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -13,7 +13,7 @@ import { freePort, probePort } from './helpers/free-port.ts';
 import { pollUntil } from './helpers/poll.ts';
 import { stopChild } from './helpers/stop-child.ts';
 import { ownClipboard, startXvfb } from './helpers/xvfb.ts';
-import { SSH_TEST_HOST, startSshd } from './helpers/sshd.ts';
+import { SSH_TEST_HOST, startSshd } from './helpers/sshd.mjs';
 import { shellQuote } from './helpers/tmux.ts';
 import { testDir, testRunEnv } from './helpers/test-run.ts';
 import { runtimeNode, sharedRuntimeCache } from './helpers/runtime-cache.ts';

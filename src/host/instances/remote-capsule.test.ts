@@ -1,10 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { expectedUname, remoteInstanceList, remoteRuntimeArch, runtimeFiles, runtimeManifest } from './remote-capsule.ts';
+import { CAPSULE_NODE_FLAGS } from './container-run-argv.ts';
+import { expectedUname, programBin, remoteInstanceList, remoteRuntimeArch, runtimeFiles, runtimeManifest } from './remote-capsule.ts';
 
 /** A package tree like the real one: what a capsule needs, and what it does not (sources, dev packages). */
 function fakePackage(t: { after: (f: () => void) => void }): string {
@@ -119,4 +121,19 @@ test("remoteRuntimeArch: a Linux remote's uname -sm gets the capsule runtime of 
   assert.equal(remoteRuntimeArch('Linux riscv64'), null);
   assert.equal(remoteRuntimeArch('Darwin arm64'), null);
   assert.equal(remoteRuntimeArch(''), null);
+});
+
+test("programBin: the program's jackin-capsule runs the copied runtime's, with the capsule's flags, from a runtime path with a quote and a blank", (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'jackin-program-bin-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const rt = join(dir, "cache/it's here");
+  const run = join(dir, 'run');
+  mkdirSync(rt, { recursive: true });
+  // A stand-in Node: prints its arguments, one a line.
+  writeFileSync(join(rt, 'node'), '#!/bin/sh\nprintf "%s\\n" "$@"\n', { mode: 0o755 });
+  const out = execFileSync('sh', ['-c', `rt=$1; run=$2\n${programBin()}\njackin-capsule open-url -- "a b"`, 'sh', rt, run], {
+    encoding: 'utf8',
+    env: { PATH: '/usr/bin:/bin' },
+  });
+  assert.deepEqual(out.split('\n').slice(0, -1), [...CAPSULE_NODE_FLAGS, join(rt, 'package/bin/jackin-capsule.js'), 'open-url', '--', 'a b']);
 });

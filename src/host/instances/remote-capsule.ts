@@ -175,6 +175,19 @@ cd "$c"; rm -rf "$1"; mv -T "$tmp" "$1"; trap - EXIT
 printf 'installed\\n'`;
 
 /**
+ * sh that gives the program (and the capsule) a \`jackin-capsule\` on PATH, the copied one ("$rt", run with the
+ * capsule's flags), as a script in "$run/bin": serve --browser's shims run \`jackin-capsule open-url\`, and the
+ * program's own \`jackin-capsule open-url\`, \`offer\` and \`copy\` reach its capsule as in a container.
+ */
+export function programBin(): string {
+  return `q=$(printf '%s' "$rt" | sed "s/'/'\\\\\\\\''/g")
+mkdir -p "$run/bin"
+printf '#!/bin/sh\\nexec '"'%s/node'"' ${CAPSULE_NODE_FLAGS.join(' ')} '"'%s/package/bin/jackin-capsule.js'"' "$@"\\n' "$q" "$q" > "$run/bin/jackin-capsule"
+chmod 755 "$run/bin/jackin-capsule"
+export PATH="$run/bin:\${PATH:-/usr/local/bin:/usr/bin:/bin}"`;
+}
+
+/**
  * Starts a capsule detached: "$1" the runtime, "$2" the name, "$3" 1 to take the first free of name, name-2...,
  * "$4" the workspace (empty: the remote home), "$5" TERM, then the serve arguments after the run directory.
  * Prints `started NAME`, or `exists NAME`, `died` and the log's tail, `timeout`, `no-node`.
@@ -194,6 +207,7 @@ done
 run="$home/sockets/$name"
 mkdir -p "$home/sockets"; mkdir -p "$run"; chmod 700 "$run"
 rm -f "$run/jackin.sock"
+${programBin()}
 [ -n "$ws" ] || ws=$HOME
 cd "$ws" || { printf 'no-workspace\\n'; exit 0; }
 [ -z "$term" ] || export TERM="$term"

@@ -6,37 +6,93 @@
  * JACKIN_HOME and XDG_CACHE_HOME in the temporary directory, so the remote side of a test never writes to
  * the real home. Stopped by pid, with the capsules left running on the remote side; the directory is
  * removed with the test.
+ *
+ * Plain JavaScript (with sshd.d.mts for the tests) so that bench/ (plain Node) starts the same server: it
+ * imports nothing of the tests' TypeScript helpers, and has small copies of what it needs of them.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { userInfo } from 'node:os';
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { connect, createServer } from 'node:net';
+import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
-import { stopCapsules } from './capsules.ts';
-import { freePort, probePort } from './free-port.ts';
-import { pollUntil } from './poll.ts';
-import { testDir } from './test-run.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /** The Host alias the client config names. */
 export const SSH_TEST_HOST = 'testhost';
 
-export interface TestSshd {
-  /** The temporary directory holding keys, configs and the remote side's homes. */
-  readonly dir: string;
-  readonly port: number;
-  /** An ssh client config: `ssh -F <clientConfig> testhost` logs in. */
-  readonly clientConfig: string;
-  /** The remote session's JACKIN_HOME and XDG_CACHE_HOME (both in `dir`). */
-  readonly remoteJackinHome: string;
-  readonly remoteCacheHome: string;
-  /** How many connections sshd serves now (the listener's children: one per connection). */
-  connections(): number;
-  /** Kills the sshd and every connection it serves now, and what runs under them (SIGKILL, by pid). */
-  kill(): Promise<void>;
-  /** Starts a new sshd on the same port with the same keys (after kill()). */
-  restart(): Promise<void>;
+/** A port free on the loopback now (bound and released). */
+async function freePort() {
+  const s = createServer();
+  await new Promise((r) => s.listen({ host: '127.0.0.1', port: 0 }, () => r(undefined)));
+  const { port } = s.address();
+  await new Promise((r) => s.close(() => r(undefined)));
+  return port;
 }
 
-function sshdConfig(dir: string, port: number, remoteJackinHome: string, remoteCacheHome: string, path: string | undefined): string {
+/** Whether something accepts a connection on the loopback's `port` now. */
+function listening(port) {
+  return new Promise((resolve) => {
+    const s = connect({ host: '127.0.0.1', port }, () => {
+      s.destroy();
+      resolve(true);
+    });
+    s.on('error', () => resolve(false));
+  });
+}
+
+/** Polls `probe` until it is true, or throws after `timeoutMs` naming `description`. */
+async function pollUntil(description, probe, { timeoutMs = 10_000 } = {}) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await probe())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${description}`);
+    await sleep(20);
+  }
+}
+
+function alive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return e.code === 'EPERM';
+  }
+}
+
+function signal(pid, sig) {
+  try {
+    process.kill(pid, sig);
+  } catch {
+    // Already gone.
+  }
+}
+
+/**
+ * Stops the capsules left running under the remote side's JACKIN_HOME: SIGTERM, then SIGKILL after 2 s.
+ * Only a process whose command line names its run directory (`--run-dir DIR`) is signalled: capsule.json is
+ * the capsule's word.
+ */
+async function stopRemoteCapsules(jackinHome) {
+  const sockets = join(jackinHome, 'sockets');
+  if (!existsSync(sockets)) return;
+  const pids = [];
+  for (const name of readdirSync(sockets)) {
+    try {
+      const { pid } = JSON.parse(readFileSync(join(sockets, name, 'capsule.json'), 'utf8'));
+      if (!Number.isInteger(pid) || pid <= 0) continue;
+      if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(`\0--run-dir\0${join(sockets, name)}\0`)) pids.push(pid);
+    } catch {
+      // No capsule.json, or its process gone.
+    }
+  }
+  for (const pid of pids) signal(pid, 'SIGTERM');
+  try {
+    await pollUntil('the remote capsules to stop after SIGTERM', () => pids.every((p) => !alive(p)), { timeoutMs: 2000 });
+  } catch {
+    for (const pid of pids) signal(pid, 'SIGKILL');
+  }
+}
+
+function sshdConfig(dir, port, remoteJackinHome, remoteCacheHome, path) {
   return [
     `Port ${port}`,
     'ListenAddress 127.0.0.1',
@@ -60,7 +116,7 @@ function sshdConfig(dir: string, port: number, remoteJackinHome: string, remoteC
   ].join('\n');
 }
 
-function clientConfigText(dir: string, port: number, user: string): string {
+function clientConfigText(dir, port, user) {
   return [
     `Host ${SSH_TEST_HOST}`,
     '  HostName 127.0.0.1',
@@ -78,8 +134,8 @@ function clientConfigText(dir: string, port: number, user: string): string {
 }
 
 /** Each process's parent now, from /proc. */
-function parents(): Map<number, number> {
-  const parentOf = new Map<number, number>();
+function parents() {
+  const parentOf = new Map();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
@@ -94,15 +150,15 @@ function parents(): Map<number, number> {
 }
 
 /** The processes whose parent is `pid`. */
-function children(pid: number): number[] {
+function children(pid) {
   return [...parents()].filter(([, parent]) => parent === pid).map(([child]) => child);
 }
 
 /** Every process under `pid` now. */
-function descendants(pid: number): number[] {
+function descendants(pid) {
   const parentOf = parents();
-  const found: number[] = [];
-  const walk = (p: number): void => {
+  const found = [];
+  const walk = (p) => {
     for (const [child, parent] of parentOf) {
       if (parent === p) {
         found.push(child);
@@ -115,14 +171,16 @@ function descendants(pid: number): number[] {
 }
 
 /**
- * Starts sshd on a free loopback port; stopped and removed when the test ends. `remotePath`: the PATH of the
- * remote sessions (a test puts a stand-in `uname` first), instead of sshd's default.
+ * Starts sshd on a free loopback port; stopped and removed when the test ends (`t.after`: a test's context,
+ * or the bench's own list of hooks). `remotePath`: the PATH of the remote sessions (a test puts a stand-in
+ * `uname` first), instead of sshd's default.
  */
-export async function startSshd(t: { after: (fn: () => void | Promise<void>) => void }, { remotePath }: { remotePath?: string } = {}): Promise<TestSshd> {
-  let child: ChildProcess | null = null;
+export async function startSshd(t, { remotePath } = {}) {
+  /** @type {import('node:child_process').ChildProcess | null} */
+  let child = null;
   // sshd puts each connection in a session of its own (setsid), so its process group is the listener alone:
   // a dropped link is the listener and every process under it killed, each by its pid.
-  const kill = async (): Promise<void> => {
+  const kill = async () => {
     const c = child;
     if (c === null || c.pid === undefined) return;
     child = null;
@@ -137,14 +195,21 @@ export async function startSshd(t: { after: (fn: () => void | Promise<void>) => 
     }
     await exited;
   };
-  let remoteHome: string | null = null;
+  let remoteHome = null;
   // Registered before the directory (testDir's own hook removes it; hooks run in order): the server and the
   // capsules a test left running on the remote side are gone before their files.
   t.after(async () => {
     await kill();
-    if (remoteHome !== null) await stopCapsules(remoteHome);
+    if (remoteHome !== null) await stopRemoteCapsules(remoteHome);
   });
-  const dir = testDir(t, 'jackin-sshd-');
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), 'jackin-sshd-')));
+  t.after(() => {
+    try {
+      rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
+    } catch {
+      // The test run's leftover check reports what stays.
+    }
+  });
   const port = await freePort();
   const remoteJackinHome = join(dir, 'remote-jackin');
   const remoteCacheHome = join(dir, 'remote-cache');
@@ -163,14 +228,14 @@ export async function startSshd(t: { after: (fn: () => void | Promise<void>) => 
   // Debian's sshd refuses to start without its privilege separation directory.
   mkdirSync('/run/sshd', { recursive: true, mode: 0o755 });
 
-  const start = async (): Promise<void> => {
+  const start = async () => {
     const c = spawn('/usr/sbin/sshd', ['-D', '-e', '-f', config], { detached: true, stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
-    c.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString('utf8')).slice(-4000)));
+    c.stderr.on('data', (d) => (stderr = (stderr + d.toString('utf8')).slice(-4000)));
     child = c;
     await pollUntil('sshd to listen', async () => {
       if (c.exitCode !== null) throw new Error(`sshd exited with status ${c.exitCode}: ${stderr}`);
-      return (await probePort(port)) === 'open';
+      return listening(port);
     });
   };
   await start();
