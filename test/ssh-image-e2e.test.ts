@@ -11,7 +11,7 @@ import { sshControlDir } from '../src/host/instances/ssh.ts';
 import { INNER_PROMPT, INNER_SHELL, JACKIN, paneFor, runJackin, waitForJackinExit } from './helpers/jackin-cli.ts';
 import { glibcTestImage, testContainer } from './helpers/podman-image.mjs';
 import { pollUntil } from './helpers/poll.ts';
-import { SSH_TEST_HOST, startSshd } from './helpers/sshd.ts';
+import { SSH_TEST_HOST, startSshd } from './helpers/sshd.mjs';
 import { shellQuote } from './helpers/tmux.ts';
 import { testDir, testRunEnv } from './helpers/test-run.ts';
 
