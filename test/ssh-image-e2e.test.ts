@@ -1,6 +1,6 @@
 // `jackin run --ssh HOST --image IMAGE`: the container runs on that machine's engine, started by the jackin
 // copied there (`jackin run --image -d`), and this terminal attaches to its capsule over ssh. The remote is
-// this machine through a real OpenSSH server on loopback (test/helpers/sshd.ts), so its engine is this
+// this machine through a real OpenSSH server on loopback (test/helpers/sshd.mjs), so its engine is this
 // machine's Podman; the container is removed by its exact name.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
