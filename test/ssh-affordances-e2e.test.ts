@@ -78,6 +78,9 @@ test("--ssh: a printed link opens with the local opener, a notification reaches 
   }
   await pane.typeLine(`clear; ${JACKIN} run --ssh ${SSH_TEST_HOST} --name aff -w ${shellQuote(workspace)} -- ${INNER_SHELL}; echo "jackin-rc=$?"`);
   await pane.waitForText(INNER_PROMPT, { timeoutMs: FIRST_RUN_TIMEOUT_MS });
+  // The program's clipboard tools are jackin's there (serve --clipboard), first on its PATH.
+  await pane.typeLine('clear; command -v xclip wl-copy pbcopy | sed "s#.*/container-bin/clipboard/#shim:#"');
+  await pane.waitForText(/^shim:xclip\nshim:wl-copy\nshim:pbcopy$/m);
   await pollUntil('the host to capture the mouse', async () => (await pane.modes()).mouseAny, { timeoutMs: 10_000 });
 
   // (a) A link the remote program prints, Ctrl+clicked and confirmed here, reaches the local opener.

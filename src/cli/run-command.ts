@@ -126,9 +126,10 @@ async function runRemote(target: string, command: string[], flags: RunFlags, mod
   const base = flags.name !== undefined ? checkInstanceName(flags.name) : defaultInstanceName(command.length > 0 ? argv[0]! : 'shell');
   // Everything that may ask the operator (ssh's host key or password question) happens here, before a
   // session takes the terminal over.
-  // The remote's browser is no use to the operator (none there, or not theirs): the program's becomes jackin's,
-  // so its login links are offers opened here, as in a container (serve --browser).
-  const serveArgs = [...capsuleSizeArgs(process.stdout), ...(plain ? ['--plain'] : []), '--browser', '--', ...argv];
+  // The remote's browser and clipboard are no use to the operator (none there, or not theirs): the program's
+  // become jackin's, so its login links are offers opened here and its copies are copy offers, as in a
+  // container (serve --browser --clipboard).
+  const serveArgs = [...capsuleSizeArgs(process.stdout), ...(plain ? ['--plain'] : []), '--browser', '--clipboard', '--', ...argv];
   const name = await remote.start(base, flags.name === undefined, flags.workspace ?? '', serveArgs);
   if (flags.detach === true) {
     await writeAll(process.stdout, `${inertText(name, 128)}\n`);
