@@ -20,7 +20,7 @@ function standIn(t: { after: (fn: () => void) => void }) {
 printf '%s\\n' "$*" >> '${log}'
 case "$1" in
   image) [ -e '${bin}/pulled' ] && { echo 'arm64 ["PATH=/opt/bin:/bin"]'; exit 0; }; echo "Error: no such image" >&2; exit 125 ;;
-  pull) [ -e '${bin}/pullable' ] && { : > '${bin}/pulled'; exit 0; }; echo "Error: initializing source" >&2; exit 125 ;;
+  pull) [ -e '${bin}/pullable' ] && { printf 'Copying blob \\033]0;owned\\007done\\n'; : > '${bin}/pulled'; exit 0; }; echo "Error: initializing source" >&2; exit 125 ;;
 esac
 exit 2
 `,
@@ -46,8 +46,11 @@ test('imageFacts: an image not here is pulled first, said, then inspected; witho
   const dry = await imageFacts('podman', 'agent:1', { pullMissing: false, say: (l) => lines.push(l), env: s.env });
   assert.deepEqual(dry, { arch: null, path: DEFAULT_IMAGE_PATH, pulled: false });
   assert.deepEqual(s.argv(), ['image inspect --format {{.Architecture}} {{json .Config.Env}} agent:1']);
-  const facts = await imageFacts('podman', 'agent:1', { pullMissing: true, say: (l) => lines.push(l), env: s.env });
+  const progress: string[] = [];
+  const facts = await imageFacts('podman', 'agent:1', { pullMissing: true, say: (l) => lines.push(l), env: s.env, progress: (l) => progress.push(l) });
   assert.deepEqual(facts, { arch: 'arm64', path: '/opt/bin:/bin', pulled: true });
+  // The engine's progress, a registry's words among it, reaches the terminal inert.
+  assert.deepEqual(progress, ['Copying blob \\x1b]0;owned\\x07done']);
   assert.deepEqual(s.argv().slice(1), [
     'image inspect --format {{.Architecture}} {{json .Config.Env}} agent:1',
     'pull agent:1',

@@ -6,9 +6,11 @@
  * then fails with the engine's own reason, as it did before.
  */
 import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
 import type { ContainerEngine } from '../../transport/container-engine.ts';
 import { engineCommand } from '../../transport/container-engine.ts';
 import { DEFAULT_IMAGE_PATH, imagePathFromEnv } from './container-run-argv.ts';
+import { inertText } from '../../ui/inert-text.ts';
 
 /** A pull that takes longer than this is left to `run` (which pulls again, showing its own progress). */
 const PULL_TIMEOUT_MS = 10 * 60_000;
@@ -41,32 +43,41 @@ async function inspect(engine: ContainerEngine, image: string, env: Readonly<Rec
 }
 
 /**
- * `ENGINE pull IMAGE`, its progress on jackin's stderr (the engine's stdout) and its complaints kept back:
- * a failed pull is not an error here (`run` says why in the engine's words). Resolves whether it pulled.
+ * `ENGINE pull IMAGE`, its progress on jackin's stderr line by line, made inert (a registry's words reach the
+ * operator's terminal through it), and its complaints kept back: a failed pull is not an error here (`run`
+ * says why in the engine's words). Resolves whether it pulled.
  */
-function pull(engine: ContainerEngine, image: string, env: Readonly<Record<string, string>> | undefined): Promise<boolean> {
+function pull(engine: ContainerEngine, image: string, env: Readonly<Record<string, string>> | undefined, progress: (line: string) => void): Promise<boolean> {
   return new Promise((resolve) => {
     const child = spawn(engine, ['pull', image], {
-      stdio: ['ignore', 2, 'ignore'],
+      stdio: ['ignore', 'pipe', 'ignore'],
       timeout: PULL_TIMEOUT_MS,
       ...(env !== undefined ? { env: { ...process.env, ...env } } : {}),
+    });
+    createInterface({ input: child.stdout, crlfDelay: Number.POSITIVE_INFINITY }).on('line', (line) => {
+      if (line.trim() !== '') progress(inertText(line, 400));
     });
     child.once('error', () => resolve(false));
     child.once('close', (code) => resolve(code === 0));
   });
 }
 
-/** The image's facts; with `pullMissing`, an image not here is pulled first (announced through `say`). */
+/** The image's facts; with `pullMissing`, an image not here is pulled first (announced through `say`, its progress lines, inert, through `progress`). */
 export async function imageFacts(
   engine: ContainerEngine,
   image: string,
-  { pullMissing, say, env }: { pullMissing: boolean; say: (line: string) => void; env?: Readonly<Record<string, string>> },
+  {
+    pullMissing,
+    say,
+    env,
+    progress = (line) => void process.stderr.write(`${line}\n`),
+  }: { pullMissing: boolean; say: (line: string) => void; env?: Readonly<Record<string, string>>; progress?: (line: string) => void },
 ): Promise<ImageFacts> {
   const here = await inspect(engine, image, env);
   if (here !== null) return here;
   if (pullMissing && !image.startsWith('-')) {
     say(`pulling ${image} first: its architecture decides which capsule it gets`);
-    if (await pull(engine, image, env)) {
+    if (await pull(engine, image, env, progress)) {
       const pulled = await inspect(engine, image, env);
       if (pulled !== null) return { ...pulled, pulled: true };
     }
