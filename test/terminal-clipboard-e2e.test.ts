@@ -22,7 +22,7 @@ type Answer = 'png' | 'EPERM' | 'EBUSY' | 'ENOSYS';
 const TEXT = 'pasted over ssh';
 
 /** The stand-in terminal: jackin in a PTY; what jackin writes is scanned for the protocol's questions. */
-function standIn(t: { after: (fn: () => void | Promise<void>) => void }, opts: { decrpm: number }) {
+function standIn(t: { after: (fn: () => void | Promise<void>) => void }, opts: { decrpm: number; osc52?: string }) {
   // Cleanup hooks run in the order they were added: jackin and its capsule stop before the directory goes.
   let stop = async (): Promise<void> => undefined;
   t.after(() => stop());
@@ -53,7 +53,7 @@ function standIn(t: { after: (fn: () => void | Promise<void>) => void }, opts: {
     if (!exited) term.kill();
     await stopCapsules(home);
   };
-  const state = { output: '', answer: 'png' as Answer, detections: 0, reads: [] as string[], metas: [] as string[] };
+  const state = { output: '', answer: 'png' as Answer, detections: 0, osc52: 0, reads: [] as string[], metas: [] as string[] };
   // Everything jackin wrote (state.output is cleared between steps); questions are answered once each, by offset.
   let all = '';
   let scanned = 0;
@@ -76,6 +76,12 @@ function standIn(t: { after: (fn: () => void | Promise<void>) => void }, opts: {
       if (!first(m)) continue;
       state.detections += 1;
       write(`\x1b[?5522;${opts.decrpm}$y`);
+    }
+    // OSC 52, the text of its clipboard (asked when the terminal has no 5522): answered when the test gives one.
+    for (const m of fresh.matchAll(/\x1b\]52;c;\?(\x07|\x1b\\)/g)) {
+      if (!first(m)) continue;
+      state.osc52 += 1;
+      if (opts.osc52 !== undefined) write(`\x1b]52;c;${b64(opts.osc52)}\x1b\\`);
     }
     for (const m of fresh.matchAll(/\x1b\]5522;(type=read:id=([A-Za-z0-9_+.-]+)[^;\x1b]*);([A-Za-z0-9+/=]*)\x1b\\/g)) {
       if (!first(m)) continue;
@@ -162,6 +168,21 @@ test('terminal clipboard e2e: a terminal without OSC 5522 gets the notice naming
   });
   await pollUntil('the Ctrl+V byte at the program', () => s.received().includes('\x16'), { timeoutMs: 10_000 });
   assert.equal(s.state.reads.length, 0, 'no read is asked of a terminal that said no');
+  assert.deepEqual(staged(s.staging), []);
+});
+
+test("terminal clipboard e2e: a terminal without OSC 5522 that answers OSC 52: Ctrl+V pastes its clipboard's text, no notice, nothing staged", async (t) => {
+  const s = standIn(t, { decrpm: 0, osc52: 'echo from the laptop' });
+  await s.ready();
+  s.press('\x16');
+  await pollUntil("the terminal's text at the program", () => s.received().includes('echo from the laptop'), {
+    timeoutMs: 15_000,
+    last: () => JSON.stringify(s.received()),
+  });
+  assert.equal(s.state.osc52, 1, 'OSC 52 asked once');
+  assert.equal(s.state.reads.length, 0, 'no 5522 read is asked of a terminal that said no');
+  assert.ok(!s.received().includes('\x16'), 'the Ctrl+V byte became the paste');
+  assert.doesNotMatch(s.screenText(), /cannot send images/);
   assert.deepEqual(staged(s.staging), []);
 });
 

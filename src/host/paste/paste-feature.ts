@@ -20,7 +20,7 @@
  * Whatever the paste types goes in bracketed-paste markers exactly when the program asked for them
  * (FeatureSession.programModes, the host filter's reading of its output), as an unclaimed paste does.
  */
-import { isRefusal, JackinError, type ErrorCode } from '../../errors.ts';
+import { hasCode, isRefusal, JackinError, type ErrorCode } from '../../errors.ts';
 import { DisposableStore, type Disposable } from '../../disposable.ts';
 import { hasFeature, type ImageFormat, type ServerFrame } from '../../protocol/index.ts';
 import { DEFAULT_MAX_IMAGE_BYTES } from '../../policy/image-signature.ts';
@@ -125,7 +125,12 @@ export function pasteFilePathsEnabled(env: NodeJS.ProcessEnv): boolean {
 }
 
 /** What a paste found: an image to send, host files to stage, or nothing. */
-type Found = { kind: 'image'; image: { format: ImageFormat; bytes: Buffer } } | { kind: 'files'; paths: readonly string[] } | null;
+type Found =
+  | { kind: 'image'; image: { format: ImageFormat; bytes: Buffer } }
+  | { kind: 'files'; paths: readonly string[] }
+  /** Text the terminal gave through OSC 52 (no 5522 there): pasted as the terminal would have. */
+  | { kind: 'text'; text: string }
+  | null;
 
 export class PasteFeature implements Disposable {
   readonly #s: PasteSession;
@@ -311,11 +316,16 @@ export class PasteFeature implements Disposable {
         return;
       }
       if (bytes === null || bytes.length === 0) return;
-      // Bracket markers inside the text would end the paste early: the rest would reach the program as typed.
-      const content = Buffer.from(bytes.toString('latin1').replaceAll('\x1b[200~', '').replaceAll('\x1b[201~', ''), 'latin1');
-      const paste: InputEvent = { type: 'paste', content, raw: Buffer.concat([PASTE_START, content, PASTE_END]) };
-      if (!this.onPaste(paste)) this.#typePaste(content);
+      this.#pasteText(bytes);
     });
+  }
+
+  /** Text from the terminal's clipboard, pasted as the terminal's own paste would be (pasted paths staged). */
+  #pasteText(bytes: Buffer): void {
+    // Bracket markers inside the text would end the paste early: the rest would reach the program as typed.
+    const content = Buffer.from(bytes.toString('latin1').replaceAll('\x1b[200~', '').replaceAll('\x1b[201~', ''), 'latin1');
+    const paste: InputEvent = { type: 'paste', content, raw: Buffer.concat([PASTE_START, content, PASTE_END]) };
+    if (!this.onPaste(paste)) this.#typePaste(content);
   }
 
   /** Types `text` into the program as a paste: in bracketed-paste markers when the program asked for them. */
@@ -335,6 +345,10 @@ export class PasteFeature implements Disposable {
     if (found.kind === 'files') {
       await this.#copiedFiles(found.paths);
       return { kind: 'files' };
+    }
+    if (found.kind === 'text') {
+      this.#pasteText(Buffer.from(found.text, 'utf8'));
+      return { kind: 'passed-through' };
     }
     return this.#images.send(found.image, mode);
   }
@@ -402,7 +416,18 @@ export class PasteFeature implements Disposable {
       case 'key':
       case 'empty-paste': {
         const reader = this.#reader_();
-        const got = await reader.readImage();
+        let got: ClipboardContent | null;
+        try {
+          got = await reader.readImage();
+        } catch (e) {
+          // A terminal that cannot send images may still give its clipboard's text (OSC 52): the paste key then
+          // pastes that text, as the terminal's own paste would; otherwise the notice says what would send images.
+          if (trigger.kind === 'key' && reader instanceof TerminalClipboardReader && hasCode(e, 'E_TERMINAL_NO_IMAGES')) {
+            const text = await reader.readText();
+            if (text !== null) return { kind: 'text', text };
+          }
+          throw e;
+        }
         if (got?.kind === 'file' && this.#stagesFiles()) {
           // A copied file list is staged, unless it is one image file (then it goes as an image).
           const paths = got.paths ?? [got.path];

@@ -32,6 +32,10 @@ const MAX_FIELD_BYTES = 256;
 
 const ESC = 0x1b;
 const OSC_PREFIX = Buffer.from('\x1b]5522;');
+/** An OSC 52 answer (the clipboard's text, asked when the terminal has no 5522): `ESC ] 52 ; c ; base64 ST`. */
+const OSC52_PREFIX = Buffer.from('\x1b]52;');
+/** The OSC 52 question for the clipboard's text. */
+export const OSC52_QUERY = Buffer.from('\x1b]52;c;?\x1b\\');
 const DECRPM_PREFIX = Buffer.from('\x1b[?5522;');
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 const METADATA = /^[A-Za-z0-9=:+/._-]*$/;
@@ -242,6 +246,8 @@ export interface Extracted {
   packets: Buffer[];
   /** DECRPM values about mode 5522, in order. */
   decrpm: number[];
+  /** Whole OSC 52 answers, each what follows `ESC ] 52 ;` (`c;base64`), in order. */
+  osc52: Buffer[];
   /** Packets given up: over MAX_PACKET_BYTES before their end. */
   dropped: number;
   /** Every other byte, in order, for the keyboard. */
@@ -263,7 +269,7 @@ export class ReplyExtractor {
   push(chunk: Buffer): Extracted {
     const data = this.#held.length === 0 ? chunk : Buffer.concat([this.#held, chunk]);
     this.#held = Buffer.alloc(0);
-    const out: Extracted = { packets: [], decrpm: [], dropped: 0, rest: Buffer.alloc(0) };
+    const out: Extracted = { packets: [], decrpm: [], osc52: [], dropped: 0, rest: Buffer.alloc(0) };
     const rest: Buffer[] = [];
     let i = 0;
     let from = 0;
@@ -280,7 +286,9 @@ export class ReplyExtractor {
     while (i < data.length) {
       const at = data.indexOf(ESC, i);
       if (at < 0) break;
-      const osc = prefixMatch(data, at, OSC_PREFIX);
+      const osc5522 = prefixMatch(data, at, OSC_PREFIX);
+      const osc52 = prefixMatch(data, at, OSC52_PREFIX);
+      const osc = osc5522 === 'yes' || osc52 === 'yes' ? 'yes' : osc5522 === 'partial' || osc52 === 'partial' ? 'partial' : 'no';
       const rpm = prefixMatch(data, at, DECRPM_PREFIX);
       if (osc === 'partial' || rpm === 'partial') {
         rest.push(data.subarray(from, at));
@@ -289,7 +297,7 @@ export class ReplyExtractor {
         break;
       }
       if (osc === 'yes') {
-        const end = terminatorEnd(data, at + OSC_PREFIX.length);
+        const end = terminatorEnd(data, at + (osc52 === 'yes' ? OSC52_PREFIX.length : OSC_PREFIX.length));
         if (end < 0) {
           rest.push(data.subarray(from, at));
           from = data.length;
@@ -305,6 +313,7 @@ export class ReplyExtractor {
         rest.push(data.subarray(from, at));
         const body = data.subarray(at + 2, end - (data[end - 1] === 0x07 ? 1 : 2));
         if (body.length > MAX_PACKET_BYTES) out.dropped += 1;
+        else if (osc52 === 'yes') out.osc52.push(Buffer.from(body.subarray(OSC52_PREFIX.length - 2)));
         else out.packets.push(Buffer.from(body));
         i = from = end;
         continue;
@@ -339,7 +348,8 @@ export class ReplyExtractor {
     this.#held = Buffer.alloc(0);
     this.#skipping = false;
     // A packet cut short is the terminal's, never typing.
-    return held.subarray(0, OSC_PREFIX.length).equals(OSC_PREFIX) ? Buffer.alloc(0) : held;
+    const cut = held.subarray(0, OSC_PREFIX.length).equals(OSC_PREFIX) || held.subarray(0, OSC52_PREFIX.length).equals(OSC52_PREFIX);
+    return cut ? Buffer.alloc(0) : held;
   }
 }
 
@@ -358,4 +368,20 @@ function terminatorEnd(data: Buffer, from: number): number {
     if (c === ESC && data[j + 1] === 0x5c) return j + 2;
   }
   return -1;
+}
+
+/**
+ * The text of an OSC 52 answer (`c;base64`, what follows `ESC ] 52 ;`), or null for an empty clipboard or an
+ * answer that is not of that form (strict base64; at most `maxBytes` decoded; valid UTF-8 only).
+ */
+export function decodeOsc52(body: Buffer, maxBytes: number): string | null {
+  const m = /^([a-z0-9]{0,8});([A-Za-z0-9+/]*={0,2})$/.exec(body.toString('latin1'));
+  if (m === null || m[2]!.length === 0 || m[2]!.length % 4 !== 0) return null;
+  const bytes = Buffer.from(m[2]!, 'base64');
+  if (bytes.length === 0 || bytes.length > maxBytes) return null;
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    return null;
+  }
 }

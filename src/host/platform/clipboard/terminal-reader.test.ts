@@ -13,7 +13,7 @@ const packet = (meta: string, payload?: string): string => `\x1b]5522;${meta}${p
  * of the input the reader sees through its tap, split into pieces of `split` bytes. `typed` is what reached
  * the keyboard.
  */
-function standIn(opts: { ps: number | null; answer?: (id: string, mimes: string) => string; split?: number; keys?: string }) {
+function standIn(opts: { ps: number | null; answer?: (id: string, mimes: string) => string; osc52?: string; split?: number; keys?: string }) {
   const typed: Buffer[] = [];
   const asked: string[] = [];
   const reader: TerminalClipboardReader = new TerminalClipboardReader(
@@ -25,6 +25,7 @@ function standIn(opts: { ps: number | null; answer?: (id: string, mimes: string)
         if (s === '\x1b[?5522$p') reply = opts.ps === null ? '' : `\x1b[?5522;${opts.ps}$y`;
         const m = /^\x1b\]5522;type=read:id=([^:;]+)[^;]*;([^\x1b]*)\x1b\\$/.exec(s);
         if (m !== null && opts.answer) reply = opts.answer(m[1]!, Buffer.from(m[2]!, 'base64').toString());
+        if (s === '\x1b]52;c;?\x1b\\' && opts.osc52 !== undefined) reply = opts.osc52;
         if (reply === '') return;
         const all = Buffer.from((opts.keys ?? '') + reply + (opts.keys ?? ''), 'latin1');
         const n = opts.split ?? all.length;
@@ -120,4 +121,18 @@ test('terminal reader: an Escape key held as a possible answer goes back to the 
   await assert.rejects(read, (e) => hasCode(e, 'E_CLIPBOARD_TIMEOUT'));
   await new Promise((r) => setImmediate(r));
   assert.deepEqual(fed, ['\x1b']);
+});
+
+test('terminal reader: without 5522, the text comes through OSC 52 (split anywhere, keys typed meanwhile pass); silence or a bad answer is none', async () => {
+  const text = 'héllo from the laptop\n';
+  const t = standIn({ ps: 0, osc52: `\x1b]52;c;${b64(text)}\x07`, split: 3, keys: 'k' });
+  assert.equal(await t.reader.supported(), false);
+  assert.equal(await t.reader.readText(), text);
+  assert.equal(t.typed(), 'kkkk', 'the keys typed around both answers, and nothing of either');
+  assert.deepEqual(t.asked.slice(-1), ['\x1b]52;c;?\x1b\\']);
+  const silent = standIn({ ps: 0 });
+  assert.equal(await silent.reader.readText(), null, 'a terminal that does not answer gives no text');
+  for (const bad of ['\x1b]52;c;?\x1b\\', `\x1b]52;c;${b64(Buffer.from([0xff, 0xfe]))}\x1b\\`, '\x1b]52;c;not base64!\x1b\\']) {
+    assert.equal(await standIn({ ps: 0, osc52: bad }).reader.readText(), null, JSON.stringify(bad));
+  }
 });

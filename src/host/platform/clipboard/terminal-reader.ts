@@ -9,7 +9,17 @@
  * cannot send images (E_TERMINAL_NO_IMAGES, with what would). Every wait is bounded.
  */
 import { JackinError, type ErrorCode } from '../../../errors.ts';
-import { DETECT_QUERY, decrpmSupported, encodeReadRequest, parsePacket, ReadAssembler, ReplyExtractor, type ReadOutcome } from './osc5522.ts';
+import {
+  DETECT_QUERY,
+  decodeOsc52,
+  decrpmSupported,
+  encodeReadRequest,
+  OSC52_QUERY,
+  parsePacket,
+  ReadAssembler,
+  ReplyExtractor,
+  type ReadOutcome,
+} from './osc5522.ts';
 import type { ClipboardContent, ClipboardReader, ReadLimits } from './types.ts';
 
 /** How long the terminal has to answer the DECRQM: terminals answer within milliseconds, or never. */
@@ -42,6 +52,8 @@ type Waiter = {
   /** Takes one packet body (already extracted); returns true when the wait is over. */
   packet?: (body: Buffer) => boolean;
   decrpm?: (ps: number) => boolean;
+  /** Takes one OSC 52 answer (what follows `ESC ] 52 ;`); returns true when the wait is over. */
+  osc52?: (body: Buffer) => boolean;
 };
 
 export class TerminalClipboardReader implements ClipboardReader {
@@ -94,6 +106,7 @@ export class TerminalClipboardReader implements ClipboardReader {
       if (got.dropped > 0) this.#malformed('a clipboard packet over the length limit');
       for (const ps of got.decrpm) if (this.#waiter?.decrpm?.(ps)) this.#end();
       for (const body of got.packets) if (this.#waiter?.packet?.(body)) this.#end();
+      for (const body of got.osc52) if (this.#waiter?.osc52?.(body)) this.#end();
     } finally {
       this.#taking = false;
     }
@@ -222,6 +235,21 @@ export class TerminalClipboardReader implements ClipboardReader {
     if (!(await this.supported())) throw new JackinError('E_TERMINAL_NO_IMAGES', NO_IMAGES_HELP);
     const bytes = await this.read('image/png');
     return bytes === null ? null : { kind: 'image', bytes, mimeType: 'image/png', offered: ['image/png'] };
+  }
+
+  /**
+   * The clipboard's text through OSC 52, for a terminal without 5522: asked once per call, answered within the
+   * detection's time or taken as no (most terminals never answer a program's OSC 52 read). Null for none.
+   */
+  async readText(): Promise<string | null> {
+    try {
+      return await this.#wait<string | null>(this.#detectTimeoutMs, (done) => {
+        this.#link.write(OSC52_QUERY);
+        return { osc52: (body) => (done(decodeOsc52(body, this.#limits.maxBytes)), true) };
+      });
+    } catch {
+      return null;
+    }
   }
 
   /** The terminal gives images only; a path is never asked of it. */
