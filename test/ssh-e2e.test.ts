@@ -16,6 +16,7 @@ import { ownClipboard, startXvfb } from './helpers/xvfb.ts';
 import { SSH_TEST_HOST, startSshd } from './helpers/sshd.mjs';
 import { shellQuote } from './helpers/tmux.ts';
 import { testDir, testRunEnv } from './helpers/test-run.ts';
+import { sshClient } from './helpers/ssh-client.ts';
 import { runtimeNode, sharedRuntimeCache } from './helpers/runtime-cache.ts';
 
 const CTRL_BACKSLASH = 0x1c;
@@ -294,15 +295,7 @@ test('--ssh to a machine of another platform: E_REMOTE_PLATFORM names it and wha
   writeFileSync(join(bin, 'uname'), '#!/bin/sh\necho Darwin arm64\n', { mode: 0o755 });
   const sshd = await startSshd(t, { remotePath: `${bin}:/usr/local/bin:/usr/bin:/bin` });
   const home = testDir(t, 'jackin-ssh-home-');
-  const env = {
-    ...testRunEnv(),
-    PATH: process.env['PATH'] ?? '/usr/bin:/bin',
-    HOME: home,
-    JACKIN_HOME: join(home, '.jackin'),
-    JACKIN_SSH_COMMAND: `ssh -F ${shellQuote(sshd.clientConfig)}`,
-  };
-  const controlDir = sshControlDir(join(home, '.jackin'));
-  if (!controlDir.startsWith(home)) t.after(() => rmdirSync(controlDir));
+  const { env, controlDir } = sshClient(t, sshd, home);
   const r = await runJackin(['run', '--ssh', SSH_TEST_HOST, '-d', '--', 'true'], env);
   assert.equal(r.code, 1, r.stderr);
   assert.match(r.stderr, /E_REMOTE_PLATFORM/);
@@ -314,17 +307,7 @@ test('--ssh to a machine of another platform: E_REMOTE_PLATFORM names it and wha
 test("--ssh with JACKIN_CAPSULE=runtime: the capsule runtime of the remote's architecture is copied and runs the program, as from a Mac", async (t) => {
   const sshd = await startSshd(t);
   const home = testDir(t, 'jackin-ssh-home-');
-  const env = {
-    ...testRunEnv(),
-    PATH: process.env['PATH'] ?? '/usr/bin:/bin',
-    HOME: home,
-    JACKIN_HOME: join(home, '.jackin'),
-    JACKIN_SSH_COMMAND: `ssh -F ${shellQuote(sshd.clientConfig)}`,
-    JACKIN_CAPSULE: 'runtime',
-    JACKIN_CACHE_DIR: await sharedRuntimeCache(),
-  };
-  const controlDir = sshControlDir(join(home, '.jackin'));
-  if (!controlDir.startsWith(home)) t.after(() => rmdirSync(controlDir));
+  const { env, controlDir } = sshClient(t, sshd, home, { JACKIN_CAPSULE: 'runtime', JACKIN_CACHE_DIR: await sharedRuntimeCache() });
   const arch = process.arch === 'arm64' ? 'arm64' : 'x64';
   const r = await runJackin(['run', '--ssh', SSH_TEST_HOST, '-d', '--name', 'rt', '--', 'sleep', '1000'], env, { timeoutMs: FIRST_RUN_TIMEOUT_MS });
   assert.equal(r.code, 0, r.stderr);
@@ -350,15 +333,7 @@ test("--ssh with JACKIN_CAPSULE=runtime: the capsule runtime of the remote's arc
 test('jackin log --ssh: the record of the jackin on that machine, re-checked record by record and shown inert', async (t) => {
   const sshd = await startSshd(t);
   const home = testDir(t, 'jackin-ssh-home-');
-  const env = {
-    ...testRunEnv(),
-    PATH: process.env['PATH'] ?? '/usr/bin:/bin',
-    HOME: home,
-    JACKIN_HOME: join(home, '.jackin'),
-    JACKIN_SSH_COMMAND: `ssh -F ${shellQuote(sshd.clientConfig)}`,
-  };
-  const controlDir = sshControlDir(join(home, '.jackin'));
-  if (!controlDir.startsWith(home)) t.after(() => rmdirSync(controlDir));
+  const { env, controlDir } = sshClient(t, sshd, home);
   // The remote's own record (the remote is this machine): a good record, one with a terminal escape in its
   // target, and one whose time is not a time.
   mkdirSync(join(sshd.remoteJackinHome, 'log'), { recursive: true, mode: 0o700 });
