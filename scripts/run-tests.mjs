@@ -23,7 +23,7 @@
 // stops them afterwards (runs side by side share them, the last one stops them; an engine started
 // elsewhere is left alone), so a run leaves the machine as it found it. While dockerd
 // answers, jackin's default engine is docker: every test that wants one engine passes --engine.
-import { chmodSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { spawnSync } from 'node:child_process';
@@ -198,6 +198,17 @@ for (const deadline = Date.now() + 10_000; procs.length > 0 && Date.now() < dead
 // The capsule runtime the container tests share (test/helpers/runtime-cache.ts) is the run's, assembled once
 // for all its files: it goes with the directory.
 const entries = readdirSync(runTmp).filter((e) => !/^(tsx-\d+|node-compile-cache|jackin-test-runtime-cache)$/.test(e));
+// jackin keeps its ssh control sockets in /tmp/jackin-ssh-<uid> when TMPDIR is long (src/host/instances/ssh.ts), and
+// leaves the directory as it would for an operator: the --ssh tests running at once share it, so none removes it.
+// Empty, it is the run's to remove; a socket left in it is a leftover.
+const sshControlDir = `jackin-ssh-${process.getuid?.() ?? 0}`;
+if (!sharedBefore.has(sshControlDir)) {
+  try {
+    rmdirSync(join(SHARED_TMP, sshControlDir));
+  } catch {
+    // Not made by this run, or not empty (reported below).
+  }
+}
 const shared = readdirSync(SHARED_TMP).filter((e) => SHARED_NAMES.test(e) && !sharedBefore.has(e));
 if (procs.length === 0 && entries.length === 0 && shared.length === 0) {
   rmSync(runTmp, { recursive: true, force: true });

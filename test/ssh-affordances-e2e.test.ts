@@ -9,10 +9,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, readdirSync, rmdirSync, writeFileSync } from 'node:fs';
+import { copyFileSync, writeFileSync } from 'node:fs';
 import { get as httpGet } from 'node:http';
 import { dirname, join } from 'node:path';
-import { sshControlDir } from '../src/host/instances/ssh.ts';
+import { ownControlSockets, testSshCommand } from './helpers/ssh-client.ts';
 import { commandNotifier } from './helpers/command-notifier.ts';
 import { confirmOnScreen, INNER_PROMPT, INNER_SHELL, JACKIN, paneFor, REPO_ROOT, waitForJackinExit } from './helpers/jackin-cli.ts';
 import { freePort, probePort } from './helpers/free-port.ts';
@@ -66,16 +66,7 @@ test("--ssh: a printed link opens with the local opener, a notification reaches 
     cols: 160,
     env: { JACKIN_SSH_COMMAND: `ssh -F ${shellQuote(sshd.clientConfig)}`, ...opener.env, ...notifier.env },
   });
-  const controlDir = sshControlDir(pane.jackinHome);
-  if (!controlDir.startsWith(pane.jackinHome)) {
-    t.after(() => {
-      try {
-        rmdirSync(controlDir);
-      } catch {
-        // Not empty (another run's connection) or gone: the run's leftover check says which.
-      }
-    });
-  }
+  const sockets = ownControlSockets(pane.jackinHome, testSshCommand(sshd));
   await pane.typeLine(`clear; ${JACKIN} run --ssh ${SSH_TEST_HOST} --name aff -w ${shellQuote(workspace)} -- ${INNER_SHELL}; echo "jackin-rc=$?"`);
   await pane.waitForText(INNER_PROMPT, { timeoutMs: FIRST_RUN_TIMEOUT_MS });
   // The program's clipboard tools are jackin's there (serve --clipboard), first on its PATH.
@@ -130,5 +121,5 @@ test("--ssh: a printed link opens with the local opener, a notification reaches 
 
   await pane.typeLine('kill %1; exit 0');
   assert.equal(await waitForJackinExit(pane, 20_000), 0, "the program's exit status");
-  await pollUntil('the shared connection to end by itself', () => readdirSync(controlDir).length === 0, { timeoutMs: 20_000 });
+  await pollUntil('the shared connection to end by itself', () => sockets().length === 0, { timeoutMs: 20_000 });
 });

@@ -6,7 +6,6 @@ import { execFileSync, spawn } from 'node:child_process';
 import { get as httpGet } from 'node:http';
 import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { sshControlDir } from '../src/host/instances/ssh.ts';
 import { capsulePid, isAlive } from './helpers/capsules.ts';
 import { INNER_PROMPT, INNER_SHELL, JACKIN, JACKIN_BIN, paneFor, runJackin, waitForJackinExit } from './helpers/jackin-cli.ts';
 import { freePort, probePort } from './helpers/free-port.ts';
@@ -16,7 +15,7 @@ import { ownClipboard, startXvfb } from './helpers/xvfb.ts';
 import { SSH_TEST_HOST, startSshd } from './helpers/sshd.mjs';
 import { shellQuote } from './helpers/tmux.ts';
 import { testDir, testRunEnv } from './helpers/test-run.ts';
-import { sshClient } from './helpers/ssh-client.ts';
+import { ownControlSockets, sshClient, testSshCommand } from './helpers/ssh-client.ts';
 import { runtimeNode, sharedRuntimeCache } from './helpers/runtime-cache.ts';
 
 const CTRL_BACKSLASH = 0x1c;
@@ -56,17 +55,7 @@ test('jackin run --ssh: nothing of jackin on the remote, detach, ls/export/attac
     JACKIN_DOWNLOAD_DIR: downloads,
   };
   const remote = ['--ssh', SSH_TEST_HOST];
-  const controlDir = sshControlDir(pane.jackinHome);
-  // With a long TMPDIR (CI's second run) the control sockets go to /tmp/jackin-ssh-<uid>: removed once empty.
-  if (!controlDir.startsWith(pane.jackinHome)) {
-    t.after(() => {
-      try {
-        rmdirSync(controlDir);
-      } catch {
-        // Not empty (another run's connection) or gone: the run's leftover check says which.
-      }
-    });
-  }
+  const sockets = ownControlSockets(pane.jackinHome, sshCommand);
   const attachLine = `clear; ${JACKIN} attach --ssh ${SSH_TEST_HOST} remote; echo "jackin-rc=$?"`;
   const detach = async (): Promise<void> => {
     await pane.sendBytes([CTRL_BACKSLASH]);
@@ -113,12 +102,12 @@ test('jackin run --ssh: nothing of jackin on the remote, detach, ls/export/attac
 
   // A dropped link: sshd and every connection killed. The session ends; the capsule does not.
   // OpenSSH's multiplexing at work: the probe, the relay, ls and export all went over one connection.
-  assert.equal(readdirSync(controlDir).length, 1, 'one shared connection for the whole session');
+  assert.equal(sockets().length, 1, 'one shared connection for the whole session');
   assert.equal(sshd.connections(), 1, 'sshd serves one connection');
   await sshd.kill();
   assert.notEqual(await waitForJackinExit(pane, 20_000), 0, 'a lost connection is not a clean exit');
   assert.ok(isAlive(pid), 'the remote capsule survives the dropped connection');
-  await pollUntil('the shared connection to end with its link', () => readdirSync(controlDir).length === 0, { timeoutMs: 15_000 });
+  await pollUntil('the shared connection to end with its link', () => sockets().length === 0, { timeoutMs: 15_000 });
 
   await sshd.restart();
   await pane.typeLine(attachLine);
@@ -140,7 +129,7 @@ test('jackin run --ssh: nothing of jackin on the remote, detach, ls/export/attac
   }
   await pollUntil('stop --ssh to end the capsule', () => !isAlive(pid));
   assert.ok(!existsSync(join(sshd.remoteJackinHome, 'sockets', 'remote', 'jackin.sock')), 'its socket is gone');
-  await pollUntil('the shared connection to end by itself', () => readdirSync(controlDir).length === 0, { timeoutMs: 20_000 });
+  await pollUntil('the shared connection to end by itself', () => sockets().length === 0, { timeoutMs: 20_000 });
 });
 
 test("--ssh: ssh's host key question reaches the terminal before the session takes it; stage and forward reach the remote capsule", async (t) => {
@@ -163,16 +152,7 @@ test("--ssh: ssh's host key question reaches the terminal before the session tak
     JACKIN_HOME: pane.jackinHome,
     JACKIN_SSH_COMMAND: `ssh -F ${shellQuote(sshd.clientConfig)}`,
   };
-  const controlDir = sshControlDir(pane.jackinHome);
-  if (!controlDir.startsWith(pane.jackinHome)) {
-    t.after(() => {
-      try {
-        rmdirSync(controlDir);
-      } catch {
-        // Not empty or gone: the run's leftover check says which.
-      }
-    });
-  }
+  const sockets = ownControlSockets(pane.jackinHome, env.JACKIN_SSH_COMMAND, `ssh -F ${shellQuote(asking)}`);
   const port = await freePort();
   const server = `node -e 'require("http").createServer((q, r) => r.end("hello-" + "remote")).listen(${port}, "127.0.0.1", () => console.log("listening-" + "now"))'`;
   await pane.typeLine(`clear; ${JACKIN} run --ssh ${SSH_TEST_HOST} --name web -- ${server}; echo "jackin-rc=$?"`);
@@ -228,7 +208,7 @@ test("--ssh: ssh's host key question reaches the terminal before the session tak
   const stopped = await runJackin(['stop', '--ssh', SSH_TEST_HOST, 'web'], env);
   assert.equal(stopped.code, 0, stopped.stderr);
   await pollUntil('the program to end with its capsule', async () => (await probePort(port)) !== 'open');
-  await pollUntil('the shared connection to end by itself', () => readdirSync(controlDir).length === 0, { timeoutMs: 20_000 });
+  await pollUntil('the shared connection to end by itself', () => sockets().length === 0, { timeoutMs: 20_000 });
 });
 
 test('--ssh: a copy the remote cannot take fails with E_SSH_FAILED, leaves no runtime there, and starts nothing', async (t) => {
@@ -250,9 +230,8 @@ test('--ssh: a copy the remote cannot take fails with E_SSH_FAILED, leaves no ru
   assert.doesNotMatch(r.stderr, /EPIPE.*\n\s+at /, 'no unhandled stream error');
   assert.equal(readFileSync(sshd.remoteCacheHome, 'utf8'), 'not a directory');
   assert.ok(!existsSync(join(sshd.remoteJackinHome, 'sockets', 'nope')), 'no capsule was started');
-  const controlDir = sshControlDir(join(home, '.jackin'));
-  if (!controlDir.startsWith(home)) t.after(() => rmdirSync(controlDir));
-  await pollUntil('the shared connection to end by itself', () => readdirSync(controlDir).length === 0, { timeoutMs: 20_000 });
+  const sockets = ownControlSockets(join(home, '.jackin'), env.JACKIN_SSH_COMMAND);
+  await pollUntil('the shared connection to end by itself', () => sockets().length === 0, { timeoutMs: 20_000 });
 });
 
 test('--ssh: Ctrl+V stages the local clipboard image on the remote, its path typed on the command line there', async (t) => {
@@ -263,8 +242,7 @@ test('--ssh: Ctrl+V stages the local clipboard image on the remote, its path typ
     cols: 200,
     env: { DISPLAY: x.display, JACKIN_PASTE_KEY: 'ctrl+v', JACKIN_SSH_COMMAND: `ssh -F ${shellQuote(sshd.clientConfig)}` },
   });
-  const controlDir = sshControlDir(pane.jackinHome);
-  if (!controlDir.startsWith(pane.jackinHome)) t.after(() => rmdirSync(controlDir));
+  const sockets = ownControlSockets(pane.jackinHome, testSshCommand(sshd));
   await pane.typeLine(`clear; ${JACKIN} run --ssh ${SSH_TEST_HOST} --name paste -- ${INNER_SHELL}; echo "jackin-rc=$?"`);
   await pane.waitForText(INNER_PROMPT, { timeoutMs: FIRST_RUN_TIMEOUT_MS });
   const png = readFileSync(new URL('./fixtures/images/sample.png', import.meta.url));
@@ -286,7 +264,7 @@ test('--ssh: Ctrl+V stages the local clipboard image on the remote, its path typ
   await pane.typeLine('exit 0');
   assert.equal(await waitForJackinExit(pane, 20_000), 0, "the program's exit status");
   await pollUntil('the remote capsule to end with its program', () => !existsSync(join(sshd.remoteJackinHome, 'sockets', 'paste', 'jackin.sock')));
-  await pollUntil('the shared connection to end by itself', () => readdirSync(controlDir).length === 0, { timeoutMs: 20_000 });
+  await pollUntil('the shared connection to end by itself', () => sockets().length === 0, { timeoutMs: 20_000 });
 });
 
 test('--ssh to a machine of another platform: E_REMOTE_PLATFORM names it and what jackin runs on, and nothing is copied', async (t) => {
@@ -295,19 +273,19 @@ test('--ssh to a machine of another platform: E_REMOTE_PLATFORM names it and wha
   writeFileSync(join(bin, 'uname'), '#!/bin/sh\necho Darwin arm64\n', { mode: 0o755 });
   const sshd = await startSshd(t, { remotePath: `${bin}:/usr/local/bin:/usr/bin:/bin` });
   const home = testDir(t, 'jackin-ssh-home-');
-  const { env, controlDir } = sshClient(t, sshd, home);
+  const { env, sockets } = sshClient(sshd, home);
   const r = await runJackin(['run', '--ssh', SSH_TEST_HOST, '-d', '--', 'true'], env);
   assert.equal(r.code, 1, r.stderr);
   assert.match(r.stderr, /E_REMOTE_PLATFORM/);
   assert.match(r.stderr, /testhost is Darwin arm64: jackin's capsule runs on Linux x86_64 and aarch64 only/);
   assert.ok(!existsSync(join(sshd.remoteCacheHome, 'jackin')), 'nothing was copied');
-  await pollUntil('the shared connection to end by itself', () => readdirSync(controlDir).length === 0, { timeoutMs: 20_000 });
+  await pollUntil('the shared connection to end by itself', () => sockets().length === 0, { timeoutMs: 20_000 });
 });
 
 test("--ssh with JACKIN_CAPSULE=runtime: the capsule runtime of the remote's architecture is copied and runs the program, as from a Mac", async (t) => {
   const sshd = await startSshd(t);
   const home = testDir(t, 'jackin-ssh-home-');
-  const { env, controlDir } = sshClient(t, sshd, home, { JACKIN_CAPSULE: 'runtime', JACKIN_CACHE_DIR: await sharedRuntimeCache() });
+  const { env, sockets } = sshClient(sshd, home, { JACKIN_CAPSULE: 'runtime', JACKIN_CACHE_DIR: await sharedRuntimeCache() });
   const arch = process.arch === 'arm64' ? 'arm64' : 'x64';
   const r = await runJackin(['run', '--ssh', SSH_TEST_HOST, '-d', '--name', 'rt', '--', 'sleep', '1000'], env, { timeoutMs: FIRST_RUN_TIMEOUT_MS });
   assert.equal(r.code, 0, r.stderr);
@@ -327,13 +305,13 @@ test("--ssh with JACKIN_CAPSULE=runtime: the capsule runtime of the remote's arc
   const stopped = await runJackin(['stop', '--ssh', SSH_TEST_HOST, 'rt'], env);
   assert.equal(stopped.code, 0, stopped.stderr);
   await pollUntil('the remote capsule to end', () => !isAlive(pid));
-  await pollUntil('the shared connection to end by itself', () => readdirSync(controlDir).length === 0, { timeoutMs: 20_000 });
+  await pollUntil('the shared connection to end by itself', () => sockets().length === 0, { timeoutMs: 20_000 });
 });
 
 test('jackin log --ssh: the record of the jackin on that machine, re-checked record by record and shown inert', async (t) => {
   const sshd = await startSshd(t);
   const home = testDir(t, 'jackin-ssh-home-');
-  const { env, controlDir } = sshClient(t, sshd, home);
+  const { env, sockets } = sshClient(sshd, home);
   // The remote's own record (the remote is this machine): a good record, one with a terminal escape in its
   // target, and one whose time is not a time.
   mkdirSync(join(sshd.remoteJackinHome, 'log'), { recursive: true, mode: 0o700 });
@@ -358,5 +336,5 @@ test('jackin log --ssh: the record of the jackin on that machine, re-checked rec
       .map((l) => (JSON.parse(l) as { action: string }).action),
     ['open-url'],
   );
-  await pollUntil('the shared connection to end by itself', () => readdirSync(controlDir).length === 0, { timeoutMs: 20_000 });
+  await pollUntil('the shared connection to end by itself', () => sockets().length === 0, { timeoutMs: 20_000 });
 });

@@ -5,9 +5,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { sshControlDir } from '../src/host/instances/ssh.ts';
+import { ownControlSockets } from './helpers/ssh-client.ts';
 import { INNER_PROMPT, INNER_SHELL, JACKIN, paneFor, runJackin, waitForJackinExit } from './helpers/jackin-cli.ts';
 import { glibcTestImage, testContainer } from './helpers/podman-image.mjs';
 import { pollUntil } from './helpers/poll.ts';
@@ -46,8 +46,7 @@ test("jackin run --ssh HOST --image: the container runs on that machine's engine
     JACKIN_SSH_COMMAND: sshCommand,
     JACKIN_DOWNLOAD_DIR: downloads,
   };
-  const controlDir = sshControlDir(pane.jackinHome);
-  if (!controlDir.startsWith(pane.jackinHome)) t.after(() => rmdirSync(controlDir));
+  const sockets = ownControlSockets(pane.jackinHome, sshCommand);
   const remote = ['--ssh', SSH_TEST_HOST];
 
   // A value typed here would be on the remote's command line: refused before anything starts.
@@ -89,15 +88,5 @@ test("jackin run --ssh HOST --image: the container runs on that machine's engine
   const stopped = await runJackin(['stop', ...remote, name], env, { timeoutMs: 60_000 });
   assert.equal(stopped.code, 0, stopped.stderr);
   await pollUntil('the container to be removed on the remote', () => containerState(name) === 'gone', { timeoutMs: 30_000 });
-  await pollUntil(
-    'the shared connection to end by itself',
-    () => {
-      try {
-        return execFileSync('ls', ['-A', controlDir], { encoding: 'utf8' }).trim() === '';
-      } catch {
-        return true;
-      }
-    },
-    { timeoutMs: 20_000 },
-  );
+  await pollUntil('the shared connection to end by itself', () => sockets().length === 0, { timeoutMs: 20_000 });
 });

@@ -254,7 +254,7 @@ export class RemoteMachine {
   readonly target: string;
   readonly #ssh: SshTarget;
   readonly #base: string[];
-  readonly #controlDir: string;
+  readonly #home: string;
   /** Where the runtime's manifest is kept between commands (runtimeManifest). */
   readonly #manifestCache: string;
   readonly #packageRoot: string;
@@ -278,7 +278,8 @@ export class RemoteMachine {
     this.target = target;
     this.#ssh = parseSshTarget(target);
     this.#base = sshCommand(env);
-    this.#controlDir = sshControlDir(home);
+    this.#home = home;
+    sshControlDir(home); // A directory that is not ours is an error before anything runs.
     this.#manifestCache = join(home, 'runtime-manifest.json');
     this.#packageRoot = packageRoot;
     this.#nodePath = nodePath;
@@ -288,7 +289,8 @@ export class RemoteMachine {
 
   /** The argv that runs `script` with `args` on the remote over the shared connection. */
   argv(script: string, args: readonly string[]): string[] {
-    return sshArgv(this.#base, this.#ssh, this.#controlDir, remoteScript(script, args));
+    // The control directory is made again for each command: a /tmp cleaner may have removed it in between.
+    return sshArgv(this.#base, this.#ssh, sshControlDir(this.#home), remoteScript(script, args));
   }
 
   #failed(what: string, r: SshResult): JackinError {

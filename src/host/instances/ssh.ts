@@ -81,7 +81,7 @@ export function remoteScript(script: string, args: readonly string[]): string {
 }
 
 /** The control socket's name for these ssh words and target (ssh expands nothing in it: hex only). */
-function controlName(base: readonly string[], target: SshTarget): string {
+export function controlName(base: readonly string[], target: SshTarget): string {
   return nodeCrypto()
     .createHash('sha256')
     .update(JSON.stringify([base, target.destination, target.port ?? null]))
