@@ -18,6 +18,7 @@ import { JackinError } from '../../errors.ts';
 import { MAX_STAGED_PATH_BYTES } from '../../protocol/limits.ts';
 import { VerifiedTransfer } from '../../protocol/verified-transfer.ts';
 import { ensurePrivateDir, type StagedPath } from '../session/staging.ts';
+import { writeAllAt } from '../../write-at.ts';
 
 export const FILES_DIR_NAME = 'files';
 /** Longest file name most file systems take. */
@@ -87,11 +88,7 @@ export class FileStageTransfer {
   async write(offset: number, bytes: Buffer): Promise<void> {
     if (this.#done) throw new JackinError('E_TRANSFER_UNKNOWN', `the transfer of ${this.name} is over`);
     const hashed = this.#transfer.accept(offset, bytes);
-    let written = 0;
-    while (written < bytes.length) {
-      const r = await this.#fh.write(bytes, written, bytes.length - written, offset + written);
-      written += r.bytesWritten;
-    }
+    await writeAllAt(this.#fh, bytes, offset);
     await hashed;
   }
 

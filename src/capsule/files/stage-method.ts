@@ -11,8 +11,11 @@
  */
 import type { Socket } from 'node:net';
 import { JackinError, type ErrorCode } from '../../errors.ts';
+import { FramePool } from '../../protocol/frame-pool.ts';
 import {
+  capForTag,
   createStageClientDecoder,
+  FILE_STAGE_TAGS,
   encodeStageServerFrame,
   MAX_CHUNK_BYTES,
   MAX_HOST_NOTICE_BYTES,
@@ -58,7 +61,9 @@ function messageOf(e: unknown): string {
  */
 function receive(socket: Socket, transfer: FileStageTransfer, transferId: bigint, idleMs: number): Promise<StagedFile> {
   return new Promise<StagedFile>((resolve, reject) => {
-    const decoder = createStageClientDecoder();
+    // Chunk payloads go to pooled buffers, taken back once written and hashed (frame-pool.ts).
+    const pool = new FramePool(capForTag(FILE_STAGE_TAGS.FileStageChunk), STAGE_WRITE_QUEUE_BYTES / MAX_CHUNK_BYTES + 2);
+    const decoder = createStageClientDecoder(pool.allocate);
     let settled = false;
     let timer: NodeJS.Timeout | undefined;
     let queued = 0;
@@ -94,6 +99,7 @@ function receive(socket: Socket, transfer: FileStageTransfer, transferId: bigint
       w.then(
         () => {
           writes.delete(w);
+          pool.release(bytes);
           queued -= bytes.length;
           if (!settled && queued <= STAGE_WRITE_QUEUE_BYTES) socket.resume();
         },

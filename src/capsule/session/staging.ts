@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { JackinError } from '../../errors.ts';
 import { IMAGE_EXTENSIONS, type ImageFormat } from '../../protocol/frames.ts';
 import { DEFAULT_MAX_IMAGE_BYTES, validateImage } from '../../policy/image-signature.ts';
+import { writeAllAt } from '../../write-at.ts';
 
 /** A path inside the capsule's staging directory; never a host path (the brand keeps them apart). */
 export type StagedPath = string & { readonly __brand: 'StagedPath' };
@@ -101,7 +102,7 @@ export class ImageStaging {
         throw new JackinError('E_STAGING_FAILED', `cannot create ${path}: ${(e as Error).message}`, { cause: e });
       }
       try {
-        await fh.writeFile(bytes);
+        await writeAllAt(fh, bytes, 0);
         await fh.close();
       } catch (e) {
         await fh.close().catch(() => undefined);

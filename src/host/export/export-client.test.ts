@@ -8,7 +8,7 @@ import { JackinError } from '../../errors.ts';
 import { encodeControlMessage, encodeServerFrame, OFFERS_METHOD, type ServerFrame } from '../../protocol/index.ts';
 import { connectSocket, socketTransport } from '../../transport/socket.ts';
 import { startFakeCapsule } from '../../../test/helpers/fake-capsule.ts';
-import { exportFile, FramePool } from './export-client.ts';
+import { exportFile } from './export-client.ts';
 import { controlCall } from '../../transport/control-call.ts';
 
 /** A fake capsule (test/helpers/fake-capsule.ts): answers every control request with `script` (a reply, then frames), then closes or hangs. */
@@ -173,27 +173,6 @@ test('controlCall returns an ok reply as its method reads it and throws the code
   assert.deepEqual(await controlCall(f.connect, OFFERS_METHOD, {}), { file: '/w/out.png', url: null });
   const g = await fakeCapsule(t, (s) => s.end(encodeControlMessage({ ok: false, code: 'E_UNKNOWN_METHOD', message: 'x' })));
   await assert.rejects(controlCall(g.connect, OFFERS_METHOD, {}), (e: unknown) => e instanceof JackinError && e.code === 'E_UNKNOWN_METHOD');
-});
-
-test('FramePool reuses only its own chunk-sized buffers, and only after release', () => {
-  const pool = new FramePool(2);
-  const a = pool.allocate(1024 * 1024 + 16);
-  assert.equal(a.length, 1024 * 1024 + 16);
-  const b = pool.allocate(700 * 1024);
-  assert.ok(a.buffer !== b.buffer, 'a buffer still in use is never handed out again');
-  pool.release(a.subarray(17));
-  assert.ok(pool.allocate(600 * 1024).buffer === a.buffer, 'a released buffer comes back');
-  // A payload under half the pooled size gets a buffer of its own size, never a whole pooled one.
-  assert.equal(pool.allocate(300 * 1024).buffer.byteLength, 300 * 1024);
-  assert.ok(pool.allocate(1024 * 1024 + 17).buffer.byteLength === 1024 * 1024 + 17, 'over the largest frame: not pooled');
-  // Small payloads and foreign buffers stay with the garbage collector.
-  assert.equal(pool.allocate(100).buffer.byteLength >= 100, true);
-  pool.release(Buffer.alloc(a.buffer.byteLength));
-  assert.equal(pool.pooled, 0);
-  pool.release(b);
-  pool.release(pool.allocate(700 * 1024));
-  pool.release(pool.allocate(700 * 1024));
-  assert.ok(pool.pooled <= 2, 'the free list is bounded');
 });
 
 test('exportFile: a multi-chunk file sent in 64 KiB slices arrives byte-identical (pooled frame buffers)', async (t) => {

@@ -12,6 +12,7 @@
  */
 import { JackinError } from '../../errors.ts';
 import { createServerFrameDecoder, encodeControlRequest, capForTag, EXPORT_METHOD, readControlReply, SERVER_TAGS } from '../../protocol/index.ts';
+import { FramePool } from '../../protocol/frame-pool.ts';
 import { ReplyReader, withConnection } from '../../transport/control-call.ts';
 import type { Transport } from '../../transport/transport.ts';
 import { ExportFrameReader, EXPORT_WRITE_QUEUE_BYTES, type ExportProgress, type ExportedFile } from './export-frame-reader.ts';
@@ -57,46 +58,6 @@ export interface ExportClientOptions {
   readonly minProgress?: MinProgress;
 }
 
-/** Payload buffers of this size (a full FileExportChunk frame) are pooled. */
-const POOLED_FRAME_BYTES = FILE_EXPORT_CHUNK_FRAME_BYTES;
-
-/**
- * Payload buffers for the frame decoder, handed back once a chunk is written and hashed: a 1 GiB export
- * then reuses a few buffers instead of leaving 1,024 to the garbage collector, which had let the host's
- * RSS and its page faults grow with the file.
- */
-export class FramePool {
-  readonly #free: Buffer[] = [];
-  readonly #ours = new WeakSet<ArrayBufferLike>();
-  readonly #keep: number;
-
-  constructor(keep: number) {
-    this.#keep = keep;
-  }
-
-  allocate = (n: number): Buffer => {
-    // Only payloads near the full size share the pooled buffers: the write queue counts payload bytes, so a
-    // capsule sending small chunks must not pin a whole 1 MiB buffer for each (at most twice the bytes).
-    if (n < POOLED_FRAME_BYTES / 2 || n > POOLED_FRAME_BYTES) return Buffer.allocUnsafe(n);
-    let b = this.#free.pop();
-    if (b === undefined) {
-      b = Buffer.allocUnsafeSlow(POOLED_FRAME_BYTES);
-      this.#ours.add(b.buffer);
-    }
-    return b.subarray(0, n);
-  };
-
-  /** Give back the buffer under `bytes` (a view into a pooled payload); anything else is left to the GC. */
-  release(bytes: Uint8Array): void {
-    if (!this.#ours.has(bytes.buffer) || this.#free.length >= this.#keep) return;
-    this.#free.push(Buffer.from(bytes.buffer, 0, POOLED_FRAME_BYTES));
-  }
-
-  get pooled(): number {
-    return this.#free.length;
-  }
-}
-
 /** Exports one container path to `options.directory`. */
 export async function exportFile(request: ExportRequest, options: ExportClientOptions): Promise<ExportedFile> {
   const t = await options.connect();
@@ -120,7 +81,7 @@ export async function exportFile(request: ExportRequest, options: ExportClientOp
   try {
     return await withConnection(t, options.signal, options.idleTimeoutMs ?? EXPORT_IDLE_TIMEOUT_MS, async (chunks, touch, stoppedBy, stop) => {
       const replyReader = new ReplyReader();
-      const pool = new FramePool(EXPORT_WRITE_QUEUE_BYTES / EXPORT_CHUNK_DATA_BYTES + 2);
+      const pool = new FramePool(FILE_EXPORT_CHUNK_FRAME_BYTES, EXPORT_WRITE_QUEUE_BYTES / EXPORT_CHUNK_DATA_BYTES + 2);
       const decoder = createServerFrameDecoder(pool.allocate);
       const reader = new ExportFrameReader({
         path: request.path,

@@ -16,6 +16,7 @@ import { parseSize } from '../../policy/size.ts';
 import { VerifiedTransfer } from '../../protocol/verified-transfer.ts';
 import { truncateUtf8 } from '../../protocol/text.ts';
 import { fitName, sanitizeExportName, splitExtension } from '../platform/sanitize-name.ts';
+import { writeAllAt } from '../../write-at.ts';
 
 /**
  * Host-side cap on one export unless JACKIN_EXPORT_MAX_BYTES or the caller sets another: 4 GiB, beyond
@@ -217,12 +218,9 @@ export class ExportSink {
     const w = (async () => {
       try {
         await previous;
-        let at = 0;
-        while (at < bytes.byteLength) {
+        await writeAllAt(s.handle, bytes, offset, () => {
           if (this.#failure !== undefined) throw this.#failure;
-          const { bytesWritten } = await s.handle.write(bytes, at, bytes.byteLength - at, offset + at);
-          at += bytesWritten;
-        }
+        });
         this.#written += bytes.byteLength;
         this.#unsynced += bytes.byteLength;
         this.#kickWriteback(s);
