@@ -7,7 +7,7 @@ import { capsuleSharesHostNetwork, jackinHome } from '../host/instances/instance
 import { selectOptionsFromFlags, selectTransport, type SelectOptions } from '../transport/select.ts';
 import { instanceRunDir } from '../transport/instance-paths.ts';
 import { resolveInstance } from '../host/instances/resolve-instance.ts';
-import type { Transport } from '../transport/transport.ts';
+import type { Connect } from '../transport/transport.ts';
 import { attachTerminal, loadSessionModules, NO_MOUSE_HELP } from './attach-terminal.ts';
 import type { SetStatus } from './command-kit.ts';
 import { addTransportOptions, withSsh, type TransportFlags } from './transport-options.ts';
@@ -53,7 +53,7 @@ async function attachCommand(positional: string | undefined, flags: AttachFlags)
     );
   }
   // Exports open their own control connection the same way (socket, or another exec relay).
-  const connect = async (): Promise<Transport> => (await selectTransport(selectOptions)).transport;
+  const connect: Connect = async (o) => (await selectTransport(selectOptions, o)).transport;
   // A name with no local instance fell back to `docker exec` on a container of that name: when that fails
   // too, the likeliest cause is a mistyped instance name, so the line says where the names are.
   const guessed = flags.socket === undefined && flags.via === undefined && flags.exec === undefined && flags.ssh === undefined && selection.choice !== 'socket';

@@ -16,7 +16,7 @@ import { jackinHome, listInstances } from '../host/instances/instances.ts';
 import { createOpener } from '../host/platform/opener.ts';
 import { selectOptionsFromFlags, selectTransport, type SelectOptions } from '../transport/select.ts';
 import { resolveInstance } from '../host/instances/resolve-instance.ts';
-import type { Transport } from '../transport/transport.ts';
+import type { Connect } from '../transport/transport.ts';
 import { formatBytes } from '../ui/format-bytes.ts';
 import { cutColumns, inertJson, inertText } from '../ui/inert-text.ts';
 import type { SetStatus } from './command-kit.ts';
@@ -114,7 +114,7 @@ async function exportCommand(paths: string[], flags: ExportFlags): Promise<numbe
   if (paths.length === 0 && flags.offered !== true) throw usage('name at least one container path, or pass --offered');
   const instance = await pickInstance(flags, ['--from', flags.from]);
   const select: SelectOptions = await withSsh(selectOptionsFromFlags(instance, jackinHome(), flags), flags);
-  const connect = async (): Promise<Transport> => (await selectTransport(select)).transport;
+  const connect: Connect = async (o) => (await selectTransport(select, o)).transport;
   const directory = await exportDirectory(instance, flags.to);
   // Said once, before anything is pulled, rather than as a write error for every path.
   if (flags.to !== undefined && existsSync(directory) && !statSync(directory).isDirectory()) {

@@ -14,7 +14,7 @@ import type { Selection } from '../transport/select.ts';
 import { checkInstanceName, instanceRunDir, instanceSocketPath, runDirSocketPath } from '../transport/instance-paths.ts';
 import { connectSocket, socketTransport } from '../transport/socket.ts';
 import { waitForSocket } from '../transport/socket-wait.ts';
-import type { Transport } from '../transport/transport.ts';
+import type { Connect, Transport } from '../transport/transport.ts';
 import { attachTerminal, loadSessionModules, NO_MOUSE_HELP } from './attach-terminal.ts';
 import { addRunImageOptions, refuseImageOnlyFlags, refuseLateDryRun, refuseOldVerbose, runImageCommand, type RunImageFlags } from './run-image-command.ts';
 import { checkWorkspace, writeAll, type SetStatus } from './command-kit.ts';
@@ -297,7 +297,10 @@ async function runCommand(command: string[], flags: RunFlags, raw: readonly stri
     return 0;
   }
   const selection: Selection = { transport: socketTransport(sock, socket), choice: 'socket', reason: `jackin run started capsule ${name}` };
-  const connect = async (): Promise<Transport> => socketTransport(await connectSocket(socket), socket);
+  const connect: Connect = async (o) => {
+    const onread = o?.borrowedReads?.onread;
+    return socketTransport(await connectSocket(socket, onread !== undefined ? { onread } : {}), socket, o?.borrowedReads);
+  };
   // The capsule runs here, as this user, on the host's own network: its loopback is the host's.
   return await attachTerminal(modules, selection, name, flags.verbose === true, { noMouse: flags.mouse === false, connect, sharedLoopback: true, plain });
 }

@@ -41,7 +41,7 @@ import { imageFacts } from '../host/instances/image-facts.ts';
 import { CAPSULE_SOURCES, capsuleFromEnv, chooseCapsule, type CapsuleChoice, type CapsuleKind } from '../host/instances/capsule-choice.ts';
 import { ensureRuntime, type RuntimeArch } from '../host/runtime/runtime.ts';
 import { writeAll } from './command-kit.ts';
-import type { Transport } from '../transport/transport.ts';
+import type { Connect, Transport } from '../transport/transport.ts';
 
 /** A container start: the engine creates it (~0.3 s), then Node and the PTY start inside (~0.3 s), or an image pull. */
 const CONTAINER_START_TIMEOUT_MS = 60_000;
@@ -431,8 +431,11 @@ export async function runImageCommand(command: string[], flags: RunImageFlags, h
   }
   // Across a VM boundary the socket never connects from here: every connection goes through the engine's exec.
   const relay = { kind: engine, target: name } as const;
-  const connect = async (): Promise<Transport> =>
-    sock === 'boundary' ? (await startRelay(relay, boundaryReason(socket))).transport : socketTransport(await connectSocket(socket), socket);
+  const connect: Connect = async (o) => {
+    if (sock === 'boundary') return (await startRelay(relay, boundaryReason(socket))).transport;
+    const onread = o?.borrowedReads?.onread;
+    return socketTransport(await connectSocket(socket, onread !== undefined ? { onread } : {}), socket, o?.borrowedReads);
+  };
   const selection: Selection =
     sock === 'boundary'
       ? await startRelay(relay, `${boundaryReason(socket)}; going through ${engine} exec`)

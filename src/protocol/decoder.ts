@@ -5,7 +5,12 @@
  * tag's cap) is thrown: the stream is lost, and the decoder refuses further input.
  *
  * The declared length is checked against the tag's cap as soon as the 5-byte header is complete, before
- * any payload byte is buffered, so a hostile length can never make the reader allocate.
+ * any payload byte is buffered, so a hostile length can never make the reader allocate more than the cap.
+ *
+ * With `copyInput`, the pushed chunk is only borrowed: every payload is copied, as it arrives, into a buffer
+ * from `allocate` (allocated when its header is read), and nothing of the chunk is kept once push returns,
+ * so the caller may read the next bytes into the same buffer (a socket read through net.connect's onread:
+ * src/transport/borrowed-reads.ts). Each payload byte is copied once, as a payload spanning chunks is anyway.
  */
 import { decodeClientPayload, decodeServerPayload, tagName } from './decode-payload.ts';
 import { capForTag, SERVER_TAGS, type ClientFrame, type ServerFrame } from './frames.ts';
@@ -23,6 +28,12 @@ export class FrameDecoder<F> {
   /** The declared payload length of that frame (`need` counts down as a streamed frame is delivered). */
   #declared = -1;
   #broken: ProtocolError | null = null;
+  /** copyInput: the header read so far, and the payload being assembled with how much of it arrived. */
+  readonly #copyInput: boolean;
+  readonly #header = Buffer.alloc(FRAME_HEADER_BYTES);
+  #headerFilled = 0;
+  #payload: Buffer | null = null;
+  #filled = 0;
 
   /**
    * `allocate` supplies the buffer for a payload that spans several pushed chunks (a payload inside one
@@ -41,10 +52,13 @@ export class FrameDecoder<F> {
     decodePayload: (tag: number, payload: Buffer) => F,
     allocate: (n: number) => Buffer = Buffer.allocUnsafe,
     streamed: { tag: number; frame: (part: Buffer) => F } | null = null,
+    { copyInput = false }: { copyInput?: boolean } = {},
   ) {
+    if (copyInput && streamed !== null) throw new Error('FrameDecoder: copyInput delivers whole payloads; it cannot stream a tag');
     this.#decodePayload = decodePayload;
     this.#allocate = allocate;
     this.#streamed = streamed;
+    this.#copyInput = copyInput;
   }
 
   /** The framing error that ended this stream, once one was found. */
@@ -60,6 +74,7 @@ export class FrameDecoder<F> {
   push(chunk: Buffer): Array<DecodeItem<F>> {
     if (this.#broken) throw this.#broken;
     const out: Array<DecodeItem<F>> = [];
+    if (this.#copyInput) return this.#pushCopying(chunk, out);
     if (chunk.length > 0) {
       this.#chunks.push(chunk);
       this.#length += chunk.length;
@@ -67,24 +82,7 @@ export class FrameDecoder<F> {
     for (;;) {
       if (this.#need < 0) {
         if (this.#length < FRAME_HEADER_BYTES) break;
-        const header = this.#take(FRAME_HEADER_BYTES);
-        const tag = header[0]!;
-        const len = header.readUInt32BE(1);
-        const cap = capForTag(tag);
-        if (len > cap) {
-          this.#broken = new ProtocolError(PROTOCOL_CODES.frameTooLarge, 'framing', `${tagName(tag)} frame declares ${len} bytes, over its cap of ${cap}`, {
-            tag,
-          });
-          this.#chunks = [];
-          this.#length = 0;
-          // Frames completed before the bad header in this same read are delivered (an ExitStatus followed
-          // by garbage still tells the host the program's status); the error is thrown by the next call.
-          if (out.length > 0) return out;
-          throw this.#broken;
-        }
-        this.#tag = tag;
-        this.#need = len;
-        this.#declared = len;
+        if (!this.#readHeader(this.#take(FRAME_HEADER_BYTES))) return this.#badHeader(out);
       }
       if (this.#streamed !== null && this.#tag === this.#streamed.tag) {
         if (!this.#streamPart(out)) break;
@@ -102,6 +100,70 @@ export class FrameDecoder<F> {
         out.push({ ok: false, error: e });
       }
     }
+    return out;
+  }
+
+  /** Takes a complete header: false (and the stream broken) when its length is over the tag's cap. */
+  #readHeader(header: Buffer): boolean {
+    const tag = header[0]!;
+    const len = header.readUInt32BE(1);
+    const cap = capForTag(tag);
+    if (len > cap) {
+      this.#broken = new ProtocolError(PROTOCOL_CODES.frameTooLarge, 'framing', `${tagName(tag)} frame declares ${len} bytes, over its cap of ${cap}`, {
+        tag,
+      });
+      this.#chunks = [];
+      this.#length = 0;
+      return false;
+    }
+    this.#tag = tag;
+    this.#need = len;
+    this.#declared = len;
+    return true;
+  }
+
+  /** After a header over its cap: frames completed before it in this same read are delivered (an ExitStatus
+   * followed by garbage still tells the host the program's status); the error is thrown by the next call. */
+  #badHeader(out: Array<DecodeItem<F>>): Array<DecodeItem<F>> {
+    if (out.length > 0) return out;
+    throw this.#broken!;
+  }
+
+  /** push() with copyInput: header bytes into #header, payload bytes straight into their own buffer. */
+  #pushCopying(chunk: Buffer, out: Array<DecodeItem<F>>): Array<DecodeItem<F>> {
+    let pos = 0;
+    for (;;) {
+      if (this.#need < 0) {
+        const k = Math.min(FRAME_HEADER_BYTES - this.#headerFilled, chunk.length - pos);
+        chunk.copy(this.#header, this.#headerFilled, pos, pos + k);
+        this.#headerFilled += k;
+        pos += k;
+        if (this.#headerFilled < FRAME_HEADER_BYTES) break;
+        this.#headerFilled = 0;
+        if (!this.#readHeader(this.#header)) return this.#badHeader(out);
+        this.#payload = this.#allocate(this.#need);
+        this.#filled = 0;
+      }
+      const k = Math.min(this.#need - this.#filled, chunk.length - pos);
+      chunk.copy(this.#payload!, this.#filled, pos, pos + k);
+      this.#filled += k;
+      pos += k;
+      if (this.#filled < this.#need) break;
+      const payload = this.#payload!;
+      const tag = this.#tag;
+      this.#payload = null;
+      this.#filled = 0;
+      this.#tag = -1;
+      this.#need = -1;
+      try {
+        out.push({ ok: true, frame: this.#decodePayload(tag, payload) });
+      } catch (e) {
+        if (!(e instanceof ProtocolError)) throw e;
+        out.push({ ok: false, error: e });
+      }
+    }
+    // What end() and bufferedBytes report: the bytes held of the frame under way.
+    this.#length = this.#need < 0 ? this.#headerFilled : this.#filled;
     return out;
   }
 
@@ -171,8 +233,11 @@ export function createClientFrameDecoder(): FrameDecoder<ClientFrame> {
 
 /**
  * Decodes frames sent by a server (what the host reads). With `streamOutput`, an Output frame comes out as
- * it arrives, in parts (see FrameDecoder): the attached host writes each part to the terminal at once.
+ * it arrives, in parts (see FrameDecoder): the attached host writes each part to the terminal at once. With
+ * `copyInput`, the pushed chunks are borrowed (see FrameDecoder).
  */
-export function createServerFrameDecoder(allocate?: (n: number) => Buffer, { streamOutput = false } = {}): FrameDecoder<ServerFrame> {
-  return new FrameDecoder(decodeServerPayload, allocate, streamOutput ? { tag: SERVER_TAGS.Output, frame: (bytes) => ({ type: 'Output', bytes }) } : null);
+export function createServerFrameDecoder(allocate?: (n: number) => Buffer, { streamOutput = false, copyInput = false } = {}): FrameDecoder<ServerFrame> {
+  return new FrameDecoder(decodeServerPayload, allocate, streamOutput ? { tag: SERVER_TAGS.Output, frame: (bytes) => ({ type: 'Output', bytes }) } : null, {
+    copyInput,
+  });
 }

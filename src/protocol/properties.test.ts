@@ -28,6 +28,7 @@ import {
   type Capabilities,
   type ClientFrame,
   type ControlBody,
+  type DecodeItem,
   type Features,
   type FrameDecoder,
   type Rgb,
@@ -526,4 +527,73 @@ test('the chunk data arbitraries reach the chunk limit in the encoder only throu
   const f: ClientFrame = { type: 'ClipboardImageChunk', transferId: 1n, offset: 0, bytes: Buffer.alloc(MAX_CHUNK_BYTES, 7) };
   assert.deepEqual(decodeAll(createClientFrameDecoder(), encodeClientFrame(f)), [f]);
   assert.throws(() => encodeClientFrame({ ...f, bytes: Buffer.alloc(MAX_CHUNK_BYTES + 1) }), RangeError);
+});
+
+/**
+ * Pushes each slice of `stream` from one scratch buffer that is overwritten right after the push (a socket
+ * read into a reused buffer), collecting what a decoder returns and throws.
+ */
+function feedBorrowed<F>(d: FrameDecoder<F>, stream: Buffer, cuts: number[]): { items: Array<DecodeItem<F>>; thrown: unknown } {
+  const scratch = Buffer.alloc(stream.length + 1);
+  const items: Array<DecodeItem<F>> = [];
+  let at = 0;
+  try {
+    for (const c of [...cuts, stream.length]) {
+      const n = stream.copy(scratch, 0, at, c);
+      items.push(...d.push(scratch.subarray(0, n)));
+      scratch.fill(0xa5);
+      at = c;
+    }
+    d.end();
+  } catch (e) {
+    return { items, thrown: e };
+  }
+  return { items, thrown: undefined };
+}
+
+test('the copying decoder keeps nothing of a pushed chunk: fed from one buffer overwritten after every push, it returns what the plain decoder returns, whatever the slicing', () => {
+  fc.assert(
+    fc.property(
+      fc.array(anyServerFrame, { maxLength: 12 }).chain((frames) => {
+        const stream = Buffer.concat(frames.map(encodeServerFrame));
+        return fc.tuple(fc.constant(frames), fc.constant(stream), fc.uniqueArray(fc.integer({ min: 0, max: stream.length }), { maxLength: 30 }));
+      }),
+      ([frames, stream, cs]) => {
+        const cuts = cs.sort((x, y) => x - y);
+        const { items, thrown } = feedBorrowed(createServerFrameDecoder(undefined, { copyInput: true }), stream, cuts);
+        assert.equal(thrown, undefined);
+        assert.deepEqual(
+          items.map((i) => (i.ok ? i.frame : i.error)),
+          frames,
+        );
+      },
+    ),
+    { numRuns: 200 },
+  );
+});
+
+test('on random, frame-shaped and corrupted streams the copying decoder returns and throws what the plain decoder does', () => {
+  fc.assert(
+    fc.property(withCuts(hostileStreams), ([stream, cuts]) => {
+      const plain = createServerFrameDecoder();
+      const plainItems: Array<DecodeItem<ServerFrame>> = [];
+      let plainThrown: unknown;
+      try {
+        let at = 0;
+        for (const c of [...cuts, stream.length]) {
+          plainItems.push(...plain.push(stream.subarray(at, c)));
+          at = c;
+        }
+        plain.end();
+      } catch (e) {
+        plainThrown = e;
+      }
+      const copying = createServerFrameDecoder(undefined, { copyInput: true });
+      const { items, thrown } = feedBorrowed(copying, stream, cuts);
+      assert.deepEqual(items, plainItems);
+      assert.deepEqual(thrown, plainThrown);
+      assert.equal(copying.bufferedBytes, plain.bufferedBytes);
+    }),
+    { numRuns: 3000 },
+  );
 });

@@ -11,22 +11,31 @@ import type { Transport } from './transport.ts';
 /** A plain control request (offers, status) answers at once. */
 const CONTROL_CALL_TIMEOUT_MS = 5_000;
 
-/** Reads the first u32-length JSON message off a byte stream; the rest are frames. */
+/**
+ * Reads the first u32-length JSON message off a byte stream; the rest are frames (`rest`, a view of the
+ * chunk given). Keeps a copy of what it holds between pushes, never the chunk itself: a borrowed read's
+ * buffer (borrowed-reads.ts) is read into again at the next one.
+ */
 export class ReplyReader {
   #buf: Buffer = Buffer.alloc(0);
   push(chunk: Buffer): { value: unknown; rest: Buffer } | undefined {
-    this.#buf = this.#buf.length === 0 ? chunk : Buffer.concat([this.#buf, chunk]);
-    if (this.#buf.length < 4) return undefined;
-    const len = this.#buf.readUInt32BE(0);
+    const buf = this.#buf.length === 0 ? chunk : Buffer.concat([this.#buf, chunk]);
+    const held = (): undefined => {
+      this.#buf = buf === chunk ? Buffer.from(chunk) : buf;
+      return undefined;
+    };
+    if (buf.length < 4) return held();
+    const len = buf.readUInt32BE(0);
     if (len > MAX_CONTROL_MESSAGE_BYTES) throw new JackinError('E_CONTROL_REPLY', `control reply declares ${len} bytes, over ${MAX_CONTROL_MESSAGE_BYTES}`);
-    if (this.#buf.length < 4 + len) return undefined;
+    if (buf.length < 4 + len) return held();
+    this.#buf = Buffer.alloc(0);
     let value: unknown;
     try {
-      value = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(this.#buf.subarray(4, 4 + len)));
+      value = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(buf.subarray(4, 4 + len)));
     } catch (e) {
       throw new JackinError('E_CONTROL_REPLY', 'control reply is not UTF-8 JSON', { cause: e });
     }
-    return { value, rest: this.#buf.subarray(4 + len) };
+    return { value, rest: buf.subarray(4 + len) };
   }
 }
 

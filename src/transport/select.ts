@@ -16,7 +16,8 @@ import { relayTransport, spawnRelay } from './exec-relay.ts';
 import { connectSocket, isNotListening, isPermissionDenied, socketTransport } from './socket.ts';
 import { waitForSocket } from './socket-wait.ts';
 import { acrossVmBoundary, boundaryReason, rememberBoundary, rememberedBoundary } from './socket-boundary.ts';
-import type { Transport } from './transport.ts';
+import type { OnRead } from './borrowed-reads.ts';
+import type { ConnectOptions, Transport } from './transport.ts';
 
 /**
  * How long `attach` and `export` wait for a socket that is about to appear: a container started with
@@ -123,53 +124,58 @@ function fallbackRelay(o: SelectOptions): RelaySpec | null {
  * `jackin run --image` recorded that still runs, or a run directory a container mounts with no local
  * capsule's log in it), waits for it up to SOCKET_APPEAR_TIMEOUT_MS.
  */
-async function connectSoon(o: SelectOptions, path: string): Promise<Awaited<ReturnType<typeof connectSocket>>> {
+async function connectSoon(o: SelectOptions, path: string, onread: OnRead | undefined): Promise<Awaited<ReturnType<typeof connectSocket>>> {
   const record = readContainerRecord(o.jackinHome, o.instance);
   const runDir = dirname(path);
   const starting = record !== null || (existsSync(runDir) && !existsSync(join(runDir, 'capsule.log')));
-  if (!starting) return connectSocket(path);
+  if (!starting) return connectSocket(path, onread !== undefined ? { onread } : {});
   const permissionGrace = Date.now() + SOCKET_HANDOVER_GRACE_MS;
   let nextCheck = 0;
   let last: JackinError | undefined;
-  return waitForSocket(path, {
-    timeoutMs: SOCKET_APPEAR_TIMEOUT_MS,
-    pollMs: SOCKET_APPEAR_POLL_MS,
-    refused: (e) => {
-      // A capsule running as root hands its new socket to the run directory's owner a moment after binding it.
-      const handingOver = isPermissionDenied(e) && Date.now() < permissionGrace;
-      if (!(isNotListening(e) || handingOver)) throw e;
-      last = e;
-    },
-    check: async () => {
-      if (record !== null && Date.now() >= nextCheck) {
-        nextCheck = Date.now() + CONTAINER_CHECK_MS;
-        const state = await containerState(record.engine, record.container);
-        if (state !== 'running' && state !== 'created') {
-          throw new JackinError(
-            'E_CONTAINER_STOPPED',
-            `container ${record.container} of instance ${o.instance} is ${state === null ? 'gone' : `not running (${record.engine} says: ${state})`}: start it again with \`jackin run --image ${record.image} --name ${o.instance}\``,
-          );
+  return waitForSocket(
+    path,
+    {
+      timeoutMs: SOCKET_APPEAR_TIMEOUT_MS,
+      pollMs: SOCKET_APPEAR_POLL_MS,
+      refused: (e) => {
+        // A capsule running as root hands its new socket to the run directory's owner a moment after binding it.
+        const handingOver = isPermissionDenied(e) && Date.now() < permissionGrace;
+        if (!(isNotListening(e) || handingOver)) throw e;
+        last = e;
+      },
+      check: async () => {
+        if (record !== null && Date.now() >= nextCheck) {
+          nextCheck = Date.now() + CONTAINER_CHECK_MS;
+          const state = await containerState(record.engine, record.container);
+          if (state !== 'running' && state !== 'created') {
+            throw new JackinError(
+              'E_CONTAINER_STOPPED',
+              `container ${record.container} of instance ${o.instance} is ${state === null ? 'gone' : `not running (${record.engine} says: ${state})`}: start it again with \`jackin run --image ${record.image} --name ${o.instance}\``,
+            );
+          }
         }
-      }
-      // The capsule is up and its socket still refuses: across a VM boundary it never will (socket-boundary.ts).
-      if (last !== undefined && (await acrossVmBoundary(path, last))) {
-        await rememberBoundary(o.jackinHome, o.instance, path);
-        throw new JackinError('E_SOCKET_UNAVAILABLE', boundaryReason(path), { cause: last });
-      }
+        // The capsule is up and its socket still refuses: across a VM boundary it never will (socket-boundary.ts).
+        if (last !== undefined && (await acrossVmBoundary(path, last))) {
+          await rememberBoundary(o.jackinHome, o.instance, path);
+          throw new JackinError('E_SOCKET_UNAVAILABLE', boundaryReason(path), { cause: last });
+        }
+      },
+      // The last refusal says best why the socket never came.
+      timedOut: (last) => last,
     },
-    // The last refusal says best why the socket never came.
-    timedOut: (last) => last,
-  });
+    onread,
+  );
 }
 
 /** Connects as planned. Errors: E_USAGE, E_BAD_TARGET, E_SOCKET_UNAVAILABLE, E_SOCKET_PERMISSION, E_CONTAINER_STOPPED, E_INSTANCE_UNREACHABLE, E_RELAY_SPAWN. */
-export async function selectTransport(o: SelectOptions): Promise<Selection> {
+export async function selectTransport(o: SelectOptions, { borrowedReads }: ConnectOptions = {}): Promise<Selection> {
   const plan = planTransport(o);
+  const onread = borrowedReads?.onread;
   switch (plan.kind) {
     case 'socket': {
       // The operator named this path: it may be a symlink of theirs.
-      const sock = await connectSocket(plan.path, { followSymlink: true });
-      return { transport: socketTransport(sock, plan.path), choice: 'socket', reason: plan.reason };
+      const sock = await connectSocket(plan.path, { followSymlink: true, ...(onread !== undefined ? { onread } : {}) });
+      return { transport: socketTransport(sock, plan.path, borrowedReads), choice: 'socket', reason: plan.reason };
     }
     case 'relay':
       return startRelay(plan.spec, plan.reason);
@@ -179,8 +185,8 @@ export async function selectTransport(o: SelectOptions): Promise<Selection> {
         if (await rememberedBoundary(o.jackinHome, o.instance, plan.path)) {
           throw new JackinError('E_SOCKET_UNAVAILABLE', `${boundaryReason(plan.path)} (found before, remembered for ${o.instance})`);
         }
-        const sock = await connectSoon(o, plan.path);
-        return { transport: socketTransport(sock, plan.path), choice: 'socket', reason: `socket ${plan.path} accepted a connection` };
+        const sock = await connectSoon(o, plan.path, onread);
+        return { transport: socketTransport(sock, plan.path, borrowedReads), choice: 'socket', reason: `socket ${plan.path} accepted a connection` };
       } catch (e) {
         if (!(e instanceof JackinError)) throw e;
         // A socket that refuses us belongs to a capsule running as another user: an exec relay would only

@@ -5,6 +5,7 @@
 import type { Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { JackinError } from '../errors.ts';
+import type { OnRead } from './borrowed-reads.ts';
 import { connectSocket } from './socket.ts';
 
 export interface SocketWait {
@@ -27,12 +28,12 @@ export interface SocketWait {
  * Connects to the socket at `path`, trying every `pollMs` until it accepts. Any error of a try other than
  * E_SOCKET_UNAVAILABLE is thrown at once; see SocketWait for the rest.
  */
-export async function waitForSocket(path: string, wait: SocketWait): Promise<Socket> {
+export async function waitForSocket(path: string, wait: SocketWait, onread?: OnRead): Promise<Socket> {
   const deadline = Date.now() + wait.timeoutMs;
   for (;;) {
     let last: JackinError;
     try {
-      return await connectSocket(path);
+      return await connectSocket(path, onread !== undefined ? { onread } : {});
     } catch (e) {
       if (!(e instanceof JackinError) || e.code !== 'E_SOCKET_UNAVAILABLE') throw e;
       wait.refused?.(e);

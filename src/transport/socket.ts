@@ -2,6 +2,7 @@ import { closeSync, constants, existsSync, fstatSync, lstatSync, openSync, statS
 import { connect, type Socket } from 'node:net';
 import { errnoOf, JackinError } from '../errors.ts';
 import { MAX_SOCKET_PATH_BYTES, socketAddress } from './socket-address.ts';
+import type { BorrowedReads, OnRead } from './borrowed-reads.ts';
 import type { Transport } from './transport.ts';
 
 /** How long a local socket may take to accept; a live capsule answers in microseconds. */
@@ -115,7 +116,7 @@ function pinnedSocketPath(path: string): { target: string; release: () => void }
  */
 export function connectSocket(
   path: string,
-  { timeoutMs = SOCKET_CONNECT_TIMEOUT_MS, followSymlink = false }: { timeoutMs?: number; followSymlink?: boolean } = {},
+  { timeoutMs = SOCKET_CONNECT_TIMEOUT_MS, followSymlink = false, onread }: { timeoutMs?: number; followSymlink?: boolean; onread?: OnRead } = {},
 ): Promise<Socket> {
   let pinned: { target: string; release: () => void };
   try {
@@ -128,7 +129,7 @@ export function connectSocket(
     return Promise.reject(new JackinError('E_SOCKET_UNAVAILABLE', explain(path, code), { cause: e }));
   }
   return new Promise<Socket>((resolve, reject) => {
-    const sock = connect({ path: pinned.target });
+    const sock = connect({ path: pinned.target, ...(onread !== undefined ? { onread } : {}) });
     const timer = setTimeout(() => {
       sock.destroy();
       reject(new JackinError('E_SOCKET_UNAVAILABLE', `timed out after ${timeoutMs} ms connecting to ${path}`));
@@ -152,11 +153,12 @@ export function isNotListening(e: unknown): boolean {
   return cause?.code !== undefined && NOT_LISTENING.has(cause.code);
 }
 
-/** Wraps a connected socket as a Transport. */
-export function socketTransport(sock: Socket, path: string): Transport {
+/** Wraps a connected socket as a Transport; `borrowedReads` when it was connected with their onread. */
+export function socketTransport(sock: Socket, path: string, borrowedReads?: BorrowedReads): Transport {
   return {
     kind: 'socket',
     readable: sock,
+    ...(borrowedReads !== undefined ? { borrowedReads } : {}),
     writable: sock,
     description: `socket ${path}`,
     close() {

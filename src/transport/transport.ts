@@ -1,4 +1,14 @@
 import type { Readable, Writable } from 'node:stream';
+import type { BorrowedReads } from './borrowed-reads.ts';
+
+/** What a caller may ask of a new connection. */
+export interface ConnectOptions {
+  /** Read a socket into this one lent buffer (borrowed-reads.ts); a relay ignores it. */
+  readonly borrowedReads?: BorrowedReads;
+}
+
+/** Opens a new connection to the capsule. */
+export type Connect = (options?: ConnectOptions) => Promise<Transport>;
 
 /**
  * A byte stream to a capsule, whatever carries it (a Unix socket or an exec relay). Callers never learn
@@ -6,8 +16,10 @@ import type { Readable, Writable } from 'node:stream';
  */
 export interface Transport {
   readonly kind: 'socket' | 'relay';
-  /** Bytes from the capsule. */
+  /** Bytes from the capsule; through `borrowedReads.chunks(readable)` instead when that is set. */
   readonly readable: Readable;
+  /** The lent read buffer this connection reads into (ConnectOptions.borrowedReads), when it honoured one. */
+  readonly borrowedReads?: BorrowedReads;
   /** Bytes to the capsule. */
   readonly writable: Writable;
   /** What carries the bytes, for --verbose and error messages ("socket /x/jackin.sock", "docker exec -i ..."). */

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { JackinError } from '../../errors.ts';
 import { encodeControlMessage, encodeServerFrame, OFFERS_METHOD, type ServerFrame } from '../../protocol/index.ts';
 import { connectSocket, socketTransport } from '../../transport/socket.ts';
+import type { Connect, Transport } from '../../transport/transport.ts';
 import { startFakeCapsule } from '../../../test/helpers/fake-capsule.ts';
 import { exportFile } from './export-client.ts';
 import { controlCall } from '../../transport/control-call.ts';
@@ -14,7 +15,14 @@ import { controlCall } from '../../transport/control-call.ts';
 /** A fake capsule (test/helpers/fake-capsule.ts): answers every control request with `script` (a reply, then frames), then closes or hangs. */
 async function fakeCapsule(t: TestContext, script: (s: Socket) => void) {
   const fake = await startFakeCapsule(t, { control: (s) => script(s) });
-  return { connect: async () => socketTransport(await connectSocket(fake.socketPath), fake.socketPath), dest: join(fake.dir, 'dest') };
+  // As the real connects do (src/cli/export-command.ts): a socket read into the lent buffer when asked.
+  const connect: Connect = async (o) => {
+    const onread = o?.borrowedReads?.onread;
+    return socketTransport(await connectSocket(fake.socketPath, onread !== undefined ? { onread } : {}), fake.socketPath, o?.borrowedReads);
+  };
+  // As a relay does: the stream's own reads whatever was asked.
+  const streamed: Connect = async () => socketTransport(await connectSocket(fake.socketPath), fake.socketPath);
+  return { connect, streamed, dest: join(fake.dir, 'dest') };
 }
 
 const body = Buffer.from('hello export\n');
@@ -175,29 +183,34 @@ test('controlCall returns an ok reply as its method reads it and throws the code
   await assert.rejects(controlCall(g.connect, OFFERS_METHOD, {}), (e: unknown) => e instanceof JackinError && e.code === 'E_UNKNOWN_METHOD');
 });
 
-test('exportFile: a multi-chunk file sent in 64 KiB slices arrives byte-identical (pooled frame buffers)', async (t) => {
-  const data = randomBytes(5 * 1024 * 1024 + 12345);
-  const sha = createHash('sha256').update(data).digest();
-  const f = await fakeCapsule(t, (s) => {
-    const parts: Buffer[] = [encodeControlMessage({ ok: true, exportId: '9' }), encodeServerFrame(start(9n, data.length))];
-    for (let at = 0; at < data.length; at += 1024 * 1024) {
-      parts.push(encodeServerFrame({ type: 'FileExportChunk', exportId: 9n, offset: at, bytes: data.subarray(at, at + 1024 * 1024) }));
-    }
-    parts.push(encodeServerFrame({ type: 'FileExportEnd', exportId: 9n, sha256: sha }));
-    const all = Buffer.concat(parts);
-    const send = (at: number): void => {
-      if (at >= all.length) {
-        s.end();
-        return;
+for (const how of ['borrowed', 'streamed'] as const) {
+  test(`exportFile: a multi-chunk file sent in 64 KiB slices arrives byte-identical (pooled frame buffers, ${how} reads)`, async (t) => {
+    const data = randomBytes(5 * 1024 * 1024 + 12345);
+    const sha = createHash('sha256').update(data).digest();
+    const f = await fakeCapsule(t, (s) => {
+      const parts: Buffer[] = [encodeControlMessage({ ok: true, exportId: '9' }), encodeServerFrame(start(9n, data.length))];
+      for (let at = 0; at < data.length; at += 1024 * 1024) {
+        parts.push(encodeServerFrame({ type: 'FileExportChunk', exportId: 9n, offset: at, bytes: data.subarray(at, at + 1024 * 1024) }));
       }
-      s.write(all.subarray(at, at + 64 * 1024), () => setImmediate(() => send(at + 64 * 1024)));
-    };
-    send(0);
+      parts.push(encodeServerFrame({ type: 'FileExportEnd', exportId: 9n, sha256: sha }));
+      const all = Buffer.concat(parts);
+      const send = (at: number): void => {
+        if (at >= all.length) {
+          s.end();
+          return;
+        }
+        s.write(all.subarray(at, at + 64 * 1024), () => setImmediate(() => send(at + 64 * 1024)));
+      };
+      send(0);
+    });
+    let used: Transport | undefined;
+    const connect: Connect = async (o) => (used = await (how === 'borrowed' ? f.connect : f.streamed)(o));
+    const r = await exportFile({ path: 'big.bin' }, { connect, directory: f.dest });
+    assert.ok(readFileSync(r.destination).equals(data));
+    assert.equal(r.sha256, sha.toString('hex'));
+    assert.equal(used?.borrowedReads !== undefined, how === 'borrowed', 'the reads went as the transport said');
   });
-  const r = await exportFile({ path: 'big.bin' }, { connect: f.connect, directory: f.dest });
-  assert.ok(readFileSync(r.destination).equals(data));
-  assert.equal(r.sha256, sha.toString('hex'));
-});
+}
 
 test('exportFile: a streamed export (bound in Start, exact size in FileExportLength) is verified and kept; every misuse of the length leaves nothing', async (t) => {
   const chunk: ServerFrame = { type: 'FileExportChunk', exportId: 11n, offset: 0, bytes: body };

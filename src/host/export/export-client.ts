@@ -13,8 +13,9 @@
 import { JackinError } from '../../errors.ts';
 import { createServerFrameDecoder, encodeControlRequest, capForTag, EXPORT_METHOD, readControlReply, SERVER_TAGS } from '../../protocol/index.ts';
 import { FramePool } from '../../protocol/frame-pool.ts';
+import { BorrowedReads } from '../../transport/borrowed-reads.ts';
 import { ReplyReader, withConnection } from '../../transport/control-call.ts';
-import type { Transport } from '../../transport/transport.ts';
+import type { Connect } from '../../transport/transport.ts';
 import { ExportFrameReader, EXPORT_WRITE_QUEUE_BYTES, type ExportProgress, type ExportedFile } from './export-frame-reader.ts';
 import { ExportSink } from './export-sink.ts';
 import { ProgressWatchdog, type MinProgress } from './progress-watchdog.ts';
@@ -45,7 +46,7 @@ export interface ExportRequest {
 
 export interface ExportClientOptions {
   /** Opens a new connection to the capsule (never the attach connection itself). */
-  readonly connect: () => Promise<Transport>;
+  readonly connect: Connect;
   /** Destination directory (created 0700). */
   readonly directory: string;
   /** Host-side cap; default the sink's. */
@@ -60,7 +61,9 @@ export interface ExportClientOptions {
 
 /** Exports one container path to `options.directory`. */
 export async function exportFile(request: ExportRequest, options: ExportClientOptions): Promise<ExportedFile> {
-  const t = await options.connect();
+  // A socket is read into one lent buffer (borrowed-reads.ts); a relay's reads come as its stream gives them.
+  const reads = new BorrowedReads();
+  const t = await options.connect({ borrowedReads: reads });
   const sink = new ExportSink({
     directory: options.directory,
     ...(options.maxBytes !== undefined ? { maxBytes: options.maxBytes } : {}),
@@ -79,10 +82,12 @@ export async function exportFile(request: ExportRequest, options: ExportClientOp
     }),
   );
   try {
-    return await withConnection(t, options.signal, options.idleTimeoutMs ?? EXPORT_IDLE_TIMEOUT_MS, async (chunks, touch, stoppedBy, stop) => {
+    return await withConnection(t, options.signal, options.idleTimeoutMs ?? EXPORT_IDLE_TIMEOUT_MS, async (streamed, touch, stoppedBy, stop) => {
+      const chunks = t.borrowedReads === reads ? reads.chunks(t.readable) : streamed;
       const replyReader = new ReplyReader();
       const pool = new FramePool(FILE_EXPORT_CHUNK_FRAME_BYTES, EXPORT_WRITE_QUEUE_BYTES / EXPORT_CHUNK_DATA_BYTES + 2);
-      const decoder = createServerFrameDecoder(pool.allocate);
+      // Keeps nothing of a read (copyInput): a borrowed read's buffer is read into again at the next one.
+      const decoder = createServerFrameDecoder(pool.allocate, { copyInput: true });
       const reader = new ExportFrameReader({
         path: request.path,
         sink,
