@@ -83,11 +83,14 @@ async function sendFile(
   onProgress?: (n: number, total: number) => void,
 ): Promise<Buffer> {
   const hash = nodeCrypto().createHash('sha256');
+  // Chunk buffers come back once the socket has written them: a long file reuses a few instead of leaving
+  // one per MiB to the collector (fresh memory costs page faults, and on a VM the hypervisor's too).
+  const free: Buffer[] = [];
   let offset = 0;
   while (offset < src.size) {
     if (stopped()) throw new JackinError('E_TRANSFER_INTERRUPTED', 'stopped');
     const want = Math.min(MAX_CHUNK_BYTES, src.size - offset);
-    const buf = Buffer.allocUnsafe(want);
+    const buf = (free.pop() ?? Buffer.allocUnsafeSlow(MAX_CHUNK_BYTES)).subarray(0, want);
     let got = 0;
     while (got < want) {
       const { bytesRead } = await src.handle.read(buf, got, want - got, offset + got);
@@ -97,7 +100,9 @@ async function sendFile(
     hash.update(buf);
     w.cork();
     w.write(encodeStageChunkHeader(transferId, offset, want));
-    const more = w.write(buf);
+    const more = w.write(buf, () => {
+      if (free.length < STAGE_SEND_QUEUE_BYTES / MAX_CHUNK_BYTES + 2) free.push(Buffer.from(buf.buffer, buf.byteOffset, MAX_CHUNK_BYTES));
+    });
     w.uncork();
     offset += want;
     touch();
