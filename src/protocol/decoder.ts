@@ -89,18 +89,22 @@ export class FrameDecoder<F> {
         continue;
       }
       if (this.#length < this.#need) break;
-      const payload = this.#take(this.#need);
-      const tag = this.#tag;
-      this.#tag = -1;
-      this.#need = -1;
-      try {
-        out.push({ ok: true, frame: this.#decodePayload(tag, payload) });
-      } catch (e) {
-        if (!(e instanceof ProtocolError)) throw e;
-        out.push({ ok: false, error: e });
-      }
+      this.#emit(this.#take(this.#need), out);
     }
     return out;
+  }
+
+  /** The frame under way is complete: decoded (or its payload error) into `out`, and the next header is awaited. */
+  #emit(payload: Buffer, out: Array<DecodeItem<F>>): void {
+    const tag = this.#tag;
+    this.#tag = -1;
+    this.#need = -1;
+    try {
+      out.push({ ok: true, frame: this.#decodePayload(tag, payload) });
+    } catch (e) {
+      if (!(e instanceof ProtocolError)) throw e;
+      out.push({ ok: false, error: e });
+    }
   }
 
   /** Takes a complete header: false (and the stream broken) when its length is over the tag's cap. */
@@ -150,17 +154,9 @@ export class FrameDecoder<F> {
       pos += k;
       if (this.#filled < this.#need) break;
       const payload = this.#payload!;
-      const tag = this.#tag;
       this.#payload = null;
       this.#filled = 0;
-      this.#tag = -1;
-      this.#need = -1;
-      try {
-        out.push({ ok: true, frame: this.#decodePayload(tag, payload) });
-      } catch (e) {
-        if (!(e instanceof ProtocolError)) throw e;
-        out.push({ ok: false, error: e });
-      }
+      this.#emit(payload, out);
     }
     // What end() and bufferedBytes report: the bytes held of the frame under way.
     this.#length = this.#need < 0 ? this.#headerFilled : this.#filled;
