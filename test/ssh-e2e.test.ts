@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import { get as httpGet } from 'node:http';
-import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { capsulePid, isAlive } from './helpers/capsules.ts';
 import { INNER_PROMPT, INNER_SHELL, JACKIN, JACKIN_BIN, paneFor, runJackin, waitForJackinExit } from './helpers/jackin-cli.ts';
@@ -287,8 +287,19 @@ test("--ssh with JACKIN_CAPSULE=runtime: the capsule runtime of the remote's arc
   const home = testDir(t, 'jackin-ssh-home-');
   const { env, sockets } = sshClient(sshd, home, { JACKIN_CAPSULE: 'runtime', JACKIN_CACHE_DIR: await sharedRuntimeCache() });
   const arch = process.arch === 'arm64' ? 'arm64' : 'x64';
+  // What killed copies left in the remote's cache: one untouched for two hours, one as fresh as a copy under way.
+  const cache = join(sshd.remoteCacheHome, 'jackin', 'capsule');
+  mkdirSync(join(cache, '.incoming.killed', 'package'), { recursive: true });
+  mkdirSync(join(cache, '.incoming.current'), { recursive: true });
+  const twoHoursAgo = new Date(Date.now() - 2 * 3600_000);
+  utimesSync(join(cache, '.incoming.killed'), twoHoursAgo, twoHoursAgo);
   const r = await runJackin(['run', '--ssh', SSH_TEST_HOST, '-d', '--name', 'rt', '--', 'sleep', '1000'], env, { timeoutMs: FIRST_RUN_TIMEOUT_MS });
   assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual(
+    readdirSync(cache).filter((e) => e.startsWith('.')),
+    ['.incoming.current'],
+    "the copy removed the killed copy's leftover, not the one that may be under way",
+  );
   assert.match(r.stderr, new RegExp(`copying the capsule runtime, the linux-${arch} capsule runtime \\(\\d+ MiB\\), to testhost:`));
   // The copy's Node is the runtime's, byte for byte, and the remote capsule runs on it.
   const [dir] = readdirSync(join(sshd.remoteCacheHome, 'jackin', 'capsule')).filter((e) => !e.startsWith('.'));

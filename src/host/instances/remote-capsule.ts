@@ -162,11 +162,17 @@ printf 'jackin-remote\\n'; uname -sm
 if [ -f "$d/.manifest" ] && [ "$(sha256sum < "$d/.manifest" | cut -d' ' -f1)" = "$1" ]; then
   printf 'present %s\\n' "$d"; else printf 'absent %s\\n' "$d"; fi`;
 
-/** Unpacks a runtime from stdin into a new directory, checks it, and publishes it as "$1" by a rename. */
+/**
+ * Unpacks a runtime from stdin into a new directory, checks it, and publishes it as "$1" by a rename. The
+ * directory goes with the script however it ends: a signal (the link dropped) exits through the EXIT trap.
+ * What a SIGKILLed copy left goes at the next copy, once untouched for an hour (no copy under way is).
+ */
 const INSTALL = `set -e
 c=${CACHE}; mkdir -p "$c"
+find "$c" -maxdepth 1 -name '.incoming.*' -mmin +60 -exec rm -rf {} + 2>/dev/null || true
 tmp=$(mktemp -d "$c/.incoming.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
+trap 'exit 1' HUP INT TERM PIPE
 tar -xf - -C "$tmp" --no-same-owner
 cd "$tmp"
 sha256sum -c --status .manifest || { echo "the copied files do not match their manifest" >&2; exit 3; }
