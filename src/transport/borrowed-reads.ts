@@ -1,10 +1,10 @@
 /**
  * A bulk connection (an export) read into one buffer lent to the socket (net.connect's `onread`) instead of
  * a fresh 64 KiB buffer per read: a 1 GiB export otherwise left 16,384 read buffers to the garbage
- * collector, and the reads' stream machinery was a fifth of the reader's CPU. Measured on Node 24 reading
- * 1 GiB from a Unix socket into 1 MiB assemblies and SHA-256: 1.05-1.13 s of CPU and 91 MiB peak RSS
- * through `for await`, 1.15-1.21 s and 130 MiB through 'data' events, 0.82 s and 59 MiB through `onread`
- * (bench/RESULTS.md). Each read is a view of the one buffer, valid until the reader asks for the next one:
+ * collector, and the reads' stream machinery was about a fifth of the reader's CPU. Measured on Node 24
+ * reading 1 GiB from a Unix socket into 1 MiB assemblies and SHA-256: 1.05-1.38 s of CPU and 91-93 MiB peak
+ * RSS through `for await`, 1.15-1.21 s and 130 MiB through 'data' events, 0.82-0.98 s and 59 MiB through
+ * `onread` (bench/RESULTS.md). Each read is a view of the one buffer, valid until the reader asks for the next one:
  * the socket is paused after every read and resumed by that ask, so a reader that copies what it keeps
  * (FrameDecoder's copyInput) sees every byte once, and backpressure is the reader's pace, as with `for await`.
  */
