@@ -50,6 +50,12 @@ const SOCKET_POLL_MS = 50;
 const STATE_POLL_MS = 500;
 /** How long a container whose program exited may take to stop before jackin leaves it (see stateAfterSession). */
 const CONTAINER_STOP_WAIT_MS = 10_000;
+/**
+ * How long a lost connection waits for the engine to notice that the container stopped. Docker marks a
+ * container killed from outside as exited some time after its capsule's socket closed: asked at once (in a
+ * CI run under load), it still said running.
+ */
+const LOST_STOP_WAIT_MS = 3_000;
 const STOP_POLL_MS = 100;
 /** Lines of the container's log quoted when its capsule fails to start. */
 const LOG_TAIL_LINES = 5;
@@ -444,7 +450,7 @@ export async function runImageCommand(command: string[], flags: RunImageFlags, h
   // program's: the one line says that the container stopped, in place of the lost connection.
   let stoppedLine: string | null = null;
   const explainLost = async (): Promise<string | null> => {
-    const now = await containerState(engine, name);
+    const now = await stateAfterSession(engine, name, socket, LOST_STOP_WAIT_MS);
     if (now === null || now === 'running') return null;
     const code = (await engineCommand(engine, ['inspect', '--type', 'container', '--format', '{{.State.ExitCode}}', name]).catch(() => '')).trim();
     stoppedLine = `container ${name} stopped (${engine}: ${now}${code !== '' ? `, exit code ${code}` : ''})`;
@@ -452,7 +458,7 @@ export async function runImageCommand(command: string[], flags: RunImageFlags, h
   };
   const status = await attach(selection, name, connect, explainLost);
   // The program has exited (not a detach): its container has nothing left to run.
-  const state = await stateAfterSession(engine, name, socket);
+  const state = await stateAfterSession(engine, name, socket, CONTAINER_STOP_WAIT_MS);
   if (state !== null && state !== 'running') {
     const code = (await engineCommand(engine, ['inspect', '--type', 'container', '--format', '{{.State.ExitCode}}', name]).catch(() => '')).trim();
     if (stoppedLine === null && code !== '' && Number(code) !== status) say(`container ${name} stopped (${engine}: ${state}, exit code ${code})`);
@@ -465,11 +471,11 @@ export async function runImageCommand(command: string[], flags: RunImageFlags, h
 /**
  * The container's state once the session ended. A capsule whose program exited is still finishing when the
  * host has its status (it waits for the host to close, then exits, and the engine notices): the container
- * is awaited until it stops, up to CONTAINER_STOP_WAIT_MS, so it is removed, not left behind stopped. A
- * capsule that still answers on its socket (a detach) is running on, and is not waited for.
+ * is awaited until it stops, up to waitMs, so it is removed, not left behind stopped. A capsule that still
+ * answers on its socket (a detach) is running on, and is not waited for.
  */
-async function stateAfterSession(engine: ContainerEngine, name: string, socket: string): Promise<string | null> {
-  const deadline = Date.now() + CONTAINER_STOP_WAIT_MS;
+async function stateAfterSession(engine: ContainerEngine, name: string, socket: string, waitMs: number): Promise<string | null> {
+  const deadline = Date.now() + waitMs;
   for (;;) {
     const state = await containerState(engine, name);
     if (state !== 'running' || Date.now() > deadline || (await socketAnswers(socket))) return state;
