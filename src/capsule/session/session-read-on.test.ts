@@ -39,14 +39,18 @@ test('session: output queued in the PTY after a long read is read on and passed 
   const limit = Error.stackTraceLimit;
   Error.stackTraceLimit = 17;
   t.after(() => (Error.stackTraceLimit = limit));
+  const beforeRelease = chunks.length;
   session.release('test');
   assert.equal(await session.exited, 0);
   assert.equal(Error.stackTraceLimit, 17, 'the stack trace limit was not restored');
 
   const output = Buffer.concat(chunks).toString('latin1');
   assert.equal(output, `${lines.join('\r\n')}\r\n`, 'output lost, duplicated or reordered');
-  // One read of a PTY master returns at most 4 KiB, so reading on is what passes the output in fewer,
-  // longer chunks (here about 150 reads' worth arrives in about 40: a read and up to READ_ON_BYTES more).
-  const reads = Math.ceil(output.length / 4096);
-  assert.ok(chunks.length * 2 < reads, `${chunks.length} chunks for ${reads} reads' worth of output: not read on`);
+  // One read of a PTY master returns at most 4 KiB, so reading on is what passes the output in longer
+  // chunks (a read and up to READ_ON_BYTES more). The first read after the release finds the kernel's
+  // buffers full, whatever the machine's load: its chunk is longer than one read. (How many of the later
+  // reads find more waiting depends on how fast `cat` refills the PTY, so their count is not asserted.)
+  const first = chunks[beforeRelease];
+  assert.ok(first !== undefined, 'no output after the release');
+  assert.ok(first.length > 4096, `the first chunk after the release is ${first.length} bytes: not read on`);
 });
