@@ -7,7 +7,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { chmodSync, copyFileSync, mkdtempSync, rmSync } from 'node:fs';
-import { get as httpGet } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { confirmOnScreen, INNER_PROMPT, INNER_SHELL, JACKIN, paneFor, REPO_ROOT } from './helpers/jackin-cli.ts';
@@ -16,26 +15,13 @@ import { freePort } from './helpers/free-port.ts';
 import { pollUntil } from './helpers/poll.ts';
 import { recordingOpener } from './helpers/recording-opener.ts';
 import { shellQuote } from './helpers/tmux.ts';
+import { httpGetText } from './helpers/http-get.ts';
 
 const CONTAINER_START_MS = 60_000;
 const PALETTE_KEY = [0x1c];
 const NODE_IN_CONTAINER = '/opt/jackin/node';
 /** The callback parameters of the agents' login links (docs/guide.md, "Logging in from a container"). */
 const NAMES = ['redirect_uri', 'redirect_url', 'callback_url', 'callback', 'return_to', 'returnTo', 'oauth_callback'];
-
-function getOnce(url: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = httpGet(url, { agent: false }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (s: string) => (body += s));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-      res.on('error', reject);
-    });
-    req.setTimeout(30_000, () => req.destroy(new Error(`GET ${url}: no answer in 30 s`)));
-    req.on('error', reject);
-  });
-}
 
 test("podman: login callback: a link naming its loopback callback in any of the agents' parameters is forwarded once opened", {
   timeout: 400_000,
@@ -73,7 +59,7 @@ test("podman: login callback: a link naming its loopback callback in any of the 
     await pollUntil(`the ${param} link to reach the opener`, () => rec.opened().length === i + 1, { last: rec.opened });
     assert.equal(rec.opened()[i], link);
     // The IdP sends the link's state back: the router hands the callback to the session that opened it.
-    const r = await getOnce(`http://localhost:${port}/callback?code=${param}-${port}&state=s`);
+    const r = await httpGetText(`http://localhost:${port}/callback?code=${param}-${port}&state=s`);
     assert.deepEqual(r, { status: 200, body: 'signed in\n' }, param);
     await pane.waitForText(`GOT-CODE=${param}-${port}`);
     await pane.waitForText(`Stopped forwarding localhost:${port}`, { timeoutMs: 30_000 });

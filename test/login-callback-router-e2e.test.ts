@@ -9,7 +9,6 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { chmodSync, copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { get as httpGet } from 'node:http';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,6 +18,7 @@ import { pollUntil } from './helpers/poll.ts';
 import { freePort } from './helpers/free-port.ts';
 import { shellQuote, type TmuxPane } from './helpers/tmux.ts';
 import { recordingOpener } from './helpers/recording-opener.ts';
+import { httpGetText } from './helpers/http-get.ts';
 import { NO_MATCH_TEXT, routerPidPath } from '../src/host/forward/callback-router.ts';
 
 const CONTAINER_START_MS = 60_000;
@@ -41,19 +41,6 @@ function probe(port: number): Promise<string> {
       resolve('open');
     });
     s.on('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? 'error'));
-  });
-}
-
-function get(url: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = httpGet(url, { agent: false }, (res) => {
-      let body = '';
-      res.on('data', (b: Buffer) => (body += b.toString()));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-      res.on('error', reject);
-    });
-    req.setTimeout(60_000, () => req.destroy(new Error(`GET ${url}: no answer`)));
-    req.on('error', reject);
   });
 }
 
@@ -148,13 +135,13 @@ for (const engine of ENGINES) {
       assert.ok(alive(pid), `${round}: the router runs`);
       if (round === 'in-order') {
         // A callback whose state no opened link carries: the page says so, and no container gets it.
-        const stray = await get(`http://localhost:${port}/callback?code=stray&state=st-unknown`);
+        const stray = await httpGetText(`http://localhost:${port}/callback?code=stray&state=st-unknown`, 60_000);
         assert.equal(stray.status, 404);
         assert.ok(stray.body.includes(NO_MATCH_TEXT), stray.body);
       }
       for (const side of order) {
         const code = `c0de-${round}-${side.label}`;
-        const r = await get(`http://localhost:${port}/callback?code=${code}&state=st-${round}-${side.label}`);
+        const r = await httpGetText(`http://localhost:${port}/callback?code=${code}&state=st-${round}-${side.label}`, 60_000);
         assert.deepEqual(r, { status: 200, body: 'signed in\n' }, `${round}: ${side.label}`);
         await side.pane.waitForText(`GOT-CODE=${code}`);
       }

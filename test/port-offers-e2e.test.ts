@@ -11,7 +11,6 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { chmodSync, copyFileSync, mkdtempSync, rmSync } from 'node:fs';
-import { get as httpGet } from 'node:http';
 import { connect, createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -26,6 +25,7 @@ import { recordingOpener } from './helpers/recording-opener.ts';
 import { readActions } from '../src/host/instances/action-log.ts';
 import { liveForwards } from '../src/host/forward/forward-registry.ts';
 import { childPids, wakeups } from './helpers/wakeups.ts';
+import { httpGetText } from './helpers/http-get.ts';
 
 const execFileP = promisify(execFile);
 /** As test/idle-e2e.test.ts: wake-ups allowed per process over WINDOW_MS of idle. */
@@ -53,19 +53,6 @@ function probe(port: number): Promise<string> {
       resolve('open');
     });
     s.on('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? 'error'));
-  });
-}
-
-function get(url: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = httpGet(url, { agent: false }, (res) => {
-      let body = '';
-      res.on('data', (b: Buffer) => (body += b.toString()));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-      res.on('error', reject);
-    });
-    req.setTimeout(30_000, () => req.destroy(new Error(`GET ${url}: no answer`)));
-    req.on('error', reject);
   });
 }
 
@@ -115,7 +102,7 @@ for (const engine of ENGINES) {
     await pane.waitForText(`Forwarding http://localhost:${hostPort}/ to port ${port}`);
 
     // Through the printed URL to the container's server.
-    const r = await get(`http://localhost:${hostPort}/callback?code=c0de-${port}`);
+    const r = await httpGetText(`http://localhost:${hostPort}/callback?code=c0de-${port}`);
     assert.equal(r.status, 200);
     assert.equal(r.body, 'signed in\n');
     await pane.waitForText(`GOT-CODE=c0de-${port}`);

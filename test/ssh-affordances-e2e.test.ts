@@ -10,7 +10,6 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, writeFileSync } from 'node:fs';
-import { get as httpGet } from 'node:http';
 import { dirname, join } from 'node:path';
 import { ownControlSockets, testSshCommand } from './helpers/ssh-client.ts';
 import { commandNotifier } from './helpers/command-notifier.ts';
@@ -21,6 +20,7 @@ import { recordingOpener } from './helpers/recording-opener.ts';
 import { SSH_TEST_HOST, startSshd } from './helpers/sshd.mjs';
 import { testDir } from './helpers/test-run.ts';
 import { shellQuote, type TmuxPane } from './helpers/tmux.ts';
+import { httpGetText } from './helpers/http-get.ts';
 
 /** The first run copies the host's Node and package (about 110 MB) over ssh and checks them there. */
 const FIRST_RUN_TIMEOUT_MS = 60_000;
@@ -31,19 +31,6 @@ const CTRL = 16;
 async function ctrlClick(pane: TmuxPane, row: number, col: number): Promise<void> {
   const report = (press: boolean): number[] => [...Buffer.from(`\x1b[<${CTRL};${col + 1};${row + 1}${press ? 'M' : 'm'}`, 'latin1')];
   await pane.sendBytes([...report(true), ...report(false)]);
-}
-
-function get(url: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = httpGet(url, { agent: false }, (res) => {
-      let body = '';
-      res.on('data', (b: Buffer) => (body += b.toString()));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-      res.on('error', reject);
-    });
-    req.setTimeout(30_000, () => req.destroy(new Error(`GET ${url}: no answer in 30 s`)));
-    req.on('error', reject);
-  });
 }
 
 test("--ssh: a printed link opens with the local opener, a notification reaches the local notifier, a login link's callback reaches the remote's loopback", async (t) => {
@@ -113,7 +100,7 @@ test("--ssh: a printed link opens with the local opener, a notification reaches 
   assert.equal(opener.opened()[1], login);
   await pane.waitForText(`Forwarding localhost:${port} to aff`);
   // The browser's redirect, here, with the link's state: it reaches the login server on the remote's loopback.
-  const answer = await get(`http://localhost:${port}/callback?code=c0de-ssh&state=${state}`);
+  const answer = await httpGetText(`http://localhost:${port}/callback?code=c0de-ssh&state=${state}`);
   assert.deepEqual(answer, { status: 200, body: 'signed in\n' });
   await pane.waitForText('GOT-CODE=c0de-ssh');
   await pane.waitForText(`Stopped forwarding localhost:${port}`, { timeoutMs: 30_000 });
