@@ -12,7 +12,7 @@ import { CAPSULE_NODE_FLAGS } from '../host/instances/container-run-argv.ts';
 import { capsuleSizeArgs } from '../host/terminal/tty-size.ts';
 import type { Selection } from '../transport/select.ts';
 import { checkInstanceName, instanceRunDir, instanceSocketPath, runDirSocketPath } from '../transport/instance-paths.ts';
-import { connectSocket, socketTransport } from '../transport/socket.ts';
+import { connectSocketTransport, socketTransport } from '../transport/socket.ts';
 import { waitForSocket } from '../transport/socket-wait.ts';
 import type { Connect, Transport } from '../transport/transport.ts';
 import { attachTerminal, loadSessionModules, NO_MOUSE_HELP } from './attach-terminal.ts';
@@ -297,10 +297,7 @@ async function runCommand(command: string[], flags: RunFlags, raw: readonly stri
     return 0;
   }
   const selection: Selection = { transport: socketTransport(sock, socket), choice: 'socket', reason: `jackin run started capsule ${name}` };
-  const connect: Connect = async (o) => {
-    const onread = o?.borrowedReads?.onread;
-    return socketTransport(await connectSocket(socket, onread !== undefined ? { onread } : {}), socket, o?.borrowedReads);
-  };
+  const connect: Connect = (o) => connectSocketTransport(socket, o);
   // The capsule runs here, as this user, on the host's own network: its loopback is the host's.
   return await attachTerminal(modules, selection, name, flags.verbose === true, { noMouse: flags.mouse === false, connect, sharedLoopback: true, plain });
 }

@@ -32,7 +32,7 @@ import { formatArgv } from '../transport/exec-args.ts';
 import { SOCKET_HANDOVER_GRACE_MS, startRelay, type Selection } from '../transport/select.ts';
 import { acrossVmBoundary, boundaryReason, rememberBoundary } from '../transport/socket-boundary.ts';
 import { checkInstanceName, instanceRunDir, runDirSocketPath } from '../transport/instance-paths.ts';
-import { connectSocket, isPermissionDenied, socketTransport } from '../transport/socket.ts';
+import { connectSocketTransport, isPermissionDenied, socketTransport } from '../transport/socket.ts';
 import { waitForSocket } from '../transport/socket-wait.ts';
 import { inertText } from '../ui/inert-text.ts';
 import { startContainerReaper } from '../host/instances/container-reaper.ts';
@@ -439,8 +439,7 @@ export async function runImageCommand(command: string[], flags: RunImageFlags, h
   const relay = { kind: engine, target: name } as const;
   const connect: Connect = async (o) => {
     if (sock === 'boundary') return (await startRelay(relay, boundaryReason(socket))).transport;
-    const onread = o?.borrowedReads?.onread;
-    return socketTransport(await connectSocket(socket, onread !== undefined ? { onread } : {}), socket, o?.borrowedReads);
+    return connectSocketTransport(socket, o);
   };
   const selection: Selection =
     sock === 'boundary'

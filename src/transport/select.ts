@@ -13,7 +13,7 @@ import { relayArgv, type Engine, type RelaySpec } from './exec-args.ts';
 
 export { ENGINES, type Engine } from './exec-args.ts';
 import { relayTransport, spawnRelay } from './exec-relay.ts';
-import { connectSocket, isNotListening, isPermissionDenied, socketTransport } from './socket.ts';
+import { connectSocket, connectSocketTransport, isNotListening, isPermissionDenied, socketTransport } from './socket.ts';
 import { waitForSocket } from './socket-wait.ts';
 import { acrossVmBoundary, boundaryReason, rememberBoundary, rememberedBoundary } from './socket-boundary.ts';
 import type { OnRead } from './borrowed-reads.ts';
@@ -174,8 +174,8 @@ export async function selectTransport(o: SelectOptions, { borrowedReads }: Conne
   switch (plan.kind) {
     case 'socket': {
       // The operator named this path: it may be a symlink of theirs.
-      const sock = await connectSocket(plan.path, { followSymlink: true, ...(onread !== undefined ? { onread } : {}) });
-      return { transport: socketTransport(sock, plan.path, borrowedReads), choice: 'socket', reason: plan.reason };
+      const transport = await connectSocketTransport(plan.path, { ...(borrowedReads !== undefined ? { borrowedReads } : {}) }, { followSymlink: true });
+      return { transport, choice: 'socket', reason: plan.reason };
     }
     case 'relay':
       return startRelay(plan.spec, plan.reason);

@@ -3,7 +3,7 @@ import { connect, type Socket } from 'node:net';
 import { errnoOf, JackinError } from '../errors.ts';
 import { MAX_SOCKET_PATH_BYTES, socketAddress } from './socket-address.ts';
 import type { BorrowedReads, OnRead } from './borrowed-reads.ts';
-import type { Transport } from './transport.ts';
+import type { ConnectOptions, Transport } from './transport.ts';
 
 /** How long a local socket may take to accept; a live capsule answers in microseconds. */
 const SOCKET_CONNECT_TIMEOUT_MS = 2_000;
@@ -169,4 +169,18 @@ export function socketTransport(sock: Socket, path: string, borrowedReads?: Borr
       return Promise.resolve(null);
     },
   };
+}
+
+/**
+ * connectSocket, then socketTransport: a connection read into the lent buffer when `borrowedReads` asks
+ * for one (an export), in Node's own reads otherwise.
+ */
+export async function connectSocketTransport(
+  path: string,
+  { borrowedReads }: ConnectOptions = {},
+  { followSymlink = false }: { followSymlink?: boolean } = {},
+): Promise<Transport> {
+  const onread = borrowedReads?.onread;
+  const sock = await connectSocket(path, { followSymlink, ...(onread !== undefined ? { onread } : {}) });
+  return socketTransport(sock, path, borrowedReads);
 }

@@ -6,7 +6,7 @@ import type { Socket } from 'node:net';
 import { join } from 'node:path';
 import { JackinError } from '../../errors.ts';
 import { encodeControlMessage, encodeServerFrame, OFFERS_METHOD, type ServerFrame } from '../../protocol/index.ts';
-import { connectSocket, socketTransport } from '../../transport/socket.ts';
+import { connectSocket, connectSocketTransport, socketTransport } from '../../transport/socket.ts';
 import type { Connect, Transport } from '../../transport/transport.ts';
 import { startFakeCapsule } from '../../../test/helpers/fake-capsule.ts';
 import { exportFile } from './export-client.ts';
@@ -16,10 +16,7 @@ import { controlCall } from '../../transport/control-call.ts';
 async function fakeCapsule(t: TestContext, script: (s: Socket) => void) {
   const fake = await startFakeCapsule(t, { control: (s) => script(s) });
   // As the real connects do (src/cli/export-command.ts): a socket read into the lent buffer when asked.
-  const connect: Connect = async (o) => {
-    const onread = o?.borrowedReads?.onread;
-    return socketTransport(await connectSocket(fake.socketPath, onread !== undefined ? { onread } : {}), fake.socketPath, o?.borrowedReads);
-  };
+  const connect: Connect = (o) => connectSocketTransport(fake.socketPath, o);
   // As a relay does: the stream's own reads whatever was asked.
   const streamed: Connect = async () => socketTransport(await connectSocket(fake.socketPath), fake.socketPath);
   return { connect, streamed, dest: join(fake.dir, 'dest') };
