@@ -18,8 +18,8 @@ function fakePackage(t: { after: (f: () => void) => void }): string {
   };
   write('package.json', JSON.stringify({ name: 'jackin-bridge', dependencies: { a: '1' }, devDependencies: { dev: '1' } }));
   for (const f of ['bin/jackin.js', 'bin/jackin-capsule.js', 'container-bin/browser', 'policies/default.json', 'src/x.ts', 'docs/guide.md']) write(f, f);
-  write('dist/jackin.bundle.cjs', 'b');
-  write('dist/jackin.bundle.cache', 'c');
+  write('dist/jackin-capsule.bundle.cjs', 'b');
+  write('dist/jackin-capsule.bundle.cache', 'c');
   write('dist/cli/jackin.js', 'tsc output');
   write('node_modules/a/package.json', JSON.stringify({ dependencies: { b: '1' }, optionalDependencies: { missing: '1', c: '1' } }));
   write('node_modules/a/index.js', 'a');
@@ -47,8 +47,8 @@ test('runtimeFiles: the Node binary, package.json, bin, container-bin, policies,
     'package/bin/jackin-capsule.js',
     'package/bin/jackin.js',
     'package/container-bin/browser',
-    'package/dist/jackin.bundle.cache',
-    'package/dist/jackin.bundle.cjs',
+    'package/dist/jackin-capsule.bundle.cache',
+    'package/dist/jackin-capsule.bundle.cjs',
     'package/node_modules/a/index.js',
     'package/node_modules/a/package.json',
     'package/node_modules/b/package.json',

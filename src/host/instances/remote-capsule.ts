@@ -25,13 +25,9 @@ import { nodeCrypto } from '../../lazy-builtins.ts';
 import { inertText } from '../../ui/inert-text.ts';
 import { CAPSULE_NODE_FLAGS } from './container-run-argv.ts';
 import { ensureRuntime, runtimeArch, type RuntimeArch } from '../runtime/runtime.ts';
-import { productionTree } from '../runtime/package-tree.ts';
+import { capsulePackageFiles, productionTree } from '../runtime/package-tree.ts';
 import type { InstanceInfo } from './instances.ts';
 import { parseSshTarget, remoteScript, runSsh, sshArgv, sshCommand, sshControlDir, type SshResult, type SshTarget } from './ssh.ts';
-
-/** The package's files and folders a capsule (and the remote's `jackin ls`/`stop`) needs; node_modules is added by walking the dependencies. */
-const PACKAGE_PARTS = ['package.json', 'bin', 'container-bin', 'policies'];
-const BUNDLE_FILE = /\.bundle\.(cjs|cache)$/;
 
 /** One file of the runtime: its name in the archive (and the cache) and the host file it comes from. */
 interface RuntimeFile {
@@ -60,8 +56,8 @@ export function runtimeFiles(packageRoot: string, nodePath: string): RuntimeFile
   const root = realpathSync(packageRoot);
   const files: RuntimeFile[] = [];
   addTree(files, 'node', realpathSync(nodePath));
-  for (const part of PACKAGE_PARTS) addTree(files, `package/${part}`, join(root, part));
-  for (const f of readdirSync(join(root, 'dist')).sort()) if (BUNDLE_FILE.test(f)) addTree(files, `package/dist/${f}`, join(root, 'dist', f));
+  // The host's own Node runs them there, so the bundles' code caches go too.
+  for (const f of capsulePackageFiles(root, { codeCaches: true })) addTree(files, `package/${f.rel}`, f.abs);
   // The production tree as the runtime assembler lays it out (src/host/runtime/package-tree.ts), with the
   // PTY binary package of this platform: a runtime assembled for a container already holds only its own.
   for (const p of productionTree(root, { keepPty: `@lydell/node-pty-${process.platform}-${process.arch}` })) {

@@ -6,8 +6,8 @@
  * finds in the installed tree, whichever layout npm (or a parent project) gave that one. The PTY package's
  * per-platform binaries are left out: the runtime's comes from the registry (pins.ts).
  */
-import { readFileSync, realpathSync, statSync } from 'node:fs';
-import { basename, dirname, join, parse, posix } from 'node:path';
+import { readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { basename, dirname, join, parse, posix, relative, sep } from 'node:path';
 import { JackinError } from '../../errors.ts';
 
 /** One package of the tree: where it is installed, and where it goes in the runtime's `pkg/`. */
@@ -18,6 +18,64 @@ export interface PlacedPackage {
   readonly source: string;
   /** Its directory relative to `pkg/`: `node_modules/<name>`, or nested under the package that needs it. */
   readonly target: string;
+}
+
+/** One file of the package's own (not of a dependency): its path relative to the package, and on disk. */
+export interface PackageFile {
+  readonly rel: string;
+  readonly abs: string;
+}
+
+/** Every regular file under `dir` (recursively, symlinks and the directories named in `skipDirs` left out), relative to `base`, sorted. */
+export function filesUnder(base: string, dir: string, skipDirs: readonly string[] = []): PackageFile[] {
+  const out: PackageFile[] = [];
+  const walk = (at: string): void => {
+    for (const e of readdirSync(at, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+      const abs = join(at, e.name);
+      if (e.isDirectory()) {
+        if (!skipDirs.includes(e.name)) walk(abs);
+      } else if (e.isFile()) out.push({ rel: relative(base, abs).split(sep).join('/'), abs });
+    }
+  };
+  walk(dir);
+  return out;
+}
+
+/**
+ * The capsule's own files of the package at `root`, for every copy of it that runs elsewhere (the runtime of
+ * runtime.ts, the --ssh copy of remote-capsule.ts): package.json, bin/ and container-bin/ (the binaries and
+ * the container's shims), policies/ (the capsule reads policies/default.json), the bundles (dist/*.bundle.cjs:
+ * they keep every package but xterm's and commander external, so the production tree of productionTree goes
+ * too), and with `codeCaches` their code caches (dist/*.bundle.cache), which only a Node of this very build
+ * accepts. Throws E_RUNTIME_PACKAGE, naming the fix, for a package without its binaries or capsule bundle.
+ */
+export function capsulePackageFiles(root: string, { codeCaches }: { codeCaches: boolean }): PackageFile[] {
+  const files: PackageFile[] = [{ rel: 'package.json', abs: join(root, 'package.json') }];
+  for (const dir of ['bin', 'container-bin', 'policies']) {
+    try {
+      if (statSync(join(root, dir)).isDirectory()) files.push(...filesUnder(root, join(root, dir)));
+    } catch {
+      if (dir !== 'policies') throw new JackinError('E_RUNTIME_PACKAGE', `the jackin package at ${root} has no ${dir}/; reinstall jackin-bridge`);
+    }
+  }
+  const bundle = codeCaches ? /\.bundle\.(cjs|cache)$/ : /\.bundle\.cjs$/;
+  let bundles: string[] = [];
+  try {
+    bundles = readdirSync(join(root, 'dist'), { withFileTypes: true })
+      .filter((e) => e.isFile() && bundle.test(e.name))
+      .map((e) => e.name)
+      .sort();
+  } catch {
+    bundles = [];
+  }
+  if (!bundles.includes('jackin-capsule.bundle.cjs')) {
+    throw new JackinError(
+      'E_RUNTIME_PACKAGE',
+      `the jackin package at ${root} has no dist/jackin-capsule.bundle.cjs: build it (npm run build) or reinstall jackin-bridge`,
+    );
+  }
+  files.push(...bundles.map((b) => ({ rel: `dist/${b}`, abs: join(root, 'dist', b) })));
+  return files;
 }
 
 /**

@@ -14,15 +14,15 @@
  * assemblers the one that loses the rename uses the winner's.
  */
 import { execFile } from 'node:child_process';
-import { createReadStream, readFileSync, readdirSync, statSync } from 'node:fs';
+import { createReadStream, readFileSync } from 'node:fs';
 import { copyFile, mkdir, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
-import { dirname, join, relative, resolve, sep } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { errnoOf, JackinError } from '../../errors.ts';
 import { nodeCrypto, randomBytes } from '../../lazy-builtins.ts';
 import { PACKAGE_ROOT } from '../../package-root.ts';
 import { ELF_MACHINE, elfMachine } from './elf.ts';
-import { productionTree, type PlacedPackage } from './package-tree.ts';
+import { capsulePackageFiles, filesUnder, productionTree, type PackageFile, type PlacedPackage } from './package-tree.ts';
 import { PINNED, spec, type PinnedPackage, type RuntimeArch, type RuntimePins } from './pins.ts';
 import { registryUrl, tarballsFrom, verifiedTarballs, type Progress } from './registry.ts';
 import { extractTarball } from './tarball.ts';
@@ -105,13 +105,7 @@ export interface RuntimeManifest {
   files: Record<string, FileEntry>;
 }
 
-/** One file of the package copied as is: its path relative to the package root (with `/`). */
-interface PackageFile {
-  readonly rel: string;
-  readonly abs: string;
-}
-
-/** What is copied from the installed package, and the name of the runtime it makes. */
+/** What of the package at `root` a runtime holds, and the hash that names it. */
 interface PackagePlan {
   readonly root: string;
   readonly version: string;
@@ -120,27 +114,9 @@ interface PackagePlan {
   readonly hash: string;
 }
 
-/** Every regular file under `dir` (recursively, symlinks left out), relative to `base`, sorted. */
-function filesUnder(base: string, dir: string, skipDirs: readonly string[] = []): PackageFile[] {
-  const out: PackageFile[] = [];
-  const walk = (at: string): void => {
-    for (const e of readdirSync(at, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
-      const abs = join(at, e.name);
-      const rel = relative(base, abs).split(sep).join('/');
-      if (e.isDirectory()) {
-        if (!skipDirs.includes(e.name)) walk(abs);
-      } else if (e.isFile()) out.push({ rel, abs });
-    }
-  };
-  walk(dir);
-  return out;
-}
-
 /**
- * The capsule's files of the package at `root`: package.json, bin/ and container-bin/ (the binaries and the
- * container's shims), policies/ (the capsule reads policies/default.json), the bundles (dist/*.bundle.cjs:
- * they keep every package but xterm's and commander external, so node_modules is copied too). A code
- * cache the host made is left out: made by another V8, the runtime's node would refuse it.
+ * The capsule's files of the package at `root` (capsulePackageFiles) and its production tree. A code cache
+ * the host made is left out: made by another V8, the runtime's node would refuse it.
  */
 function packagePlan(root: string, pins: RuntimePins, arch: RuntimeArch): PackagePlan {
   const pkgJson = join(root, 'package.json');
@@ -150,30 +126,7 @@ function packagePlan(root: string, pins: RuntimePins, arch: RuntimeArch): Packag
   } catch (e) {
     throw new JackinError('E_RUNTIME_PACKAGE', `the jackin package at ${root} has no readable package.json (${String(e)})`, { cause: e });
   }
-  const files: PackageFile[] = [{ rel: 'package.json', abs: pkgJson }];
-  for (const dir of ['bin', 'container-bin', 'policies']) {
-    try {
-      if (statSync(join(root, dir)).isDirectory()) files.push(...filesUnder(root, join(root, dir)));
-    } catch {
-      if (dir !== 'policies') throw new JackinError('E_RUNTIME_PACKAGE', `the jackin package at ${root} has no ${dir}/; reinstall jackin-bridge`);
-    }
-  }
-  let bundles: string[] = [];
-  try {
-    bundles = readdirSync(join(root, 'dist'), { withFileTypes: true })
-      .filter((e) => e.isFile() && e.name.endsWith('.bundle.cjs'))
-      .map((e) => e.name)
-      .sort();
-  } catch {
-    bundles = [];
-  }
-  if (!bundles.includes('jackin-capsule.bundle.cjs')) {
-    throw new JackinError(
-      'E_RUNTIME_PACKAGE',
-      `the jackin package at ${root} has no dist/jackin-capsule.bundle.cjs: build it (npm run build) or reinstall jackin-bridge`,
-    );
-  }
-  files.push(...bundles.map((b) => ({ rel: `dist/${b}`, abs: join(root, 'dist', b) })));
+  const files = capsulePackageFiles(root, { codeCaches: false });
   const tree = productionTree(root);
   const hash = nodeCrypto().createHash('sha256');
   const a = pins[arch];
