@@ -4,7 +4,8 @@
  * runtime's `pkg/node_modules/`: a package goes to the top when that name is free there, else under the
  * `node_modules/` of the package that needs it, so every `require` in the copy finds the same package it
  * finds in the installed tree, whichever layout npm (or a parent project) gave that one. The PTY package's
- * per-platform binaries are left out: the runtime's comes from the registry (pins.ts).
+ * per-platform binaries are left out: the runtime's comes from the registry (pins.ts). With it, the package's
+ * own files that every copy of the capsule takes (capsulePackageFiles): the runtime's and the --ssh copy's.
  */
 import { readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, join, parse, posix, relative, sep } from 'node:path';
