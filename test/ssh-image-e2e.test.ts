@@ -1,7 +1,8 @@
+// needs-docker-engine
 // `jackin run --ssh HOST --image IMAGE`: the container runs on that machine's engine, started by the jackin
 // copied there (`jackin run --image -d`), and this terminal attaches to its capsule over ssh. The remote is
-// this machine through a real OpenSSH server on loopback (test/helpers/sshd.mjs), so its engine is this
-// machine's Podman; the container is removed by its exact name.
+// this machine through a real OpenSSH server on loopback (test/helpers/sshd.mjs), so its engines are this
+// machine's Podman and Docker; the container is removed by its exact name.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -18,75 +19,77 @@ import { testDir, testRunEnv } from './helpers/test-run.ts';
 const CTRL_BACKSLASH = 0x1c;
 const FIRST_RUN_TIMEOUT_MS = 120_000;
 
-function containerState(name: string): string {
+function containerState(engine: 'podman' | 'docker', name: string): string {
   try {
-    return execFileSync('podman', ['inspect', '--type', 'container', '--format', '{{.State.Status}}', name], { encoding: 'utf8' }).trim();
+    return execFileSync(engine, ['inspect', '--type', 'container', '--format', '{{.State.Status}}', name], { encoding: 'utf8' }).trim();
   } catch {
     return 'gone';
   }
 }
 
-test("jackin run --ssh HOST --image: the container runs on that machine's engine; attach, ls, export and stop --ssh reach it", {
-  timeout: 300_000,
-}, async (t) => {
-  const image = (await glibcTestImage()).ref;
-  const sshd = await startSshd(t);
-  const name = testContainer(t, 'ssh-image', 'podman');
-  const downloads = testDir(t, 'jackin-ssh-downloads-');
-  const workspace = join(sshd.dir, 'remote-workspace');
-  mkdirSync(workspace);
-  writeFileSync(join(workspace, 'note.txt'), 'from the container on the remote\n');
-  const sshCommand = `ssh -F ${shellQuote(sshd.clientConfig)}`;
-  const pane = await paneFor(t, { env: { JACKIN_SSH_COMMAND: sshCommand, JACKIN_DOWNLOAD_DIR: downloads } });
-  const env = {
-    ...testRunEnv(),
-    PATH: process.env['PATH'] ?? '/usr/bin:/bin',
-    HOME: pane.home,
-    JACKIN_HOME: pane.jackinHome,
-    JACKIN_SSH_COMMAND: sshCommand,
-    JACKIN_DOWNLOAD_DIR: downloads,
-  };
-  const sockets = ownControlSockets(pane.jackinHome, sshCommand);
-  const remote = ['--ssh', SSH_TEST_HOST];
+for (const engine of ['podman', 'docker'] as const) {
+  test(`${engine}: jackin run --ssh HOST --image: the container runs on that machine's engine; attach, ls, export and stop --ssh reach it`, {
+    timeout: 300_000,
+  }, async (t) => {
+    const image = (await glibcTestImage(engine)).ref;
+    const sshd = await startSshd(t);
+    const name = testContainer(t, `ssh-image-${engine}`, engine);
+    const downloads = testDir(t, 'jackin-ssh-downloads-');
+    const workspace = join(sshd.dir, 'remote-workspace');
+    mkdirSync(workspace);
+    writeFileSync(join(workspace, 'note.txt'), 'from the container on the remote\n');
+    const sshCommand = `ssh -F ${shellQuote(sshd.clientConfig)}`;
+    const pane = await paneFor(t, { env: { JACKIN_SSH_COMMAND: sshCommand, JACKIN_DOWNLOAD_DIR: downloads } });
+    const env = {
+      ...testRunEnv(),
+      PATH: process.env['PATH'] ?? '/usr/bin:/bin',
+      HOME: pane.home,
+      JACKIN_HOME: pane.jackinHome,
+      JACKIN_SSH_COMMAND: sshCommand,
+      JACKIN_DOWNLOAD_DIR: downloads,
+    };
+    const sockets = ownControlSockets(pane.jackinHome, sshCommand);
+    const remote = ['--ssh', SSH_TEST_HOST];
 
-  // A value typed here would be on the remote's command line: refused before anything starts.
-  const refused = await runJackin(['run', ...remote, '--image', image, '-e', 'TOKEN=secret-value', '-d', '--', 'true'], env);
-  assert.equal(refused.code, 2, refused.stderr);
-  assert.match(refused.stderr, /set TOKEN in the remote's environment/);
-  assert.doesNotMatch(refused.stderr, /secret-value/);
+    // A value typed here would be on the remote's command line: refused before anything starts.
+    const refused = await runJackin(['run', ...remote, '--image', image, '-e', 'TOKEN=secret-value', '-d', '--', 'true'], env);
+    assert.equal(refused.code, 2, refused.stderr);
+    assert.match(refused.stderr, /set TOKEN in the remote's environment/);
+    assert.doesNotMatch(refused.stderr, /secret-value/);
 
-  await pane.typeLine(
-    `clear; ${JACKIN} run ${remote.join(' ')} --image ${image} --engine podman --name ${name} -w ${shellQuote(workspace)} -- ${INNER_SHELL}; echo "jackin-rc=$?"`,
-  );
-  await pane.waitForText(INNER_PROMPT, { timeoutMs: FIRST_RUN_TIMEOUT_MS });
-  assert.equal(containerState(name), 'running', "the container runs on the remote's engine");
-  await pane.typeLine('clear; echo "in-$((6*7))"; pwd; cat note.txt');
-  await pane.waitForText(/^in-42\n\/workspace\nfrom the container on the remote$/m);
-  await pane.sendBytes([CTRL_BACKSLASH]);
-  await pane.type('d');
-  assert.equal(await waitForJackinExit(pane), 0, 'a detach is a clean exit');
+    await pane.typeLine(
+      `clear; ${JACKIN} run ${remote.join(' ')} --image ${image} --engine ${engine} --name ${name} -w ${shellQuote(workspace)} -- ${INNER_SHELL}; echo "jackin-rc=$?"`,
+    );
+    await pane.waitForText(INNER_PROMPT, { timeoutMs: FIRST_RUN_TIMEOUT_MS });
+    assert.equal(containerState(engine, name), 'running', "the container runs on the remote's engine");
+    await pane.typeLine('clear; echo "in-$((6*7))"; pwd; cat note.txt');
+    await pane.waitForText(/^in-42\n\/workspace\nfrom the container on the remote$/m);
+    await pane.sendBytes([CTRL_BACKSLASH]);
+    await pane.type('d');
+    assert.equal(await waitForJackinExit(pane), 0, 'a detach is a clean exit');
 
-  const ls = await runJackin(['ls', ...remote, '--json'], env);
-  assert.equal(ls.code, 0, ls.stderr);
-  assert.ok(
-    (JSON.parse(ls.stdout) as { name: string; state: string }[]).some((i) => i.name === name && i.state === 'live'),
-    ls.stdout,
-  );
+    const ls = await runJackin(['ls', ...remote, '--json'], env);
+    assert.equal(ls.code, 0, ls.stderr);
+    assert.ok(
+      (JSON.parse(ls.stdout) as { name: string; state: string }[]).some((i) => i.name === name && i.state === 'live'),
+      ls.stdout,
+    );
 
-  const exported = await runJackin(['export', ...remote, '--name', name, 'note.txt', '--json'], env, { timeoutMs: 60_000 });
-  assert.equal(exported.code, 0, exported.stderr);
-  const destination = (JSON.parse(exported.stdout) as { destination: string }).destination;
-  assert.ok(destination.startsWith(downloads), destination);
-  assert.equal(readFileSync(destination, 'utf8'), 'from the container on the remote\n');
+    const exported = await runJackin(['export', ...remote, '--name', name, 'note.txt', '--json'], env, { timeoutMs: 60_000 });
+    assert.equal(exported.code, 0, exported.stderr);
+    const destination = (JSON.parse(exported.stdout) as { destination: string }).destination;
+    assert.ok(destination.startsWith(downloads), destination);
+    assert.equal(readFileSync(destination, 'utf8'), 'from the container on the remote\n');
 
-  // Back to the same screen, then stopped from here: the remote jackin removes its container.
-  await pane.typeLine(`clear; ${JACKIN} attach ${remote.join(' ')} ${name}; echo "jackin-rc=$?"`);
-  await pane.waitForText(/^from the container on the remote$/m, { timeoutMs: 30_000 });
-  await pane.sendBytes([CTRL_BACKSLASH]);
-  await pane.type('d');
-  assert.equal(await waitForJackinExit(pane), 0);
-  const stopped = await runJackin(['stop', ...remote, name], env, { timeoutMs: 60_000 });
-  assert.equal(stopped.code, 0, stopped.stderr);
-  await pollUntil('the container to be removed on the remote', () => containerState(name) === 'gone', { timeoutMs: 30_000 });
-  await pollUntil('the shared connection to end by itself', () => sockets().length === 0, { timeoutMs: 20_000 });
-});
+    // Back to the same screen, then stopped from here: the remote jackin removes its container.
+    await pane.typeLine(`clear; ${JACKIN} attach ${remote.join(' ')} ${name}; echo "jackin-rc=$?"`);
+    await pane.waitForText(/^from the container on the remote$/m, { timeoutMs: 30_000 });
+    await pane.sendBytes([CTRL_BACKSLASH]);
+    await pane.type('d');
+    assert.equal(await waitForJackinExit(pane), 0);
+    const stopped = await runJackin(['stop', ...remote, name], env, { timeoutMs: 60_000 });
+    assert.equal(stopped.code, 0, stopped.stderr);
+    await pollUntil('the container to be removed on the remote', () => containerState(engine, name) === 'gone', { timeoutMs: 30_000 });
+    await pollUntil('the shared connection to end by itself', () => sockets().length === 0, { timeoutMs: 20_000 });
+  });
+}
