@@ -2,9 +2,9 @@
 // server on loopback as the remote (test/helpers/sshd.mjs): a link the remote program prints opens with the
 // LOCAL opener, a notification it sends reaches the LOCAL notifier, and a login link it offers (through its
 // browser, which --ssh makes jackin's) gets its callback forwarded from the local loopback to the remote's,
-// with no `ssh -L`. The remote is this machine: so that its loopback is not the local one, the remote capsule
-// (and the program under it) runs in a network namespace of its own, by a stand-in `setsid` first on the
-// remote sessions' PATH. The login server there is then out of reach from here but through the capsule.
+// with no `ssh -L`, as does a server it starts later, offered here and forwarded from the palette. The
+// remote is this machine: so that its loopback is not the local one, the remote capsule (and the program
+// under it) runs in a network namespace of its own, by a stand-in `setsid` first on the remote sessions' PATH. The login server there is then out of reach from here but through the capsule.
 // Debian packages: openssh-server, openssh-client, tmux, util-linux (unshare), iproute2 (ip). Runs as root.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -33,7 +33,7 @@ async function ctrlClick(pane: TmuxPane, row: number, col: number): Promise<void
   await pane.sendBytes([...report(true), ...report(false)]);
 }
 
-test("--ssh: a printed link opens with the local opener, a notification reaches the local notifier, a login link's callback reaches the remote's loopback", async (t) => {
+test("--ssh: a printed link opens with the local opener, a notification reaches the local notifier, a login link's callback and an offered port reach the remote's loopback", async (t) => {
   // The remote's capsule in a network namespace of its own, its loopback up: the remote's loopback is not ours.
   const bin = testDir(t, 'jackin-ssh-netns-');
   const unshare = execFileSync('sh', ['-c', 'command -v unshare'], { encoding: 'utf8' }).trim();
@@ -106,7 +106,23 @@ test("--ssh: a printed link opens with the local opener, a notification reaches 
   await pane.waitForText(`Stopped forwarding localhost:${port}`, { timeoutMs: 30_000 });
   await pollUntil('the local router to free the port', async () => (await probePort(port)) === 'ECONNREFUSED', { timeoutMs: 30_000 });
 
-  await pane.typeLine('kill %1; exit 0');
+  // (d) A server the remote program starts later is offered here (the remote's loopback is not ours), and
+  // forwarded from a local port once the operator chose it in the palette.
+  const offered = await freePort();
+  await pane.typeLine(`clear; node login-server.cjs 127.0.0.1 ${offered} &`);
+  await pane.waitForText(`Port ${offered} opened in the container`, { timeoutMs: 30_000 });
+  assert.equal(await probePort(offered), 'ECONNREFUSED', 'offered, not forwarded: nothing listens for it here yet');
+  await pane.sendBytes(PALETTE_KEY);
+  await pane.waitForText(`Forward port ${offered}`);
+  await pane.type(`/forward port ${offered}`);
+  await pane.sendKeys('Enter');
+  const forwarding = new RegExp(`Forwarding http://localhost:(\\d+)/ to port ${offered}`);
+  const hostPort = Number(forwarding.exec(await pane.waitForText(forwarding))?.[1]);
+  const offeredAnswer = await httpGetText(`http://localhost:${hostPort}/callback?code=c0de-offer`);
+  assert.deepEqual(offeredAnswer, { status: 200, body: 'signed in\n' });
+  await pane.waitForText('GOT-CODE=c0de-offer');
+
+  await pane.typeLine('kill %1 %2; exit 0');
   assert.equal(await waitForJackinExit(pane, 20_000), 0, "the program's exit status");
   await pollUntil('the shared connection to end by itself', () => sockets().length === 0, { timeoutMs: 20_000 });
 });
