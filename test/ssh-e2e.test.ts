@@ -44,18 +44,9 @@ test('jackin run --ssh: nothing of jackin on the remote, detach, ls/export/attac
   const downloads = testDir(t, 'jackin-ssh-downloads-');
   const workspace = join(sshd.dir, 'remote-workspace');
   mkdirSync(workspace);
-  const sshCommand = `ssh -F ${shellQuote(sshd.clientConfig)}`;
-  const pane = await paneFor(t, { env: { JACKIN_SSH_COMMAND: sshCommand, JACKIN_DOWNLOAD_DIR: downloads } });
-  const env = {
-    ...testRunEnv(),
-    PATH: process.env['PATH'] ?? '/usr/bin:/bin',
-    HOME: pane.home,
-    JACKIN_HOME: pane.jackinHome,
-    JACKIN_SSH_COMMAND: sshCommand,
-    JACKIN_DOWNLOAD_DIR: downloads,
-  };
+  const pane = await paneFor(t, { env: { JACKIN_SSH_COMMAND: testSshCommand(sshd), JACKIN_DOWNLOAD_DIR: downloads } });
+  const { env, sockets } = sshClient(sshd, pane.home, { JACKIN_DOWNLOAD_DIR: downloads });
   const remote = ['--ssh', SSH_TEST_HOST];
-  const sockets = ownControlSockets(pane.jackinHome, sshCommand);
   const attachLine = `clear; ${JACKIN} attach --ssh ${SSH_TEST_HOST} remote; echo "jackin-rc=$?"`;
   const detach = async (): Promise<void> => {
     await pane.sendBytes([CTRL_BACKSLASH]);

@@ -8,13 +8,13 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ownControlSockets } from './helpers/ssh-client.ts';
+import { sshClient, testSshCommand } from './helpers/ssh-client.ts';
 import { INNER_PROMPT, INNER_SHELL, JACKIN, paneFor, runJackin, waitForJackinExit } from './helpers/jackin-cli.ts';
 import { glibcTestImage, testContainer } from './helpers/podman-image.mjs';
 import { pollUntil } from './helpers/poll.ts';
 import { SSH_TEST_HOST, startSshd } from './helpers/sshd.mjs';
 import { shellQuote } from './helpers/tmux.ts';
-import { testDir, testRunEnv } from './helpers/test-run.ts';
+import { testDir } from './helpers/test-run.ts';
 
 const CTRL_BACKSLASH = 0x1c;
 const FIRST_RUN_TIMEOUT_MS = 120_000;
@@ -38,17 +38,8 @@ for (const engine of ['podman', 'docker'] as const) {
     const workspace = join(sshd.dir, 'remote-workspace');
     mkdirSync(workspace);
     writeFileSync(join(workspace, 'note.txt'), 'from the container on the remote\n');
-    const sshCommand = `ssh -F ${shellQuote(sshd.clientConfig)}`;
-    const pane = await paneFor(t, { env: { JACKIN_SSH_COMMAND: sshCommand, JACKIN_DOWNLOAD_DIR: downloads } });
-    const env = {
-      ...testRunEnv(),
-      PATH: process.env['PATH'] ?? '/usr/bin:/bin',
-      HOME: pane.home,
-      JACKIN_HOME: pane.jackinHome,
-      JACKIN_SSH_COMMAND: sshCommand,
-      JACKIN_DOWNLOAD_DIR: downloads,
-    };
-    const sockets = ownControlSockets(pane.jackinHome, sshCommand);
+    const pane = await paneFor(t, { env: { JACKIN_SSH_COMMAND: testSshCommand(sshd), JACKIN_DOWNLOAD_DIR: downloads } });
+    const { env, sockets } = sshClient(sshd, pane.home, { JACKIN_DOWNLOAD_DIR: downloads });
     const remote = ['--ssh', SSH_TEST_HOST];
 
     // A value typed here would be on the remote's command line: refused before anything starts.
