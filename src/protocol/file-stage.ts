@@ -136,9 +136,12 @@ function decodeStageServerPayload(tag: number, payload: Buffer): StageServerFram
   }
 }
 
-/** What the capsule reads on a stage connection. `allocate` may pool payload buffers. */
-export function createStageClientDecoder(allocate?: (n: number) => Buffer): FrameDecoder<StageClientFrame> {
-  return new FrameDecoder(decodeStageClientPayload, allocate);
+/**
+ * What the capsule reads on a stage connection. `allocate` may pool payload buffers; with `copyInput`, the
+ * pushed chunks are borrowed (see FrameDecoder).
+ */
+export function createStageClientDecoder(allocate?: (n: number) => Buffer, { copyInput = false } = {}): FrameDecoder<StageClientFrame> {
+  return new FrameDecoder(decodeStageClientPayload, allocate, null, { copyInput });
 }
 
 /** What the host reads on a stage connection. */

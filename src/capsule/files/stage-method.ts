@@ -27,6 +27,7 @@ import {
 } from '../../protocol/index.ts';
 import { formatBytes } from '../../ui/format-bytes.ts';
 import { answer, refuse, type ControlMethods } from '../session/control-methods.ts';
+import { readViews } from '../session/lent-reads.ts';
 import { FileStaging, type FileStageTransfer, type StagedFile } from './file-staging.ts';
 
 /** Files arriving at once; more are refused (E_TOO_MANY_TRANSFERS). */
@@ -63,14 +64,16 @@ function receive(socket: Socket, transfer: FileStageTransfer, transferId: bigint
   return new Promise<StagedFile>((resolve, reject) => {
     // Chunk payloads go to pooled buffers, taken back once written and hashed (frame-pool.ts).
     const pool = new FramePool(capForTag(FILE_STAGE_TAGS.FileStageChunk), STAGE_WRITE_QUEUE_BYTES / MAX_CHUNK_BYTES + 2);
-    const decoder = createStageClientDecoder(pool.allocate);
+    // Each read is a view of the connection's lent buffer (lent-reads.ts): the decoder copies what it keeps.
+    const decoder = createStageClientDecoder(pool.allocate, { copyInput: true });
     let settled = false;
+    let stopReading = (): void => undefined;
     let timer: NodeJS.Timeout | undefined;
     let queued = 0;
     const writes = new Set<Promise<void>>();
     const cleanup = (): void => {
       clearTimeout(timer);
-      socket.off('data', onData);
+      stopReading();
       socket.off('close', onClose);
       socket.off('end', onClose);
     };
@@ -144,7 +147,7 @@ function receive(socket: Socket, transfer: FileStageTransfer, transferId: bigint
         ),
       );
     };
-    socket.on('data', onData);
+    stopReading = readViews(socket, onData);
     // The server allows half-open sockets: a host that is gone shows as 'end' first, and 'close' may wait.
     socket.once('end', onClose);
     socket.once('close', onClose);

@@ -22,6 +22,7 @@ import { answer, ControlMethods } from './control-methods.ts';
 import { rejectingImageSink, type ImageSink } from '../connection/image-sink.ts';
 import { Offers, registerOfferMethods } from '../connection/offers.ts';
 import { PasteScanner } from '../connection/paste-scanner.ts';
+import { LentReads } from './lent-reads.ts';
 import { clearStaleSocket, listenPrivate } from './run-dir.ts';
 import type { Session } from './session.ts';
 
@@ -142,7 +143,9 @@ export class CapsuleServer {
       return answer({ shown: this.attached });
     });
     registerOfferMethods(this.control, this.offers, (level, text) => this.notify(level, text));
-    this.#server = createServer({ allowHalfOpen: true, pauseOnConnect: false }, (s) => this.#onConnection(s));
+    // Accepted paused, then re-wrapped to read into one lent buffer (lent-reads.ts).
+    const lent = new LentReads();
+    this.#server = createServer({ allowHalfOpen: true, pauseOnConnect: true }, (s) => this.#onConnection(lent.wrap(s, this.#server)));
   }
 
   /** Replaces a stale socket, listens (0600) and returns the running server. */
