@@ -60,10 +60,8 @@ function messageOf(e: unknown): string {
  * may complete in any order); the connection is paused only while more than STAGE_WRITE_QUEUE_BYTES wait
  * for the disk, so the network and the disk overlap and memory stays bounded.
  */
-function receive(socket: Socket, transfer: FileStageTransfer, transferId: bigint, idleMs: number): Promise<StagedFile> {
+function receive(socket: Socket, transfer: FileStageTransfer, transferId: bigint, idleMs: number, pool: FramePool): Promise<StagedFile> {
   return new Promise<StagedFile>((resolve, reject) => {
-    // Chunk payloads go to pooled buffers, taken back once written and hashed (frame-pool.ts).
-    const pool = new FramePool(capForTag(FILE_STAGE_TAGS.FileStageChunk), STAGE_WRITE_QUEUE_BYTES / MAX_CHUNK_BYTES + 2);
     // Each read is a view of the connection's lent buffer (lent-reads.ts): the decoder copies what it keeps.
     const decoder = createStageClientDecoder(pool.allocate, { copyInput: true });
     let settled = false;
@@ -158,6 +156,11 @@ function receive(socket: Socket, transfer: FileStageTransfer, transferId: bigint
 /** Registers `stage`; returns the staging area (the capsule removes it when it exits). */
 export function registerStageMethod(control: ControlMethods, o: StageMethodOptions): FileStaging {
   const staging = new FileStaging(o.runDir, { maxBytes: o.maxBytes });
+  // Chunk payloads go to pooled buffers, taken back once written and hashed (frame-pool.ts). One pool for
+  // every transfer of this capsule: a pool per transfer left its buffers to the collector at the end of each,
+  // and V8 collects dead buffers only once about 64 MiB of them have piled up, so a capsule that staged one
+  // file after another grew by that much.
+  const pool = new FramePool(capForTag(FILE_STAGE_TAGS.FileStageChunk), STAGE_WRITE_QUEUE_BYTES / MAX_CHUNK_BYTES + 2);
   let active = 0;
   control.register(STAGE_METHOD, async ({ name, size, notify }, socket) => {
     const quiet = !notify;
@@ -190,7 +193,7 @@ export function registerStageMethod(control: ControlMethods, o: StageMethodOptio
       {
         stream: async (s) => {
           try {
-            const staged = await receive(s, transfer, transferId, o.idleMs ?? TRANSFER_IDLE_MS);
+            const staged = await receive(s, transfer, transferId, o.idleMs ?? TRANSFER_IDLE_MS, pool);
             o.log?.(`staged ${staged.path} (${staged.bytes} bytes, sha256 ${staged.sha256})`);
             if (!quiet) o.notify('success', `Host file staged: ${staged.path} (${formatBytes(staged.bytes)})`);
           } catch (e) {
