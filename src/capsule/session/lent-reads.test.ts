@@ -77,8 +77,10 @@ test('lent reads: without a view reader each read is a "data" event with a copy 
   assert.equal(await count(), 1);
   client.end(data);
   await ended.promise;
-  assert.ok(Buffer.concat(chunks).equals(data), 'every byte, in order');
-  assert.equal(new Set(chunks.map((c) => c.buffer)).size, chunks.length, 'no two reads share a buffer');
+  // More than four lent buffers' worth: a chunk that were a view of the lent buffer would have been
+  // overwritten by the reads after it, and this comparison would fail.
+  assert.ok(chunks.length > 1);
+  assert.ok(Buffer.concat(chunks).equals(data), 'every byte, in order, each chunk a copy of its own');
   // The lent socket writes as any socket does (allowHalfOpen: the reply after the request's end).
   const reply = resolvers<Buffer>();
   const got: Buffer[] = [];
