@@ -15,7 +15,14 @@ import { shellQuote } from './helpers/tmux.ts';
 import { pollUntil } from './helpers/poll.ts';
 import { stagedFiles } from './helpers/staged-files.ts';
 import { stallingRelay } from './helpers/stalling-relay.ts';
-import { createStageServerDecoder, encodeControlMessage, encodeStageClientFrame, type StageServerFrame } from '../src/protocol/index.ts';
+import {
+  capForTag,
+  createStageServerDecoder,
+  encodeControlMessage,
+  encodeStageClientFrame,
+  FILE_STAGE_TAGS,
+  type StageServerFrame,
+} from '../src/protocol/index.ts';
 import { ReplyReader } from '../src/transport/control-call.ts';
 import { connectSocket } from '../src/transport/socket.ts';
 import { testDir } from './helpers/test-run.ts';
@@ -217,10 +224,16 @@ async function rawStage(
   }
 }
 
-test('a hostile host on the stage connection: wrong digest, offset, transfer id or name is refused with its code, nothing published', async (t) => {
+test('a hostile host on the stage connection: wrong digest, offset, transfer id, name or a malformed frame is refused with its code, nothing published', async (t) => {
   const c = await startExportCapsule(t, 'stage-hostile-i17');
   const data = Buffer.from('0123456789');
   const chunk = (id: bigint, offset: number, bytes: Buffer): Buffer => encodeStageClientFrame({ type: 'FileStageChunk', transferId: id, offset, bytes });
+  const frameHeader = (tag: number, length: number): Buffer => {
+    const h = Buffer.alloc(5);
+    h[0] = tag;
+    h.writeUInt32BE(length, 1);
+    return h;
+  };
   const end = (id: bigint, d: Buffer): Buffer =>
     encodeStageClientFrame({ type: 'FileStageEnd', transferId: id, sha256: createHash('sha256').update(d).digest() });
   const cases: Array<[string, (id: bigint) => Buffer[]]> = [
@@ -229,6 +242,9 @@ test('a hostile host on the stage connection: wrong digest, offset, transfer id 
     ['E_TRANSFER_CORRELATION', (id) => [chunk(id + 1n, 0, data)]],
     ['E_TRANSFER_SIZE_MISMATCH', (id) => [chunk(id, 0, Buffer.concat([data, data]))]],
     ['E_TRANSFER_SIZE_MISMATCH', (id) => [chunk(id, 0, data.subarray(0, 3)), end(id, data.subarray(0, 3))]],
+    // Malformed frames: a length over the chunk tag's cap (the stream is lost), and a tag the stage does not know.
+    ['E_FRAME_TOO_LARGE', () => [frameHeader(FILE_STAGE_TAGS.FileStageChunk, capForTag(FILE_STAGE_TAGS.FileStageChunk) + 1)]],
+    ['E_TRANSFER_PROTOCOL', () => [frameHeader(0x7e, 0)]],
   ];
   for (const [code, frames] of cases) {
     const { reply, answers } = await rawStage(c.socket, { method: 'stage', name: 'x.txt', size: data.length }, frames);
