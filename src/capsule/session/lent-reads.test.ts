@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { connectSocket } from '../../transport/socket.ts';
-import { LENT_READ_BYTES, LentReads, readViews } from './lent-reads.ts';
+import { BORROWED_READ_BYTES } from '../../transport/borrowed-reads.ts';
+import { LentReads, readViews } from './lent-reads.ts';
 
 /** Promise.withResolvers, which Node 20 lacks. */
 function resolvers<T>(): { promise: Promise<T>; resolve: (v: T) => void } {
@@ -55,7 +56,7 @@ test('lent reads: a view reader sees every byte in order, each read a view of on
   const lent = views[0]!.buffer;
   for (const v of views) {
     assert.equal(v.buffer, lent, 'every read is a view of the one lent buffer');
-    assert.ok(v.length > 0 && v.length <= LENT_READ_BYTES);
+    assert.ok(v.length > 0 && v.length <= BORROWED_READ_BYTES);
   }
   assert.ok(views[0]!.length > 64 * 1024, `the first read took ${views[0]!.length} bytes: not more than Node's own 64 KiB reads`);
 });
