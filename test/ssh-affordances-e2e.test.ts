@@ -4,7 +4,8 @@
 // browser, which --ssh makes jackin's) gets its callback forwarded from the local loopback to the remote's,
 // with no `ssh -L`, as does a server it starts later, offered here and forwarded from the palette. The
 // remote is this machine: so that its loopback is not the local one, the remote capsule (and the program
-// under it) runs in a network namespace of its own, by a stand-in `setsid` first on the remote sessions' PATH. The login server there is then out of reach from here but through the capsule.
+// under it) runs in a network namespace of its own, by a stand-in `setsid` first on the remote sessions'
+// PATH. The login server there is then out of reach from here but through the capsule.
 // Debian packages: openssh-server, openssh-client, tmux, util-linux (unshare), iproute2 (ip). Runs as root.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
