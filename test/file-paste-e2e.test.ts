@@ -247,7 +247,8 @@ test('pasted and dropped host files end to end (jackin run -- bash in tmux, X11 
       await pane.sendKeys('C-v');
       await pollUntil('two staged paths on the command line', async () => (await commandLine(pane)).split('/files/').length === 3, { timeoutMs: 30_000 });
       await pane.sendKeys('Enter');
-      const screen = await pane.waitForText(/^CLIP/m, { joined: true });
+      // Both lines whole (each ends with its file's name): the screen may be read between printf's two lines.
+      const screen = await pane.waitForText(/^CLIP.*copied one\.txt\nCLIP.*copied-two\.md$/m, { joined: true });
       const got = screen
         .split('\n')
         .filter((l) => l.startsWith('CLIP'))
@@ -270,7 +271,7 @@ test('pasted and dropped host files end to end (jackin run -- bash in tmux, X11 
       await pane.sendKeys('C-v');
       await pollUntil('a staged path on the command line', async () => (await commandLine(pane)).includes('/files/'), { timeoutMs: 30_000 });
       await pane.sendKeys('Enter');
-      const screen = await pane.waitForText(/^GNOME/m, { joined: true });
+      const screen = await pane.waitForText(/^GNOME.*gnome copied\.txt$/m, { joined: true });
       const got = screen
         .split('\n')
         .filter((l) => l.startsWith('GNOME'))
