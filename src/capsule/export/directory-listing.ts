@@ -18,7 +18,7 @@ export interface DirectoryCaps {
   readonly maxTotalBytes: number;
 }
 
-export type Listed =
+type Listed =
   | { readonly type: 'directory'; readonly rel: string; readonly mode: number; readonly mtime: Date }
   | { readonly type: 'file'; readonly rel: string; readonly mode: number; readonly mtime: Date; readonly size: number }
   | { readonly type: 'symlink'; readonly rel: string; readonly mode: number; readonly mtime: Date; readonly target: string };

@@ -1,39 +1,25 @@
 /**
- * Writes a listed directory (directory-listing.ts) as a tar.zst stream: tar-stream's pack piped through the
- * zstd compressor, with bounded memory (the pack may run at most PACK_AHEAD_BYTES ahead of the sink). Entry
- * names are relative to the directory. Every regular file is opened from its checked parent directory
+ * Writes a listed directory (directory-listing.ts) as a tar.zst stream: tar headers (tar-header.ts, the
+ * bytes tar-stream's pack would write) and file content read straight into the zstd compressor's block, with
+ * memory bounded by the compressor's blocks. Entry names are relative to the directory. Every regular file is opened from its checked parent directory
  * (openEntrySync; openInsideRootsSync without /proc) with the directory as the only root, so a subdirectory
  * swapped for a symlink during the walk cannot pull in bytes from elsewhere. Owner fields are fixed (uid/gid
  * 0, no names), so the container's users do not leak and extraction does not depend on them. File sizes are
  * declared in the tar headers, so a file that changes after the listing fails the export
  * (E_CHANGED_WHILE_READING).
  */
-import { closeSync, fstatSync, readSync } from 'node:fs';
+import { closeSync, fstatSync, readSync, readvSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { posix } from 'node:path';
-import { createRequire } from 'node:module';
-import type TarStream from 'tar-stream';
-import type { Header, Pack } from 'tar-stream';
 import { JackinError } from '../../errors.ts';
-import { headerFloor } from './archive-bound.ts';
 import { procFdAvailable } from './descriptor-location.ts';
 import { openListedDirectory, type DirectoryListing } from './directory-listing.ts';
-import { readBuffers } from './read-buffers.ts';
 import { openEntrySync, openInsideRootsSync } from './safe-open.ts';
 import { Slicer } from './slicer.ts';
-import { createZstdCompressor } from './zstd-compressor.ts';
-
-// Required, not imported: a bundle would hoist an import and load it for every capsule command (scripts/bundle.mjs).
-// And only at the first directory export: with its dependencies it was about 15 ms of every capsule's start.
-let tarStreamModule: typeof TarStream | undefined;
-const tarStream = (): typeof TarStream => (tarStreamModule ??= createRequire(import.meta.url)('tar-stream') as typeof TarStream);
+import { padded, TAR_END, tarHeader } from './tar-header.ts';
+import { createZstdCompressor, type StreamCompressor } from './zstd-compressor.ts';
 
 const fstatSyncBig = (fd: number) => fstatSync(fd, { bigint: true });
-
-/** Bytes read per call from one file of the tree. */
-const READ_BYTES = 1024 * 1024;
-/** How far tar-stream's output may run ahead of the compressor. */
-const PACK_AHEAD_BYTES = 2 * 1024 * 1024;
 
 export interface ArchiveSummary {
   /** Entries stored (directories, files, symlinks). */
@@ -77,98 +63,71 @@ export async function writeDirectoryArchive(
   const folder = archiveTopFolder(top);
   const slicer = new Slicer();
   const compressor = createZstdCompressor();
-  const pack = tarStream().pack();
-
-  // tar-stream queues whole entries without backpressure, so the producer waits while the consumer is more
-  // than PACK_AHEAD_BYTES behind (memory stays bounded whatever the tree). `produced` counts each entry's
-  // content and the least its headers take (headerFloor): never more than tar-stream emits, so the wait
-  // always ends, and a tree of nothing but directories and long symlinks is bounded too.
-  let produced = 0;
-  let consumed = 0;
-  let wake: (() => void) | undefined;
-  const consumer = (async () => {
-    try {
-      for await (const chunk of pack as AsyncIterable<Uint8Array>) {
-        consumed += chunk.byteLength;
-        if (wake !== undefined && produced - consumed < PACK_AHEAD_BYTES / 2) {
-          wake();
-          wake = undefined;
-        }
-        const ready = compressor.push(chunk);
-        readBuffers.give(chunk); // copied by push()
-        for (const out of await ready) await sink(out);
-      }
-      for (const out of await compressor.end()) await sink(out);
-    } catch (e) {
-      compressor.destroy();
-      throw e;
-    }
-  })();
-  // A failed write (say, a full disk) must stop the producer, which would otherwise wait for a drain forever;
-  // the producer failing first must not leave the consumer's rejection unhandled.
-  let writeError: unknown;
-  const consumerDone = consumer.then(
-    () => undefined,
-    (e: unknown) => {
-      writeError = e;
-      pack.destroy(e instanceof Error ? e : new Error(String(e)));
-    },
-  );
-
-  const caughtUp = async (): Promise<void> => {
-    while (produced - consumed > PACK_AHEAD_BYTES && writeError === undefined) {
-      await Promise.race([new Promise<void>((resolve) => (wake = resolve)), consumerDone]);
-    }
-  };
-
+  const out = new ArchiveOutput(compressor, sink);
   let contentBytes = 0;
   const parents = new ParentDirectory(root, shown);
   try {
-    await addEntry(pack, { name: folder, type: 'directory', mode: 0o755, mtime: new Date(), uid: 0, gid: 0, uname: '', gname: '' });
+    await compressor.ready();
+    await out.push(tarHeader({ name: folder, type: 'directory', mode: 0o755, mtime: new Date(), size: 0 }));
     for (const e of listed) {
       await slicer.turn();
-      const base = { name: `${folder}/${e.rel}`, mode: e.mode, mtime: e.mtime, uid: 0, gid: 0, uname: '', gname: '' };
-      produced += headerFloor(e);
+      const name = `${folder}/${e.rel}`;
       switch (e.type) {
         case 'directory':
-          await addEntry(pack, { ...base, type: 'directory' });
+          await out.push(tarHeader({ name, type: 'directory', mode: e.mode, mtime: e.mtime, size: 0 }));
           break;
         case 'symlink':
-          await addEntry(pack, { ...base, type: 'symlink', linkname: e.target });
+          await out.push(tarHeader({ name, type: 'symlink', mode: e.mode, mtime: e.mtime, size: 0, linkname: e.target }));
           break;
-        case 'file': {
-          const header = { ...base, type: 'file' as const, size: e.size };
-          produced += e.size;
-          contentBytes += await addFile(pack, root, shown, e.rel, header, slicer, parents);
+        case 'file':
+          await out.push(tarHeader({ name, type: 'file', mode: e.mode, mtime: e.mtime, size: e.size }));
+          await addFile(out, root, shown, e.rel, e.size, slicer, parents);
+          contentBytes += e.size;
           break;
-        }
         default: {
           const never: never = e;
           throw new TypeError(`unknown entry ${JSON.stringify(never)}`);
         }
       }
-      await caughtUp();
     }
     parents.close();
-    pack.finalize();
+    await out.push(TAR_END);
+    await out.end();
   } catch (e) {
     parents.close();
-    pack.destroy(e instanceof Error ? e : new Error(String(e)));
-    await consumerDone;
-    // A write failure is the real cause when it stopped the producer.
-    throw writeError ?? e;
+    compressor.destroy();
+    throw e;
   }
-  await consumerDone;
-  if (writeError !== undefined) throw writeError;
   return { entries: listed.length, contentBytes, skipped };
 }
 
-function addEntry(pack: Pack, header: Partial<Header> & Pick<Header, 'name'>, content?: Buffer): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const cb = (err?: Error | null): void => (err ? reject(err) : resolve());
-    if (content === undefined) pack.entry(header, cb);
-    else pack.entry(header, content, cb);
-  });
+/**
+ * The archive's bytes on their way to the sink: pushed (headers, padding) or read in place into the
+ * compressor's block (file content). The frames each call makes go to the sink before the next byte is
+ * taken, so memory stays at the compressor's blocks whatever the tree: the sink waits for the socket, the
+ * compressor for its thread.
+ */
+class ArchiveOutput {
+  constructor(
+    readonly compressor: StreamCompressor,
+    readonly sink: ArchiveSink,
+  ) {}
+
+  async push(bytes: Uint8Array): Promise<void> {
+    await this.#send(await this.compressor.push(bytes));
+  }
+
+  async commit(n: number): Promise<void> {
+    await this.#send(await this.compressor.commit(n));
+  }
+
+  async end(): Promise<void> {
+    await this.#send(await this.compressor.end());
+  }
+
+  async #send(frames: readonly Uint8Array[]): Promise<void> {
+    for (const f of frames) await this.sink(f);
+  }
 }
 
 /**
@@ -201,24 +160,15 @@ class ParentDirectory {
 }
 
 /**
- * Opens one file of the tree (never leaving it: the directory is the only root) and adds its `size` bytes
- * as an entry, refusing a file that changed since it was listed (size or mtime, a short read, a byte past
- * the end). A file that fits in one read is added whole; a larger one is streamed with tar-stream's
- * backpressure, turning the event loop between reads.
+ * Opens one file of the tree (never leaving it: the directory is the only root) and reads its `size` bytes
+ * straight into the compressor's block, then pads it to a tar block. A file that changed since it was
+ * listed (size or mtime, a short read, a byte past the end) fails the export. The last read of a file asks
+ * for one byte more, into a scratch byte, so a file that grew is caught without a read of its own.
  */
-async function addFile(
-  pack: Pack,
-  root: string,
-  shown: string,
-  rel: string,
-  header: Partial<Header> & Pick<Header, 'name'> & { size: number },
-  slicer: Slicer,
-  parents: ParentDirectory,
-): Promise<number> {
+async function addFile(out: ArchiveOutput, root: string, shown: string, rel: string, size: number, slicer: Slicer, parents: ParentDirectory): Promise<void> {
   const entryShown = `${shown}/${rel}`;
   const changed = (what: string): JackinError =>
     new JackinError('E_CHANGED_WHILE_READING', `${entryShown} changed while the directory was exported (${what}); export it again once it stops changing`);
-  const size = header.size;
   const inRoot = { realRoots: [root], outside: 'deny', confirmedOutside: false } as const;
   const slash = rel.lastIndexOf('/');
   const opened = procFdAvailable()
@@ -226,54 +176,27 @@ async function addFile(
     : openInsideRootsSync(posix.join(root, rel), entryShown, inRoot);
   try {
     if (opened.kind !== 'file' || opened.stat.size !== BigInt(size)) throw changed('no longer the listed file');
-    const readAt = (at: number): Buffer => {
-      const want = Math.min(READ_BYTES, size - at);
-      const buf = readBuffers.take(want);
-      let filled = 0;
-      while (filled < want) {
-        const n = readSync(opened.fd, buf, filled, want - filled, at + filled);
-        if (n === 0) throw changed(`shrank to ${at + filled} of ${size} bytes`);
-        filled += n;
-      }
-      return buf;
-    };
-    if (size <= READ_BYTES) {
-      const content = size === 0 ? Buffer.alloc(0) : readAt(0);
-      checkUnchanged(opened.fd, size, opened.stat.mtimeNs, changed);
-      await addEntry(pack, header, content);
-      return size;
+    for (let at = 0, done = false; !done; ) {
+      const space = out.compressor.space();
+      const want = Math.min(space.byteLength, size - at);
+      const last = want === size - at;
+      const n = last ? readvSync(opened.fd, [space.subarray(0, want), scratchByte], at) : readSync(opened.fd, space, 0, want, at);
+      if (n > want) throw changed(`grew past ${size} bytes`);
+      if (n === 0 && want > 0) throw changed(`shrank to ${at} of ${size} bytes`);
+      at += n;
+      done = last && n === want;
+      await out.commit(n);
+      await slicer.turn();
     }
-    let done!: Promise<void>;
-    let sink!: ReturnType<Pack['entry']>;
-    done = new Promise<void>((resolve, reject) => {
-      sink = pack.entry(header, (err) => (err ? reject(err) : resolve()));
-    });
-    done.catch(() => undefined);
-    try {
-      for (let at = 0; at < size; ) {
-        const bytes = readAt(at);
-        at += bytes.length;
-        // Hold until tar-stream drains (backpressure), or until the entry fails, so an error never hangs here.
-        if (!sink.write(bytes)) await Promise.race([new Promise<void>((resolve) => sink.once('drain', () => resolve())), done]);
-        await slicer.turn();
-      }
-      checkUnchanged(opened.fd, size, opened.stat.mtimeNs, changed);
-    } catch (e) {
-      sink.destroy(e instanceof Error ? e : new Error(String(e)));
-      throw e;
-    }
-    sink.end(null); // streamx types require an argument; null writes nothing
-    await done;
-    return size;
+    const st = fstatSyncBig(opened.fd);
+    if (st.size !== BigInt(size)) throw changed(`size is now ${st.size}, was ${size}`);
+    if (st.mtimeNs !== opened.stat.mtimeNs) throw changed('modified');
   } finally {
     closeSync(opened.fd);
   }
+  const pad = padded(size) - size;
+  if (pad > 0) await out.push(TAR_END.subarray(0, pad));
 }
 
-/** After the last read: nothing past the listed size, and the same size and mtime as when opened. */
-function checkUnchanged(fd: number, size: number, mtimeNs: bigint, changed: (what: string) => JackinError): void {
-  if (readSync(fd, Buffer.alloc(1), 0, 1, size) !== 0) throw changed(`grew past ${size} bytes`);
-  const st = fstatSyncBig(fd);
-  if (st.size !== BigInt(size)) throw changed(`size is now ${st.size}, was ${size}`);
-  if (st.mtimeNs !== mtimeNs) throw changed('modified');
-}
+/** Where the last read of each file puts the byte past its end, if there is one. */
+const scratchByte = Buffer.alloc(1);

@@ -87,6 +87,26 @@ class BuiltinZstdCompressor implements StreamCompressor {
     return this.#take();
   }
 
+  ready(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  space(): Uint8Array {
+    if (this.#ended) throw new Error('zstd compressor already ended');
+    return this.#block.subarray(this.#used);
+  }
+
+  async commit(n: number): Promise<Uint8Array[]> {
+    if (this.#ended) throw new Error('zstd compressor already ended');
+    if (this.#failure !== undefined) throw this.#failure;
+    if (!Number.isInteger(n) || n < 0 || n > this.#blockBytes - this.#used)
+      throw new RangeError(`commit(${n}) with ${this.#blockBytes - this.#used} bytes of space`);
+    this.#used += n;
+    if (this.#used === this.#blockBytes) this.#submit();
+    await this.#waitWhile(() => this.#inFlight > ZSTD_BLOCKS_AHEAD);
+    return this.#take();
+  }
+
   async end(): Promise<Uint8Array[]> {
     if (this.#ended) return [];
     this.#ended = true;

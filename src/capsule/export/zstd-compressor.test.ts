@@ -56,6 +56,48 @@ for (const impl of ['zstd-wasm', 'node:zlib'] as const) {
     );
   });
 
+  test(`zstd (${impl}): bytes written in place (space() then commit()) and pushed, in any mix, make one stream of them in order`, async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.tuple(fc.boolean(), fc.uint8Array({ maxLength: 3000 })), { maxLength: 12 }),
+        fc.integer({ min: 1, max: 4096 }),
+        async (steps, blockBytes) => {
+          const c = ZSTD_COMPRESSORS[impl](ZSTD_LEVEL, blockBytes);
+          await c.ready();
+          const out: Uint8Array[] = [];
+          for (const [inPlace, bytes] of steps) {
+            if (!inPlace) {
+              out.push(...(await c.push(bytes)));
+              continue;
+            }
+            for (let at = 0; at < bytes.byteLength; ) {
+              const space = c.space();
+              assert.ok(space.byteLength > 0, 'space() is never empty');
+              const n = Math.min(space.byteLength, bytes.byteLength - at);
+              space.set(bytes.subarray(at, at + n));
+              at += n;
+              out.push(...(await c.commit(n)));
+            }
+          }
+          out.push(...(await c.end()));
+          assert.deepEqual(unzstd(Buffer.concat(out)), Buffer.concat(steps.map(([, b]) => b)));
+        },
+      ),
+      { numRuns: 100 },
+    );
+  });
+
+  test(`zstd (${impl}): commit() of more than space() held is refused, and so is space() after end()`, async () => {
+    const c = ZSTD_COMPRESSORS[impl](ZSTD_LEVEL, 64);
+    await c.ready();
+    await assert.rejects(c.commit(65), RangeError);
+    c.space().fill(1, 0, 10);
+    await c.commit(10);
+    await assert.rejects(c.commit(55), RangeError);
+    assert.deepEqual(unzstd(Buffer.concat(await c.end())), Buffer.alloc(10, 1));
+    assert.throws(() => c.space(), /already ended/);
+  });
+
   test(`zstd (${impl}): several blocks of mixed data round-trip through the zstd program, as GNU tar --zstd reads them`, async () => {
     const text = Buffer.from('export const value = "some fairly repetitive source text";\n'.repeat(40_000));
     const chunks = [text.subarray(0, 512), randomBytes(3 * ZSTD_BLOCK_BYTES + 17), text, Buffer.alloc(0), randomBytes(100)];

@@ -16,9 +16,9 @@ import type { StreamCompressor } from './stream-compressor.ts';
 /** Level 1, zstd's fast level: on a 256 MiB tree of source text and binaries, level 3 took about twice the
  * time for an archive 0.04% smaller. Compression was the largest part of a directory export. */
 export const ZSTD_LEVEL = 1;
-/** Input is copied into blocks of this size: each one write to the built-in compressor (tar-stream's output
- * comes in many small chunks, a 512-byte header per entry, and each write is a trip to the thread pool), or
- * one frame of the WebAssembly one. */
+/** Input is gathered into blocks of this size (file content read straight into them, headers copied in):
+ * each one write to the built-in compressor (each write is a trip to the thread pool, and a header is 512
+ * bytes), or one frame of the WebAssembly one. */
 export const ZSTD_BLOCK_BYTES = 1024 * 1024;
 
 export type { StreamCompressor } from './stream-compressor.ts';

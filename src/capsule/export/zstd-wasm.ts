@@ -17,6 +17,7 @@ import type { StreamCompressor } from './stream-compressor.ts';
 let zstdModule: typeof Zstd | undefined;
 const zstd = (): typeof Zstd => (zstdModule ??= createRequire(import.meta.url)('@bokuweb/zstd-wasm') as typeof Zstd);
 let initialized: Promise<void> | undefined;
+const NO_DICTIONARY = new Uint8Array(0);
 
 export function createWasmZstdCompressor(level: number, blockBytes: number): StreamCompressor {
   return new WasmZstdCompressor(level, blockBytes);
@@ -31,6 +32,8 @@ class WasmZstdCompressor implements StreamCompressor {
   #frames = 0;
   #ended = false;
   #destroyed = false;
+  /** The compression context (a pointer into the WebAssembly memory), made at the first frame. */
+  #cctx: number | undefined;
 
   constructor(level: number, blockBytes: number) {
     initialized ??= zstd().init();
@@ -50,27 +53,59 @@ class WasmZstdCompressor implements StreamCompressor {
     return this.#take(data);
   }
 
+  async ready(): Promise<void> {
+    await this.#whenReady();
+  }
+
+  space(): Uint8Array {
+    if (this.#ended) throw new Error(this.#destroyed ? 'zstd compressor destroyed' : 'zstd compressor already ended');
+    return this.#block.subarray(this.#used);
+  }
+
+  async commit(n: number): Promise<Uint8Array[]> {
+    if (this.#ended) throw new Error(this.#destroyed ? 'zstd compressor destroyed' : 'zstd compressor already ended');
+    if (!Number.isInteger(n) || n < 0 || n > this.#blockBytes - this.#used)
+      throw new RangeError(`commit(${n}) with ${this.#blockBytes - this.#used} bytes of space`);
+    this.#used += n;
+    if (!this.#ready) await this.#whenReady();
+    return this.#used === this.#blockBytes ? this.#flush() : [];
+  }
+
   async end(): Promise<Uint8Array[]> {
     if (this.#ended) return [];
     this.#ended = true;
     await this.#whenReady();
-    const out = this.#flush();
-    // Nothing pushed is still one (empty) frame, a valid zstd stream, as the built-in makes.
-    if (this.#frames === 0) out.push(zstd().compress(Buffer.alloc(0), this.#level));
-    return out;
+    try {
+      const out = this.#flush();
+      // Nothing pushed is still one (empty) frame, a valid zstd stream, as the built-in makes.
+      if (this.#frames === 0) out.push(zstd().compress(Buffer.alloc(0), this.#level));
+      return out;
+    } finally {
+      this.#release();
+    }
   }
 
   destroy(): void {
     this.#ended = true;
     this.#destroyed = true;
+    this.#release();
   }
 
   #flush(): Uint8Array[] {
     if (this.#used === 0) return [];
-    const frame = zstd().compress(this.#block.subarray(0, this.#used), this.#level); // a copy out of the WebAssembly memory
+    // One compression context for every frame of the stream: ZSTD_compress would make and drop one per block.
+    // An empty dictionary is no dictionary; the frames are ZSTD_compress's.
+    this.#cctx ??= zstd().createCCtx();
+    const frame = zstd().compressUsingDict(this.#cctx, this.#block.subarray(0, this.#used), NO_DICTIONARY, this.#level); // a copy out of the WebAssembly memory
     this.#used = 0;
     this.#frames++;
     return [frame];
+  }
+
+  #release(): void {
+    if (this.#cctx === undefined) return;
+    zstd().freeCCtx(this.#cctx);
+    this.#cctx = undefined;
   }
 
   #take(data: Uint8Array): Uint8Array[] {
