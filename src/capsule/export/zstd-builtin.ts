@@ -4,8 +4,8 @@
  *
  * It compresses on libuv's thread pool, so the event loop goes on reading and packing the tree (and serving
  * the session) while a block is compressed, and the archive is one zstd frame. It takes the least CPU of the
- * compressors tried, fed in 1 MiB blocks and read in 256 KiB chunks (measurements: bench/RESULTS.md, Export,
- * notes).
+ * compressors tried, fed in 1 MiB blocks, each compressed in one trip to the pool (outputChunkBytes)
+ * (measurements: bench/RESULTS.md, Export, notes).
  */
 import type { Transform } from 'node:stream';
 import type * as NodeZlib from 'node:zlib';
@@ -21,8 +21,15 @@ type ZlibWithZstd = typeof NodeZlib & {
 };
 const zlib = (): ZlibWithZstd => nodeZlib() as ZlibWithZstd;
 
-/** Bytes of compressed output per chunk handed to the sink. */
-const ZSTD_OUTPUT_CHUNK_BYTES = 256 * 1024;
+/**
+ * zlib's output buffer for blocks of `blockBytes`: more than a block can compress to (zstd's bound for
+ * 1 MiB is 1 MiB + 4 KiB), so a block is compressed in one trip to the pool. Each time the buffer fills, the pool's thread stops until the
+ * event loop has taken the output and written the rest of the block again, and the event loop is busy
+ * reading files in slices of a few milliseconds: with 256 KiB, a block of incompressible content took four
+ * trips, and the archiver spent about 300 ms of a 500 ms export waiting for the compressor (about 200 ms
+ * with this size; bench/RESULTS.md, the directory export's fifth pass).
+ */
+const outputChunkBytes = (blockBytes: number): number => Math.max(64 * 1024, blockBytes + blockBytes / 16);
 /** Blocks written and not yet compressed before push() waits (backpressure): the pool's thread has the
  * next block while the event loop fills the one after. */
 const ZSTD_BLOCKS_AHEAD = 2;
@@ -58,7 +65,7 @@ class BuiltinZstdCompressor implements StreamCompressor {
     const levelParam = zlib().constants.ZSTD_c_compressionLevel;
     if (create === undefined || levelParam === undefined) throw new Error(`Node ${process.version} has no zlib.createZstdCompress`);
     this.#blockBytes = blockBytes;
-    const z: Transform = create({ params: { [levelParam]: level }, chunkSize: ZSTD_OUTPUT_CHUNK_BYTES });
+    const z: Transform = create({ params: { [levelParam]: level }, chunkSize: Math.ceil(outputChunkBytes(blockBytes)) });
     this.#z = z;
     z.on('data', (chunk: Buffer) => this.#ready.push(chunk));
     z.on('error', (e: Error) => {
