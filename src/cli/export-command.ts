@@ -144,7 +144,8 @@ async function exportCommand(paths: string[], flags: ExportFlags): Promise<numbe
       try {
         const r = await exportFile(
           { path: source, ...(mode !== undefined ? { mode } : {}) },
-          { connect, directory, signal: stop, ...(meter ? { onProgress: (p: ExportProgress) => meter.update(p) } : {}) },
+          // The command serves nothing else while it exports: its writes need not go through libuv's pool.
+          { connect, directory, signal: stop, inlineWrites: true, ...(meter ? { onProgress: (p: ExportProgress) => meter.update(p) } : {}) },
         );
         meter?.clear();
         await appendAction(jackinHome(), { instance, action: 'export', target: source, result: 'ok', detail: r.destination });

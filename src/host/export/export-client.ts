@@ -57,6 +57,8 @@ export interface ExportClientOptions {
   readonly idleTimeoutMs?: number;
   /** Default EXPORT_MIN_PROGRESS. */
   readonly minProgress?: MinProgress;
+  /** The sink writes on the event loop's thread (ExportSinkOptions.inlineWrites). */
+  readonly inlineWrites?: boolean;
 }
 
 /** Exports one container path to `options.directory`. */
@@ -68,6 +70,7 @@ export async function exportFile(request: ExportRequest, options: ExportClientOp
     directory: options.directory,
     ...(options.maxBytes !== undefined ? { maxBytes: options.maxBytes } : {}),
     ...(options.freeSpaceMargin !== undefined ? { freeSpaceMargin: options.freeSpaceMargin } : {}),
+    inlineWrites: options.inlineWrites === true,
   });
   t.writable.write(
     encodeControlRequest(EXPORT_METHOD, {

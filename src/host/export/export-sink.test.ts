@@ -33,21 +33,23 @@ before(() => {
 });
 after(() => rmSync(base, { recursive: true, force: true }));
 
-test('a verified export is published 0600 in a 0700 directory, byte-identical, with no temp left', async () => {
-  const dir = freshDir();
-  const data = randomBytes(3 * 1024 * 1024 + 5);
-  const sink = new ExportSink({ directory: dir });
-  assert.equal(await sink.begin('report.txt', data.length), 'report.txt');
-  await send(sink, data);
-  const r = await sink.finish(sha(data));
-  assert.equal(r.destination, join(dir, 'report.txt'));
-  assert.equal(r.bytes, data.length);
-  assert.equal(r.sha256hex, sha(data).toString('hex'));
-  assert.deepEqual(readFileSync(r.destination), data);
-  assert.equal(statSync(r.destination).mode & 0o777, 0o600);
-  assert.equal(statSync(dir).mode & 0o777, 0o700);
-  assert.deepEqual(readdirSync(dir), ['report.txt']);
-});
+for (const inlineWrites of [false, true]) {
+  test(`a verified export is published 0600 in a 0700 directory, byte-identical, with no temp left (writes ${inlineWrites ? 'on the event loop' : 'in the pool'})`, async () => {
+    const dir = freshDir();
+    const data = randomBytes(3 * 1024 * 1024 + 5);
+    const sink = new ExportSink({ directory: dir, inlineWrites });
+    assert.equal(await sink.begin('report.txt', data.length), 'report.txt');
+    await send(sink, data);
+    const r = await sink.finish(sha(data));
+    assert.equal(r.destination, join(dir, 'report.txt'));
+    assert.equal(r.bytes, data.length);
+    assert.equal(r.sha256hex, sha(data).toString('hex'));
+    assert.deepEqual(readFileSync(r.destination), data);
+    assert.equal(statSync(r.destination).mode & 0o777, 0o600);
+    assert.equal(statSync(dir).mode & 0o777, 0o700);
+    assert.deepEqual(readdirSync(dir), ['report.txt']);
+  });
+}
 
 test('an existing name is never replaced: the next export goes to name-1, name-2', async () => {
   const dir = freshDir();
@@ -148,28 +150,30 @@ test('the host cap applies whatever the capsule declares', async () => {
   assert.equal(existsSync(dir), false, 'nothing is created for a refused export');
 });
 
-test('full disk: a small tmpfs refuses up front, and a disk that fills mid-write leaves nothing', async () => {
-  const mnt = mkdtempSync(join(tmpdir(), 'jk-tmpfs-'));
-  const m = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', mnt], { encoding: 'utf8' });
-  assert.equal(m.status, 0, `mount -t tmpfs failed (the test needs root): ${m.stderr}`);
-  try {
-    const dir = join(mnt, 'jackin', 'box');
-    // Declared larger than the filesystem: refused before a byte is written.
-    await rejectsWith(new ExportSink({ directory: dir }).begin('huge.bin', 2 * 1024 * 1024), 'E_NO_SPACE');
-    assert.deepEqual(readdirSync(dir), []);
+for (const inlineWrites of [false, true]) {
+  test(`full disk: a small tmpfs refuses up front, and a disk that fills mid-write leaves nothing (writes ${inlineWrites ? 'on the event loop' : 'in the pool'})`, async () => {
+    const mnt = mkdtempSync(join(tmpdir(), 'jk-tmpfs-'));
+    const m = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', mnt], { encoding: 'utf8' });
+    assert.equal(m.status, 0, `mount -t tmpfs failed (the test needs root): ${m.stderr}`);
+    try {
+      const dir = join(mnt, 'jackin', 'box');
+      // Declared larger than the filesystem: refused before a byte is written.
+      await rejectsWith(new ExportSink({ directory: dir }).begin('huge.bin', 2 * 1024 * 1024), 'E_NO_SPACE');
+      assert.deepEqual(readdirSync(dir), []);
 
-    // The check passes, then something else fills the disk: the write fails and the temp file goes.
-    const sink = new ExportSink({ directory: dir, freeSpaceMargin: 0 });
-    const data = randomBytes(600 * 1024);
-    await sink.begin('fits.bin', data.length);
-    const filler = spawnSync('dd', ['if=/dev/zero', `of=${join(mnt, 'filler')}`, 'bs=64k'], { encoding: 'utf8' });
-    assert.notEqual(filler.status, 0, 'dd should stop at a full disk');
-    await rejectsWith(send(sink, data), 'E_NO_SPACE');
-    await rejectsWith(sink.finish(sha(data)), 'E_NO_SPACE');
-    assert.deepEqual(readdirSync(dir), []);
-  } finally {
-    const u = spawnSync('umount', [mnt], { encoding: 'utf8' });
-    assert.equal(u.status, 0, u.stderr);
-    rmSync(mnt, { recursive: true, force: true });
-  }
-});
+      // The check passes, then something else fills the disk: the write fails and the temp file goes.
+      const sink = new ExportSink({ directory: dir, freeSpaceMargin: 0, inlineWrites });
+      const data = randomBytes(600 * 1024);
+      await sink.begin('fits.bin', data.length);
+      const filler = spawnSync('dd', ['if=/dev/zero', `of=${join(mnt, 'filler')}`, 'bs=64k'], { encoding: 'utf8' });
+      assert.notEqual(filler.status, 0, 'dd should stop at a full disk');
+      await rejectsWith(send(sink, data), 'E_NO_SPACE');
+      await rejectsWith(sink.finish(sha(data)), 'E_NO_SPACE');
+      assert.deepEqual(readdirSync(dir), []);
+    } finally {
+      const u = spawnSync('umount', [mnt], { encoding: 'utf8' });
+      assert.equal(u.status, 0, u.stderr);
+      rmSync(mnt, { recursive: true, force: true });
+    }
+  });
+}

@@ -16,7 +16,7 @@ import { parseSize } from '../../policy/size.ts';
 import { VerifiedTransfer } from '../../protocol/verified-transfer.ts';
 import { truncateUtf8 } from '../../protocol/text.ts';
 import { fitName, sanitizeExportName, splitExtension } from '../platform/sanitize-name.ts';
-import { writeAllAt } from '../../write-at.ts';
+import { writeAllAt, writeAllAtSync } from '../../write-at.ts';
 
 /**
  * Host-side cap on one export unless JACKIN_EXPORT_MAX_BYTES or the caller sets another: 4 GiB, beyond
@@ -100,6 +100,10 @@ export interface ExportSinkOptions {
   readonly maxBytes?: number;
   /** Bytes to leave free beyond the export; default FREE_SPACE_MARGIN. */
   readonly freeSpaceMargin?: number;
+  /** Write on the event loop's thread (writeAllAtSync) instead of libuv's pool: only for a process that
+   * serves nothing else meanwhile (`jackin export`). An attached session keeps the pool, so a slow disk
+   * never holds its keystrokes. Default false. */
+  readonly inlineWrites?: boolean;
 }
 
 interface ExportResult {
@@ -132,6 +136,7 @@ export class ExportSink {
   readonly #directory: string;
   readonly #cap: number | undefined;
   readonly #margin: number;
+  readonly #inlineWrites: boolean;
   #state: State = { kind: 'idle' };
   #written = 0;
   #lastWrite: Promise<void> = Promise.resolve();
@@ -152,6 +157,7 @@ export class ExportSink {
     this.#directory = options.directory;
     this.#cap = options.maxBytes;
     this.#margin = options.freeSpaceMargin ?? FREE_SPACE_MARGIN;
+    this.#inlineWrites = options.inlineWrites === true;
   }
 
   /** Check size, cap and free space, then create the temporary file. Returns the sanitised name.
@@ -218,9 +224,11 @@ export class ExportSink {
     const w = (async () => {
       try {
         await previous;
-        await writeAllAt(s.handle, bytes, offset, () => {
+        const stopIfFailed = (): void => {
           if (this.#failure !== undefined) throw this.#failure;
-        });
+        };
+        if (this.#inlineWrites) writeAllAtSync(s.handle.fd, bytes, offset, stopIfFailed);
+        else await writeAllAt(s.handle, bytes, offset, stopIfFailed);
         this.#written += bytes.byteLength;
         this.#unsynced += bytes.byteLength;
         this.#kickWriteback(s);
