@@ -37,8 +37,8 @@ Measures jackin against its baselines and writes bench/RESULTS.md (raw numbers: 
   --base DIR                the engine-cp section also measures the jackin checkout at DIR (built: \`npm run
                             build\` there), in the same rounds as this one: before and after a change
   --node VERSION            the export and attach sections also run jackin and its capsule under Node VERSION (exact,
-                            like 20.20.2; repeatable), installed by scripts/install-node.sh, in turns with
-                            this Node on the same files and baselines
+                            like 20.20.2; repeatable), and the engine-cp section its capsule, installed by
+                            scripts/install-node.sh, in turns with this Node on the same files and baselines
   -h, --help                show this help
 `;
 
@@ -84,7 +84,7 @@ if (!values['no-build']) {
   }
 }
 
-// The Nodes of the export and attach sections: this one (which built dist/ and its code caches), then each --node.
+// The Nodes of the export, attach and engine-cp sections: this one (which built dist/ and its code caches), then each --node.
 const nodes = [{ version: process.versions.node, path: process.execPath }];
 for (const version of values.node) {
   const bin = spawnSync(join(root, 'scripts', 'install-node.sh'), [version], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });

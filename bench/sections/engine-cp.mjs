@@ -128,7 +128,7 @@ async function startContainer(engine, workspace, tree) {
     term: 'xterm-256color',
     rows: 30,
     cols: 120,
-    capsule: { kind: 'host', node: process.execPath, packageRoot: tree.root, imagePath: DEFAULT_IMAGE_PATH },
+    capsule: { kind: 'host', node: tree.node, packageRoot: tree.root, imagePath: DEFAULT_IMAGE_PATH },
   });
   const remove = async () => {
     // docker rm has no -t (podman's stop timeout): -f kills at once on both.
@@ -174,14 +174,21 @@ async function measured(argv, env, also) {
 /**
  * `base`: another checkout of jackin (built), measured in the same rounds as this one, each in a container of
  * its own with its own package mounted (before and after a change, on the same files and baselines).
+ * `nodes` after the first (`--node`): this checkout again, its capsule on that Node (mounted in place of
+ * this one's), as the capsule runtime runs it on a host that cannot lend its own Node (macOS, Windows):
+ * `jackin` itself stays on this Node.
  */
-export async function run({ quick, log, base }) {
+export async function run({ quick, log, base, nodes = [] }) {
   const fileMiB = quick ? 64 : 1024;
   const treeMiB = quick ? 16 : 256;
   const stageMiB = quick ? 32 : 256;
   const rounds = quick ? 1 : 5;
-  const trees = [{ id: 'this', label: 'jackin', root: REPO_ROOT }];
-  if (base !== undefined) trees.push({ id: 'base', label: 'jackin (base)', root: resolvePath(base) });
+  const others = nodes.slice(1);
+  const trees = [
+    { id: 'this', label: others.length > 0 ? `jackin (capsule on Node ${process.versions.node})` : 'jackin', root: REPO_ROOT, node: process.execPath },
+  ];
+  if (base !== undefined) trees.push({ id: 'base', label: 'jackin (base)', root: resolvePath(base), node: process.execPath });
+  for (const n of others) trees.push({ id: `node-${n.version}`, label: `jackin (capsule on Node ${n.version})`, root: REPO_ROOT, node: n.path });
   // Under /var/tmp: during one run here something removed a directory of ours under /tmp (another session's cleanup).
   const dir = mkdtempSync(join('/var/tmp', 'jackin-engine-cp-'));
   const ws = join(dir, 'ws');
@@ -194,7 +201,7 @@ export async function run({ quick, log, base }) {
     treeMiB,
     stageMiB,
     rounds,
-    trees: trees.map(({ id, label, root }) => ({ id, label, root })),
+    trees: trees.map(({ id, label, root, node }) => ({ id, label, root, node })),
     engines: [],
   };
   const containers = [];
@@ -397,7 +404,7 @@ function render(d) {
     }
   }
   lines.push(
-    `Load average (1, 5, 15 min) before the section: ${d.loadAverageBefore.split(' ').slice(0, 3).join(', ')}; after: ${d.loadAverageAfter.split(' ').slice(0, 3).join(', ')}. Median of ${d.rounds} round(s) after a discarded warm-up. In each round: a local \`tar --zstd\` of the tree (${fmt(perGiB(d.tar.cpu, d.treeBytes / MiB), 2)} s CPU per GiB), then per engine and per transfer the engine's cp and jackin${d.trees.length > 1 ? ' of each tree (each in a container of its own, its own package mounted)' : ''}, one after the other, on the same files, in another order each round (the permutations in turn). The containers are started as \`jackin run --image\` starts one (the workspace bind-mounted at /workspace, the host's Node and the package mounted); the engine's cp reads the same bind-mounted files. \`jackin export\` includes starting \`jackin\`, the policy check, SHA-256 on both sides, fsync and the no-replace publish; \`jackin stage\` the host checks, SHA-256 on both sides and the create-new publish; the engines' cp neither hashes nor fsyncs. Staged files and \`cp\` into the container both land in the bind-mounted run directory. CPU is user + system from /proc of the command and its children, plus the capsule (jackin) or the daemons with their children (\`docker cp\`: dockerd and containerd); syscalls are read and write calls (syscr + syscw of /proc/PID/io) of the same processes, and the bytes are those through them (rchar + wchar).`,
+    `Load average (1, 5, 15 min) before the section: ${d.loadAverageBefore.split(' ').slice(0, 3).join(', ')}; after: ${d.loadAverageAfter.split(' ').slice(0, 3).join(', ')}. Median of ${d.rounds} round(s) after a discarded warm-up. In each round: a local \`tar --zstd\` of the tree (${fmt(perGiB(d.tar.cpu, d.treeBytes / MiB), 2)} s CPU per GiB), then per engine and per transfer the engine's cp and jackin${d.trees.length > 1 ? ' of each variant (each in a container of its own, its own package and capsule Node mounted)' : ''}, one after the other, on the same files, in another order each round (the permutations in turn). The containers are started as \`jackin run --image\` starts one (the workspace bind-mounted at /workspace, the host's Node, or the one a label names, and the package mounted); the engine's cp reads the same bind-mounted files. \`jackin export\` includes starting \`jackin\`, the policy check, SHA-256 on both sides, fsync and the no-replace publish; \`jackin stage\` the host checks, SHA-256 on both sides and the create-new publish; the engines' cp neither hashes nor fsyncs. Staged files and \`cp\` into the container both land in the bind-mounted run directory. CPU is user + system from /proc of the command and its children, plus the capsule (jackin) or the daemons with their children (\`docker cp\`: dockerd and containerd); syscalls are read and write calls (syscr + syscw of /proc/PID/io) of the same processes, and the bytes are those through them (rchar + wchar).`,
     '',
   );
   return lines.join('\n');
