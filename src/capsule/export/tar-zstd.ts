@@ -1,7 +1,8 @@
 /**
  * Writes a listed directory (directory-listing.ts) as a tar.zst stream: tar headers (tar-header.ts, the
  * bytes tar-stream's pack would write) and file content read straight into the zstd compressor's block, with
- * memory bounded by the compressor's blocks. Entry names are relative to the directory. Every regular file is opened from its checked parent directory
+ * memory bounded by the compressor's blocks. Entry names are relative to the directory. Every regular file
+ * is opened from its checked parent directory
  * (openEntrySync; openInsideRootsSync without /proc) with the directory as the only root, so a subdirectory
  * swapped for a symlink during the walk cannot pull in bytes from elsewhere. Owner fields are fixed (uid/gid
  * 0, no names), so the container's users do not leak and extraction does not depend on them. File sizes are

@@ -23,11 +23,11 @@ const zlib = (): ZlibWithZstd => nodeZlib() as ZlibWithZstd;
 
 /**
  * zlib's output buffer for blocks of `blockBytes`: more than a block can compress to (zstd's bound for
- * 1 MiB is 1 MiB + 4 KiB), so a block is compressed in one trip to the pool. Each time the buffer fills, the pool's thread stops until the
- * event loop has taken the output and written the rest of the block again, and the event loop is busy
- * reading files in slices of a few milliseconds: with 256 KiB, a block of incompressible content took four
- * trips, and the archiver spent about 300 ms of a 500 ms export waiting for the compressor (about 200 ms
- * with this size; bench/RESULTS.md, the directory export's fifth pass).
+ * 1 MiB is 1 MiB + 4 KiB), so a block is compressed in one trip to the pool. Each time the buffer fills,
+ * the pool's thread stops until the event loop has taken the output and written the rest of the block
+ * again, and the event loop is busy reading files in slices of a few milliseconds: with 256 KiB, a block of
+ * incompressible content took four trips, and the archiver spent about 300 ms of a 500 ms export waiting
+ * for the compressor (about 200 ms with this size; bench/RESULTS.md, the directory export's fifth pass).
  */
 const outputChunkBytes = (blockBytes: number): number => Math.max(64 * 1024, blockBytes + blockBytes / 16);
 /** Blocks written and not yet compressed before push() waits (backpressure): the pool's thread has the
