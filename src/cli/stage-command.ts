@@ -59,8 +59,7 @@ async function stageCommand(paths: string[], flags: StageFlags): Promise<number>
       }
       if (interruption.signal.aborted) break;
       try {
-        // The command serves nothing else while it stages: its reads need not go through libuv's pool.
-        const r = await stageFile(o.source, { connect, signal: interruption.signal, inlineReads: true });
+        const r = await stageFile(o.source, { connect, signal: interruption.signal });
         const via = r.resolved === null ? '' : ` (symlink to ${r.resolved})`;
         await appendAction(jackinHome(), { instance, action: 'stage', target: r.source, result: 'ok', detail: `${r.destination} (${r.bytes} bytes)${via}` });
         if (json) out(inertJson({ ok: true, source: r.source, destination: r.destination, bytes: r.bytes, sha256: r.sha256 }));

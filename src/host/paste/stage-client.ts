@@ -8,7 +8,6 @@
  * or grows meanwhile fails the transfer (E_CHANGED_WHILE_READING) and the capsule keeps nothing. Writes wait
  * for the connection to drain, so memory stays at a few chunks whatever the file size.
  */
-import { readSync } from 'node:fs';
 import { nodeCrypto } from '../../lazy-builtins.ts';
 import type { Writable } from 'node:stream';
 import { JackinError } from '../../errors.ts';
@@ -39,10 +38,6 @@ export interface StageClientOptions {
   /** false: the capsule does not tell an attached operator (the caller does). */
   readonly capsuleNotice?: boolean;
   readonly onProgress?: (bytes: number, total: number) => void;
-  /** Read the file on the event loop's thread (readSync) instead of libuv's pool: only for a process that
-   * serves nothing else meanwhile (`jackin stage`); an attached session's pastes keep the pool, so a slow
-   * disk never holds its keystrokes. Default false. */
-  readonly inlineReads?: boolean;
 }
 
 export interface StagedFileResult {
@@ -85,13 +80,8 @@ async function sendFile(
   transferId: bigint,
   touch: () => void,
   stopped: () => boolean,
-  inlineReads: boolean,
   onProgress?: (n: number, total: number) => void,
 ): Promise<Buffer> {
-  // Each read through the pool is a wake-up of one of its threads and a trip back (see write-at.ts).
-  const read = inlineReads
-    ? (buf: Buffer, at: number, length: number, position: number): number => readSync(src.handle.fd, buf, at, length, position)
-    : async (buf: Buffer, at: number, length: number, position: number): Promise<number> => (await src.handle.read(buf, at, length, position)).bytesRead;
   const hash = nodeCrypto().createHash('sha256');
   // Chunk buffers come back once the socket has written them: a long file reuses a few instead of leaving
   // one per MiB to the collector (fresh memory costs page faults, and on a VM the hypervisor's too).
@@ -103,7 +93,7 @@ async function sendFile(
     const buf = (free.pop() ?? Buffer.allocUnsafeSlow(MAX_CHUNK_BYTES)).subarray(0, want);
     let got = 0;
     while (got < want) {
-      const bytesRead = await read(buf, got, want - got, offset + got);
+      const { bytesRead } = await src.handle.read(buf, got, want - got, offset + got);
       if (bytesRead === 0) throw new JackinError('E_CHANGED_WHILE_READING', `${src.path} shrank to ${offset + got} bytes while it was sent (was ${src.size})`);
       got += bytesRead;
     }
@@ -121,8 +111,8 @@ async function sendFile(
     // capsule (which pauses while its disk is behind): memory stays under this bound plus a chunk.
     if (!more && w.writableLength > STAGE_SEND_QUEUE_BYTES) await waitDrain(w);
   }
-  const extra = await read(Buffer.alloc(1), 0, 1, src.size);
-  if (extra !== 0) throw new JackinError('E_CHANGED_WHILE_READING', `${src.path} grew past ${src.size} bytes while it was sent`);
+  const extra = await src.handle.read(Buffer.alloc(1), 0, 1, src.size);
+  if (extra.bytesRead !== 0) throw new JackinError('E_CHANGED_WHILE_READING', `${src.path} grew past ${src.size} bytes while it was sent`);
   const sha256 = hash.digest();
   w.write(encodeStageClientFrame({ type: 'FileStageEnd', transferId, sha256 }));
   return sha256;
@@ -165,7 +155,7 @@ export async function stageFile(src: StageSource, o: StageClientOptions): Promis
             const got = reader.push(chunk);
             if (got === undefined) continue;
             transferId = readControlReply(STAGE_METHOD, got.value).transferId;
-            sending = sendFile(t.writable, src, transferId, touch, () => stoppedBy() !== undefined, o.inlineReads === true, o.onProgress);
+            sending = sendFile(t.writable, src, transferId, touch, () => stoppedBy() !== undefined, o.onProgress);
             // A send failure closes the connection, which ends this loop; the error is then the reason.
             sending.catch((e: unknown) => {
               sendError = e;
