@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, fstatSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { WRITE_PIECE_BYTES, writeAllAt } from './write-at.ts';
+import { WRITE_PIECE_BYTES, writeAllAt, writeAllAtSync } from './write-at.ts';
 
 /** A real file handle whose write calls are recorded (position and length), optionally cut short. */
 function recording(handle: FileHandle, calls: Array<[number, number]>, shortBy = 0): FileHandle {
@@ -62,5 +62,33 @@ test('writeAllAt stops between pieces when beforeEach throws, having written onl
     assert.equal((await fh.stat()).size, 2 * WRITE_PIECE_BYTES);
   } finally {
     await fh.close();
+  }
+});
+
+test('writeAllAtSync writes every byte at its position, one piece of at most WRITE_PIECE_BYTES per beforeEach, and stops when it throws', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'jackin-write-at-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const path = join(dir, 'f');
+  const bytes = Buffer.alloc(3 * WRITE_PIECE_BYTES + 12345);
+  for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 13) & 0xff;
+  const fd = openSync(path, 'wx');
+  try {
+    let pieces = 0;
+    writeAllAtSync(fd, bytes.subarray(0, 100), 0, () => pieces++);
+    writeAllAtSync(fd, bytes.subarray(100), 100, () => pieces++);
+    assert.equal(pieces, 1 + Math.ceil((bytes.length - 100) / WRITE_PIECE_BYTES), 'one write call per piece of at most WRITE_PIECE_BYTES');
+    assert.deepEqual(readFileSync(path), bytes);
+
+    let calls = 0;
+    assert.throws(
+      () =>
+        writeAllAtSync(fd, Buffer.alloc(4 * WRITE_PIECE_BYTES, 1), bytes.length, () => {
+          if (++calls === 3) throw new Error('stopped');
+        }),
+      /stopped/,
+    );
+    assert.equal(fstatSync(fd).size, bytes.length + 2 * WRITE_PIECE_BYTES, 'only the pieces before the throw');
+  } finally {
+    closeSync(fd);
   }
 });
