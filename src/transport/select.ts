@@ -174,7 +174,7 @@ export async function selectTransport(o: SelectOptions, { borrowedReads }: Conne
   switch (plan.kind) {
     case 'socket': {
       // The operator named this path: it may be a symlink of theirs.
-      const transport = await connectSocketTransport(plan.path, { ...(borrowedReads !== undefined ? { borrowedReads } : {}) }, { followSymlink: true });
+      const transport = await connectSocketTransport(plan.path, borrowedReads !== undefined ? { borrowedReads } : {}, { followSymlink: true });
       return { transport, choice: 'socket', reason: plan.reason };
     }
     case 'relay':

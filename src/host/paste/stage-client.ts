@@ -100,8 +100,9 @@ async function sendFile(
     hash.update(buf);
     w.cork();
     w.write(encodeStageChunkHeader(transferId, offset, want));
-    const more = w.write(buf, () => {
-      if (free.length < STAGE_SEND_QUEUE_BYTES / MAX_CHUNK_BYTES + 2) free.push(Buffer.from(buf.buffer, buf.byteOffset, MAX_CHUNK_BYTES));
+    const more = w.write(buf, (err) => {
+      // Reused only once written: a failed write may still hold it (and the send stops on that failure).
+      if (err == null && free.length < STAGE_SEND_QUEUE_BYTES / MAX_CHUNK_BYTES + 2) free.push(Buffer.from(buf.buffer, buf.byteOffset, MAX_CHUNK_BYTES));
     });
     w.uncork();
     offset += want;
