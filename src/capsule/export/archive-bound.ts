@@ -8,8 +8,9 @@ import { ZSTD_BLOCK_BYTES } from './zstd-compressor.ts';
  * size follows the last chunk): every entry as a header, a pax extended header with its name and link
  * target, and its content padded to 512 bytes; then the end blocks; then zstd's worst case for that input
  * (ZSTD_COMPRESSBOUND: n + n/256 + at most 64, plus an 18-byte frame header and a 4-byte checksum, per
- * frame: one for Node's own zstd, one per ZSTD_BLOCK_BYTES for the WebAssembly fallback), with room to spare. A file that grows after the
- * listing fails the export anyway (E_CHANGED_WHILE_READING).
+ * frame: one for Node's own zstd; for the WebAssembly fallback up to eight per ZSTD_BLOCK_BYTES, compressed
+ * frames and stored ones of 9 bytes plus 3 per 128 KiB, stored-runs.ts), with room to spare. A file that
+ * grows after the listing fails the export anyway (E_CHANGED_WHILE_READING).
  */
 export function archiveBound(listing: DirectoryListing): number {
   let tar = 20 * TAR_BLOCK;

@@ -124,6 +124,30 @@ for (const impl of ['zstd-wasm', 'node:zlib'] as const) {
   });
 }
 
+test('zstd (zstd-wasm): random content is stored in raw blocks, not compressed; text beside it still is (stored-runs.ts)', async () => {
+  const random = randomBytes(ZSTD_BLOCK_BYTES);
+  // One block of random bytes: one frame of eight raw 128 KiB blocks (a 9-byte frame header, 3 bytes a block).
+  assert.equal((await compress('zstd-wasm', [random])).length, ZSTD_BLOCK_BYTES + 9 + 8 * 3);
+  // Half text, half random: the text compresses to almost nothing, the random half is stored.
+  const text = Buffer.from('export const value = "some fairly repetitive source text";\n'.repeat(20_000)).subarray(0, ZSTD_BLOCK_BYTES / 2);
+  const input = Buffer.concat([text, random.subarray(0, ZSTD_BLOCK_BYTES / 2)]);
+  const packed = await compress('zstd-wasm', [input]);
+  assert.ok(packed.length < ZSTD_BLOCK_BYTES / 2 + 4096, `${packed.length} bytes`);
+  assert.ok(packed.length >= ZSTD_BLOCK_BYTES / 2 + 9 + 4 * 3);
+  assert.ok(Buffer.compare(unzstd(packed), input) === 0);
+});
+
+test('zstd (zstd-wasm): a block of alternating stored and compressed segments stays within the bound archive-bound.ts declares', async () => {
+  // The most frames a block can make: eight 128 KiB segments, random and text by turns, each run its own frame.
+  const text = Buffer.from('export const value = "some fairly repetitive source text";\n'.repeat(3000)).subarray(0, 128 * 1024);
+  const blocks = 3;
+  const input = Buffer.concat(Array.from({ length: 8 * blocks }, (_, i) => (i % 2 === 0 ? randomBytes(128 * 1024) : text)));
+  const packed = await compress('zstd-wasm', [input]);
+  assert.ok(packed.length <= input.length + Math.ceil(input.length / 256) + (blocks + 1) * 1024, `${packed.length} bytes for ${input.length}`);
+  assert.ok(packed.length > input.length / 2, 'the random half was stored');
+  assert.ok(Buffer.compare(unzstd(packed), input) === 0);
+});
+
 test('zstd: createZstdCompressor() is the picked implementation, and its stream round-trips', async () => {
   const c = createZstdCompressor();
   const input = Buffer.from('picked '.repeat(1000));

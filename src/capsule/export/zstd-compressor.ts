@@ -18,7 +18,7 @@ import type { StreamCompressor } from './stream-compressor.ts';
 export const ZSTD_LEVEL = 1;
 /** Input is gathered into blocks of this size (file content read straight into them, headers copied in):
  * each one write to the built-in compressor (each write is a trip to the thread pool, and a header is 512
- * bytes), or one frame of the WebAssembly one. */
+ * bytes), or one to eight frames of the WebAssembly one (stored-runs.ts). */
 export const ZSTD_BLOCK_BYTES = 1024 * 1024;
 
 export type { StreamCompressor } from './stream-compressor.ts';
