@@ -5,8 +5,9 @@
  * thread); telling it apart costs about 0.08 ms per MiB (bench/RESULTS.md, the directory export's sixth pass).
  *
  * A compressor's block is cut into segments of 128 KiB, zstd's largest block. A segment is stored when
- * each of eight 1 KiB windows spread across it has the byte entropy of random data, so a segment that
- * holds some text, or data with a short period (a table of records), is compressed as before. Runs of
+ * each of eight 1 KiB windows spread across it (18 KiB apart) has the byte entropy of random data, so a
+ * segment that holds a stretch of text longer than that, or data with a short period (a table of records),
+ * is compressed as before; shorter bits of text between random content may be stored with it. Runs of
  * stored segments become zstd frames of raw blocks, which any zstd decoder (`zstd -d`, GNU `tar --zstd`)
  * reads as part of the one stream: the format allows any number of frames back to back.
  *
