@@ -67,6 +67,21 @@ export class PtyInternals {
     };
   }
 
+  /**
+   * The master's descriptor while node-pty's tty stream still has it open; undefined from the moment the
+   * stream is destroyed. node-pty closes the descriptor only by destroying that stream (EIO after the
+   * program's exit, its timer 200 ms after the exit, destroy()), and from then on the number is free: any
+   * thread of this process may open a file under it (a /proc table the port watch reads, a staged file).
+   * Read, it would pass that file off as the program's output; written, it would get keystrokes. The stream
+   * is marked destroyed, and its handle dropped, in the same call on this thread that closes the
+   * descriptor, so asked right before each synchronous read or write, the answer cannot be stale.
+   */
+  get openFd(): number | undefined {
+    const stream = this.stream;
+    if (this.fd === undefined || stream === undefined || stream.destroyed || stream._handle == null) return undefined;
+    return this.fd;
+  }
+
   /** The pieces not found (each falls back as described above). */
   get missing(): PtyPiece[] {
     return missingPieces(this.found);

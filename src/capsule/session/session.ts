@@ -324,9 +324,7 @@ export class Session {
   #drainNow(): void {
     // Buffered chunks reach onOutput in order through the 'data' listener, then the fd is read.
     this.#internals.drainStreamBuffer();
-    const fd = this.#internals.fd;
-    if (fd === undefined) return;
-    for (let n = this.#readQueued(fd); n > 0; n = this.#readQueued(fd)) this.#onOutput(Buffer.from(this.#readBuffer.subarray(0, n)));
+    for (let n = this.#readQueued(); n > 0; n = this.#readQueued()) this.#onOutput(Buffer.from(this.#readBuffer.subarray(0, n)));
   }
 
   /**
@@ -335,18 +333,20 @@ export class Session {
    * now follows it.
    */
   #readOn(chunk: Buffer): Buffer {
-    const fd = this.#internals.fd;
-    if (chunk.length < READ_ON_FROM || fd === undefined || this.#holds.size > 0 || (this.#internals.stream?.readableLength ?? 1) > 0) return chunk;
-    const n = this.#readQueued(fd);
+    if (chunk.length < READ_ON_FROM || this.#holds.size > 0 || (this.#internals.stream?.readableLength ?? 1) > 0) return chunk;
+    const n = this.#readQueued();
     return n === 0 ? chunk : Buffer.concat([chunk, this.#readBuffer.subarray(0, n)]);
   }
 
   /**
    * Reads the master synchronously into `readBuffer` until the kernel has nothing queued or less than one
    * read's room (4 KiB) is left; returns how many bytes it holds. Any error ends it: EAGAIN (nothing queued
-   * for now), EIO (slave closed and drained), EBADF (already closed); libuv's next read reports it as before.
+   * for now), EIO (slave closed and drained); libuv's next read reports it as before. Nothing is read once
+   * node-pty has closed the master (PtyInternals.openFd): its number may be another file's by then.
    */
-  #readQueued(fd: number): number {
+  #readQueued(): number {
+    const fd = this.#internals.openFd;
+    if (fd === undefined) return 0;
     const buf = this.#readBuffer;
     let n = 0;
     const limit = Error.stackTraceLimit;
@@ -393,7 +393,7 @@ export class Session {
     if (this.#exitStatus !== null || bytes.length === 0) return true;
     if (this.#internals.fd !== undefined) {
       this.#input.push(bytes);
-      if (this.#input.length === 1) this.#writeInput(this.#internals.fd);
+      if (this.#input.length === 1) this.#writeInput();
       return this.#input.length === 0;
     }
     if (this.#internals.stream) return this.#internals.stream.write(bytes);
@@ -405,21 +405,24 @@ export class Session {
    * Writes queued input to the master until the PTY takes no more; then tries again in INPUT_RETRY_MS.
    * Fires drain once the queue is empty after a write that returned false.
    */
-  #writeInput(fd: number): void {
+  #writeInput(): void {
     this.#inputRetry = undefined;
     const backedUp = this.#input.length > 1 || this.#inputRetried;
     while (this.#input.length > 0) {
       const head = this.#input[0]!;
+      // Asked before every write: a retry comes a timer later, and node-pty may have closed the master since.
+      const fd = this.#internals.openFd;
       let n: number;
       try {
+        if (fd === undefined) throw new Error('the PTY is closed');
         n = writeSync(fd, head);
       } catch (e) {
         if ((e as NodeJS.ErrnoException).code === 'EAGAIN' && this.#exitStatus === null && !this.#store.isDisposed) {
           this.#inputRetried = true;
-          this.#inputRetry = setTimeout(() => this.#writeInput(fd), INPUT_RETRY_MS);
+          this.#inputRetry = setTimeout(() => this.#writeInput(), INPUT_RETRY_MS);
           return;
         }
-        // The PTY is gone (EIO, EBADF after the exit): the input has nowhere to go.
+        // The PTY is gone (closed, EIO after the exit): the input has nowhere to go.
         this.#input.length = 0;
         break;
       }
