@@ -90,6 +90,20 @@ test('pty internals: a node-pty with none of the pieces reports each one missing
   internals.drainStreamBuffer(); // nothing to read, and no stream: a no-op
 });
 
+test("pty internals: the master descriptor is given only while node-pty's stream is open, never without the stream", () => {
+  const stream = Object.assign(new PassThrough(), { _handle: { reading: true } as { reading: boolean } | null });
+  const internals = new PtyInternals(fakePty({ _socket: stream, fd: 42 }));
+  assert.equal(internals.openFd, 42);
+  stream._handle = null; // net.Socket drops its handle as it closes the descriptor
+  assert.equal(internals.openFd, undefined, 'a stream without its handle');
+  stream._handle = { reading: true };
+  stream.destroy();
+  assert.equal(internals.openFd, undefined, 'a destroyed stream');
+  const bare = new PtyInternals(fakePty({ fd: 42 }));
+  assert.equal(bare.fd, 42);
+  assert.equal(bare.openFd, undefined, 'without the stream nothing says the descriptor is still the PTY');
+});
+
 test('pty internals: the exit hook runs when node-pty reaps the child, before its public exit event, and only for its own spawn', async () => {
   const order: string[] = [];
   const spawn = (script: string) => () =>

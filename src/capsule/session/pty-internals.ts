@@ -11,8 +11,10 @@
  *   resume() (a paused stream keeps what it read, which can be lost at exit).
  * - `ptsName` (the slave's path): lets the session hold the slave open until the tail of the output was
  *   read. Fallback: no hold (the last KiB of output can be lost under load).
- * - `fd` (the master's descriptor): read synchronously to the end once the program exited. Fallback: no
- *   such read (output still unread when node-pty destroys the stream is lost).
+ * - `fd` (the master's descriptor): read synchronously to the end once the program exited, and input
+ *   written to it; used only with `socket`, whose state says whether node-pty closed it (openFd).
+ *   Fallback: no such read (output still unread when node-pty destroys the stream is lost), input through
+ *   the stream or the public write.
  * - `exitHook` (the native binding's `fork`, whose last argument is the exit callback): the session hears of
  *   the program's exit the moment node-pty's own thread has reaped it, before node-pty arms the timer that
  *   destroys the stream (see spawnWithExitHook). Fallback: the session checks for the exit on a timer.

@@ -391,7 +391,8 @@ export class Session {
   /** Writes input bytes to the program. False means the PTY is not draining: wait for `onDrain`. */
   write(bytes: Buffer): boolean {
     if (this.#exitStatus !== null || bytes.length === 0) return true;
-    if (this.#internals.fd !== undefined) {
+    // The descriptor only with node-pty's stream, which tells whether it is still open (PtyInternals.openFd).
+    if (this.#internals.fd !== undefined && this.#internals.stream !== undefined) {
       this.#input.push(bytes);
       if (this.#input.length === 1) this.#writeInput();
       return this.#input.length === 0;
