@@ -14,6 +14,10 @@ const [major, minor] = process.versions.node.split('.').map(Number) as [number, 
 /** Node's zlib has zstd from 22.15 on the 22 line, 23.8 on 23, and in every 24 and later. */
 const nodeHasZstd = major >= 24 || (major === 23 && minor >= 8) || (major === 22 && minor >= 15);
 
+/** Source text, as the bench's tree has: compresses to almost nothing. */
+const sourceText = (bytes: number): Buffer =>
+  Buffer.from('export const value = "some fairly repetitive source text";\n'.repeat(Math.ceil(bytes / 59) + 1)).subarray(0, bytes);
+
 function unzstd(packed: Uint8Array): Buffer {
   const r = spawnSync('zstd', ['-dc'], { input: packed, maxBuffer: 64 << 20 });
   assert.equal(r.status, 0, String(r.stderr));
@@ -99,7 +103,7 @@ for (const impl of ['zstd-wasm', 'node:zlib'] as const) {
   });
 
   test(`zstd (${impl}): several blocks of mixed data round-trip through the zstd program, as GNU tar --zstd reads them`, async () => {
-    const text = Buffer.from('export const value = "some fairly repetitive source text";\n'.repeat(40_000));
+    const text = sourceText(40_000 * 59);
     const chunks = [text.subarray(0, 512), randomBytes(3 * ZSTD_BLOCK_BYTES + 17), text, Buffer.alloc(0), randomBytes(100)];
     const packed = await compress(impl, chunks);
     const input = Buffer.concat(chunks);
@@ -129,7 +133,7 @@ test('zstd (zstd-wasm): random content is stored in raw blocks, not compressed; 
   // One block of random bytes: one frame of eight raw 128 KiB blocks (a 9-byte frame header, 3 bytes a block).
   assert.equal((await compress('zstd-wasm', [random])).length, ZSTD_BLOCK_BYTES + 9 + 8 * 3);
   // Half text, half random: the text compresses to almost nothing, the random half is stored.
-  const text = Buffer.from('export const value = "some fairly repetitive source text";\n'.repeat(20_000)).subarray(0, ZSTD_BLOCK_BYTES / 2);
+  const text = sourceText(ZSTD_BLOCK_BYTES / 2);
   const input = Buffer.concat([text, random.subarray(0, ZSTD_BLOCK_BYTES / 2)]);
   const packed = await compress('zstd-wasm', [input]);
   assert.ok(packed.length < ZSTD_BLOCK_BYTES / 2 + 4096, `${packed.length} bytes`);
@@ -139,7 +143,7 @@ test('zstd (zstd-wasm): random content is stored in raw blocks, not compressed; 
 
 test('zstd (zstd-wasm): a block of alternating stored and compressed segments stays within the bound archive-bound.ts declares', async () => {
   // The most frames a block can make: eight 128 KiB segments, random and text by turns, each run its own frame.
-  const text = Buffer.from('export const value = "some fairly repetitive source text";\n'.repeat(3000)).subarray(0, 128 * 1024);
+  const text = sourceText(128 * 1024);
   const blocks = 3;
   const input = Buffer.concat(Array.from({ length: 8 * blocks }, (_, i) => (i % 2 === 0 ? randomBytes(128 * 1024) : text)));
   const packed = await compress('zstd-wasm', [input]);
