@@ -271,6 +271,16 @@ export async function run({ quick, log, base, nodes = [] }) {
         subjects: [{ id: 'cp', ops: cpOps(mine[0]), runs: {} }, ...mine.map((c) => ({ id: c.tree.id, container: c, ops: jackinOps(c), runs: {} }))],
       };
     });
+    // The fixed cost in every jackin figure: starting Node, then jackin. An environment's
+    // NODE_EXTRA_CA_CERTS is read at every start by some Nodes (20 does, 24 defers it), so when it is set
+    // both are timed again without it, to show that part apart.
+    const caCerts = process.env.NODE_EXTRA_CA_CERTS;
+    const { NODE_EXTRA_CA_CERTS: _unset, ...envWithoutCa } = process.env;
+    const startOps = {
+      node: (env) => measured([process.execPath, '-e', '0'], env, []),
+      jackin: (env) => measured([process.execPath, join(REPO_ROOT, 'bin', 'jackin.js'), '--version'], env, []),
+    };
+    const startRuns = { node: [], jackin: [], nodeWithoutCa: [], jackinWithoutCa: [] };
     const tarRuns = [];
     const KINDS = ['file', 'dir', 'stage'];
     // Round 0 is a discarded warm-up of everything (page cache, fresh pages, JIT of the engines' clients).
@@ -282,6 +292,14 @@ export async function run({ quick, log, base, nodes = [] }) {
     for (let round = 0; round <= rounds; round++) {
       const t = await tar();
       if (round > 0) tarRuns.push(t);
+      for (const [what, op] of Object.entries(startOps)) {
+        const m = await op(process.env);
+        const w = caCerts === undefined ? undefined : await op(envWithoutCa);
+        if (round > 0) {
+          startRuns[what].push(m.seconds);
+          if (w !== undefined) startRuns[`${what}WithoutCa`].push(w.seconds);
+        }
+      }
       for (const v of variants) {
         const order = permutation(v.subjects, round);
         for (const kind of KINDS) {
@@ -294,6 +312,7 @@ export async function run({ quick, log, base, nodes = [] }) {
       log(`engine-cp: round ${round} of ${rounds} done${round === 0 ? ' (warm-up)' : ''}`);
     }
     data.tar = summarize(tarRuns);
+    data.starts = { caCerts: caCerts !== undefined, ...Object.fromEntries(Object.entries(startRuns).map(([k, v]) => [k, v.length > 0 ? median(v) : null])) };
     data.loadAverageAfter = readFileSync('/proc/loadavg', 'utf8').trim();
     for (const v of variants) {
       const d = { engine: v.engine, subjects: {} };
@@ -402,6 +421,18 @@ function render(d) {
         '',
       );
     }
+  }
+  if (d.starts !== undefined) {
+    const st = d.starts;
+    const ms = (x) => `${fmt(x * 1000, 0)} ms`;
+    lines.push(
+      `Starting, the fixed cost in every jackin figure (medians over the rounds): \`node -e 0\` ${ms(st.node)}, \`jackin --version\` ${ms(st.jackin)}${
+        st.caCerts
+          ? `; without NODE_EXTRA_CA_CERTS, which this environment sets (Node 20 reads the file at every start, Node 24 only when it first needs it): ${ms(st.nodeWithoutCa)} and ${ms(st.jackinWithoutCa)}`
+          : ''
+      }.`,
+      '',
+    );
   }
   lines.push(
     `Load average (1, 5, 15 min) before the section: ${d.loadAverageBefore.split(' ').slice(0, 3).join(', ')}; after: ${d.loadAverageAfter.split(' ').slice(0, 3).join(', ')}. Median of ${d.rounds} round(s) after a discarded warm-up. In each round: a local \`tar --zstd\` of the tree (${fmt(perGiB(d.tar.cpu, d.treeBytes / MiB), 2)} s CPU per GiB), then per engine and per transfer the engine's cp and jackin${d.trees.length > 1 ? ' of each variant (each in a container of its own, its own package and capsule Node mounted)' : ''}, one after the other, on the same files, in another order each round (the permutations in turn). The containers are started as \`jackin run --image\` starts one (the workspace bind-mounted at /workspace, the host's Node, or the one a label names, and the package mounted); the engine's cp reads the same bind-mounted files. \`jackin export\` includes starting \`jackin\`, the policy check, SHA-256 on both sides, fsync and the no-replace publish; \`jackin stage\` the host checks, SHA-256 on both sides and the create-new publish; the engines' cp neither hashes nor fsyncs. Staged files and \`cp\` into the container both land in the bind-mounted run directory. CPU is user + system from /proc of the command and its children, plus the capsule (jackin) or the daemons with their children (\`docker cp\`: dockerd and containerd); syscalls are read and write calls (syscr + syscw of /proc/PID/io) of the same processes, and the bytes are those through them (rchar + wchar).`,
