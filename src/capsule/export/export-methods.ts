@@ -77,8 +77,15 @@ class ChunkPool {
   readonly #free: Buffer[] = [];
   take = (bytes: number): Buffer => (bytes === EXPORT_CHUNK_BYTES ? this.#free.pop() : undefined) ?? Buffer.allocUnsafe(bytes);
   give(b: Buffer): void {
-    // More than the send buffer can hold is never in flight at once.
-    if (b.length === EXPORT_CHUNK_BYTES && this.#free.length < EXPORT_SEND_BUFFER_BYTES / EXPORT_CHUNK_BYTES + 2) this.#free.push(b);
+    // A directory's last chunk is the start of a whole one (export-source.ts): the whole one comes back.
+    const whole =
+      b.length === EXPORT_CHUNK_BYTES
+        ? b
+        : b.byteOffset === 0 && b.buffer.byteLength === EXPORT_CHUNK_BYTES
+          ? Buffer.from(b.buffer, 0, EXPORT_CHUNK_BYTES)
+          : undefined;
+    // What the send buffer holds, the chunk being hashed, and a directory's chunks waiting for the sender.
+    if (whole !== undefined && this.#free.length < EXPORT_SEND_BUFFER_BYTES / EXPORT_CHUNK_BYTES + 4) this.#free.push(whole);
   }
 }
 

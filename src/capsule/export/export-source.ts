@@ -134,9 +134,11 @@ async function openDirectory(requested: string, abs: string, real: string, ctx: 
 const STREAMED_ARCHIVE_QUEUE_BYTES = 2 * 1024 * 1024;
 
 /**
- * A directory archived as it is sent: the archiver runs alongside chunks(), handing its output over through
- * a queue of at most STREAMED_ARCHIVE_QUEUE_BYTES, so a slow host slows the archiver. The chunks are hashed
- * like a file's; an archive that would pass the declared bound fails instead (it cannot, see archiveBound).
+ * A directory archived as it is sent: the archiver runs alongside chunks(), its output copied as it comes
+ * into the chunks chunks() yields (the compressor reuses its own buffers, stream-compressor.ts). Once
+ * STREAMED_ARCHIVE_QUEUE_BYTES of full chunks wait for the sender, the archiver waits: a slow host slows it. The
+ * chunks are hashed like a file's; an archive that would pass the declared bound fails instead (it cannot,
+ * see archiveBound).
  */
 class StreamedArchive implements ExportSource {
   readonly kind = 'directory';
@@ -149,9 +151,12 @@ class StreamedArchive implements ExportSource {
   readonly #listing: DirectoryListing;
   #digest: ExportDigest | undefined;
   #started = false;
-  // The hand-over between the archiver and chunks(), used from the start of chunks() on.
-  readonly #queue: Uint8Array[] = [];
-  #queued = 0;
+  // The hand-over between the archiver and chunks(), used from the start of chunks() on: full chunks, and
+  // the one being filled.
+  #alloc: (bytes: number) => Buffer = (n) => Buffer.allocUnsafe(n);
+  readonly #full: Buffer[] = [];
+  #filling: Buffer | undefined;
+  #filled = 0;
   #finished = false;
   #stopped = false;
   #failure: unknown;
@@ -170,10 +175,9 @@ class StreamedArchive implements ExportSource {
   async *chunks(allocate?: (bytes: number) => Buffer): AsyncGenerator<ExportChunk, void, undefined> {
     if (this.#started) throw new Error('chunks() may run only once');
     this.#started = true;
-    const alloc = allocate ?? ((n: number) => Buffer.allocUnsafe(n));
+    if (allocate !== undefined) this.#alloc = allocate;
     const hash = new TransferHash();
     const bound = this.size;
-    const queue = this.#queue;
     const archiver = writeDirectoryArchive(this.#listing, (bytes) => this.#take(bytes), this.name.slice(0, -'.tar.zst'.length)).then(
       () => undefined,
       (e: unknown) => {
@@ -188,30 +192,23 @@ class StreamedArchive implements ExportSource {
     try {
       for (;;) {
         if (this.#failure !== undefined) throw this.#failure;
-        // Full 1 MiB chunks (the sender recycles those), except the last.
-        if (this.#queued < EXPORT_CHUNK_BYTES && !this.#finished) {
+        // Full 1 MiB chunks (the sender recycles those), then what the last one holds.
+        let chunk = this.#full.shift();
+        if (chunk === undefined && this.#finished && this.#filling !== undefined) {
+          chunk = this.#filling.subarray(0, this.#filled);
+          this.#filling = undefined;
+        }
+        if (chunk === undefined) {
+          if (this.#finished) break;
           await new Promise<void>((resolve) => (this.#wakeSender = resolve));
           this.#wakeSender = undefined;
           continue;
         }
-        if (this.#queued === 0) break;
-        // One chunk of up to 1 MiB, copied out of the archiver's frames.
-        const n = Math.min(EXPORT_CHUNK_BYTES, this.#queued);
-        if (offset + n > bound) throw new JackinError('E_EXPORT_IO', `${this.requested}: the archive passed its declared bound of ${bound} bytes`);
-        const chunk = alloc(n);
-        let filled = 0;
-        while (filled < n) {
-          const head = queue[0]!;
-          const k = Math.min(head.byteLength, n - filled);
-          chunk.set(head.subarray(0, k), filled);
-          filled += k;
-          if (k === head.byteLength) queue.shift();
-          else queue[0] = head.subarray(k);
-        }
-        this.#queued -= n;
-        if (this.#queued <= STREAMED_ARCHIVE_QUEUE_BYTES) this.#wakeArchiver?.();
+        this.#wakeArchiver?.();
+        if (offset + chunk.byteLength > bound)
+          throw new JackinError('E_EXPORT_IO', `${this.requested}: the archive passed its declared bound of ${bound} bytes`);
         yield { offset, bytes: chunk };
-        offset += n;
+        offset += chunk.byteLength;
         await hash.update(chunk);
       }
       this.#digest = { bytes: offset, sha256: await hash.digest() };
@@ -231,12 +228,26 @@ class StreamedArchive implements ExportSource {
     return Promise.resolve();
   }
 
-  /** The archiver's sink: queue its bytes, and hold the archiver while the queue is full. */
+  /** The archiver's sink: copy its bytes into chunks at once (they are the compressor's, to be reused), and
+   * hold the archiver while the full chunks waiting for the sender reach the queue's bound. */
   async #take(bytes: Uint8Array): Promise<void> {
-    this.#queue.push(bytes);
-    this.#queued += bytes.byteLength;
+    for (let from = 0; from < bytes.byteLength; ) {
+      if (this.#filling === undefined) {
+        this.#filling = this.#alloc(EXPORT_CHUNK_BYTES);
+        this.#filled = 0;
+      }
+      const n = Math.min(bytes.byteLength - from, EXPORT_CHUNK_BYTES - this.#filled);
+      this.#filling.set(bytes.subarray(from, from + n), this.#filled);
+      this.#filled += n;
+      from += n;
+      if (this.#filled === EXPORT_CHUNK_BYTES) {
+        this.#full.push(this.#filling);
+        this.#filling = undefined;
+      }
+    }
     this.#wakeSender?.();
-    while (this.#queued > STREAMED_ARCHIVE_QUEUE_BYTES && !this.#stopped) await new Promise<void>((resolve) => (this.#wakeArchiver = resolve));
+    while (this.#full.length * EXPORT_CHUNK_BYTES >= STREAMED_ARCHIVE_QUEUE_BYTES && !this.#stopped)
+      await new Promise<void>((resolve) => (this.#wakeArchiver = resolve));
     if (this.#stopped) throw new JackinError('E_EXPORT_CLOSED', `export of ${this.requested} stopped`);
   }
 

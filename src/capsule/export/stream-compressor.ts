@@ -1,4 +1,8 @@
-/** What directory export needs of a streaming compressor (zstd-compressor.ts picks the implementation). */
+/**
+ * What directory export needs of a streaming compressor (zstd-compressor.ts picks the implementation).
+ * The output a call resolves with stays valid until the caller's next call resolves: the built-in compressor
+ * reuses the memory behind it (output-slabs.ts), so a caller copies what it keeps longer.
+ */
 export interface StreamCompressor {
   /** Feed bytes (copied: `data` may be reused once this returns); resolves, once the compressor can take
    * more, with the compressed output ready so far (possibly none). */
@@ -12,6 +16,9 @@ export interface StreamCompressor {
   commit(n: number): Promise<Uint8Array[]>;
   /** Compress what is buffered and end the stream; resolves with the rest of the output. */
   end(): Promise<Uint8Array[]>;
+  /** After end() resolved and its output was used: the compressor's memory goes back to be reused by the
+   * next one. Nothing may be called after it. */
+  release(): void;
   /** Drop everything (after a failure elsewhere); later calls reject. */
   destroy(): void;
 }

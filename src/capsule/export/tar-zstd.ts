@@ -31,7 +31,8 @@ export interface ArchiveSummary {
   readonly skipped: readonly string[];
 }
 
-/** Receives the archive's bytes in order; the archiver waits for each call (backpressure). */
+/** Receives the archive's bytes in order; the archiver waits for each call (backpressure). `bytes` may be
+ * reused once the call resolves (the compressor's output, stream-compressor.ts): a sink copies what it keeps. */
 export type ArchiveSink = (bytes: Uint8Array) => Promise<void>;
 
 /** A sink appending to an open file. */
@@ -94,6 +95,7 @@ export async function writeDirectoryArchive(
     parents.close();
     await out.push(TAR_END);
     await out.end();
+    compressor.release();
   } catch (e) {
     parents.close();
     compressor.destroy();

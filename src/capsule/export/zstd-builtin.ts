@@ -5,11 +5,16 @@
  * It compresses on libuv's thread pool, so the event loop goes on reading and packing the tree (and serving
  * the session) while a block is compressed, and the archive is one zstd frame. It takes the least CPU of the
  * compressors tried, fed in 1 MiB blocks, each compressed in one trip to the pool (outputChunkBytes)
- * (measurements: bench/RESULTS.md, Export, notes).
+ * (measurements: bench/RESULTS.md, Export, notes). It takes no new memory after the first export: its
+ * blocks and output slabs are pooled for the next one, and zlib writes each output over the last once it is
+ * copied out (rewindOutput), instead of a fresh 1 MiB buffer per MiB of archive (bench/RESULTS.md, the
+ * seventh pass).
  */
 import type { Transform } from 'node:stream';
 import type * as NodeZlib from 'node:zlib';
 import { nodeZlib } from '../../lazy-builtins.ts';
+import { BufferPool } from './buffer-pool.ts';
+import { OutputSlabs } from './output-slabs.ts';
 import type { StreamCompressor } from './stream-compressor.ts';
 
 // @types/node is pinned to the oldest Node line engines admits (20), which has no zstd: the built-in is
@@ -34,6 +39,45 @@ const outputChunkBytes = (blockBytes: number): number => Math.max(64 * 1024, blo
  * next block while the event loop fills the one after. */
 const ZSTD_BLOCKS_AHEAD = 2;
 
+/** Slabs the output is copied into (output-slabs.ts), about one block's output each, shared by every export
+ * of the process: six is more than the output of the blocks in flight and of the call before. */
+const outputSlabs = new BufferPool(1024 * 1024, 6);
+/** Blocks, by size, shared by every export of the process: the blocks in flight and the one being filled. */
+const blockPools = new Map<number, BufferPool>();
+function blockPool(blockBytes: number): BufferPool {
+  let pool = blockPools.get(blockBytes);
+  if (pool === undefined) {
+    pool = new BufferPool(blockBytes, ZSTD_BLOCKS_AHEAD + 2);
+    blockPools.set(blockBytes, pool);
+  }
+  return pool;
+}
+
+/** The fields of node:zlib's stream that hold its output buffer and how much of it is written (lib/zlib.js,
+ * unchanged from Node 22.15 to 25): `_outBuffer`, `_outOffset`. */
+interface ZlibOutputState {
+  _outBuffer?: unknown;
+  _outOffset?: unknown;
+}
+
+/**
+ * Lets zlib write its next output over the output it just gave in `chunk`, once that is copied, instead of
+ * taking a fresh buffer each time its 1 MiB output buffer is used up. zlib emits `chunk` from its write's
+ * completion, after it moved `_outOffset` past it and before it starts its next write, which reads
+ * `_outOffset` then: this stream flows into a `data` listener from the start and is never paused, so nothing
+ * is ever buffered and every `data` event comes from there. Checked, not assumed: the offset moves back only
+ * when `chunk` is exactly what the buffer holds before `_outOffset` and nothing is buffered; a Node whose
+ * stream lacks these fields (or keeps them otherwise) gets fresh buffers, as before.
+ */
+export function rewindOutput(z: Transform, chunk: Buffer): void {
+  const state = z as unknown as ZlibOutputState;
+  const out = state._outBuffer;
+  const at = state._outOffset;
+  if (!Buffer.isBuffer(out) || typeof at !== 'number' || z.readableLength !== 0) return;
+  if (chunk.buffer !== out.buffer || chunk.byteOffset + chunk.byteLength !== out.byteOffset + at) return;
+  state._outOffset = at - chunk.byteLength;
+}
+
 /** Whether this Node has its own streaming zstd compressor (not 20, 22.0-22.14, 23.0-23.7). */
 export function builtinZstdAvailable(): boolean {
   const z = zlib();
@@ -47,9 +91,13 @@ export function createBuiltinZstdCompressor(level: number, blockBytes: number): 
 class BuiltinZstdCompressor implements StreamCompressor {
   readonly #blockBytes: number;
   readonly #z: Transform;
-  #ready: Uint8Array[] = [];
+  /** The output, copied out of zlib's buffer as it comes (zlib then reuses that buffer: rewindOutput). */
+  readonly #out = new OutputSlabs(outputSlabs);
+  /** Where blocks come from and go back to at release(), for the next export. */
+  readonly #blocks: BufferPool;
   #failure: Error | undefined;
   #finished = false;
+  #released = false;
   #ended = false;
   /** Blocks written and not yet read by the native compressor. */
   #inFlight = 0;
@@ -67,7 +115,10 @@ class BuiltinZstdCompressor implements StreamCompressor {
     this.#blockBytes = blockBytes;
     const z: Transform = create({ params: { [levelParam]: level }, chunkSize: Math.ceil(outputChunkBytes(blockBytes)) });
     this.#z = z;
-    z.on('data', (chunk: Buffer) => this.#ready.push(chunk));
+    z.on('data', (chunk: Buffer) => {
+      this.#out.copy(chunk);
+      rewindOutput(z, chunk);
+    });
     z.on('error', (e: Error) => {
       this.#failure = e;
       this.#rouse();
@@ -76,7 +127,8 @@ class BuiltinZstdCompressor implements StreamCompressor {
       this.#finished = true;
       this.#rouse();
     });
-    this.#block = Buffer.allocUnsafeSlow(blockBytes);
+    this.#blocks = blockPool(blockBytes);
+    this.#block = this.#blocks.take();
   }
 
   async push(data: Uint8Array): Promise<Uint8Array[]> {
@@ -123,6 +175,14 @@ class BuiltinZstdCompressor implements StreamCompressor {
     return this.#take();
   }
 
+  release(): void {
+    if (!this.#finished) throw new Error('zstd compressor released before its end');
+    if (this.#released) return; // given back twice, a buffer would serve two exports at once
+    this.#released = true;
+    this.#out.release();
+    for (const b of [this.#block, ...this.#spare.splice(0)]) this.#blocks.give(b);
+  }
+
   destroy(): void {
     this.#ended = true;
     this.#failure ??= new Error('zstd compressor destroyed');
@@ -146,15 +206,13 @@ class BuiltinZstdCompressor implements StreamCompressor {
       this.#spare.push(full);
       this.#rouse();
     });
-    this.#block = this.#spare.pop() ?? Buffer.allocUnsafeSlow(this.#blockBytes);
+    this.#block = this.#spare.pop() ?? this.#blocks.take();
     this.#used = 0;
   }
 
   #take(): Uint8Array[] {
     if (this.#failure !== undefined) throw this.#failure;
-    const out = this.#ready;
-    this.#ready = [];
-    return out;
+    return this.#out.handOut();
   }
 
   async #waitWhile(busy: () => boolean): Promise<void> {

@@ -7,7 +7,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import type { Transform } from 'node:stream';
 import fc from 'fast-check';
+import { rewindOutput } from './zstd-builtin.ts';
 import { createZstdCompressor, ZSTD_BLOCK_BYTES, ZSTD_COMPRESSORS, zstdImplementation, ZSTD_LEVEL, type ZstdImplementation } from './zstd-compressor.ts';
 
 const [major, minor] = process.versions.node.split('.').map(Number) as [number, number];
@@ -24,19 +27,43 @@ function unzstd(packed: Uint8Array): Buffer {
   return r.stdout;
 }
 
+/**
+ * Keeps a compressor's output as its interface allows (stream-compressor.ts): each call's output copied at
+ * once, and checked to be still what it was when the next call resolves. `buffers` are the memory behind it.
+ */
+function outputCollector() {
+  const copies: Buffer[] = [];
+  const buffers = new Set<ArrayBufferLike>();
+  let last: { views: readonly Uint8Array[]; copy: Buffer } | undefined;
+  return {
+    take(views: readonly Uint8Array[]): void {
+      if (last !== undefined) assert.ok(Buffer.concat(last.views).equals(last.copy), "the last call's output changed before the next call resolved");
+      const copy = Buffer.concat(views);
+      copies.push(copy);
+      for (const v of views) buffers.add(v.buffer);
+      last = { views, copy };
+    },
+    bytes: (): Buffer => Buffer.concat(copies),
+    buffers,
+  };
+}
+
 /** Pushes `chunks` in order, overwriting each chunk after push() returned (push copies: a caller reuses its buffers). */
-async function compress(impl: ZstdImplementation, chunks: readonly Uint8Array[], blockBytes: number = ZSTD_BLOCK_BYTES): Promise<Buffer> {
+async function compressed(impl: ZstdImplementation, chunks: readonly Uint8Array[], blockBytes: number = ZSTD_BLOCK_BYTES) {
   const c = ZSTD_COMPRESSORS[impl](ZSTD_LEVEL, blockBytes);
-  const out: Uint8Array[] = [];
+  const out = outputCollector();
   for (const chunk of chunks) {
     const copy = Buffer.from(chunk);
     const ready = c.push(copy);
     copy.fill(0xee);
-    out.push(...(await ready));
+    out.take(await ready);
   }
-  out.push(...(await c.end()));
-  return Buffer.concat(out);
+  out.take(await c.end());
+  return { packed: out.bytes(), buffers: out.buffers };
 }
+
+const compress = async (impl: ZstdImplementation, chunks: readonly Uint8Array[], blockBytes?: number): Promise<Buffer> =>
+  (await compressed(impl, chunks, blockBytes)).packed;
 
 test(`zstd: on Node ${process.version} directory export uses ${nodeHasZstd ? "Node's own zstd" : 'the WebAssembly fallback'}`, () => {
   assert.equal(zstdImplementation(), nodeHasZstd ? 'node:zlib' : 'zstd-wasm');
@@ -68,10 +95,10 @@ for (const impl of ['zstd-wasm', 'node:zlib'] as const) {
         async (steps, blockBytes) => {
           const c = ZSTD_COMPRESSORS[impl](ZSTD_LEVEL, blockBytes);
           await c.ready();
-          const out: Uint8Array[] = [];
+          const out = outputCollector();
           for (const [inPlace, bytes] of steps) {
             if (!inPlace) {
-              out.push(...(await c.push(bytes)));
+              out.take(await c.push(bytes));
               continue;
             }
             for (let at = 0; at < bytes.byteLength; ) {
@@ -80,11 +107,11 @@ for (const impl of ['zstd-wasm', 'node:zlib'] as const) {
               const n = Math.min(space.byteLength, bytes.byteLength - at);
               space.set(bytes.subarray(at, at + n));
               at += n;
-              out.push(...(await c.commit(n)));
+              out.take(await c.commit(n));
             }
           }
-          out.push(...(await c.end()));
-          assert.deepEqual(unzstd(Buffer.concat(out)), Buffer.concat(steps.map(([, b]) => b)));
+          out.take(await c.end());
+          assert.deepEqual(unzstd(out.bytes()), Buffer.concat(steps.map(([, b]) => b)));
         },
       ),
       { numRuns: 100 },
@@ -111,6 +138,28 @@ for (const impl of ['zstd-wasm', 'node:zlib'] as const) {
     assert.ok(Buffer.compare(unzstd(packed), input) === 0, 'zstd -dc gives the input back');
   });
 
+  test(`zstd (${impl}): 48 MiB of mixed content, each call's output kept as the interface allows, round-trips`, async () => {
+    const text = sourceText(ZSTD_BLOCK_BYTES);
+    const chunks = Array.from({ length: 48 }, (_, i) => (i % 3 === 0 ? randomBytes(ZSTD_BLOCK_BYTES) : text));
+    // node:zlib takes its output buffers with Buffer.allocUnsafe: count those of a MiB or more.
+    const allocUnsafe = Buffer.allocUnsafe;
+    let large = 0;
+    Buffer.allocUnsafe = (size: number) => {
+      if (size >= ZSTD_BLOCK_BYTES) large++;
+      return allocUnsafe(size);
+    };
+    const { packed, buffers } = await compressed(impl, chunks).finally(() => {
+      Buffer.allocUnsafe = allocUnsafe;
+    });
+    assert.ok(Buffer.compare(unzstd(packed), Buffer.concat(chunks)) === 0, 'zstd -dc gives the input back');
+    if (impl === 'node:zlib') {
+      // 16 MiB of random content went through: zlib wrote it all into the buffer it started with
+      // (rewindOutput), and the output was handed out from a few reused slabs (output-slabs.ts).
+      assert.ok(large <= 1, `${large} buffers of a MiB or more taken`);
+      assert.ok(buffers.size <= 10, `${buffers.size} buffers behind ${packed.length} bytes of output`);
+    }
+  });
+
   test(`zstd (${impl}): nothing pushed is an empty stream; end() twice and push() after end() are refused or empty`, async () => {
     const c = ZSTD_COMPRESSORS[impl](ZSTD_LEVEL, ZSTD_BLOCK_BYTES);
     const packed = Buffer.concat(await c.end());
@@ -125,6 +174,54 @@ for (const impl of ['zstd-wasm', 'node:zlib'] as const) {
     await c.push(randomBytes(10_000));
     c.destroy();
     await assert.rejects(c.push(Buffer.from('more')), /already ended|destroyed/);
+  });
+}
+
+if (nodeHasZstd) {
+  const zstdStream = async (): Promise<Transform> => {
+    const zlib = (await import('node:zlib')) as unknown as { createZstdCompress: (o: { chunkSize: number }) => Transform };
+    return zlib.createZstdCompress({ chunkSize: 256 * 1024 });
+  };
+
+  test('zstd (node:zlib): once its output is copied, zlib writes the next over it instead of taking a fresh buffer (rewindOutput)', async () => {
+    const z = await zstdStream();
+    const buffers = new Set<ArrayBufferLike>();
+    const copies: Buffer[] = [];
+    z.on('data', (chunk: Buffer) => {
+      buffers.add(chunk.buffer);
+      copies.push(Buffer.from(chunk));
+      rewindOutput(z, chunk);
+    });
+    const ended = once(z, 'end');
+    const input = randomBytes(4 * 1024 * 1024);
+    // Each write's output fits the 256 KiB buffer: without the rewind, a fresh one every four writes or so.
+    for (let at = 0; at < input.length; at += 64 * 1024) z.write(input.subarray(at, at + 64 * 1024));
+    z.end();
+    await ended;
+    assert.equal(buffers.size, 1);
+    assert.ok(Buffer.compare(unzstd(Buffer.concat(copies)), input) === 0);
+  });
+
+  test("zstd (node:zlib): rewindOutput leaves zlib's buffer alone for anything but its last output with nothing buffered", async () => {
+    const z = await zstdStream();
+    const state = z as unknown as { _outBuffer: Buffer; _outOffset: number };
+    // No data listener: the output waits in the stream, as it would if the stream were paused (less of it
+    // than the stream's high-water mark, or the flush would wait for a reader).
+    z.write(randomBytes(4 * 1024));
+    await new Promise<void>((resolve) => (z as unknown as { flush: (done: () => void) => void }).flush(resolve));
+    const at = state._outOffset;
+    assert.ok(at > 0 && z.readableLength > 0);
+    rewindOutput(z, state._outBuffer.subarray(at - 100, at));
+    assert.equal(state._outOffset, at, 'output still buffered in the stream');
+    z.read();
+    assert.equal(z.readableLength, 0);
+    rewindOutput(z, Buffer.from(state._outBuffer.subarray(at - 100, at)));
+    assert.equal(state._outOffset, at, "a copy of the bytes, not zlib's own");
+    rewindOutput(z, state._outBuffer.subarray(at - 200, at - 100));
+    assert.equal(state._outOffset, at, 'not its last output');
+    rewindOutput(z, state._outBuffer.subarray(at - 100, at));
+    assert.equal(state._outOffset, at - 100, 'its last output, nothing buffered');
+    z.destroy();
   });
 }
 
@@ -155,6 +252,8 @@ test('zstd (zstd-wasm): a block of alternating stored and compressed segments st
 test('zstd: createZstdCompressor() is the picked implementation, and its stream round-trips', async () => {
   const c = createZstdCompressor();
   const input = Buffer.from('picked '.repeat(1000));
-  const packed = Buffer.concat([...(await c.push(input)), ...(await c.end())]);
-  assert.deepEqual(unzstd(packed), input);
+  const out = outputCollector();
+  out.take(await c.push(input));
+  out.take(await c.end());
+  assert.deepEqual(unzstd(out.bytes()), input);
 });

@@ -89,6 +89,10 @@ class WasmZstdCompressor implements StreamCompressor {
     }
   }
 
+  release(): void {
+    // Its block and the WebAssembly memory belong to this compressor and go with it.
+  }
+
   destroy(): void {
     this.#ended = true;
     this.#destroyed = true;
