@@ -53,8 +53,8 @@ function blockPool(blockBytes: number): BufferPool {
   return pool;
 }
 
-/** The fields of node:zlib's stream that hold its output buffer and how much of it is written (lib/zlib.js,
- * unchanged from Node 22.15 to 25): `_outBuffer`, `_outOffset`. */
+/** The fields of node:zlib's stream that hold its output buffer and how much of it is written (lib/zlib.js;
+ * its write completion, processCallback, uses them alike in Node 20 and 24): `_outBuffer`, `_outOffset`. */
 interface ZlibOutputState {
   _outBuffer?: unknown;
   _outOffset?: unknown;
