@@ -31,6 +31,7 @@ import type { Policy } from '../../policy/schema.ts';
 import { answer, refuse, type ControlMethods } from '../session/control-methods.ts';
 import { EXPORT_CHUNK_BYTES, openExportSource, type ExportSource } from './export-source.ts';
 import { formatBytes } from '../../ui/format-bytes.ts';
+import { FramePool } from '../../protocol/frame-pool.ts';
 
 export interface ExportMethodsOptions {
   readonly policy: Policy;
@@ -72,24 +73,11 @@ async function writeFrame(socket: Socket, frame: ServerFrame): Promise<void> {
  * long export reuses a handful of 1 MiB buffers instead of leaving one garbage buffer per MiB for the GC.
  * One pool serves every export of the process: fresh buffers per export left the malloc heap growing by
  * several MiB with each export (measured: a capsule's peak RSS rose from 84 to 127 MiB over five exports).
+ * It keeps what the send buffer holds, the chunk being hashed, and a directory's chunks waiting for the
+ * sender (export-source.ts). A last, shorter chunk is a view of a pooled one (a directory's always, a
+ * file's from half a chunk up) and comes back whole.
  */
-class ChunkPool {
-  readonly #free: Buffer[] = [];
-  take = (bytes: number): Buffer => (bytes === EXPORT_CHUNK_BYTES ? this.#free.pop() : undefined) ?? Buffer.allocUnsafe(bytes);
-  give(b: Buffer): void {
-    // A directory's last chunk is the start of a whole one (export-source.ts): the whole one comes back.
-    const whole =
-      b.length === EXPORT_CHUNK_BYTES
-        ? b
-        : b.byteOffset === 0 && b.buffer.byteLength === EXPORT_CHUNK_BYTES
-          ? Buffer.from(b.buffer, 0, EXPORT_CHUNK_BYTES)
-          : undefined;
-    // What the send buffer holds, the chunk being hashed, and a directory's chunks waiting for the sender.
-    if (whole !== undefined && this.#free.length < EXPORT_SEND_BUFFER_BYTES / EXPORT_CHUNK_BYTES + 4) this.#free.push(whole);
-  }
-}
-
-const chunkPool = new ChunkPool();
+const chunkPool = new FramePool(EXPORT_CHUNK_BYTES, EXPORT_SEND_BUFFER_BYTES / EXPORT_CHUNK_BYTES + 4);
 
 /**
  * Writes a FileExportChunk frame as header + data in one writev, without copying the data. It waits for
@@ -145,10 +133,10 @@ async function streamExport(socket: Socket, source: ExportSource, exportId: bigi
     // refilled by a concurrent export while still being hashed: a wrong digest.
     type Held = { readonly bytes: Buffer; written: boolean; hashed: boolean };
     const giveBack = (h: Held): void => {
-      if (h.written && h.hashed) chunkPool.give(h.bytes);
+      if (h.written && h.hashed) chunkPool.release(h.bytes);
     };
     let last: Held | undefined;
-    for await (const c of source.chunks(chunkPool.take)) {
+    for await (const c of source.chunks(chunkPool.allocate)) {
       if (last !== undefined) {
         last.hashed = true;
         giveBack(last);

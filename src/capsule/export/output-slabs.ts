@@ -9,10 +9,11 @@
  * hands out at the end of each call (push, commit, end), so what a call returned stays valid until the
  * caller's next call returns; callers copy what they keep longer (stream-compressor.ts).
  */
-import type { BufferPool } from './buffer-pool.ts';
+import type { FramePool } from '../../protocol/frame-pool.ts';
 
 export class OutputSlabs {
-  readonly #pool: BufferPool;
+  readonly #pool: FramePool;
+  readonly #slabBytes: number;
   #filling: Buffer | undefined;
   #at = 0;
   /** Views copied since the last hand-out, and the slabs they are in. */
@@ -21,14 +22,15 @@ export class OutputSlabs {
   /** The slabs behind the views of the last hand-out. */
   #lent = new Set<Buffer>();
 
-  /** Slabs come from `pool` (their size is its size) and go back to it once free. */
-  constructor(pool: BufferPool) {
+  /** Slabs of `slabBytes` (the pool's frame size) come from `pool` and go back to it once free. */
+  constructor(pool: FramePool, slabBytes: number) {
     this.#pool = pool;
+    this.#slabBytes = slabBytes;
   }
 
   /** Copies `bytes` in (across slabs when it does not fit the rest of one); `bytes` may be reused at once. */
   copy(bytes: Uint8Array): void {
-    const slabBytes = this.#pool.bytes;
+    const slabBytes = this.#slabBytes;
     for (let from = 0; from < bytes.byteLength; ) {
       if (this.#filling === undefined || this.#at === slabBytes) this.#nextSlab();
       const slab = this.#filling as Buffer;
@@ -44,11 +46,12 @@ export class OutputSlabs {
   /** The views copied since the last hand-out, in order; the slabs of the hand-out before are free again. */
   handOut(): Uint8Array[] {
     const views = this.#ready;
+    this.#ready = [];
     const before = this.#lent;
     this.#lent = this.#holding;
-    this.#ready = [];
-    this.#holding = new Set();
-    for (const slab of before) if (slab !== this.#filling && !this.#lent.has(slab)) this.#pool.give(slab);
+    for (const slab of before) if (slab !== this.#filling && !this.#lent.has(slab)) this.#pool.release(slab);
+    before.clear();
+    this.#holding = before;
     return views;
   }
 
@@ -56,18 +59,18 @@ export class OutputSlabs {
   release(): void {
     const all = new Set([...this.#holding, ...this.#lent]);
     if (this.#filling !== undefined) all.add(this.#filling);
-    for (const slab of all) this.#pool.give(slab);
+    for (const slab of all) this.#pool.release(slab);
     this.#filling = undefined;
     this.#ready = [];
-    this.#holding = new Set();
-    this.#lent = new Set();
+    this.#holding.clear();
+    this.#lent.clear();
   }
 
   #nextSlab(): void {
     const full = this.#filling;
     // A slab that filled up after its views went out in an earlier hand-out than the last is free already.
-    if (full !== undefined && !this.#holding.has(full) && !this.#lent.has(full)) this.#pool.give(full);
-    this.#filling = this.#pool.take();
+    if (full !== undefined && !this.#holding.has(full) && !this.#lent.has(full)) this.#pool.release(full);
+    this.#filling = this.#pool.allocate(this.#slabBytes);
     this.#at = 0;
   }
 }

@@ -13,7 +13,7 @@
 import type { Transform } from 'node:stream';
 import type * as NodeZlib from 'node:zlib';
 import { nodeZlib } from '../../lazy-builtins.ts';
-import { BufferPool } from './buffer-pool.ts';
+import { FramePool } from '../../protocol/frame-pool.ts';
 import { OutputSlabs } from './output-slabs.ts';
 import type { StreamCompressor } from './stream-compressor.ts';
 
@@ -41,13 +41,14 @@ const ZSTD_BLOCKS_AHEAD = 2;
 
 /** Slabs the output is copied into (output-slabs.ts), about one block's output each, shared by every export
  * of the process: six is more than the output of the blocks in flight and of the call before. */
-const outputSlabs = new BufferPool(1024 * 1024, 6);
+const OUTPUT_SLAB_BYTES = 1024 * 1024;
+const outputSlabs = new FramePool(OUTPUT_SLAB_BYTES, 6);
 /** Blocks, by size, shared by every export of the process: the blocks in flight and the one being filled. */
-const blockPools = new Map<number, BufferPool>();
-function blockPool(blockBytes: number): BufferPool {
+const blockPools = new Map<number, FramePool>();
+function blockPool(blockBytes: number): FramePool {
   let pool = blockPools.get(blockBytes);
   if (pool === undefined) {
-    pool = new BufferPool(blockBytes, ZSTD_BLOCKS_AHEAD + 2);
+    pool = new FramePool(blockBytes, ZSTD_BLOCKS_AHEAD + 2);
     blockPools.set(blockBytes, pool);
   }
   return pool;
@@ -92,9 +93,9 @@ class BuiltinZstdCompressor implements StreamCompressor {
   readonly #blockBytes: number;
   readonly #z: Transform;
   /** The output, copied out of zlib's buffer as it comes (zlib then reuses that buffer: rewindOutput). */
-  readonly #out = new OutputSlabs(outputSlabs);
+  readonly #out = new OutputSlabs(outputSlabs, OUTPUT_SLAB_BYTES);
   /** Where blocks come from and go back to at release(), for the next export. */
-  readonly #blocks: BufferPool;
+  readonly #blocks: FramePool;
   #failure: Error | undefined;
   #finished = false;
   #released = false;
@@ -128,7 +129,7 @@ class BuiltinZstdCompressor implements StreamCompressor {
       this.#rouse();
     });
     this.#blocks = blockPool(blockBytes);
-    this.#block = this.#blocks.take();
+    this.#block = this.#blocks.allocate(blockBytes);
   }
 
   async push(data: Uint8Array): Promise<Uint8Array[]> {
@@ -180,7 +181,7 @@ class BuiltinZstdCompressor implements StreamCompressor {
     if (this.#released) return; // given back twice, a buffer would serve two exports at once
     this.#released = true;
     this.#out.release();
-    for (const b of [this.#block, ...this.#spare.splice(0)]) this.#blocks.give(b);
+    for (const b of [this.#block, ...this.#spare.splice(0)]) this.#blocks.release(b);
   }
 
   destroy(): void {
@@ -206,7 +207,7 @@ class BuiltinZstdCompressor implements StreamCompressor {
       this.#spare.push(full);
       this.#rouse();
     });
-    this.#block = this.#spare.pop() ?? this.#blocks.take();
+    this.#block = this.#spare.pop() ?? this.#blocks.allocate(this.#blockBytes);
     this.#used = 0;
   }
 
