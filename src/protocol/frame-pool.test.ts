@@ -22,3 +22,23 @@ test('FramePool reuses only its own chunk-sized buffers, and only after release'
   pool.release(pool.allocate(700 * 1024));
   assert.ok(pool.pooled <= 2, 'the free list is bounded');
 });
+
+test('FramePool keeps a buffer given back twice once, so two holders never get the same buffer, and counts what it made', () => {
+  const pool = new FramePool(1024, 4);
+  const a = pool.allocate(1024);
+  const b = pool.allocate(600);
+  assert.equal(pool.made, 2);
+  pool.release(a);
+  pool.release(a.subarray(10)); // the same memory again, through another view
+  pool.release(b);
+  assert.equal(pool.pooled, 2, 'a buffer given back twice is on the free list once');
+  const x = pool.allocate(1024);
+  const y = pool.allocate(1024);
+  assert.notEqual(x.buffer, y.buffer, 'two holders at once get two buffers');
+  assert.equal(pool.made, 2, 'both came from the free list');
+  pool.allocate(1024);
+  assert.equal(pool.made, 3);
+  assert.equal(pool.fits(512), true);
+  assert.equal(pool.fits(511), false);
+  assert.equal(pool.fits(1025), false);
+});

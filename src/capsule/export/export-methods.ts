@@ -29,9 +29,9 @@ import {
 } from '../../protocol/index.ts';
 import type { Policy } from '../../policy/schema.ts';
 import { answer, refuse, type ControlMethods } from '../session/control-methods.ts';
-import { EXPORT_CHUNK_BYTES, openExportSource, type ExportSource } from './export-source.ts';
+import { transferBuffers } from '../transfer-buffers.ts';
+import { openExportSource, type ExportSource } from './export-source.ts';
 import { formatBytes } from '../../ui/format-bytes.ts';
-import { FramePool } from '../../protocol/frame-pool.ts';
 
 export interface ExportMethodsOptions {
   readonly policy: Policy;
@@ -71,13 +71,13 @@ async function writeFrame(socket: Socket, frame: ServerFrame): Promise<void> {
  * Chunk buffers handed back once the socket has passed them to the kernel and the source has hashed them
  * (see streamExport), so a
  * long export reuses a handful of 1 MiB buffers instead of leaving one garbage buffer per MiB for the GC.
- * One pool serves every export of the process: fresh buffers per export left the malloc heap growing by
- * several MiB with each export (measured: a capsule's peak RSS rose from 84 to 127 MiB over five exports).
- * It keeps what the send buffer holds, the chunk being hashed, and a directory's chunks waiting for the
- * sender (export-source.ts). A last, shorter chunk is a view of a pooled one (a directory's always, a
- * file's from half a chunk up) and comes back whole.
+ * One pool serves every transfer of the process (transfer-buffers.ts): fresh buffers per export left the
+ * malloc heap growing by several MiB with each export (measured: a capsule's peak RSS rose from 84 to
+ * 127 MiB over five exports). An export holds what the send buffer holds, the chunk being hashed, and a
+ * directory's chunks waiting for the sender (export-source.ts). A last, shorter chunk is a view of a pooled
+ * one (a directory's always, a file's from half a chunk up) and comes back whole.
  */
-const chunkPool = new FramePool(EXPORT_CHUNK_BYTES, EXPORT_SEND_BUFFER_BYTES / EXPORT_CHUNK_BYTES + 4);
+const chunkPool = transferBuffers;
 
 /**
  * Writes a FileExportChunk frame as header + data in one writev, without copying the data. It waits for

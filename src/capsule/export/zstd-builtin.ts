@@ -14,6 +14,7 @@ import type { Transform } from 'node:stream';
 import type * as NodeZlib from 'node:zlib';
 import { nodeZlib } from '../../lazy-builtins.ts';
 import { FramePool } from '../../protocol/frame-pool.ts';
+import { transferBuffers } from '../transfer-buffers.ts';
 import { OutputSlabs } from './output-slabs.ts';
 import type { StreamCompressor } from './stream-compressor.ts';
 
@@ -39,13 +40,14 @@ const outputChunkBytes = (blockBytes: number): number => Math.max(64 * 1024, blo
  * next block while the event loop fills the one after. */
 const ZSTD_BLOCKS_AHEAD = 2;
 
-/** Slabs the output is copied into (output-slabs.ts), about one block's output each, shared by every export
- * of the process: six is more than the output of the blocks in flight and of the call before. */
+/** Slabs the output is copied into (output-slabs.ts), about one block's output each, from the pool every
+ * transfer of the process shares (transfer-buffers.ts). */
 const OUTPUT_SLAB_BYTES = 1024 * 1024;
-const outputSlabs = new FramePool(OUTPUT_SLAB_BYTES, 6);
-/** Blocks, by size, shared by every export of the process: the blocks in flight and the one being filled. */
+/** Blocks come from that pool too (the archive's 1 MiB blocks); blocks of other sizes, by size, from pools of
+ * their own, each shared by every export of the process: the blocks in flight and the one being filled. */
 const blockPools = new Map<number, FramePool>();
 function blockPool(blockBytes: number): FramePool {
+  if (transferBuffers.fits(blockBytes)) return transferBuffers;
   let pool = blockPools.get(blockBytes);
   if (pool === undefined) {
     pool = new FramePool(blockBytes, ZSTD_BLOCKS_AHEAD + 2);
@@ -93,7 +95,7 @@ class BuiltinZstdCompressor implements StreamCompressor {
   readonly #blockBytes: number;
   readonly #z: Transform;
   /** The output, copied out of zlib's buffer as it comes (zlib then reuses that buffer: rewindOutput). */
-  readonly #out = new OutputSlabs(outputSlabs, OUTPUT_SLAB_BYTES);
+  readonly #out = new OutputSlabs(transferBuffers, OUTPUT_SLAB_BYTES);
   /** Where blocks come from and go back to at release(), for the next export. */
   readonly #blocks: FramePool;
   #failure: Error | undefined;

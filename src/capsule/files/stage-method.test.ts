@@ -2,44 +2,19 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { connect, createServer, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { once } from 'node:events';
+import { socketPairs } from '../../../test/helpers/socket-pairs.ts';
 import { ControlMethods, type ControlOutcome } from '../session/control-methods.ts';
 import { MAX_CONCURRENT_STAGES, registerStageMethod } from './stage-method.ts';
 import { encodeStageClientFrame } from '../../protocol/index.ts';
 
 test('stage slots: a finished transfer frees its slot before its connection closes, and a close frees nothing twice', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'jackin-stage-slots-'));
-  const accepted: Socket[] = [];
-  const waiting: Array<(s: Socket) => void> = [];
-  const server = createServer({ allowHalfOpen: true }, (s) => {
-    const w = waiting.shift();
-    if (w) w(s);
-    else accepted.push(s);
-  });
-  const sockets: Socket[] = [];
-  t.after(async () => {
-    for (const s of sockets) s.destroy();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-    rmSync(dir, { recursive: true, force: true });
-  });
-  server.listen(join(dir, 's.sock'));
-  await once(server, 'listening');
-  /** A real connection: the client's end, and the capsule's end that the method gets. */
-  const open = async (): Promise<{ client: Socket; served: Socket }> => {
-    const served = new Promise<Socket>((resolve) => {
-      const s = accepted.shift();
-      if (s) resolve(s);
-      else waiting.push(resolve);
-    });
-    const client = connect(join(dir, 's.sock'));
-    sockets.push(client);
-    await once(client, 'connect');
-    sockets.push(await served);
-    return { client, served: await served };
-  };
+  const open = await socketPairs(t, dir);
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
 
   mkdirSync(join(dir, 'run'), { mode: 0o700 });
   const control = new ControlMethods();

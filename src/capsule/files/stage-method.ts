@@ -11,11 +11,9 @@
  */
 import type { Socket } from 'node:net';
 import { JackinError, type ErrorCode } from '../../errors.ts';
-import { FramePool } from '../../protocol/frame-pool.ts';
+import type { FramePool } from '../../protocol/frame-pool.ts';
 import {
-  capForTag,
   createStageClientDecoder,
-  FILE_STAGE_TAGS,
   encodeStageServerFrame,
   MAX_CHUNK_BYTES,
   MAX_HOST_NOTICE_BYTES,
@@ -28,6 +26,7 @@ import {
 import { formatBytes } from '../../ui/format-bytes.ts';
 import { answer, refuse, type ControlMethods } from '../session/control-methods.ts';
 import { readViews } from '../session/lent-reads.ts';
+import { transferBuffers } from '../transfer-buffers.ts';
 import { FileStaging, type FileStageTransfer, type StagedFile } from './file-staging.ts';
 
 /** Files arriving at once; more are refused (E_TOO_MANY_TRANSFERS). */
@@ -157,10 +156,10 @@ function receive(socket: Socket, transfer: FileStageTransfer, transferId: bigint
 export function registerStageMethod(control: ControlMethods, o: StageMethodOptions): FileStaging {
   const staging = new FileStaging(o.runDir, { maxBytes: o.maxBytes });
   // Chunk payloads go to pooled buffers, taken back once written and hashed (frame-pool.ts). One pool for
-  // every transfer of this capsule: a pool per transfer left its buffers to the collector at the end of each,
-  // and V8 collects dead buffers only once about 64 MiB of them have piled up, so a capsule that staged one
-  // file after another grew by that much.
-  const pool = new FramePool(capForTag(FILE_STAGE_TAGS.FileStageChunk), STAGE_WRITE_QUEUE_BYTES / MAX_CHUNK_BYTES + 2);
+  // every transfer of this capsule, exports too (transfer-buffers.ts): a pool per transfer left its buffers
+  // to the collector at the end of each, and V8 collects dead buffers only once about 64 MiB of them have
+  // piled up, so a capsule that staged one file after another grew by that much.
+  const pool = transferBuffers;
   let active = 0;
   control.register(STAGE_METHOD, async ({ name, size, notify }, socket) => {
     const quiet = !notify;
