@@ -151,7 +151,7 @@ test('a stage, a file export and a directory export take their 1 MiB buffers fro
   assert.equal(transferBuffers.pooled, transferBuffers.made, 'the directory export gave every buffer back');
   assert.ok(transferBuffers.made <= 16, `the three transfers, one after another, needed ${transferBuffers.made} buffers in all`);
 
-  // All three at once, twice over: each gets buffers of its own, and every byte arrives as it was.
+  // Two stages and three exports at once: each gets buffers of its own, and every byte arrives as it was.
   const data = randomBytes(8 * MiB);
   const [stagedAt, fileBytes, archive] = await Promise.all([stage(data), exportOf('big.bin'), exportOf('tree'), stage(randomBytes(5 * MiB)), exportOf('tree')]);
   assert.ok(readFileSync(stagedAt).equals(data), 'the staged file is what was sent');

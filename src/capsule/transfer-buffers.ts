@@ -4,7 +4,7 @@
  *
  * Each kind had a pool of its own, and each kept its buffers for its next transfer, so a capsule that had
  * staged a file held the stage's buffers through every export after it, and the other way round: a Node 24
- * capsule taken through exports and stages in turn peaked at 96 to 98 MiB, against 88 MiB with one pool
+ * capsule taken through exports and stages in turn peaked at 96 to 100 MiB, against 88 to 89 MiB with one pool
  * (bench/RESULTS.md, the eighth pass). The pool holds only free buffers: transfers at the same time each
  * take their own, and a buffer serves the next transfer only once its last holder has given it back.
  */
