@@ -13,7 +13,7 @@ import { registerExportMethods } from './export/export-methods.ts';
 import { ZSTD_BLOCK_BYTES, ZSTD_COMPRESSORS, ZSTD_LEVEL, zstdImplementation } from './export/zstd-compressor.ts';
 import { registerStageMethod } from './files/stage-method.ts';
 import { ControlMethods } from './session/control-methods.ts';
-import { TRANSFER_BUFFER_BYTES, transferBuffers } from './transfer-buffers.ts';
+import { TRANSFER_BUFFER_BYTES, transferBuffers } from './session/transfer-buffers.ts';
 
 const MiB = 1024 * 1024;
 

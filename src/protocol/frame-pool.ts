@@ -3,7 +3,7 @@
  * stage receiver), handed back once a chunk is written and hashed: a 1 GiB transfer then reuses a few
  * buffers instead of leaving 1,024 to the garbage collector, which had let RSS and page faults grow with
  * the file (the capsule's peak during a 256 MiB stage was 109 MiB without one). The capsule's transfers
- * of every kind share one (capsule/transfer-buffers.ts).
+ * of every kind share one (capsule/session/transfer-buffers.ts).
  */
 export class FramePool {
   readonly #free: Buffer[] = [];

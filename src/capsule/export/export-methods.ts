@@ -29,7 +29,7 @@ import {
 } from '../../protocol/index.ts';
 import type { Policy } from '../../policy/schema.ts';
 import { answer, refuse, type ControlMethods } from '../session/control-methods.ts';
-import { transferBuffers } from '../transfer-buffers.ts';
+import { transferBuffers } from '../session/transfer-buffers.ts';
 import { openExportSource, type ExportSource } from './export-source.ts';
 import { formatBytes } from '../../ui/format-bytes.ts';
 
@@ -71,7 +71,7 @@ async function writeFrame(socket: Socket, frame: ServerFrame): Promise<void> {
  * Chunk buffers handed back once the socket has passed them to the kernel and the source has hashed them
  * (see streamExport), so a
  * long export reuses a handful of 1 MiB buffers instead of leaving one garbage buffer per MiB for the GC.
- * One pool serves every transfer of the process (transfer-buffers.ts): fresh buffers per export left the
+ * One pool serves every transfer of the process (session/transfer-buffers.ts): fresh buffers per export left the
  * malloc heap growing by several MiB with each export (measured: a capsule's peak RSS rose from 84 to
  * 127 MiB over five exports). An export holds what the send buffer holds, the chunk being hashed, and a
  * directory's chunks waiting for the sender (export-source.ts). A last, shorter chunk is a view of a pooled

@@ -14,7 +14,7 @@ import type { Transform } from 'node:stream';
 import type * as NodeZlib from 'node:zlib';
 import { nodeZlib } from '../../lazy-builtins.ts';
 import { FramePool } from '../../protocol/frame-pool.ts';
-import { transferBuffers } from '../transfer-buffers.ts';
+import { transferBuffers } from '../session/transfer-buffers.ts';
 import { OutputSlabs } from './output-slabs.ts';
 import type { StreamCompressor } from './stream-compressor.ts';
 
@@ -41,7 +41,7 @@ const outputChunkBytes = (blockBytes: number): number => Math.max(64 * 1024, blo
 const ZSTD_BLOCKS_AHEAD = 2;
 
 /** Slabs the output is copied into (output-slabs.ts), about one block's output each, from the pool every
- * transfer of the process shares (transfer-buffers.ts). */
+ * transfer of the process shares (session/transfer-buffers.ts). */
 const OUTPUT_SLAB_BYTES = 1024 * 1024;
 /** Blocks come from that pool too (the archive's 1 MiB blocks); blocks of other sizes, by size, from pools of
  * their own, each shared by every export of the process: the blocks in flight and the one being filled. */

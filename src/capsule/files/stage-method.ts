@@ -26,7 +26,7 @@ import {
 import { formatBytes } from '../../ui/format-bytes.ts';
 import { answer, refuse, type ControlMethods } from '../session/control-methods.ts';
 import { readViews } from '../session/lent-reads.ts';
-import { transferBuffers } from '../transfer-buffers.ts';
+import { transferBuffers } from '../session/transfer-buffers.ts';
 import { FileStaging, type FileStageTransfer, type StagedFile } from './file-staging.ts';
 
 /** Files arriving at once; more are refused (E_TOO_MANY_TRANSFERS). */
@@ -156,7 +156,7 @@ function receive(socket: Socket, transfer: FileStageTransfer, transferId: bigint
 export function registerStageMethod(control: ControlMethods, o: StageMethodOptions): FileStaging {
   const staging = new FileStaging(o.runDir, { maxBytes: o.maxBytes });
   // Chunk payloads go to pooled buffers, taken back once written and hashed (frame-pool.ts). One pool for
-  // every transfer of this capsule, exports too (transfer-buffers.ts): a pool per transfer left its buffers
+  // every transfer of this capsule, exports too (session/transfer-buffers.ts): a pool per transfer left its buffers
   // to the collector at the end of each, and V8 collects dead buffers only once about 64 MiB of them have
   // piled up, so a capsule that staged one file after another grew by that much.
   const pool = transferBuffers;

@@ -8,9 +8,9 @@
  * (bench/RESULTS.md, the eighth pass). The pool holds only free buffers: transfers at the same time each
  * take their own, and a buffer serves the next transfer only once its last holder has given it back.
  */
-import { FramePool } from '../protocol/frame-pool.ts';
-import { FILE_STAGE_TAGS } from '../protocol/file-stage.ts';
-import { capForTag } from '../protocol/frames.ts';
+import { FramePool } from '../../protocol/frame-pool.ts';
+import { FILE_STAGE_TAGS } from '../../protocol/file-stage.ts';
+import { capForTag } from '../../protocol/frames.ts';
 
 /** Every pooled buffer holds a whole stage chunk frame's payload (1 MiB of data, its transfer id and
  * offset), and so a 1 MiB export chunk, block or slab. */
