@@ -78,8 +78,8 @@ async function pasteThroughPrintf(
   );
   assert.doesNotMatch(await pane.capture({ joined: true }), new RegExp(`^${tag}`, 'm'), 'nothing ran before Enter');
   await pane.sendKeys('Enter');
-  const screen = await pane.waitForText(new RegExp(`^${tag}`, 'm'), { joined: true });
-  await commandLine(pane);
+  // All of printf's lines and bash's next prompt after them: the screen may be read between printf's lines.
+  const screen = await pane.waitForText(new RegExp(`^${tag}.*(?:\\n${tag}.*)*\\nin\\$`, 'm'), { joined: true });
   return screen
     .split('\n')
     .filter((l) => l.startsWith(tag))
