@@ -182,7 +182,9 @@ async function openOfferedLogin(pane: TmuxPane, link: string, tag: string): Prom
   await pane.typeLine(`clear; ${JACKIN_CAPSULE} open-url -- ${shellQuote(link)}; echo offered-${tag}-$((40+2))`);
   await pane.waitForText(new RegExp(`^offered-${tag}-42$`, 'm'));
   await pane.sendBytes(PALETTE_KEY);
-  await pane.waitForText('Open offered link');
+  // The entry with its link drawn: until the host has read the offer it shows "(reading the offer…)" and
+  // cannot be chosen, and a `u` then runs nothing.
+  await pane.waitForText('Open offered link: ');
   await pane.sendKeys('u');
   const prompt = await pane.waitForText('jackin: confirm');
   await confirmOnScreen(pane);

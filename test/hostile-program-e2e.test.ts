@@ -31,7 +31,7 @@ test('hostile program: legacy mouse reports (?1000h without SGR) never act as pa
   await pane.waitForText(/^MOUSE-ON$/m);
   await pollUntil('the pane to report the mouse', async () => (await pane.modes()).mouseAny);
   await pane.sendBytes(PALETTE_KEY);
-  await pane.waitForText('Open offered link');
+  await pane.waitForText('Open offered link: '); // its link drawn: choosable (not "reading the offer…")
   // Ctrl+Shift+wheel-down is `u` (Open offered link), wheel-right `c` (Copy offered text), in the legacy form.
   await pane.sendBytes(Buffer.from('\x1b[Mu!!\x1b[Mc!!', 'latin1'));
   await pane.sendBytes(Buffer.from('\x1b[<85;5;5M', 'latin1'));
@@ -75,12 +75,12 @@ test('hostile program: colours set to the background do not reach the terminal w
   );
   await pane.waitForText(/^offered-42/m);
   await pane.sendBytes(PALETTE_KEY);
-  await pane.waitForText('Open offered link');
+  await pane.waitForText('Open offered link: '); // its link drawn: choosable (not "reading the offer…")
   // Ctrl+C as a kitty terminal sends it at level 1 closes the palette.
   await pane.sendBytes(Buffer.from('\x1b[99;5u', 'latin1'));
   await paletteClosed(pane);
   await pane.sendBytes(PALETTE_KEY);
-  await pane.waitForText('Open offered link');
+  await pane.waitForText('Open offered link: '); // its link drawn: choosable (not "reading the offer…")
   await pane.sendKeys('u');
   await pane.waitForText('jackin: confirm');
   const up = written();
