@@ -7,7 +7,7 @@ import { get as httpGet } from 'node:http';
 import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { capsulePid, isAlive } from './helpers/capsules.ts';
-import { INNER_PROMPT, INNER_SHELL, JACKIN, JACKIN_BIN, paneFor, runJackin, waitForJackinExit } from './helpers/jackin-cli.ts';
+import { INNER_PROMPT, INNER_SHELL, JACKIN, JACKIN_BIN, paneFor, runJackin, waitForInnerShell, waitForJackinExit } from './helpers/jackin-cli.ts';
 import { freePort, probePort } from './helpers/free-port.ts';
 import { pollUntil } from './helpers/poll.ts';
 import { stopChild } from './helpers/stop-child.ts';
@@ -87,9 +87,10 @@ test('jackin run --ssh: nothing of jackin on the remote, detach, ls/export/attac
 
   // Reattached: the same screen, the same program.
   await pane.typeLine(attachLine);
-  await pane.waitForText(/^remote-42 /m);
   await pane.typeLine('echo "back-$((1+1))"');
   await pane.waitForText(/^back-2$/m);
+  // Only the inner shell prints back-2, so `clear` has run: what was printed before it is the repaint.
+  await pane.waitForText(/^remote-42 /m);
 
   // A dropped link: sshd and every connection killed. The session ends; the capsule does not.
   // OpenSSH's multiplexing at work: the probe, the relay, ls and export all went over one connection.
@@ -102,7 +103,10 @@ test('jackin run --ssh: nothing of jackin on the remote, detach, ls/export/attac
 
   await sshd.restart();
   await pane.typeLine(attachLine);
-  await pane.waitForText(/^back-2$/m, { timeoutMs: 20_000 });
+  // The ended session's screen is up until `clear` runs, and a Ctrl+\ that reaches the terminal before jackin
+  // takes it is the terminal's quit key: wait for the inner shell's answer, then for the repaint.
+  await waitForInnerShell(pane, 20_000);
+  await pane.waitForText(/^back-2$/m);
   await pane.waitForText(/^remote-42 /m);
   await detach();
 

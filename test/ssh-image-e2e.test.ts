@@ -9,7 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { sshClient, testSshCommand } from './helpers/ssh-client.ts';
-import { INNER_PROMPT, INNER_SHELL, JACKIN, paneFor, runJackin, waitForJackinExit } from './helpers/jackin-cli.ts';
+import { INNER_PROMPT, INNER_SHELL, JACKIN, paneFor, runJackin, waitForInnerShell, waitForJackinExit } from './helpers/jackin-cli.ts';
 import { glibcTestImage, testContainer } from './helpers/podman-image.mjs';
 import { pollUntil } from './helpers/poll.ts';
 import { SSH_TEST_HOST, startSshd } from './helpers/sshd.mjs';
@@ -21,7 +21,10 @@ const FIRST_RUN_TIMEOUT_MS = 120_000;
 
 function containerState(engine: 'podman' | 'docker', name: string): string {
   try {
-    return execFileSync(engine, ['inspect', '--type', 'container', '--format', '{{.State.Status}}', name], { encoding: 'utf8' }).trim();
+    return execFileSync(engine, ['inspect', '--type', 'container', '--format', '{{.State.Status}}', name], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
   } catch {
     return 'gone';
   }
@@ -74,7 +77,10 @@ for (const engine of ['podman', 'docker'] as const) {
 
     // Back to the same screen, then stopped from here: the remote jackin removes its container.
     await pane.typeLine(`clear; ${JACKIN} attach ${remote.join(' ')} ${name}; echo "jackin-rc=$?"`);
-    await pane.waitForText(/^from the container on the remote$/m, { timeoutMs: 30_000 });
+    // The detached session's screen is up until `clear` runs, and a Ctrl+\ that reaches the terminal before
+    // jackin takes it is the terminal's quit key: wait for the inner shell's answer, then for the repaint.
+    await waitForInnerShell(pane, 30_000);
+    await pane.waitForText(/^from the container on the remote$/m);
     await pane.sendBytes([CTRL_BACKSLASH]);
     await pane.type('d');
     assert.equal(await waitForJackinExit(pane), 0);
