@@ -2,6 +2,8 @@
 // Runs every test file through tsx's node:test integration.
 // Node 20's `--test` finds no .ts files when given a folder or a quoted glob (and still exits 0), so the
 // files are listed here explicitly. Usage: node scripts/run-tests.mjs [--unit] [--tmpdir-length N] [name-filter...]
+// A name that is the path of an existing file runs that file, wherever it is (test/run-tests.test.ts runs a
+// fixture so).
 //
 // --unit (`npm run test:unit`) runs the unit tests alone, without a build: the test files beside their source
 // (src/**/*.test.ts) but for those named *-e2e.test.ts. A unit test starts no tmux, Xvfb, container engine,
@@ -16,21 +18,30 @@
 // of their own (TMPDIR) and a marker in their environment (JACKIN_TEST_RUN, passed on by the test helpers
 // to the processes they start with a clean environment). Afterwards that directory must be empty and no
 // process may carry the marker, run under that directory or name it on its command line. Anything left is
-// listed, the run fails, and then the leftovers are removed (processes by pid).
+// listed, the run fails, and then the leftovers are removed (processes by pid). A container a test started
+// (named jackin-test-*, with a mount from that directory) and still there at the end counts too, and is removed
+// by its exact name.
+//
+// Interrupted (SIGINT, SIGTERM or SIGHUP: Ctrl+C, a CI's time limit), node --test runs no test's after-hooks, and
+// the tmux servers, sshd and capsules the tests started run in sessions of their own that no signal to this
+// run reaches. So the run stops them itself: the tests, then every process of the run (SIGTERM, then SIGKILL,
+// by pid), the run's containers by name, the Docker engine it started; it removes its temporary directory,
+// says what it stopped, and exits with 128 + the signal's number.
 //
 // Test files that run containers on a real Docker engine say `needs-docker-engine` in their text: for
 // them the run starts containerd and dockerd (scripts/docker-engine.sh, as root) before the tests, and
 // stops them afterwards (runs side by side share them, the last one stops them; an engine started
 // elsewhere is left alone), so a run leaves the machine as it found it. While dockerd
 // answers, jackin's default engine is docker: every test that wants one engine passes --engine.
-import { chmodSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmdirSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmdirSync, rmSync, statSync } from 'node:fs';
+import { constants, tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createRequire } from 'node:module';
+import { removeContainers, runContainers, runProcesses, stopRunProcesses } from './test-leftovers.mjs';
 
 // The binaries refuse a Node `engines` does not admit (bin/node-version.js): say so once, not in every test.
 createRequire(import.meta.url)('../bin/node-version.js')('run-tests');
@@ -67,12 +78,31 @@ if (capsuleAt >= 0) {
   }
 }
 const filters = args;
+
+/** The signal that interrupted the run, once one did; the tests' process while they run. */
+let interrupted = null;
+let tests = null;
+for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+  process.on(sig, () => {
+    if (interrupted !== null) return;
+    interrupted = sig;
+    console.error(`\nrun-tests: ${sig}: stopping the tests, then everything they started`);
+    tests?.kill('SIGTERM');
+  });
+}
+const interruptedStatus = () => 128 + constants.signals[interrupted];
 /** A unit test: beside its source, and not named as one that starts real programs. */
 const isUnit = (f) => f.startsWith('src/') && !f.endsWith('-e2e.test.ts');
-const files = [...walk(join(root, 'src')), ...walk(join(root, 'test'))]
-  .filter((f) => !unit || isUnit(f))
-  .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)))
-  .sort();
+/** A filter naming a file, relative to the project: that file. */
+const named = filters.filter((x) => existsSync(join(root, x)) && statSync(join(root, x)).isFile()).map((x) => relative(root, join(root, x)));
+const files = [
+  ...new Set([
+    ...[...walk(join(root, 'src')), ...walk(join(root, 'test'))]
+      .filter((f) => !unit || isUnit(f))
+      .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x))),
+    ...named,
+  ]),
+].sort();
 if (files.length === 0) {
   console.error('run-tests: no test files matched');
   process.exit(1);
@@ -81,6 +111,9 @@ if (files.length === 0) {
 // first; unit tests load the sources through tsx.
 if (!unit) {
   const build = spawnSync('npm', ['run', '--silent', 'build'], { cwd: root, stdio: 'inherit' });
+  // A signal during the build is handled once the event loop runs: let it, before anything starts.
+  await sleep(0);
+  if (interrupted !== null) process.exit(interruptedStatus());
   if (build.status !== 0) process.exit(build.status ?? 1);
 }
 
@@ -128,7 +161,7 @@ const sharedBefore = new Set(readdirSync(SHARED_TMP));
 // directory of its own under this one.
 chmodSync(runTmp, 0o711);
 // Unit test files mostly wait (timers, sockets, a PTY's sh), so four at a time keep two cores busy.
-const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', `--test-concurrency=${unit ? 4 : 2}`, ...files], {
+tests = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', `--test-concurrency=${unit ? 4 : 2}`, ...files], {
   cwd: root,
   stdio: 'inherit',
   // jackin's cache (the capsule runtimes) is the run's: the one test/helpers/runtime-cache.ts shares, removed
@@ -141,38 +174,14 @@ const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-repo
     ...(capsule !== null ? { JACKIN_CAPSULE: capsule } : {}),
   },
 });
-const status = r.status ?? 1;
-stopDockerEngine();
-
-/** Processes this run started that still exist (zombies excluded: they hold nothing and their parent reaps them). */
-function ourProcesses() {
-  const found = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
-    const read = (f) => {
-      try {
-        return readFileSync(`/proc/${name}/${f}`, 'latin1');
-      } catch {
-        return '';
-      }
-    };
-    const stat = read('stat');
-    if (stat === '' || / Z /.test(stat.slice(stat.lastIndexOf(')')))) continue;
-    const cmdline = read('cmdline')
-      .split('\0')
-      .filter((a) => a !== '');
-    let cwd = '';
-    try {
-      cwd = readlinkSync(`/proc/${name}/cwd`);
-    } catch {
-      // Gone, or not ours to read.
-    }
-    const marked = read('environ').split('\0').includes(`JACKIN_TEST_RUN=${marker}`);
-    const inTmp = cwd === runTmp || cwd.startsWith(`${runTmp}/`) || cmdline.some((a) => a.includes(runTmp));
-    if (marked || inTmp) found.push({ pid: Number(name), cmdline: cmdline.join(' '), cwd });
-  }
-  return found;
-}
+// A signal that came while the engine started is handled once the event loop runs, below: tests is set by then.
+const status = await new Promise((resolve) => {
+  tests.on('error', (err) => {
+    console.error(`run-tests: could not run the tests: ${err.message}`);
+    resolve(1);
+  });
+  tests.on('exit', (code) => resolve(code ?? 1));
+});
 
 function listTree(dir, prefix = '') {
   const out = [];
@@ -190,9 +199,29 @@ function listTree(dir, prefix = '') {
   return out;
 }
 
-// A process stopped at the end of a test may take a moment to exit: give leftovers time to go on their own.
-let procs = ourProcesses();
-for (const deadline = Date.now() + 10_000; procs.length > 0 && Date.now() < deadline; procs = ourProcesses()) await sleep(200);
+if (interrupted !== null) {
+  const stopped = await stopRunProcesses(marker, runTmp);
+  const containers = runContainers(runTmp);
+  removeContainers(containers);
+  stopDockerEngine();
+  for (const p of stopped) console.error(`run-tests: stopped process ${p.pid}: ${p.cmdline}`);
+  for (const c of containers) console.error(`run-tests: removed ${c.engine} container ${c.name}`);
+  rmSync(runTmp, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+  for (const e of readdirSync(SHARED_TMP)) if (SHARED_NAMES.test(e) && !sharedBefore.has(e)) rmSync(join(SHARED_TMP, e), { recursive: true, force: true });
+  process.exit(interruptedStatus());
+}
+
+// A process stopped at the end of a test may take a moment to exit, a container a moment to go: give
+// leftovers time to go on their own. Containers are looked for while the Docker engine still runs.
+let procs = runProcesses(marker, runTmp);
+let containers = runContainers(runTmp);
+for (const deadline = Date.now() + 10_000; procs.length + containers.length > 0 && Date.now() < deadline; ) {
+  await sleep(200);
+  procs = runProcesses(marker, runTmp);
+  containers = runContainers(runTmp);
+}
+const containersRemoved = removeContainers(containers);
+stopDockerEngine();
 // tsx keeps its compile cache in the temporary directory (`tsx-<uid>`), and on Node 22 and later npm keeps
 // Node's (`node-compile-cache`, module.enableCompileCache) there for every npm a test runs: the tools', not a test's.
 // The capsule runtime the container tests share (test/helpers/runtime-cache.ts) is the run's, assembled once
@@ -210,12 +239,13 @@ if (!sharedBefore.has(sshControlDir)) {
   }
 }
 const shared = readdirSync(SHARED_TMP).filter((e) => SHARED_NAMES.test(e) && !sharedBefore.has(e));
-if (procs.length === 0 && entries.length === 0 && shared.length === 0) {
+if (procs.length === 0 && containers.length === 0 && entries.length === 0 && shared.length === 0) {
   rmSync(runTmp, { recursive: true, force: true });
   process.exit(status);
 }
 console.error(`\nrun-tests: the tests left things behind (temporary directory of this run: ${runTmp})`);
 for (const p of procs) console.error(`  process ${p.pid} (cwd ${p.cwd || '?'}): ${p.cmdline}`);
+for (const c of containers) console.error(`  ${c.engine} container ${c.name} (${containersRemoved ? 'removed' : 'could not be removed'})`);
 for (const e of entries) {
   const tree = listTree(join(runTmp, e), e);
   console.error(

@@ -50,7 +50,7 @@ function which(program) {
 function libsOf(binary) {
   let out;
   try {
-    out = execFileSync('ldd', [binary], { encoding: 'utf8' });
+    out = execFileSync('ldd', [binary], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
   } catch {
     return []; // static: "not a dynamic executable"
   }
