@@ -13,7 +13,6 @@
 import type { Transform } from 'node:stream';
 import type * as NodeZlib from 'node:zlib';
 import { nodeZlib } from '../../lazy-builtins.ts';
-import { FramePool } from '../../protocol/frame-pool.ts';
 import { transferBuffers } from '../session/transfer-buffers.ts';
 import { OutputSlabs } from './output-slabs.ts';
 import type { StreamCompressor } from './stream-compressor.ts';
@@ -43,19 +42,6 @@ const ZSTD_BLOCKS_AHEAD = 2;
 /** Slabs the output is copied into (output-slabs.ts), about one block's output each, from the pool every
  * transfer of the process shares (session/transfer-buffers.ts). */
 const OUTPUT_SLAB_BYTES = 1024 * 1024;
-/** Blocks come from that pool too (the archive's 1 MiB blocks); blocks of other sizes, by size, from pools of
- * their own, each shared by every export of the process: the blocks in flight and the one being filled. */
-const blockPools = new Map<number, FramePool>();
-function blockPool(blockBytes: number): FramePool {
-  if (transferBuffers.fits(blockBytes)) return transferBuffers;
-  let pool = blockPools.get(blockBytes);
-  if (pool === undefined) {
-    pool = new FramePool(blockBytes, ZSTD_BLOCKS_AHEAD + 2);
-    blockPools.set(blockBytes, pool);
-  }
-  return pool;
-}
-
 /** The fields of node:zlib's stream that hold its output buffer and how much of it is written (lib/zlib.js;
  * its write completion, processCallback, uses them alike in Node 20 and 24): `_outBuffer`, `_outOffset`. */
 interface ZlibOutputState {
@@ -96,8 +82,6 @@ class BuiltinZstdCompressor implements StreamCompressor {
   readonly #z: Transform;
   /** The output, copied out of zlib's buffer as it comes (zlib then reuses that buffer: rewindOutput). */
   readonly #out = new OutputSlabs(transferBuffers, OUTPUT_SLAB_BYTES);
-  /** Where blocks come from and go back to at release(), for the next export. */
-  readonly #blocks: FramePool;
   #failure: Error | undefined;
   #finished = false;
   #released = false;
@@ -108,6 +92,9 @@ class BuiltinZstdCompressor implements StreamCompressor {
   readonly #spare: Buffer[] = [];
   /** The one waiter: push() waiting for a block to be read, or end() for the last output. */
   #wake: (() => void) | undefined;
+  /** The block being filled. Blocks come from the pool too, and go back to it at release(), for the next
+   * transfer; a block of a size the pool does not hold (only tests choose one) is a buffer of its own, left to
+   * the collector. */
   #block: Buffer;
   #used = 0;
 
@@ -130,8 +117,7 @@ class BuiltinZstdCompressor implements StreamCompressor {
       this.#finished = true;
       this.#rouse();
     });
-    this.#blocks = blockPool(blockBytes);
-    this.#block = this.#blocks.allocate(blockBytes);
+    this.#block = transferBuffers.allocate(blockBytes);
   }
 
   async push(data: Uint8Array): Promise<Uint8Array[]> {
@@ -183,7 +169,7 @@ class BuiltinZstdCompressor implements StreamCompressor {
     if (this.#released) return; // given back twice, a buffer would serve two exports at once
     this.#released = true;
     this.#out.release();
-    for (const b of [this.#block, ...this.#spare.splice(0)]) this.#blocks.release(b);
+    for (const b of [this.#block, ...this.#spare.splice(0)]) transferBuffers.release(b);
   }
 
   destroy(): void {
@@ -209,7 +195,7 @@ class BuiltinZstdCompressor implements StreamCompressor {
       this.#spare.push(full);
       this.#rouse();
     });
-    this.#block = this.#spare.pop() ?? this.#blocks.allocate(this.#blockBytes);
+    this.#block = this.#spare.pop() ?? transferBuffers.allocate(this.#blockBytes);
     this.#used = 0;
   }
 
