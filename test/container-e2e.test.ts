@@ -269,7 +269,8 @@ for (const engine of ENGINES) {
 
     // The same command again: the leftover container and socket are replaced, nothing blocks.
     await pane.typeLine(line);
-    await pane.waitForText(INNER_PROMPT, { timeoutMs: CONTAINER_START_MS });
+    // The killed session's screen (its prompt) is up until `clear` runs: wait for the new inner shell's answer.
+    await waitForInnerShell(pane, CONTAINER_START_MS);
     await pane.typeLine('echo second-start');
     await pane.waitForText(/^second-start$/m);
 

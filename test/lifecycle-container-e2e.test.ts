@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
-import { INNER_PROMPT, INNER_SHELL, JACKIN, paneFor, runJackin, waitForJackinExit } from './helpers/jackin-cli.ts';
+import { INNER_PROMPT, INNER_SHELL, JACKIN, paneFor, runJackin, waitForInnerShell, waitForJackinExit } from './helpers/jackin-cli.ts';
 import { glibcTestImage, testContainer } from './helpers/podman-image.mjs';
 import { pollUntil } from './helpers/poll.ts';
 import { testDir } from './helpers/test-run.ts';
@@ -53,7 +53,9 @@ test('podman: run -d --image, attach, detach, reattach, exit: the container is r
   await pane.sendBytes([...PALETTE_KEY, ...Buffer.from('d')]);
   assert.equal(await waitForJackinExit(pane), 0, 'a detach is a clean exit');
   await pane.typeLine(`clear; ${JACKIN} attach ${name}; echo "jackin-rc=$?"`);
-  await pane.waitForText(INNER_PROMPT, { timeoutMs: CONTAINER_START_MS });
+  // The detached session's screen (its prompt, and jackin-rc=0) is up until `clear` runs: wait for the inner
+  // shell's answer, so the exit status read next is the reattached session's.
+  await waitForInnerShell(pane, CONTAINER_START_MS);
   await pane.typeLine('exit 0');
   assert.equal(await waitForJackinExit(pane, 30_000), 0);
   // Not the first jackin (run -d ended long ago): the program's end removes the container.

@@ -187,7 +187,9 @@ test('links: JACKIN_OPEN_LINKS=deny opens nothing and says so', async (t) => {
   const at = await printedLink(pane, 'links-deny', 'go https://example.com/denied');
   await click(pane, CTRL, at.row, at.col + 1);
   await pane.waitForText('opening links is turned off');
-  // The palette route too: the URL typed at the prompt, under the cursor.
+  // The palette route too: the URL typed at the prompt, under the cursor. The click's notice goes first, so
+  // the one waited for below is the palette's.
+  await pane.waitForScreen('the notice of the click to go', (s) => !s.includes('opening links is turned off'), { timeoutMs: 15_000 });
   await pane.type('clear; # https://example.com/typed-denied');
   await pane.waitForText('typed-denied');
   await pane.sendBytes(PALETTE_KEY);

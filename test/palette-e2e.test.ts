@@ -113,7 +113,7 @@ test('palette: over a full-screen program that kept drawing, closing shows exact
     last: () => expected,
   });
   await pane.type('q');
-  await pane.waitForText(/^in\$/m);
+  await pane.waitForText(/^in\$$/m);
 });
 
 test('notices: a notice appears, goes away on its own, and leaves the program screen', async (t) => {
