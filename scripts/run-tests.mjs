@@ -35,7 +35,7 @@
 // answers, jackin's default engine is docker: every test that wants one engine passes --engine.
 import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmdirSync, rmSync, statSync } from 'node:fs';
 import { constants, tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
@@ -93,8 +93,8 @@ for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
 const interruptedStatus = () => 128 + constants.signals[interrupted];
 /** A unit test: beside its source, and not named as one that starts real programs. */
 const isUnit = (f) => f.startsWith('src/') && !f.endsWith('-e2e.test.ts');
-/** A filter naming a file, relative to the project: that file. */
-const named = filters.filter((x) => existsSync(join(root, x)) && statSync(join(root, x)).isFile()).map((x) => relative(root, join(root, x)));
+/** A filter naming a file (relative to the project, or absolute): that file. */
+const named = filters.filter((x) => existsSync(resolve(root, x)) && statSync(resolve(root, x)).isFile()).map((x) => relative(root, resolve(root, x)));
 const files = [
   ...new Set([
     ...[...walk(join(root, 'src')), ...walk(join(root, 'test'))]
