@@ -62,9 +62,13 @@ async function runFixture(t: Parameters<typeof testDir>[0] & { after: (fn: () =>
   const exited = new Promise<number | null>((resolve) => runner.on('exit', (code) => resolve(code)));
   let sleeper = 0;
   t.after(async () => {
+    // Still running (the test failed before it ended): a SIGTERM has it sweep its own run, the fixture's
+    // test processes too; SIGKILL only if it does not end.
     if (runner.exitCode === null && runner.signalCode === null) {
-      runner.kill('SIGKILL');
+      runner.kill('SIGTERM');
+      const timer = setTimeout(() => runner.kill('SIGKILL'), 30_000);
       await exited;
+      clearTimeout(timer);
     }
     if (sleeper !== 0 && sleeperAlive(sleeper)) process.kill(sleeper, 'SIGKILL');
   });
