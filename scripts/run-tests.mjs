@@ -199,15 +199,36 @@ function listTree(dir, prefix = '') {
   return out;
 }
 
+// jackin keeps its ssh control sockets in /tmp/jackin-ssh-<uid> when TMPDIR is long (src/host/instances/ssh.ts), and
+// leaves the directory as it would for an operator: the --ssh tests running at once share it, so none removes it.
+// Empty, it is the run's to remove; a socket left in it is a leftover.
+const sshControlDir = `jackin-ssh-${process.getuid?.() ?? 0}`;
+/** What appeared in the shared temporary directory under our names during the run (after removing the ssh
+ * control directory, if this run made it and it is empty). */
+function sharedLeftovers() {
+  if (!sharedBefore.has(sshControlDir)) {
+    try {
+      rmdirSync(join(SHARED_TMP, sshControlDir));
+    } catch {
+      // Not made by this run, or not empty (a leftover).
+    }
+  }
+  return readdirSync(SHARED_TMP).filter((e) => SHARED_NAMES.test(e) && !sharedBefore.has(e));
+}
+/** Removes the run's temporary directory and what it left in the shared one. */
+function removeTemporaries(shared) {
+  rmSync(runTmp, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+  for (const e of shared) rmSync(join(SHARED_TMP, e), { recursive: true, force: true });
+}
+const containerLine = (c) => `${c.engine} container ${c.name} (${c.removed ? 'removed' : 'could not be removed'})`;
+
 if (interrupted !== null) {
   const stopped = await stopRunProcesses(marker, runTmp);
-  const containers = runContainers(runTmp);
-  removeContainers(containers);
+  const containers = removeContainers(runContainers(runTmp));
   stopDockerEngine();
   for (const p of stopped) console.error(`run-tests: stopped process ${p.pid}: ${p.cmdline}`);
-  for (const c of containers) console.error(`run-tests: removed ${c.engine} container ${c.name}`);
-  rmSync(runTmp, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
-  for (const e of readdirSync(SHARED_TMP)) if (SHARED_NAMES.test(e) && !sharedBefore.has(e)) rmSync(join(SHARED_TMP, e), { recursive: true, force: true });
+  for (const c of containers) console.error(`run-tests: ${containerLine(c)}`);
+  removeTemporaries(sharedLeftovers());
   process.exit(interruptedStatus());
 }
 
@@ -220,32 +241,21 @@ for (const deadline = Date.now() + 10_000; procs.length + containers.length > 0 
   procs = runProcesses(marker, runTmp);
   containers = runContainers(runTmp);
 }
-const containersRemoved = removeContainers(containers);
+containers = removeContainers(containers);
 stopDockerEngine();
 // tsx keeps its compile cache in the temporary directory (`tsx-<uid>`), and on Node 22 and later npm keeps
 // Node's (`node-compile-cache`, module.enableCompileCache) there for every npm a test runs: the tools', not a test's.
 // The capsule runtime the container tests share (test/helpers/runtime-cache.ts) is the run's, assembled once
 // for all its files: it goes with the directory.
 const entries = readdirSync(runTmp).filter((e) => !/^(tsx-\d+|node-compile-cache|jackin-test-runtime-cache)$/.test(e));
-// jackin keeps its ssh control sockets in /tmp/jackin-ssh-<uid> when TMPDIR is long (src/host/instances/ssh.ts), and
-// leaves the directory as it would for an operator: the --ssh tests running at once share it, so none removes it.
-// Empty, it is the run's to remove; a socket left in it is a leftover.
-const sshControlDir = `jackin-ssh-${process.getuid?.() ?? 0}`;
-if (!sharedBefore.has(sshControlDir)) {
-  try {
-    rmdirSync(join(SHARED_TMP, sshControlDir));
-  } catch {
-    // Not made by this run, or not empty (reported below).
-  }
-}
-const shared = readdirSync(SHARED_TMP).filter((e) => SHARED_NAMES.test(e) && !sharedBefore.has(e));
+const shared = sharedLeftovers();
 if (procs.length === 0 && containers.length === 0 && entries.length === 0 && shared.length === 0) {
-  rmSync(runTmp, { recursive: true, force: true });
+  removeTemporaries([]);
   process.exit(status);
 }
 console.error(`\nrun-tests: the tests left things behind (temporary directory of this run: ${runTmp})`);
 for (const p of procs) console.error(`  process ${p.pid} (cwd ${p.cwd || '?'}): ${p.cmdline}`);
-for (const c of containers) console.error(`  ${c.engine} container ${c.name} (${containersRemoved ? 'removed' : 'could not be removed'})`);
+for (const c of containers) console.error(`  ${containerLine(c)}`);
 for (const e of entries) {
   const tree = listTree(join(runTmp, e), e);
   console.error(
@@ -253,14 +263,8 @@ for (const e of entries) {
   );
 }
 for (const e of shared) console.error(`  ${join(SHARED_TMP, e)} (in the shared temporary directory)`);
-// Clean up after the report so leftovers do not pile up: the processes by pid, then the directories.
-for (const p of procs) {
-  try {
-    process.kill(p.pid, 'SIGKILL');
-  } catch {
-    // Exited in the meantime.
-  }
-}
-rmSync(runTmp, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
-for (const e of shared) rmSync(join(SHARED_TMP, e), { recursive: true, force: true });
+// Clean up after the report so leftovers do not pile up: the processes by pid (as at an interrupt, so what they
+// start meanwhile goes too), then the directories.
+await stopRunProcesses(marker, runTmp);
+removeTemporaries(shared);
 process.exit(status === 0 ? 1 : status);

@@ -68,14 +68,15 @@ export function runContainers(dir) {
   return found;
 }
 
-/** Removes containers by their exact names; true when each is gone. */
+/**
+ * Removes containers by their exact names.
+ * @returns each container, with whether it was removed.
+ */
 export function removeContainers(containers) {
-  let all = true;
-  for (const { engine, name } of containers) {
+  return containers.map(({ engine, name }) => {
     const r = spawnSync(engine, engine === 'podman' ? ['rm', '-f', '-t', '0', name] : ['rm', '-f', name], { stdio: 'ignore', timeout: 60_000 });
-    if (r.status !== 0) all = false;
-  }
-  return all;
+    return { engine, name, removed: r.status === 0 };
+  });
 }
 
 function signal(pid, sig) {

@@ -102,7 +102,7 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     assert.deepEqual(readdirSync(run.runnerTmp), [], "the run's temporary directory is removed");
     assert.match(run.stderr(), new RegExp(`run-tests: ${signal}: stopping the tests`));
     assert.match(run.stderr(), new RegExp(`^run-tests: stopped process ${run.sleeper}: sleep 600$`, 'm'));
-    assert.match(run.stderr(), new RegExp(`^run-tests: removed podman container ${run.name}$`, 'm'));
+    assert.match(run.stderr(), new RegExp(`^run-tests: podman container ${run.name} \\(removed\\)$`, 'm'));
   });
 }
 
